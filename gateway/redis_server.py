@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 MIN_VERSION = (8, 0)
+URL_FILE = "redis.url"  # written into the data dir while a server runs
 _VERSION_RE = re.compile(r"v=(\d+)\.(\d+)\.(\d+)")
 
 
@@ -136,6 +137,7 @@ class EmbeddedRedis:
                 client = redis.Redis(unix_socket_path=self.socket_path, socket_timeout=1)
                 if client.ping():
                     client.close()
+                    (self.data_dir / URL_FILE).write_text(self.url)
                     return self.url
             except (redis.ConnectionError, redis.TimeoutError, FileNotFoundError, OSError):
                 pass
@@ -150,6 +152,8 @@ class EmbeddedRedis:
     def stop(self) -> None:
         """Stop the server (SIGTERM, then SIGKILL after 10 s) and remove the socket dir."""
         proc, self._proc = self._proc, None
+        if proc is not None:
+            (self.data_dir / URL_FILE).unlink(missing_ok=True)
         if proc is not None and proc.poll() is None:
             proc.terminate()
             try:
@@ -167,3 +171,20 @@ class EmbeddedRedis:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def running_url(data_dir: Path) -> str | None:
+    """URL of an embedded server already running on ``data_dir`` (it answers PING)."""
+    path = data_dir / URL_FILE
+    if not path.exists():
+        return None
+    url = path.read_text().strip()
+    import redis
+
+    try:
+        client = redis.Redis.from_url(url, socket_timeout=1, socket_connect_timeout=1)
+        alive = client.ping()
+        client.close()
+    except (redis.RedisError, OSError):
+        return None
+    return url if alive else None

@@ -27,3 +27,45 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield server.url
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def upstream_server() -> Iterator[tuple[object, str]]:
+    """The OpenAI-compatible upstream double on a loopback port, for the whole session."""
+    from tests.support.servers import ServerThread
+    from tests.support.upstream_double import UpstreamDouble
+
+    double = UpstreamDouble()
+    server = ServerThread(double).start()
+    try:
+        yield double, server.url
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def upstream(upstream_server: tuple[object, str]):  # noqa: ANN201
+    """The upstream double, reset for this test (``upstream.url`` is its base URL)."""
+    double, url = upstream_server
+    double.reset()  # type: ignore[attr-defined]
+    double.url = url  # type: ignore[attr-defined]
+    yield double
+    double.reset()  # type: ignore[attr-defined]
+
+
+@pytest.fixture
+def start_gateway(upstream, redis_url: str):  # noqa: ANN001, ANN201
+    """``start_gateway(registry=None, **config_sections) -> GatewayServer`` (stopped after)."""
+    from tests.support.gateway import GatewayServer, make_config
+
+    started: list[GatewayServer] = []
+
+    def start(registry=None, **sections):  # noqa: ANN001, ANN202
+        server = GatewayServer(make_config(upstream.url, redis_url, **sections), registry)
+        server.start()
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()

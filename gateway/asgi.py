@@ -1,0 +1,103 @@
+"""Small ASGI helpers for the raw proxy routes: body reading, replies, disconnects.
+
+The proxy routes are raw ASGI handlers (``litestar.asgi``) so the gateway controls every
+byte and header it relays and can watch ``http.disconnect`` while the upstream works
+(litestar's response classes would buffer or hide both).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
+
+from gateway.errors import MemgateError, PayloadTooLarge
+
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+JSON_HEADERS = ((b"content-type", b"application/json"),)
+
+
+def request_headers(scope: Scope) -> dict[str, str]:
+    """Request headers with lower-case names (later duplicates win)."""
+    return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+
+
+async def read_body(receive: Receive, limit: int) -> bytes:
+    """The whole request body.
+
+    Raises:
+        PayloadTooLarge: more than ``limit`` bytes.
+        asyncio.CancelledError: never here; a disconnect while reading yields b"".
+    """
+    parts: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientGone()
+        part = message.get("body", b"")
+        size += len(part)
+        if size > limit:
+            raise PayloadTooLarge(f"request body over {limit} bytes")
+        parts.append(part)
+        if not message.get("more_body", False):
+            return b"".join(parts) if len(parts) != 1 else parts[0]
+
+
+class ClientGone(Exception):
+    """The client disconnected."""
+
+
+async def send_bytes(
+    send: Send, status: int, body: bytes, headers: Iterable[tuple[bytes, bytes]]
+) -> None:
+    """A complete response with ``content-length``."""
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [*headers, (b"content-length", str(len(body)).encode())],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+async def send_error(
+    send: Send, error: MemgateError, extra: Iterable[tuple[bytes, bytes]] = ()
+) -> None:
+    """The OpenAI error envelope with the error's status and headers."""
+    headers = [
+        *JSON_HEADERS,
+        *((k.encode(), v.encode()) for k, v in error.headers().items()),
+        *extra,
+    ]
+    await send_bytes(send, error.status, error.body(), headers)
+
+
+class DisconnectWatcher:
+    """Cancels a task when the client disconnects (ASGI ``http.disconnect``).
+
+    Started after the request body is read; uvicorn's ``receive()`` then blocks until
+    the connection is lost. ``fired`` tells a ``CancelledError`` handler that the
+    cancellation came from the client, not from shutdown.
+    """
+
+    def __init__(self, receive: Receive, task: asyncio.Task[Any]) -> None:
+        self.fired = False
+        self._receive = receive
+        self._task = task
+        self._watch = asyncio.ensure_future(self._run())
+
+    async def _run(self) -> None:
+        while True:
+            message = await self._receive()
+            if message["type"] == "http.disconnect":
+                self.fired = True
+                self._task.cancel()
+                return
+
+    def stop(self) -> None:
+        self._watch.cancel()

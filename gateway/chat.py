@@ -1,0 +1,116 @@
+"""Values that flow through the plugin chain: the request, stream chunks.
+
+:class:`ChatRequest` is the Chat Completions request body (OpenAI API reference,
+"Create chat completion") as a frozen pydantic model that keeps every field it does not
+name (``extra="allow"``), so unknown and future fields reach the upstream as sent.
+Plugins return new values with ``request.model_copy(update=...)``; :meth:`to_body`
+dumps only the fields the client sent or a plugin set.
+
+:class:`Chunk` is one SSE event of a streamed reply: its exact bytes, parsed on demand.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+
+class ChatRequest(BaseModel):
+    """A ``POST /v1/chat/completions`` body.
+
+    Only the fields plugins read are named; everything else is kept verbatim in the
+    model's extras. ``messages`` items stay plain dicts (OpenAI message objects), since
+    the gateway must forward message fields it does not know.
+    """
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    model: str
+    messages: list[dict[str, Any]] = []
+    stream: bool | None = None
+    tools: list[dict[str, Any]] | None = None
+    tool_choice: Any = None
+    stream_options: dict[str, Any] | None = None
+    max_tokens: int | None = None
+    max_completion_tokens: int | None = None
+    user: str | None = None
+
+    def to_body(self) -> dict[str, Any]:
+        """The JSON body to send upstream (fields the client sent or a plugin set)."""
+        return self.model_dump(exclude_unset=True)
+
+    @property
+    def is_stream(self) -> bool:
+        return bool(self.stream)
+
+    def last_user_index(self) -> int | None:
+        """Index in ``messages`` of the last ``role: user`` message, or None."""
+        for i in range(len(self.messages) - 1, -1, -1):
+            if self.messages[i].get("role") == "user":
+                return i
+        return None
+
+
+def message_text(message: dict[str, Any]) -> str:
+    """The text of a message: ``content`` as a string, or its ``text`` parts joined."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            part.get("text", "")
+            for part in content
+            if isinstance(part, dict) and part.get("type") == "text"
+        )
+    return ""
+
+
+class Chunk:
+    """One SSE event of a chat completion stream.
+
+    ``raw`` is the exact event bytes; ``data`` is its JSON payload parsed on first use
+    (None for comments and for ``[DONE]``). Chunks a plugin makes with :meth:`from_data`
+    are serialized as ``data: <json>\\n\\n``.
+    """
+
+    __slots__ = ("raw", "_text", "_data", "_parsed")
+
+    def __init__(self, raw: bytes, text: str | None) -> None:
+        self.raw = raw
+        self._text = text
+        self._data: dict[str, Any] | None = None
+        self._parsed = False
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any]) -> "Chunk":
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        chunk = cls(b"data: " + text.encode() + b"\n\n", text)
+        chunk._data, chunk._parsed = data, True
+        return chunk
+
+    @property
+    def is_done(self) -> bool:
+        return self._text == "[DONE]"
+
+    @property
+    def data(self) -> dict[str, Any] | None:
+        if not self._parsed:
+            self._parsed = True
+            if self._text and self._text != "[DONE]":
+                try:
+                    value = json.loads(self._text)
+                except ValueError:
+                    value = None
+                self._data = value if isinstance(value, dict) else None
+        return self._data
+
+    @property
+    def is_usage_only(self) -> bool:
+        """The ``stream_options.include_usage`` chunk: ``choices: []`` and a usage."""
+        data = self.data
+        return bool(data) and data.get("choices") == [] and data.get("usage") is not None
+
+    def __repr__(self) -> str:
+        return f"Chunk({self.raw!r})"

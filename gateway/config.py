@@ -1,0 +1,293 @@
+"""``gateway.yaml``: parsed once at start-up into frozen pydantic models.
+
+Every model is ``frozen`` with ``extra="forbid"`` and a description on every field, so a
+typo stops start-up with the dotted path of the bad key (``plugins.2.config.limt``).
+Secrets come from ``${ENV}`` interpolation (``${NAME}`` or ``${NAME:-default}``), never
+from the file itself; an unset variable without a default is an error naming it.
+
+Top-level sections other code and docs rely on: ``server``, ``upstream``, ``clients``,
+``memory``, ``plugins`` (chain order), ``telemetry``; plus ``chain`` (time budgets) and
+``auth`` (key cache).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from gateway.memory.config import MemoryConfig
+
+
+class Frozen(BaseModel):
+    """Base of every config model: immutable, unknown keys rejected."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ConfigError(ValueError):
+    """``gateway.yaml`` is unreadable or invalid; the message names the bad key's path."""
+
+
+class ServerConfig(Frozen):
+    host: str = Field("127.0.0.1", description="Address the gateway listens on.")
+    port: int = Field(8080, ge=0, le=65535, description="TCP port (0: any free port).")
+    max_body_bytes: int = Field(
+        16 * 1024 * 1024, gt=0, description="Largest accepted request body; larger gets 413."
+    )
+    access_log: bool = Field(False, description="uvicorn access log (off: it costs ~5% rps).")
+
+
+class UpstreamTarget(Frozen):
+    base_url: str = Field(
+        "https://api.openai.com/v1",
+        description="OpenAI-compatible base URL including the version prefix, e.g. "
+        "https://api.openai.com/v1. Paths such as /chat/completions are appended.",
+    )
+    api_key: str | None = Field(
+        None,
+        description="Key sent upstream as `Authorization: Bearer`; use ${ENV}. None: the "
+        "gateway sends no Authorization header (local models).",
+    )
+    pool_size: int = Field(
+        256, gt=0, description="Maximum open connections to this upstream (pool size)."
+    )
+    connect_timeout: float = Field(10.0, gt=0, description="Seconds to open a connection.")
+    total_timeout: float = Field(
+        600.0, gt=0, description="Seconds for a whole call, stream included."
+    )
+    idle_timeout: float = Field(
+        120.0,
+        gt=0,
+        description="Seconds without a byte from upstream (before the first byte, or "
+        "between two stream chunks) before the call is failed.",
+    )
+    headers: dict[str, str] = Field(
+        default_factory=dict, description="Extra headers sent on every upstream call."
+    )
+    supports_tools: list[str] = Field(
+        default_factory=lambda: ["*"],
+        description="Model-name globs that accept `tools`; plugins add no tool for others.",
+    )
+
+
+class UpstreamRoute(UpstreamTarget):
+    models: list[str] = Field(
+        ..., min_length=1, description="Model-name globs (fnmatch) routed to this upstream."
+    )
+
+
+class UpstreamConfig(UpstreamTarget):
+    """The default upstream, plus optional routes chosen by the first matching model glob."""
+
+    routes: list[UpstreamRoute] = Field(
+        default_factory=list,
+        description="Other upstreams, tried in order; the first whose `models` glob "
+        "matches the request's model wins, else this default upstream.",
+    )
+    request_stream_usage: bool = Field(
+        True,
+        description="Add stream_options.include_usage to streamed calls so the gateway "
+        "records usage; the usage chunk is removed for clients that did not ask. False: "
+        "the upstream body stays exactly the client's.",
+    )
+
+
+class PluginOverride(Frozen):
+    enabled: bool | None = Field(None, description="Turn the plugin on/off for this key.")
+    config: dict[str, Any] = Field(
+        default_factory=dict, description="Keys merged over the plugin's global config."
+    )
+
+
+class ClientConfig(Frozen):
+    """A client key declared in gateway.yaml (see also `memgate keys create`)."""
+
+    key: str | None = Field(None, description="The key itself; use ${ENV}.")
+    key_sha256: str | None = Field(
+        None, pattern=r"^[0-9a-f]{64}$", description="Hex SHA-256 of the key, instead of `key`."
+    )
+    key_id: str | None = Field(
+        None, description="Name for logs and telemetry; default: first 12 hex of the hash."
+    )
+    user_id: str = Field(..., min_length=1, max_length=256, description="Memory owner.")
+    friend_id: str = Field(
+        "default", min_length=1, max_length=256, description="Persona/bot id (seed 002)."
+    )
+    admin: bool = Field(False, description="May manage keys and act on any user's memories.")
+    service: bool = Field(
+        False,
+        description="May name the end user per request (body `user`, X-Memgate-User, "
+        "X-Memgate-Friend). Ordinary keys can never change their ids.",
+    )
+    allowed_models: list[str] = Field(
+        default_factory=lambda: ["*"], description="Model-name globs this key may use."
+    )
+    plugins: dict[str, PluginOverride] = Field(
+        default_factory=dict, description="Per-key plugin overrides by plugin name."
+    )
+
+    @model_validator(mode="after")
+    def _one_key(self) -> "ClientConfig":
+        if (self.key is None) == (self.key_sha256 is None):
+            raise ValueError("give exactly one of `key` or `key_sha256`")
+        return self
+
+    @property
+    def digest(self) -> str:
+        """Hex SHA-256 of the key (what is compared at request time)."""
+        return self.key_sha256 or hashlib.sha256(str(self.key).encode()).hexdigest()
+
+
+class PluginEntry(Frozen):
+    name: str = Field(..., description="Built-in plugin name, or `module:Class`.")
+    enabled: bool = Field(True, description="Off: the plugin is not built at all.")
+    config: dict[str, Any] = Field(
+        default_factory=dict, description="Validated by the plugin's own Config model."
+    )
+    budget_ms: float | None = Field(
+        None, gt=0, description="Time budget of each of this plugin's request and "
+        "response hooks; default chain.hook_budget_ms."
+    )
+    on_failure: Literal["original", "skip"] = Field(
+        "original",
+        description="When a request hook raises or overruns: `original` sends the "
+        "client's original request upstream (transparent pass-through); `skip` drops "
+        "only this plugin's change and lets later plugins run.",
+    )
+
+
+class ChainConfig(Frozen):
+    request_deadline_ms: float = Field(
+        3000.0,
+        gt=0,
+        description="Deadline for the whole request phase (all rewrite hooks); past it "
+        "the original request goes upstream. Default 3 s from seed 002 (§6.3).",
+    )
+    hook_budget_ms: float = Field(
+        1000.0, gt=0, description="Default time budget of one hook; plugins may set theirs."
+    )
+    completion_budget_s: float = Field(
+        30.0, gt=0, description="Time budget of one completion hook (runs after the reply)."
+    )
+    max_pending_completions: int = Field(
+        2000,
+        gt=0,
+        description="Completion hook runs in flight; beyond it new ones are shed (counted "
+        "and logged) so capture never blocks the relay.",
+    )
+    max_capture_bytes: int = Field(
+        1_000_000, gt=0, description="Assembled reply text kept per choice; beyond, truncated."
+    )
+
+
+class AuthConfig(Frozen):
+    cache_ttl_seconds: float = Field(
+        5.0,
+        ge=0,
+        description="How long a key looked up in the Redis key store is cached; a revoked "
+        "key stops working on every gateway process within this time.",
+    )
+
+
+class TelemetryConfig(Frozen):
+    exporter: Literal["none", "console", "otlp"] = Field("none", description="Span exporter.")
+    otlp_endpoint: str | None = Field(
+        None, description="OTLP/HTTP traces endpoint, e.g. http://collector:4318/v1/traces."
+    )
+    service_name: str = Field("memgate", description="OpenTelemetry service.name.")
+
+
+class GatewayConfig(Frozen):
+    server: ServerConfig = Field(default_factory=ServerConfig, description="HTTP server.")
+    upstream: UpstreamConfig = Field(
+        default_factory=UpstreamConfig, description="Model provider(s)."
+    )
+    clients: list[ClientConfig] = Field(default_factory=list, description="Client keys.")
+    auth: AuthConfig = Field(default_factory=AuthConfig, description="Key cache.")
+    memory: MemoryConfig = Field(default_factory=MemoryConfig, description="Memory store.")
+    plugins: list[PluginEntry] = Field(
+        default_factory=list, description="Plugin chain in order (request hooks run in "
+        "this order, stream and completion hooks in reverse)."
+    )
+    chain: ChainConfig = Field(default_factory=ChainConfig, description="Hook budgets.")
+    telemetry: TelemetryConfig = Field(
+        default_factory=TelemetryConfig, description="OpenTelemetry."
+    )
+
+
+_ENV_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+def interpolate_env(text: str, environ: dict[str, str] | None = None) -> str:
+    """Replace ``${NAME}`` / ``${NAME:-default}`` in ``text`` from ``environ``.
+
+    Raises:
+        ConfigError: a variable is unset and has no default (the message names it).
+    """
+    env = os.environ if environ is None else environ
+
+    def sub(match: re.Match[str]) -> str:
+        name, default = match.group(1), match.group(2)
+        if name in env:
+            return env[name]
+        if default is not None:
+            return default
+        raise ConfigError(f"environment variable {name} is not set (used as ${{{name}}})")
+
+    return _ENV_RE.sub(sub, text)
+
+
+def format_validation_error(exc: ValidationError, prefix: str = "") -> str:
+    """One line per error: ``dotted.path: message``."""
+    lines = []
+    for err in exc.errors():
+        path = ".".join(str(p) for p in (prefix, *err["loc"]) if p != "")
+        lines.append(f"{path or '<root>'}: {err['msg']}")
+    return "; ".join(lines)
+
+
+def parse_config(data: dict[str, Any] | None) -> GatewayConfig:
+    """Validate an already-loaded mapping. Raises ConfigError naming the bad key's path."""
+    try:
+        return GatewayConfig.model_validate(data or {})
+    except ValidationError as exc:
+        raise ConfigError(f"invalid gateway config: {format_validation_error(exc)}") from None
+
+
+def load_config(path: str | Path, environ: dict[str, str] | None = None) -> GatewayConfig:
+    """Read, interpolate and validate ``gateway.yaml``.
+
+    Raises:
+        ConfigError: unreadable file, bad YAML, unset variable, or invalid key (with path).
+    """
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read config {path}: {exc}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from None
+    if data is not None and not isinstance(data, dict):
+        raise ConfigError(f"{path}: the top level must be a mapping")
+    return parse_config(interpolate_tree(data, environ))
+
+
+def interpolate_tree(value: Any, environ: dict[str, str] | None = None) -> Any:
+    """A copy of a parsed YAML tree with ``${ENV}`` replaced in every string value.
+
+    Interpolating values (not the raw text) keeps comments and keys inert.
+    """
+    if isinstance(value, str):
+        return interpolate_env(value, environ)
+    if isinstance(value, dict):
+        return {k: interpolate_tree(v, environ) for k, v in value.items()}
+    if isinstance(value, list):
+        return [interpolate_tree(v, environ) for v in value]
+    return value

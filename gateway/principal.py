@@ -1,0 +1,47 @@
+"""Who is calling: the principal a client key resolves to."""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping
+
+from gateway.config import PluginOverride
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """A resolved client key.
+
+    Attributes:
+        key_id: non-secret name of the key (logs, telemetry, ``memgate keys list``).
+        user_id: whose memories are read and written.
+        friend_id: the persona/bot; event memories are isolated per (user_id, friend_id)
+            (seed 002 §3.2).
+        admin: may manage keys and act on any user.
+        service: may name the end user per request (and only such a key).
+        allowed_models: model-name globs (fnmatch) the key may call.
+        plugins: per-key plugin overrides by plugin name.
+    """
+
+    key_id: str
+    user_id: str
+    friend_id: str = "default"
+    admin: bool = False
+    service: bool = False
+    allowed_models: tuple[str, ...] = ("*",)
+    plugins: Mapping[str, PluginOverride] = field(default_factory=dict)
+
+    def may_use(self, model: str) -> bool:
+        """True if ``model`` matches one of :attr:`allowed_models`."""
+        return any(fnmatch.fnmatchcase(model, glob) for glob in self.allowed_models)
+
+    def acting_as(self, user_id: str | None, friend_id: str | None) -> "Principal":
+        """The same key acting for another end user (service keys only; caller checks)."""
+        return replace(
+            self, user_id=user_id or self.user_id, friend_id=friend_id or self.friend_id
+        )
+
+    def describe(self) -> dict[str, Any]:
+        """Non-secret fields for logs and spans."""
+        return {"key_id": self.key_id, "user_id": self.user_id, "friend_id": self.friend_id}

@@ -1,0 +1,312 @@
+"""``POST /v1/chat/completions``: auth, request phase, upstream call, relay, completion.
+
+The path of one request (docs/architecture.md):
+
+1. read the body (``server.max_body_bytes``), resolve the bearer key to a principal
+   (service keys may name the end user), check the model is allowed;
+2. request phase: the principal's plugin chain rewrites a :class:`ChatRequest` under
+   the chain's budgets; an unchanged request is forwarded as the client's exact bytes;
+3. upstream call on the pooled client of the upstream routed by model; error statuses
+   come back unchanged (status, body, rate-limit headers);
+4. non-stream: body relayed byte for byte unless a response filter changed it; stream:
+   :mod:`gateway.relay`;
+5. completion phase: the assembled reply (``cancelled`` if the client left) goes to
+   completion observers in the background.
+
+A client disconnect at any point cancels the handler task (:class:`DisconnectWatcher`),
+which closes the upstream response and frees its pool slot.
+
+Response headers added: ``x-memgate-overhead-ms`` (gateway time: total minus upstream
+time; for streams, up to the response head) and ``x-memgate-degraded`` when a plugin
+failed open.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from opentelemetry.trace import SpanKind
+
+from gateway.assembly import ReplyAssembler, reply_from_completion
+from gateway.asgi import (
+    JSON_HEADERS,
+    ClientGone,
+    DisconnectWatcher,
+    Receive,
+    Scope,
+    Send,
+    read_body,
+    request_headers,
+    send_bytes,
+    send_error,
+)
+from gateway.auth import Authenticator, resolve_end_user
+from gateway.chain import ChainFactory, PluginChain
+from gateway.chat import ChatRequest
+from gateway.config import GatewayConfig
+from gateway.errors import InvalidRequest, MemgateError, PermissionDenied
+from gateway.plugin import CallContext
+from gateway.relay import RelayState, error_event, relay_events, relay_passthrough
+from gateway.telemetry import Telemetry
+from gateway.upstream import (
+    UpstreamCaller,
+    UpstreamPool,
+    forward_headers,
+    open_stream,
+    read_body as read_upstream_body,
+    relay_headers,
+)
+
+log = logging.getLogger("memgate.proxy")
+
+SSE_HEADERS = (
+    (b"content-type", b"text/event-stream; charset=utf-8"),
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),
+)
+
+
+@dataclass
+class Prepared:
+    """The request as it will be sent upstream."""
+
+    call: CallContext
+    chain: PluginChain
+    model: str
+    stream: bool
+    body: bytes
+    strip_usage: bool
+
+
+class ChatCompletions:
+    """The raw ASGI handler for both ``/v1/chat/completions`` and ``/chat/completions``."""
+
+    def __init__(
+        self,
+        config: GatewayConfig,
+        auth: Authenticator,
+        chains: ChainFactory,
+        upstreams: UpstreamPool,
+        telemetry: Telemetry,
+    ) -> None:
+        self._config = config
+        self._auth = auth
+        self._chains = chains
+        self._upstreams = upstreams
+        self._telemetry = telemetry
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        started = time.perf_counter()
+        if scope["method"] != "POST":
+            await send_error(send, InvalidRequest("use POST", code="method_not_allowed"))
+            return
+        headers = request_headers(scope)
+        try:
+            raw = await read_body(receive, self._config.server.max_body_bytes)
+            prepared = await self._prepare(raw, headers, started)
+        except MemgateError as exc:
+            await send_error(send, exc)
+            return
+        except ClientGone:
+            return
+        task = asyncio.current_task()
+        assert task is not None
+        watcher = DisconnectWatcher(receive, task)
+        state = RelayState(
+            assembler=ReplyAssembler(self._config.chain.max_capture_bytes)
+            if prepared.chain.observers
+            else None
+        )
+        attrs = {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.system": "openai",
+            "gen_ai.request.model": prepared.model,
+            "memgate.user_id": prepared.call.principal.user_id,
+            "memgate.friend_id": prepared.call.principal.friend_id,
+            "memgate.key_id": prepared.call.principal.key_id,
+            "memgate.stream": prepared.stream,
+        }
+        context = self._telemetry.extract(headers)
+        try:
+            with self._telemetry.span(
+                f"chat {prepared.model}", attrs, kind=SpanKind.SERVER, context=context
+            ) as span:
+                await self._forward(prepared, headers, send, state, span)
+        except asyncio.CancelledError:
+            if not watcher.fired:
+                raise
+            task.uncancel()
+            self._telemetry.metrics.inc("memgate_client_disconnects_total")
+            self._complete(prepared, state, cancelled=True)
+        finally:
+            watcher.stop()
+
+    async def _prepare(self, raw: bytes, headers: dict[str, str], started: float) -> Prepared:
+        principal = await self._auth.authenticate(headers.get("authorization"))
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            raise InvalidRequest("request body is not valid JSON") from None
+        if not isinstance(body, dict):
+            raise InvalidRequest("request body must be a JSON object")
+        model = body.get("model")
+        if not isinstance(model, str) or not model:
+            raise InvalidRequest("you must provide a model parameter", param="model")
+        if not principal.may_use(model):
+            raise PermissionDenied(
+                f"this key may not use model {model!r}", code="model_not_allowed"
+            )
+        principal = resolve_end_user(principal, body.get("user"), headers)
+        chain = self._chains.for_principal(principal)
+        stream = body.get("stream") is True
+        upstream = self._upstreams.for_model(model)
+        call = CallContext(
+            request_id="req_" + uuid.uuid4().hex,
+            principal=principal,
+            original=None,
+            headers=headers,
+            started=started,
+        )
+        call.upstream = UpstreamCaller(upstream, forward_headers(headers, upstream))
+        out_body: dict[str, Any] | None = None
+        if chain.rewriters:
+            out_body = await self._rewrite(call, chain, body)
+        strip_usage = False
+        if stream and self._config.upstream.request_stream_usage:
+            options = body.get("stream_options")
+            if not (isinstance(options, dict) and options.get("include_usage")):
+                base = out_body if out_body is not None else body
+                out_body = {
+                    **base,
+                    "stream_options": {**(options if isinstance(options, dict) else {}), "include_usage": True},
+                }
+                strip_usage = True
+        data = raw if out_body is None else json.dumps(out_body, ensure_ascii=False).encode()
+        return Prepared(call, chain, model, stream, data, strip_usage)
+
+    async def _rewrite(
+        self, call: CallContext, chain: PluginChain, body: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        """The rewritten body, or None when the request goes upstream unchanged."""
+        try:
+            request = ChatRequest.model_validate(body)
+        except ValueError as exc:
+            call.degraded.append(f"chain:unparsable_request:{type(exc).__name__}")
+            return None
+        call.original = request
+        result = await chain.rewrite(call, request)
+        return None if result is request else result.to_body()
+
+    async def _forward(
+        self, prepared: Prepared, headers: dict[str, str], send: Send, state: RelayState, span: Any
+    ) -> None:
+        call = prepared.call
+        upstream = call.upstream.upstream  # type: ignore[union-attr]
+        out_headers = forward_headers(headers, upstream)
+        self._telemetry.inject(out_headers)
+        total = upstream.config.total_timeout
+        up_started = time.perf_counter()
+        try:
+            async with asyncio.timeout(total):
+                with self._telemetry.span(
+                    f"upstream chat {prepared.model}", {"server.address": upstream.base_url}, kind=SpanKind.CLIENT
+                ):
+                    async with open_stream(
+                        upstream, "POST", "/chat/completions", prepared.body, out_headers
+                    ) as response:
+                        up_headers_at = time.perf_counter()
+                        if prepared.stream and response.status_code == 200:
+                            overhead = (up_started - call.started) + (time.perf_counter() - up_headers_at)
+                            await self._stream(prepared, response, send, state, overhead)
+                        else:
+                            body = await read_upstream_body(response)
+                            await self._reply(prepared, response, body, send, up_started, state)
+        except TimeoutError:
+            from gateway.errors import UpstreamTimeout
+
+            await self._fail(prepared, send, state, UpstreamTimeout(f"upstream call exceeded total_timeout ({total} s)"))
+        except MemgateError as exc:
+            await self._fail(prepared, send, state, exc)
+        if span.is_recording() and state.assembler is not None:
+            reply = state.assembler.build()
+            if reply.usage:
+                span.set_attribute("gen_ai.usage.input_tokens", reply.usage.get("prompt_tokens", 0))
+                span.set_attribute("gen_ai.usage.output_tokens", reply.usage.get("completion_tokens", 0))
+            if reply.model:
+                span.set_attribute("gen_ai.response.model", reply.model)
+
+    async def _fail(self, prepared: Prepared, send: Send, state: RelayState, exc: MemgateError) -> None:
+        """Before the first byte: an error response; after it: one SSE error event."""
+        self._telemetry.metrics.inc("memgate_upstream_errors_total", code=str(exc.code))
+        if state.first_byte_at is None:
+            await send_error(send, exc, self._meta_headers(prepared.call, 0.0))
+            return
+        state.error = exc.envelope()
+        await send({"type": "http.response.body", "body": error_event(exc), "more_body": False})
+        self._complete(prepared, state, cancelled=False)
+
+    def _meta_headers(self, call: CallContext, overhead_s: float) -> list[tuple[bytes, bytes]]:
+        headers = [(b"x-memgate-overhead-ms", f"{overhead_s * 1000:.3f}".encode())]
+        if call.degraded:
+            headers.append((b"x-memgate-degraded", ",".join(call.degraded).encode("utf-8", "replace")))
+        return headers
+
+    async def _reply(
+        self,
+        prepared: Prepared,
+        response: Any,
+        body: bytes,
+        send: Send,
+        up_started: float,
+        state: RelayState,
+    ) -> None:
+        """Non-stream reply (or a stream call the upstream answered with an error)."""
+        call, chain = prepared.call, prepared.chain
+        parsed: dict[str, Any] | None = None
+        if response.status_code == 200 and (chain.response_filters or chain.observers):
+            try:
+                parsed = json.loads(body)
+            except ValueError:
+                parsed = None
+            if parsed is not None and chain.response_filters:
+                filtered = await chain.filter_response(call, parsed)
+                if filtered is not parsed:
+                    body = json.dumps(filtered, ensure_ascii=False).encode()
+                    parsed = filtered
+        up_time = time.perf_counter() - up_started
+        overhead = (time.perf_counter() - call.started) - up_time
+        headers = relay_headers(response.headers.raw)
+        state.first_byte_at = time.perf_counter()
+        await send_bytes(send, response.status_code, body, [*headers, *self._meta_headers(call, overhead)])
+        if parsed is not None and chain.observers:
+            chain.complete(call, reply_from_completion(parsed))
+
+    async def _stream(
+        self, prepared: Prepared, response: Any, send: Send, state: RelayState, overhead: float
+    ) -> None:
+        call, chain = prepared.call, prepared.chain
+        headers = [
+            *(h for h in relay_headers(response.headers.raw) if h[0] != b"content-type"),
+            *SSE_HEADERS,
+            *self._meta_headers(call, overhead),
+        ]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        state.first_byte_at = time.perf_counter()
+        if chain.stream_filters or prepared.strip_usage:
+            await relay_events(call, chain, response, send, state, strip_usage=prepared.strip_usage)
+        else:
+            await relay_passthrough(response, send, state)
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        self._complete(prepared, state, cancelled=False)
+
+    def _complete(self, prepared: Prepared, state: RelayState, *, cancelled: bool) -> None:
+        if state.assembler is None or not prepared.chain.observers:
+            return
+        reply = state.assembler.build(cancelled=cancelled, error=state.error)
+        prepared.chain.complete(prepared.call, reply)

@@ -1,0 +1,117 @@
+"""Relay a streamed chat completion to the client, assembling the reply on the side.
+
+Two modes, chosen per call:
+
+- **pass-through** (no stream filter, no usage chunk to strip): every read from the
+  upstream is written to the client at once, unchanged; an SSE decoder runs on the side
+  only when completion observers need the assembled reply.
+- **event** mode: the stream is cut into SSE events (:mod:`gateway.sse`), each event
+  goes through the chain's stream filters as a :class:`Chunk`, the usage chunk the
+  gateway asked for is dropped, and every event that survives is written with its
+  original bytes unless a filter replaced it. ``data: [DONE]`` is written last, once.
+
+Failures after the first byte are never retried: the client gets one final
+``data: {"error": {...}}`` event and the stream ends (openai-compat item 16).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from gateway.assembly import ReplyAssembler
+from gateway.asgi import Send
+from gateway.chain import PluginChain
+from gateway.chat import Chunk
+from gateway.errors import MemgateError
+from gateway.plugin import CallContext
+from gateway.sse import SSEDecoder
+from gateway.upstream import iter_body
+
+
+@dataclass
+class RelayState:
+    """What the relay learned, readable even after a cancellation."""
+
+    assembler: ReplyAssembler | None
+    bytes_sent: int = 0
+    chunks_sent: int = 0
+    first_byte_at: float | None = None
+    error: dict[str, Any] | None = None
+    done_seen: bool = False
+    notes: list[str] = field(default_factory=list)
+
+
+def error_event(error: MemgateError) -> bytes:
+    """One SSE event carrying the OpenAI error envelope."""
+    return b"data: " + error.body() + b"\n\n"
+
+
+async def _write(send: Send, state: RelayState, data: bytes) -> None:
+    if data:
+        await send({"type": "http.response.body", "body": data, "more_body": True})
+        state.bytes_sent += len(data)
+
+
+async def relay_passthrough(response: httpx.Response, send: Send, state: RelayState) -> None:
+    """Write upstream reads as they arrive; decode on the side for the assembler."""
+    decoder = SSEDecoder() if state.assembler is not None else None
+    async for part in iter_body(response):
+        await _write(send, state, part)
+        if decoder is not None:
+            for event in decoder.feed(part):
+                _assemble(state, Chunk(event.raw, event.data))
+
+
+def _assemble(state: RelayState, chunk: Chunk) -> None:
+    if chunk.is_done:
+        state.done_seen = True
+        return
+    data = chunk.data
+    if data is not None and state.assembler is not None:
+        state.assembler.add(data)
+        state.chunks_sent += 1
+
+
+async def _events(response: httpx.Response, state: RelayState, tail: list[Chunk]) -> AsyncIterator[Chunk]:
+    """Upstream events as chunks, stopping at ``[DONE]`` (kept in ``tail`` with
+    anything after it)."""
+    decoder = SSEDecoder()
+    async for part in iter_body(response):
+        for event in decoder.feed(part):
+            chunk = Chunk(event.raw, event.data)
+            if state.done_seen:
+                tail.append(chunk)
+            elif chunk.is_done:
+                state.done_seen = True
+                tail.append(chunk)
+            else:
+                yield chunk
+    for event in decoder.flush():
+        tail.append(Chunk(event.raw, event.data))
+
+
+async def relay_events(
+    call: CallContext,
+    chain: PluginChain,
+    response: httpx.Response,
+    send: Send,
+    state: RelayState,
+    *,
+    strip_usage: bool,
+) -> None:
+    """Event mode; see the module docstring."""
+    tail: list[Chunk] = []
+    source = _events(response, state, tail)
+    stream = chain.filter_stream(call, source) if chain.stream_filters else source
+    async for chunk in stream:
+        if strip_usage and chunk.is_usage_only:
+            _assemble(state, chunk)  # the gateway still records usage
+            continue
+        _assemble(state, chunk)
+        await _write(send, state, chunk.raw)
+    for chunk in tail:
+        await _write(send, state, chunk.raw)

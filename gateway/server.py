@@ -1,0 +1,38 @@
+"""Run the gateway under uvicorn (uvloop event loop, httptools parser).
+
+uvicorn's own ``server`` and ``date`` headers are off: the gateway relays the upstream's.
+"""
+
+from __future__ import annotations
+
+import socket
+from typing import Any
+
+import uvicorn
+
+from gateway.app import create_app
+from gateway.config import GatewayConfig
+
+
+def uvicorn_config(app: Any, config: GatewayConfig, **overrides: Any) -> uvicorn.Config:
+    """The uvicorn settings the gateway runs with."""
+    options: dict[str, Any] = {
+        "host": config.server.host,
+        "port": config.server.port,
+        "loop": "uvloop",
+        "http": "httptools",
+        "lifespan": "on",
+        "access_log": config.server.access_log,
+        "server_header": False,
+        "date_header": False,
+        "timeout_keep_alive": 30,
+        "log_level": "info",
+    }
+    options.update(overrides)
+    return uvicorn.Config(app, **options)
+
+
+def serve(config: GatewayConfig, sock: socket.socket | None = None) -> None:
+    """Serve until interrupted (SIGINT/SIGTERM); blocks."""
+    server = uvicorn.Server(uvicorn_config(create_app(config), config))
+    server.run(sockets=[sock] if sock else None)

@@ -1,0 +1,32 @@
+"""Start-up validation of the plugin chain, before anything is started.
+
+Resolves every plugin, checks ``runs_after`` / ``runs_before``, and validates each
+plugin's config and every client key's overrides; the first problem stops start-up with
+a :class:`ConfigError` naming the key's path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from gateway.chain import check_order, plugin_config, resolve_plugin_class
+from gateway.config import ConfigError, GatewayConfig
+
+
+def validate_plugins(config: GatewayConfig, registry: Mapping[str, type] | None = None) -> None:
+    """Raises ConfigError on the first invalid plugin entry or client override."""
+    if registry is None:
+        from plugins import builtin_plugins
+
+        registry = builtin_plugins()
+    classes = {e.name: resolve_plugin_class(e.name, registry) for e in config.plugins}
+    check_order([e.name for e in config.plugins], list(classes.values()))
+    for i, entry in enumerate(config.plugins):
+        plugin_config(classes[entry.name], entry.config, f"plugins.{i}.config")
+    for i, client in enumerate(config.clients):
+        for name, override in client.plugins.items():
+            entry = next((e for e in config.plugins if e.name == name), None)
+            if entry is None:
+                raise ConfigError(f"clients.{i}.plugins.{name}: no such plugin in `plugins:`")
+            merged = {**entry.config, **override.config}
+            plugin_config(classes[name], merged, f"clients.{i}.plugins.{name}.config")

@@ -1,0 +1,61 @@
+"""Start the real gateway on a loopback port with a test config."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from gateway.app import create_app
+from gateway.config import GatewayConfig, parse_config
+from tests.support.servers import ServerThread
+
+ALICE_KEY = "sk-test-alice-0123456789"
+BOB_KEY = "sk-test-bob-0123456789"
+SERVICE_KEY = "sk-test-service-0123456789"
+ADMIN_KEY = "sk-test-admin-0123456789"
+LIMITED_KEY = "sk-test-limited-0123456789"
+
+
+def make_config(upstream_url: str, redis_url: str, **sections: Any) -> GatewayConfig:
+    """A config pointing at the upstream double and the session Redis, with test keys
+    and a fresh key prefix (tests never see each other's Redis keys)."""
+    data: dict[str, Any] = {
+        "server": {"host": "127.0.0.1", "port": 0},
+        "upstream": {"base_url": upstream_url + "/v1", "api_key": "sk-upstream-secret"},
+        "clients": [
+            {"key": ALICE_KEY, "user_id": "alice", "friend_id": "tutor", "key_id": "alice"},
+            {"key": BOB_KEY, "user_id": "bob", "friend_id": "tutor", "key_id": "bob"},
+            {"key": SERVICE_KEY, "user_id": "backend", "service": True, "key_id": "svc"},
+            {"key": ADMIN_KEY, "user_id": "ops", "admin": True, "key_id": "ops"},
+            {"key": LIMITED_KEY, "user_id": "carol", "allowed_models": ["gpt-4o-mini*"], "key_id": "limited"},
+        ],
+        "memory": {"redis_url": redis_url, "key_prefix": "t" + uuid.uuid4().hex[:12]},
+        "plugins": [],
+    }
+    for key, value in sections.items():
+        if isinstance(value, Mapping) and isinstance(data.get(key), Mapping):
+            data[key] = {**data[key], **value}
+        else:
+            data[key] = value
+    return parse_config(data)
+
+
+class GatewayServer(ServerThread):
+    """The gateway app under uvicorn; ``spans`` collects every finished span."""
+
+    def __init__(self, config: GatewayConfig, registry: Mapping[str, type] | None = None) -> None:
+        self.config = config
+        self.spans = InMemorySpanExporter()
+        self.app = create_app(config, span_exporter=self.spans, registry=registry)
+        super().__init__(self.app)
+
+    @property
+    def gateway(self) -> Any:
+        return self.app.state.gateway
+
+    @property
+    def base_url(self) -> str:
+        return self.url + "/v1"

@@ -1,0 +1,246 @@
+"""An OpenAI-compatible upstream double on loopback: records requests, replays scripts.
+
+The only double in the test suite. It speaks the exact wire format: streamed replies are
+the real recorded streams in ``tests/fixtures/openai/`` (byte for byte), and scripted
+replies are literal bytes. Each request is recorded (method, path, headers, body) so a
+test can diff what the client sent with what the upstream received.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import json
+import struct
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Union
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "openai"
+
+
+def fixture(name: str) -> bytes:
+    """A recorded stream by file stem, e.g. ``fixture("text_with_usage")``."""
+    return (FIXTURES / f"{name}.sse").read_bytes()
+
+
+COMPLETION = {
+    "id": "chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG",
+    "object": "chat.completion",
+    "created": 1741570283,
+    "model": "gpt-4o-2024-08-06",
+    "choices": [
+        {
+            "index": 0,
+            "message": {
+                "role": "assistant",
+                "content": "The image shows a wooden boardwalk extending through a lush green marshland.",
+                "refusal": None,
+                "annotations": [],
+            },
+            "logprobs": None,
+            "finish_reason": "stop",
+        }
+    ],
+    "usage": {
+        "prompt_tokens": 1117,
+        "completion_tokens": 46,
+        "total_tokens": 1163,
+        "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+        "completion_tokens_details": {
+            "reasoning_tokens": 0,
+            "audio_tokens": 0,
+            "accepted_prediction_tokens": 0,
+            "rejected_prediction_tokens": 0,
+        },
+    },
+    "service_tier": "default",
+    "system_fingerprint": "fp_fc9f1d7035",
+}
+
+MODELS = {
+    "object": "list",
+    "data": [
+        {"id": "gpt-4o-mini", "object": "model", "created": 1721172741, "owned_by": "system"},
+        {"id": "gpt-4o", "object": "model", "created": 1715367049, "owned_by": "system"},
+        {"id": "text-embedding-3-small", "object": "model", "created": 1705948997, "owned_by": "system"},
+    ],
+}
+
+
+@dataclass
+class Recorded:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+    @property
+    def json(self) -> Any:
+        return json.loads(self.body) if self.body else None
+
+
+@dataclass
+class JSONReply:
+    body: Union[bytes, dict[str, Any]] = field(default_factory=lambda: dict(COMPLETION))
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class SSEReply:
+    body: bytes = field(default_factory=lambda: fixture("text_with_usage"))
+    pieces: int | None = None  # split the body into writes of this many bytes
+    delay: float = 0.0  # seconds between writes
+    break_after: int | None = None  # abort the connection after this many bytes
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class HangReply:
+    seconds: float = 30.0  # wait this long before answering (disconnect tests)
+    then: Any = None
+
+
+Reply = Union[JSONReply, SSEReply, HangReply]
+Script = Union[Reply, Callable[[Recorded], Reply]]
+
+
+class Abort(Exception):
+    """Raised inside the app to make uvicorn drop the connection mid-response."""
+
+
+class UpstreamDouble:
+    """ASGI app; serve it with :class:`tests.support.servers.ServerThread`."""
+
+    def __init__(self) -> None:
+        self.requests: list[Recorded] = []
+        self.script: deque[Script] = deque()
+        self.default: Callable[[Recorded], Reply] | None = None
+        self.disconnects: list[float] = []
+        self.open_responses = 0
+        self.completed_streams = 0
+
+    def enqueue(self, *replies: Script) -> None:
+        self.script.extend(replies)
+
+    def chat_requests(self) -> list[Recorded]:
+        return [r for r in self.requests if r.path.endswith("/chat/completions")]
+
+    def reset(self) -> None:
+        self.requests.clear()
+        self.script.clear()
+        self.disconnects.clear()
+        self.default = None
+
+    def _choose(self, rec: Recorded) -> Reply:
+        if self.script:
+            item = self.script.popleft()
+        elif self.default is not None:
+            item = self.default
+        else:
+            item = _default_reply
+        return item(rec) if callable(item) else item
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                elif message["type"] == "lifespan.shutdown":
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
+        rec = Recorded(scope["method"], scope["path"], headers, body)
+        self.requests.append(rec)
+        reply = self._choose(rec)
+        task = asyncio.current_task()
+        watcher = asyncio.ensure_future(self._watch(receive, task))
+        self.open_responses += 1
+        try:
+            await self._send(reply, send)
+        except asyncio.CancelledError:
+            return
+        finally:
+            self.open_responses -= 1
+            watcher.cancel()
+
+    async def _watch(self, receive: Any, task: Any) -> None:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            self.disconnects.append(time.monotonic())
+            task.cancel()
+
+    async def _send(self, reply: Reply, send: Any) -> None:
+        if isinstance(reply, HangReply):
+            await asyncio.sleep(reply.seconds)
+            reply = reply.then or JSONReply()
+        if isinstance(reply, JSONReply):
+            body = reply.body if isinstance(reply.body, bytes) else json.dumps(reply.body).encode()
+            headers = {"content-type": "application/json", **reply.headers}
+            await send({"type": "http.response.start", "status": reply.status,
+                        "headers": [(k.encode(), v.encode()) for k, v in headers.items()]})
+            await send({"type": "http.response.body", "body": body})
+            return
+        headers = {"content-type": "text/event-stream; charset=utf-8", **reply.headers}
+        await send({"type": "http.response.start", "status": reply.status,
+                    "headers": [(k.encode(), v.encode()) for k, v in headers.items()]})
+        data = reply.body
+        size = reply.pieces or len(data) or 1
+        sent = 0
+        for start in range(0, len(data), size):
+            piece = data[start:start + size]
+            if reply.break_after is not None and sent + len(piece) > reply.break_after:
+                piece = piece[: reply.break_after - sent]
+                if piece:
+                    await send({"type": "http.response.body", "body": piece, "more_body": True})
+                await asyncio.sleep(0.01)
+                raise Abort("scripted mid-stream connection break")
+            await send({"type": "http.response.body", "body": piece, "more_body": True})
+            sent += len(piece)
+            if reply.delay:
+                await asyncio.sleep(reply.delay)
+        await send({"type": "http.response.body", "body": b""})
+        self.completed_streams += 1
+
+
+def _default_reply(rec: Recorded) -> Reply:
+    if rec.path.endswith("/models"):
+        return JSONReply(MODELS)
+    if rec.path.endswith("/embeddings"):
+        return JSONReply(embeddings_body(rec.json))
+    if rec.path.endswith("/chat/completions"):
+        if (rec.json or {}).get("stream"):
+            return SSEReply()
+        return JSONReply()
+    return JSONReply({"error": {"message": "not found", "type": "invalid_request_error", "param": None, "code": None}}, status=404)
+
+
+def embeddings_body(request: dict[str, Any]) -> dict[str, Any]:
+    """Deterministic embeddings in the requested ``encoding_format``."""
+    inputs = request.get("input")
+    texts = [inputs] if isinstance(inputs, str) else list(inputs or [])
+    dims = int(request.get("dimensions") or 8)
+    data = []
+    for i, text in enumerate(texts):
+        seed = hashlib.sha256(str(text).encode()).digest()
+        vector = [seed[d % 32] / 255.0 for d in range(dims)]
+        if request.get("encoding_format") == "base64":
+            emb: Any = base64.b64encode(struct.pack(f"<{dims}f", *vector)).decode()
+        else:
+            emb = vector
+        data.append({"object": "embedding", "index": i, "embedding": emb})
+    return {"object": "list", "data": data, "model": request.get("model"),
+            "usage": {"prompt_tokens": 3, "total_tokens": 3}}
