@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from gateway.memory.config import MemoryConfig
 
@@ -74,6 +74,11 @@ class UpstreamTarget(Frozen):
         default_factory=lambda: ["*"],
         description="Model-name globs that accept `tools`; plugins add no tool for others.",
     )
+
+    @field_validator("api_key", mode="before")
+    @classmethod
+    def _empty_key_is_none(cls, value: object) -> object:
+        return None if value == "" else value
 
 
 class UpstreamRoute(UpstreamTarget):

@@ -38,7 +38,7 @@ class MemoryWiring:
 
     @contextlib.asynccontextmanager
     async def redis(self) -> AsyncIterator[aioredis.Redis]:
-        url = self.config.redis_url
+        url = self.config.redis_url or None  # "" from an unset ${VAR:-} means embedded
         if url is None:
             self.embedded = EmbeddedRedis(self.config.data_dir / "redis")
             url = await asyncio.to_thread(self.embedded.start)

@@ -109,40 +109,50 @@ class ChatCompletions:
         headers = request_headers(scope)
         try:
             raw = await read_body(receive, self._config.server.max_body_bytes)
-            prepared = await self._prepare(raw, headers, started)
         except MemgateError as exc:
             await send_error(send, exc)
             return
         except ClientGone:
             return
+        context = self._telemetry.extract(headers)
+        with self._telemetry.span("chat", {"gen_ai.operation.name": "chat", "gen_ai.system": "openai"},
+                                  kind=SpanKind.SERVER, context=context) as span:
+            try:
+                prepared = await self._prepare(raw, headers, started)
+            except MemgateError as exc:
+                await send_error(send, exc)
+                return
+            if span.is_recording():
+                principal = prepared.call.principal
+                span.update_name(f"chat {prepared.model}")
+                span.set_attributes({
+                    "gen_ai.request.model": prepared.model,
+                    "memgate.user_id": principal.user_id,
+                    "memgate.friend_id": principal.friend_id,
+                    "memgate.key_id": principal.key_id,
+                    "memgate.stream": prepared.stream,
+                })
+            await self._run(prepared, headers, receive, send, span)
+
+    async def _run(self, prepared: "Prepared", headers: dict[str, str], receive: Receive, send: Send, span: Any) -> None:
+        """Forward with a disconnect watcher; a client disconnect cancels this task."""
         task = asyncio.current_task()
         assert task is not None
         watcher = DisconnectWatcher(receive, task)
         state = RelayState(
             assembler=ReplyAssembler(self._config.chain.max_capture_bytes)
-            if prepared.chain.observers
+            if prepared.chain.observers or span.is_recording()
             else None
         )
-        attrs = {
-            "gen_ai.operation.name": "chat",
-            "gen_ai.system": "openai",
-            "gen_ai.request.model": prepared.model,
-            "memgate.user_id": prepared.call.principal.user_id,
-            "memgate.friend_id": prepared.call.principal.friend_id,
-            "memgate.key_id": prepared.call.principal.key_id,
-            "memgate.stream": prepared.stream,
-        }
-        context = self._telemetry.extract(headers)
         try:
-            with self._telemetry.span(
-                f"chat {prepared.model}", attrs, kind=SpanKind.SERVER, context=context
-            ) as span:
-                await self._forward(prepared, headers, send, state, span)
+            await self._forward(prepared, headers, send, state, span)
         except asyncio.CancelledError:
             if not watcher.fired:
                 raise
             task.uncancel()
             self._telemetry.metrics.inc("memgate_client_disconnects_total")
+            if span.is_recording():
+                span.set_attribute("memgate.cancelled", True)
             self._complete(prepared, state, cancelled=True)
         finally:
             watcher.stop()
@@ -209,7 +219,6 @@ class ChatCompletions:
         call = prepared.call
         upstream = call.upstream.upstream  # type: ignore[union-attr]
         out_headers = forward_headers(headers, upstream)
-        self._telemetry.inject(out_headers)
         total = upstream.config.total_timeout
         up_started = time.perf_counter()
         try:
@@ -217,6 +226,7 @@ class ChatCompletions:
                 with self._telemetry.span(
                     f"upstream chat {prepared.model}", {"server.address": upstream.base_url}, kind=SpanKind.CLIENT
                 ):
+                    self._telemetry.inject(out_headers)
                     async with open_stream(
                         upstream, "POST", "/chat/completions", prepared.body, out_headers
                     ) as response:

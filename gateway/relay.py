@@ -56,14 +56,31 @@ async def _write(send: Send, state: RelayState, data: bytes) -> None:
         state.bytes_sent += len(data)
 
 
+def _event_boundary(buf: bytes) -> int:
+    """End offset of the last complete SSE event in ``buf`` (0 if none)."""
+    ends = 0
+    for sep in (b"\n\n", b"\r\n\r\n", b"\r\r"):
+        at = buf.rfind(sep)
+        if at >= 0:
+            ends = max(ends, at + len(sep))
+    return ends
+
+
 async def relay_passthrough(response: httpx.Response, send: Send, state: RelayState) -> None:
-    """Write upstream reads as they arrive; decode on the side for the assembler."""
+    """Write upstream reads as they arrive, up to the last complete event (a partial
+    event waits for its end, so a mid-stream failure never leaves half an event before
+    the error event); decode on the side for the assembler."""
     decoder = SSEDecoder() if state.assembler is not None else None
+    pending = b""
     async for part in iter_body(response):
-        await _write(send, state, part)
+        buf = pending + part if pending else part
+        cut = _event_boundary(buf)
+        pending = buf[cut:]
+        await _write(send, state, buf[:cut])
         if decoder is not None:
             for event in decoder.feed(part):
                 _assemble(state, Chunk(event.raw, event.data))
+    await _write(send, state, pending)
 
 
 def _assemble(state: RelayState, chunk: Chunk) -> None:

@@ -50,6 +50,9 @@ class SSEDecoder:
 
     def feed(self, chunk: bytes) -> list[SSEEvent]:
         """Decode ``chunk``; returns the events it completes (possibly none)."""
+        return self._decode(chunk, final=False)
+
+    def _decode(self, chunk: bytes, final: bool) -> list[SSEEvent]:
         buf = self._buf + chunk if self._buf else chunk
         events: list[SSEEvent] = []
         pos = self._scan
@@ -59,9 +62,9 @@ class SSEDecoder:
             lf = buf.find(b"\n", pos)
             cr = buf.find(b"\r", pos, lf if lf >= 0 else length)
             if cr >= 0:
-                if cr + 1 == length:
+                if cr + 1 == length and not final:
                     break  # lone CR at the end: maybe the first half of CRLF
-                end, nxt = cr, cr + 2 if buf[cr + 1] == 10 else cr + 1
+                end, nxt = cr, cr + 2 if cr + 1 < length and buf[cr + 1] == 10 else cr + 1
             elif lf >= 0:
                 end, nxt = lf, lf + 1
             else:
@@ -104,8 +107,11 @@ class SSEDecoder:
             self._id = text
 
     def flush(self) -> list[SSEEvent]:
-        """End of stream: unterminated trailing bytes, if any, as one incomplete event."""
+        """End of stream: events ended by a final lone CR, then unterminated trailing
+        bytes, if any, as one incomplete event."""
+        events = self._decode(b"", final=True) if self._buf else []
         tail, self._buf, self._scan = self._buf, b"", 0
-        if not tail:
-            return []
-        return [SSEEvent(raw=tail, complete=False)]
+        self._data, self._event, self._id = None, None, None
+        if tail:
+            events.append(SSEEvent(raw=tail, complete=False))
+        return events

@@ -1,0 +1,97 @@
+"""Embedding providers: the real local model, the OpenAI wire format against an
+``httpx.MockTransport`` upstream, and the Redis vector cache."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import numpy as np
+import pytest
+import redis.asyncio as aredis
+
+from gateway.errors import MemoryUnavailable
+from gateway.memory.config import EmbeddingConfig
+from gateway.memory.embeddings import CachedEmbedder, load_embedder
+from gateway.memory.embeddings.local import model_path
+from gateway.memory.embeddings.openai_api import OpenAIEmbedder, parse_embeddings, request_body
+from gateway.memory.keys import KeySpace
+from tests.memory.conftest import fresh_prefix
+from tests.memory.fakes import CountingEmbedder
+
+
+async def test_local_model_gives_384_unit_vectors(local_model):
+    vectors = await local_model.embed_many(["hello world", "bonjour le monde", "tax law"])
+    assert vectors.shape == (3, 384) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2]
+
+
+def test_unknown_local_model_is_refused_without_download():
+    with pytest.raises(ValueError, match="nothing is downloaded"):
+        model_path("sentence-transformers/all-mpnet-base-v2")
+
+
+def test_request_body_follows_the_openai_wire_format():
+    assert request_body("m", ["a"], None) == {"model": "m", "input": ["a"], "encoding_format": "float"}
+    assert request_body("m", ["a"], 256)["dimensions"] == 256
+
+
+def test_parse_embeddings_orders_by_index_and_normalizes():
+    payload = {"data": [{"index": 1, "embedding": [0, 2]}, {"index": 0, "embedding": [3, 4]}]}
+    assert np.allclose(parse_embeddings(payload, 2), [[0.6, 0.8], [0, 1]])
+    with pytest.raises(MemoryUnavailable):
+        parse_embeddings({"data": []}, 1)
+
+
+def upstream(seen: list[dict], status: int = 200) -> httpx.MockTransport:
+    def handler(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        seen.append({"url": str(request.url), "auth": request.headers.get("authorization"), **body})
+        data = [{"object": "embedding", "index": i, "embedding": [1.0, float(i), 0.5]} for i in range(len(body["input"]))]
+        return httpx.Response(status, json={"object": "list", "data": data, "model": body["model"]})
+
+    return httpx.MockTransport(handler)
+
+
+async def test_openai_provider_probes_size_batches_and_authenticates():
+    seen: list[dict] = []
+    config = EmbeddingConfig(provider="openai", model="custom-embed", batch_size=2)
+    embedder = await OpenAIEmbedder.open(config, "http://up.test/v1", "sk-up", transport=upstream(seen))
+    try:
+        assert embedder.dimensions == 3 and embedder.model == "custom-embed"
+        vectors = await embedder.embed_many(["a", "b", "c"])
+        assert vectors.shape == (3, 3)
+        assert [len(s["input"]) for s in seen] == [1, 2, 1]
+        assert seen[-1]["url"] == "http://up.test/v1/embeddings" and seen[-1]["auth"] == "Bearer sk-up"
+        assert seen[-1]["encoding_format"] == "float" and "dimensions" not in seen[-1]
+    finally:
+        await embedder.aclose()
+
+
+async def test_openai_provider_failure_is_memory_unavailable():
+    config = EmbeddingConfig(provider="openai", dimensions=3)
+    embedder = await OpenAIEmbedder.open(config, "http://up.test/v1", None, transport=upstream([], 500))
+    try:
+        with pytest.raises(MemoryUnavailable):
+            await embedder.embed_many(["a"])
+    finally:
+        await embedder.aclose()
+
+
+async def test_openai_provider_needs_a_base_url():
+    with pytest.raises(ValueError, match="base_url"):
+        await load_embedder(EmbeddingConfig(provider="openai"))
+
+
+async def test_cache_serves_repeated_texts_from_redis(redis_url, local_model):
+    client = aredis.Redis.from_url(redis_url)
+    counting = CountingEmbedder(local_model)
+    cached = CachedEmbedder(counting, client, KeySpace(fresh_prefix()), ttl_seconds=60)
+    try:
+        first = await cached.embed_many(["red apples", "green pears"])
+        again = await cached.embed_many(["green pears", "blue plums", "red apples"])
+        assert counting.texts == ["red apples", "green pears", "blue plums"]
+        assert np.array_equal(again[0], first[1]) and np.array_equal(again[2], first[0])
+    finally:
+        await client.aclose()

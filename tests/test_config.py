@@ -1,0 +1,57 @@
+"""gateway.yaml: env interpolation, frozen models, bad keys named by path."""
+
+import pytest
+
+from gateway.config import ConfigError, load_config
+
+
+def write(tmp_path, text):
+    path = tmp_path / "gateway.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_env_interpolation_with_defaults(tmp_path):
+    path = write(tmp_path, """
+upstream: {base_url: "${UP:-http://x/v1}", api_key: "${UP_KEY}"}
+# a comment mentioning ${NOT_SET} is inert
+clients:
+  - {key: "${ALICE}", user_id: alice}
+""")
+    config = load_config(path, {"UP_KEY": "sk-1", "ALICE": "a-key"})
+    assert config.upstream.base_url == "http://x/v1" and config.upstream.api_key == "sk-1"
+    assert config.clients[0].key == "a-key" and config.clients[0].friend_id == "default"
+
+
+def test_unset_variable_is_named(tmp_path):
+    with pytest.raises(ConfigError, match="MISSING_VAR is not set"):
+        load_config(write(tmp_path, "upstream: {api_key: '${MISSING_VAR}'}"), {})
+
+
+@pytest.mark.parametrize("text, path", [
+    ("server: {prot: 1}", "server.prot"),
+    ("upstream: {routes: [{models: ['a*'], timeout: 3}]}", "upstream.routes.0.timeout"),
+    ("clients: [{user_id: u}]", "clients.0"),
+    ("memory: {backend: sqlite}", "memory.backend"),
+    ("plugins: [{name: x, enable: true}]", "plugins.0.enable"),
+    ("telemetry: {exporter: jaeger}", "telemetry.exporter"),
+])
+def test_a_bad_key_stops_start_up_with_its_path(tmp_path, text, path):
+    with pytest.raises(ConfigError, match=path.replace(".", r"\.")):
+        load_config(write(tmp_path, text), {})
+
+
+def test_config_is_frozen(tmp_path):
+    config = load_config(write(tmp_path, "server: {port: 9000}"), {})
+    with pytest.raises(Exception):
+        config.server.port = 1  # type: ignore[misc]
+
+
+def test_shipped_gateway_yaml_is_valid():
+    from pathlib import Path
+
+    from gateway.validate import validate_plugins
+
+    config = load_config(Path(__file__).resolve().parent.parent / "gateway.yaml",
+                         {"OPENAI_API_KEY": "sk-x", "MEMGATE_KEY": "k", "MEMGATE_ADMIN_KEY": "a"})
+    validate_plugins(config)

@@ -1,0 +1,116 @@
+"""Client keys: config keys, the Redis key store, revocation TTL, service keys, 503."""
+
+import json
+import time
+
+import httpx
+import pytest
+from click.testing import CliRunner
+
+from gateway.auth import Authenticator, resolve_end_user
+from gateway.cli import main
+from gateway.config import ClientConfig
+from gateway.errors import AuthenticationFailed, KeyStoreUnavailable
+from gateway.keystore import RedisKeyStore, key_digest
+from tests.support import plugins as tp
+from tests.support.gateway import ALICE_KEY, SERVICE_KEY
+
+
+class Clock:
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self):
+        return self.now
+
+
+async def test_revoked_key_stops_working_within_the_cache_ttl(redis_url):
+    import redis.asyncio as aioredis
+
+    client = aioredis.from_url(redis_url)
+    store = RedisKeyStore(client, prefix="tkeys" + str(time.time_ns()))
+    key, stored = await store.create("dana", "coach", allowed_models=("gpt-4o*",))
+    clock = Clock()
+    auth = Authenticator([], store, cache_ttl=5.0, clock=clock)
+    principal = await auth.authenticate(f"Bearer {key}")
+    assert (principal.user_id, principal.friend_id, principal.key_id) == ("dana", "coach", stored.key_id)
+    assert principal.may_use("gpt-4o-mini") and not principal.may_use("o3")
+    await store.revoke(stored.key_id)
+    clock.now += 4.9
+    assert (await auth.authenticate(f"Bearer {key}")).user_id == "dana"  # still cached
+    clock.now += 0.2
+    with pytest.raises(AuthenticationFailed):
+        await auth.authenticate(f"Bearer {key}")
+    listed = await store.list()
+    assert listed[0].revoked_at is not None
+    raw = await client.hgetall(f"{store._prefix}:keys:h:{key_digest(key)}")
+    assert key.encode() not in b"".join(list(raw.keys()) + list(raw.values()))  # hashed at rest
+    await client.aclose()
+
+
+async def test_key_store_unreachable_is_503_but_config_keys_still_work():
+    import redis.asyncio as aioredis
+
+    dead = aioredis.from_url("redis://127.0.0.1:9", socket_connect_timeout=0.2)
+    auth = Authenticator([ClientConfig(key="k-static", user_id="u")], RedisKeyStore(dead), cache_ttl=5)
+    assert (await auth.authenticate("Bearer k-static")).user_id == "u"
+    with pytest.raises(KeyStoreUnavailable) as info:
+        await auth.authenticate("Bearer k-unknown")
+    assert info.value.status == 503
+    await dead.aclose()
+
+
+def test_only_a_service_key_may_name_the_end_user():
+    auth = Authenticator([ClientConfig(key="s", user_id="backend", service=True),
+                          ClientConfig(key="o", user_id="alice", friend_id="tutor")], None, 5)
+    import asyncio
+
+    service = asyncio.run(auth.authenticate("Bearer s"))
+    ordinary = asyncio.run(auth.authenticate("Bearer o"))
+    named = resolve_end_user(service, "end-user-9", {"x-memgate-friend": "coach"})
+    assert (named.user_id, named.friend_id) == ("end-user-9", "coach")
+    assert resolve_end_user(service, "u", {"x-memgate-user": "hdr"}).user_id == "hdr"
+    same = resolve_end_user(ordinary, "mallory", {"x-memgate-user": "mallory", "x-memgate-friend": "x"})
+    assert (same.user_id, same.friend_id) == ("alice", "tutor")
+
+
+def test_service_key_end_user_reaches_the_plugins(start_gateway, upstream):
+    seen = []
+
+    class Spy(tp.Recording):
+        name = "spy"
+
+        async def rewrite_request(self, call, request):
+            seen.append((call.principal.user_id, call.principal.friend_id))
+            return request
+
+    gw = start_gateway(registry={"spy": Spy}, plugins=[{"name": "spy"}])
+    body = {"model": "gpt-4o", "messages": [], "user": "end-user-1"}
+    httpx.post(gw.base_url + "/chat/completions", json=body, headers={"authorization": f"Bearer {SERVICE_KEY}",
+                                                                      "x-memgate-friend": "pal"})
+    httpx.post(gw.base_url + "/chat/completions", json=body, headers={"authorization": f"Bearer {ALICE_KEY}",
+                                                                      "x-memgate-user": "bob"})
+    assert seen == [("end-user-1", "pal"), ("alice", "tutor")]
+    assert upstream.chat_requests()[0].json["user"] == "end-user-1"  # still forwarded as sent
+
+
+def test_cli_keys_create_list_revoke_against_a_running_gateway(start_gateway, upstream, tmp_path):
+    gw = start_gateway(auth={"cache_ttl_seconds": 0.2})
+    config = tmp_path / "gateway.yaml"
+    config.write_text(json.dumps({"memory": {"redis_url": gw.config.memory.redis_url,
+                                             "key_prefix": gw.config.memory.key_prefix}}))
+    runner = CliRunner()
+    created = runner.invoke(main, ["keys", "create", "--config", str(config), "--user", "erin", "--friend", "pal"])
+    assert created.exit_code == 0, created.output
+    record = json.loads(created.output)
+    headers = {"authorization": f"Bearer {record['key']}"}
+    body = {"model": "gpt-4o", "messages": []}
+    assert httpx.post(gw.base_url + "/chat/completions", json=body, headers=headers).status_code == 200
+    listed = runner.invoke(main, ["keys", "list", "--config", str(config)])
+    assert record["key_id"] in listed.output and record["key"] not in listed.output
+    revoked = runner.invoke(main, ["keys", "revoke", "--config", str(config), record["key_id"]])
+    assert revoked.exit_code == 0
+    time.sleep(0.3)
+    assert httpx.post(gw.base_url + "/chat/completions", json=body, headers=headers).status_code == 401
+    missing = runner.invoke(main, ["keys", "revoke", "--config", str(config), "k_nope"])
+    assert missing.exit_code != 0 and "no key" in missing.output
