@@ -47,8 +47,10 @@ class Gateway:
         *,
         span_exporter: SpanExporter | None = None,
         registry: Mapping[str, type] | None = None,
+        embedder: Any = None,
     ) -> None:
         self.config = config
+        self._embedder = embedder
         self.telemetry = Telemetry(config.telemetry, span_exporter)
         self._registry = registry
         self.memory_wiring = MemoryWiring(config.memory)
@@ -79,7 +81,7 @@ class Gateway:
         self.upstreams = UpstreamPool(config.upstream)
         stack.push_async_callback(self.upstreams.aclose)
         memory = await stack.enter_async_context(
-            self.memory_wiring.store(self.redis, config.upstream)
+            self.memory_wiring.store(self.redis, config.upstream, self._embedder)
         )
         keystore = RedisKeyStore(self.redis, config.memory.key_prefix)
         self.auth = Authenticator(config.clients, keystore, config.auth.cache_ttl_seconds)
@@ -159,10 +161,12 @@ def create_app(
     *,
     span_exporter: SpanExporter | None = None,
     registry: Mapping[str, type] | None = None,
+    embedder: Any = None,
 ) -> Litestar:
-    """The litestar app for ``config``. ``registry`` replaces the built-in plugin table
-    (tests); ``span_exporter`` receives every span synchronously (tests)."""
-    gw = Gateway(config, span_exporter=span_exporter, registry=registry)
+    """The litestar app for ``config``. For tests: ``registry`` replaces the built-in
+    plugin table, ``span_exporter`` receives every span synchronously, ``embedder`` is a
+    loaded embedding model shared across gateways (else each loads its own)."""
+    gw = Gateway(config, span_exporter=span_exporter, registry=registry, embedder=embedder)
 
     async def chat(scope: Any, receive: Any, send: Any) -> None:
         await gw.chat(scope, receive, send)  # type: ignore[misc]

@@ -22,10 +22,11 @@ if TYPE_CHECKING:
     from gateway.app import Gateway
 
 
-def redis_client(url: str) -> aioredis.Redis:
+def redis_client(url: str, config: MemoryConfig) -> aioredis.Redis:
     """An async Redis client with short socket timeouts (fail fast, fail open)."""
+    timeout = config.socket_timeout_seconds
     return aioredis.from_url(
-        url, socket_connect_timeout=1.0, socket_timeout=2.0, health_check_interval=30
+        url, socket_connect_timeout=timeout, socket_timeout=timeout, health_check_interval=30
     )
 
 
@@ -42,7 +43,7 @@ class MemoryWiring:
         if url is None:
             self.embedded = EmbeddedRedis(self.config.data_dir / "redis")
             url = await asyncio.to_thread(self.embedded.start)
-        client = redis_client(url)
+        client = redis_client(url, self.config)
         try:
             yield client
         finally:
@@ -52,8 +53,19 @@ class MemoryWiring:
                 self.embedded = None
 
     @contextlib.asynccontextmanager
-    async def store(self, redis: aioredis.Redis, upstream: UpstreamConfig) -> AsyncIterator[Any]:
-        yield None
+    async def store(
+        self, redis: aioredis.Redis, upstream: UpstreamConfig, embedder: Any = None
+    ) -> AsyncIterator[Any]:
+        """The memory store on ``redis``; loads the embedding model unless ``embedder`` is
+        given (tests share one). Raises StoreMismatch naming ``memgate memories reembed``
+        when the store was built with another embedding model."""
+        from gateway.memory.factory import open_store
+
+        async with open_store(
+            redis, self.config, upstream_base_url=upstream.base_url,
+            upstream_api_key=upstream.api_key, embedder=embedder,
+        ) as store:
+            yield store
 
     def route_handlers(self, gateway: "Gateway") -> list[Any]:
         return []

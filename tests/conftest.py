@@ -53,15 +53,24 @@ def upstream(upstream_server: tuple[object, str]):  # noqa: ANN201
     double.reset()  # type: ignore[attr-defined]
 
 
+@pytest.fixture(scope="session")
+def shared_model():  # noqa: ANN201
+    """The real local embedding model, loaded once per session on first use."""
+    from tests.support.embedding import SharedLocalModel
+
+    return SharedLocalModel()
+
+
 @pytest.fixture
-def start_gateway(upstream, redis_url: str):  # noqa: ANN001, ANN201
+def start_gateway(upstream, redis_url: str, shared_model):  # noqa: ANN001, ANN201
     """``start_gateway(registry=None, **config_sections) -> GatewayServer`` (stopped after)."""
     from tests.support.gateway import GatewayServer, make_config
 
     started: list[GatewayServer] = []
 
     def start(registry=None, **sections):  # noqa: ANN001, ANN202
-        server = GatewayServer(make_config(upstream.url, redis_url, **sections), registry)
+        config = make_config(upstream.url, redis_url, **sections)
+        server = GatewayServer(config, registry, embedder=shared_model.for_gateway())
         server.start()
         started.append(server)
         return server

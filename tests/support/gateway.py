@@ -46,10 +46,13 @@ def make_config(upstream_url: str, redis_url: str, **sections: Any) -> GatewayCo
 class GatewayServer(ServerThread):
     """The gateway app under uvicorn; ``spans`` collects every finished span."""
 
-    def __init__(self, config: GatewayConfig, registry: Mapping[str, type] | None = None) -> None:
+    def __init__(
+        self, config: GatewayConfig, registry: Mapping[str, type] | None = None, embedder: Any = None
+    ) -> None:
         self.config = config
         self.spans = InMemorySpanExporter()
-        self.app = create_app(config, span_exporter=self.spans, registry=registry)
+        self.embedder = embedder
+        self.app = create_app(config, span_exporter=self.spans, registry=registry, embedder=embedder)
         super().__init__(self.app)
 
     @property
