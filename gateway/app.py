@@ -114,6 +114,13 @@ class Gateway:
             await stack.aclose()
         self.telemetry.shutdown()
 
+    async def forget_user(self, user_id: str) -> int:
+        """Erase every memory of ``user_id`` (see :func:`gateway.forget.forget_user`)."""
+        from gateway.forget import forget_user
+
+        assert self.services is not None
+        return await forget_user(self.redis, self.services.memory, user_id)
+
     async def ready(self) -> dict[str, Any]:
         """Readiness: Redis answers PING and the default upstream accepts a connection."""
         checks: dict[str, Any] = {}

@@ -161,6 +161,15 @@ def keys_revoke(config_path: str, key_id: str) -> None:
     click.echo(json.dumps(stored.summary()))
 
 
+def _register_memories() -> None:
+    from gateway.memory_cli import register
+
+    register(main, CONFIG_OPTION)
+
+
+_register_memories()
+
+
 @main.group()
 def bench() -> None:
     """Benchmarks (figures for the README and issue notes)."""

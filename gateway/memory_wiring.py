@@ -68,7 +68,9 @@ class MemoryWiring:
             yield store
 
     def route_handlers(self, gateway: "Gateway") -> list[Any]:
-        return []
+        from gateway.memory_api import memory_routes
+
+        return memory_routes(gateway)
 
     def openapi_config(self) -> OpenAPIConfig:
         return OpenAPIConfig(title="memgate", version="0.1.0", path="/openapi")

@@ -1,0 +1,186 @@
+"""Memory REST API (issue 3 item 7), scoped to the caller's key.
+
+- ``GET /v1/memories`` (``scope``, ``type``, ``cursor``, ``limit``): the caller's visible
+  memories, newest first, paginated.
+- ``POST /v1/memories``: store one memory (:class:`NewMemory`), 201.
+- ``POST /v1/memories/search``: :class:`SearchRequest` -> hits with ``score`` (cosine
+  similarity in [0, 1]).
+- ``GET | PATCH | DELETE /v1/memories/{id}``.
+- Admin keys only: ``GET /v1/admin/users/{user_id}/export`` (JSONL),
+  ``POST /v1/admin/users/{user_id}/import`` (JSONL body; records keep ids and times),
+  ``POST /v1/admin/users/{user_id}/forget`` (erases every memory of the user and discards
+  what their pending memorization jobs would write).
+
+The tenant is the key's (user_id, friend_id); a service key may name the end user with
+``X-Memgate-User`` / ``X-Memgate-Friend`` as on the chat route. Errors use the OpenAI
+envelope: bad input 400/413/422, unknown id 404, Redis down 503 (recovers by itself).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from litestar import Request, delete, get, patch, post
+from litestar.params import FromPath, JSONBody, QueryParameter
+from litestar.response import Stream
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
+
+from gateway.auth import resolve_end_user
+from gateway.errors import InvalidRequest, PermissionDenied, UnprocessableInput
+from gateway.memory.records import (
+    MemoryPage,
+    MemoryPatch,
+    MemoryRecord,
+    MemoryType,
+    NewMemory,
+    Scope,
+    ScoredMemory,
+    Tenant,
+)
+from gateway.principal import Principal
+
+if TYPE_CHECKING:
+    from gateway.app import Gateway
+
+
+class SearchRequest(BaseModel):
+    """Body of ``POST /v1/memories/search``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    query: str = Field(min_length=1, description="Text to search for.")
+    top_k: int = Field(5, ge=1, le=100, description="Most hits returned.")
+    threshold: float = Field(0.0, ge=0.0, le=1.0, description="Least cosine similarity.")
+    scopes: list[Scope] | None = Field(None, description="profile and/or event; None: both.")
+    types: list[MemoryType] | None = Field(None, description="Memory types; None: all.")
+    occurred_after: AwareDatetime | None = Field(None, description="Only memories after this.")
+    occurred_before: AwareDatetime | None = Field(None, description="Only memories before this.")
+    include_retired: bool = Field(False, description="Also superseded/retired records.")
+
+
+class SearchResponse(BaseModel):
+    object: Literal["list"] = "list"
+    data: list[ScoredMemory]
+
+
+class ImportResult(BaseModel):
+    imported: int = Field(description="Records stored.")
+
+
+class ForgetResult(BaseModel):
+    user_id: str
+    deleted: int = Field(description="Memory records erased.")
+
+
+def memory_routes(gw: "Gateway") -> list[Any]:
+    """Litestar route handlers bound to one gateway."""
+
+    async def principal_of(request: Request[Any, Any, Any]) -> Principal:
+        assert gw.auth is not None
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        principal = await gw.auth.authenticate(headers.get("authorization"))
+        return resolve_end_user(principal, None, headers)
+
+    async def tenant_of(request: Request[Any, Any, Any]) -> Tenant:
+        principal = await principal_of(request)
+        return Tenant(principal.user_id, principal.friend_id)
+
+    async def admin(request: Request[Any, Any, Any]) -> Principal:
+        principal = await principal_of(request)
+        if not principal.admin:
+            raise PermissionDenied("this route needs an admin key")
+        return principal
+
+    def store() -> Any:
+        return gw.services.memory  # type: ignore[union-attr]
+
+    @get("/v1/memories", summary="List the caller's memories (newest first)")
+    async def list_memories(
+        request: Request[Any, Any, Any],
+        memory_scope: Annotated[Scope | None, QueryParameter(name="scope")] = None,
+        memory_type: Annotated[MemoryType | None, QueryParameter(name="type")] = None,
+        cursor: Annotated[str | None, QueryParameter()] = None,
+        limit: Annotated[int, QueryParameter(ge=1, le=500)] = 50,
+    ) -> MemoryPage:
+        tenant = await tenant_of(request)
+        types = [memory_type.value] if memory_type else None
+        scope = memory_scope.value if memory_scope else None
+        return await store().list(tenant, scope=scope, types=types, cursor=cursor, limit=limit)
+
+    @post("/v1/memories", summary="Store a memory", status_code=201)
+    async def add_memory(request: Request[Any, Any, Any], data: JSONBody[NewMemory]) -> MemoryRecord:
+        return await store().add(await tenant_of(request), data)
+
+    @post("/v1/memories/search", summary="Search the caller's memories", status_code=200)
+    async def search_memories(request: Request[Any, Any, Any], data: JSONBody[SearchRequest]) -> SearchResponse:
+        hits = await store().search(
+            await tenant_of(request), data.query, top_k=data.top_k, threshold=data.threshold,
+            scopes=[s.value for s in data.scopes] if data.scopes else None,
+            types=[t.value for t in data.types] if data.types else None,
+            occurred_after=data.occurred_after, occurred_before=data.occurred_before,
+            include_retired=data.include_retired,
+        )
+        return SearchResponse(data=hits)
+
+    @get("/v1/memories/{memory_id:str}", summary="Get one memory")
+    async def get_memory(request: Request[Any, Any, Any], memory_id: FromPath[str]) -> MemoryRecord:
+        return await store().get(await tenant_of(request), memory_id)
+
+    @patch("/v1/memories/{memory_id:str}", summary="Change a memory (re-embedded if its text changes)")
+    async def patch_memory(request: Request[Any, Any, Any], memory_id: FromPath[str], data: JSONBody[MemoryPatch]) -> MemoryRecord:
+        return await store().update(await tenant_of(request), memory_id, data)
+
+    @delete("/v1/memories/{memory_id:str}", summary="Erase a memory", status_code=204)
+    async def delete_memory(request: Request[Any, Any, Any], memory_id: FromPath[str]) -> None:
+        await store().delete(await tenant_of(request), memory_id)
+
+    @get("/v1/admin/users/{user_id:str}/export", summary="Export a user's memories (JSONL)")
+    async def export_user(request: Request[Any, Any, Any], user_id: FromPath[str]) -> Stream:
+        await admin(request)
+        Tenant(user_id)  # validates the id
+        records = store().export_user(user_id)
+
+        async def lines() -> AsyncIterator[bytes]:
+            async for record in records:
+                yield (record.model_dump_json() + "\n").encode()
+
+        return Stream(lines(), media_type="application/x-ndjson")
+
+    @post("/v1/admin/users/{user_id:str}/import", summary="Import memories (JSONL)", status_code=200)
+    async def import_user(request: Request[Any, Any, Any], user_id: FromPath[str]) -> ImportResult:
+        await admin(request)
+        records = parse_jsonl(await request.body(), user_id)
+        return ImportResult(imported=await store().import_records(records))
+
+    @post("/v1/admin/users/{user_id:str}/forget", summary="Erase everything of a user", status_code=200)
+    async def forget_user(request: Request[Any, Any, Any], user_id: FromPath[str]) -> ForgetResult:
+        await admin(request)
+        Tenant(user_id)
+        return ForgetResult(user_id=user_id, deleted=await gw.forget_user(user_id))
+
+    return [list_memories, add_memory, search_memories, get_memory, patch_memory, delete_memory,
+            export_user, import_user, forget_user]
+
+
+def parse_jsonl(body: bytes, user_id: str | None = None) -> list[MemoryRecord]:
+    """Records from JSONL (one :class:`MemoryRecord` JSON per line; blank lines skipped).
+
+    Raises:
+        UnprocessableInput: a line is not a valid record (its line number is named), or
+            ``user_id`` is given and a record belongs to another user.
+    """
+    records = []
+    for number, line in enumerate(body.decode("utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = MemoryRecord.model_validate_json(line)
+        except ValidationError as exc:
+            raise UnprocessableInput(f"line {number}: not a memory record: {exc.errors()[:2]}") from None
+        if user_id is not None and record.user_id != user_id:
+            raise UnprocessableInput(f"line {number}: record belongs to user {record.user_id!r}, not {user_id!r}")
+        records.append(record)
+    if not records:
+        raise InvalidRequest("no records in the body")
+    return records
