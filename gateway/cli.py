@@ -193,5 +193,25 @@ def bench_store(ctx: click.Context) -> None:
     sys.exit(run(ctx.args))
 
 
+
+
+@bench.command("locomo")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False))
+@click.option("--k", "ks", multiple=True, type=int, default=(5, 10, 25), show_default=True, help="Cut-offs (repeatable).")
+@click.option("--json", "json_out", type=click.Path(dir_okay=False), default=None, help="Write results as JSON.")
+@click.option("--variant", "variants", multiple=True, default=("keyword-heavy+captions+dates+context",), show_default=True,
+              help="Retrieval variant(s): vector, hybrid, hybrid+captions, hybrid+captions+dates, or all.")
+@click.option("--redis-url", default=None, help="Redis >= 8 to use (default: a temporary embedded one).")
+def bench_locomo(path: str, ks: tuple[int, ...], json_out: str | None, variants: tuple[str, ...], redis_url: str | None) -> None:
+    """Evidence recall@k of the memory store on a LoCoMo-format file."""
+    from gateway.locomo.harness import VARIANTS, main as run
+
+    chosen = list(VARIANTS) if "all" in variants else list(variants)
+    unknown = [v for v in chosen if v not in VARIANTS]
+    if unknown:
+        raise click.BadParameter(f"unknown variant(s) {unknown}; choose from {list(VARIANTS)} or all")
+    sys.exit(run(path, tuple(sorted(set(ks))), chosen, json_out, redis_url))
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -24,7 +25,9 @@ class SharedLocalModel:
 
     def get(self) -> LocalEmbedder:
         if self._model is None:
-            self._model = asyncio.run(LocalEmbedder.load(EmbeddingConfig()))
+            # a private loop in a private thread: callers may already run a loop
+            with ThreadPoolExecutor(max_workers=1) as pool:
+                self._model = pool.submit(asyncio.run, LocalEmbedder.load(EmbeddingConfig())).result()
         return self._model
 
     def for_gateway(self) -> "LoopLocalEmbedder":
