@@ -228,3 +228,15 @@ async def test_count_covers_profile_and_own_events(store):
     assert await store.count(ALICE_CHEF) == 2
     assert await store.count(Tenant("alice")) == 1
     assert isinstance((await store.list(ALICE_TUTOR)).items[0], MemoryRecord)
+
+
+async def test_search_skips_many_retired_neighbours(store):
+    """More retired records among the nearest candidates than the candidate list holds."""
+    await store.add(ALICE_TUTOR, [profile(f"Alice ate {n} green apples today") for n in range(80)])
+    ranking = [h.record for h in await store.search(ALICE_TUTOR, "Alice ate green apples", top_k=80)]
+    for record in ranking[:75]:  # retire the nearest 75: the live five rank last
+        await store.retire(ALICE_TUTOR, record.id, "test")
+    hits = await store.search(ALICE_TUTOR, "Alice ate green apples", top_k=5)
+    assert {h.record.id for h in hits} == {r.id for r in ranking[75:]}
+    everything = await store.search(ALICE_TUTOR, "Alice ate green apples", top_k=80, include_retired=True)
+    assert len(everything) == 80

@@ -1,0 +1,74 @@
+"""What differs between the two index backends (``search`` and ``vectorset``).
+
+Both keep records in the same hashes, listing zsets and friend sets
+(:mod:`gateway.memory.repository`); a backend adds the vector index (a vector set per
+partition, or the ``embedding`` field of a RediSearch index) and the keyword ranking.
+Write methods only *queue* commands on the caller's MULTI pipeline, so a record hash and
+its index entries are written together or not at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+import numpy as np
+from redis.asyncio.client import Pipeline
+
+from gateway.memory.filters import SearchFilter
+from gateway.memory.keys import Partition
+from gateway.memory.records import MemoryRecord
+
+
+class IndexBackend(Protocol):
+    """Vector and keyword index over the record hashes."""
+
+    name: str
+    #: Recorded in the store meta; a change asks for a re-embed (e.g. "vectorset-q8").
+    index_version: str
+
+    async def prepare(self, dimensions: int) -> None:
+        """Create what the backend needs (idempotent); check its recorded schema.
+
+        Raises:
+            gateway.memory.meta.StoreMismatch: the stored index was built differently.
+        """
+        ...
+
+    def queue_put(
+        self, pipe: Pipeline, record: MemoryRecord, vector: np.ndarray | None, old: MemoryRecord | None
+    ) -> None:
+        """Index ``record`` (after its hash is queued). ``vector=None``: the text did not
+        change, keep the stored vector. ``old``: the version being replaced, if any."""
+        ...
+
+    def queue_remove(self, pipe: Pipeline, record: MemoryRecord) -> None:
+        """Remove ``record``'s index entries (its hash is deleted by the caller)."""
+        ...
+
+    async def vector_search(
+        self, parts: Sequence[Partition], vector: np.ndarray, count: int, flt: SearchFilter
+    ) -> list[tuple[str, float]]:
+        """Up to ``count`` ``(record id, cosine in [0, 1])`` over ``parts``, best first."""
+        ...
+
+    async def keyword_search(
+        self, parts: Sequence[Partition], text: str, count: int, flt: SearchFilter
+    ) -> list[str]:
+        """Up to ``count`` record ids over ``parts`` ranked by BM25 of ``text``."""
+        ...
+
+    async def similarities(self, records: Sequence[MemoryRecord], vector: np.ndarray) -> dict[str, float]:
+        """Cosine in [0, 1] of each record's stored vector with ``vector``."""
+        ...
+
+    async def reset_index(self, dimensions: int) -> None:
+        """Re-embed support, called once first: make the index accept ``dimensions``."""
+        ...
+
+    async def rebuild_partition(
+        self, part: Partition, items: Sequence[tuple[MemoryRecord, np.ndarray]]
+    ) -> None:
+        """Re-embed support: replace the vectors of ``part`` with ``items`` (every record
+        of the partition with its new vector)."""
+        ...

@@ -1,0 +1,178 @@
+"""``memgate bench store``: memory store latency and size (issue 3, item 10).
+
+Measures, on a real Redis (an embedded redis-server in a temp dir unless ``--redis-url``):
+
+- store query latency p50/p95 of ``search_by_vector`` (top 5, vector path; and with
+  ``query_text`` for the hybrid path) at 1k, 10k, 100k memories in one tenant, and 1M
+  memories spread over 10k tenants (random unit vectors, pipelined inserts);
+- Redis bytes per memory: ``INFO memory`` ``used_memory`` delta / records inserted
+  (record hash + vector set element + listing + keyword postings);
+- query embedding latency p50/p95 of the local model, timed on its own.
+
+Targets (issue 3): store query p95 <= 5 ms at 100k memories in a tenant; query embedding
+p50 <= 15 ms. Run: ``python -m gateway.memory.bench_store --sizes 1k,10k,100k``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from contextlib import AsyncExitStack
+from pathlib import Path
+
+import numpy as np
+import redis.asyncio as aredis
+
+from gateway.memory.config import EmbeddingConfig, MemoryConfig
+from gateway.memory.factory import open_store, redis_client
+from gateway.memory.records import NewMemory, Tenant
+from gateway.memory.tenant_store import TenantMemoryStore
+from gateway.redis_server import EmbeddedRedis
+
+#: size name -> (memories, tenants)
+SIZES = {"1k": (1_000, 1), "10k": (10_000, 1), "100k": (100_000, 1), "1m": (1_000_000, 10_000)}
+INSERT_BATCH = 1000
+VOCABULARY = [f"w{i}" for i in range(3000)]
+
+
+class RandomDims:
+    """Stands in for the model during inserts: only ``dimensions`` and ``model`` matter."""
+
+    def __init__(self, dims: int):
+        self.model, self.dimensions = "all-MiniLM-L6-v2", dims
+
+    async def embed_many(self, texts: Sequence[str]) -> np.ndarray:
+        raise RuntimeError("the store benchmark inserts ready vectors")
+
+    async def aclose(self) -> None:
+        pass
+
+
+def percentiles(samples_ms: list[float]) -> dict[str, float]:
+    """``{"p50", "p95", "n"}`` of latencies in milliseconds."""
+    data = np.asarray(samples_ms)
+    return {"p50": round(float(np.percentile(data, 50)), 3), "p95": round(float(np.percentile(data, 95)), 3), "n": len(data)}
+
+
+def unit_rows(rng: np.random.Generator, n: int, dims: int) -> np.ndarray:
+    rows = rng.standard_normal((n, dims)).astype(np.float32)
+    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+def sentence(rng: np.random.Generator, words: int = 12) -> str:
+    return " ".join(VOCABULARY[i] for i in rng.integers(0, len(VOCABULARY), words))
+
+
+async def used_memory(client: aredis.Redis) -> int:
+    return int((await client.info("memory"))["used_memory"])
+
+
+async def insert(store: TenantMemoryStore, tenants: list[Tenant], total: int, dims: int, rng) -> float:
+    """Insert ``total`` memories round-robin over ``tenants``; returns seconds taken."""
+    per_tenant, started = total // len(tenants), time.perf_counter()
+    for tenant in tenants:
+        for start in range(0, per_tenant, INSERT_BATCH):
+            n = min(INSERT_BATCH, per_tenant - start)
+            memories = [NewMemory(scope="profile", type="semantic", text=sentence(rng)) for _ in range(n)]
+            await store.add_embedded(tenant, memories, unit_rows(rng, n, dims))
+    return time.perf_counter() - started
+
+
+async def query_latency(store, tenants, dims, rng, queries: int, hybrid: bool) -> dict[str, float]:
+    samples = []
+    for i in range(queries):
+        tenant, vector = tenants[i % len(tenants)], unit_rows(rng, 1, dims)[0]
+        text = sentence(rng, 4) if hybrid else None
+        started = time.perf_counter()
+        await store.search_by_vector(tenant, vector, top_k=5, query_text=text)
+        samples.append((time.perf_counter() - started) * 1000)
+    return percentiles(samples)
+
+
+async def bench_size(client, name: str, args, rng) -> dict:
+    total, n_tenants = SIZES[name]
+    config = MemoryConfig(redis_url="unused", backend="vectorset", key_prefix=f"bench{name}", search_ef=args.ef)
+    tenants = [Tenant(f"user{i}", "friend") for i in range(n_tenants)]
+    async with open_store(client, config, embedder=RandomDims(args.dims), check_model=False) as store:
+        before = await used_memory(client)
+        seconds = await insert(store, tenants, total, args.dims, rng)
+        after = await used_memory(client)
+        result = {
+            "size": name, "memories": total, "tenants": n_tenants, "ef": args.ef,
+            "insert_per_s": round(total / seconds), "bytes_per_memory": round((after - before) / total),
+            "vector_query_ms": await query_latency(store, tenants, args.dims, rng, args.queries, False),
+            "hybrid_query_ms": await query_latency(store, tenants, args.dims, rng, args.queries, True),
+        }
+        if not args.keep:
+            for tenant in tenants:
+                await store.forget_user(tenant.user_id)
+    return result
+
+
+async def bench_embedding(queries: int) -> dict:
+    from gateway.memory.embeddings.local import LocalEmbedder
+
+    embedder = await LocalEmbedder.load(EmbeddingConfig())
+    try:
+        await embedder.embed_many(["warm up"])
+        samples = []
+        for i in range(queries):
+            started = time.perf_counter()
+            await embedder.embed_many([f"what did I tell you about my trip number {i} last year?"])
+            samples.append((time.perf_counter() - started) * 1000)
+        return {"embedding_query_ms": percentiles(samples)}
+    finally:
+        await embedder.aclose()
+
+
+async def run(args: argparse.Namespace) -> list[dict]:
+    rng = np.random.default_rng(args.seed)
+    results = []
+    async with AsyncExitStack() as stack:
+        url = args.redis_url
+        if url is None:
+            server = EmbeddedRedis(Path(tempfile.mkdtemp(prefix="memgate-bench-")), appendonly=False)
+            url = await asyncio.to_thread(server.start)
+            stack.callback(server.stop)
+        client = redis_client(url, MemoryConfig(socket_timeout_seconds=60))
+        stack.push_async_callback(client.aclose)
+        for name in args.sizes:
+            results.append(await bench_size(client, name, args, rng))
+            print(json.dumps(results[-1]), flush=True)
+    if args.embedding_queries:
+        results.append(await bench_embedding(args.embedding_queries))
+        print(json.dumps(results[-1]), flush=True)
+    return results
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="memgate bench store", description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", default="1k,10k,100k", help=f"comma list of {','.join(SIZES)}")
+    parser.add_argument("--redis-url", default=None, help="default: embedded redis-server in a temp dir")
+    parser.add_argument("--queries", type=int, default=500, help="store queries per size and path")
+    parser.add_argument("--embedding-queries", type=int, default=300, help="0 skips the model")
+    parser.add_argument("--dims", type=int, default=384, help="vector size (all-MiniLM-L6-v2: 384)")
+    parser.add_argument("--ef", type=int, default=MemoryConfig().search_ef, help="VSIM EF (memory.search_ef)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--keep", action="store_true", help="keep the inserted data")
+    args = parser.parse_args(argv)
+    args.sizes = [s.strip().lower() for s in args.sizes.split(",") if s.strip()]
+    unknown = [s for s in args.sizes if s not in SIZES]
+    if unknown:
+        parser.error(f"unknown sizes {unknown}; choose from {list(SIZES)}")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """CLI entry (``memgate bench store``); prints one JSON line per measurement."""
+    asyncio.run(run(parse_args(argv)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

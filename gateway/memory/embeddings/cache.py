@@ -1,0 +1,59 @@
+"""A Redis cache in front of any embedder: key = model + dims + sha256(text), value =
+the float32 vector bytes, TTL ``cache_ttl_seconds``. One MGET per batch; only the texts
+missing from the cache reach the model, in one ``embed_many`` call."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+
+import numpy as np
+import redis.asyncio as aredis
+
+from gateway.memory.embeddings.base import Embedder
+from gateway.memory.keys import KeySpace
+from gateway.memory.redis_errors import redis_boundary
+
+
+class CachedEmbedder:
+    """An :class:`Embedder` that asks ``inner`` only for texts not cached in Redis."""
+
+    def __init__(self, inner: Embedder, client: aredis.Redis, keys: KeySpace, ttl_seconds: int):
+        self.inner = inner
+        self.model = inner.model
+        self.dimensions = inner.dimensions
+        self._client = client
+        self._keys = keys
+        self._ttl = ttl_seconds
+
+    def _key(self, text: str) -> str:
+        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        return self._keys.embedding_cache(self.model, self.dimensions, digest)
+
+    async def embed_many(self, texts: Sequence[str]) -> np.ndarray:
+        """See :class:`Embedder`. Raises MemoryUnavailable when Redis is down."""
+        if not texts or self._ttl == 0:
+            return await self.inner.embed_many(texts)
+        keys = [self._key(t) for t in texts]
+        with redis_boundary():
+            cached = await self._client.mget(keys)
+        out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
+        missing = [i for i, blob in enumerate(cached) if not self._fill(out, i, blob)]
+        if missing:
+            fresh = await self.inner.embed_many([texts[i] for i in missing])
+            out[missing] = fresh
+            with redis_boundary():
+                pipe = self._client.pipeline(transaction=False)
+                for i, row in zip(missing, fresh):
+                    pipe.set(keys[i], row.astype(np.float32).tobytes(), ex=self._ttl)
+                await pipe.execute()
+        return out
+
+    def _fill(self, out: np.ndarray, row: int, blob: bytes | None) -> bool:
+        if blob is None or len(blob) != 4 * self.dimensions:
+            return False
+        out[row] = np.frombuffer(blob, dtype=np.float32)
+        return True
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()

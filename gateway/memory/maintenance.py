@@ -1,0 +1,127 @@
+"""Whole-user and whole-store operations: forget, export, import, re-embed.
+
+Admin operations (they name users, no tenant): the REST API must restrict them to admin
+keys. Export/import speak JSONL, one :class:`MemoryRecord` JSON per line
+(:func:`record_to_jsonl`, :func:`records_from_jsonl`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable, Iterator
+
+from pydantic import ValidationError
+
+from gateway.errors import UnprocessableInput
+from gateway.memory.config import MemoryConfig
+from gateway.memory.embeddings.base import Embedder
+from gateway.memory.meta import StoreSettings, record_settings
+from gateway.memory.records import MemoryRecord, Scope, check_tenant_id
+from gateway.memory.repository import RecordRepository
+from gateway.memory.validation import check_text
+
+
+async def forget_user(repo: RecordRepository, user_id: str) -> int:
+    """Erase every key of ``user_id``; returns the number of records deleted. Cached
+    embeddings are keyed by text hash, not user, and expire with their TTL."""
+    check_tenant_id(user_id, "user_id")
+    return await repo.delete_user(user_id)
+
+
+async def export_user(repo: RecordRepository, user_id: str) -> AsyncIterator[MemoryRecord]:
+    """Every record of ``user_id``: profile first, then each friend's events, oldest first."""
+    check_tenant_id(user_id, "user_id")
+    for part in await repo.partitions_of(user_id):
+        ids = await repo.ids_of(part)
+        for start in range(0, len(ids), 500):
+            found = await repo.fetch(user_id, ids[start : start + 500])
+            for doc_id in ids[start : start + 500]:
+                if doc_id in found:
+                    yield found[doc_id]
+
+
+def _check_imported(record: MemoryRecord, max_chars: int) -> MemoryRecord:
+    check_tenant_id(record.user_id, "user_id")
+    if record.scope is Scope.EVENT:
+        check_tenant_id(record.friend_id, "friend_id")
+    elif record.friend_id is not None:
+        raise UnprocessableInput(f"profile record {record.id} has a friend_id", param="friend_id")
+    check_text(record.text, max_chars)
+    return record
+
+
+async def import_records(
+    repo: RecordRepository, embedder: Embedder, config: MemoryConfig, records: Iterable[MemoryRecord]
+) -> int:
+    """Store ``records`` as given (ids, times, retirement kept), re-embedded in batches;
+    a record whose id exists for that user replaces it. Returns the number stored.
+
+    Raises:
+        UnprocessableInput / PayloadTooLarge / InvalidRequest: a record fails the checks
+            (nothing of its batch is written).
+    """
+    total = 0
+    batch: list[MemoryRecord] = []
+    for record in records:
+        batch.append(_check_imported(record, config.max_text_chars))
+        if len(batch) == config.embedding.batch_size:
+            total += await _import_batch(repo, embedder, batch)
+            batch = []
+    if batch:
+        total += await _import_batch(repo, embedder, batch)
+    return total
+
+
+async def _import_batch(repo: RecordRepository, embedder: Embedder, batch: list[MemoryRecord]) -> int:
+    vectors = await embedder.embed_many([r.text for r in batch])
+    writes = []
+    for record, vector in zip(batch, vectors):
+        existing = (await repo.fetch(record.user_id, [record.id])).get(record.id)
+        if existing is not None and existing.scope is not record.scope:
+            await repo.remove([existing])
+            existing = None
+        writes.append((record, vector, existing))
+    await repo.write(writes)
+    return len(writes)
+
+
+async def reembed(repo: RecordRepository, embedder: Embedder, batch_size: int) -> int:
+    """Re-embed every record of every user with ``embedder`` and rebuild the index, then
+    record the model. Run it with the gateway stopped (`memgate memories reembed`):
+    records written meanwhile may miss the new index. Returns the records re-embedded."""
+    backend = repo.backend
+    await backend.reset_index(embedder.dimensions)
+    total = 0
+    for user_id in await repo.users():
+        for part in await repo.partitions_of(user_id):
+            ids = await repo.ids_of(part)
+            found = await repo.fetch(user_id, ids)
+            records = [found[d] for d in ids if d in found]
+            items = []
+            for start in range(0, len(records), batch_size):
+                chunk = records[start : start + batch_size]
+                items += zip(chunk, await embedder.embed_many([r.text for r in chunk]))
+            await backend.rebuild_partition(part, items)
+            total += len(items)
+    settings = StoreSettings(embedder.model, embedder.dimensions, backend.name, backend.index_version)
+    await record_settings(repo.client, repo.keys, settings)
+    return total
+
+
+def record_to_jsonl(record: MemoryRecord) -> str:
+    """One JSONL line (with the trailing newline)."""
+    return record.model_dump_json() + "\n"
+
+
+def records_from_jsonl(lines: Iterable[str]) -> Iterator[MemoryRecord]:
+    """Parse JSONL lines (blank lines skipped).
+
+    Raises:
+        UnprocessableInput: a line is not a valid record (its 1-based number in the message).
+    """
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            yield MemoryRecord.model_validate_json(line)
+        except ValidationError as exc:
+            raise UnprocessableInput(f"line {number}: not a memory record: {exc.errors()[0]['msg']}") from None

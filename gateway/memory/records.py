@@ -1,0 +1,179 @@
+"""Memory records and their input/output shapes (issue 3, item 2).
+
+Vocabulary from memory research: *episodic* memories are events that happened (Tulving
+1972), *semantic* ones are facts; *trait*, *goal* and *preference* describe the user
+(persona profile); *inference* is something derived from other records (``based_on``).
+Two scopes (seed 002): a ``profile`` memory belongs to the user and every friend (persona)
+of that user sees it; an ``event`` memory belongs to one (user, friend) pair.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+
+from gateway.errors import InvalidRequest
+from gateway.memory.ids import MEMORY_ID_PATTERN
+
+MAX_TENANT_ID_CHARS = 256
+
+
+class Scope(StrEnum):
+    """Who sees a memory: the user's every friend (profile) or one friend (event)."""
+
+    PROFILE = "profile"
+    EVENT = "event"
+
+
+class MemoryType(StrEnum):
+    """Kind of memory (see module docstring)."""
+
+    EPISODIC = "episodic"
+    SEMANTIC = "semantic"
+    TRAIT = "trait"
+    GOAL = "goal"
+    PREFERENCE = "preference"
+    INFERENCE = "inference"
+
+
+class Source(StrEnum):
+    """Where a memory came from."""
+
+    CONVERSATION = "conversation"
+    MANUAL = "manual"
+    INFERENCE = "inference"
+    IMPORT = "import"
+
+
+def check_tenant_id(value: object, param: str) -> str:
+    """``value`` if it is a usable user/friend id: a non-empty str of at most 256 chars
+    without NUL. Anything else (``|``, ``*``, quotes, braces, newlines, CJK...) is allowed:
+    ids are percent-encoded in keys (:mod:`gateway.memory.keys`), never spliced raw.
+
+    Raises:
+        InvalidRequest: empty, oversized, contains NUL, or not a string (400).
+    """
+    if not isinstance(value, str) or not value:
+        raise InvalidRequest(f"{param} must be a non-empty string", param=param)
+    if len(value) > MAX_TENANT_ID_CHARS:
+        raise InvalidRequest(f"{param} is longer than {MAX_TENANT_ID_CHARS} characters", param=param)
+    if "\x00" in value:
+        raise InvalidRequest(f"{param} must not contain NUL", param=param)
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class Tenant:
+    """Whose memories a call sees: ``user_id`` and, for event memories, ``friend_id``.
+
+    ``friend_id=None`` sees the user's profile memories only and cannot add events.
+
+    Raises:
+        InvalidRequest: on construction, for ids :func:`check_tenant_id` rejects.
+    """
+
+    user_id: str
+    friend_id: str | None = None
+
+    def __post_init__(self) -> None:
+        check_tenant_id(self.user_id, "user_id")
+        if self.friend_id is not None:
+            check_tenant_id(self.friend_id, "friend_id")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", use_enum_values=False)
+
+
+class NewMemory(_Model):
+    """A memory to store; the store assigns ``id``, tenant and timestamps."""
+
+    scope: Scope = Field(description="profile (all friends see it) or event (one friend).")
+    type: MemoryType = Field(description="Kind of memory.")
+    text: str = Field(min_length=1, description="The memory in natural language.")
+    keywords: list[str] = Field(default_factory=list, description="Extra search terms.")
+    importance: float = Field(0.5, ge=0.0, le=1.0, description="0 trivial .. 1 vital.")
+    emotion: str | None = Field(None, max_length=64, description="Emotion label, if any.")
+    occurred_at: AwareDatetime | None = Field(
+        None, description="When it happened; None: now (the time it is stored)."
+    )
+    source: Source = Field(Source.MANUAL, description="Where the memory came from.")
+    confidence: float = Field(1.0, ge=0.0, le=1.0, description="Belief that it is true.")
+    based_on: list[str] = Field(default_factory=list, description="Ids of source records.")
+    metadata: dict[str, Any] = Field(default_factory=dict, description="Caller's JSON data.")
+
+
+class MemoryPatch(_Model):
+    """Fields to change on a record; ``None`` leaves a field as it is. Scope cannot change
+    (it decides which partition the record lives in): supersede instead."""
+
+    type: MemoryType | None = Field(None, description="New kind.")
+    text: str | None = Field(None, min_length=1, description="New text (re-embedded).")
+    keywords: list[str] | None = Field(None, description="New keyword list.")
+    importance: float | None = Field(None, ge=0.0, le=1.0, description="New importance.")
+    emotion: str | None = Field(None, max_length=64, description="New emotion label.")
+    occurred_at: AwareDatetime | None = Field(None, description="New time it happened.")
+    confidence: float | None = Field(None, ge=0.0, le=1.0, description="New confidence.")
+    metadata: dict[str, Any] | None = Field(None, description="Replacement metadata.")
+
+
+class MemoryRecord(_Model):
+    """A stored memory. Retired and superseded records stay gettable and listable (audit
+    trail) but search skips them unless asked (``include_retired``)."""
+
+    id: str = Field(pattern=MEMORY_ID_PATTERN, description="Sortable id (ids.new_memory_id).")
+    user_id: str = Field(description="Owner.")
+    friend_id: str | None = Field(description="Friend of an event memory; None for profile.")
+    scope: Scope = Field(description="profile or event.")
+    type: MemoryType = Field(description="Kind of memory.")
+    text: str = Field(description="The memory in natural language.")
+    keywords: list[str] = Field(default_factory=list, description="Extra search terms.")
+    importance: float = Field(ge=0.0, le=1.0, description="0 trivial .. 1 vital.")
+    emotion: str | None = Field(None, description="Emotion label, if any.")
+    occurred_at: AwareDatetime = Field(description="When it happened.")
+    created_at: AwareDatetime = Field(description="When it was first stored.")
+    updated_at: AwareDatetime = Field(description="When it was last changed.")
+    source: Source = Field(description="Where it came from.")
+    confidence: float = Field(ge=0.0, le=1.0, description="Belief that it is true.")
+    based_on: list[str] = Field(default_factory=list, description="Ids of source records.")
+    supersedes: str | None = Field(None, description="Id of the record this one replaces.")
+    superseded_by: str | None = Field(None, description="Id of the record replacing this one.")
+    retired: bool = Field(False, description="Contradicted or superseded: kept, not searched.")
+    retired_at: AwareDatetime | None = Field(None, description="When it was retired.")
+    retired_reason: str | None = Field(None, description="Why it was retired.")
+    metadata: dict[str, Any] = Field(default_factory=dict, description="Caller's JSON data.")
+
+
+class ScoredMemory(_Model):
+    """A search hit: the record and its cosine similarity to the query, clamped to [0, 1]."""
+
+    record: MemoryRecord = Field(description="The matching record.")
+    score: float = Field(ge=0.0, le=1.0, description="Cosine similarity clamped to [0, 1].")
+
+
+class MemoryPage(_Model):
+    """One page of :meth:`MemoryStore.list`, newest first."""
+
+    items: list[MemoryRecord] = Field(description="Records of this page.")
+    next_cursor: str | None = Field(description="Pass to the next call; None on the last page.")
+
+
+def build_record(tenant: Tenant, new: NewMemory, record_id: str, now: datetime) -> MemoryRecord:
+    """The record ``new`` becomes when ``tenant`` stores it at ``now`` (pure)."""
+    friend = tenant.friend_id if new.scope is Scope.EVENT else None
+    data = new.model_dump(exclude={"occurred_at"})
+    return MemoryRecord(
+        id=record_id, user_id=tenant.user_id, friend_id=friend, created_at=now,
+        updated_at=now, occurred_at=new.occurred_at or now, **data,
+    )
+
+
+def visible_to(record: MemoryRecord, tenant: Tenant) -> bool:
+    """Seed 002: profile memories reach every friend of the user; events only their pair."""
+    if record.user_id != tenant.user_id:
+        return False
+    return record.scope is Scope.PROFILE or record.friend_id == tenant.friend_id

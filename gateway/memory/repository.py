@@ -1,0 +1,126 @@
+"""Record hashes, partition listings and the user/friend registries, for both backends.
+
+Writes go through one MULTI/EXEC per user (all of a user's keys share the ``{user}`` hash
+tag, so this also holds on Redis Cluster): record hash, listing entry, friend registry and
+the backend's index entries are applied together or not at all. The global ``users`` set
+is updated just before, outside the transaction (another slot on a cluster); a user listed
+there without records is harmless.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from itertools import groupby
+
+import numpy as np
+import redis.asyncio as aredis
+
+from gateway.memory.backend import IndexBackend
+from gateway.memory.codec import absent_fields, record_from_hash, record_to_hash
+from gateway.memory.keys import KeySpace, Partition
+from gateway.memory.records import MemoryRecord
+
+#: ``(new record, its vector or None when unchanged, the version it replaces or None)``
+Write = tuple[MemoryRecord, np.ndarray | None, MemoryRecord | None]
+SCAN_BATCH = 1000
+
+
+class RecordRepository:
+    """See module docstring."""
+
+    def __init__(self, client: aredis.Redis, keys: KeySpace, backend: IndexBackend):
+        self.client = client
+        self.keys = keys
+        self.backend = backend
+
+    async def fetch(self, user_id: str, ids: Sequence[str]) -> dict[str, MemoryRecord]:
+        """Records of ``user_id`` among ``ids`` (missing ones left out), one round trip."""
+        if not ids:
+            return {}
+        pipe = self.client.pipeline(transaction=False)
+        for doc_id in ids:
+            pipe.hgetall(self.keys.record(user_id, doc_id))
+        replies = await pipe.execute()
+        return {d: record_from_hash(raw) for d, raw in zip(ids, replies) if raw}
+
+    async def write(self, writes: Sequence[Write]) -> None:
+        """Store new or changed records with their index entries (one MULTI per user)."""
+        by_user = sorted(writes, key=lambda w: w[0].user_id)
+        for user_id, group in groupby(by_user, key=lambda w: w[0].user_id):
+            await self.client.sadd(self.keys.users, user_id)
+            pipe = self.client.pipeline(transaction=True)
+            for record, vector, old in group:
+                self._queue_write(pipe, record, vector, old)
+            await pipe.execute()
+
+    def _queue_write(self, pipe, record: MemoryRecord, vector, old) -> None:
+        key = self.keys.record(record.user_id, record.id)
+        fields = record_to_hash(record, self.keys)
+        gone = absent_fields(fields)
+        if gone:
+            pipe.hdel(key, *gone)
+        pipe.hset(key, mapping=fields)
+        part = Partition.of(record)
+        pipe.zadd(self.keys.listing(part), {record.id: 0})
+        if part.friend_id is not None:
+            pipe.sadd(self.keys.friends(record.user_id), part.friend_id)
+        self.backend.queue_put(pipe, record, vector, old)
+
+    async def remove(self, records: Sequence[MemoryRecord]) -> None:
+        """Delete records and their index entries (one MULTI per user)."""
+        by_user = sorted(records, key=lambda r: r.user_id)
+        for _user, group in groupby(by_user, key=lambda r: r.user_id):
+            pipe = self.client.pipeline(transaction=True)
+            for record in group:
+                pipe.delete(self.keys.record(record.user_id, record.id))
+                pipe.zrem(self.keys.listing(Partition.of(record)), record.id)
+                self.backend.queue_remove(pipe, record)
+            await pipe.execute()
+
+    async def page_ids(self, parts: Sequence[Partition], before: str | None, limit: int) -> list[str]:
+        """Up to ``limit`` ids of ``parts`` below ``before`` (exclusive), newest first.
+
+        Ids start with their creation time in ms (:mod:`gateway.memory.ids`), so reverse
+        lexicographic order of the listing zsets is newest first and stable.
+        """
+        top = f"({before}" if before else "+"
+        pipe = self.client.pipeline(transaction=False)
+        for part in parts:
+            pipe.execute_command("ZRANGE", self.keys.listing(part), top, "-", "BYLEX", "REV", "LIMIT", 0, limit)
+        merged = {m.decode() for reply in await pipe.execute() for m in reply}
+        return sorted(merged, reverse=True)[:limit]
+
+    async def count(self, parts: Iterable[Partition]) -> int:
+        pipe = self.client.pipeline(transaction=False)
+        for part in parts:
+            pipe.zcard(self.keys.listing(part))
+        return sum(await pipe.execute())
+
+    async def partitions_of(self, user_id: str) -> list[Partition]:
+        """The user's profile partition and one per friend that has event memories."""
+        friends = sorted(f.decode() for f in await self.client.smembers(self.keys.friends(user_id)))
+        return [Partition(user_id, None), *(Partition(user_id, f) for f in friends)]
+
+    async def ids_of(self, part: Partition) -> list[str]:
+        """Every record id of ``part``, oldest first."""
+        return [m.decode() for m in await self.client.zrange(self.keys.listing(part), 0, -1)]
+
+    async def users(self) -> list[str]:
+        return sorted(u.decode() for u in await self.client.smembers(self.keys.users))
+
+    async def delete_user(self, user_id: str) -> int:
+        """UNLINK every key under the user's hash tag (SCAN MATCH, no glob chars inside
+        the escaped id); returns how many were record hashes."""
+        records_prefix = self.keys.record(user_id, "").encode()
+        deleted = 0
+        batch: list[bytes] = []
+        async for key in self.client.scan_iter(match=self.keys.user_pattern(user_id), count=SCAN_BATCH):
+            batch.append(key)
+            deleted += key.startswith(records_prefix)
+            if len(batch) >= SCAN_BATCH:
+                await self.client.unlink(*batch)
+                batch = []
+        if batch:
+            await self.client.unlink(*batch)
+        await self.client.srem(self.keys.users, user_id)
+        return deleted

@@ -1,0 +1,251 @@
+"""``TenantMemoryStore``: the :class:`~gateway.memory.store.MemoryStore` on Redis, over
+either index backend (:mod:`gateway.memory.vectorset`, :mod:`gateway.memory.search`).
+
+Tenancy: reads go through :func:`keys.visible_partitions` (keys of the tenant's own user,
+the profile partition plus the tenant's friend's event partition) and every hit is checked
+again with :func:`records.visible_to`. Search: the vector ranking (cosine) and, when
+``hybrid_alpha < 1`` and there is query text, the keyword ranking (BM25) are fused with
+weighted RRF (:func:`ranking.weighted_rrf`); hits are returned in fused order, each with
+the cosine similarity of its vector as ``score``, and ``threshold`` applies to that score.
+
+Concurrency: writes are atomic per user (MULTI/EXEC), but ``update``/``retire`` read then
+write without WATCH, so two concurrent updates of one record resolve last-writer-wins.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import AsyncIterator, Iterable, Sequence
+from datetime import datetime, timezone
+
+import numpy as np
+
+from gateway.errors import NotFound, UnprocessableInput
+from gateway.memory import maintenance
+from gateway.memory.config import MemoryConfig
+from gateway.memory.embeddings.base import Embedder, embed_one
+from gateway.memory.filters import SearchFilter
+from gateway.memory.ids import check_memory_id, new_memory_id
+from gateway.memory.keys import Partition, visible_partitions
+from gateway.memory.ranking import weighted_rrf
+from gateway.memory.records import (
+    MemoryPage, MemoryPatch, MemoryRecord, NewMemory, ScoredMemory, Tenant, build_record, visible_to,
+)
+from gateway.memory.redis_errors import redis_boundary
+from gateway.memory.repository import RecordRepository
+from gateway.memory.validation import check_new_memory, check_range, check_text, check_vector
+
+MIN_CANDIDATES = 20
+MAX_PAGE = 1000
+
+
+def select_hits(
+    order: Sequence[str], records: dict[str, MemoryRecord], cosines: dict[str, float],
+    tenant: Tenant, flt: SearchFilter, threshold: float, top_k: int,
+) -> list[ScoredMemory]:
+    """The first ``top_k`` of ``order`` that exist, are visible to ``tenant``, pass
+    ``flt`` and score at least ``threshold`` (pure)."""
+    hits = []
+    for doc_id in order:
+        record, score = records.get(doc_id), cosines.get(doc_id)
+        if record is None or score is None or score < threshold:
+            continue
+        if visible_to(record, tenant) and flt.matches(record):
+            hits.append(ScoredMemory(record=record, score=score))
+            if len(hits) == top_k:
+                break
+    return hits
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class TenantMemoryStore:
+    """See module docstring. Built by :func:`gateway.memory.factory.open_memory`."""
+
+    def __init__(self, repo: RecordRepository, embedder: Embedder, config: MemoryConfig):
+        self._repo = repo
+        self._embedder = embedder
+        self._config = config
+        self.backend_name = repo.backend.name
+        self.dimensions = embedder.dimensions
+
+    async def add(self, tenant, memories):
+        single = isinstance(memories, NewMemory)
+        batch = [memories] if single else builtins.list(memories)
+        for memory in batch:
+            check_new_memory(tenant, memory, self._config.max_text_chars)
+        vectors = await self._embedder.embed_many([m.text for m in batch])
+        records = await self.add_embedded(tenant, batch, vectors)
+        return records[0] if single else records
+
+    async def add_embedded(
+        self, tenant: Tenant, memories: Sequence[NewMemory], vectors: np.ndarray
+    ) -> builtins.list[MemoryRecord]:
+        if len(vectors) != len(memories):
+            raise UnprocessableInput(f"{len(memories)} memories but {len(vectors)} vectors", param="vectors")
+        rows = [check_vector(v, self.dimensions) for v in vectors]
+        now = _now()
+        ids = sorted(new_memory_id() for _ in memories)  # batch order = id order
+        records = []
+        for memory, record_id in zip(memories, ids):
+            check_new_memory(tenant, memory, self._config.max_text_chars)
+            records.append(build_record(tenant, memory, record_id, now))
+        with redis_boundary():
+            await self._repo.write([(r, v, None) for r, v in zip(records, rows)])
+        return records
+
+    async def get(self, tenant: Tenant, memory_id: str) -> MemoryRecord:
+        check_memory_id(memory_id)
+        with redis_boundary():
+            found = await self._repo.fetch(tenant.user_id, [memory_id])
+        record = found.get(memory_id)
+        if record is None or not visible_to(record, tenant):
+            raise NotFound(f"memory {memory_id} not found", param="id")
+        return record
+
+    async def update(self, tenant: Tenant, memory_id: str, patch: MemoryPatch) -> MemoryRecord:
+        old = await self.get(tenant, memory_id)
+        changes = patch.model_dump(exclude_none=True)
+        if not changes:
+            return old
+        vector = None
+        if "text" in changes and changes["text"] != old.text:
+            check_text(changes["text"], self._config.max_text_chars)
+            vector = await embed_one(self._embedder, changes["text"])
+        new = MemoryRecord.model_validate({**old.model_dump(), **changes, "updated_at": _now()})
+        with redis_boundary():
+            await self._repo.write([(new, vector, old)])
+        return new
+
+    async def delete(self, tenant: Tenant, memory_id: str) -> None:
+        record = await self.get(tenant, memory_id)
+        with redis_boundary():
+            await self._repo.remove([record])
+
+    async def list(
+        self, tenant: Tenant, scope: str | None = None, types: Iterable[str] | None = None,
+        cursor: str | None = None, limit: int = 50,
+    ) -> MemoryPage:
+        check_range(limit, 1, MAX_PAGE, "limit")
+        if cursor is not None:
+            check_memory_id(cursor)
+        flt = SearchFilter.build(scopes=None if scope is None else [scope], types=types, include_retired=True)
+        parts = visible_partitions(tenant, flt.scopes)
+        items: builtins.list[MemoryRecord] = []
+        with redis_boundary():
+            while len(items) < limit:
+                ids = await self._repo.page_ids(parts, cursor, limit)
+                if not ids:
+                    return MemoryPage(items=items, next_cursor=None)
+                found = await self._repo.fetch(tenant.user_id, ids)
+                for doc_id in ids:
+                    cursor = doc_id
+                    record = found.get(doc_id)
+                    if record and visible_to(record, tenant) and flt.matches(record):
+                        items.append(record)
+                        if len(items) == limit:
+                            break
+        return MemoryPage(items=items, next_cursor=cursor)
+
+    async def count(self, tenant: Tenant) -> int:
+        with redis_boundary():
+            return await self._repo.count(visible_partitions(tenant))
+
+    async def search(
+        self, tenant: Tenant, query: str, top_k: int = 5, threshold: float = 0.0,
+        scopes: Iterable[str] | None = None, types: Iterable[str] | None = None,
+        occurred_after: datetime | None = None, occurred_before: datetime | None = None,
+        include_retired: bool = False,
+    ) -> builtins.list[ScoredMemory]:
+        check_text(query, self._config.max_text_chars, "query")
+        vector = await embed_one(self._embedder, query)
+        return await self.search_by_vector(
+            tenant, vector, top_k, threshold, scopes, types, occurred_after, occurred_before,
+            include_retired, query_text=query,
+        )
+
+    async def search_by_vector(
+        self, tenant: Tenant, vector, top_k: int = 5, threshold: float = 0.0,
+        scopes: Iterable[str] | None = None, types: Iterable[str] | None = None,
+        occurred_after: datetime | None = None, occurred_before: datetime | None = None,
+        include_retired: bool = False, query_text: str | None = None,
+    ) -> builtins.list[ScoredMemory]:
+        query = check_vector(vector, self.dimensions)
+        check_range(top_k, 1, self._config.max_top_k, "top_k")
+        check_range(threshold, 0.0, 1.0, "threshold")
+        flt = SearchFilter.build(scopes, types, occurred_after, occurred_before, include_retired)
+        parts = visible_partitions(tenant, flt.scopes)
+        if not parts:
+            return []
+        with redis_boundary():
+            order, cosines = await self._rank(parts, query, query_text, flt, top_k)
+            return await self._collect(tenant, order, cosines, query, flt, threshold, top_k)
+
+    async def _rank(self, parts: Sequence[Partition], query: np.ndarray, text, flt, top_k: int):
+        """Candidate ids in fused order, and the cosines the vector ranking gave."""
+        backend, alpha = self._repo.backend, self._config.hybrid_alpha
+        count = max(top_k * self._config.candidate_factor, MIN_CANDIDATES)
+        vector_hits = await backend.vector_search(parts, query, count, flt)
+        keyword_ids = []
+        if text and alpha < 1.0:
+            keyword_ids = await backend.keyword_search(parts, text, count, flt)
+        vector_ids = [doc_id for doc_id, _ in vector_hits]
+        order = weighted_rrf(vector_ids, keyword_ids, alpha) if keyword_ids else vector_ids
+        return order, dict(vector_hits)
+
+    async def _collect(self, tenant, order, cosines, query, flt, threshold, top_k):
+        """Fetch candidates ``top_k`` at a time until ``top_k`` hits pass (usually one
+        round: the index already applied the filter); keyword-only candidates get their
+        cosine from the backend's stored vector."""
+        hits: builtins.list[ScoredMemory] = []
+        for start in range(0, len(order), top_k):
+            chunk = order[start : start + top_k]
+            records = await self._repo.fetch(tenant.user_id, chunk)
+            unscored = [r for d, r in records.items() if d not in cosines and flt.matches(r)]
+            cosines.update(await self._repo.backend.similarities(unscored, query))
+            hits += select_hits(chunk, records, cosines, tenant, flt, threshold, top_k - len(hits))
+            if len(hits) == top_k:
+                break
+        return hits
+
+    async def supersede(self, tenant: Tenant, old_id: str, new: NewMemory) -> MemoryRecord:
+        old = await self.get(tenant, old_id)
+        check_new_memory(tenant, new, self._config.max_text_chars)
+        vector = await embed_one(self._embedder, new.text)
+        now = _now()
+        record = build_record(tenant, new, new_memory_id(), now).model_copy(update={"supersedes": old.id})
+        retired = old.model_copy(update={
+            "retired": True, "retired_at": now, "retired_reason": f"superseded by {record.id}",
+            "superseded_by": record.id, "updated_at": now,
+        })
+        with redis_boundary():
+            await self._repo.write([(retired, None, old), (record, vector, None)])
+        return record
+
+    async def retire(self, tenant: Tenant, memory_id: str, reason: str) -> MemoryRecord:
+        old = await self.get(tenant, memory_id)
+        now = _now()
+        update = {"retired": True, "retired_at": now, "retired_reason": reason[:500], "updated_at": now}
+        record = old.model_copy(update=update)
+        with redis_boundary():
+            await self._repo.write([(record, None, old)])
+        return record
+
+    async def forget_user(self, user_id: str) -> int:
+        with redis_boundary():
+            return await maintenance.forget_user(self._repo, user_id)
+
+    async def export_user(self, user_id: str) -> AsyncIterator[MemoryRecord]:
+        with redis_boundary():
+            async for record in maintenance.export_user(self._repo, user_id):
+                yield record
+
+    async def import_records(self, records: Iterable[MemoryRecord]) -> int:
+        with redis_boundary():
+            return await maintenance.import_records(self._repo, self._embedder, self._config, records)
+
+    async def reembed(self) -> int:
+        with redis_boundary():
+            return await maintenance.reembed(self._repo, self._embedder, self._config.embedding.batch_size)

@@ -1,0 +1,50 @@
+"""Keyword tokens for the hybrid (BM25) part of search, sans-IO.
+
+English and other space-separated scripts: NFKC + casefold, runs of letters/digits, a
+short English stop-word list removed, one-letter tokens dropped. CJK (Han, kana, Hangul):
+each character is a token and so is each pair of neighbours (character bigrams, the usual
+CJK indexing without a dictionary, e.g. Lucene's CJKAnalyzer).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+
+_CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_RUN_RE = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")
+_CJK_RE = re.compile(rf"[{_CJK}]")
+STOP_WORDS = frozenset(
+    "a an and are as at be been but by did do does for from had has have he her him his how "
+    "i if in into is it its me my no not of on or our she so than that the their them then "
+    "there they this to too us was we were what when where which who why will with you your".split()
+)
+MAX_TOKEN_CHARS = 64
+
+
+def _cjk_tokens(run: str) -> list[str]:
+    return list(run) + [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+def tokenize(text: str) -> list[str]:
+    """Tokens of ``text`` in order, with repeats.
+
+    >>> tokenize("I moved to Berlin in 2023, 我喜欢猫")
+    ['moved', 'berlin', '2023', '我', '喜', '欢', '猫', '我喜', '喜欢', '欢猫']
+    """
+    tokens: list[str] = []
+    for run in _RUN_RE.findall(unicodedata.normalize("NFKC", text).casefold()):
+        if _CJK_RE.match(run):
+            tokens.extend(_cjk_tokens(run))
+        elif len(run) > 1 and run not in STOP_WORDS:
+            tokens.append(run[:MAX_TOKEN_CHARS])
+    return tokens
+
+
+def term_frequencies(text: str, keywords: list[str] | tuple[str, ...] = ()) -> Counter[str]:
+    """Term -> count over ``text`` and ``keywords`` (what the keyword index stores)."""
+    counts = Counter(tokenize(text))
+    for keyword in keywords:
+        counts.update(tokenize(keyword))
+    return counts

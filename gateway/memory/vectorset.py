@@ -1,0 +1,167 @@
+"""``vectorset`` backend: Redis 8 native vector sets (Redis docs, "Vector sets").
+
+One vector set per partition (:meth:`KeySpace.vector_set`): element = record id, vector
+added with ``VADD ... FP32 <blob> <id> Q8|BIN|NOQUANT SETATTR <json>`` (attributes from
+:func:`filters.vector_attributes`), searched with ``VSIM ... WITHSCORES COUNT n EF e
+FILTER <expr>``; VSIM scores are ``(1 + cos) / 2`` and are converted back to cosine.
+Keyword ranking: :class:`~gateway.memory.keyword_index.KeywordIndex`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+import numpy as np
+import redis.asyncio as aredis
+from redis.asyncio.client import Pipeline
+
+from gateway.memory.filters import SearchFilter, vector_attributes, vectorset_filter
+from gateway.memory.keys import KeySpace, Partition
+from gateway.memory.keyword_index import KeywordIndex
+from gateway.memory.ranking import clamp01, cosine_from_vsim
+from gateway.memory.records import MemoryRecord
+
+QUANTIZATION_FLAGS = {"q8": "Q8", "bin": "BIN", "noquant": "NOQUANT"}
+REBUILD_BATCH = 1000
+
+
+LIVE_ONLY = vectorset_filter(SearchFilter())
+
+
+def _rows(reply: object, with_attribs: bool = False) -> list[tuple[str, float, object]]:
+    """VSIM WITHSCORES [WITHATTRIBS] reply (redis-py dict, or a flat RESP2 list) ->
+    ``[(id, vsim score, attributes or None)]``."""
+    if isinstance(reply, dict):
+        items = [(k, *(v if with_attribs else (v, None))) for k, v in reply.items()]
+    else:
+        flat, step = list(reply or []), 3 if with_attribs else 2
+        items = [(*flat[i : i + 2], flat[i + 2] if with_attribs else None) for i in range(0, len(flat), step)]
+    return [(k.decode() if isinstance(k, bytes) else str(k), float(s), a) for k, s, a in items]
+
+
+def _is_live(attributes: object) -> bool:
+    """False for a retired record (attributes ``"live": 0``); missing attributes: live."""
+    if not attributes:
+        return True
+    return json.loads(attributes).get("live", 1) == 1
+
+
+def _best(hits: list[tuple[str, float]], count: int) -> list[tuple[str, float]]:
+    """Top ``count`` by VSIM score, converted to cosine."""
+    hits.sort(key=lambda pair: -pair[1])
+    return [(doc_id, cosine_from_vsim(score)) for doc_id, score in hits[:count]]
+
+
+class VectorSetBackend:
+    """See module docstring."""
+
+    name = "vectorset"
+
+    def __init__(self, client: aredis.Redis, keys: KeySpace, quantization: str, ef: int, nothread: bool = True):
+        self._client = client
+        self._keys = keys
+        self._quant = QUANTIZATION_FLAGS[quantization]
+        self.index_version = f"vectorset-1-{quantization}"
+        self._ef = ef
+        self._nothread = ["NOTHREAD"] if nothread else []
+        self._keywords = KeywordIndex(client, keys)
+
+    async def prepare(self, dimensions: int) -> None:
+        """Nothing to create: vector sets appear with their first VADD."""
+
+    def _queue_vadd(self, pipe: Pipeline, key: str, record: MemoryRecord, vector: np.ndarray) -> None:
+        blob = np.asarray(vector, dtype=np.float32).tobytes()
+        pipe.execute_command(
+            "VADD", key, "FP32", blob, record.id, self._quant, "SETATTR", vector_attributes(record)
+        )
+
+    def queue_put(
+        self, pipe: Pipeline, record: MemoryRecord, vector: np.ndarray | None, old: MemoryRecord | None
+    ) -> None:
+        key = self._keys.vector_set(Partition.of(record))
+        if vector is None:
+            pipe.execute_command("VSETATTR", key, record.id, vector_attributes(record))
+        else:
+            self._queue_vadd(pipe, key, record, vector)
+        if old is not None and (old.text, old.keywords) == (record.text, record.keywords):
+            return  # same terms: postings stay as they are
+        if old is not None:
+            self._keywords.queue_remove(pipe, old)
+        self._keywords.queue_put(pipe, record)
+
+    def queue_remove(self, pipe: Pipeline, record: MemoryRecord) -> None:
+        pipe.execute_command("VREM", self._keys.vector_set(Partition.of(record)), record.id)
+        self._keywords.queue_remove(pipe, record)
+
+    async def vector_search(
+        self, parts: Sequence[Partition], vector: np.ndarray, count: int, flt: SearchFilter
+    ) -> list[tuple[str, float]]:
+        """Default searches (only retired records excluded) skip ``FILTER``, which about
+        doubles VSIM time: they ask ``WITHATTRIBS`` and drop retired hits here, and fall
+        back to ``FILTER`` only when a full reply lost hits that way."""
+        blob = np.asarray(vector, dtype=np.float32).tobytes()
+        expression = vectorset_filter(flt)
+        if expression == LIVE_ONLY:
+            replies = await self._vsim(parts, blob, count, ["WITHATTRIBS"])
+            dropped = False
+            hits = []
+            for reply in replies:
+                rows = _rows(reply, with_attribs=True)
+                live = [(d, s) for d, s, attrs in rows if _is_live(attrs)]
+                dropped |= len(rows) == count and len(live) < len(rows)
+                hits += live
+            if not dropped:
+                return _best(hits, count)
+        extra = ["FILTER", expression] if expression else []
+        replies = await self._vsim(parts, blob, count, extra)
+        return _best([(d, s) for reply in replies for d, s, _ in _rows(reply)], count)
+
+    async def _vsim(self, parts: Sequence[Partition], blob: bytes, count: int, extra: list) -> list:
+        args = ["WITHSCORES", "COUNT", count, "EF", max(self._ef, count), *self._nothread, *extra]
+        pipe = self._client.pipeline(transaction=False)
+        for part in parts:
+            pipe.execute_command("VSIM", self._keys.vector_set(part), "FP32", blob, *args)
+        return await pipe.execute()
+
+    async def keyword_search(
+        self, parts: Sequence[Partition], text: str, count: int, flt: SearchFilter
+    ) -> list[str]:
+        return await self._keywords.search(parts, text, count)
+
+    async def similarities(self, records: Sequence[MemoryRecord], vector: np.ndarray) -> dict[str, float]:
+        """Cosine from ``VEMB`` (the dequantized stored vector) for each record."""
+        if not records:
+            return {}
+        pipe = self._client.pipeline(transaction=False)
+        for record in records:
+            pipe.execute_command("VEMB", self._keys.vector_set(Partition.of(record)), record.id)
+        out = {}
+        query = np.asarray(vector, dtype=np.float32)
+        for record, stored in zip(records, await pipe.execute()):
+            if stored:
+                emb = np.asarray(stored, dtype=np.float32)
+                norm = float(np.linalg.norm(emb)) or 1.0
+                out[record.id] = clamp01(float(emb @ query) / norm)
+        return out
+
+    async def reset_index(self, dimensions: int) -> None:
+        """Nothing global: each partition's set is rebuilt by :meth:`rebuild_partition`."""
+
+    async def rebuild_partition(
+        self, part: Partition, items: Sequence[tuple[MemoryRecord, np.ndarray]]
+    ) -> None:
+        """Build the new set under a temporary key, then RENAME it over the old one, so
+        searches see the old set until the new one is complete."""
+        key = self._keys.vector_set(part)
+        tmp = f"{key}:rebuild"
+        await self._client.delete(tmp)
+        for start in range(0, len(items), REBUILD_BATCH):
+            pipe = self._client.pipeline(transaction=False)
+            for record, vector in items[start : start + REBUILD_BATCH]:
+                self._queue_vadd(pipe, tmp, record, vector)
+            await pipe.execute()
+        if items:
+            await self._client.rename(tmp, key)
+        else:
+            await self._client.delete(key)

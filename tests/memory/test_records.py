@@ -1,0 +1,88 @@
+"""Records, ids, keys and the hash codec: pure, literal inputs."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+from pydantic import ValidationError
+
+from gateway.errors import InvalidRequest
+from gateway.memory.codec import absent_fields, record_from_hash, record_to_hash
+from gateway.memory.ids import check_memory_id, new_memory_id
+from gateway.memory.keys import KeySpace, Partition, escape_key_part, visible_partitions
+from gateway.memory.records import MemoryRecord, NewMemory, Scope, Tenant, build_record, visible_to
+
+NOW = datetime(2025, 3, 1, 12, 0, tzinfo=timezone.utc)
+
+
+def test_ids_carry_the_millisecond_time_and_sort_by_it():
+    early = new_memory_id(now_ms=1_700_000_000_000, random_bits=2**74 - 1)
+    late = new_memory_id(now_ms=1_700_000_000_001, random_bits=0)
+    assert early < late and len(early) == 32
+    assert early[:12] == f"{1_700_000_000_000:012x}" and early[12] == "7"
+    assert check_memory_id(late) == late
+
+
+@pytest.mark.parametrize("bad", ["", "x" * 32, "0" * 31, "0" * 33, "0" * 31 + "G", "A" * 32, None, 5])
+def test_malformed_ids_are_invalid_requests(bad):
+    with pytest.raises(InvalidRequest):
+        check_memory_id(bad)
+
+
+def test_escape_key_part_is_percent_encoding_of_utf8():
+    assert escape_key_part("a|b") == "a%7Cb"
+    assert escape_key_part("猫") == "%E7%8C%AB"
+    assert escape_key_part("%7C") == "%257C"
+    assert escape_key_part("Az09_.-") == "Az09_.-"
+    assert escape_key_part("{x}:*") == "%7Bx%7D%3A%2A"
+
+
+def test_keys_put_every_user_key_under_its_hash_tag():
+    keys = KeySpace("mg")
+    assert keys.record("a b", "0" * 32) == "mg:{a%20b}:m:" + "0" * 32
+    assert keys.vector_set(Partition("u", None)) == "mg:{u}:vs:profile"
+    assert keys.vector_set(Partition("u", "f:1")) == "mg:{u}:vs:event:f%3A1"
+    assert keys.postings(Partition("u", "f"), "猫") == "mg:{u}:kw:event:f:%E7%8C%AB"
+    assert keys.user_pattern("*") == "mg:{%2A}:*"
+
+
+def test_visible_partitions_follow_seed_002():
+    assert visible_partitions(Tenant("u", "f")) == [Partition("u", None), Partition("u", "f")]
+    assert visible_partitions(Tenant("u")) == [Partition("u", None)]
+    assert visible_partitions(Tenant("u", "f"), frozenset({Scope.EVENT})) == [Partition("u", "f")]
+
+
+def test_build_record_fills_tenant_and_times():
+    tenant = Tenant("u", "f")
+    new = NewMemory(scope="event", type="episodic", text="t")
+    record = build_record(tenant, new, "0" * 32, NOW)
+    assert (record.user_id, record.friend_id, record.occurred_at, record.created_at) == ("u", "f", NOW, NOW)
+    profile = build_record(tenant, new.model_copy(update={"scope": Scope.PROFILE}), "1" * 32, NOW)
+    assert profile.friend_id is None
+    assert visible_to(record, tenant) and not visible_to(record, Tenant("u", "g"))
+    assert visible_to(profile, Tenant("u", "g")) and not visible_to(profile, Tenant("v", "f"))
+
+
+def test_records_need_aware_times_and_well_formed_ids():
+    with pytest.raises(ValidationError):
+        NewMemory(scope="event", type="episodic", text="t", occurred_at=datetime(2025, 1, 1))
+    with pytest.raises(ValidationError):
+        NewMemory(scope="galaxy", type="episodic", text="t")
+    base = build_record(Tenant("u"), NewMemory(scope="profile", type="goal", text="t"), "0" * 32, NOW)
+    with pytest.raises(ValidationError):
+        MemoryRecord.model_validate({**base.model_dump(), "id": "not-an-id"})
+
+
+def test_hash_codec_round_trips_and_lists_fields_to_delete():
+    record = build_record(
+        Tenant("a|b", "猫"),
+        NewMemory(scope="event", type="episodic", text="hi", keywords=["k"], emotion="joy", metadata={"x": [1]}),
+        "0" * 32, NOW,
+    )
+    fields = record_to_hash(record, KeySpace("mg"))
+    assert fields["tu"] == "a%7Cb" and fields["tp"] == "event:%E7%8C%AB" and fields["live"] == "1"
+    assert fields["occurred_ts"] == repr(NOW.timestamp())
+    raw = {k.encode(): v.encode() for k, v in fields.items()}
+    assert record_from_hash(raw) == record
+    assert "emotion" not in absent_fields(fields) and "supersedes" in absent_fields(fields)
