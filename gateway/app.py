@@ -94,6 +94,9 @@ class Gateway:
             self.telemetry, self.runner,
         )
         stack.push_async_callback(self.chains.aclose)
+        from gateway.memorization.runtime import memorization_workers
+
+        await stack.enter_async_context(memorization_workers(config, self.services, self.telemetry))
         for i, client in enumerate(config.clients):
             if client.plugins:
                 self.chains.validate_overrides(client.plugins, f"clients.{i}")

@@ -170,6 +170,15 @@ def _register_memories() -> None:
 _register_memories()
 
 
+def _register_worker() -> None:
+    from gateway.memorization.cli import worker_command
+
+    main.add_command(worker_command)
+
+
+_register_worker()
+
+
 @main.group()
 def bench() -> None:
     """Benchmarks (figures for the README and issue notes)."""
@@ -195,6 +204,15 @@ def bench_store(ctx: click.Context) -> None:
 
 
 
+@bench.command("memorize", context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+@click.pass_context
+def bench_memorize(ctx: click.Context) -> None:
+    """Memorization jobs/s per worker and the enqueue cost on the request path."""
+    from gateway.memorization.bench_memorize import main as run
+
+    sys.exit(run(ctx.args))
+
+
 @bench.command("locomo")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False))
 @click.option("--k", "ks", multiple=True, type=int, default=(5, 10, 25), show_default=True, help="Cut-offs (repeatable).")
@@ -202,9 +220,18 @@ def bench_store(ctx: click.Context) -> None:
 @click.option("--variant", "variants", multiple=True, default=("keyword-heavy+captions+dates+context",), show_default=True,
               help="Retrieval variant(s): vector, hybrid, hybrid+captions, hybrid+captions+dates, or all.")
 @click.option("--redis-url", default=None, help="Redis >= 8 to use (default: a temporary embedded one).")
-def bench_locomo(path: str, ks: tuple[int, ...], json_out: str | None, variants: tuple[str, ...], redis_url: str | None) -> None:
+@click.option("--via-chat", is_flag=True, help="Replay the conversations through /v1/chat/completions, "
+              "memorize (verbatim), then measure the evidence injected into the upstream request.")
+def bench_locomo(path: str, ks: tuple[int, ...], json_out: str | None, variants: tuple[str, ...],
+                 redis_url: str | None, via_chat: bool) -> None:
     """Evidence recall@k of the memory store on a LoCoMo-format file."""
     from gateway.locomo.harness import VARIANTS, main as run
+
+    if via_chat:
+        from gateway.memorization.locomo_chat import run_locomo_via_chat
+
+        run_locomo_via_chat(path, tuple(sorted(set(ks))), "verbatim", json_out, redis_url=redis_url)
+        return
 
     chosen = list(VARIANTS) if "all" in variants else list(variants)
     unknown = [v for v in chosen if v not in VARIANTS]

@@ -17,4 +17,6 @@ async def forget_user(redis: Any, store: Any, user_id: str) -> int:
         MemoryUnavailable: Redis is unreachable (503); nothing is half-forgotten that a
             retry would not finish.
     """
-    return await store.forget_user(user_id)
+    from gateway.memorization.forget import forget_user as forget_with_jobs
+
+    return await forget_with_jobs(redis, store, user_id)

@@ -9,5 +9,7 @@ from __future__ import annotations
 
 def builtin_plugins() -> dict[str, type]:
     """``{name: plugin class}`` of every built-in plugin."""
-    classes: list[type] = []
+    from plugins.memorize import MemorizePlugin
+
+    classes: list[type] = [MemorizePlugin]
     return {cls.name: cls for cls in classes}  # type: ignore[attr-defined]

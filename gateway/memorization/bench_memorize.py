@@ -1,0 +1,176 @@
+"""``memgate bench memorize``: worker throughput and request-path enqueue cost (issue 5,
+item 10).
+
+Figures:
+
+- **enqueue**: p50/p99/max of ``MemorizePlugin.enqueue`` (what ``on_complete`` does: hash
+  the candidate turns + one Redis round trip) for a request carrying ``--history``
+  messages, over ``--enqueues`` calls; target p99 <= 1 ms.
+- **verbatim jobs/s per worker**: ``--jobs`` jobs enqueued, then one worker drains them
+  (redaction, plan, embedding with the real local model, store write, ack).
+- **extract jobs/s per worker**: the same with an in-process instant memory model (an
+  object answering ``complete_json`` at once with 2 facts; no HTTP), so the figure is
+  the pipeline's own cost: decide/extract/reconcile plumbing, 2 searches, embedding,
+  writes.
+
+Redis: ``--redis-url`` or an embedded redis-server in a temporary directory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import tempfile
+import time
+import uuid
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from gateway.memorization.config import MemorizeConfig
+from gateway.memorization.runtime import queue_for, run_workers, wait_drained
+from gateway.memorization.schemas import Decision, Extraction, ExtractedFact, Reconciliation
+
+
+class InstantModel:
+    """An in-process memory model that answers every schema at once."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def complete_json(self, messages: list[dict[str, Any]], schema: type, name: str) -> Any:
+        self.calls += 1
+        if schema is Decision:
+            return Decision(should_remember=True, reason="bench")
+        if schema is Extraction:
+            n = self.calls
+            return Extraction(facts=[ExtractedFact(text=f"The user likes hobby number {n}", scope="profile"),
+                                     ExtractedFact(text=f"The user went hiking on trip {n}", occurred="yesterday")],
+                              gist=f"Conversation {n} about hobbies.")
+        if schema is Reconciliation:
+            return Reconciliation(decisions=[])
+        raise ValueError(name)
+
+
+def _call(plugin: Any, messages: list[dict[str, Any]]) -> tuple[Any, Any]:
+    from gateway.assembly import reply_from_completion
+    from gateway.chat import ChatRequest
+    from gateway.plugin import CallContext
+    from gateway.principal import Principal
+
+    call = CallContext(request_id="req_" + uuid.uuid4().hex, principal=Principal("k", "bench", "friend"),
+                       original=ChatRequest(model="gpt-4o-mini", messages=messages), headers={})
+    reply = reply_from_completion({"choices": [{"index": 0, "message": {"role": "assistant", "content": "Sure, noted. " * 10}}]})
+    return call, reply
+
+
+def _history(n: int, tag: str) -> list[dict[str, Any]]:
+    text = "I have been thinking about my garden, the tomatoes and the basil are growing well this year. "
+    return [{"role": "user" if i % 2 == 0 else "assistant", "content": f"{tag} {i} {text}"} for i in range(n)]
+
+
+async def bench_enqueue(redis: Any, count: int, history: int) -> dict[str, float]:
+    from gateway.plugin import Services
+    from plugins.memorize import MemorizePlugin
+
+    config = MemorizeConfig(queue={"key_prefix": "bq" + uuid.uuid4().hex[:8]})
+    plugin = MemorizePlugin(config, Services(redis=redis))
+    now = datetime.now(timezone.utc)
+    samples = []
+    base = _history(history - 1, "h")
+    for i in range(count):
+        call, reply = _call(plugin, base + [{"role": "user", "content": f"new turn {i}"}])
+        started = time.perf_counter()
+        await plugin.enqueue(call, reply, now)
+        samples.append((time.perf_counter() - started) * 1000)
+    await _cleanup(redis, config)
+    pings = []
+    for _ in range(count):
+        started = time.perf_counter()
+        await redis.ping()
+        pings.append((time.perf_counter() - started) * 1000)
+    return {**_percentiles(samples), "history_messages": history, "calls": count,
+            "ping": _percentiles(pings)}
+
+
+def _percentiles(samples: list[float]) -> dict[str, float]:
+    ordered = sorted(samples)
+    return {"p50_ms": statistics.median(ordered), "p99_ms": ordered[int(len(ordered) * 0.99) - 1], "max_ms": ordered[-1]}
+
+
+async def bench_worker(redis: Any, store: Any, mode: str, jobs: int) -> dict[str, float]:
+    from gateway.plugin import Services
+    from plugins.memorize import MemorizePlugin
+
+    config = MemorizeConfig(mode=mode, queue={"key_prefix": "bq" + uuid.uuid4().hex[:8]}, worker={"block_ms": 20})
+    plugin = MemorizePlugin(config, Services(redis=redis))
+    now = datetime.now(timezone.utc)
+    for i in range(jobs):
+        call, reply = _call(plugin, [{"role": "user", "content": f"Job {i}: I walked my dog Rex to the lake and we met Anna."}])
+        await plugin.enqueue(call, reply, now)
+    model = InstantModel() if mode == "extract" else None
+    started = time.perf_counter()
+    async with run_workers(config, redis, store, n=1, model=model):
+        await wait_drained(queue_for(config, redis), timeout_s=600, poll_s=0.05)
+    seconds = time.perf_counter() - started
+    await _cleanup(redis, config)
+    return {"jobs": jobs, "seconds": seconds, "jobs_per_s": jobs / seconds}
+
+
+async def _cleanup(redis: Any, config: MemorizeConfig) -> None:
+    keys = [k async for k in redis.scan_iter(match=config.queue.key_prefix + ":*", count=1000)]
+    for start in range(0, len(keys), 500):
+        await redis.unlink(*keys[start:start + 500])
+
+
+async def run(args: argparse.Namespace) -> dict[str, Any]:
+    import redis.asyncio as aredis
+
+    from gateway.memory.config import MemoryConfig
+    from gateway.memory.factory import open_store
+    from gateway.redis_server import EmbeddedRedis
+
+    server = None
+    url = args.redis_url
+    if not url:
+        server = EmbeddedRedis(Path(tempfile.mkdtemp(prefix="memgate-bench-")))
+        url = await asyncio.to_thread(server.start)
+    client = aredis.Redis.from_url(url)
+    try:
+        results: dict[str, Any] = {"enqueue": await bench_enqueue(client, args.enqueues, args.history)}
+        memory = MemoryConfig(redis_url=url, key_prefix="bm" + uuid.uuid4().hex[:8])
+        async with open_store(client, memory) as store:
+            results["verbatim"] = await bench_worker(client, store, "verbatim", args.jobs)
+            results["extract_instant_model"] = await bench_worker(client, store, "extract", args.jobs)
+            keys = [k async for k in client.scan_iter(match=memory.key_prefix + ":*", count=1000)]
+            for start in range(0, len(keys), 500):
+                await client.unlink(*keys[start:start + 500])
+        return results
+    finally:
+        await client.aclose()
+        if server is not None:
+            await asyncio.to_thread(server.stop)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI entry (``memgate bench memorize ...``); prints a table and optionally JSON."""
+    parser = argparse.ArgumentParser(prog="memgate bench memorize", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--redis-url", default=None, help="Redis >= 8 URL; default: embedded server.")
+    parser.add_argument("--jobs", type=int, default=200, help="Jobs per worker benchmark.")
+    parser.add_argument("--enqueues", type=int, default=2000, help="Enqueue calls timed.")
+    parser.add_argument("--history", type=int, default=20, help="Messages per request (history resent).")
+    parser.add_argument("--json", dest="json_out", default=None, help="Write results as JSON here.")
+    args = parser.parse_args(argv)
+    results = asyncio.run(run(args))
+    e = results["enqueue"]
+    print(f"enqueue (on_complete, {e['history_messages']} messages): p50 {e['p50_ms']:.3f} ms  "
+          f"p99 {e['p99_ms']:.3f} ms  max {e['max_ms']:.3f} ms  ({e['calls']} calls)")
+    print(f"  reference: Redis PING round trip p50 {e['ping']['p50_ms']:.3f} ms  p99 {e['ping']['p99_ms']:.3f} ms")
+    for name in ("verbatim", "extract_instant_model"):
+        r = results[name]
+        print(f"{name:<22} 1 worker: {r['jobs_per_s']:.1f} jobs/s ({r['jobs']} jobs in {r['seconds']:.2f} s)")
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(results, indent=2))
+    return 0

@@ -1,0 +1,124 @@
+"""What a finished exchange turns into on the request path (issue 5, item 1), sans-IO.
+
+:func:`capture_exchange` takes the request the client sent (whole history), the assembled
+reply and the arrival time, and returns the job header plus every candidate turn with
+its dedupe hash; the enqueue script keeps the ones not seen before.
+
+Conversation id, first match wins: header ``x-memgate-conversation-id``; the request's
+``metadata.conversation_id`` (OpenAI's ``metadata`` strings); else ``h`` + SHA-256 of
+the system messages and the first user message (a client that resends the history keeps
+the same prefix, hence the same id).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from gateway.assembly import AssembledReply
+from gateway.chat import ChatRequest, message_text
+from gateway.memorization.dedupe import hashed_turns
+from gateway.memorization.jobs import JobHeader, Turn
+
+CONVERSATION_HEADER = "x-memgate-conversation-id"
+MEMORIZE_HEADER = "x-memgate-memorize"
+MAX_METADATA_VALUE = 512
+
+
+@dataclass(frozen=True)
+class Capture:
+    """A job header and its candidate turns (hash included), in message order."""
+
+    header: JobHeader
+    turns: tuple[Turn, ...]
+
+
+def client_metadata(request: ChatRequest) -> dict[str, str]:
+    """The request's ``metadata`` object, string values only, each capped at 512 chars."""
+    raw = (request.model_extra or {}).get("metadata")
+    if not isinstance(raw, dict):
+        return {}
+    return {str(k)[:64]: v[:MAX_METADATA_VALUE] for k, v in raw.items() if isinstance(v, str)}
+
+
+def conversation_id(request: ChatRequest, headers: dict[str, str]) -> str:
+    """See module docstring."""
+    given = headers.get(CONVERSATION_HEADER) or client_metadata(request).get("conversation_id")
+    if given:
+        return given[:200]
+    digest = hashlib.sha256()
+    for message in request.messages:
+        role = message.get("role")
+        if role in ("system", "developer"):
+            digest.update(b"s\x1f" + message_text(message).encode("utf-8", "surrogatepass") + b"\x1e")
+        elif role == "user":
+            digest.update(b"u\x1f" + message_text(message).encode("utf-8", "surrogatepass"))
+            break
+    return "h" + digest.hexdigest()[:24]
+
+
+def memorize_disabled(headers: dict[str, str]) -> bool:
+    """True when the client sent ``x-memgate-memorize: off`` (or ``false``/``0``/``no``)."""
+    return headers.get(MEMORIZE_HEADER, "").strip().lower() in ("off", "false", "0", "no")
+
+
+def capture_exchange(
+    request: ChatRequest,
+    reply: AssembledReply,
+    *,
+    headers: dict[str, str],
+    user_id: str,
+    friend_id: str,
+    request_id: str,
+    received_at: datetime,
+    traceparent: str | None,
+    max_candidates: int,
+    job_id: str | None = None,
+) -> Capture:
+    """The header and candidate turns of one exchange.
+
+    Candidates: the ``user`` and ``assistant`` messages among the last ``max_candidates``
+    messages that have text, then the reply's text (role assistant, index
+    ``len(messages)``). Every turn's ``at`` is ``received_at`` (message time = now).
+    """
+    conv = conversation_id(request, headers)
+    indexed = [
+        (i, m.get("role"), message_text(m))
+        for i, m in enumerate(request.messages)
+        if m.get("role") in ("user", "assistant")
+    ]
+    pairs = [(role, text) for _, role, text in indexed]
+    if reply.text:
+        indexed.append((len(request.messages), "assistant", reply.text))
+        pairs.append(("assistant", reply.text))
+    first_index = max(0, len(request.messages) - max_candidates)
+    first = next((n for n, (i, _, _) in enumerate(indexed) if i >= first_index), len(indexed))
+    hashes = hashed_turns(conv, pairs, first)
+    turns = tuple(
+        Turn(role=role, text=text, hash=h, at=received_at, index=i)
+        for (i, role, text), h in zip(indexed[first:], hashes)
+        if text.strip()
+    )
+    header = JobHeader(
+        job_id=job_id or uuid.uuid4().hex,
+        user_id=user_id,
+        friend_id=friend_id,
+        conversation_id=conv,
+        request_id=request_id,
+        model=reply.model or request.model,
+        traceparent=traceparent,
+        partial=reply.cancelled or reply.error is not None,
+        enqueued_at=received_at,
+        client_metadata=client_metadata(request),
+    )
+    return Capture(header, turns)
+
+
+def traceparent_of(context: Any) -> str | None:
+    """W3C ``traceparent`` of an OpenTelemetry span context, or None if invalid."""
+    if context is None or not getattr(context, "is_valid", False):
+        return None
+    return f"00-{context.trace_id:032x}-{context.span_id:016x}-{int(context.trace_flags):02x}"

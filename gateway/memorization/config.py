@@ -1,0 +1,130 @@
+"""Configuration of memorization (the ``memorize`` plugin's ``config:``), issue 5.
+
+One frozen model per concern (queue, worker, redaction, gists, inference), all with
+``extra="forbid"`` and a description on every field (architecture.md, "Config"). The same
+:class:`MemorizeConfig` configures the request-path enqueue (plugin), the workers inside
+``memgate serve`` and the ``memgate worker`` processes, so they agree on key names.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from gateway.model_client import ModelConfig
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class QueueConfig(_Frozen):
+    """Redis keys and retention of the job queue (Redis Streams + consumer group)."""
+
+    key_prefix: str = Field(
+        "mgq", pattern=r"^[A-Za-z0-9_.-]{1,32}$",
+        description="First segment of every memorization key (stream, dedupe sets, epochs).",
+    )
+    group: str = Field("memorize", min_length=1, description="Consumer group name on the stream.")
+    seen_ttl_seconds: int = Field(
+        30 * 24 * 3600, ge=60,
+        description="TTL of a tenant's set of memorized turn hashes, refreshed on every "
+        "enqueue; a turn resent after this idle time is memorized again (reconcile makes it a NOOP).",
+    )
+    done_ttl_seconds: int = Field(
+        7 * 24 * 3600, ge=60,
+        description="How long a job's done marker and stored plan are kept (replay protection).",
+    )
+    max_candidate_turns: int = Field(
+        64, ge=2, le=10_000,
+        description="Only the last N messages of a request are hashed on the request path "
+        "(bounds enqueue cost for long histories; older ones were seen by earlier requests).",
+    )
+
+
+class WorkerConfig(_Frozen):
+    """How workers read, retry, reclaim and dead-letter jobs."""
+
+    in_serve: int = Field(
+        1, ge=0, le=64, description="Workers run inside `memgate serve`; 0: only `memgate worker` processes."
+    )
+    block_ms: int = Field(1000, ge=1, description="XREADGROUP BLOCK time when the stream is empty.")
+    batch: int = Field(8, ge=1, le=1000, description="Entries read per XREADGROUP / XAUTOCLAIM.")
+    claim_min_idle_ms: int = Field(
+        60_000, ge=1,
+        description="XAUTOCLAIM min-idle-time: a job delivered but not acked for this long "
+        "belongs to a dead or stuck worker and is taken over.",
+    )
+    claim_every_s: float = Field(5.0, gt=0, description="How often a worker runs XAUTOCLAIM.")
+    max_attempts: int = Field(
+        5, ge=1, le=100,
+        description="Failed attempts (or deliveries to workers that died) before a job goes "
+        "to the dead-letter stream with its last error.",
+    )
+    backoff_base_s: float = Field(2.0, gt=0, description="Retry delay after attempt n: base * 2**(n-1), capped.")
+    backoff_max_s: float = Field(300.0, gt=0, description="Longest retry delay.")
+    job_timeout_s: float = Field(120.0, gt=0, description="Budget of one job; past it the attempt fails.")
+
+
+class RedactionRule(_Frozen):
+    """One extra redaction pattern."""
+
+    name: str = Field(..., min_length=1, description="Label used in the placeholder, e.g. `[ssn]`.")
+    pattern: str = Field(..., min_length=1, description="Python regular expression.")
+
+
+class RedactionConfig(_Frozen):
+    """What is removed before anything is stored or sent to the memory model."""
+
+    enabled: bool = Field(True, description="Off: texts are stored as they were said.")
+    builtin: tuple[Literal["api_key", "email", "phone", "card"], ...] = Field(
+        ("api_key", "email", "phone", "card"),
+        description="Built-in detectors: api_key (sk-..., ghp_..., AKIA..., Bearer tokens), "
+        "email, phone (E.164 and common national forms), card (13-19 digits, Luhn-checked).",
+    )
+    extra: tuple[RedactionRule, ...] = Field((), description="Further patterns, applied before the built-ins (more specific first).")
+
+
+class GistConfig(_Frozen):
+    """Event gists (seed 002): one dated summary per (user, friend) conversation session."""
+
+    enabled: bool = Field(
+        True, description="extract mode: keep a rolling gist per conversation (no extra model "
+        "call: the extraction answer carries it). verbatim mode makes no gists.",
+    )
+    max_chars: int = Field(600, ge=50, description="Longest gist text kept.")
+
+
+class InferenceConfig(_Frozen):
+    """Memory inference (seed 000 P4): conclusions drawn from several memories."""
+
+    enabled: bool = Field(False, description="Off by default (seed 000: inferenceEnabled false).")
+    interval: int = Field(10, ge=1, description="Run after every N new conversations per tenant (seed 000: 10).")
+    min_confidence: float = Field(0.6, ge=0, le=1, description="Conclusions below this confidence are dropped.")
+    max_memories: int = Field(60, ge=2, le=1000, description="Newest live memories shown to the model.")
+
+
+class MemorizeConfig(_Frozen):
+    """``plugins: - {name: memorize, config: {...}}``."""
+
+    mode: Literal["verbatim", "extract"] = Field(
+        "verbatim",
+        description="verbatim: each new user turn is stored as an episodic event memory, no "
+        "model; extract: the memory model decides, extracts atomic facts and reconciles them "
+        "with existing memories (seed 003; mem0, Chhikara et al. 2025).",
+    )
+    verbatim_roles: tuple[Literal["user", "assistant"], ...] = Field(
+        ("user",), description="verbatim mode: whose turns are stored (the LoCoMo replay stores both)."
+    )
+    model: ModelConfig = Field(default_factory=ModelConfig, description="extract mode: the memory model.")
+    queue: QueueConfig = Field(default_factory=QueueConfig, description="Job queue keys and retention.")
+    worker: WorkerConfig = Field(default_factory=WorkerConfig, description="Workers and retries.")
+    redaction: RedactionConfig = Field(default_factory=RedactionConfig, description="Privacy redaction.")
+    gists: GistConfig = Field(default_factory=GistConfig, description="Event gists per conversation.")
+    inference: InferenceConfig = Field(default_factory=InferenceConfig, description="Memory inference (P4).")
+    max_facts: int = Field(12, ge=1, le=100, description="extract mode: facts kept per job.")
+    reconcile_top_k: int = Field(5, ge=1, le=20, description="Nearest existing memories shown per fact (mem0: 5).")
+    honour_header: bool = Field(
+        True, description="A request header `x-memgate-memorize: off` skips memorization of that call."
+    )

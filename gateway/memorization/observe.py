@@ -1,0 +1,81 @@
+"""Observability of memorization (issue 5, item 7).
+
+Counters (``Metrics.inc``): ``memgate_memorize_jobs_total{outcome}`` (done, duplicate,
+stale, retried, dead), ``memgate_memorize_failures_total{error}``,
+``memgate_memorize_job_seconds_total`` (sum of job durations; with the jobs counter it
+gives jobs/s and mean seconds per job). Gauges read from Redis at scrape time
+(``Metrics.register_gauges``): ``memgate_memorize_queue_length``,
+``memgate_memorize_queue_pending``, ``memgate_memorize_retrying``,
+``memgate_memorize_dead_letters`` and ``memgate_memorize_lag_seconds`` (age of the
+oldest entry on the stream). Every job runs in a span ``memorize job`` (kind CONSUMER,
+a new trace) *linked* to the request's span through the job's stored W3C traceparent
+(OpenTelemetry messaging conventions: a consumer links to the producer).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from opentelemetry import trace
+from opentelemetry.context import Context
+from opentelemetry.trace import Link, SpanContext, SpanKind, TraceFlags
+
+from gateway.memorization.jobs import Job
+from gateway.memorization.queue import JobQueue
+
+
+def link_from_traceparent(traceparent: str | None) -> Link | None:
+    """A span link to ``00-<trace>-<span>-<flags>``; None when absent or malformed."""
+    if not traceparent:
+        return None
+    parts = traceparent.strip().split("-")
+    if len(parts) != 4 or len(parts[1]) != 32 or len(parts[2]) != 16:
+        return None
+    try:
+        context = SpanContext(int(parts[1], 16), int(parts[2], 16), is_remote=True,
+                              trace_flags=TraceFlags(int(parts[3], 16)))
+    except ValueError:
+        return None
+    return Link(context) if context.is_valid else None
+
+
+@contextlib.contextmanager
+def job_span(telemetry: Any, job: Job, entry_id: str) -> Iterator[Any]:
+    """The span of one job (no-op without a recording telemetry)."""
+    if telemetry is None or not telemetry.recording:
+        yield trace.INVALID_SPAN
+        return
+    link = link_from_traceparent(job.traceparent)
+    attributes = {
+        "memgate.job_id": job.job_id, "memgate.job_kind": job.kind, "memgate.user_id": job.user_id,
+        "memgate.friend_id": job.friend_id, "memgate.attempt": job.attempt,
+        "messaging.system": "redis", "messaging.message.id": entry_id,
+        "memgate.request_id": job.request_id,
+    }
+    with telemetry.tracer.start_as_current_span(
+        "memorize job", context=Context(), kind=SpanKind.CONSUMER, attributes=attributes,
+        links=[link] if link else [], record_exception=True, set_status_on_exception=True,
+    ) as span:
+        yield span
+
+
+def register_queue_gauges(metrics: Any, queue: JobQueue) -> None:
+    """Queue gauges at ``GET /metrics`` (read from Redis; any gateway shows the shared queue)."""
+
+    async def read() -> Mapping[str, float]:
+        try:
+            stats = await queue.stats()
+        except Exception:  # a scrape must not fail because Redis is down
+            return {"memgate_memorize_queue_up": 0.0}
+        return {
+            "memgate_memorize_queue_up": 1.0,
+            "memgate_memorize_queue_length": float(stats.length),
+            "memgate_memorize_queue_pending": float(stats.pending),
+            "memgate_memorize_retrying": float(stats.retrying),
+            "memgate_memorize_dead_letters": float(stats.dead),
+            "memgate_memorize_lag_seconds": stats.lag_seconds,
+        }
+
+    metrics.register_gauges("memorize_queue", read)

@@ -1,0 +1,110 @@
+"""One job, start to finish, minus queue bookkeeping (the worker owns that).
+
+Order: done marker? -> forget epoch still the job's? -> plan (stored once, ``SET NX``,
+replayed as stored) -> apply -> epoch re-checked *after* the writes: if a forget ran
+meanwhile, what this job wrote is erased again (forget increments the epoch before it
+erases, so either the forget's erase sees these records or this re-check sees the new
+epoch: forget always wins). Redaction runs on every turn before planning, so neither the
+memory model nor the store ever sees the raw text.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gateway.memorization.apply import apply_plan, undo
+from gateway.memorization.config import MemorizeConfig
+from gateway.memorization.extract import Extractor
+from gateway.memorization.inference import Inferrer
+from gateway.memorization.jobs import Job, JobHeader
+from gateway.memorization.plan import Plan
+from gateway.memorization.queue import JobQueue
+from gateway.memorization.redact import Redactor
+from gateway.memorization.verbatim import verbatim_plan
+from gateway.memory.records import Tenant
+
+
+class JobProcessor:
+    """Plans and applies jobs; shared by every worker of a process (holds no job state)."""
+
+    def __init__(self, config: MemorizeConfig, store: Any, queue: JobQueue, model: Any = None,
+                 redactor: Redactor | None = None) -> None:
+        self.config = config
+        self.store = store
+        self.queue = queue
+        self.redactor = redactor or Redactor.from_config(config.redaction)
+        self._extractor = Extractor(config, store, model) if model is not None else None
+        self._inferrer = Inferrer(config.inference, store, model) if model is not None else None
+
+    async def epoch(self, user_id: str) -> int:
+        return int(await self.queue.client.get(self.queue.keys.epoch(user_id)) or 0)
+
+    def redacted(self, job: Job) -> Job:
+        """``job`` with every turn's text redacted (a new value)."""
+        turns = tuple(t.model_copy(update={"text": self.redactor.redact(t.text)}) for t in job.turns)
+        return job.model_copy(update={"turns": turns})
+
+    async def process(self, job: Job) -> str:
+        """Outcome: ``done``, ``duplicate`` (done before) or ``stale`` (forgotten since)."""
+        pipe = self.queue.client.pipeline(transaction=False)
+        pipe.exists(self.queue.keys.done(job.user_id, job.job_id))
+        pipe.get(self.queue.keys.epoch(job.user_id))
+        done, epoch = await pipe.execute()
+        if done:
+            return "duplicate"
+        if int(epoch or 0) != job.epoch:
+            return "stale"
+        job = self.redacted(job)
+        started_ms = await self._conversation_start(job)
+        plan = await self._plan(job, started_ms)
+        tenant = Tenant(job.user_id, job.friend_id)
+        written = await apply_plan(self.store, tenant, plan)
+        if await self.epoch(job.user_id) != job.epoch:
+            await undo(self.store, tenant, written)
+            return "stale"
+        return "done"
+
+    async def _plan(self, job: Job, started_ms: int) -> Plan:
+        key = self.queue.keys.plan(job.user_id, job.job_id)
+        stored = await self.queue.client.get(key)
+        if stored:
+            return Plan.model_validate_json(stored)
+        plan = await self._make_plan(job, started_ms)
+        ttl = self.config.queue.done_ttl_seconds
+        if not await self.queue.client.set(key, plan.model_dump_json(), nx=True, ex=ttl):
+            return Plan.model_validate_json(await self.queue.client.get(key))
+        return plan
+
+    async def _make_plan(self, job: Job, started_ms: int) -> Plan:
+        if job.kind == "inference":
+            if self._inferrer is None:
+                return Plan(decision="inference needs a memory model")
+            return await self._inferrer.plan(job)
+        if self.config.mode == "verbatim" or self._extractor is None:
+            return verbatim_plan(job, [t.text for t in job.turns], self.config.verbatim_roles)
+        turns = [(t.role, t.text) for t in job.turns]
+        return await self._extractor.plan(job, turns, started_ms)
+
+    async def _conversation_start(self, job: Job) -> int:
+        """First-seen time of the job's conversation (ms); counts new conversations and
+        enqueues an inference job every ``inference.interval`` of them."""
+        if job.kind != "turns":
+            return job.enqueued_ms
+        keys, client = self.queue.keys, self.queue.client
+        convs = keys.conversations(job.user_id, job.friend_id)
+        is_new = await client.hsetnx(convs, job.conversation_id, job.enqueued_ms)
+        if is_new and self.config.inference.enabled and self.config.mode == "extract":
+            count = await client.incr(keys.conversation_count(job.user_id, job.friend_id))
+            if count % self.config.inference.interval == 0:
+                await self.queue.push(inference_job(job))
+        return int(await client.hget(convs, job.conversation_id) or job.enqueued_ms)
+
+
+def inference_job(after: Job) -> Job:
+    """The inference job a ``turns`` job triggers (same tenant and epoch, fixed id)."""
+    header = JobHeader(
+        job_id=after.job_id[:24] + "inf0", kind="inference", user_id=after.user_id,
+        friend_id=after.friend_id, request_id=after.request_id, traceparent=after.traceparent,
+        enqueued_at=after.enqueued_at,
+    )
+    return Job(**header.model_dump(), epoch=after.epoch)

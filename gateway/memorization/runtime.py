@@ -1,0 +1,95 @@
+"""Running workers: inside ``memgate serve`` (:func:`memorization_workers`, entered in
+``Gateway._start``) or in a ``memgate worker`` process (:mod:`gateway.memorization.cli`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+from gateway.memorization.config import MemorizeConfig
+from gateway.memorization.keys import QueueKeys
+from gateway.memorization.observe import register_queue_gauges
+from gateway.memorization.processor import JobProcessor
+from gateway.memorization.queue import JobQueue
+from gateway.memorization.worker import Worker, consumer_name
+
+log = logging.getLogger("memgate.memorize")
+PLUGIN_NAME = "memorize"
+
+
+def memorize_config_of(gateway_config: Any) -> MemorizeConfig | None:
+    """The enabled ``memorize`` entry's config in ``gateway.yaml``, or None."""
+    for entry in gateway_config.plugins:
+        if entry.name == PLUGIN_NAME and entry.enabled:
+            return MemorizeConfig.model_validate(dict(entry.config))
+    return None
+
+
+def queue_for(config: MemorizeConfig, redis: Any) -> JobQueue:
+    return JobQueue(redis, QueueKeys(config.queue.key_prefix), config.queue.group)
+
+
+@contextlib.asynccontextmanager
+async def run_workers(
+    config: MemorizeConfig, redis: Any, store: Any, upstreams: Any = None, n: int = 1,
+    telemetry: Any = None, model: Any = None, stop_grace_s: float = 10.0,
+) -> AsyncIterator[list[Worker]]:
+    """``n`` workers as tasks until exit; on exit each finishes its current job (up to
+    ``stop_grace_s``), then is cancelled (an unfinished job stays pending and is
+    reclaimed). ``model``: a memory-model client to use instead of building one from
+    ``config.model`` (its owner closes it). Gauges are registered on ``telemetry``."""
+    queue = queue_for(config, redis)
+    await queue.ensure_group()
+    owned = None
+    if model is None and config.mode == "extract":
+        from gateway.model_client import ModelClient
+
+        model = owned = ModelClient(config.model, upstreams)
+    processor = JobProcessor(config, store, queue, model)
+    workers = [Worker(processor, config.worker, telemetry, consumer_name(i)) for i in range(n)]
+    if telemetry is not None:
+        register_queue_gauges(telemetry.metrics, queue)
+    stop = asyncio.Event()
+    tasks = [asyncio.create_task(w.run(stop), name=f"memorize-{w.name}") for w in workers]
+    try:
+        yield workers
+    finally:
+        stop.set()
+        done, pending = await asyncio.wait(tasks, timeout=stop_grace_s) if tasks else (set(), set())
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        if owned is not None:
+            await owned.aclose()
+
+
+@contextlib.asynccontextmanager
+async def memorization_workers(gateway_config: Any, services: Any, telemetry: Any = None) -> AsyncIterator[list[Worker]]:
+    """What ``Gateway._start`` enters after building the chain:
+
+    ``await stack.enter_async_context(memorization_workers(config, self.services, self.telemetry))``
+
+    Runs ``worker.in_serve`` workers when the ``memorize`` plugin is enabled and a memory
+    store exists; otherwise does nothing."""
+    config = memorize_config_of(gateway_config)
+    if config is None or config.worker.in_serve == 0 or services.memory is None or services.redis is None:
+        yield []
+        return
+    async with run_workers(config, services.redis, services.memory, services.upstreams,
+                           config.worker.in_serve, telemetry) as workers:
+        yield workers
+
+
+async def wait_drained(queue: JobQueue, timeout_s: float = 60.0, poll_s: float = 0.05) -> None:
+    """Until nothing is waiting, in flight or parked for retry.
+
+    Raises:
+        TimeoutError: still busy after ``timeout_s``.
+    """
+    async with asyncio.timeout(timeout_s):
+        while not await queue.drained():
+            await asyncio.sleep(poll_s)

@@ -1,0 +1,132 @@
+"""Workers: read jobs from the consumer group, process, ack, retry, reclaim, dead-letter
+(issue 5, item 2). Any number of workers, in ``memgate serve`` or ``memgate worker``
+processes, share the group; each has its own consumer name.
+
+Loop of one worker: promote due retries -> every ``claim_every_s`` XAUTOCLAIM jobs idle
+longer than ``claim_min_idle_ms`` (their worker died) -> XREADGROUP new jobs (BLOCK) ->
+handle each in turn. Handling: unreadable entry -> dead letter; delivered more than
+``max_attempts`` times without an ack (it keeps killing workers) -> dead letter;
+otherwise process under ``job_timeout_s``; success -> done marker + XACK + XDEL; failure
+-> attempt + 1 and retry after ``backoff_base_s * 2**(attempt-1)`` (capped), or the
+dead-letter stream (job with redacted turns + last error) after ``max_attempts``.
+Only ``Exception`` is caught: cancellation (shutdown) leaves the job un-acked, to be
+reclaimed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+import time
+import uuid
+from typing import Any
+
+from gateway.memorization.config import WorkerConfig
+from gateway.memorization.jobs import Job, job_from_fields, retried
+from gateway.memorization.observe import job_span
+from gateway.memorization.processor import JobProcessor
+from gateway.memorization.queue import JobQueue
+
+log = logging.getLogger("memgate.memorize")
+
+
+def backoff_s(attempt: int, config: WorkerConfig) -> float:
+    """Delay before retry number ``attempt`` (1-based): exponential, capped.
+
+    >>> backoff_s(1, WorkerConfig()), backoff_s(3, WorkerConfig()), backoff_s(20, WorkerConfig())
+    (2.0, 8.0, 300.0)
+    """
+    return min(config.backoff_max_s, config.backoff_base_s * 2 ** (attempt - 1))
+
+
+def consumer_name(index: int = 0) -> str:
+    """``<host>-<pid>-<index>-<random>``: unique per worker, readable in XINFO CONSUMERS."""
+    return f"{socket.gethostname()}-{os.getpid()}-{index}-{uuid.uuid4().hex[:6]}"
+
+
+class Worker:
+    """One consumer of the group."""
+
+    def __init__(self, processor: JobProcessor, config: WorkerConfig, telemetry: Any = None,
+                 name: str | None = None) -> None:
+        self.processor = processor
+        self.queue: JobQueue = processor.queue
+        self.config = config
+        self.telemetry = telemetry
+        self.name = name or consumer_name()
+        self.handled = 0
+
+    def _inc(self, name: str, amount: float = 1.0, **labels: str) -> None:
+        if self.telemetry is not None:
+            self.telemetry.metrics.inc(name, amount, **labels)
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Work until ``stop`` is set (the current job is finished first)."""
+        await self.queue.ensure_group()
+        last_claim = 0.0
+        while not stop.is_set():
+            try:
+                await self.queue.promote_due()
+                if time.monotonic() - last_claim >= self.config.claim_every_s:
+                    last_claim = time.monotonic()
+                    await self.reclaim_once()
+                for entry_id, fields in await self.queue.read(self.name, self.config.batch, self.config.block_ms):
+                    await self.handle(entry_id, fields)
+            except Exception as exc:  # Redis down, etc.: keep the worker alive
+                log.warning("memorize worker %s: %r", self.name, exc)
+                self._inc("memgate_memorize_failures_total", error="loop")
+                await asyncio.sleep(1.0)
+
+    async def reclaim_once(self) -> int:
+        """XAUTOCLAIM stuck jobs and handle them; returns how many."""
+        claimed = await self.queue.reclaim(self.name, self.config.claim_min_idle_ms, self.config.batch)
+        for entry_id, fields, deliveries in claimed:
+            self._inc("memgate_memorize_reclaimed_total")
+            await self.handle(entry_id, fields, deliveries)
+        return len(claimed)
+
+    async def handle(self, entry_id: str, fields: dict, deliveries: int = 1) -> str:
+        """Process one entry and settle it (ack, retry or dead letter); returns the outcome."""
+        try:
+            job = job_from_fields(fields)
+        except Exception as exc:
+            raw = repr({k: v for k, v in fields.items()})[:4000]
+            await self.queue.dead_letter(entry_id, raw, f"unreadable job: {exc!r}"[:2000])
+            return self._count("dead")
+        if deliveries > self.config.max_attempts:
+            job = retried(job, f"delivered {deliveries} times without an ack (the worker died)")
+            await self.queue.dead_letter(entry_id, self.processor.redacted(job).model_dump_json(), job.last_error or "")
+            return self._count("dead")
+        started = time.perf_counter()
+        with job_span(self.telemetry, job, entry_id) as span:
+            try:
+                async with asyncio.timeout(self.config.job_timeout_s):
+                    outcome = await self.processor.process(job)
+            except Exception as exc:
+                error = f"{type(exc).__name__}: {exc}"
+                self._inc("memgate_memorize_failures_total", error=type(exc).__name__)
+                if span.is_recording():
+                    span.set_attribute("memgate.error", error[:500])
+                return await self._failed(entry_id, job, error)
+            if span.is_recording():
+                span.set_attribute("memgate.outcome", outcome)
+        await self.queue.complete(entry_id, job, self.processor.config.queue.done_ttl_seconds)
+        self._inc("memgate_memorize_job_seconds_total", time.perf_counter() - started)
+        return self._count(outcome)
+
+    async def _failed(self, entry_id: str, job: Job, error: str) -> str:
+        failed = retried(job, error)
+        if failed.attempt >= self.config.max_attempts:
+            log.warning("memorize job %s dead-lettered after %d attempts: %s", job.job_id, failed.attempt, error)
+            await self.queue.dead_letter(entry_id, self.processor.redacted(failed).model_dump_json(), error)
+            return self._count("dead")
+        not_before = int((time.time() + backoff_s(failed.attempt, self.config)) * 1000)
+        await self.queue.retry(entry_id, failed, not_before)
+        return self._count("retried")
+
+    def _count(self, outcome: str) -> str:
+        self.handled += 1
+        self._inc("memgate_memorize_jobs_total", outcome=outcome)
+        return outcome

@@ -1,0 +1,78 @@
+"""Memorization fixtures: a fresh queue prefix per test, a store on the session's real
+Redis (the gateway's key prefix when a gateway is started), the upstream double playing
+the memory model, and workers run on the test's event loop."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+import redis.asyncio as aredis
+
+from gateway.memorization.config import MemorizeConfig
+from gateway.memorization.runtime import queue_for, run_workers, wait_drained
+from gateway.memory.config import MemoryConfig
+from gateway.memory.factory import open_store
+from gateway.model_client import ModelClient, ModelConfig
+from plugins.memorize import MemorizePlugin
+from tests.memorization.memory_model import MemoryModel
+
+REGISTRY = {"memorize": MemorizePlugin}
+
+
+def memorize_config(mode: str = "extract", **fields: Any) -> MemorizeConfig:
+    base: dict[str, Any] = {
+        "mode": mode,
+        "queue": {"key_prefix": "q" + uuid.uuid4().hex[:10]},
+        "worker": {"block_ms": 50, "claim_every_s": 0.05, "backoff_base_s": 0.01, "backoff_max_s": 0.05},
+    }
+    for key, value in fields.items():
+        base[key] = {**base.get(key, {}), **value} if isinstance(value, dict) else value
+    return MemorizeConfig.model_validate(base)
+
+
+@dataclass
+class Env:
+    redis: aredis.Redis
+    redis_url: str
+    shared_model: Any
+    upstream: Any
+    model_double: MemoryModel
+    stores: list
+
+    async def store(self, key_prefix: str) -> Any:
+        cm = open_store(self.redis, MemoryConfig(redis_url=self.redis_url, key_prefix=key_prefix),
+                        embedder=self.shared_model.for_gateway())
+        store = await cm.__aenter__()
+        self.stores.append(cm)
+        return store
+
+    def model_client(self) -> ModelClient:
+        return ModelClient(ModelConfig(base_url=self.upstream.url + "/v1", api_key="sk-mm", timeout_s=5), None)
+
+    async def drain(self, config: MemorizeConfig, store: Any, n: int = 1, timeout_s: float = 20) -> None:
+        client = self.model_client()
+        try:
+            async with run_workers(config, self.redis, store, n=n, model=client, stop_grace_s=5):
+                await wait_drained(queue_for(config, self.redis), timeout_s)
+        finally:
+            await client.aclose()
+
+
+@pytest.fixture
+async def env(redis_url: str, shared_model: Any, upstream: Any) -> AsyncIterator[Env]:
+    await asyncio.to_thread(shared_model.get)  # loads once, off this loop (it uses asyncio.run)
+    client = aredis.Redis.from_url(redis_url)
+    model = MemoryModel()
+    upstream.default = model
+    e = Env(client, redis_url, shared_model, upstream, model, [])
+    try:
+        yield e
+    finally:
+        for cm in reversed(e.stores):
+            await cm.__aexit__(None, None, None)
+        await client.aclose()

@@ -1,0 +1,163 @@
+"""Memorization through the real gateway: chat requests in, memories out (issue 5)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import httpx
+
+from gateway.memorization.runtime import queue_for
+from gateway.memory.records import Tenant
+from tests.memorization.conftest import REGISTRY, memorize_config
+from tests.memorization.memory_model import fact
+from tests.support.gateway import ALICE_KEY
+from tests.support.upstream_double import SSEReply
+
+ALICE = Tenant("alice", "tutor")
+
+
+def start(start_gateway: Any, config: Any) -> Any:
+    return start_gateway(registry=REGISTRY, plugins=[{"name": "memorize", "config": config.model_dump(mode="json")}])
+
+
+async def chat(gw: Any, messages: list[dict[str, Any]], **extra: Any) -> httpx.Response:
+    headers = {"authorization": f"Bearer {ALICE_KEY}", **extra.pop("headers", {})}
+    async with httpx.AsyncClient(timeout=10) as client:
+        response = await client.post(gw.base_url + "/chat/completions", headers=headers,
+                                     json={"model": "gpt-4o-mini", "messages": messages, **extra})
+    assert response.status_code == 200, response.text
+    return response
+
+
+async def settle(gw: Any) -> None:
+    """Completion observers run after the reply: wait for them."""
+    for _ in range(200):
+        if gw.gateway.runner.pending == 0:
+            return
+        await asyncio.sleep(0.01)
+
+
+async def test_a_fact_told_in_one_conversation_is_found_from_a_new_one(start_gateway, env):
+    config = memorize_config("extract")
+    gw = start(start_gateway, config)
+    env.model_double.on("memorize_extraction", {"facts": [fact("The user is allergic to peanuts", keywords=["allergy", "peanuts"])]})
+    await chat(gw, [{"role": "user", "content": "Heads up: I'm allergic to peanuts."}])
+    await settle(gw)
+    store = await env.store(gw.config.memory.key_prefix)
+    await env.drain(config, store)
+    hits = await store.search(Tenant("alice", "another-friend"), "what food should I avoid? nuts", top_k=3)
+    assert hits and hits[0].record.text == "The user is allergic to peanuts"
+    assert hits[0].record.metadata["speaker"] == "user"
+    assert hits[0].record.source.value == "conversation"
+
+
+async def test_a_contradiction_supersedes_the_old_memory_which_stays_auditable(start_gateway, env):
+    config = memorize_config("extract")
+    gw = start(start_gateway, config)
+    store = await env.store(gw.config.memory.key_prefix)
+    env.model_double.on("memorize_extraction", {"facts": [fact("The user lives in Berlin")]})
+    await chat(gw, [{"role": "user", "content": "I live in Berlin."}])
+    await settle(gw)
+    await env.drain(config, store)
+    env.model_double.on("memorize_extraction", {"facts": [fact("The user lives in Paris")]})
+    env.model_double.on("memorize_reconcile", {"decisions": [{"fact": 0, "event": "UPDATE", "target": "m1", "text": "The user lives in Paris (moved from Berlin)"}]})
+    await chat(gw, [{"role": "user", "content": "I moved to Paris last month."}])
+    await settle(gw)
+    await env.drain(config, store)
+    live = await store.search(ALICE, "where does the user live", top_k=5)
+    assert [h.record.text for h in live] == ["The user lives in Paris (moved from Berlin)"]
+    old = await store.get(ALICE, live[0].record.supersedes)
+    assert old.text == "The user lives in Berlin" and old.retired and old.superseded_by == live[0].record.id
+    reconcile_prompt = env.model_double.calls["memorize_reconcile"][0]["messages"][-1]["content"]
+    assert "[m1] The user lives in Berlin" in reconcile_prompt
+
+
+async def test_resending_the_whole_history_does_not_re_extract_old_turns(start_gateway, env):
+    config = memorize_config("extract")
+    gw = start(start_gateway, config)
+    history: list[dict[str, Any]] = [{"role": "system", "content": "You are a tutor."}]
+    for text in ["I study Rust.", "I prefer concise answers.", "My exam is on Friday."]:
+        history.append({"role": "user", "content": text})
+        reply = (await chat(gw, history)).json()["choices"][0]["message"]["content"]
+        history.append({"role": "assistant", "content": reply})
+    await settle(gw)
+    store = await env.store(gw.config.memory.key_prefix)
+    await env.drain(config, store)
+    decisions = env.model_double.calls["memorize_decision"]
+    assert len(decisions) == 3
+    conversations = [call["messages"][-1]["content"] for call in decisions]
+    assert conversations[1].count("I study Rust.") == 0 and "I prefer concise answers." in conversations[1]
+    assert "My exam is on Friday." in conversations[2] and "I prefer concise" not in conversations[2]
+
+
+async def test_verbatim_mode_stores_each_user_turn_once(start_gateway, env):
+    config = memorize_config("verbatim")
+    gw = start(start_gateway, config)
+    history: list[dict[str, Any]] = []
+    for text, stream in [("I adopted a puppy named Rex.", False), ("Rex loves the beach.", True), ("We walk at 7am.", False)]:
+        history.append({"role": "user", "content": text})
+        if stream:
+            await chat(gw, history, stream=True)
+            reply = "streamed"
+        else:
+            reply = (await chat(gw, history)).json()["choices"][0]["message"]["content"]
+        history.append({"role": "assistant", "content": reply})
+    await chat(gw, history[:-1])  # a regenerate: same history again
+    await settle(gw)
+    store = await env.store(gw.config.memory.key_prefix)
+    await env.drain(config, store)
+    items = (await store.list(ALICE, limit=50)).items
+    assert sorted(r.text for r in items) == sorted(["I adopted a puppy named Rex.", "Rex loves the beach.", "We walk at 7am."])
+    rex = next(r for r in items if "puppy" in r.text)
+    assert rex.scope.value == "event" and rex.type.value == "episodic"
+    assert {"adopted", "puppy", "rex"} <= set(rex.keywords)
+    assert not env.model_double.calls
+
+
+async def test_the_job_is_enqueued_after_the_reply_and_a_cancelled_stream_is_partial(start_gateway, env, upstream):
+    config = memorize_config("verbatim")
+    gw = start(start_gateway, config)
+    queue = queue_for(config, env.redis)
+    upstream.enqueue(SSEReply(pieces=40, delay=0.05))
+    async with httpx.AsyncClient(timeout=10) as client:
+        body = {"model": "gpt-4o-mini", "stream": True, "messages": [{"role": "user", "content": "Tell me a story"}]}
+        async with client.stream("POST", gw.base_url + "/chat/completions", json=body,
+                                 headers={"authorization": f"Bearer {ALICE_KEY}"}) as response:
+            chunks = response.aiter_bytes()
+            await chunks.__anext__()
+            assert await env.redis.xlen(queue.keys.stream) == 0  # nothing while the reply streams
+    await settle(gw)
+    for _ in range(100):
+        if await env.redis.xlen(queue.keys.stream):
+            break
+        await asyncio.sleep(0.02)
+    entries = await env.redis.xrange(queue.keys.stream)
+    header = json.loads(entries[0][1][b"h"])
+    assert header["partial"] is True and header["user_id"] == "alice" and header["friend_id"] == "tutor"
+
+
+async def test_memorize_off_header_skips_the_call(start_gateway, env):
+    config = memorize_config("verbatim")
+    gw = start(start_gateway, config)
+    await chat(gw, [{"role": "user", "content": "secret diary"}], headers={"x-memgate-memorize": "off"})
+    await settle(gw)
+    assert await env.redis.xlen(queue_for(config, env.redis).keys.stream) == 0
+
+
+async def test_redaction_runs_before_the_memory_model_and_the_store(start_gateway, env):
+    config = memorize_config("extract")
+    gw = start(start_gateway, config)
+    env.model_double.on("memorize_extraction", lambda body: {"facts": [fact("The user's work email is " + (
+        "[email]" if "[email]" in body["messages"][-1]["content"] else "LEAKED"))]})
+    secret = "Mail me at jane.doe@example.com, my key is sk-live0123456789abcdefXYZ"
+    await chat(gw, [{"role": "user", "content": secret}])
+    await settle(gw)
+    store = await env.store(gw.config.memory.key_prefix)
+    await env.drain(config, store)
+    seen = env.model_double.prompt_texts()
+    assert "jane.doe@example.com" not in seen and "sk-live0123456789abcdefXYZ" not in seen
+    assert "[email]" in seen and "[api_key]" in seen
+    items = (await store.list(ALICE)).items
+    assert [r.text for r in items] == ["The user's work email is [email]"]
