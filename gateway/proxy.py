@@ -118,7 +118,7 @@ class ChatCompletions:
         with self._telemetry.span("chat", {"gen_ai.operation.name": "chat", "gen_ai.system": "openai"},
                                   kind=SpanKind.SERVER, context=context) as span:
             try:
-                prepared = await self._prepare(raw, headers, started)
+                prepared = await self._prepare(raw, headers, started, _traceparent(span, headers))
             except MemgateError as exc:
                 await send_error(send, exc)
                 return
@@ -157,7 +157,9 @@ class ChatCompletions:
         finally:
             watcher.stop()
 
-    async def _prepare(self, raw: bytes, headers: dict[str, str], started: float) -> Prepared:
+    async def _prepare(
+        self, raw: bytes, headers: dict[str, str], started: float, traceparent: str | None
+    ) -> Prepared:
         principal = await self._auth.authenticate(headers.get("authorization"))
         try:
             body = json.loads(raw)
@@ -182,11 +184,14 @@ class ChatCompletions:
             original=None,
             headers=headers,
             started=started,
+            trace_context=traceparent,
         )
         call.upstream = UpstreamCaller(upstream, forward_headers(headers, upstream))
         out_body: dict[str, Any] | None = None
         if chain.rewriters:
             out_body = await self._rewrite(call, chain, body)
+        elif chain.observers:
+            call.original = _parse_request(body, call)
         strip_usage = False
         if stream and self._config.upstream.request_stream_usage:
             options = body.get("stream_options")
@@ -204,10 +209,8 @@ class ChatCompletions:
         self, call: CallContext, chain: PluginChain, body: dict[str, Any]
     ) -> dict[str, Any] | None:
         """The rewritten body, or None when the request goes upstream unchanged."""
-        try:
-            request = ChatRequest.model_validate(body)
-        except ValueError as exc:
-            call.degraded.append(f"chain:unparsable_request:{type(exc).__name__}")
+        request = _parse_request(body, call)
+        if request is None:
             return None
         call.original = request
         result = await chain.rewrite(call, request)
@@ -320,3 +323,21 @@ class ChatCompletions:
             return
         reply = state.assembler.build(cancelled=cancelled, error=state.error)
         prepared.chain.complete(prepared.call, reply)
+
+
+def _parse_request(body: dict[str, Any], call: CallContext) -> ChatRequest | None:
+    """The body as a :class:`ChatRequest`; None (and a degraded note) if it does not fit:
+    the upstream, not the gateway, then answers for the malformed request."""
+    try:
+        return ChatRequest.model_validate(body)
+    except ValueError as exc:
+        call.degraded.append(f"chain:unparsable_request:{type(exc).__name__}")
+        return None
+
+
+def _traceparent(span: Any, headers: dict[str, str]) -> str | None:
+    """W3C ``traceparent`` of the request span (or the client's, when not recording)."""
+    context = span.get_span_context()
+    if context.is_valid:
+        return f"00-{context.trace_id:032x}-{context.span_id:016x}-{int(context.trace_flags):02x}"
+    return headers.get("traceparent")

@@ -1,10 +1,9 @@
 """``memorize``: after each chat completion, enqueue a memorization job (issue 5).
 
-Capabilities: :class:`~gateway.plugin.CompletionObserver` (``on_complete``: runs after
+Capability: :class:`~gateway.plugin.CompletionObserver` (``on_complete``: runs after
 the client has the whole reply, streamed or not, or after it went away: such a job is
-marked ``partial``) and a no-op :class:`~gateway.plugin.RequestRewriter` whose only job
-is to note the request's trace context and to make the chain keep the client's original
-request (``call.original``) for ``on_complete``; it returns the request unchanged.
+marked ``partial``). It reads the client's request from ``call.original`` and the
+request span's W3C traceparent from ``call.trace_context`` (the job's span links to it).
 
 Request-path cost: hashing the candidate turns plus one Redis round trip (the enqueue
 script: dedupe check + XADD, :mod:`gateway.memorization.queue`). Everything else (redaction,
@@ -17,13 +16,10 @@ the memory model, embedding, the store) happens in workers
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Any, ClassVar
-
-from opentelemetry import trace
+from typing import ClassVar
 
 from gateway.assembly import AssembledReply
-from gateway.chat import ChatRequest
-from gateway.memorization.capture import capture_exchange, memorize_disabled, traceparent_of
+from gateway.memorization.capture import capture_exchange, memorize_disabled
 from gateway.memorization.config import MemorizeConfig
 from gateway.memorization.runtime import queue_for
 from gateway.plugin import CallContext, Services
@@ -43,14 +39,6 @@ class MemorizePlugin:
         self.config = config
         self.queue = queue_for(config, services.redis)
 
-    async def rewrite_request(self, call: CallContext, request: ChatRequest) -> ChatRequest:
-        """No change; remembers the traceparent of the request's span for the job."""
-        traceparent = traceparent_of(trace.get_current_span().get_span_context())
-        if traceparent is None and isinstance(call.trace_context, str):
-            traceparent = call.trace_context
-        call.state[self.name] = {"traceparent": traceparent or call.headers.get("traceparent")}
-        return request
-
     async def on_complete(self, call: CallContext, reply: AssembledReply) -> None:
         """Enqueue the exchange's new turns (nothing when every turn was seen before)."""
         await self.enqueue(call, reply, datetime.now(timezone.utc))
@@ -60,12 +48,11 @@ class MemorizePlugin:
         request = call.original
         if request is None or (self.config.honour_header and memorize_disabled(call.headers)):
             return None
-        state: dict[str, Any] = call.state.get(self.name) or {}
         principal = call.principal
         capture = capture_exchange(
             request, reply, headers=call.headers, user_id=principal.user_id,
             friend_id=principal.friend_id, request_id=call.request_id, received_at=now,
-            traceparent=state.get("traceparent") or call.headers.get("traceparent"),
+            traceparent=call.trace_context if isinstance(call.trace_context, str) else None,
             max_candidates=self.config.queue.max_candidate_turns,
         )
         if not capture.turns:

@@ -33,7 +33,8 @@ async def enqueue(env: Any, config: Any, *user_texts: str, reply: str = "Noted."
     plugin = MemorizePlugin(config, Services(redis=env.redis))
     messages = [{"role": "user", "content": t} for t in user_texts]
     call = CallContext(request_id="req_" + uuid.uuid4().hex, principal=Principal("k", "alice", "tutor"),
-                       original=ChatRequest(model="gpt-4o-mini", messages=messages), headers={"traceparent": TRACEPARENT})
+                       original=ChatRequest(model="gpt-4o-mini", messages=messages), headers={},
+                       trace_context=TRACEPARENT)
     return await plugin.enqueue(call, reply_from_completion(completion(reply)), datetime.now(timezone.utc))
 
 
