@@ -9,7 +9,16 @@ from __future__ import annotations
 
 def builtin_plugins() -> dict[str, type]:
     """``{name: plugin class}`` of every built-in plugin."""
+    from plugins.auto_recall import AutoRecall
+    from plugins.hybrid_injection import HybridInjection
     from plugins.memorize import MemorizePlugin
+    from plugins.personalization import Personalization
+    from plugins.recall_report import RecallReport
+    from plugins.token_budget import TokenBudget
+    from plugins.tool_splice import ToolSplice
 
-    classes: list[type] = [MemorizePlugin]
+    classes: list[type] = [
+        RecallReport, AutoRecall, HybridInjection, Personalization, ToolSplice, TokenBudget,
+        MemorizePlugin,
+    ]
     return {cls.name: cls for cls in classes}  # type: ignore[attr-defined]

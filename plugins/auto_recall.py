@@ -1,0 +1,169 @@
+"""``auto_recall`` (seed 000 P1, "主动回忆"): search the caller's memories on every request.
+
+The request itself is never changed; the hits go to later plugins as a
+:class:`RecallResult` in ``call.state["auto_recall"]``, split by
+``high_relevance_threshold`` into ``high`` (``hybrid_injection`` puts them in the system
+prompt) and ``low`` (reachable through the ``memory_search`` tool).
+
+Query rule (:func:`build_query`): the text of the last user message; when it is a short
+or pronoun-led follow-up ("why?", "and the second one?", "那为什么呢"), the previous user
+message is put before it, so "why?" searches for what it refers to. Short means under
+``follow_up_chars`` length units, a CJK character counting 3 units (about the Latin
+letters one Chinese character stands for), so "最近睡眠不好，有点焦虑" is not short.
+
+Threshold measurement (all-MiniLM-L6-v2, the default local model; ``python -m
+plugins.threshold_study``, 12 facts, 24 questions about them, 36 unrelated pairs):
+
+- English: questions about a stored fact score 0.08-0.79 (median 0.42; 0 % reach 0.8,
+  6 % reach 0.6, 31 % reach 0.5); unrelated questions -0.08-0.16.
+- Chinese: the model is English-only, so scores are compressed: related 0.51-0.89
+  (median 0.56), unrelated 0.38-0.64 (median 0.54; 25 % reach 0.6, none 0.7).
+
+So 0.8 is strict for this model: in English nearly every relevant memory is "low" and
+reaches the model through the ``memory_search`` tool instead of the prompt (the hybrid
+design keeps it usable), and only near-paraphrases are injected. Any cut under ~0.7
+would inject unrelated memories for Chinese users (the seed's users), so the seed
+default 0.8 is kept. English-only deployments may lower it to 0.6; a multilingual
+embedding model deserves its own run of the study. ``threshold`` 0.3 keeps unrelated
+English out of even the low set (unrelated Chinese still lands there: it only makes the
+tool available).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from pydantic import Field, model_validator
+
+from gateway.chat import ChatRequest, message_text
+from gateway.memory.records import ScoredMemory
+from gateway.plugin import CallContext, PluginConfig
+from plugins.breaker import BreakerConfig, shared_breaker
+from plugins.guarded_memory import GuardedMemory, RecallSkipped, caller_tenant
+from plugins.prompts import is_cjk
+
+FOLLOW_UP_STARTS = (
+    "and ", "but ", "so ", "then ", "also ", "what about", "how about", "why", "it ", "it's",
+    "its ", "that ", "this ", "those ", "these ", "they ", "them", "he ", "she ", "his ", "her ",
+    "那", "它", "他", "她", "这", "还有", "为什么", "然后", "所以", "那么", "而且",
+)
+FOLLOW_UP_ENDS = ("呢", "呢？", "呢?", "吗", "吗？", "吗?")
+
+
+class AutoRecallConfig(PluginConfig):
+    limit: int = Field(5, ge=1, le=50, description="Memories searched per request (seed 000 autoRecallLimit 5).")
+    threshold: float = Field(
+        0.3, ge=0.0, le=1.0, description="Lowest cosine score kept at all; 0.3 keeps unrelated "
+        "English queries out with all-MiniLM-L6-v2 (they score under 0.16, module docstring).",
+    )
+    high_relevance_threshold: float = Field(
+        0.8, ge=0.0, le=1.0, description="Score from which a memory is high relevance and goes "
+        "into the prompt (seed 000 highRelevanceThreshold 0.8; measurement in the module docstring).",
+    )
+    scopes: list[str] = Field(["profile", "event"], description="Memory scopes searched (profile and event).")
+    follow_up_chars: int = Field(
+        20, ge=0, description="A last user message shorter than this (CJK characters count 3) is a "
+        "follow-up and gets the previous user message prepended to the query.",
+    )
+    max_query_chars: int = Field(2000, ge=16, description="Longest query; longer keeps its end.")
+    timeout_ms: float = Field(
+        800.0, gt=0, description="Time limit of the search; past it the request goes on without "
+        "memories and the breaker counts a failure (the chain's hook budget still applies).",
+    )
+    breaker: BreakerConfig = Field(default_factory=BreakerConfig, description="Memory-store circuit breaker.")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> "AutoRecallConfig":
+        if self.threshold > self.high_relevance_threshold:
+            raise ValueError("threshold must not exceed high_relevance_threshold")
+        return self
+
+
+@dataclass(frozen=True)
+class RecallResult:
+    """What auto_recall found: ``high`` and ``low`` relevance hits, best first."""
+
+    query: str
+    high: tuple[ScoredMemory, ...]
+    low: tuple[ScoredMemory, ...]
+
+
+def length_units(text: str) -> int:
+    """Length where a CJK character counts 3 and anything else 1."""
+    return sum(3 if is_cjk(c) else 1 for c in text)
+
+
+def is_follow_up(text: str, follow_up_chars: int) -> bool:
+    """Short (see :func:`length_units`) or starting/ending like a follow-up question."""
+    lowered = text.strip().lower()
+    return (
+        length_units(lowered) < follow_up_chars
+        or lowered.startswith(FOLLOW_UP_STARTS)
+        or lowered.endswith(FOLLOW_UP_ENDS)
+    )
+
+
+def build_query(messages: Sequence[dict[str, Any]], follow_up_chars: int = 20, max_chars: int = 2000) -> str:
+    """The search query for a conversation (rule in the module docstring); "" when there
+    is no user text."""
+    users = [message_text(m).strip() for m in messages if m.get("role") == "user"]
+    users = [u for u in users if u]
+    if not users:
+        return ""
+    query = users[-1]
+    if len(users) > 1 and is_follow_up(query, follow_up_chars):
+        query = f"{users[-2]}\n{query}"
+    return query[-max_chars:]
+
+
+def split_by_relevance(
+    hits: Sequence[ScoredMemory], high_threshold: float
+) -> tuple[tuple[ScoredMemory, ...], tuple[ScoredMemory, ...]]:
+    """``(high, low)``: hits scoring at least ``high_threshold``, and the others (seed 000
+    ``score >= threshold`` is high); order kept."""
+    high = tuple(h for h in hits if h.score >= high_threshold)
+    low = tuple(h for h in hits if h.score < high_threshold)
+    return high, low
+
+
+def recall_annotation(result: RecallResult) -> dict[str, Any]:
+    """What ``recall_report`` shows: the query and each hit's id, score and set."""
+    rows = [(h, "high") for h in result.high] + [(h, "low") for h in result.low]
+    return {
+        "query": result.query,
+        "memories": [
+            {"id": h.record.id, "score": round(h.score, 4), "relevance": rel, "scope": h.record.scope.value}
+            for h, rel in rows
+        ],
+    }
+
+
+class AutoRecall:
+    """See module docstring."""
+
+    name: ClassVar[str] = "auto_recall"
+    Config = AutoRecallConfig
+    runs_after: ClassVar[tuple[str, ...]] = ()
+    runs_before: ClassVar[tuple[str, ...]] = ("hybrid_injection", "personalization", "token_budget")
+
+    def __init__(self, config: AutoRecallConfig, services: Any) -> None:
+        self.config = config
+        self.memory = GuardedMemory(services.memory, shared_breaker(services, config.breaker), config.timeout_ms / 1000)
+
+    async def rewrite_request(self, call: CallContext, request: ChatRequest) -> ChatRequest:
+        cfg = self.config
+        query = build_query(request.messages, cfg.follow_up_chars, cfg.max_query_chars)
+        if not query:
+            return request
+        try:
+            hits = await self.memory.search(caller_tenant(call), query, cfg.limit, cfg.threshold, cfg.scopes)
+        except RecallSkipped as skipped:
+            call.degraded.append(f"{self.name}:{skipped.reason}")
+            return request
+        high, low = split_by_relevance(hits, cfg.high_relevance_threshold)
+        result = RecallResult(query, high, low)
+        call.state[self.name] = result
+        call.annotations[self.name] = recall_annotation(result)
+        return request

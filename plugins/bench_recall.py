@@ -1,0 +1,161 @@
+"""``memgate bench recall``: latency the recall side adds to a request (issue 4, item 9).
+
+Times ``PluginChain.rewrite`` in-process (the whole request phase; no upstream, no HTTP)
+with ``auto_recall``, ``hybrid_injection``, ``personalization`` and ``token_budget`` on a
+real Redis (an embedded redis-server in a temp dir unless ``--redis-url``) and the real
+local embedding model, with ``--memories`` (10k) memories in the caller's tenant:
+``--real`` of them embedded by the model (facts and preferences the queries can find),
+the rest with random unit vectors and synthetic text (store size and index shape are what
+matters for search latency; embedding 10k texts on 2 cores would take minutes).
+
+Every request has a new user message, so the query embedding is a cache miss (the
+common case; the embedding cache only helps repeated text). Reported: p50/p95 of the
+request phase, and of a bare query embedding for comparison. Target: p50 <= 25 ms.
+Run: ``python -m plugins.bench_recall`` (``memgate bench recall``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import tempfile
+import time
+from collections.abc import Sequence
+from contextlib import AsyncExitStack
+from pathlib import Path
+
+import numpy as np
+
+from gateway.chain import CompletionRunner, LoadedPlugin, PluginChain
+from gateway.chat import ChatRequest
+from gateway.config import ChainConfig, TelemetryConfig
+from gateway.memory.bench_store import percentiles, sentence, unit_rows
+from gateway.memory.config import EmbeddingConfig, MemoryConfig
+from gateway.memory.embeddings.local import LocalEmbedder
+from gateway.memory.factory import open_store, redis_client
+from gateway.memory.records import NewMemory, Tenant
+from gateway.plugin import CallContext, Services
+from gateway.principal import Principal
+from gateway.redis_server import EmbeddedRedis
+from gateway.telemetry import Telemetry
+from plugins.auto_recall import AutoRecall
+from plugins.hybrid_injection import HybridInjection
+from plugins.personalization import Personalization
+from plugins.token_budget import TokenBudget
+
+TENANT = Tenant("bench-user", "bench-friend")
+TOPICS = ["movies", "cooking", "running", "python", "travel", "music", "books", "cats", "sleep", "work",
+          "garden", "chess", "photography", "coffee", "cycling", "history", "math", "rust", "piano", "hiking"]
+FACTS = ["The user loves {t} and talks about it often.", "The user wants to get better at {t} this year.",
+         "Last week the user had a bad experience with {t}."]
+PREFERENCES = ["The user prefers concise answers.", "The user is a beginner programmer.",
+               "The user wants code examples with comments.", "Please answer in English."]
+QUESTIONS = ["Any tips about {t} for me?", "What should I read about {t} next?",
+             "Can you plan a weekend around {t}?", "Why do I struggle with {t} lately?",
+             "Explain {t} to a friend of mine", "What did I tell you about {t}?"]
+
+
+def questions(n: int) -> list[str]:
+    """``n`` distinct user messages (distinct texts: no embedding-cache hits)."""
+    out = [q.format(t=t) + f" (#{i})" for i, (q, t) in enumerate((q, t) for t in TOPICS for q in QUESTIONS)]
+    while len(out) < n:
+        out += [f"{q} again {len(out)}" for q in out[: n - len(out)]]
+    return out[:n]
+
+
+async def fill(store, model: LocalEmbedder, total: int, real: int) -> None:
+    """``real`` embedded memories (facts and preferences) plus random-vector filler."""
+    texts = [f.format(t=t) for t in TOPICS for f in FACTS][: max(real - len(PREFERENCES), 0)]
+    news = [NewMemory(scope="profile", type="semantic", text=t) for t in texts]
+    news += [NewMemory(scope="profile", type="preference", text=t) for t in PREFERENCES]
+    await store.add_embedded(TENANT, news, await model.embed_many([m.text for m in news]))
+    rng = np.random.default_rng(7)
+    left = total - len(news)
+    for start in range(0, left, 250):
+        n = min(250, left - start)
+        batch = [NewMemory(scope="event" if i % 2 else "profile", type="episodic" if i % 2 else "semantic",
+                           text=sentence(rng)) for i in range(n)]
+        await store.add_embedded(TENANT, batch, unit_rows(rng, n, model.dimensions))
+
+
+class Timed:
+    """A plugin whose ``rewrite_request`` durations (ms) are recorded in ``samples``."""
+
+    def __init__(self, plugin: object) -> None:
+        self.plugin, self.name, self.samples = plugin, plugin.name, []  # type: ignore[attr-defined]
+
+    async def rewrite_request(self, call: CallContext, request: ChatRequest) -> ChatRequest:
+        started = time.perf_counter()
+        try:
+            return await self.plugin.rewrite_request(call, request)  # type: ignore[attr-defined]
+        finally:
+            self.samples.append((time.perf_counter() - started) * 1000)
+
+
+def recall_chain(store) -> tuple[PluginChain, list[Timed]]:
+    services = Services(memory=store)
+    timed = [Timed(cls(cls.Config(), services)) for cls in (AutoRecall, HybridInjection, Personalization, TokenBudget)]
+    telemetry = Telemetry(TelemetryConfig())
+    loaded = [LoadedPlugin(t.name, t, 1.0, "original") for t in timed]
+    return PluginChain(loaded, ChainConfig(), telemetry, CompletionRunner(1, telemetry)), timed
+
+
+async def time_requests(chain: PluginChain, texts: Sequence[str]) -> tuple[list[float], list[str]]:
+    samples, degraded = [], []
+    for text in texts:
+        request = ChatRequest(model="gpt-4o", messages=[{"role": "system", "content": "Be kind."}, {"role": "user", "content": text}])
+        call = CallContext(request_id="bench", principal=Principal("bench", TENANT.user_id, TENANT.friend_id), original=request, headers={})
+        started = time.perf_counter()
+        await chain.rewrite(call, request)
+        samples.append((time.perf_counter() - started) * 1000)
+        degraded += call.degraded
+    return samples, degraded
+
+
+async def run(args: argparse.Namespace) -> dict:
+    async with AsyncExitStack() as stack:
+        url = args.redis_url
+        if url is None:
+            server = EmbeddedRedis(Path(stack.enter_context(tempfile.TemporaryDirectory())) / "redis")
+            url = await asyncio.to_thread(server.start)
+            stack.push_async_callback(asyncio.to_thread, server.stop)
+        model = await LocalEmbedder.load(EmbeddingConfig())
+        stack.push_async_callback(model.aclose)
+        config = MemoryConfig(redis_url=url, key_prefix=f"benchrecall{int(time.time())}", socket_timeout_seconds=30)
+        client = redis_client(url, config)
+        stack.push_async_callback(client.aclose)
+        store = await stack.enter_async_context(open_store(client, config, embedder=model))
+        await fill(store, model, args.memories, args.real)
+        chain, timed = recall_chain(store)
+        texts = questions(args.warmup + args.requests)
+        await time_requests(chain, texts[: args.warmup])
+        for t in timed:
+            t.samples.clear()
+        samples, degraded = await time_requests(chain, texts[args.warmup:])
+        embed = []
+        for text in texts[: args.requests]:
+            started = time.perf_counter()
+            await model.embed_many([text + " embed-only"])
+            embed.append((time.perf_counter() - started) * 1000)
+        return {"memories": await store.count(TENANT), "request_phase_ms": percentiles(samples),
+                "per_plugin_ms": {t.name: percentiles(t.samples) for t in timed},
+                "query_embedding_ms": percentiles(embed), "degraded": sorted(set(degraded)), "target_p50_ms": 25}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """CLI entry: prints a JSON report; exit 1 when p50 misses the 25 ms target."""
+    parser = argparse.ArgumentParser(prog="memgate bench recall", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--memories", type=int, default=10_000, help="memories in the tenant (default 10000)")
+    parser.add_argument("--real", type=int, default=64, help="of which embedded by the model (default 64)")
+    parser.add_argument("--requests", type=int, default=200, help="timed requests (default 200)")
+    parser.add_argument("--warmup", type=int, default=20, help="untimed requests first (default 20)")
+    parser.add_argument("--redis-url", default=None, help="Redis >= 8 to use (default: an embedded one)")
+    args = parser.parse_args(argv)
+    report = asyncio.run(run(args))
+    print(json.dumps(report, indent=2))
+    return 0 if report["request_phase_ms"]["p50"] <= report["target_p50_ms"] else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,98 @@
+"""A circuit breaker in front of the memory store (Redis and the embedding model).
+
+States (Nygard, "Release It!", the Circuit Breaker pattern):
+
+- ``closed``: calls go through; ``failure_threshold`` consecutive failures open it.
+- ``open``: calls are refused at once (:meth:`CircuitBreaker.allow` is one clock read
+  and a comparison, far under the 1 ms fail-fast target) for ``cooldown_s`` seconds.
+- ``half_open``: after the cool-down one probe call is let through; success closes the
+  breaker, failure opens it again for another cool-down. Other calls are refused while
+  the probe is out.
+
+Sans-IO: the clock is injected, so the state machine is tested with literal times.
+
+Why the breaker is not per call: it describes the health of Redis for one gateway, which
+is per-gateway state by nature. :func:`shared_breaker` keeps one breaker per breaker
+config in ``services.extras`` (created lazily, on the gateway's loop), so every recall
+plugin of one gateway, whatever its per-key config variant, shares it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+State = Literal["closed", "open", "half_open"]
+
+
+class BreakerConfig(BaseModel):
+    """Circuit-breaker settings of a recall plugin (``breaker:`` in its config)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    failure_threshold: int = Field(
+        5, ge=1, description="Consecutive memory-store failures (errors or timeouts) that "
+        "open the breaker. 5: a common default (resilience4j's minimum window is similar)."
+    )
+    cooldown_s: float = Field(
+        10.0, gt=0, description="Seconds the breaker stays open (requests skip memory at "
+        "once) before one probe request is let through."
+    )
+
+
+class CircuitBreaker:
+    """See module docstring. Not thread-safe; used from one event loop."""
+
+    def __init__(self, config: BreakerConfig, clock: Callable[[], float] = time.monotonic) -> None:
+        self.config = config
+        self._clock = clock
+        self._state: State = "closed"
+        self._failures = 0
+        self._opened_at = 0.0
+        self._probe_out = False
+
+    @property
+    def state(self) -> State:
+        """The state now (an open breaker past its cool-down reads ``half_open``)."""
+        if self._state == "open" and self._clock() - self._opened_at >= self.config.cooldown_s:
+            self._state, self._probe_out = "half_open", False
+        return self._state
+
+    def allow(self) -> bool:
+        """True if a call may go to the store now (in half-open: the one probe)."""
+        state = self.state
+        if state == "closed":
+            return True
+        if state == "half_open" and not self._probe_out:
+            self._probe_out = True
+            return True
+        return False
+
+    def success(self) -> None:
+        """The call succeeded: close the breaker and forget past failures."""
+        self._state, self._failures, self._probe_out = "closed", 0, False
+
+    def abandon(self) -> None:
+        """The call was cancelled before it could tell (e.g. the chain's deadline): it
+        counts as neither; a half-open breaker lets the next call probe instead."""
+        self._probe_out = False
+
+    def failure(self) -> None:
+        """The call failed: count it; open on the threshold, or at once when probing."""
+        self._failures += 1
+        if self._state == "half_open" or self._failures >= self.config.failure_threshold:
+            self._state, self._opened_at, self._probe_out = "open", self._clock(), False
+
+
+def shared_breaker(services: Any, config: BreakerConfig) -> CircuitBreaker:
+    """The gateway's breaker for ``config`` (one per distinct config), from
+    ``services.extras``; created on first use."""
+    extras: dict[str, Any] = services.extras
+    key = f"memgate.recall_breaker:{config.failure_threshold}:{config.cooldown_s}"
+    breaker = extras.get(key)
+    if breaker is None:
+        breaker = extras[key] = CircuitBreaker(config)
+    return breaker

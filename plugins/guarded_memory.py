@@ -1,0 +1,78 @@
+"""Memory-store searches for the recall plugins: tenant from the caller, a time limit,
+and the shared circuit breaker (:mod:`plugins.breaker`).
+
+Every failure the plugins tolerate becomes :class:`RecallSkipped` with a short reason
+that goes into ``x-memgate-degraded`` (``auto_recall:memory_unavailable``):
+
+- ``breaker_open``: the breaker refused the call (no I/O at all);
+- ``memory_unavailable``: Redis or the embedding model is down (``MemoryUnavailable``);
+- ``memory_timeout``: the search took longer than the plugin's ``timeout_ms``.
+
+The last two count as breaker failures. Programming errors are not caught here: they
+reach the chain, which fails open and records them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from typing import Any
+
+from gateway.errors import MemoryUnavailable
+from gateway.memory.records import ScoredMemory, Tenant
+from gateway.plugin import CallContext
+from plugins.breaker import CircuitBreaker
+
+
+class RecallSkipped(Exception):
+    """Memory was not consulted for this request; ``reason`` names why."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def caller_tenant(call: CallContext) -> Tenant:
+    """The memory tenant of the caller: ``Tenant(user_id, friend_id)`` from its key."""
+    return Tenant(call.principal.user_id, call.principal.friend_id)
+
+
+class GuardedMemory:
+    """``search`` on the store under a timeout and the breaker (see module docstring)."""
+
+    def __init__(self, store: Any, breaker: CircuitBreaker, timeout_s: float) -> None:
+        self.store = store
+        self.breaker = breaker
+        self.timeout_s = timeout_s
+
+    async def search(
+        self, tenant: Tenant, query: str, top_k: int, threshold: float,
+        scopes: Iterable[str] | None = None, types: Iterable[str] | None = None,
+    ) -> list[ScoredMemory]:
+        """The store's hits, best first.
+
+        Raises:
+            RecallSkipped: no store, breaker open, store down, or past ``timeout_s``.
+        """
+        if self.store is None:
+            raise RecallSkipped("memory_disabled")
+        if not self.breaker.allow():
+            raise RecallSkipped("breaker_open")
+        try:
+            async with asyncio.timeout(self.timeout_s):
+                hits = await self.store.search(
+                    tenant, query, top_k=top_k, threshold=threshold,
+                    scopes=None if scopes is None else list(scopes),
+                    types=None if types is None else list(types),
+                )
+        except MemoryUnavailable:
+            self.breaker.failure()
+            raise RecallSkipped("memory_unavailable") from None
+        except TimeoutError:
+            self.breaker.failure()
+            raise RecallSkipped("memory_timeout") from None
+        except BaseException:  # cancelled (chain deadline, client gone) or a bug: re-raised
+            self.breaker.abandon()
+            raise
+        self.breaker.success()
+        return hits

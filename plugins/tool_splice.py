@@ -1,0 +1,106 @@
+"""``tool_splice`` (seed 002): recall before the main call, spliced in as if the model
+had called a ``recall_memory`` tool itself.
+
+The recall agent (:mod:`plugins.recall_agent`) runs first; its result becomes an assistant
+message with one ``recall_memory`` tool call and the matching ``tool`` message, right
+after the last user message, with the tool's definition added to ``tools``
+(:mod:`plugins.splice` for the exact shape, :mod:`plugins.context` for the rendering), so
+the main model sees a standard tool-call chain (seed 002 §3.1 stage two).
+
+Skipped (request unchanged) when: nothing was found (seed 002 §6.1), the model is not in
+the upstream's ``supports_tools`` globs, there is no user text, or the client already
+defines a tool named ``recall_memory``. Time: the agent must be done ``timeout_ms`` after
+the request arrived (default 2.5 s, inside seed 002's 3 s and the chain's 3 s request
+deadline; give the plugin entry a ``budget_ms`` of about 3000, the chain's default hook
+budget of 1 s would cut it off); past it, what was found so far is spliced.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+from typing import Any, ClassVar
+
+from pydantic import Field
+
+from gateway.chat import ChatRequest, message_text
+from gateway.model_client import ModelClient, ModelConfig
+from gateway.plugin import CallContext, PluginConfig
+from plugins.auto_recall import RecallResult, build_query
+from plugins.breaker import BreakerConfig, shared_breaker
+from plugins.context import SpliceSection, apply, context_of
+from plugins.guarded_memory import GuardedMemory, caller_tenant
+from plugins.recall_agent import AgentSettings, Found, RecallAgent
+from plugins.splice import RECALL_MEMORY_TOOL, TOOL_NAME, new_call_id
+
+
+class ToolSpliceConfig(PluginConfig):
+    rounds: int = Field(3, ge=1, le=5, description="Most recall-agent search rounds (seed 002 §5.1: 1-5, default 3).")
+    profile_topk: int = Field(5, ge=1, le=10, description="Most profile memories spliced (seed 002: 5).")
+    event_topk: int = Field(5, ge=1, le=10, description="Most event memories spliced (seed 002: 5).")
+    similarity_threshold: float = Field(0.5, ge=0.0, le=1.0, description="Lowest cosine score kept (seed 002: 0.5).")
+    first_round_direct: bool = Field(
+        True, description="Round one searches the user's message without a model call (saves a model round trip)."
+    )
+    model: ModelConfig = Field(default_factory=ModelConfig, description="The memory model that plans further rounds.")
+    timeout_ms: float = Field(
+        2500.0, gt=0, description="Recall must be done this long after the request arrived (seed 002 §6.3: < 3 s).",
+    )
+    search_timeout_ms: float = Field(800.0, gt=0, description="Time limit of one store query.")
+    breaker: BreakerConfig = Field(default_factory=BreakerConfig, description="Memory-store circuit breaker.")
+
+
+class ToolSplice:
+    """See module docstring."""
+
+    name: ClassVar[str] = "tool_splice"
+    Config = ToolSpliceConfig
+    runs_after: ClassVar[tuple[str, ...]] = ()
+    runs_before: ClassVar[tuple[str, ...]] = ("token_budget",)
+
+    def __init__(self, config: ToolSpliceConfig, services: Any) -> None:
+        self.config = config
+        memory = GuardedMemory(services.memory, shared_breaker(services, config.breaker), config.search_timeout_ms / 1000)
+        needs_model = config.rounds > 1 or not config.first_round_direct
+        self.model = ModelClient(config.model, services.upstreams) if needs_model else None
+        settings = AgentSettings(config.rounds, config.profile_topk, config.event_topk,
+                                 config.similarity_threshold, config.first_round_direct)
+        self.agent = RecallAgent(memory, self.model, settings)
+
+    async def aclose(self) -> None:
+        if self.model is not None:
+            await self.model.aclose()
+
+    def applies(self, call: CallContext, request: ChatRequest) -> bool:
+        if any((t.get("function") or {}).get("name") == TOOL_NAME for t in request.tools or []):
+            return False
+        return call.upstream is None or call.upstream.upstream.supports_tools(request.model)
+
+    async def rewrite_request(self, call: CallContext, request: ChatRequest) -> ChatRequest:
+        recall = call.state.get("auto_recall")
+        query = recall.query if isinstance(recall, RecallResult) else build_query(request.messages)
+        last = request.last_user_index()
+        if not query or last is None or not self.applies(call, request):
+            return request
+        found = Found()
+        try:
+            async with asyncio.timeout(max(call.deadline_left(self.config.timeout_ms / 1000), 0.0)):
+                await self.agent.run(caller_tenant(call), message_text(request.messages[last]), query, found)
+        except TimeoutError:
+            found.notes.append("timeout")
+        for note in found.notes:
+            call.degraded.append(f"{self.name}:{note}")
+        return self.splice(call, request, found, query)
+
+    def splice(self, call: CallContext, request: ChatRequest, found: Found, query: str) -> ChatRequest:
+        profiles = found.best("profiles", self.config.profile_topk)
+        events = found.best("events", self.config.event_topk)
+        if not profiles and not events:
+            return request
+        section = SpliceSection(new_call_id(), query, profiles, events, RECALL_MEMORY_TOOL)
+        call.annotations[self.name] = {
+            "call_id": section.call_id, "rounds": found.rounds, "queries": list(found.queries),
+            "profiles": [{"id": h.record.id, "score": round(h.score, 4)} for h in profiles],
+            "events": [{"id": h.record.id, "score": round(h.score, 4)} for h in events],
+        }
+        return apply(call, request, replace(context_of(call), splice=section))

@@ -1,0 +1,87 @@
+"""Circuit breaker state machine, with a literal clock."""
+
+import time
+
+from plugins.breaker import BreakerConfig, CircuitBreaker, shared_breaker
+from gateway.plugin import Services
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def breaker(clock, threshold=3, cooldown=10.0):
+    return CircuitBreaker(BreakerConfig(failure_threshold=threshold, cooldown_s=cooldown), clock)
+
+
+def test_opens_after_the_threshold_of_consecutive_failures():
+    b = breaker(Clock())
+    b.failure(), b.failure()
+    assert b.state == "closed" and b.allow()
+    b.failure()
+    assert b.state == "open" and not b.allow()
+
+
+def test_a_success_resets_the_failure_count():
+    b = breaker(Clock())
+    b.failure(), b.failure(), b.success(), b.failure(), b.failure()
+    assert b.state == "closed"
+
+
+def test_half_opens_after_the_cooldown_and_lets_one_probe_through():
+    clock = Clock()
+    b = breaker(clock)
+    for _ in range(3):
+        b.failure()
+    clock.now += 9.9
+    assert not b.allow()
+    clock.now += 0.1
+    assert b.state == "half_open"
+    assert b.allow() and not b.allow()  # one probe at a time
+
+
+def test_a_successful_probe_closes_a_failed_one_reopens():
+    clock = Clock()
+    b = breaker(clock)
+    for _ in range(3):
+        b.failure()
+    clock.now += 10
+    assert b.allow()
+    b.failure()
+    assert b.state == "open" and not b.allow()
+    clock.now += 10
+    assert b.allow()
+    b.success()
+    assert b.state == "closed" and b.allow() and b.allow()
+
+
+def test_an_open_breaker_refuses_in_far_under_a_millisecond():
+    b = breaker(time.monotonic, threshold=1, cooldown=60)
+    b.failure()
+    started = time.perf_counter()
+    for _ in range(1000):
+        assert not b.allow()
+    assert (time.perf_counter() - started) / 1000 < 0.001
+
+
+def test_plugins_of_one_gateway_share_the_breaker_of_a_config():
+    services = Services()
+    a = shared_breaker(services, BreakerConfig())
+    assert shared_breaker(services, BreakerConfig()) is a
+    assert shared_breaker(services, BreakerConfig(cooldown_s=1)) is not a
+    assert shared_breaker(Services(), BreakerConfig()) is not a
+
+
+def test_an_abandoned_probe_lets_the_next_call_probe():
+    clock = Clock()
+    b = breaker(clock)
+    for _ in range(3):
+        b.failure()
+    clock.now += 10
+    assert b.allow() and not b.allow()
+    b.abandon()  # the probe was cancelled by the chain's deadline
+    assert b.allow()

@@ -1,0 +1,33 @@
+"""The recall plugins' declared order is checked at start-up."""
+
+import pytest
+
+from gateway.config import ConfigError, parse_config
+from gateway.validate import validate_plugins
+from tests.recall.conftest import REGISTRY
+
+RECOMMENDED = ["recall_report", "auto_recall", "hybrid_injection", "personalization", "tool_splice", "token_budget"]
+
+
+def config(names):
+    return parse_config({"plugins": [{"name": n} for n in names]})
+
+
+def test_the_recommended_order_is_accepted():
+    validate_plugins(config(RECOMMENDED), REGISTRY)
+    validate_plugins(config(["auto_recall", "personalization", "hybrid_injection", "token_budget"]), REGISTRY)
+
+
+@pytest.mark.parametrize("names, message", [
+    (["hybrid_injection", "auto_recall"], "'hybrid_injection' \\(entry 0\\) must run after 'auto_recall'"),
+    (["token_budget", "personalization"], "'token_budget' \\(entry 0\\) must run after 'personalization'"),
+    (["auto_recall", "hybrid_injection", "recall_report"], "'recall_report' \\(entry 2\\) must run before 'hybrid_injection'"),
+])
+def test_a_wrong_order_is_refused_naming_both_plugins(names, message):
+    with pytest.raises(ConfigError, match=message):
+        validate_plugins(config(names), REGISTRY)
+
+
+def test_config_typos_name_their_path():
+    with pytest.raises(ConfigError, match=r"plugins\.0\.config\.limt"):
+        validate_plugins(parse_config({"plugins": [{"name": "auto_recall", "config": {"limt": 3}}]}), REGISTRY)
