@@ -88,7 +88,9 @@ class Gateway:
         self.runner = await stack.enter_async_context(
             CompletionRunner(config.chain.max_pending_completions, self.telemetry)
         )
-        self.services = Services(redis=self.redis, memory=memory, upstreams=self.upstreams)
+        self.services = Services(
+            redis=self.redis, memory=memory, upstreams=self.upstreams, metrics=self.telemetry.metrics
+        )
         self.chains = ChainFactory(
             config.plugins, self._plugin_registry(), self.services, config.chain,
             self.telemetry, self.runner,

@@ -204,6 +204,15 @@ def bench_store(ctx: click.Context) -> None:
 
 
 
+@bench.command("recall", context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+@click.pass_context
+def bench_recall(ctx: click.Context) -> None:
+    """Added latency of the recall side (request phase) with 10k memories in the tenant."""
+    from plugins.bench_recall import main as run
+
+    sys.exit(run(ctx.args))
+
+
 @bench.command("memorize", context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
 @click.pass_context
 def bench_memorize(ctx: click.Context) -> None:

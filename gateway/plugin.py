@@ -111,12 +111,14 @@ class Services:
         redis: the async Redis client (None when memory is not configured).
         memory: the memory store (``gateway.memory``), None if unavailable.
         upstreams: the upstream pool, for plugins that call a model themselves.
+        metrics: the gateway's counters (``gateway.telemetry.Metrics``).
         extras: anything else later subsystems register (queue, embedder, tokenizer).
     """
 
     redis: Any = None
     memory: Any = None
     upstreams: Any = None
+    metrics: Any = None
     extras: dict[str, Any] = field(default_factory=dict)
 
 

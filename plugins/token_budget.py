@@ -94,6 +94,7 @@ class TokenBudget:
     def __init__(self, config: TokenBudgetConfig, services: Any) -> None:
         self.config = config
         self.counter = TokenCounter(config.encodings)
+        self.metrics = getattr(services, "metrics", None)
 
     def window(self, model: str) -> int | None:
         for glob, size in self.config.context_windows.items():
@@ -123,6 +124,8 @@ class TokenBudget:
         call.state[self.name] = report
         call.annotations[self.name] = asdict(report)
         trace.get_current_span().set_attribute("memgate.tokens_saved", saved)
+        if self.metrics is not None and saved:
+            self.metrics.inc("memgate_tokens_saved_total", saved)
         return out
 
     async def fit(self, call: CallContext, request: ChatRequest, encoding: Any, report: BudgetReport) -> tuple[ChatRequest, BudgetReport]:
