@@ -72,8 +72,10 @@ def tenant_filter(keys: KeySpace, parts: Sequence[Partition], flt: SearchFilter)
     return expression
 
 
-def _record_id(key: str) -> str:
-    return key.rsplit(":", 1)[-1]
+def _record_id(key: str | bytes) -> str:
+    """Record id from a record hash key (``...:m:<id>``); replies may be bytes."""
+    text = key.decode() if isinstance(key, bytes) else key
+    return text.rsplit(":", 1)[-1]
 
 
 class SearchBackend:
