@@ -32,11 +32,11 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 @pytest.fixture(scope="session")
 def upstream_server() -> Iterator[tuple[object, str]]:
     """The OpenAI-compatible upstream double on a loopback port, for the whole session."""
-    from tests.support.servers import ServerThread
+    from gateway.loopback import LoopbackServer
     from tests.support.upstream_double import UpstreamDouble
 
     double = UpstreamDouble()
-    server = ServerThread(double).start()
+    server = LoopbackServer(double).start()
     try:
         yield double, server.url
     finally:

@@ -39,7 +39,7 @@ import httpx
 from gateway.locomo.dataset import CATEGORIES, Conversation, Turn, load_locomo
 from gateway.locomo.metrics import RecallTable
 from gateway.memorization.dedupe import hashed_turns
-from gateway.memorization.loopback import LoopbackServer
+from gateway.loopback import LoopbackServer
 from gateway.memorization.scripted_upstream import ScriptedUpstream
 
 FRIEND = "locomo"

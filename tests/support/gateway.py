@@ -10,7 +10,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from gateway.app import create_app
 from gateway.config import GatewayConfig, parse_config
-from tests.support.servers import ServerThread
+from gateway.loopback import LoopbackServer
 
 ALICE_KEY = "sk-test-alice-0123456789"
 BOB_KEY = "sk-test-bob-0123456789"
@@ -43,7 +43,7 @@ def make_config(upstream_url: str, redis_url: str, **sections: Any) -> GatewayCo
     return parse_config(data)
 
 
-class GatewayServer(ServerThread):
+class GatewayServer(LoopbackServer):
     """The gateway app under uvicorn; ``spans`` collects every finished span."""
 
     def __init__(

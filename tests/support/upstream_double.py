@@ -116,7 +116,7 @@ class Abort(Exception):
 
 
 class UpstreamDouble:
-    """ASGI app; serve it with :class:`tests.support.servers.ServerThread`."""
+    """ASGI app; serve it with :class:`tests.support.servers.LoopbackServer`."""
 
     def __init__(self) -> None:
         self.requests: list[Recorded] = []

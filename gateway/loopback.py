@@ -1,4 +1,8 @@
-"""Run an ASGI app under uvicorn on a loopback port, in a background thread."""
+"""An ASGI app under uvicorn on ``127.0.0.1:<free port>`` in a background thread.
+
+For what runs a real server in-process: the test suite (gateway and upstream double),
+the LoCoMo via-chat benchmark.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ from typing import Any
 import uvicorn
 
 
-class ServerThread:
+class LoopbackServer:
     """A real HTTP server on 127.0.0.1:<free port> serving ``app`` until :meth:`stop`."""
 
     def __init__(self, app: Any, **options: Any) -> None:
@@ -36,7 +40,7 @@ class ServerThread:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self, timeout: float = 60.0) -> "ServerThread":
+    def start(self, timeout: float = 60.0) -> "LoopbackServer":
         self._thread.start()
         deadline = time.monotonic() + timeout
         while not self.server.started:
@@ -52,7 +56,7 @@ class ServerThread:
         self._thread.join(timeout=30)
         self._sock.close()
 
-    def __enter__(self) -> "ServerThread":
+    def __enter__(self) -> "LoopbackServer":
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
