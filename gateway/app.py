@@ -12,6 +12,7 @@ the gateway proxies only the endpoints it understands (openai-compat item 26).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Mapping
@@ -33,7 +34,7 @@ from gateway.passthrough import Embeddings, Models
 from gateway.plugin import Services
 from gateway.proxy import ChatCompletions
 from gateway.telemetry import Telemetry
-from gateway.upstream import UpstreamPool
+from gateway.upstream import UpstreamPool, forward_headers, open_stream
 
 log = logging.getLogger("memgate")
 
@@ -140,11 +141,11 @@ class Gateway:
         assert self.upstreams is not None
         upstream = self.upstreams.default
         try:
-            response = await upstream.client.get(upstream.url("/models"), timeout=2.0, headers=(
-                {"authorization": f"Bearer {upstream.config.api_key}"} if upstream.config.api_key else {}
-            ))
-            return response.status_code < 500 or f"status {response.status_code}"
-        except Exception as exc:
+            async with asyncio.timeout(2.0):
+                async with open_stream(upstream, "GET", "/models", None, forward_headers({}, upstream)) as response:
+                    status = response.status_code
+            return status < 500 or f"status {status}"
+        except Exception as exc:  # readiness reports, never raises
             return f"down: {type(exc).__name__}"
 
 

@@ -12,6 +12,7 @@ dumps only the fields the client sent or a plugin set.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -67,6 +68,9 @@ def message_text(message: dict[str, Any]) -> str:
     return ""
 
 
+_EMPTY_CHOICES = re.compile(rb'"choices"\s*:\s*\[\s*\]')
+
+
 class Chunk:
     """One SSE event of a chat completion stream.
 
@@ -108,7 +112,11 @@ class Chunk:
 
     @property
     def is_usage_only(self) -> bool:
-        """The ``stream_options.include_usage`` chunk: ``choices: []`` and a usage."""
+        """The ``stream_options.include_usage`` chunk: ``choices: []`` and a usage.
+
+        A byte search rules most chunks out before any JSON is parsed."""
+        if _EMPTY_CHOICES.search(self.raw) is None:
+            return False
         data = self.data
         return bool(data) and data.get("choices") == [] and data.get("usage") is not None
 

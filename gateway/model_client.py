@@ -18,12 +18,11 @@ import asyncio
 import json
 from typing import Any, TypeVar
 
-import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gateway.config import UpstreamTarget
 from gateway.errors import UpstreamError
-from gateway.upstream import Upstream, UpstreamPool, _client, forward_headers, open_stream, read_body
+from gateway.upstream import Upstream, UpstreamPool, forward_headers, open_stream
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -52,15 +51,14 @@ class ModelOutputError(ValueError):
 
 
 class ModelClient:
-    """Calls one chat model; owns an httpx client only when ``base_url`` is its own."""
+    """Calls one chat model; owns a connection pool only when ``base_url`` is its own."""
 
     def __init__(self, config: ModelConfig, upstreams: UpstreamPool | None) -> None:
         self.config = config
-        self._owned: httpx.AsyncClient | None = None
+        self._owned: Upstream | None = None
         if config.base_url:
             target = UpstreamTarget(base_url=config.base_url, api_key=config.api_key, total_timeout=config.timeout_s)
-            self._owned = _client(target)
-            self.upstream = Upstream(target, self._owned, config.base_url.rstrip("/"))
+            self.upstream = self._owned = Upstream(target)
         elif upstreams is not None:
             self.upstream = upstreams.for_model(config.model)
         else:
@@ -77,7 +75,7 @@ class ModelClient:
         headers = forward_headers({"content-type": "application/json"}, self.upstream)
         async with asyncio.timeout(self.config.timeout_s):
             async with open_stream(self.upstream, "POST", "/chat/completions", json.dumps(body).encode(), headers) as resp:
-                raw = await read_body(resp)
+                raw = await resp.aread()
         if resp.status_code >= 400:
             raise UpstreamError(f"memory model answered {resp.status_code}: {raw[:300]!r}")
         try:

@@ -17,7 +17,7 @@ from gateway.asgi import ClientGone, DisconnectWatcher, Receive, Scope, Send, re
 from gateway.auth import Authenticator
 from gateway.config import GatewayConfig
 from gateway.errors import InvalidRequest, MemgateError, PermissionDenied
-from gateway.upstream import UpstreamPool, forward_headers, open_stream, read_body as read_upstream, relay_headers
+from gateway.upstream import UpstreamPool, forward_headers, open_stream, relay_headers
 
 
 class Passthrough:
@@ -74,8 +74,8 @@ class Embeddings(Passthrough):
         upstream = self._upstreams.for_model(model)
         async with asyncio.timeout(upstream.config.total_timeout):
             async with open_stream(upstream, "POST", "/embeddings", body, forward_headers(headers, upstream)) as resp:
-                data = await read_upstream(resp)
-        await send_bytes(send, resp.status_code, data, relay_headers(resp.headers.raw))
+                data = await resp.aread()
+        await send_bytes(send, resp.status_code, data, relay_headers(resp.raw_headers))
 
 
 class Models(Passthrough):
@@ -85,7 +85,7 @@ class Models(Passthrough):
         upstream = self._upstreams.default
         async with asyncio.timeout(upstream.config.total_timeout):
             async with open_stream(upstream, "GET", "/models", None, forward_headers(headers, upstream)) as resp:
-                data = await read_upstream(resp)
+                data = await resp.aread()
         if resp.status_code == 200:
             try:
                 listing = json.loads(data)
@@ -93,4 +93,4 @@ class Models(Passthrough):
                 data = json.dumps(listing).encode()
             except (ValueError, AttributeError, TypeError):
                 pass  # not the documented shape: relay as is
-        await send_bytes(send, resp.status_code, data, relay_headers(resp.headers.raw))
+        await send_bytes(send, resp.status_code, data, relay_headers(resp.raw_headers))

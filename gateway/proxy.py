@@ -27,7 +27,7 @@ import asyncio
 import json
 import logging
 import time
-import uuid
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,7 +59,6 @@ from gateway.upstream import (
     UpstreamPool,
     forward_headers,
     open_stream,
-    read_body as read_upstream_body,
     relay_headers,
 )
 
@@ -179,7 +178,7 @@ class ChatCompletions:
         stream = body.get("stream") is True
         upstream = self._upstreams.for_model(model)
         call = CallContext(
-            request_id="req_" + uuid.uuid4().hex,
+            request_id="req_" + os.urandom(16).hex(),
             principal=principal,
             original=None,
             headers=headers,
@@ -221,7 +220,7 @@ class ChatCompletions:
     ) -> None:
         call = prepared.call
         upstream = call.upstream.upstream  # type: ignore[union-attr]
-        out_headers = forward_headers(headers, upstream)
+        out_headers = call.upstream.headers()  # type: ignore[union-attr]
         total = upstream.config.total_timeout
         up_started = time.perf_counter()
         try:
@@ -238,7 +237,7 @@ class ChatCompletions:
                             overhead = (up_started - call.started) + (time.perf_counter() - up_headers_at)
                             await self._stream(prepared, response, send, state, overhead)
                         else:
-                            body = await read_upstream_body(response)
+                            body = await response.aread()
                             await self._reply(prepared, response, body, send, up_started, state)
         except TimeoutError:
             from gateway.errors import UpstreamTimeout
@@ -294,7 +293,7 @@ class ChatCompletions:
                     parsed = filtered
         up_time = time.perf_counter() - up_started
         overhead = (time.perf_counter() - call.started) - up_time
-        headers = relay_headers(response.headers.raw)
+        headers = relay_headers(response.raw_headers)
         state.first_byte_at = time.perf_counter()
         await send_bytes(send, response.status_code, body, [*headers, *self._meta_headers(call, overhead)])
         if parsed is not None and chain.observers:
@@ -305,7 +304,7 @@ class ChatCompletions:
     ) -> None:
         call, chain = prepared.call, prepared.chain
         headers = [
-            *(h for h in relay_headers(response.headers.raw) if h[0] != b"content-type"),
+            *(h for h in relay_headers(response.raw_headers) if h[0] != b"content-type"),
             *SSE_HEADERS,
             *self._meta_headers(call, overhead),
         ]

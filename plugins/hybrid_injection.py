@@ -33,7 +33,6 @@ from gateway.chat import ChatRequest, Chunk, message_text
 from gateway.errors import UpstreamError
 from gateway.plugin import CallContext, PluginConfig
 from gateway.sse import SSEDecoder
-from gateway.upstream import iter_body
 from plugins.auto_recall import RecallResult
 from plugins.breaker import BreakerConfig, shared_breaker
 from plugins.context import MemorySection, apply, context_of
@@ -80,7 +79,7 @@ class HybridState:
 async def sse_chunks(response: Any) -> AsyncIterator[Chunk]:
     """The data chunks of an upstream SSE body, up to ``[DONE]``."""
     decoder = SSEDecoder()
-    async for part in iter_body(response):
+    async for part in response.aiter_raw():
         for event in decoder.feed(part):
             chunk = Chunk(event.raw, event.data)
             if chunk.is_done:

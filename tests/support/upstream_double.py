@@ -28,39 +28,7 @@ def fixture(name: str) -> bytes:
     return (FIXTURES / f"{name}.sse").read_bytes()
 
 
-COMPLETION = {
-    "id": "chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG",
-    "object": "chat.completion",
-    "created": 1741570283,
-    "model": "gpt-4o-2024-08-06",
-    "choices": [
-        {
-            "index": 0,
-            "message": {
-                "role": "assistant",
-                "content": "The image shows a wooden boardwalk extending through a lush green marshland.",
-                "refusal": None,
-                "annotations": [],
-            },
-            "logprobs": None,
-            "finish_reason": "stop",
-        }
-    ],
-    "usage": {
-        "prompt_tokens": 1117,
-        "completion_tokens": 46,
-        "total_tokens": 1163,
-        "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
-        "completion_tokens_details": {
-            "reasoning_tokens": 0,
-            "audio_tokens": 0,
-            "accepted_prediction_tokens": 0,
-            "rejected_prediction_tokens": 0,
-        },
-    },
-    "service_tier": "default",
-    "system_fingerprint": "fp_fc9f1d7035",
-}
+from gateway.bench.bodies import COMPLETION  # noqa: E402  (one copy of the real body)
 
 MODELS = {
     "object": "list",

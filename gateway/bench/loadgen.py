@@ -1,0 +1,287 @@
+"""A small HTTP/1.1 load generator for latency and time-to-first-byte.
+
+Runs in its own process (:func:`run_loadgen` spawns ``python -m gateway.bench.loadgen``),
+on uvloop when available, with raw ``asyncio.Protocol`` connections: the client's own
+cost per request is a few microseconds, and the same for every target, so differences
+between targets are the targets'. ``C`` keep-alive connections each send requests one
+after the other until ``N`` have completed in all; ``warmup`` requests go first and are
+not recorded.
+
+Per request it records, in seconds from the moment the request was written:
+
+- ``ttfb``: the first byte of the response *body* (for a chunked response, the first
+  byte of chunk data; the status line and headers do not count);
+- ``total``: the last byte of the body (``content-length`` reached, or the last chunk).
+
+:class:`ResponseParser` is sans-IO (``content-length`` and ``chunked`` framing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+
+class ResponseParser:
+    """Incremental HTTP/1.1 response framing: feed bytes, learn when the body starts and ends.
+
+    ``feed`` returns the bytes past the end of this response (the next response of a
+    pipelined connection; empty here). Raises ``ValueError`` on a malformed response.
+    """
+
+    def __init__(self) -> None:
+        self.status = 0
+        self.body_started = False
+        self.done = False
+        self._head = b""
+        self._in_head = True
+        self._chunked = False
+        self._remaining = 0  # content-length left, or bytes left of the current chunk
+        self._chunk_state = "size"  # size | data | data_crlf | trailer
+        self._line = b""
+
+    def feed(self, data: bytes) -> bytes:
+        if self._in_head:
+            buf = self._head + data
+            end = buf.find(b"\r\n\r\n")
+            if end < 0:
+                self._head = buf
+                return b""
+            self._parse_head(buf[:end])
+            self._in_head = False
+            data = buf[end + 4 :]
+            if not self._chunked and self._remaining == 0:
+                self.done = True
+                return data
+        return self._chunks(data) if self._chunked else self._fixed(data)
+
+    def _parse_head(self, head: bytes) -> None:
+        lines = head.split(b"\r\n")
+        parts = lines[0].split(b" ", 2)
+        if len(parts) < 2 or not parts[0].startswith(b"HTTP/1."):
+            raise ValueError(f"bad status line {lines[0][:80]!r}")
+        self.status = int(parts[1])
+        for line in lines[1:]:
+            name, _, value = line.partition(b":")
+            name = name.strip().lower()
+            if name == b"content-length":
+                self._remaining = int(value.strip())
+            elif name == b"transfer-encoding" and b"chunked" in value.lower():
+                self._chunked = True
+
+    def _fixed(self, data: bytes) -> bytes:
+        if data:
+            self.body_started = True
+        taken = min(len(data), self._remaining)
+        self._remaining -= taken
+        if self._remaining == 0:
+            self.done = True
+        return data[taken:]
+
+    def _chunks(self, data: bytes) -> bytes:
+        pos = 0
+        while pos < len(data) and not self.done:
+            if self._chunk_state == "data":
+                taken = min(len(data) - pos, self._remaining)
+                if taken:
+                    self.body_started = True
+                pos += taken
+                self._remaining -= taken
+                if self._remaining == 0:
+                    self._chunk_state = "data_crlf"
+                continue
+            end = data.find(b"\n", pos)
+            if end < 0:
+                self._line += data[pos:]
+                return b""
+            line, self._line = (self._line + data[pos:end]).rstrip(b"\r"), b""
+            pos = end + 1
+            if self._chunk_state == "size":
+                size = int(line.split(b";", 1)[0].strip() or b"0", 16)
+                if size == 0:
+                    self._chunk_state = "trailer"
+                else:
+                    self._remaining, self._chunk_state = size, "data"
+            elif self._chunk_state == "data_crlf":
+                self._chunk_state = "size"
+            elif self._chunk_state == "trailer" and not line:
+                self.done = True
+        return data[pos:]
+
+
+@dataclass
+class Samples:
+    """What one load-generator run measured (times in seconds)."""
+
+    ttfb: list[float] = field(default_factory=list)
+    total: list[float] = field(default_factory=list)
+    errors: int = 0
+    statuses: dict[str, int] = field(default_factory=dict)
+    elapsed: float = 0.0
+    first_error: str = ""
+
+
+class _Connection(asyncio.Protocol):
+    def __init__(self) -> None:
+        self.transport: asyncio.Transport | None = None
+        self.parser = ResponseParser()
+        self.waiter: asyncio.Future[None] | None = None
+        self.first_body_at = 0.0
+        self.done_at = 0.0
+        self.lost: Exception | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        now = time.perf_counter()
+        parser = self.parser
+        try:
+            parser.feed(data)
+        except ValueError as exc:
+            self._finish(exc)
+            return
+        if parser.body_started and not self.first_body_at:
+            self.first_body_at = now
+        if parser.done:
+            self.done_at = now
+            self._finish(None)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.lost = exc or ConnectionResetError("connection closed by the server")
+        self._finish(self.lost)
+
+    def _finish(self, exc: Exception | None) -> None:
+        if self.waiter is not None and not self.waiter.done():
+            if exc is None:
+                self.waiter.set_result(None)
+            else:
+                self.waiter.set_exception(exc)
+
+    async def request(self, raw: bytes) -> tuple[float, float, int]:
+        """Send ``raw``; (ttfb, total, status) once the response is complete."""
+        if self.lost is not None or self.transport is None:
+            raise ConnectionResetError("connection is closed")
+        self.parser = ResponseParser()
+        self.first_body_at = self.done_at = 0.0
+        self.waiter = asyncio.get_running_loop().create_future()
+        started = time.perf_counter()
+        self.transport.write(raw)
+        await self.waiter
+        first = self.first_body_at or self.done_at
+        return first - started, self.done_at - started, self.parser.status
+
+
+def build_request(host: str, port: int, path: str, body: bytes, headers: dict[str, str]) -> bytes:
+    """A keep-alive ``POST`` with a ``content-length`` body."""
+    lines = [f"POST {path} HTTP/1.1", f"host: {host}:{port}", "content-type: application/json",
+             f"content-length: {len(body)}", "accept: */*"]
+    lines += [f"{k}: {v}" for k, v in headers.items()]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
+
+
+async def run(
+    host: str, port: int, raw: bytes, requests: int, concurrency: int, warmup: int, timeout: float
+) -> Samples:
+    """``warmup`` then ``requests`` requests over ``concurrency`` connections."""
+    loop = asyncio.get_running_loop()
+    conns: list[_Connection] = []
+    for _ in range(concurrency):
+        _, proto = await loop.create_connection(_Connection, host, port)
+        conns.append(proto)
+    samples = Samples()
+    budget = {"left": 0}
+
+    async def worker(conn: _Connection, record: bool) -> None:
+        while budget["left"] > 0:
+            budget["left"] -= 1
+            try:
+                ttfb, total, status = await asyncio.wait_for(conn.request(raw), timeout)
+            except (OSError, ValueError, asyncio.TimeoutError) as exc:
+                samples.errors += 1
+                samples.first_error = samples.first_error or f"{type(exc).__name__}: {exc}"
+                return  # this connection is unusable; the others finish the run
+            if not record:
+                continue
+            samples.statuses[str(status)] = samples.statuses.get(str(status), 0) + 1
+            if status != 200:
+                samples.errors += 1
+                continue
+            samples.ttfb.append(ttfb)
+            samples.total.append(total)
+
+    budget["left"] = warmup
+    await asyncio.gather(*(worker(c, False) for c in conns))
+    budget["left"] = requests
+    started = time.perf_counter()
+    await asyncio.gather(*(worker(c, True) for c in conns))
+    samples.elapsed = time.perf_counter() - started
+    for conn in conns:
+        if conn.transport is not None:
+            conn.transport.close()
+    return samples
+
+
+def run_loadgen(
+    url_host: str,
+    port: int,
+    path: str,
+    body: bytes,
+    headers: dict[str, str],
+    *,
+    requests: int,
+    concurrency: int,
+    warmup: int,
+    workdir: Path,
+    timeout: float = 30.0,
+) -> Samples:
+    """Run the load generator in a child process and return its samples.
+
+    Raises:
+        RuntimeError: the child failed (its stderr is in the message).
+    """
+    body_file = workdir / f"body-{abs(hash(body))}.bin"
+    body_file.write_bytes(body)
+    argv = [sys.executable, "-m", "gateway.bench.loadgen", "--host", url_host, "--port", str(port),
+            "--path", path, "--body-file", str(body_file), "--requests", str(requests),
+            "--concurrency", str(concurrency), "--warmup", str(warmup), "--timeout", str(timeout)]
+    for k, v in headers.items():
+        argv += ["--header", f"{k}: {v}"]
+    done = subprocess.run(argv, capture_output=True, timeout=timeout * 4 + requests, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"load generator failed ({done.returncode}): {done.stderr.decode()[-2000:]}")
+    return Samples(**json.loads(done.stdout))
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="memgate bench load generator (JSON on stdout)")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--path", required=True)
+    parser.add_argument("--body-file", type=Path, required=True)
+    parser.add_argument("--header", action="append", default=[])
+    parser.add_argument("--requests", type=int, default=2000)
+    parser.add_argument("--concurrency", type=int, default=1)
+    parser.add_argument("--warmup", type=int, default=200)
+    parser.add_argument("--timeout", type=float, default=30.0, help="Seconds per request.")
+    args = parser.parse_args(argv)
+    headers = dict(h.split(": ", 1) for h in args.header)
+    raw = build_request(args.host, args.port, args.path, args.body_file.read_bytes(), headers)
+    coro = run(args.host, args.port, raw, args.requests, args.concurrency, args.warmup, args.timeout)
+    try:
+        import uvloop
+
+        samples = uvloop.run(coro)
+    except ImportError:
+        samples = asyncio.run(coro)
+    json.dump(asdict(samples), sys.stdout)
+
+
+if __name__ == "__main__":
+    main()
