@@ -13,7 +13,6 @@ import json
 import logging
 import sys
 from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 from typing import Any
 
 import click

@@ -5,7 +5,7 @@ Every error the gateway makes itself leaves as the OpenAI error envelope
 a status the official SDK retries correctly: it retries 408, 409, 429 and >= 500 and
 honours ``x-should-retry`` (openai-python ``_should_retry``).
 
-Errors of the libraries below (httpx, redis) are translated into this tree where they are
+Errors of the libraries below (aiohttp, httpx, redis) are translated into this tree where they are
 caught, never re-raised raw to the HTTP layer.
 """
 

@@ -20,7 +20,7 @@ lives in ``call.state[plugin.name]``, never on the plugin instance (shared by al
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
@@ -120,15 +120,3 @@ class Services:
     upstreams: Any = None
     metrics: Any = None
     extras: dict[str, Any] = field(default_factory=dict)
-
-
-PluginFactory = Callable[[Any, Services], Any]
-
-
-class PluginSpec(Protocol):
-    """What the chain needs of a plugin class."""
-
-    name: ClassVar[str]
-    Config: ClassVar[type[BaseModel]]
-    runs_after: ClassVar[tuple[str, ...]]
-    runs_before: ClassVar[tuple[str, ...]]

@@ -35,7 +35,6 @@ from opentelemetry.trace import SpanKind
 
 from gateway.assembly import ReplyAssembler, reply_from_completion
 from gateway.asgi import (
-    JSON_HEADERS,
     ClientGone,
     DisconnectWatcher,
     Receive,

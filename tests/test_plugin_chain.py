@@ -11,7 +11,7 @@ from gateway.config import ConfigError, parse_config
 from gateway.validate import validate_plugins
 from tests.support import plugins as tp
 from tests.support.gateway import ALICE_KEY, BOB_KEY
-from tests.support.upstream_double import SSEReply, fixture
+from tests.support.upstream_double import fixture
 
 BODY = {"model": "gpt-4o", "messages": [{"role": "user", "content": "hello"}]}
 

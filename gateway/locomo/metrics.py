@@ -8,7 +8,7 @@ well-formed evidence id (the LoCoMo paper's retrieval metric, Table 3).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 
@@ -55,11 +55,3 @@ class RecallTable:
             lines.append(f"{row['category']:<12} {row['questions']:>4} "
                          + " ".join(f"{100 * row[f'recall@{k}']:>7.1f}" for k in self.ks))
         return "\n".join(lines)
-
-
-def merge_ranked(lists: Iterable[Sequence[str]]) -> list[str]:
-    """Concatenate ranked lists keeping first occurrences."""
-    out: list[str] = []
-    for ranked in lists:
-        out.extend(x for x in ranked if x not in out)
-    return out
