@@ -108,7 +108,7 @@ async def bench_size(client, name: str, args, rng) -> dict:
             "vector_query_ms": await query_latency(store, tenants, args.dims, rng, args.queries, False),
             "hybrid_query_ms": await query_latency(store, tenants, args.dims, rng, args.queries, True),
         }
-        if not args.keep:
+        if not args.keep and args.redis_url is not None:  # a temporary server just goes
             for tenant in tenants:
                 await store.forget_user(tenant.user_id)
     return result

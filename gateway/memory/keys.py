@@ -96,6 +96,11 @@ class KeySpace:
         """Partition name as stored in the record hash (``tp`` field, search backend TAG)."""
         return self._suffix(part)
 
+    def registry(self, user_id: str) -> str:
+        """Set of the user's keys not derivable from the partitions (keyword postings), so
+        forgetting a user touches only that user's keys, never a keyspace SCAN."""
+        return f"{self.user_base(user_id)}keys"
+
     def friends(self, user_id: str) -> str:
         return f"{self.user_base(user_id)}friends"
 

@@ -34,8 +34,13 @@ class KeywordIndex:
         counts = term_frequencies(record.text, record.keywords)
         length = sum(counts.values())
         part = Partition.of(record)
+        keys = []
         for term, tf in counts.items():
-            pipe.zadd(self._keys.postings(part, term), {record.id: bm25_term_weight(tf, length)})
+            key = self._keys.postings(part, term)
+            pipe.zadd(key, {record.id: bm25_term_weight(tf, length)})
+            keys.append(key)
+        if keys:
+            pipe.sadd(self._keys.registry(record.user_id), *keys)
 
     def queue_remove(self, pipe: Pipeline, record: MemoryRecord) -> None:
         part = Partition.of(record)

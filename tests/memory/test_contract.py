@@ -181,6 +181,10 @@ async def test_forget_user_erases_every_friend_and_spares_others(store):
     assert await store.count(ALICE_TUTOR) == 0 and await store.count(ALICE_CHEF) == 0
     assert [r.id async for r in store.export_user("alice")] == []
     assert await store.get(BOB_TUTOR, bob.id) == bob
+    repo = store._repo  # no key of alice's may survive (postings, sets, listings, registries)
+    left = [k async for k in repo.client.scan_iter(match=repo.keys.user_pattern("alice"))]
+    assert left == []
+    assert [k async for k in repo.client.scan_iter(match=repo.keys.user_pattern("bob"))]
 
 
 async def test_second_embedding_of_same_text_hits_the_cache(store, counting_model):
