@@ -207,7 +207,7 @@ def bench_store(ctx: click.Context) -> None:
 @click.pass_context
 def bench_recall(ctx: click.Context) -> None:
     """Added latency of the recall side (request phase) with 10k memories in the tenant."""
-    from plugins.bench_recall import main as run
+    from gateway.bench.recall import main as run
 
     sys.exit(run(ctx.args))
 

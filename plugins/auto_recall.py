@@ -12,7 +12,7 @@ message is put before it, so "why?" searches for what it refers to. Short means 
 letters one Chinese character stands for), so "最近睡眠不好，有点焦虑" is not short.
 
 Threshold measurement (all-MiniLM-L6-v2, the default local model; ``python -m
-plugins.threshold_study``, 12 facts, 24 questions about them, 36 unrelated pairs):
+gateway.bench.threshold_study``, 12 facts, 24 questions about them, 36 unrelated pairs):
 
 - English: questions about a stored fact score 0.08-0.79 (median 0.42; 0 % reach 0.8,
   6 % reach 0.6, 31 % reach 0.5); unrelated questions -0.08-0.16.

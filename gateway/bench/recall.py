@@ -11,7 +11,7 @@ matters for search latency; embedding 10k texts on 2 cores would take minutes).
 Every request has a new user message, so the query embedding is a cache miss (the
 common case; the embedding cache only helps repeated text). Reported: p50/p95 of the
 request phase, and of a bare query embedding for comparison. Target: p50 <= 25 ms.
-Run: ``python -m plugins.bench_recall`` (``memgate bench recall``).
+Run: ``python -m gateway.bench.recall`` (``memgate bench recall``).
 """
 
 from __future__ import annotations

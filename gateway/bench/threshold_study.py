@@ -4,7 +4,7 @@ Embeds stored facts and, for each, questions that are about it and questions tha
 not, with the real embedding model (all-MiniLM-L6-v2 by default), and prints the cosine
 scores per group (English and Chinese separately) with the share of each group at or
 above a few candidate cuts. Findings are summarized in :mod:`plugins.auto_recall`.
-Run: ``python -m plugins.threshold_study``.
+Run: ``python -m gateway.bench.threshold_study``.
 """
 
 from __future__ import annotations
