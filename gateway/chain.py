@@ -365,6 +365,7 @@ class CompletionRunner:
         if self._group is None or self._pending >= self._max:
             work.close()
             self._telemetry.metrics.inc("memgate_completions_shed_total")
+            log.warning("completion hooks shed: %d already in flight (chain.max_pending_completions)", self._pending)
             return False
         self._pending += 1
         self._idle.clear()
