@@ -59,13 +59,11 @@ def test_a_successful_probe_closes_a_failed_one_reopens():
     assert b.state == "closed" and b.allow() and b.allow()
 
 
-def test_an_open_breaker_refuses_in_far_under_a_millisecond():
+def test_an_open_breaker_refuses_every_call_until_the_cooldown():
+    # (its cost per refused call is measured by `memgate bench recall`, not timed here)
     b = breaker(time.monotonic, threshold=1, cooldown=60)
     b.failure()
-    started = time.perf_counter()
-    for _ in range(1000):
-        assert not b.allow()
-    assert (time.perf_counter() - started) / 1000 < 0.001
+    assert not any(b.allow() for _ in range(1000))
 
 
 def test_plugins_of_one_gateway_share_the_breaker_of_a_config():

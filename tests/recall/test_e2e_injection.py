@@ -102,7 +102,7 @@ def test_show_recall_is_off_by_default(start_gateway, upstream, seed):
 def test_the_newest_preference_wins_once_the_cache_expires(start_gateway, upstream, seed):
     import time
 
-    plugins = [{"name": "personalization", "config": {"cache_ttl_s": 0.3}}]
+    plugins = [{"name": "personalization", "config": {"cache_ttl_s": 2.0}}]
     gw = start_gateway(registry=REGISTRY, plugins=plugins)
     body = {"model": "gpt-4o", "messages": [{"role": "user", "content": "Explain recursion"}]}
 
@@ -114,6 +114,6 @@ def test_the_newest_preference_wins_once_the_cache_expires(start_gateway, upstre
     assert "- Be concise" in sent_prompt()
     seed(gw, Tenant("alice", "other"), memory("The user now wants detailed answers.", type="preference"))
     assert "- Be concise" in sent_prompt()  # cached for cache_ttl_s
-    time.sleep(0.3)
+    time.sleep(2.0)
     prompt = sent_prompt()
     assert "- Be detailed" in prompt and "concise" not in prompt
