@@ -117,7 +117,7 @@ async def test_verbatim_mode_stores_each_user_turn_once(start_gateway, env):
 
 
 async def test_the_job_is_enqueued_after_the_reply_and_a_cancelled_stream_is_partial(start_gateway, env, upstream):
-    config = memorize_config("verbatim")
+    config = memorize_config("verbatim", worker={"in_serve": 0})  # no worker may take the job first
     gw = start(start_gateway, config)
     queue = queue_for(config, env.redis)
     upstream.enqueue(SSEReply(pieces=40, delay=0.05))
@@ -139,11 +139,15 @@ async def test_the_job_is_enqueued_after_the_reply_and_a_cancelled_stream_is_par
 
 
 async def test_memorize_off_header_skips_the_call(start_gateway, env):
-    config = memorize_config("verbatim")
+    config = memorize_config("verbatim", worker={"in_serve": 0})  # a job would stay queued
     gw = start(start_gateway, config)
+    stream = queue_for(config, env.redis).keys.stream
     await chat(gw, [{"role": "user", "content": "secret diary"}], headers={"x-memgate-memorize": "off"})
     await settle(gw)
-    assert await env.redis.xlen(queue_for(config, env.redis).keys.stream) == 0
+    assert await env.redis.xlen(stream) == 0
+    await chat(gw, [{"role": "user", "content": "public diary"}])  # the same call without the header
+    await settle(gw)
+    assert await env.redis.xlen(stream) == 1
 
 
 async def test_redaction_runs_before_the_memory_model_and_the_store(start_gateway, env):
