@@ -49,7 +49,7 @@ from gateway.auth import Authenticator, resolve_end_user
 from gateway.chain import ChainFactory, PluginChain
 from gateway.chat import ChatRequest
 from gateway.config import GatewayConfig
-from gateway.errors import InvalidRequest, MemgateError, PermissionDenied
+from gateway.errors import InvalidRequest, MemgateError, PermissionDenied, UpstreamTimeout
 from gateway.plugin import CallContext
 from gateway.relay import RelayState, error_event, relay_events, relay_passthrough
 from gateway.telemetry import Telemetry
@@ -239,8 +239,6 @@ class ChatCompletions:
                             body = await response.aread()
                             await self._reply(prepared, response, body, send, up_started, state)
         except TimeoutError:
-            from gateway.errors import UpstreamTimeout
-
             await self._fail(prepared, send, state, UpstreamTimeout(f"upstream call exceeded total_timeout ({total} s)"))
         except MemgateError as exc:
             await self._fail(prepared, send, state, exc)

@@ -36,7 +36,7 @@ def upstream_server() -> Iterator[tuple[object, str]]:
     from tests.support.upstream_double import UpstreamDouble
 
     double = UpstreamDouble()
-    server = LoopbackServer(double).start()
+    server = LoopbackServer(double, lifespan="off").start()
     try:
         yield double, server.url
     finally:

@@ -195,7 +195,7 @@ async def run_async(path: str, ks: tuple[int, ...], redis_url: str | None, worke
         server = EmbeddedRedis(Path(tempfile.mkdtemp(prefix="memgate-locomo-chat-")))
         redis_url = await asyncio.to_thread(server.start)
     upstream = ScriptedUpstream()
-    upstream_server = LoopbackServer(upstream).start()
+    upstream_server = LoopbackServer(upstream, lifespan="off").start()
     recall = recall_registry()
     config, keys = gateway_config(upstream_server.url, redis_url, conversations, ks, recall is not None,
                                   "lq" + uuid.uuid4().hex[:8], "lm" + uuid.uuid4().hex[:8])

@@ -15,6 +15,10 @@ import time
 from collections import defaultdict, deque
 from typing import Any
 
+from gateway.asgi import read_body
+
+MAX_BODY = 64 * 1024 * 1024  # bytes; replayed conversations are far smaller
+
 
 def completion_body(content: str, model: str) -> dict[str, Any]:
     """A ``chat.completion`` object with one assistant message."""
@@ -27,7 +31,7 @@ def completion_body(content: str, model: str) -> dict[str, Any]:
 
 
 class ScriptedUpstream:
-    """ASGI app; serve it with :class:`gateway.memorization.loopback.LoopbackServer`."""
+    """ASGI app; serve it with :class:`gateway.loopback.LoopbackServer` (``lifespan="off"``)."""
 
     def __init__(self) -> None:
         self.scripts: dict[str, deque[str]] = defaultdict(deque)
@@ -38,20 +42,7 @@ class ScriptedUpstream:
         self.scripts[conversation_id].extend(replies)
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] == "lifespan":
-            while True:
-                message = await receive()
-                if message["type"] == "lifespan.startup":
-                    await send({"type": "lifespan.startup.complete"})
-                elif message["type"] == "lifespan.shutdown":
-                    await send({"type": "lifespan.shutdown.complete"})
-                    return
-        raw = b""
-        while True:
-            message = await receive()
-            raw += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+        raw = await read_body(receive, MAX_BODY)
         status, payload = self._answer(scope["path"], raw)
         await send({"type": "http.response.start", "status": status,
                     "headers": [(b"content-type", b"application/json")]})

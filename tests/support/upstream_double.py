@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Union
 
+from gateway.asgi import read_body
+
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "openai"
 
 
@@ -116,20 +118,7 @@ class UpstreamDouble:
         return item(rec) if callable(item) else item
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] == "lifespan":
-            while True:
-                message = await receive()
-                if message["type"] == "lifespan.startup":
-                    await send({"type": "lifespan.startup.complete"})
-                elif message["type"] == "lifespan.shutdown":
-                    await send({"type": "lifespan.shutdown.complete"})
-                    return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+        body = await read_body(receive, 64 * 1024 * 1024)
         headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
         rec = Recorded(scope["method"], scope["path"], headers, body)
         self.requests.append(rec)
