@@ -24,17 +24,17 @@ from litestar.exceptions import HTTPException
 from litestar.handlers import asgi
 from opentelemetry.sdk.trace.export import SpanExporter
 
-from gateway.auth import Authenticator
+from gateway.proxy.auth import Authenticator
 from gateway.chain import ChainFactory, CompletionRunner
 from gateway.config import GatewayConfig
 from gateway.errors import MemgateError, error_envelope
-from gateway.keystore import RedisKeyStore
+from gateway.proxy.keystore import RedisKeyStore
 from gateway.memory_wiring import MemoryWiring
-from gateway.passthrough import Embeddings, Models
+from gateway.proxy.passthrough import Embeddings, Models
 from gateway.plugin import Services
-from gateway.proxy import ChatCompletions
+from gateway.proxy.chat import ChatCompletions
 from gateway.telemetry import Telemetry
-from gateway.upstream import UpstreamPool, forward_headers, open_stream
+from gateway.proxy.upstream import UpstreamPool, forward_headers, open_stream
 
 log = logging.getLogger("memgate")
 

@@ -35,8 +35,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from gateway.assembly import AssembledReply
-from gateway.chat import ChatRequest, Chunk
+from gateway.proxy.assembly import AssembledReply
+from gateway.proxy.wire import ChatRequest, Chunk
 from gateway.config import ChainConfig, ConfigError, PluginEntry, format_validation_error
 from gateway.plugin import (
     CallContext,
@@ -46,7 +46,7 @@ from gateway.plugin import (
     Services,
     StreamFilter,
 )
-from gateway.principal import Principal
+from gateway.proxy.principal import Principal
 from gateway.telemetry import Telemetry
 
 log = logging.getLogger("memgate.chain")

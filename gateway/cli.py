@@ -100,7 +100,7 @@ def keys() -> None:
 
 
 def _keystore_call(config_path: str, action: Any) -> Any:
-    from gateway.keystore import RedisKeyStore
+    from gateway.proxy.keystore import RedisKeyStore
 
     config = _load(config_path)
 

@@ -26,7 +26,7 @@ from litestar.params import FromPath, JSONBody, QueryParameter
 from litestar.response import Stream
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
 
-from gateway.auth import resolve_end_user
+from gateway.proxy.auth import resolve_end_user
 from gateway.errors import InvalidRequest, PermissionDenied, UnprocessableInput
 from gateway.memory.records import (
     MemoryPage,
@@ -38,7 +38,7 @@ from gateway.memory.records import (
     ScoredMemory,
     Tenant,
 )
-from gateway.principal import Principal
+from gateway.proxy.principal import Principal
 
 if TYPE_CHECKING:
     from gateway.app import Gateway

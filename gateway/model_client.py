@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gateway.config import UpstreamTarget
 from gateway.errors import UpstreamError
-from gateway.upstream import Upstream, UpstreamPool, forward_headers, open_stream
+from gateway.proxy.upstream import Upstream, UpstreamPool, forward_headers, open_stream
 
 T = TypeVar("T", bound=BaseModel)
 

@@ -26,12 +26,12 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
-from gateway.assembly import AssembledReply
-from gateway.chat import ChatRequest, Chunk
-from gateway.principal import Principal
+from gateway.proxy.assembly import AssembledReply
+from gateway.proxy.wire import ChatRequest, Chunk
+from gateway.proxy.principal import Principal
 
 if TYPE_CHECKING:
-    from gateway.upstream import UpstreamCaller
+    from gateway.proxy.upstream import UpstreamCaller
 
 
 class PluginConfig(BaseModel):

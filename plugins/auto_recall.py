@@ -37,7 +37,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field, model_validator
 
-from gateway.chat import ChatRequest, message_text
+from gateway.proxy.wire import ChatRequest, message_text
 from gateway.memory.records import ScoredMemory
 from gateway.plugin import CallContext, PluginConfig
 from plugins.breaker import BreakerConfig, shared_breaker

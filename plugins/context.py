@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from gateway.chat import ChatRequest
+from gateway.proxy.wire import ChatRequest
 from gateway.memory.records import ScoredMemory
 from gateway.plugin import CallContext
 from plugins.prompts import render_memory_context

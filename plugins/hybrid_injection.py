@@ -29,10 +29,10 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
-from gateway.chat import ChatRequest, Chunk, message_text
+from gateway.proxy.wire import ChatRequest, Chunk, message_text
 from gateway.errors import UpstreamError
 from gateway.plugin import CallContext, PluginConfig
-from gateway.sse import SSEDecoder
+from gateway.proxy.sse import SSEDecoder
 from plugins.auto_recall import RecallResult
 from plugins.breaker import BreakerConfig, shared_breaker
 from plugins.context import MemorySection, apply, context_of

@@ -18,7 +18,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import ClassVar
 
-from gateway.assembly import AssembledReply
+from gateway.proxy.assembly import AssembledReply
 from gateway.memorization.capture import capture_exchange, memorize_disabled
 from gateway.memorization.config import MemorizeConfig
 from gateway.memorization.runtime import queue_for

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gateway.chat import Chunk
+from gateway.proxy.wire import Chunk
 from gateway.memory.records import ScoredMemory
 
 TOOL_NAME = "memory_search"

@@ -29,7 +29,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
-from gateway.chat import ChatRequest, message_text
+from gateway.proxy.wire import ChatRequest, message_text
 from gateway.memory.records import Tenant
 from gateway.plugin import CallContext, PluginConfig
 from plugins.breaker import BreakerConfig, shared_breaker

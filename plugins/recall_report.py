@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from gateway.chat import Chunk
+from gateway.proxy.wire import Chunk
 from gateway.plugin import CallContext, PluginConfig
 
 

@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 from opentelemetry import trace
 from pydantic import Field, field_validator
 
-from gateway.chat import ChatRequest
+from gateway.proxy.wire import ChatRequest
 from gateway.plugin import CallContext, PluginConfig
 from plugins.budget import fit_window, trim_injected
 from plugins.context import CONTEXT_KEY, apply, context_of

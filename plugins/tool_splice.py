@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from gateway.chat import ChatRequest, message_text
+from gateway.proxy.wire import ChatRequest, message_text
 from gateway.model_client import ModelClient, ModelConfig
 from gateway.plugin import CallContext, PluginConfig
 from plugins.auto_recall import RecallResult, build_query

@@ -2,8 +2,8 @@
 
 import json
 
-from gateway.assembly import ReplyAssembler, reply_from_completion
-from gateway.sse import SSEDecoder
+from gateway.proxy.assembly import ReplyAssembler, reply_from_completion
+from gateway.proxy.sse import SSEDecoder
 from tests.support.upstream_double import COMPLETION, fixture
 
 

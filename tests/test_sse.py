@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from gateway.sse import SSEDecoder
+from gateway.proxy.sse import SSEDecoder
 from tests.support.upstream_double import FIXTURES
 
 STREAMS = sorted(p.stem for p in FIXTURES.glob("*.sse"))

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from gateway.chain import CompletionRunner, LoadedPlugin, PluginChain
-from gateway.chat import ChatRequest
+from gateway.proxy.wire import ChatRequest
 from gateway.config import ChainConfig, TelemetryConfig
 from gateway.memory.bench_store import percentiles, sentence, unit_rows
 from gateway.memory.config import EmbeddingConfig, MemoryConfig
@@ -36,7 +36,7 @@ from gateway.memory.embeddings.local import LocalEmbedder
 from gateway.memory.factory import open_store, redis_client
 from gateway.memory.records import NewMemory, Tenant
 from gateway.plugin import CallContext, Services
-from gateway.principal import Principal
+from gateway.proxy.principal import Principal
 from gateway.redis_server import EmbeddedRedis
 from gateway.telemetry import Telemetry
 from plugins.auto_recall import AutoRecall

@@ -55,10 +55,10 @@ class InstantModel:
 
 
 def _call(plugin: Any, messages: list[dict[str, Any]]) -> tuple[Any, Any]:
-    from gateway.assembly import reply_from_completion
-    from gateway.chat import ChatRequest
+    from gateway.proxy.assembly import reply_from_completion
+    from gateway.proxy.wire import ChatRequest
     from gateway.plugin import CallContext
-    from gateway.principal import Principal
+    from gateway.proxy.principal import Principal
 
     call = CallContext(request_id="req_" + uuid.uuid4().hex, principal=Principal("k", "bench", "friend"),
                        original=ChatRequest(model="gpt-4o-mini", messages=messages), headers={})

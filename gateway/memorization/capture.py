@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from gateway.assembly import AssembledReply
-from gateway.chat import ChatRequest, message_text
+from gateway.proxy.assembly import AssembledReply
+from gateway.proxy.wire import ChatRequest, message_text
 from gateway.memorization.dedupe import hashed_turns
 from gateway.memorization.jobs import JobHeader, Turn
 

@@ -23,7 +23,7 @@ async def run_worker_process(config: Any, redis_url: str, n: int, stop: asyncio.
     from gateway.memory.factory import open_store
     from gateway.memory_wiring import redis_client
     from gateway.telemetry import Telemetry
-    from gateway.upstream import UpstreamPool
+    from gateway.proxy.upstream import UpstreamPool
 
     memorize = memorize_config_of(config)
     if memorize is None:

@@ -15,7 +15,7 @@ import time
 from collections import defaultdict, deque
 from typing import Any
 
-from gateway.asgi import read_body
+from gateway.proxy.asgi import read_body
 
 MAX_BODY = 64 * 1024 * 1024  # bytes; replayed conversations are far smaller
 

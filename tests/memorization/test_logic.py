@@ -7,8 +7,8 @@ from datetime import date, datetime, timezone
 
 import pytest
 
-from gateway.assembly import reply_from_completion
-from gateway.chat import ChatRequest
+from gateway.proxy.assembly import reply_from_completion
+from gateway.proxy.wire import ChatRequest
 from gateway.memorization.capture import capture_exchange, conversation_id, memorize_disabled
 from gateway.memorization.config import RedactionConfig, RedactionRule, WorkerConfig
 from gateway.memorization.dates import resolve_occurred

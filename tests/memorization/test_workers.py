@@ -9,8 +9,8 @@ from typing import Any
 
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from gateway.assembly import reply_from_completion
-from gateway.chat import ChatRequest
+from gateway.proxy.assembly import reply_from_completion
+from gateway.proxy.wire import ChatRequest
 from gateway.config import TelemetryConfig
 from gateway.memorization.forget import forget_user
 from gateway.memorization.jobs import job_from_fields
@@ -19,7 +19,7 @@ from gateway.memorization.runtime import queue_for
 from gateway.memorization.worker import Worker
 from gateway.memory.records import Tenant
 from gateway.plugin import CallContext, Services
-from gateway.principal import Principal
+from gateway.proxy.principal import Principal
 from gateway.telemetry import Telemetry
 from plugins.memorize import MemorizePlugin
 from tests.memorization.conftest import memorize_config

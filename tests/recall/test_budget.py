@@ -87,7 +87,7 @@ def test_fit_window_drops_oldest_units_and_never_splits_a_call_from_its_results(
 
 
 def test_the_window_limit_is_the_models_minus_the_reply_reserve():
-    from gateway.chat import ChatRequest
+    from gateway.proxy.wire import ChatRequest
 
     plugin = TokenBudget(TokenBudgetConfig(), None)
     ask = lambda **f: ChatRequest.model_validate({"model": "gpt-4o-mini-2024-07-18", "messages": [], **f})  # noqa: E731

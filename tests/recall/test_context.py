@@ -3,9 +3,9 @@
 import json
 from dataclasses import replace
 
-from gateway.chat import ChatRequest
+from gateway.proxy.wire import ChatRequest
 from gateway.plugin import CallContext
-from gateway.principal import Principal
+from gateway.proxy.principal import Principal
 from plugins.context import MemorySection, SpliceSection, apply, context_of
 from plugins.splice import RECALL_MEMORY_TOOL
 from tests.recall.records import hit

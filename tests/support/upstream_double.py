@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Union
 
-from gateway.asgi import read_body
+from gateway.proxy.asgi import read_body
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "openai"
 

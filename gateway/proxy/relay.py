@@ -5,7 +5,7 @@ Two modes, chosen per call:
 - **pass-through** (no stream filter, no usage chunk to strip): every read from the
   upstream is written to the client at once, unchanged; an SSE decoder runs on the side
   only when completion observers need the assembled reply.
-- **event** mode: the stream is cut into SSE events (:mod:`gateway.sse`), each event
+- **event** mode: the stream is cut into SSE events (:mod:`gateway.proxy.sse`), each event
   goes through the chain's stream filters as a :class:`Chunk`, the usage chunk the
   gateway asked for is dropped, and every event that survives is written with its
   original bytes unless a filter replaced it. ``data: [DONE]`` is written last, once.
@@ -20,14 +20,14 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
-from gateway.assembly import ReplyAssembler
-from gateway.asgi import Send
+from gateway.proxy.assembly import ReplyAssembler
+from gateway.proxy.asgi import Send
 from gateway.chain import PluginChain
-from gateway.chat import Chunk
+from gateway.proxy.wire import Chunk
 from gateway.errors import MemgateError
 from gateway.plugin import CallContext
-from gateway.sse import SSEDecoder
-from gateway.upstream import UpstreamResponse
+from gateway.proxy.sse import SSEDecoder
+from gateway.proxy.upstream import UpstreamResponse
 
 
 @dataclass

@@ -25,7 +25,7 @@ from redis.exceptions import RedisError
 
 from gateway.config import PluginOverride
 from gateway.errors import KeyStoreUnavailable, NotFound
-from gateway.principal import Principal
+from gateway.proxy.principal import Principal
 
 
 def key_digest(key: str) -> str:

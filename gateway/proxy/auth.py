@@ -18,8 +18,8 @@ from collections.abc import Callable, Iterable
 
 from gateway.config import ClientConfig
 from gateway.errors import AuthenticationFailed, InvalidRequest
-from gateway.keystore import RedisKeyStore, key_digest
-from gateway.principal import Principal
+from gateway.proxy.keystore import RedisKeyStore, key_digest
+from gateway.proxy.principal import Principal
 
 USER_HEADER = "x-memgate-user"
 FRIEND_HEADER = "x-memgate-friend"

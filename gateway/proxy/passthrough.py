@@ -13,11 +13,11 @@ from __future__ import annotations
 import asyncio
 import json
 
-from gateway.asgi import ClientGone, DisconnectWatcher, Receive, Scope, Send, read_body, request_headers, send_bytes, send_error
-from gateway.auth import Authenticator
+from gateway.proxy.asgi import ClientGone, DisconnectWatcher, Receive, Scope, Send, read_body, request_headers, send_bytes, send_error
+from gateway.proxy.auth import Authenticator
 from gateway.config import GatewayConfig
 from gateway.errors import InvalidRequest, MemgateError, PermissionDenied
-from gateway.upstream import UpstreamPool, forward_headers, open_stream, relay_headers
+from gateway.proxy.upstream import UpstreamPool, forward_headers, open_stream, relay_headers
 
 
 class Passthrough:

@@ -9,7 +9,7 @@ The path of one request (docs/architecture.md):
 3. upstream call on the pooled client of the upstream routed by model; error statuses
    come back unchanged (status, body, rate-limit headers);
 4. non-stream: body relayed byte for byte unless a response filter changed it; stream:
-   :mod:`gateway.relay`;
+   :mod:`gateway.proxy.relay`;
 5. completion phase: the assembled reply (``cancelled`` if the client left) goes to
    completion observers in the background.
 
@@ -33,8 +33,8 @@ from typing import Any
 
 from opentelemetry.trace import SpanKind
 
-from gateway.assembly import ReplyAssembler, reply_from_completion
-from gateway.asgi import (
+from gateway.proxy.assembly import ReplyAssembler, reply_from_completion
+from gateway.proxy.asgi import (
     ClientGone,
     DisconnectWatcher,
     Receive,
@@ -45,15 +45,15 @@ from gateway.asgi import (
     send_bytes,
     send_error,
 )
-from gateway.auth import Authenticator, resolve_end_user
+from gateway.proxy.auth import Authenticator, resolve_end_user
 from gateway.chain import ChainFactory, PluginChain
-from gateway.chat import ChatRequest
+from gateway.proxy.wire import ChatRequest
 from gateway.config import GatewayConfig
 from gateway.errors import InvalidRequest, MemgateError, PermissionDenied, UpstreamTimeout
 from gateway.plugin import CallContext
-from gateway.relay import RelayState, error_event, relay_events, relay_passthrough
+from gateway.proxy.relay import RelayState, error_event, relay_events, relay_passthrough
 from gateway.telemetry import Telemetry
-from gateway.upstream import (
+from gateway.proxy.upstream import (
     UpstreamCaller,
     UpstreamPool,
     forward_headers,
