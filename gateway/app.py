@@ -1,10 +1,20 @@
-"""``create_app(config)``: builds the whole gateway; nothing exists at import time.
+"""The composition root: :func:`compose` builds the whole gateway once; :func:`create_app`
+serves it with litestar. Nothing exists at import time.
+
+``compose`` builds, in order, inside one exit stack (closed in reverse): telemetry, Redis
+(:func:`gateway.memory.factory.open_redis`: the embedded server when ``memory.redis_url``
+is empty), the upstream pool, the memory store (:func:`gateway.memory.factory.open_store`,
+the same composition the tests use), the key store and authenticator, the completion
+runner, the plugin :class:`~gateway.sdk.Services`, the chain (every plugin built and
+validated, key overrides included), then starts the plugins' lifecycles (memorization
+workers), and finally the proxy routes. The result, :class:`Gateway`, has every part
+set: nothing is filled in later.
 
 Litestar serves the app. The proxy routes (chat completions, embeddings, models) are raw
-ASGI handlers (byte-exact relay, disconnect watching); health, metrics and the memory
-API are ordinary litestar handlers. Everything bound to the event loop (Redis client,
-upstream pools, background runner, plugins) is created in the lifespan, on the server's
-loop, and closed there.
+ASGI handlers (byte-exact relay, disconnect watching); health, metrics and the memory API
+(:mod:`gateway.memory_api`, a litestar Controller with guards and dependency injection)
+are ordinary litestar handlers. Everything bound to the event loop is created in the
+lifespan, on the server's loop.
 
 Unknown paths, including unknown ``/v1/*`` paths, get 404 in the OpenAI error envelope:
 the gateway proxies only the endpoints it understands (openai-compat item 26).
@@ -12,141 +22,150 @@ the gateway proxies only the endpoints it understands (openai-compat item 26).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import redis.asyncio as aioredis
 from litestar import Litestar, Request, Response, get
 from litestar.exceptions import HTTPException
 from litestar.handlers import asgi
+from litestar.openapi import OpenAPIConfig
 from opentelemetry.sdk.trace.export import SpanExporter
 
-from gateway.proxy.auth import Authenticator
 from gateway.chain import ChainFactory, CompletionRunner
 from gateway.config import GatewayConfig
 from gateway.errors import MemgateError, error_envelope
-from gateway.proxy.keystore import RedisKeyStore
-from gateway.memory_wiring import MemoryWiring
-from gateway.proxy.passthrough import Embeddings, Models
-from gateway.plugin import Services
+from gateway.forget import forget_user
+from gateway.memory.factory import open_redis, open_store
+from gateway.memory.store import MemoryStore
+from gateway.memory_api import MemoryApi, memory_controllers
+from gateway.proxy.auth import Authenticator
 from gateway.proxy.chat import ChatCompletions
-from gateway.telemetry import Telemetry
+from gateway.proxy.keystore import RedisKeyStore
+from gateway.proxy.passthrough import Embeddings, Models
 from gateway.proxy.upstream import UpstreamPool, forward_headers, open_stream
+from gateway.sdk import Services
+from gateway.telemetry import Telemetry
+
+__all__ = ["Gateway", "compose", "create_app"]
 
 log = logging.getLogger("memgate")
 
 
+@dataclass(frozen=True)
 class Gateway:
-    """Everything one running gateway owns. ``start`` / ``aclose`` run in the lifespan."""
+    """Everything one running gateway owns (built by :func:`compose`)."""
 
-    def __init__(
-        self,
-        config: GatewayConfig,
-        *,
-        span_exporter: SpanExporter | None = None,
-        registry: Mapping[str, type] | None = None,
-        embedder: Any = None,
-    ) -> None:
-        self.config = config
-        self._embedder = embedder
-        self.telemetry = Telemetry(config.telemetry, span_exporter)
-        self._registry = registry
-        self.memory_wiring = MemoryWiring(config.memory)
-        self.redis: aioredis.Redis | None = None
-        self.upstreams: UpstreamPool | None = None
-        self.runner: CompletionRunner | None = None
-        self.chains: ChainFactory | None = None
-        self.chat: ChatCompletions | None = None
-        self.embeddings: Embeddings | None = None
-        self.models: Models | None = None
-        self.auth: Authenticator | None = None
-        self.services: Services | None = None
-        self._stack: contextlib.AsyncExitStack | None = None
-
-    async def start(self) -> None:
-        stack = contextlib.AsyncExitStack()
-        await stack.__aenter__()
-        self._stack = stack
-        try:
-            await self._start(stack)
-        except BaseException:
-            await stack.aclose()
-            raise
-
-    async def _start(self, stack: contextlib.AsyncExitStack) -> None:
-        config = self.config
-        self.redis = await stack.enter_async_context(self.memory_wiring.redis())
-        self.upstreams = UpstreamPool(config.upstream)
-        stack.push_async_callback(self.upstreams.aclose)
-        memory = await stack.enter_async_context(
-            self.memory_wiring.store(self.redis, config.upstream, self._embedder)
-        )
-        keystore = RedisKeyStore(self.redis, config.memory.key_prefix)
-        self.auth = Authenticator(config.clients, keystore, config.auth.cache_ttl_seconds)
-        self.runner = await stack.enter_async_context(
-            CompletionRunner(config.chain.max_pending_completions, self.telemetry)
-        )
-        self.services = Services(
-            redis=self.redis, memory=memory, upstreams=self.upstreams, metrics=self.telemetry.metrics
-        )
-        self.chains = ChainFactory(
-            config.plugins, self._plugin_registry(), self.services, config.chain,
-            self.telemetry, self.runner,
-        )
-        stack.push_async_callback(self.chains.aclose)
-        from gateway.memorization.runtime import memorization_workers
-
-        await stack.enter_async_context(memorization_workers(config, self.services, self.telemetry))
-        for i, client in enumerate(config.clients):
-            if client.plugins:
-                self.chains.validate_overrides(client.plugins, f"clients.{i}")
-        self.chat = ChatCompletions(config, self.auth, self.chains, self.upstreams, self.telemetry)
-        self.embeddings = Embeddings(config, self.auth, self.upstreams)
-        self.models = Models(config, self.auth, self.upstreams)
-
-    def _plugin_registry(self) -> Mapping[str, type]:
-        if self._registry is not None:
-            return self._registry
-        from plugins import builtin_plugins
-
-        return builtin_plugins()
-
-    async def aclose(self) -> None:
-        stack, self._stack = self._stack, None
-        if stack is not None:
-            await stack.aclose()
-        self.telemetry.shutdown()
+    config: GatewayConfig
+    telemetry: Telemetry
+    redis: aioredis.Redis
+    upstreams: UpstreamPool
+    store: MemoryStore
+    auth: Authenticator
+    runner: CompletionRunner
+    services: Services
+    chains: ChainFactory
+    chat: ChatCompletions
+    embeddings: Embeddings
+    models: Models
 
     async def forget_user(self, user_id: str) -> int:
-        """Erase every memory of ``user_id`` (see :func:`gateway.forget.forget_user`)."""
-        from gateway.forget import forget_user
+        """Erase every memory of ``user_id``; every plugin's forget hook runs first
+        (:func:`gateway.forget.forget_user`). Returns the records erased."""
+        return await forget_user(self.chains.forgetters(), self.store, user_id)
 
-        assert self.services is not None
-        return await forget_user(self.redis, self.services.memory, user_id)
+    def memory_api(self) -> MemoryApi:
+        """What the memory API's dependencies resolve to."""
+        return MemoryApi(auth=self.auth, store=self.store, forget_user=self.forget_user)
 
     async def ready(self) -> dict[str, Any]:
         """Readiness: Redis answers PING and the default upstream accepts a connection."""
         checks: dict[str, Any] = {}
         try:
-            checks["redis"] = bool(await self.redis.ping()) if self.redis else False
+            checks["redis"] = bool(await self.redis.ping())
         except Exception as exc:  # readiness reports, never raises
             checks["redis"] = f"down: {type(exc).__name__}"
         checks["upstream"] = await self._upstream_reachable()
         return checks
 
     async def _upstream_reachable(self) -> Any:
-        assert self.upstreams is not None
         upstream = self.upstreams.default
         try:
-            async with asyncio.timeout(2.0):
-                async with open_stream(upstream, "GET", "/models", None, forward_headers({}, upstream)) as response:
-                    status = response.status_code
+            async with open_stream(upstream, "GET", "/models", None, forward_headers({}, upstream), timeout=2.0) as response:
+                status = response.status_code
             return status < 500 or f"status {status}"
         except Exception as exc:  # readiness reports, never raises
             return f"down: {type(exc).__name__}"
+
+
+def _default_registry() -> Mapping[str, type]:
+    from plugins import builtin_plugins
+
+    return builtin_plugins()
+
+
+@contextlib.asynccontextmanager
+async def compose(
+    config: GatewayConfig,
+    *,
+    span_exporter: SpanExporter | None = None,
+    registry: Mapping[str, type] | None = None,
+    embedder: Any = None,
+    start_plugins: bool = True,
+) -> AsyncIterator[Gateway]:
+    """Build the gateway (module docstring); close everything on exit.
+
+    Args:
+        span_exporter: receives every span synchronously (tests).
+        registry: replaces the built-in plugin table (tests).
+        embedder: a loaded embedding model to share (tests), else one is loaded.
+        start_plugins: False for CLI commands (forget, workers) that need the plugins
+            but not their in-serve background work.
+
+    Raises:
+        ConfigError: an invalid plugin entry or key override.
+        BackendUnavailable, StoreMismatch, MemoryUnavailable: see
+            :func:`gateway.memory.factory.open_store`.
+    """
+    telemetry = Telemetry(config.telemetry, span_exporter)
+    try:
+        async with contextlib.AsyncExitStack() as stack:
+            redis = await stack.enter_async_context(open_redis(config.memory))
+            upstreams = UpstreamPool(config.upstream)
+            stack.push_async_callback(upstreams.aclose)
+            store = await stack.enter_async_context(open_store(
+                redis, config.memory, upstream_base_url=config.upstream.base_url,
+                upstream_api_key=config.upstream.api_key, embedder=embedder,
+            ))
+            auth = Authenticator(
+                config.clients, RedisKeyStore(redis, config.memory.key_prefix), config.auth.cache_ttl_seconds
+            )
+            runner = await stack.enter_async_context(
+                CompletionRunner(config.chain.max_pending_completions, telemetry)
+            )
+            services = Services(redis=redis, memory=store, upstreams=upstreams, telemetry=telemetry)
+            chains = ChainFactory(
+                config.plugins, registry if registry is not None else _default_registry(), services,
+                config.chain, telemetry, runner,
+            )
+            stack.push_async_callback(chains.aclose)
+            for i, client in enumerate(config.clients):
+                if client.plugins:
+                    chains.validate_overrides(client.plugins, f"clients.{i}")
+            if start_plugins:
+                await chains.start()
+            yield Gateway(
+                config=config, telemetry=telemetry, redis=redis, upstreams=upstreams, store=store,
+                auth=auth, runner=runner, services=services, chains=chains,
+                chat=ChatCompletions(config, auth, chains, upstreams, telemetry),
+                embeddings=Embeddings(config, auth, upstreams, telemetry),
+                models=Models(config, auth, upstreams, telemetry),
+            )
+    finally:
+        telemetry.shutdown()
 
 
 def _envelope_response(status: int, message: str, type_: str, code: str | None) -> Response[Any]:
@@ -157,7 +176,9 @@ def _http_exception(_: Request[Any, Any, Any], exc: HTTPException) -> Response[A
     status = exc.status_code
     code = {404: "not_found", 405: "method_not_allowed"}.get(status)
     kind = "invalid_request_error" if status < 500 else "server_error"
-    return _envelope_response(status, str(exc.detail), kind, code)
+    return Response(
+        error_envelope(str(exc.detail), kind, code), status_code=status, headers=dict(exc.headers or {})
+    )
 
 
 def _memgate_exception(_: Request[Any, Any, Any], exc: MemgateError) -> Response[Any]:
@@ -169,6 +190,12 @@ def _internal_exception(_: Request[Any, Any, Any], exc: Exception) -> Response[A
     return _envelope_response(500, "internal error in the gateway", "server_error", None)
 
 
+class _Running:
+    """The gateway of a running app (set in the lifespan, before any request)."""
+
+    gateway: Gateway
+
+
 def create_app(
     config: GatewayConfig,
     *,
@@ -176,19 +203,18 @@ def create_app(
     registry: Mapping[str, type] | None = None,
     embedder: Any = None,
 ) -> Litestar:
-    """The litestar app for ``config``. For tests: ``registry`` replaces the built-in
-    plugin table, ``span_exporter`` receives every span synchronously, ``embedder`` is a
-    loaded embedding model shared across gateways (else each loads its own)."""
-    gw = Gateway(config, span_exporter=span_exporter, registry=registry, embedder=embedder)
+    """The litestar app for ``config`` (arguments as :func:`compose`). The built
+    :class:`Gateway` is ``app.state.gateway`` once the lifespan has started."""
+    running = _Running()
 
     async def chat(scope: Any, receive: Any, send: Any) -> None:
-        await gw.chat(scope, receive, send)  # type: ignore[misc]
+        await running.gateway.chat(scope, receive, send)
 
     async def embeddings(scope: Any, receive: Any, send: Any) -> None:
-        await gw.embeddings(scope, receive, send)  # type: ignore[misc]
+        await running.gateway.embeddings(scope, receive, send)
 
     async def models(scope: Any, receive: Any, send: Any) -> None:
-        await gw.models(scope, receive, send)  # type: ignore[misc]
+        await running.gateway.models(scope, receive, send)
 
     @get("/healthz", sync_to_thread=False)
     def healthz() -> dict[str, str]:
@@ -196,32 +222,32 @@ def create_app(
 
     @get("/readyz")
     async def readyz() -> Response[Any]:
-        checks = await gw.ready()
+        checks = await running.gateway.ready()
         ok = all(v is True for v in checks.values())
         return Response({"ready": ok, "checks": checks}, status_code=200 if ok else 503)
 
     @get("/metrics", media_type="text/plain; version=0.0.4")
     async def metrics() -> str:
-        return await gw.telemetry.metrics.render()
+        return await running.gateway.telemetry.metrics.render()
 
     @contextlib.asynccontextmanager
-    async def lifespan(_: Litestar) -> AsyncIterator[None]:
-        await gw.start()
-        try:
+    async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        async with compose(config, span_exporter=span_exporter, registry=registry, embedder=embedder) as gateway:
+            running.gateway = gateway
+            app.state.gateway = gateway
+            app.state.memory_api = gateway.memory_api()
             yield
-        finally:
-            await gw.aclose()
 
     route_handlers: list[Any] = [
         asgi(path=["/v1/chat/completions", "/chat/completions"], copy_scope=False)(chat),
         asgi(path=["/v1/embeddings", "/embeddings"], copy_scope=False)(embeddings),
-        asgi(path=["/v1/models", "/models"], copy_scope=False)(models),
+        asgi(path=["/v1/models", "/models", "/v1/models/{model_id:path}", "/models/{model_id:path}"], copy_scope=False)(models),
         healthz,
         readyz,
         metrics,
-        *gw.memory_wiring.route_handlers(gw),
+        *memory_controllers(),
     ]
-    app = Litestar(
+    return Litestar(
         route_handlers=route_handlers,
         lifespan=[lifespan],
         exception_handlers={
@@ -229,7 +255,5 @@ def create_app(
             MemgateError: _memgate_exception,
             Exception: _internal_exception,
         },
-        openapi_config=gw.memory_wiring.openapi_config(),
+        openapi_config=OpenAPIConfig(title="memgate", version="0.1.0", path="/openapi"),
     )
-    app.state.gateway = gw
-    return app

@@ -1,24 +1,44 @@
-"""The plugin chain: builds plugins from ``gateway.yaml`` and runs their hooks.
+"""The plugin chain: builds plugins from ``gateway.yaml`` and runs every hook.
 
-Order (Envoy/Starlette onion): request hooks run in ``plugins:`` order; response, stream
-and completion hooks in reverse. A plugin's ``runs_after`` / ``runs_before`` are checked
-at start-up and a bad order is refused with a message naming both entries; the chain
-never reorders silently.
+The chain owns every loop, time budget, span and fail-open rule; plugins (see
+:mod:`gateway.sdk`) stay plain code. Order (Envoy/Starlette onion): request hooks run in
+``plugins:`` order; response, stream and completion hooks in reverse. A plugin's
+``runs_after`` / ``runs_before`` are checked at start-up and a bad order is refused with a
+message naming both entries; the chain never reorders silently.
 
-Failure rules (fail open):
+Budgets (``budget_ms`` of the entry, else the ``chain:`` default):
 
-- request phase: each rewrite hook has a budget (``budget_ms`` or
-  ``chain.hook_budget_ms``) and the whole phase one deadline
-  (``chain.request_deadline_ms``, 3 s, seed 002 §6.3). A hook that raises or overruns is
-  counted (``memgate_plugin_failures_total``), logged, traced and named in
-  ``x-memgate-degraded``; then, by the entry's ``on_failure``, either the client's
-  **original** request goes upstream (default) or only that plugin's change is dropped.
-  Past the deadline the original request always goes.
-- response and stream filters: a filter that raises is bypassed for the rest of the
-  reply (its input passes through unchanged); the reply is never cut short by a plugin.
-- completion observers run after the client has the whole reply, in tasks owned by the
-  app's lifespan (:class:`CompletionRunner`), each under ``chain.completion_budget_s``;
-  beyond ``chain.max_pending_completions`` in flight, new runs are shed and counted.
+=====================  ==========================================  ====================
+hook                   budget                                      on failure / overrun
+=====================  ==========================================  ====================
+``rewrite_request``    ``hook_budget_ms``, and the phase deadline  entry's ``on_failure``
+                       ``request_deadline_ms`` (3 s, seed 002)     (``original`` | ``skip``)
+``filter_response``    ``reply_budget_ms``                         ``response_fallback``
+``on_chunk``           ``chunk_budget_ms`` per chunk               ``stream_fallback``
+``on_stream_end``      ``reply_budget_ms`` for the whole iteration ``stream_fallback``
+``on_complete``        ``completion_budget_ms``                    logged and counted
+=====================  ==========================================  ====================
+
+Every failure is counted (``memgate_plugin_failures_total{plugin,hook,reason}``), logged,
+set on the hook's span (``memgate.degraded``) and named in ``x-memgate-degraded`` as
+``plugin:reason`` (``timeout``, ``deadline``, ``error:<ExceptionType>``). A hook that raises
+:class:`~gateway.sdk.Skipped` is not a failure: its change is dropped, the call goes on,
+and ``plugin:reason`` is counted in ``memgate_plugin_skips_total`` and named the same way.
+
+Request phase: each hook's change (the request it returns and what it put in
+``call.injection``) is kept only if the hook succeeds; after the last hook the chain
+renders ``call.injection`` into the request once (:func:`gateway.injection.render`).
+Past the deadline the original request always goes.
+
+Reply phase: a response filter that fails is replaced by its ``response_fallback`` of its
+input; a stream filter that fails calls ``stream_fallback`` once, which either ends the
+client's stream with the chunks it returns or lets the rest pass unchanged. Spans: one per
+request hook and response filter, one per stream filter per stream (not per chunk), one per
+completion hook.
+
+Completion observers run after the client has the whole reply, in tasks owned by the
+app's lifespan (:class:`CompletionRunner`); beyond ``chain.max_pending_completions`` in
+flight, new runs are shed and counted.
 
 Only ``Exception`` is caught, never ``BaseException``: a client disconnect (task
 cancellation) always propagates.
@@ -30,37 +50,44 @@ import asyncio
 import importlib
 import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import ValidationError
 
-from gateway.proxy.assembly import AssembledReply
-from gateway.proxy.wire import ChatRequest, Chunk
 from gateway.config import ChainConfig, ConfigError, PluginEntry, format_validation_error
-from gateway.plugin import (
+from gateway.injection import render
+from gateway.proxy.principal import Principal
+from gateway.proxy.wire import ChatRequest, Chunk
+from gateway.sdk import (
+    AssembledReply,
+    BackgroundWorkers,
     CallContext,
     CompletionObserver,
+    Forgetter,
+    Lifecycle,
     RequestRewriter,
     ResponseFilter,
     Services,
+    Skipped,
     StreamFilter,
 )
-from gateway.proxy.principal import Principal
 from gateway.telemetry import Telemetry
+
+__all__ = ["ChainFactory", "CompletionRunner", "LoadedPlugin", "PluginChain", "check_order", "plugin_config", "resolve_plugin_class"]
 
 log = logging.getLogger("memgate.chain")
 
 
 @dataclass(frozen=True)
 class LoadedPlugin:
-    """A built plugin and its chain entry settings."""
+    """A built plugin and its chain entry settings (budgets in seconds)."""
 
     name: str
     instance: Any
     budget_s: float
+    reply_budget_s: float
     on_failure: str
-
 
 def resolve_plugin_class(name: str, registry: Mapping[str, type]) -> type:
     """A built-in plugin by name, or ``package.module:Class``.
@@ -117,7 +144,8 @@ class ChainFactory:
     """Validates plugin entries at start-up and hands out the chain for each principal.
 
     Per-key overrides (``enabled``, ``config`` merged over the global config) produce a
-    chain variant, built once and cached by the override set.
+    chain variant, built once and cached by the override set. Instances are shared by
+    config: two variants with the same config for a plugin share its instance.
     """
 
     def __init__(
@@ -127,7 +155,7 @@ class ChainFactory:
         services: Services,
         config: ChainConfig,
         telemetry: Telemetry,
-        runner: "CompletionRunner",
+        runner: CompletionRunner,
     ) -> None:
         self._entries = list(entries)
         self._registry = registry
@@ -139,19 +167,20 @@ class ChainFactory:
         check_order([e.name for e in self._entries], self._classes)
         self._instances: dict[tuple[str, str], Any] = {}
         self._cache: dict[Any, PluginChain] = {}
+        self._started: list[Any] = []
         self.default = self._build({})
 
     def validate_overrides(self, overrides: Mapping[str, Any], where: str) -> None:
         """Build the chain for a set of overrides now, so errors surface at start-up."""
         self._chain_for(overrides, where)
 
-    def for_principal(self, principal: Principal) -> "PluginChain":
+    def for_principal(self, principal: Principal) -> PluginChain:
         """The chain for this caller (the default chain when it has no overrides)."""
         if not principal.plugins:
             return self.default
         return self._chain_for(principal.plugins, f"key {principal.key_id}")
 
-    def _chain_for(self, overrides: Mapping[str, Any], where: str) -> "PluginChain":
+    def _chain_for(self, overrides: Mapping[str, Any], where: str) -> PluginChain:
         cache_key = tuple(sorted((k, v.model_dump_json()) for k, v in overrides.items()))
         chain = self._cache.get(cache_key)
         if chain is None:
@@ -161,17 +190,22 @@ class ChainFactory:
             chain = self._cache[cache_key] = self._build(overrides, where)
         return chain
 
-    def _build(self, overrides: Mapping[str, Any], where: str = "plugins") -> "PluginChain":
+    def _build(self, overrides: Mapping[str, Any], where: str = "plugins") -> PluginChain:
         loaded = []
-        for index, (entry, cls) in enumerate(zip(self._entries, self._classes)):
+        for index, (entry, cls) in enumerate(zip(self._entries, self._classes, strict=True)):
             override = overrides.get(entry.name)
             enabled = entry.enabled if override is None or override.enabled is None else override.enabled
             if not enabled:
                 continue
             raw = {**entry.config, **(override.config if override else {})}
-            instance = self._instance(cls, raw, f"{where}.{index}.config" if not override else f"{where}.plugins.{entry.name}.config")
-            budget = (entry.budget_ms or self._config.hook_budget_ms) / 1000.0
-            loaded.append(LoadedPlugin(entry.name, instance, budget, entry.on_failure))
+            path = f"{where}.{index}.config" if not override else f"{where}.plugins.{entry.name}.config"
+            instance = self._instance(cls, raw, path)
+            loaded.append(LoadedPlugin(
+                entry.name, instance,
+                budget_s=(entry.budget_ms or self._config.hook_budget_ms) / 1000.0,
+                reply_budget_s=(entry.budget_ms or self._config.reply_budget_ms) / 1000.0,
+                on_failure=entry.on_failure,
+            ))
         return PluginChain(loaded, self._config, self._telemetry, self._runner)
 
     def _instance(self, cls: type, raw: dict[str, Any], path: str) -> Any:
@@ -180,12 +214,42 @@ class ChainFactory:
             self._instances[key] = cls(plugin_config(cls, raw, path), self._services)
         return self._instances[key]
 
+    def instances(self) -> list[Any]:
+        """Every plugin instance built so far (default chain and key variants)."""
+        return list(self._instances.values())
+
+    def forgetters(self) -> list[Forgetter]:
+        """Instances with a ``forget_user`` hook (every variant: each may keep state)."""
+        return [i for i in self._instances.values() if isinstance(i, Forgetter)]
+
+    def workers(self) -> list[BackgroundWorkers]:
+        """The default chain's instances that run background workers."""
+        return [p.instance for p in self.default.plugins if isinstance(p.instance, BackgroundWorkers)]
+
+    async def start(self) -> None:
+        """Start the default chain's :class:`~gateway.sdk.Lifecycle` plugins, in order."""
+        for plugin in self.default.plugins:
+            if isinstance(plugin.instance, Lifecycle):
+                await plugin.instance.start()
+                self._started.append(plugin.instance)
+
     async def aclose(self) -> None:
-        """Close plugins that hold resources (those with an async ``aclose``)."""
+        """Stop started plugins (reverse order), then close those holding resources."""
+        while self._started:
+            await self._started.pop().stop()
         for instance in self._instances.values():
             close = getattr(instance, "aclose", None)
             if close is not None:
                 await close()
+
+
+@dataclass
+class _StreamState:
+    """Per-stream bookkeeping of :meth:`PluginChain.filter_stream`."""
+
+    spans: dict[int, Any] = field(default_factory=dict)
+    bypassed: set[int] = field(default_factory=set)
+    ended: bool = False
 
 
 class PluginChain:
@@ -196,7 +260,7 @@ class PluginChain:
         plugins: Sequence[LoadedPlugin],
         config: ChainConfig,
         telemetry: Telemetry,
-        runner: "CompletionRunner",
+        runner: CompletionRunner,
     ) -> None:
         self.plugins = list(plugins)
         self._config = config
@@ -212,18 +276,34 @@ class PluginChain:
     def names(self) -> list[str]:
         return [p.name for p in self.plugins]
 
-    # -- request phase ---------------------------------------------------------------
+    # -- bookkeeping -------------------------------------------------------------------
+
+    def _failed(self, call: CallContext, name: str, hook: str, reason: str, span: Any = None) -> None:
+        call._degraded.append(f"{name}:{reason}")
+        self._telemetry.metrics.inc("memgate_plugin_failures_total", plugin=name, hook=hook, reason=reason.split(":")[0])
+        if span is not None and span.is_recording():
+            span.set_attribute("memgate.degraded", reason)
+
+    def _skipped(self, call: CallContext, name: str, hook: str, reason: str, span: Any = None) -> None:
+        call._degraded.append(f"{name}:{reason}")
+        self._telemetry.metrics.inc("memgate_plugin_skips_total", plugin=name, hook=hook, reason=reason)
+        if span is not None and span.is_recording():
+            span.set_attribute("memgate.skipped", reason)
+
+    # -- request phase -----------------------------------------------------------------
 
     async def rewrite(self, call: CallContext, request: ChatRequest) -> ChatRequest:
-        """Run every rewrite hook in order under budgets; see the module docstring."""
-        deadline = self._config.request_deadline_ms / 1000.0
+        """Run every request hook in order under budgets, then render ``call.injection``
+        once; returns the request to send (``request`` itself when nothing changed). See
+        the module docstring for the failure rules."""
         current = request
         for plugin in self.rewriters:
-            left = call.deadline_left(deadline)
+            left = call.time_left()
             if left <= 0:
                 self._failed(call, plugin.name, "rewrite_request", "deadline")
-                return request
+                return self._original(call, request)
             budget = min(plugin.budget_s, left)
+            before = call.injection
             reason = None
             with self._telemetry.span(f"plugin {plugin.name}.rewrite_request") as span:
                 try:
@@ -232,86 +312,141 @@ class PluginChain:
                     if not isinstance(result, ChatRequest):
                         raise TypeError(f"rewrite_request returned {type(result).__name__}")
                     current = result
+                    continue
+                except Skipped as skip:
+                    call.injection = before
+                    self._skipped(call, plugin.name, "rewrite_request", skip.reason, span)
+                    continue
                 except TimeoutError:
                     reason = "deadline" if budget < plugin.budget_s else "timeout"
                 except Exception as exc:  # fail open; BaseException propagates
                     reason = f"error:{type(exc).__name__}"
                     log.warning("plugin %s rewrite_request failed: %r", plugin.name, exc)
-                if reason and span.is_recording():
-                    span.set_attribute("memgate.degraded", reason)
-            if reason:
-                self._failed(call, plugin.name, "rewrite_request", reason)
-                if reason == "deadline" or plugin.on_failure == "original":
-                    return request
-        return current
+                call.injection = before
+                self._failed(call, plugin.name, "rewrite_request", reason, span)
+            if reason == "deadline" or plugin.on_failure == "original":
+                return self._original(call, request)
+        final = render(current, call.injection)
+        call.sent = final
+        return final
 
-    def _failed(self, call: CallContext, name: str, hook: str, reason: str) -> None:
-        call.degraded.append(f"{name}:{reason}")
-        self._telemetry.metrics.inc("memgate_plugin_failures_total", plugin=name, hook=hook, reason=reason.split(":")[0])
+    @staticmethod
+    def _original(call: CallContext, request: ChatRequest) -> ChatRequest:
+        call.injection = type(call.injection)()
+        call.sent = request
+        return request
 
-    # -- response phase --------------------------------------------------------------
+    # -- response phase ----------------------------------------------------------------
 
     async def filter_response(self, call: CallContext, body: dict[str, Any]) -> dict[str, Any]:
-        """Run non-stream response filters in reverse order; a failing one is bypassed."""
+        """Run non-stream response filters in reverse order under budgets; a failing one
+        is replaced by its ``response_fallback`` of its input."""
         current = body
         for plugin in self.response_filters:
-            with self._telemetry.span(f"plugin {plugin.name}.filter_response"):
+            with self._telemetry.span(f"plugin {plugin.name}.filter_response") as span:
+                reason = None
                 try:
-                    current = await plugin.instance.filter_response(call, current)
+                    async with asyncio.timeout(plugin.reply_budget_s):
+                        current = await plugin.instance.filter_response(call, current)
+                    continue
+                except Skipped as skip:
+                    self._skipped(call, plugin.name, "filter_response", skip.reason, span)
+                    reason = "skipped"
+                except TimeoutError:
+                    self._failed(call, plugin.name, "filter_response", "timeout", span)
+                    reason = "timeout"
                 except Exception as exc:
                     log.warning("plugin %s filter_response failed: %r", plugin.name, exc)
-                    self._failed(call, plugin.name, "filter_response", f"error:{type(exc).__name__}")
+                    self._failed(call, plugin.name, "filter_response", f"error:{type(exc).__name__}", span)
+                    reason = "error"
+                if reason:
+                    current = plugin.instance.response_fallback(call, current)
         return current
 
-    async def filter_stream(
-        self, call: CallContext, source: AsyncIterator[Chunk]
-    ) -> AsyncIterator[Chunk]:
+    async def filter_stream(self, call: CallContext, source: AsyncIterator[Chunk]) -> AsyncIterator[Chunk]:
         """Chunks through every stream filter (reverse order), then each ``on_stream_end``.
 
-        ``[DONE]`` is not shown to filters; the relay writes it after this ends.
+        ``[DONE]`` is not shown to filters; the relay writes it after this ends. When a
+        filter's fallback ends the stream, the rest of ``source`` is not relayed.
         """
         filters = self.stream_filters
-        broken: set[int] = set()
-        async for chunk in source:
-            for out in await self._through(call, filters, broken, 0, chunk):
-                yield out
-        for i, plugin in enumerate(filters):
-            if i in broken:
-                continue
-            try:
-                async for chunk in plugin.instance.on_stream_end(call):
-                    for out in await self._through(call, filters, broken, i + 1, chunk):
+        state = _StreamState()
+        try:
+            async for chunk in source:
+                for out in await self._through(call, filters, state, 0, chunk):
+                    yield out
+                if state.ended:
+                    return
+            for i, plugin in enumerate(filters):
+                if i in state.bypassed:
+                    continue
+                try:
+                    async with asyncio.timeout(plugin.reply_budget_s):
+                        async for chunk in plugin.instance.on_stream_end(call):
+                            for out in await self._through(call, filters, state, i + 1, chunk):
+                                yield out
+                            if state.ended:
+                                return
+                except Exception as exc:  # TimeoutError included
+                    for out in self._stream_failed(call, plugin, i, state, "on_stream_end", exc):
                         yield out
-            except Exception as exc:
-                log.warning("plugin %s on_stream_end failed: %r", plugin.name, exc)
-                self._failed(call, plugin.name, "on_stream_end", f"error:{type(exc).__name__}")
+                    if state.ended:
+                        return
+        finally:
+            for span in state.spans.values():
+                span.end()
+
+    def _span_for(self, state: _StreamState, i: int, plugin: LoadedPlugin) -> Any:
+        span = state.spans.get(i)
+        if span is None:
+            span = state.spans[i] = self._telemetry.start_span(f"plugin {plugin.name}.stream")
+        return span
+
+    def _stream_failed(
+        self, call: CallContext, plugin: LoadedPlugin, i: int, state: _StreamState, hook: str, exc: Exception
+    ) -> list[Chunk]:
+        span = self._span_for(state, i, plugin)
+        if isinstance(exc, Skipped):
+            self._skipped(call, plugin.name, hook, exc.reason, span)
+        elif isinstance(exc, TimeoutError):
+            self._failed(call, plugin.name, hook, "timeout", span)
+        else:
+            log.warning("plugin %s %s failed: %r", plugin.name, hook, exc)
+            self._failed(call, plugin.name, hook, f"error:{type(exc).__name__}", span)
+        state.bypassed.add(i)
+        ending = plugin.instance.stream_fallback(call)
+        if ending is None:
+            return []
+        state.ended = True
+        return list(ending)
 
     async def _through(
-        self,
-        call: CallContext,
-        filters: Sequence[LoadedPlugin],
-        broken: set[int],
-        start: int,
-        chunk: Chunk,
+        self, call: CallContext, filters: Sequence[LoadedPlugin], state: _StreamState, start: int, chunk: Chunk
     ) -> list[Chunk]:
         chunks = [chunk]
+        budget = self._config.chunk_budget_ms / 1000.0
         for i in range(start, len(filters)):
-            if i in broken:
+            if i in state.bypassed:
                 continue
             plugin = filters[i]
+            self._span_for(state, i, plugin)
             out: list[Chunk] = []
             for c in chunks:
+                if i in state.bypassed:
+                    out.append(c)
+                    continue
                 try:
-                    out.extend(await plugin.instance.on_chunk(call, c))
-                except Exception as exc:
-                    log.warning("plugin %s on_chunk failed: %r", plugin.name, exc)
-                    self._failed(call, plugin.name, "on_chunk", f"error:{type(exc).__name__}")
-                    broken.add(i)
+                    async with asyncio.timeout(budget):
+                        out.extend(await plugin.instance.on_chunk(call, c))
+                except Exception as exc:  # TimeoutError included
+                    ending = self._stream_failed(call, plugin, i, state, "on_chunk", exc)
+                    if state.ended:
+                        return ending
                     out.append(c)
             chunks = out
         return chunks
 
-    # -- completion phase ------------------------------------------------------------
+    # -- completion phase --------------------------------------------------------------
 
     def complete(self, call: CallContext, reply: AssembledReply) -> None:
         """Hand the whole reply to completion observers in the background."""
@@ -319,16 +454,19 @@ class PluginChain:
             self._runner.submit(self._observe(call, reply))
 
     async def _observe(self, call: CallContext, reply: AssembledReply) -> None:
+        budget = self._config.completion_budget_ms / 1000.0
         for plugin in self.observers:
-            with self._telemetry.span(f"plugin {plugin.name}.on_complete"):
+            with self._telemetry.span(f"plugin {plugin.name}.on_complete") as span:
                 try:
-                    async with asyncio.timeout(self._config.completion_budget_s):
+                    async with asyncio.timeout(budget):
                         await plugin.instance.on_complete(call, reply)
+                except Skipped as skip:
+                    self._skipped(call, plugin.name, "on_complete", skip.reason, span)
                 except TimeoutError:
-                    self._failed(call, plugin.name, "on_complete", "timeout")
+                    self._failed(call, plugin.name, "on_complete", "timeout", span)
                 except Exception as exc:
                     log.warning("plugin %s on_complete failed: %r", plugin.name, exc)
-                    self._failed(call, plugin.name, "on_complete", f"error:{type(exc).__name__}")
+                    self._failed(call, plugin.name, "on_complete", f"error:{type(exc).__name__}", span)
 
 
 class CompletionRunner:

@@ -156,8 +156,9 @@ class PluginEntry(Frozen):
         default_factory=dict, description="Validated by the plugin's own Config model."
     )
     budget_ms: float | None = Field(
-        None, gt=0, description="Time budget of each of this plugin's request and "
-        "response hooks; default chain.hook_budget_ms."
+        None, gt=0, description="Time budget of this plugin's request hook (default "
+        "chain.hook_budget_ms) and of its response filter / stream end (default "
+        "chain.reply_budget_ms)."
     )
     on_failure: Literal["original", "skip"] = Field(
         "original",
@@ -177,8 +178,15 @@ class ChainConfig(Frozen):
     hook_budget_ms: float = Field(
         1000.0, gt=0, description="Default time budget of one hook; plugins may set theirs."
     )
-    completion_budget_s: float = Field(
-        30.0, gt=0, description="Time budget of one completion hook (runs after the reply)."
+    reply_budget_ms: float = Field(
+        300_000.0, gt=0, description="Default time budget of a response filter and of a "
+        "stream filter's end (tool loops call the model again: a few model calls)."
+    )
+    chunk_budget_ms: float = Field(
+        1000.0, gt=0, description="Time budget of one stream filter call for one chunk."
+    )
+    completion_budget_ms: float = Field(
+        30_000.0, gt=0, description="Time budget of one completion hook (runs after the reply)."
     )
     max_pending_completions: int = Field(
         2000,

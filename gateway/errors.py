@@ -142,3 +142,17 @@ class UpstreamConnectError(UpstreamError):
     """The upstream refused or dropped the connection before answering (502)."""
 
     code = "upstream_connect_error"
+
+
+class MethodNotAllowed(InvalidRequest):
+    """The route exists but not for this HTTP method (405, with ``Allow``)."""
+
+    status = 405
+    code = "method_not_allowed"
+
+    def __init__(self, method: str, allowed: tuple[str, ...]) -> None:
+        super().__init__(f"{method} is not allowed here; use {', '.join(allowed)}")
+        self.allowed = allowed
+
+    def headers(self) -> dict[str, str]:
+        return {"allow": ", ".join(self.allowed)}

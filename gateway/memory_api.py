@@ -18,10 +18,15 @@ envelope: bad input 400/413/422, unknown id 404, Redis down 503 (recovers by its
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
 
-from litestar import Request, delete, get, patch, post
+from litestar import Controller, Request, delete, get, patch, post
+from litestar.connection import ASGIConnection
+from litestar.datastructures import State
+from litestar.di import Provide
+from litestar.handlers import BaseRouteHandler
 from litestar.params import FromPath, JSONBody, QueryParameter
 from litestar.response import Stream
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
@@ -38,10 +43,11 @@ from gateway.memory.records import (
     ScoredMemory,
     Tenant,
 )
+from gateway.memory.store import MemoryStore
+from gateway.proxy.auth import Authenticator
 from gateway.proxy.principal import Principal
 
-if TYPE_CHECKING:
-    from gateway.app import Gateway
+__all__ = ["MemoryApi", "memory_controllers", "parse_jsonl"]
 
 
 class SearchRequest(BaseModel):
@@ -73,49 +79,76 @@ class ForgetResult(BaseModel):
     deleted: int = Field(description="Memory records erased.")
 
 
-def memory_routes(gw: "Gateway") -> list[Any]:
-    """Litestar route handlers bound to one gateway."""
+@dataclass(frozen=True)
+class MemoryApi:
+    """What the memory API needs from the running gateway (``app.state.memory_api``)."""
 
-    async def principal_of(request: Request[Any, Any, Any]) -> Principal:
-        assert gw.auth is not None
-        headers = {k.lower(): v for k, v in request.headers.items()}
-        principal = await gw.auth.authenticate(headers.get("authorization"))
-        return resolve_end_user(principal, None, headers)
+    auth: Authenticator
+    store: MemoryStore
+    forget_user: Callable[[str], Awaitable[int]]
 
-    async def tenant_of(request: Request[Any, Any, Any]) -> Tenant:
-        principal = await principal_of(request)
-        return Tenant(principal.user_id, principal.friend_id)
 
-    async def admin(request: Request[Any, Any, Any]) -> Principal:
-        principal = await principal_of(request)
-        if not principal.admin:
-            raise PermissionDenied("this route needs an admin key")
-        return principal
+def _api(state: State) -> MemoryApi:
+    api: MemoryApi = state.memory_api
+    return api
 
-    def store() -> Any:
-        return gw.services.memory  # type: ignore[union-attr]
 
-    @get("/v1/memories", summary="List the caller's memories (newest first)")
+async def provide_principal(request: Request[Any, Any, Any], state: State) -> Principal:
+    """The caller's principal (a service key may name the end user by header)."""
+    headers = {k.lower(): v for k, v in request.headers.items()}
+    principal = await _api(state).auth.authenticate(headers.get("authorization"))
+    return resolve_end_user(principal, None, headers)
+
+
+async def provide_tenant(principal: Principal) -> Tenant:
+    """The caller's memory tenant: ``Tenant(user_id, friend_id)``."""
+    return Tenant(principal.user_id, principal.friend_id)
+
+
+async def provide_store(state: State) -> MemoryStore:
+    return _api(state).store
+
+
+async def admin_guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
+    """Admin keys only (403 otherwise; 401 for an unknown key)."""
+    headers = {k.lower(): v for k, v in connection.headers.items()}
+    principal = await _api(connection.app.state).auth.authenticate(headers.get("authorization"))
+    if not principal.admin:
+        raise PermissionDenied("this route needs an admin key")
+
+
+class MemoriesController(Controller):
+    """The caller's own memories (scoped to the key's tenant)."""
+
+    path = "/v1/memories"
+    dependencies = {
+        "principal": Provide(provide_principal),
+        "tenant": Provide(provide_tenant),
+        "store": Provide(provide_store),
+    }
+
+    @get("/", summary="List the caller's memories (newest first)")
     async def list_memories(
-        request: Request[Any, Any, Any],
+        self,
+        tenant: Tenant,
+        store: MemoryStore,
         memory_scope: Annotated[Scope | None, QueryParameter(name="scope")] = None,
         memory_type: Annotated[MemoryType | None, QueryParameter(name="type")] = None,
         cursor: Annotated[str | None, QueryParameter()] = None,
         limit: Annotated[int, QueryParameter(ge=1, le=500)] = 50,
     ) -> MemoryPage:
-        tenant = await tenant_of(request)
         types = [memory_type.value] if memory_type else None
         scope = memory_scope.value if memory_scope else None
-        return await store().list(tenant, scope=scope, types=types, cursor=cursor, limit=limit)
+        return await store.list(tenant, scope=scope, types=types, cursor=cursor, limit=limit)
 
-    @post("/v1/memories", summary="Store a memory", status_code=201)
-    async def add_memory(request: Request[Any, Any, Any], data: JSONBody[NewMemory]) -> MemoryRecord:
-        return await store().add(await tenant_of(request), data)
+    @post("/", summary="Store a memory", status_code=201)
+    async def add_memory(self, tenant: Tenant, store: MemoryStore, data: JSONBody[NewMemory]) -> MemoryRecord:
+        return await store.add(tenant, data)
 
-    @post("/v1/memories/search", summary="Search the caller's memories", status_code=200)
-    async def search_memories(request: Request[Any, Any, Any], data: JSONBody[SearchRequest]) -> SearchResponse:
-        hits = await store().search(
-            await tenant_of(request), data.query, top_k=data.top_k, threshold=data.threshold,
+    @post("/search", summary="Search the caller's memories", status_code=200)
+    async def search_memories(self, tenant: Tenant, store: MemoryStore, data: JSONBody[SearchRequest]) -> SearchResponse:
+        hits = await store.search(
+            tenant, data.query, top_k=data.top_k, threshold=data.threshold,
             scopes=[s.value for s in data.scopes] if data.scopes else None,
             types=[t.value for t in data.types] if data.types else None,
             occurred_after=data.occurred_after, occurred_before=data.occurred_before,
@@ -123,23 +156,32 @@ def memory_routes(gw: "Gateway") -> list[Any]:
         )
         return SearchResponse(data=hits)
 
-    @get("/v1/memories/{memory_id:str}", summary="Get one memory")
-    async def get_memory(request: Request[Any, Any, Any], memory_id: FromPath[str]) -> MemoryRecord:
-        return await store().get(await tenant_of(request), memory_id)
+    @get("/{memory_id:str}", summary="Get one memory")
+    async def get_memory(self, tenant: Tenant, store: MemoryStore, memory_id: FromPath[str]) -> MemoryRecord:
+        return await store.get(tenant, memory_id)
 
-    @patch("/v1/memories/{memory_id:str}", summary="Change a memory (re-embedded if its text changes)")
-    async def patch_memory(request: Request[Any, Any, Any], memory_id: FromPath[str], data: JSONBody[MemoryPatch]) -> MemoryRecord:
-        return await store().update(await tenant_of(request), memory_id, data)
+    @patch("/{memory_id:str}", summary="Change a memory (re-embedded if its text changes)")
+    async def patch_memory(
+        self, tenant: Tenant, store: MemoryStore, memory_id: FromPath[str], data: JSONBody[MemoryPatch]
+    ) -> MemoryRecord:
+        return await store.update(tenant, memory_id, data)
 
-    @delete("/v1/memories/{memory_id:str}", summary="Erase a memory", status_code=204)
-    async def delete_memory(request: Request[Any, Any, Any], memory_id: FromPath[str]) -> None:
-        await store().delete(await tenant_of(request), memory_id)
+    @delete("/{memory_id:str}", summary="Erase a memory", status_code=204)
+    async def delete_memory(self, tenant: Tenant, store: MemoryStore, memory_id: FromPath[str]) -> None:
+        await store.delete(tenant, memory_id)
 
-    @get("/v1/admin/users/{user_id:str}/export", summary="Export a user's memories (JSONL)")
-    async def export_user(request: Request[Any, Any, Any], user_id: FromPath[str]) -> Stream:
-        await admin(request)
+
+class AdminUsersController(Controller):
+    """Admin keys only: export, import, forget any user."""
+
+    path = "/v1/admin/users"
+    guards = [admin_guard]
+    dependencies = {"store": Provide(provide_store)}
+
+    @get("/{user_id:str}/export", summary="Export a user's memories (JSONL)")
+    async def export_user(self, store: MemoryStore, user_id: FromPath[str]) -> Stream:
         Tenant(user_id)  # validates the id
-        records = store().export_user(user_id)
+        records = store.export_user(user_id)
 
         async def lines() -> AsyncIterator[bytes]:
             async for record in records:
@@ -147,20 +189,20 @@ def memory_routes(gw: "Gateway") -> list[Any]:
 
         return Stream(lines(), media_type="application/x-ndjson")
 
-    @post("/v1/admin/users/{user_id:str}/import", summary="Import memories (JSONL)", status_code=200)
-    async def import_user(request: Request[Any, Any, Any], user_id: FromPath[str]) -> ImportResult:
-        await admin(request)
+    @post("/{user_id:str}/import", summary="Import memories (JSONL)", status_code=200)
+    async def import_user(self, request: Request[Any, Any, Any], store: MemoryStore, user_id: FromPath[str]) -> ImportResult:
         records = parse_jsonl(await request.body(), user_id)
-        return ImportResult(imported=await store().import_records(records))
+        return ImportResult(imported=await store.import_records(records))
 
-    @post("/v1/admin/users/{user_id:str}/forget", summary="Erase everything of a user", status_code=200)
-    async def forget_user(request: Request[Any, Any, Any], user_id: FromPath[str]) -> ForgetResult:
-        await admin(request)
+    @post("/{user_id:str}/forget", summary="Erase everything of a user", status_code=200)
+    async def forget_user(self, state: State, user_id: FromPath[str]) -> ForgetResult:
         Tenant(user_id)
-        return ForgetResult(user_id=user_id, deleted=await gw.forget_user(user_id))
+        return ForgetResult(user_id=user_id, deleted=await _api(state).forget_user(user_id))
 
-    return [list_memories, add_memory, search_memories, get_memory, patch_memory, delete_memory,
-            export_user, import_user, forget_user]
+
+def memory_controllers() -> list[type[Controller]]:
+    """The memory API's controllers (their dependencies resolve from app state)."""
+    return [MemoriesController, AdminUsersController]
 
 
 def parse_jsonl(body: bytes, user_id: str | None = None) -> list[MemoryRecord]:

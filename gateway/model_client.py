@@ -14,15 +14,12 @@ retry or dead-letter.
 
 from __future__ import annotations
 
-import asyncio
-import json
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gateway.config import UpstreamTarget
-from gateway.errors import UpstreamError
-from gateway.proxy.upstream import Upstream, UpstreamPool, forward_headers, open_stream
+from gateway.proxy.upstream import Upstream, UpstreamCaller, UpstreamPool, forward_headers
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -69,26 +66,18 @@ class ModelClient:
 
         Raises:
             UpstreamError: non-2xx status, bad JSON or transport failure.
-            UpstreamTimeout / TimeoutError: past ``timeout_s``.
+            UpstreamTimeout: past ``timeout_s``.
         """
         body = {"model": self.config.model, "messages": messages, "temperature": self.config.temperature, **params, "stream": False}
-        headers = forward_headers({"content-type": "application/json"}, self.upstream)
-        async with asyncio.timeout(self.config.timeout_s):
-            async with open_stream(self.upstream, "POST", "/chat/completions", json.dumps(body).encode(), headers) as resp:
-                raw = await resp.aread()
-        if resp.status_code >= 400:
-            raise UpstreamError(f"memory model answered {resp.status_code}: {raw[:300]!r}")
-        try:
-            return json.loads(raw)
-        except ValueError:
-            raise UpstreamError("memory model answered with invalid JSON") from None
+        caller = UpstreamCaller(self.upstream, forward_headers({"content-type": "application/json"}, self.upstream))
+        return await caller.complete(body, timeout=self.config.timeout_s)
 
     async def complete_json(self, messages: list[dict[str, Any]], schema: type[T], name: str) -> T:
         """The reply's content parsed into ``schema``.
 
         Raises:
             ModelOutputError: content missing, not JSON, or not matching ``schema``.
-            UpstreamError / TimeoutError: as :meth:`complete`.
+            UpstreamError / UpstreamTimeout: as :meth:`complete`.
         """
         if self.config.structured_outputs:
             fmt = {"type": "json_schema", "json_schema": {"name": name, "schema": schema.model_json_schema(), "strict": False}}

@@ -135,6 +135,13 @@ class Telemetry:
         ) as span:
             yield span
 
+    def start_span(self, name: str, attributes: Mapping[str, Any] | None = None) -> Span:
+        """A span the caller ends itself (``span.end()``), for work that spans many
+        callbacks (one span per stream filter per stream); not made current."""
+        if not self.recording:
+            return trace.INVALID_SPAN
+        return self.tracer.start_span(name, attributes=dict(attributes or {}))
+
     def shutdown(self) -> None:
         if self._provider is not None:
             self._provider.shutdown()

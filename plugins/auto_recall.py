@@ -37,11 +37,8 @@ from typing import Any, ClassVar
 
 from pydantic import Field, model_validator
 
-from gateway.proxy.wire import ChatRequest, message_text
-from gateway.memory.records import ScoredMemory
-from gateway.plugin import CallContext, PluginConfig
-from plugins.breaker import BreakerConfig, shared_breaker
-from plugins.guarded_memory import GuardedMemory, RecallSkipped, caller_tenant
+from gateway.sdk import BreakerConfig, CallContext, ChatRequest, PluginConfig, ScoredMemory, message_text
+from plugins.guarded_memory import GuardedMemory, caller_tenant
 from plugins.prompts import is_cjk
 
 FOLLOW_UP_STARTS = (
@@ -150,18 +147,14 @@ class AutoRecall:
 
     def __init__(self, config: AutoRecallConfig, services: Any) -> None:
         self.config = config
-        self.memory = GuardedMemory(services.memory, shared_breaker(services, config.breaker), config.timeout_ms / 1000)
+        self.memory = GuardedMemory(services.memory, services.breakers.get(config.breaker), config.timeout_ms / 1000)
 
     async def rewrite_request(self, call: CallContext, request: ChatRequest) -> ChatRequest:
         cfg = self.config
         query = build_query(request.messages, cfg.follow_up_chars, cfg.max_query_chars)
         if not query:
             return request
-        try:
-            hits = await self.memory.search(caller_tenant(call), query, cfg.limit, cfg.threshold, cfg.scopes)
-        except RecallSkipped as skipped:
-            call.degraded.append(f"{self.name}:{skipped.reason}")
-            return request
+        hits = await self.memory.search(caller_tenant(call), query, cfg.limit, cfg.threshold, cfg.scopes)
         high, low = split_by_relevance(hits, cfg.high_relevance_threshold)
         result = RecallResult(query, high, low)
         call.state[self.name] = result

@@ -17,58 +17,43 @@ provider's own context-length error reaches the client.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
 import tiktoken
 
-from plugins.context import SYSTEM_ROLES, InjectedContext
+from gateway.sdk import Injection
 from plugins.tokens import TokenCounter
 
-
-def injected_tokens(ctx: InjectedContext, counter: TokenCounter, encoding: tiktoken.Encoding) -> int:
-    """Tokens the context adds: its system text and its spliced messages."""
-    total = counter.text(encoding, ctx.system_text() or "")
-    if ctx.splice:
-        total += sum(counter.message(encoding, m) for m in ctx.splice.messages())
-    return total
+SYSTEM_ROLES = ("system", "developer")
 
 
-def _drop_lowest(ctx: InjectedContext) -> tuple[InjectedContext, str] | None:
-    """``ctx`` without its lowest-scored memory and that memory's id; None if none."""
-    pools: list[tuple[float, str, str]] = []
-    if ctx.memory:
-        pools += [(h.score, "memory", h.record.id) for h in ctx.memory.memories]
-    if ctx.splice:
-        pools += [(h.score, "profiles", h.record.id) for h in ctx.splice.profiles]
-        pools += [(h.score, "events", h.record.id) for h in ctx.splice.events]
-    if not pools:
-        return None
-    _, where, victim = min(pools, key=lambda p: p[0])
-    if where == "memory":
-        kept = tuple(h for h in ctx.memory.memories if h.record.id != victim)  # type: ignore[union-attr]
-        return replace(ctx, memory=replace(ctx.memory, memories=kept)), victim  # type: ignore[arg-type]
-    kept = tuple(h for h in getattr(ctx.splice, where) if h.record.id != victim)
-    return replace(ctx, splice=replace(ctx.splice, **{where: kept})), victim  # type: ignore[arg-type]
+def injected_tokens(injection: Injection, counter: TokenCounter, encoding: tiktoken.Encoding) -> int:
+    """Tokens the injection adds: its system text and its spliced messages."""
+    total = counter.text(encoding, injection.system_text() or "")
+    return total + sum(counter.message(encoding, m) for m in injection.spliced_messages())
 
 
 def trim_injected(
-    ctx: InjectedContext, counter: TokenCounter, encoding: tiktoken.Encoding, budget: int
-) -> tuple[InjectedContext, list[str], int, int]:
-    """``(trimmed context, dropped memory ids, tokens before, tokens after)``."""
-    before = tokens = injected_tokens(ctx, counter, encoding)
+    injection: Injection, counter: TokenCounter, encoding: tiktoken.Encoding, budget: int
+) -> tuple[Injection, list[str], int, int]:
+    """``(trimmed injection, dropped ids, tokens before, tokens after)``: drop the
+    lowest-scored item (over every part and exchange) while over ``budget``, then whole
+    droppable system parts without items (personalization), last first."""
+    before = tokens = injected_tokens(injection, counter, encoding)
     dropped: list[str] = []
     while tokens > budget:
-        step = _drop_lowest(ctx)
-        if step is not None:
-            ctx, victim = step
-        elif ctx.personalization is not None:
-            ctx, victim = replace(ctx, personalization=None), "personalization"
+        items = injection.items()
+        if items:
+            key, victim = min(items, key=lambda pair: pair[1].score)
+            injection, name = injection.without_item(key, victim.id), victim.id
         else:
-            break
-        dropped.append(victim)
-        tokens = injected_tokens(ctx, counter, encoding)
-    return ctx, dropped, before, tokens
+            parts = [p for p in injection.system if p.droppable and p.text()]
+            if not parts:
+                break
+            injection, name = injection.without_part(parts[-1].key), parts[-1].key
+        dropped.append(name)
+        tokens = injected_tokens(injection, counter, encoding)
+    return injection, dropped, before, tokens
 
 
 def droppable_units(messages: Sequence[dict[str, Any]]) -> list[list[int]]:

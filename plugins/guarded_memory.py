@@ -2,7 +2,7 @@
 and the shared circuit breaker (:mod:`plugins.breaker`).
 
 Every failure the plugins tolerate becomes :class:`RecallSkipped` with a short reason
-that goes into ``x-memgate-degraded`` (``auto_recall:memory_unavailable``):
+that the chain puts into ``x-memgate-degraded`` (``auto_recall:memory_unavailable``):
 
 - ``breaker_open``: the breaker refused the call (no I/O at all);
 - ``memory_unavailable``: Redis or the embedding model is down (``MemoryUnavailable``);
@@ -18,18 +18,12 @@ import asyncio
 from collections.abc import Iterable
 from typing import Any
 
-from gateway.errors import MemoryUnavailable
-from gateway.memory.records import ScoredMemory, Tenant
-from gateway.plugin import CallContext
-from plugins.breaker import CircuitBreaker
+from gateway.sdk import CallContext, CircuitBreaker, MemoryUnavailable, ScoredMemory, Skipped, Tenant
 
 
-class RecallSkipped(Exception):
-    """Memory was not consulted for this request; ``reason`` names why."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
+class RecallSkipped(Skipped):
+    """Memory was not consulted for this request; ``reason`` names why. A
+    :class:`~gateway.sdk.Skipped`: raised out of a hook, the chain records it."""
 
 
 def caller_tenant(call: CallContext) -> Tenant:

@@ -1,9 +1,15 @@
 """``memorize``: after each chat completion, enqueue a memorization job (issue 5).
 
-Capability: :class:`~gateway.plugin.CompletionObserver` (``on_complete``: runs after
-the client has the whole reply, streamed or not, or after it went away: such a job is
-marked ``partial``). It reads the client's request from ``call.original`` and the
-request span's W3C traceparent from ``call.trace_context`` (the job's span links to it).
+Capabilities (:mod:`gateway.sdk`):
+
+- :class:`~gateway.sdk.CompletionObserver` ``on_complete``: runs after the client has the
+  whole reply, streamed or not, or after it went away (such a job is marked
+  ``partial``). It reads the client's request from ``call.original`` and the request
+  span's W3C traceparent from ``call.trace_context`` (the job's span links to it).
+- :class:`~gateway.sdk.Lifecycle`: starts ``worker.in_serve`` workers with the gateway.
+- :class:`~gateway.sdk.BackgroundWorkers`: what ``memgate worker -n N`` runs.
+- :class:`~gateway.sdk.Forgetter`: a forgotten user's queued jobs become stale (under this
+  configuration's own ``queue.key_prefix``).
 
 Request-path cost: hashing the candidate turns plus one Redis round trip (the enqueue
 script: dedupe check + XADD, :mod:`gateway.memorization.queue`). Everything else (redaction,
@@ -15,14 +21,14 @@ the memory model, embedding, the store) happens in workers
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+import asyncio
+import contextlib
+from datetime import UTC, datetime
 from typing import ClassVar
 
-from gateway.proxy.assembly import AssembledReply
-from gateway.memorization.capture import capture_exchange, memorize_disabled
-from gateway.memorization.config import MemorizeConfig
-from gateway.memorization.runtime import queue_for
-from gateway.plugin import CallContext, Services
+from gateway.sdk import AssembledReply, CallContext, MemorizeConfig, Services
+
+__all__ = ["MemorizePlugin"]
 
 
 class MemorizePlugin:
@@ -34,30 +40,28 @@ class MemorizePlugin:
     runs_before: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, config: MemorizeConfig, services: Services) -> None:
-        if services.redis is None:
-            raise ValueError("memorize needs Redis (memory: section)")
         self.config = config
-        self.queue = queue_for(config, services.redis)
+        self.memorization = services.memorization(config)
+        self._workers: contextlib.AsyncExitStack | None = None
 
     async def on_complete(self, call: CallContext, reply: AssembledReply) -> None:
         """Enqueue the exchange's new turns (nothing when every turn was seen before)."""
-        await self.enqueue(call, reply, datetime.now(timezone.utc))
+        await self.memorization.enqueue(call, reply, datetime.now(UTC))
 
-    async def enqueue(self, call: CallContext, reply: AssembledReply, now: datetime) -> str | None:
-        """The stream entry id of the job, or None (nothing new, disabled, no request)."""
-        request = call.original
-        if request is None or (self.config.honour_header and memorize_disabled(call.headers)):
-            return None
-        principal = call.principal
-        capture = capture_exchange(
-            request, reply, headers=call.headers, user_id=principal.user_id,
-            friend_id=principal.friend_id, request_id=call.request_id, received_at=now,
-            traceparent=call.trace_context if isinstance(call.trace_context, str) else None,
-            max_candidates=self.config.queue.max_candidate_turns,
-        )
-        if not capture.turns:
-            return None
-        return await self.queue.enqueue(
-            capture.header.model_dump_json(), principal.user_id, principal.friend_id,
-            [(t.hash, t.model_dump_json()) for t in capture.turns], self.config.queue.seen_ttl_seconds,
-        )
+    async def start(self) -> None:
+        """Start ``worker.in_serve`` workers (none when memory has no store)."""
+        stack = contextlib.AsyncExitStack()
+        await stack.enter_async_context(self.memorization.workers(self.config.worker.in_serve))
+        self._workers = stack
+
+    async def stop(self) -> None:
+        """Let in-serve workers finish the job in hand, then stop them."""
+        stack, self._workers = self._workers, None
+        if stack is not None:
+            await stack.aclose()
+
+    async def run_workers(self, count: int, stop: asyncio.Event) -> None:
+        await self.memorization.run_workers(count, stop)
+
+    async def forget_user(self, user_id: str) -> None:
+        await self.memorization.forget_user(user_id)

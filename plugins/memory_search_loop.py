@@ -26,8 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gateway.proxy.wire import Chunk
-from gateway.memory.records import ScoredMemory
+from gateway.sdk import Chunk, ScoredMemory
 
 TOOL_NAME = "memory_search"
 
@@ -118,6 +117,7 @@ class StreamRound:
     text: list[str] = field(default_factory=list)
     held: list[Chunk] = field(default_factory=list)
     saw_usage: bool = False
+    first: dict[str, Any] | None = None
 
     @property
     def needs_tool_round(self) -> bool:
@@ -131,6 +131,8 @@ class StreamRound:
             return [chunk]
         if self.stream_id is None:
             self.stream_id = data.get("id")
+        if self.first is None:
+            self.first = data
         choices = data.get("choices")
         if not choices:
             self.saw_usage = self.saw_usage or data.get("usage") is not None
@@ -188,12 +190,22 @@ class StreamRound:
         return [self.ours[i] for i in sorted(self.ours)]
 
     def finish_as_stop(self) -> list[Chunk]:
-        """The held chunks, the finish chunk saying ``stop`` (no more rounds allowed)."""
+        """The held chunks, the finish chunk saying ``stop`` (no more rounds allowed, or
+        a failed round); a bare stop chunk first when none was held."""
         out = []
+        if not any((c.data or {}).get("choices") for c in self.held):
+            first = self.first or {}
+            stop = {
+                "id": self.stream_id or first.get("id", ""), "object": "chat.completion.chunk",
+                "created": first.get("created", 0), "model": first.get("model", ""),
+                "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+            }
+            out.append(Chunk.from_data(stop))
         for chunk in self.held:
             data = chunk.data or {}
             if data.get("choices"):
                 choice = {**data["choices"][0], "finish_reason": "stop"}
                 data = {**data, "choices": [choice, *data["choices"][1:]]}
             out.append(self._emit(chunk, chunk.data or {}, data))
+        self.held = []
         return out

@@ -3,10 +3,13 @@ stated preferences.
 
 Reads the caller's **profile** memories of type ``preference`` / ``trait`` (up to
 ``max_memories``), extracts preferences (:mod:`plugins.preferences`, newest wins) and
-renders seed 000's personalization prompt into the shared injected context
-(:mod:`plugins.context`): it sits between the client's system prompt and the memory
-context, whichever of this plugin and ``hybrid_injection`` runs first. Nothing found:
-the request is unchanged.
+renders seed 000's personalization prompt as a system part of ``call.injection``
+(order 10): the chain renders it between the client's system prompt and the memory
+context (order 20), whichever of this plugin and ``hybrid_injection`` runs first.
+Nothing found: the request is unchanged. The part is droppable: ``token_budget`` drops it
+after the last memory when the injected text is over budget.
+
+Forgetting a user (:class:`~gateway.sdk.Forgetter`) drops the user's cached entries.
 
 How they are read: a filtered vector search with the fixed query :data:`PREFERENCE_QUERY`
 (its vector comes from the store's embedding cache after the first request, and the
@@ -24,21 +27,19 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from dataclasses import replace
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
-from gateway.proxy.wire import ChatRequest, message_text
-from gateway.memory.records import Tenant
-from gateway.plugin import CallContext, PluginConfig
-from plugins.breaker import BreakerConfig, shared_breaker
-from plugins.context import apply, context_of
-from plugins.guarded_memory import GuardedMemory, RecallSkipped, caller_tenant
+from gateway.sdk import BreakerConfig, CallContext, ChatRequest, PluginConfig, Services, SystemPart, Tenant, message_text
+from plugins.guarded_memory import GuardedMemory, caller_tenant
 from plugins.preferences import Preference, extract_preferences, render_personalization, resolve
 from plugins.prompts import prompt_language
 
 PREFERENCE_TYPES = ("preference", "trait")
+#: Place of the personalization section in the injected system text (seed 000 layout:
+#: client's system prompt, personalization, memory context).
+PERSONALIZATION_ORDER = 10
 PREFERENCE_QUERY = "the user's preferences for how answers should be written"
 
 
@@ -59,24 +60,28 @@ class Personalization:
     runs_after: ClassVar[tuple[str, ...]] = ()
     runs_before: ClassVar[tuple[str, ...]] = ("token_budget",)
 
-    def __init__(self, config: PersonalizationConfig, services: Any) -> None:
+    def __init__(self, config: PersonalizationConfig, services: Services) -> None:
         self.config = config
-        self.memory = GuardedMemory(services.memory, shared_breaker(services, config.breaker), config.timeout_ms / 1000)
+        self.memory = GuardedMemory(services.memory, services.breakers.get(config.breaker), config.timeout_ms / 1000)
         self._cache: OrderedDict[Tenant, tuple[float, dict[str, Preference]]] = OrderedDict()
 
     async def rewrite_request(self, call: CallContext, request: ChatRequest) -> ChatRequest:
-        try:
-            chosen = await self.preferences(caller_tenant(call))
-        except RecallSkipped as skipped:
-            call.degraded.append(f"{self.name}:{skipped.reason}")
-            return request
+        chosen = await self.preferences(caller_tenant(call))
         text = render_personalization(chosen, self.language(request))
         if text is None:
             return request
         call.annotations[self.name] = {
             "preferences": [{"type": p.type, "value": p.value, "source": p.source} for p in chosen.values()]
         }
-        return apply(call, request, replace(context_of(call), personalization=text))
+        call.injection = call.injection.with_system(
+            SystemPart(self.name, PERSONALIZATION_ORDER, render=lambda _items, text=text: text)
+        )
+        return request
+
+    async def forget_user(self, user_id: str) -> None:
+        """Drop every cached entry of ``user_id`` (all friends)."""
+        for tenant in [t for t in self._cache if t.user_id == user_id]:
+            del self._cache[tenant]
 
     async def preferences(self, tenant: Tenant) -> dict[str, Preference]:
         """The tenant's resolved preferences (cached, see module docstring).

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from gateway.memory.records import MemoryRecord
+from gateway.sdk import MemoryRecord
 from plugins.prompts import FREE_FORM_LINE, LANGUAGE_LINE, PERSONALIZATION, PERSONALIZATION_HEADER, Language
 
 KNOWN_ORDER = ("technical_depth", "response_length", "code_style", "language")

@@ -22,9 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from gateway.errors import MemgateError
-from gateway.memory.records import ScoredMemory, Tenant
-from gateway.model_client import ModelClient, ModelOutputError
+from gateway.sdk import MemgateError, ModelClient, ModelOutputError, ScoredMemory, Tenant
 from plugins.guarded_memory import GuardedMemory, RecallSkipped
 
 MAX_QUERIES_PER_ROUND = 3

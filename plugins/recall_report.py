@@ -24,8 +24,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from gateway.proxy.wire import Chunk
-from gateway.plugin import CallContext, PluginConfig
+from gateway.sdk import CallContext, Chunk, PluginConfig
 
 
 class RecallReportConfig(PluginConfig):
@@ -52,6 +51,15 @@ class RecallReport:
         if not self.config.show_recall:
             return body
         return {**body, "memgate": report(call)}
+
+    def response_fallback(self, call: CallContext, body: dict[str, Any]) -> dict[str, Any]:
+        """The reply without the report (standard fields are never altered)."""
+        return body
+
+    def stream_fallback(self, call: CallContext) -> list[Chunk] | None:
+        """Release the held chunks unchanged and end the stream (they are its tail)."""
+        held: list[Chunk] = call.state.pop(self.name, None) or []
+        return held or None
 
     async def on_chunk(self, call: CallContext, chunk: Chunk) -> list[Chunk]:
         if not self.config.show_recall:

@@ -22,7 +22,7 @@ import string
 from collections.abc import Sequence
 from typing import Any
 
-from gateway.memory.records import MemoryRecord, ScoredMemory
+from gateway.sdk import MemoryRecord, ScoredMemory
 
 TOOL_NAME = "recall_memory"
 CALL_ID_ALPHABET = string.ascii_letters + string.digits

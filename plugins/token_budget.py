@@ -2,18 +2,19 @@
 
 Runs after the injecting plugins (``runs_after``). Two limits (:mod:`plugins.budget`):
 
-(a) ``memory_tokens`` (default 800): everything the recall plugins inject, trimmed lowest
-    relevance first and re-rendered through the shared context (:mod:`plugins.context`);
+(a) ``memory_tokens`` (default 800): everything the recall plugins put in
+    ``call.injection``, trimmed lowest relevance first (the chain renders what is left);
 (b) the model's context window (``context_windows``, first matching glob; a model with
     none is not checked unless ``default_window`` is set) minus the reply reserve
     (``max_completion_tokens``, else ``max_tokens``, else ``default_reserve_tokens``):
-    the oldest non-system turns are dropped. A request whose UTF-8 size is already under
-    the limit is not tokenized at all (each token is at least one byte).
+    the oldest non-system turns are dropped, counting what the injection will add. A
+    request whose UTF-8 size is already under the limit is not tokenized at all (each
+    token is at least one byte).
 
 Counting uses offline tiktoken encodings only (:mod:`plugins.tokens`), loaded once when the
 plugin is built. What was saved goes to ``call.state["token_budget"]`` (a
-:class:`BudgetReport`), ``call.annotations["token_budget"]`` and the hook's span
-attribute ``memgate.tokens_saved``.
+:class:`BudgetReport`), ``call.annotations["token_budget"]`` and the
+``memgate_tokens_saved_total`` counter.
 """
 
 from __future__ import annotations
@@ -24,13 +25,10 @@ import functools
 from dataclasses import asdict, dataclass, replace
 from typing import Any, ClassVar
 
-from opentelemetry import trace
 from pydantic import Field, field_validator
 
-from gateway.proxy.wire import ChatRequest
-from gateway.plugin import CallContext, PluginConfig
-from plugins.budget import fit_window, trim_injected
-from plugins.context import CONTEXT_KEY, apply, context_of
+from gateway.sdk import CallContext, ChatRequest, Injection, PluginConfig, Services
+from plugins.budget import fit_window, injected_tokens, trim_injected
 from plugins.tokens import FALLBACK_ENCODING, REPLY_PRIMING, TokenCounter, is_offline, utf8_upper_bound
 
 #: Context windows in tokens (OpenAI model pages); first matching glob wins, so the more
@@ -91,10 +89,10 @@ class TokenBudget:
     runs_after: ClassVar[tuple[str, ...]] = ("auto_recall", "hybrid_injection", "personalization", "tool_splice")
     runs_before: ClassVar[tuple[str, ...]] = ()
 
-    def __init__(self, config: TokenBudgetConfig, services: Any) -> None:
+    def __init__(self, config: TokenBudgetConfig, services: Services) -> None:
         self.config = config
         self.counter = TokenCounter(config.encodings)
-        self.metrics = getattr(services, "metrics", None)
+        self.metrics = services.metrics
 
     def window(self, model: str) -> int | None:
         for glob, size in self.config.context_windows.items():
@@ -111,29 +109,30 @@ class TokenBudget:
 
     async def rewrite_request(self, call: CallContext, request: ChatRequest) -> ChatRequest:
         encoding = self.counter.encoding(request.model)
-        report, out = BudgetReport(), request
-        ctx = context_of(call)
-        if ctx.applied is not None:
-            trimmed, dropped, before, after = trim_injected(ctx, self.counter, encoding, self.config.memory_tokens)
+        report = BudgetReport()
+        if not call.injection.empty:
+            trimmed, dropped, before, after = trim_injected(call.injection, self.counter, encoding, self.config.memory_tokens)
             report = replace(report, injected_before=before, injected_after=after, dropped_memories=tuple(dropped))
-            if dropped:
-                out = apply(call, request, trimmed)
-        out, report = await self.fit(call, out, encoding, report)
+            call.injection = trimmed
+        out, report = await self.fit(call.injection, request, encoding, report)
         saved = report.injected_before - report.injected_after + report.tokens_saved
         report = replace(report, tokens_saved=saved)
         call.state[self.name] = report
         call.annotations[self.name] = asdict(report)
-        trace.get_current_span().set_attribute("memgate.tokens_saved", saved)
-        if self.metrics is not None and saved:
+        if saved:
             self.metrics.inc("memgate_tokens_saved_total", saved)
         return out
 
-    async def fit(self, call: CallContext, request: ChatRequest, encoding: Any, report: BudgetReport) -> tuple[ChatRequest, BudgetReport]:
+    async def fit(
+        self, injection: Injection, request: ChatRequest, encoding: Any, report: BudgetReport
+    ) -> tuple[ChatRequest, BudgetReport]:
         """(b): the request inside the model's window; ``tokens_saved`` = prompt tokens removed.
         Prompts over :data:`THREAD_BYTES` are tokenized in a worker thread (tiktoken releases
         the GIL), so a 100k-token history does not stall the event loop."""
         limit = self.prompt_limit(request)
-        bound = utf8_upper_bound(request.messages, request.tools)
+        tools = [*(request.tools or []), *injection.tools, *(t for e in injection.exchanges for t in e.tools)]
+        injected = [*injection.spliced_messages(), {"role": "system", "content": injection.system_text() or ""}]
+        bound = utf8_upper_bound([*request.messages, *injected], tools)
         if limit is None or bound <= limit:
             return request, replace(report, prompt_limit=limit)
         count = functools.partial(self.counter.message, encoding)
@@ -141,13 +140,10 @@ class TokenBudget:
             counts = await asyncio.to_thread(lambda: [count(m) for m in request.messages])
         else:
             counts = [count(m) for m in request.messages]
-        fixed = REPLY_PRIMING + self.counter.tools(encoding, request.tools)
+        fixed = REPLY_PRIMING + self.counter.tools(encoding, tools or None) + injected_tokens(injection, self.counter, encoding)
         before = fixed + sum(counts)
         messages, dropped, total = fit_window(request.messages, counts, fixed, limit)
         report = replace(report, prompt_limit=limit, prompt_tokens=total, dropped_messages=dropped, tokens_saved=before - total)
         if not dropped:
             return request, report
-        out = request.model_copy(update={"messages": messages})
-        if CONTEXT_KEY in call.state:
-            call.state[CONTEXT_KEY] = replace(context_of(call), request=out)
-        return out, report
+        return request.model_copy(update={"messages": messages}), report

@@ -4,7 +4,8 @@ had called a ``recall_memory`` tool itself.
 The recall agent (:mod:`plugins.recall_agent`) runs first; its result becomes an assistant
 message with one ``recall_memory`` tool call and the matching ``tool`` message, right
 after the last user message, with the tool's definition added to ``tools``
-(:mod:`plugins.splice` for the exact shape, :mod:`plugins.context` for the rendering), so
+(:mod:`plugins.splice` for the exact shape; an :class:`~gateway.sdk.Exchange` of
+``call.injection`` that the chain renders), so
 the main model sees a standard tool-call chain (seed 002 §3.1 stage two).
 
 Skipped (request unchanged) when: nothing was found (seed 002 §6.1), the model is not in
@@ -12,26 +13,27 @@ the upstream's ``supports_tools`` globs, there is no user text, or the client al
 defines a tool named ``recall_memory``. Time: the agent must be done ``timeout_ms`` after
 the request arrived (default 2.5 s, inside seed 002's 3 s and the chain's 3 s request
 deadline; give the plugin entry a ``budget_ms`` of about 3000, the chain's default hook
-budget of 1 s would cut it off); past it, what was found so far is spliced.
+budget of 1 s would cut it off); past it, what was found so far is spliced. When the agent
+found nothing because of a failure (store down, model error, timeout), the hook raises
+:class:`~gateway.sdk.Skipped` with the first such note (``tool_splice:timeout`` in
+``x-memgate-degraded``); notes of a partial success are in the annotations.
 """
 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import replace
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from pydantic import Field
 
-from gateway.proxy.wire import ChatRequest, message_text
-from gateway.model_client import ModelClient, ModelConfig
-from gateway.plugin import CallContext, PluginConfig
+from gateway.sdk import (
+    BreakerConfig, CallContext, ChatRequest, Exchange, Item, ModelConfig, PluginConfig, ScoredMemory, Services,
+    Skipped, message_text,
+)
 from plugins.auto_recall import RecallResult, build_query
-from plugins.breaker import BreakerConfig, shared_breaker
-from plugins.context import SpliceSection, apply, context_of
 from plugins.guarded_memory import GuardedMemory, caller_tenant
 from plugins.recall_agent import AgentSettings, Found, RecallAgent
-from plugins.splice import RECALL_MEMORY_TOOL, TOOL_NAME, new_call_id
+from plugins.splice import RECALL_MEMORY_TOOL, TOOL_NAME, new_call_id, splice_messages
 
 
 class ToolSpliceConfig(PluginConfig):
@@ -58,11 +60,11 @@ class ToolSplice:
     runs_after: ClassVar[tuple[str, ...]] = ()
     runs_before: ClassVar[tuple[str, ...]] = ("token_budget",)
 
-    def __init__(self, config: ToolSpliceConfig, services: Any) -> None:
+    def __init__(self, config: ToolSpliceConfig, services: Services) -> None:
         self.config = config
-        memory = GuardedMemory(services.memory, shared_breaker(services, config.breaker), config.search_timeout_ms / 1000)
+        memory = GuardedMemory(services.memory, services.breakers.get(config.breaker), config.search_timeout_ms / 1000)
         needs_model = config.rounds > 1 or not config.first_round_direct
-        self.model = ModelClient(config.model, services.upstreams) if needs_model else None
+        self.model = services.model_client(config.model) if needs_model else None
         settings = AgentSettings(config.rounds, config.profile_topk, config.event_topk,
                                  config.similarity_threshold, config.first_round_direct)
         self.agent = RecallAgent(memory, self.model, settings)
@@ -74,7 +76,7 @@ class ToolSplice:
     def applies(self, call: CallContext, request: ChatRequest) -> bool:
         if any((t.get("function") or {}).get("name") == TOOL_NAME for t in request.tools or []):
             return False
-        return call.upstream is None or call.upstream.upstream.supports_tools(request.model)
+        return call.upstream.upstream.supports_tools(request.model)
 
     async def rewrite_request(self, call: CallContext, request: ChatRequest) -> ChatRequest:
         recall = call.state.get("auto_recall")
@@ -84,23 +86,43 @@ class ToolSplice:
             return request
         found = Found()
         try:
-            async with asyncio.timeout(max(call.deadline_left(self.config.timeout_ms / 1000), 0.0)):
+            left = self.config.timeout_ms / 1000 - (call.deadline_s - call.time_left())
+            async with asyncio.timeout(max(left, 0.0)):
                 await self.agent.run(caller_tenant(call), message_text(request.messages[last]), query, found)
         except TimeoutError:
             found.notes.append("timeout")
-        for note in found.notes:
-            call.degraded.append(f"{self.name}:{note}")
         return self.splice(call, request, found, query)
 
     def splice(self, call: CallContext, request: ChatRequest, found: Found, query: str) -> ChatRequest:
         profiles = found.best("profiles", self.config.profile_topk)
         events = found.best("events", self.config.event_topk)
         if not profiles and not events:
+            if found.notes:
+                raise Skipped(found.notes[0])
             return request
-        section = SpliceSection(new_call_id(), query, profiles, events, RECALL_MEMORY_TOOL)
+        call_id = new_call_id()
         call.annotations[self.name] = {
-            "call_id": section.call_id, "rounds": found.rounds, "queries": list(found.queries),
+            "call_id": call_id, "rounds": found.rounds, "queries": list(found.queries),
             "profiles": [{"id": h.record.id, "score": round(h.score, 4)} for h in profiles],
             "events": [{"id": h.record.id, "score": round(h.score, 4)} for h in events],
+            "notes": list(found.notes),
         }
-        return apply(call, request, replace(context_of(call), splice=section))
+        items = tuple(_item(h, "profile") for h in profiles) + tuple(_item(h, "event") for h in events)
+        call.injection = call.injection.with_exchange(Exchange(
+            self.name, items=items, tools=(RECALL_MEMORY_TOOL,),
+            render=lambda kept, call_id=call_id, query=query: _render(call_id, query, kept),
+        ))
+        return request
+
+
+def _item(hit: ScoredMemory, group: str) -> Item:
+    return Item(hit.record.id, hit.record.text, hit.score, group=group, data=hit)
+
+
+def _render(call_id: str, query: str, kept: tuple[Item, ...]) -> list[dict[str, object]]:
+    """The spliced pair for what is left after any trimming; [] when nothing is."""
+    profiles = [i.data for i in kept if i.group == "profile"]
+    events = [i.data for i in kept if i.group == "event"]
+    if not profiles and not events:
+        return []
+    return splice_messages(call_id, query, profiles, events)

@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 import httpx
 
-from gateway.plugin import PluginConfig
+from gateway.sdk import PluginConfig
 from tests.support.gateway import ALICE_KEY
 from tests.support.upstream_double import SSEReply, fixture
 

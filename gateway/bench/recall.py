@@ -35,7 +35,7 @@ from gateway.memory.config import EmbeddingConfig, MemoryConfig
 from gateway.memory.embeddings.local import LocalEmbedder
 from gateway.memory.factory import open_store, redis_client
 from gateway.memory.records import NewMemory, Tenant
-from gateway.plugin import CallContext, Services
+from gateway.sdk import CallContext, Services
 from gateway.proxy.principal import Principal
 from gateway.redis_server import EmbeddedRedis
 from gateway.telemetry import Telemetry

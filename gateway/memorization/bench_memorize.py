@@ -57,7 +57,7 @@ class InstantModel:
 def _call(plugin: Any, messages: list[dict[str, Any]]) -> tuple[Any, Any]:
     from gateway.proxy.assembly import reply_from_completion
     from gateway.proxy.wire import ChatRequest
-    from gateway.plugin import CallContext
+    from gateway.sdk import CallContext
     from gateway.proxy.principal import Principal
 
     call = CallContext(request_id="req_" + uuid.uuid4().hex, principal=Principal("k", "bench", "friend"),
@@ -72,7 +72,7 @@ def _history(n: int, tag: str) -> list[dict[str, Any]]:
 
 
 async def bench_enqueue(redis: Any, count: int, history: int) -> dict[str, float]:
-    from gateway.plugin import Services
+    from gateway.sdk import Services
     from plugins.memorize import MemorizePlugin
 
     config = MemorizeConfig(queue={"key_prefix": "bq" + uuid.uuid4().hex[:8]})
@@ -101,7 +101,7 @@ def _percentiles(samples: list[float]) -> dict[str, float]:
 
 
 async def bench_worker(redis: Any, store: Any, mode: str, jobs: int) -> dict[str, float]:
-    from gateway.plugin import Services
+    from gateway.sdk import Services
     from plugins.memorize import MemorizePlugin
 
     config = MemorizeConfig(mode=mode, queue={"key_prefix": "bq" + uuid.uuid4().hex[:8]}, worker={"block_ms": 20})

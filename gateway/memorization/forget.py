@@ -1,8 +1,9 @@
 """Forgetting a user wins over late jobs (issue 5, item 6).
 
-:func:`forget_user` (called by the admin API) first INCRements the user's forget epoch,
-then deletes the user's memorization keys (seen hashes, conversations, plans, done
-markers; never the epoch) and finally erases the memories (``store.forget_user``). Jobs
+:func:`forget_queue_state` (the ``memorize`` plugin's forget hook, run by
+:func:`gateway.forget.forget_user` before the store erases the memories) INCRements the
+user's forget epoch, then deletes the user's memorization keys (seen hashes,
+conversations, plans, done markers; never the epoch). Jobs
 carry the epoch read at enqueue; a worker drops a job whose epoch is old and re-checks
 after writing, erasing what it wrote if a forget slipped in between
 (:mod:`gateway.memorization.processor`).
@@ -17,15 +18,14 @@ from gateway.memorization.keys import QueueKeys
 SCAN_BATCH = 500
 
 
-async def forget_user(redis: Any, store: Any, user_id: str, *, queue_prefix: str = "mgq") -> int:
-    """Forget ``user_id`` everywhere; returns the memory records erased.
+async def forget_queue_state(redis: Any, user_id: str, *, queue_prefix: str) -> None:
+    """Make ``user_id``'s queued jobs stale and delete their queue state.
 
-    ``queue_prefix`` must match ``memorize.config.queue.key_prefix`` (default ``mgq``).
+    ``queue_prefix``: the memorize configuration's ``queue.key_prefix``.
 
     Raises:
-        gateway.errors.InvalidRequest: malformed user id (from the store).
-        gateway.errors.MemoryUnavailable / redis errors: Redis is down (nothing is
-            half-forgotten in a way a retry cannot finish: call again).
+        redis errors: Redis is down (nothing is half-forgotten in a way a retry cannot
+            finish: call again).
     """
     keys = QueueKeys(queue_prefix)
     epoch_key = keys.epoch(user_id)
@@ -40,4 +40,3 @@ async def forget_user(redis: Any, store: Any, user_id: str, *, queue_prefix: str
             batch = []
     if batch:
         await redis.unlink(*batch)
-    return await store.forget_user(user_id)

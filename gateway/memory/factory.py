@@ -1,5 +1,7 @@
 """Open the memory store from ``memory:`` config: Redis (embedded or remote), backend
-choice, embedder, recorded-settings check. :func:`open_memory` owns every lifetime.
+choice, embedder, recorded-settings check. The one memory composition: the gateway
+(:func:`gateway.app.compose`), workers, the CLI and the tests all go through
+:func:`open_redis` + :func:`open_store` (or :func:`open_memory`, which is both).
 
 Backend ``auto`` (issue 3, item 4): ``search`` when the server has the Query Engine
 (``FT._LIST`` answers), else ``vectorset`` when ``COMMAND INFO VADD`` knows the command,
@@ -74,9 +76,13 @@ def make_backend(name: str, client: aredis.Redis, keys: KeySpace, config: Memory
 
 
 def redis_client(url: str, config: MemoryConfig) -> aredis.Redis:
-    """Async client (bytes replies; records decode themselves)."""
+    """The one Redis client factory (gateway, workers, CLI, tests): bytes replies (records
+    decode themselves), short socket timeouts (fail fast, fail open), a health check on
+    connections idle for 30 s."""
     timeout = config.socket_timeout_seconds
-    return aredis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
+    return aredis.Redis.from_url(
+        url, socket_timeout=timeout, socket_connect_timeout=timeout, health_check_interval=30
+    )
 
 
 @asynccontextmanager
@@ -133,12 +139,20 @@ async def open_store(
 
 
 @asynccontextmanager
-async def open_memory(config: MemoryConfig, **store_options: Any) -> AsyncIterator[TenantMemoryStore]:
-    """:func:`open_store` plus the Redis it needs: the embedded redis-server when
-    ``memory.redis_url`` is None, and a client of its own; all closed on exit.
-    ``store_options``: the keyword arguments of :func:`open_store`."""
+async def open_redis(config: MemoryConfig) -> AsyncIterator[aredis.Redis]:
+    """A client of ``memory.redis_url``, or of the embedded redis-server started under
+    ``memory.data_dir`` when the URL is empty; both closed on exit."""
     async with AsyncExitStack() as stack:
         url = config.redis_url or await stack.enter_async_context(embedded_redis(config))
         client = redis_client(url, config)
         stack.push_async_callback(client.aclose)
-        yield await stack.enter_async_context(open_store(client, config, **store_options))
+        yield client
+
+
+@asynccontextmanager
+async def open_memory(config: MemoryConfig, **store_options: Any) -> AsyncIterator[TenantMemoryStore]:
+    """:func:`open_store` plus the Redis it needs: the embedded redis-server when
+    ``memory.redis_url`` is None, and a client of its own; all closed on exit.
+    ``store_options``: the keyword arguments of :func:`open_store`."""
+    async with open_redis(config) as client, open_store(client, config, **store_options) as store:
+        yield store

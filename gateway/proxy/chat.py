@@ -33,33 +33,20 @@ from typing import Any
 
 from opentelemetry.trace import SpanKind
 
-from gateway.proxy.assembly import ReplyAssembler, reply_from_completion
-from gateway.proxy.asgi import (
-    ClientGone,
-    DisconnectWatcher,
-    Receive,
-    Scope,
-    Send,
-    read_body,
-    request_headers,
-    send_bytes,
-    send_error,
-)
-from gateway.proxy.auth import Authenticator, resolve_end_user
 from gateway.chain import ChainFactory, PluginChain
-from gateway.proxy.wire import ChatRequest
 from gateway.config import GatewayConfig
-from gateway.errors import InvalidRequest, MemgateError, PermissionDenied, UpstreamTimeout
-from gateway.plugin import CallContext
+from gateway.errors import InvalidRequest, MemgateError, PermissionDenied
+from gateway.proxy.asgi import Send, send_bytes, send_error
+from gateway.proxy.assembly import ReplyAssembler, reply_from_completion
+from gateway.proxy.auth import Authenticator, resolve_end_user
+from gateway.proxy.handler import Incoming, ProxyRoute
 from gateway.proxy.relay import RelayState, error_event, relay_events, relay_passthrough
+from gateway.proxy.upstream import UpstreamCaller, UpstreamPool, forward_headers, open_stream, relay_headers
+from gateway.proxy.wire import ChatRequest
+from gateway.sdk import CallContext
 from gateway.telemetry import Telemetry
-from gateway.proxy.upstream import (
-    UpstreamCaller,
-    UpstreamPool,
-    forward_headers,
-    open_stream,
-    relay_headers,
-)
+
+__all__ = ["ChatCompletions"]
 
 log = logging.getLogger("memgate.proxy")
 
@@ -82,7 +69,7 @@ class Prepared:
     strip_usage: bool
 
 
-class ChatCompletions:
+class ChatCompletions(ProxyRoute):
     """The raw ASGI handler for both ``/v1/chat/completions`` and ``/chat/completions``."""
 
     def __init__(
@@ -93,33 +80,15 @@ class ChatCompletions:
         upstreams: UpstreamPool,
         telemetry: Telemetry,
     ) -> None:
-        self._config = config
-        self._auth = auth
+        super().__init__(config, auth, upstreams, telemetry)
         self._chains = chains
-        self._upstreams = upstreams
-        self._telemetry = telemetry
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        started = time.perf_counter()
-        if scope["method"] != "POST":
-            await send_error(send, InvalidRequest("use POST", code="method_not_allowed"))
-            return
-        headers = request_headers(scope)
-        try:
-            raw = await read_body(receive, self._config.server.max_body_bytes)
-        except MemgateError as exc:
-            await send_error(send, exc)
-            return
-        except ClientGone:
-            return
+    async def handle(self, incoming: Incoming, send: Send) -> None:
+        headers = incoming.headers
         context = self._telemetry.extract(headers)
         with self._telemetry.span("chat", {"gen_ai.operation.name": "chat", "gen_ai.system": "openai"},
                                   kind=SpanKind.SERVER, context=context) as span:
-            try:
-                prepared = await self._prepare(raw, headers, started, _traceparent(span, headers))
-            except MemgateError as exc:
-                await send_error(send, exc)
-                return
+            prepared = await self._prepare(incoming.body, headers, incoming.started, _traceparent(span, headers))
             if span.is_recording():
                 principal = prepared.call.principal
                 span.update_name(f"chat {prepared.model}")
@@ -130,30 +99,20 @@ class ChatCompletions:
                     "memgate.key_id": principal.key_id,
                     "memgate.stream": prepared.stream,
                 })
-            await self._run(prepared, headers, receive, send, span)
-
-    async def _run(self, prepared: "Prepared", headers: dict[str, str], receive: Receive, send: Send, span: Any) -> None:
-        """Forward with a disconnect watcher; a client disconnect cancels this task."""
-        task = asyncio.current_task()
-        assert task is not None
-        watcher = DisconnectWatcher(receive, task)
-        state = RelayState(
-            assembler=ReplyAssembler(self._config.chain.max_capture_bytes)
-            if prepared.chain.observers or span.is_recording()
-            else None
-        )
-        try:
-            await self._forward(prepared, headers, send, state, span)
-        except asyncio.CancelledError:
-            if not watcher.fired:
+            state = RelayState(
+                assembler=ReplyAssembler(self._config.chain.max_capture_bytes)
+                if prepared.chain.observers or span.is_recording()
+                else None
+            )
+            incoming.responded = True  # from here on, failures are answered by _forward
+            try:
+                await self._forward(prepared, send, state, span)
+            except asyncio.CancelledError:
+                if incoming.watcher.fired:
+                    if span.is_recording():
+                        span.set_attribute("memgate.cancelled", True)
+                    self._complete(prepared, state, cancelled=True)
                 raise
-            task.uncancel()
-            self._telemetry.metrics.inc("memgate_client_disconnects_total")
-            if span.is_recording():
-                span.set_attribute("memgate.cancelled", True)
-            self._complete(prepared, state, cancelled=True)
-        finally:
-            watcher.stop()
 
     async def _prepare(
         self, raw: bytes, headers: dict[str, str], started: float, traceparent: str | None
@@ -167,7 +126,7 @@ class ChatCompletions:
             raise InvalidRequest("request body must be a JSON object")
         model = body.get("model")
         if not isinstance(model, str) or not model:
-            raise InvalidRequest("you must provide a model parameter", param="model")
+            raise InvalidRequest("model: must be a non-empty string naming the model", param="model")
         if not principal.may_use(model):
             raise PermissionDenied(
                 f"this key may not use model {model!r}", code="model_not_allowed"
@@ -176,20 +135,23 @@ class ChatCompletions:
         chain = self._chains.for_principal(principal)
         stream = body.get("stream") is True
         upstream = self._upstreams.for_model(model)
+        parsed, unparsable = _parse_request(body) if (chain.rewriters or chain.observers) else (None, None)
         call = CallContext(
             request_id="req_" + os.urandom(16).hex(),
             principal=principal,
-            original=None,
+            original=parsed,
             headers=headers,
+            upstream=UpstreamCaller(upstream, forward_headers(headers, upstream)),
             started=started,
+            deadline_s=self._config.chain.request_deadline_ms / 1000.0,
             trace_context=traceparent,
         )
-        call.upstream = UpstreamCaller(upstream, forward_headers(headers, upstream))
+        if unparsable:
+            call._degraded.append(f"chain:unparsable_request:{unparsable}")
         out_body: dict[str, Any] | None = None
-        if chain.rewriters:
-            out_body = await self._rewrite(call, chain, body)
-        elif chain.observers:
-            call.original = _parse_request(body, call)
+        if chain.rewriters and parsed is not None:
+            result = await chain.rewrite(call, parsed)
+            out_body = None if result is parsed else result.to_body()
         strip_usage = False
         if stream and self._config.upstream.request_stream_usage:
             options = body.get("stream_options")
@@ -203,43 +165,26 @@ class ChatCompletions:
         data = raw if out_body is None else json.dumps(out_body, ensure_ascii=False).encode()
         return Prepared(call, chain, model, stream, data, strip_usage)
 
-    async def _rewrite(
-        self, call: CallContext, chain: PluginChain, body: dict[str, Any]
-    ) -> dict[str, Any] | None:
-        """The rewritten body, or None when the request goes upstream unchanged."""
-        request = _parse_request(body, call)
-        if request is None:
-            return None
-        call.original = request
-        result = await chain.rewrite(call, request)
-        return None if result is request else result.to_body()
-
-    async def _forward(
-        self, prepared: Prepared, headers: dict[str, str], send: Send, state: RelayState, span: Any
-    ) -> None:
+    async def _forward(self, prepared: Prepared, send: Send, state: RelayState, span: Any) -> None:
         call = prepared.call
-        upstream = call.upstream.upstream  # type: ignore[union-attr]
-        out_headers = call.upstream.headers()  # type: ignore[union-attr]
-        total = upstream.config.total_timeout
+        upstream = call.upstream.upstream
+        out_headers = call.upstream.headers()
         up_started = time.perf_counter()
         try:
-            async with asyncio.timeout(total):
-                with self._telemetry.span(
-                    f"upstream chat {prepared.model}", {"server.address": upstream.base_url}, kind=SpanKind.CLIENT
-                ):
-                    self._telemetry.inject(out_headers)
-                    async with open_stream(
-                        upstream, "POST", "/chat/completions", prepared.body, out_headers
-                    ) as response:
-                        up_headers_at = time.perf_counter()
-                        if prepared.stream and response.status_code == 200:
-                            overhead = (up_started - call.started) + (time.perf_counter() - up_headers_at)
-                            await self._stream(prepared, response, send, state, overhead)
-                        else:
-                            body = await response.aread()
-                            await self._reply(prepared, response, body, send, up_started, state)
-        except TimeoutError:
-            await self._fail(prepared, send, state, UpstreamTimeout(f"upstream call exceeded total_timeout ({total} s)"))
+            with self._telemetry.span(
+                f"upstream chat {prepared.model}", {"server.address": upstream.base_url}, kind=SpanKind.CLIENT
+            ):
+                self._telemetry.inject(out_headers)
+                async with open_stream(
+                    upstream, "POST", "/chat/completions", prepared.body, out_headers
+                ) as response:
+                    up_headers_at = time.perf_counter()
+                    if prepared.stream and response.status_code == 200:
+                        overhead = (up_started - call.started) + (time.perf_counter() - up_headers_at)
+                        await self._stream(prepared, response, send, state, overhead)
+                    else:
+                        body = await response.aread()
+                        await self._reply(prepared, response, body, send, up_started, state)
         except MemgateError as exc:
             await self._fail(prepared, send, state, exc)
         if span.is_recording() and state.assembler is not None:
@@ -321,14 +266,13 @@ class ChatCompletions:
         prepared.chain.complete(prepared.call, reply)
 
 
-def _parse_request(body: dict[str, Any], call: CallContext) -> ChatRequest | None:
-    """The body as a :class:`ChatRequest`; None (and a degraded note) if it does not fit:
+def _parse_request(body: dict[str, Any]) -> tuple[ChatRequest | None, str | None]:
+    """``(the body as a ChatRequest, None)``, or ``(None, error type)`` when it does not fit:
     the upstream, not the gateway, then answers for the malformed request."""
     try:
-        return ChatRequest.model_validate(body)
+        return ChatRequest.model_validate(body), None
     except ValueError as exc:
-        call.degraded.append(f"chain:unparsable_request:{type(exc).__name__}")
-        return None
+        return None, type(exc).__name__
 
 
 def _traceparent(span: Any, headers: dict[str, str]) -> str | None:

@@ -25,7 +25,7 @@ from gateway.proxy.asgi import Send
 from gateway.chain import PluginChain
 from gateway.proxy.wire import Chunk
 from gateway.errors import MemgateError
-from gateway.plugin import CallContext
+from gateway.sdk import CallContext
 from gateway.proxy.sse import SSEDecoder
 from gateway.proxy.upstream import UpstreamResponse
 

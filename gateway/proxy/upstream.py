@@ -180,24 +180,44 @@ def translate_errors() -> Any:
 
 @contextlib.asynccontextmanager
 async def open_stream(
-    upstream: Upstream, method: str, path: str, body: bytes | None, headers: Mapping[str, str]
+    upstream: Upstream,
+    method: str,
+    path: str,
+    body: bytes | None,
+    headers: Mapping[str, str],
+    *,
+    timeout: float | None = None,
 ) -> AsyncIterator[UpstreamResponse]:
     """Send a request and yield the response with its body unread; always released.
 
+    The whole call, including whatever the caller does with the response inside the
+    ``async with`` (reading or relaying the body), runs under ``timeout`` seconds
+    (default: the upstream's ``total_timeout``). Every failure of the call is mapped here,
+    once, for every route and for the gateway's own calls (tool loops, memory model).
+
     Raises:
-        UpstreamTimeout, UpstreamConnectError, UpstreamError: the call failed before a
-            response arrived.
+        UpstreamTimeout: the total timeout passed (504), or the connect / idle timeout.
+        UpstreamConnectError: the connection was refused (502).
+        UpstreamError: any other transport failure (502).
     """
-    with translate_errors():
-        raw = await upstream.session.request(
-            method, upstream.url(path), data=body, headers=headers, allow_redirects=False,
-            compress=False,
-        )
-    response = UpstreamResponse(raw)
+    limit = upstream.config.total_timeout if timeout is None else timeout
+    scope = asyncio.timeout(limit)
     try:
-        yield response
-    finally:
-        response.close()
+        async with scope:
+            with translate_errors():
+                raw = await upstream.session.request(
+                    method, upstream.url(path), data=body, headers=headers, allow_redirects=False,
+                    compress=False,
+                )
+            response = UpstreamResponse(raw)
+            try:
+                yield response
+            finally:
+                response.close()
+    except TimeoutError:
+        if not scope.expired():
+            raise
+        raise UpstreamTimeout(f"upstream call exceeded its total timeout ({limit} s)") from None
 
 
 class UpstreamCaller:
@@ -224,9 +244,8 @@ class UpstreamCaller:
         """
         self.calls += 1
         payload = json.dumps({**body, "stream": False}).encode()
-        async with asyncio.timeout(timeout or self.upstream.config.total_timeout):
-            async with open_stream(self.upstream, "POST", "/chat/completions", payload, self._headers) as resp:
-                raw = await resp.aread()
+        async with open_stream(self.upstream, "POST", "/chat/completions", payload, self._headers, timeout=timeout) as resp:
+            raw = await resp.aread()
         if resp.status_code >= 400:
             raise UpstreamError(f"upstream answered {resp.status_code}: {raw[:500]!r}")
         try:

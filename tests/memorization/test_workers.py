@@ -18,7 +18,7 @@ from gateway.memorization.processor import JobProcessor
 from gateway.memorization.runtime import queue_for
 from gateway.memorization.worker import Worker
 from gateway.memory.records import Tenant
-from gateway.plugin import CallContext, Services
+from gateway.sdk import CallContext, Services
 from gateway.proxy.principal import Principal
 from gateway.telemetry import Telemetry
 from plugins.memorize import MemorizePlugin

@@ -3,7 +3,7 @@
 import time
 
 from plugins.breaker import BreakerConfig, CircuitBreaker, shared_breaker
-from gateway.plugin import Services
+from gateway.sdk import Services
 
 
 class Clock:

@@ -4,7 +4,7 @@ import json
 from dataclasses import replace
 
 from gateway.proxy.wire import ChatRequest
-from gateway.plugin import CallContext
+from gateway.sdk import CallContext
 from gateway.proxy.principal import Principal
 from plugins.context import MemorySection, SpliceSection, apply, context_of
 from plugins.splice import RECALL_MEMORY_TOOL

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 from pydantic import Field
 
 from gateway.proxy.wire import ChatRequest, Chunk
-from gateway.plugin import PluginConfig
+from gateway.sdk import PluginConfig
 
 EVENTS: list[str] = []  # hook calls, in order, across the recording plugins
 

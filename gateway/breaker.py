@@ -12,16 +12,16 @@ States (Nygard, "Release It!", the Circuit Breaker pattern):
 Sans-IO: the clock is injected, so the state machine is tested with literal times.
 
 Why the breaker is not per call: it describes the health of Redis for one gateway, which
-is per-gateway state by nature. :func:`shared_breaker` keeps one breaker per breaker
-config in ``services.extras`` (created lazily, on the gateway's loop), so every recall
-plugin of one gateway, whatever its per-key config variant, shares it.
+is per-gateway state by nature. :class:`BreakerRegistry` (``services.breakers`` of the
+plugin SDK) keeps one breaker per breaker config, so every recall plugin of one gateway,
+whatever its per-key config variant, shares it.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -87,12 +87,16 @@ class CircuitBreaker:
             self._state, self._opened_at, self._probe_out = "open", self._clock(), False
 
 
-def shared_breaker(services: Any, config: BreakerConfig) -> CircuitBreaker:
-    """The gateway's breaker for ``config`` (one per distinct config), from
-    ``services.extras``; created on first use."""
-    extras: dict[str, Any] = services.extras
-    key = f"memgate.recall_breaker:{config.failure_threshold}:{config.cooldown_s}"
-    breaker = extras.get(key)
-    if breaker is None:
-        breaker = extras[key] = CircuitBreaker(config)
-    return breaker
+class BreakerRegistry:
+    """One :class:`CircuitBreaker` per distinct :class:`BreakerConfig`, per gateway."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._breakers: dict[BreakerConfig, CircuitBreaker] = {}
+
+    def get(self, config: BreakerConfig) -> CircuitBreaker:
+        """The shared breaker for ``config`` (created on first use)."""
+        breaker = self._breakers.get(config)
+        if breaker is None:
+            breaker = self._breakers[config] = CircuitBreaker(config, self._clock)
+        return breaker

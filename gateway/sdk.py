@@ -1,0 +1,315 @@
+"""The plugin SDK: the one module a plugin imports.
+
+A plugin is a class with ``name``, a pydantic ``Config`` model (subclass of
+:class:`PluginConfig`, owned by the plugin) and a constructor
+``Plugin(config, services)``. It implements only the capabilities it needs; the chain
+(:mod:`gateway.chain`) groups plugins by capability once at start-up and owns every loop,
+time budget, span and fail-open rule, so plugin code stays plain:
+
+============================  ===============================================================
+capability                    hook(s)
+============================  ===============================================================
+:class:`RequestRewriter`      ``rewrite_request(call, request) -> ChatRequest`` (YAML order)
+:class:`ResponseFilter`       ``filter_response(call, body) -> body`` and its fallback
+                              ``response_fallback(call, body) -> body`` (non-stream replies)
+:class:`StreamFilter`         ``on_chunk(call, chunk) -> [chunks]``, ``on_stream_end(call)``
+                              (async iterator) and ``stream_fallback(call)``
+:class:`CompletionObserver`   ``on_complete(call, reply)`` after the client has the reply
+:class:`Lifecycle`            ``start()`` / ``stop()`` with the gateway (background tasks)
+:class:`BackgroundWorkers`    ``run_workers(count, stop)`` for ``memgate worker`` processes
+:class:`Forgetter`            ``forget_user(user_id)`` before a user's memories are erased
+============================  ===============================================================
+
+Rules a plugin can rely on (and must follow):
+
+- values in, values out: never mutate ``request`` or ``body``; return a new value;
+- what a request hook injects for the model (system sections, a spliced tool exchange,
+  tool definitions) goes into ``call.injection`` (an immutable
+  :class:`~gateway.injection.Injection`, replaced, never edited); the chain renders it
+  into the request once, after the last request hook;
+- per-call state lives in ``call.state[plugin.name]``, never on the instance (shared
+  by every call);
+- to say "I could not do my job for this call" raise :class:`Skipped` with a short
+  reason: the chain drops this hook's change, counts it
+  (``memgate_plugin_skips_total``), names it in ``x-memgate-degraded`` as
+  ``plugin:reason`` and on the hook's span. Any other exception or an overrun is a
+  failure: counted in ``memgate_plugin_failures_total``, named the same way, and the
+  declared fallback runs (``on_failure`` of the entry for request hooks; the
+  ``*_fallback`` method for reply hooks). Plugins never catch ``Exception`` to fail open
+  themselves, and never touch ``x-memgate-degraded``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict
+
+from gateway.breaker import BreakerConfig, BreakerRegistry, CircuitBreaker
+from gateway.errors import MemgateError, MemoryUnavailable, UpstreamError
+from gateway.injection import Exchange, Injection, Item, SystemPart
+from gateway.memory.records import MemoryRecord, MemoryType, NewMemory, Scope, ScoredMemory, Tenant
+from gateway.model_client import ModelClient, ModelConfig, ModelOutputError
+from gateway.proxy.assembly import AssembledReply
+from gateway.proxy.principal import Principal
+from gateway.proxy.sse import SSEDecoder
+from gateway.proxy.upstream import UpstreamCaller, UpstreamPool
+from gateway.proxy.wire import ChatRequest, Chunk, message_text
+
+from gateway.memorization.config import MemorizeConfig
+
+if TYPE_CHECKING:
+    import asyncio
+
+    import redis.asyncio as aioredis
+
+    from gateway.memorization.service import Memorization
+    from gateway.memory.store import MemoryStore
+    from gateway.telemetry import Metrics, Telemetry
+
+__all__ = [
+    "AssembledReply",
+    "BackgroundWorkers",
+    "BreakerConfig",
+    "CallContext",
+    "ChatRequest",
+    "Chunk",
+    "CircuitBreaker",
+    "CompletionObserver",
+    "Exchange",
+    "Forgetter",
+    "Injection",
+    "Item",
+    "Lifecycle",
+    "MemgateError",
+    "MemorizeConfig",
+    "MemoryRecord",
+    "MemoryType",
+    "MemoryUnavailable",
+    "ModelClient",
+    "ModelConfig",
+    "ModelOutputError",
+    "NewMemory",
+    "PluginConfig",
+    "Principal",
+    "RequestRewriter",
+    "ResponseFilter",
+    "SSEDecoder",
+    "Scope",
+    "ScoredMemory",
+    "Services",
+    "Skipped",
+    "StreamFilter",
+    "SystemPart",
+    "Tenant",
+    "UpstreamError",
+    "message_text",
+]
+
+
+class PluginConfig(BaseModel):
+    """Base for a plugin's ``Config``: frozen, unknown keys rejected (a typo stops
+    start-up with the key's path)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Skipped(Exception):
+    """Raised by a hook: it could not do its job for this call (``reason``: a short
+    snake_case word such as ``breaker_open``). See the module docstring."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(eq=False)
+class CallContext:
+    """One chat call as the chain and plugins see it; complete when built.
+
+    Set once by the gateway when the call is accepted:
+        request_id: the gateway's id for this call.
+        principal: the caller, after any service-key end-user naming.
+        original: the request as the client sent it (what fail-open forwards); None when
+            the body does not parse as a chat request (then no request hook runs).
+        headers: the client's request headers (lower-case names).
+        upstream: makes further upstream calls on this call's behalf (tool loops), with
+            the client call's upstream, headers and trace context.
+        started: ``time.perf_counter()`` when the request arrived.
+        deadline_s: the request phase's deadline, seconds after ``started``.
+        trace_context: W3C ``traceparent`` of the request span (or the client's).
+
+    Owned by the chain, in phase order (plugins read them; writes as documented):
+        state: per-plugin scratch space, ``state[plugin.name]`` (read/write).
+        injection: what request hooks inject (replace it with a new value).
+        annotations: what plugins report to a client that asked to see it (the
+            ``memgate`` field; seed 002 "show tool calls"); ``annotations[plugin.name]``.
+        sent: the request as it went upstream (set by the chain after the request
+            phase; None before, and when the client's bytes went unchanged).
+    """
+
+    request_id: str
+    principal: Principal
+    original: ChatRequest | None
+    headers: Mapping[str, str]
+    upstream: UpstreamCaller
+    started: float = field(default_factory=time.perf_counter)
+    deadline_s: float = 3.0
+    trace_context: str | None = None
+    state: dict[str, Any] = field(default_factory=dict)
+    injection: Injection = field(default_factory=Injection)
+    annotations: dict[str, Any] = field(default_factory=dict)
+    sent: ChatRequest | None = None
+    _degraded: list[str] = field(default_factory=list)
+
+    @property
+    def degraded(self) -> tuple[str, ...]:
+        """``plugin:reason`` entries so far (sent as ``x-memgate-degraded``)."""
+        return tuple(self._degraded)
+
+    def time_left(self) -> float:
+        """Seconds left of the request phase's deadline (may be negative)."""
+        return self.deadline_s - (time.perf_counter() - self.started)
+
+
+@dataclass(frozen=True)
+class Services:
+    """Shared resources handed to plugin constructors, built once by the composition root
+    (:func:`gateway.app.compose`).
+
+    Attributes:
+        redis: the async Redis client (None when memory is not configured).
+        memory: the memory store (:class:`gateway.memory.store.MemoryStore`), None if off.
+        upstreams: the upstream pool (for :meth:`model_client`).
+        telemetry: spans and metrics.
+        breakers: the gateway's circuit breakers, one per breaker config.
+    """
+
+    redis: aioredis.Redis | None
+    memory: MemoryStore | None
+    upstreams: UpstreamPool
+    telemetry: Telemetry
+    breakers: BreakerRegistry = field(default_factory=BreakerRegistry)
+
+    @property
+    def metrics(self) -> Metrics:
+        return self.telemetry.metrics
+
+    def model_client(self, config: ModelConfig) -> ModelClient:
+        """A client for the memory model ``config`` names (the caller closes it)."""
+        return ModelClient(config, self.upstreams)
+
+    def memorization(self, config: MemorizeConfig) -> Memorization:
+        """The memorization queue and workers for ``config`` (seeds 000, 002, 003).
+
+        Raises:
+            ValueError: memory is not configured (no Redis).
+        """
+        from gateway.memorization.service import Memorization
+
+        if self.redis is None:
+            raise ValueError("memorization needs Redis (memory: section)")
+        return Memorization(config, self.redis, self.memory, self.upstreams, self.telemetry)
+
+
+@runtime_checkable
+class RequestRewriter(Protocol):
+    """Rewrites the request before it goes upstream (YAML order)."""
+
+    name: ClassVar[str]
+
+    async def rewrite_request(self, call: CallContext, request: ChatRequest) -> ChatRequest:
+        """The request to pass on (``request`` itself when unchanged; never mutate it).
+
+        Budget: the entry's ``budget_ms`` (else ``chain.hook_budget_ms``), and the phase's
+        deadline. Raise :class:`Skipped` to drop this hook's change; any other exception
+        fails the hook (the entry's ``on_failure`` decides what goes upstream)."""
+        ...
+
+
+@runtime_checkable
+class ResponseFilter(Protocol):
+    """Changes a non-stream reply (reverse YAML order); may call upstream again through
+    ``call.upstream`` (tool loops)."""
+
+    name: ClassVar[str]
+
+    async def filter_response(self, call: CallContext, body: dict[str, Any]) -> dict[str, Any]:
+        """The body to pass on. Budget: ``budget_ms`` or ``chain.reply_budget_ms``."""
+        ...
+
+    def response_fallback(self, call: CallContext, body: dict[str, Any]) -> dict[str, Any]:
+        """What the client gets when :meth:`filter_response` failed or overran; ``body``
+        is the filter's input. Must not raise, must not do I/O, and must not leak the
+        plugin's internal state (its own tool calls) to the client."""
+        ...
+
+
+@runtime_checkable
+class StreamFilter(Protocol):
+    """Changes a streamed reply chunk by chunk (reverse YAML order); may continue the
+    stream with further upstream calls in :meth:`on_stream_end`."""
+
+    name: ClassVar[str]
+
+    async def on_chunk(self, call: CallContext, chunk: Chunk) -> Sequence[Chunk]:
+        """The chunks to pass on for one chunk (none, it, or others). Budget:
+        ``chain.chunk_budget_ms`` per chunk."""
+        ...
+
+    def on_stream_end(self, call: CallContext) -> AsyncIterator[Chunk]:
+        """Chunks after the upstream's last one (before ``[DONE]``). Budget: ``budget_ms``
+        or ``chain.reply_budget_ms`` for the whole iteration."""
+        ...
+
+    def stream_fallback(self, call: CallContext) -> Sequence[Chunk] | None:
+        """After :meth:`on_chunk` or :meth:`on_stream_end` failed: None to pass the rest of
+        the stream through unchanged, or the chunks that end the client's stream (the
+        chain then relays nothing more of the upstream's). Must not raise or do I/O."""
+        ...
+
+
+@runtime_checkable
+class CompletionObserver(Protocol):
+    """Sees the whole reply after the client has it (reverse YAML order), in the
+    background. Budget: ``chain.completion_budget_ms``."""
+
+    name: ClassVar[str]
+
+    async def on_complete(self, call: CallContext, reply: AssembledReply) -> None: ...
+
+
+@runtime_checkable
+class Lifecycle(Protocol):
+    """Started after the chain is built and stopped before the gateway closes (the
+    default chain's instances only; per-key variants share the same background work)."""
+
+    name: ClassVar[str]
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+
+@runtime_checkable
+class BackgroundWorkers(Protocol):
+    """Work that ``memgate worker -n N`` processes run outside the gateway."""
+
+    name: ClassVar[str]
+
+    async def run_workers(self, count: int, stop: asyncio.Event) -> None:
+        """Run ``count`` workers until ``stop`` is set, then finish the work in hand."""
+        ...
+
+
+@runtime_checkable
+class Forgetter(Protocol):
+    """Called for every plugin instance before a user's memories are erased (admin
+    forget, ``memgate memories forget``): drop what the plugin keeps about the user."""
+
+    name: ClassVar[str]
+
+    async def forget_user(self, user_id: str) -> None: ...
