@@ -1,4 +1,7 @@
-"""``memgate`` command line: serve, keys, memories, worker, bench.
+"""``memgate`` command line: serve, keys, memories, worker.
+
+Benchmarks are not part of the product: run them from a checkout with
+``python -m bench`` (see ``bench/``).
 
 Commands that need Redis use ``memory.redis_url`` from the config; without one they use
 the embedded server of a running ``memgate serve`` on the same data dir, or start one for
@@ -11,7 +14,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import sys
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -176,76 +178,6 @@ def _register_worker() -> None:
 
 
 _register_worker()
-
-
-@main.group()
-def bench() -> None:
-    """Benchmarks (figures for the README and issue notes)."""
-
-
-@bench.command("proxy", context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
-@click.pass_context
-def bench_proxy(ctx: click.Context) -> None:
-    """Gateway overhead vs direct upstream; see `memgate bench proxy --help-bench`."""
-    from gateway.bench.proxy import main as run
-
-    sys.exit(run(ctx.args))
-
-
-@bench.command("store", context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
-@click.pass_context
-def bench_store(ctx: click.Context) -> None:
-    """Memory store query latency, bytes per memory, query embedding latency."""
-    from gateway.memory.bench_store import main as run
-
-    sys.exit(run(ctx.args))
-
-
-
-
-@bench.command("recall", context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
-@click.pass_context
-def bench_recall(ctx: click.Context) -> None:
-    """Added latency of the recall side (request phase) with 10k memories in the tenant."""
-    from gateway.bench.recall import main as run
-
-    sys.exit(run(ctx.args))
-
-
-@bench.command("memorize", context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
-@click.pass_context
-def bench_memorize(ctx: click.Context) -> None:
-    """Memorization jobs/s per worker and the enqueue cost on the request path."""
-    from gateway.memorization.bench_memorize import main as run
-
-    sys.exit(run(ctx.args))
-
-
-@bench.command("locomo")
-@click.argument("path", type=click.Path(exists=True, dir_okay=False))
-@click.option("--k", "ks", multiple=True, type=int, default=(5, 10, 25), show_default=True, help="Cut-offs (repeatable).")
-@click.option("--json", "json_out", type=click.Path(dir_okay=False), default=None, help="Write results as JSON.")
-@click.option("--variant", "variants", multiple=True, default=("keyword-heavy+captions+dates+context",), show_default=True,
-              help="Retrieval variant(s): vector, hybrid, hybrid+captions, hybrid+captions+dates, or all.")
-@click.option("--redis-url", default=None, help="Redis >= 8 to use (default: a temporary embedded one).")
-@click.option("--via-chat", is_flag=True, help="Replay the conversations through /v1/chat/completions, "
-              "memorize (verbatim), then measure the evidence injected into the upstream request.")
-def bench_locomo(path: str, ks: tuple[int, ...], json_out: str | None, variants: tuple[str, ...],
-                 redis_url: str | None, via_chat: bool) -> None:
-    """Evidence recall@k of the memory store on a LoCoMo-format file."""
-    from gateway.locomo.harness import VARIANTS, main as run
-
-    if via_chat:
-        from gateway.memorization.locomo_chat import run_locomo_via_chat
-
-        run_locomo_via_chat(path, tuple(sorted(set(ks))), "verbatim", json_out, redis_url=redis_url)
-        return
-
-    chosen = list(VARIANTS) if "all" in variants else list(variants)
-    unknown = [v for v in chosen if v not in VARIANTS]
-    if unknown:
-        raise click.BadParameter(f"unknown variant(s) {unknown}; choose from {list(VARIANTS)} or all")
-    sys.exit(run(path, tuple(sorted(set(ks))), chosen, json_out, redis_url))
 
 
 if __name__ == "__main__":  # pragma: no cover
