@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from typing import Any, Union
 
 from gateway.asgi import read_body
-from tests.support.openai_bodies import COMPLETION, MODELS, completion, fixture
+from tests.support.openai_bodies import COMPLETION, FIXTURES, MODELS, completion, fixture
 
-__all__ = ["COMPLETION", "MODELS", "ConversationScript", "HangReply", "JSONReply", "Recorded",
+__all__ = ["COMPLETION", "FIXTURES", "MODELS", "ConversationScript", "HangReply", "JSONReply", "Recorded",
            "SSEReply", "UpstreamDouble", "completion", "embeddings_body", "fixture"]
 
 
