@@ -23,4 +23,4 @@ test: install
 	$(BIN)/pytest -q
 
 bench-proxy: install
-	$(BIN)/memgate bench proxy
+	$(BIN)/python -m bench proxy

@@ -1,4 +1,7 @@
-"""``memgate`` command line: serve, keys, memories, worker, bench.
+"""``memgate`` command line: serve, keys, memories, worker.
+
+Benchmarks are not part of the product: run them from a checkout with
+``python -m bench`` (see ``bench/``).
 
 Commands that need Redis use ``memory.redis_url`` from the config; without one they use
 the embedded server of a running ``memgate serve`` on the same data dir, or start one for
@@ -8,59 +11,16 @@ the duration of the command.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
-import sys
-from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import click
-import redis.asyncio as aioredis
 
-from gateway.config import ConfigError, GatewayConfig, load_config
-from gateway.redis_server import EmbeddedRedis, EmbeddedRedisError, running_url
-
-CONFIG_OPTION = click.option(
-    "--config", "config_path", default="gateway.yaml", show_default=True,
-    type=click.Path(dir_okay=False), help="Path of gateway.yaml.",
-)
-
-
-def _load(config_path: str) -> GatewayConfig:
-    try:
-        return load_config(config_path)
-    except ConfigError as exc:
-        raise click.ClickException(str(exc)) from None
-
-
-@contextlib.contextmanager
-def redis_url_for(config: GatewayConfig) -> Iterator[str]:
-    """The Redis URL the config points at (see module docstring)."""
-    if config.memory.redis_url:
-        yield config.memory.redis_url
-        return
-    url = running_url(config.memory.data_dir / "redis")
-    if url:
-        yield url
-        return
-    server = EmbeddedRedis(config.memory.data_dir / "redis")
-    try:
-        yield server.start()
-    except EmbeddedRedisError as exc:
-        raise click.ClickException(str(exc)) from None
-    finally:
-        server.stop()
-
-
-@contextlib.asynccontextmanager
-async def redis_for(url: str) -> AsyncIterator[aioredis.Redis]:
-    client = aioredis.from_url(url, socket_connect_timeout=2, socket_timeout=5)
-    try:
-        yield client
-    finally:
-        await client.aclose()
-
+from gateway.cli_support import CONFIG_OPTION, load, redis_for, redis_url_for
+from gateway.config import ConfigError
+from gateway.memorization.cli import worker_command
+from gateway.memory_cli import register as register_memories
 
 @click.group()
 @click.option("-v", "--verbose", is_flag=True, help="Debug logging.")
@@ -78,7 +38,7 @@ def main(verbose: bool) -> None:
 @click.option("--port", default=None, type=int, help="Override server.port.")
 def serve(config_path: str, host: str | None, port: int | None) -> None:
     """Run the gateway (and its memorization workers)."""
-    config = _load(config_path)
+    config = load(config_path)
     if host or port is not None:
         server = config.server.model_copy(
             update={k: v for k, v in {"host": host, "port": port}.items() if v is not None}
@@ -102,7 +62,7 @@ def keys() -> None:
 def _keystore_call(config_path: str, action: Any) -> Any:
     from gateway.proxy.keystore import RedisKeyStore
 
-    config = _load(config_path)
+    config = load(config_path)
 
     async def go(url: str) -> Any:
         async with redis_for(url) as client:
@@ -160,92 +120,8 @@ def keys_revoke(config_path: str, key_id: str) -> None:
     click.echo(json.dumps(stored.summary()))
 
 
-def _register_memories() -> None:
-    from gateway.memory_cli import register
-
-    register(main, CONFIG_OPTION)
-
-
-_register_memories()
-
-
-def _register_worker() -> None:
-    from gateway.memorization.cli import worker_command
-
-    main.add_command(worker_command)
-
-
-_register_worker()
-
-
-@main.group()
-def bench() -> None:
-    """Benchmarks (figures for the README and issue notes)."""
-
-
-@bench.command("proxy", context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
-@click.pass_context
-def bench_proxy(ctx: click.Context) -> None:
-    """Gateway overhead vs direct upstream; see `memgate bench proxy --help-bench`."""
-    from gateway.bench.proxy import main as run
-
-    sys.exit(run(ctx.args))
-
-
-@bench.command("store", context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
-@click.pass_context
-def bench_store(ctx: click.Context) -> None:
-    """Memory store query latency, bytes per memory, query embedding latency."""
-    from gateway.memory.bench_store import main as run
-
-    sys.exit(run(ctx.args))
-
-
-
-
-@bench.command("recall", context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
-@click.pass_context
-def bench_recall(ctx: click.Context) -> None:
-    """Added latency of the recall side (request phase) with 10k memories in the tenant."""
-    from gateway.bench.recall import main as run
-
-    sys.exit(run(ctx.args))
-
-
-@bench.command("memorize", context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
-@click.pass_context
-def bench_memorize(ctx: click.Context) -> None:
-    """Memorization jobs/s per worker and the enqueue cost on the request path."""
-    from gateway.memorization.bench_memorize import main as run
-
-    sys.exit(run(ctx.args))
-
-
-@bench.command("locomo")
-@click.argument("path", type=click.Path(exists=True, dir_okay=False))
-@click.option("--k", "ks", multiple=True, type=int, default=(5, 10, 25), show_default=True, help="Cut-offs (repeatable).")
-@click.option("--json", "json_out", type=click.Path(dir_okay=False), default=None, help="Write results as JSON.")
-@click.option("--variant", "variants", multiple=True, default=("keyword-heavy+captions+dates+context",), show_default=True,
-              help="Retrieval variant(s): vector, hybrid, hybrid+captions, hybrid+captions+dates, or all.")
-@click.option("--redis-url", default=None, help="Redis >= 8 to use (default: a temporary embedded one).")
-@click.option("--via-chat", is_flag=True, help="Replay the conversations through /v1/chat/completions, "
-              "memorize (verbatim), then measure the evidence injected into the upstream request.")
-def bench_locomo(path: str, ks: tuple[int, ...], json_out: str | None, variants: tuple[str, ...],
-                 redis_url: str | None, via_chat: bool) -> None:
-    """Evidence recall@k of the memory store on a LoCoMo-format file."""
-    from gateway.locomo.harness import VARIANTS, main as run
-
-    if via_chat:
-        from gateway.memorization.locomo_chat import run_locomo_via_chat
-
-        run_locomo_via_chat(path, tuple(sorted(set(ks))), "verbatim", json_out, redis_url=redis_url)
-        return
-
-    chosen = list(VARIANTS) if "all" in variants else list(variants)
-    unknown = [v for v in chosen if v not in VARIANTS]
-    if unknown:
-        raise click.BadParameter(f"unknown variant(s) {unknown}; choose from {list(VARIANTS)} or all")
-    sys.exit(run(path, tuple(sorted(set(ks))), chosen, json_out, redis_url))
+register_memories(main, CONFIG_OPTION)
+main.add_command(worker_command)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -12,16 +12,21 @@ from typing import Any
 
 import click
 
+from gateway.cli_support import composed, load, redis_for, redis_url_for
 from gateway.config import GatewayConfig
 
 Action = Callable[[Any, Any], Awaitable[Any]]  # (store, redis) -> result
 
 
+def _fail(exc: Exception) -> click.ClickException:
+    message = getattr(exc, "message", None) or str(exc)
+    return click.ClickException(message)
+
+
 def _run(config_path: str, action: Action, *, check_model: bool = True) -> Any:
-    from gateway.cli import _load, redis_for, redis_url_for
     from gateway.memory.factory import open_store
 
-    config: GatewayConfig = _load(config_path)
+    config: GatewayConfig = load(config_path)
 
     async def go(url: str) -> Any:
         async with redis_for(url) as client:
@@ -35,8 +40,7 @@ def _run(config_path: str, action: Action, *, check_model: bool = True) -> Any:
         try:
             return asyncio.run(go(url))
         except Exception as exc:  # the CLI boundary: one readable line, exit 1
-            message = getattr(exc, "message", None) or str(exc)
-            raise click.ClickException(message) from None
+            raise _fail(exc) from None
 
 
 def _tenant(user: str, friend: str | None) -> Any:
@@ -134,9 +138,17 @@ def register(main: click.Group, config_option: Callable[[Any], Any]) -> None:
     @click.confirmation_option(prompt="Erase every memory of this user?")
     def forget(config_path: str, user: str) -> None:
         """Erase every memory of a user and discard their pending memorization jobs."""
-        from gateway.forget import forget_user
+        config = load(config_path)
 
-        deleted = _run(config_path, lambda s, r: forget_user(r, s, user))
+        async def go(url: str) -> int:
+            async with composed(config, url) as gateway:
+                return await gateway.forget_user(user)
+
+        with redis_url_for(config) as url:
+            try:
+                deleted = asyncio.run(go(url))
+            except Exception as exc:  # the CLI boundary: one readable line, exit 1
+                raise _fail(exc) from None
         click.echo(f"forgot {user}: {deleted} records erased")
 
     @memories.command()

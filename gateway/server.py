@@ -38,7 +38,7 @@ def serve(config: GatewayConfig, sock: socket.socket | None = None) -> None:
     """Serve until interrupted (SIGINT/SIGTERM); blocks.
 
     httpx's per-request INFO log line is silenced (it cost ~23% of gateway CPU per
-    request under load, ``memgate bench proxy``), and the objects alive after start-up are
+    request under load, ``python -m bench proxy``), and the objects alive after start-up are
     frozen out of the garbage collector with a higher gen-0 threshold (fewer, shorter
     collections: p99 at c=64 319 -> 254 ms in the same measurement).
     """

@@ -11,8 +11,8 @@ message is put before it, so "why?" searches for what it refers to. Short means 
 ``follow_up_chars`` length units, a CJK character counting 3 units (about the Latin
 letters one Chinese character stands for), so "最近睡眠不好，有点焦虑" is not short.
 
-Threshold measurement (all-MiniLM-L6-v2, the default local model; ``python -m
-gateway.bench.threshold_study``, 12 facts, 24 questions about them, 36 unrelated pairs):
+Threshold measurement (all-MiniLM-L6-v2, the default local model; ``python -m bench
+threshold-study`` from a checkout, 12 facts, 24 questions about them, 36 unrelated pairs):
 
 - English: questions about a stored fact score 0.08-0.79 (median 0.42; 0 % reach 0.8,
   6 % reach 0.6, 31 % reach 0.5); unrelated questions -0.08-0.16.

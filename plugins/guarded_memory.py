@@ -1,5 +1,5 @@
 """Memory-store searches for the recall plugins: tenant from the caller, a time limit,
-and the shared circuit breaker (:mod:`plugins.breaker`).
+and the shared circuit breaker (:mod:`gateway.breaker`, ``services.breakers``).
 
 Every failure the plugins tolerate becomes :class:`RecallSkipped` with a short reason
 that the chain puts into ``x-memgate-degraded`` (``auto_recall:memory_unavailable``):

@@ -32,7 +32,7 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 @pytest.fixture(scope="session")
 def upstream_server() -> Iterator[tuple[object, str]]:
     """The OpenAI-compatible upstream double on a loopback port, for the whole session."""
-    from gateway.loopback import LoopbackServer
+    from tests.support.loopback import LoopbackServer
     from tests.support.upstream_double import UpstreamDouble
 
     double = UpstreamDouble()

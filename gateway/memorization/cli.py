@@ -15,37 +15,27 @@ from typing import Any
 
 import click
 
-from gateway.memorization.runtime import memorize_config_of, run_workers
+from gateway.cli_support import composed, load, redis_url_for
 
 
 async def run_worker_process(config: Any, redis_url: str, n: int, stop: asyncio.Event | None = None) -> None:
-    """Run ``n`` workers for ``config`` (a GatewayConfig) until ``stop`` or a signal."""
-    from gateway.memory.factory import open_store
-    from gateway.memory_wiring import redis_client
-    from gateway.telemetry import Telemetry
-    from gateway.proxy.upstream import UpstreamPool
+    """Run ``n`` workers of every plugin with background workers (``memorize``) in the
+    config's default chain until ``stop`` or SIGINT/SIGTERM.
 
-    memorize = memorize_config_of(config)
-    if memorize is None:
-        raise click.ClickException("the memorize plugin is not enabled in this config")
+    Raises:
+        click.ClickException: no enabled plugin runs background workers.
+    """
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop.set)
-    telemetry = Telemetry(config.telemetry)
-    client = redis_client(redis_url, config.memory)
-    upstreams = UpstreamPool(config.upstream)
-    try:
-        async with open_store(client, config.memory, upstream_base_url=config.upstream.base_url,
-                              upstream_api_key=config.upstream.api_key) as store:
-            async with run_workers(memorize, client, store, upstreams, n, telemetry) as workers:
-                click.echo(f"memgate worker: {len(workers)} worker(s) on {memorize.queue.key_prefix}:jobs", err=True)
-                await stop.wait()
-    finally:
-        await upstreams.aclose()
-        await client.aclose()
-        telemetry.shutdown()
+    async with composed(config, redis_url) as gateway:
+        hosts = gateway.chains.workers()
+        if not hosts:
+            raise click.ClickException("no enabled plugin runs background workers (enable memorize)")
+        click.echo(f"memgate worker: {n} worker(s) for {', '.join(h.name for h in hosts)}", err=True)
+        await asyncio.gather(*(h.run_workers(n, stop) for h in hosts))
 
 
 @click.command("worker")
@@ -55,8 +45,6 @@ async def run_worker_process(config: Any, redis_url: str, n: int, stop: asyncio.
               help="Workers in this process (each its own consumer in the group).")
 def worker_command(config_path: str, workers: int) -> None:
     """Run memorization workers (share the consumer group with `memgate serve`)."""
-    from gateway.cli import _load, redis_url_for
-
-    config = _load(config_path)
+    config = load(config_path)
     with redis_url_for(config) as url:
         asyncio.run(run_worker_process(config, url, workers))

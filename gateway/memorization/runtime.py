@@ -1,5 +1,6 @@
-"""Running workers: inside ``memgate serve`` (:func:`memorization_workers`, entered in
-``Gateway._start``) or in a ``memgate worker`` process (:mod:`gateway.memorization.cli`).
+"""Running workers: inside ``memgate serve`` (the ``memorize`` plugin's lifecycle, through
+:class:`gateway.memorization.service.Memorization`) or in a ``memgate worker`` process
+(:mod:`gateway.memorization.cli`).
 """
 
 from __future__ import annotations
@@ -18,15 +19,6 @@ from gateway.memorization.queue import JobQueue
 from gateway.memorization.worker import Worker, consumer_name
 
 log = logging.getLogger("memgate.memorize")
-PLUGIN_NAME = "memorize"
-
-
-def memorize_config_of(gateway_config: Any) -> MemorizeConfig | None:
-    """The enabled ``memorize`` entry's config in ``gateway.yaml``, or None."""
-    for entry in gateway_config.plugins:
-        if entry.name == PLUGIN_NAME and entry.enabled:
-            return MemorizeConfig.model_validate(dict(entry.config))
-    return None
 
 
 def queue_for(config: MemorizeConfig, redis: Any) -> JobQueue:
@@ -65,23 +57,6 @@ async def run_workers(
         await asyncio.gather(*tasks, return_exceptions=True)
         if owned is not None:
             await owned.aclose()
-
-
-@contextlib.asynccontextmanager
-async def memorization_workers(gateway_config: Any, services: Any, telemetry: Any = None) -> AsyncIterator[list[Worker]]:
-    """What ``Gateway._start`` enters after building the chain:
-
-    ``await stack.enter_async_context(memorization_workers(config, self.services, self.telemetry))``
-
-    Runs ``worker.in_serve`` workers when the ``memorize`` plugin is enabled and a memory
-    store exists; otherwise does nothing."""
-    config = memorize_config_of(gateway_config)
-    if config is None or config.worker.in_serve == 0 or services.memory is None or services.redis is None:
-        yield []
-        return
-    async with run_workers(config, services.redis, services.memory, services.upstreams,
-                           config.worker.in_serve, telemetry) as workers:
-        yield workers
 
 
 async def wait_drained(queue: JobQueue, timeout_s: float = 60.0, poll_s: float = 0.05) -> None:

@@ -117,7 +117,7 @@ class MemoryConfig(BaseModel):
         le=1.0,
         description="Weight of the vector ranking in weighted reciprocal rank fusion (Cormack "
         "et al. 2009) with the keyword (BM25) ranking: 1.0 = pure vector, 0.0 = pure keyword. "
-        "0.3 measured best on LoCoMo evidence recall (`memgate bench locomo`, README: R@5 "
+        "0.3 measured best on LoCoMo evidence recall (`python -m bench locomo`, README: R@5 "
         "60.4 vs 57.4 at 0.5). Result scores stay the vector cosine similarity either way.",
     )
     candidate_factor: int = Field(

@@ -2,7 +2,7 @@
 
 Each upstream gets one pooled ``aiohttp.ClientSession`` (``pool_size`` connections,
 keep-alive, no cookie jar, no automatic decompression or retries). Measured with
-``memgate bench proxy`` on this 2-core machine (nginx upstream, plugins off, c=64):
+``python -m bench proxy`` on this 2-core machine (nginx upstream, plugins off, c=64):
 ``httpx.AsyncClient`` over the aiohttp transport (``httpx-aiohttp``) gave 1,437 req/s at
 641 us of gateway CPU per request, of which ~25% was httpx's own request/response layer
 (``build_request``, cookie extraction, auth/redirect wrappers); calling the aiohttp session

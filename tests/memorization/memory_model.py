@@ -5,12 +5,11 @@ otherwise. Every memory-model request body is recorded per name."""
 
 from __future__ import annotations
 
-import copy
 import json
 from collections import defaultdict, deque
 from typing import Any
 
-from tests.support.upstream_double import COMPLETION, JSONReply, Recorded, _default_reply
+from tests.support.upstream_double import JSONReply, Recorded, _default_reply, completion
 
 DEFAULTS: dict[str, Any] = {
     "memorize_decision": {"should_remember": True, "reason": "facts"},
@@ -18,12 +17,6 @@ DEFAULTS: dict[str, Any] = {
     "memorize_reconcile": {"decisions": []},
     "memorize_inference": {"inferences": []},
 }
-
-
-def completion(content: str) -> dict[str, Any]:
-    body = copy.deepcopy(COMPLETION)
-    body["choices"][0]["message"]["content"] = content
-    return body
 
 
 class MemoryModel:

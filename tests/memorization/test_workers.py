@@ -23,7 +23,8 @@ from gateway.proxy.principal import Principal
 from gateway.telemetry import Telemetry
 from plugins.memorize import MemorizePlugin
 from tests.memorization.conftest import memorize_config
-from tests.memorization.memory_model import completion, fact
+from tests.memorization.memory_model import fact
+from tests.support.upstream_double import completion
 
 ALICE = Tenant("alice", "tutor")
 TRACEPARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"

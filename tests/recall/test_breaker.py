@@ -60,7 +60,7 @@ def test_a_successful_probe_closes_a_failed_one_reopens():
 
 
 def test_an_open_breaker_refuses_every_call_until_the_cooldown():
-    # (its cost per refused call is measured by `memgate bench recall`, not timed here)
+    # (its cost per refused call is measured by `python -m bench recall`, not timed here)
     b = breaker(time.monotonic, threshold=1, cooldown=60)
     b.failure()
     assert not any(b.allow() for _ in range(1000))

@@ -10,7 +10,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from gateway.app import create_app
 from gateway.config import GatewayConfig, parse_config
-from gateway.loopback import LoopbackServer
+from tests.support.loopback import LoopbackServer
 
 ALICE_KEY = "sk-test-alice-0123456789"
 BOB_KEY = "sk-test-bob-0123456789"

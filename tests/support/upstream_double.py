@@ -1,8 +1,9 @@
 """An OpenAI-compatible upstream double on loopback: records requests, replays scripts.
 
-The only double in the test suite. It speaks the exact wire format: streamed replies are
-the real recorded streams in ``tests/fixtures/openai/`` (byte for byte), and scripted
-replies are literal bytes. Each request is recorded (method, path, headers, body) so a
+The only model double, for the test suite and the benchmarks alike (the proxy
+benchmark's fixed-body upstream is a load fixture, not a model). It speaks the exact
+wire format: streamed replies are the real recorded streams in ``tests/fixtures/openai/``
+(byte for byte), and scripted replies are literal bytes. Each request is recorded (method, path, headers, body) so a
 test can diff what the client sent with what the upstream received.
 """
 
@@ -14,32 +15,16 @@ import hashlib
 import json
 import struct
 import time
-from collections import deque
+from collections import defaultdict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Union
 
 from gateway.proxy.asgi import read_body
+from tests.support.openai_bodies import COMPLETION, FIXTURES, MODELS, completion, fixture
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "openai"
-
-
-def fixture(name: str) -> bytes:
-    """A recorded stream by file stem, e.g. ``fixture("text_with_usage")``."""
-    return (FIXTURES / f"{name}.sse").read_bytes()
-
-
-from gateway.bench.bodies import COMPLETION  # noqa: E402  (one copy of the real body)
-
-MODELS = {
-    "object": "list",
-    "data": [
-        {"id": "gpt-4o-mini", "object": "model", "created": 1721172741, "owned_by": "system"},
-        {"id": "gpt-4o", "object": "model", "created": 1715367049, "owned_by": "system"},
-        {"id": "text-embedding-3-small", "object": "model", "created": 1705948997, "owned_by": "system"},
-    ],
-}
+__all__ = ["COMPLETION", "FIXTURES", "MODELS", "ConversationScript", "HangReply", "JSONReply", "Recorded",
+           "SSEReply", "UpstreamDouble", "completion", "embeddings_body", "fixture"]
 
 
 @dataclass
@@ -86,7 +71,13 @@ class Abort(Exception):
 
 
 class UpstreamDouble:
-    """ASGI app; serve it with :class:`tests.support.servers.LoopbackServer`."""
+    """ASGI app; serve it with :class:`tests.support.loopback.LoopbackServer` (``lifespan="off"``).
+
+    Each request gets the next item of :attr:`script` (:meth:`enqueue`), else
+    :attr:`default` (a reply policy: a callable taking the :class:`Recorded` request, such
+    as :class:`ConversationScript` or ``tests.memorization.memory_model.MemoryModel``),
+    else the built-in answer per path (models, embeddings, a chat completion or the
+    recorded ``text_with_usage`` stream)."""
 
     def __init__(self) -> None:
         self.requests: list[Recorded] = []
@@ -201,3 +192,33 @@ def embeddings_body(request: dict[str, Any]) -> dict[str, Any]:
         data.append({"object": "embedding", "index": i, "embedding": emb})
     return {"object": "list", "data": data, "model": request.get("model"),
             "usage": {"prompt_tokens": 3, "total_tokens": 3}}
+
+
+class ConversationScript:
+    """Reply policy playing the other side of scripted conversations
+    (``double.default = ConversationScript()``; the LoCoMo via-chat benchmark).
+
+    A chat completion gets the next reply scripted for its ``metadata.conversation_id``
+    (:meth:`script`; the gateway forwards ``metadata`` as sent), or ``"ok"`` when none is
+    left, as a non-stream ``chat.completion`` naming the requested model. Bodies carrying
+    ``metadata.question_id`` are kept in :attr:`received` under it. Other paths get the
+    double's built-in answers.
+    """
+
+    def __init__(self) -> None:
+        self.scripts: dict[str, deque[str]] = defaultdict(deque)
+        self.received: dict[str, dict[str, Any]] = {}
+
+    def script(self, conversation_id: str, replies: list[str]) -> None:
+        self.scripts[conversation_id].extend(replies)
+
+    def __call__(self, rec: Recorded) -> Reply:
+        if not rec.path.endswith("/chat/completions"):
+            return _default_reply(rec)
+        body = rec.json or {}
+        meta = body.get("metadata") or {}
+        if meta.get("question_id"):
+            self.received[meta["question_id"]] = body
+        queue = self.scripts.get(meta.get("conversation_id", ""))
+        reply = queue.popleft() if queue else "ok"
+        return JSONReply(completion(reply, body.get("model")))

@@ -1,29 +1,30 @@
 """Built-in fixed-body upstream: the fallback when nginx is not installed.
 
 A raw asyncio HTTP/1.1 server (uvloop when available) in its own process, answering the
-same paths and bodies as :mod:`gateway.bench.nginx`: keep-alive, ``content-length``
+same paths and bodies as :mod:`bench.proxy.nginx`: keep-alive, ``content-length``
 request bodies (read and discarded), pipelining tolerated. It costs more CPU per request
 than nginx, which on a 2-core machine competes with the proxy under test, so results
 taken with it say so.
 
-Run: ``python -m gateway.bench.upstream --port P [--sse-fixture FILE]``.
+Run: ``python -m bench.proxy.upstream --port P [--sse-fixture FILE]``.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import sys
 from pathlib import Path
 
-from gateway.bench.bodies import (
+import click
+
+from bench.proxy.bodies import (
     CHAT_PATH,
     DEFAULT_SSE_FIXTURE,
     PLAIN_PREFIX,
     SSE_PREFIX,
     load_bodies,
 )
-from gateway.bench.process import Child
+from bench.proxy.process import Child, python_env
 
 
 def _response(status: bytes, content_type: bytes, body: bytes) -> bytes:
@@ -94,23 +95,23 @@ async def serve(port: int, sse_fixture: Path) -> None:
 
 def start_builtin(port: int, log_dir: Path, sse_fixture: Path = DEFAULT_SSE_FIXTURE) -> Child:
     """The built-in upstream as a child process, ready to serve."""
-    argv = [sys.executable, "-m", "gateway.bench.upstream", "--port", str(port), "--sse-fixture", str(sse_fixture)]
-    child = Child("builtin-upstream", argv, log_dir / "upstream.out")
+    argv = [sys.executable, "-m", "bench.proxy.upstream", "--port", str(port), "--sse-fixture", str(sse_fixture)]
+    child = Child("builtin-upstream", argv, log_dir / "upstream.out", env=python_env())
     child.wait_ready(f"http://127.0.0.1:{port}/healthz", timeout=20)
     return child
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--port", type=int, required=True)
-    parser.add_argument("--sse-fixture", type=Path, default=DEFAULT_SSE_FIXTURE)
-    args = parser.parse_args(argv)
+@click.command()
+@click.option("--port", type=int, required=True)
+@click.option("--sse-fixture", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=DEFAULT_SSE_FIXTURE)
+def main(port: int, sse_fixture: Path) -> None:
+    """Built-in fixed-body upstream on 127.0.0.1:PORT (see the module docstring)."""
     try:
         import uvloop
 
-        uvloop.run(serve(args.port, args.sse_fixture))
+        uvloop.run(serve(port, sse_fixture))
     except ImportError:
-        asyncio.run(serve(args.port, args.sse_fixture))
+        asyncio.run(serve(port, sse_fixture))
 
 
 if __name__ == "__main__":

@@ -5,9 +5,9 @@ import json
 import numpy as np
 import pytest
 
-from gateway.bench.loadgen import ResponseParser
-from gateway.bench.stats import percentile
-from gateway.bench.wrk import _MARK, parse_output
+from bench.proxy.loadgen import ResponseParser
+from bench.proxy.stats import percentile
+from bench.proxy.wrk import _MARK, parse_output
 
 
 @pytest.mark.parametrize("q", [0, 50, 90, 99, 100])

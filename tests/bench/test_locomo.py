@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from gateway.locomo.dataset import evidence_ids, load_locomo, parse_session_time
-from gateway.locomo.harness import VARIANTS, evaluate, memory_text
-from gateway.locomo.metrics import RecallTable, recall_at_k
+from bench.locomo.dataset import evidence_ids, load_locomo, parse_session_time
+from bench.locomo.harness import VARIANTS, evaluate, memory_text
+from bench.locomo.metrics import RecallTable, recall_at_k
 
 SAMPLE = {
     "sample_id": "conv-x",

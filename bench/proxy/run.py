@@ -1,8 +1,8 @@
-"""``memgate bench proxy``: what the gateway adds to a fast upstream, and LiteLLM for scale.
+"""``python -m bench proxy``: what the gateway adds to a fast upstream, and LiteLLM for scale.
 
 Every cell sends the same requests to the fixed-body upstream directly (``direct``),
 through memgate with every plugin off (``memgate``) and, when installed, through
-LiteLLM's proxy on the same upstream (``litellm``); see :mod:`gateway.bench.targets`.
+LiteLLM's proxy on the same upstream (``litellm``); see :mod:`bench.proxy.targets`.
 
 Cells (``C`` is ``--concurrency``, 64 by default):
 
@@ -32,7 +32,6 @@ installed, else the Python client with ``C`` connections (may be the bottleneck)
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import os
@@ -42,50 +41,48 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-from gateway.bench.bodies import DEFAULT_SSE_FIXTURE, load_bodies
-from gateway.bench.cells import Cell, Plan, Runner, cells_for, run_cells
-from gateway.bench.nginx import nginx_binary, start_nginx
-from gateway.bench.process import Child, ChildError, free_port
-from gateway.bench.report import added, checks, render_table
-from gateway.bench.targets import (
+import click
+
+from bench.proxy.bodies import DEFAULT_SSE_FIXTURE, load_bodies
+from bench.proxy.cells import Cell, Plan, Runner, cells_for, run_cells
+from bench.proxy.nginx import nginx_binary, start_nginx
+from bench.proxy.process import Child, ChildError, free_port
+from bench.proxy.report import added, checks, render_table
+from bench.proxy.targets import (
     Target,
     direct_target,
     find_litellm,
     start_gateway,
     start_litellm,
 )
-from gateway.bench.upstream import start_builtin
-from gateway.bench.wrk import wrk_binary
+from bench.proxy.upstream import start_builtin
+from bench.proxy.wrk import wrk_binary
 
 
-def parse_args(argv: Sequence[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="memgate bench proxy",
-        description="Latency and throughput added by the gateway (plugins off) over a "
-        "fixed-body upstream, with LiteLLM's proxy for comparison when installed.",
-    )
-    parser.add_argument("--requests", type=int, default=2000, help="Requests per c=1 cell and round (default 2000).")
-    parser.add_argument("--concurrency", type=int, default=64, help="Connections of the throughput cells (default 64).")
-    parser.add_argument("--duration", type=float, default=4.0, help="Seconds per wrk run (default 4).")
-    parser.add_argument("--warmup", type=int, default=200, help="Unrecorded requests before each c=1 run; wrk warms up 1 s per target (default 200).")
-    parser.add_argument("--rounds", type=int, default=2, help="Interleaved rounds over the targets (default 2).")
-    parser.add_argument("--high-requests", type=int, default=20000, help="Requests per throughput run without wrk (default 20000).")
-    parser.add_argument("--targets", default="direct,memgate,litellm", help="Comma list of direct, memgate, litellm.")
-    parser.add_argument("--cells", default="plain_c1,plain_cC,sse_c1,sse_cC", help="Comma list of plain_c1, plain_cC, sse_c1, sse_cC (all by default).")
-    parser.add_argument("--litellm-cmd", default=None, help="LiteLLM proxy command (default: `litellm` on PATH, or the importable module).")
-    parser.add_argument("--no-nginx", action="store_true", help="Use the built-in upstream even if nginx is installed.")
-    parser.add_argument("--no-wrk", action="store_true", help="Use the Python client for throughput cells too.")
-    parser.add_argument("--sse-fixture", type=Path, default=DEFAULT_SSE_FIXTURE, help="Recorded SSE body the upstream streams.")
-    parser.add_argument("--profile", type=Path, default=None, help="py-spy output for the gateway under load (see module docstring).")
-    parser.add_argument("--profile-cell", default="plain_cC", help="Cell run under py-spy (default plain_cC).")
-    parser.add_argument("--fail-on-miss", action="store_true", help="Exit 3 when a target of issue 2 is not met.")
-    parser.add_argument("--help-bench", action="help", help="Show this help (`--help` is the CLI's).")
-    parser.add_argument("--json", dest="json_out", type=Path, default=None, help="Write all figures as JSON here.")
-    parser.add_argument("--keep-dir", action="store_true", help="Keep the temp dir (configs, logs).")
-    return parser.parse_args(list(argv))
+@dataclass(frozen=True)
+class Options:
+    """One run's settings; defaults are the command line's (``python -m bench proxy --help``)."""
+
+    requests: int = 2000
+    concurrency: int = 64
+    duration: float = 4.0
+    warmup: int = 200
+    rounds: int = 2
+    high_requests: int = 20000
+    targets: str = "direct,memgate,litellm"
+    cells: str = "plain_c1,plain_cC,sse_c1,sse_cC"
+    litellm_cmd: str | None = None
+    no_nginx: bool = False
+    no_wrk: bool = False
+    sse_fixture: Path = DEFAULT_SSE_FIXTURE
+    profile: Path | None = None
+    profile_cell: str = "plain_cC"
+    fail_on_miss: bool = False
+    json_out: Path | None = None
+    keep_dir: bool = False
 
 
 def _version(argv: list[str]) -> str:
@@ -117,9 +114,9 @@ def profile_gateway(runner: Runner, cell: Cell, target: Target, out: Path, durat
     return f"py-spy profile ({fmt}) of the gateway during {cell.title}: {out}"
 
 
-def main(argv: list[str]) -> int:
-    """Entry point of ``memgate bench proxy``; returns the exit status."""
-    args = parse_args(argv)
+def main(args: Options) -> int:
+    """One run of ``python -m bench proxy``; returns the exit status (0; 1 set-up failed;
+    2 nothing to measure; 3 a target missed with ``fail_on_miss``)."""
     plan = Plan(args.requests, args.concurrency, args.duration, args.warmup, max(1, args.rounds), args.high_requests)
     wanted = [t.strip() for t in args.targets.split(",") if t.strip()]
     cells = cells_for(plan, [c.strip() for c in args.cells.split(",")])
@@ -193,7 +190,7 @@ def main(argv: list[str]) -> int:
                 profile_note = profile_gateway(runner, cell, gw, args.profile, plan.duration)
     names = [t.name for t in targets]
     print()
-    print(f"memgate bench proxy: upstream {upstream_desc}")
+    print(f"python -m bench proxy: upstream {upstream_desc}")
     print(f"load: {load_desc}; {plan.requests} requests per c=1 run, {plan.duration:g} s per wrk run, "
           f"{plan.rounds} interleaved rounds; {os.cpu_count()} CPUs, load average {load[0]:.2f}")
     print()
@@ -220,5 +217,29 @@ def main(argv: list[str]) -> int:
     return 3 if args.fail_on_miss and not all(r["met"] for r in rows) else 0
 
 
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+_PATH = click.Path(dir_okay=False, path_type=Path)
+
+
+@click.command("proxy")
+@click.option("--requests", type=int, default=2000, show_default=True, help="Requests per c=1 cell and round.")
+@click.option("--concurrency", type=int, default=64, show_default=True, help="Connections of the throughput cells.")
+@click.option("--duration", type=float, default=4.0, show_default=True, help="Seconds per wrk run.")
+@click.option("--warmup", type=int, default=200, show_default=True,
+              help="Unrecorded requests before each c=1 run; wrk warms up 1 s per target.")
+@click.option("--rounds", type=int, default=2, show_default=True, help="Interleaved rounds over the targets.")
+@click.option("--high-requests", type=int, default=20000, show_default=True, help="Requests per throughput run without wrk.")
+@click.option("--targets", default="direct,memgate,litellm", show_default=True, help="Comma list of direct, memgate, litellm.")
+@click.option("--cells", default="plain_c1,plain_cC,sse_c1,sse_cC", show_default=True,
+              help="Comma list of plain_c1, plain_cC, sse_c1, sse_cC.")
+@click.option("--litellm-cmd", default=None, help="LiteLLM proxy command (default: `litellm` on PATH, or the importable module).")
+@click.option("--no-nginx", is_flag=True, help="Use the built-in upstream even if nginx is installed.")
+@click.option("--no-wrk", is_flag=True, help="Use the Python client for throughput cells too.")
+@click.option("--sse-fixture", type=_PATH, default=DEFAULT_SSE_FIXTURE, help="Recorded SSE body the upstream streams.")
+@click.option("--profile", type=_PATH, default=None, help="py-spy output for the gateway under load (see the module docstring).")
+@click.option("--profile-cell", default="plain_cC", show_default=True, help="Cell run under py-spy.")
+@click.option("--fail-on-miss", is_flag=True, help="Exit 3 when a target of issue 2 is not met.")
+@click.option("--json", "json_out", type=_PATH, default=None, help="Write all figures as JSON here.")
+@click.option("--keep-dir", is_flag=True, help="Keep the temp dir (configs, logs).")
+def command(**settings: object) -> None:
+    """Gateway overhead (plugins off) vs direct upstream, LiteLLM for scale when installed."""
+    raise SystemExit(main(Options(**settings)))  # type: ignore[arg-type]

@@ -1,12 +1,14 @@
-"""``memgate bench locomo PATH --via-chat``: the whole memorization loop on LoCoMo
+"""``python -m bench locomo PATH --via-chat``: the whole memorization loop on LoCoMo
 (issue 5, item 8).
 
-For each conversation of a LoCoMo-format file (:func:`gateway.locomo.dataset.load_locomo`)
+For each conversation of a LoCoMo-format file (:func:`bench.locomo.dataset.load_locomo`)
 a real gateway, started in-process on loopback, receives the dialogue session by session
 through ``/v1/chat/completions``: speaker A is the user (consecutive A turns form one
 user message, ``"Name: text"`` lines, an image caption appended as ``[image: ...]``), and
-the upstream is :class:`~gateway.memorization.scripted_upstream.ScriptedUpstream`, which
-answers each request with B's next turns. Each session is a conversation
+the upstream is the test suite's model double
+(:class:`tests.support.upstream_double.UpstreamDouble` playing a
+:class:`~tests.support.upstream_double.ConversationScript`), which answers each request
+with B's next turns. Each session is a conversation
 (``metadata.conversation_id``), the history resent every time as chat apps do. The
 ``memorize`` plugin runs in verbatim mode (user and assistant turns). When the queue
 is drained, each question with evidence is asked in a fresh conversation with another
@@ -14,7 +16,7 @@ key of the same tenant that has ``auto_recall`` + ``hybrid_injection`` on (every
 injected: thresholds 0, ``limit`` = max k <= 50, no tool) and memorization off. The
 upstream records the prompt it received; the memories found in it, in order, map back
 to dia ids through each memory's ``turn_hash`` (recomputed here from what was sent), and
-evidence recall@k is reported by category (:mod:`gateway.locomo.metrics`). The same
+evidence recall@k is reported by category (:mod:`bench.locomo.metrics`). The same
 questions asked directly of the store (``store.search``) are reported alongside.
 
 Malformed evidence ids are dropped (counted), questions without evidence skipped. Turn
@@ -24,7 +26,6 @@ on arrival), so this measures retrieval, not temporal reasoning.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import logging
@@ -36,11 +37,11 @@ from typing import Any
 
 import httpx
 
-from gateway.locomo.dataset import CATEGORIES, Conversation, Turn, load_locomo
-from gateway.locomo.metrics import RecallTable
+from bench.locomo.dataset import CATEGORIES, Conversation, Turn, load_locomo
+from bench.locomo.metrics import RecallTable
 from gateway.memorization.dedupe import hashed_turns
-from gateway.loopback import LoopbackServer
-from gateway.memorization.scripted_upstream import ScriptedUpstream
+from tests.support.loopback import LoopbackServer
+from tests.support.upstream_double import ConversationScript, UpstreamDouble
 
 FRIEND = "locomo"
 
@@ -70,7 +71,7 @@ def _text(turns: list[Turn]) -> str:
     return "\n".join(turn_line(t) for t in turns)
 
 
-async def replay(client: httpx.AsyncClient, url: str, key: str, upstream: ScriptedUpstream,
+async def replay(client: httpx.AsyncClient, url: str, key: str, script: ConversationScript,
                  conversation: Conversation) -> dict[str, list[str]]:
     """Send every session; returns ``turn_hash -> dia ids`` of everything sent."""
     hashes: dict[str, list[str]] = {}
@@ -79,7 +80,7 @@ async def replay(client: httpx.AsyncClient, url: str, key: str, upstream: Script
         leading, groups = exchanges(session, conversation.speakers[0])
         history: list[dict[str, Any]] = [{"role": "assistant", "content": _text(leading)}] if leading else []
         ids: list[list[str]] = [[t.dia_id for t in leading]] if leading else []
-        upstream.script(conv_id, [_text(reply) or "ok" for _, reply in groups])
+        script.script(conv_id, [_text(reply) or "ok" for _, reply in groups])
         for user_turns, reply_turns in groups:
             history.append({"role": "user", "content": _text(user_turns)})
             ids.append([t.dia_id for t in user_turns])
@@ -104,7 +105,7 @@ def ranked_dia_ids(prompt: str, records: list[Any], hashes: dict[str, list[str]]
     return [d for _, ids in sorted(found, key=lambda x: x[0]) for d in ids]
 
 
-async def ask(client: httpx.AsyncClient, url: str, key: str, upstream: ScriptedUpstream, store: Any,
+async def ask(client: httpx.AsyncClient, url: str, key: str, script: ConversationScript, store: Any,
               conversation: Conversation, hashes: dict[str, list[str]], ks: tuple[int, ...],
               injected: RecallTable | None, direct: RecallTable) -> int:
     from gateway.memory.records import Tenant
@@ -124,7 +125,7 @@ async def ask(client: httpx.AsyncClient, url: str, key: str, upstream: ScriptedU
                 "model": "gpt-4o-mini", "messages": [{"role": "user", "content": q.question}],
                 "metadata": {"question_id": qid, "conversation_id": qid}})
             response.raise_for_status()
-            body = upstream.received.get(qid, {})
+            body = script.received.get(qid, {})
             prompt = "\n".join(str(m.get("content")) for m in body.get("messages", []))
             injected.add(category, q.evidence, ranked_dia_ids(prompt, records, hashes))
         asked += 1
@@ -184,7 +185,7 @@ async def run_async(path: str, ks: tuple[int, ...], redis_url: str | None, worke
     from gateway.app import create_app
     from gateway.memorization.runtime import memorize_config_of, queue_for, run_workers, wait_drained
     from gateway.memory.factory import open_store
-    from gateway.memory_wiring import redis_client
+    from gateway.memory.factory import redis_client
     from plugins.memorize import MemorizePlugin
 
     conversations = load_locomo(path)
@@ -194,8 +195,9 @@ async def run_async(path: str, ks: tuple[int, ...], redis_url: str | None, worke
 
         server = EmbeddedRedis(Path(tempfile.mkdtemp(prefix="memgate-locomo-chat-")))
         redis_url = await asyncio.to_thread(server.start)
-    upstream = ScriptedUpstream()
-    upstream_server = LoopbackServer(upstream, lifespan="off").start()
+    double, script = UpstreamDouble(), ConversationScript()
+    double.default = script
+    upstream_server = LoopbackServer(double, lifespan="off").start()
     recall = recall_registry()
     config, keys = gateway_config(upstream_server.url, redis_url, conversations, ks, recall is not None,
                                   "lq" + uuid.uuid4().hex[:8], "lm" + uuid.uuid4().hex[:8])
@@ -213,16 +215,16 @@ async def run_async(path: str, ks: tuple[int, ...], redis_url: str | None, worke
             async with run_workers(memorize, redis, store, n=workers):
                 hashes: dict[str, dict[str, list[str]]] = {}
                 for c in conversations:
-                    hashes[c.sample_id] = await replay(client, url, keys[c.sample_id][0], upstream, c)
+                    hashes[c.sample_id] = await replay(client, url, keys[c.sample_id][0], script, c)
                 replayed = time.perf_counter()
                 await wait_drained(queue, timeout_s=3600, poll_s=0.1)
             done = time.perf_counter()
-            result.update(replay_requests=upstream.requests, replay_seconds=round(replayed - started, 2),
+            result.update(replay_requests=len(double.chat_requests()), replay_seconds=round(replayed - started, 2),
                           drain_after_replay_seconds=round(done - replayed, 2),
                           memorization_seconds=round(done - started, 2), workers=workers)
             questions = 0
             for c in conversations:
-                questions += await ask(client, url, keys[c.sample_id][1], upstream, store, c,
+                questions += await ask(client, url, keys[c.sample_id][1], script, store, c,
                                        hashes[c.sample_id], ks, injected, direct)
             result.update(questions=questions, malformed_evidence_ids=sum(q.malformed for c in conversations for q in c.questions),
                           direct_rows=direct.rows(), direct_table=direct.format())
@@ -245,6 +247,7 @@ def run_locomo_via_chat(path: str, ks: tuple[int, ...] = (5, 10, 25, 50), mode: 
     needs a real memory model: not run offline)."""
     if mode != "verbatim":
         raise ValueError("via-chat LoCoMo runs in verbatim mode only (extract needs a real memory model)")
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # one INFO line per request otherwise
     result = asyncio.run(run_async(path, ks, redis_url, workers))
     print(f"LoCoMo via chat: {result['conversations']} conversations, {result['replay_requests']} chat requests replayed; "
           f"memorization {result['memorization_seconds']} s (replay {result['replay_seconds']} s + drain "
@@ -260,20 +263,3 @@ def run_locomo_via_chat(path: str, ks: tuple[int, ...] = (5, 10, 25, 50), mode: 
     if json_out:
         Path(json_out).write_text(json.dumps(result, indent=2))
     return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="memgate bench locomo --via-chat")
-    parser.add_argument("path")
-    parser.add_argument("--k", dest="ks", default="5,10,25,50", help="Comma-separated k values.")
-    parser.add_argument("--json", dest="json_out", default=None)
-    parser.add_argument("--redis-url", default=None)
-    parser.add_argument("--workers", type=int, default=1)
-    args = parser.parse_args(argv)
-    logging.getLogger("httpx").setLevel(logging.WARNING)
-    ks = tuple(int(k) for k in args.ks.split(","))
-    return run_locomo_via_chat(args.path, ks, "verbatim", args.json_out, args.redis_url, args.workers)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())

@@ -1,4 +1,4 @@
-"""``memgate bench memorize``: worker throughput and request-path enqueue cost (issue 5,
+"""``python -m bench memorize``: worker throughput and request-path enqueue cost (issue 5,
 item 10).
 
 Figures:
@@ -18,20 +18,22 @@ Redis: ``--redis-url`` or an embedded redis-server in a temporary directory.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import statistics
 import tempfile
 import time
 import uuid
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import click
+
 from gateway.memorization.config import MemorizeConfig
 from gateway.memorization.runtime import queue_for, run_workers, wait_drained
-from gateway.memorization.schemas import Decision, Extraction, ExtractedFact, Reconciliation
+from gateway.memorization.schemas import Decision, ExtractedFact, Extraction, Reconciliation
 
 
 class InstantModel:
@@ -125,7 +127,18 @@ async def _cleanup(redis: Any, config: MemorizeConfig) -> None:
         await redis.unlink(*keys[start:start + 500])
 
 
-async def run(args: argparse.Namespace) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Options:
+    """One run's settings; defaults are the command line's (``python -m bench memorize --help``)."""
+
+    redis_url: str | None = None
+    jobs: int = 200
+    enqueues: int = 2000
+    history: int = 20
+    json_out: str | None = None
+
+
+async def run(args: Options) -> dict[str, Any]:
     import redis.asyncio as aredis
 
     from gateway.memory.config import MemoryConfig
@@ -154,15 +167,15 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             await asyncio.to_thread(server.stop)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """CLI entry (``memgate bench memorize ...``); prints a table and optionally JSON."""
-    parser = argparse.ArgumentParser(prog="memgate bench memorize", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--redis-url", default=None, help="Redis >= 8 URL; default: embedded server.")
-    parser.add_argument("--jobs", type=int, default=200, help="Jobs per worker benchmark.")
-    parser.add_argument("--enqueues", type=int, default=2000, help="Enqueue calls timed.")
-    parser.add_argument("--history", type=int, default=20, help="Messages per request (history resent).")
-    parser.add_argument("--json", dest="json_out", default=None, help="Write results as JSON here.")
-    args = parser.parse_args(argv)
+@click.command("memorize")
+@click.option("--redis-url", default=None, help="Redis >= 8 URL (default: an embedded server).")
+@click.option("--jobs", type=int, default=200, show_default=True, help="Jobs per worker benchmark.")
+@click.option("--enqueues", type=int, default=2000, show_default=True, help="Enqueue calls timed.")
+@click.option("--history", type=int, default=20, show_default=True, help="Messages per request (history resent).")
+@click.option("--json", "json_out", default=None, type=click.Path(dir_okay=False), help="Write results as JSON here.")
+def command(**settings: object) -> None:
+    """Memorization jobs/s per worker and the enqueue cost on the request path."""
+    args = Options(**settings)  # type: ignore[arg-type]
     results = asyncio.run(run(args))
     e = results["enqueue"]
     print(f"enqueue (on_complete, {e['history_messages']} messages): p50 {e['p50_ms']:.3f} ms  "
@@ -173,4 +186,3 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:<22} 1 worker: {r['jobs_per_s']:.1f} jobs/s ({r['jobs']} jobs in {r['seconds']:.2f} s)")
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(results, indent=2))
-    return 0

@@ -1,8 +1,8 @@
-"""The cells of ``memgate bench proxy`` and the runner that measures them.
+"""The cells of ``python -m bench proxy`` and the runner that measures them.
 
 A cell is one request kind (non-stream or stream) at one concurrency. Client cells
-(c=1) use :mod:`gateway.bench.loadgen` and pool their samples over rounds; throughput
-cells use :mod:`gateway.bench.wrk` (or the Python client with ``C`` connections when wrk
+(c=1) use :mod:`bench.proxy.loadgen` and pool their samples over rounds; throughput
+cells use :mod:`bench.proxy.wrk` (or the Python client with ``C`` connections when wrk
 is missing) and report the median round. Targets run interleaved, in an order that
 rotates every round, so a noisy neighbour hurts them alike.
 
@@ -20,12 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gateway.bench.bodies import Bodies
-from gateway.bench.loadgen import Samples, run_loadgen
-from gateway.bench.process import cpu_seconds
-from gateway.bench.stats import latency_figures, median_of
-from gateway.bench.targets import Target
-from gateway.bench.wrk import WrkResult, run_wrk, write_script
+from bench.proxy.bodies import Bodies
+from bench.proxy.loadgen import Samples, run_loadgen
+from bench.proxy.process import cpu_seconds
+from bench.proxy.stats import latency_figures, median_of
+from bench.proxy.targets import Target
+from bench.proxy.wrk import WrkResult, run_wrk, write_script
 
 MS = 1000.0
 

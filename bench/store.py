@@ -1,4 +1,4 @@
-"""``memgate bench store``: memory store latency and size (issue 3, item 10).
+"""``python -m bench store``: memory store latency and size (issue 3, item 10).
 
 Measures, on a real Redis (an embedded redis-server in a temp dir unless ``--redis-url``):
 
@@ -10,21 +10,21 @@ Measures, on a real Redis (an embedded redis-server in a temp dir unless ``--red
 - query embedding latency p50/p95 of the local model, timed on its own.
 
 Targets (issue 3): store query p95 <= 5 ms at 100k memories in a tenant; query embedding
-p50 <= 15 ms. Run: ``python -m gateway.memory.bench_store --sizes 1k,10k,100k``.
+p50 <= 15 ms. Run from a checkout: ``python -m bench store --sizes 1k,10k,100k``.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
-import sys
 import tempfile
 import time
 from collections.abc import Sequence
 from contextlib import AsyncExitStack
+from dataclasses import dataclass
 from pathlib import Path
 
+import click
 import numpy as np
 import redis.asyncio as aredis
 
@@ -94,7 +94,7 @@ async def query_latency(store, tenants, dims, rng, queries: int, hybrid: bool) -
     return percentiles(samples)
 
 
-async def bench_size(client, name: str, args, rng) -> dict:
+async def bench_size(client, name: str, args: Options, rng) -> dict:
     total, n_tenants = SIZES[name]
     config = MemoryConfig(redis_url="unused", backend="vectorset", key_prefix=f"bench{name}", search_ef=args.ef)
     tenants = [Tenant(f"user{i}", "friend") for i in range(n_tenants)]
@@ -130,7 +130,7 @@ async def bench_embedding(queries: int) -> dict:
         await embedder.aclose()
 
 
-async def run(args: argparse.Namespace) -> list[dict]:
+async def run(args: Options) -> list[dict]:
     rng = np.random.default_rng(args.seed)
     results = []
     async with AsyncExitStack() as stack:
@@ -150,29 +150,51 @@ async def run(args: argparse.Namespace) -> list[dict]:
     return results
 
 
-def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="memgate bench store", description=__doc__.split("\n")[0])
-    parser.add_argument("--sizes", default="1k,10k,100k", help=f"comma list of {','.join(SIZES)}")
-    parser.add_argument("--redis-url", default=None, help="default: embedded redis-server in a temp dir")
-    parser.add_argument("--queries", type=int, default=500, help="store queries per size and path")
-    parser.add_argument("--embedding-queries", type=int, default=300, help="0 skips the model")
-    parser.add_argument("--dims", type=int, default=384, help="vector size (all-MiniLM-L6-v2: 384)")
-    parser.add_argument("--ef", type=int, default=MemoryConfig().search_ef, help="VSIM EF (memory.search_ef)")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--keep", action="store_true", help="keep the inserted data")
-    args = parser.parse_args(argv)
-    args.sizes = [s.strip().lower() for s in args.sizes.split(",") if s.strip()]
-    unknown = [s for s in args.sizes if s not in SIZES]
-    if unknown:
-        parser.error(f"unknown sizes {unknown}; choose from {list(SIZES)}")
-    return args
+def parse_sizes(text: str) -> tuple[str, ...]:
+    """``"1k,10k"`` -> ``("1k", "10k")``.
+
+    Raises:
+        ValueError: a size not in :data:`SIZES` (the message lists the choices).
+    """
+    sizes = tuple(s.strip().lower() for s in text.split(",") if s.strip())
+    unknown = [s for s in sizes if s not in SIZES]
+    if unknown or not sizes:
+        raise ValueError(f"unknown sizes {unknown or [text]}; choose from {list(SIZES)}")
+    return sizes
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """CLI entry (``memgate bench store``); prints one JSON line per measurement."""
-    asyncio.run(run(parse_args(argv)))
-    return 0
+@dataclass(frozen=True)
+class Options:
+    """One run's settings; defaults are the command line's (``python -m bench store --help``)."""
+
+    sizes: tuple[str, ...] = ("1k", "10k", "100k")
+    redis_url: str | None = None
+    queries: int = 500
+    embedding_queries: int = 300
+    dims: int = 384
+    ef: int = MemoryConfig().search_ef
+    seed: int = 1
+    keep: bool = False
 
 
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+def _sizes(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, ...]:
+    try:
+        return parse_sizes(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+@click.command("store")
+@click.option("--sizes", default="1k,10k,100k", show_default=True, callback=_sizes,
+              help=f"Comma list of {','.join(SIZES)}.")
+@click.option("--redis-url", default=None, help="Redis >= 8 to use (default: an embedded redis-server in a temp dir).")
+@click.option("--queries", type=int, default=500, show_default=True, help="Store queries per size and path.")
+@click.option("--embedding-queries", type=int, default=300, show_default=True, help="Query embeddings timed; 0 skips the model.")
+@click.option("--dims", type=int, default=384, show_default=True, help="Vector size (all-MiniLM-L6-v2: 384).")
+@click.option("--ef", type=int, default=MemoryConfig().search_ef, show_default=True, help="VSIM EF (memory.search_ef).")
+@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--keep", is_flag=True, help="Keep the inserted data.")
+def command(**settings: object) -> None:
+    """Memory store query latency, bytes per memory, query embedding latency; one JSON
+    line per measurement."""
+    asyncio.run(run(Options(**settings)))  # type: ignore[arg-type]

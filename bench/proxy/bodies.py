@@ -1,9 +1,9 @@
-"""The fixed bodies of ``memgate bench proxy``: upstream replies and client requests.
+"""The fixed bodies of ``python -m bench proxy``: upstream replies and client requests.
 
 Upstream replies (what a fast provider answers):
 
-- non-stream: a real ``chat.completion`` object (the one in the test upstream double,
-  itself from OpenAI's API reference), about 1 KB;
+- non-stream: a real ``chat.completion`` object (:data:`tests.support.openai_bodies.COMPLETION`,
+  the upstream double's, from OpenAI's API reference), about 1 KB;
 - stream: ``tests/fixtures/openai/text_with_usage.sse``, a real recorded OpenAI stream
   (8.7 KB, 40 events, a usage chunk, ``data: [DONE]``), relayed byte for byte.
 
@@ -21,6 +21,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.support.openai_bodies import COMPLETION, FIXTURES
+
 PLAIN_MODEL = "bench-plain"
 SSE_MODEL = "bench-sse"
 PLAIN_PREFIX = "/plain/v1"
@@ -28,43 +30,7 @@ SSE_PREFIX = "/sse/v1"
 CHAT_PATH = "/chat/completions"
 
 #: The recorded stream served for ``"stream": true`` (see the module docstring).
-DEFAULT_SSE_FIXTURE = (
-    Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "openai" / "text_with_usage.sse"
-)
-
-COMPLETION = {
-    "id": "chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG",
-    "object": "chat.completion",
-    "created": 1741570283,
-    "model": "gpt-4o-2024-08-06",
-    "choices": [
-        {
-            "index": 0,
-            "message": {
-                "role": "assistant",
-                "content": "The image shows a wooden boardwalk extending through a lush green marshland.",
-                "refusal": None,
-                "annotations": [],
-            },
-            "logprobs": None,
-            "finish_reason": "stop",
-        }
-    ],
-    "usage": {
-        "prompt_tokens": 1117,
-        "completion_tokens": 46,
-        "total_tokens": 1163,
-        "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
-        "completion_tokens_details": {
-            "reasoning_tokens": 0,
-            "audio_tokens": 0,
-            "accepted_prediction_tokens": 0,
-            "rejected_prediction_tokens": 0,
-        },
-    },
-    "service_tier": "default",
-    "system_fingerprint": "fp_fc9f1d7035",
-}
+DEFAULT_SSE_FIXTURE = FIXTURES / "text_with_usage.sse"
 
 _MESSAGES = [
     {"role": "system", "content": "You are a helpful assistant."},

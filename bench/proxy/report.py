@@ -1,11 +1,11 @@
-"""The report of ``memgate bench proxy``: added latency, issue 2's checks, the table."""
+"""The report of ``python -m bench proxy``: added latency, issue 2's checks, the table."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
-from gateway.bench.cells import MS, Cell, Plan
+from bench.proxy.cells import MS, Cell, Plan
 
 
 def added(results: dict[str, dict[str, dict[str, Any]]]) -> dict[str, dict[str, dict[str, float]]]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from types import SimpleNamespace
 
-from gateway.locomo.dataset import Turn
-from gateway.memorization.locomo_chat import exchanges, ranked_dia_ids, turn_line
+from bench.locomo.chat import exchanges, ranked_dia_ids, turn_line
+from bench.locomo.dataset import Turn
 
 AT = datetime(2023, 5, 8, tzinfo=timezone.utc)
 

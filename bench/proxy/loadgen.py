@@ -1,6 +1,6 @@
 """A small HTTP/1.1 load generator for latency and time-to-first-byte.
 
-Runs in its own process (:func:`run_loadgen` spawns ``python -m gateway.bench.loadgen``),
+Runs in its own process (:func:`run_loadgen` spawns ``python -m bench.proxy.loadgen``),
 on uvloop when available, with raw ``asyncio.Protocol`` connections: the client's own
 cost per request is a few microseconds, and the same for every target, so differences
 between targets are the targets'. ``C`` keep-alive connections each send requests one
@@ -18,14 +18,18 @@ Per request it records, in seconds from the moment the request was written:
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
+import os
 import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+import click
+
+from bench.proxy.process import python_env
 
 
 class ResponseParser:
@@ -248,32 +252,34 @@ def run_loadgen(
     """
     body_file = workdir / f"body-{abs(hash(body))}.bin"
     body_file.write_bytes(body)
-    argv = [sys.executable, "-m", "gateway.bench.loadgen", "--host", url_host, "--port", str(port),
+    argv = [sys.executable, "-m", "bench.proxy.loadgen", "--host", url_host, "--port", str(port),
             "--path", path, "--body-file", str(body_file), "--requests", str(requests),
             "--concurrency", str(concurrency), "--warmup", str(warmup), "--timeout", str(timeout)]
     for k, v in headers.items():
         argv += ["--header", f"{k}: {v}"]
-    done = subprocess.run(argv, capture_output=True, timeout=timeout * 4 + requests, check=False)
+    done = subprocess.run(argv, capture_output=True, timeout=timeout * 4 + requests, check=False,
+                          env={**os.environ, **python_env()})
     if done.returncode != 0:
         raise RuntimeError(f"load generator failed ({done.returncode}): {done.stderr.decode()[-2000:]}")
     return Samples(**json.loads(done.stdout))
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="memgate bench load generator (JSON on stdout)")
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, required=True)
-    parser.add_argument("--path", required=True)
-    parser.add_argument("--body-file", type=Path, required=True)
-    parser.add_argument("--header", action="append", default=[])
-    parser.add_argument("--requests", type=int, default=2000)
-    parser.add_argument("--concurrency", type=int, default=1)
-    parser.add_argument("--warmup", type=int, default=200)
-    parser.add_argument("--timeout", type=float, default=30.0, help="Seconds per request.")
-    args = parser.parse_args(argv)
-    headers = dict(h.split(": ", 1) for h in args.header)
-    raw = build_request(args.host, args.port, args.path, args.body_file.read_bytes(), headers)
-    coro = run(args.host, args.port, raw, args.requests, args.concurrency, args.warmup, args.timeout)
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", type=int, required=True)
+@click.option("--path", required=True, help="Request target, e.g. /v1/chat/completions.")
+@click.option("--body-file", type=click.Path(exists=True, dir_okay=False, path_type=Path), required=True)
+@click.option("--header", "headers", multiple=True, help="'name: value' (repeatable).")
+@click.option("--requests", type=int, default=2000, show_default=True)
+@click.option("--concurrency", type=int, default=1, show_default=True)
+@click.option("--warmup", type=int, default=200, show_default=True)
+@click.option("--timeout", type=float, default=30.0, show_default=True, help="Seconds per request.")
+def main(host: str, port: int, path: str, body_file: Path, headers: tuple[str, ...], requests: int,
+         concurrency: int, warmup: int, timeout: float) -> None:
+    """The proxy benchmark's load generator: samples as JSON on stdout."""
+    header_map = dict(h.split(": ", 1) for h in headers)
+    raw = build_request(host, port, path, body_file.read_bytes(), header_map)
+    coro = run(host, port, raw, requests, concurrency, warmup, timeout)
     try:
         import uvloop
 

@@ -5,7 +5,7 @@ reads and discards the request body, and sets ``content-length``. nginx caps one
 token at 4 KB, so each body is split into ``set`` variables of under 3,000 bytes and the
 ``return`` concatenates them. ``$`` cannot be escaped in an nginx string; a body that
 holds one is refused (:class:`ValueError`) and the bench falls back to
-:mod:`gateway.bench.upstream`.
+:mod:`bench.proxy.upstream`.
 
 Layout: ``POST {PLAIN_PREFIX}/chat/completions`` -> the completion JSON,
 ``POST {SSE_PREFIX}/chat/completions`` -> the recorded SSE body
@@ -18,8 +18,8 @@ import os
 import shutil
 from pathlib import Path
 
-from gateway.bench.bodies import CHAT_PATH, PLAIN_PREFIX, SSE_PREFIX, Bodies
-from gateway.bench.process import Child
+from bench.proxy.bodies import CHAT_PATH, PLAIN_PREFIX, SSE_PREFIX, Bodies
+from bench.proxy.process import Child
 
 _PIECE = 2500
 

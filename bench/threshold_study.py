@@ -4,7 +4,7 @@ Embeds stored facts and, for each, questions that are about it and questions tha
 not, with the real embedding model (all-MiniLM-L6-v2 by default), and prints the cosine
 scores per group (English and Chinese separately) with the share of each group at or
 above a few candidate cuts. Findings are summarized in :mod:`plugins.auto_recall`.
-Run: ``python -m gateway.bench.threshold_study``.
+Run from a checkout: ``python -m bench threshold-study``.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import asyncio
 import json
 from collections.abc import Sequence
 
+import click
 import numpy as np
 
 from gateway.memory.config import EmbeddingConfig
@@ -71,10 +72,7 @@ async def run() -> dict[str, object]:
         await model.aclose()
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    print(json.dumps(asyncio.run(run()), indent=2, ensure_ascii=False))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+@click.command("threshold-study")
+def command() -> None:
+    """Cosine scores of related vs unrelated questions (is high_relevance_threshold 0.8 sensible?)."""
+    click.echo(json.dumps(asyncio.run(run()), indent=2, ensure_ascii=False))

@@ -41,6 +41,17 @@ def cpu_seconds(pid: int) -> float:
     return total
 
 
+#: The checkout holding ``bench/``, ``gateway/`` and ``tests/``.
+CHECKOUT = Path(__file__).resolve().parents[2]
+
+
+def python_env() -> dict[str, str]:
+    """Environment additions for a child ``python -m ...`` of this checkout: the checkout
+    first on ``PYTHONPATH`` (``bench`` is not installed; it runs from a checkout)."""
+    rest = os.environ.get("PYTHONPATH")
+    return {"PYTHONPATH": str(CHECKOUT) + (os.pathsep + rest if rest else "")}
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that was free a moment ago."""
     with socket.socket() as sock:

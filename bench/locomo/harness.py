@@ -1,9 +1,9 @@
-"""``memgate bench locomo PATH``: evidence recall@k of the memory store on LoCoMo.
+"""``python -m bench locomo PATH``: evidence recall@k of the memory store on LoCoMo.
 
 Each turn is stored verbatim as an event memory of its conversation's tenant (speaker
 name in the text, ``occurred_at`` from the session date, ``dia_id`` in metadata); every
 question with evidence is asked as a search; recall@k is reported overall and per
-category (:mod:`gateway.locomo.metrics`). Variants switch one idea at a time so the
+category (:mod:`bench.locomo.metrics`). Variants switch one idea at a time so the
 table shows what each added (issue 3 item 9). Reference: DRAGON over dialog turns,
 recall@5 56.7, @10 66.2, @25 76.7 (LoCoMo paper).
 """
@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gateway.locomo.dataset import CATEGORIES, Conversation, Turn, load_locomo
-from gateway.locomo.metrics import RecallTable
+from bench.locomo.dataset import CATEGORIES, Conversation, Turn, load_locomo
+from bench.locomo.metrics import RecallTable
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,33 @@
+"""``python -m bench``: the benchmarks behind the README's figures, run from a checkout.
+
+Not part of the installed ``memgate`` package (``pyproject.toml`` packages only
+``gateway`` and ``plugins``); the benchmarks use the checkout's test support
+(``tests/support``: the upstream model double, the loopback server) and fixtures.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import click
+
+from bench.locomo.cli import command as locomo
+from bench.memorize import command as memorize
+from bench.proxy.run import command as proxy
+from bench.recall import command as recall
+from bench.store import command as store
+from bench.threshold_study import command as threshold_study
+
+
+@click.group()
+@click.option("-v", "--verbose", is_flag=True, help="Debug logging.")
+def main(verbose: bool) -> None:
+    """memgate benchmarks (figures for the README and issue notes)."""
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+
+
+for _command in (proxy, store, recall, memorize, locomo, threshold_study):
+    main.add_command(_command)
