@@ -208,7 +208,7 @@ def create_app(
     running = _Running()
 
     async def chat(scope: Any, receive: Any, send: Any) -> None:
-        await running.gateway.proxy.wire(scope, receive, send)
+        await running.gateway.chat(scope, receive, send)
 
     async def embeddings(scope: Any, receive: Any, send: Any) -> None:
         await running.gateway.embeddings(scope, receive, send)

@@ -25,7 +25,7 @@ from typing import Annotated, Any, Literal
 from litestar import Controller, Request, delete, get, patch, post
 from litestar.connection import ASGIConnection
 from litestar.datastructures import State
-from litestar.di import Provide
+from litestar.di import NamedDependency, Provide
 from litestar.handlers import BaseRouteHandler
 from litestar.params import FromPath, JSONBody, QueryParameter
 from litestar.response import Stream
@@ -100,12 +100,13 @@ async def provide_principal(request: Request[Any, Any, Any], state: State) -> Pr
     return resolve_end_user(principal, None, headers)
 
 
-async def provide_tenant(principal: Principal) -> Tenant:
+async def provide_tenant(principal: NamedDependency[Principal]) -> Tenant:
     """The caller's memory tenant: ``Tenant(user_id, friend_id)``."""
     return Tenant(principal.user_id, principal.friend_id)
 
 
-async def provide_store(state: State) -> MemoryStore:
+async def provide_store(state: State) -> Any:
+    """The memory store (typed Any: litestar would isinstance-check a Protocol)."""
     return _api(state).store
 
 
@@ -130,8 +131,8 @@ class MemoriesController(Controller):
     @get("/", summary="List the caller's memories (newest first)")
     async def list_memories(
         self,
-        tenant: Tenant,
-        store: MemoryStore,
+        tenant: NamedDependency[Tenant],
+        store: NamedDependency[Any],
         memory_scope: Annotated[Scope | None, QueryParameter(name="scope")] = None,
         memory_type: Annotated[MemoryType | None, QueryParameter(name="type")] = None,
         cursor: Annotated[str | None, QueryParameter()] = None,
@@ -142,11 +143,11 @@ class MemoriesController(Controller):
         return await store.list(tenant, scope=scope, types=types, cursor=cursor, limit=limit)
 
     @post("/", summary="Store a memory", status_code=201)
-    async def add_memory(self, tenant: Tenant, store: MemoryStore, data: JSONBody[NewMemory]) -> MemoryRecord:
+    async def add_memory(self, tenant: NamedDependency[Tenant], store: NamedDependency[Any], data: JSONBody[NewMemory]) -> MemoryRecord:
         return await store.add(tenant, data)
 
     @post("/search", summary="Search the caller's memories", status_code=200)
-    async def search_memories(self, tenant: Tenant, store: MemoryStore, data: JSONBody[SearchRequest]) -> SearchResponse:
+    async def search_memories(self, tenant: NamedDependency[Tenant], store: NamedDependency[Any], data: JSONBody[SearchRequest]) -> SearchResponse:
         hits = await store.search(
             tenant, data.query, top_k=data.top_k, threshold=data.threshold,
             scopes=[s.value for s in data.scopes] if data.scopes else None,
@@ -157,17 +158,17 @@ class MemoriesController(Controller):
         return SearchResponse(data=hits)
 
     @get("/{memory_id:str}", summary="Get one memory")
-    async def get_memory(self, tenant: Tenant, store: MemoryStore, memory_id: FromPath[str]) -> MemoryRecord:
+    async def get_memory(self, tenant: NamedDependency[Tenant], store: NamedDependency[Any], memory_id: FromPath[str]) -> MemoryRecord:
         return await store.get(tenant, memory_id)
 
     @patch("/{memory_id:str}", summary="Change a memory (re-embedded if its text changes)")
     async def patch_memory(
-        self, tenant: Tenant, store: MemoryStore, memory_id: FromPath[str], data: JSONBody[MemoryPatch]
+        self, tenant: NamedDependency[Tenant], store: NamedDependency[Any], memory_id: FromPath[str], data: JSONBody[MemoryPatch]
     ) -> MemoryRecord:
         return await store.update(tenant, memory_id, data)
 
     @delete("/{memory_id:str}", summary="Erase a memory", status_code=204)
-    async def delete_memory(self, tenant: Tenant, store: MemoryStore, memory_id: FromPath[str]) -> None:
+    async def delete_memory(self, tenant: NamedDependency[Tenant], store: NamedDependency[Any], memory_id: FromPath[str]) -> None:
         await store.delete(tenant, memory_id)
 
 
@@ -179,7 +180,7 @@ class AdminUsersController(Controller):
     dependencies = {"store": Provide(provide_store)}
 
     @get("/{user_id:str}/export", summary="Export a user's memories (JSONL)")
-    async def export_user(self, store: MemoryStore, user_id: FromPath[str]) -> Stream:
+    async def export_user(self, store: NamedDependency[Any], user_id: FromPath[str]) -> Stream:
         Tenant(user_id)  # validates the id
         records = store.export_user(user_id)
 
@@ -190,7 +191,7 @@ class AdminUsersController(Controller):
         return Stream(lines(), media_type="application/x-ndjson")
 
     @post("/{user_id:str}/import", summary="Import memories (JSONL)", status_code=200)
-    async def import_user(self, request: Request[Any, Any, Any], store: MemoryStore, user_id: FromPath[str]) -> ImportResult:
+    async def import_user(self, request: Request[Any, Any, Any], store: NamedDependency[Any], user_id: FromPath[str]) -> ImportResult:
         records = parse_jsonl(await request.body(), user_id)
         return ImportResult(imported=await store.import_records(records))
 

@@ -175,6 +175,13 @@ class CallContext:
         return self.deadline_s - (time.perf_counter() - self.started)
 
 
+def _no_telemetry() -> Telemetry:
+    from gateway.config import TelemetryConfig
+    from gateway.telemetry import Telemetry
+
+    return Telemetry(TelemetryConfig())
+
+
 @dataclass(frozen=True)
 class Services:
     """Shared resources handed to plugin constructors, built once by the composition root
@@ -183,15 +190,15 @@ class Services:
     Attributes:
         redis: the async Redis client (None when memory is not configured).
         memory: the memory store (:class:`gateway.memory.store.MemoryStore`), None if off.
-        upstreams: the upstream pool (for :meth:`model_client`).
-        telemetry: spans and metrics.
+        upstreams: the upstream pool (for :meth:`model_client`); None in unit tests.
+        telemetry: spans and metrics (a non-recording one by default).
         breakers: the gateway's circuit breakers, one per breaker config.
     """
 
-    redis: aioredis.Redis | None
-    memory: MemoryStore | None
-    upstreams: UpstreamPool
-    telemetry: Telemetry
+    redis: aioredis.Redis | None = None
+    memory: MemoryStore | None = None
+    upstreams: UpstreamPool | None = None
+    telemetry: Telemetry = field(default_factory=_no_telemetry)
     breakers: BreakerRegistry = field(default_factory=BreakerRegistry)
 
     @property

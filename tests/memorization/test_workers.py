@@ -12,7 +12,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from gateway.proxy.assembly import reply_from_completion
 from gateway.proxy.wire import ChatRequest
 from gateway.config import TelemetryConfig
-from gateway.memorization.forget import forget_user
+from gateway.forget import forget_user
+from gateway.memorization.service import Memorization
 from gateway.memorization.jobs import job_from_fields
 from gateway.memorization.processor import JobProcessor
 from gateway.memorization.runtime import queue_for
@@ -35,8 +36,8 @@ async def enqueue(env: Any, config: Any, *user_texts: str, reply: str = "Noted."
     messages = [{"role": "user", "content": t} for t in user_texts]
     call = CallContext(request_id="req_" + uuid.uuid4().hex, principal=Principal("k", "alice", "tutor"),
                        original=ChatRequest(model="gpt-4o-mini", messages=messages), headers={},
-                       trace_context=TRACEPARENT)
-    return await plugin.enqueue(call, reply_from_completion(completion(reply)), datetime.now(timezone.utc))
+                       upstream=None, trace_context=TRACEPARENT)  # type: ignore[arg-type]  # no upstream calls
+    return await plugin.memorization.enqueue(call, reply_from_completion(completion(reply)), datetime.now(timezone.utc))
 
 
 async def fresh_store(env: Any) -> Any:
@@ -97,7 +98,7 @@ async def test_a_forget_while_the_job_waits_leaves_nothing_behind(env):
     config = memorize_config("verbatim")
     store = await fresh_store(env)
     await enqueue(env, config, "I am planning a surprise party for Sam.")
-    await forget_user(env.redis, store, "alice", queue_prefix=config.queue.key_prefix)
+    await forget_user([Memorization(config, env.redis, store, None, None)], store, "alice")
     await env.drain(config, store)
     assert await store.count(ALICE) == 0
     assert await enqueue(env, config, "I am planning a surprise party for Sam.") is not None  # dedupe set forgotten too
@@ -110,7 +111,7 @@ async def test_a_forget_that_slips_in_during_the_write_still_wins(env):
     original = store.import_records
 
     async def forget_then_write(records):  # the forget lands between the epoch check and the write
-        await forget_user(env.redis, store, "alice", queue_prefix=config.queue.key_prefix)
+        await forget_user([Memorization(config, env.redis, store, None, None)], store, "alice")
         return await original(records)
 
     store.import_records = forget_then_write
@@ -172,22 +173,22 @@ async def test_each_job_has_a_span_linked_to_its_request(env):
     assert telemetry.metrics.get("memgate_memorize_jobs_total", outcome="done") == 1
 
 
-async def test_serve_workers_start_from_the_gateway_config_and_export_queue_gauges(env, upstream, redis_url):
-    from gateway.memorization.runtime import memorization_workers, wait_drained
-    from tests.support.gateway import make_config
+async def test_the_memorize_plugin_starts_serve_workers_with_its_lifecycle_and_exports_queue_gauges(env):
+    from gateway.memorization.runtime import wait_drained
+    from plugins.memorize import MemorizePlugin
 
     config = memorize_config("verbatim")
     store = await fresh_store(env)
-    gateway_config = make_config(upstream.url, redis_url, plugins=[{"name": "memorize", "config": config.model_dump(mode="json")}])
     telemetry = Telemetry(TelemetryConfig())
+    services = Services(redis=env.redis, memory=store, upstreams=None, telemetry=telemetry)  # type: ignore[arg-type]
+    plugin = MemorizePlugin(config, services)
     await enqueue(env, config, "I am learning to sail.")
-    async with memorization_workers(gateway_config, Services(redis=env.redis, memory=store), telemetry) as workers:
-        assert len(workers) == 1
+    await plugin.start()
+    try:
         await wait_drained(queue_for(config, env.redis), 10)
+    finally:
+        await plugin.stop()
     assert [r.text for r in (await store.list(ALICE)).items] == ["I am learning to sail."]
     text = await telemetry.metrics.render()
     assert "memgate_memorize_queue_length 0" in text and "memgate_memorize_dead_letters 0" in text
     assert 'memgate_memorize_jobs_total{outcome="done"} 1' in text
-    off = make_config(upstream.url, redis_url, plugins=[])
-    async with memorization_workers(off, Services(redis=env.redis, memory=store), telemetry) as none:
-        assert none == []

@@ -2,8 +2,7 @@
 
 import time
 
-from plugins.breaker import BreakerConfig, CircuitBreaker, shared_breaker
-from gateway.sdk import Services
+from gateway.breaker import BreakerConfig, BreakerRegistry, CircuitBreaker
 
 
 class Clock:
@@ -67,11 +66,11 @@ def test_an_open_breaker_refuses_every_call_until_the_cooldown():
 
 
 def test_plugins_of_one_gateway_share_the_breaker_of_a_config():
-    services = Services()
-    a = shared_breaker(services, BreakerConfig())
-    assert shared_breaker(services, BreakerConfig()) is a
-    assert shared_breaker(services, BreakerConfig(cooldown_s=1)) is not a
-    assert shared_breaker(Services(), BreakerConfig()) is not a
+    breakers = BreakerRegistry()
+    a = breakers.get(BreakerConfig())
+    assert breakers.get(BreakerConfig()) is a
+    assert breakers.get(BreakerConfig(cooldown_s=1)) is not a
+    assert BreakerRegistry().get(BreakerConfig()) is not a
 
 
 def test_an_abandoned_probe_lets_the_next_call_probe():

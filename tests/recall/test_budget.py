@@ -4,7 +4,9 @@ import pytest
 import tiktoken
 
 from plugins.budget import droppable_units, fit_window, injected_tokens, trim_injected
-from plugins.context import InjectedContext, MemorySection, SpliceSection
+from gateway.injection import Injection
+from gateway.sdk import Services
+from tests.test_injection import memory, prefs
 from plugins.splice import RECALL_MEMORY_TOOL
 from plugins.token_budget import TokenBudget, TokenBudgetConfig
 from plugins.tokens import TokenCounter, utf8_upper_bound
@@ -39,12 +41,20 @@ def memories(*scores):
     return tuple(hit(f"memory number {i} " + "word " * 40, s) for i, s in enumerate(scores))
 
 
+def splice_of(spliced):
+    from gateway.injection import Exchange, Item
+    from plugins.splice import splice_messages
+
+    items = (Item(spliced.record.id, spliced.record.text, spliced.score, group="profile", data=spliced),)
+    return Exchange("tool_splice", items=items, tools=(RECALL_MEMORY_TOOL,),
+                    render=lambda kept: splice_messages("call_" + "x" * 24, "q", [i.data for i in kept], []) if kept else [])
+
+
 def test_trimming_drops_the_lowest_relevance_first_across_sections(counter):
     enc = counter.encoding("gpt-4o")
     mem = memories(0.95, 0.81, 0.9)
     spliced = (hit("spliced profile " + "word " * 40, 0.85),)
-    ctx = InjectedContext(memory=MemorySection("{{ memoryItems }}", mem),
-                          splice=SpliceSection("call_" + "x" * 24, "q", spliced, (), RECALL_MEMORY_TOOL))
+    ctx = Injection().with_system(memory("{{ memoryItems }}", mem)).with_exchange(splice_of(spliced[0]))
     full = injected_tokens(ctx, counter, enc)
     trimmed, dropped, before, after = trim_injected(ctx, counter, enc, full - 1)
     assert dropped == [mem[1].record.id] and before == full and after <= full - 1
@@ -54,7 +64,7 @@ def test_trimming_drops_the_lowest_relevance_first_across_sections(counter):
 
 def test_personalization_goes_last_and_a_fitting_context_is_untouched(counter):
     enc = counter.encoding("gpt-4o")
-    ctx = InjectedContext(personalization="PREFS " * 50, memory=MemorySection("{{ memoryItems }}", memories(0.9)))
+    ctx = Injection().with_system(prefs("PREFS " * 50)).with_system(memory("{{ memoryItems }}", memories(0.9)))
     trimmed, dropped, _, after = trim_injected(ctx, counter, enc, 0)
     assert dropped[-1] == "personalization" and after == 0
     same, dropped, before, after = trim_injected(ctx, counter, enc, 10_000)
@@ -89,7 +99,7 @@ def test_fit_window_drops_oldest_units_and_never_splits_a_call_from_its_results(
 def test_the_window_limit_is_the_models_minus_the_reply_reserve():
     from gateway.proxy.wire import ChatRequest
 
-    plugin = TokenBudget(TokenBudgetConfig(), None)
+    plugin = TokenBudget(TokenBudgetConfig(), Services())
     ask = lambda **f: ChatRequest.model_validate({"model": "gpt-4o-mini-2024-07-18", "messages": [], **f})  # noqa: E731
     assert plugin.prompt_limit(ask()) == 128_000 - 1024
     assert plugin.prompt_limit(ask(max_tokens=4000)) == 124_000

@@ -36,6 +36,12 @@ class Recording:
         EVENTS.append(f"{self.label}.filter_response")
         return body
 
+    def response_fallback(self, call, body):
+        return body
+
+    def stream_fallback(self, call):
+        return None
+
     async def on_chunk(self, call, chunk: Chunk):
         if not call.state.get(self.label):
             call.state[self.label] = True
@@ -139,6 +145,9 @@ class Shout:
     async def on_stream_end(self, call):
         return
         yield
+
+    def stream_fallback(self, call):
+        return None
 
 
 REGISTRY = {cls.name: cls for cls in (RecordingA, RecordingB, Inject, Raising, Sleeping, MustFollowInject, Shout)}
