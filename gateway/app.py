@@ -50,7 +50,7 @@ from gateway.proxy.upstream import UpstreamPool, forward_headers, open_stream
 from gateway.sdk import Services
 from gateway.telemetry import Telemetry
 
-__all__ = ["Gateway", "compose", "create_app"]
+__all__ = ["Gateway", "compose", "create_app", "default_registry"]
 
 log = logging.getLogger("memgate")
 
@@ -101,7 +101,8 @@ class Gateway:
             return f"down: {type(exc).__name__}"
 
 
-def _default_registry() -> Mapping[str, type]:
+def default_registry() -> Mapping[str, type]:
+    """The built-in plugins by name (the one place the core asks the plugins package)."""
     from plugins import builtin_plugins
 
     return builtin_plugins()
@@ -148,7 +149,7 @@ async def compose(
             )
             services = Services(redis=redis, memory=store, upstreams=upstreams, telemetry=telemetry)
             chains = ChainFactory(
-                config.plugins, registry if registry is not None else _default_registry(), services,
+                config.plugins, registry if registry is not None else default_registry(), services,
                 config.chain, telemetry, runner,
             )
             stack.push_async_callback(chains.aclose)

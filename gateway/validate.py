@@ -16,9 +16,9 @@ from gateway.config import ConfigError, GatewayConfig
 def validate_plugins(config: GatewayConfig, registry: Mapping[str, type] | None = None) -> None:
     """Raises ConfigError on the first invalid plugin entry or client override."""
     if registry is None:
-        from plugins import builtin_plugins
+        from gateway.app import default_registry
 
-        registry = builtin_plugins()
+        registry = default_registry()
     classes = {e.name: resolve_plugin_class(e.name, registry) for e in config.plugins}
     check_order([e.name for e in config.plugins], list(classes.values()))
     for i, entry in enumerate(config.plugins):

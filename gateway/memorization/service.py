@@ -12,15 +12,12 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from gateway.memorization.capture import capture_exchange, memorize_disabled
 from gateway.memorization.config import MemorizeConfig
 from gateway.memorization.forget import forget_queue_state
 from gateway.memorization.runtime import queue_for, run_workers
-
-if TYPE_CHECKING:
-    from gateway.sdk import AssembledReply, CallContext
 
 __all__ = ["Memorization", "MemorizeConfig"]
 
@@ -36,8 +33,10 @@ class Memorization:
         self.telemetry = telemetry
         self.queue = queue_for(config, redis)
 
-    async def enqueue(self, call: CallContext, reply: AssembledReply, now: datetime) -> str | None:
-        """The stream entry id of the job, or None (nothing new, disabled by header, no
+    async def enqueue(self, call: Any, reply: Any, now: datetime) -> str | None:
+        """``call``: the :class:`gateway.sdk.CallContext`; ``reply``: its
+        :class:`~gateway.sdk.AssembledReply` (typed loosely: the SDK imports this module).
+        The stream entry id of the job, or None (nothing new, disabled by header, no
         parsed request). One Redis round trip (dedupe + XADD)."""
         request = call.original
         if request is None or (self.config.honour_header and memorize_disabled(call.headers)):

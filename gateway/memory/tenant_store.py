@@ -21,7 +21,7 @@ from datetime import datetime, timezone
 import numpy as np
 
 from gateway.errors import NotFound, UnprocessableInput
-from gateway.memory import maintenance
+import gateway.memory.maintenance as maintenance
 from gateway.memory.config import MemoryConfig
 from gateway.memory.embeddings.base import Embedder, embed_one
 from gateway.memory.filters import SearchFilter
