@@ -60,6 +60,11 @@ class MemorizePlugin:
         if stack is not None:
             await stack.aclose()
 
+    async def aclose(self) -> None:
+        """Give buffered jobs a last chance (2 s), then stop the buffer's flusher."""
+        await self.memorization.flush(2.0)
+        await self.memorization.aclose()
+
     async def run_workers(self, count: int, stop: asyncio.Event) -> None:
         await self.memorization.run_workers(count, stop)
 

@@ -41,6 +41,15 @@ class QueueConfig(_Frozen):
         description="Only the last N messages of a request are hashed on the request path "
         "(bounds enqueue cost for long histories; older ones were seen by earlier requests).",
     )
+    buffer_max_jobs: int = Field(
+        10_000, ge=0, le=1_000_000,
+        description="Jobs kept in process while Redis cannot take them (down, pool exhausted), "
+        "retried in order with backoff; past it the oldest is shed and counted "
+        "(memgate_memorize_shed_total). 0: no buffer (an enqueue that fails is shed).",
+    )
+    buffer_retry_max_s: float = Field(
+        2.0, gt=0, description="Longest wait between two attempts to flush the buffer (backoff from 50 ms).",
+    )
 
 
 class WorkerConfig(_Frozen):

@@ -136,3 +136,8 @@ class MemoryConfig(BaseModel):
     socket_timeout_seconds: float = Field(
         5.0, gt=0, description="Redis socket connect/read timeout; past it -> 503 memory_unavailable."
     )
+    max_connections: int = Field(
+        512, ge=1, le=100_000, description="Redis connections one process may open; a caller "
+        "past it waits up to socket_timeout_seconds for a free one instead of failing at once "
+        "(redis-py's default pool has 100 and raises MaxConnectionsError at c=64 with memory on).",
+    )

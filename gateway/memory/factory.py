@@ -78,11 +78,14 @@ def make_backend(name: str, client: aredis.Redis, keys: KeySpace, config: Memory
 def redis_client(url: str, config: MemoryConfig) -> aredis.Redis:
     """The one Redis client factory (gateway, workers, CLI, tests): bytes replies (records
     decode themselves), short socket timeouts (fail fast, fail open), a health check on
-    connections idle for 30 s."""
+    connections idle for 30 s, and a blocking pool of ``memory.max_connections`` (a caller
+    waits for a free connection up to the socket timeout instead of failing at once)."""
     timeout = config.socket_timeout_seconds
-    return aredis.Redis.from_url(
-        url, socket_timeout=timeout, socket_connect_timeout=timeout, health_check_interval=30
+    pool = aredis.BlockingConnectionPool.from_url(
+        url, max_connections=config.max_connections, timeout=timeout,
+        socket_timeout=timeout, socket_connect_timeout=timeout, health_check_interval=30,
     )
+    return aredis.Redis.from_pool(pool)  # the client owns (and closes) its pool
 
 
 @asynccontextmanager

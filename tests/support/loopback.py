@@ -6,6 +6,7 @@ the LoCoMo via-chat benchmark.
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import threading
 import time
@@ -32,9 +33,22 @@ class LoopbackServer:
             **options,
         }
         self.server = uvicorn.Server(uvicorn.Config(app, **config))
-        self._thread = threading.Thread(
-            target=self.server.run, kwargs={"sockets": [self._sock]}, daemon=True
-        )
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+
+    def _serve(self) -> None:
+        """uvicorn's ``Server.run``, keeping a handle on the server's event loop."""
+        async def main() -> None:
+            self.loop = asyncio.get_running_loop()
+            await self.server.serve(sockets=[self._sock])
+
+        with asyncio.Runner(loop_factory=self.server.config.get_loop_factory()) as runner:
+            runner.run(main())
+
+    async def on_server_loop(self, coro: Any) -> Any:
+        """Await ``coro`` on the server's event loop (its objects belong to that loop)."""
+        assert self.loop is not None
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, self.loop))
 
     @property
     def url(self) -> str:

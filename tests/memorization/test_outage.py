@@ -1,0 +1,92 @@
+"""No accepted turn is lost to a Redis outage (issue 9 item 5): turns answered while Redis
+is down are buffered in the gateway and memorized once it is back."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+import redis
+from openai import OpenAI
+
+from gateway.redis_server import find_redis_server
+from tests.support.gateway import ADMIN_KEY, ALICE_KEY, GatewayServer, make_config
+
+
+class StoppableRedis:
+    """A redis-server on a fixed unix socket with AOF, that can be stopped and started."""
+
+    def __init__(self, root: Path) -> None:
+        self.dir = root
+        self.socket = tempfile.mkdtemp(prefix="mg-outage-") + "/r.sock"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"unix://{self.socket}"
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            [find_redis_server(), "--port", "0", "--unixsocket", self.socket, "--dir", str(self.dir),
+             "--appendonly", "yes", "--appendfsync", "always", "--save", ""],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            try:
+                if redis.Redis(unix_socket_path=self.socket, socket_timeout=1).ping():
+                    return
+            except redis.exceptions.ConnectionError:
+                time.sleep(0.02)  # polling a child process that is starting (no event to wait on)
+        raise RuntimeError("redis-server did not start")
+
+    def stop(self) -> None:
+        assert self.proc is not None
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+def chat(client: OpenAI, text: str) -> None:
+    client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": text}])
+
+
+async def wait_for(condition, timeout: float = 30.0) -> None:  # noqa: ANN001
+    async with asyncio.timeout(timeout):
+        while not await condition():
+            await asyncio.sleep(0.05)
+
+
+async def test_turns_accepted_while_redis_is_down_are_memorized_when_it_is_back(upstream, shared_model, tmp_path):
+    server = StoppableRedis(tmp_path)
+    server.start()
+    config = make_config(upstream.url, server.url, plugins=[
+        {"name": "memorize", "config": {"mode": "verbatim", "worker": {"block_ms": 50}}},
+    ])
+    gateway = GatewayServer(config, embedder=shared_model.for_gateway())
+    gateway.start()
+    try:
+        client = OpenAI(base_url=gateway.url + "/v1", api_key=ALICE_KEY, max_retries=0)
+        memorize = next(p.instance for p in gateway.gateway.chains.default.plugins if p.name == "memorize")
+        chat(client, "Before the outage: I keep bees on my roof.")
+        server.stop()
+        for text in ("During the outage: my bees are Carniolan.", "During the outage: I harvest honey in August."):
+            chat(client, text)  # the reply does not depend on Redis
+        await gateway.on_server_loop(gateway.gateway.runner.wait_idle(10))
+        assert memorize.memorization.buffered >= 1  # accepted, not yet in Redis
+        server.start()
+
+        async def all_memorized() -> bool:
+            async with httpx.AsyncClient() as http:
+                r = await http.get(gateway.url + "/v1/admin/users/alice/export", headers={"Authorization": f"Bearer {ADMIN_KEY}"})
+            return r.status_code == 200 and len(r.text.splitlines()) == 3
+
+        await wait_for(all_memorized)
+        assert memorize.memorization.buffered == 0
+    finally:
+        gateway.stop()
+        if server.proc and server.proc.poll() is None:
+            server.stop()
