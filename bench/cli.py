@@ -13,6 +13,7 @@ import click
 
 from bench.locomo.cli import command as locomo
 from bench.memorize import command as memorize
+from bench.outage import command as outage
 from bench.proxy.run import command as proxy
 from bench.recall import command as recall
 from bench.store import command as store
@@ -29,5 +30,5 @@ def main(verbose: bool) -> None:
     )
 
 
-for _command in (proxy, store, recall, memorize, locomo, threshold_study):
+for _command in (proxy, store, recall, memorize, locomo, threshold_study, outage):
     main.add_command(_command)

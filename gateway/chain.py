@@ -165,7 +165,7 @@ class ChainFactory:
         self._runner = runner
         self._classes = [resolve_plugin_class(e.name, registry) for e in self._entries]
         check_order([e.name for e in self._entries], self._classes)
-        self._instances: dict[tuple[str, str], Any] = {}
+        self._instances: dict[tuple[type, str], Any] = {}
         self._cache: dict[Any, PluginChain] = {}
         self._started: list[Any] = []
         self.default = self._build({})
@@ -209,7 +209,7 @@ class ChainFactory:
         return PluginChain(loaded, self._config, self._telemetry, self._runner)
 
     def _instance(self, cls: type, raw: dict[str, Any], path: str) -> Any:
-        key = (cls.__name__, repr(sorted(raw.items(), key=lambda kv: kv[0])))
+        key = (cls, repr(sorted(raw.items(), key=lambda kv: kv[0])))
         if key not in self._instances:
             self._instances[key] = cls(plugin_config(cls, raw, path), self._services)
         return self._instances[key]
@@ -380,18 +380,29 @@ class PluginChain:
             for i, plugin in enumerate(filters):
                 if i in state.bypassed:
                     continue
+                ending = plugin.instance.on_stream_end(call)
+                deadline = asyncio.get_running_loop().time() + plugin.reply_budget_s
                 try:
-                    async with asyncio.timeout(plugin.reply_budget_s):
-                        async for chunk in plugin.instance.on_stream_end(call):
-                            for out in await self._through(call, filters, state, i + 1, chunk):
-                                yield out
-                            if state.ended:
-                                return
+                    while True:
+                        # the budget covers the hook's own work, not the relay's writes to
+                        # the client between two of its chunks (a slow client is not the
+                        # plugin's overrun)
+                        async with asyncio.timeout_at(deadline):
+                            try:
+                                chunk = await anext(ending)
+                            except StopAsyncIteration:
+                                break
+                        for out in await self._through(call, filters, state, i + 1, chunk):
+                            yield out
+                        if state.ended:
+                            return
                 except Exception as exc:  # TimeoutError included
                     for out in self._stream_failed(call, plugin, i, state, "on_stream_end", exc):
                         yield out
                     if state.ended:
                         return
+                finally:
+                    await ending.aclose()
         finally:
             for span in state.spans.values():
                 span.end()

@@ -39,6 +39,7 @@ class RelayState:
     first_byte_at: float | None = None
     error: dict[str, Any] | None = None
     done_seen: bool = False
+    source_done: bool = False
 
 
 def error_event(error: MemgateError) -> bytes:
@@ -106,6 +107,7 @@ async def _events(response: UpstreamResponse, state: RelayState, tail: list[Chun
                 yield chunk
     for event in decoder.flush():
         tail.append(Chunk(event.raw, event.data))
+    state.source_done = True
 
 
 async def relay_events(
@@ -132,6 +134,11 @@ async def relay_events(
         await _write(send, state, chunk.raw)
     for chunk in tail:
         await _write(send, state, chunk.raw)
+    if not state.source_done and not state.done_seen:
+        # a stream filter's fallback ended the stream before the upstream did: the
+        # client still gets its one [DONE]
+        state.done_seen = True
+        await _write(send, state, b"data: [DONE]\n\n")
 
 
 async def _relay_unfiltered(

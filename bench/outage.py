@@ -1,0 +1,97 @@
+"""``python -m bench outage``: turns accepted vs memorized across a Redis stop (issue 9
+item 5).
+
+A real gateway (in-process, loopback port) with ``auto_recall``, ``hybrid_injection`` and
+``memorize`` (verbatim, one in-serve worker) on its own redis-server (unix socket, AOF
+``always``); the upstream is the model double. ``--concurrency`` clients send chat
+requests, each a new user message, for ``--seconds``; Redis is stopped ``--stop-at``
+seconds in for ``--stop-for`` seconds and started again on the same files. Then the
+gateway drains its buffer and queue, and the turns stored are counted against the
+requests answered 200 (accepted).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import click
+import httpx
+
+from tests.memorization.test_outage import StoppableRedis
+from tests.support.embedding import SharedLocalModel
+from tests.support.gateway import ADMIN_KEY, ALICE_KEY, GatewayServer, make_config
+from tests.support.loopback import LoopbackServer
+from tests.support.upstream_double import UpstreamDouble
+
+
+async def load(url: str, seconds: float, concurrency: int, redis: StoppableRedis, stop_at: float, stop_for: float) -> dict:
+    accepted = errors = 0
+    started = time.monotonic()
+
+    async def client() -> None:
+        nonlocal accepted, errors
+        async with httpx.AsyncClient(timeout=30) as http:
+            while time.monotonic() - started < seconds:
+                body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": f"note {uuid.uuid4().hex}"}]}
+                r = await http.post(url + "/v1/chat/completions", json=body, headers={"Authorization": f"Bearer {ALICE_KEY}"})
+                if r.status_code == 200:
+                    accepted += 1
+                else:
+                    errors += 1
+
+    async def outage() -> None:
+        await asyncio.sleep(stop_at)
+        await asyncio.to_thread(redis.stop)
+        await asyncio.sleep(stop_for)
+        await asyncio.to_thread(redis.start)
+
+    await asyncio.gather(outage(), *(client() for _ in range(concurrency)))
+    return {"accepted": accepted, "errors": errors}
+
+
+async def count_stored(url: str, expected: int, timeout_s: float) -> tuple[int, float]:
+    started = time.monotonic()
+    stored = 0
+    async with httpx.AsyncClient(timeout=60) as http:
+        while time.monotonic() - started < timeout_s:
+            r = await http.get(url + "/v1/admin/users/alice/export", headers={"Authorization": f"Bearer {ADMIN_KEY}"})
+            if r.status_code == 200:
+                stored = len(r.text.splitlines())
+                if stored >= expected:
+                    break
+            await asyncio.sleep(0.5)
+    return stored, time.monotonic() - started
+
+
+@click.command("outage")
+@click.option("--seconds", default=20.0, show_default=True, help="Length of the load.")
+@click.option("--concurrency", default=16, show_default=True, help="Concurrent clients.")
+@click.option("--stop-at", default=5.0, show_default=True, help="Seconds into the load when Redis stops.")
+@click.option("--stop-for", default=6.0, show_default=True, help="Seconds Redis stays down.")
+@click.option("--drain-timeout", default=120.0, show_default=True, help="Most seconds to wait for the backlog.")
+def command(seconds: float, concurrency: int, stop_at: float, stop_for: float, drain_timeout: float) -> None:
+    """Turns accepted vs memorized across a Redis stop."""
+    redis = StoppableRedis(Path(tempfile.mkdtemp(prefix="mg-bench-outage-")))
+    redis.start()
+    double = UpstreamDouble()
+    upstream = LoopbackServer(double, lifespan="off").start()
+    config = make_config(upstream.url, redis.url, plugins=[
+        {"name": "auto_recall"}, {"name": "hybrid_injection"},
+        {"name": "memorize", "config": {"mode": "verbatim", "worker": {"block_ms": 50}}},
+    ])
+    gateway = GatewayServer(config, embedder=SharedLocalModel().for_gateway()).start()
+    try:
+        result = asyncio.run(load(gateway.url, seconds, concurrency, redis, stop_at, stop_for))
+        stored, waited = asyncio.run(count_stored(gateway.url, result["accepted"], drain_timeout))
+        result.update(memorized=stored, lost=result["accepted"] - stored, drain_s=round(waited, 1),
+                      redis_down_s=stop_for, concurrency=concurrency, seconds=seconds)
+        click.echo(json.dumps(result))
+    finally:
+        gateway.stop()
+        upstream.stop()
+        redis.stop()
