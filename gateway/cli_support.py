@@ -4,8 +4,8 @@ that need plugins (forget, workers). Imported by :mod:`gateway.cli`,
 :mod:`gateway.memory_cli` and :mod:`gateway.memorization.cli`; imports none of them.
 
 Commands that need Redis use ``memory.redis_url`` from the config; without one they use
-the embedded server of a running ``memgate serve`` on the same data dir, or start one for
-the duration of the command.
+the embedded server of the data dir's owner (a running ``memgate serve`` or worker), or
+start one for the duration of the command (:func:`redis_url_for`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import click
 import redis.asyncio as aioredis
 
 from gateway.config import ConfigError, GatewayConfig, load_config
-from gateway.redis_server import EmbeddedRedis, EmbeddedRedisError, running_url
+from gateway.redis_server import EmbeddedRedis, EmbeddedRedisError
 
 __all__ = ["CONFIG_OPTION", "composed", "load", "redis_for", "redis_url_for"]
 
@@ -36,20 +36,27 @@ def load(config_path: str) -> GatewayConfig:
 
 
 @contextlib.contextmanager
-def redis_url_for(config: GatewayConfig) -> Iterator[str]:
-    """The Redis URL the config points at (see module docstring)."""
+def redis_url_for(config: GatewayConfig, *, supervise: bool = False) -> Iterator[str]:
+    """The Redis URL the config points at: ``memory.redis_url``, else the embedded server
+    of ``memory.data_dir/redis``, reused from its owner (a running ``memgate serve`` or
+    worker) or started for the duration of the command (:meth:`EmbeddedRedis.open`: never
+    a second server on one data dir). ``supervise``: restart / take over the embedded
+    server while the command runs (long-lived commands such as ``memgate worker``).
+
+    Raises:
+        click.ClickException: the data dir is owned by a process whose server does not
+            answer, or no usable redis-server (the message says which and what to do).
+    """
     if config.memory.redis_url:
         yield config.memory.redis_url
         return
-    url = running_url(config.memory.data_dir / "redis")
-    if url:
-        yield url
-        return
-    server = EmbeddedRedis(config.memory.data_dir / "redis")
+    server = EmbeddedRedis(config.memory.data_dir / "redis", supervise=supervise)
     try:
-        yield server.start()
+        url = server.open()
     except EmbeddedRedisError as exc:
         raise click.ClickException(str(exc)) from None
+    try:
+        yield url
     finally:
         server.stop()
 

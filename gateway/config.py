@@ -4,6 +4,8 @@ Every model is ``frozen`` with ``extra="forbid"`` and a description on every fie
 typo stops start-up with the dotted path of the bad key (``plugins.2.config.limt``).
 Secrets come from ``${ENV}`` interpolation (``${NAME}`` or ``${NAME:-default}``), never
 from the file itself; an unset variable without a default is an error naming it.
+Relative paths (``memory.data_dir``, a local embedding model directory) are relative to the
+folder of the config file, not the current directory (:func:`load_config`, issue 9 item 3).
 
 Top-level sections other code and docs rely on: ``server``, ``upstream``, ``clients``,
 ``memory``, ``plugins`` (chain order), ``telemetry``; plus ``chain`` (time budgets) and
@@ -274,7 +276,9 @@ def parse_config(data: dict[str, Any] | None) -> GatewayConfig:
 
 
 def load_config(path: str | Path, environ: dict[str, str] | None = None) -> GatewayConfig:
-    """Read, interpolate and validate ``gateway.yaml``.
+    """Read, interpolate and validate ``gateway.yaml``; relative paths in it are made
+    absolute against the file's folder (:func:`resolve_paths`), so the result does not
+    depend on the current directory.
 
     Raises:
         ConfigError: unreadable file, bad YAML, unset variable, or invalid key (with path).
@@ -289,7 +293,28 @@ def load_config(path: str | Path, environ: dict[str, str] | None = None) -> Gate
         raise ConfigError(f"{path}: not valid YAML: {exc}") from None
     if data is not None and not isinstance(data, dict):
         raise ConfigError(f"{path}: the top level must be a mapping")
-    return parse_config(interpolate_tree(data, environ))
+    config = parse_config(interpolate_tree(data, environ))
+    return resolve_paths(config, Path(path).absolute().parent)
+
+
+def resolve_paths(config: GatewayConfig, base_dir: Path) -> GatewayConfig:
+    """``config`` with its relative filesystem paths joined to ``base_dir`` (issue 9 item 3).
+
+    ``load_config`` passes the config file's folder: running ``memgate`` from another
+    directory then uses the same store rather than silently creating an empty one under
+    the current directory. ``~`` is expanded first. The paths: ``memory.data_dir``
+    (default ``./data``, i.e. ``<config folder>/data``) and a local embedding model given
+    as a directory (``memory.embedding.model``; resolved when loaded, see
+    ``EmbeddingConfig.config_dir``, so the model's recorded name does not change).
+    """
+    memory = config.memory
+    data_dir = memory.data_dir.expanduser()
+    if not data_dir.is_absolute():
+        data_dir = base_dir / data_dir
+    memory = memory.model_copy(
+        update={"data_dir": data_dir, "embedding": memory.embedding.with_config_dir(base_dir)}
+    )
+    return config.model_copy(update={"memory": memory})
 
 
 def interpolate_tree(value: Any, environ: dict[str, str] | None = None) -> Any:

