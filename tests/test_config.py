@@ -55,3 +55,30 @@ def test_shipped_gateway_yaml_is_valid():
     config = load_config(Path(__file__).resolve().parent.parent / "gateway.yaml",
                          {"OPENAI_API_KEY": "sk-x", "MEMGATE_KEY": "k", "MEMGATE_ADMIN_KEY": "a"})
     validate_plugins(config)
+
+
+def test_relative_paths_resolve_against_the_config_folder(tmp_path, monkeypatch):
+    folder = tmp_path / "etc" / "memgate"
+    folder.mkdir(parents=True)
+    (folder / "model").mkdir()
+    path = folder / "gateway.yaml"
+    path.write_text("memory: {data_dir: ./store, embedding: {model: ./model}}")
+    monkeypatch.chdir(tmp_path)  # another folder: it must not matter
+    config = load_config("etc/memgate/gateway.yaml", {})
+    assert config.memory.data_dir == folder / "store"
+    assert config.memory.embedding.model == "./model"  # the recorded name is unchanged
+    from gateway.memory.embeddings.local import model_path
+
+    assert model_path(config.memory.embedding.model_name, config.memory.embedding.config_dir) == folder / "model"
+
+
+def test_default_data_dir_is_next_to_the_config_and_absolute_paths_stay(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "conf").mkdir()
+    assert load_config(write(tmp_path / "conf", ""), {}).memory.data_dir == tmp_path / "conf" / "data"
+    elsewhere = tmp_path / "abs"
+    config = load_config(write(tmp_path / "conf", f"memory: {{data_dir: {elsewhere}}}"), {})
+    assert config.memory.data_dir == elsewhere
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    config = load_config(write(tmp_path / "conf", "memory: {data_dir: ~/mg}"), {})
+    assert config.memory.data_dir == tmp_path / "home" / "mg"

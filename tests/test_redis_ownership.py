@@ -15,6 +15,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -316,3 +317,28 @@ def test_cli_from_another_folder_uses_the_config_folders_data_dir(tmp_path, upst
     listed = run_memgate("keys", "list", "--config", "gateway.yaml", cwd=config.parent)
     assert listed.returncode == 0, listed.stderr
     assert key_id in listed.stdout
+
+
+def test_watchdog_restarts_a_killed_child_on_the_same_url_and_gives_up_when_it_cannot(tmp_path):
+    gave_up = threading.Event()
+    reasons: list[str] = []
+
+    def give_up(message: str) -> None:
+        reasons.append(message)
+        gave_up.set()
+
+    server = EmbeddedRedis(tmp_path / "redis", supervise=True, max_restarts=2, on_give_up=give_up)
+    url = server.start()
+    try:
+        client = redis.Redis.from_url(url)
+        first = server.pid
+        os.kill(first, signal.SIGKILL)
+        wait_for(lambda: server.restarts == 1 and _answers(client), 30, "the restarted child")
+        assert server.pid != first and redis_server_pids(tmp_path / "redis") == [server.pid]
+        server.binary = "/bin/false"  # from now on every restart fails
+        os.kill(server.pid, signal.SIGKILL)
+        assert gave_up.wait(30), "the watchdog never gave up"
+        assert "failed 2 times" in reasons[0] and str(tmp_path / "redis") in reasons[0]
+    finally:
+        server.stop()
+    assert redis_server_pids(tmp_path / "redis") == []
