@@ -315,6 +315,7 @@ class EmbeddedRedis:
     _proc: subprocess.Popen[bytes] | None = field(default=None, init=False, repr=False)
     _lock: _DirLock | None = field(default=None, init=False, repr=False)
     _joined: bool = field(default=False, init=False, repr=False)
+    _joined_url: str | None = field(default=None, init=False, repr=False)
     _stopping: threading.Event = field(default_factory=threading.Event, init=False, repr=False)
     _state: threading.RLock = field(default_factory=threading.RLock, init=False, repr=False)
     _watchdog: threading.Thread | None = field(default=None, init=False, repr=False)
@@ -373,6 +374,7 @@ class EmbeddedRedis:
             url = running_url(self.data_dir)
             if url:
                 self._joined = True
+                self._joined_url = url
                 log.info("reusing the embedded redis-server of pid %s on %s", self._lock.holder(), self.data_dir)
                 self._start_watchdog()
                 return url
@@ -539,6 +541,18 @@ class EmbeddedRedis:
         self._watchdog.start()
 
     def _watch(self) -> None:
+        try:
+            self._watch_loop()
+        finally:
+            if self._stopping.is_set():  # a take-over may have raced stop(): undo it
+                with self._state:
+                    proc, self._proc = self._proc, None
+                    if proc is not None:
+                        _terminate(proc)
+                    if self._lock is not None:
+                        self._lock.release()
+
+    def _watch_loop(self) -> None:
         recent: collections.deque[float] = collections.deque()
         while not self._stopping.is_set():
             if self.owner:
@@ -554,8 +568,11 @@ class EmbeddedRedis:
             else:
                 if self._stopping.wait(self.poll_interval):
                     return
-                if _ping(self.url) or not self._lock or not self._lock.try_acquire():
+                if _ping(self._joined_url or self.url) or not self._lock:
                     continue
+                with self._state:
+                    if self._stopping.is_set() or not self._lock.try_acquire():
+                        continue
                 log.warning("the owner of %s is gone; this process now runs its redis-server", self.data_dir)
                 try:
                     self._retire_previous()
@@ -563,7 +580,7 @@ class EmbeddedRedis:
                     log.error("%s", exc)
                 with self._state:
                     self._proc = None
-                self._joined = False
+                self._joined, self._joined_url = False, None
                 if not self._restart(recent):
                     return
 
