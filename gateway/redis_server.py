@@ -61,6 +61,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import redis
 
 log = logging.getLogger(__name__)
 
@@ -272,11 +276,22 @@ def _wait_gone(pid: int, timeout: float) -> bool:
     return True
 
 
+def _probe(url: str | None = None, **options: object) -> "redis.Redis":
+    """A sync client for one-off checks: 1 s timeouts, no retries (redis-py >= 6 retries
+    a failed connection 3 times with up to seconds of backoff by default)."""
+    import redis
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
+
+    settings: dict = {"socket_timeout": 1, "socket_connect_timeout": 1, "retry": Retry(NoBackoff(), 0), **options}
+    return redis.Redis.from_url(url, **settings) if url else redis.Redis(**settings)
+
+
 def _ping(url: str) -> bool:
     import redis
 
     try:
-        client = redis.Redis.from_url(url, socket_timeout=1, socket_connect_timeout=1)
+        client = _probe(url)
         try:
             return bool(client.ping())
         finally:
@@ -450,7 +465,7 @@ class EmbeddedRedis:
             import redis
 
             try:
-                client = redis.Redis.from_url(old_url, socket_timeout=2, socket_connect_timeout=1)
+                client = _probe(old_url, socket_timeout=2)
                 try:
                     info = client.info("server")
                     served_dir = client.config_get("dir").get("dir")
@@ -512,7 +527,7 @@ class EmbeddedRedis:
             if proc.poll() is not None:
                 break
             try:
-                client = redis.Redis(unix_socket_path=self.socket_path, socket_timeout=1)
+                client = _probe(unix_socket_path=self.socket_path)
                 try:
                     if client.ping():
                         (self.data_dir / URL_FILE).write_text(self.url)

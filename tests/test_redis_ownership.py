@@ -24,6 +24,8 @@ from typing import Any
 import httpx
 import pytest
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from gateway.redis_server import URL_FILE, DataDirBusy, EmbeddedRedis, EmbeddedRedisError, find_redis_server
 
@@ -95,13 +97,19 @@ def server_pid(data_dir: Path) -> int | None:
     """Pid of the server answering at ``data_dir/redis.url``, None while none answers."""
     try:
         url = (data_dir / URL_FILE).read_text().strip()
-        client = redis.Redis.from_url(url, socket_timeout=1, socket_connect_timeout=1)
+        client = probe(url)
         try:
             return int(client.info("server")["process_id"])
         finally:
             client.close()
     except (OSError, redis.RedisError):
         return None
+
+
+def probe(url: str | None = None, **options: Any) -> redis.Redis:
+    """A client that fails at once while the server is down (no redis-py retries)."""
+    settings = {"socket_timeout": 5, "socket_connect_timeout": 1, "retry": Retry(NoBackoff(), 0), **options}
+    return redis.Redis.from_url(url, **settings) if url else redis.Redis(**settings)
 
 
 def status(url: str) -> int | None:
@@ -266,7 +274,7 @@ def test_server_left_by_a_previous_run_is_shut_down_before_starting(tmp_path, le
         start_new_session=True,
     )
     try:
-        client = redis.Redis(unix_socket_path=str(sock))
+        client = probe(unix_socket_path=str(sock))
         wait_for(lambda: _answers(client), 15, "the orphan")
         client.set("kept", "yes")
         client.execute_command("WAITAOF", 1, 0, 5000)  # fsynced to the AOF
@@ -294,7 +302,7 @@ def test_gateway_restarts_a_killed_embedded_redis(tmp_path, upstream, leftover_s
     wait_for(lambda: status(base + "/readyz") == 200, 60, "/readyz green")
     assert status(base + "/v1/memories") == 200
     first = server_pid(data_dir)
-    client = redis.Redis.from_url((data_dir / URL_FILE).read_text())
+    client = probe((data_dir / URL_FILE).read_text())
     client.set("survives", "1")
     client.execute_command("WAITAOF", 1, 0, 5000)
     os.kill(first, signal.SIGKILL)
@@ -330,7 +338,7 @@ def test_watchdog_restarts_a_killed_child_on_the_same_url_and_gives_up_when_it_c
     server = EmbeddedRedis(tmp_path / "redis", supervise=True, max_restarts=2, on_give_up=give_up)
     url = server.start()
     try:
-        client = redis.Redis.from_url(url)
+        client = probe(url)
         first = server.pid
         os.kill(first, signal.SIGKILL)
         wait_for(lambda: server.restarts == 1 and _answers(client), 30, "the restarted child")
