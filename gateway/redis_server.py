@@ -191,8 +191,8 @@ def _spawn(args: list[str]) -> subprocess.Popen[bytes]:
     preexec = _pdeathsig_preexec()
 
     def popen() -> subprocess.Popen[bytes]:
-        return subprocess.Popen(
-            args, stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=preexec
+        return subprocess.Popen(  # preexec only calls prctl/getppid/kill: no locks taken
+            args, stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=preexec,  # noqa: PLW1509
         )
 
     return _spawner.submit(popen).result()
@@ -276,7 +276,7 @@ def _wait_gone(pid: int, timeout: float) -> bool:
     return True
 
 
-def _probe(url: str | None = None, **options: object) -> "redis.Redis":
+def _probe(url: str | None = None, **options: object) -> redis.Redis:
     """A sync client for one-off checks: 1 s timeouts, no retries (redis-py >= 6 retries
     a failed connection 3 times with up to seconds of backoff by default)."""
     import redis
@@ -493,7 +493,7 @@ class EmbeddedRedis:
                 raise EmbeddedRedisError(f"cannot stop redis-server pid {pid} left on {self.data_dir}")
         pid_file.unlink(missing_ok=True)
         url_file.unlink(missing_ok=True)
-        if old_url and old_url != self.url:  # an older memgate's private socket dir
+        if old_url and old_url != self.url and not _ping(old_url):  # an older memgate's socket dir
             old_dir = Path(old_url.removeprefix("unix://")).parent
             if old_dir.name.startswith("memgate-redis-") and old_dir.parent == Path(tempfile.gettempdir()):
                 shutil.rmtree(old_dir, ignore_errors=True)

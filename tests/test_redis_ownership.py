@@ -27,7 +27,13 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from gateway.redis_server import URL_FILE, DataDirBusy, EmbeddedRedis, EmbeddedRedisError, find_redis_server
+from gateway.redis_server import (
+    URL_FILE,
+    DataDirBusy,
+    EmbeddedRedis,
+    EmbeddedRedisError,
+    find_redis_server,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 KEY = "sk-test-ownership-0123456789"
@@ -157,7 +163,7 @@ def start_serve(tmp_path: Path, upstream_url: str, processes: list, plugins: lis
 
 
 def test_kill_9_of_serve_takes_its_redis_server_with_it(tmp_path, upstream, leftover_servers, processes):
-    base, data_dir = start_serve(tmp_path, upstream.url, processes)
+    _, data_dir = start_serve(tmp_path, upstream.url, processes)
     leftover_servers.append(data_dir)
     child = wait_for(lambda: server_pid(data_dir), what="the embedded redis-server")
     processes[0].kill()  # SIGKILL: no clean-up code runs in the gateway
@@ -190,9 +196,11 @@ def lock_holder(tmp_path: Path) -> Iterator[tuple[Path, int]]:
     data_dir = tmp_path / "redis"
     data_dir.mkdir()
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import fcntl, os, sys\n"
-         f"f = open({str(data_dir / 'redis.lock')!r}, 'w'); fcntl.flock(f, fcntl.LOCK_EX)\n"
-         "f.write(str(os.getpid())); f.flush(); print('locked', flush=True); sys.stdin.read()"],
+        [sys.executable, "-c", (
+            "import fcntl, os, sys\n"
+            f"f = open({str(data_dir / 'redis.lock')!r}, 'w'); fcntl.flock(f, fcntl.LOCK_EX)\n"
+            "f.write(str(os.getpid())); f.flush(); print('locked', flush=True); sys.stdin.read()"
+        )],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
     )
     try:

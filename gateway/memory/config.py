@@ -86,7 +86,7 @@ class EmbeddingConfig(BaseModel):
         ``model_name``, which names the model in the store's metadata."""
         return self._config_dir
 
-    def with_config_dir(self, folder: Path) -> "EmbeddingConfig":
+    def with_config_dir(self, folder: Path) -> EmbeddingConfig:
         """A copy whose relative model directory resolves against ``folder``."""
         copy = self.model_copy()
         copy._config_dir = folder
