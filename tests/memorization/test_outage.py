@@ -37,11 +37,14 @@ class StoppableRedis:
         )
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline:
+            client = redis.Redis(unix_socket_path=self.socket, socket_timeout=1)
             try:
-                if redis.Redis(unix_socket_path=self.socket, socket_timeout=1).ping():
+                if client.ping():
                     return
             except redis.exceptions.ConnectionError:
                 time.sleep(0.02)  # polling a child process that is starting (no event to wait on)
+            finally:
+                client.close()
         raise RuntimeError("redis-server did not start")
 
     def stop(self) -> None:
@@ -54,7 +57,7 @@ def chat(client: OpenAI, text: str) -> None:
     client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": text}])
 
 
-async def wait_for(condition, timeout: float = 30.0) -> None:  # noqa: ANN001
+async def wait_for(condition, timeout: float = 120.0) -> None:  # noqa: ANN001
     async with asyncio.timeout(timeout):
         while not await condition():
             await asyncio.sleep(0.05)
