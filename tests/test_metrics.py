@@ -183,3 +183,25 @@ async def test_a_worker_process_serves_its_job_counter_on_its_metrics_port(tmp_p
         stderr = await asyncio.wait_for(process.stderr.read(), 30)
         await asyncio.wait_for(process.wait(), 30)
     assert process.returncode == 0, stderr.decode()[-2000:]
+
+
+def test_the_facade_refuses_undeclared_names_and_labels():
+    from gateway.metrics import Metrics
+
+    metrics = Metrics()
+    for bad in (lambda: metrics.inc("memgate_typo_total"),
+                lambda: metrics.inc("memgate_degraded_total", plugin="p"),  # reason missing
+                lambda: metrics.inc("memgate_client_disconnects_total", route="/x"),
+                lambda: metrics.observe("memgate_request_phase_seconds_typo", 0.1),
+                lambda: metrics.counter("memgate_degraded_total", "again", ("plugin",)),
+                lambda: metrics.counter("memgate_no_suffix", "help")):
+        try:
+            bad()
+        except ValueError:
+            continue
+        raise AssertionError("accepted an undeclared metric or label set")
+    metrics.counter("memgate_plugin_things_total", "A plugin's own counter.", ("kind",))
+    metrics.counter("memgate_plugin_things_total", "A plugin's own counter.", ("kind",))  # once per instance: fine
+    metrics.inc("memgate_plugin_things_total", 3, kind="a")
+    assert metrics.get("memgate_plugin_things_total", kind="a") == 3.0
+    assert Metrics().get("memgate_plugin_things_total", kind="a") == 0.0  # one registry per gateway
