@@ -16,6 +16,11 @@ ASGI handlers (byte-exact relay, disconnect watching); health, metrics and the m
 are ordinary litestar handlers. Everything bound to the event loop is created in the
 lifespan, on the server's loop.
 
+``GET /metrics`` serves the gateway's own registry (:mod:`gateway.metrics`) in the
+format the scraper's ``Accept`` asks for (Prometheus text 0.0.4 by default). Every routed
+request is measured once: the proxy routes by :class:`~gateway.proxy.handler.ProxyRoute`,
+the litestar handlers by the :class:`_HttpMetrics` middleware.
+
 Unknown paths, including unknown ``/v1/*`` paths, get 404 in the OpenAI error envelope:
 the gateway proxies only the endpoints it understands (openai-compat item 26).
 """
@@ -24,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -31,7 +37,9 @@ from typing import Any
 import redis.asyncio as aioredis
 from litestar import Litestar, Request, Response, get
 from litestar.exceptions import HTTPException
+from litestar.enums import ScopeType
 from litestar.handlers import asgi
+from litestar.middleware import ASGIMiddleware
 from litestar.openapi import OpenAPIConfig
 from opentelemetry.sdk.trace.export import SpanExporter
 
@@ -42,6 +50,7 @@ from gateway.forget import forget_user
 from gateway.memory.factory import open_redis, open_store
 from gateway.memory.store import MemoryStore
 from gateway.memory_api import MemoryApi, memory_controllers
+from gateway.metrics import Metrics, bounded_method
 from gateway.proxy.auth import Authenticator
 from gateway.proxy.chat import ChatCompletions
 from gateway.proxy.keystore import RedisKeyStore
@@ -197,6 +206,47 @@ class _Running:
     gateway: Gateway
 
 
+#: Route option that keeps a handler out of :class:`_HttpMetrics` (the proxy routes
+#: measure themselves: :class:`gateway.proxy.handler.ProxyRoute`).
+MEASURES_ITSELF = "measures_itself"
+
+
+class _HttpMetrics(ASGIMiddleware):
+    """``memgate_http_request_duration_seconds{route,method,status}`` for the litestar
+    handlers (health, metrics, memory API). An exception leaving the handler is counted
+    with the status the app's exception handlers give it (its ``status_code`` /
+    ``status``, else 500). Unmatched paths (404) never reach a route's middleware."""
+
+    scopes = (ScopeType.HTTP,)
+    exclude_opt_key = MEASURES_ITSELF
+
+    def __init__(self, running: _Running) -> None:
+        self._running = running
+
+    async def handle(self, scope: Any, receive: Any, send: Any, next_app: Any) -> None:
+        started = time.perf_counter()
+        status = 0
+
+        async def tracked(message: Any) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await next_app(scope, receive, tracked)
+        except Exception as exc:
+            status = status or getattr(exc, "status_code", None) or getattr(exc, "status", None) or 500
+            raise
+        finally:
+            metrics: Metrics = self._running.gateway.telemetry.metrics
+            metrics.observe(
+                "memgate_http_request_duration_seconds", time.perf_counter() - started,
+                route=scope.get("path_template") or "unmatched", method=bounded_method(scope["method"]),
+                status=str(status or 499),
+            )
+
+
 def create_app(
     config: GatewayConfig,
     *,
@@ -227,9 +277,10 @@ def create_app(
         ok = all(v is True for v in checks.values())
         return Response({"ready": ok, "checks": checks}, status_code=200 if ok else 503)
 
-    @get("/metrics", media_type="text/plain; version=0.0.4")
-    async def metrics() -> str:
-        return await running.gateway.telemetry.metrics.render()
+    @get("/metrics")
+    async def metrics(request: Request[Any, Any, Any]) -> Response[bytes]:
+        body, content_type = await running.gateway.telemetry.metrics.render(request.headers.get("accept"))
+        return Response(body, headers={"content-type": content_type})  # as is: no second charset
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
@@ -239,10 +290,12 @@ def create_app(
             app.state.memory_api = gateway.memory_api()
             yield
 
+    itself = {MEASURES_ITSELF: True}
     route_handlers: list[Any] = [
-        asgi(path=["/v1/chat/completions", "/chat/completions"], copy_scope=False)(chat),
-        asgi(path=["/v1/embeddings", "/embeddings"], copy_scope=False)(embeddings),
-        asgi(path=["/v1/models", "/models", "/v1/models/{model_id:path}", "/models/{model_id:path}"], copy_scope=False)(models),
+        asgi(path=["/v1/chat/completions", "/chat/completions"], copy_scope=False, opt=itself)(chat),
+        asgi(path=["/v1/embeddings", "/embeddings"], copy_scope=False, opt=itself)(embeddings),
+        asgi(path=["/v1/models", "/models", "/v1/models/{model_id:path}", "/models/{model_id:path}"],
+             copy_scope=False, opt=itself)(models),
         healthz,
         readyz,
         metrics,
@@ -251,6 +304,7 @@ def create_app(
     return Litestar(
         route_handlers=route_handlers,
         lifespan=[lifespan],
+        middleware=[_HttpMetrics(running)],
         exception_handlers={
             HTTPException: _http_exception,
             MemgateError: _memgate_exception,

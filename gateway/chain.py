@@ -19,9 +19,11 @@ hook                   budget                                      on failure / 
 ``on_complete``        ``completion_budget_ms``                    logged and counted
 =====================  ==========================================  ====================
 
-Every failure is counted (``memgate_plugin_failures_total{plugin,hook,reason}``), logged,
-set on the hook's span (``memgate.degraded``) and named in ``x-memgate-degraded`` as
-``plugin:reason`` (``timeout``, ``deadline``, ``error:<ExceptionType>``). A hook that raises
+Every failure is counted (``memgate_plugin_failures_total{plugin,hook,reason}``, reason
+without the exception type), logged, set on the hook's span (``memgate.degraded``) and
+named in ``x-memgate-degraded`` as ``plugin:reason`` (``timeout``, ``deadline``,
+``error:<ExceptionType>``; each entry the reply carries is counted once more in
+``memgate_degraded_total{plugin,reason}``, by :mod:`gateway.proxy.chat`). A hook that raises
 :class:`~gateway.sdk.Skipped` is not a failure: its change is dropped, the call goes on,
 and ``plugin:reason`` is counted in ``memgate_plugin_skips_total`` and named the same way.
 
@@ -49,6 +51,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import logging
+import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -295,7 +298,14 @@ class PluginChain:
     async def rewrite(self, call: CallContext, request: ChatRequest) -> ChatRequest:
         """Run every request hook in order under budgets, then render ``call.injection``
         once; returns the request to send (``request`` itself when nothing changed). See
-        the module docstring for the failure rules."""
+        the module docstring for the failure rules. The phase's duration (recall latency)
+        goes to ``memgate_request_phase_seconds`` (not when the client left)."""
+        started = time.perf_counter()
+        result = await self._rewrite(call, request)
+        self._telemetry.metrics.observe("memgate_request_phase_seconds", time.perf_counter() - started)
+        return result
+
+    async def _rewrite(self, call: CallContext, request: ChatRequest) -> ChatRequest:
         current = request
         for plugin in self.rewriters:
             left = call.time_left()

@@ -203,6 +203,9 @@ class Services:
 
     @property
     def metrics(self) -> Metrics:
+        """The gateway's Prometheus metrics (:class:`gateway.metrics.Metrics`). A plugin
+        declares a counter of its own once (``metrics.counter(name, help, labels)``, name
+        ending in ``_total``) before ``metrics.inc(name, amount, **labels)``."""
         return self.telemetry.metrics
 
     def model_client(self, config: ModelConfig) -> ModelClient:

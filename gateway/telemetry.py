@@ -12,14 +12,13 @@ the OpenTelemetry GenAI semantic conventions (``gen_ai.operation.name``,
 Exporter ``none`` (default) uses the API's non-recording tracer: no span cost, but the
 client's ``traceparent`` still reaches the upstream unchanged.
 
-Counters (``Metrics``) are plain integers/floats per name and labels, rendered in the
-Prometheus text format at ``GET /metrics``.
+Metrics (:class:`gateway.metrics.Metrics`, on prometheus_client: one registry per
+``Telemetry``) are served at ``GET /metrics``.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -37,44 +36,11 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from gateway.config import TelemetryConfig
+from gateway.metrics import Metrics
+
+__all__ = ["Metrics", "Telemetry", "set_error"]
 
 _PROPAGATOR = TraceContextTextMapPropagator()
-
-
-class Metrics:
-    """Monotonic counters and gauges keyed by ``(name, sorted labels)``."""
-
-    def __init__(self) -> None:
-        self._values: dict[tuple[str, tuple[tuple[str, str], ...]], float] = defaultdict(float)
-        self._gauges: dict[str, Callable[[], Mapping[str, float]]] = {}
-
-    def inc(self, name: str, amount: float = 1.0, **labels: str) -> None:
-        self._values[(name, tuple(sorted(labels.items())))] += amount
-
-    def get(self, name: str, **labels: str) -> float:
-        return self._values.get((name, tuple(sorted(labels.items()))), 0.0)
-
-    def register_gauges(self, name: str, read: Callable[[], Mapping[str, float]]) -> None:
-        """``read()`` is called at scrape time and returns ``{metric_name: value}``."""
-        self._gauges[name] = read
-
-    async def render(self) -> str:
-        """Prometheus text exposition of every counter and gauge."""
-        lines = []
-        for (name, labels), value in sorted(self._values.items()):
-            label_text = ",".join(f'{k}="{_escape(v)}"' for k, v in labels)
-            lines.append(f"{name}{{{label_text}}} {value:g}" if labels else f"{name} {value:g}")
-        for read in self._gauges.values():
-            result = read()
-            if hasattr(result, "__await__"):
-                result = await result  # type: ignore[misc]
-            for name, value in sorted(result.items()):
-                lines.append(f"{name} {value:g}")
-        return "\n".join(lines) + "\n"
-
-
-def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
 class Telemetry:

@@ -93,6 +93,9 @@ class TokenBudget:
         self.config = config
         self.counter = TokenCounter(config.encodings)
         self.metrics = services.metrics
+        self.metrics.counter(
+            "memgate_tokens_saved_total", "Prompt tokens removed by token_budget (injected memory trimmed, old turns dropped)."
+        )
 
     def window(self, model: str) -> int | None:
         for glob, size in self.config.context_windows.items():

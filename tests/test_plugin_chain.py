@@ -74,7 +74,8 @@ def test_a_raising_plugin_sends_the_original_request(start_gateway, upstream):
     assert response.status_code == 200
     assert upstream.chat_requests()[-1].body == json.dumps(BODY).encode()
     assert response.headers["x-memgate-degraded"] == "raising:error:RuntimeError"
-    assert "memgate_plugin_failures_total" in httpx.get(gw.url + "/metrics").text
+    assert ('\nmemgate_plugin_failures_total{hook="rewrite_request",plugin="raising",reason="error"} 1.0\n'
+            in httpx.get(gw.url + "/metrics").text)
 
 
 def test_on_failure_skip_keeps_the_other_plugins_work(start_gateway, upstream):

@@ -18,9 +18,11 @@ import click
 from gateway.cli_support import composed, load, redis_url_for
 
 
-async def run_worker_process(config: Any, redis_url: str, n: int, stop: asyncio.Event | None = None) -> None:
+async def run_worker_process(config: Any, redis_url: str, n: int, stop: asyncio.Event | None = None,
+                             metrics_port: int | None = None) -> None:
     """Run ``n`` workers of every plugin with background workers (``memorize``) in the
-    config's default chain until ``stop`` or SIGINT/SIGTERM.
+    config's default chain until ``stop`` or SIGINT/SIGTERM; with ``metrics_port``, serve
+    this process's metrics on 127.0.0.1 (:meth:`gateway.metrics.Metrics.serving`).
 
     Raises:
         click.ClickException: no enabled plugin runs background workers.
@@ -35,7 +37,14 @@ async def run_worker_process(config: Any, redis_url: str, n: int, stop: asyncio.
         if not hosts:
             raise click.ClickException("no enabled plugin runs background workers (enable memorize)")
         click.echo(f"memgate worker: {n} worker(s) for {', '.join(h.name for h in hosts)}", err=True)
-        await asyncio.gather(*(h.run_workers(n, stop) for h in hosts))
+        with contextlib.ExitStack() as serving:
+            if metrics_port is not None:
+                try:
+                    port = serving.enter_context(gateway.telemetry.metrics.serving(metrics_port, loop))
+                except OSError as exc:
+                    raise click.ClickException(f"--metrics-port {metrics_port}: {exc}") from None
+                click.echo(f"memgate worker: metrics at http://127.0.0.1:{port}/metrics", err=True)
+            await asyncio.gather(*(h.run_workers(n, stop) for h in hosts))
 
 
 @click.command("worker")
@@ -43,8 +52,11 @@ async def run_worker_process(config: Any, redis_url: str, n: int, stop: asyncio.
               type=click.Path(dir_okay=False), help="Path of gateway.yaml.")
 @click.option("-n", "--workers", default=1, show_default=True, type=click.IntRange(1, 64),
               help="Workers in this process (each its own consumer in the group).")
-def worker_command(config_path: str, workers: int) -> None:
+@click.option("--metrics-port", default=None, type=click.IntRange(0, 65535),
+              help="Serve this process's Prometheus metrics on 127.0.0.1:PORT (0: any free port, "
+                   "printed). Default: not served.")
+def worker_command(config_path: str, workers: int, metrics_port: int | None) -> None:
     """Run memorization workers (share the consumer group with `memgate serve`)."""
     config = load(config_path)
     with redis_url_for(config, supervise=True) as url:
-        asyncio.run(run_worker_process(config, url, workers))
+        asyncio.run(run_worker_process(config, url, workers, metrics_port=metrics_port))

@@ -41,7 +41,7 @@ from gateway.proxy.assembly import ReplyAssembler, reply_from_completion
 from gateway.proxy.auth import Authenticator, resolve_end_user
 from gateway.proxy.handler import Incoming, ProxyRoute
 from gateway.proxy.relay import RelayState, error_event, relay_events, relay_passthrough
-from gateway.proxy.upstream import UpstreamCaller, UpstreamPool, forward_headers, open_stream, relay_headers
+from gateway.proxy.upstream import UpstreamCaller, UpstreamPool, forward_headers, relay_headers
 from gateway.proxy.wire import ChatRequest
 from gateway.sdk import CallContext
 from gateway.telemetry import Telemetry
@@ -71,6 +71,9 @@ class Prepared:
 
 class ChatCompletions(ProxyRoute):
     """The raw ASGI handler for both ``/v1/chat/completions`` and ``/chat/completions``."""
+
+    route = "/v1/chat/completions"
+    endpoint = "chat.completions"
 
     def __init__(
         self,
@@ -175,7 +178,7 @@ class ChatCompletions(ProxyRoute):
                 f"upstream chat {prepared.model}", {"server.address": upstream.base_url}, kind=SpanKind.CLIENT
             ):
                 self._telemetry.inject(out_headers)
-                async with open_stream(
+                async with self.upstream_call(
                     upstream, "POST", "/chat/completions", prepared.body, out_headers
                 ) as response:
                     up_headers_at = time.perf_counter()
@@ -206,9 +209,15 @@ class ChatCompletions(ProxyRoute):
         self._complete(prepared, state, cancelled=False)
 
     def _meta_headers(self, call: CallContext, overhead_s: float) -> list[tuple[bytes, bytes]]:
+        """The gateway's reply headers; built once per reply, so each ``x-memgate-degraded``
+        entry (``plugin:reason``) is counted here once in ``memgate_degraded_total``."""
         headers = [(b"x-memgate-overhead-ms", f"{overhead_s * 1000:.3f}".encode())]
-        if call.degraded:
-            headers.append((b"x-memgate-degraded", ",".join(call.degraded).encode("utf-8", "replace")))
+        degraded = call.degraded
+        if degraded:
+            headers.append((b"x-memgate-degraded", ",".join(degraded).encode("utf-8", "replace")))
+            for entry in degraded:
+                plugin, _, reason = entry.partition(":")
+                self._telemetry.metrics.inc("memgate_degraded_total", plugin=plugin, reason=reason)
         return headers
 
     async def _reply(

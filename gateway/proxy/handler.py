@@ -6,20 +6,29 @@ starts and the route's :meth:`ProxyRoute.handle` runs. A :class:`MemgateError` r
 before the response started becomes the OpenAI error envelope with its status; a client
 disconnect cancels ``handle`` (and with it the upstream call, freeing its pool slot) and is
 counted in ``memgate_client_disconnects_total``. Routes never repeat this plumbing.
+
+Every request is measured here, once, in ``memgate_http_request_duration_seconds{route,
+method,status}`` (route: litestar's path template, else the route's :attr:`ProxyRoute.route`;
+status: the one sent, 499 when the client went away before a response started), and each
+upstream call in ``memgate_upstream_duration_seconds{endpoint,status}``
+(:meth:`ProxyRoute.upstream_call`; status ``error`` when no response came).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from gateway.config import GatewayConfig
 from gateway.errors import MemgateError, MethodNotAllowed
 from gateway.proxy.asgi import ClientGone, DisconnectWatcher, Receive, Scope, Send, read_body, request_headers, send_error
 from gateway.proxy.auth import Authenticator
-from gateway.proxy.upstream import UpstreamPool
+from gateway.metrics import bounded_method
+from gateway.proxy.upstream import Upstream, UpstreamPool, open_stream
 from gateway.telemetry import Telemetry
 
 __all__ = ["Incoming", "ProxyRoute"]
@@ -50,6 +59,10 @@ class ProxyRoute:
     """Base of the raw ASGI proxy routes; subclasses implement :meth:`handle`."""
 
     methods: ClassVar[tuple[str, ...]] = ("POST",)
+    #: The route label when the scope has no ``path_template`` (a bare ASGI mount).
+    route: ClassVar[str] = "proxy"
+    #: The upstream endpoint label of :meth:`upstream_call`.
+    endpoint: ClassVar[str] = "proxy"
 
     def __init__(self, config: GatewayConfig, auth: Authenticator, upstreams: UpstreamPool, telemetry: Telemetry) -> None:
         self._config = config
@@ -59,6 +72,24 @@ class ProxyRoute:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         started = time.perf_counter()
+        status = 0
+
+        async def tracked(message: Any) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self._serve(scope, receive, tracked, started)
+        finally:
+            self._telemetry.metrics.observe(
+                "memgate_http_request_duration_seconds", time.perf_counter() - started,
+                route=scope.get("path_template") or self.route, method=bounded_method(scope["method"]),
+                status=str(status or 499),
+            )
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send, started: float) -> None:
         if scope["method"] not in self.methods:
             await send_error(send, MethodNotAllowed(scope["method"], self.methods))
             return
@@ -85,6 +116,30 @@ class ProxyRoute:
             self._telemetry.metrics.inc("memgate_client_disconnects_total")
         finally:
             incoming.watcher.stop()
+
+    @contextlib.asynccontextmanager
+    async def upstream_call(
+        self, upstream: Upstream, method: str, suffix: str, body: bytes | None, headers: dict[str, str],
+    ) -> AsyncIterator[Any]:
+        """:func:`gateway.proxy.upstream.open_stream`, timed to the response head (module
+        docstring); errors propagate unchanged."""
+        started = time.perf_counter()
+        answered = False
+        try:
+            async with open_stream(upstream, method, suffix, body, headers) as response:
+                answered = True
+                self._telemetry.metrics.observe(
+                    "memgate_upstream_duration_seconds", time.perf_counter() - started,
+                    endpoint=self.endpoint, status=str(response.status_code),
+                )
+                yield response
+        except Exception:
+            if not answered:
+                self._telemetry.metrics.observe(
+                    "memgate_upstream_duration_seconds", time.perf_counter() - started,
+                    endpoint=self.endpoint, status="error",
+                )
+            raise
 
     async def handle(self, incoming: Incoming, send: Send) -> None:
         """Answer one request; raise :class:`MemgateError` for an error reply.

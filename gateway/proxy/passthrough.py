@@ -22,13 +22,16 @@ from urllib.parse import unquote
 from gateway.errors import InvalidRequest, NotFound, PermissionDenied
 from gateway.proxy.asgi import Send, send_bytes
 from gateway.proxy.handler import Incoming, ProxyRoute
-from gateway.proxy.upstream import forward_headers, open_stream, relay_headers
+from gateway.proxy.upstream import forward_headers, relay_headers
 
 __all__ = ["Embeddings", "Models"]
 
 
 class Embeddings(ProxyRoute):
     """``POST /v1/embeddings``, relayed byte for byte."""
+
+    route = "/v1/embeddings"
+    endpoint = "embeddings"
 
     async def handle(self, incoming: Incoming, send: Send) -> None:
         principal = await self._auth.authenticate(incoming.headers.get("authorization"))
@@ -42,7 +45,7 @@ class Embeddings(ProxyRoute):
             raise PermissionDenied(f"this key may not use model {model!r}", code="model_not_allowed")
         upstream = self._upstreams.for_model(model)
         headers = forward_headers(incoming.headers, upstream)
-        async with open_stream(upstream, "POST", "/embeddings", incoming.body, headers) as resp:
+        async with self.upstream_call(upstream, "POST", "/embeddings", incoming.body, headers) as resp:
             data = await resp.aread()
         incoming.responded = True
         await send_bytes(send, resp.status_code, data, relay_headers(resp.raw_headers))
@@ -53,6 +56,8 @@ class Models(ProxyRoute):
     ``GET /v1/models/{id}``."""
 
     methods = ("GET",)
+    route = "/v1/models"
+    endpoint = "models"
 
     async def handle(self, incoming: Incoming, send: Send) -> None:
         principal = await self._auth.authenticate(incoming.headers.get("authorization"))
@@ -63,7 +68,7 @@ class Models(ProxyRoute):
             raise NotFound(f"The model {model!r} does not exist or you do not have access to it.", code="model_not_found")
         upstream = self._upstreams.for_model(model) if model else self._upstreams.default
         suffix = "/models" + (f"/{tail}" if tail else "")
-        async with open_stream(upstream, "GET", suffix, None, forward_headers(incoming.headers, upstream)) as resp:
+        async with self.upstream_call(upstream, "GET", suffix, None, forward_headers(incoming.headers, upstream)) as resp:
             data = await resp.aread()
         if resp.status_code == 200 and model is None:
             try:

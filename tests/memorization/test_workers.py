@@ -189,6 +189,6 @@ async def test_the_memorize_plugin_starts_serve_workers_with_its_lifecycle_and_e
     finally:
         await plugin.stop()
     assert [r.text for r in (await store.list(ALICE)).items] == ["I am learning to sail."]
-    text = await telemetry.metrics.render()
-    assert "memgate_memorize_queue_length 0" in text and "memgate_memorize_dead_letters 0" in text
-    assert 'memgate_memorize_jobs_total{outcome="done"} 1' in text
+    text = (await telemetry.metrics.render())[0].decode()
+    assert "\nmemgate_memorize_queue_length 0.0\n" in text and "\nmemgate_memorize_dead_letters 0.0\n" in text
+    assert '\nmemgate_memorize_jobs_total{outcome="done"} 1.0\n' in text
