@@ -143,9 +143,10 @@ def resolve_end_user(
             without a body).
         headers: request headers with lower-case names.
 
-    A present ``X-Memgate-User`` header wins over the body's ``user``; a present header
-    or ``user`` field is always validated, so an empty one is an error, never the service
-    key's own tenant. Header ids are decoded by :func:`header_id`; body ids are used as
+    A present ``X-Memgate-User`` header wins over the body's ``user`` (which is then not
+    used for identity); whichever names the user, and a present ``X-Memgate-Friend``, is
+    validated even when empty, so an empty id is an error, never the service key's own
+    tenant. Header ids are decoded by :func:`header_id`; body ids are used as
     sent. An ordinary key's ids never change and these fields are not checked for it.
 
     Raises:
