@@ -33,6 +33,7 @@ import time
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import redis.asyncio as aioredis
 from litestar import Litestar, Request, Response, get
@@ -110,6 +111,32 @@ class Gateway:
             return f"down: {type(exc).__name__}"
 
 
+#: Hosts that always want a bearer key: calls without one can only fail with 401.
+KEYED_HOSTS = ("api.openai.com",)
+
+
+def warn_missing_upstream_keys(config: GatewayConfig) -> list[str]:
+    """Log a warning (``memgate`` logger) for each upstream (the default and every route)
+    that points at OpenAI's API without an ``api_key``: the gateway would then send no
+    ``Authorization`` header and every call would fail with 401 (an unset
+    ``OPENAI_API_KEY`` in the default ``gateway.yaml`` gives this). Returns the
+    messages."""
+    targets = [("upstream", config.upstream)]
+    targets += [(f"upstream.routes.{i}", r) for i, r in enumerate(config.upstream.routes)]
+    messages = []
+    for path, target in targets:
+        host = urlsplit(target.base_url).hostname or ""
+        if target.api_key is None and host in KEYED_HOSTS:
+            messages.append(
+                f"{path}.api_key is empty but {path}.base_url is {target.base_url}: every call "
+                "will be refused with 401 (set OPENAI_API_KEY, or point base_url at a server "
+                "that needs no key)"
+            )
+    for message in messages:
+        log.warning(message)
+    return messages
+
+
 def default_registry() -> Mapping[str, type]:
     """The built-in plugins by name (the one place the core asks the plugins package)."""
     from plugins import builtin_plugins
@@ -125,6 +152,7 @@ async def compose(
     registry: Mapping[str, type] | None = None,
     embedder: Any = None,
     start_plugins: bool = True,
+    lazy_embedder: bool = False,
 ) -> AsyncIterator[Gateway]:
     """Build the gateway (module docstring); close everything on exit.
 
@@ -134,12 +162,15 @@ async def compose(
         embedder: a loaded embedding model to share (tests), else one is loaded.
         start_plugins: False for CLI commands (forget, workers) that need the plugins
             but not their in-serve background work.
+        lazy_embedder: load the embedding model only when something is embedded (CLI
+            commands such as forget; :class:`gateway.memory.factory.LazyEmbedder`).
 
     Raises:
         ConfigError: an invalid plugin entry or key override.
         BackendUnavailable, StoreMismatch, MemoryUnavailable: see
             :func:`gateway.memory.factory.open_store`.
     """
+    warn_missing_upstream_keys(config)
     telemetry = Telemetry(config.telemetry, span_exporter)
     try:
         async with contextlib.AsyncExitStack() as stack:
@@ -149,6 +180,7 @@ async def compose(
             store = await stack.enter_async_context(open_store(
                 redis, config.memory, upstream_base_url=config.upstream.base_url,
                 upstream_api_key=config.upstream.api_key, embedder=embedder,
+                lazy_embedder=lazy_embedder,
             ))
             auth = Authenticator(
                 config.clients, RedisKeyStore(redis, config.memory.key_prefix), config.auth.cache_ttl_seconds

@@ -4,7 +4,10 @@ The chain owns every loop, time budget, span and fail-open rule; plugins (see
 :mod:`gateway.sdk`) stay plain code. Order (Envoy/Starlette onion): request hooks run in
 ``plugins:`` order; response, stream and completion hooks in reverse. A plugin's
 ``runs_after`` / ``runs_before`` are checked at start-up and a bad order is refused with a
-message naming both entries; the chain never reorders silently.
+message naming both entries; the chain never reorders silently. A plugin's
+``conflicts_with`` names plugins it must never share a chain with (e.g. ``tool_splice``
+and ``hybrid_injection``, two ways to inject the same memories): any chain, the default
+one or a key's variant, holding both is refused at start-up.
 
 Budgets (``budget_ms`` of the entry, else the ``chain:`` default):
 
@@ -143,6 +146,37 @@ def check_order(names: Sequence[str], classes: Sequence[type]) -> None:
                 )
 
 
+def check_conflicts(names: Sequence[str], classes: Sequence[type], where: str = "plugins") -> None:
+    """Refuse a chain of enabled plugins ``names`` where one declares (``conflicts_with``)
+    another (checked in both directions).
+
+    Raises:
+        ConfigError: naming both plugins and ``where`` (``plugins`` or a key's path).
+    """
+    present = set(names)
+    for name, cls in zip(names, classes, strict=True):
+        for other in getattr(cls, "conflicts_with", ()):
+            if other in present:
+                raise ConfigError(
+                    f"{where}: {name!r} and {other!r} cannot be enabled together ({name!r} "
+                    f"declares conflicts_with {other!r}); enable only one of them"
+                )
+
+
+def enabled_entries(
+    entries: Sequence[PluginEntry], classes: Sequence[type], overrides: Mapping[str, Any]
+) -> list[tuple[PluginEntry, type]]:
+    """The ``(entry, class)`` pairs enabled once a key's ``overrides`` apply (an
+    override's ``enabled`` wins over the entry's)."""
+    out = []
+    for entry, cls in zip(entries, classes, strict=True):
+        override = overrides.get(entry.name)
+        enabled = entry.enabled if override is None or override.enabled is None else override.enabled
+        if enabled:
+            out.append((entry, cls))
+    return out
+
+
 class ChainFactory:
     """Validates plugin entries at start-up and hands out the chain for each principal.
 
@@ -195,6 +229,8 @@ class ChainFactory:
 
     def _build(self, overrides: Mapping[str, Any], where: str = "plugins") -> PluginChain:
         loaded = []
+        enabled_pairs = enabled_entries(self._entries, self._classes, overrides)
+        check_conflicts([e.name for e, _ in enabled_pairs], [c for _, c in enabled_pairs], where)
         for index, (entry, cls) in enumerate(zip(self._entries, self._classes, strict=True)):
             override = overrides.get(entry.name)
             enabled = entry.enabled if override is None or override.enabled is None else override.enabled
@@ -513,7 +549,13 @@ class CompletionRunner:
     async def __aexit__(self, *exc: Any) -> None:
         group, self._group = self._group, None
         if group is not None:
-            await group.__aexit__(*exc)
+            try:
+                await group.__aexit__(*exc)
+            except BaseExceptionGroup as errors:
+                # The TaskGroup wraps an error raised inside the ``async with`` (a refused
+                # config during start-up) in an ExceptionGroup: let it through as itself.
+                if exc[1] is None or list(errors.exceptions) != [exc[1]]:
+                    raise
 
     @property
     def pending(self) -> int:

@@ -13,6 +13,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
+import sys
 from typing import Any
 
 import click
@@ -20,16 +22,30 @@ import click
 from gateway.cli_support import CONFIG_OPTION, load, redis_for, redis_url_for
 from gateway.config import ConfigError
 from gateway.memorization.cli import worker_command
-from gateway.memory_cli import register as register_memories
+from gateway.memory_cli import default_friend, register as register_memories
+
+#: ``-v`` count -> log level of the root logger (quiet by default: warnings and errors).
+VERBOSITY = {0: logging.WARNING, 1: logging.INFO}
+
 
 @click.group()
-@click.option("-v", "--verbose", is_flag=True, help="Debug logging.")
-def main(verbose: bool) -> None:
-    """memgate: an OpenAI-compatible proxy that gives chat apps long-term memory."""
+@click.option("-v", "--verbose", count=True, help="More logging on stderr: -v info, -vv debug.")
+def main(verbose: int) -> None:
+    """memgate: an OpenAI-compatible proxy that gives chat apps long-term memory.
+
+    Results go to stdout; logs, progress and messages to stderr. Quiet by default:
+    warnings and errors only, no progress bars (model loading); ``-v`` adds info logs
+    and progress bars, ``-vv`` debug logs.
+    """
     logging.basicConfig(
-        level=logging.DEBUG if verbose else logging.INFO,
+        level=VERBOSITY.get(verbose, logging.DEBUG),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
     )
+    if verbose == 0:
+        # Read by huggingface_hub when transformers is first imported (tqdm bars while
+        # loading the embedding model); an explicit setting in the environment wins.
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
 
 @main.command()
@@ -75,12 +91,24 @@ def _keystore_call(config_path: str, action: Any) -> Any:
 @keys.command("create")
 @CONFIG_OPTION
 @click.option("--user", "user_id", required=True, help="user_id the key acts for.")
-@click.option("--friend", "friend_id", default="default", show_default=True, help="friend_id.")
+@click.option(
+    "--friend", "friend_id", default=None,
+    help="friend_id. Default: the friend of USER's key in gateway.yaml; required otherwise.",
+)
 @click.option("--admin", is_flag=True, help="Admin key.")
 @click.option("--service", is_flag=True, help="Service key (may name end users).")
 @click.option("--model", "models", multiple=True, help="Allowed model glob (repeatable).")
-def keys_create(config_path: str, user_id: str, friend_id: str, admin: bool, service: bool, models: tuple[str, ...]) -> None:
+def keys_create(config_path: str, user_id: str, friend_id: str | None, admin: bool, service: bool, models: tuple[str, ...]) -> None:
     """Mint a key; it is printed once and stored only as its SHA-256."""
+    from gateway.errors import InvalidRequest
+    from gateway.memory.records import check_tenant_id
+
+    friend_id = default_friend(load(config_path), user_id, friend_id)
+    try:
+        check_tenant_id(user_id, "--user")
+        check_tenant_id(friend_id, "--friend")
+    except InvalidRequest as exc:
+        raise click.ClickException(exc.message) from None
 
     async def action(store: Any) -> Any:
         return await store.create(
@@ -107,8 +135,20 @@ def keys_list(config_path: str) -> None:
 @CONFIG_OPTION
 @click.argument("key_id")
 def keys_revoke(config_path: str, key_id: str) -> None:
-    """Revoke a key by id; every gateway stops accepting it within auth.cache_ttl_seconds."""
+    """Revoke a key by id; every gateway stops accepting it within auth.cache_ttl_seconds.
+
+    Keys declared in gateway.yaml (``clients:``) are not in Redis: the command says so
+    and names the entry (remove it there and restart).
+    """
     from gateway.errors import NotFound
+
+    config = load(config_path)
+    for i, client in enumerate(config.clients):
+        if key_id == (client.key_id or client.digest[:12]):
+            raise click.ClickException(
+                f"key {key_id!r} is a config key (clients.{i} in {config_path}): config keys live in "
+                "gateway.yaml, not in the key store; remove or change it there and restart the gateway"
+            )
 
     async def action(store: Any) -> Any:
         return await store.revoke(key_id)

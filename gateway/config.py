@@ -24,6 +24,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from gateway.memory.config import MemoryConfig
+from gateway.memory.records import tenant_id_problem
 
 
 class Frozen(BaseModel):
@@ -139,6 +140,14 @@ class ClientConfig(Frozen):
         default_factory=dict, description="Per-key plugin overrides by plugin name."
     )
 
+    @field_validator("user_id", "friend_id")
+    @classmethod
+    def _usable_id(cls, value: str) -> str:
+        problem = tenant_id_problem(value)  # the one set of id rules (issue 9 item 4)
+        if problem is not None:
+            raise ValueError(f"id {problem}")
+        return value
+
     @model_validator(mode="after")
     def _one_key(self) -> "ClientConfig":
         if (self.key is None) == (self.key_sha256 is None):
@@ -234,6 +243,25 @@ class GatewayConfig(Frozen):
     telemetry: TelemetryConfig = Field(
         default_factory=TelemetryConfig, description="OpenTelemetry."
     )
+
+    @model_validator(mode="after")
+    def _unique_keys(self) -> "GatewayConfig":
+        """Refuse the same key (by SHA-256, so ``key`` and ``key_sha256`` of one key
+        clash too) or the same ``key_id`` in two ``clients`` entries: one would silently
+        shadow the other."""
+        digests: dict[str, int] = {}
+        key_ids: dict[str, int] = {}
+        for i, client in enumerate(self.clients):
+            first = digests.setdefault(client.digest, i)
+            if first != i:
+                raise ValueError(f"clients.{i}: the same key as clients.{first}; each key once")
+            key_id = client.key_id or client.digest[:12]  # the default, as the Principal's
+            first = key_ids.setdefault(key_id, i)
+            if first != i:
+                raise ValueError(
+                    f"clients.{i}.key_id: {key_id!r} is also the key_id of clients.{first}; key ids must be unique"
+                )
+        return self
 
 
 _ENV_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")

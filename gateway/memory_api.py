@@ -9,10 +9,13 @@
 - Admin keys only: ``GET /v1/admin/users/{user_id}/export`` (JSONL),
   ``POST /v1/admin/users/{user_id}/import`` (JSONL body; records keep ids and times),
   ``POST /v1/admin/users/{user_id}/forget`` (erases every memory of the user and discards
-  what their pending memorization jobs would write).
+  what their pending memorization jobs would write). ``user_id`` is best sent
+  percent-encoded (``urllib.parse.quote(user_id, safe="")``); it may contain ``/``.
 
 The tenant is the key's (user_id, friend_id); a service key may name the end user with
-``X-Memgate-User`` / ``X-Memgate-Friend`` as on the chat route. Errors use the OpenAI
+``X-Memgate-User`` / ``X-Memgate-Friend`` as on the chat route (percent-encoded UTF-8,
+:func:`gateway.proxy.auth.header_id`). Every id obeys
+:func:`gateway.memory.records.tenant_id_problem`. Errors use the OpenAI
 envelope: bad input 400/413/422, unknown id 404, Redis down 503 (recovers by itself).
 """
 
@@ -32,7 +35,7 @@ from litestar.response import Stream
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
 
 from gateway.proxy.auth import resolve_end_user
-from gateway.errors import InvalidRequest, PermissionDenied, UnprocessableInput
+from gateway.errors import InvalidRequest, NotFound, PermissionDenied, UnprocessableInput
 from gateway.memory.records import (
     MemoryPage,
     MemoryPatch,
@@ -42,6 +45,7 @@ from gateway.memory.records import (
     Scope,
     ScoredMemory,
     Tenant,
+    check_tenant_id,
 )
 from gateway.memory.store import MemoryStore
 from gateway.proxy.auth import Authenticator
@@ -172,16 +176,38 @@ class MemoriesController(Controller):
         await store.delete(tenant, memory_id)
 
 
+def admin_target(path: str, actions: tuple[str, ...]) -> tuple[str, str]:
+    """``(user_id, action)`` from the part of an admin path after ``/v1/admin/users``.
+
+    The id is everything between ``/v1/admin/users/`` and the last ``/`` (the action is
+    always the last segment), so ids containing ``/`` work whether the client sends them
+    percent-encoded (``urllib.parse.quote(user_id, safe="")``, decoded by the HTTP server
+    before routing) or raw.
+
+    Raises:
+        NotFound: the last segment is not one of ``actions`` (404).
+        InvalidRequest: the id fails :func:`gateway.memory.records.check_tenant_id` (400).
+    """
+    user_id, _, action = path.removeprefix("/").rpartition("/")
+    if action not in actions:
+        raise NotFound(f"no admin route {path!r}: use /v1/admin/users/{{user_id}}/" + "|".join(actions))
+    return check_tenant_id(user_id, "user_id"), action
+
+
 class AdminUsersController(Controller):
-    """Admin keys only: export, import, forget any user."""
+    """Admin keys only: export, import, forget any user.
+
+    Routes are ``/v1/admin/users/{user_id}/export|import|forget``; ``user_id`` may contain
+    ``/`` (one ``:path`` parameter per method, split by :func:`admin_target`).
+    """
 
     path = "/v1/admin/users"
     guards = [admin_guard]
     dependencies = {"store": Provide(provide_store)}
 
-    @get("/{user_id:str}/export", summary="Export a user's memories (JSONL)")
-    async def export_user(self, store: NamedDependency[Any], user_id: FromPath[str]) -> Stream:
-        Tenant(user_id)  # validates the id
+    @get("/{target:path}", summary="GET {user_id}/export: a user's memories as JSONL (user_id percent-encoded)")
+    async def export_user(self, store: NamedDependency[Any], target: FromPath[str]) -> Stream:
+        user_id, _ = admin_target(target, ("export",))
         records = store.export_user(user_id)
 
         async def lines() -> AsyncIterator[bytes]:
@@ -190,15 +216,18 @@ class AdminUsersController(Controller):
 
         return Stream(lines(), media_type="application/x-ndjson")
 
-    @post("/{user_id:str}/import", summary="Import memories (JSONL)", status_code=200)
-    async def import_user(self, request: Request[Any, Any, Any], store: NamedDependency[Any], user_id: FromPath[str]) -> ImportResult:
+    @post(
+        "/{target:path}", status_code=200,
+        summary="POST {user_id}/import (JSONL body) or {user_id}/forget (erase everything of the user)",
+    )
+    async def import_or_forget(
+        self, request: Request[Any, Any, Any], state: State, store: NamedDependency[Any], target: FromPath[str]
+    ) -> ImportResult | ForgetResult:
+        user_id, action = admin_target(target, ("import", "forget"))
+        if action == "forget":
+            return ForgetResult(user_id=user_id, deleted=await _api(state).forget_user(user_id))
         records = parse_jsonl(await request.body(), user_id)
         return ImportResult(imported=await store.import_records(records))
-
-    @post("/{user_id:str}/forget", summary="Erase everything of a user", status_code=200)
-    async def forget_user(self, state: State, user_id: FromPath[str]) -> ForgetResult:
-        Tenant(user_id)
-        return ForgetResult(user_id=user_id, deleted=await _api(state).forget_user(user_id))
 
 
 def memory_controllers() -> list[type[Controller]]:

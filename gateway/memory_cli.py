@@ -1,7 +1,10 @@
 """``memgate memories ...``: the memory API from the command line (issue 3 item 7).
 
 Works on the store directly (same Redis and key prefix as the gateway's config), so it
-works whether or not a gateway runs. Records are printed as JSON, one per line.
+works whether or not a gateway runs. Records are printed as JSON, one per line, on stdout;
+messages go to stderr. ``--friend`` defaults to the friend of the user's key in
+``gateway.yaml`` (:func:`default_friend`). The embedding model is loaded only by commands
+that embed (add, search, import, reembed).
 """
 
 from __future__ import annotations
@@ -23,16 +26,36 @@ def _fail(exc: Exception) -> click.ClickException:
     return click.ClickException(message)
 
 
-def _run(config_path: str, action: Action, *, check_model: bool = True) -> Any:
+def default_friend(config: GatewayConfig, user: str, friend: str | None) -> str:
+    """``friend`` when given, else the ``friend_id`` of the ``gateway.yaml`` key(s) of
+    ``user`` (the dev key's ``assistant`` for its user) when they all name one friend.
+
+    Raises:
+        click.UsageError: no ``--friend`` and no single friend to default to.
+    """
+    if friend is not None:
+        return friend
+    friends = sorted({c.friend_id for c in config.clients if c.user_id == user})
+    if len(friends) == 1:
+        return friends[0]
+    why = f"the config keys of {user!r} name friends {friends}" if friends else f"no config key has user_id {user!r}"
+    raise click.UsageError(f"--friend is required ({why})")
+
+
+def _run(config: GatewayConfig | str, action: Action, *, check_model: bool = True, lazy: bool = True) -> Any:
+    """Run ``action(store, redis)`` on the config's store; the embedding model is loaded
+    only if the action embeds (``lazy``, :class:`gateway.memory.factory.LazyEmbedder`)."""
     from gateway.memory.factory import open_store
 
-    config: GatewayConfig = load(config_path)
+    if isinstance(config, str):
+        config = load(config)
+    memory, upstream = config.memory, config.upstream
 
     async def go(url: str) -> Any:
         async with redis_for(url) as client:
             async with open_store(
-                client, config.memory, upstream_base_url=config.upstream.base_url,
-                upstream_api_key=config.upstream.api_key, check_model=check_model,
+                client, memory, upstream_base_url=upstream.base_url, upstream_api_key=upstream.api_key,
+                check_model=check_model, lazy_embedder=lazy,
             ) as store:
                 return await action(store, client)
 
@@ -44,9 +67,13 @@ def _run(config_path: str, action: Action, *, check_model: bool = True) -> Any:
 
 
 def _tenant(user: str, friend: str | None) -> Any:
+    from gateway.errors import InvalidRequest
     from gateway.memory.records import Tenant
 
-    return Tenant(user, friend)
+    try:
+        return Tenant(user, friend)
+    except InvalidRequest as exc:
+        raise _fail(exc) from None
 
 
 def register(main: click.Group, config_option: Callable[[Any], Any]) -> None:
@@ -57,16 +84,22 @@ def register(main: click.Group, config_option: Callable[[Any], Any]) -> None:
         """Read and manage stored memories."""
 
     def tenant_options(f: Any) -> Any:
-        f = click.option("--friend", default="default", show_default=True, help="friend_id.")(f)
+        f = click.option(
+            "--friend", default=None,
+            help="friend_id. Default: the friend of USER's key in gateway.yaml (the dev key's for its user); "
+            "required otherwise.",
+        )(f)
         return click.option("--user", required=True, help="user_id.")(f)
 
     @memories.command("list")
     @config_option
     @tenant_options
     @click.option("--limit", default=50, show_default=True)
-    def list_(config_path: str, user: str, friend: str, limit: int) -> None:
+    def list_(config_path: str, user: str, friend: str | None, limit: int) -> None:
         """Visible memories of (user, friend), newest first."""
-        page = _run(config_path, lambda s, _: s.list(_tenant(user, friend), limit=limit))
+        config = load(config_path)
+        tenant = _tenant(user, default_friend(config, user, friend))
+        page = _run(config, lambda s, _: s.list(tenant, limit=limit))
         for record in page.items:
             click.echo(record.model_dump_json())
 
@@ -76,9 +109,11 @@ def register(main: click.Group, config_option: Callable[[Any], Any]) -> None:
     @click.argument("query")
     @click.option("--top-k", default=5, show_default=True)
     @click.option("--threshold", default=0.0, show_default=True)
-    def search(config_path: str, user: str, friend: str, query: str, top_k: int, threshold: float) -> None:
+    def search(config_path: str, user: str, friend: str | None, query: str, top_k: int, threshold: float) -> None:
         """Search (user, friend)'s memories; prints score and record."""
-        hits = _run(config_path, lambda s, _: s.search(_tenant(user, friend), query, top_k=top_k, threshold=threshold))
+        config = load(config_path)
+        tenant = _tenant(user, default_friend(config, user, friend))
+        hits = _run(config, lambda s, _: s.search(tenant, query, top_k=top_k, threshold=threshold))
         for hit in hits:
             click.echo(hit.model_dump_json())
 
@@ -89,20 +124,24 @@ def register(main: click.Group, config_option: Callable[[Any], Any]) -> None:
     @click.option("--scope", type=click.Choice(["profile", "event"]), default="event", show_default=True)
     @click.option("--type", "type_", default="semantic", show_default=True,
                   type=click.Choice(["episodic", "semantic", "trait", "goal", "preference", "inference"]))
-    def add(config_path: str, user: str, friend: str, text: str, scope: str, type_: str) -> None:
+    def add(config_path: str, user: str, friend: str | None, text: str, scope: str, type_: str) -> None:
         """Store one memory."""
         from gateway.memory.records import NewMemory
 
+        config = load(config_path)
+        tenant = _tenant(user, default_friend(config, user, friend))
         new = NewMemory(scope=scope, type=type_, text=text)
-        click.echo(_run(config_path, lambda s, _: s.add(_tenant(user, friend), new)).model_dump_json())
+        click.echo(_run(config, lambda s, _: s.add(tenant, new)).model_dump_json())
 
     @memories.command()
     @config_option
     @tenant_options
     @click.argument("memory_id")
-    def delete(config_path: str, user: str, friend: str, memory_id: str) -> None:
+    def delete(config_path: str, user: str, friend: str | None, memory_id: str) -> None:
         """Erase one memory."""
-        _run(config_path, lambda s, _: s.delete(_tenant(user, friend), memory_id))
+        config = load(config_path)
+        tenant = _tenant(user, default_friend(config, user, friend))
+        _run(config, lambda s, _: s.delete(tenant, memory_id))
         click.echo(f"deleted {memory_id}")
 
     @memories.command()
@@ -141,7 +180,7 @@ def register(main: click.Group, config_option: Callable[[Any], Any]) -> None:
         config = load(config_path)
 
         async def go(url: str) -> int:
-            async with composed(config, url) as gateway:
+            async with composed(config, url, lazy_embedder=True) as gateway:
                 return await gateway.forget_user(user)
 
         with redis_url_for(config) as url:
@@ -155,6 +194,6 @@ def register(main: click.Group, config_option: Callable[[Any], Any]) -> None:
     @config_option
     def reembed(config_path: str) -> None:
         """Re-embed every memory with the configured embedding model (after a change)."""
-        count = _run(config_path, lambda s, _: s.reembed(), check_model=False)
+        count = _run(config_path, lambda s, _: s.reembed(), check_model=False, lazy=False)
         click.echo(f"re-embedded {count} records")
 

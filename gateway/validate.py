@@ -1,7 +1,8 @@
 """Start-up validation of the plugin chain, before anything is started.
 
-Resolves every plugin, checks ``runs_after`` / ``runs_before``, and validates each
-plugin's config and every client key's overrides; the first problem stops start-up with
+Resolves every plugin, checks ``runs_after`` / ``runs_before`` and ``conflicts_with``
+(for the global chain and each key's variant), and validates each plugin's config and
+every client key's overrides; the first problem stops start-up with
 a :class:`ConfigError` naming the key's path.
 """
 
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from gateway.chain import check_order, plugin_config, resolve_plugin_class
+from gateway.chain import check_conflicts, check_order, enabled_entries, plugin_config, resolve_plugin_class
 from gateway.config import ConfigError, GatewayConfig
 
 
@@ -21,6 +22,9 @@ def validate_plugins(config: GatewayConfig, registry: Mapping[str, type] | None 
         registry = default_registry()
     classes = {e.name: resolve_plugin_class(e.name, registry) for e in config.plugins}
     check_order([e.name for e in config.plugins], list(classes.values()))
+    ordered = [classes[e.name] for e in config.plugins]
+    on = enabled_entries(config.plugins, ordered, {})
+    check_conflicts([e.name for e, _ in on], [c for _, c in on])
     for i, entry in enumerate(config.plugins):
         plugin_config(classes[entry.name], entry.config, f"plugins.{i}.config")
     for i, client in enumerate(config.clients):
@@ -30,3 +34,6 @@ def validate_plugins(config: GatewayConfig, registry: Mapping[str, type] | None 
                 raise ConfigError(f"clients.{i}.plugins.{name}: no such plugin in `plugins:`")
             merged = {**entry.config, **override.config}
             plugin_config(classes[name], merged, f"clients.{i}.plugins.{name}.config")
+        if client.plugins:
+            on = enabled_entries(config.plugins, ordered, client.plugins)
+            check_conflicts([e.name for e, _ in on], [c for _, c in on], f"clients.{i}.plugins")

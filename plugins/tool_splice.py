@@ -59,6 +59,9 @@ class ToolSplice:
     Config = ToolSpliceConfig
     runs_after: ClassVar[tuple[str, ...]] = ()
     runs_before: ClassVar[tuple[str, ...]] = ("token_budget",)
+    #: Both inject the recalled memories (seed 002 splices them, seed 000 puts them in the
+    #: prompt): together the model would see every memory twice.
+    conflicts_with: ClassVar[tuple[str, ...]] = ("hybrid_injection",)
 
     def __init__(self, config: ToolSpliceConfig, services: Services) -> None:
         self.config = config

@@ -11,10 +11,11 @@ else :class:`BackendUnavailable`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
+import numpy as np
 import redis.asyncio as aredis
 import redis.exceptions
 
@@ -22,7 +23,7 @@ from gateway.memory.backend import IndexBackend
 from gateway.memory.config import MemoryConfig
 from gateway.memory.embeddings import CachedEmbedder, Embedder, load_embedder
 from gateway.memory.keys import KeySpace
-from gateway.memory.meta import StoreSettings, check_settings
+from gateway.memory.meta import REEMBED_COMMAND, StoreMismatch, StoreSettings, check_settings
 from gateway.memory.redis_errors import redis_boundary
 from gateway.memory.repository import RecordRepository
 from gateway.memory.tenant_store import TenantMemoryStore
@@ -102,6 +103,68 @@ async def embedded_redis(config: MemoryConfig) -> AsyncIterator[str]:
         await asyncio.to_thread(server.stop)
 
 
+class LazyEmbedder:
+    """An :class:`Embedder` that loads the real one on its first ``embed_many`` call, so
+    commands that never embed (``memgate memories list|delete|export|forget``) never load
+    the model (seconds of start-up and hundreds of MB for the local one).
+
+    ``model`` and ``dimensions`` are known without loading: the configured model name and
+    the size the store recorded for it (or ``memory.embedding.dimensions``). The loaded
+    embedder must agree with them.
+
+    Raises (from ``embed_many``):
+        gateway.memory.meta.StoreMismatch: the loaded model makes vectors of another size
+            than the store recorded.
+    """
+
+    def __init__(self, load: Callable[[], Awaitable[Embedder]], model: str, dimensions: int) -> None:
+        self.model = model
+        self.dimensions = dimensions
+        self._load = load
+        self._inner: Embedder | None = None
+        self._lock = asyncio.Lock()
+        self.loads = 0  # how many times the real embedder was loaded (0 or 1)
+
+    async def _embedder(self) -> Embedder:
+        async with self._lock:
+            if self._inner is None:
+                inner = await self._load()
+                self.loads += 1
+                if (inner.model, inner.dimensions) != (self.model, self.dimensions):
+                    await inner.aclose()
+                    raise StoreMismatch(
+                        f"embedding model {inner.model!r} makes {inner.dimensions}-dim vectors; the "
+                        f"store holds {self.dimensions}-dim vectors of {self.model!r}. Run "
+                        f"`{REEMBED_COMMAND}`."
+                    )
+                self._inner = inner
+            return self._inner
+
+    async def embed_many(self, texts: Sequence[str]) -> np.ndarray:
+        """See :class:`~gateway.memory.embeddings.base.Embedder` (loads on first call)."""
+        return await (await self._embedder()).embed_many(texts)
+
+    async def aclose(self) -> None:
+        if self._inner is not None:
+            await self._inner.aclose()
+
+
+async def _lazy_embedder(
+    client: aredis.Redis, keys: KeySpace, config: MemoryConfig, load: Callable[[], Awaitable[Embedder]]
+) -> LazyEmbedder | None:
+    """A :class:`LazyEmbedder` when the vector size is known without loading the model
+    (``memory.embedding.dimensions``, or the size the store recorded for the configured
+    model), else None (a new store: the model decides the size)."""
+    model = config.embedding.model_name
+    dimensions = config.embedding.dimensions
+    if dimensions is None:
+        with redis_boundary():
+            recorded = StoreSettings.from_hash(await client.hgetall(keys.meta))
+        if recorded is not None and recorded.embedding_model == model:
+            dimensions = recorded.embedding_dims
+    return None if dimensions is None else LazyEmbedder(load, model, dimensions)
+
+
 @asynccontextmanager
 async def open_store(
     client: aredis.Redis,
@@ -111,6 +174,7 @@ async def open_store(
     upstream_api_key: str | None = None,
     embedder: Embedder | None = None,
     check_model: bool = True,
+    lazy_embedder: bool = False,
 ) -> AsyncIterator[TenantMemoryStore]:
     """Yield a ready store on ``client`` (the caller owns the client); on exit close the
     embedder this function loaded.
@@ -121,6 +185,9 @@ async def open_store(
         embedder: a ready embedder to use instead of loading one (tests, benchmarks);
             the caller keeps ownership. It is still wrapped in the Redis vector cache.
         check_model: False only for ``memgate memories reembed``, which fixes a mismatch.
+        lazy_embedder: load the model only when something is embedded
+            (:class:`LazyEmbedder`; CLI commands that may not embed). Ignored when
+            ``embedder`` is given or the store is new.
 
     Raises:
         BackendUnavailable: see :func:`choose_backend`.
@@ -133,7 +200,11 @@ async def open_store(
         with redis_boundary():
             backend = make_backend(await choose_backend(client, config.backend), client, keys, config)
         if embedder is None:
-            embedder = await load_embedder(config.embedding, upstream_base_url, upstream_api_key)
+            async def load() -> Embedder:
+                return await load_embedder(config.embedding, upstream_base_url, upstream_api_key)
+
+            lazy = await _lazy_embedder(client, keys, config, load) if lazy_embedder else None
+            embedder = lazy if lazy is not None else await load()
             stack.push_async_callback(embedder.aclose)
         with redis_boundary():
             if check_model:

@@ -9,6 +9,7 @@ of that user sees it; an ``event`` memory belongs to one (user, friend) pair.
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -49,21 +50,41 @@ class Source(StrEnum):
     IMPORT = "import"
 
 
-def check_tenant_id(value: object, param: str) -> str:
-    """``value`` if it is a usable user/friend id: a non-empty str of at most 256 chars
-    without NUL. Anything else (``|``, ``*``, quotes, braces, newlines, CJK...) is allowed:
-    ids are percent-encoded in keys (:mod:`gateway.memory.keys`), never spliced raw.
+def tenant_id_problem(value: object) -> str | None:
+    """Why ``value`` is not a usable user/friend id, or None when it is.
 
-    Raises:
-        InvalidRequest: empty, oversized, contains NUL, or not a string (400).
+    The one definition of the id rules (issue 9 item 4), applied to config keys, minted
+    keys, per-request end-user ids (body ``user``, ``X-Memgate-User`` /
+    ``X-Memgate-Friend``), the memory API, admin routes and the CLI: a non-empty ``str``
+    of at most 256 characters, without control characters (Unicode category Cc: NUL, tab,
+    newline, DEL...) and without leading or trailing whitespace. HTTP strips leading and
+    trailing whitespace from header values (RFC 9110 §5.5), so an id that had any could
+    not mean the same tenant in a header and in a JSON body. Anything else (``|``, ``*``,
+    ``/``, quotes, braces, inner spaces, CJK...) is allowed: ids are percent-encoded in
+    Redis keys (:mod:`gateway.memory.keys`), never spliced raw.
     """
     if not isinstance(value, str) or not value:
-        raise InvalidRequest(f"{param} must be a non-empty string", param=param)
+        return "must be a non-empty string"
     if len(value) > MAX_TENANT_ID_CHARS:
-        raise InvalidRequest(f"{param} is longer than {MAX_TENANT_ID_CHARS} characters", param=param)
-    if "\x00" in value:
-        raise InvalidRequest(f"{param} must not contain NUL", param=param)
-    return value
+        return f"is longer than {MAX_TENANT_ID_CHARS} characters"
+    if any(unicodedata.category(c) == "Cc" for c in value):
+        return "must not contain control characters (NUL, tab, newline...)"
+    if value[0].isspace() or value[-1].isspace():
+        return "must not start or end with whitespace"
+    return None
+
+
+def check_tenant_id(value: object, param: str) -> str:
+    """``value`` if :func:`tenant_id_problem` accepts it.
+
+    Raises:
+        InvalidRequest: empty, oversized, control characters, leading/trailing
+            whitespace, or not a string (400, ``param`` named).
+    """
+    problem = tenant_id_problem(value)
+    if problem is not None:
+        raise InvalidRequest(f"{param} {problem}", param=param)
+    return value  # type: ignore[return-value]
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +114,10 @@ class NewMemory(_Model):
     """A memory to store; the store assigns ``id``, tenant and timestamps."""
 
     scope: Scope = Field(description="profile (all friends see it) or event (one friend).")
-    type: MemoryType = Field(description="Kind of memory.")
+    type: MemoryType = Field(
+        MemoryType.SEMANTIC, description="Kind of memory. Default semantic (a fact), as "
+        "`memgate memories add`."
+    )
     text: str = Field(min_length=1, description="The memory in natural language.")
     keywords: list[str] = Field(default_factory=list, description="Extra search terms.")
     importance: float = Field(0.5, ge=0.0, le=1.0, description="0 trivial .. 1 vital.")

@@ -7,24 +7,29 @@ alike), which bounds how long a revoked key keeps working on any gateway process
 key store unreachable: 503, never 401 (items 2-3).
 
 Only a ``service`` key may name the end user per request, with the body's ``user`` field
-or the ``X-Memgate-User`` / ``X-Memgate-Friend`` headers; for any other key these are
-ignored for identity (``user`` is still forwarded upstream untouched).
+or the ``X-Memgate-User`` / ``X-Memgate-Friend`` headers (percent-encoded UTF-8, see
+:func:`header_id`); for any other key these are ignored for identity (``user`` is still
+forwarded upstream untouched). Every named id obeys
+:func:`gateway.memory.records.tenant_id_problem`.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from urllib.parse import unquote
 
 from gateway.config import ClientConfig
 from gateway.errors import AuthenticationFailed, InvalidRequest
+from gateway.memory.records import check_tenant_id
 from gateway.proxy.keystore import RedisKeyStore, key_digest
 from gateway.proxy.principal import Principal
 
-USER_HEADER = "x-memgate-user"
-FRIEND_HEADER = "x-memgate-friend"
+USER_HEADER_NAME = "X-Memgate-User"
+FRIEND_HEADER_NAME = "X-Memgate-Friend"
+USER_HEADER = USER_HEADER_NAME.lower()
+FRIEND_HEADER = FRIEND_HEADER_NAME.lower()
 _MAX_CACHE = 50_000
-_MAX_ID_LEN = 256
 
 
 def principal_from_client(client: ClientConfig) -> Principal:
@@ -100,25 +105,62 @@ def _bearer(authorization: str | None) -> str | None:
     return key
 
 
+def header_id(value: str, header: str) -> str:
+    """The id carried by an ``X-Memgate-User`` / ``X-Memgate-Friend`` header value.
+
+    Header values are ASCII; an id is sent percent-encoded as UTF-8 (what
+    ``urllib.parse.quote(id, safe="")`` gives), so ``caf%C3%A9`` is ``café`` and a literal
+    ``%`` travels as ``%25``. The decoded id must pass
+    :func:`gateway.memory.records.check_tenant_id`, the same rules as a body ``user``.
+
+    Raises:
+        InvalidRequest: non-ASCII bytes in the header (ASGI servers decode them as
+            latin-1, which would silently give another id), a percent-encoding that is not
+            UTF-8, or a decoded id the rules reject (400, ``param`` is the header name).
+    """
+    if not value.isascii():
+        raise InvalidRequest(
+            f"{header}: header values must be ASCII; send the id percent-encoded as UTF-8 "
+            "(urllib.parse.quote(id, safe=''))",
+            param=header,
+        )
+    try:
+        decoded = unquote(value, encoding="utf-8", errors="strict")
+    except UnicodeDecodeError:
+        raise InvalidRequest(
+            f"{header}: the percent-encoded id is not valid UTF-8", param=header
+        ) from None
+    return check_tenant_id(decoded, header)
+
+
 def resolve_end_user(
-    principal: Principal, body_user: object, headers: dict[str, str]
+    principal: Principal, body_user: object, headers: Mapping[str, str]
 ) -> Principal:
     """Apply a service key's per-request end-user naming; other keys are returned as is.
 
-    Headers win over the body's ``user``. An ordinary key's ids never change.
+    Args:
+        body_user: the chat body's ``user`` field (None when absent, or on routes
+            without a body).
+        headers: request headers with lower-case names.
+
+    A present ``X-Memgate-User`` header wins over the body's ``user`` (which is then not
+    used for identity); whichever names the user, and a present ``X-Memgate-Friend``, is
+    validated even when empty, so an empty id is an error, never the service key's own
+    tenant. Header ids are decoded by :func:`header_id`; body ids are used as
+    sent. An ordinary key's ids never change and these fields are not checked for it.
 
     Raises:
-        InvalidRequest: a named id is longer than 256 characters or contains NUL (400).
+        InvalidRequest: a named id fails :func:`gateway.memory.records.check_tenant_id`
+            (400, ``param``: ``user``, ``X-Memgate-User`` or ``X-Memgate-Friend``).
     """
     if not principal.service:
         return principal
-    user = headers.get(USER_HEADER) or (body_user if isinstance(body_user, str) else None)
-    friend = headers.get(FRIEND_HEADER)
-    for value in (user, friend):
-        if value is not None and (len(value) > _MAX_ID_LEN or "\x00" in value):
-            raise InvalidRequest(
-                "end-user id must be 1-256 characters without NUL", param="user"
-            )
-    if not user and not friend:
+    user: str | None = None
+    if USER_HEADER in headers:
+        user = header_id(headers[USER_HEADER], USER_HEADER_NAME)
+    elif body_user is not None:
+        user = check_tenant_id(body_user, "user")
+    friend = header_id(headers[FRIEND_HEADER], FRIEND_HEADER_NAME) if FRIEND_HEADER in headers else None
+    if user is None and friend is None:
         return principal
     return principal.acting_as(user, friend)

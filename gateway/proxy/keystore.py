@@ -25,6 +25,7 @@ from redis.exceptions import RedisError
 
 from gateway.config import PluginOverride
 from gateway.errors import KeyStoreUnavailable, NotFound
+from gateway.memory.records import check_tenant_id
 from gateway.proxy.principal import Principal
 
 
@@ -84,7 +85,14 @@ class RedisKeyStore:
         allowed_models: tuple[str, ...] = ("*",),
         plugins: dict[str, PluginOverride] | None = None,
     ) -> tuple[str, StoredKey]:
-        """Mint a key. Returns ``(key, record)``; the key is shown once and not stored."""
+        """Mint a key. Returns ``(key, record)``; the key is shown once and not stored.
+
+        Raises:
+            InvalidRequest: ``user_id`` or ``friend_id`` breaks the id rules
+                (:func:`gateway.memory.records.check_tenant_id`).
+        """
+        check_tenant_id(user_id, "user_id")
+        check_tenant_id(friend_id, "friend_id")
         key = "mgk-" + secrets.token_urlsafe(32)
         digest = key_digest(key)
         key_id = "k_" + secrets.token_hex(6)

@@ -37,9 +37,12 @@ class Principal:
         return any(fnmatch.fnmatchcase(model, glob) for glob in self.allowed_models)
 
     def acting_as(self, user_id: str | None, friend_id: str | None) -> "Principal":
-        """The same key acting for another end user (service keys only; caller checks)."""
+        """The same key acting for another end user (service keys only; the caller
+        validates the ids). None keeps the key's own id."""
         return replace(
-            self, user_id=user_id or self.user_id, friend_id=friend_id or self.friend_id
+            self,
+            user_id=self.user_id if user_id is None else user_id,
+            friend_id=self.friend_id if friend_id is None else friend_id,
         )
 
     def describe(self) -> dict[str, Any]:

@@ -92,3 +92,19 @@ async def test_redis_outage_gives_503_and_the_store_recovers(counting_model):
             assert (await store.search(ALICE, "outages", top_k=1))[0].record.id == record.id
     finally:
         await asyncio.to_thread(server.stop)
+
+
+async def test_lazy_embedder_loads_once_on_first_embed_and_checks_the_size():
+    """Issue 9 item 13: commands that never embed never load the model."""
+    from gateway.memory.factory import LazyEmbedder
+
+    async def load():
+        return HashEmbedder("m", 32)
+
+    lazy = LazyEmbedder(load, "m", 32)
+    assert (lazy.model, lazy.dimensions, lazy.loads) == ("m", 32, 0)
+    first, second = await asyncio.gather(lazy.embed_many(["a"]), lazy.embed_many(["b"]))
+    assert lazy.loads == 1 and first.shape == second.shape == (1, 32)
+    wrong = LazyEmbedder(load, "m", 64)  # the store holds 64-dim vectors of "m"
+    with pytest.raises(StoreMismatch, match="memgate memories reembed"):
+        await wrong.embed_many(["a"])

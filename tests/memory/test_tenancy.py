@@ -16,8 +16,8 @@ from tests.memory.conftest import backend_url, fresh_prefix
 from tests.memory.fakes import HashEmbedder
 
 HOSTILE_IDS = [
-    "a|b", "a", "*", "a*", '"', "'", "{x}", "{", "}", "@", "-", "--", ":", "a:b", "a b", " ",
-    "line\nbreak", "tab\tx", "猫", "猫猫", "%41", "A", "ａ", "a,b", "\\", "$(rm)", "..", "x" * 256,
+    "a|b", "a", "*", "a*", '"', "'", "{x}", "{", "}", "@", "-", "--", ":", "a:b", "a b", "a/b",
+    "a\u00a0b", "猫", "猫猫", "%41", "A", "ａ", "a,b", "\\", "$(rm)", "..", "x" * 256,
 ]
 
 
@@ -61,8 +61,12 @@ async def test_hostile_ids_are_isolated_from_each_other(store):
         assert len([r async for r in store.export_user(survivor)]) == 2
 
 
-@pytest.mark.parametrize("bad", ["", "x" * 257, "nul\x00byte", None, 7])
-def test_empty_oversized_and_nul_ids_are_rejected(bad):
+@pytest.mark.parametrize("bad", [
+    "", "x" * 257, "nul\x00byte", None, 7, " ", " a", "a ", "a\u3000", "line\nbreak", "tab\tx", "del\x7f",
+    "c1\x85",
+])
+def test_empty_oversized_control_and_padded_ids_are_rejected(bad):
+    """Issue 9 item 4: one set of id rules (records.tenant_id_problem)."""
     with pytest.raises(InvalidRequest):
         Tenant(bad)
     with pytest.raises(InvalidRequest):

@@ -9,12 +9,14 @@ from tests.recall.conftest import REGISTRY
 RECOMMENDED = ["recall_report", "auto_recall", "hybrid_injection", "personalization", "tool_splice", "token_budget"]
 
 
-def config(names):
-    return parse_config({"plugins": [{"name": n} for n in names]})
+def config(names, disabled=()):
+    return parse_config({"plugins": [{"name": n, "enabled": n not in disabled} for n in names]})
 
 
 def test_the_recommended_order_is_accepted():
-    validate_plugins(config(RECOMMENDED), REGISTRY)
+    # tool_splice is an alternative to hybrid_injection: never both enabled (as gateway.yaml)
+    validate_plugins(config(RECOMMENDED, disabled={"tool_splice"}), REGISTRY)
+    validate_plugins(config(RECOMMENDED, disabled={"hybrid_injection"}), REGISTRY)
     validate_plugins(config(["auto_recall", "personalization", "hybrid_injection", "token_budget"]), REGISTRY)
 
 

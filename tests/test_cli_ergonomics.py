@@ -1,0 +1,90 @@
+"""CLI ergonomics (issue 9 item 13): quiet output on the right streams, ``--friend``
+defaults, no model load for commands that do not embed, config keys and ``keys revoke``.
+Real processes (subprocess) where import state or stream separation matters, CliRunner
+otherwise; the session's real Redis throughout."""
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from gateway.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+NOT_EMBEDDING = """
+import json, sys
+from gateway.cli import main
+config, out = sys.argv[1], sys.argv[2]
+for args in (["memories", "list", "--user", "zoe"], ["memories", "export", "--user", "zoe", "--out", out]):
+    try:
+        main([*args, "--config", config], standalone_mode=False)
+    except SystemExit:
+        pass
+loaded = sorted(m for m in ("sentence_transformers", "torch", "transformers") if m in sys.modules)
+print(json.dumps({"loaded": loaded}), file=sys.stderr)
+"""
+
+
+def write_config(tmp_path, redis_url):
+    path = tmp_path / "gateway.yaml"
+    path.write_text(json.dumps({
+        "clients": [{"key": "k-zoe", "user_id": "zoe", "friend_id": "pal", "key_id": "zoe-dev"}],
+        "memory": {"redis_url": redis_url, "key_prefix": "cli" + uuid.uuid4().hex[:8]},
+    }))
+    return str(path)
+
+
+def memgate(*args, script=None):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("HF_HUB_DISABLE_PROGRESS_BARS", None)
+    command = [sys.executable, "-c", script, *args] if script else [sys.executable, "-m", "gateway.cli", *args]
+    return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_quiet_stdout_only_results_friend_default_and_no_model_for_list(tmp_path, redis_url):
+    config = write_config(tmp_path, redis_url)
+    added = memgate("memories", "add", "--config", config, "--user", "zoe", "Zoe plays the cello")
+    assert added.returncode == 0, added.stderr
+    [line] = added.stdout.splitlines()  # stdout: the record and nothing else
+    record = json.loads(line)
+    assert record["friend_id"] == "pal"  # the friend of zoe's key in the config
+    # quiet by default: no INFO log lines, no progress bar while the model loads
+    assert "INFO" not in added.stderr and "Loading weights" not in added.stderr, added.stderr
+
+    out = tmp_path / "zoe.jsonl"
+    listed = memgate(config, str(out), script=NOT_EMBEDDING)
+    assert listed.returncode == 0, listed.stderr
+    assert record["id"] in listed.stdout and record["id"] in out.read_text()
+    assert json.loads(listed.stderr.strip().splitlines()[-1]) == {"loaded": []}
+
+
+def test_friend_is_required_when_the_config_names_none(tmp_path, redis_url):
+    config = write_config(tmp_path, redis_url)
+    for command in (["memories", "list"], ["keys", "create"]):
+        result = CliRunner().invoke(main, [*command, "--config", config, "--user", "nobody"])
+        assert result.exit_code == 2, result.output
+        assert "--friend is required" in result.output and "'nobody'" in result.output
+
+
+def test_keys_create_defaults_the_friend_and_checks_ids(tmp_path, redis_url):
+    config = write_config(tmp_path, redis_url)
+    runner = CliRunner()
+    created = runner.invoke(main, ["keys", "create", "--config", config, "--user", "zoe"])
+    assert created.exit_code == 0, created.output
+    assert json.loads(created.stdout)["friend_id"] == "pal"
+    bad = runner.invoke(main, ["keys", "create", "--config", config, "--user", " zoe", "--friend", "pal"])
+    assert bad.exit_code == 1 and "--user must not start or end with whitespace" in bad.output
+
+
+def test_revoking_a_config_key_says_where_config_keys_live(tmp_path, redis_url):
+    config = write_config(tmp_path, redis_url)
+    result = CliRunner().invoke(main, ["keys", "revoke", "--config", config, "zoe-dev"])
+    assert result.exit_code == 1
+    assert "config key (clients.0" in result.output and "config keys live in gateway.yaml" in result.output
+    unknown = CliRunner().invoke(main, ["keys", "revoke", "--config", config, "k_nope"])
+    assert unknown.exit_code == 1 and "no key with id 'k_nope'" in unknown.output
