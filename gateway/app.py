@@ -183,6 +183,8 @@ def _http_exception(_: Request[Any, Any, Any], exc: HTTPException) -> Response[A
 
 
 def _memgate_exception(_: Request[Any, Any, Any], exc: MemgateError) -> Response[Any]:
+    if exc.status >= 500:
+        log.warning("%s: %s", exc.code, exc.message)  # details stay in the log
     return Response(exc.envelope(), status_code=exc.status, headers=exc.headers())
 
 
@@ -242,7 +244,9 @@ def create_app(
     route_handlers: list[Any] = [
         asgi(path=["/v1/chat/completions", "/chat/completions"], copy_scope=False)(chat),
         asgi(path=["/v1/embeddings", "/embeddings"], copy_scope=False)(embeddings),
-        asgi(path=["/v1/models", "/models", "/v1/models/{model_id:path}", "/models/{model_id:path}"], copy_scope=False)(models),
+        # mounted: litestar cannot route an ASGI handler with a path parameter (KeyError
+        # in its routing trie), so the handler reads the model id from the raw path
+        asgi(path=["/v1/models", "/models"], is_mount=True, copy_scope=False)(models),
         healthz,
         readyz,
         metrics,

@@ -11,6 +11,7 @@ counted in ``memgate_client_disconnects_total``. Routes never repeat this plumbi
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from dataclasses import dataclass
 from typing import ClassVar
@@ -23,6 +24,8 @@ from gateway.proxy.upstream import UpstreamPool
 from gateway.telemetry import Telemetry
 
 __all__ = ["Incoming", "ProxyRoute"]
+
+log = logging.getLogger("memgate.proxy")
 
 
 @dataclass
@@ -76,6 +79,8 @@ class ProxyRoute:
         try:
             await self.handle(incoming, send)
         except MemgateError as exc:
+            if exc.status >= 500:
+                log.warning("%s: %s", exc.code, exc.message)  # details stay in the log
             if not incoming.responded:
                 await send_error(send, exc)
         except asyncio.CancelledError:
