@@ -30,7 +30,7 @@ from typing import Any
 
 import redis.asyncio as aioredis
 from litestar import Litestar, Request, Response, get
-from litestar.exceptions import HTTPException
+from litestar.exceptions import HTTPException, ValidationException
 from litestar.handlers import asgi
 from litestar.openapi import OpenAPIConfig
 from opentelemetry.sdk.trace.export import SpanExporter
@@ -41,7 +41,7 @@ from gateway.errors import MemgateError, error_envelope
 from gateway.forget import forget_user
 from gateway.memory.factory import open_redis, open_store
 from gateway.memory.store import MemoryStore
-from gateway.memory_api import MemoryApi, memory_controllers
+from gateway.memory_api import PARAM_ALIASES, MemoryApi, memory_controllers
 from gateway.proxy.auth import Authenticator
 from gateway.proxy.chat import ChatCompletions
 from gateway.proxy.keystore import RedisKeyStore
@@ -182,6 +182,24 @@ def _http_exception(_: Request[Any, Any, Any], exc: HTTPException) -> Response[A
     )
 
 
+def _validation_exception(_: Request[Any, Any, Any], exc: ValidationException) -> Response[Any]:
+    """Litestar's request validation (body, query and path parameters) as a 400 in the
+    OpenAI envelope: ``param`` is the first field at fault and the message names each
+    field and its reason (``text: field required``)."""
+    problems = [e for e in exc.extra if isinstance(e, dict)] if isinstance(exc.extra, list) else []
+    parts = []
+    for problem in problems[:5]:
+        reason = str(problem.get("message") or "invalid value")
+        reason = reason[:1].lower() + reason[1:]
+        key = problem.get("key")
+        key = PARAM_ALIASES.get(key, key) if isinstance(key, str) else key
+        problem["key"] = key
+        parts.append(f"{key}: {reason}" if key else reason)
+    param = next((str(p["key"]) for p in problems if p.get("key")), None)
+    message = "; ".join(parts) or str(exc.detail)
+    return Response(error_envelope(message, "invalid_request_error", "invalid_value", param), status_code=400)
+
+
 def _memgate_exception(_: Request[Any, Any, Any], exc: MemgateError) -> Response[Any]:
     if exc.status >= 500:
         log.warning("%s: %s", exc.code, exc.message)  # details stay in the log
@@ -257,6 +275,7 @@ def create_app(
         lifespan=[lifespan],
         exception_handlers={
             HTTPException: _http_exception,
+            ValidationException: _validation_exception,
             MemgateError: _memgate_exception,
             Exception: _internal_exception,
         },

@@ -24,7 +24,7 @@ from typing import Any
 from gateway.errors import InvalidRequest
 
 __all__ = [
-    "MAX_JSON_DEPTH", "check_nesting", "check_surrogates", "decode_utf8", "find_lone_surrogate",
+    "MAX_JSON_DEPTH", "check_json_body", "check_nesting", "check_surrogates", "decode_utf8", "find_lone_surrogate",
     "nesting_depth", "parse_json_object", "value_depth",
 ]
 
@@ -70,11 +70,60 @@ def nesting_depth(raw: bytes, stop_at: int | None = None) -> int:
 
 
 def check_nesting(raw: bytes, limit: int = MAX_JSON_DEPTH, what: str = "request body") -> None:
-    """Raises InvalidRequest (400) when ``raw`` nests deeper than ``limit``."""
+    """Raises InvalidRequest (400, ``param`` = the top-level field that nests too deep)
+    when ``raw`` nests deeper than ``limit``."""
     if raw.count(b"[") + raw.count(b"{") <= limit:
         return  # cannot be deeper than its bracket count
     if nesting_depth(raw, stop_at=limit) > limit:
-        raise InvalidRequest(f"{what} is nested more than {limit} levels deep")
+        field = _too_deep_field(raw, limit)
+        raise InvalidRequest(
+            f"{field or what}: nested more than {limit} levels deep", param=field
+        )
+
+
+_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"\s*:?|[\[\]{}]', re.DOTALL)
+
+
+def _too_deep_field(raw: bytes, limit: int) -> str | None:
+    """The top-level object key under which ``raw`` first nests deeper than ``limit``
+    (only run once a body is being refused: one pass over its tokens)."""
+    depth, key = 0, None
+    for match in _TOKEN.finditer(raw):
+        token = match.group()
+        if token[:1] == b'"':
+            if depth == 1 and token.endswith(b":"):
+                try:
+                    key = json.loads(token[:-1].rstrip())
+                except ValueError:
+                    key = None
+        elif token in b"[{":
+            depth += 1
+            if depth > limit:
+                return key if isinstance(key, str) else None
+        else:
+            depth -= 1
+    return None
+
+
+def check_json_body(raw: bytes, what: str = "request body") -> None:
+    """The checks of this module on a JSON (or JSON Lines) body that another parser will
+    read (litestar's): UTF-8, nesting, and lone surrogates (parsed with :mod:`json` only
+    when the raw text has a surrogate escape at all).
+
+    Raises:
+        InvalidRequest: see :func:`parse_json_object` (400).
+    """
+    if not raw:
+        return
+    decode_utf8(raw, what)
+    check_nesting(raw, what=what)
+    if _SURROGATE_ESCAPE.search(raw) is None:
+        return
+    try:
+        parsed = json.loads(raw)
+    except ValueError:
+        return  # malformed: the parser reports it
+    check_surrogates(raw, parsed)
 
 
 def find_lone_surrogate(value: Any, path: str = "") -> str | None:

@@ -33,6 +33,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationErro
 
 from gateway.proxy.auth import resolve_end_user
 from gateway.errors import InvalidRequest, PermissionDenied, UnprocessableInput
+from gateway.json_input import check_json_body, decode_utf8
 from gateway.memory.records import (
     MemoryPage,
     MemoryPatch,
@@ -47,7 +48,7 @@ from gateway.memory.store import MemoryStore
 from gateway.proxy.auth import Authenticator
 from gateway.proxy.principal import Principal
 
-__all__ = ["MemoryApi", "memory_controllers", "parse_jsonl"]
+__all__ = ["PARAM_ALIASES", "MemoryApi", "memory_controllers", "parse_jsonl"]
 
 
 class SearchRequest(BaseModel):
@@ -110,6 +111,19 @@ async def provide_store(state: State) -> Any:
     return _api(state).store
 
 
+async def json_body_guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
+    """Bodies are checked before litestar parses them (:func:`gateway.json_input.check_json_body`):
+    invalid UTF-8, nesting deeper than 128 levels and lone surrogates are 400 naming the
+    field, not a decoder crash (500) after the fact."""
+    if isinstance(connection, Request) and connection.method in ("POST", "PATCH", "PUT"):
+        check_json_body(await connection.body())
+
+
+#: Query parameters whose handler argument has another name (``scope`` is reserved by
+#: litestar): validation errors name the parameter the client sent.
+PARAM_ALIASES = {"memory_scope": "scope", "memory_type": "type"}
+
+
 async def admin_guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
     """Admin keys only (403 otherwise; 401 for an unknown key)."""
     headers = {k.lower(): v for k, v in connection.headers.items()}
@@ -122,6 +136,7 @@ class MemoriesController(Controller):
     """The caller's own memories (scoped to the key's tenant)."""
 
     path = "/v1/memories"
+    guards = [json_body_guard]
     dependencies = {
         "principal": Provide(provide_principal),
         "tenant": Provide(provide_tenant),
@@ -176,7 +191,7 @@ class AdminUsersController(Controller):
     """Admin keys only: export, import, forget any user."""
 
     path = "/v1/admin/users"
-    guards = [admin_guard]
+    guards = [admin_guard, json_body_guard]
     dependencies = {"store": Provide(provide_store)}
 
     @get("/{user_id:str}/export", summary="Export a user's memories (JSONL)")
@@ -210,11 +225,12 @@ def parse_jsonl(body: bytes, user_id: str | None = None) -> list[MemoryRecord]:
     """Records from JSONL (one :class:`MemoryRecord` JSON per line; blank lines skipped).
 
     Raises:
+        InvalidRequest: the body is not UTF-8 (400).
         UnprocessableInput: a line is not a valid record (its line number is named), or
             ``user_id`` is given and a record belongs to another user.
     """
     records = []
-    for number, line in enumerate(body.decode("utf-8").splitlines(), start=1):
+    for number, line in enumerate(decode_utf8(body).splitlines(), start=1):
         if not line.strip():
             continue
         try:

@@ -9,17 +9,46 @@ of that user sees it; an ``event`` memory belongs to one (user, friend) pair.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field
 
 from gateway.errors import InvalidRequest
+from gateway.json_input import value_depth
 from gateway.memory.ids import MEMORY_ID_PATTERN
 
 MAX_TENANT_ID_CHARS = 256
+#: ``metadata`` limits, checked when the request is validated (before any embedding):
+#: nesting depth of its lists/objects and size as compact UTF-8 JSON. Caller data only
+#: rides along with a memory, so 32 levels and 64 KiB are generous.
+MAX_METADATA_DEPTH = 32
+MAX_METADATA_BYTES = 65536
+
+
+def check_metadata(value: dict[str, Any]) -> dict[str, Any]:
+    """``value`` if it is JSON data within :data:`MAX_METADATA_DEPTH` and
+    :data:`MAX_METADATA_BYTES` (linear: one iterative walk, one serialization).
+
+    Raises:
+        ValueError: too deep, too large, or not JSON-serializable text (pydantic reports
+            it as a validation error of ``metadata``, a 400 at the API).
+    """
+    if value_depth(value, stop_at=MAX_METADATA_DEPTH) > MAX_METADATA_DEPTH:
+        raise ValueError(f"metadata nests more than {MAX_METADATA_DEPTH} levels deep")
+    try:
+        size = len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode())
+    except (TypeError, ValueError, UnicodeEncodeError) as exc:
+        raise ValueError(f"metadata must be JSON data with valid Unicode text ({type(exc).__name__})") from None
+    if size > MAX_METADATA_BYTES:
+        raise ValueError(f"metadata is {size} bytes as JSON; the limit is {MAX_METADATA_BYTES}")
+    return value
+
+
+Metadata = Annotated[dict[str, Any], AfterValidator(check_metadata)]
 
 
 class Scope(StrEnum):
@@ -104,7 +133,7 @@ class NewMemory(_Model):
     source: Source = Field(Source.MANUAL, description="Where the memory came from.")
     confidence: float = Field(1.0, ge=0.0, le=1.0, description="Belief that it is true.")
     based_on: list[str] = Field(default_factory=list, description="Ids of source records.")
-    metadata: dict[str, Any] = Field(default_factory=dict, description="Caller's JSON data.")
+    metadata: Metadata = Field(default_factory=dict, description="Caller's JSON data (at most 32 levels deep, 64 KiB as JSON).")
 
 
 class MemoryPatch(_Model):
@@ -118,7 +147,7 @@ class MemoryPatch(_Model):
     emotion: str | None = Field(None, max_length=64, description="New emotion label.")
     occurred_at: AwareDatetime | None = Field(None, description="New time it happened.")
     confidence: float | None = Field(None, ge=0.0, le=1.0, description="New confidence.")
-    metadata: dict[str, Any] | None = Field(None, description="Replacement metadata.")
+    metadata: Metadata | None = Field(None, description="Replacement metadata (limits as NewMemory).")
 
 
 class MemoryRecord(_Model):
@@ -145,7 +174,7 @@ class MemoryRecord(_Model):
     retired: bool = Field(False, description="Contradicted or superseded: kept, not searched.")
     retired_at: AwareDatetime | None = Field(None, description="When it was retired.")
     retired_reason: str | None = Field(None, description="Why it was retired.")
-    metadata: dict[str, Any] = Field(default_factory=dict, description="Caller's JSON data.")
+    metadata: Metadata = Field(default_factory=dict, description="Caller's JSON data (at most 32 levels deep, 64 KiB as JSON).")
 
 
 class ScoredMemory(_Model):
