@@ -3,8 +3,10 @@
 - ``GET /v1/memories`` (``scope``, ``type``, ``cursor``, ``limit``): the caller's visible
   memories, newest first, paginated.
 - ``POST /v1/memories``: store one memory (:class:`NewMemory`), 201.
-- ``POST /v1/memories/search``: :class:`SearchRequest` -> hits with ``score`` (cosine
-  similarity in [0, 1]).
+- ``POST /v1/memories/search``: :class:`SearchRequest` -> hits in ranking order, each
+  with ``score`` (the score they are ranked by: the fused vector + keyword rank score in
+  (0, 1] with hybrid search, else the cosine) and ``similarity`` (the cosine similarity,
+  which ``threshold`` applies to); see :class:`~gateway.memory.records.ScoredMemory`.
 - ``GET | PATCH | DELETE /v1/memories/{id}``.
 - Admin keys only: ``GET /v1/admin/users/{user_id}/export`` (JSONL),
   ``POST /v1/admin/users/{user_id}/import`` (JSONL body; records keep ids and times),

@@ -15,7 +15,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
 from gateway.errors import InvalidRequest
 from gateway.json_input import value_depth
@@ -178,10 +178,33 @@ class MemoryRecord(_Model):
 
 
 class ScoredMemory(_Model):
-    """A search hit: the record and its cosine similarity to the query, clamped to [0, 1]."""
+    """A search hit: the record, the score hits are ranked by, and the cosine similarity.
+
+    ``score`` is what orders the hits (highest first). With hybrid search (a query text
+    and ``memory.hybrid_alpha < 1``) it is the weighted reciprocal-rank-fusion score of the
+    vector and keyword (BM25) rankings scaled into (0, 1] (1.0: first in both rankings;
+    :func:`gateway.memory.ranking.fused_scores`); otherwise it equals ``similarity``.
+    ``similarity`` is always the cosine similarity of the record's vector to the query,
+    clamped to [0, 1]; search ``threshold`` applies to it. ``similarity`` defaults to
+    ``score`` when not given (hand-made hits).
+    """
 
     record: MemoryRecord = Field(description="The matching record.")
-    score: float = Field(ge=0.0, le=1.0, description="Cosine similarity clamped to [0, 1].")
+    score: float = Field(
+        ge=0.0, le=1.0,
+        description="Ranking score, highest first: the fused (vector + keyword) rank score "
+        "scaled into (0, 1] with hybrid search, else the cosine similarity.",
+    )
+    similarity: float = Field(
+        ge=0.0, le=1.0, description="Cosine similarity to the query clamped to [0, 1]; threshold applies to it."
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _similarity_defaults_to_score(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("similarity") is None and "score" in data:
+            return {**data, "similarity": data["score"]}
+        return data
 
 
 class MemoryPage(_Model):
