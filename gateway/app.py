@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -32,7 +33,9 @@ import redis.asyncio as aioredis
 from litestar import Litestar, Request, Response, get
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.handlers import asgi
+from litestar.routes import HTTPRoute
 from litestar.openapi import OpenAPIConfig
+from litestar.openapi.spec import Components, SecurityScheme
 from opentelemetry.sdk.trace.export import SpanExporter
 
 from gateway.chain import ChainFactory, CompletionRunner
@@ -41,7 +44,7 @@ from gateway.errors import MemgateError, error_envelope
 from gateway.forget import forget_user
 from gateway.memory.factory import open_redis, open_store
 from gateway.memory.store import MemoryStore
-from gateway.memory_api import PARAM_ALIASES, MemoryApi, memory_controllers
+from gateway.memory_api import PARAM_ALIASES, MemoryApi, apply_pydantic_schemas, memory_controllers
 from gateway.proxy.auth import Authenticator
 from gateway.proxy.chat import ChatCompletions
 from gateway.proxy.keystore import RedisKeyStore
@@ -211,6 +214,29 @@ def _internal_exception(_: Request[Any, Any, Any], exc: Exception) -> Response[A
     return _envelope_response(500, "internal error in the gateway", "server_error", None)
 
 
+def _options_allow(app: Litestar) -> Any:
+    """A ``before_send`` hook that makes ``Allow`` on OPTIONS replies list every method of
+    the path: litestar builds the automatic OPTIONS handler with the first handler's route
+    only (``Allow: OPTIONS, POST`` for ``/v1/memories``, which also has GET)."""
+    def plain(path: str) -> str:
+        return re.sub(r"\{(\w+):[^}]*\}", r"{\1}", path)
+
+    methods = {
+        plain(route.path): ", ".join(sorted(route.methods))
+        for route in app.routes
+        if isinstance(route, HTTPRoute)
+    }
+
+    async def before_send(message: Any, scope: Any) -> None:
+        if message["type"] == "http.response.start" and scope.get("method") == "OPTIONS":
+            allow = methods.get(plain(scope.get("path_template", "")))
+            if allow:
+                headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"allow"]
+                message["headers"] = [*headers, (b"allow", allow.encode())]
+
+    return before_send
+
+
 class _Running:
     """The gateway of a running app (set in the lifespan, before any request)."""
 
@@ -270,7 +296,7 @@ def create_app(
         metrics,
         *memory_controllers(),
     ]
-    return Litestar(
+    app = Litestar(
         route_handlers=route_handlers,
         lifespan=[lifespan],
         exception_handlers={
@@ -279,5 +305,15 @@ def create_app(
             MemgateError: _memgate_exception,
             Exception: _internal_exception,
         },
-        openapi_config=OpenAPIConfig(title="memgate", version="0.1.0", path="/openapi"),
+        openapi_config=OpenAPIConfig(
+            title="memgate", version="0.1.0", path="/openapi",
+            description="The memory API of memgate (the proxied OpenAI routes follow the OpenAI API reference). "
+            "Errors use the OpenAI error envelope (ErrorResponse); request bodies reject unknown fields.",
+            components=Components(security_schemes={
+                "bearer": SecurityScheme(type="http", scheme="bearer", description="A memgate key.")
+            }),
+        ),
     )
+    app.before_send.append(_options_allow(app))
+    apply_pydantic_schemas(app.plugins.get("OpenAPIPlugin").provide_openapi_schema())  # cached, served as is
+    return app

@@ -15,7 +15,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, AwareDatetime, BeforeValidator, BaseModel, ConfigDict, Field, model_validator
 
 from gateway.errors import InvalidRequest
 from gateway.json_input import value_depth
@@ -49,6 +49,43 @@ def check_metadata(value: dict[str, Any]) -> dict[str, Any]:
 
 
 Metadata = Annotated[dict[str, Any], AfterValidator(check_metadata)]
+
+
+def _json_number(value: Any) -> Any:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError("must be a JSON number")
+    return value
+
+
+def _json_integer(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError("must be a JSON integer")
+    return value
+
+
+def _json_boolean(value: Any) -> Any:
+    if not isinstance(value, bool):
+        raise ValueError("must be true or false")
+    return value
+
+
+def _json_datetime(value: Any) -> Any:
+    if not isinstance(value, (str, datetime)):
+        raise ValueError("must be an RFC 3339 date-time string with a time zone")
+    return value
+
+
+# JSON scalars as the schema says: litestar validates bodies with ``strict=False``, which
+# would take ``false`` for 0.0, ``"0.5"`` for 0.5, ``0`` for false and a number of seconds
+# for a date-time; these refuse them (Python callers may still pass datetime objects).
+JsonNumber = Annotated[float, BeforeValidator(_json_number)]
+JsonInteger = Annotated[int, BeforeValidator(_json_integer)]
+JsonBoolean = Annotated[bool, BeforeValidator(_json_boolean)]
+JsonDateTime = Annotated[AwareDatetime, BeforeValidator(_json_datetime)]
+#: A JSON number in [0, 1] (bounds inside the type so ``UnitNumber | None`` keeps them).
+UnitNumber = Annotated[float, Field(ge=0.0, le=1.0), BeforeValidator(_json_number)]
 
 
 class Scope(StrEnum):
@@ -125,13 +162,13 @@ class NewMemory(_Model):
     type: MemoryType = Field(description="Kind of memory.")
     text: str = Field(min_length=1, description="The memory in natural language.")
     keywords: list[str] = Field(default_factory=list, description="Extra search terms.")
-    importance: float = Field(0.5, ge=0.0, le=1.0, description="0 trivial .. 1 vital.")
+    importance: UnitNumber = Field(0.5, description="0 trivial .. 1 vital.")
     emotion: str | None = Field(None, max_length=64, description="Emotion label, if any.")
-    occurred_at: AwareDatetime | None = Field(
+    occurred_at: JsonDateTime | None = Field(
         None, description="When it happened; None: now (the time it is stored)."
     )
     source: Source = Field(Source.MANUAL, description="Where the memory came from.")
-    confidence: float = Field(1.0, ge=0.0, le=1.0, description="Belief that it is true.")
+    confidence: UnitNumber = Field(1.0, description="Belief that it is true.")
     based_on: list[str] = Field(default_factory=list, description="Ids of source records.")
     metadata: Metadata = Field(default_factory=dict, description="Caller's JSON data (at most 32 levels deep, 64 KiB as JSON).")
 
@@ -143,10 +180,10 @@ class MemoryPatch(_Model):
     type: MemoryType | None = Field(None, description="New kind.")
     text: str | None = Field(None, min_length=1, description="New text (re-embedded).")
     keywords: list[str] | None = Field(None, description="New keyword list.")
-    importance: float | None = Field(None, ge=0.0, le=1.0, description="New importance.")
+    importance: UnitNumber | None = Field(None, description="New importance.")
     emotion: str | None = Field(None, max_length=64, description="New emotion label.")
-    occurred_at: AwareDatetime | None = Field(None, description="New time it happened.")
-    confidence: float | None = Field(None, ge=0.0, le=1.0, description="New confidence.")
+    occurred_at: JsonDateTime | None = Field(None, description="New time it happened.")
+    confidence: UnitNumber | None = Field(None, description="New confidence.")
     metadata: Metadata | None = Field(None, description="Replacement metadata (limits as NewMemory).")
 
 
