@@ -272,3 +272,14 @@ def test_503_bodies_name_no_socket_path_or_host(start_gateway, upstream, own_red
         assert error["type"] == "service_unavailable"
         for secret in (socket, "redis", ".sock", "/tmp", "127.0.0.1", "Errno"):
             assert secret.lower() not in response.text.lower(), (secret, response.text)
+
+
+@pytest.mark.parametrize("path, methods", [
+    ("/v1/memories", {"GET", "POST", "OPTIONS"}),
+    ("/v1/memories/0123456789abcdef0123456789abcdef", {"GET", "PATCH", "DELETE", "OPTIONS"}),
+])
+def test_options_lists_every_method_of_the_path(start_gateway, upstream, path, methods):
+    gw = start_gateway()
+    response = httpx.options(gw.url + path, headers={"authorization": f"Bearer {ALICE_KEY}"}, timeout=10)
+    assert response.status_code == 204
+    assert {m.strip() for m in response.headers["allow"].split(",")} == methods
