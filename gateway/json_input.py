@@ -5,9 +5,11 @@ Each check is linear in the body's size and raises :class:`~gateway.errors.Inval
 
 - :func:`decode_utf8`: JSON text is UTF-8 (RFC 8259 section 8.1); anything else is 400,
   never a ``UnicodeDecodeError`` deep inside a library.
-- :func:`check_nesting`: at most :data:`MAX_JSON_DEPTH` nested arrays/objects, counted on
-  the raw text (strings skipped), so neither the parser nor a later re-serialization ever
-  recurses past Python's limit (1000 frames: a ``RecursionError`` would be a 500).
+- nesting: at most :data:`MAX_JSON_DEPTH` nested arrays/objects, so neither a parser nor
+  a later re-serialization ever recurses past Python's limit (1000 frames: a
+  ``RecursionError`` would be a 500). :func:`check_nesting` counts on the raw text
+  (strings skipped) for bodies another parser reads; :func:`parse_json_object` checks the
+  parsed value (cheaper on the hot chat path).
 - :func:`check_surrogates`: a ``\\uD800``-``\\uDFFF`` escape that is not half of a pair
   parses into a lone surrogate, which cannot be encoded as UTF-8 when the body is
   re-serialized (RFC 8259 section 8.2 calls such strings unpredictable). The raw text is
@@ -75,10 +77,12 @@ def check_nesting(raw: bytes, limit: int = MAX_JSON_DEPTH, what: str = "request 
     if raw.count(b"[") + raw.count(b"{") <= limit:
         return  # cannot be deeper than its bracket count
     if nesting_depth(raw, stop_at=limit) > limit:
-        field = _too_deep_field(raw, limit)
-        raise InvalidRequest(
-            f"{field or what}: nested more than {limit} levels deep", param=field
-        )
+        _refuse_nesting(raw, limit, what)
+
+
+def _refuse_nesting(raw: bytes, limit: int, what: str) -> None:
+    field = _too_deep_field(raw, limit)
+    raise InvalidRequest(f"{field or what}: nested more than {limit} levels deep", param=field)
 
 
 _TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"\s*:?|[\[\]{}]', re.DOTALL)
@@ -166,34 +170,44 @@ def check_surrogates(raw: bytes, parsed: Any) -> None:
 def value_depth(value: Any, stop_at: int | None = None) -> int:
     """Deepest nesting of lists/dicts in a parsed JSON value (a scalar is 0), counting
     at most up to ``stop_at``. Iterative: no recursion limit."""
-    deepest = 0
-    stack: list[tuple[Any, int]] = [(value, 0)]
+    if not isinstance(value, (dict, list)):
+        return 0
+    deepest = 1
+    stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
         item, depth = stack.pop()
-        if isinstance(item, (dict, list)):
-            depth += 1
-            if depth > deepest:
-                deepest = depth
-                if stop_at is not None and deepest > stop_at:
-                    return deepest
-            stack.extend((child, depth) for child in (item.values() if isinstance(item, dict) else item))
+        for child in item.values() if isinstance(item, dict) else item:
+            if isinstance(child, (dict, list)):
+                if depth + 1 > deepest:
+                    deepest = depth + 1
+                    if stop_at is not None and deepest > stop_at:
+                        return deepest
+                stack.append((child, depth + 1))
     return deepest
 
 
 def parse_json_object(raw: bytes, what: str = "request body") -> dict[str, Any]:
-    """``raw`` parsed as a JSON object after every check of this module.
+    """``raw`` parsed as a JSON object after every check of this module (the chat and
+    embeddings routes). Nesting is checked on the parsed value, walking containers only
+    and only when ``raw`` has more brackets than :data:`MAX_JSON_DEPTH` (a raw-text scan
+    costs ~5x the parse on bracket-rich bodies); the parser's own ``RecursionError``
+    beyond ~1000 levels is caught.
 
     Raises:
         InvalidRequest: not UTF-8, nested too deep, malformed JSON, not an object, or a
             lone surrogate (400, naming the field).
     """
     text = decode_utf8(raw, what)
-    check_nesting(raw, what=what)
     try:
         body = json.loads(text)
+    except RecursionError:
+        body = None
+        _refuse_nesting(raw, MAX_JSON_DEPTH, what)
     except ValueError:
         raise InvalidRequest(f"{what} is not valid JSON") from None
     if not isinstance(body, dict):
         raise InvalidRequest(f"{what} must be a JSON object")
+    if raw.count(b"[") + raw.count(b"{") > MAX_JSON_DEPTH and value_depth(body, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
+        _refuse_nesting(raw, MAX_JSON_DEPTH, what)
     check_surrogates(raw, body)
     return body
