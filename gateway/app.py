@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
+import re
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -37,11 +38,13 @@ from urllib.parse import urlsplit
 
 import redis.asyncio as aioredis
 from litestar import Litestar, Request, Response, get
-from litestar.exceptions import HTTPException
 from litestar.enums import ScopeType
+from litestar.exceptions import HTTPException, ValidationException
 from litestar.handlers import asgi
 from litestar.middleware import ASGIMiddleware
+from litestar.routes import HTTPRoute
 from litestar.openapi import OpenAPIConfig
+from litestar.openapi.spec import Components, SecurityScheme
 from opentelemetry.sdk.trace.export import SpanExporter
 
 from gateway.chain import ChainFactory, CompletionRunner
@@ -50,7 +53,7 @@ from gateway.errors import MemgateError, error_envelope
 from gateway.forget import forget_user
 from gateway.memory.factory import open_redis, open_store
 from gateway.memory.store import MemoryStore
-from gateway.memory_api import MemoryApi, memory_controllers
+from gateway.memory_api import PARAM_ALIASES, MemoryApi, apply_pydantic_schemas, memory_controllers
 from gateway.metrics import Metrics, bounded_method
 from gateway.proxy.auth import Authenticator
 from gateway.proxy.chat import ChatCompletions
@@ -223,13 +226,56 @@ def _http_exception(_: Request[Any, Any, Any], exc: HTTPException) -> Response[A
     )
 
 
+def _validation_exception(_: Request[Any, Any, Any], exc: ValidationException) -> Response[Any]:
+    """Litestar's request validation (body, query and path parameters) as a 400 in the
+    OpenAI envelope: ``param`` is the first field at fault and the message names each
+    field and its reason (``text: field required``)."""
+    problems = [e for e in exc.extra if isinstance(e, dict)] if isinstance(exc.extra, list) else []
+    parts = []
+    for problem in problems[:5]:
+        reason = str(problem.get("message") or "invalid value")
+        reason = reason[:1].lower() + reason[1:]
+        key = problem.get("key")
+        key = PARAM_ALIASES.get(key, key) if isinstance(key, str) else key
+        problem["key"] = key
+        parts.append(f"{key}: {reason}" if key else reason)
+    param = next((str(p["key"]) for p in problems if p.get("key")), None)
+    message = "; ".join(parts) or str(exc.detail)
+    return Response(error_envelope(message, "invalid_request_error", "invalid_value", param), status_code=400)
+
+
 def _memgate_exception(_: Request[Any, Any, Any], exc: MemgateError) -> Response[Any]:
+    if exc.status >= 500:
+        log.warning("%s: %s", exc.code, exc.message)  # details stay in the log
     return Response(exc.envelope(), status_code=exc.status, headers=exc.headers())
 
 
 def _internal_exception(_: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
     log.exception("unhandled error", exc_info=exc)
     return _envelope_response(500, "internal error in the gateway", "server_error", None)
+
+
+def _options_allow(app: Litestar) -> Any:
+    """A ``before_send`` hook that makes ``Allow`` on OPTIONS replies list every method of
+    the path: litestar builds the automatic OPTIONS handler with the first handler's route
+    only (``Allow: OPTIONS, POST`` for ``/v1/memories``, which also has GET)."""
+    def plain(path: str) -> str:
+        return re.sub(r"\{(\w+):[^}]*\}", r"{\1}", path)
+
+    methods = {
+        plain(route.path): ", ".join(sorted(route.methods))
+        for route in app.routes
+        if isinstance(route, HTTPRoute)
+    }
+
+    async def before_send(message: Any, scope: Any) -> None:
+        if message["type"] == "http.response.start" and scope.get("method") == "OPTIONS":
+            allow = methods.get(plain(scope.get("path_template", "")))
+            if allow:
+                headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"allow"]
+                message["headers"] = [*headers, (b"allow", allow.encode())]
+
+    return before_send
 
 
 class _Running:
@@ -326,21 +372,33 @@ def create_app(
     route_handlers: list[Any] = [
         asgi(path=["/v1/chat/completions", "/chat/completions"], copy_scope=False, opt=itself)(chat),
         asgi(path=["/v1/embeddings", "/embeddings"], copy_scope=False, opt=itself)(embeddings),
-        asgi(path=["/v1/models", "/models", "/v1/models/{model_id:path}", "/models/{model_id:path}"],
-             copy_scope=False, opt=itself)(models),
+        # mounted: litestar cannot route an ASGI handler with a path parameter (KeyError
+        # in its routing trie), so the handler reads the model id from the raw path
+        asgi(path=["/v1/models", "/models"], is_mount=True, copy_scope=False, opt=itself)(models),
         healthz,
         readyz,
         metrics,
         *memory_controllers(),
     ]
-    return Litestar(
+    app = Litestar(
         route_handlers=route_handlers,
         lifespan=[lifespan],
         middleware=[_HttpMetrics(running)],
         exception_handlers={
             HTTPException: _http_exception,
+            ValidationException: _validation_exception,
             MemgateError: _memgate_exception,
             Exception: _internal_exception,
         },
-        openapi_config=OpenAPIConfig(title="memgate", version="0.1.0", path="/openapi"),
+        openapi_config=OpenAPIConfig(
+            title="memgate", version="0.1.0", path="/openapi",
+            description="The memory API of memgate (the proxied OpenAI routes follow the OpenAI API reference). "
+            "Errors use the OpenAI error envelope (ErrorResponse); request bodies reject unknown fields.",
+            components=Components(security_schemes={
+                "bearer": SecurityScheme(type="http", scheme="bearer", description="A memgate key.")
+            }),
+        ),
     )
+    app.before_send.append(_options_allow(app))
+    apply_pydantic_schemas(app.plugins.get("OpenAPIPlugin").provide_openapi_schema())  # cached, served as is
+    return app

@@ -7,6 +7,10 @@ honours ``x-should-retry`` (openai-python ``_should_retry``).
 
 Errors of the libraries below (aiohttp, httpx, redis) are translated into this tree where they are
 caught, never re-raised raw to the HTTP layer.
+
+Errors reveal nothing internal (issue 9 item 8): an error class with a ``public_message``
+sends that fixed text to the client instead of its ``message``, which keeps the details
+(socket paths, hosts, library messages) for the server log only.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ class MemgateError(Exception):
     status: ClassVar[int] = 500
     type: ClassVar[str] = "server_error"
     code: ClassVar[str | None] = None
+    public_message: ClassVar[str | None] = None
 
     def __init__(self, message: str, *, param: str | None = None, code: str | None = None) -> None:
         super().__init__(message)
@@ -37,8 +42,8 @@ class MemgateError(Exception):
             self.code = code  # type: ignore[misc]
 
     def envelope(self) -> dict[str, Any]:
-        """The OpenAI error envelope as a dict."""
-        return error_envelope(self.message, self.type, self.code, self.param)
+        """The OpenAI error envelope as a dict (``public_message`` when the class has one)."""
+        return error_envelope(self.public_message or self.message, self.type, self.code, self.param)
 
     def body(self) -> bytes:
         """The envelope serialized as JSON bytes."""
@@ -106,6 +111,7 @@ class ServiceUnavailable(MemgateError):
     status = 503
     type = "service_unavailable"
     code = "service_unavailable"
+    public_message = "a service the gateway depends on is unavailable; retry shortly"
 
     def headers(self) -> dict[str, str]:
         return {"retry-after": "1", "x-should-retry": "true"}
@@ -115,12 +121,14 @@ class KeyStoreUnavailable(ServiceUnavailable):
     """The Redis key store could not be reached while resolving a key (503, not 401)."""
 
     code = "key_store_unavailable"
+    public_message = "the key store is unavailable; retry shortly"
 
 
 class MemoryUnavailable(ServiceUnavailable):
     """The memory store (Redis or the embedding model) is unreachable (503)."""
 
     code = "memory_unavailable"
+    public_message = "the memory store is unavailable; retry shortly"
 
 
 class UpstreamError(MemgateError):
@@ -142,6 +150,7 @@ class UpstreamConnectError(UpstreamError):
     """The upstream refused or dropped the connection before answering (502)."""
 
     code = "upstream_connect_error"
+    public_message = "cannot connect to the upstream model server"
 
 
 class MethodNotAllowed(InvalidRequest):

@@ -3,8 +3,10 @@
 - ``GET /v1/memories`` (``scope``, ``type``, ``cursor``, ``limit``): the caller's visible
   memories, newest first, paginated.
 - ``POST /v1/memories``: store one memory (:class:`NewMemory`), 201.
-- ``POST /v1/memories/search``: :class:`SearchRequest` -> hits with ``score`` (cosine
-  similarity in [0, 1]).
+- ``POST /v1/memories/search``: :class:`SearchRequest` -> hits in ranking order, each
+  with ``score`` (the score they are ranked by: the fused vector + keyword rank score in
+  (0, 1] with hybrid search, else the cosine) and ``similarity`` (the cosine similarity,
+  which ``threshold`` applies to); see :class:`~gateway.memory.records.ScoredMemory`.
 - ``GET | PATCH | DELETE /v1/memories/{id}``.
 - Admin keys only: ``GET /v1/admin/users/{user_id}/export`` (JSONL),
   ``POST /v1/admin/users/{user_id}/import`` (JSONL body; records keep ids and times),
@@ -30,13 +32,21 @@ from litestar.connection import ASGIConnection
 from litestar.datastructures import State
 from litestar.di import NamedDependency, Provide
 from litestar.handlers import BaseRouteHandler
-from litestar.params import FromPath, JSONBody, QueryParameter
+from litestar.openapi.datastructures import ResponseSpec
+from litestar.params import FromPath, JSONBody, PathParameter, QueryParameter
 from litestar.response import Stream
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gateway.proxy.auth import resolve_end_user
-from gateway.errors import InvalidRequest, NotFound, PermissionDenied, UnprocessableInput
+from gateway.errors import NotFound, PermissionDenied, UnprocessableInput
+from gateway.json_input import check_json_body, decode_utf8
+from gateway.memory.ids import MEMORY_ID_PATTERN
 from gateway.memory.records import (
+    MAX_TENANT_ID_CHARS,
+    JsonBoolean,
+    JsonDateTime,
+    JsonInteger,
+    JsonNumber,
     MemoryPage,
     MemoryPatch,
     MemoryRecord,
@@ -51,7 +61,7 @@ from gateway.memory.store import MemoryStore
 from gateway.proxy.auth import Authenticator
 from gateway.proxy.principal import Principal
 
-__all__ = ["MemoryApi", "memory_controllers", "parse_jsonl"]
+__all__ = ["PARAM_ALIASES", "MemoryApi", "memory_controllers", "parse_jsonl"]
 
 
 class SearchRequest(BaseModel):
@@ -60,13 +70,58 @@ class SearchRequest(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     query: str = Field(min_length=1, description="Text to search for.")
-    top_k: int = Field(5, ge=1, le=100, description="Most hits returned.")
-    threshold: float = Field(0.0, ge=0.0, le=1.0, description="Least cosine similarity.")
+    top_k: JsonInteger = Field(5, ge=1, le=100, description="Most hits returned.")
+    threshold: JsonNumber = Field(0.0, ge=0.0, le=1.0, description="Least cosine similarity of a hit.")
     scopes: list[Scope] | None = Field(None, description="profile and/or event; None: both.")
     types: list[MemoryType] | None = Field(None, description="Memory types; None: all.")
-    occurred_after: AwareDatetime | None = Field(None, description="Only memories after this.")
-    occurred_before: AwareDatetime | None = Field(None, description="Only memories before this.")
-    include_retired: bool = Field(False, description="Also superseded/retired records.")
+    occurred_after: JsonDateTime | None = Field(None, description="Only memories after this.")
+    occurred_before: JsonDateTime | None = Field(None, description="Only memories before this.")
+    include_retired: JsonBoolean = Field(False, description="Also superseded/retired records.")
+
+
+class ErrorBody(BaseModel):
+    """``error`` of the OpenAI error envelope (OpenAI API reference, "Errors")."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    message: str = Field(description="What went wrong; names the field and the reason.")
+    type: str = Field(description="invalid_request_error, service_unavailable, server_error...")
+    param: str | None = Field(description="The request field at fault, or null.")
+    code: str | None = Field(description="Machine-readable code, or null.")
+
+
+class ErrorResponse(BaseModel):
+    """The OpenAI error envelope every error of the gateway uses."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    error: ErrorBody
+
+
+_ERROR_DESCRIPTIONS = {
+    400: "Invalid input: malformed JSON or UTF-8, a field that fails validation or is unknown "
+         "(param names it), a malformed id.",
+    401: "Missing, unknown or revoked key.",
+    403: "The key may not do this (admin routes need an admin key).",
+    404: "No such memory visible to the caller.",
+    413: "Memory text or query longer than memory.max_text_chars.",
+    422: "Well-formed but unusable: an event memory without a friend, a record of another user.",
+    503: "The key store or memory store is unavailable (retryable; retry-after: 1).",
+}
+
+
+def errors(*statuses: int) -> dict[int, ResponseSpec]:
+    """OpenAPI responses for these error statuses, all with :class:`ErrorResponse`
+    (401 and 503 are added to every route: every call authenticates)."""
+    return {
+        status: ResponseSpec(data_container=ErrorResponse, description=_ERROR_DESCRIPTIONS[status],
+                             generate_examples=False)
+        for status in sorted({400, 401, 503, *statuses})
+    }
+
+
+MemoryId = Annotated[str, PathParameter(pattern=MEMORY_ID_PATTERN, description="A memory id (32 lowercase hex digits).")]
+UserId = Annotated[str, PathParameter(min_length=1, max_length=MAX_TENANT_ID_CHARS, description="A user id.")]
 
 
 class SearchResponse(BaseModel):
@@ -114,6 +169,19 @@ async def provide_store(state: State) -> Any:
     return _api(state).store
 
 
+async def json_body_guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
+    """Bodies are checked before litestar parses them (:func:`gateway.json_input.check_json_body`):
+    invalid UTF-8, nesting deeper than 128 levels and lone surrogates are 400 naming the
+    field, not a decoder crash (500) after the fact."""
+    if isinstance(connection, Request) and connection.method in ("POST", "PATCH", "PUT"):
+        check_json_body(await connection.body())
+
+
+#: Query parameters whose handler argument has another name (``scope`` is reserved by
+#: litestar): validation errors name the parameter the client sent.
+PARAM_ALIASES = {"memory_scope": "scope", "memory_type": "type"}
+
+
 async def admin_guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
     """Admin keys only (403 otherwise; 401 for an unknown key)."""
     headers = {k.lower(): v for k, v in connection.headers.items()}
@@ -126,31 +194,34 @@ class MemoriesController(Controller):
     """The caller's own memories (scoped to the key's tenant)."""
 
     path = "/v1/memories"
+    guards = [json_body_guard]
+    security = [{"bearer": []}]
     dependencies = {
         "principal": Provide(provide_principal),
         "tenant": Provide(provide_tenant),
         "store": Provide(provide_store),
     }
 
-    @get("/", summary="List the caller's memories (newest first)")
+    @get("/", summary="List the caller's memories (newest first)", responses=errors())
     async def list_memories(
         self,
         tenant: NamedDependency[Tenant],
         store: NamedDependency[Any],
         memory_scope: Annotated[Scope | None, QueryParameter(name="scope")] = None,
         memory_type: Annotated[MemoryType | None, QueryParameter(name="type")] = None,
-        cursor: Annotated[str | None, QueryParameter()] = None,
+        cursor: Annotated[str | None, QueryParameter(
+            pattern=MEMORY_ID_PATTERN, description="next_cursor of the previous page.")] = None,
         limit: Annotated[int, QueryParameter(ge=1, le=500)] = 50,
     ) -> MemoryPage:
         types = [memory_type.value] if memory_type else None
         scope = memory_scope.value if memory_scope else None
         return await store.list(tenant, scope=scope, types=types, cursor=cursor, limit=limit)
 
-    @post("/", summary="Store a memory", status_code=201)
+    @post("/", summary="Store a memory", status_code=201, responses=errors(413, 422))
     async def add_memory(self, tenant: NamedDependency[Tenant], store: NamedDependency[Any], data: JSONBody[NewMemory]) -> MemoryRecord:
         return await store.add(tenant, data)
 
-    @post("/search", summary="Search the caller's memories", status_code=200)
+    @post("/search", summary="Search the caller's memories", status_code=200, responses=errors(413, 422))
     async def search_memories(self, tenant: NamedDependency[Tenant], store: NamedDependency[Any], data: JSONBody[SearchRequest]) -> SearchResponse:
         hits = await store.search(
             tenant, data.query, top_k=data.top_k, threshold=data.threshold,
@@ -161,18 +232,18 @@ class MemoriesController(Controller):
         )
         return SearchResponse(data=hits)
 
-    @get("/{memory_id:str}", summary="Get one memory")
-    async def get_memory(self, tenant: NamedDependency[Tenant], store: NamedDependency[Any], memory_id: FromPath[str]) -> MemoryRecord:
+    @get("/{memory_id:str}", summary="Get one memory", responses=errors(404))
+    async def get_memory(self, tenant: NamedDependency[Tenant], store: NamedDependency[Any], memory_id: MemoryId) -> MemoryRecord:
         return await store.get(tenant, memory_id)
 
-    @patch("/{memory_id:str}", summary="Change a memory (re-embedded if its text changes)")
+    @patch("/{memory_id:str}", summary="Change a memory (re-embedded if its text changes)", responses=errors(404, 413, 422))
     async def patch_memory(
-        self, tenant: NamedDependency[Tenant], store: NamedDependency[Any], memory_id: FromPath[str], data: JSONBody[MemoryPatch]
+        self, tenant: NamedDependency[Tenant], store: NamedDependency[Any], memory_id: MemoryId, data: JSONBody[MemoryPatch]
     ) -> MemoryRecord:
         return await store.update(tenant, memory_id, data)
 
-    @delete("/{memory_id:str}", summary="Erase a memory", status_code=204)
-    async def delete_memory(self, tenant: NamedDependency[Tenant], store: NamedDependency[Any], memory_id: FromPath[str]) -> None:
+    @delete("/{memory_id:str}", summary="Erase a memory", status_code=204, responses=errors(404))
+    async def delete_memory(self, tenant: NamedDependency[Tenant], store: NamedDependency[Any], memory_id: MemoryId) -> None:
         await store.delete(tenant, memory_id)
 
 
@@ -202,10 +273,12 @@ class AdminUsersController(Controller):
     """
 
     path = "/v1/admin/users"
-    guards = [admin_guard]
+    guards = [admin_guard, json_body_guard]
+    security = [{"bearer": []}]
     dependencies = {"store": Provide(provide_store)}
 
-    @get("/{target:path}", summary="GET {user_id}/export: a user's memories as JSONL (user_id percent-encoded)")
+    @get("/{target:path}", summary="GET {user_id}/export: a user's memories as JSONL (user_id percent-encoded)",
+         responses=errors(403, 404), media_type="application/x-ndjson", description="One MemoryRecord JSON per line.")
     async def export_user(self, store: NamedDependency[Any], target: FromPath[str]) -> Stream:
         user_id, _ = admin_target(target, ("export",))
         records = store.export_user(user_id)
@@ -217,8 +290,11 @@ class AdminUsersController(Controller):
         return Stream(lines(), media_type="application/x-ndjson")
 
     @post(
-        "/{target:path}", status_code=200,
+        "/{target:path}", status_code=200, responses=errors(403, 404, 422),
         summary="POST {user_id}/import (JSONL body) or {user_id}/forget (erase everything of the user)",
+        description="import: JSON Lines, one MemoryRecord per line (what export writes); records keep "
+        "their ids and times; an empty body imports nothing. forget: erases every memory of the user "
+        "and discards what their pending memorization jobs would write.",
     )
     async def import_or_forget(
         self, request: Request[Any, Any, Any], state: State, store: NamedDependency[Any], target: FromPath[str]
@@ -230,6 +306,33 @@ class AdminUsersController(Controller):
         return ImportResult(imported=await store.import_records(records))
 
 
+#: The memory API's models whose OpenAPI component schemas come from pydantic itself
+#: (request bodies in validation mode, replies in serialization mode). Litestar's own
+#: generator drops ``extra="forbid"`` (``additionalProperties: false``) and zero-valued
+#: bounds (``ge=0``), so the served schema would not match what the API enforces.
+REQUEST_MODELS: tuple[type[BaseModel], ...] = (NewMemory, MemoryPatch, SearchRequest)
+REPLY_MODELS: tuple[type[BaseModel], ...] = (
+    MemoryRecord, MemoryPage, ScoredMemory, SearchResponse, ImportResult, ForgetResult, ErrorResponse,
+)
+
+
+def apply_pydantic_schemas(openapi: dict[str, Any]) -> None:
+    """Replace, in a served OpenAPI document (a dict), the component schemas of
+    :data:`REQUEST_MODELS` and :data:`REPLY_MODELS` with pydantic's JSON Schemas (nested
+    models and enums hoisted into components too)."""
+    schemas = openapi.setdefault("components", {}).setdefault("schemas", {})
+    template = "#/components/schemas/{model}"
+    for models, mode in ((REPLY_MODELS, "serialization"), (REQUEST_MODELS, "validation")):
+        for model in models:
+            schema = model.model_json_schema(ref_template=template, mode=mode)
+            for name, nested in schema.pop("$defs", {}).items():
+                schemas.setdefault(name, nested) if name in _OWN_NAMES else schemas.__setitem__(name, nested)
+            schemas[model.__name__] = schema
+
+
+_OWN_NAMES = frozenset(m.__name__ for m in (*REQUEST_MODELS, *REPLY_MODELS))
+
+
 def memory_controllers() -> list[type[Controller]]:
     """The memory API's controllers (their dependencies resolve from app state)."""
     return [MemoriesController, AdminUsersController]
@@ -239,11 +342,12 @@ def parse_jsonl(body: bytes, user_id: str | None = None) -> list[MemoryRecord]:
     """Records from JSONL (one :class:`MemoryRecord` JSON per line; blank lines skipped).
 
     Raises:
+        InvalidRequest: the body is not UTF-8 (400).
         UnprocessableInput: a line is not a valid record (its line number is named), or
             ``user_id`` is given and a record belongs to another user.
     """
     records = []
-    for number, line in enumerate(body.decode("utf-8").splitlines(), start=1):
+    for number, line in enumerate(decode_utf8(body).splitlines(), start=1):
         if not line.strip():
             continue
         try:
@@ -253,6 +357,4 @@ def parse_jsonl(body: bytes, user_id: str | None = None) -> list[MemoryRecord]:
         if user_id is not None and record.user_id != user_id:
             raise UnprocessableInput(f"line {number}: record belongs to user {record.user_id!r}, not {user_id!r}")
         records.append(record)
-    if not records:
-        raise InvalidRequest("no records in the body")
     return records

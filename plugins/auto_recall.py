@@ -118,10 +118,11 @@ def build_query(messages: Sequence[dict[str, Any]], follow_up_chars: int = 20, m
 def split_by_relevance(
     hits: Sequence[ScoredMemory], high_threshold: float
 ) -> tuple[tuple[ScoredMemory, ...], tuple[ScoredMemory, ...]]:
-    """``(high, low)``: hits scoring at least ``high_threshold``, and the others (seed 000
-    ``score >= threshold`` is high); order kept."""
-    high = tuple(h for h in hits if h.score >= high_threshold)
-    low = tuple(h for h in hits if h.score < high_threshold)
+    """``(high, low)``: hits whose cosine ``similarity`` is at least ``high_threshold``,
+    and the others (seed 000 ``score >= threshold`` is high, its score being the cosine);
+    order kept."""
+    high = tuple(h for h in hits if h.similarity >= high_threshold)
+    low = tuple(h for h in hits if h.similarity < high_threshold)
     return high, low
 
 

@@ -71,12 +71,12 @@ class Found:
     def add(self, hits: list[ScoredMemory], into: dict[str, ScoredMemory]) -> None:
         for hit in hits:
             old = into.get(hit.record.id)
-            if old is None or hit.score > old.score:
+            if old is None or hit.similarity > old.similarity:
                 into[hit.record.id] = hit
 
     def best(self, which: str, k: int) -> tuple[ScoredMemory, ...]:
         pool = self.profiles if which == "profiles" else self.events
-        return tuple(sorted(pool.values(), key=lambda h: -h.score)[:k])
+        return tuple(sorted(pool.values(), key=lambda h: -h.similarity)[:k])
 
 
 def describe_found(found: Found) -> str:

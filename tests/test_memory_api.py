@@ -106,3 +106,48 @@ def test_openapi_schema_is_served(start_gateway, upstream):
     assert "/v1/memories/search" in schema["paths"]
     admin = schema["paths"]["/v1/admin/users/{target}"]  # {user_id}/export|import|forget
     assert {"get", "post"} <= set(admin)
+
+
+def test_patch_of_text_recomputes_its_keywords(start_gateway, upstream):
+    gw = start_gateway()
+    with client(gw, ALICE_KEY) as alice:
+        made = alice.post("/v1/memories", json={"scope": "profile", "type": "semantic",
+                                               "text": "Alice moved to Lisbon in March",
+                                               "keywords": ["lisbon", "relocation"]}).json()
+        alice.patch(f"/v1/memories/{made['id']}", json={"text": "Alice moved to Porto in May"})
+        assert alice.get(f"/v1/memories/{made['id']}").json()["keywords"] == [
+            "relocation", "alice", "moved", "porto", "may"]
+        kept = alice.patch(f"/v1/memories/{made['id']}", json={"text": "Alice lives in Porto", "keywords": ["home"]})
+        assert kept.json()["keywords"] == ["home"]  # keywords given in the same PATCH win
+
+
+SEARCH_TEXTS = [
+    "Alice's dog Rex loves the beach",
+    "Alice adopted a puppy last spring",
+    "Alice walks her pet every morning",
+    "Alice's cat sleeps on the sofa",
+    "Alice bought dog food in bulk",
+    "Rex is also the name of Alice's favourite dinosaur toy",
+]
+
+
+def test_search_score_is_the_score_hits_are_ranked_by(start_gateway, upstream):
+    gw = start_gateway()
+    with client(gw, ALICE_KEY) as alice:
+        for text in SEARCH_TEXTS:
+            alice.post("/v1/memories", json={"scope": "profile", "type": "semantic", "text": text})
+        hits = alice.post("/v1/memories/search", json={"query": "Rex my puppy", "top_k": 6}).json()["data"]
+    scores = [h["score"] for h in hits]
+    similarities = [h["similarity"] for h in hits]
+    assert scores == sorted(scores, reverse=True)  # the order is the score's
+    assert similarities != sorted(similarities, reverse=True)  # fusion reordered the cosines
+    assert all(0 < s <= 1 for s in scores) and all(0 <= s <= 1 for s in similarities)
+
+
+def test_search_threshold_applies_to_similarity(start_gateway, upstream):
+    gw = start_gateway()
+    with client(gw, ALICE_KEY) as alice:
+        for text in SEARCH_TEXTS:
+            alice.post("/v1/memories", json={"scope": "profile", "type": "semantic", "text": text})
+        hits = alice.post("/v1/memories/search", json={"query": "Rex my puppy", "top_k": 6, "threshold": 0.3}).json()["data"]
+    assert hits and all(h["similarity"] >= 0.3 for h in hits)

@@ -65,6 +65,6 @@ class Inferrer:
         ops = []
         for op in inference_ops(job, answer, shown, self._config.min_confidence):
             hits = await self._store.search(tenant, op.memory.text, top_k=3, types=["inference"])  # type: ignore[union-attr]
-            if not any(h.score >= DUPLICATE_COSINE for h in hits):
+            if not any(h.similarity >= DUPLICATE_COSINE for h in hits):
                 ops.append(op)
         return Plan(ops=tuple(ops), decision=f"{len(ops)} inference(s) from {len(live)} memories")

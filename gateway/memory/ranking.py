@@ -47,19 +47,30 @@ def bm25_idf(doc_freq: int, total_docs: int) -> float:
     return math.log(1.0 + (max(total_docs - doc_freq, 0) + 0.5) / (doc_freq + 0.5))
 
 
-def weighted_rrf(vector_ids: Sequence[str], keyword_ids: Sequence[str], alpha: float) -> list[str]:
-    """Ids of both rankings ordered by ``alpha/(k+rank_v) + (1-alpha)/(k+rank_k)``.
+def fused_scores(vector_ids: Sequence[str], keyword_ids: Sequence[str], alpha: float) -> dict[str, float]:
+    """Weighted RRF score of every id of both rankings, scaled by ``k + 1`` into (0, 1]:
+    1.0 is first in both rankings, and an id found by one ranking only scores at most that
+    ranking's weight. Ranks start at 1; an id missing from a ranking gets nothing from it.
 
-    Ranks start at 1; an id missing from a ranking gets nothing from it. Ties keep the
-    vector ranking's order, then the keyword ranking's.
-
-    >>> weighted_rrf(["a", "b"], ["b", "c"], 0.5)
-    ['b', 'a', 'c']
+    >>> fused_scores(["a", "b"], ["b", "c"], 0.5)["b"] > fused_scores(["a", "b"], ["b", "c"], 0.5)["a"]
+    True
     """
     scores: dict[str, float] = {}
     for weight, ranking in ((alpha, vector_ids), (1.0 - alpha, keyword_ids)):
         for rank, doc_id in enumerate(ranking, start=1):
-            scores[doc_id] = scores.get(doc_id, 0.0) + weight / (RRF_K + rank)
+            scores[doc_id] = scores.get(doc_id, 0.0) + weight * (RRF_K + 1) / (RRF_K + rank)
+    return scores
+
+
+def weighted_rrf(vector_ids: Sequence[str], keyword_ids: Sequence[str], alpha: float) -> list[str]:
+    """Ids of both rankings ordered by ``alpha/(k+rank_v) + (1-alpha)/(k+rank_k)``
+    (:func:`fused_scores`). Ties keep the vector ranking's order, then the keyword
+    ranking's.
+
+    >>> weighted_rrf(["a", "b"], ["b", "c"], 0.5)
+    ['b', 'a', 'c']
+    """
+    scores = fused_scores(vector_ids, keyword_ids, alpha)
     first: dict[str, int] = {}
     for position, doc_id in enumerate([*vector_ids, *keyword_ids]):
         first.setdefault(doc_id, position)

@@ -10,17 +10,83 @@ of that user sees it; an ``event`` memory belongs to one (user, friend) pair.
 from __future__ import annotations
 
 import unicodedata
+import json
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, AwareDatetime, BeforeValidator, BaseModel, ConfigDict, Field, model_validator
 
 from gateway.errors import InvalidRequest
+from gateway.json_input import value_depth
 from gateway.memory.ids import MEMORY_ID_PATTERN
 
 MAX_TENANT_ID_CHARS = 256
+#: ``metadata`` limits, checked when the request is validated (before any embedding):
+#: nesting depth of its lists/objects and size as compact UTF-8 JSON. Caller data only
+#: rides along with a memory, so 32 levels and 64 KiB are generous.
+MAX_METADATA_DEPTH = 32
+MAX_METADATA_BYTES = 65536
+
+
+def check_metadata(value: dict[str, Any]) -> dict[str, Any]:
+    """``value`` if it is JSON data within :data:`MAX_METADATA_DEPTH` and
+    :data:`MAX_METADATA_BYTES` (linear: one iterative walk, one serialization).
+
+    Raises:
+        ValueError: too deep, too large, or not JSON-serializable text (pydantic reports
+            it as a validation error of ``metadata``, a 400 at the API).
+    """
+    if value_depth(value, stop_at=MAX_METADATA_DEPTH) > MAX_METADATA_DEPTH:
+        raise ValueError(f"metadata nests more than {MAX_METADATA_DEPTH} levels deep")
+    try:
+        size = len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode())
+    except (TypeError, ValueError, UnicodeEncodeError) as exc:
+        raise ValueError(f"metadata must be JSON data with valid Unicode text ({type(exc).__name__})") from None
+    if size > MAX_METADATA_BYTES:
+        raise ValueError(f"metadata is {size} bytes as JSON; the limit is {MAX_METADATA_BYTES}")
+    return value
+
+
+Metadata = Annotated[dict[str, Any], AfterValidator(check_metadata)]
+
+
+def _json_number(value: Any) -> Any:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError("must be a JSON number")
+    return value
+
+
+def _json_integer(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError("must be a JSON integer")
+    return value
+
+
+def _json_boolean(value: Any) -> Any:
+    if not isinstance(value, bool):
+        raise ValueError("must be true or false")
+    return value
+
+
+def _json_datetime(value: Any) -> Any:
+    if not isinstance(value, (str, datetime)):
+        raise ValueError("must be an RFC 3339 date-time string with a time zone")
+    return value
+
+
+# JSON scalars as the schema says: litestar validates bodies with ``strict=False``, which
+# would take ``false`` for 0.0, ``"0.5"`` for 0.5, ``0`` for false and a number of seconds
+# for a date-time; these refuse them (Python callers may still pass datetime objects).
+JsonNumber = Annotated[float, BeforeValidator(_json_number)]
+JsonInteger = Annotated[int, BeforeValidator(_json_integer)]
+JsonBoolean = Annotated[bool, BeforeValidator(_json_boolean)]
+JsonDateTime = Annotated[AwareDatetime, BeforeValidator(_json_datetime)]
+#: A JSON number in [0, 1] (bounds inside the type so ``UnitNumber | None`` keeps them).
+UnitNumber = Annotated[float, Field(ge=0.0, le=1.0), BeforeValidator(_json_number)]
 
 
 class Scope(StrEnum):
@@ -120,15 +186,15 @@ class NewMemory(_Model):
     )
     text: str = Field(min_length=1, description="The memory in natural language.")
     keywords: list[str] = Field(default_factory=list, description="Extra search terms.")
-    importance: float = Field(0.5, ge=0.0, le=1.0, description="0 trivial .. 1 vital.")
+    importance: UnitNumber = Field(0.5, description="0 trivial .. 1 vital.")
     emotion: str | None = Field(None, max_length=64, description="Emotion label, if any.")
-    occurred_at: AwareDatetime | None = Field(
+    occurred_at: JsonDateTime | None = Field(
         None, description="When it happened; None: now (the time it is stored)."
     )
     source: Source = Field(Source.MANUAL, description="Where the memory came from.")
-    confidence: float = Field(1.0, ge=0.0, le=1.0, description="Belief that it is true.")
+    confidence: UnitNumber = Field(1.0, description="Belief that it is true.")
     based_on: list[str] = Field(default_factory=list, description="Ids of source records.")
-    metadata: dict[str, Any] = Field(default_factory=dict, description="Caller's JSON data.")
+    metadata: Metadata = Field(default_factory=dict, description="Caller's JSON data (at most 32 levels deep, 64 KiB as JSON).")
 
 
 class MemoryPatch(_Model):
@@ -138,11 +204,11 @@ class MemoryPatch(_Model):
     type: MemoryType | None = Field(None, description="New kind.")
     text: str | None = Field(None, min_length=1, description="New text (re-embedded).")
     keywords: list[str] | None = Field(None, description="New keyword list.")
-    importance: float | None = Field(None, ge=0.0, le=1.0, description="New importance.")
+    importance: UnitNumber | None = Field(None, description="New importance.")
     emotion: str | None = Field(None, max_length=64, description="New emotion label.")
-    occurred_at: AwareDatetime | None = Field(None, description="New time it happened.")
-    confidence: float | None = Field(None, ge=0.0, le=1.0, description="New confidence.")
-    metadata: dict[str, Any] | None = Field(None, description="Replacement metadata.")
+    occurred_at: JsonDateTime | None = Field(None, description="New time it happened.")
+    confidence: UnitNumber | None = Field(None, description="New confidence.")
+    metadata: Metadata | None = Field(None, description="Replacement metadata (limits as NewMemory).")
 
 
 class MemoryRecord(_Model):
@@ -169,14 +235,37 @@ class MemoryRecord(_Model):
     retired: bool = Field(False, description="Contradicted or superseded: kept, not searched.")
     retired_at: AwareDatetime | None = Field(None, description="When it was retired.")
     retired_reason: str | None = Field(None, description="Why it was retired.")
-    metadata: dict[str, Any] = Field(default_factory=dict, description="Caller's JSON data.")
+    metadata: Metadata = Field(default_factory=dict, description="Caller's JSON data (at most 32 levels deep, 64 KiB as JSON).")
 
 
 class ScoredMemory(_Model):
-    """A search hit: the record and its cosine similarity to the query, clamped to [0, 1]."""
+    """A search hit: the record, the score hits are ranked by, and the cosine similarity.
+
+    ``score`` is what orders the hits (highest first). With hybrid search (a query text
+    and ``memory.hybrid_alpha < 1``) it is the weighted reciprocal-rank-fusion score of the
+    vector and keyword (BM25) rankings scaled into (0, 1] (1.0: first in both rankings;
+    :func:`gateway.memory.ranking.fused_scores`); otherwise it equals ``similarity``.
+    ``similarity`` is always the cosine similarity of the record's vector to the query,
+    clamped to [0, 1]; search ``threshold`` applies to it. ``similarity`` defaults to
+    ``score`` when not given (hand-made hits).
+    """
 
     record: MemoryRecord = Field(description="The matching record.")
-    score: float = Field(ge=0.0, le=1.0, description="Cosine similarity clamped to [0, 1].")
+    score: float = Field(
+        ge=0.0, le=1.0,
+        description="Ranking score, highest first: the fused (vector + keyword) rank score "
+        "scaled into (0, 1] with hybrid search, else the cosine similarity.",
+    )
+    similarity: float = Field(
+        ge=0.0, le=1.0, description="Cosine similarity to the query clamped to [0, 1]; threshold applies to it."
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _similarity_defaults_to_score(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("similarity") is None and "score" in data:
+            return {**data, "similarity": data["score"]}
+        return data
 
 
 class MemoryPage(_Model):

@@ -73,7 +73,8 @@ class MemoryStore(Protocol):
         occurred_after: datetime | None = None, occurred_before: datetime | None = None,
         include_retired: bool = False,
     ) -> list[ScoredMemory]:
-        """Hybrid search; ``score`` = cosine similarity of the vector part in [0, 1]."""
+        """Hybrid search, hits in ranking order: ``score`` = the ranking score, ``similarity`` =
+        cosine of the vector part in [0, 1], ``threshold`` applies to it (:class:`ScoredMemory`)."""
         ...
 
     async def search_by_vector(

@@ -5,8 +5,12 @@ Tenancy: reads go through :func:`keys.visible_partitions` (keys of the tenant's 
 the profile partition plus the tenant's friend's event partition) and every hit is checked
 again with :func:`records.visible_to`. Search: the vector ranking (cosine) and, when
 ``hybrid_alpha < 1`` and there is query text, the keyword ranking (BM25) are fused with
-weighted RRF (:func:`ranking.weighted_rrf`); hits are returned in fused order, each with
-the cosine similarity of its vector as ``score``, and ``threshold`` applies to that score.
+weighted RRF (:func:`ranking.weighted_rrf`); hits are returned in fused order with the
+fused score as ``score`` (the score they are ranked by) and the cosine similarity of their
+vector as ``similarity``; ``threshold`` applies to the similarity. Without fusion both are
+the cosine.
+
+PATCH of ``text`` without ``keywords`` recomputes the keywords (:func:`recomputed_keywords`).
 
 Concurrency: writes are atomic per user (MULTI/EXEC), but ``update``/``retire`` read then
 write without WATCH, so two concurrent updates of one record resolve last-writer-wins.
@@ -27,12 +31,13 @@ from gateway.memory.embeddings.base import Embedder, embed_one
 from gateway.memory.filters import SearchFilter
 from gateway.memory.ids import check_memory_id, new_memory_id
 from gateway.memory.keys import Partition, visible_partitions
-from gateway.memory.ranking import weighted_rrf
+from gateway.memory.ranking import fused_scores, weighted_rrf
 from gateway.memory.records import (
     MemoryPage, MemoryPatch, MemoryRecord, NewMemory, ScoredMemory, Tenant, build_record, visible_to,
 )
 from gateway.memory.redis_errors import redis_boundary
 from gateway.memory.repository import RecordRepository
+from gateway.memory.tokenize import _CJK_RE, tokenize
 from gateway.memory.validation import check_new_memory, check_range, check_text, check_vector
 
 MIN_CANDIDATES = 20
@@ -42,19 +47,59 @@ MAX_PAGE = 1000
 def select_hits(
     order: Sequence[str], records: dict[str, MemoryRecord], cosines: dict[str, float],
     tenant: Tenant, flt: SearchFilter, threshold: float, top_k: int,
+    fused: dict[str, float] | None = None,
 ) -> list[ScoredMemory]:
     """The first ``top_k`` of ``order`` that exist, are visible to ``tenant``, pass
-    ``flt`` and score at least ``threshold`` (pure)."""
+    ``flt`` and have a cosine of at least ``threshold`` (pure). ``score`` is the fused
+    score when ``fused`` is given (the order was fused), else the cosine."""
     hits = []
     for doc_id in order:
-        record, score = records.get(doc_id), cosines.get(doc_id)
-        if record is None or score is None or score < threshold:
+        record, cosine = records.get(doc_id), cosines.get(doc_id)
+        if record is None or cosine is None or cosine < threshold:
             continue
         if visible_to(record, tenant) and flt.matches(record):
-            hits.append(ScoredMemory(record=record, score=score))
+            score = min(1.0, fused[doc_id]) if fused is not None else cosine
+            hits.append(ScoredMemory(record=record, score=score, similarity=cosine))
             if len(hits) == top_k:
                 break
     return hits
+
+
+MAX_TEXT_KEYWORDS = 12  # as many as verbatim memorization derives from a turn
+
+
+def recomputed_keywords(old_text: str, old_keywords: Sequence[str], new_text: str) -> builtins.list[str]:
+    """The keywords of a record whose text changes from ``old_text`` to ``new_text``
+    without the caller giving new ones (pure):
+
+    - keywords drawn from the old text (every token of the keyword is a token of the old
+      text, :func:`gateway.memory.tokenize.tokenize`) described that text: they go;
+    - the others are the caller's extra search terms: they stay, in order;
+    - when any went, the new text's own terms replace them (unique tokens, CJK single
+      characters left out as their bigrams carry the word, at most
+      :data:`MAX_TEXT_KEYWORDS`), as memorization derives them for a new record.
+
+    >>> recomputed_keywords("moved to Lisbon", ["lisbon", "relocation"], "moved to Porto")
+    ['relocation', 'moved', 'porto']
+    """
+    old_terms = set(tokenize(old_text))
+    extras, derived = [], False
+    for keyword in old_keywords:
+        terms = tokenize(keyword)
+        if terms and all(t in old_terms for t in terms):
+            derived = True
+        else:
+            extras.append(keyword)
+    if not derived:
+        return extras
+    fresh = []
+    for term in tokenize(new_text):
+        if term in fresh or term in extras or (len(term) == 1 and _CJK_RE.match(term)):
+            continue
+        fresh.append(term)
+        if len(fresh) == MAX_TEXT_KEYWORDS:
+            break
+    return [*extras, *fresh]
 
 
 def _now() -> datetime:
@@ -113,6 +158,8 @@ class TenantMemoryStore:
         vector = None
         if "text" in changes and changes["text"] != old.text:
             check_text(changes["text"], self._config.max_text_chars)
+            if "keywords" not in changes:
+                changes["keywords"] = recomputed_keywords(old.text, old.keywords, changes["text"])
             vector = await embed_one(self._embedder, changes["text"])
         new = MemoryRecord.model_validate({**old.model_dump(), **changes, "updated_at": _now()})
         with redis_boundary():
@@ -180,11 +227,12 @@ class TenantMemoryStore:
         if not parts:
             return []
         with redis_boundary():
-            order, cosines = await self._rank(parts, query, query_text, flt, top_k)
-            return await self._collect(tenant, order, cosines, query, flt, threshold, top_k)
+            order, cosines, fused = await self._rank(parts, query, query_text, flt, top_k)
+            return await self._collect(tenant, order, cosines, query, flt, threshold, top_k, fused)
 
     async def _rank(self, parts: Sequence[Partition], query: np.ndarray, text, flt, top_k: int):
-        """Candidate ids in fused order, and the cosines the vector ranking gave."""
+        """Candidate ids in ranking order, the cosines the vector ranking gave, and the
+        fused scores (None when only the vector ranking ran)."""
         backend, alpha = self._repo.backend, self._config.hybrid_alpha
         count = max(top_k * self._config.candidate_factor, MIN_CANDIDATES)
         vector_hits = await backend.vector_search(parts, query, count, flt)
@@ -192,10 +240,12 @@ class TenantMemoryStore:
         if text and alpha < 1.0:
             keyword_ids = await backend.keyword_search(parts, text, count, flt)
         vector_ids = [doc_id for doc_id, _ in vector_hits]
-        order = weighted_rrf(vector_ids, keyword_ids, alpha) if keyword_ids else vector_ids
-        return order, dict(vector_hits)
+        if not keyword_ids:
+            return vector_ids, dict(vector_hits), None
+        fused = fused_scores(vector_ids, keyword_ids, alpha)
+        return weighted_rrf(vector_ids, keyword_ids, alpha), dict(vector_hits), fused
 
-    async def _collect(self, tenant, order, cosines, query, flt, threshold, top_k):
+    async def _collect(self, tenant, order, cosines, query, flt, threshold, top_k, fused=None):
         """Fetch candidates ``top_k`` at a time until ``top_k`` hits pass (usually one
         round: the index already applied the filter); keyword-only candidates get their
         cosine from the backend's stored vector."""
@@ -205,7 +255,7 @@ class TenantMemoryStore:
             records = await self._repo.fetch(tenant.user_id, chunk)
             unscored = [r for d, r in records.items() if d not in cosines and flt.matches(r)]
             cosines.update(await self._repo.backend.similarities(unscored, query))
-            hits += select_hits(chunk, records, cosines, tenant, flt, threshold, top_k - len(hits))
+            hits += select_hits(chunk, records, cosines, tenant, flt, threshold, top_k - len(hits), fused)
             if len(hits) == top_k:
                 break
         return hits

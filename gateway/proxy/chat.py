@@ -36,6 +36,7 @@ from opentelemetry.trace import SpanKind
 from gateway.chain import ChainFactory, PluginChain
 from gateway.config import GatewayConfig
 from gateway.errors import InvalidRequest, MemgateError, PermissionDenied
+from gateway.json_input import parse_json_object
 from gateway.proxy.asgi import Send, send_bytes, send_error
 from gateway.proxy.assembly import ReplyAssembler, reply_from_completion
 from gateway.proxy.auth import Authenticator, resolve_end_user
@@ -121,15 +122,14 @@ class ChatCompletions(ProxyRoute):
         self, raw: bytes, headers: dict[str, str], started: float, traceparent: str | None
     ) -> Prepared:
         principal = await self._auth.authenticate(headers.get("authorization"))
-        try:
-            body = json.loads(raw)
-        except ValueError:
-            raise InvalidRequest("request body is not valid JSON") from None
-        if not isinstance(body, dict):
-            raise InvalidRequest("request body must be a JSON object")
+        body = parse_json_object(raw)
         model = body.get("model")
-        if not isinstance(model, str) or not model:
-            raise InvalidRequest("model: must be a non-empty string naming the model", param="model")
+        if not isinstance(model, str):
+            raise InvalidRequest(
+                f"model: must be a string naming the model, not {_json_type(model)}", param="model"
+            )
+        if not model:
+            raise InvalidRequest("model: must not be empty", param="model")
         if not principal.may_use(model):
             raise PermissionDenied(
                 f"this key may not use model {model!r}", code="model_not_allowed"
@@ -201,6 +201,7 @@ class ChatCompletions(ProxyRoute):
     async def _fail(self, prepared: Prepared, send: Send, state: RelayState, exc: MemgateError) -> None:
         """Before the first byte: an error response; after it: one SSE error event."""
         self._telemetry.metrics.inc("memgate_upstream_errors_total", code=str(exc.code))
+        log.warning("%s: %s", exc.code, exc.message)  # the client sees the public envelope only
         if state.first_byte_at is None:
             await send_error(send, exc, self._meta_headers(prepared.call, 0.0))
             return
@@ -273,6 +274,17 @@ class ChatCompletions(ProxyRoute):
             return
         reply = state.assembler.build(cancelled=cancelled, error=state.error)
         prepared.chain.complete(prepared.call, reply)
+
+
+def _json_type(value: Any) -> str:
+    """The JSON type name of a parsed value (for error messages)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return "an array" if isinstance(value, list) else "an object" if isinstance(value, dict) else "a string"
 
 
 def _parse_request(body: dict[str, Any]) -> tuple[ChatRequest | None, str | None]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -32,6 +33,8 @@ from gateway.proxy.upstream import Upstream, UpstreamPool, open_stream
 from gateway.telemetry import Telemetry
 
 __all__ = ["Incoming", "ProxyRoute"]
+
+log = logging.getLogger("memgate.proxy")
 
 
 @dataclass
@@ -107,6 +110,8 @@ class ProxyRoute:
         try:
             await self.handle(incoming, send)
         except MemgateError as exc:
+            if exc.status >= 500:
+                log.warning("%s: %s", exc.code, exc.message)  # details stay in the log
             if not incoming.responded:
                 await send_error(send, exc)
         except asyncio.CancelledError:

@@ -20,6 +20,7 @@ import json
 from urllib.parse import unquote
 
 from gateway.errors import InvalidRequest, NotFound, PermissionDenied
+from gateway.json_input import parse_json_object
 from gateway.proxy.asgi import Send, send_bytes
 from gateway.proxy.handler import Incoming, ProxyRoute
 from gateway.proxy.upstream import forward_headers, relay_headers
@@ -35,10 +36,7 @@ class Embeddings(ProxyRoute):
 
     async def handle(self, incoming: Incoming, send: Send) -> None:
         principal = await self._auth.authenticate(incoming.headers.get("authorization"))
-        try:
-            model = json.loads(incoming.body).get("model")
-        except (ValueError, AttributeError):
-            raise InvalidRequest("request body must be a JSON object") from None
+        model = parse_json_object(incoming.body).get("model")
         if not isinstance(model, str):
             raise InvalidRequest("model: must be a string naming the embedding model", param="model")
         if not principal.may_use(model):
@@ -51,6 +49,14 @@ class Embeddings(ProxyRoute):
         await send_bytes(send, resp.status_code, data, relay_headers(resp.raw_headers))
 
 
+def model_path_tail(scope: dict) -> str:
+    """What follows ``/models/`` in the request path, still percent-encoded ("" for the
+    listing). Read from ``raw_path`` (the route is a mount, which rewrites ``path``)."""
+    raw = scope.get("raw_path")
+    path = raw.decode("latin-1") if raw else scope["path"]
+    return path.split("?", 1)[0].split("/models", 1)[1].strip("/")
+
+
 class Models(ProxyRoute):
     """``GET /v1/models`` (filtered by the key's ``allowed_models``) and
     ``GET /v1/models/{id}``."""
@@ -61,8 +67,7 @@ class Models(ProxyRoute):
 
     async def handle(self, incoming: Incoming, send: Send) -> None:
         principal = await self._auth.authenticate(incoming.headers.get("authorization"))
-        path = incoming.scope["path"]
-        tail = path.split("/models", 1)[1].lstrip("/")
+        tail = model_path_tail(incoming.scope)
         model = unquote(tail) if tail else None
         if model is not None and not principal.may_use(model):
             raise NotFound(f"The model {model!r} does not exist or you do not have access to it.", code="model_not_found")

@@ -171,11 +171,11 @@ def translate_errors() -> Any:
     try:
         yield
     except aiohttp.ServerTimeoutError as exc:  # connect or idle (sock_read) timeout
-        raise UpstreamTimeout(f"upstream timed out: {exc or type(exc).__name__}") from None
+        raise UpstreamTimeout(f"upstream timed out ({type(exc).__name__})") from None
     except aiohttp.ClientConnectorError as exc:
-        raise UpstreamConnectError(f"cannot connect to upstream: {exc}") from None
+        raise UpstreamConnectError(f"cannot connect to upstream: {exc}") from None  # public_message to clients
     except aiohttp.ClientError as exc:
-        raise UpstreamError(f"upstream connection failed: {exc or type(exc).__name__}") from None
+        raise UpstreamError(f"upstream connection failed ({type(exc).__name__})") from None
 
 
 @contextlib.asynccontextmanager

@@ -68,8 +68,17 @@ def message_text(message: dict[str, Any]) -> str:
     return ""
 
 
-_EMPTY_CHOICES = re.compile(rb'"choices"\s*:\s*\[\s*\]')
+_USAGE_OBJECT = re.compile(rb'"usage"\s*:\s*\{')
 
+
+def _carries_nothing(choice: Any) -> bool:
+    """A choice with no content: empty (or no) delta, no finish reason, no logprobs."""
+    return (
+        isinstance(choice, dict)
+        and not choice.get("delta")
+        and choice.get("finish_reason") is None
+        and choice.get("logprobs") is None
+    )
 
 class Chunk:
     """One SSE event of a chat completion stream.
@@ -112,13 +121,19 @@ class Chunk:
 
     @property
     def is_usage_only(self) -> bool:
-        """The ``stream_options.include_usage`` chunk: ``choices: []`` and a usage.
-
-        A byte search rules most chunks out before any JSON is parsed."""
-        if _EMPTY_CHOICES.search(self.raw) is None:
+        """The ``stream_options.include_usage`` chunk: a ``usage`` object and choices that
+        carry nothing, either ``choices: []`` (OpenAI) or choices with an empty delta and
+        no finish reason (LiteLLM sends ``"choices":[{"index":0,"delta":{}}]``). A chunk
+        with content and usage together is not usage-only. A byte search for a usage
+        object rules most chunks out before any JSON is parsed (OpenAI sends
+        ``"usage":null`` on every other chunk)."""
+        if _USAGE_OBJECT.search(self.raw) is None:
             return False
         data = self.data
-        return bool(data) and data.get("choices") == [] and data.get("usage") is not None
+        if not data or not isinstance(data.get("usage"), dict):
+            return False
+        choices = data.get("choices")
+        return isinstance(choices, list) and all(_carries_nothing(c) for c in choices)
 
     def __repr__(self) -> str:
         return f"Chunk({self.raw!r})"

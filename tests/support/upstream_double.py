@@ -167,6 +167,11 @@ class UpstreamDouble:
 def _default_reply(rec: Recorded) -> Reply:
     if rec.path.endswith("/models"):
         return JSONReply(MODELS)
+    if "/models/" in rec.path:  # models.retrieve
+        wanted = rec.path.rsplit("/models/", 1)[1]
+        for model in MODELS["data"]:
+            if model["id"] == wanted:
+                return JSONReply(model)
     if rec.path.endswith("/embeddings"):
         return JSONReply(embeddings_body(rec.json))
     if rec.path.endswith("/chat/completions"):
