@@ -42,7 +42,6 @@ from gateway.errors import NotFound, PermissionDenied, UnprocessableInput
 from gateway.json_input import check_json_body, decode_utf8
 from gateway.memory.ids import MEMORY_ID_PATTERN
 from gateway.memory.records import (
-    MAX_TENANT_ID_CHARS,
     JsonBoolean,
     JsonDateTime,
     JsonInteger,
@@ -121,7 +120,6 @@ def errors(*statuses: int) -> dict[int, ResponseSpec]:
 
 
 MemoryId = Annotated[str, PathParameter(pattern=MEMORY_ID_PATTERN, description="A memory id (32 lowercase hex digits).")]
-UserId = Annotated[str, PathParameter(min_length=1, max_length=MAX_TENANT_ID_CHARS, description="A user id.")]
 
 
 class SearchResponse(BaseModel):
