@@ -18,7 +18,7 @@ import redis.exceptions
 
 from gateway.memory.backend import IndexBackend
 from gateway.memory.config import MemoryConfig
-from gateway.memory.embeddings import CachedEmbedder, Embedder, load_embedder
+from gateway.memory.embeddings import CachedEmbedder, Embedder, load_embedder, resolve_provider
 from gateway.memory.keys import KeySpace
 from gateway.memory.meta import StoreSettings, check_settings
 from gateway.memory.redis_errors import redis_boundary
@@ -108,6 +108,9 @@ async def open_store(
             embedding provider when ``memory.embedding.base_url`` / ``api_key`` are None.
         embedder: a ready embedder to use instead of loading one (tests, benchmarks);
             the caller keeps ownership. It is still wrapped in the Redis vector cache.
+            Otherwise ``memory.embedding.provider`` is loaded behind the micro-batcher;
+            ``auto`` keeps the provider the store recorded, onnx for a new store
+            (:func:`gateway.memory.embeddings.resolve_provider`).
         check_model: False only for ``memgate memories reembed``, which fixes a mismatch.
 
     Raises:
@@ -121,7 +124,13 @@ async def open_store(
         with redis_boundary():
             backend = make_backend(await choose_backend(client, config.backend), client, keys, config)
         if embedder is None:
-            embedder = await load_embedder(config.embedding, upstream_base_url, upstream_api_key)
+            embedding = config.embedding
+            if embedding.provider == "auto":
+                with redis_boundary():
+                    recorded = StoreSettings.from_hash(await client.hgetall(keys.meta))
+                provider = resolve_provider(embedding, recorded.embedding_model if recorded else None)
+                embedding = embedding.model_copy(update={"provider": provider})
+            embedder = await load_embedder(embedding, upstream_base_url, upstream_api_key)
             stack.push_async_callback(embedder.aclose)
         with redis_boundary():
             if check_model:
