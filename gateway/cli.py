@@ -230,8 +230,10 @@ def bench_memorize(ctx: click.Context) -> None:
 @click.option("--redis-url", default=None, help="Redis >= 8 to use (default: a temporary embedded one).")
 @click.option("--via-chat", is_flag=True, help="Replay the conversations through /v1/chat/completions, "
               "memorize (verbatim), then measure the evidence injected into the upstream request.")
+@click.option("--embedder", type=click.Choice(["local", "onnx", "model2vec"]), default="local", show_default=True,
+              help="Local embedding provider for the store (not with --via-chat, which uses the config's).")
 def bench_locomo(path: str, ks: tuple[int, ...], json_out: str | None, variants: tuple[str, ...],
-                 redis_url: str | None, via_chat: bool) -> None:
+                 redis_url: str | None, via_chat: bool, embedder: str) -> None:
     """Evidence recall@k of the memory store on a LoCoMo-format file."""
     from gateway.locomo.harness import VARIANTS, main as run
 
@@ -245,7 +247,7 @@ def bench_locomo(path: str, ks: tuple[int, ...], json_out: str | None, variants:
     unknown = [v for v in chosen if v not in VARIANTS]
     if unknown:
         raise click.BadParameter(f"unknown variant(s) {unknown}; choose from {list(VARIANTS)} or all")
-    sys.exit(run(path, tuple(sorted(set(ks))), chosen, json_out, redis_url))
+    sys.exit(run(path, tuple(sorted(set(ks))), chosen, json_out, redis_url, embedder))
 
 
 if __name__ == "__main__":  # pragma: no cover
