@@ -48,7 +48,7 @@ async def test_concurrent_callers_share_a_pass_and_get_their_own_vectors(local_m
     batcher = BatchingEmbedder(recorder, batch_max=8, batch_wait_ms=0, queue_max=64)
     requests = [[t] for t in TEXTS[:9]] + [TEXTS[9:12]]  # nine queries and one 3-text job
     try:
-        results = await asyncio.gather(*(batcher.embed_many(r) for r in requests))
+        results = await asyncio.wait_for(asyncio.gather(*(batcher.embed_many(r) for r in requests)), 60)
     finally:
         await batcher.aclose()
     alone = [await local_model.embed_many([t]) for t in TEXTS]
@@ -77,7 +77,8 @@ async def test_a_batch_error_reaches_every_caller_of_the_batch():
     inner = await OpenAIEmbedder.open(config, "http://up.test/v1", None, transport=failing_upstream(seen))
     batcher = BatchingEmbedder(inner, batch_max=16, batch_wait_ms=0, queue_max=64)
     try:
-        results = await asyncio.gather(*(batcher.embed_many([f"t{i}"]) for i in range(5)), return_exceptions=True)
+        calls = asyncio.gather(*(batcher.embed_many([f"t{i}"]) for i in range(5)), return_exceptions=True)
+        results = await asyncio.wait_for(calls, 10)
     finally:
         await batcher.aclose()
     assert all(isinstance(r, MemoryUnavailable) for r in results), results
@@ -122,7 +123,7 @@ async def test_full_queue_raises_overloaded_and_the_queue_drains_after():
         waiting = [asyncio.ensure_future(batcher.embed_many(["a", "b"])), asyncio.ensure_future(batcher.embed_many(["c", "d"]))]
         await settle(lambda: batcher.queued_texts == 4)
         with pytest.raises(EmbeddingOverloaded, match="queue_max=4") as refused:
-            await batcher.embed_many(["one too many"])
+            await asyncio.wait_for(batcher.embed_many(["one too many"]), 5)
         assert refused.value.status == 503
         release.set()
         first = await asyncio.wait_for(running, 5)
@@ -144,7 +145,7 @@ async def test_a_cancelled_caller_never_reaches_the_model():
         gone.cancel()
         release.set()
         assert (await asyncio.wait_for(left, 5)).shape == (1, 3)
-        await running
+        await asyncio.wait_for(running, 5)
         assert seen == [["first"], ["left"]]
     finally:
         release.set()
@@ -158,7 +159,7 @@ async def test_closing_fails_the_running_and_the_waiting_callers():
     await batcher.aclose()
     for future in (running, left):
         with pytest.raises(MemoryUnavailable):
-            await future
+            await asyncio.wait_for(future, 5)
     with pytest.raises(MemoryUnavailable, match="closed"):
         await batcher.embed_many(["after close"])
     release.set()

@@ -54,18 +54,24 @@ async def test_onnx_int8_matches_sentence_transformers(onnx_model, local_model):
     assert np.sum(alone * reference, axis=1).min() >= 0.99
 
 
-def test_onnx_runtime_does_not_import_torch():
+@pytest.mark.parametrize("provider", ["onnx", "model2vec"])
+def test_runtime_does_not_import_torch(provider, onnx_model):
     import subprocess
 
     code = (
         "import asyncio, sys\n"
         "from gateway.memory.config import EmbeddingConfig\n"
-        "from gateway.memory.embeddings.onnx_local import OnnxEmbedder\n"
-        "m = asyncio.run(OnnxEmbedder.load(EmbeddingConfig(provider='onnx')))\n"
+        "from gateway.memory.embeddings import load_provider\n"
+        f"m = asyncio.run(load_provider(EmbeddingConfig(provider={provider!r})))\n"
         "assert m.encode_sync(['hello']).shape == (1, 384)\n"
         "print('torch' in sys.modules)\n"
     )
-    # the session fixture above (or an earlier run) exported the model already
+    # derived models already built (onnx: the fixture; model2vec: built here on a first run,
+    # which imports torch once, so build it in this process first)
+    if provider == "model2vec":
+        from gateway.memory.embeddings.static import build_or_find
+
+        build_or_find("all-MiniLM-L6-v2", None)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert out.stdout.strip() == "False"
 
@@ -99,3 +105,17 @@ async def test_auto_store_gets_onnx_and_a_local_store_is_not_opened_by_onnx(redi
     with pytest.raises(StoreMismatch, match="all-MiniLM-L6-v2\\+onnx-int8.*reembed"):
         async with open_memory(old, embedder=onnx_model):
             pass
+
+
+async def test_model2vec_is_distilled_locally_and_keeps_meaning():
+    from gateway.memory.embeddings.static import StaticEmbedder
+
+    model = await StaticEmbedder.load(EmbeddingConfig(provider="model2vec"))
+    try:
+        assert model.model == model_identity("model2vec", "all-MiniLM-L6-v2") != "all-MiniLM-L6-v2"
+        vectors = await model.embed_many(["I moved to Berlin", "I relocated to Germany's capital", "tax law filing"])
+        assert vectors.shape == (3, 384)
+        assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+        assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2] + 0.3
+    finally:
+        await model.aclose()
