@@ -77,22 +77,25 @@ async def load(name: str) -> Any:
 def single(embedder: Any, questions: list[str], n: int) -> dict[str, float]:
     for q in questions[:5]:
         embedder.encode_sync([q])
-    times = []
+    times, cpu = [], []
     for i in range(n):
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.thread_time()
         embedder.encode_sync([questions[i % len(questions)]])
         times.append(1000 * (time.perf_counter() - started))
-    return {"p50_ms": round(pct(times, 50), 3), "p95_ms": round(pct(times, 95), 3)}
+        cpu.append(1000 * (time.thread_time() - cpu_started))
+    return {"p50_ms": round(pct(times, 50), 3), "p95_ms": round(pct(times, 95), 3),
+            "cpu_p50_ms": round(pct(cpu, 50), 3)}
 
 
-def batched(embedder: Any, turns: list[str], n: int) -> float:
+def batched(embedder: Any, turns: list[str], n: int) -> dict[str, float]:
     """texts/s for ``n`` turns in one call: the provider sorts them by length and runs
     batches of ``memory.embedding.batch_size`` (32), as sentence-transformers does."""
     texts = (turns * (n // max(len(turns), 1) + 1))[:n]
     embedder.encode_sync(texts[:32])
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     embedder.encode_sync(texts)
-    return round(len(texts) / (time.perf_counter() - started), 1)
+    wall, cpu = time.perf_counter() - started, time.process_time() - cpu_started
+    return {"texts_per_s": round(len(texts) / wall, 1), "texts_per_cpu_s": round(len(texts) / cpu, 1)}
 
 
 async def concurrent(embedder: Any, questions: list[str], callers: int, rounds: int,
@@ -111,9 +114,9 @@ async def concurrent(embedder: Any, questions: list[str], callers: int, rounds: 
 
     await batcher.embed_many([questions[0]])  # warm up, start the consumer
     batcher.batches = batcher.texts_embedded = 0
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     await asyncio.gather(*(caller(k) for k in range(callers)))
-    elapsed = time.perf_counter() - started
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu_started
     # not aclose(): the provider is reused by the next cell
     assert batcher._task is not None
     batcher._task.cancel()
@@ -122,6 +125,7 @@ async def concurrent(embedder: Any, questions: list[str], callers: int, rounds: 
         "queries_per_s": round(len(latencies) / elapsed, 1),
         "p50_ms": round(pct(latencies, 50), 2), "p99_ms": round(pct(latencies, 99), 2),
         "texts_per_pass": round(batcher.texts_embedded / max(batcher.batches, 1), 1),
+        "cpu_ms_per_query": round(1000 * cpu / max(len(latencies), 1), 3),
     }
 
 
@@ -130,7 +134,7 @@ async def measure(name: str, questions: list[str], turns: list[str], args: argpa
     try:
         result: dict[str, Any] = {"embedder": name, "model": embedder.model}
         result["single"] = single(embedder, questions, args.queries)
-        result["batch32_texts_per_s"] = batched(embedder, turns, args.texts)
+        result["batch32"] = batched(embedder, turns, args.texts)
         cells = [(32, 0.0), (32, 2.0), (1, 0.0)]
         result["c64"] = [await concurrent(embedder, questions, 64, args.rounds, m, w) for m, w in cells]
         result["c1"] = [await concurrent(embedder, questions, 1, args.queries // 2, 32, w) for w in (0.0, 2.0)]
@@ -169,22 +173,27 @@ def compare(a_path: Path, b_path: Path) -> str:
              "| A | B | mean cosine | p1 | min |", "|---|---|---|---|---|"]
     for x in (k for k in a.files if k != "features"):
         for y in (k for k in b.files if k != "features"):
-            cos = np.sum(a[x] * b[y], axis=1)
+            n = min(len(a[x]), len(b[y]))
+            cos = np.sum(a[x][:n] * b[y][:n], axis=1)
             lines.append(f"| {x} | {y} | {cos.mean():.4f} | {np.percentile(cos, 1):.4f} | {cos.min():.4f} |")
     return "\n".join(lines)
 
 
 def table(results: list[dict[str, Any]]) -> str:
     lines = [
-        "| embedder | single query p50 / p95 ms | texts/s (batches of 32) | c=64 batched (wait 0): q/s, p50 / p99 ms, texts/pass "
-        "| c=64 batched (wait 2 ms) | c=64 unbatched | c=1 via batcher p50 ms (wait 0 / 2) |",
+        "| embedder | single query p50 / p95 ms (CPU p50) | texts/s in batches of 32 (per CPU-s) "
+        "| c=64 batched, wait 0: q/s, p50 / p99 ms, texts/pass, CPU ms/query "
+        "| c=64 batched, wait 2 ms | c=64 unbatched | c=1 via batcher p50 ms (wait 0 / 2) |",
         "|---|---|---|---|---|---|---|",
     ]
     for r in results:
         b0, b2, nb = r["c64"]
-        cell = lambda c: f"{c['queries_per_s']:,.0f} q/s, {c['p50_ms']} / {c['p99_ms']}, {c['texts_per_pass']}"  # noqa: E731
+        cell = lambda c: (f"{c['queries_per_s']:,.0f} q/s, {c['p50_ms']} / {c['p99_ms']}, "  # noqa: E731
+                          f"{c['texts_per_pass']}, {c['cpu_ms_per_query']}")
+        single, b32 = r["single"], r["batch32"]
         lines.append(
-            f"| {r['embedder']} | {r['single']['p50_ms']} / {r['single']['p95_ms']} | {r['batch32_texts_per_s']:,.0f} "
+            f"| {r['embedder']} | {single['p50_ms']} / {single['p95_ms']} ({single['cpu_p50_ms']}) "
+            f"| {b32['texts_per_s']:,.0f} ({b32['texts_per_cpu_s']:,.0f}) "
             f"| {cell(b0)} | {cell(b2)} | {cell(nb)} | {r['c1'][0]['p50_ms']} / {r['c1'][1]['p50_ms']} |"
         )
     return "\n".join(lines)
@@ -201,6 +210,7 @@ def main() -> int:
     parser.add_argument("--json", dest="json_out", type=Path, default=None)
     parser.add_argument("--vectors-out", type=Path, default=None,
                         help="Only embed every LoCoMo question and turn per embedder and save them (npz).")
+    parser.add_argument("--limit", type=int, default=None, help="--vectors-out: only the first N texts.")
     parser.add_argument("--compare", nargs=2, type=Path, default=None, metavar=("A.npz", "B.npz"),
                         help="Cosine between the vectors of two --vectors-out files, per embedder pair.")
     args = parser.parse_args()
@@ -210,7 +220,7 @@ def main() -> int:
         return 0
     questions, turns = load_texts(args.locomo)
     if args.vectors_out:
-        dump(args.embedders, questions + turns, args.vectors_out)
+        dump(args.embedders, (questions + turns)[: args.limit], args.vectors_out)
         return 0
     load_before = os.getloadavg()[0]
     results = [asyncio.run(measure(name, questions, turns, args)) for name in args.embedders]

@@ -64,7 +64,7 @@ class _Runtime:
         self.dimensions = int(meta["dimensions"])
         self.tokenizer = Tokenizer.from_file(str(directory / "tokenizer.json"))
         self.tokenizer.enable_truncation(int(meta["max_seq_length"]))
-        self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        self.tokenizer.no_padding()  # padded per pass in :meth:`encode`
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
@@ -74,23 +74,37 @@ class _Runtime:
         )
         self.batch_size = batch_size
 
-    def _pass(self, texts: list[str]) -> np.ndarray:
-        encodings = self.tokenizer.encode_batch(texts)
-        ids = np.asarray([e.ids for e in encodings], dtype=np.int64)
-        mask = np.asarray([e.attention_mask for e in encodings], dtype=np.int64)
+    def _pass(self, encodings: list[Any]) -> np.ndarray:
+        width = max(len(e.ids) for e in encodings)
+        ids = np.zeros((len(encodings), width), dtype=np.int64)
+        mask = np.zeros((len(encodings), width), dtype=np.int64)
+        for row, encoding in enumerate(encodings):
+            ids[row, : len(encoding.ids)] = encoding.ids
+            mask[row, : len(encoding.ids)] = 1
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
         return self.session.run(None, feeds)[0]
 
     def encode(self, texts: list[str]) -> np.ndarray:
-        """``(len(texts), dims)`` unit rows; longest texts first in chunks of ``batch_size``
-        so each chunk pads to similar lengths (as sentence-transformers does)."""
-        if len(texts) <= self.batch_size:
-            return normalize_rows(self._pass(texts))
-        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        """``(len(texts), dims)`` unit rows, linear in the number of tokens.
+
+        One forward pass pads every text to the longest, so texts are sorted by token
+        count and cut into passes of at most ``batch_size`` texts whose longest is at most
+        twice the shortest plus 8 tokens: a short recall query batched with long
+        memorization texts is not padded to 256 tokens.
+        """
+        encodings = self.tokenizer.encode_batch(texts)
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
         out = np.empty((len(texts), self.dimensions), dtype=np.float32)
-        for start in range(0, len(order), self.batch_size):
-            chunk = order[start:start + self.batch_size]
-            out[chunk] = self._pass([texts[i] for i in chunk])
+        start = 0
+        while start < len(order):
+            shortest = len(encodings[order[start]].ids)
+            end = start + 1
+            while (end < len(order) and end - start < self.batch_size
+                   and len(encodings[order[end]].ids) <= 2 * shortest + 8):
+                end += 1
+            chunk = order[start:end]
+            out[chunk] = self._pass([encodings[i] for i in chunk])
+            start = end
         return normalize_rows(out)
 
 
