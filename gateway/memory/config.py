@@ -32,8 +32,8 @@ class EmbeddingConfig(BaseModel):
         "auto",
         description="local: sentence-transformers (torch) on this machine's CPU; onnx: the "
         "same weights exported to ONNX and int8-quantized (dynamic, per channel, weight "
-        "matrices only), run by onnxruntime without torch, ~4x faster at equal LoCoMo "
-        "recall (README, Embeddings); model2vec: a static model distilled from the same "
+        "matrices only), run by onnxruntime without torch, ~5x less CPU per query at equal "
+        "LoCoMo recall (README, Embedders); model2vec: a static model distilled from the same "
         "weights (English only); openai: any OpenAI-compatible POST {base_url}/embeddings. "
         "auto (default): local for a store already built with the sentence-transformers "
         "model, onnx otherwise (new stores); a model change is refused at start-up either "
@@ -97,8 +97,9 @@ class EmbeddingConfig(BaseModel):
         le=100,
         description="Micro-batching: longest wait for more texts after the first one "
         "arrives while the model is idle. 0 (default): dispatch at once; texts arriving "
-        "while a pass runs form the next batch (measured best at c=1 and c=64, "
-        "bench/embedders.py).",
+        "while a pass runs form the next batch, which fills batches to 32 at c=64 anyway; "
+        "a 2 ms wait gained nothing beyond noise at c=64 and added latency when idle "
+        "(bench/embedders.py, README).",
     )
     queue_max: int = Field(
         1024,
