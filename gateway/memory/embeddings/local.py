@@ -88,6 +88,10 @@ class LocalEmbedder:
             executor.shutdown(wait=False)
             raise
 
+    def encode_sync(self, texts: Sequence[str]) -> np.ndarray:
+        """The vectors, computed in the calling thread (benchmarks, tests)."""
+        return self._encode(list(texts))
+
     def _encode(self, texts: list[str]) -> np.ndarray:
         vectors = self._st.encode(
             texts, batch_size=self._batch_size, normalize_embeddings=True,

@@ -1,0 +1,204 @@
+"""Micro-batching in front of an embedder (issue 10, item 1).
+
+Concurrent callers (recall queries, memorization jobs) each call ``embed_many``; their
+texts wait in one bounded FIFO and a single consumer task sends them to the inner
+embedder in micro-batches: at most ``batch_max`` texts per call (whole requests, never
+split; a request larger than ``batch_max`` goes alone), one forward pass per call, which
+the inner embedder runs in its worker thread, off the event loop. One batch runs at a
+time (the local models have one inference thread); texts that arrive meanwhile form the
+next batch, so under load batches fill by themselves. When the model is idle the first
+request waits at most ``batch_wait_ms`` for company (0: not at all).
+
+- Every caller gets the rows of its own texts, in its order.
+- An error of the inner call is raised to every caller of that batch.
+- More than ``queue_max`` texts waiting: :class:`EmbeddingOverloaded` at once (a
+  :class:`~gateway.errors.MemoryUnavailable`, 503: recall fails open, a memorization job
+  retries with backoff).
+- A caller cancelled while waiting is dropped from its batch (not sent to the model if
+  the batch has not started).
+
+The consumer task belongs to the event loop of the first call (the gateway's loop).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from gateway.errors import MemoryUnavailable
+from gateway.memory.embeddings.base import Embedder
+
+
+class EmbeddingOverloaded(MemoryUnavailable):
+    """More texts wait for the embedding model than ``memory.embedding.queue_max`` (503)."""
+
+    code = "embedding_overloaded"
+
+
+@dataclass(slots=True)
+class _Request:
+    texts: list[str]
+    future: asyncio.Future[np.ndarray]
+    arrived: float = field(default=0.0)
+
+
+class BatchingEmbedder:
+    """An :class:`~gateway.memory.embeddings.base.Embedder` coalescing concurrent calls
+    to ``inner`` (see module docstring).
+
+    Args:
+        inner: the embedder doing the forward pass (its ``embed_many`` gets each batch).
+        batch_max: most texts per inner call (>= 1).
+        batch_wait_ms: longest wait for more texts while idle, milliseconds (>= 0).
+        queue_max: most texts waiting (>= 1).
+    """
+
+    def __init__(self, inner: Embedder, batch_max: int = 32, batch_wait_ms: float = 0.0, queue_max: int = 1024):
+        if batch_max < 1 or queue_max < 1 or batch_wait_ms < 0:
+            raise ValueError("batch_max and queue_max must be >= 1, batch_wait_ms >= 0")
+        self.inner = inner
+        self.model = inner.model
+        self.dimensions = inner.dimensions
+        self.batch_max = batch_max
+        self.queue_max = queue_max
+        self._wait_s = batch_wait_ms / 1000.0
+        self._queue: deque[_Request] = deque()
+        self._queued_texts = 0
+        self._wakeup: asyncio.Event | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._closed = False
+        #: Inner calls made and texts sent (for tests and benchmarks).
+        self.batches = 0
+        self.texts_embedded = 0
+
+    @property
+    def queued_texts(self) -> int:
+        """Texts waiting for a forward pass (cancelled callers included until skipped)."""
+        return self._queued_texts
+
+    def _start(self) -> asyncio.AbstractEventLoop:
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop:
+            if self._loop is not None and not self._loop.is_closed() and self._task is not None and not self._task.done():
+                raise RuntimeError("BatchingEmbedder is already serving another running event loop")
+            self._loop = loop
+            self._wakeup = asyncio.Event()
+            self._task = None
+        if self._task is None or self._task.done():
+            self._task = loop.create_task(self._run(), name="memgate-embed-batcher")
+        return loop
+
+    async def embed_many(self, texts: Sequence[str]) -> np.ndarray:
+        """See :class:`~gateway.memory.embeddings.base.Embedder`.
+
+        Raises:
+            EmbeddingOverloaded: ``queue_max`` texts already wait.
+            MemoryUnavailable: the batcher is closed, or the inner embedder failed.
+            Exception: whatever the inner ``embed_many`` raised for this batch.
+        """
+        if not texts:
+            return np.zeros((0, self.dimensions), dtype=np.float32)
+        if self._closed:
+            raise MemoryUnavailable("the embedder is closed")
+        if self._queued_texts and self._queued_texts + len(texts) > self.queue_max:
+            raise EmbeddingOverloaded(
+                f"embedding queue full: {self._queued_texts} texts wait "
+                f"(memory.embedding.queue_max={self.queue_max})"
+            )
+        loop = self._start()
+        request = _Request(list(texts), loop.create_future(), loop.time())
+        self._queue.append(request)
+        self._queued_texts += len(request.texts)
+        assert self._wakeup is not None
+        self._wakeup.set()
+        return await request.future
+
+    async def _gather(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Wait until ``batch_max`` texts wait or the oldest has waited ``batch_wait_ms``."""
+        assert self._wakeup is not None
+        deadline = self._queue[0].arrived + self._wait_s
+        while self._queued_texts < self.batch_max:
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return
+            self._wakeup.clear()
+            try:
+                async with asyncio.timeout(remaining):
+                    await self._wakeup.wait()
+            except TimeoutError:
+                return
+
+    def _take(self) -> list[_Request]:
+        """Whole requests from the head, up to ``batch_max`` texts (at least one request)."""
+        batch: list[_Request] = []
+        size = 0
+        while self._queue:
+            head = self._queue[0]
+            if head.future.done():  # cancelled while waiting
+                self._queue.popleft()
+                self._queued_texts -= len(head.texts)
+                continue
+            if batch and size + len(head.texts) > self.batch_max:
+                break
+            self._queue.popleft()
+            self._queued_texts -= len(head.texts)
+            batch.append(head)
+            size += len(head.texts)
+        return batch
+
+    async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        assert self._wakeup is not None
+        while True:
+            if not self._queue:
+                self._wakeup.clear()
+                await self._wakeup.wait()
+                continue
+            if self._wait_s > 0:
+                await self._gather(loop)
+            batch = self._take()
+            if not batch:
+                continue
+            texts = [text for request in batch for text in request.texts]
+            try:
+                vectors = await self.inner.embed_many(texts)
+            except asyncio.CancelledError:
+                self._fail(batch, MemoryUnavailable("the embedder was closed during the batch"))
+                raise
+            except Exception as exc:  # noqa: BLE001 - handed to every caller of the batch
+                self._fail(batch, exc)
+                continue
+            self.batches += 1
+            self.texts_embedded += len(texts)
+            start = 0
+            for request in batch:
+                end = start + len(request.texts)
+                if not request.future.done():
+                    request.future.set_result(vectors[start:end])
+                start = end
+
+    @staticmethod
+    def _fail(batch: list[_Request], exc: BaseException) -> None:
+        for request in batch:
+            if not request.future.done():
+                request.future.set_exception(exc)
+
+    async def aclose(self) -> None:
+        """Stop the consumer, fail waiting callers with MemoryUnavailable, close ``inner``."""
+        self._closed = True
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+            try:
+                await self._task
+            except (asyncio.CancelledError, RuntimeError):
+                pass
+        waiting = list(self._queue)
+        self._queue.clear()
+        self._queued_texts = 0
+        self._fail(waiting, MemoryUnavailable("the embedder is closed"))
+        await self.inner.aclose()
