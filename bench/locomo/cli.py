@@ -21,7 +21,7 @@ from bench.locomo.harness import VARIANTS
 @click.option("--embedder", type=click.Choice(["local", "onnx", "model2vec"]), default="local", show_default=True,
               help="Embedding provider for the store variants (memory.embedding.provider).")
 def command(path: str, ks: tuple[int, ...], json_out: str | None, variants: tuple[str, ...],
-            redis_url: str | None, via_chat: bool, workers: int) -> None:
+            redis_url: str | None, via_chat: bool, workers: int, embedder: str) -> None:
     """Evidence recall@k of the memory store on a LoCoMo-format file."""
     cutoffs = tuple(sorted(set(ks)))
     if via_chat:
