@@ -38,7 +38,7 @@ from litestar.response import Stream
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gateway.proxy.auth import resolve_end_user
-from gateway.errors import NotFound, PermissionDenied, UnprocessableInput
+from gateway.errors import MethodNotAllowed, NotFound, PermissionDenied, UnprocessableInput
 from gateway.json_input import check_json_body, decode_utf8
 from gateway.memory.ids import MEMORY_ID_PATTERN
 from gateway.memory.records import (
@@ -245,6 +245,10 @@ class MemoriesController(Controller):
         await store.delete(tenant, memory_id)
 
 
+#: The admin actions and the one method each answers (others: 405 with ``Allow``).
+ADMIN_ACTIONS = {"export": "GET", "import": "POST", "forget": "POST"}
+
+
 def admin_target(path: str, actions: tuple[str, ...]) -> tuple[str, str]:
     """``(user_id, action)`` from the part of an admin path after ``/v1/admin/users``.
 
@@ -254,10 +258,14 @@ def admin_target(path: str, actions: tuple[str, ...]) -> tuple[str, str]:
     before routing) or raw.
 
     Raises:
-        NotFound: the last segment is not one of ``actions`` (404).
+        MethodNotAllowed: the action exists for another method (405 with ``Allow``).
+        NotFound: the last segment is no admin action (404).
         InvalidRequest: the id fails :func:`gateway.memory.records.check_tenant_id` (400).
     """
     user_id, _, action = path.removeprefix("/").rpartition("/")
+    if action not in actions and action in ADMIN_ACTIONS:
+        method = ADMIN_ACTIONS[action]
+        raise MethodNotAllowed("GET" if method == "POST" else "POST", (method,))
     if action not in actions:
         raise NotFound(f"no admin route {path!r}: use /v1/admin/users/{{user_id}}/" + "|".join(actions))
     return check_tenant_id(user_id, "user_id"), action

@@ -22,8 +22,7 @@ import pytest
 from tests.support.gateway import ADMIN_KEY, ALICE_KEY
 
 MEMORY_ROUTES = ("/v1/memories", "/v1/memories/search", "/v1/memories/{memory_id}")
-ADMIN_ROUTES = ("/v1/admin/users/{user_id}/export", "/v1/admin/users/{user_id}/import",
-                "/v1/admin/users/{user_id}/forget")
+ADMIN_ROUTES = ("/v1/admin/users/{target}",)  # {user_id}/export (GET), {user_id}/import|forget (POST)
 
 
 def openapi(gw) -> dict:

@@ -323,7 +323,7 @@ def test_cli_from_another_folder_uses_the_config_folders_data_dir(tmp_path, upst
     config = write_config(tmp_path / "conf", upstream.url)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    created = run_memgate("keys", "create", "--user", "ursula", "--config", str(config), cwd=elsewhere)
+    created = run_memgate("keys", "create", "--user", "ursula", "--friend", "pal", "--config", str(config), cwd=elsewhere)
     assert created.returncode == 0, created.stderr
     key_id = json.loads(created.stdout)["key_id"]
     assert not (elsewhere / "data").exists()

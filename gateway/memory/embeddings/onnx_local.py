@@ -48,7 +48,7 @@ def build_or_find(model_name: str, cache: Path | None) -> Path:
     Raises:
         ValueError: unknown model name (see :func:`~gateway.memory.embeddings.local.model_path`).
     """
-    from gateway.memory.embeddings import onnx_export
+    import gateway.memory.embeddings.onnx_export as onnx_export
 
     return derived_dir(model_path(model_name), RECIPE, cache_root(cache), onnx_export.export, MARKER)
 
