@@ -253,10 +253,6 @@ class ChainFactory:
             self._instances[key] = cls(plugin_config(cls, raw, path), self._services)
         return self._instances[key]
 
-    def instances(self) -> list[Any]:
-        """Every plugin instance built so far (default chain and key variants)."""
-        return list(self._instances.values())
-
     def forgetters(self) -> list[Forgetter]:
         """Instances with a ``forget_user`` hook (every variant: each may keep state)."""
         return [i for i in self._instances.values() if isinstance(i, Forgetter)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping
+from typing import Mapping
 
 from gateway.config import PluginOverride
 
@@ -44,7 +44,3 @@ class Principal:
             user_id=self.user_id if user_id is None else user_id,
             friend_id=self.friend_id if friend_id is None else friend_id,
         )
-
-    def describe(self) -> dict[str, Any]:
-        """Non-secret fields for logs and spans."""
-        return {"key_id": self.key_id, "user_id": self.user_id, "friend_id": self.friend_id}

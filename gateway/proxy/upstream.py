@@ -23,7 +23,6 @@ import asyncio
 import contextlib
 import fnmatch
 import json
-import time
 from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any
 
@@ -261,7 +260,3 @@ class UpstreamCaller:
         async with open_stream(self.upstream, "POST", "/chat/completions", payload, self._headers) as resp:
             yield resp
 
-
-def monotonic_ms(since: float) -> float:
-    """Milliseconds since a ``time.perf_counter()`` reading."""
-    return (time.perf_counter() - since) * 1000.0

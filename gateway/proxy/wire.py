@@ -42,10 +42,6 @@ class ChatRequest(BaseModel):
         """The JSON body to send upstream (fields the client sent or a plugin set)."""
         return self.model_dump(exclude_unset=True)
 
-    @property
-    def is_stream(self) -> bool:
-        return bool(self.stream)
-
     def last_user_index(self) -> int | None:
         """Index in ``messages`` of the last ``role: user`` message, or None."""
         for i in range(len(self.messages) - 1, -1, -1):

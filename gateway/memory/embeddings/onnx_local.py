@@ -159,9 +159,3 @@ class OnnxEmbedder:
     async def aclose(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)
 
-
-def session_info(embedder: Any) -> dict[str, Any]:
-    """onnxruntime version and providers of an :class:`OnnxEmbedder` (benchmarks)."""
-    import onnxruntime as ort
-
-    return {"onnxruntime": ort.__version__, "providers": embedder._runtime.session.get_providers()}
