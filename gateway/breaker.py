@@ -25,6 +25,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+__all__ = ['BreakerConfig', 'BreakerRegistry', 'CircuitBreaker', 'State']
+
 State = Literal["closed", "open", "half_open"]
 
 

@@ -24,6 +24,8 @@ from gateway.config import ConfigError
 from gateway.memorization.cli import worker_command
 from gateway.memory_cli import default_friend, register as register_memories
 
+__all__ = ['VERBOSITY', 'keys', 'keys_create', 'keys_list', 'keys_revoke', 'main', 'serve']
+
 #: ``-v`` count -> log level of the root logger (quiet by default: warnings and errors).
 VERBOSITY = {0: logging.WARNING, 1: logging.INFO}
 

@@ -26,6 +26,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from gateway.memory.config import MemoryConfig
 from gateway.memory.records import tenant_id_problem
 
+__all__ = ['AuthConfig', 'ChainConfig', 'ClientConfig', 'ConfigError', 'Frozen', 'GatewayConfig', 'PluginEntry', 'PluginOverride', 'ServerConfig', 'TelemetryConfig', 'UpstreamConfig', 'UpstreamRoute', 'UpstreamTarget', 'format_validation_error', 'interpolate_env', 'interpolate_tree', 'load_config', 'parse_config', 'resolve_paths']
+
 
 class Frozen(BaseModel):
     """Base of every config model: immutable, unknown keys rejected."""

@@ -18,6 +18,8 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
+__all__ = ['AuthenticationFailed', 'InvalidRequest', 'KeyStoreUnavailable', 'MemgateError', 'MemoryUnavailable', 'MethodNotAllowed', 'NotFound', 'PayloadTooLarge', 'PermissionDenied', 'ServiceUnavailable', 'UnprocessableInput', 'UpstreamConnectError', 'UpstreamError', 'UpstreamTimeout', 'error_envelope']
+
 
 class MemgateError(Exception):
     """Base of every error the gateway reports to a client.

@@ -18,6 +18,8 @@ import click
 from gateway.cli_support import composed, load, redis_for, redis_url_for
 from gateway.config import GatewayConfig
 
+__all__ = ['Action', 'default_friend', 'register']
+
 Action = Callable[[Any, Any], Awaitable[Any]]  # (store, redis) -> result
 
 

@@ -66,6 +66,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import redis
 
+__all__ = ['DataDirBusy', 'EmbeddedRedis', 'EmbeddedRedisError', 'LOCK_FILE', 'MIN_VERSION', 'PID_FILE', 'SOCKET_FILE', 'URL_FILE', 'find_redis_server', 'redis_server_version', 'running_url', 'socket_path_for']
+
 log = logging.getLogger(__name__)
 
 MIN_VERSION = (8, 0)

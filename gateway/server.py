@@ -14,6 +14,8 @@ import uvicorn
 from gateway.app import create_app
 from gateway.config import GatewayConfig
 
+__all__ = ['serve', 'uvicorn_config']
+
 
 def uvicorn_config(app: Any, config: GatewayConfig, **overrides: Any) -> uvicorn.Config:
     """The uvicorn settings the gateway runs with."""

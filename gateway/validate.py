@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from gateway.chain import check_conflicts, check_order, enabled_entries, plugin_config, resolve_plugin_class
 from gateway.config import ConfigError, GatewayConfig
 
+__all__ = ['validate_plugins']
+
 
 def validate_plugins(config: GatewayConfig, registry: Mapping[str, type] | None = None) -> None:
     """Raises ConfigError on the first invalid plugin entry or client override."""

@@ -41,6 +41,8 @@ from gateway.sdk import BreakerConfig, CallContext, ChatRequest, PluginConfig, S
 from plugins.guarded_memory import GuardedMemory, caller_tenant
 from plugins.prompts import is_cjk
 
+__all__ = ['AutoRecall', 'AutoRecallConfig', 'FOLLOW_UP_ENDS', 'FOLLOW_UP_STARTS', 'RecallResult', 'build_query', 'is_follow_up', 'length_units', 'recall_annotation', 'split_by_relevance']
+
 FOLLOW_UP_STARTS = (
     "and ", "but ", "so ", "then ", "also ", "what about", "how about", "why", "it ", "it's",
     "its ", "that ", "this ", "those ", "these ", "they ", "them", "he ", "she ", "his ", "her ",

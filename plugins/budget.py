@@ -24,6 +24,8 @@ import tiktoken
 from gateway.sdk import Injection
 from plugins.tokens import TokenCounter
 
+__all__ = ['SYSTEM_ROLES', 'droppable_units', 'fit_window', 'injected_tokens', 'trim_injected']
+
 SYSTEM_ROLES = ("system", "developer")
 
 

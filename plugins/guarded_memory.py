@@ -20,6 +20,8 @@ from typing import Any
 
 from gateway.sdk import CallContext, CircuitBreaker, MemoryUnavailable, ScoredMemory, Skipped, Tenant
 
+__all__ = ['GuardedMemory', 'RecallSkipped', 'caller_tenant']
+
 
 class RecallSkipped(Skipped):
     """Memory was not consulted for this request; ``reason`` names why. A

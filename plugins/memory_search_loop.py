@@ -28,6 +28,8 @@ from typing import Any
 
 from gateway.sdk import Chunk, ScoredMemory
 
+__all__ = ['MEMORY_SEARCH_TOOL', 'StreamRound', 'TOOL_NAME', 'ToolCall', 'parse_search_arguments', 'round_messages', 'search_result', 'split_calls']
+
 TOOL_NAME = "memory_search"
 
 MEMORY_SEARCH_TOOL: dict[str, Any] = {

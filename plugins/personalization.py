@@ -36,6 +36,8 @@ from plugins.guarded_memory import GuardedMemory, caller_tenant
 from plugins.preferences import Preference, extract_preferences, render_personalization, resolve
 from plugins.prompts import prompt_language
 
+__all__ = ['PERSONALIZATION_ORDER', 'PREFERENCE_QUERY', 'PREFERENCE_TYPES', 'Personalization', 'PersonalizationConfig']
+
 PREFERENCE_TYPES = ("preference", "trait")
 #: Place of the personalization section in the injected system text (seed 000 layout:
 #: client's system prompt, personalization, memory context).

@@ -25,6 +25,8 @@ from datetime import datetime
 from gateway.sdk import MemoryRecord
 from plugins.prompts import FREE_FORM_LINE, LANGUAGE_LINE, PERSONALIZATION, PERSONALIZATION_HEADER, Language
 
+__all__ = ['CUES', 'KNOWN_ORDER', 'LANGUAGE_PATTERNS', 'Preference', 'cue_preferences', 'extract_preferences', 'render_personalization', 'resolve']
+
 KNOWN_ORDER = ("technical_depth", "response_length", "code_style", "language")
 
 #: (kind, value, cues) in priority order: within a kind the first matching rule wins.

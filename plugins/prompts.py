@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+__all__ = ['FREE_FORM_LINE', 'LANGUAGE_LINE', 'Language', 'MEMORY_CONTEXT', 'MEMORY_ITEMS', 'PERSONALIZATION', 'PERSONALIZATION_HEADER', 'is_cjk', 'prompt_language', 'render_memory_context']
+
 Language = Literal["zh", "en"]
 
 MEMORY_ITEMS = "{{ memoryItems }}"

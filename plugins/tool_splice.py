@@ -35,6 +35,8 @@ from plugins.guarded_memory import GuardedMemory, caller_tenant
 from plugins.recall_agent import AgentSettings, Found, RecallAgent
 from plugins.splice import RECALL_MEMORY_TOOL, TOOL_NAME, new_call_id, splice_messages
 
+__all__ = ['ToolSplice', 'ToolSpliceConfig']
+
 
 class ToolSpliceConfig(PluginConfig):
     rounds: int = Field(3, ge=1, le=5, description="Most recall-agent search rounds (seed 002 §5.1: 1-5, default 3).")

@@ -19,6 +19,8 @@ from gateway.memory.filters import SearchFilter
 from gateway.memory.keys import Partition
 from gateway.memory.records import MemoryRecord
 
+__all__ = ['IndexBackend']
+
 
 class IndexBackend(Protocol):
     """Vector and keyword index over the record hashes."""

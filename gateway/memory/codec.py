@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from gateway.memory.keys import KeySpace, Partition, escape_key_part
 from gateway.memory.records import MemoryRecord
 
+__all__ = ['INDEX_FIELDS', 'OPTIONAL_FIELDS', 'absent_fields', 'record_from_hash', 'record_to_hash']
+
 _JSON_FIELDS = frozenset({"keywords", "based_on", "metadata"})
 INDEX_FIELDS = frozenset({"tu", "tp", "occurred_ts", "created_ts", "live"})
 #: Every model field that may be absent (None) in a hash; a rewrite HDELs the absent ones.

@@ -30,6 +30,8 @@ from gateway.memory.tenant_store import TenantMemoryStore
 from gateway.memory.vectorset import VectorSetBackend
 from gateway.redis_server import EmbeddedRedis
 
+__all__ = ['BackendUnavailable', 'LazyEmbedder', 'choose_backend', 'embedded_redis', 'has_query_engine', 'has_vector_sets', 'make_backend', 'open_memory', 'open_redis', 'open_store', 'redis_client']
+
 
 class BackendUnavailable(RuntimeError):
     """The Redis server offers neither the Query Engine nor vector sets."""

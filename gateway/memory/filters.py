@@ -16,6 +16,8 @@ from datetime import datetime
 from gateway.errors import UnprocessableInput
 from gateway.memory.records import MemoryRecord, MemoryType, Scope
 
+__all__ = ['SearchFilter', 'vector_attributes', 'vectorset_filter']
+
 
 def _enum_set(values: Iterable[str] | None, enum: type, param: str) -> frozenset | None:
     if values is None:

@@ -12,6 +12,8 @@ import time
 
 from gateway.errors import InvalidRequest
 
+__all__ = ['MEMORY_ID_PATTERN', 'check_memory_id', 'new_memory_id']
+
 MEMORY_ID_PATTERN = r"^[0-9a-f]{32}$"
 _MEMORY_ID_RE = re.compile(MEMORY_ID_PATTERN)
 

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 
 from gateway.memory.records import MemoryRecord, Scope, Tenant
 
+__all__ = ['KeySpace', 'Partition', 'escape_key_part', 'visible_partitions']
+
 _SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 
 

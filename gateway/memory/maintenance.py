@@ -19,6 +19,8 @@ from gateway.memory.records import MemoryRecord, Scope, check_tenant_id
 from gateway.memory.repository import RecordRepository
 from gateway.memory.validation import check_text
 
+__all__ = ['export_user', 'forget_user', 'import_records', 'record_to_jsonl', 'records_from_jsonl', 'reembed']
+
 
 async def forget_user(repo: RecordRepository, user_id: str) -> int:
     """Erase every key of ``user_id``; returns the number of records deleted. Cached

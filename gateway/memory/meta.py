@@ -14,6 +14,8 @@ import redis.asyncio as aredis
 
 from gateway.memory.keys import KeySpace
 
+__all__ = ['REEMBED_COMMAND', 'StoreMismatch', 'StoreSettings', 'check_settings', 'mismatch_message', 'record_settings']
+
 REEMBED_COMMAND = "memgate memories reembed"
 
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+__all__ = ['AVG_RECORD_TOKENS', 'BM25_B', 'BM25_K1', 'RRF_K', 'bm25_idf', 'bm25_term_weight', 'clamp01', 'cosine_from_distance', 'cosine_from_vsim', 'fused_scores', 'weighted_rrf']
+
 BM25_K1 = 1.2
 BM25_B = 0.75
 AVG_RECORD_TOKENS = 16.0

@@ -22,6 +22,8 @@ from gateway.errors import InvalidRequest
 from gateway.json_input import value_depth
 from gateway.memory.ids import MEMORY_ID_PATTERN
 
+__all__ = ['JsonBoolean', 'JsonDateTime', 'JsonInteger', 'JsonNumber', 'MAX_METADATA_BYTES', 'MAX_METADATA_DEPTH', 'MAX_TENANT_ID_CHARS', 'MemoryPage', 'MemoryPatch', 'MemoryRecord', 'MemoryType', 'Metadata', 'NewMemory', 'Scope', 'ScoredMemory', 'Source', 'Tenant', 'UnitNumber', 'build_record', 'check_metadata', 'check_tenant_id', 'tenant_id_problem', 'visible_to']
+
 MAX_TENANT_ID_CHARS = 256
 #: ``metadata`` limits, checked when the request is validated (before any embedding):
 #: nesting depth of its lists/objects and size as compact UTF-8 JSON. Caller data only

@@ -14,6 +14,8 @@ import redis.exceptions
 
 from gateway.errors import MemoryUnavailable
 
+__all__ = ['UNAVAILABLE_ERRORS', 'redis_boundary']
+
 UNAVAILABLE_ERRORS = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
 
 

@@ -20,6 +20,8 @@ from gateway.memory.codec import absent_fields, record_from_hash, record_to_hash
 from gateway.memory.keys import KeySpace, Partition
 from gateway.memory.records import MemoryRecord
 
+__all__ = ['RecordRepository', 'SCAN_BATCH', 'Write']
+
 #: ``(new record, its vector or None when unchanged, the version it replaces or None)``
 Write = tuple[MemoryRecord, np.ndarray | None, MemoryRecord | None]
 SCAN_BATCH = 1000

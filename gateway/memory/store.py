@@ -25,6 +25,8 @@ from gateway.memory.records import (
     MemoryPage, MemoryPatch, MemoryRecord, NewMemory, ScoredMemory, Tenant,
 )
 
+__all__ = ['MemoryStore']
+
 
 class MemoryStore(Protocol):
     """Long-term memory of every tenant (see module docstring)."""

@@ -40,6 +40,8 @@ from gateway.memory.repository import RecordRepository
 from gateway.memory.tokenize import _CJK_RE, tokenize
 from gateway.memory.validation import check_new_memory, check_range, check_text, check_vector
 
+__all__ = ['MAX_PAGE', 'MAX_TEXT_KEYWORDS', 'MIN_CANDIDATES', 'TenantMemoryStore', 'recomputed_keywords', 'select_hits']
+
 MIN_CANDIDATES = 20
 MAX_PAGE = 1000
 

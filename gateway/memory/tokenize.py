@@ -12,6 +12,8 @@ import re
 import unicodedata
 from collections import Counter
 
+__all__ = ['MAX_TOKEN_CHARS', 'STOP_WORDS', 'term_frequencies', 'tokenize']
+
 _CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _RUN_RE = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")
 _CJK_RE = re.compile(rf"[{_CJK}]")

@@ -9,6 +9,8 @@ import numpy as np
 from gateway.errors import PayloadTooLarge, UnprocessableInput
 from gateway.memory.records import NewMemory, Scope, Tenant
 
+__all__ = ['check_new_memory', 'check_range', 'check_text', 'check_vector']
+
 
 def check_text(text: str, max_chars: int, param: str = "text") -> str:
     """``text`` if non-blank and at most ``max_chars`` characters.

@@ -22,6 +22,8 @@ from gateway.memory.keyword_index import KeywordIndex
 from gateway.memory.ranking import clamp01, cosine_from_vsim
 from gateway.memory.records import MemoryRecord
 
+__all__ = ['LIVE_ONLY', 'QUANTIZATION_FLAGS', 'REBUILD_BATCH', 'VectorSetBackend']
+
 QUANTIZATION_FLAGS = {"q8": "Q8", "bin": "BIN", "noquant": "NOQUANT"}
 REBUILD_BATCH = 1000
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+__all__ = ['AssembledChoice', 'AssembledReply', 'ReplyAssembler', 'reply_from_completion']
+
 
 @dataclass(frozen=True)
 class AssembledChoice:

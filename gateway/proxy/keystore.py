@@ -28,6 +28,8 @@ from gateway.errors import KeyStoreUnavailable, NotFound
 from gateway.memory.records import check_tenant_id
 from gateway.proxy.principal import Principal
 
+__all__ = ['RedisKeyStore', 'StoredKey', 'key_digest']
+
 
 def key_digest(key: str) -> str:
     """Hex SHA-256 of a presented key."""

@@ -8,6 +8,8 @@ from typing import Mapping
 
 from gateway.config import PluginOverride
 
+__all__ = ['Principal']
+
 
 @dataclass(frozen=True, slots=True)
 class Principal:

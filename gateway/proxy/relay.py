@@ -29,6 +29,8 @@ from gateway.sdk import CallContext
 from gateway.proxy.sse import SSEDecoder
 from gateway.proxy.upstream import UpstreamResponse
 
+__all__ = ['RelayState', 'error_event', 'relay_events', 'relay_passthrough']
+
 
 @dataclass
 class RelayState:

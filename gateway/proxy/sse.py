@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+__all__ = ['SSEDecoder', 'SSEEvent']
+
 
 @dataclass(frozen=True, slots=True)
 class SSEEvent:

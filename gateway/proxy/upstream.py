@@ -31,6 +31,8 @@ import aiohttp
 from gateway.config import UpstreamConfig, UpstreamTarget
 from gateway.errors import UpstreamConnectError, UpstreamError, UpstreamTimeout
 
+__all__ = ['DROP_RESPONSE', 'Upstream', 'UpstreamCaller', 'UpstreamPool', 'UpstreamResponse', 'forward_headers', 'open_stream', 'relay_headers', 'translate_errors']
+
 # Request headers never forwarded: hop-by-hop (RFC 9110 §7.6.1), the client's gateway
 # key, framing the transport recomputes, and the gateway's own headers.
 _DROP_REQUEST = frozenset(

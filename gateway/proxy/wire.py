@@ -17,6 +17,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+__all__ = ['ChatRequest', 'Chunk', 'message_text']
+
 
 class ChatRequest(BaseModel):
     """A ``POST /v1/chat/completions`` body.

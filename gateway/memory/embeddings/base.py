@@ -8,6 +8,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+__all__ = ['Embedder', 'embed_one', 'normalize_rows']
+
 
 @runtime_checkable
 class Embedder(Protocol):

@@ -32,6 +32,8 @@ import numpy as np
 from gateway.errors import MemoryUnavailable
 from gateway.memory.embeddings.base import Embedder
 
+__all__ = ['BatchingEmbedder', 'EmbeddingOverloaded']
+
 
 class EmbeddingOverloaded(MemoryUnavailable):
     """More texts wait for the embedding model than ``memory.embedding.queue_max`` (503)."""

@@ -14,6 +14,8 @@ from gateway.memory.embeddings.base import Embedder
 from gateway.memory.keys import KeySpace
 from gateway.memory.redis_errors import redis_boundary
 
+__all__ = ['CachedEmbedder']
+
 
 class CachedEmbedder:
     """An :class:`Embedder` that asks ``inner`` only for texts not cached in Redis."""

@@ -22,6 +22,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+__all__ = ['cache_root', 'derived_dir', 'weights_fingerprint']
+
 #: The files that decide a sentence-transformers model's vectors (weights + tokenizer).
 _FINGERPRINT_FILES = ("model.safetensors", "pytorch_model.bin", "tokenizer.json", "config.json")
 

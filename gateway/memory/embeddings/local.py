@@ -22,6 +22,8 @@ import numpy as np
 from gateway.memory.config import EmbeddingConfig
 from gateway.memory.embeddings.base import normalize_rows
 
+__all__ = ['LocalEmbedder', 'PACKAGED_MODEL', 'model_path']
+
 PACKAGED_MODEL = "all-MiniLM-L6-v2"
 
 

@@ -23,6 +23,8 @@ import os
 import shutil
 from pathlib import Path
 
+__all__ = ['MARKER', 'RECIPE', 'export', 'max_seq_length']
+
 #: Bumped whenever the steps above change (part of the cache directory name).
 RECIPE = "onnx-int8-pc-v1"
 MARKER = "model.int8.onnx"

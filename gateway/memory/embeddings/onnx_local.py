@@ -36,6 +36,8 @@ from gateway.memory.embeddings.derived import cache_root, derived_dir
 from gateway.memory.embeddings.local import model_path
 from gateway.memory.embeddings.onnx_export import MARKER, RECIPE
 
+__all__ = ['OnnxEmbedder', 'build_or_find', 'model_identity']
+
 
 def model_identity(model_name: str) -> str:
     """What the store records for the onnx int8 model derived from ``model_name``."""

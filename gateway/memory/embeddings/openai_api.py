@@ -15,6 +15,8 @@ from gateway.errors import MemoryUnavailable
 from gateway.memory.config import EmbeddingConfig
 from gateway.memory.embeddings.base import normalize_rows
 
+__all__ = ['KNOWN_DIMENSIONS', 'OpenAIEmbedder', 'parse_embeddings', 'request_body']
+
 #: Native sizes of OpenAI's models, so start-up needs no probe request for them.
 KNOWN_DIMENSIONS = {
     "text-embedding-3-small": 1536,

@@ -36,6 +36,8 @@ from gateway.memory.embeddings.base import normalize_rows
 from gateway.memory.embeddings.derived import cache_root, derived_dir
 from gateway.memory.embeddings.local import model_path
 
+__all__ = ['MARKER', 'RECIPE', 'SIF_COEFFICIENT', 'StaticEmbedder', 'build_or_find', 'distill']
+
 #: Bumped whenever the steps above change (cache directory and model identity).
 RECIPE = "model2vec-384-v1"
 MARKER = "vectors.npy"
