@@ -42,7 +42,7 @@ from gateway.memory.records import ScoredMemory
 from gateway.plugin import CallContext, PluginConfig
 from plugins.breaker import BreakerConfig, shared_breaker
 from plugins.guarded_memory import GuardedMemory, RecallSkipped, caller_tenant
-from plugins.prompts import is_cjk
+from gateway.text import is_cjk
 
 FOLLOW_UP_STARTS = (
     "and ", "but ", "so ", "then ", "also ", "what about", "how about", "why", "it ", "it's",
@@ -99,7 +99,7 @@ def is_follow_up(text: str, follow_up_chars: int) -> bool:
     """Short (see :func:`length_units`) or starting/ending like a follow-up question."""
     lowered = text.strip().lower()
     return (
-        length_units(lowered) < follow_up_chars
+        length_units(lowered[:follow_up_chars]) < follow_up_chars  # bounded: see gateway.text.length_units
         or lowered.startswith(FOLLOW_UP_STARTS)
         or lowered.endswith(FOLLOW_UP_ENDS)
     )

@@ -41,7 +41,8 @@ from plugins.memory_search_loop import (
     MEMORY_SEARCH_TOOL, TOOL_NAME, StreamRound, ToolCall, parse_search_arguments,
     round_messages, search_result, split_calls,
 )
-from plugins.prompts import MEMORY_CONTEXT, prompt_language
+from gateway.text import prompt_language
+from plugins.prompts import MEMORY_CONTEXT
 from plugins.splice import TOOL_NAME as SPLICE_TOOL
 
 GATEWAY_TOOLS = (TOOL_NAME, SPLICE_TOOL)

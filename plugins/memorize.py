@@ -54,6 +54,7 @@ class MemorizePlugin:
             friend_id=principal.friend_id, request_id=call.request_id, received_at=now,
             traceparent=call.trace_context if isinstance(call.trace_context, str) else None,
             max_candidates=self.config.queue.max_candidate_turns,
+            max_chars=self.config.redaction.max_chars,
         )
         if not capture.turns:
             return None

@@ -36,7 +36,7 @@ from plugins.breaker import BreakerConfig, shared_breaker
 from plugins.context import apply, context_of
 from plugins.guarded_memory import GuardedMemory, RecallSkipped, caller_tenant
 from plugins.preferences import Preference, extract_preferences, render_personalization, resolve
-from plugins.prompts import prompt_language
+from gateway.text import prompt_language
 
 PREFERENCE_TYPES = ("preference", "trait")
 PREFERENCE_QUERY = "the user's preferences for how answers should be written"

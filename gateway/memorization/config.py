@@ -84,6 +84,13 @@ class RedactionConfig(_Frozen):
         "email, phone (E.164 and common national forms), card (13-19 digits, Luhn-checked).",
     )
     extra: tuple[RedactionRule, ...] = Field((), description="Further patterns, applied before the built-ins (more specific first).")
+    max_chars: int = Field(
+        32_000, ge=100, le=10_000_000,
+        description="Longest text kept per turn (characters): the request path enqueues at most "
+        "this much of each message and the worker cuts every turn to it before redaction, so "
+        "redaction and the memory model see bounded input (issue 9; 32,000 characters is ~8k "
+        "tokens, four times what a verbatim memory keeps). Applies with redaction off too.",
+    )
 
 
 class GistConfig(_Frozen):

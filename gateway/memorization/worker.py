@@ -97,7 +97,7 @@ class Worker:
             return self._count("dead")
         if deliveries > self.config.max_attempts:
             job = retried(job, f"delivered {deliveries} times without an ack (the worker died)")
-            await self.queue.dead_letter(entry_id, self.processor.redacted(job).model_dump_json(), job.last_error or "")
+            await self.queue.dead_letter(entry_id, (await self.processor.redacted_async(job)).model_dump_json(), job.last_error or "")
             return self._count("dead")
         started = time.perf_counter()
         with job_span(self.telemetry, job, entry_id) as span:
@@ -120,7 +120,7 @@ class Worker:
         failed = retried(job, error)
         if failed.attempt >= self.config.max_attempts:
             log.warning("memorize job %s dead-lettered after %d attempts: %s", job.job_id, failed.attempt, error)
-            await self.queue.dead_letter(entry_id, self.processor.redacted(failed).model_dump_json(), error)
+            await self.queue.dead_letter(entry_id, (await self.processor.redacted_async(failed)).model_dump_json(), error)
             return self._count("dead")
         not_before = int((time.time() + backoff_s(failed.attempt, self.config)) * 1000)
         await self.queue.retry(entry_id, failed, not_before)
