@@ -64,7 +64,18 @@ class WorkerConfig(_Frozen):
     )
     backoff_base_s: float = Field(2.0, gt=0, description="Retry delay after attempt n: base * 2**(n-1), capped.")
     backoff_max_s: float = Field(300.0, gt=0, description="Longest retry delay.")
-    job_timeout_s: float = Field(120.0, gt=0, description="Budget of one job; past it the attempt fails.")
+    job_timeout_s: float = Field(
+        120.0, gt=0,
+        description="Budget of one job (seconds). A job that overruns it is dead-lettered at once "
+        "with the reason (issue 9: it would overrun again and hold the worker each time); "
+        "120 s is four memory-model calls at their 30 s default timeout.",
+    )
+    max_deliveries: int = Field(
+        3, ge=1, le=100,
+        description="Deliveries (XPENDING delivery count) after which a job that was never "
+        "acked is dead-lettered instead of handled again: a job that kills or wedges its worker "
+        "(and so survives a restart un-acked) is tried this many times, not forever (issue 9).",
+    )
 
 
 class RedactionRule(_Frozen):

@@ -1,16 +1,28 @@
 """The upstream double playing the memory model: answers by the response_format schema
 name the worker asks for (``memorize_decision``, ``memorize_extraction``,
-``memorize_reconcile``, ``memorize_inference``) with scripted JSON, and the chat model
-otherwise. Every memory-model request body is recorded per name."""
+``memorize_reconcile``, ``memorize_inference``; from ``response_format.json_schema``, or
+from the prompt when the client fell back to json_object / prompt-only JSON) with scripted
+JSON, and the chat model otherwise. ``reject_formats`` makes it answer a format with
+llama-cpp-python's 500. Every memory-model request body is recorded per name."""
 
 from __future__ import annotations
 
 import copy
 import json
+import re
 from collections import defaultdict, deque
 from typing import Any
 
 from tests.support.upstream_double import COMPLETION, JSONReply, Recorded, _default_reply
+
+SCHEMA_NAME_RE = re.compile(r'JSON schema "(\w+)"')
+
+#: What llama-cpp-python's server (llama_cpp.server) answers when it cannot turn a
+#: ``response_format: json_schema`` into a grammar: its generic exception handler's 500.
+LLAMA_CPP_PYTHON_500 = JSONReply(
+    {"error": {"message": "Internal Server Error", "type": "internal_server_error", "param": None, "code": None}},
+    status=500,
+)
 
 DEFAULTS: dict[str, Any] = {
     "memorize_decision": {"should_remember": True, "reason": "facts"},
@@ -31,6 +43,8 @@ class MemoryModel:
         self.answers: dict[str, deque[Any]] = defaultdict(deque)
         self.calls: dict[str, list[dict[str, Any]]] = defaultdict(list)
         self.always: dict[str, Any] = {}
+        self.formats: list[str] = []  # response_format type of every memory-model request
+        self.reject_formats: set[str] = set()  # answered like llama-cpp-python's server does
 
     def on(self, name: str, *answers: Any) -> "MemoryModel":
         self.answers[name].extend(answers)
@@ -42,9 +56,17 @@ class MemoryModel:
     def __call__(self, rec: Recorded):  # noqa: ANN204
         body = rec.json or {}
         fmt = body.get("response_format") or {}
+        kind = fmt.get("type") or "prompt"
         name = (fmt.get("json_schema") or {}).get("name")
+        if not name:  # json_object / prompt-only: the client states the schema's name in the prompt
+            system = next((m.get("content") for m in body.get("messages", []) if m.get("role") == "system"), "")
+            found = SCHEMA_NAME_RE.search(system if isinstance(system, str) else "")
+            name = found.group(1) if found else None
         if not name:
             return _default_reply(rec)
+        self.formats.append(kind)
+        if kind in self.reject_formats:
+            return LLAMA_CPP_PYTHON_500
         self.calls[name].append(body)
         if name in self.always:
             answer = self.always[name]
