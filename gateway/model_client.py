@@ -11,9 +11,10 @@ Structured output (issue 9, item 14): :meth:`ModelClient.complete_json` asks for
 format (llama-cpp-python's server answers 500 to ``json_schema``) is detected: when a call
 fails with 400, 422, 500 or 501, the same call is made in the next formats of the ladder
 json_schema -> json_object -> prompt-only JSON (no ``response_format``, the schema stated
-in the system message); the first that succeeds is kept for the rest of the client's life
-(one client per memory-model upstream and model). If every format fails, the error was
-not about the format: the first one is raised and the format stays.
+in the system message); the first that answers with a valid reply is kept for the rest
+of the client's life (one client per memory-model upstream and model). If every format
+fails, or a lower one answers but not validly, the error was not about the format: the
+first rejection is raised and the format stays.
 
 The reply is validated with a pydantic model. A malformed reply (not JSON, or not the
 schema) gets at most ``repair_attempts`` (default 1) more calls that show the model its

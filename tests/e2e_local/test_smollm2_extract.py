@@ -97,7 +97,7 @@ async def test_smollm2_forms_memories_in_extract_mode(start_gateway, redis_url, 
     config = memorize_config(
         "extract",
         model={"model": "smollm2", "base_url": llama_server, "api_key": "none", "timeout_s": 180,
-               "max_tokens": 384},
+               "max_tokens": 512},
         worker={"job_timeout_s": 900, "in_serve": 1},
         max_facts=5,
     )

@@ -92,7 +92,7 @@ def test_language_detection_reads_a_bounded_prefix():
     assert length_units("ab北") == 5 and length_units("ab北" * 1000, cap=3) == 5
 
 
-async def test_a_large_jobs_redaction_runs_off_the_event_loop(env):
+async def test_a_large_jobs_redaction_runs_off_the_event_loop():
     config = memorize_config("verbatim")
     processor = JobProcessor(config, store=None, queue=None)  # type: ignore[arg-type]
     threads: list[threading.Thread] = []
