@@ -146,3 +146,17 @@ def test_long_texts_are_counted_without_a_python_list_of_tokens():
     assert count_tokens(Spy(), long) == len(encoding.encode(long, disallowed_special=()))
     assert count_tokens(Spy(), "short text") == 2
     assert calls == ["numpy", "list"] and count_tokens(Spy(), "") == 0
+
+
+def test_the_request_path_queues_at_most_max_chars_of_a_10_mb_message():
+    from gateway.assembly import reply_from_completion
+    from gateway.chat import ChatRequest
+    from gateway.memorization.capture import capture_exchange
+
+    huge = "my key is sk-proj-abcdefghijklmnop1234 " + HEX * (10 * 1024 * 1024 // 16)
+    request = ChatRequest(model="m", messages=[{"role": "user", "content": huge}])
+    reply = reply_from_completion({"choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}}]})
+    cap = capture_exchange(request, reply, headers={}, user_id="u", friend_id="f", request_id="r1",
+                           received_at=NOW, traceparent=None, max_candidates=64, job_id="j", max_chars=1000)
+    assert [len(t.text) <= 1000 for t in cap.turns] == [True, True]
+    assert cap.turns[0].text.startswith("my key is sk-proj-")  # the worker's redaction still sees it
