@@ -11,10 +11,11 @@ Structured output (issue 9, item 14): :meth:`ModelClient.complete_json` asks for
 format (llama-cpp-python's server answers 500 to ``json_schema``) is detected: when a call
 fails with 400, 422, 500 or 501, the same call is made in the next formats of the ladder
 json_schema -> json_object -> prompt-only JSON (no ``response_format``, the schema stated
-in the system message); the first that answers with a valid reply is kept for the rest
-of the client's life (one client per memory-model upstream and model). If every format
-fails, or a lower one answers but not validly, the error was not about the format: the
-first rejection is raised and the format stays.
+in the system message); the first that answers (validly, unless the rejection named the
+format) is kept for the rest of the client's life (one client per memory-model upstream and model). If every format
+fails, or a lower one answers but not validly while the rejection did not name the
+format (llama-cpp-python's does: "response_format"), the error was not about the format:
+the first rejection is raised and the format stays.
 
 The reply is validated with a pydantic model. A malformed reply (not JSON, or not the
 schema) gets at most ``repair_attempts`` (default 1) more calls that show the model its
@@ -82,11 +83,15 @@ class ModelOutputError(ValueError):
     """The model answered, but not with what was asked (bad JSON or schema mismatch)."""
 
 
-def rejected(status: int, message: str) -> UpstreamError:
+def rejected(status: int, raw: bytes) -> UpstreamError:
     """The :class:`UpstreamError` for an error status of the memory model's server, with
-    that status in ``upstream_status`` (``UpstreamError.status`` is the gateway's own 502)."""
-    error = UpstreamError(message)
+    that status in ``upstream_status`` (``UpstreamError.status`` is the gateway's own 502)
+    and ``names_format``: the error body names ``response_format`` or ``json_schema``
+    (llama-cpp-python: 500 "Input should be 'text' or 'json_object'" at
+    ``body.response_format.type``)."""
+    error = UpstreamError(f"memory model answered {status}: {raw[:300]!r}")
     error.upstream_status = status  # type: ignore[attr-defined]
+    error.names_format = b"response_format" in raw or b"json_schema" in raw  # type: ignore[attr-defined]
     return error
 
 
@@ -164,7 +169,7 @@ class ModelClient:
             async with open_stream(self.upstream, "POST", "/chat/completions", json.dumps(body).encode(), headers) as resp:
                 raw = await resp.aread()
         if resp.status_code >= 400:
-            raise rejected(resp.status_code, f"memory model answered {resp.status_code}: {raw[:300]!r}")
+            raise rejected(resp.status_code, raw)
         try:
             return json.loads(raw)
         except ValueError:
@@ -204,9 +209,10 @@ class ModelClient:
         """One call in the current format: ``(content, parsed answer or its error)``.
 
         On a format rejection the same call is made in the next formats down the ladder;
-        the first that answers with a *valid* reply becomes the current format. A lower
-        format that answers but not validly proves nothing about the format (the server
-        may simply be failing): the first rejection is raised and the format stays."""
+        the first that answers becomes the current format if the rejection named the
+        format (``names_format``) or the answer is valid. Otherwise (a bare 500, then an
+        unusable answer) nothing is proven about the format: the server may simply be
+        failing, so the first rejection is raised and the format stays."""
         first: UpstreamError | None = None
         for mode in LADDER[LADDER.index(self._mode):]:
             stated, params = format_request(mode, messages, json_schema, name)
@@ -224,11 +230,11 @@ class ModelClient:
             try:
                 if content is None:
                     raise ModelOutputError("memory model reply has no message content")
-                parsed = parse_json_reply(content, schema)
+                parsed: T | ModelOutputError = parse_json_reply(content, schema)
             except ModelOutputError as bad:
-                if first is not None:
-                    raise first from None
-                return content, bad
+                if first is not None and not getattr(first, "names_format", False):
+                    raise first from None  # proves nothing about the format
+                parsed = bad
             if first is not None:
                 log.warning("memory model %s rejected response_format %s (%s); using %s from now on",
                             self.config.model, self._mode, getattr(first, "upstream_status", "?"), mode)

@@ -17,12 +17,19 @@ from tests.support.upstream_double import COMPLETION, JSONReply, Recorded, _defa
 
 SCHEMA_NAME_RE = re.compile(r'JSON schema "(\w+)"')
 
-#: What llama-cpp-python's server (llama_cpp.server) answers when it cannot turn a
-#: ``response_format: json_schema`` into a grammar: its generic exception handler's 500.
+#: What llama-cpp-python's server (llama_cpp.server 0.3.36, seen in ``make e2e-local``)
+#: answers to ``response_format: {"type": "json_schema"}``: its request validation error
+#: as a 500 (abridged: the message goes on with the input and a pydantic URL).
 LLAMA_CPP_PYTHON_500 = JSONReply(
-    {"error": {"message": "Internal Server Error", "type": "internal_server_error", "param": None, "code": None}},
+    {"error": {"message": "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', "
+               "'type'), 'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema', 'ctx': "
+               "{'expected': \"'text' or 'json_object'\"}}", "type": "internal_server_error", "param": None,
+               "code": None}},
     status=500,
 )
+#: A bare 500 that says nothing about the request (an overloaded or failing server).
+BARE_500 = JSONReply({"error": {"message": "Internal Server Error", "type": "internal_server_error",
+                                "param": None, "code": None}}, status=500)
 
 DEFAULTS: dict[str, Any] = {
     "memorize_decision": {"should_remember": True, "reason": "facts"},
@@ -44,7 +51,8 @@ class MemoryModel:
         self.calls: dict[str, list[dict[str, Any]]] = defaultdict(list)
         self.always: dict[str, Any] = {}
         self.formats: list[str] = []  # response_format type of every memory-model request
-        self.reject_formats: set[str] = set()  # answered like llama-cpp-python's server does
+        self.reject_formats: set[str] = set()  # these formats get ``reject_with``
+        self.reject_with: JSONReply = LLAMA_CPP_PYTHON_500
 
     def on(self, name: str, *answers: Any) -> "MemoryModel":
         self.answers[name].extend(answers)
@@ -66,7 +74,7 @@ class MemoryModel:
             return _default_reply(rec)
         self.formats.append(kind)
         if kind in self.reject_formats:
-            return LLAMA_CPP_PYTHON_500
+            return self.reject_with
         self.calls[name].append(body)
         if name in self.always:
             answer = self.always[name]

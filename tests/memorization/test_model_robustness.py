@@ -143,13 +143,15 @@ async def test_a_server_rejecting_both_formats_gets_prompt_only_json(env):
 async def test_a_failing_server_is_an_upstream_error_not_a_downgrade(env):
     from gateway.errors import UpstreamError
     from gateway.memorization.schemas import Decision
+    from tests.memorization.memory_model import BARE_500
 
     model = env.model_double
+    model.reject_with = BARE_500
     client = env.model_client()
     messages = [{"role": "user", "content": "x"}]
     try:
-        # every format rejected; then: structured formats rejected and the prompt-only
-        # answer unusable (an overloaded server, not a format problem)
+        # every format rejected; then: structured formats rejected without naming the
+        # format and the prompt-only answer unusable (an overloaded server)
         for rejected in ({"json_schema", "json_object", "prompt"}, {"json_schema", "json_object"}):
             model.reject_formats = rejected
             model.always["memorize_decision"] = "Sorry, I am overloaded."
@@ -160,5 +162,29 @@ async def test_a_failing_server_is_an_upstream_error_not_a_downgrade(env):
             else:
                 raise AssertionError("expected UpstreamError")
             assert client.json_mode == "json_schema"  # not downgraded
+    finally:
+        await client.aclose()
+
+
+async def test_a_rejection_naming_the_format_downgrades_even_if_the_small_model_then_answers_badly(env):
+    from gateway.memorization.schemas import Decision
+    from gateway.model_client import ModelOutputError
+
+    model = env.model_double
+    model.reject_formats = {"json_schema"}  # llama-cpp-python's 500 names response_format
+    model.on("memorize_decision", "not json", "still not json", {"should_remember": True, "reason": "ok"})
+    client = env.model_client()
+    messages = [{"role": "user", "content": "x"}]
+    try:
+        try:
+            await client.complete_json(messages, Decision, "memorize_decision")
+        except ModelOutputError:
+            pass
+        else:
+            raise AssertionError("expected ModelOutputError after the repair call")
+        assert client.json_mode == "json_object"
+        assert model.formats == ["json_schema", "json_object", "json_object"]  # answer + one repair
+        assert (await client.complete_json(messages, Decision, "memorize_decision")).should_remember
+        assert model.formats[3:] == ["json_object"]  # remembered: no json_schema attempt
     finally:
         await client.aclose()
