@@ -116,14 +116,15 @@ def format_request(mode: str, messages: list[dict[str, Any]], json_schema: dict[
     """``(messages, params)`` of a JSON call in ``mode`` (see :data:`LADDER`).
 
     ``json_schema``: the schema goes in ``response_format``. ``json_object`` and ``prompt``:
-    the schema is stated in the system message (``Answer with one JSON object matching the
-    JSON schema "<name>": {...}``); ``json_object`` also sets ``response_format``.
+    the system message names the answer and its keys (``Answer with only a JSON object
+    (<name>) with the keys "a", "b".``), not the whole schema: SmolLM2-135M shown the
+    schema copied it back until ``max_tokens`` (``make e2e-local``); the prompts themselves
+    show an example answer. ``json_object`` also sets ``response_format``.
     """
     if mode == "json_schema":
         return messages, {"response_format": {"type": "json_schema", "json_schema": {
             "name": name, "schema": json_schema, "strict": False}}}
-    hint = (f'Answer with one JSON object matching the JSON schema "{name}": '
-            + json.dumps(json_schema, separators=(",", ":"), ensure_ascii=False))
+    hint = keys_hint(name, json_schema)
     if messages and messages[0].get("role") == "system" and isinstance(messages[0].get("content"), str):
         stated = [{**messages[0], "content": messages[0]["content"] + "\n" + hint}, *messages[1:]]
     else:
@@ -131,11 +132,17 @@ def format_request(mode: str, messages: list[dict[str, Any]], json_schema: dict[
     return stated, ({"response_format": {"type": "json_object"}} if mode == "json_object" else {})
 
 
+def keys_hint(name: str, json_schema: dict[str, Any]) -> str:
+    """``Answer with only a JSON object (<name>) with the keys "a", "b".``"""
+    keys = ", ".join(f'"{key}"' for key in json_schema.get("properties", {}))
+    return f"Answer with only a JSON object ({name}) with the keys {keys}."
+
+
 def repair_prompt(error: str, json_schema: dict[str, Any]) -> str:
-    """The follow-up message of a repair attempt: the error and the schema again."""
-    return ("That answer could not be used: " + error[:600] + "\nAnswer again with only one valid JSON "
-            "object matching this JSON schema, no other text: "
-            + json.dumps(json_schema, separators=(",", ":"), ensure_ascii=False))
+    """The follow-up message of a repair attempt: the error and the expected keys."""
+    keys = ", ".join(f'"{key}"' for key in json_schema.get("properties", {}))
+    return ("That answer could not be used: " + error[:600] + f"\nAnswer again with only one valid JSON "
+            f"object with the keys {keys}, no other text.")
 
 
 class ModelClient:

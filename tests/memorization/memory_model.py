@@ -15,7 +15,7 @@ from typing import Any
 
 from tests.support.upstream_double import COMPLETION, JSONReply, Recorded, _default_reply
 
-SCHEMA_NAME_RE = re.compile(r'JSON schema "(\w+)"')
+SCHEMA_NAME_RE = re.compile(r"JSON object \((\w+)\)")
 
 #: What llama-cpp-python's server (llama_cpp.server 0.3.36, seen in ``make e2e-local``)
 #: answers to ``response_format: {"type": "json_schema"}``: its request validation error

@@ -123,7 +123,8 @@ async def test_a_server_rejecting_json_schema_with_500_gets_json_object_and_it_i
     assert model.formats[0] == "json_schema" and model.formats.count("json_schema") == 1
     assert set(model.formats[1:]) == {"json_object"}
     sent = model.calls["memorize_extraction"][0]
-    assert 'JSON schema "memorize_extraction"' in sent["messages"][0]["content"]
+    assert sent["messages"][0]["content"].endswith(
+        'Answer with only a JSON object (memorize_extraction) with the keys "facts", "gist".')
 
 
 async def test_a_server_rejecting_both_formats_gets_prompt_only_json(env):
