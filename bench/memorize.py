@@ -42,7 +42,7 @@ class InstantModel:
     def __init__(self) -> None:
         self.calls = 0
 
-    async def complete_json(self, messages: list[dict[str, Any]], schema: type, name: str) -> Any:
+    async def complete_json(self, messages: list[dict[str, Any]], schema: type, name: str, **_: Any) -> Any:
         self.calls += 1
         if schema is Decision:
             return Decision(should_remember=True, reason="bench")

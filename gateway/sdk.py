@@ -58,6 +58,7 @@ from gateway.proxy.principal import Principal
 from gateway.proxy.sse import SSEDecoder
 from gateway.proxy.upstream import UpstreamCaller, UpstreamPool
 from gateway.proxy.wire import ChatRequest, Chunk, message_text
+from gateway.text import count_tokens, is_cjk, prompt_language
 
 from gateway.memorization.config import MemorizeConfig
 
@@ -106,7 +107,10 @@ __all__ = [
     "SystemPart",
     "Tenant",
     "UpstreamError",
+    "count_tokens",
+    "is_cjk",
     "message_text",
+    "prompt_language",
 ]
 
 

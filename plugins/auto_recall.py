@@ -37,9 +37,8 @@ from typing import Any, ClassVar
 
 from pydantic import Field, model_validator
 
-from gateway.sdk import BreakerConfig, CallContext, ChatRequest, PluginConfig, ScoredMemory, message_text
+from gateway.sdk import BreakerConfig, CallContext, ChatRequest, PluginConfig, ScoredMemory, is_cjk, message_text
 from plugins.guarded_memory import GuardedMemory, caller_tenant
-from plugins.prompts import is_cjk
 
 __all__ = ['AutoRecall', 'AutoRecallConfig', 'FOLLOW_UP_ENDS', 'FOLLOW_UP_STARTS', 'RecallResult', 'build_query', 'is_follow_up', 'length_units', 'recall_annotation', 'split_by_relevance']
 
@@ -98,7 +97,7 @@ def is_follow_up(text: str, follow_up_chars: int) -> bool:
     """Short (see :func:`length_units`) or starting/ending like a follow-up question."""
     lowered = text.strip().lower()
     return (
-        length_units(lowered) < follow_up_chars
+        length_units(lowered[:follow_up_chars]) < follow_up_chars  # bounded: see gateway.text.length_units
         or lowered.startswith(FOLLOW_UP_STARTS)
         or lowered.endswith(FOLLOW_UP_ENDS)
     )

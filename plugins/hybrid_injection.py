@@ -24,12 +24,14 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
-from gateway.sdk import BreakerConfig, CallContext, ChatRequest, Chunk, Item, PluginConfig, Services, SystemPart, message_text
+from gateway.sdk import (
+    BreakerConfig, CallContext, ChatRequest, Chunk, Item, PluginConfig, Services, SystemPart, message_text, prompt_language,
+)
 from plugins.auto_recall import RecallResult
 from plugins.guarded_memory import GuardedMemory
 from plugins.memory_search_loop import MEMORY_SEARCH_TOOL, TOOL_NAME
 from plugins.memory_search_rounds import LoopSettings, LoopState, MemorySearchRounds
-from plugins.prompts import MEMORY_CONTEXT, prompt_language, render_memory_context
+from plugins.prompts import MEMORY_CONTEXT, render_memory_context
 from plugins.splice import TOOL_NAME as SPLICE_TOOL
 
 __all__ = ["HybridInjection", "HybridInjectionConfig"]

@@ -31,10 +31,11 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
-from gateway.sdk import BreakerConfig, CallContext, ChatRequest, PluginConfig, Services, SystemPart, Tenant, message_text
+from gateway.sdk import (
+    BreakerConfig, CallContext, ChatRequest, PluginConfig, Services, SystemPart, Tenant, message_text, prompt_language,
+)
 from plugins.guarded_memory import GuardedMemory, caller_tenant
 from plugins.preferences import Preference, extract_preferences, render_personalization, resolve
-from plugins.prompts import prompt_language
 
 __all__ = ['PERSONALIZATION_ORDER', 'PREFERENCE_QUERY', 'PREFERENCE_TYPES', 'Personalization', 'PersonalizationConfig']
 

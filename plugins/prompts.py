@@ -5,14 +5,15 @@
 - :data:`PERSONALIZATION`: seed 000 P3 ``getPersonalizationPrompt`` lines, verbatim in
   ``zh``; ``en`` is a translation. Keys are ``(preference type, value)``; ``language`` and
   free-form preferences use the ``language`` / ``free_form`` lines.
-- :func:`prompt_language`: which of the two a request gets (the user's own language).
+- :func:`prompt_language` (from :mod:`gateway.text`): which of the two a request gets.
 """
 
 from __future__ import annotations
 
+# is_cjk / prompt_language moved to gateway.text (linear, bounded: issue 9); re-exported.
 from typing import Literal
 
-__all__ = ['FREE_FORM_LINE', 'LANGUAGE_LINE', 'Language', 'MEMORY_CONTEXT', 'MEMORY_ITEMS', 'PERSONALIZATION', 'PERSONALIZATION_HEADER', 'is_cjk', 'prompt_language', 'render_memory_context']
+__all__ = ['FREE_FORM_LINE', 'LANGUAGE_LINE', 'Language', 'MEMORY_CONTEXT', 'MEMORY_ITEMS', 'PERSONALIZATION', 'PERSONALIZATION_HEADER', 'render_memory_context']
 
 Language = Literal["zh", "en"]
 
@@ -63,38 +64,6 @@ PERSONALIZATION: dict[str, dict[tuple[str, str], str]] = {
 
 LANGUAGE_LINE: dict[str, str] = {"zh": "- 使用 {value} 回答", "en": "- Answer in {value}"}
 FREE_FORM_LINE: dict[str, str] = {"zh": "- {type}：{value}", "en": "- {type}: {value}"}
-
-
-def is_cjk(char: str) -> bool:
-    """True for CJK ideographs, kana and hangul (the scripts of zh/ja/ko text)."""
-    code = ord(char)
-    return (
-        0x4E00 <= code <= 0x9FFF or 0x3400 <= code <= 0x4DBF or 0x3040 <= code <= 0x30FF
-        or 0xAC00 <= code <= 0xD7AF or 0x20000 <= code <= 0x2A6DF or 0xF900 <= code <= 0xFAFF
-    )
-
-
-def prompt_language(text: str) -> Language:
-    """``zh`` when ``text`` is mostly CJK, else ``en``.
-
-    "Mostly" counts each CJK character as one unit and each run of Latin letters (a word)
-    as one unit, since one Chinese character carries about what one English word does:
-    "帮我写个 Python 函数" (6 vs 1) is zh, "I visited 北京" (2 vs 2) is zh on a tie,
-    "What does 你好 mean in English?" (2 vs 6) is en. No text at all: en.
-    """
-    cjk = words = 0
-    in_word = False
-    for char in text:
-        if is_cjk(char):
-            cjk += 1
-            in_word = False
-        elif char.isascii() and char.isalpha():
-            if not in_word:
-                words += 1
-            in_word = True
-        else:
-            in_word = False
-    return "zh" if cjk and cjk >= words else "en"
 
 
 def render_memory_context(template: str, texts: list[str]) -> str:

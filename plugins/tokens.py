@@ -23,6 +23,8 @@ from typing import Any
 
 import tiktoken
 
+from gateway.sdk import count_tokens
+
 __all__ = ['FALLBACK_ENCODING', 'IMAGE_TOKENS', 'OFFLINE_SUFFIX', 'REPLY_PRIMING', 'TOKENS_PER_MESSAGE', 'TOKENS_PER_NAME', 'TokenCounter', 'is_offline', 'utf8_upper_bound']
 
 OFFLINE_SUFFIX = "_offline"
@@ -64,7 +66,7 @@ class TokenCounter:
     @staticmethod
     def text(encoding: tiktoken.Encoding, text: str) -> int:
         """Tokens of ``text`` (special-token text counted as ordinary text)."""
-        return len(encoding.encode(text, disallowed_special=())) if text else 0
+        return count_tokens(encoding, text)  # gateway.text: no GIL-held int list for long texts
 
     def content(self, encoding: tiktoken.Encoding, content: Any) -> int:
         if isinstance(content, str):

@@ -22,10 +22,13 @@ from gateway.proxy.assembly import AssembledReply
 from gateway.proxy.wire import ChatRequest, message_text
 from gateway.memorization.dedupe import hashed_turns
 from gateway.memorization.jobs import JobHeader, Turn
+from gateway.text import truncate_text
 
 CONVERSATION_HEADER = "x-memgate-conversation-id"
 MEMORIZE_HEADER = "x-memgate-memorize"
 MAX_METADATA_VALUE = 512
+#: Default of ``RedactionConfig.max_chars``: longest text kept per turn.
+DEFAULT_MAX_TURN_CHARS = 32_000
 
 
 @dataclass(frozen=True)
@@ -77,23 +80,28 @@ def capture_exchange(
     traceparent: str | None,
     max_candidates: int,
     job_id: str | None = None,
+    max_chars: int = DEFAULT_MAX_TURN_CHARS,
 ) -> Capture:
     """The header and candidate turns of one exchange.
 
     Candidates: the ``user`` and ``assistant`` messages among the last ``max_candidates``
     messages that have text, then the reply's text (role assistant, index
     ``len(messages)``). Every turn's ``at`` is ``received_at`` (message time = now).
+    Each text is cut to ``max_chars`` (``redaction.max_chars``) before it is hashed or
+    queued: the job never holds more than the worker would use, and hashing stays
+    bounded per message (issue 9).
     """
     conv = conversation_id(request, headers)
     indexed = [
-        (i, m.get("role"), message_text(m))
+        (i, m.get("role"), truncate_text(message_text(m), max_chars)[0])
         for i, m in enumerate(request.messages)
         if m.get("role") in ("user", "assistant")
     ]
     pairs = [(role, text) for _, role, text in indexed]
     if reply.text:
-        indexed.append((len(request.messages), "assistant", reply.text))
-        pairs.append(("assistant", reply.text))
+        reply_text = truncate_text(reply.text, max_chars)[0]
+        indexed.append((len(request.messages), "assistant", reply_text))
+        pairs.append(("assistant", reply_text))
     first_index = max(0, len(request.messages) - max_candidates)
     first = next((n for n, (i, _, _) in enumerate(indexed) if i >= first_index), len(indexed))
     hashes = hashed_turns(conv, pairs, first)

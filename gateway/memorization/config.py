@@ -73,7 +73,18 @@ class WorkerConfig(_Frozen):
     )
     backoff_base_s: float = Field(2.0, gt=0, description="Retry delay after attempt n: base * 2**(n-1), capped.")
     backoff_max_s: float = Field(300.0, gt=0, description="Longest retry delay.")
-    job_timeout_s: float = Field(120.0, gt=0, description="Budget of one job; past it the attempt fails.")
+    job_timeout_s: float = Field(
+        120.0, gt=0,
+        description="Budget of one job (seconds). A job that overruns it is dead-lettered at once "
+        "with the reason (issue 9: it would overrun again and hold the worker each time); "
+        "120 s is four memory-model calls at their 30 s default timeout.",
+    )
+    max_deliveries: int = Field(
+        3, ge=1, le=100,
+        description="Deliveries (XPENDING delivery count) after which a job that was never "
+        "acked is dead-lettered instead of handled again: a job that kills or wedges its worker "
+        "(and so survives a restart un-acked) is tried this many times, not forever (issue 9).",
+    )
 
 
 class RedactionRule(_Frozen):
@@ -93,6 +104,13 @@ class RedactionConfig(_Frozen):
         "email, phone (E.164 and common national forms), card (13-19 digits, Luhn-checked).",
     )
     extra: tuple[RedactionRule, ...] = Field((), description="Further patterns, applied before the built-ins (more specific first).")
+    max_chars: int = Field(
+        32_000, ge=100, le=10_000_000,
+        description="Longest text kept per turn (characters): the request path enqueues at most "
+        "this much of each message and the worker cuts every turn to it before redaction, so "
+        "redaction and the memory model see bounded input (issue 9; 32,000 characters is ~8k "
+        "tokens, four times what a verbatim memory keeps). Applies with redaction off too.",
+    )
 
 
 class GistConfig(_Frozen):

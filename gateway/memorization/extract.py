@@ -9,8 +9,12 @@ decide -> summarize -> embed -> store, with mem0's reconcile step, Chhikara et a
    tenant and scope, gists excluded) go to one model call that answers ADD / UPDATE /
    DELETE / NOOP per fact; skipped when no fact has a neighbour (all ADD).
 
-Model calls use ``ModelClient.complete_json`` (JSON schema, pydantic-validated); a
-``ModelOutputError`` propagates so the worker retries and finally dead-letters the job.
+Placeholder and empty facts are dropped and identical ones kept once; a fact whose text a
+live memory already has is neither reconciled nor stored (issue 9, item 14).
+
+Model calls use ``ModelClient.complete_json`` (JSON schema with ``maxItems`` =
+``max_facts`` on the facts, pydantic-validated, one repair attempt); a
+``ModelOutputError`` propagates and the worker dead-letters the job at once.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from typing import Any
 
 from gateway.errors import NotFound
 from gateway.memorization.config import MemorizeConfig
-from gateway.memorization.facts import reconcile_ops, render_candidates, to_new_memory
+from gateway.memorization.facts import already_known, reconcile_ops, render_candidates, to_new_memory, usable_facts
 from gateway.memorization.jobs import Job
 from gateway.memorization.plan import Op, Plan, gist_id_for
 from gateway.memorization.prompts import DECIDE, EXTRACT, GIST_RULE, RECONCILE, language_of, render_conversation
@@ -61,8 +65,10 @@ class Extractor:
             gist_rule=GIST_RULE[lang if self._config.gists.enabled else "off"],
             previous_gist=previous or "-", conversation=conversation,
         )
-        extraction = await self._model.complete_json(_messages(lang, prompt), Extraction, "memorize_extraction")
-        memories = [to_new_memory(f, job, message_time) for f in extraction.facts[: self._config.max_facts]]
+        extraction = await self._model.complete_json(
+            _messages(lang, prompt), Extraction, "memorize_extraction", max_items={"facts": self._config.max_facts})
+        facts = usable_facts(extraction.facts, self._config.max_facts)
+        memories = [to_new_memory(f, job, message_time) for f in facts]
         ops = await self._reconcile(job, tenant, lang, memories)
         if self._config.gists.enabled and extraction.gist and extraction.gist.strip():
             ops.append(self._gist_op(job, gist_id, extraction.gist, started_ms))
@@ -81,6 +87,10 @@ class Extractor:
             hits = await self._store.search(
                 tenant, memory.text, top_k=self._config.reconcile_top_k, scopes=[memory.scope.value])
             candidates.append([h.record for h in hits if h.record.metadata.get("kind") != "gist"])
+        # a fact some live memory already states word for word is not stored again
+        fresh = [i for i, m in enumerate(memories) if not already_known(m, candidates[i])]
+        memories = [memories[i] for i in fresh]
+        candidates = [candidates[i] for i in fresh]
         decisions: list = []
         if any(candidates):
             items = render_candidates(memories, candidates)

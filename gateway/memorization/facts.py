@@ -6,6 +6,10 @@
   and never as the user's profile. Preference slots (seed 000 P3): ``type=preference``
   with ``metadata {"slot", "value"}`` for personalization. ``occurred_at`` comes from
   :func:`gateway.memorization.dates.resolve_occurred` (message time if unknown).
+- :func:`usable_facts` (issue 9, item 14): placeholder or empty facts (``"..."``, ``"N/A"``,
+  the prompt's own example) are dropped, identical facts (:func:`normalized` text) kept
+  once, at most ``max_facts`` kept; :func:`already_known` tells a fact whose text an
+  existing candidate memory already has (it is not stored again, nor sent to reconcile).
 - :func:`reconcile_ops`: mem0's ADD / UPDATE / DELETE / NOOP decisions (Chhikara et al.
   2025) checked against what the model was shown: a target must be one of that fact's
   candidates (short ids ``m1..``); an UPDATE of an unknown target becomes ADD, a DELETE
@@ -26,6 +30,55 @@ from gateway.memorization.schemas import ExtractedFact, ReconcileDecision
 from gateway.memory.records import MemoryRecord, MemoryType, NewMemory, Scope, Source
 
 PREFERENCE_SLOTS = ("technical_depth", "language", "response_length", "code_style")
+
+
+#: Texts small models emit instead of a fact: the extraction prompt's own example value,
+#: "none"-like words and template slots. Compared after :func:`normalized`.
+PLACEHOLDERS = frozenset({
+    "", "n/a", "na", "none", "null", "nil", "nothing", "unknown", "empty", "todo", "tbd", "fact",
+    "facts", "text", "the fact", "string", "example", "placeholder", "no facts", "no fact", "-",
+    "无", "没有", "空",
+})
+_SPACE_RE = re.compile(r"\s+")
+_EDGE_PUNCT = " \t\n.,;:!?'\"`()[]{}<>-_*#…。，；：！？、“”‘’（）【】《》"
+
+
+def normalized(text: str) -> str:
+    """Case-folded, whitespace collapsed, punctuation trimmed at both ends: two facts with
+    the same normalized text say the same thing.
+
+    >>> normalized("  The user likes  Jazz. "), normalized("...")
+    ('the user likes jazz', '')
+    """
+    return _SPACE_RE.sub(" ", text.casefold()).strip(_EDGE_PUNCT)
+
+
+def is_placeholder(text: str) -> bool:
+    """True for an empty or placeholder fact (``"..."``, ``"N/A"``, ``"<fact>"``) or one
+    without a single letter or digit."""
+    norm = normalized(text)
+    return norm in PLACEHOLDERS or not any(ch.isalnum() for ch in norm)
+
+
+def usable_facts(facts: Sequence[ExtractedFact], limit: int) -> list[ExtractedFact]:
+    """``facts`` minus placeholders and repeats (first kept), at most ``limit``."""
+    seen: set[str] = set()
+    kept: list[ExtractedFact] = []
+    for fact in facts:
+        key = normalized(fact.text)
+        if is_placeholder(fact.text) or key in seen:
+            continue
+        seen.add(key)
+        kept.append(fact)
+        if len(kept) == limit:
+            break
+    return kept
+
+
+def already_known(memory: NewMemory, candidates: Sequence[MemoryRecord]) -> bool:
+    """A candidate (live memory of the same tenant and scope) has the same normalized text."""
+    key = normalized(memory.text)
+    return any(normalized(c.text) == key for c in candidates)
 
 
 def base_metadata(job: Job) -> dict[str, object]:

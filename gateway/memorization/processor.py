@@ -10,6 +10,7 @@ memory model nor the store ever sees the raw text.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from gateway.memorization.apply import apply_plan, undo
@@ -22,6 +23,11 @@ from gateway.memorization.queue import JobQueue
 from gateway.memorization.redact import Redactor
 from gateway.memorization.verbatim import verbatim_plan
 from gateway.memory.records import Tenant
+
+
+#: Above this many characters a job is redacted in a worker thread (about 1 ms of regex
+#: work on the loop at this size; measured with ``bench/big_messages.py``).
+OFF_LOOP_CHARS = 16_384
 
 
 class JobProcessor:
@@ -40,9 +46,19 @@ class JobProcessor:
         return int(await self.queue.client.get(self.queue.keys.epoch(user_id)) or 0)
 
     def redacted(self, job: Job) -> Job:
-        """``job`` with every turn's text redacted (a new value)."""
+        """``job`` with every turn's text cut to ``redaction.max_chars`` and redacted (a new
+        value). Linear in the text (:mod:`gateway.memorization.redact`); callers on the
+        event loop use :meth:`redacted_async`."""
         turns = tuple(t.model_copy(update={"text": self.redactor.redact(t.text)}) for t in job.turns)
         return job.model_copy(update={"turns": turns})
+
+    async def redacted_async(self, job: Job) -> Job:
+        """:meth:`redacted`, in a worker thread when the job holds more than
+        :data:`OFF_LOOP_CHARS` characters (so a big job never stalls the event loop that
+        also serves chat requests in ``memgate serve``)."""
+        if sum(len(t.text) for t in job.turns) > OFF_LOOP_CHARS:
+            return await asyncio.to_thread(self.redacted, job)
+        return self.redacted(job)
 
     async def process(self, job: Job) -> str:
         """Outcome: ``done``, ``duplicate`` (done before) or ``stale`` (forgotten since)."""
@@ -54,7 +70,7 @@ class JobProcessor:
             return "duplicate"
         if int(epoch or 0) != job.epoch:
             return "stale"
-        job = self.redacted(job)
+        job = await self.redacted_async(job)
         started_ms = await self._conversation_start(job)
         plan = await self._plan(job, started_ms)
         tenant = Tenant(job.user_id, job.friend_id)

@@ -8,7 +8,7 @@ slots (seed 000 P3). Placeholders use ``str.format`` names.
 
 from __future__ import annotations
 
-from gateway.memory.tokenize import _CJK_RE
+from gateway.text import cjk_share_language
 
 DECIDE = {
     "en": (
@@ -133,16 +133,14 @@ INFER = {
 
 
 def language_of(texts: list[str]) -> str:
-    """``"zh"`` when at least 20% of the letters are CJK, else ``"en"``.
+    """``"zh"`` when at least 20% of the letters are CJK, else ``"en"``; looks at the first
+    :data:`gateway.text.LANGUAGE_PREFIX_CHARS` characters of each text
+    (:func:`gateway.text.cjk_share_language`, linear and bounded).
 
     >>> language_of(["我昨天去了北京"]), language_of(["I went to Beijing"])
     ('zh', 'en')
     """
-    letters = [ch for text in texts for ch in text if ch.isalpha()]
-    if not letters:
-        return "en"
-    cjk = sum(1 for ch in letters if _CJK_RE.match(ch))
-    return "zh" if cjk / len(letters) >= 0.2 else "en"
+    return cjk_share_language(texts, threshold=0.2)
 
 
 def render_conversation(turns: list[tuple[str, str]], friend: str) -> str:

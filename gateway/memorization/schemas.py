@@ -1,6 +1,6 @@
 """What the memory model must answer, as pydantic models (validated by
-``ModelClient.complete_json``; a mismatch is a ``ModelOutputError``, retried then
-dead-lettered). Unknown keys are ignored; numbers outside [0, 1] are clamped rather than
+``ModelClient.complete_json``; a mismatch is a ``ModelOutputError``: one repair call,
+then dead-lettered). Unknown keys are ignored; numbers outside [0, 1] are clamped rather than
 rejected, since a model that says importance 1.2 still meant "vital"."""
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ class Decision(_Answer):
 class ExtractedFact(_Answer):
     """One atomic fact."""
 
-    text: str = Field(min_length=1, description="The fact, third person, self-contained.")
+    text: str = Field("", description="The fact, third person, self-contained (empty and "
+                      "placeholder texts are dropped, not an error: gateway.memorization.facts).")
     speaker: Literal["user", "assistant"] = Field("user", description="Whose message it comes from.")
     scope: Literal["profile", "event"] = Field("event", description="profile: lasting; event: happened/planned.")
     type: Literal["episodic", "semantic", "trait", "goal", "preference"] = Field("semantic", description="Kind.")

@@ -86,6 +86,7 @@ class Memorization:
             request, reply, headers=call.headers, user_id=principal.user_id,
             friend_id=principal.friend_id, request_id=call.request_id, received_at=now,
             traceparent=call.trace_context, max_candidates=self.config.queue.max_candidate_turns,
+            max_chars=self.config.redaction.max_chars,
         )
         if not capture.turns:
             return None

@@ -24,9 +24,10 @@ def verbatim_plan(job: Job, texts: Sequence[str], roles: Sequence[str], max_char
         if turn.role not in roles or not text.strip():
             continue
         meta = {**base_metadata(job), "kind": "turn", "role": turn.role, "turn_hash": turn.hash}
+        kept = text.strip()[:max_chars]
         memory = NewMemory(
-            scope=Scope.EVENT, type=MemoryType.EPISODIC, text=text.strip()[:max_chars],
-            keywords=keywords_of(text), importance=0.5, occurred_at=turn.at,
+            scope=Scope.EVENT, type=MemoryType.EPISODIC, text=kept,
+            keywords=keywords_of(kept), importance=0.5, occurred_at=turn.at,
             source=Source.CONVERSATION, metadata=meta,
         )
         ops.append(Op(kind="add", id=memory_id_for(job.job_id, turn.hash, job.enqueued_ms), memory=memory, reason="verbatim"))

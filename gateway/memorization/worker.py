@@ -5,12 +5,20 @@ processes, share the group; each has its own consumer name.
 Loop of one worker: promote due retries -> every ``claim_every_s`` XAUTOCLAIM jobs idle
 longer than ``claim_min_idle_ms`` (their worker died) -> XREADGROUP new jobs (BLOCK) ->
 handle each in turn. Handling: unreadable entry -> dead letter; delivered more than
-``max_attempts`` times without an ack (it keeps killing workers) -> dead letter;
-otherwise process under ``job_timeout_s``; success -> done marker + XACK + XDEL; failure
--> attempt + 1 and retry after ``backoff_base_s * 2**(attempt-1)`` (capped), or the
-dead-letter stream (job with redacted turns + last error) after ``max_attempts``.
-Only ``Exception`` is caught: cancellation (shutdown) leaves the job un-acked, to be
-reclaimed.
+``max_deliveries`` times without an ack (it keeps killing or wedging workers, so every
+restart would reclaim it again) -> dead letter; otherwise process under
+``job_timeout_s``; success -> done marker + XACK + XDEL. Failures (issue 9):
+
+- overran ``job_timeout_s`` -> dead letter at once ("overran job_timeout_s=...");
+- a non-retryable error (:func:`is_permanent`: the memory model's answer is still
+  invalid after the client's repair attempt, or the job's data fails validation) ->
+  dead letter at once, since a retry would fail the same way;
+- anything else (Redis, upstream 5xx, a model-call timeout) -> attempt + 1 and retry
+  after ``backoff_base_s * 2**(attempt-1)`` (capped), or the dead letter after
+  ``max_attempts``.
+
+Dead letters hold the job with redacted turns and the reason. Only ``Exception`` is
+caught: cancellation (shutdown) leaves the job un-acked, to be reclaimed.
 """
 
 from __future__ import annotations
@@ -23,13 +31,23 @@ import time
 import uuid
 from typing import Any
 
+from pydantic import ValidationError
+
 from gateway.memorization.config import WorkerConfig
 from gateway.memorization.jobs import Job, job_from_fields, retried
 from gateway.memorization.observe import job_span
 from gateway.memorization.processor import JobProcessor
 from gateway.memorization.queue import JobQueue
+from gateway.model_client import ModelOutputError
 
 log = logging.getLogger("memgate.memorize")
+
+
+def is_permanent(exc: BaseException) -> bool:
+    """A failure a retry would repeat: the memory model's answer is invalid even after
+    :class:`~gateway.model_client.ModelClient`'s repair attempt (temperature 0 answers the
+    same way again), or the job's own data fails validation."""
+    return isinstance(exc, (ModelOutputError, ValidationError, UnicodeError))
 
 
 def backoff_s(attempt: int, config: WorkerConfig) -> float:
@@ -95,32 +113,38 @@ class Worker:
             raw = repr({k: v for k, v in fields.items()})[:4000]
             await self.queue.dead_letter(entry_id, raw, f"unreadable job: {exc!r}"[:2000])
             return self._count("dead")
-        if deliveries > self.config.max_attempts:
-            job = retried(job, f"delivered {deliveries} times without an ack (the worker died)")
-            await self.queue.dead_letter(entry_id, self.processor.redacted(job).model_dump_json(), job.last_error or "")
+        if deliveries > self.config.max_deliveries:
+            job = retried(job, f"delivered {deliveries} times without an ack (max_deliveries="
+                               f"{self.config.max_deliveries}: it kills or wedges its worker)")
+            await self.queue.dead_letter(entry_id, (await self.processor.redacted_async(job)).model_dump_json(), job.last_error or "")
             return self._count("dead")
         started = time.perf_counter()
         with job_span(self.telemetry, job, entry_id) as span:
+            budget = asyncio.timeout(self.config.job_timeout_s)
             try:
-                async with asyncio.timeout(self.config.job_timeout_s):
+                async with budget:
                     outcome = await self.processor.process(job)
             except Exception as exc:
-                error = f"{type(exc).__name__}: {exc}"
-                self._inc("memgate_memorize_failures_total", error=type(exc).__name__)
+                overran = isinstance(exc, TimeoutError) and budget.expired()
+                kind = "JobTimeout" if overran else type(exc).__name__
+                error = (f"JobTimeout: overran job_timeout_s={self.config.job_timeout_s}" if overran
+                         else f"{type(exc).__name__}: {exc}")
+                self._inc("memgate_memorize_failures_total", error=kind)
                 if span.is_recording():
                     span.set_attribute("memgate.error", error[:500])
-                return await self._failed(entry_id, job, error)
+                return await self._failed(entry_id, job, error, permanent=overran or is_permanent(exc))
             if span.is_recording():
                 span.set_attribute("memgate.outcome", outcome)
         await self.queue.complete(entry_id, job, self.processor.config.queue.done_ttl_seconds)
         self._inc("memgate_memorize_job_seconds_total", time.perf_counter() - started)
         return self._count(outcome)
 
-    async def _failed(self, entry_id: str, job: Job, error: str) -> str:
+    async def _failed(self, entry_id: str, job: Job, error: str, permanent: bool = False) -> str:
         failed = retried(job, error)
-        if failed.attempt >= self.config.max_attempts:
-            log.warning("memorize job %s dead-lettered after %d attempts: %s", job.job_id, failed.attempt, error)
-            await self.queue.dead_letter(entry_id, self.processor.redacted(failed).model_dump_json(), error)
+        if permanent or failed.attempt >= self.config.max_attempts:
+            log.warning("memorize job %s dead-lettered after %d attempt(s)%s: %s", job.job_id, failed.attempt,
+                        " (not retryable)" if permanent else "", error)
+            await self.queue.dead_letter(entry_id, (await self.processor.redacted_async(failed)).model_dump_json(), error)
             return self._count("dead")
         not_before = int((time.time() + backoff_s(failed.attempt, self.config)) * 1000)
         await self.queue.retry(entry_id, failed, not_before)

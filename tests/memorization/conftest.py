@@ -51,8 +51,20 @@ class Env:
         self.stores.append(cm)
         return store
 
-    def model_client(self) -> ModelClient:
-        return ModelClient(ModelConfig(base_url=self.upstream.url + "/v1", api_key="sk-mm", timeout_s=5), None)
+    def model_client(self, config: MemorizeConfig | None = None) -> ModelClient:
+        """A client of the double; with ``config``, that config's model settings."""
+        fields = config.model.model_dump() if config is not None else {}
+        fields.update(base_url=self.upstream.url + "/v1", api_key="sk-mm", timeout_s=5)
+        return ModelClient(ModelConfig.model_validate(fields), None)
+
+    async def drain_with(self, config: MemorizeConfig, store: Any, n: int = 1, timeout_s: float = 20) -> None:
+        """:meth:`drain` with a model client built from ``config.model`` (max_tokens, ...)."""
+        client = self.model_client(config)
+        try:
+            async with run_workers(config, self.redis, store, n=n, model=client, stop_grace_s=5):
+                await wait_drained(queue_for(config, self.redis), timeout_s)
+        finally:
+            await client.aclose()
 
     async def drain(self, config: MemorizeConfig, store: Any, n: int = 1, timeout_s: float = 20) -> None:
         client = self.model_client()
