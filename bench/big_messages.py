@@ -1,7 +1,7 @@
 """Benchmark (issue 9, item 1): does one huge chat message stall everybody else?
 
 Starts the real pieces, each in its own process: an embedded Redis 8, the built-in
-fixed-body upstream (:mod:`gateway.bench.upstream`: answers without parsing the body),
+fixed-body upstream (:mod:`bench.proxy.upstream`: answers without parsing the body),
 and ``memgate serve`` with the default plugin chain of ``gateway.yaml`` (auto_recall,
 hybrid_injection, personalization, token_budget, memorize in verbatim mode with one
 in-serve worker, local embeddings). This process is the client:
@@ -39,9 +39,9 @@ from typing import Any
 import aiohttp
 import redis.asyncio as aredis
 
-from gateway.bench.process import Child, free_port
-from gateway.bench.stats import percentile
-from gateway.bench.upstream import start_builtin
+from bench.proxy.process import Child, free_port
+from bench.proxy.stats import percentile
+from bench.proxy.upstream import start_builtin
 from gateway.redis_server import EmbeddedRedis
 
 KEY = "sk-bench-big-0123456789"

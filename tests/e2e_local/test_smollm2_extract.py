@@ -17,7 +17,6 @@ test passes only when at least one memory was formed; the chat upstream is the d
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 import os
 import subprocess
@@ -25,16 +24,22 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 
-from gateway.bench.process import free_port
 from gateway.memorization.runtime import queue_for, wait_drained
 from gateway.memory.records import Tenant
 from tests.memorization.conftest import REGISTRY, env, memorize_config  # noqa: F401 (env: a fixture)
 from tests.support.gateway import ALICE_KEY
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
 
 LLAMA_PYTHON = os.environ.get("MEMGATE_E2E_LLAMA_PYTHON")
 if not LLAMA_PYTHON:
