@@ -30,7 +30,8 @@ import pytest
 
 from gateway.memorization.runtime import queue_for, wait_drained
 from gateway.memory.records import Tenant
-from tests.memorization.conftest import REGISTRY, env, memorize_config  # noqa: F401 (env: a fixture)
+from tests.memorization.conftest import REGISTRY, memorize_config
+from tests.memorization.conftest import env  # noqa: F401, F811 (a fixture used by name)
 from tests.support.gateway import ALICE_KEY
 
 def free_port() -> int:
@@ -98,7 +99,7 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
         sys.stderr.write(f"--- llama server log tail ---\n{log.read_text(errors='replace')[-2000:]}\n")
 
 
-async def test_smollm2_forms_memories_in_extract_mode(start_gateway, redis_url, llama_server, env):
+async def test_smollm2_forms_memories_in_extract_mode(start_gateway, redis_url, llama_server, env):  # noqa: F811
     config = memorize_config(
         "extract",
         model={"model": "smollm2", "base_url": llama_server, "api_key": "none", "timeout_s": 180,

@@ -149,8 +149,8 @@ def test_long_texts_are_counted_without_a_python_list_of_tokens():
 
 
 def test_the_request_path_queues_at_most_max_chars_of_a_10_mb_message():
-    from gateway.assembly import reply_from_completion
-    from gateway.chat import ChatRequest
+    from gateway.proxy.assembly import reply_from_completion
+    from gateway.proxy.wire import ChatRequest
     from gateway.memorization.capture import capture_exchange
 
     huge = "my key is sk-proj-abcdefghijklmnop1234 " + HEX * (10 * 1024 * 1024 // 16)

@@ -1,6 +1,7 @@
 """Language choice and the seed 000 templates."""
 
-from plugins.prompts import MEMORY_CONTEXT, prompt_language, render_memory_context
+from gateway.text import prompt_language
+from plugins.prompts import MEMORY_CONTEXT, render_memory_context
 
 
 def test_mostly_cjk_text_gets_chinese():
