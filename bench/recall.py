@@ -134,7 +134,7 @@ async def run(args: Options) -> dict:
             stack.push_async_callback(asyncio.to_thread, server.stop)
         model = await LocalEmbedder.load(EmbeddingConfig())
         stack.push_async_callback(model.aclose)
-        config = MemoryConfig(redis_url=url, key_prefix=f"benchrecall{int(time.time())}", socket_timeout_seconds=30)
+        config = MemoryConfig(redis_url=url, key_prefix=f"benchrecall{int(time.time())}", socket_timeout_s=30)
         client = redis_client(url, config)
         stack.push_async_callback(client.aclose)
         store = await stack.enter_async_context(open_store(client, config, embedder=model))

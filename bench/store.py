@@ -139,7 +139,7 @@ async def run(args: Options) -> list[dict]:
             server = EmbeddedRedis(Path(tempfile.mkdtemp(prefix="memgate-bench-")), appendonly=False)
             url = await asyncio.to_thread(server.start)
             stack.callback(server.stop)
-        client = redis_client(url, MemoryConfig(socket_timeout_seconds=60))
+        client = redis_client(url, MemoryConfig(socket_timeout_s=60))
         stack.push_async_callback(client.aclose)
         for name in args.sizes:
             results.append(await bench_size(client, name, args, rng))

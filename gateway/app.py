@@ -186,7 +186,7 @@ async def compose(
                 lazy_embedder=lazy_embedder,
             ))
             auth = Authenticator(
-                config.clients, RedisKeyStore(redis, config.memory.key_prefix), config.auth.cache_ttl_seconds
+                config.clients, RedisKeyStore(redis, config.memory.key_prefix), config.auth.cache_ttl_s
             )
             runner = await stack.enter_async_context(
                 CompletionRunner(config.chain.max_pending_completions, telemetry)

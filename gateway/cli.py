@@ -137,7 +137,7 @@ def keys_list(config_path: str) -> None:
 @CONFIG_OPTION
 @click.argument("key_id")
 def keys_revoke(config_path: str, key_id: str) -> None:
-    """Revoke a key by id; every gateway stops accepting it within auth.cache_ttl_seconds.
+    """Revoke a key by id; every gateway stops accepting it within auth.cache_ttl_s.
 
     Keys declared in gateway.yaml (``clients:``) are not in Redis: the command says so
     and names the entry (remove it there and restart).

@@ -6,6 +6,8 @@ Secrets come from ``${ENV}`` interpolation (``${NAME}`` or ``${NAME:-default}``)
 from the file itself; an unset variable without a default is an error naming it.
 Relative paths (``memory.data_dir``, a local embedding model directory) are relative to the
 folder of the config file, not the current directory (:func:`load_config`, issue 9 item 3).
+Durations: every duration key, here and in each plugin's ``Config``, ends with its unit,
+``_ms`` (milliseconds) or ``_s`` (seconds); no other suffix or bare name means a duration.
 
 Top-level sections other code and docs rely on: ``server``, ``upstream``, ``clients``,
 ``memory``, ``plugins`` (chain order), ``telemetry``; plus ``chain`` (time budgets) and
@@ -62,11 +64,11 @@ class UpstreamTarget(Frozen):
     pool_size: int = Field(
         256, gt=0, description="Maximum open connections to this upstream (pool size)."
     )
-    connect_timeout: float = Field(10.0, gt=0, description="Seconds to open a connection.")
-    total_timeout: float = Field(
+    connect_timeout_s: float = Field(10.0, gt=0, description="Seconds to open a connection.")
+    total_timeout_s: float = Field(
         600.0, gt=0, description="Seconds for a whole call, stream included."
     )
-    idle_timeout: float = Field(
+    idle_timeout_s: float = Field(
         120.0,
         gt=0,
         description="Seconds without a byte from upstream (before the first byte, or "
@@ -213,7 +215,7 @@ class ChainConfig(Frozen):
 
 
 class AuthConfig(Frozen):
-    cache_ttl_seconds: float = Field(
+    cache_ttl_s: float = Field(
         5.0,
         ge=0,
         description="How long a key looked up in the Redis key store is cached; a revoked "

@@ -152,7 +152,7 @@ class ModelClient:
         self._mode = "json_schema" if config.structured_outputs else "json_object"
         self._owned: Upstream | None = None
         if config.base_url:
-            target = UpstreamTarget(base_url=config.base_url, api_key=config.api_key, total_timeout=config.timeout_s)
+            target = UpstreamTarget(base_url=config.base_url, api_key=config.api_key, total_timeout_s=config.timeout_s)
             self.upstream = self._owned = Upstream(target)
         elif upstreams is not None:
             self.upstream = upstreams.for_model(config.model)

@@ -95,7 +95,7 @@ def test_service_key_end_user_reaches_the_plugins(start_gateway, upstream):
 
 
 def test_cli_keys_create_list_revoke_against_a_running_gateway(start_gateway, upstream, tmp_path):
-    gw = start_gateway(auth={"cache_ttl_seconds": 0.2})
+    gw = start_gateway(auth={"cache_ttl_s": 0.2})
     config = tmp_path / "gateway.yaml"
     config.write_text(json.dumps({"memory": {"redis_url": gw.config.memory.redis_url,
                                              "key_prefix": gw.config.memory.key_prefix}}))

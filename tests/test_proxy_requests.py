@@ -184,7 +184,7 @@ def test_readiness_fails_when_upstream_is_unreachable(start_gateway, upstream):
 
 
 def test_unreachable_upstream_is_502_envelope(start_gateway, upstream):
-    gw = start_gateway(upstream={"base_url": "http://127.0.0.1:9/v1", "connect_timeout": 1})
+    gw = start_gateway(upstream={"base_url": "http://127.0.0.1:9/v1", "connect_timeout_s": 1})
     response = post(gw, {"model": "gpt-4o", "messages": []})
     assert response.status_code in (502, 504)
     assert response.json()["error"]["type"] == "upstream_error"

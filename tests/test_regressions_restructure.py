@@ -156,7 +156,7 @@ def slow_upstream() -> Iterator[tuple[GatedDouble, str]]:
 @pytest.fixture
 def slow_gateway(start_gateway, slow_upstream):
     _, url = slow_upstream
-    return start_gateway(upstream={"base_url": url + "/v1", "total_timeout": 0.3})
+    return start_gateway(upstream={"base_url": url + "/v1", "total_timeout_s": 0.3})
 
 
 def assert_upstream_timeout(exc: openai.APIStatusError) -> None:

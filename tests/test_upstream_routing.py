@@ -22,7 +22,7 @@ def test_models_are_routed_to_the_upstream_whose_glob_matches(start_gateway, ups
 
 
 def test_a_silent_stream_is_ended_by_the_idle_timeout(start_gateway, upstream):
-    gw = start_gateway(upstream={"idle_timeout": 0.3, "total_timeout": 30})
+    gw = start_gateway(upstream={"idle_timeout_s": 0.3, "total_timeout_s": 30})
     upstream.enqueue(SSEReply(fixture("text_with_usage"), pieces=400, delay=1.5))
     with httpx.stream("POST", gw.base_url + "/chat/completions", headers=HEADERS,
                       json={"model": "gpt-4o", "messages": [], "stream": True,
@@ -34,7 +34,7 @@ def test_a_silent_stream_is_ended_by_the_idle_timeout(start_gateway, upstream):
 
 
 def test_no_first_byte_within_the_idle_timeout_is_504(start_gateway, upstream):
-    gw = start_gateway(upstream={"idle_timeout": 0.3})
+    gw = start_gateway(upstream={"idle_timeout_s": 0.3})
     upstream.enqueue(HangReply(5))
     response = httpx.post(gw.base_url + "/chat/completions", json={"model": "gpt-4o", "messages": []},
                           headers=HEADERS, timeout=10)
@@ -42,7 +42,7 @@ def test_no_first_byte_within_the_idle_timeout_is_504(start_gateway, upstream):
 
 
 def test_total_timeout_bounds_a_slow_but_steady_stream(start_gateway, upstream):
-    gw = start_gateway(upstream={"idle_timeout": 5, "total_timeout": 0.5})
+    gw = start_gateway(upstream={"idle_timeout_s": 5, "total_timeout_s": 0.5})
     upstream.enqueue(SSEReply(fixture("text_with_usage"), pieces=200, delay=0.2))
     with httpx.stream("POST", gw.base_url + "/chat/completions", headers=HEADERS,
                       json={"model": "gpt-4o", "messages": [], "stream": True,

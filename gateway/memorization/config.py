@@ -27,12 +27,12 @@ class QueueConfig(_Frozen):
         description="First segment of every memorization key (stream, dedupe sets, epochs).",
     )
     group: str = Field("memorize", min_length=1, description="Consumer group name on the stream.")
-    seen_ttl_seconds: int = Field(
+    seen_ttl_s: int = Field(
         30 * 24 * 3600, ge=60,
         description="TTL of a tenant's set of memorized turn hashes, refreshed on every "
         "enqueue; a turn resent after this idle time is memorized again (reconcile makes it a NOOP).",
     )
-    done_ttl_seconds: int = Field(
+    done_ttl_s: int = Field(
         7 * 24 * 3600, ge=60,
         description="How long a job's done marker and stored plan are kept (replay protection).",
     )

@@ -86,7 +86,7 @@ class JobProcessor:
         if stored:
             return Plan.model_validate_json(stored)
         plan = await self._make_plan(job, started_ms)
-        ttl = self.config.queue.done_ttl_seconds
+        ttl = self.config.queue.done_ttl_s
         if not await self.queue.client.set(key, plan.model_dump_json(), nx=True, ex=ttl):
             return Plan.model_validate_json(await self.queue.client.get(key))
         return plan

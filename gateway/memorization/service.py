@@ -107,7 +107,7 @@ class Memorization:
     async def _push(self, pending: _Pending) -> str | None:
         return await self.queue.enqueue(
             pending.header_json, pending.user_id, pending.friend_id, list(pending.turns),
-            self.config.queue.seen_ttl_seconds,
+            self.config.queue.seen_ttl_s,
         )
 
     def _hold(self, pending: _Pending) -> None:

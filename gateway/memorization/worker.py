@@ -135,7 +135,7 @@ class Worker:
                 return await self._failed(entry_id, job, error, permanent=overran or is_permanent(exc))
             if span.is_recording():
                 span.set_attribute("memgate.outcome", outcome)
-        await self.queue.complete(entry_id, job, self.processor.config.queue.done_ttl_seconds)
+        await self.queue.complete(entry_id, job, self.processor.config.queue.done_ttl_s)
         self._inc("memgate_memorize_job_seconds_total", time.perf_counter() - started)
         return self._count(outcome)
 

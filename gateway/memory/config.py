@@ -64,7 +64,7 @@ class EmbeddingConfig(BaseModel):
     batch_size: int = Field(
         32, ge=1, le=2048, description="Texts per model call (local encode batch / HTTP request)."
     )
-    cache_ttl_seconds: int = Field(
+    cache_ttl_s: int = Field(
         7 * 24 * 3600,
         ge=0,
         description="TTL of cached vectors in Redis (key = model + sha256(text)); 0 disables "
@@ -83,7 +83,7 @@ class EmbeddingConfig(BaseModel):
         description="Local provider: embedding jobs allowed to wait for the worker thread; "
         "further callers wait for a slot (back-pressure).",
     )
-    timeout_seconds: float = Field(
+    timeout_s: float = Field(
         30.0, gt=0, description="openai provider: HTTP timeout of one embeddings request."
     )
     batch_max: int = Field(
@@ -201,11 +201,11 @@ class MemoryConfig(BaseModel):
         "thread). Lower latency on small machines (measured 0.30 vs 0.44 ms at 1k vectors "
         "on 2 cores); set false to let Redis serve other commands during long searches.",
     )
-    socket_timeout_seconds: float = Field(
+    socket_timeout_s: float = Field(
         5.0, gt=0, description="Redis socket connect/read timeout; past it -> 503 memory_unavailable."
     )
     max_connections: int = Field(
         512, ge=1, le=100_000, description="Redis connections one process may open; a caller "
-        "past it waits up to socket_timeout_seconds for a free one instead of failing at once "
+        "past it waits up to socket_timeout_s for a free one instead of failing at once "
         "(redis-py's default pool has 100 and raises MaxConnectionsError at c=64 with memory on).",
     )

@@ -83,7 +83,7 @@ def redis_client(url: str, config: MemoryConfig) -> aredis.Redis:
     decode themselves), short socket timeouts (fail fast, fail open), a health check on
     connections idle for 30 s, and a blocking pool of ``memory.max_connections`` (a caller
     waits for a free connection up to the socket timeout instead of failing at once)."""
-    timeout = config.socket_timeout_seconds
+    timeout = config.socket_timeout_s
     pool = aredis.BlockingConnectionPool.from_url(
         url, max_connections=config.max_connections, timeout=timeout,
         socket_timeout=timeout, socket_connect_timeout=timeout, health_check_interval=30,
@@ -224,7 +224,7 @@ async def open_store(
                 settings = StoreSettings(embedder.model, embedder.dimensions, backend.name, backend.index_version)
                 await check_settings(client, keys, settings)
             await backend.prepare(embedder.dimensions)
-        cached = CachedEmbedder(embedder, client, keys, config.embedding.cache_ttl_seconds)
+        cached = CachedEmbedder(embedder, client, keys, config.embedding.cache_ttl_s)
         yield TenantMemoryStore(RecordRepository(client, keys, backend), cached, config)
 
 

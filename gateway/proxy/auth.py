@@ -1,7 +1,7 @@
 """``Authorization: Bearer <key>`` -> :class:`Principal`.
 
 Keys from ``clients:`` in gateway.yaml are checked first (in memory); others are looked
-up in the Redis key store and cached for ``auth.cache_ttl_seconds`` (valid and unknown
+up in the Redis key store and cached for ``auth.cache_ttl_s`` (valid and unknown
 alike), which bounds how long a revoked key keeps working on any gateway process
 (openai-compat checklist item 4). Missing or unknown key: 401 without echoing the key;
 key store unreachable: 503, never 401 (items 2-3).

@@ -10,8 +10,8 @@ directly gave 2,748 req/s at 355 us (plain httpx with its own pool: 718 req/s, i
 The proxy path is what the project exists for, so it talks to aiohttp directly;
 :class:`UpstreamResponse` exposes the small slice of a response the relay uses.
 
-``connect_timeout`` and ``idle_timeout`` (no byte for that long, before the first byte or
-between chunks) are enforced by the session, the ``total_timeout`` of a call by the
+``connect_timeout_s`` and ``idle_timeout_s`` (no byte for that long, before the first byte or
+between chunks) are enforced by the session, the ``total_timeout_s`` of a call by the
 caller (``asyncio.timeout``). aiohttp errors are translated here, once: timeouts ->
 :class:`UpstreamTimeout` (504), refused connections -> :class:`UpstreamConnectError`
 (502), other transport errors -> :class:`UpstreamError` (502).
@@ -101,8 +101,8 @@ class Upstream:
             self._session = aiohttp.ClientSession(
                 connector=aiohttp.TCPConnector(limit=t.pool_size, keepalive_timeout=60),
                 timeout=aiohttp.ClientTimeout(
-                    total=None, connect=t.connect_timeout, sock_connect=t.connect_timeout,
-                    sock_read=t.idle_timeout,
+                    total=None, connect=t.connect_timeout_s, sock_connect=t.connect_timeout_s,
+                    sock_read=t.idle_timeout_s,
                 ),
                 cookie_jar=aiohttp.DummyCookieJar(),
                 auto_decompress=False,
@@ -193,7 +193,7 @@ async def open_stream(
 
     The whole call, including whatever the caller does with the response inside the
     ``async with`` (reading or relaying the body), runs under ``timeout`` seconds
-    (default: the upstream's ``total_timeout``). Every failure of the call is mapped here,
+    (default: the upstream's ``total_timeout_s``). Every failure of the call is mapped here,
     once, for every route and for the gateway's own calls (tool loops, memory model).
 
     Raises:
@@ -201,7 +201,7 @@ async def open_stream(
         UpstreamConnectError: the connection was refused (502).
         UpstreamError: any other transport failure (502).
     """
-    limit = upstream.config.total_timeout if timeout is None else timeout
+    limit = upstream.config.total_timeout_s if timeout is None else timeout
     scope = asyncio.timeout(limit)
     try:
         async with scope:

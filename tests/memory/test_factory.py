@@ -77,7 +77,7 @@ async def test_redis_outage_gives_503_and_the_store_recovers(counting_model):
         os.symlink(server.socket_path, link)
 
     await asyncio.to_thread(start)
-    config = MemoryConfig(redis_url=f"unix://{link}", key_prefix="mg", socket_timeout_seconds=1.0)
+    config = MemoryConfig(redis_url=f"unix://{link}", key_prefix="mg", socket_timeout_s=1.0)
     try:
         async with open_memory(config, embedder=counting_model) as store:
             record = await store.add(ALICE, note("Alice survives outages"))

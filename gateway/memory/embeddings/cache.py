@@ -1,5 +1,5 @@
 """A Redis cache in front of any embedder: key = model + dims + sha256(text), value =
-the float32 vector bytes, TTL ``cache_ttl_seconds``. One MGET per batch; only the texts
+the float32 vector bytes, TTL ``cache_ttl_s``. One MGET per batch; only the texts
 missing from the cache reach the model, in one ``embed_many`` call."""
 
 from __future__ import annotations

@@ -72,7 +72,7 @@ class OpenAIEmbedder:
         headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
         client = httpx.AsyncClient(
             base_url=base_url.rstrip("/") + "/", headers=headers,
-            timeout=config.timeout_seconds, transport=transport,
+            timeout=config.timeout_s, transport=transport,
         )
         dims = config.dimensions or KNOWN_DIMENSIONS.get(config.model_name, 0)
         embedder = cls(config, client, dims)
