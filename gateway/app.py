@@ -124,7 +124,7 @@ def warn_missing_upstream_keys(config: GatewayConfig) -> list[str]:
     ``Authorization`` header and every call would fail with 401 (an unset
     ``OPENAI_API_KEY`` in the default ``gateway.yaml`` gives this). Returns the
     messages."""
-    targets = [("upstream", config.upstream)]
+    targets: list[tuple[str, Any]] = [("upstream", config.upstream)]
     targets += [(f"upstream.routes.{i}", r) for i, r in enumerate(config.upstream.routes)]
     messages = []
     for path, target in targets:

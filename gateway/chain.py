@@ -119,7 +119,7 @@ def plugin_config(cls: type, raw: Mapping[str, Any], path: str) -> Any:
         ConfigError: naming the dotted path of each bad key (``plugins.2.config.limit``).
     """
     try:
-        return cls.Config.model_validate(dict(raw))
+        return cls.Config.model_validate(dict(raw))  # type: ignore[attr-defined]  # every plugin class has Config
     except ValidationError as exc:
         raise ConfigError(f"invalid plugin config: {format_validation_error(exc, path)}") from None
 

@@ -328,7 +328,10 @@ def apply_pydantic_schemas(openapi: dict[str, Any]) -> None:
     models and enums hoisted into components too)."""
     schemas = openapi.setdefault("components", {}).setdefault("schemas", {})
     template = "#/components/schemas/{model}"
-    for models, mode in ((REPLY_MODELS, "serialization"), (REQUEST_MODELS, "validation")):
+    modes: tuple[tuple[tuple[type[BaseModel], ...], Literal['validation', 'serialization']], ...] = (
+        (REPLY_MODELS, "serialization"), (REQUEST_MODELS, "validation"),
+    )
+    for models, mode in modes:
         for model in models:
             schema = model.model_json_schema(ref_template=template, mode=mode)
             for name, nested in schema.pop("$defs", {}).items():

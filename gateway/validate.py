@@ -31,10 +31,10 @@ def validate_plugins(config: GatewayConfig, registry: Mapping[str, type] | None 
         plugin_config(classes[entry.name], entry.config, f"plugins.{i}.config")
     for i, client in enumerate(config.clients):
         for name, override in client.plugins.items():
-            entry = next((e for e in config.plugins if e.name == name), None)
-            if entry is None:
+            found = next((e for e in config.plugins if e.name == name), None)
+            if found is None:
                 raise ConfigError(f"clients.{i}.plugins.{name}: no such plugin in `plugins:`")
-            merged = {**entry.config, **override.config}
+            merged = {**found.config, **override.config}
             plugin_config(classes[name], merged, f"clients.{i}.plugins.{name}.config")
         if client.plugins:
             on = enabled_entries(config.plugins, ordered, client.plugins)

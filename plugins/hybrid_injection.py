@@ -18,6 +18,7 @@ Reply phase: the tool loop, :mod:`plugins.memory_search_rounds` (non-stream
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import Any, ClassVar, Literal
@@ -87,7 +88,7 @@ class HybridInjection:
             items = tuple(Item(h.record.id, h.record.text, h.score) for h in recall.high)
             injection = injection.with_system(SystemPart(
                 self.name, MEMORY_ORDER, items=items,
-                render=lambda kept, template=template: render_memory_context(template, [i.text for i in kept]) if kept else None,
+                render=functools.partial(_render_memories, template),
             ))
         if offer:
             injection = injection.with_tool(MEMORY_SEARCH_TOOL)
@@ -147,3 +148,8 @@ class HybridInjection:
 
     def stream_fallback(self, call: CallContext) -> list[Chunk] | None:
         return self.loop.stream_fallback(self._state(call))
+
+
+def _render_memories(template: str, kept: tuple[Item, ...]) -> str | None:
+    """The memory context for the items left after any trimming; None when none are."""
+    return render_memory_context(template, [i.text for i in kept]) if kept else None

@@ -25,6 +25,7 @@ sends many messages and preferences change rarely, so a new preference applies w
 
 from __future__ import annotations
 
+import functools
 import time
 from collections import OrderedDict
 from typing import ClassVar, Literal
@@ -77,7 +78,7 @@ class Personalization:
             "preferences": [{"type": p.type, "value": p.value, "source": p.source} for p in chosen.values()]
         }
         call.injection = call.injection.with_system(
-            SystemPart(self.name, PERSONALIZATION_ORDER, render=lambda _items, text=text: text)
+            SystemPart(self.name, PERSONALIZATION_ORDER, render=functools.partial(_fixed_text, text))
         )
         return request
 
@@ -110,3 +111,8 @@ class Personalization:
             return self.config.language
         last = request.last_user_index()
         return prompt_language(message_text(request.messages[last]) if last is not None else "")
+
+
+def _fixed_text(text: str, _items: tuple[object, ...]) -> str:
+    """The personalization section's render: its text whatever the (no) items."""
+    return text

@@ -88,7 +88,7 @@ def _structured(record: MemoryRecord) -> list[tuple[str, str]]:
 
 def extract_preferences(records: Iterable[MemoryRecord]) -> list[Preference]:
     """Every preference the records state (structured first, else cues), in input order."""
-    out = []
+    out: list[Preference] = []
     for record in records:
         pairs = _structured(record) or cue_preferences(record.text)
         out.extend(Preference(kind, value, record.id, record.updated_at) for kind, value in pairs)

@@ -22,6 +22,7 @@ found nothing because of a failure (store down, model error, timeout), the hook 
 from __future__ import annotations
 
 import asyncio
+import functools
 from typing import ClassVar
 
 from pydantic import Field
@@ -115,7 +116,7 @@ class ToolSplice:
         items = tuple(_item(h, "profile") for h in profiles) + tuple(_item(h, "event") for h in events)
         call.injection = call.injection.with_exchange(Exchange(
             self.name, items=items, tools=(RECALL_MEMORY_TOOL,),
-            render=lambda kept, call_id=call_id, query=query: _render(call_id, query, kept),
+            render=functools.partial(_render, call_id, query),
         ))
         return request
 

@@ -97,7 +97,7 @@ def capture_exchange(
         for i, m in enumerate(request.messages)
         if m.get("role") in ("user", "assistant")
     ]
-    pairs = [(role, text) for _, role, text in indexed]
+    pairs = [(str(role), text) for _, role, text in indexed]
     if reply.text:
         reply_text = truncate_text(reply.text, max_chars)[0]
         indexed.append((len(request.messages), "assistant", reply_text))

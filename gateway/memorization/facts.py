@@ -144,14 +144,14 @@ def reconcile_ops(
     by_id = {r.id: name for name, r in names.items()}
     allowed = [{by_id[r.id] for r in group} for group in candidates]
     chosen: dict[int, ReconcileDecision] = {}
-    for decision in decisions:
-        if decision.fact < len(memories) and decision.fact not in chosen:
-            chosen[decision.fact] = decision
+    for given in decisions:
+        if given.fact < len(memories) and given.fact not in chosen:
+            chosen[given.fact] = given
     touched: set[str] = set()
     ops: list[Op] = []
     for i, memory in enumerate(memories):
         new_id = memory_id_for(job.job_id, str(first_slot + i), job.enqueued_ms)
-        decision = chosen.get(i)
+        decision: ReconcileDecision | None = chosen.get(i)
         event = decision.event if decision else "ADD"
         target = decision.target if decision else None
         valid = target in allowed[i] and target not in touched if target else False
@@ -164,7 +164,7 @@ def reconcile_ops(
             continue
         if event == "UPDATE" and valid:
             touched.add(target)  # type: ignore[arg-type]
-            text = (decision.text or "").strip() or memory.text  # type: ignore[union-attr]
+            text = ((decision.text if decision else None) or "").strip() or memory.text
             ops.append(Op(kind="update", id=new_id, target=names[target].id,  # type: ignore[index]
                           memory=memory.model_copy(update={"text": text}), reason="updated"))
             continue

@@ -88,7 +88,10 @@ class JobProcessor:
         plan = await self._make_plan(job, started_ms)
         ttl = self.config.queue.done_ttl_s
         if not await self.queue.client.set(key, plan.model_dump_json(), nx=True, ex=ttl):
-            return Plan.model_validate_json(await self.queue.client.get(key))
+            stored = await self.queue.client.get(key)
+            if stored is None:  # expired between SET NX and GET: plan again
+                return plan
+            return Plan.model_validate_json(stored)
         return plan
 
     async def _make_plan(self, job: Job, started_ms: int) -> Plan:

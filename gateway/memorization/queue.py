@@ -100,7 +100,7 @@ class JobQueue:
 
     async def push(self, job: Job) -> str:
         """XADD a whole job (inference jobs, tools)."""
-        entry = await self.client.xadd(self.keys.stream, job_fields(job))
+        entry = await self.client.xadd(self.keys.stream, dict(job_fields(job)))  # type: ignore[arg-type]  # redis-py stubs: invariant dict
         return entry.decode() if isinstance(entry, bytes) else entry
 
     async def ensure_group(self) -> None:
@@ -113,7 +113,7 @@ class JobQueue:
 
     async def read(self, consumer: str, count: int, block_ms: int | None) -> list[Entry]:
         """New entries for ``consumer`` (XREADGROUP ``>``); blocks up to ``block_ms``."""
-        reply = await self.client.xreadgroup(
+        reply: Any = await self.client.xreadgroup(
             self.group, consumer, {self.keys.stream: ">"}, count=count, block=block_ms
         )
         return [(_id(i), f) for _, entries in reply or () for i, f in entries]
@@ -131,7 +131,7 @@ class JobQueue:
             await self.client.xack(self.keys.stream, self.group, *gone)
         if not claimed:
             return []
-        pending = await self.client.xpending_range(
+        pending: Any = await self.client.xpending_range(
             self.keys.stream, self.group, min=claimed[0][0], max=claimed[-1][0],
             count=len(claimed) * 4, consumername=consumer,
         )
@@ -179,7 +179,7 @@ class JobQueue:
 
     async def dead_letters(self, count: int = 100) -> list[tuple[str, dict[str, str]]]:
         """The oldest ``count`` dead letters as ``(id, {job, error, entry})``."""
-        rows = await self.client.xrange(self.keys.dead, count=count)
+        rows: Any = await self.client.xrange(self.keys.dead, count=count)
         return [(_id(i), {k.decode(): v.decode() for k, v in f.items()}) for i, f in rows]
 
     async def stats(self, now_ms: int | None = None) -> QueueStats:

@@ -106,7 +106,7 @@ class Redactor:
         if not config.enabled:
             return cls((), config.max_chars)
         chosen: list[Detector] = [
-            (rule.name, re.compile(rule.pattern), lambda m, n=rule.name: f"[{n}]") for rule in config.extra
+            (rule.name, re.compile(rule.pattern), _placeholder(rule.name)) for rule in config.extra
         ]
         chosen += [BUILTIN[name] for name in ORDER if name in config.builtin]
         return cls(tuple(chosen), config.max_chars)
@@ -122,3 +122,8 @@ class Redactor:
 
     def redact_all(self, texts: Sequence[str]) -> list[str]:
         return [self.redact(t) for t in texts]
+
+
+def _placeholder(name: str) -> Callable[[re.Match[str]], str]:
+    """The replacement of a configured rule's matches: ``[name]``."""
+    return lambda _match: f"[{name}]"

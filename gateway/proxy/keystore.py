@@ -112,7 +112,7 @@ class RedisKeyStore:
         }
         try:
             async with self._redis.pipeline(transaction=True) as pipe:
-                pipe.hset(self._record_key(digest), mapping=fields)
+                pipe.hset(self._record_key(digest), mapping=fields)  # type: ignore[arg-type]  # str values
                 pipe.hset(self._ids_key, key_id, digest)
                 await pipe.execute()
         except RedisError as exc:
