@@ -20,6 +20,8 @@ run: install
 	$(BIN)/memgate serve --config gateway.yaml
 
 test: install
+	$(BIN)/ruff check gateway plugins
+	$(BIN)/mypy
 	$(BIN)/pytest -q
 
 bench-proxy: install
