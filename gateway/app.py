@@ -29,8 +29,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import time
 import re
+import time
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -42,9 +42,9 @@ from litestar.enums import ScopeType
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.handlers import asgi
 from litestar.middleware import ASGIMiddleware
-from litestar.routes import HTTPRoute
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
+from litestar.routes import HTTPRoute
 from opentelemetry.sdk.trace.export import SpanExporter
 
 from gateway.chain import ChainFactory, CompletionRunner

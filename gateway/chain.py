@@ -537,7 +537,7 @@ class CompletionRunner:
         self._idle = asyncio.Event()
         self._idle.set()
 
-    async def __aenter__(self) -> "CompletionRunner":
+    async def __aenter__(self) -> CompletionRunner:
         self._group = asyncio.TaskGroup()
         await self._group.__aenter__()
         return self

@@ -22,7 +22,8 @@ import click
 from gateway.cli_support import CONFIG_OPTION, load, redis_for, redis_url_for
 from gateway.config import ConfigError
 from gateway.memorization.cli import worker_command
-from gateway.memory_cli import default_friend, register as register_memories
+from gateway.memory_cli import default_friend
+from gateway.memory_cli import register as register_memories
 
 __all__ = ['VERBOSITY', 'keys', 'keys_create', 'keys_list', 'keys_revoke', 'main', 'serve']
 
@@ -62,8 +63,8 @@ def serve(config_path: str, host: str | None, port: int | None) -> None:
             update={k: v for k, v in {"host": host, "port": port}.items() if v is not None}
         )
         config = config.model_copy(update={"server": server})
-    from gateway.validate import validate_plugins
     from gateway.server import serve as run
+    from gateway.validate import validate_plugins
 
     try:
         validate_plugins(config)

@@ -153,7 +153,7 @@ class ClientConfig(Frozen):
         return value
 
     @model_validator(mode="after")
-    def _one_key(self) -> "ClientConfig":
+    def _one_key(self) -> ClientConfig:
         if (self.key is None) == (self.key_sha256 is None):
             raise ValueError("give exactly one of `key` or `key_sha256`")
         return self
@@ -249,7 +249,7 @@ class GatewayConfig(Frozen):
     )
 
     @model_validator(mode="after")
-    def _unique_keys(self) -> "GatewayConfig":
+    def _unique_keys(self) -> GatewayConfig:
         """Refuse the same key (by SHA-256, so ``key`` and ``key_sha256`` of one key
         clash too) or the same ``key_id`` in two ``clients`` entries: one would silently
         shadow the other."""

@@ -37,7 +37,6 @@ from litestar.params import FromPath, JSONBody, PathParameter, QueryParameter
 from litestar.response import Stream
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from gateway.proxy.auth import resolve_end_user
 from gateway.errors import MethodNotAllowed, NotFound, PermissionDenied, UnprocessableInput
 from gateway.json_input import check_json_body, decode_utf8
 from gateway.memory.ids import MEMORY_ID_PATTERN
@@ -57,7 +56,7 @@ from gateway.memory.records import (
     check_tenant_id,
 )
 from gateway.memory.store import MemoryStore
-from gateway.proxy.auth import Authenticator
+from gateway.proxy.auth import Authenticator, resolve_end_user
 from gateway.proxy.principal import Principal
 
 __all__ = ["PARAM_ALIASES", "MemoryApi", "memory_controllers", "parse_jsonl"]

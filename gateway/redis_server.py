@@ -66,7 +66,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import redis
 
-__all__ = ['DataDirBusy', 'EmbeddedRedis', 'EmbeddedRedisError', 'LOCK_FILE', 'MIN_VERSION', 'PID_FILE', 'SOCKET_FILE', 'URL_FILE', 'find_redis_server', 'redis_server_version', 'running_url', 'socket_path_for']
+__all__ = ['LOCK_FILE', 'MIN_VERSION', 'PID_FILE', 'SOCKET_FILE', 'URL_FILE', 'DataDirBusy', 'EmbeddedRedis', 'EmbeddedRedisError', 'find_redis_server', 'redis_server_version', 'running_url', 'socket_path_for']
 
 log = logging.getLogger(__name__)
 
@@ -194,7 +194,7 @@ def _spawn(args: list[str]) -> subprocess.Popen[bytes]:
 
     def popen() -> subprocess.Popen[bytes]:
         return subprocess.Popen(  # preexec only calls prctl/getppid/kill: no locks taken
-            args, stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=preexec,  # noqa: PLW1509
+            args, stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=preexec,
         )
 
     return _spawner.submit(popen).result()
@@ -416,7 +416,7 @@ class EmbeddedRedis:
         if watchdog is not None and watchdog is not threading.current_thread():
             watchdog.join(timeout=30)
 
-    def __enter__(self) -> "EmbeddedRedis":
+    def __enter__(self) -> EmbeddedRedis:
         self.start()
         return self
 

@@ -26,7 +26,16 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field
 
 from gateway.sdk import (
-    BreakerConfig, CallContext, ChatRequest, Chunk, Item, PluginConfig, Services, SystemPart, message_text, prompt_language,
+    BreakerConfig,
+    CallContext,
+    ChatRequest,
+    Chunk,
+    Item,
+    PluginConfig,
+    Services,
+    SystemPart,
+    message_text,
+    prompt_language,
 )
 from plugins.auto_recall import RecallResult
 from plugins.guarded_memory import GuardedMemory

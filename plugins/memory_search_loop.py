@@ -28,7 +28,7 @@ from typing import Any
 
 from gateway.sdk import Chunk, ScoredMemory
 
-__all__ = ['MEMORY_SEARCH_TOOL', 'StreamRound', 'TOOL_NAME', 'ToolCall', 'parse_search_arguments', 'round_messages', 'search_result', 'split_calls']
+__all__ = ['MEMORY_SEARCH_TOOL', 'TOOL_NAME', 'StreamRound', 'ToolCall', 'parse_search_arguments', 'round_messages', 'search_result', 'split_calls']
 
 TOOL_NAME = "memory_search"
 
@@ -89,7 +89,7 @@ def search_result(hits: Sequence[ScoredMemory]) -> str:
 def round_messages(text: str | None, calls: Sequence[ToolCall], results: Sequence[str]) -> list[dict[str, Any]]:
     """The assistant message that made ``calls`` and one tool message per result."""
     assistant = {"role": "assistant", "content": text or None, "tool_calls": [c.as_message_entry() for c in calls]}
-    return [assistant, *({"role": "tool", "tool_call_id": c.id, "content": r} for c, r in zip(calls, results))]
+    return [assistant, *({"role": "tool", "tool_call_id": c.id, "content": r} for c, r in zip(calls, results, strict=True))]
 
 
 def split_calls(tool_calls: Sequence[dict[str, Any]]) -> tuple[list[ToolCall], list[dict[str, Any]]]:

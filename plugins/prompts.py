@@ -13,7 +13,7 @@ from __future__ import annotations
 # is_cjk / prompt_language moved to gateway.text (linear, bounded: issue 9); re-exported.
 from typing import Literal
 
-__all__ = ['FREE_FORM_LINE', 'LANGUAGE_LINE', 'Language', 'MEMORY_CONTEXT', 'MEMORY_ITEMS', 'PERSONALIZATION', 'PERSONALIZATION_HEADER', 'render_memory_context']
+__all__ = ['FREE_FORM_LINE', 'LANGUAGE_LINE', 'MEMORY_CONTEXT', 'MEMORY_ITEMS', 'PERSONALIZATION', 'PERSONALIZATION_HEADER', 'Language', 'render_memory_context']
 
 Language = Literal["zh", "en"]
 

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from gateway.sdk import MemgateError, ModelClient, ModelOutputError, ScoredMemory, Tenant
 from plugins.guarded_memory import GuardedMemory, RecallSkipped
 
-__all__ = ['AgentSettings', 'Found', 'MAX_QUERIES_PER_ROUND', 'PLANNER_PROMPT', 'Plan', 'RecallAgent', 'describe_found', 'next_queries', 'planner_messages']
+__all__ = ['MAX_QUERIES_PER_ROUND', 'PLANNER_PROMPT', 'AgentSettings', 'Found', 'Plan', 'RecallAgent', 'describe_found', 'next_queries', 'planner_messages']
 
 MAX_QUERIES_PER_ROUND = 3
 

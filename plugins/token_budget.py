@@ -31,7 +31,7 @@ from gateway.sdk import CallContext, ChatRequest, Injection, PluginConfig, Servi
 from plugins.budget import fit_window, injected_tokens, trim_injected
 from plugins.tokens import FALLBACK_ENCODING, REPLY_PRIMING, TokenCounter, is_offline, utf8_upper_bound
 
-__all__ = ['BudgetReport', 'DEFAULT_WINDOWS', 'THREAD_BYTES', 'TokenBudget', 'TokenBudgetConfig']
+__all__ = ['DEFAULT_WINDOWS', 'THREAD_BYTES', 'BudgetReport', 'TokenBudget', 'TokenBudgetConfig']
 
 #: Context windows in tokens (OpenAI model pages); first matching glob wins, so the more
 #: specific globs come first.

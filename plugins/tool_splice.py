@@ -28,8 +28,17 @@ from typing import ClassVar
 from pydantic import Field
 
 from gateway.sdk import (
-    BreakerConfig, CallContext, ChatRequest, Exchange, Item, ModelConfig, PluginConfig, ScoredMemory, Services,
-    Skipped, message_text,
+    BreakerConfig,
+    CallContext,
+    ChatRequest,
+    Exchange,
+    Item,
+    ModelConfig,
+    PluginConfig,
+    ScoredMemory,
+    Services,
+    Skipped,
+    message_text,
 )
 from plugins.auto_recall import RecallResult, build_query
 from plugins.guarded_memory import GuardedMemory, caller_tenant

@@ -14,7 +14,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from gateway.errors import NotFound
@@ -43,7 +43,7 @@ async def apply_plan(store: Any, tenant: Tenant, plan: Plan, now: datetime | Non
     Raises:
         gateway.errors.MemoryUnavailable and other store errors: the worker retries the job.
     """
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     records: list[MemoryRecord] = []
     written: list[str] = []
     for op in plan.ops:

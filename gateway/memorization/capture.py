@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from gateway.proxy.assembly import AssembledReply
-from gateway.proxy.wire import ChatRequest, message_text
 from gateway.memorization.dedupe import hashed_turns
 from gateway.memorization.jobs import JobHeader, Turn
+from gateway.proxy.assembly import AssembledReply
+from gateway.proxy.wire import ChatRequest, message_text
 from gateway.text import truncate_text
 
 CONVERSATION_HEADER = "x-memgate-conversation-id"
@@ -107,7 +107,7 @@ def capture_exchange(
     hashes = hashed_turns(conv, pairs, first)
     turns = tuple(
         Turn(role=role, text=text, hash=h, at=received_at, index=i)
-        for (i, role, text), h in zip(indexed[first:], hashes)
+        for (i, role, text), h in zip(indexed[first:], hashes, strict=True)
         if text.strip()
     )
     header = JobHeader(

@@ -12,7 +12,7 @@ expression is not understood (the caller then uses the message time).
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 _NUM = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
         "seven": 7, "eight": 8, "nine": 9, "ten": 10, "一": 1, "两": 2, "二": 2, "三": 3,
@@ -39,7 +39,7 @@ _ZH_PERIOD = {"上周": ("week", -1), "上星期": ("week", -1), "上个星期":
 
 
 def _day(at: datetime) -> datetime:
-    return at.astimezone(timezone.utc).replace(hour=0, minute=0, second=0, microsecond=0)
+    return at.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
 
 
 def _shift_months(at: datetime, months: int) -> datetime:
@@ -74,12 +74,12 @@ def parse_iso(text: str) -> datetime | None:
     text = text.strip()
     try:
         if re.fullmatch(r"\d{4}", text):
-            return datetime(int(text), 1, 1, tzinfo=timezone.utc)
+            return datetime(int(text), 1, 1, tzinfo=UTC)
         if re.fullmatch(r"\d{4}-\d{2}", text):
-            return datetime(int(text[:4]), int(text[5:]), 1, tzinfo=timezone.utc)
+            return datetime(int(text[:4]), int(text[5:]), 1, tzinfo=UTC)
         if re.fullmatch(r"\d{4}-\d{2}-\d{2}.*", text):
             value = datetime.fromisoformat(text.replace("Z", "+00:00"))
-            return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(timezone.utc)
+            return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
     except ValueError:
         return None
     return None

@@ -45,4 +45,4 @@ def hashed_turns(conversation_id: str, messages: list[tuple[str, str]], first: i
     counted over all of them: the SHA-256 work is only spent on the candidates)."""
     counts = occurrences(messages)
     return [turn_hash(conversation_id, role, text, n)
-            for (role, text), n in zip(messages[first:], counts[first:])]
+            for (role, text), n in zip(messages[first:], counts[first:], strict=True)]

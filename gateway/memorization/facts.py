@@ -176,7 +176,7 @@ def render_candidates(memories: Sequence[NewMemory], candidates: Sequence[Sequen
     """The reconcile prompt's items: each new fact and its candidates by short id."""
     names = {r.id: n for n, r in short_ids(candidates).items()}
     lines = []
-    for i, (memory, group) in enumerate(zip(memories, candidates)):
+    for i, (memory, group) in enumerate(zip(memories, candidates, strict=True)):
         lines.append(f"New fact {i}: {memory.text}")
         for record in group:
             lines.append(f"  [{names[record.id]}] {record.text} (since {record.occurred_at.date().isoformat()})")

@@ -22,7 +22,7 @@ def keywords_of(text: str, limit: int = 12) -> list[str]:
     """
     out: list[str] = []
     for token in tokenize(text):
-        if token in FILLERS or token in out or token.isdigit() and len(token) < 3:
+        if token in FILLERS or token in out or (token.isdigit() and len(token) < 3):
             continue
         if _CJK_RE.match(token) and len(token) == 1:
             continue

@@ -101,7 +101,7 @@ class Redactor:
     max_chars: int | None = None
 
     @classmethod
-    def from_config(cls, config: RedactionConfig) -> "Redactor":
+    def from_config(cls, config: RedactionConfig) -> Redactor:
         """Raises ``re.error`` for an invalid extra pattern (caught at start-up)."""
         if not config.enabled:
             return cls((), config.max_chars)
@@ -117,7 +117,7 @@ class Redactor:
         if self.max_chars is not None:
             text = truncate_text(text, self.max_chars)[0]
         for _, pattern, replace in self.detectors:
-            text = pattern.sub(lambda m: replace(m) or m.group(), text)
+            text = pattern.sub(lambda m, replace=replace: replace(m) or m.group(), text)
         return text
 
     def redact_all(self, texts: Sequence[str]) -> list[str]:

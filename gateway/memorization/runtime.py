@@ -51,7 +51,7 @@ async def run_workers(
         yield workers
     finally:
         stop.set()
-        done, pending = await asyncio.wait(tasks, timeout=stop_grace_s) if tasks else (set(), set())
+        _done, pending = await asyncio.wait(tasks, timeout=stop_grace_s) if tasks else (set(), set())
         for task in pending:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
@@ -66,5 +66,5 @@ async def wait_drained(queue: JobQueue, timeout_s: float = 60.0, poll_s: float =
         TimeoutError: still busy after ``timeout_s``.
     """
     async with asyncio.timeout(timeout_s):
-        while not await queue.drained():
+        while not await queue.drained():  # noqa: ASYNC110 (polls Redis: no event to wait on)
             await asyncio.sleep(poll_s)

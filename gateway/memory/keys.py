@@ -51,7 +51,7 @@ class Partition:
         return Scope.PROFILE if self.friend_id is None else Scope.EVENT
 
     @classmethod
-    def of(cls, record: MemoryRecord) -> "Partition":
+    def of(cls, record: MemoryRecord) -> Partition:
         """The partition ``record`` lives in."""
         return cls(record.user_id, record.friend_id if record.scope is Scope.EVENT else None)
 

@@ -76,7 +76,7 @@ async def import_records(
 async def _import_batch(repo: RecordRepository, embedder: Embedder, batch: list[MemoryRecord]) -> int:
     vectors = await embedder.embed_many([r.text for r in batch])
     writes = []
-    for record, vector in zip(batch, vectors):
+    for record, vector in zip(batch, vectors, strict=True):
         existing = (await repo.fetch(record.user_id, [record.id])).get(record.id)
         if existing is not None and existing.scope is not record.scope:
             await repo.remove([existing])
@@ -101,7 +101,7 @@ async def reembed(repo: RecordRepository, embedder: Embedder, batch_size: int) -
             items = []
             for start in range(0, len(records), batch_size):
                 chunk = records[start : start + batch_size]
-                items += zip(chunk, await embedder.embed_many([r.text for r in chunk]))
+                items += zip(chunk, await embedder.embed_many([r.text for r in chunk]), strict=True)
             await backend.rebuild_partition(part, items)
             total += len(items)
     settings = StoreSettings(embedder.model, embedder.dimensions, backend.name, backend.index_version)

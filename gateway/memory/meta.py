@@ -33,7 +33,7 @@ class StoreSettings:
     index_version: str
 
     @classmethod
-    def from_hash(cls, raw: Mapping[bytes, bytes]) -> "StoreSettings | None":
+    def from_hash(cls, raw: Mapping[bytes, bytes]) -> StoreSettings | None:
         data = {k.decode(): v.decode() for k, v in raw.items()}
         try:
             return cls(data["embedding_model"], int(data["embedding_dims"]), data["backend"], data["index_version"])

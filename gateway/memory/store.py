@@ -22,7 +22,12 @@ from typing import Protocol, overload
 import numpy as np
 
 from gateway.memory.records import (
-    MemoryPage, MemoryPatch, MemoryRecord, NewMemory, ScoredMemory, Tenant,
+    MemoryPage,
+    MemoryPatch,
+    MemoryRecord,
+    NewMemory,
+    ScoredMemory,
+    Tenant,
 )
 
 __all__ = ['MemoryStore']

@@ -13,7 +13,7 @@ from typing import Any
 
 from gateway.errors import MemgateError, PayloadTooLarge
 
-__all__ = ['ClientGone', 'DisconnectWatcher', 'JSON_HEADERS', 'Receive', 'Scope', 'Send', 'read_body', 'request_headers', 'send_bytes', 'send_error']
+__all__ = ['JSON_HEADERS', 'ClientGone', 'DisconnectWatcher', 'Receive', 'Scope', 'Send', 'read_body', 'request_headers', 'send_bytes', 'send_error']
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]

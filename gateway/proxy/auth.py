@@ -25,7 +25,7 @@ from gateway.memory.records import check_tenant_id
 from gateway.proxy.keystore import RedisKeyStore, key_digest
 from gateway.proxy.principal import Principal
 
-__all__ = ['Authenticator', 'FRIEND_HEADER', 'FRIEND_HEADER_NAME', 'USER_HEADER', 'USER_HEADER_NAME', 'header_id', 'principal_from_client', 'resolve_end_user']
+__all__ = ['FRIEND_HEADER', 'FRIEND_HEADER_NAME', 'USER_HEADER', 'USER_HEADER_NAME', 'Authenticator', 'header_id', 'principal_from_client', 'resolve_end_user']
 
 USER_HEADER_NAME = "X-Memgate-User"
 FRIEND_HEADER_NAME = "X-Memgate-Friend"

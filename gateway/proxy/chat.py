@@ -26,8 +26,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import time
 import os
+import time
 from dataclasses import dataclass
 from typing import Any
 

@@ -26,9 +26,9 @@ from typing import Any, ClassVar
 
 from gateway.config import GatewayConfig
 from gateway.errors import MemgateError, MethodNotAllowed
+from gateway.metrics import bounded_method
 from gateway.proxy.asgi import ClientGone, DisconnectWatcher, Receive, Scope, Send, read_body, request_headers, send_error
 from gateway.proxy.auth import Authenticator
-from gateway.metrics import bounded_method
 from gateway.proxy.upstream import Upstream, UpstreamPool, open_stream
 from gateway.telemetry import Telemetry
 

@@ -140,7 +140,7 @@ class RedisKeyStore:
                 rows = await pipe.execute()
         except RedisError as exc:
             raise KeyStoreUnavailable(f"key store unreachable: {exc}") from None
-        out = [_stored(_s(d), _decode(r)) for d, r in zip(ids.values(), rows) if r]
+        out = [_stored(_s(d), _decode(r)) for d, r in zip(ids.values(), rows, strict=True) if r]
         return sorted(out, key=lambda s: s.created_at)
 
     async def revoke(self, key_id: str) -> StoredKey:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Mapping
 
 from gateway.config import PluginOverride
 
@@ -38,7 +38,7 @@ class Principal:
         """True if ``model`` matches one of :attr:`allowed_models`."""
         return any(fnmatch.fnmatchcase(model, glob) for glob in self.allowed_models)
 
-    def acting_as(self, user_id: str | None, friend_id: str | None) -> "Principal":
+    def acting_as(self, user_id: str | None, friend_id: str | None) -> Principal:
         """The same key acting for another end user (service keys only; the caller
         validates the ids). None keeps the key's own id."""
         return replace(

@@ -41,7 +41,7 @@ class SSEEvent:
 class SSEDecoder:
     """Incremental decoder: ``feed(bytes) -> list[SSEEvent]``, then ``flush()`` at EOF."""
 
-    __slots__ = ("_buf", "_scan", "_data", "_event", "_id")
+    __slots__ = ("_buf", "_data", "_event", "_id", "_scan")
 
     def __init__(self) -> None:
         self._buf = b""  # bytes of the current, unfinished event

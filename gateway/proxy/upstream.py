@@ -61,7 +61,7 @@ class UpstreamResponse:
         raw_headers: ``[(name, value), ...]`` as bytes, in the upstream's order.
     """
 
-    __slots__ = ("_response", "status_code", "raw_headers")
+    __slots__ = ("_response", "raw_headers", "status_code")
 
     def __init__(self, response: aiohttp.ClientResponse) -> None:
         self._response = response

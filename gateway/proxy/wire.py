@@ -86,7 +86,7 @@ class Chunk:
     are serialized as ``data: <json>\\n\\n``.
     """
 
-    __slots__ = ("raw", "_text", "_data", "_parsed")
+    __slots__ = ("_data", "_parsed", "_text", "raw")
 
     def __init__(self, raw: bytes, text: str | None) -> None:
         self.raw = raw
@@ -95,7 +95,7 @@ class Chunk:
         self._parsed = False
 
     @classmethod
-    def from_data(cls, data: dict[str, Any]) -> "Chunk":
+    def from_data(cls, data: dict[str, Any]) -> Chunk:
         text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
         chunk = cls(b"data: " + text.encode() + b"\n\n", text)
         chunk._data, chunk._parsed = data, True

@@ -172,7 +172,7 @@ class BatchingEmbedder:
             except asyncio.CancelledError:
                 self._fail(batch, MemoryUnavailable("the embedder was closed during the batch"))
                 raise
-            except Exception as exc:  # noqa: BLE001 - handed to every caller of the batch
+            except Exception as exc:
                 self._fail(batch, exc)
                 continue
             self.batches += 1

@@ -46,7 +46,7 @@ class CachedEmbedder:
             out[missing] = fresh
             with redis_boundary():
                 pipe = self._client.pipeline(transaction=False)
-                for i, row in zip(missing, fresh):
+                for i, row in zip(missing, fresh, strict=True):
                     pipe.set(keys[i], row.astype(np.float32).tobytes(), ex=self._ttl)
                 await pipe.execute()
         return out

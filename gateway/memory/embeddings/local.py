@@ -22,7 +22,7 @@ import numpy as np
 from gateway.memory.config import EmbeddingConfig
 from gateway.memory.embeddings.base import normalize_rows
 
-__all__ = ['LocalEmbedder', 'PACKAGED_MODEL', 'model_path']
+__all__ = ['PACKAGED_MODEL', 'LocalEmbedder', 'model_path']
 
 PACKAGED_MODEL = "all-MiniLM-L6-v2"
 
@@ -74,7 +74,7 @@ class LocalEmbedder:
         self.dimensions = int(dims)
 
     @classmethod
-    async def load(cls, config: EmbeddingConfig) -> "LocalEmbedder":
+    async def load(cls, config: EmbeddingConfig) -> LocalEmbedder:
         """Load the model in the worker thread (off the event loop); a few seconds.
 
         Raises:

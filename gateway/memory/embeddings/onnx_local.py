@@ -127,7 +127,7 @@ class OnnxEmbedder:
         self.dimensions = runtime.dimensions
 
     @classmethod
-    async def load(cls, config: EmbeddingConfig) -> "OnnxEmbedder":
+    async def load(cls, config: EmbeddingConfig) -> OnnxEmbedder:
         """Find (or export, ~5 s with torch, first start only) and load the model in the
         worker thread, off the event loop.
 

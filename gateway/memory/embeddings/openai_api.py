@@ -62,7 +62,7 @@ class OpenAIEmbedder:
     async def open(
         cls, config: EmbeddingConfig, base_url: str, api_key: str | None,
         transport: httpx.AsyncBaseTransport | None = None,
-    ) -> "OpenAIEmbedder":
+    ) -> OpenAIEmbedder:
         """Create the HTTP client (``transport``: tests' ``httpx.MockTransport``); one probe
         request when the vector size is unknown.
 

@@ -71,7 +71,7 @@ def distill(model_dir: Path, out_dir: Path) -> None:
                            token_type_ids=torch.zeros_like(ids)).last_hidden_state
             pooled[start:start + len(ids)] = hidden.mean(1).float().numpy()
     centred = pooled - pooled.mean(axis=0)
-    eigvals, eigvecs = np.linalg.eigh((centred.T @ centred) / (len(centred) - 1))
+    _eigvals, eigvecs = np.linalg.eigh((centred.T @ centred) / (len(centred) - 1))
     components = eigvecs[:, ::-1]
     scores = centred @ components
     signs = np.sign(scores[np.argmax(np.abs(scores), axis=0), range(scores.shape[1])])
@@ -119,7 +119,7 @@ class StaticEmbedder:
             raise ValueError(f"memory.embedding.dimensions={config.dimensions} but {self.model} makes {self.dimensions}")
 
     @classmethod
-    async def load(cls, config: EmbeddingConfig) -> "StaticEmbedder":
+    async def load(cls, config: EmbeddingConfig) -> StaticEmbedder:
         """Find (or distill, first start only, ~1 min on one core with torch) and load.
 
         Raises:
