@@ -58,6 +58,13 @@ class IndexBackend(Protocol):
         """Up to ``count`` record ids over ``parts`` ranked by BM25 of ``text``."""
         ...
 
+    async def rank(
+        self, parts: Sequence[Partition], vector: np.ndarray, text: str | None, count: int, flt: SearchFilter
+    ) -> tuple[list[tuple[str, float]], list[str]]:
+        """Both rankings, in as few round trips as the backend can: ``vector_search`` and,
+        when ``text`` is given, ``keyword_search`` (else ``[]``)."""
+        ...
+
     async def similarities(self, records: Sequence[MemoryRecord], vector: np.ndarray) -> dict[str, float]:
         """Cosine in [0, 1] of each record's stored vector with ``vector``."""
         ...

@@ -137,6 +137,14 @@ class SearchBackend:
         )
         return [_record_id(row["id"]) for row in await self.index.query(query)]
 
+    async def rank(
+        self, parts: Sequence[Partition], vector: np.ndarray, text: str | None, count: int, flt: SearchFilter
+    ) -> tuple[list[tuple[str, float]], list[str]]:
+        """The two FT queries one after the other (RedisVL runs each on its own)."""
+        hits = await self.vector_search(parts, vector, count, flt)
+        keyword_ids = await self.keyword_search(parts, text, count, flt) if text is not None else []
+        return hits, keyword_ids
+
     async def similarities(self, records: Sequence[MemoryRecord], vector: np.ndarray) -> dict[str, float]:
         """Cosine from the ``embedding`` field of each record hash."""
         if not records:

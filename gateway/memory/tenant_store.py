@@ -235,10 +235,8 @@ class TenantMemoryStore:
         fused scores (None when only the vector ranking ran)."""
         backend, alpha = self._repo.backend, self._config.hybrid_alpha
         count = max(top_k * self._config.candidate_factor, MIN_CANDIDATES)
-        vector_hits = await backend.vector_search(parts, query, count, flt)
-        keyword_ids = []
-        if text and alpha < 1.0:
-            keyword_ids = await backend.keyword_search(parts, text, count, flt)
+        fusing = bool(text) and alpha < 1.0
+        vector_hits, keyword_ids = await backend.rank(parts, query, text if fusing else None, count, flt)
         vector_ids = [doc_id for doc_id, _ in vector_hits]
         if not keyword_ids:
             return vector_ids, dict(vector_hits), None

@@ -18,7 +18,7 @@ from redis.asyncio.client import Pipeline
 
 from gateway.memory.filters import SearchFilter, vector_attributes, vectorset_filter
 from gateway.memory.keys import KeySpace, Partition
-from gateway.memory.keyword_index import KeywordIndex
+from gateway.memory.keyword_index import KeywordIndex, execute_with_script, search_reply
 from gateway.memory.ranking import clamp01, cosine_from_vsim
 from gateway.memory.records import MemoryRecord
 
@@ -45,6 +45,22 @@ def _is_live(attributes: object) -> bool:
     if not attributes:
         return True
     return json.loads(attributes).get("live", 1) == 1
+
+
+def _stored_vector(reply: object, raw: bool) -> np.ndarray | None:
+    """``VEMB`` reply -> the stored vector up to a positive scale (enough for a cosine).
+    ``RAW`` replies are ``[type, bytes, l2 norm, (range)]``; ``int8`` values are the
+    vector scaled by ``127 / range`` (Redis docs, "VEMB"), ``f32`` the vector itself."""
+    if not reply:
+        return None
+    if not raw:
+        return np.asarray(reply, dtype=np.float32)
+    kind, data = reply[0], reply[1]  # type: ignore[index]
+    kind = kind.decode() if isinstance(kind, bytes) else str(kind)
+    dtype = {"int8": np.int8, "f32": np.float32}.get(kind)
+    if dtype is None:
+        raise ValueError(f"VEMB RAW: unexpected quantization {kind!r}")
+    return np.frombuffer(data, dtype=dtype).astype(np.float32)
 
 
 def _best(hits: list[tuple[str, float]], count: int) -> list[tuple[str, float]]:
@@ -97,32 +113,51 @@ class VectorSetBackend:
     async def vector_search(
         self, parts: Sequence[Partition], vector: np.ndarray, count: int, flt: SearchFilter
     ) -> list[tuple[str, float]]:
-        """Default searches (only retired records excluded) skip ``FILTER``, which about
+        """See :meth:`rank` (vector ranking only)."""
+        hits, _ = await self.rank(parts, vector, None, count, flt)
+        return hits
+
+    async def rank(
+        self, parts: Sequence[Partition], vector: np.ndarray, text: str | None, count: int, flt: SearchFilter
+    ) -> tuple[list[tuple[str, float]], list[str]]:
+        """Both rankings in one pipeline (one round trip): VSIM of each partition and,
+        with ``text``, the keyword index's BM25 script.
+
+        Default searches (only retired records excluded) skip ``FILTER``, which about
         doubles VSIM time: they ask ``WITHATTRIBS`` and drop retired hits here, and fall
-        back to ``FILTER`` only when a full reply lost hits that way."""
+        back to ``FILTER`` (a second round trip) only when a full reply lost hits that
+        way."""
         blob = np.asarray(vector, dtype=np.float32).tobytes()
         expression = vectorset_filter(flt)
-        if expression == LIVE_ONLY:
-            replies = await self._vsim(parts, blob, count, ["WITHATTRIBS"])
-            dropped = False
-            hits = []
-            for reply in replies:
-                rows = _rows(reply, with_attribs=True)
-                live = [(d, s) for d, s, attrs in rows if _is_live(attrs)]
-                dropped |= len(rows) == count and len(live) < len(rows)
-                hits += live
-            if not dropped:
-                return _best(hits, count)
-        extra = ["FILTER", expression] if expression else []
-        replies = await self._vsim(parts, blob, count, extra)
-        return _best([(d, s) for reply in replies for d, s, _ in _rows(reply)], count)
+        live_only = expression == LIVE_ONLY
+        extra = ["WITHATTRIBS"] if live_only else (["FILTER", expression] if expression else [])
+        keyword = []
 
-    async def _vsim(self, parts: Sequence[Partition], blob: bytes, count: int, extra: list) -> list:
+        def build(pipe: Pipeline) -> None:
+            self._queue_vsim(pipe, parts, blob, count, extra)
+            keyword[:] = [text is not None and self._keywords.queue_search(pipe, parts, text, count)]
+
+        replies = await execute_with_script(self._client, build)
+        keyword_ids = search_reply(replies[len(parts)]) if keyword[0] else []
+        if not live_only:
+            return _best([(d, s) for r in replies[: len(parts)] for d, s, _ in _rows(r)], count), keyword_ids
+        dropped = False
+        hits = []
+        for reply in replies[: len(parts)]:
+            rows = _rows(reply, with_attribs=True)
+            live = [(d, s) for d, s, attrs in rows if _is_live(attrs)]
+            dropped |= len(rows) == count and len(live) < len(rows)
+            hits += live
+        if dropped:
+            pipe = self._client.pipeline(transaction=False)
+            self._queue_vsim(pipe, parts, blob, count, ["FILTER", expression])
+            hits = [(d, s) for r in await pipe.execute() for d, s, _ in _rows(r)]
+        return _best(hits, count), keyword_ids
+
+    def _queue_vsim(self, pipe: Pipeline, parts: Sequence[Partition], blob: bytes, count: int, extra: list) -> None:
         args = ["WITHSCORES", "COUNT", count, "EF", max(self._ef, count), *self._nothread, *extra]
-        pipe = self._client.pipeline(transaction=False)
         for part in parts:
             pipe.execute_command("VSIM", self._keys.vector_set(part), "FP32", blob, *args)
-        return await pipe.execute()
 
     async def keyword_search(
         self, parts: Sequence[Partition], text: str, count: int, flt: SearchFilter
@@ -130,17 +165,20 @@ class VectorSetBackend:
         return await self._keywords.search(parts, text, count)
 
     async def similarities(self, records: Sequence[MemoryRecord], vector: np.ndarray) -> dict[str, float]:
-        """Cosine from ``VEMB`` (the dequantized stored vector) for each record."""
+        """Cosine of each record's stored vector with ``vector``, from ``VEMB ... RAW``
+        (the quantized bytes: 384 int8 instead of 384 doubles as text) for Q8 and
+        NOQUANT sets, from plain ``VEMB`` (dequantized) for BIN ones."""
         if not records:
             return {}
+        raw = ["RAW"] if self._quant != "BIN" else []
         pipe = self._client.pipeline(transaction=False)
         for record in records:
-            pipe.execute_command("VEMB", self._keys.vector_set(Partition.of(record)), record.id)
+            pipe.execute_command("VEMB", self._keys.vector_set(Partition.of(record)), record.id, *raw)
         out = {}
         query = np.asarray(vector, dtype=np.float32)
         for record, stored in zip(records, await pipe.execute()):
-            if stored:
-                emb = np.asarray(stored, dtype=np.float32)
+            emb = _stored_vector(stored, bool(raw))
+            if emb is not None:
                 norm = float(np.linalg.norm(emb)) or 1.0
                 out[record.id] = clamp01(float(emb @ query) / norm)
         return out
