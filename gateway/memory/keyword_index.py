@@ -59,13 +59,23 @@ for base = 1, #KEYS, nterms + 1 do
     end
   end
 end
-table.sort(ids, function(a, b)
-  local sa, sb = scores[a], scores[b]
-  if sa ~= sb then return sa > sb end
-  return a > b
-end)
-local out = {}
-for k = 1, math.min(count, #ids) do out[k] = ids[k] end
+-- the best count, by insertion into a sorted array (a full sort of every id cost 2x)
+local out, n = {}, 0
+for _, id in ipairs(ids) do
+  local s, last = scores[id], out[n]
+  if n < count or s > scores[last] or (s == scores[last] and id > last) then
+    local k = (n < count) and n + 1 or n
+    while k > 1 do
+      local prev = out[k - 1]
+      local sp = scores[prev]
+      if sp > s or (sp == s and prev > id) then break end
+      out[k] = prev
+      k = k - 1
+    end
+    out[k] = id
+    if n < count then n = n + 1 end
+  end
+end
 return out
 """
 BM25_SHA = hashlib.sha1(BM25_SCRIPT.encode()).hexdigest()
