@@ -228,7 +228,7 @@ class TenantMemoryStore:
             return []
         with redis_boundary():
             order, cosines, fused = await self._rank(parts, query, query_text, flt, top_k)
-            return await self._collect(tenant, order, cosines, query, flt, threshold, top_k, fused)
+            return await self._collect(tenant, parts, order, cosines, query, flt, threshold, top_k, fused)
 
     async def _rank(self, parts: Sequence[Partition], query: np.ndarray, text, flt, top_k: int):
         """Candidate ids in ranking order, the cosines the vector ranking gave, and the
@@ -243,16 +243,19 @@ class TenantMemoryStore:
         fused = fused_scores(vector_ids, keyword_ids, alpha)
         return weighted_rrf(vector_ids, keyword_ids, alpha), dict(vector_hits), fused
 
-    async def _collect(self, tenant, order, cosines, query, flt, threshold, top_k, fused=None):
+    async def _collect(self, tenant, parts, order, cosines, query, flt, threshold, top_k, fused=None):
         """Fetch candidates ``top_k`` at a time until ``top_k`` hits pass (usually one
         round: the index already applied the filter); keyword-only candidates get their
-        cosine from the backend's stored vector."""
+        cosine from the backend's stored vector, read in the same round trip."""
         hits: builtins.list[ScoredMemory] = []
+        backend = self._repo.backend
         for start in range(0, len(order), top_k):
             chunk = order[start : start + top_k]
-            records = await self._repo.fetch(tenant.user_id, chunk)
-            unscored = [r for d, r in records.items() if d not in cosines and flt.matches(r)]
-            cosines.update(await self._repo.backend.similarities(unscored, query))
+            unscored = [d for d in chunk if d not in cosines]
+            records, stored = await self._repo.fetch_with(
+                tenant.user_id, chunk, lambda pipe, ids=unscored: backend.queue_similarities(pipe, parts, ids, query)
+            )
+            cosines.update(stored)
             hits += select_hits(chunk, records, cosines, tenant, flt, threshold, top_k - len(hits), fused)
             if len(hits) == top_k:
                 break

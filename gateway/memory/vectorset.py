@@ -10,7 +10,7 @@ Keyword ranking: :class:`~gateway.memory.keyword_index.KeywordIndex`.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import redis.asyncio as aredis
@@ -164,24 +164,28 @@ class VectorSetBackend:
     ) -> list[str]:
         return await self._keywords.search(parts, text, count)
 
-    async def similarities(self, records: Sequence[MemoryRecord], vector: np.ndarray) -> dict[str, float]:
-        """Cosine of each record's stored vector with ``vector``, from ``VEMB ... RAW``
-        (the quantized bytes: 384 int8 instead of 384 doubles as text) for Q8 and
-        NOQUANT sets, from plain ``VEMB`` (dequantized) for BIN ones."""
-        if not records:
-            return {}
+    def queue_similarities(
+        self, pipe: Pipeline, parts: Sequence[Partition], ids: Sequence[str], vector: np.ndarray
+    ) -> Callable[[Sequence[object]], dict[str, float]]:
+        """``VEMB ... RAW`` of each id in each partition's set (the quantized bytes: 384
+        int8 instead of 384 doubles as text; missing elements answer nil) for Q8 and
+        NOQUANT sets, plain ``VEMB`` (dequantized) for BIN ones."""
         raw = ["RAW"] if self._quant != "BIN" else []
-        pipe = self._client.pipeline(transaction=False)
-        for record in records:
-            pipe.execute_command("VEMB", self._keys.vector_set(Partition.of(record)), record.id, *raw)
-        out = {}
+        asked = [(doc_id, self._keys.vector_set(part)) for doc_id in ids for part in parts]
+        for doc_id, key in asked:
+            pipe.execute_command("VEMB", key, doc_id, *raw)
         query = np.asarray(vector, dtype=np.float32)
-        for record, stored in zip(records, await pipe.execute()):
-            emb = _stored_vector(stored, bool(raw))
-            if emb is not None:
-                norm = float(np.linalg.norm(emb)) or 1.0
-                out[record.id] = clamp01(float(emb @ query) / norm)
-        return out
+
+        def finish(replies: Sequence[object]) -> dict[str, float]:
+            out = {}
+            for (doc_id, _key), stored in zip(asked, replies, strict=True):
+                emb = _stored_vector(stored, bool(raw))
+                if emb is not None:
+                    norm = float(np.linalg.norm(emb)) or 1.0
+                    out[doc_id] = clamp01(float(emb @ query) / norm)
+            return out
+
+        return finish
 
     async def reset_index(self, dimensions: int) -> None:
         """Nothing global: each partition's set is rebuilt by :meth:`rebuild_partition`."""

@@ -41,7 +41,7 @@ def requests_sent(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
     sent: list[bytes] = []
     original = AbstractConnection.send_packed_command
 
-    async def counting(self, command, check_health=True):  # noqa: ANN001
+    async def counting(self, command, check_health=True):
         sent.append(b"".join(command) if isinstance(command, list) else command)
         return await original(self, command, check_health)
 
@@ -83,7 +83,7 @@ async def test_bm25_in_redis_ranks_as_the_reference_formula_with_capped_postings
                 weights.append((bm25_term_weight(counts[term], sum(counts.values())), record.id))
         postings[term] = (len(weights), sorted(weights, reverse=True)[:cap])  # ZRANGE REV order
     expected: dict[str, float] = {}
-    for term, (df, best) in postings.items():
+    for df, best in postings.values():
         idf = bm25_idf(df, len(records))
         for weight, doc_id in best:
             expected[doc_id] = expected.get(doc_id, 0.0) + idf * weight
@@ -112,3 +112,14 @@ async def test_keyword_only_hit_gets_the_cosine_of_its_stored_vector(vstore):
     assert hits[0].record.id == target.id
     tolerance = {"noquant": 1e-5, "q8": 0.02, "bin": 0.35}[vstore._config.quantization]
     assert hits[0].similarity == pytest.approx(max(expected, 0.0), abs=tolerance)
+
+
+async def test_keyword_only_hit_is_read_with_its_vector_in_one_round_trip(vstore, requests_sent):
+    target = await vstore.add(ALICE_TUTOR, event("Fennimore painted the shed"))
+    await vstore.add(ALICE_TUTOR, [event(f"note {i} about the weather") for i in range(25)])
+    vector = -(await vstore._embedder.embed_many([target.text]))[0]  # the target ranks last by vector
+    await vstore.search_by_vector(ALICE_TUTOR, vector, top_k=1, query_text="Fennimore")  # loads the script
+    requests_sent.clear()
+    hits = await vstore.search_by_vector(ALICE_TUTOR, vector, top_k=1, query_text="Fennimore")
+    assert [h.record.id for h in hits] == [target.id]
+    assert len(requests_sent) == 2, requests_sent  # rankings, then the record with its vector
