@@ -9,7 +9,7 @@ its index entries are written together or not at all.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 import numpy as np
@@ -60,8 +60,20 @@ class IndexBackend(Protocol):
         """Up to ``count`` record ids over ``parts`` ranked by BM25 of ``text``."""
         ...
 
-    async def similarities(self, records: Sequence[MemoryRecord], vector: np.ndarray) -> dict[str, float]:
-        """Cosine in [0, 1] of each record's stored vector with ``vector``."""
+    async def rank(
+        self, parts: Sequence[Partition], vector: np.ndarray, text: str | None, count: int, flt: SearchFilter
+    ) -> tuple[list[tuple[str, float]], list[str]]:
+        """Both rankings, in as few round trips as the backend can: ``vector_search`` and,
+        when ``text`` is given, ``keyword_search`` (else ``[]``)."""
+        ...
+
+    def queue_similarities(
+        self, pipe: Pipeline, parts: Sequence[Partition], ids: Sequence[str], vector: np.ndarray
+    ) -> Callable[[Sequence[object]], dict[str, float]]:
+        """Queue on ``pipe`` the reads of the stored vectors of ``ids`` (records of
+        ``parts``); returns the function that turns those replies, in order, into the
+        cosine in [0, 1] of each found vector with ``vector`` (ids not found left out).
+        Lets the caller read them in the same round trip as the records."""
         ...
 
     async def reset_index(self, dimensions: int) -> None:

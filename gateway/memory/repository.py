@@ -9,11 +9,13 @@ there without records is harmless.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from itertools import groupby
+from typing import TypeVar
 
 import numpy as np
 import redis.asyncio as aredis
+from redis.asyncio.client import Pipeline
 
 from gateway.memory.backend import IndexBackend
 from gateway.memory.codec import absent_fields, record_from_hash, record_to_hash
@@ -25,6 +27,7 @@ __all__ = ['RecordRepository', 'SCAN_BATCH', 'Write']
 #: ``(new record, its vector or None when unchanged, the version it replaces or None)``
 Write = tuple[MemoryRecord, np.ndarray | None, MemoryRecord | None]
 SCAN_BATCH = 1000
+T = TypeVar("T")
 
 
 class RecordRepository:
@@ -44,6 +47,19 @@ class RecordRepository:
             pipe.hgetall(self.keys.record(user_id, doc_id))
         replies = await pipe.execute()
         return {d: record_from_hash(raw) for d, raw in zip(ids, replies) if raw}
+
+    async def fetch_with(
+        self, user_id: str, ids: Sequence[str], queue_more: Callable[[Pipeline], Callable[[list], T]]
+    ) -> tuple[dict[str, MemoryRecord], T]:
+        """:meth:`fetch` plus more reads in the same round trip: ``queue_more`` queues them
+        on the pipeline and returns the function that turns their replies into a result."""
+        pipe = self.client.pipeline(transaction=False)
+        for doc_id in ids:
+            pipe.hgetall(self.keys.record(user_id, doc_id))
+        finish = queue_more(pipe)
+        replies = await pipe.execute()
+        records = {d: record_from_hash(raw) for d, raw in zip(ids, replies[: len(ids)], strict=True) if raw}
+        return records, finish(replies[len(ids):])
 
     async def write(self, writes: Sequence[Write]) -> None:
         """Store new or changed records with their index entries (one MULTI per user)."""

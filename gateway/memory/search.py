@@ -16,7 +16,7 @@ own tokens (:func:`tokenize.tokenize`) so no user text reaches the query syntax.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -139,19 +139,32 @@ class SearchBackend:
         )
         return [_record_id(row["id"]) for row in await self.index.query(query)]
 
-    async def similarities(self, records: Sequence[MemoryRecord], vector: np.ndarray) -> dict[str, float]:
-        """Cosine from the ``embedding`` field of each record hash."""
-        if not records:
-            return {}
-        pipe = self._client.pipeline(transaction=False)
-        for record in records:
-            pipe.hget(self._keys.record(record.user_id, record.id), VECTOR_FIELD)
+    async def rank(
+        self, parts: Sequence[Partition], vector: np.ndarray, text: str | None, count: int, flt: SearchFilter
+    ) -> tuple[list[tuple[str, float]], list[str]]:
+        """The two FT queries one after the other (RedisVL runs each on its own)."""
+        hits = await self.vector_search(parts, vector, count, flt)
+        keyword_ids = await self.keyword_search(parts, text, count, flt) if text is not None else []
+        return hits, keyword_ids
+
+    def queue_similarities(
+        self, pipe: Pipeline, parts: Sequence[Partition], ids: Sequence[str], vector: np.ndarray
+    ) -> Callable[[Sequence[object]], dict[str, float]]:
+        """The ``embedding`` field of each record hash (records are per user, not per
+        partition)."""
+        user_id = parts[0].user_id if parts else ""
+        for doc_id in ids:
+            pipe.hget(self._keys.record(user_id, doc_id), VECTOR_FIELD)
         query = np.asarray(vector, dtype=np.float32)
-        out = {}
-        for record, blob in zip(records, await pipe.execute()):
-            if blob and len(blob) == 4 * len(query):
-                out[record.id] = clamp01(float(np.frombuffer(blob, dtype=np.float32) @ query))
-        return out
+
+        def finish(replies: Sequence[object]) -> dict[str, float]:
+            out = {}
+            for doc_id, blob in zip(ids, replies, strict=True):
+                if isinstance(blob, bytes) and len(blob) == 4 * len(query):
+                    out[doc_id] = clamp01(float(np.frombuffer(blob, dtype=np.float32) @ query))
+            return out
+
+        return finish
 
     async def reset_index(self, dimensions: int) -> None:
         """Drop the index (documents kept) and create it with ``dimensions``."""

@@ -230,33 +230,34 @@ class TenantMemoryStore:
             return []
         with redis_boundary():
             order, cosines, fused = await self._rank(parts, query, query_text, flt, top_k)
-            return await self._collect(tenant, order, cosines, query, flt, threshold, top_k, fused)
+            return await self._collect(tenant, parts, order, cosines, query, flt, threshold, top_k, fused)
 
     async def _rank(self, parts: Sequence[Partition], query: np.ndarray, text, flt, top_k: int):
         """Candidate ids in ranking order, the cosines the vector ranking gave, and the
         fused scores (None when only the vector ranking ran)."""
         backend, alpha = self._repo.backend, self._config.hybrid_alpha
         count = max(top_k * self._config.candidate_factor, MIN_CANDIDATES)
-        vector_hits = await backend.vector_search(parts, query, count, flt)
-        keyword_ids = []
-        if text and alpha < 1.0:
-            keyword_ids = await backend.keyword_search(parts, text, count, flt)
+        fusing = bool(text) and alpha < 1.0
+        vector_hits, keyword_ids = await backend.rank(parts, query, text if fusing else None, count, flt)
         vector_ids = [doc_id for doc_id, _ in vector_hits]
         if not keyword_ids:
             return vector_ids, dict(vector_hits), None
         fused = fused_scores(vector_ids, keyword_ids, alpha)
         return weighted_rrf(vector_ids, keyword_ids, alpha), dict(vector_hits), fused
 
-    async def _collect(self, tenant, order, cosines, query, flt, threshold, top_k, fused=None):
+    async def _collect(self, tenant, parts, order, cosines, query, flt, threshold, top_k, fused=None):
         """Fetch candidates ``top_k`` at a time until ``top_k`` hits pass (usually one
         round: the index already applied the filter); keyword-only candidates get their
-        cosine from the backend's stored vector."""
+        cosine from the backend's stored vector, read in the same round trip."""
         hits: builtins.list[ScoredMemory] = []
+        backend = self._repo.backend
         for start in range(0, len(order), top_k):
             chunk = order[start : start + top_k]
-            records = await self._repo.fetch(tenant.user_id, chunk)
-            unscored = [r for d, r in records.items() if d not in cosines and flt.matches(r)]
-            cosines.update(await self._repo.backend.similarities(unscored, query))
+            unscored = [d for d in chunk if d not in cosines]
+            records, stored = await self._repo.fetch_with(
+                tenant.user_id, chunk, lambda pipe, ids=unscored: backend.queue_similarities(pipe, parts, ids, query)
+            )
+            cosines.update(stored)
             hits += select_hits(chunk, records, cosines, tenant, flt, threshold, top_k - len(hits), fused)
             if len(hits) == top_k:
                 break

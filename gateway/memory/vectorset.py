@@ -10,7 +10,7 @@ Keyword ranking: :class:`~gateway.memory.keyword_index.KeywordIndex`.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import redis.asyncio as aredis
@@ -18,7 +18,7 @@ from redis.asyncio.client import Pipeline
 
 from gateway.memory.filters import SearchFilter, vector_attributes, vectorset_filter
 from gateway.memory.keys import KeySpace, Partition
-from gateway.memory.keyword_index import KeywordIndex
+from gateway.memory.keyword_index import KeywordIndex, execute_with_script, search_reply
 from gateway.memory.ranking import clamp01, cosine_from_vsim
 from gateway.memory.records import MemoryRecord
 
@@ -47,6 +47,22 @@ def _is_live(attributes: object) -> bool:
     if not attributes:
         return True
     return json.loads(attributes).get("live", 1) == 1
+
+
+def _stored_vector(reply: object, raw: bool) -> np.ndarray | None:
+    """``VEMB`` reply -> the stored vector up to a positive scale (enough for a cosine).
+    ``RAW`` replies are ``[type, bytes, l2 norm, (range)]``; ``int8`` values are the
+    vector scaled by ``127 / range`` (Redis docs, "VEMB"), ``f32`` the vector itself."""
+    if not reply:
+        return None
+    if not raw:
+        return np.asarray(reply, dtype=np.float32)
+    kind, data = reply[0], reply[1]  # type: ignore[index]
+    kind = kind.decode() if isinstance(kind, bytes) else str(kind)
+    dtype = {"int8": np.int8, "f32": np.float32}.get(kind)
+    if dtype is None:
+        raise ValueError(f"VEMB RAW: unexpected quantization {kind!r}")
+    return np.frombuffer(data, dtype=dtype).astype(np.float32)
 
 
 def _best(hits: list[tuple[str, float]], count: int) -> list[tuple[str, float]]:
@@ -99,53 +115,79 @@ class VectorSetBackend:
     async def vector_search(
         self, parts: Sequence[Partition], vector: np.ndarray, count: int, flt: SearchFilter
     ) -> list[tuple[str, float]]:
-        """Default searches (only retired records excluded) skip ``FILTER``, which about
+        """See :meth:`rank` (vector ranking only)."""
+        hits, _ = await self.rank(parts, vector, None, count, flt)
+        return hits
+
+    async def rank(
+        self, parts: Sequence[Partition], vector: np.ndarray, text: str | None, count: int, flt: SearchFilter
+    ) -> tuple[list[tuple[str, float]], list[str]]:
+        """Both rankings in one pipeline (one round trip): VSIM of each partition and,
+        with ``text``, the keyword index's BM25 script.
+
+        Default searches (only retired records excluded) skip ``FILTER``, which about
         doubles VSIM time: they ask ``WITHATTRIBS`` and drop retired hits here, and fall
-        back to ``FILTER`` only when a full reply lost hits that way."""
+        back to ``FILTER`` (a second round trip) only when a full reply lost hits that
+        way."""
         blob = np.asarray(vector, dtype=np.float32).tobytes()
         expression = vectorset_filter(flt)
-        if expression == LIVE_ONLY:
-            replies = await self._vsim(parts, blob, count, ["WITHATTRIBS"])
-            dropped = False
-            hits = []
-            for reply in replies:
-                rows = _rows(reply, with_attribs=True)
-                live = [(d, s) for d, s, attrs in rows if _is_live(attrs)]
-                dropped |= len(rows) == count and len(live) < len(rows)
-                hits += live
-            if not dropped:
-                return _best(hits, count)
-        extra = ["FILTER", expression] if expression else []
-        replies = await self._vsim(parts, blob, count, extra)
-        return _best([(d, s) for reply in replies for d, s, _ in _rows(reply)], count)
+        live_only = expression == LIVE_ONLY
+        extra = ["WITHATTRIBS"] if live_only else (["FILTER", expression] if expression else [])
+        keyword = []
 
-    async def _vsim(self, parts: Sequence[Partition], blob: bytes, count: int, extra: list) -> list:
+        def build(pipe: Pipeline) -> None:
+            self._queue_vsim(pipe, parts, blob, count, extra)
+            keyword[:] = [text is not None and self._keywords.queue_search(pipe, parts, text, count)]
+
+        replies = await execute_with_script(self._client, build)
+        keyword_ids = search_reply(replies[len(parts)]) if keyword[0] else []
+        if not live_only:
+            return _best([(d, s) for r in replies[: len(parts)] for d, s, _ in _rows(r)], count), keyword_ids
+        dropped = False
+        hits = []
+        for reply in replies[: len(parts)]:
+            rows = _rows(reply, with_attribs=True)
+            live = [(d, s) for d, s, attrs in rows if _is_live(attrs)]
+            dropped |= len(rows) == count and len(live) < len(rows)
+            hits += live
+        if dropped:
+            pipe = self._client.pipeline(transaction=False)
+            self._queue_vsim(pipe, parts, blob, count, ["FILTER", expression])
+            hits = [(d, s) for r in await pipe.execute() for d, s, _ in _rows(r)]
+        return _best(hits, count), keyword_ids
+
+    def _queue_vsim(self, pipe: Pipeline, parts: Sequence[Partition], blob: bytes, count: int, extra: list) -> None:
         args = ["WITHSCORES", "COUNT", count, "EF", max(self._ef, count), *self._nothread, *extra]
-        pipe = self._client.pipeline(transaction=False)
         for part in parts:
             pipe.execute_command("VSIM", self._keys.vector_set(part), "FP32", blob, *args)
-        return await pipe.execute()
 
     async def keyword_search(
         self, parts: Sequence[Partition], text: str, count: int, flt: SearchFilter
     ) -> list[str]:
         return await self._keywords.search(parts, text, count)
 
-    async def similarities(self, records: Sequence[MemoryRecord], vector: np.ndarray) -> dict[str, float]:
-        """Cosine from ``VEMB`` (the dequantized stored vector) for each record."""
-        if not records:
-            return {}
-        pipe = self._client.pipeline(transaction=False)
-        for record in records:
-            pipe.execute_command("VEMB", self._keys.vector_set(Partition.of(record)), record.id)
-        out = {}
+    def queue_similarities(
+        self, pipe: Pipeline, parts: Sequence[Partition], ids: Sequence[str], vector: np.ndarray
+    ) -> Callable[[Sequence[object]], dict[str, float]]:
+        """``VEMB ... RAW`` of each id in each partition's set (the quantized bytes: 384
+        int8 instead of 384 doubles as text; missing elements answer nil) for Q8 and
+        NOQUANT sets, plain ``VEMB`` (dequantized) for BIN ones."""
+        raw = ["RAW"] if self._quant != "BIN" else []
+        asked = [(doc_id, self._keys.vector_set(part)) for doc_id in ids for part in parts]
+        for doc_id, key in asked:
+            pipe.execute_command("VEMB", key, doc_id, *raw)
         query = np.asarray(vector, dtype=np.float32)
-        for record, stored in zip(records, await pipe.execute()):
-            if stored:
-                emb = np.asarray(stored, dtype=np.float32)
-                norm = float(np.linalg.norm(emb)) or 1.0
-                out[record.id] = clamp01(float(emb @ query) / norm)
-        return out
+
+        def finish(replies: Sequence[object]) -> dict[str, float]:
+            out = {}
+            for (doc_id, _key), stored in zip(asked, replies, strict=True):
+                emb = _stored_vector(stored, bool(raw))
+                if emb is not None:
+                    norm = float(np.linalg.norm(emb)) or 1.0
+                    out[doc_id] = clamp01(float(emb @ query) / norm)
+            return out
+
+        return finish
 
     async def reset_index(self, dimensions: int) -> None:
         """Nothing global: each partition's set is rebuilt by :meth:`rebuild_partition`."""
