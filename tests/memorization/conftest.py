@@ -52,9 +52,9 @@ class Env:
         return store
 
     def model_client(self) -> ModelClient:
-        return ModelClient(ModelConfig(base_url=self.upstream.url + "/v1", api_key="sk-mm", timeout_s=5), None)
+        return ModelClient(ModelConfig(base_url=self.upstream.url + "/v1", api_key="sk-mm", timeout_s=30), None)
 
-    async def drain(self, config: MemorizeConfig, store: Any, n: int = 1, timeout_s: float = 20) -> None:
+    async def drain(self, config: MemorizeConfig, store: Any, n: int = 1, timeout_s: float = 60) -> None:
         client = self.model_client()
         try:
             async with run_workers(config, self.redis, store, n=n, model=client, stop_grace_s=5):
