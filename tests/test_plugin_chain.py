@@ -21,7 +21,7 @@ def post(gw, body=BODY, key=ALICE_KEY):
                       headers={"authorization": f"Bearer {key}", "content-type": "application/json"}, timeout=20)
 
 
-def wait_for(predicate, timeout=5.0):
+def wait_for(predicate, timeout=30.0):
     deadline = time.monotonic() + timeout
     while not predicate():
         assert time.monotonic() < deadline, "condition not reached"
@@ -85,20 +85,17 @@ def test_on_failure_skip_keeps_the_other_plugins_work(start_gateway, upstream):
 
 
 def test_a_plugin_past_its_budget_is_cut_off_and_the_original_goes(start_gateway, upstream):
-    gw = start_gateway(registry=tp.REGISTRY, plugins=[{"name": "sleeping", "budget_ms": 100, "config": {"seconds": 5}}])
-    started = time.monotonic()
+    # the hook never returns: a reply at all means the budget cut it off
+    gw = start_gateway(registry=tp.REGISTRY, plugins=[{"name": "sleeping", "budget_ms": 100}])
     response = post(gw)
-    assert time.monotonic() - started < 2.0  # bounded by the budget, not the 5 s sleep
     assert response.headers["x-memgate-degraded"] == "sleeping:timeout"
     assert upstream.chat_requests()[-1].body == json.dumps(BODY).encode()
 
 
 def test_the_request_phase_deadline_bounds_all_hooks(start_gateway, upstream):
     gw = start_gateway(registry=tp.REGISTRY, chain={"request_deadline_ms": 200},
-                       plugins=[{"name": "inject"}, {"name": "sleeping", "budget_ms": 5000, "config": {"seconds": 5}}])
-    started = time.monotonic()
-    response = post(gw)
-    assert time.monotonic() - started < 2.0
+                       plugins=[{"name": "inject"}, {"name": "sleeping", "budget_ms": 3_600_000}])
+    response = post(gw)  # the hook never returns, its budget is an hour: the deadline cut it
     assert response.headers["x-memgate-degraded"] == "sleeping:deadline"
     assert upstream.chat_requests()[-1].body == json.dumps(BODY).encode()
 

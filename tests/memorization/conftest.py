@@ -54,10 +54,10 @@ class Env:
     def model_client(self, config: MemorizeConfig | None = None) -> ModelClient:
         """A client of the double; with ``config``, that config's model settings."""
         fields = config.model.model_dump() if config is not None else {}
-        fields.update(base_url=self.upstream.url + "/v1", api_key="sk-mm", timeout_s=5)
+        fields.update(base_url=self.upstream.url + "/v1", api_key="sk-mm", timeout_s=30)
         return ModelClient(ModelConfig.model_validate(fields), None)
 
-    async def drain_with(self, config: MemorizeConfig, store: Any, n: int = 1, timeout_s: float = 20) -> None:
+    async def drain_with(self, config: MemorizeConfig, store: Any, n: int = 1, timeout_s: float = 60) -> None:
         """:meth:`drain` with a model client built from ``config.model`` (max_tokens, ...)."""
         client = self.model_client(config)
         try:
@@ -66,7 +66,7 @@ class Env:
         finally:
             await client.aclose()
 
-    async def drain(self, config: MemorizeConfig, store: Any, n: int = 1, timeout_s: float = 20) -> None:
+    async def drain(self, config: MemorizeConfig, store: Any, n: int = 1, timeout_s: float = 60) -> None:
         client = self.model_client()
         try:
             async with run_workers(config, self.redis, store, n=n, model=client, stop_grace_s=5):

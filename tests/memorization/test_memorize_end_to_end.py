@@ -24,18 +24,25 @@ def start(start_gateway: Any, config: Any) -> Any:
 
 async def chat(gw: Any, messages: list[dict[str, Any]], **extra: Any) -> httpx.Response:
     headers = {"authorization": f"Bearer {ALICE_KEY}", **extra.pop("headers", {})}
-    async with httpx.AsyncClient(timeout=10) as client:
+    async with httpx.AsyncClient(timeout=60) as client:
         response = await client.post(gw.base_url + "/chat/completions", headers=headers,
                                      json={"model": "gpt-4o-mini", "messages": messages, **extra})
     assert response.status_code == 200, response.text
     return response
 
 
-async def settle(gw: Any) -> None:
-    """Completion observers run after the reply: wait for them."""
-    for _ in range(200):
-        if gw.gateway.runner.pending == 0:
-            return
+async def settle(gw: Any, n: int) -> None:
+    """Completion observers run after the reply: wait until the ``n``-th memorize
+    ``on_complete`` of this gateway has finished (its span ended). Not "nothing pending":
+    that is also true before the server has submitted the work. The deadline is generous
+    (a loaded machine); it is no timing assertion."""
+    deadline = asyncio.get_running_loop().time() + 60
+
+    def done() -> int:
+        return sum(s.name == "plugin memorize.on_complete" for s in gw.spans.get_finished_spans())
+
+    while done() < n:
+        assert asyncio.get_running_loop().time() < deadline, f"{done()} of {n} completions ran"
         await asyncio.sleep(0.01)
 
 
@@ -44,7 +51,7 @@ async def test_a_fact_told_in_one_conversation_is_found_from_a_new_one(start_gat
     gw = start(start_gateway, config)
     env.model_double.on("memorize_extraction", {"facts": [fact("The user is allergic to peanuts", keywords=["allergy", "peanuts"])]})
     await chat(gw, [{"role": "user", "content": "Heads up: I'm allergic to peanuts."}])
-    await settle(gw)
+    await settle(gw, 1)
     store = await env.store(gw.config.memory.key_prefix)
     await env.drain(config, store)
     hits = await store.search(Tenant("alice", "another-friend"), "what food should I avoid? nuts", top_k=3)
@@ -59,12 +66,12 @@ async def test_a_contradiction_supersedes_the_old_memory_which_stays_auditable(s
     store = await env.store(gw.config.memory.key_prefix)
     env.model_double.on("memorize_extraction", {"facts": [fact("The user lives in Berlin")]})
     await chat(gw, [{"role": "user", "content": "I live in Berlin."}])
-    await settle(gw)
+    await settle(gw, 1)
     await env.drain(config, store)
     env.model_double.on("memorize_extraction", {"facts": [fact("The user lives in Paris")]})
     env.model_double.on("memorize_reconcile", {"decisions": [{"fact": 0, "event": "UPDATE", "target": "m1", "text": "The user lives in Paris (moved from Berlin)"}]})
     await chat(gw, [{"role": "user", "content": "I moved to Paris last month."}])
-    await settle(gw)
+    await settle(gw, 2)
     await env.drain(config, store)
     live = await store.search(ALICE, "where does the user live", top_k=5)
     assert [h.record.text for h in live] == ["The user lives in Paris (moved from Berlin)"]
@@ -82,7 +89,7 @@ async def test_resending_the_whole_history_does_not_re_extract_old_turns(start_g
         history.append({"role": "user", "content": text})
         reply = (await chat(gw, history)).json()["choices"][0]["message"]["content"]
         history.append({"role": "assistant", "content": reply})
-    await settle(gw)
+    await settle(gw, 3)
     store = await env.store(gw.config.memory.key_prefix)
     await env.drain(config, store)
     decisions = env.model_double.calls["memorize_decision"]
@@ -105,7 +112,7 @@ async def test_verbatim_mode_stores_each_user_turn_once(start_gateway, env):
             reply = (await chat(gw, history)).json()["choices"][0]["message"]["content"]
         history.append({"role": "assistant", "content": reply})
     await chat(gw, history[:-1])  # a regenerate: same history again
-    await settle(gw)
+    await settle(gw, 4)
     store = await env.store(gw.config.memory.key_prefix)
     await env.drain(config, store)
     items = (await store.list(ALICE, limit=50)).items
@@ -121,18 +128,15 @@ async def test_the_job_is_enqueued_after_the_reply_and_a_cancelled_stream_is_par
     gw = start(start_gateway, config)
     queue = queue_for(config, env.redis)
     upstream.enqueue(SSEReply(pieces=40, delay=0.05))
-    async with httpx.AsyncClient(timeout=10) as client:
+    async with httpx.AsyncClient(timeout=60) as client:
         body = {"model": "gpt-4o-mini", "stream": True, "messages": [{"role": "user", "content": "Tell me a story"}]}
         async with client.stream("POST", gw.base_url + "/chat/completions", json=body,
                                  headers={"authorization": f"Bearer {ALICE_KEY}"}) as response:
             chunks = response.aiter_bytes()
             await chunks.__anext__()
             assert await env.redis.xlen(queue.keys.stream) == 0  # nothing while the reply streams
-    await settle(gw)
-    for _ in range(100):
-        if await env.redis.xlen(queue.keys.stream):
-            break
-        await asyncio.sleep(0.02)
+    await settle(gw, 1)
+    assert await env.redis.xlen(queue.keys.stream) == 1  # enqueued by the completion hook
     entries = await env.redis.xrange(queue.keys.stream)
     header = json.loads(entries[0][1][b"h"])
     assert header["partial"] is True and header["user_id"] == "alice" and header["friend_id"] == "tutor"
@@ -143,10 +147,10 @@ async def test_memorize_off_header_skips_the_call(start_gateway, env):
     gw = start(start_gateway, config)
     stream = queue_for(config, env.redis).keys.stream
     await chat(gw, [{"role": "user", "content": "secret diary"}], headers={"x-memgate-memorize": "off"})
-    await settle(gw)
+    await settle(gw, 1)
     assert await env.redis.xlen(stream) == 0
     await chat(gw, [{"role": "user", "content": "public diary"}])  # the same call without the header
-    await settle(gw)
+    await settle(gw, 2)
     assert await env.redis.xlen(stream) == 1
 
 
@@ -157,7 +161,7 @@ async def test_redaction_runs_before_the_memory_model_and_the_store(start_gatewa
         "[email]" if "[email]" in body["messages"][-1]["content"] else "LEAKED"))]})
     secret = "Mail me at jane.doe@example.com, my key is sk-live0123456789abcdefXYZ"
     await chat(gw, [{"role": "user", "content": secret}])
-    await settle(gw)
+    await settle(gw, 1)
     store = await env.store(gw.config.memory.key_prefix)
     await env.drain(config, store)
     seen = env.model_double.prompt_texts()

@@ -99,9 +99,13 @@ def test_show_recall_is_off_by_default(start_gateway, upstream, seed):
     assert "memgate" not in (reply.model_extra or {})
 
 
-def test_the_newest_preference_wins_once_the_cache_expires(start_gateway, upstream, seed):
-    import time
+def test_the_newest_preference_wins_once_the_cache_expires(start_gateway, upstream, seed, monkeypatch):
+    import types
 
+    from plugins import personalization as personalization_module
+
+    now = [1000.0]  # the plugin's clock, moved by the test: the TTL passes when it says
+    monkeypatch.setattr(personalization_module, "time", types.SimpleNamespace(monotonic=lambda: now[0]))
     plugins = [{"name": "personalization", "config": {"cache_ttl_s": 2.0}}]
     gw = start_gateway(registry=REGISTRY, plugins=plugins)
     body = {"model": "gpt-4o", "messages": [{"role": "user", "content": "Explain recursion"}]}
@@ -114,6 +118,8 @@ def test_the_newest_preference_wins_once_the_cache_expires(start_gateway, upstre
     assert "- Be concise" in sent_prompt()
     seed(gw, Tenant("alice", "other"), memory("The user now wants detailed answers.", type="preference"))
     assert "- Be concise" in sent_prompt()  # cached for cache_ttl_s
-    time.sleep(2.0)
+    now[0] += 1.0
+    assert "- Be concise" in sent_prompt()  # still cached
+    now[0] += 1.0
     prompt = sent_prompt()
     assert "- Be detailed" in prompt and "concise" not in prompt

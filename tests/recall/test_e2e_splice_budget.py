@@ -12,7 +12,7 @@ from tests.support.gateway import ALICE_KEY
 from tests.support.upstream_double import JSONReply, _default_reply
 
 MISO_Q = "Tell me something about my cat Miso"
-SPLICE = {"name": "tool_splice", "budget_ms": 3000, "config": {"rounds": 1, "similarity_threshold": 0.35}}
+SPLICE = {"name": "tool_splice", "budget_ms": 60_000, "config": {"rounds": 1, "similarity_threshold": 0.35}}
 
 
 def seed_miso(gw, seed):

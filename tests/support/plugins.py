@@ -99,7 +99,8 @@ class Raising(Inject):
 
 
 class SleepConfig(PluginConfig):
-    seconds: float = Field(5.0, description="How long the hook sleeps.")
+    seconds: float | None = Field(None, description="How long the hook sleeps; None: it waits "
+                                  "on an event that never fires (an overrun whatever the machine's speed).")
 
 
 class Sleeping:
@@ -112,7 +113,10 @@ class Sleeping:
         self.seconds = config.seconds
 
     async def rewrite_request(self, call, request):
-        await asyncio.sleep(self.seconds)
+        if self.seconds is None:
+            await asyncio.Event().wait()
+        else:
+            await asyncio.sleep(self.seconds)
         return request.model_copy(update={"messages": []})
 
 
