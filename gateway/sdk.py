@@ -51,6 +51,7 @@ from pydantic import BaseModel, ConfigDict
 from gateway.breaker import BreakerConfig, BreakerRegistry, CircuitBreaker
 from gateway.errors import MemgateError, MemoryUnavailable, UpstreamError
 from gateway.injection import Exchange, Injection, Item, SystemPart
+from gateway.memorization.config import MemorizeConfig
 from gateway.memory.records import MemoryRecord, MemoryType, NewMemory, Scope, ScoredMemory, Tenant
 from gateway.model_client import ModelClient, ModelConfig, ModelOutputError
 from gateway.proxy.assembly import AssembledReply
@@ -59,8 +60,6 @@ from gateway.proxy.sse import SSEDecoder
 from gateway.proxy.upstream import UpstreamCaller, UpstreamPool
 from gateway.proxy.wire import ChatRequest, Chunk, message_text
 from gateway.text import count_tokens, is_cjk, prompt_language
-
-from gateway.memorization.config import MemorizeConfig
 
 if TYPE_CHECKING:
     import asyncio

@@ -40,7 +40,7 @@ from pydantic import Field, model_validator
 from gateway.sdk import BreakerConfig, CallContext, ChatRequest, PluginConfig, ScoredMemory, is_cjk, message_text
 from plugins.guarded_memory import GuardedMemory, caller_tenant
 
-__all__ = ['AutoRecall', 'AutoRecallConfig', 'FOLLOW_UP_ENDS', 'FOLLOW_UP_STARTS', 'RecallResult', 'build_query', 'is_follow_up', 'length_units', 'recall_annotation', 'split_by_relevance']
+__all__ = ['FOLLOW_UP_ENDS', 'FOLLOW_UP_STARTS', 'AutoRecall', 'AutoRecallConfig', 'RecallResult', 'build_query', 'is_follow_up', 'length_units', 'recall_annotation', 'split_by_relevance']
 
 FOLLOW_UP_STARTS = (
     "and ", "but ", "so ", "then ", "also ", "what about", "how about", "why", "it ", "it's",
@@ -73,7 +73,7 @@ class AutoRecallConfig(PluginConfig):
     breaker: BreakerConfig = Field(default_factory=BreakerConfig, description="Memory-store circuit breaker.")
 
     @model_validator(mode="after")
-    def _ordered(self) -> "AutoRecallConfig":
+    def _ordered(self) -> AutoRecallConfig:
         if self.threshold > self.high_relevance_threshold:
             raise ValueError("threshold must not exceed high_relevance_threshold")
         return self

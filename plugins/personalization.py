@@ -33,7 +33,15 @@ from typing import ClassVar, Literal
 from pydantic import Field
 
 from gateway.sdk import (
-    BreakerConfig, CallContext, ChatRequest, PluginConfig, Services, SystemPart, Tenant, message_text, prompt_language,
+    BreakerConfig,
+    CallContext,
+    ChatRequest,
+    PluginConfig,
+    Services,
+    SystemPart,
+    Tenant,
+    message_text,
+    prompt_language,
 )
 from plugins.guarded_memory import GuardedMemory, caller_tenant
 from plugins.preferences import Preference, extract_preferences, render_personalization, resolve

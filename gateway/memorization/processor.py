@@ -24,7 +24,6 @@ from gateway.memorization.redact import Redactor
 from gateway.memorization.verbatim import verbatim_plan
 from gateway.memory.records import Tenant
 
-
 #: Above this many characters a job is redacted in a worker thread (about 1 ms of regex
 #: work on the loop at this size; measured with ``bench/big_messages.py``).
 OFF_LOOP_CHARS = 16_384

@@ -21,6 +21,7 @@ text size cap (:attr:`RedactionConfig.max_chars`, applied by :meth:`Redactor.red
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -117,7 +118,7 @@ class Redactor:
         if self.max_chars is not None:
             text = truncate_text(text, self.max_chars)[0]
         for _, pattern, replace in self.detectors:
-            text = pattern.sub(lambda m, replace=replace: replace(m) or m.group(), text)
+            text = pattern.sub(functools.partial(_apply, replace), text)
         return text
 
     def redact_all(self, texts: Sequence[str]) -> list[str]:
@@ -127,3 +128,8 @@ class Redactor:
 def _placeholder(name: str) -> Callable[[re.Match[str]], str]:
     """The replacement of a configured rule's matches: ``[name]``."""
     return lambda _match: f"[{name}]"
+
+
+def _apply(replace: Callable[[re.Match[str]], str | None], match: re.Match[str]) -> str:
+    """A detector's replacement for ``match``; the match itself when it declines (None)."""
+    return replace(match) or match.group()

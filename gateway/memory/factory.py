@@ -161,7 +161,7 @@ async def _lazy_embedder(
     dimensions = config.embedding.dimensions
     if dimensions is None:
         with redis_boundary():
-            recorded = StoreSettings.from_hash(await client.hgetall(keys.meta))
+            recorded = StoreSettings.from_hash(await client.hgetall(keys.meta))  # type: ignore[arg-type]  # bytes replies
         if recorded is not None and recorded.embedding_model == model:
             dimensions = recorded.embedding_dims
     return None if dimensions is None else LazyEmbedder(load, model, dimensions)
@@ -208,7 +208,7 @@ async def open_store(
             embedding = config.embedding
             if embedding.provider == "auto":
                 with redis_boundary():
-                    recorded = StoreSettings.from_hash(await client.hgetall(keys.meta))
+                    recorded = StoreSettings.from_hash(await client.hgetall(keys.meta))  # type: ignore[arg-type]  # bytes replies
                 provider = resolve_provider(embedding, recorded.embedding_model if recorded else None)
                 embedding = embedding.model_copy(update={"provider": provider})
             resolved = config.model_copy(update={"embedding": embedding})
@@ -234,6 +234,7 @@ async def open_redis(config: MemoryConfig) -> AsyncIterator[aredis.Redis]:
     ``memory.data_dir`` when the URL is empty; both closed on exit."""
     async with AsyncExitStack() as stack:
         url = config.redis_url or await stack.enter_async_context(embedded_redis(config))
+        assert url is not None
         client = redis_client(url, config)
         stack.push_async_callback(client.aclose)
         yield client

@@ -27,7 +27,7 @@ def _enum_set(values: Iterable[str] | None, enum: type, param: str) -> frozenset
     try:
         return frozenset(enum(v) for v in values)
     except ValueError:
-        allowed = ", ".join(e.value for e in enum)
+        allowed = ", ".join(e.value for e in enum)  # type: ignore[attr-defined]  # enum: a StrEnum class
         raise UnprocessableInput(f"unknown {param} in {list(values)!r}; allowed: {allowed}", param=param) from None
 
 

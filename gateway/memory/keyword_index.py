@@ -30,7 +30,7 @@ from gateway.memory.ranking import bm25_term_weight
 from gateway.memory.records import MemoryRecord
 from gateway.memory.tokenize import term_frequencies, tokenize
 
-__all__ = ['KeywordIndex', 'MAX_QUERY_TERMS', 'POSTINGS_PER_TERM']
+__all__ = ['MAX_QUERY_TERMS', 'POSTINGS_PER_TERM', 'KeywordIndex']
 
 MAX_QUERY_TERMS = 32
 POSTINGS_PER_TERM = 1000

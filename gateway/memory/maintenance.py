@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable, Iterator
 
+import numpy as np
 from pydantic import ValidationError
 
 from gateway.errors import UnprocessableInput
@@ -98,7 +99,7 @@ async def reembed(repo: RecordRepository, embedder: Embedder, batch_size: int) -
             ids = await repo.ids_of(part)
             found = await repo.fetch(user_id, ids)
             records = [found[d] for d in ids if d in found]
-            items = []
+            items: list[tuple[MemoryRecord, np.ndarray]] = []
             for start in range(0, len(records), batch_size):
                 chunk = records[start : start + batch_size]
                 items += zip(chunk, await embedder.embed_many([r.text for r in chunk]), strict=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from itertools import groupby
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import redis.asyncio as aredis
@@ -22,7 +22,7 @@ from gateway.memory.codec import absent_fields, record_from_hash, record_to_hash
 from gateway.memory.keys import KeySpace, Partition
 from gateway.memory.records import MemoryRecord
 
-__all__ = ['RecordRepository', 'SCAN_BATCH', 'Write']
+__all__ = ['SCAN_BATCH', 'RecordRepository', 'Write']
 
 #: ``(new record, its vector or None when unchanged, the version it replaces or None)``
 Write = tuple[MemoryRecord, np.ndarray | None, MemoryRecord | None]
@@ -46,7 +46,7 @@ class RecordRepository:
         for doc_id in ids:
             pipe.hgetall(self.keys.record(user_id, doc_id))
         replies = await pipe.execute()
-        return {d: record_from_hash(raw) for d, raw in zip(ids, replies) if raw}
+        return {d: record_from_hash(raw) for d, raw in zip(ids, replies, strict=True) if raw}
 
     async def fetch_with(
         self, user_id: str, ids: Sequence[str], queue_more: Callable[[Pipeline], Callable[[list], T]]
@@ -116,15 +116,18 @@ class RecordRepository:
 
     async def partitions_of(self, user_id: str) -> list[Partition]:
         """The user's profile partition and one per friend that has event memories."""
-        friends = sorted(f.decode() for f in await self.client.smembers(self.keys.friends(user_id)))
+        members: Any = await self.client.smembers(self.keys.friends(user_id))
+        friends = sorted(f.decode() for f in members)
         return [Partition(user_id, None), *(Partition(user_id, f) for f in friends)]
 
     async def ids_of(self, part: Partition) -> list[str]:
         """Every record id of ``part``, oldest first."""
-        return [m.decode() for m in await self.client.zrange(self.keys.listing(part), 0, -1)]
+        ids: Any = await self.client.zrange(self.keys.listing(part), 0, -1)
+        return [m.decode() for m in ids]
 
     async def users(self) -> list[str]:
-        return sorted(u.decode() for u in await self.client.smembers(self.keys.users))
+        users: Any = await self.client.smembers(self.keys.users)
+        return sorted(u.decode() for u in users)
 
     async def delete_user(self, user_id: str) -> int:
         """UNLINK every key of the user: each partition's records, listing and vector set,
@@ -149,7 +152,7 @@ class RecordRepository:
         return deleted
 
     @staticmethod
-    async def _batches(keys) -> AsyncIterator[list[bytes]]:  # noqa: ANN001
+    async def _batches(keys) -> AsyncIterator[list[bytes]]:
         batch: list[bytes] = []
         async for key in keys:
             batch.append(key)

@@ -32,7 +32,7 @@ from gateway.memory.ranking import clamp01, cosine_from_distance
 from gateway.memory.records import MemoryRecord
 from gateway.memory.tokenize import tokenize
 
-__all__ = ['SCHEMA_VERSION', 'SearchBackend', 'VECTOR_FIELD', 'index_schema', 'tenant_filter']
+__all__ = ['SCHEMA_VERSION', 'VECTOR_FIELD', 'SearchBackend', 'index_schema', 'tenant_filter']
 
 SCHEMA_VERSION = 1
 VECTOR_FIELD = "embedding"

@@ -15,6 +15,7 @@ when Redis is back.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import AsyncIterator, Iterable, Sequence
 from datetime import datetime
 from typing import Protocol, overload
@@ -79,7 +80,7 @@ class MemoryStore(Protocol):
         scopes: Iterable[str] | None = None, types: Iterable[str] | None = None,
         occurred_after: datetime | None = None, occurred_before: datetime | None = None,
         include_retired: bool = False,
-    ) -> list[ScoredMemory]:
+    ) -> builtins.list[ScoredMemory]:
         """Hybrid search, hits in ranking order: ``score`` = the ranking score, ``similarity`` =
         cosine of the vector part in [0, 1], ``threshold`` applies to it (:class:`ScoredMemory`)."""
         ...
@@ -90,7 +91,7 @@ class MemoryStore(Protocol):
         types: Iterable[str] | None = None, occurred_after: datetime | None = None,
         occurred_before: datetime | None = None, include_retired: bool = False,
         query_text: str | None = None,
-    ) -> list[ScoredMemory]:
+    ) -> builtins.list[ScoredMemory]:
         """As :meth:`search` with a ready vector; hybrid only when ``query_text`` is given."""
         ...
 

@@ -19,13 +19,15 @@ write without WATCH, so two concurrent updates of one record resolve last-writer
 from __future__ import annotations
 
 import builtins
+import functools
+import typing
 from collections.abc import AsyncIterator, Iterable, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import numpy as np
 
-from gateway.errors import NotFound, UnprocessableInput
 import gateway.memory.maintenance as maintenance
+from gateway.errors import NotFound, UnprocessableInput
 from gateway.memory.config import MemoryConfig
 from gateway.memory.embeddings.base import Embedder, embed_one
 from gateway.memory.filters import SearchFilter
@@ -33,7 +35,14 @@ from gateway.memory.ids import check_memory_id, new_memory_id
 from gateway.memory.keys import Partition, visible_partitions
 from gateway.memory.ranking import fused_scores, weighted_rrf
 from gateway.memory.records import (
-    MemoryPage, MemoryPatch, MemoryRecord, NewMemory, ScoredMemory, Tenant, build_record, visible_to,
+    MemoryPage,
+    MemoryPatch,
+    MemoryRecord,
+    NewMemory,
+    ScoredMemory,
+    Tenant,
+    build_record,
+    visible_to,
 )
 from gateway.memory.redis_errors import redis_boundary
 from gateway.memory.repository import RecordRepository
@@ -105,7 +114,7 @@ def recomputed_keywords(old_text: str, old_keywords: Sequence[str], new_text: st
 
 
 def _now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 class TenantMemoryStore:
@@ -136,11 +145,11 @@ class TenantMemoryStore:
         now = _now()
         ids = sorted(new_memory_id() for _ in memories)  # batch order = id order
         records = []
-        for memory, record_id in zip(memories, ids):
+        for memory, record_id in zip(memories, ids, strict=True):
             check_new_memory(tenant, memory, self._config.max_text_chars)
             records.append(build_record(tenant, memory, record_id, now))
         with redis_boundary():
-            await self._repo.write([(r, v, None) for r, v in zip(records, rows)])
+            await self._repo.write([(r, v, None) for r, v in zip(records, rows, strict=True)])
         return records
 
     async def get(self, tenant: Tenant, memory_id: str) -> MemoryRecord:
@@ -255,7 +264,7 @@ class TenantMemoryStore:
             chunk = order[start : start + top_k]
             unscored = [d for d in chunk if d not in cosines]
             records, stored = await self._repo.fetch_with(
-                tenant.user_id, chunk, lambda pipe, ids=unscored: backend.queue_similarities(pipe, parts, ids, query)
+                tenant.user_id, chunk, functools.partial(_queue_similarities, backend, parts, unscored, query)
             )
             cosines.update(stored)
             hits += select_hits(chunk, records, cosines, tenant, flt, threshold, top_k - len(hits), fused)
@@ -302,3 +311,9 @@ class TenantMemoryStore:
     async def reembed(self) -> int:
         with redis_boundary():
             return await maintenance.reembed(self._repo, self._embedder, self._config.embedding.batch_size)
+
+
+def _queue_similarities(backend: typing.Any, parts: typing.Any, ids: list[str], query: typing.Any, pipe: typing.Any) -> typing.Any:
+    """Queue on ``pipe`` the similarity reads of ``ids`` (records fetched in the same round
+    trip); returns the function that reads their replies."""
+    return backend.queue_similarities(pipe, parts, ids, query)

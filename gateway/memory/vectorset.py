@@ -10,6 +10,7 @@ Keyword ranking: :class:`~gateway.memory.keyword_index.KeywordIndex`.
 from __future__ import annotations
 
 import json
+import typing
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -37,7 +38,7 @@ def _rows(reply: object, with_attribs: bool = False) -> list[tuple[str, float, o
     if isinstance(reply, dict):
         items = [(k, *(v if with_attribs else (v, None))) for k, v in reply.items()]
     else:
-        flat, step = list(reply or []), 3 if with_attribs else 2
+        flat, step = list(reply or []), 3 if with_attribs else 2  # type: ignore[call-overload]  # RESP2 flat list
         items = [(*flat[i : i + 2], flat[i + 2] if with_attribs else None) for i in range(0, len(flat), step)]
     return [(k.decode() if isinstance(k, bytes) else str(k), float(s), a) for k, s, a in items]
 
@@ -46,7 +47,7 @@ def _is_live(attributes: object) -> bool:
     """False for a retired record (attributes ``"live": 0``); missing attributes: live."""
     if not attributes:
         return True
-    return json.loads(attributes).get("live", 1) == 1
+    return json.loads(attributes).get("live", 1) == 1  # type: ignore[arg-type]  # bytes or str
 
 
 def _stored_vector(reply: object, raw: bool) -> np.ndarray | None:
@@ -133,7 +134,7 @@ class VectorSetBackend:
         expression = vectorset_filter(flt)
         live_only = expression == LIVE_ONLY
         extra = ["WITHATTRIBS"] if live_only else (["FILTER", expression] if expression else [])
-        keyword = []
+        keyword: list[typing.Any] = []  # the keyword query queued on the pipeline, if any
 
         def build(pipe: Pipeline) -> None:
             self._queue_vsim(pipe, parts, blob, count, extra)

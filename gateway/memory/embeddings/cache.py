@@ -40,7 +40,7 @@ class CachedEmbedder:
         with redis_boundary():
             cached = await self._client.mget(keys)
         out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
-        missing = [i for i, blob in enumerate(cached) if not self._fill(out, i, blob)]
+        missing = [i for i, blob in enumerate(cached) if not self._fill(out, i, blob)]  # type: ignore[arg-type]  # bytes replies
         if missing:
             fresh = await self.inner.embed_many([texts[i] for i in missing])
             out[missing] = fresh
