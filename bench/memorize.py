@@ -63,7 +63,8 @@ def _call(plugin: Any, messages: list[dict[str, Any]]) -> tuple[Any, Any]:
     from gateway.proxy.principal import Principal
 
     call = CallContext(request_id="req_" + uuid.uuid4().hex, principal=Principal("k", "bench", "friend"),
-                       original=ChatRequest(model="gpt-4o-mini", messages=messages), headers={})
+                       original=ChatRequest(model="gpt-4o-mini", messages=messages), headers={},
+                       upstream=None)  # type: ignore[arg-type]  # no upstream calls
     reply = reply_from_completion({"choices": [{"index": 0, "message": {"role": "assistant", "content": "Sure, noted. " * 10}}]})
     return call, reply
 
@@ -85,7 +86,7 @@ async def bench_enqueue(redis: Any, count: int, history: int) -> dict[str, float
     for i in range(count):
         call, reply = _call(plugin, base + [{"role": "user", "content": f"new turn {i}"}])
         started = time.perf_counter()
-        await plugin.enqueue(call, reply, now)
+        await plugin.memorization.enqueue(call, reply, now)
         samples.append((time.perf_counter() - started) * 1000)
     await _cleanup(redis, config)
     pings = []
@@ -111,7 +112,7 @@ async def bench_worker(redis: Any, store: Any, mode: str, jobs: int) -> dict[str
     now = datetime.now(timezone.utc)
     for i in range(jobs):
         call, reply = _call(plugin, [{"role": "user", "content": f"Job {i}: I walked my dog Rex to the lake and we met Anna."}])
-        await plugin.enqueue(call, reply, now)
+        await plugin.memorization.enqueue(call, reply, now)
     model = InstantModel() if mode == "extract" else None
     started = time.perf_counter()
     async with run_workers(config, redis, store, n=1, model=model):
