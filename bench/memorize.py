@@ -63,7 +63,8 @@ def _call(plugin: Any, messages: list[dict[str, Any]]) -> tuple[Any, Any]:
     from gateway.proxy.principal import Principal
 
     call = CallContext(request_id="req_" + uuid.uuid4().hex, principal=Principal("k", "bench", "friend"),
-                       original=ChatRequest(model="gpt-4o-mini", messages=messages), headers={})
+                       original=ChatRequest(model="gpt-4o-mini", messages=messages), headers={},
+                       upstream=None)  # type: ignore[arg-type]  # no upstream calls
     reply = reply_from_completion({"choices": [{"index": 0, "message": {"role": "assistant", "content": "Sure, noted. " * 10}}]})
     return call, reply
 
@@ -85,7 +86,7 @@ async def bench_enqueue(redis: Any, count: int, history: int) -> dict[str, float
     for i in range(count):
         call, reply = _call(plugin, base + [{"role": "user", "content": f"new turn {i}"}])
         started = time.perf_counter()
-        await plugin.enqueue(call, reply, now)
+        await plugin.memorization.enqueue(call, reply, now)
         samples.append((time.perf_counter() - started) * 1000)
     await _cleanup(redis, config)
     pings = []
@@ -111,7 +112,7 @@ async def bench_worker(redis: Any, store: Any, mode: str, jobs: int) -> dict[str
     now = datetime.now(timezone.utc)
     for i in range(jobs):
         call, reply = _call(plugin, [{"role": "user", "content": f"Job {i}: I walked my dog Rex to the lake and we met Anna."}])
-        await plugin.enqueue(call, reply, now)
+        await plugin.memorization.enqueue(call, reply, now)
     model = InstantModel() if mode == "extract" else None
     started = time.perf_counter()
     async with run_workers(config, redis, store, n=1, model=model):
@@ -135,6 +136,7 @@ class Options:
     jobs: int = 200
     enqueues: int = 2000
     history: int = 20
+    provider: str = "auto"
     json_out: str | None = None
 
 
@@ -153,7 +155,8 @@ async def run(args: Options) -> dict[str, Any]:
     client = aredis.Redis.from_url(url)
     try:
         results: dict[str, Any] = {"enqueue": await bench_enqueue(client, args.enqueues, args.history)}
-        memory = MemoryConfig(redis_url=url, key_prefix="bm" + uuid.uuid4().hex[:8])
+        memory = MemoryConfig(redis_url=url, key_prefix="bm" + uuid.uuid4().hex[:8],
+                              embedding={"provider": args.provider})
         async with open_store(client, memory) as store:
             results["verbatim"] = await bench_worker(client, store, "verbatim", args.jobs)
             results["extract_instant_model"] = await bench_worker(client, store, "extract", args.jobs)
@@ -172,6 +175,9 @@ async def run(args: Options) -> dict[str, Any]:
 @click.option("--jobs", type=int, default=200, show_default=True, help="Jobs per worker benchmark.")
 @click.option("--enqueues", type=int, default=2000, show_default=True, help="Enqueue calls timed.")
 @click.option("--history", type=int, default=20, show_default=True, help="Messages per request (history resent).")
+@click.option("--provider", default="auto", show_default=True,
+              type=click.Choice(["auto", "local", "onnx", "model2vec"]),
+              help="memory.embedding.provider of the bench store (auto: onnx for a new store).")
 @click.option("--json", "json_out", default=None, type=click.Path(dir_okay=False), help="Write results as JSON here.")
 def command(**settings: object) -> None:
     """Memorization jobs/s per worker and the enqueue cost on the request path."""
@@ -180,6 +186,7 @@ def command(**settings: object) -> None:
     e = results["enqueue"]
     print(f"enqueue (on_complete, {e['history_messages']} messages): p50 {e['p50_ms']:.3f} ms  "
           f"p99 {e['p99_ms']:.3f} ms  max {e['max_ms']:.3f} ms  ({e['calls']} calls)")
+    print(f"embedding provider: {args.provider}")
     print(f"  reference: Redis PING round trip p50 {e['ping']['p50_ms']:.3f} ms  p99 {e['ping']['p99_ms']:.3f} ms")
     for name in ("verbatim", "extract_instant_model"):
         r = results[name]

@@ -59,7 +59,13 @@ class WorkerConfig(_Frozen):
         1, ge=0, le=64, description="Workers run inside `memgate serve`; 0: only `memgate worker` processes."
     )
     block_ms: int = Field(1000, ge=1, description="XREADGROUP BLOCK time when the stream is empty.")
-    batch: int = Field(8, ge=1, le=1000, description="Entries read per XREADGROUP / XAUTOCLAIM.")
+    batch: int = Field(32, ge=1, le=1000, description="Entries read per XREADGROUP / XAUTOCLAIM.")
+    concurrency: int = Field(
+        16, ge=1, le=1000,
+        description="Jobs of one read batch a worker handles at once (jobs of one conversation "
+        "stay sequential, in stream order). Concurrent jobs' texts share the embedder's "
+        "micro-batches and their Redis round trips overlap (issue 10, item 3); 1: one job at a time.",
+    )
     claim_min_idle_ms: int = Field(
         60_000, ge=1,
         description="XAUTOCLAIM min-idle-time: a job delivered but not acked for this long "

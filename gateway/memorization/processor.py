@@ -1,7 +1,8 @@
 """One job, start to finish, minus queue bookkeeping (the worker owns that).
 
-Order: done marker? -> forget epoch still the job's? -> plan (stored once, ``SET NX``,
-replayed as stored) -> apply -> epoch re-checked *after* the writes: if a forget ran
+Order: done marker? -> forget epoch still the job's? (one round trip, with the stored
+plan) -> plan (stored once, ``SET NX``, replayed as stored; verbatim plans are not stored:
+they are a pure function of the job) -> apply -> epoch re-checked *after* the writes: if a forget ran
 meanwhile, what this job wrote is erased again (forget increments the epoch before it
 erases, so either the forget's erase sees these records or this re-check sees the new
 epoch: forget always wins). Redaction runs on every turn before planning, so neither the
@@ -64,14 +65,15 @@ class JobProcessor:
         pipe = self.queue.client.pipeline(transaction=False)
         pipe.exists(self.queue.keys.done(job.user_id, job.job_id))
         pipe.get(self.queue.keys.epoch(job.user_id))
-        done, epoch = await pipe.execute()
+        pipe.get(self.queue.keys.plan(job.user_id, job.job_id))
+        done, epoch, stored = await pipe.execute()  # one round trip (issue 10, item 3)
         if done:
             return "duplicate"
         if int(epoch or 0) != job.epoch:
             return "stale"
         job = await self.redacted_async(job)
         started_ms = await self._conversation_start(job)
-        plan = await self._plan(job, started_ms)
+        plan = Plan.model_validate_json(stored) if stored else await self._plan(job, started_ms)
         tenant = Tenant(job.user_id, job.friend_id)
         written = await apply_plan(self.store, tenant, plan)
         if await self.epoch(job.user_id) != job.epoch:
@@ -80,11 +82,14 @@ class JobProcessor:
         return "done"
 
     async def _plan(self, job: Job, started_ms: int) -> Plan:
+        """A new plan for ``job`` (none was stored), stored ``SET NX`` unless it is a
+        verbatim one: that is a pure function of the job (op ids from job id and turn
+        hash, :func:`verbatim_plan`), so a replay makes the same ops and storing it would
+        only cost a round trip."""
         key = self.queue.keys.plan(job.user_id, job.job_id)
-        stored = await self.queue.client.get(key)
-        if stored:
-            return Plan.model_validate_json(stored)
         plan = await self._make_plan(job, started_ms)
+        if self._is_verbatim(job):
+            return plan
         ttl = self.config.queue.done_ttl_s
         if not await self.queue.client.set(key, plan.model_dump_json(), nx=True, ex=ttl):
             stored = await self.queue.client.get(key)
@@ -93,13 +98,17 @@ class JobProcessor:
             return Plan.model_validate_json(stored)
         return plan
 
+    def _is_verbatim(self, job: Job) -> bool:
+        return job.kind != "inference" and (self.config.mode == "verbatim" or self._extractor is None)
+
     async def _make_plan(self, job: Job, started_ms: int) -> Plan:
         if job.kind == "inference":
             if self._inferrer is None:
                 return Plan(decision="inference needs a memory model")
             return await self._inferrer.plan(job)
-        if self.config.mode == "verbatim" or self._extractor is None:
+        if self._is_verbatim(job):
             return verbatim_plan(job, [t.text for t in job.turns], self.config.verbatim_roles)
+        assert self._extractor is not None  # _is_verbatim otherwise
         turns = [(t.role, t.text) for t in job.turns]
         return await self._extractor.plan(job, turns, started_ms)
 
@@ -110,12 +119,15 @@ class JobProcessor:
             return job.enqueued_ms
         keys, client = self.queue.keys, self.queue.client
         convs = keys.conversations(job.user_id, job.friend_id)
-        is_new = await client.hsetnx(convs, job.conversation_id, job.enqueued_ms)
+        pipe = client.pipeline(transaction=False)
+        pipe.hsetnx(convs, job.conversation_id, job.enqueued_ms)
+        pipe.hget(convs, job.conversation_id)
+        is_new, first_seen = await pipe.execute()
         if is_new and self.config.inference.enabled and self.config.mode == "extract":
             count = await client.incr(keys.conversation_count(job.user_id, job.friend_id))
             if count % self.config.inference.interval == 0:
                 await self.queue.push(inference_job(job))
-        return int(await client.hget(convs, job.conversation_id) or job.enqueued_ms)
+        return int(first_seen or job.enqueued_ms)
 
 
 def inference_job(after: Job) -> Job:

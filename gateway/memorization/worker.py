@@ -3,8 +3,13 @@
 processes, share the group; each has its own consumer name.
 
 Loop of one worker: promote due retries -> every ``claim_every_s`` XAUTOCLAIM jobs idle
-longer than ``claim_min_idle_ms`` (their worker died) -> XREADGROUP new jobs (BLOCK) ->
-handle each in turn. Handling: unreadable entry -> dead letter; delivered more than
+longer than ``claim_min_idle_ms`` (their worker died) -> XREADGROUP up to ``batch`` new
+jobs (BLOCK) -> handle the batch (:meth:`Worker.handle_batch`): up to ``concurrency`` jobs
+at once, so their embeddings share the embedder's micro-batches and their Redis round
+trips overlap (issue 10, item 3); jobs of one conversation (:func:`lane_of`) run one after
+the other in stream order. Each job is still settled on its own (ack, retry or dead
+letter), so at-least-once delivery, idempotent writes and forget epochs hold per job as
+before. Handling: unreadable entry -> dead letter; delivered more than
 ``max_deliveries`` times without an ack (it keeps killing or wedging workers, so every
 restart would reclaim it again) -> dead letter; otherwise process under
 ``job_timeout_s``; success -> done marker + XACK + XDEL. Failures (issue 9):
@@ -59,6 +64,19 @@ def backoff_s(attempt: int, config: WorkerConfig) -> float:
     return min(config.backoff_max_s, config.backoff_base_s * 2 ** (attempt - 1))
 
 
+def lane_of(entry_id: str, job: Job | None) -> tuple[str, ...]:
+    """Jobs with the same lane are handled sequentially, in stream order: those of one
+    conversation of one tenant (its first-seen time and, in ``extract`` mode, its gist
+    and reconciliation build on the earlier job). Unreadable entries get a lane each.
+
+    >>> lane_of("1-0", None)
+    ('entry', '1-0')
+    """
+    if job is None:
+        return ("entry", entry_id)
+    return (job.user_id, job.friend_id, job.kind, job.conversation_id)
+
+
 def consumer_name(index: int = 0) -> str:
     """``<host>-<pid>-<index>-<random>``: unique per worker, readable in XINFO CONSUMERS."""
     return f"{socket.gethostname()}-{os.getpid()}-{index}-{uuid.uuid4().hex[:6]}"
@@ -90,8 +108,8 @@ class Worker:
                 if time.monotonic() - last_claim >= self.config.claim_every_s:
                     last_claim = time.monotonic()
                     await self.reclaim_once()
-                for entry_id, fields in await self.queue.read(self.name, self.config.batch, self.config.block_ms):
-                    await self.handle(entry_id, fields)
+                entries = await self.queue.read(self.name, self.config.batch, self.config.block_ms)
+                await self.handle_batch([(entry_id, fields, 1) for entry_id, fields in entries])
             except Exception as exc:  # Redis down, etc.: keep the worker alive
                 log.warning("memorize worker %s: %r", self.name, exc)
                 self._inc("memgate_memorize_failures_total", error="loop")
@@ -100,15 +118,52 @@ class Worker:
     async def reclaim_once(self) -> int:
         """XAUTOCLAIM stuck jobs and handle them; returns how many."""
         claimed = await self.queue.reclaim(self.name, self.config.claim_min_idle_ms, self.config.batch)
-        for entry_id, fields, deliveries in claimed:
-            self._inc("memgate_memorize_reclaimed_total")
-            await self.handle(entry_id, fields, deliveries)
+        if claimed:
+            self._inc("memgate_memorize_reclaimed_total", len(claimed))
+        await self.handle_batch(claimed)
         return len(claimed)
 
-    async def handle(self, entry_id: str, fields: dict, deliveries: int = 1) -> str:
-        """Process one entry and settle it (ack, retry or dead letter); returns the outcome."""
+    async def handle_batch(self, entries: list[tuple[str, dict, int]]) -> list[str]:
+        """Handle ``(entry id, fields, deliveries)`` entries: up to ``concurrency`` at once,
+        those of one lane (:func:`lane_of`) sequentially in the given (stream) order.
+        Returns the outcomes in entry order.
+
+        Raises:
+            Exception: the first error that escaped :meth:`handle` (Redis down while
+                settling a job); the other entries are handled to the end first, and an
+                entry left unsettled stays pending, to be reclaimed.
+        """
+        if len(entries) <= 1 or self.config.concurrency == 1:
+            return [await self.handle(e, f, d) for e, f, d in entries]
+        lanes: dict[tuple[str, ...], list[tuple[int, str, dict, int, Job | None]]] = {}
+        for position, (entry_id, fields, deliveries) in enumerate(entries):
+            try:
+                job: Job | None = job_from_fields(fields)
+            except Exception:
+                job = None
+            lanes.setdefault(lane_of(entry_id, job), []).append((position, entry_id, fields, deliveries, job))
+        slots = asyncio.Semaphore(self.config.concurrency)
+        outcomes: list[str] = [""] * len(entries)
+
+        async def run_lane(items: list[tuple[int, str, dict, int, Job | None]]) -> None:
+            for position, entry_id, fields, deliveries, job in items:
+                async with slots:
+                    outcomes[position] = await self.handle(entry_id, fields, deliveries, job)
+
+        results = await asyncio.gather(*(run_lane(items) for items in lanes.values()), return_exceptions=True)
+        errors = [r for r in results if isinstance(r, BaseException)]
+        for error in errors:
+            if not isinstance(error, Exception):
+                raise error  # cancellation: shutdown
+        if errors:
+            raise errors[0]
+        return outcomes
+
+    async def handle(self, entry_id: str, fields: dict, deliveries: int = 1, job: Job | None = None) -> str:
+        """Process one entry and settle it (ack, retry or dead letter); returns the outcome.
+        ``job``: the entry's job when the caller parsed it already."""
         try:
-            job = job_from_fields(fields)
+            job = job if job is not None else job_from_fields(fields)
         except Exception as exc:
             raw = repr({k: v for k, v in fields.items()})[:4000]
             await self.queue.dead_letter(entry_id, raw, f"unreadable job: {exc!r}"[:2000])

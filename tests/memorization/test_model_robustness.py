@@ -109,7 +109,8 @@ async def test_placeholder_empty_and_repeated_facts_are_never_stored(env):
 
 
 async def test_a_server_rejecting_json_schema_with_500_gets_json_object_and_it_is_remembered(env):
-    config = memorize_config("extract", gists={"enabled": False})
+    # one job at a time: concurrent jobs' first calls would all go out before the rejection
+    config = memorize_config("extract", gists={"enabled": False}, worker={"concurrency": 1})
     store = await fresh_store(env)
     model = env.model_double
     model.reject_formats = {"json_schema"}
