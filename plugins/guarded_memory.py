@@ -1,24 +1,45 @@
 """Memory-store searches for the recall plugins: tenant from the caller, a time limit,
-and the shared circuit breaker (:mod:`gateway.breaker`, ``services.breakers``).
+admission control (:mod:`gateway.admission`, ``services.admission``) and the shared
+circuit breaker (:mod:`gateway.breaker`, ``services.breakers``).
 
 Every failure the plugins tolerate becomes :class:`RecallSkipped` with a short reason
 that the chain puts into ``x-memgate-degraded`` (``auto_recall:memory_unavailable``):
 
 - ``breaker_open``: the breaker refused the call (no I/O at all);
 - ``memory_unavailable``: Redis or the embedding model is down (``MemoryUnavailable``);
-- ``memory_timeout``: the search took longer than the plugin's ``timeout_ms``.
+- ``memory_timeout``: the store did not answer although it had a fair share of the time
+  (admitted with at least ``min(admission.fair_ms, timeout / 2)`` left);
+- ``overloaded``: the search could not be served before this request's deadline: shed by
+  admission control, refused by a full embedding queue (``EmbeddingOverloaded``), or timed
+  out after its time went to waiting (admitted with less than the fair share left).
 
-The last two count as breaker failures. Programming errors are not caught here: they
-reach the chain, which fails open and records them.
+Only ``memory_unavailable`` and ``memory_timeout`` count as breaker failures: overload is
+shed per request and never opens the breaker for everyone (issue 10, item 2).
+
+Time limit of one search: ``timeout_s`` (the plugin's ``timeout_ms``), cut to the
+request's remaining deadline minus ``admission.reserve_ms`` when the caller passes
+``time_left`` (``call.time_left()``). Programming errors are not caught here: they reach
+the chain, which fails open and records them.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterable
 from typing import Any
 
-from gateway.sdk import CallContext, CircuitBreaker, MemoryUnavailable, ScoredMemory, Skipped, Tenant
+from gateway.sdk import (
+    Admission,
+    CallContext,
+    CircuitBreaker,
+    EmbeddingOverloaded,
+    MemoryUnavailable,
+    Overloaded,
+    ScoredMemory,
+    Skipped,
+    Tenant,
+)
 
 
 class RecallSkipped(Skipped):
@@ -32,37 +53,61 @@ def caller_tenant(call: CallContext) -> Tenant:
 
 
 class GuardedMemory:
-    """``search`` on the store under a timeout and the breaker (see module docstring)."""
+    """``search`` on the store under a time limit, admission control and the breaker
+    (see module docstring). ``admission`` None: no concurrency limit (tool loops)."""
 
-    def __init__(self, store: Any, breaker: CircuitBreaker, timeout_s: float) -> None:
+    def __init__(
+        self, store: Any, breaker: CircuitBreaker, timeout_s: float, admission: Admission | None = None
+    ) -> None:
         self.store = store
         self.breaker = breaker
         self.timeout_s = timeout_s
+        self.admission = admission
 
     async def search(
         self, tenant: Tenant, query: str, top_k: int, threshold: float,
         scopes: Iterable[str] | None = None, types: Iterable[str] | None = None,
+        time_left: float | None = None,
     ) -> list[ScoredMemory]:
-        """The store's hits, best first.
+        """The store's hits, best first. ``time_left``: seconds left of the request's
+        deadline (``call.time_left()``), None for no cut.
 
         Raises:
-            RecallSkipped: no store, breaker open, store down, or past ``timeout_s``.
+            RecallSkipped: no store, breaker open, store down, store timeout, or overloaded.
         """
         if self.store is None:
             raise RecallSkipped("memory_disabled")
+        budget = self.timeout_s
+        fair_s = budget / 2
+        if self.admission is not None:
+            fair_s = min(self.admission.config.fair_ms / 1000.0, budget / 2)
+            if time_left is not None:
+                budget = min(budget, time_left - self.admission.config.reserve_ms / 1000.0)
+        elif time_left is not None:
+            budget = min(budget, time_left)
+        if budget <= 0:
+            raise RecallSkipped("overloaded")
         if not self.breaker.allow():
             raise RecallSkipped("breaker_open")
+        deadline = time.monotonic() + budget
+        store_left = budget
         try:
-            async with asyncio.timeout(self.timeout_s):
-                hits = await self.store.search(
-                    tenant, query, top_k=top_k, threshold=threshold,
-                    scopes=None if scopes is None else list(scopes),
-                    types=None if types is None else list(types),
-                )
+            if self.admission is None:
+                hits = await self._search(budget, tenant, query, top_k, threshold, scopes, types)
+            else:
+                async with self.admission.slot(deadline):
+                    store_left = deadline - time.monotonic()
+                    hits = await self._search(store_left, tenant, query, top_k, threshold, scopes, types)
+        except (Overloaded, EmbeddingOverloaded):
+            self.breaker.abandon()
+            raise RecallSkipped("overloaded") from None
         except MemoryUnavailable:
             self.breaker.failure()
             raise RecallSkipped("memory_unavailable") from None
         except TimeoutError:
+            if store_left < fair_s:  # its time went to waiting: overload, not a sick store
+                self.breaker.abandon()
+                raise RecallSkipped("overloaded") from None
             self.breaker.failure()
             raise RecallSkipped("memory_timeout") from None
         except BaseException:  # cancelled (chain deadline, client gone) or a bug: re-raised
@@ -70,3 +115,14 @@ class GuardedMemory:
             raise
         self.breaker.success()
         return hits
+
+    async def _search(
+        self, limit_s: float, tenant: Tenant, query: str, top_k: int, threshold: float,
+        scopes: Iterable[str] | None, types: Iterable[str] | None,
+    ) -> list[ScoredMemory]:
+        async with asyncio.timeout(max(0.0, limit_s)):
+            return await self.store.search(
+                tenant, query, top_k=top_k, threshold=threshold,
+                scopes=None if scopes is None else list(scopes),
+                types=None if types is None else list(types),
+            )
