@@ -8,10 +8,17 @@ that the chain puts into ``x-memgate-degraded`` (``auto_recall:memory_unavailabl
 - ``breaker_open``: the breaker refused the call (no I/O at all);
 - ``memory_unavailable``: Redis or the embedding model is down (``MemoryUnavailable``);
 - ``memory_timeout``: the store did not answer although it had a fair share of the time
-  (admitted with at least ``min(admission.fair_ms, timeout / 2)`` left);
+  (admitted with at least ``min(admission.fair_ms, timeout / 2)`` left) and the gateway
+  was not saturated (no other search waiting for admission when it timed out);
 - ``overloaded``: the search could not be served before this request's deadline: shed by
   admission control, refused by a full embedding queue (``EmbeddingOverloaded``), or timed
-  out after its time went to waiting (admitted with less than the fair share left).
+  out after its time went to waiting (admitted with less than the fair share left, or
+  while other searches queued: under saturation the event loop and the embedding queue
+  are part of every search's time, so the timeout says nothing certain about the store).
+
+Trade-off: a store that hangs while the gateway is saturated first shows as overload;
+the hung searches raise the service-time average, so newcomers are shed at once, the
+queue drains, and the next timeouts with nobody waiting open the breaker.
 
 Only ``memory_unavailable`` and ``memory_timeout`` count as breaker failures: overload is
 shed per request and never opens the breaker for everyone (issue 10, item 2).
@@ -105,7 +112,7 @@ class GuardedMemory:
             self.breaker.failure()
             raise RecallSkipped("memory_unavailable") from None
         except TimeoutError:
-            if store_left < fair_s:  # its time went to waiting: overload, not a sick store
+            if store_left < fair_s or self._congested():  # time went to queueing: overload
                 self.breaker.abandon()
                 raise RecallSkipped("overloaded") from None
             self.breaker.failure()
@@ -115,6 +122,11 @@ class GuardedMemory:
             raise
         self.breaker.success()
         return hits
+
+    def _congested(self) -> bool:
+        """Other searches wait for admission: the gateway is saturated, so a slow search
+        says more about queueing (event loop, embedding queue) than about the store."""
+        return self.admission is not None and bool(self.admission.queue.waiting)
 
     async def _search(
         self, limit_s: float, tenant: Tenant, query: str, top_k: int, threshold: float,
