@@ -9,24 +9,17 @@ that the chain puts into ``x-memgate-degraded`` (``auto_recall:memory_unavailabl
 - ``memory_unavailable``: Redis or the embedding model is down (``MemoryUnavailable``);
 - ``memory_timeout``: the store did not answer although it had a fair share of the time
   (admitted with at least ``min(admission.fair_ms, timeout / 2)`` left) and the gateway
-  was not saturated (no other search waiting for admission when it timed out);
+  was not saturated (when it timed out, a search slot was free and nobody waited);
 - ``overloaded``: the search could not be served before this request's deadline: shed by
   admission control, refused by a full embedding queue (``EmbeddingOverloaded``), or timed
   out after its time went to waiting (admitted with less than the fair share left, or
-  while other searches queued: under saturation the event loop and the embedding queue
+  while every slot was taken: under saturation the event loop and the embedding queue
   are part of every search's time, so the timeout says nothing certain about the store).
 
-Trade-off: a store that hangs while the gateway is saturated first shows as overload;
-the hung searches raise the service-time average, so newcomers are shed at once, the
-queue drains, and the next timeouts with nobody waiting open the breaker.
-
-Only ``memory_unavailable`` and ``memory_timeout`` count as breaker failures: overload is
-shed per request and never opens the breaker for everyone (issue 10, item 2).
-
-Time limit of one search: ``timeout_s`` (the plugin's ``timeout_ms``), cut to the
-request's remaining deadline minus ``admission.reserve_ms`` when the caller passes
-``time_left`` (``call.time_left()``). Programming errors are not caught here: they reach
-the chain, which fails open and records them.
+Trade-off: a store that hangs while the gateway is saturated shows as overload, not as
+a breaker failure: newcomers are still shed at once (the hung searches raise the
+service-time average), but up to ``max_concurrent`` searches at a time wait out their
+limit; once the load falls below the slot count, the next timeouts open the breaker.
 """
 
 from __future__ import annotations
@@ -98,13 +91,18 @@ class GuardedMemory:
             raise RecallSkipped("breaker_open")
         deadline = time.monotonic() + budget
         store_left = budget
+        congested = False
         try:
             if self.admission is None:
                 hits = await self._search(budget, tenant, query, top_k, threshold, scopes, types)
             else:
                 async with self.admission.slot(deadline):
                     store_left = deadline - time.monotonic()
-                    hits = await self._search(store_left, tenant, query, top_k, threshold, scopes, types)
+                    try:
+                        hits = await self._search(store_left, tenant, query, top_k, threshold, scopes, types)
+                    except TimeoutError:
+                        congested = self._congested()  # while this search still holds its slot
+                        raise
         except (Overloaded, EmbeddingOverloaded):
             self.breaker.abandon()
             raise RecallSkipped("overloaded") from None
@@ -112,7 +110,7 @@ class GuardedMemory:
             self.breaker.failure()
             raise RecallSkipped("memory_unavailable") from None
         except TimeoutError:
-            if store_left < fair_s or self._congested():  # time went to queueing: overload
+            if store_left < fair_s or congested:  # time went to queueing: overload
                 self.breaker.abandon()
                 raise RecallSkipped("overloaded") from None
             self.breaker.failure()
@@ -124,9 +122,13 @@ class GuardedMemory:
         return hits
 
     def _congested(self) -> bool:
-        """Other searches wait for admission: the gateway is saturated, so a slow search
-        says more about queueing (event loop, embedding queue) than about the store."""
-        return self.admission is not None and bool(self.admission.queue.waiting)
+        """Every search slot is taken or searches wait for one: the gateway is saturated,
+        so a slow search says more about queueing (event loop, embedding queue) than
+        about the store."""
+        if self.admission is None:
+            return False
+        queue = self.admission.queue
+        return bool(queue.waiting) or queue.in_flight >= self.admission.config.max_concurrent
 
     async def _search(
         self, limit_s: float, tenant: Tenant, query: str, top_k: int, threshold: float,

@@ -146,7 +146,7 @@ async def test_a_store_error_is_a_breaker_failure():
 
 
 async def test_a_hanging_store_admitted_at_once_is_a_breaker_failure():
-    memory, breaker = guarded(Store(), timeout_s=0.05)
+    memory, breaker = guarded(Store(), timeout_s=0.05, limit=2)
     with pytest.raises(RecallSkipped) as skipped:
         await memory.search(TENANT, "q", 5, 0.3)
     assert skipped.value.reason == "memory_timeout" and breaker.state == "open"
@@ -162,6 +162,18 @@ async def test_time_spent_waiting_for_admission_is_overload_and_keeps_the_breake
     assert skipped.value.reason == "overloaded" and breaker.state == "closed"
     store.release.set()
     assert await holder == [] and breaker.state == "closed"
+
+
+async def test_a_timeout_while_every_slot_is_taken_is_overload():
+    store = Store()
+    memory, breaker = guarded(store, timeout_s=5.0, limit=2)
+    holder = asyncio.create_task(memory.search(TENANT, "q", 5, 0.3))
+    await store.entered.wait()
+    with pytest.raises(RecallSkipped) as skipped:  # admitted at once, the second slot
+        await memory.search(TENANT, "q", 5, 0.3, time_left=0.6)
+    assert skipped.value.reason == "overloaded" and breaker.state == "closed"
+    store.release.set()
+    assert await holder == []
 
 
 async def test_the_request_deadline_cuts_the_time_limit():
