@@ -11,6 +11,7 @@ import logging
 
 import click
 
+from bench.load import command as load
 from bench.locomo.cli import command as locomo
 from bench.memorize import command as memorize
 from bench.outage import command as outage
@@ -30,5 +31,5 @@ def main(verbose: bool) -> None:
     )
 
 
-for _command in (proxy, store, recall, memorize, locomo, threshold_study, outage):
+for _command in (proxy, store, recall, memorize, locomo, threshold_study, outage, load):
     main.add_command(_command)

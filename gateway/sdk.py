@@ -48,10 +48,12 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
+from gateway.admission import Admission, AdmissionConfig, AdmissionRegistry, Overloaded
 from gateway.breaker import BreakerConfig, BreakerRegistry, CircuitBreaker
 from gateway.errors import MemgateError, MemoryUnavailable, UpstreamError
 from gateway.injection import Exchange, Injection, Item, SystemPart
 from gateway.memorization.config import MemorizeConfig
+from gateway.memory.embeddings.batching import EmbeddingOverloaded
 from gateway.memory.records import MemoryRecord, MemoryType, NewMemory, Scope, ScoredMemory, Tenant
 from gateway.model_client import ModelClient, ModelConfig, ModelOutputError
 from gateway.proxy.assembly import AssembledReply
@@ -71,6 +73,8 @@ if TYPE_CHECKING:
     from gateway.telemetry import Metrics, Telemetry
 
 __all__ = [
+    "Admission",
+    "AdmissionConfig",
     "AssembledReply",
     "BackgroundWorkers",
     "BreakerConfig",
@@ -79,6 +83,7 @@ __all__ = [
     "Chunk",
     "CircuitBreaker",
     "CompletionObserver",
+    "EmbeddingOverloaded",
     "Exchange",
     "Forgetter",
     "Injection",
@@ -93,6 +98,7 @@ __all__ = [
     "ModelConfig",
     "ModelOutputError",
     "NewMemory",
+    "Overloaded",
     "PluginConfig",
     "Principal",
     "RequestRewriter",
@@ -196,6 +202,8 @@ class Services:
         upstreams: the upstream pool (for :meth:`model_client`); None in unit tests.
         telemetry: spans and metrics (a non-recording one by default).
         breakers: the gateway's circuit breakers, one per breaker config.
+        admission: the gateway's memory-search admission control, one per admission
+            config (:mod:`gateway.admission`).
     """
 
     redis: aioredis.Redis | None = None
@@ -203,6 +211,7 @@ class Services:
     upstreams: UpstreamPool | None = None
     telemetry: Telemetry = field(default_factory=_no_telemetry)
     breakers: BreakerRegistry = field(default_factory=BreakerRegistry)
+    admission: AdmissionRegistry = field(default_factory=AdmissionRegistry)
 
     @property
     def metrics(self) -> Metrics:

@@ -37,7 +37,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field, model_validator
 
-from gateway.sdk import BreakerConfig, CallContext, ChatRequest, PluginConfig, ScoredMemory, is_cjk, message_text
+from gateway.sdk import AdmissionConfig, BreakerConfig, CallContext, ChatRequest, PluginConfig, ScoredMemory, is_cjk, message_text
 from plugins.guarded_memory import GuardedMemory, caller_tenant
 
 __all__ = ['FOLLOW_UP_ENDS', 'FOLLOW_UP_STARTS', 'AutoRecall', 'AutoRecallConfig', 'RecallResult', 'build_query', 'is_follow_up', 'length_units', 'recall_annotation', 'split_by_relevance']
@@ -67,10 +67,15 @@ class AutoRecallConfig(PluginConfig):
     )
     max_query_chars: int = Field(2000, ge=16, description="Longest query; longer keeps its end.")
     timeout_ms: float = Field(
-        800.0, gt=0, description="Time limit of the search; past it the request goes on without "
-        "memories and the breaker counts a failure (the chain's hook budget still applies).",
+        800.0, gt=0, description="Time limit of the search, cut to the request's remaining deadline; "
+        "past it the request goes on without memories (plugins.guarded_memory says when the breaker "
+        "counts a failure; the chain's hook budget still applies).",
     )
     breaker: BreakerConfig = Field(default_factory=BreakerConfig, description="Memory-store circuit breaker.")
+    admission: AdmissionConfig = Field(
+        default_factory=AdmissionConfig, description="Memory-search admission control (gateway.admission): "
+        "searches that cannot be served before the request's deadline are shed (`overloaded`).",
+    )
 
     @model_validator(mode="after")
     def _ordered(self) -> AutoRecallConfig:
@@ -149,14 +154,19 @@ class AutoRecall:
 
     def __init__(self, config: AutoRecallConfig, services: Any) -> None:
         self.config = config
-        self.memory = GuardedMemory(services.memory, services.breakers.get(config.breaker), config.timeout_ms / 1000)
+        self.memory = GuardedMemory(
+            services.memory, services.breakers.get(config.breaker), config.timeout_ms / 1000,
+            services.admission.get(config.admission),
+        )
 
     async def rewrite_request(self, call: CallContext, request: ChatRequest) -> ChatRequest:
         cfg = self.config
         query = build_query(request.messages, cfg.follow_up_chars, cfg.max_query_chars)
         if not query:
             return request
-        hits = await self.memory.search(caller_tenant(call), query, cfg.limit, cfg.threshold, cfg.scopes)
+        hits = await self.memory.search(
+            caller_tenant(call), query, cfg.limit, cfg.threshold, cfg.scopes, time_left=call.time_left()
+        )
         high, low = split_by_relevance(hits, cfg.high_relevance_threshold)
         result = RecallResult(query, high, low)
         call.state[self.name] = result

@@ -1,24 +1,45 @@
 """Memory-store searches for the recall plugins: tenant from the caller, a time limit,
-and the shared circuit breaker (:mod:`gateway.breaker`, ``services.breakers``).
+admission control (:mod:`gateway.admission`, ``services.admission``) and the shared
+circuit breaker (:mod:`gateway.breaker`, ``services.breakers``).
 
 Every failure the plugins tolerate becomes :class:`RecallSkipped` with a short reason
 that the chain puts into ``x-memgate-degraded`` (``auto_recall:memory_unavailable``):
 
 - ``breaker_open``: the breaker refused the call (no I/O at all);
 - ``memory_unavailable``: Redis or the embedding model is down (``MemoryUnavailable``);
-- ``memory_timeout``: the search took longer than the plugin's ``timeout_ms``.
+- ``memory_timeout``: the store did not answer although it had a fair share of the time
+  (admitted with at least ``min(admission.fair_ms, timeout / 2)`` left) and the gateway
+  was not saturated (when it timed out, a search slot was free and nobody waited);
+- ``overloaded``: the search could not be served before this request's deadline: shed by
+  admission control, refused by a full embedding queue (``EmbeddingOverloaded``), or timed
+  out after its time went to waiting (admitted with less than the fair share left, or
+  while every slot was taken: under saturation the event loop and the embedding queue
+  are part of every search's time, so the timeout says nothing certain about the store).
 
-The last two count as breaker failures. Programming errors are not caught here: they
-reach the chain, which fails open and records them.
+Trade-off: a store that hangs while the gateway is saturated shows as overload, not as
+a breaker failure: newcomers are still shed at once (the hung searches raise the
+service-time average), but up to ``max_concurrent`` searches at a time wait out their
+limit; once the load falls below the slot count, the next timeouts open the breaker.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterable
 from typing import Any
 
-from gateway.sdk import CallContext, CircuitBreaker, MemoryUnavailable, ScoredMemory, Skipped, Tenant
+from gateway.sdk import (
+    Admission,
+    CallContext,
+    CircuitBreaker,
+    EmbeddingOverloaded,
+    MemoryUnavailable,
+    Overloaded,
+    ScoredMemory,
+    Skipped,
+    Tenant,
+)
 
 __all__ = ['GuardedMemory', 'RecallSkipped', 'caller_tenant']
 
@@ -34,37 +55,66 @@ def caller_tenant(call: CallContext) -> Tenant:
 
 
 class GuardedMemory:
-    """``search`` on the store under a timeout and the breaker (see module docstring)."""
+    """``search`` on the store under a time limit, admission control and the breaker
+    (see module docstring). ``admission`` None: no concurrency limit (tool loops)."""
 
-    def __init__(self, store: Any, breaker: CircuitBreaker, timeout_s: float) -> None:
+    def __init__(
+        self, store: Any, breaker: CircuitBreaker, timeout_s: float, admission: Admission | None = None
+    ) -> None:
         self.store = store
         self.breaker = breaker
         self.timeout_s = timeout_s
+        self.admission = admission
 
     async def search(
         self, tenant: Tenant, query: str, top_k: int, threshold: float,
         scopes: Iterable[str] | None = None, types: Iterable[str] | None = None,
+        time_left: float | None = None,
     ) -> list[ScoredMemory]:
-        """The store's hits, best first.
+        """The store's hits, best first. ``time_left``: seconds left of the request's
+        deadline (``call.time_left()``), None for no cut.
 
         Raises:
-            RecallSkipped: no store, breaker open, store down, or past ``timeout_s``.
+            RecallSkipped: no store, breaker open, store down, store timeout, or overloaded.
         """
         if self.store is None:
             raise RecallSkipped("memory_disabled")
+        budget = self.timeout_s
+        fair_s = budget / 2
+        if self.admission is not None:
+            fair_s = min(self.admission.config.fair_ms / 1000.0, budget / 2)
+            if time_left is not None:
+                budget = min(budget, time_left - self.admission.config.reserve_ms / 1000.0)
+        elif time_left is not None:
+            budget = min(budget, time_left)
+        if budget <= 0:
+            raise RecallSkipped("overloaded")
         if not self.breaker.allow():
             raise RecallSkipped("breaker_open")
+        deadline = time.monotonic() + budget
+        store_left = budget
+        congested = False
         try:
-            async with asyncio.timeout(self.timeout_s):
-                hits = await self.store.search(
-                    tenant, query, top_k=top_k, threshold=threshold,
-                    scopes=None if scopes is None else list(scopes),
-                    types=None if types is None else list(types),
-                )
+            if self.admission is None:
+                hits = await self._search(budget, tenant, query, top_k, threshold, scopes, types)
+            else:
+                async with self.admission.slot(deadline):
+                    store_left = deadline - time.monotonic()
+                    try:
+                        hits = await self._search(store_left, tenant, query, top_k, threshold, scopes, types)
+                    except TimeoutError:
+                        congested = self._congested()  # while this search still holds its slot
+                        raise
+        except (Overloaded, EmbeddingOverloaded):
+            self.breaker.abandon()
+            raise RecallSkipped("overloaded") from None
         except MemoryUnavailable:
             self.breaker.failure()
             raise RecallSkipped("memory_unavailable") from None
         except TimeoutError:
+            if store_left < fair_s or congested:  # time went to queueing: overload
+                self.breaker.abandon()
+                raise RecallSkipped("overloaded") from None
             self.breaker.failure()
             raise RecallSkipped("memory_timeout") from None
         except BaseException:  # cancelled (chain deadline, client gone) or a bug: re-raised
@@ -72,3 +122,23 @@ class GuardedMemory:
             raise
         self.breaker.success()
         return hits
+
+    def _congested(self) -> bool:
+        """Every search slot is taken or searches wait for one: the gateway is saturated,
+        so a slow search says more about queueing (event loop, embedding queue) than
+        about the store."""
+        if self.admission is None:
+            return False
+        queue = self.admission.queue
+        return bool(queue.waiting) or queue.in_flight >= self.admission.config.max_concurrent
+
+    async def _search(
+        self, limit_s: float, tenant: Tenant, query: str, top_k: int, threshold: float,
+        scopes: Iterable[str] | None, types: Iterable[str] | None,
+    ) -> list[ScoredMemory]:
+        async with asyncio.timeout(max(0.0, limit_s)):
+            return await self.store.search(
+                tenant, query, top_k=top_k, threshold=threshold,
+                scopes=None if scopes is None else list(scopes),
+                types=None if types is None else list(types),
+            )

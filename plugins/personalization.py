@@ -33,6 +33,7 @@ from typing import ClassVar, Literal
 from pydantic import Field
 
 from gateway.sdk import (
+    AdmissionConfig,
     BreakerConfig,
     CallContext,
     ChatRequest,
@@ -62,6 +63,9 @@ class PersonalizationConfig(PluginConfig):
     cache_ttl_s: float = Field(30.0, ge=0, description="Seconds a tenant's preferences are reused; 0: read every request.")
     cache_size: int = Field(10_000, ge=1, description="Most tenants whose preferences are cached.")
     breaker: BreakerConfig = Field(default_factory=BreakerConfig, description="Memory-store circuit breaker.")
+    admission: AdmissionConfig = Field(
+        default_factory=AdmissionConfig, description="Memory-search admission control (gateway.admission)."
+    )
 
 
 class Personalization:
@@ -74,11 +78,14 @@ class Personalization:
 
     def __init__(self, config: PersonalizationConfig, services: Services) -> None:
         self.config = config
-        self.memory = GuardedMemory(services.memory, services.breakers.get(config.breaker), config.timeout_ms / 1000)
+        self.memory = GuardedMemory(
+            services.memory, services.breakers.get(config.breaker), config.timeout_ms / 1000,
+            services.admission.get(config.admission),
+        )
         self._cache: OrderedDict[Tenant, tuple[float, dict[str, Preference]]] = OrderedDict()
 
     async def rewrite_request(self, call: CallContext, request: ChatRequest) -> ChatRequest:
-        chosen = await self.preferences(caller_tenant(call))
+        chosen = await self.preferences(caller_tenant(call), call.time_left())
         text = render_personalization(chosen, self.language(request))
         if text is None:
             return request
@@ -95,8 +102,9 @@ class Personalization:
         for tenant in [t for t in self._cache if t.user_id == user_id]:
             del self._cache[tenant]
 
-    async def preferences(self, tenant: Tenant) -> dict[str, Preference]:
-        """The tenant's resolved preferences (cached, see module docstring).
+    async def preferences(self, tenant: Tenant, time_left: float | None = None) -> dict[str, Preference]:
+        """The tenant's resolved preferences (cached, see module docstring); ``time_left``:
+        seconds left of the request's deadline (cuts the search's time limit).
 
         Raises:
             RecallSkipped: the store could not be read.
@@ -105,7 +113,10 @@ class Personalization:
         hit = self._cache.get(key)
         if hit is not None and hit[0] > now:
             return hit[1]
-        hits = await self.memory.search(tenant, PREFERENCE_QUERY, self.config.max_memories, 0.0, ["profile"], PREFERENCE_TYPES)
+        hits = await self.memory.search(
+            tenant, PREFERENCE_QUERY, self.config.max_memories, 0.0, ["profile"], PREFERENCE_TYPES,
+            time_left=time_left,
+        )
         chosen = resolve(extract_preferences(h.record for h in hits))
         if self.config.cache_ttl_s > 0:
             self._cache[key] = (now + self.config.cache_ttl_s, chosen)

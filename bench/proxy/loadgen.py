@@ -41,6 +41,7 @@ class ResponseParser:
 
     def __init__(self) -> None:
         self.status = 0
+        self.degraded = b""  # the x-memgate-degraded header's value, if any
         self.body_started = False
         self.done = False
         self._head = b""
@@ -78,6 +79,8 @@ class ResponseParser:
                 self._remaining = int(value.strip())
             elif name == b"transfer-encoding" and b"chunked" in value.lower():
                 self._chunked = True
+            elif name == b"x-memgate-degraded":
+                self.degraded = value.strip()
 
     def _fixed(self, data: bytes) -> bytes:
         if data:
@@ -129,6 +132,8 @@ class Samples:
     statuses: dict[str, int] = field(default_factory=dict)
     elapsed: float = 0.0
     first_error: str = ""
+    #: Replies (status 200) with an ``x-memgate-degraded`` header, by its value.
+    degraded: dict[str, int] = field(default_factory=dict)
 
 
 class _Connection(asyncio.Protocol):
@@ -182,6 +187,21 @@ class _Connection(asyncio.Protocol):
         return first - started, self.done_at - started, self.parser.status
 
 
+#: Placeholders :func:`vary` fills per request (same width, so ``content-length`` holds):
+#: ``SEQ_MARK`` -> the request's sequence number (8 digits), ``TENANT_MARK`` -> its
+#: tenant number (2 digits, sequence modulo the tenant count).
+SEQ_MARK = b"@@SEQ@@@"
+TENANT_MARK = b"@T"
+
+
+def vary(raw: bytes, seq: int, tenants: int) -> bytes:
+    """``raw`` with the placeholders filled for request ``seq`` (see :data:`SEQ_MARK`);
+    ``raw`` itself when it has none. Every message new: the sequence number makes it so."""
+    if SEQ_MARK not in raw and TENANT_MARK not in raw:
+        return raw
+    return raw.replace(SEQ_MARK, b"%08d" % (seq % 10**8)).replace(TENANT_MARK, b"%02d" % (seq % max(1, tenants)))
+
+
 def build_request(host: str, port: int, path: str, body: bytes, headers: dict[str, str]) -> bytes:
     """A keep-alive ``POST`` with a ``content-length`` body."""
     lines = [f"POST {path} HTTP/1.1", f"host: {host}:{port}", "content-type: application/json",
@@ -191,22 +211,25 @@ def build_request(host: str, port: int, path: str, body: bytes, headers: dict[st
 
 
 async def run(
-    host: str, port: int, raw: bytes, requests: int, concurrency: int, warmup: int, timeout: float
+    host: str, port: int, raw: bytes, requests: int, concurrency: int, warmup: int, timeout: float,
+    tenants: int = 1,
 ) -> Samples:
-    """``warmup`` then ``requests`` requests over ``concurrency`` connections."""
+    """``warmup`` then ``requests`` requests over ``concurrency`` connections (each
+    request's placeholders filled by :func:`vary`)."""
     loop = asyncio.get_running_loop()
     conns: list[_Connection] = []
     for _ in range(concurrency):
         _, proto = await loop.create_connection(_Connection, host, port)
         conns.append(proto)
     samples = Samples()
-    budget = {"left": 0}
+    budget = {"left": 0, "seq": 0}
 
     async def worker(conn: _Connection, record: bool) -> None:
         while budget["left"] > 0:
             budget["left"] -= 1
+            budget["seq"] += 1
             try:
-                ttfb, total, status = await asyncio.wait_for(conn.request(raw), timeout)
+                ttfb, total, status = await asyncio.wait_for(conn.request(vary(raw, budget["seq"], tenants)), timeout)
             except (OSError, ValueError, asyncio.TimeoutError) as exc:
                 samples.errors += 1
                 samples.first_error = samples.first_error or f"{type(exc).__name__}: {exc}"
@@ -219,6 +242,9 @@ async def run(
                 continue
             samples.ttfb.append(ttfb)
             samples.total.append(total)
+            if conn.parser.degraded:
+                reason = conn.parser.degraded.decode("latin-1")
+                samples.degraded[reason] = samples.degraded.get(reason, 0) + 1
 
     budget["left"] = warmup
     await asyncio.gather(*(worker(c, False) for c in conns))
@@ -244,6 +270,7 @@ def run_loadgen(
     warmup: int,
     workdir: Path,
     timeout: float = 30.0,
+    tenants: int = 1,
 ) -> Samples:
     """Run the load generator in a child process and return its samples.
 
@@ -254,7 +281,8 @@ def run_loadgen(
     body_file.write_bytes(body)
     argv = [sys.executable, "-m", "bench.proxy.loadgen", "--host", url_host, "--port", str(port),
             "--path", path, "--body-file", str(body_file), "--requests", str(requests),
-            "--concurrency", str(concurrency), "--warmup", str(warmup), "--timeout", str(timeout)]
+            "--concurrency", str(concurrency), "--warmup", str(warmup), "--timeout", str(timeout),
+            "--tenants", str(tenants)]
     for k, v in headers.items():
         argv += ["--header", f"{k}: {v}"]
     done = subprocess.run(argv, capture_output=True, timeout=timeout * 4 + requests, check=False,
@@ -274,12 +302,13 @@ def run_loadgen(
 @click.option("--concurrency", type=int, default=1, show_default=True)
 @click.option("--warmup", type=int, default=200, show_default=True)
 @click.option("--timeout", type=float, default=30.0, show_default=True, help="Seconds per request.")
+@click.option("--tenants", type=int, default=1, show_default=True, help="Tenant numbers cycled through @T.")
 def main(host: str, port: int, path: str, body_file: Path, headers: tuple[str, ...], requests: int,
-         concurrency: int, warmup: int, timeout: float) -> None:
+         concurrency: int, warmup: int, timeout: float, tenants: int) -> None:
     """The proxy benchmark's load generator: samples as JSON on stdout."""
     header_map = dict(h.split(": ", 1) for h in headers)
     raw = build_request(host, port, path, body_file.read_bytes(), header_map)
-    coro = run(host, port, raw, requests, concurrency, warmup, timeout)
+    coro = run(host, port, raw, requests, concurrency, warmup, timeout, tenants)
     try:
         import uvloop
 
