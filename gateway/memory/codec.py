@@ -52,18 +52,27 @@ def absent_fields(fields: Mapping[str, str]) -> list[str]:
     return [name for name in OPTIONAL_FIELDS if name not in fields]
 
 
+#: Hash field name (bytes and str) -> model field name, for the model fields only.
+_MODEL_FIELD: dict[bytes | str, str] = {name.encode(): name for name in MemoryRecord.model_fields}
+_MODEL_FIELD.update({name: name for name in MemoryRecord.model_fields})
+#: JSON values common enough to skip ``json.loads`` for.
+_EMPTY_JSON: dict[bytes | str, type] = {b"[]": list, b"{}": dict, "[]": list, "{}": dict}
+
+
 def record_from_hash(raw: Mapping[bytes | str, bytes | str]) -> MemoryRecord:
     """Parse a hash read back with HGETALL (bytes or str keys/values).
 
     Raises:
         pydantic.ValidationError: the hash is not a record written by :func:`record_to_hash`.
     """
-    data: dict[str, object] = {}
+    data: dict[str, object] = {"friend_id": None}
     for key, value in raw.items():
-        name = key.decode() if isinstance(key, bytes) else key
-        if name in INDEX_FIELDS or name not in MemoryRecord.model_fields:
-            continue
-        text = value.decode("utf-8") if isinstance(value, bytes) else value
-        data[name] = json.loads(text) if name in _JSON_FIELDS else text
-    data.setdefault("friend_id", None)
+        name = _MODEL_FIELD.get(key)
+        if name is None:
+            continue  # index fields (INDEX_FIELDS) and unknown ones
+        if name in _JSON_FIELDS:
+            empty = _EMPTY_JSON.get(value)
+            data[name] = empty() if empty is not None else json.loads(value)
+        else:
+            data[name] = value.decode("utf-8") if isinstance(value, bytes) else value
     return MemoryRecord.model_validate(data)

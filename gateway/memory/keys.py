@@ -23,6 +23,8 @@ them match one user only.
 
 from __future__ import annotations
 
+import functools
+import re
 from dataclasses import dataclass
 
 from gateway.memory.records import MemoryRecord, Scope, Tenant
@@ -30,11 +32,23 @@ from gateway.memory.records import MemoryRecord, Scope, Tenant
 __all__ = ['KeySpace', 'Partition', 'escape_key_part', 'visible_partitions']
 
 _SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+_ALL_SAFE = re.compile(r"[A-Za-z0-9_.\-]*")
 
 
 def escape_key_part(value: str) -> str:
     """Percent-encode the UTF-8 bytes of ``value`` outside ``[A-Za-z0-9_.-]`` (injective:
-    ``%`` itself is encoded). ``"a|b"`` -> ``"a%7Cb"``, ``"猫"`` -> ``"%E7%8C%AB"``."""
+    ``%`` itself is encoded). ``"a|b"`` -> ``"a%7Cb"``, ``"猫"`` -> ``"%E7%8C%AB"``.
+
+    Every search builds a few dozen keys, so a value that needs no escaping (the common
+    case: ids, English terms) is returned as is after one regex match, and the rest are
+    cached (:func:`_escaped`, 4,096 entries)."""
+    if _ALL_SAFE.fullmatch(value):
+        return value
+    return _escaped(value)
+
+
+@functools.lru_cache(maxsize=4096)
+def _escaped(value: str) -> str:
     return "".join(chr(b) if b in _SAFE else f"%{b:02X}" for b in value.encode("utf-8"))
 
 

@@ -40,6 +40,8 @@ def check_metadata(value: dict[str, Any]) -> dict[str, Any]:
         ValueError: too deep, too large, or not JSON-serializable text (pydantic reports
             it as a validation error of ``metadata``, a 400 at the API).
     """
+    if not value:
+        return value  # most records: nothing to walk or serialize
     if value_depth(value, stop_at=MAX_METADATA_DEPTH) > MAX_METADATA_DEPTH:
         raise ValueError(f"metadata nests more than {MAX_METADATA_DEPTH} levels deep")
     try:

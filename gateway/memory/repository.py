@@ -17,17 +17,32 @@ import numpy as np
 import redis.asyncio as aredis
 from redis.asyncio.client import Pipeline
 
+from gateway.memory import scripts
 from gateway.memory.backend import IndexBackend
 from gateway.memory.codec import absent_fields, record_from_hash, record_to_hash
 from gateway.memory.keys import KeySpace, Partition
 from gateway.memory.records import MemoryRecord
+from gateway.memory.scripts import Script, hash_reply
 
-__all__ = ['SCAN_BATCH', 'RecordRepository', 'Write']
+__all__ = ['FETCH_RECORDS', 'SCAN_BATCH', 'RecordRepository', 'Write']
 
 #: ``(new record, its vector or None when unchanged, the version it replaces or None)``
 Write = tuple[MemoryRecord, np.ndarray | None, MemoryRecord | None]
 SCAN_BATCH = 1000
 T = TypeVar("T")
+
+#: ``HGETALL`` of every key in one command (:mod:`gateway.memory.scripts`): a reply per
+#: key, a flat ``[field, value, ...]`` list, empty for a missing key.
+FETCH_RECORDS = Script("fetch-records", """#!lua flags=no-writes
+local out = {}
+for i = 1, #KEYS do out[i] = redis.call('HGETALL', KEYS[i]) end
+return out
+""")
+
+
+def _records(ids: Sequence[str], replies: Sequence[object]) -> dict[str, MemoryRecord]:
+    """:data:`FETCH_RECORDS` replies for ``ids`` -> the records that exist, by id."""
+    return {d: record_from_hash(hash_reply(flat)) for d, flat in zip(ids, replies, strict=True) if flat}  # type: ignore[arg-type]
 
 
 class RecordRepository:
@@ -39,27 +54,27 @@ class RecordRepository:
         self.backend = backend
 
     async def fetch(self, user_id: str, ids: Sequence[str]) -> dict[str, MemoryRecord]:
-        """Records of ``user_id`` among ``ids`` (missing ones left out), one round trip."""
+        """Records of ``user_id`` among ``ids`` (missing ones left out), one command."""
         if not ids:
             return {}
-        pipe = self.client.pipeline(transaction=False)
-        for doc_id in ids:
-            pipe.hgetall(self.keys.record(user_id, doc_id))
-        replies = await pipe.execute()
-        return {d: record_from_hash(raw) for d, raw in zip(ids, replies, strict=True) if raw}
+        keys = [self.keys.record(user_id, doc_id) for doc_id in ids]
+        replies = await scripts.run(self.client, FETCH_RECORDS, keys)
+        return _records(ids, replies)  # type: ignore[arg-type]
 
     async def fetch_with(
         self, user_id: str, ids: Sequence[str], queue_more: Callable[[Pipeline], Callable[[list], T]]
     ) -> tuple[dict[str, MemoryRecord], T]:
         """:meth:`fetch` plus more reads in the same round trip: ``queue_more`` queues them
         on the pipeline and returns the function that turns their replies into a result."""
-        pipe = self.client.pipeline(transaction=False)
-        for doc_id in ids:
-            pipe.hgetall(self.keys.record(user_id, doc_id))
-        finish = queue_more(pipe)
-        replies = await pipe.execute()
-        records = {d: record_from_hash(raw) for d, raw in zip(ids, replies[: len(ids)], strict=True) if raw}
-        return records, finish(replies[len(ids):])
+        keys = [self.keys.record(user_id, doc_id) for doc_id in ids]
+
+        def build(pipe: Pipeline) -> None:
+            FETCH_RECORDS.queue(pipe, keys)
+            finish[:] = [queue_more(pipe)]
+
+        finish: list[Callable[[list], T]] = []
+        replies = await scripts.execute(self.client, build)
+        return _records(ids, replies[0]), finish[0](replies[1:])
 
     async def write(self, writes: Sequence[Write]) -> None:
         """Store new or changed records with their index entries (one MULTI per user)."""

@@ -256,10 +256,13 @@ class TenantMemoryStore:
 
     async def _collect(self, tenant, parts, order, cosines, query, flt, threshold, top_k, fused=None):
         """Fetch candidates ``top_k`` at a time until ``top_k`` hits pass (usually one
-        round: the index already applied the filter); keyword-only candidates get their
+        round: the index already applied the filter, and candidates under ``threshold``
+        by the vector ranking's cosine are dropped unfetched); keyword-only candidates get their
         cosine from the backend's stored vector, read in the same round trip."""
         hits: builtins.list[ScoredMemory] = []
         backend = self._repo.backend
+        # candidates whose cosine is already known to miss the threshold are never fetched
+        order = [d for d in order if cosines.get(d, threshold) >= threshold]
         for start in range(0, len(order), top_k):
             chunk = order[start : start + top_k]
             unscored = [d for d in chunk if d not in cosines]

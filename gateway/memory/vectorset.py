@@ -10,26 +10,44 @@ Keyword ranking: :class:`~gateway.memory.keyword_index.KeywordIndex`.
 from __future__ import annotations
 
 import json
-import typing
 from collections.abc import Callable, Sequence
 
 import numpy as np
 import redis.asyncio as aredis
 from redis.asyncio.client import Pipeline
 
+from gateway.memory import scripts
 from gateway.memory.filters import SearchFilter, vector_attributes, vectorset_filter
 from gateway.memory.keys import KeySpace, Partition
-from gateway.memory.keyword_index import KeywordIndex, execute_with_script, search_reply
+from gateway.memory.keyword_index import BM25_FUNCTION, POSTINGS_PER_TERM, KeywordIndex, search_reply
 from gateway.memory.ranking import clamp01, cosine_from_vsim
 from gateway.memory.records import MemoryRecord
+from gateway.memory.scripts import Script
 
-__all__ = ['LIVE_ONLY', 'QUANTIZATION_FLAGS', 'REBUILD_BATCH', 'VectorSetBackend']
+__all__ = ['LIVE_ONLY', 'QUANTIZATION_FLAGS', 'RANK', 'REBUILD_BATCH', 'VectorSetBackend']
 
 QUANTIZATION_FLAGS = {"q8": "Q8", "bin": "BIN", "noquant": "NOQUANT"}
 REBUILD_BATCH = 1000
 
 
 LIVE_ONLY = vectorset_filter(SearchFilter())
+
+#: Both rankings of a search in one command. KEYS: the vector set of each partition, then
+#: the BM25 keys (:meth:`KeywordIndex.search_keys`; none without a keyword ranking).
+#: ARGV: number of partitions, number of terms (0: no keyword ranking), count, postings
+#: per term, then the VSIM arguments after the key. Reply: each VSIM reply, then the BM25
+#: ids when asked.
+RANK = Script("vectorset-rank", "#!lua flags=no-writes\n" + BM25_FUNCTION + """
+local nparts, nterms = tonumber(ARGV[1]), tonumber(ARGV[2])
+local vsim = {}
+for i = 5, #ARGV do vsim[#vsim + 1] = ARGV[i] end
+local out = {}
+for i = 1, nparts do out[i] = redis.call('VSIM', KEYS[i], unpack(vsim)) end
+if nterms > 0 then
+  out[nparts + 1] = bm25(KEYS, nparts + 1, #KEYS, nterms, tonumber(ARGV[3]), tonumber(ARGV[4]))
+end
+return out
+""")
 
 
 def _rows(reply: object, with_attribs: bool = False) -> list[tuple[str, float, object]]:
@@ -43,9 +61,19 @@ def _rows(reply: object, with_attribs: bool = False) -> list[tuple[str, float, o
     return [(k.decode() if isinstance(k, bytes) else str(k), float(s), a) for k, s, a in items]
 
 
+
+
 def _is_live(attributes: object) -> bool:
-    """False for a retired record (attributes ``"live": 0``); missing attributes: live."""
+    """False for a retired record (attributes ``"live": 0``); missing attributes: live.
+
+    Attributes written by :func:`~gateway.memory.filters.vector_attributes` end with
+    ``"live": 1}`` exactly when live (``json.dumps`` of a dict whose last key is ``live``),
+    checked without parsing: a search reads ~40 of them. Anything else is parsed."""
     if not attributes:
+        return True
+    if isinstance(attributes, bytes) and attributes.endswith(b'"live": 1}'):
+        return True
+    if isinstance(attributes, str) and attributes.endswith('"live": 1}'):
         return True
     return json.loads(attributes).get("live", 1) == 1  # type: ignore[arg-type]  # bytes or str
 
@@ -123,8 +151,8 @@ class VectorSetBackend:
     async def rank(
         self, parts: Sequence[Partition], vector: np.ndarray, text: str | None, count: int, flt: SearchFilter
     ) -> tuple[list[tuple[str, float]], list[str]]:
-        """Both rankings in one pipeline (one round trip): VSIM of each partition and,
-        with ``text``, the keyword index's BM25 script.
+        """Both rankings in one command (:data:`RANK`): VSIM of each partition and, with
+        ``text``, the keyword index's BM25.
 
         Default searches (only retired records excluded) skip ``FILTER``, which about
         doubles VSIM time: they ask ``WITHATTRIBS`` and drop retired hits here, and fall
@@ -134,14 +162,12 @@ class VectorSetBackend:
         expression = vectorset_filter(flt)
         live_only = expression == LIVE_ONLY
         extra = ["WITHATTRIBS"] if live_only else (["FILTER", expression] if expression else [])
-        keyword: list[typing.Any] = []  # the keyword query queued on the pipeline, if any
-
-        def build(pipe: Pipeline) -> None:
-            self._queue_vsim(pipe, parts, blob, count, extra)
-            keyword[:] = [text is not None and self._keywords.queue_search(pipe, parts, text, count)]
-
-        replies = await execute_with_script(self._client, build)
-        keyword_ids = search_reply(replies[len(parts)]) if keyword[0] else []
+        bm25_keys, nterms = self._keywords.search_keys(parts, text) if text is not None else ([], 0)
+        vsim = ["FP32", blob, "WITHSCORES", "COUNT", count, "EF", max(self._ef, count), *self._nothread, *extra]
+        keys = [self._keys.vector_set(part) for part in parts] + bm25_keys
+        replies = await scripts.run(self._client, RANK, keys, [len(parts), nterms, count, POSTINGS_PER_TERM, *vsim])
+        assert isinstance(replies, list)
+        keyword_ids = search_reply(replies[len(parts)]) if nterms else []
         if not live_only:
             return _best([(d, s) for r in replies[: len(parts)] for d, s, _ in _rows(r)], count), keyword_ids
         dropped = False

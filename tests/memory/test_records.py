@@ -34,6 +34,9 @@ def test_escape_key_part_is_percent_encoding_of_utf8():
     assert escape_key_part("a|b") == "a%7Cb"
     assert escape_key_part("猫") == "%E7%8C%AB"
     assert escape_key_part("%7C") == "%257C"
+    assert escape_key_part("user_01.a-b") == "user_01.a-b"  # nothing to escape: as is
+    assert escape_key_part("a b\n") == "a%20b%0A"
+    assert escape_key_part("Ａ") == "%EF%BC%A1"  # fullwidth A is not [A-Za-z]
     assert escape_key_part("Az09_.-") == "Az09_.-"
     assert escape_key_part("{x}:*") == "%7Bx%7D%3A%2A"
 

@@ -8,6 +8,7 @@ import pytest
 
 from gateway.errors import UnprocessableInput
 from gateway.memory.filters import SearchFilter, vector_attributes, vectorset_filter
+from gateway.memory.vectorset import _is_live
 from gateway.memory.keys import KeySpace, Partition
 from gateway.memory.ranking import bm25_idf, bm25_term_weight, cosine_from_distance, cosine_from_vsim, weighted_rrf
 from gateway.memory.records import MemoryType, NewMemory, Tenant, build_record
@@ -90,3 +91,20 @@ def test_search_schema_is_versioned_and_case_sensitive():
     tags = [f for f in schema["fields"] if f["type"] == "tag"]
     assert all(f["attrs"]["case_sensitive"] for f in tags)
     assert schema["fields"][-1]["attrs"]["dims"] == 384
+
+
+@pytest.mark.parametrize(
+    ("attributes", "live"),
+    [
+        (None, True),
+        (b"", True),
+        (b'{"type": "goal", "t": 1.5, "live": 1}', True),
+        ('{"type": "goal", "t": 1.5, "live": 1}', True),
+        (b'{"type": "goal", "t": 1.5, "live": 0}', False),
+        ('{"type": "goal", "t": 1.5, "live": 0}', False),
+        (b'{"live":0,"type":"goal"}', False),  # another writer's spacing: parsed
+        (b'{"type": "goal"}', True),  # no live flag: live
+    ],
+)
+def test_vector_attributes_tell_live_from_retired(attributes, live):
+    assert _is_live(attributes) is live

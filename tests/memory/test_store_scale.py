@@ -49,6 +49,20 @@ def requests_sent(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
     return sent
 
 
+@pytest.fixture
+def commands_sent(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The name of every command packed for Redis from now on (a pipeline's one by one)."""
+    names: list[str] = []
+    original = AbstractConnection.pack_command
+
+    def recording(self, *args):
+        names.append(str(args[0].decode() if isinstance(args[0], bytes) else args[0]).upper())
+        return original(self, *args)
+
+    monkeypatch.setattr(AbstractConnection, "pack_command", recording)
+    return names
+
+
 def event(text: str) -> NewMemory:
     return NewMemory(scope="event", type="episodic", text=text)
 
@@ -93,6 +107,35 @@ async def test_bm25_in_redis_ranks_as_the_reference_formula_with_capped_postings
     reference = sorted(expected, key=lambda d: (-round(expected[d], 9), [-ord(c) for c in d]))[:15]
     assert [round(expected[d], 9) for d in ranked] == [round(expected[d], 9) for d in reference]
     assert ranked == reference
+
+
+async def test_hybrid_search_over_two_partitions_is_two_commands(vstore, commands_sent):
+    # issue 10: a VSIM per partition, the BM25 script and an HGETALL per hit cost the
+    # gateway ~12 commands' client work per search; the store's scripts make it two
+    profile = await vstore.add(Tenant("alice"), NewMemory(scope="profile", type="semantic", text="Likes red bicycles"))
+    added = [profile, *await vstore.add(ALICE_TUTOR, [event(f"Fixed a red bicycle on day {i}") for i in range(8)])]
+    vector = (await vstore._embedder.embed_many(["red bicycle"]))[0]
+    await vstore.search_by_vector(ALICE_TUTOR, vector, top_k=5, query_text="red bicycle")  # loads the scripts
+    commands_sent.clear()
+    hits = await vstore.search_by_vector(ALICE_TUTOR, vector, top_k=5, query_text="red bicycle")
+    assert len(hits) == 5 and {h.record.id for h in hits} <= {r.id for r in added}
+    assert commands_sent == ["EVALSHA", "EVALSHA"], commands_sent  # rankings, then the 5 records
+
+
+async def test_candidates_under_the_threshold_are_not_fetched(vstore, commands_sent):
+    await vstore.add(ALICE_TUTOR, [event(f"note {i} about the weather") for i in range(30)])
+    vector = (await vstore._embedder.embed_many(["a totally unrelated question"]))[0]
+    await vstore.search_by_vector(ALICE_TUTOR, vector, top_k=5)  # loads the scripts
+    commands_sent.clear()
+    hits = await vstore.search_by_vector(ALICE_TUTOR, vector, top_k=5, threshold=0.999)
+    assert hits == []
+    assert commands_sent == ["EVALSHA"], commands_sent  # the rankings; no record read
+
+
+async def test_record_reads_recover_when_redis_lost_its_scripts(vstore):
+    target = await vstore.add(ALICE_TUTOR, event("Quuxley baked rye bread"))
+    await vstore._repo.client.script_flush()
+    assert (await vstore.get(ALICE_TUTOR, target.id)).text == "Quuxley baked rye bread"
 
 
 async def test_search_recovers_when_redis_lost_its_scripts(vstore):
