@@ -14,7 +14,7 @@ Cells: three gateway configurations x two concurrencies (default 1 and 64):
   stored; no memory model).
 
 Load: :mod:`bench.proxy.loadgen` in its own process, keep-alive connections, every user
-message new (a sequence number in it) and the tenant cycling over all of them per
+message new (a sequence number and a token drawn per cell in it) and the tenant cycling over all of them per
 request. Per cell: req/s, p50/p99 of the whole reply (ms), and the share of replies
 served with memory (status 200 without ``x-memgate-degraded``), with the degraded
 reasons. For ``recall+memorize`` the memorization lag (``memgate_memorize_lag_seconds``
@@ -32,6 +32,7 @@ import asyncio
 import json
 import os
 import re
+import secrets
 import sys
 import tempfile
 import time
@@ -78,9 +79,11 @@ def memory_text(tenant: int, i: int) -> dict[str, str]:
     return {"scope": "profile", "type": "semantic", "text": f"Enjoys {topic} and has done it for {i} years"}
 
 
-def user_message() -> str:
-    """The client's user message template; :data:`SEQ_MARK` makes every message new."""
-    return f"Question {SEQ_MARK.decode()}: any tips for my weekend plans with hobbies like cooking or hiking?"
+def user_message(run: str = "") -> str:
+    """The client's user message template; :data:`SEQ_MARK` makes every message of a run
+    new, and ``run`` (a fresh token per cell) keeps one cell's messages from repeating an
+    earlier cell's (the store's embedding cache would otherwise answer them)."""
+    return f"Question {run}{SEQ_MARK.decode()}: any tips for my weekend plans with hobbies like cooking or hiking?"
 
 
 def gateway_config(upstream_port: int, port: int, data_dir: Path, mode: str, provider: str) -> dict[str, Any]:
@@ -207,10 +210,6 @@ def measure(
     data_dir = workdir / f"data-{provider}"
     cells: list[Cell] = []
     seeded = False
-    body = json.dumps({"model": PLAIN_MODEL, "messages": [
-        {"role": "system", "content": "You are a helpful assistant."},
-        {"role": "user", "content": user_message()},
-    ]}).encode()
     headers = {"authorization": f"Bearer {SERVICE_KEY}", "x-memgate-user": f"tenant-{TENANT_MARK.decode()}"}
     for mode in modes:
         child, port = start_gateway(upstream_port, workdir, data_dir, mode, provider)
@@ -221,6 +220,10 @@ def measure(
                 seeded = True
             for concurrency in concurrencies:
                 n = requests_c1 if concurrency == 1 else requests
+                body = json.dumps({"model": PLAIN_MODEL, "messages": [
+                    {"role": "system", "content": "You are a helpful assistant."},
+                    {"role": "user", "content": user_message(f"{secrets.token_hex(2)}-")},
+                ]}).encode()
                 before = os.getloadavg()[0]
                 samples = run_loadgen("127.0.0.1", port, "/v1" + CHAT_PATH, body, headers, requests=n,
                                       concurrency=concurrency, warmup=min(n // 10, 20 * concurrency),
@@ -249,7 +252,7 @@ def lag_after(port: int, wait: float) -> dict[str, Any]:
 
 @click.command("load")
 @click.option("--provider", "providers", multiple=True, default=("auto",), show_default=True,
-              type=click.Choice(["auto", "local", "onnx"]), help="Embedding provider(s); repeat to compare.")
+              type=click.Choice(["auto", "local", "onnx", "model2vec"]), help="Embedding provider(s); repeat to compare.")
 @click.option("--mode", "modes", multiple=True, default=tuple(MODES), show_default=True, type=click.Choice(list(MODES)))
 @click.option("--tenants", type=int, default=16, show_default=True)
 @click.option("--memories", type=int, default=60, show_default=True, help="Memories seeded per tenant.")

@@ -11,13 +11,14 @@ booleans as ``0``/``1``); ``None`` fields are absent. Extra *index fields* serve
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from gateway.memory.keys import KeySpace, Partition, escape_key_part
-from gateway.memory.records import MemoryRecord
+from gateway.memory.records import STORED, MemoryRecord
 
-__all__ = ['INDEX_FIELDS', 'OPTIONAL_FIELDS', 'absent_fields', 'record_from_hash', 'record_to_hash']
+__all__ = ['INDEX_FIELDS', 'MEMO_MAX_BYTES', 'OPTIONAL_FIELDS', 'absent_fields', 'record_from_hash', 'record_from_reply', 'record_to_hash']
 
 _JSON_FIELDS = frozenset({"keywords", "based_on", "metadata"})
 INDEX_FIELDS = frozenset({"tu", "tp", "occurred_ts", "created_ts", "live"})
@@ -60,7 +61,9 @@ _EMPTY_JSON: dict[bytes | str, type] = {b"[]": list, b"{}": dict, "[]": list, "{
 
 
 def record_from_hash(raw: Mapping[bytes | str, bytes | str]) -> MemoryRecord:
-    """Parse a hash read back with HGETALL (bytes or str keys/values).
+    """Parse a hash read back with HGETALL (bytes or str keys/values). Every field is
+    validated but ``metadata``'s size and depth limits, checked when it was written
+    (:data:`~gateway.memory.records.STORED`).
 
     Raises:
         pydantic.ValidationError: the hash is not a record written by :func:`record_to_hash`.
@@ -75,4 +78,34 @@ def record_from_hash(raw: Mapping[bytes | str, bytes | str]) -> MemoryRecord:
             data[name] = empty() if empty is not None else json.loads(value)
         else:
             data[name] = value.decode("utf-8") if isinstance(value, bytes) else value
-    return MemoryRecord.model_validate(data)
+    return MemoryRecord.model_validate(data, context=STORED)
+
+
+#: Replies up to this many bytes are memoized by :func:`record_from_reply`.
+MEMO_MAX_BYTES = 8192
+
+
+def record_from_reply(flat: Sequence[bytes]) -> MemoryRecord:
+    """A record from a flat ``[field, value, ...]`` ``HGETALL`` reply (as scripts return
+    it), memoized: the same bytes always parse to the same (frozen) record, and a chat's
+    recall reads the same few records again and again. The memo holds
+    :data:`_MEMO_SIZE` replies of at most :data:`MEMO_MAX_BYTES` (~16 MiB at most).
+
+    Raises:
+        pydantic.ValidationError: as :func:`record_from_hash`.
+    """
+    key = tuple(flat)
+    if sum(len(part) for part in key) > MEMO_MAX_BYTES:
+        return _from_flat(key)
+    return _memo(key)
+
+
+_MEMO_SIZE = 2048
+
+
+def _from_flat(flat: tuple[bytes, ...]) -> MemoryRecord:
+    items = iter(flat)
+    return record_from_hash(dict(zip(items, items, strict=True)))
+
+
+_memo = functools.lru_cache(maxsize=_MEMO_SIZE)(_from_flat)

@@ -76,9 +76,13 @@ async def import_records(
 
 async def _import_batch(repo: RecordRepository, embedder: Embedder, batch: list[MemoryRecord]) -> int:
     vectors = await embedder.embed_many([r.text for r in batch])
+    found: dict[tuple[str, str], MemoryRecord] = {}  # the versions being replaced, one read per user
+    for user_id in dict.fromkeys(r.user_id for r in batch):
+        ids = [r.id for r in batch if r.user_id == user_id]
+        found.update(((user_id, i), r) for i, r in (await repo.fetch(user_id, ids)).items())
     writes = []
     for record, vector in zip(batch, vectors, strict=True):
-        existing = (await repo.fetch(record.user_id, [record.id])).get(record.id)
+        existing = found.get((record.user_id, record.id))
         if existing is not None and existing.scope is not record.scope:
             await repo.remove([existing])
             existing = None

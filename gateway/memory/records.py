@@ -16,13 +16,13 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, model_validator
 
 from gateway.errors import InvalidRequest
 from gateway.json_input import value_depth
 from gateway.memory.ids import MEMORY_ID_PATTERN
 
-__all__ = ['MAX_METADATA_BYTES', 'MAX_METADATA_DEPTH', 'MAX_TENANT_ID_CHARS', 'JsonBoolean', 'JsonDateTime', 'JsonInteger', 'JsonNumber', 'MemoryPage', 'MemoryPatch', 'MemoryRecord', 'MemoryType', 'Metadata', 'NewMemory', 'Scope', 'ScoredMemory', 'Source', 'Tenant', 'UnitNumber', 'build_record', 'check_metadata', 'check_tenant_id', 'tenant_id_problem', 'visible_to']
+__all__ = ['MAX_METADATA_BYTES', 'MAX_METADATA_DEPTH', 'MAX_TENANT_ID_CHARS', 'STORED', 'JsonBoolean', 'JsonDateTime', 'JsonInteger', 'JsonNumber', 'MemoryPage', 'MemoryPatch', 'MemoryRecord', 'MemoryType', 'Metadata', 'NewMemory', 'Scope', 'ScoredMemory', 'Source', 'Tenant', 'UnitNumber', 'build_record', 'check_metadata', 'check_tenant_id', 'tenant_id_problem', 'visible_to']
 
 MAX_TENANT_ID_CHARS = 256
 #: ``metadata`` limits, checked when the request is validated (before any embedding):
@@ -53,7 +53,19 @@ def check_metadata(value: dict[str, Any]) -> dict[str, Any]:
     return value
 
 
-Metadata = Annotated[dict[str, Any], AfterValidator(check_metadata)]
+#: Validation context of records read back from the store (:func:`codec.record_from_hash`):
+#: their metadata passed :func:`check_metadata` when written, so a read skips its walk and
+#: serialization (a search reads every hit's record; issue 10).
+STORED = {"stored": True}
+
+
+def _check_new_metadata(value: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
+    if info.context is not None and info.context.get("stored"):
+        return value
+    return check_metadata(value)
+
+
+Metadata = Annotated[dict[str, Any], AfterValidator(_check_new_metadata)]
 
 
 def _json_number(value: Any) -> Any:

@@ -19,10 +19,10 @@ from redis.asyncio.client import Pipeline
 
 from gateway.memory import scripts
 from gateway.memory.backend import IndexBackend
-from gateway.memory.codec import absent_fields, record_from_hash, record_to_hash
+from gateway.memory.codec import absent_fields, record_from_reply, record_to_hash
 from gateway.memory.keys import KeySpace, Partition
 from gateway.memory.records import MemoryRecord
-from gateway.memory.scripts import Script, hash_reply
+from gateway.memory.scripts import Script
 
 __all__ = ['FETCH_RECORDS', 'SCAN_BATCH', 'RecordRepository', 'Write']
 
@@ -42,7 +42,7 @@ return out
 
 def _records(ids: Sequence[str], replies: Sequence[object]) -> dict[str, MemoryRecord]:
     """:data:`FETCH_RECORDS` replies for ``ids`` -> the records that exist, by id."""
-    return {d: record_from_hash(hash_reply(flat)) for d, flat in zip(ids, replies, strict=True) if flat}  # type: ignore[arg-type]
+    return {d: record_from_reply(flat) for d, flat in zip(ids, replies, strict=True) if flat}  # type: ignore[arg-type]
 
 
 class RecordRepository:

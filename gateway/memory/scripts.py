@@ -21,7 +21,7 @@ import redis.asyncio as aredis
 from redis.asyncio.client import Pipeline
 from redis.exceptions import NoScriptError
 
-__all__ = ['SCRIPTS', 'Script', 'execute', 'hash_reply', 'run']
+__all__ = ['SCRIPTS', 'Script', 'execute', 'run']
 
 
 class Script:
@@ -72,12 +72,3 @@ async def execute(client: aredis.Redis, build: Callable[[Pipeline], None]) -> li
                 raise
             await _load_all(client)
     raise AssertionError("unreachable")
-
-
-def hash_reply(flat: Sequence[object] | None) -> dict:
-    """An ``HGETALL`` reply as a script returns it (a flat ``[field, value, ...]`` list)
-    -> a dict; ``{}`` for a missing key."""
-    if not flat:
-        return {}
-    items = iter(flat)
-    return dict(zip(items, items, strict=True))

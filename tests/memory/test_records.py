@@ -8,10 +8,10 @@ import pytest
 from pydantic import ValidationError
 
 from gateway.errors import InvalidRequest
-from gateway.memory.codec import absent_fields, record_from_hash, record_to_hash
+from gateway.memory.codec import MEMO_MAX_BYTES, absent_fields, record_from_hash, record_from_reply, record_to_hash
 from gateway.memory.ids import check_memory_id, new_memory_id
 from gateway.memory.keys import KeySpace, Partition, escape_key_part, visible_partitions
-from gateway.memory.records import MemoryRecord, NewMemory, Scope, Tenant, build_record, visible_to
+from gateway.memory.records import MAX_METADATA_BYTES, MemoryRecord, NewMemory, Scope, Tenant, build_record, visible_to
 
 NOW = datetime(2025, 3, 1, 12, 0, tzinfo=timezone.utc)
 
@@ -89,3 +89,27 @@ def test_hash_codec_round_trips_and_lists_fields_to_delete():
     raw = {k.encode(): v.encode() for k, v in fields.items()}
     assert record_from_hash(raw) == record
     assert "emotion" not in absent_fields(fields) and "supersedes" in absent_fields(fields)
+
+
+def test_metadata_limits_apply_to_input_not_to_records_read_back():
+    # a search reads every hit's record: its metadata was checked when it was written
+    record = build_record(Tenant("u"), NewMemory(scope="profile", type="goal", text="t"), "0" * 32, NOW)
+    big = {"blob": "x" * (MAX_METADATA_BYTES + 1)}
+    data = {**record.model_dump(mode="json"), "metadata": big}
+    with pytest.raises(ValidationError, match="metadata"):
+        MemoryRecord.model_validate(data)  # e.g. a record in an import file
+    with pytest.raises(ValidationError, match="metadata"):
+        NewMemory(scope="profile", type="goal", text="t", metadata=big)
+    fields = record_to_hash(record.model_copy(update={"metadata": big}), KeySpace("mg"))
+    assert record_from_hash(fields).metadata == big
+
+
+def test_record_replies_parse_the_same_memoized_or_not():
+    record = build_record(Tenant("u", "f"), NewMemory(scope="event", type="goal", text="run 5k"), "0" * 32, NOW)
+    def flat(r):
+        return [b for k, v in record_to_hash(r, KeySpace("mg")).items() for b in (k.encode(), v.encode())]
+    assert record_from_reply(flat(record)) == record
+    retired = record.model_copy(update={"retired": True, "retired_reason": "done"})
+    assert record_from_reply(flat(retired)) == retired  # other bytes: parsed afresh
+    big = record.model_copy(update={"metadata": {"blob": "x" * MEMO_MAX_BYTES}})
+    assert record_from_reply(flat(big)) == big
