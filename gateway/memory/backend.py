@@ -3,8 +3,9 @@
 Both keep records in the same hashes, listing zsets and friend sets
 (:mod:`gateway.memory.repository`); a backend adds the vector index (a vector set per
 partition, or the ``embedding`` field of a RediSearch index) and the keyword ranking.
-Write methods only *queue* commands on the caller's MULTI pipeline, so a record hash and
-its index entries are written together or not at all.
+Write methods only *queue* commands on the caller's :class:`~gateway.memory.scripts.Batch`
+(one atomic script call, as MULTI/EXEC) or, when rebuilding, a pipeline, so a record hash
+and its index entries are written together.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from redis.asyncio.client import Pipeline
 from gateway.memory.filters import SearchFilter
 from gateway.memory.keys import Partition
 from gateway.memory.records import MemoryRecord
+from gateway.memory.scripts import Writes
 
 __all__ = ['IndexBackend']
 
@@ -38,13 +40,13 @@ class IndexBackend(Protocol):
         ...
 
     def queue_put(
-        self, pipe: Pipeline, record: MemoryRecord, vector: np.ndarray | None, old: MemoryRecord | None
+        self, pipe: Writes, record: MemoryRecord, vector: np.ndarray | None, old: MemoryRecord | None
     ) -> None:
         """Index ``record`` (after its hash is queued). ``vector=None``: the text did not
         change, keep the stored vector. ``old``: the version being replaced, if any."""
         ...
 
-    def queue_remove(self, pipe: Pipeline, record: MemoryRecord) -> None:
+    def queue_remove(self, pipe: Writes, record: MemoryRecord) -> None:
         """Remove ``record``'s index entries (its hash is deleted by the caller)."""
         ...
 

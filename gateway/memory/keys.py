@@ -2,7 +2,7 @@
 
 Every key of a user lives under ``<prefix>:{<user>}:`` where ``<user>`` is the user id
 percent-encoded (:func:`escape_key_part`), inside a Redis Cluster hash tag ``{...}`` so a
-cluster shards by user and one MULTI can touch all of a user's keys. A *partition* is one
+cluster shards by user and one transaction or script can touch all of a user's keys. A *partition* is one
 user's profile memories, or one (user, friend) pair's event memories:
 
 =========================================  =============================================

@@ -22,13 +22,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import redis.asyncio as aredis
-from redis.asyncio.client import Pipeline
 
 from gateway.memory import scripts
 from gateway.memory.keys import KeySpace, Partition
 from gateway.memory.ranking import bm25_term_weight
 from gateway.memory.records import MemoryRecord
-from gateway.memory.scripts import Script
+from gateway.memory.scripts import Script, Writes
 from gateway.memory.tokenize import term_frequencies, tokenize
 
 __all__ = ['BM25', 'BM25_FUNCTION', 'MAX_QUERY_TERMS', 'POSTINGS_PER_TERM', 'KeywordIndex', 'search_reply']
@@ -96,19 +95,6 @@ def query_terms(text: str) -> list[str]:
     """Unique tokens of ``text`` in order, at most :data:`MAX_QUERY_TERMS`."""
     return list(dict.fromkeys(tokenize(text)))[:MAX_QUERY_TERMS]
 
-#: A record's postings in one command (issue 10, item 3: a ZADD per term cost the worker
-#: more client time than the rest of the write). KEYS[1] = the user's key registry,
-#: KEYS[2..] = postings keys; ARGV[1] = record id, ARGV[i] = weight for KEYS[i]. Sent
-#: with EVAL (no NOSCRIPT round trip inside MULTI); every key has the user's hash tag.
-_PUT_POSTINGS = """
-for i = 2, #KEYS do
-  redis.call('ZADD', KEYS[i], ARGV[i], ARGV[1])
-  redis.call('SADD', KEYS[1], KEYS[i])
-end
-return #KEYS - 1
-"""
-
-
 class KeywordIndex:
     """See module docstring."""
 
@@ -116,18 +102,18 @@ class KeywordIndex:
         self._client = client
         self._keys = keys
 
-    def queue_put(self, pipe: Pipeline, record: MemoryRecord) -> None:
+    def queue_put(self, pipe: Writes, record: MemoryRecord) -> None:
         counts = term_frequencies(record.text, record.keywords)
         length = sum(counts.values())
         part = Partition.of(record)
-        keys, weights = [], []
+        keys = []
         for term, tf in counts.items():
             keys.append(self._keys.postings(part, term))
-            weights.append(repr(bm25_term_weight(tf, length)))
-        if keys:  # one command for the record's postings instead of one ZADD per term
-            pipe.eval(_PUT_POSTINGS, len(keys) + 1, self._keys.registry(record.user_id), *keys, record.id, *weights)
+            pipe.zadd(keys[-1], {record.id: bm25_term_weight(tf, length)})
+        if keys:
+            pipe.sadd(self._keys.registry(record.user_id), *keys)
 
-    def queue_remove(self, pipe: Pipeline, record: MemoryRecord) -> None:
+    def queue_remove(self, pipe: Writes, record: MemoryRecord) -> None:
         part = Partition.of(record)
         for term in term_frequencies(record.text, record.keywords):
             pipe.zrem(self._keys.postings(part, term), record.id)

@@ -1,10 +1,11 @@
 """Record hashes, partition listings and the user/friend registries, for both backends.
 
-Writes go through one MULTI/EXEC per user (all of a user's keys share the ``{user}`` hash
-tag, so this also holds on Redis Cluster): record hash, listing entry, friend registry and
-the backend's index entries are applied together or not at all. The global ``users`` set
-is updated just before, outside the transaction (another slot on a cluster); a user listed
-there without records is harmless.
+Writes go through one atomic script call per user (:class:`~gateway.memory.scripts.Batch`;
+all of a user's keys share the ``{user}`` hash tag, so this also holds on Redis Cluster):
+record hash, listing entry, friend registry and the backend's index entries are applied
+together, as MULTI/EXEC would. The global ``users`` set is updated just before, in the same
+round trip but outside the script (another slot on a cluster); a user listed there without
+records is harmless.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from gateway.memory.backend import IndexBackend
 from gateway.memory.codec import absent_fields, record_from_reply, record_to_hash
 from gateway.memory.keys import KeySpace, Partition
 from gateway.memory.records import MemoryRecord
-from gateway.memory.scripts import Script
+from gateway.memory.scripts import Batch, Script
 
 __all__ = ['FETCH_RECORDS', 'SCAN_BATCH', 'RecordRepository', 'Write']
 
@@ -77,38 +78,47 @@ class RecordRepository:
         return _records(ids, replies[0]), finish[0](replies[1:])
 
     async def write(self, writes: Sequence[Write]) -> None:
-        """Store new or changed records with their index entries (one MULTI per user)."""
+        """Store new or changed records with their index entries: per user, one round trip
+        with the global ``users`` set's SADD first, then every key of the user's records
+        changed atomically by one :class:`~gateway.memory.scripts.Batch`."""
         by_user = sorted(writes, key=lambda w: w[0].user_id)
         for user_id, group in groupby(by_user, key=lambda w: w[0].user_id):
-            await self.client.sadd(self.keys.users, user_id)
-            pipe = self.client.pipeline(transaction=True)
+            batch = Batch()
             for record, vector, old in group:
-                self._queue_write(pipe, record, vector, old)
-            await pipe.execute()
+                self._queue_write(batch, record, vector, old)
+            await self._apply(batch, user_id)
 
-    def _queue_write(self, pipe, record: MemoryRecord, vector, old) -> None:
+    async def _apply(self, batch: Batch, new_user: str | None = None) -> None:
+        def build(pipe: Pipeline) -> None:
+            if new_user is not None:
+                pipe.sadd(self.keys.users, new_user)
+            batch.queue(pipe)
+
+        await scripts.execute(self.client, build)
+
+    def _queue_write(self, batch: Batch, record: MemoryRecord, vector, old) -> None:
         key = self.keys.record(record.user_id, record.id)
         fields = record_to_hash(record, self.keys)
         gone = absent_fields(fields)
         if gone:
-            pipe.hdel(key, *gone)
-        pipe.hset(key, mapping=fields)
+            batch.hdel(key, *gone)
+        batch.hset(key, mapping=fields)
         part = Partition.of(record)
-        pipe.zadd(self.keys.listing(part), {record.id: 0})
+        batch.zadd(self.keys.listing(part), {record.id: 0})
         if part.friend_id is not None:
-            pipe.sadd(self.keys.friends(record.user_id), part.friend_id)
-        self.backend.queue_put(pipe, record, vector, old)
+            batch.sadd(self.keys.friends(record.user_id), part.friend_id)
+        self.backend.queue_put(batch, record, vector, old)
 
     async def remove(self, records: Sequence[MemoryRecord]) -> None:
-        """Delete records and their index entries (one MULTI per user)."""
+        """Delete records and their index entries (one atomic :class:`Batch` per user)."""
         by_user = sorted(records, key=lambda r: r.user_id)
         for _user, group in groupby(by_user, key=lambda r: r.user_id):
-            pipe = self.client.pipeline(transaction=True)
+            batch = Batch()
             for record in group:
-                pipe.delete(self.keys.record(record.user_id, record.id))
-                pipe.zrem(self.keys.listing(Partition.of(record)), record.id)
-                self.backend.queue_remove(pipe, record)
-            await pipe.execute()
+                batch.delete(self.keys.record(record.user_id, record.id))
+                batch.zrem(self.keys.listing(Partition.of(record)), record.id)
+                self.backend.queue_remove(batch, record)
+            await self._apply(batch)
 
     async def page_ids(self, parts: Sequence[Partition], before: str | None, limit: int) -> list[str]:
         """Up to ``limit`` ids of ``parts`` below ``before`` (exclusive), newest first.

@@ -30,6 +30,7 @@ from gateway.memory.filters import SearchFilter
 from gateway.memory.keys import KeySpace, Partition, escape_key_part
 from gateway.memory.ranking import clamp01, cosine_from_distance
 from gateway.memory.records import MemoryRecord
+from gateway.memory.scripts import Writes
 from gateway.memory.tokenize import tokenize
 
 __all__ = ['SCHEMA_VERSION', 'VECTOR_FIELD', 'SearchBackend', 'index_schema', 'tenant_filter']
@@ -107,13 +108,13 @@ class SearchBackend:
         return self._index
 
     def queue_put(
-        self, pipe: Pipeline, record: MemoryRecord, vector: np.ndarray | None, old: MemoryRecord | None
+        self, pipe: Writes, record: MemoryRecord, vector: np.ndarray | None, old: MemoryRecord | None
     ) -> None:
         if vector is not None:
             blob = np.asarray(vector, dtype=np.float32).tobytes()
-            pipe.hset(self._keys.record(record.user_id, record.id), VECTOR_FIELD, blob)
+            pipe.hset(self._keys.record(record.user_id, record.id), mapping={VECTOR_FIELD: blob})
 
-    def queue_remove(self, pipe: Pipeline, record: MemoryRecord) -> None:
+    def queue_remove(self, pipe: Writes, record: MemoryRecord) -> None:
         """Nothing: deleting the hash removes it from the index."""
 
     async def vector_search(

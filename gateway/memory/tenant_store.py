@@ -12,7 +12,7 @@ the cosine.
 
 PATCH of ``text`` without ``keywords`` recomputes the keywords (:func:`recomputed_keywords`).
 
-Concurrency: writes are atomic per user (MULTI/EXEC), but ``update``/``retire`` read then
+Concurrency: writes are atomic per user (one script call), but ``update``/``retire`` read then
 write without WATCH, so two concurrent updates of one record resolve last-writer-wins.
 """
 

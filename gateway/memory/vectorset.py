@@ -22,7 +22,7 @@ from gateway.memory.keys import KeySpace, Partition
 from gateway.memory.keyword_index import BM25_FUNCTION, POSTINGS_PER_TERM, KeywordIndex, search_reply
 from gateway.memory.ranking import clamp01, cosine_from_vsim
 from gateway.memory.records import MemoryRecord
-from gateway.memory.scripts import Script
+from gateway.memory.scripts import Script, Writes
 
 __all__ = ['LIVE_ONLY', 'QUANTIZATION_FLAGS', 'RANK', 'REBUILD_BATCH', 'VectorSetBackend']
 
@@ -117,14 +117,14 @@ class VectorSetBackend:
     async def prepare(self, dimensions: int) -> None:
         """Nothing to create: vector sets appear with their first VADD."""
 
-    def _queue_vadd(self, pipe: Pipeline, key: str, record: MemoryRecord, vector: np.ndarray) -> None:
+    def _queue_vadd(self, pipe: Writes, key: str, record: MemoryRecord, vector: np.ndarray) -> None:
         blob = np.asarray(vector, dtype=np.float32).tobytes()
         pipe.execute_command(
             "VADD", key, "FP32", blob, record.id, self._quant, "SETATTR", vector_attributes(record)
         )
 
     def queue_put(
-        self, pipe: Pipeline, record: MemoryRecord, vector: np.ndarray | None, old: MemoryRecord | None
+        self, pipe: Writes, record: MemoryRecord, vector: np.ndarray | None, old: MemoryRecord | None
     ) -> None:
         key = self._keys.vector_set(Partition.of(record))
         if vector is None:
@@ -137,7 +137,7 @@ class VectorSetBackend:
             self._keywords.queue_remove(pipe, old)
         self._keywords.queue_put(pipe, record)
 
-    def queue_remove(self, pipe: Pipeline, record: MemoryRecord) -> None:
+    def queue_remove(self, pipe: Writes, record: MemoryRecord) -> None:
         pipe.execute_command("VREM", self._keys.vector_set(Partition.of(record)), record.id)
         self._keywords.queue_remove(pipe, record)
 
