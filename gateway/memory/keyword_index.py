@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 import redis.asyncio as aredis
 
-from gateway.memory import scripts
+import gateway.memory.scripts as scripts
 from gateway.memory.keys import KeySpace, Partition
 from gateway.memory.ranking import bm25_term_weight
 from gateway.memory.records import MemoryRecord

@@ -18,7 +18,7 @@ import numpy as np
 import redis.asyncio as aredis
 from redis.asyncio.client import Pipeline
 
-from gateway.memory import scripts
+import gateway.memory.scripts as scripts
 from gateway.memory.backend import IndexBackend
 from gateway.memory.codec import absent_fields, record_from_reply, record_to_hash
 from gateway.memory.keys import KeySpace, Partition

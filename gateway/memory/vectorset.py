@@ -16,7 +16,7 @@ import numpy as np
 import redis.asyncio as aredis
 from redis.asyncio.client import Pipeline
 
-from gateway.memory import scripts
+import gateway.memory.scripts as scripts
 from gateway.memory.filters import SearchFilter, vector_attributes, vectorset_filter
 from gateway.memory.keys import KeySpace, Partition
 from gateway.memory.keyword_index import BM25_FUNCTION, POSTINGS_PER_TERM, KeywordIndex, search_reply
