@@ -17,7 +17,10 @@ Load: :mod:`bench.proxy.loadgen` in its own process, keep-alive connections, eve
 message new (a sequence number and a token drawn per cell in it) and the tenant cycling over all of them per
 request. Per cell: req/s, p50/p99 of the whole reply (ms), and the share of replies
 served with memory (status 200 without ``x-memgate-degraded``), with the degraded
-reasons. For ``recall+memorize`` the memorization lag (``memgate_memorize_lag_seconds``
+reasons, and the CPU time of the gateway process and its children (its embedded
+redis-server) per request sent, which moves far less than req/s when other work shares
+the machine (for ``recall+memorize`` it includes memorizing, until the lag wait ends).
+For ``recall+memorize`` the memorization lag (``memgate_memorize_lag_seconds``
 from ``/metrics``) is read when the load stops and polled until it is under 5 s (at
 most ``--lag-wait`` seconds). The load average is reported before and after each cell:
 figures from a shared machine are only comparable with it.
@@ -46,7 +49,7 @@ import click
 from bench.proxy.bodies import CHAT_PATH, PLAIN_MODEL, PLAIN_PREFIX, load_bodies
 from bench.proxy.loadgen import SEQ_MARK, TENANT_MARK, Samples, run_loadgen
 from bench.proxy.nginx import nginx_binary, start_nginx
-from bench.proxy.process import Child, free_port, python_env
+from bench.proxy.process import Child, cpu_seconds, free_port, python_env
 from bench.proxy.stats import percentile
 from bench.proxy.upstream import start_builtin
 
@@ -159,6 +162,7 @@ class Cell:
     load_before: float
     load_after: float
     lag: dict[str, Any] = field(default_factory=dict)
+    cpu_ms: float | None = None  # gateway + its redis-server, per request sent (warm-up included)
 
     @property
     def served(self) -> int:
@@ -179,6 +183,7 @@ class Cell:
             "p99_ms": round(percentile(s.total, 99) * 1000, 2) if s.total else None,
             "with_memory": round(share, 4) if self.mode != "off" else None,
             "memory_req_s": round(rps * share, 1) if self.mode != "off" else None,
+            "cpu_ms": None if self.cpu_ms is None else round(self.cpu_ms, 2),
             "errors": s.errors, "degraded": s.degraded,
             "load": f"{self.load_before:.2f}->{self.load_after:.2f}", **({"lag": self.lag} if self.lag else {}),
         }
@@ -186,8 +191,8 @@ class Cell:
 
 def render(cells: list[Cell]) -> str:
     """A Markdown table of the cells."""
-    lines = ["| provider | plugins | c | req/s | p50 ms | p99 ms | with memory | req/s with memory | load avg | notes |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---|---|"]
+    lines = ["| provider | plugins | c | req/s | p50 ms | p99 ms | with memory | req/s with memory | CPU ms / req | load avg | notes |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|"]
     for cell in cells:
         r = cell.row()
         share = "-" if r["with_memory"] is None else f"{r['with_memory'] * 100:.1f} %"
@@ -198,7 +203,7 @@ def render(cells: list[Cell]) -> str:
         if "lag" in r:
             notes += f" lag {r['lag']}"
         lines.append(f"| {r['provider']} | {r['mode']} | {r['c']} | {r['req_s']} | {r['p50_ms']} | {r['p99_ms']} "
-                     f"| {share} | {mem} | {r['load']} | {notes} |")
+                     f"| {share} | {mem} | {r['cpu_ms']} | {r['load']} | {notes} |")
     return "\n".join(lines)
 
 
@@ -224,13 +229,15 @@ def measure(
                     {"role": "system", "content": "You are a helpful assistant."},
                     {"role": "user", "content": user_message(f"{secrets.token_hex(2)}-")},
                 ]}).encode()
-                before = os.getloadavg()[0]
+                before, cpu = os.getloadavg()[0], cpu_seconds(child.pid)
                 samples = run_loadgen("127.0.0.1", port, "/v1" + CHAT_PATH, body, headers, requests=n,
                                       concurrency=concurrency, warmup=min(n // 10, 20 * concurrency),
                                       workdir=workdir, timeout=60.0, tenants=tenants)
                 cell = Cell(provider, mode, concurrency, samples, before, os.getloadavg()[0])
                 if "memorize" in mode:
                     cell.lag = lag_after(port, lag_wait)
+                sent = len(samples.total) + samples.errors + min(n // 10, 20 * concurrency)
+                cell.cpu_ms = (cpu_seconds(child.pid) - cpu) * 1000 / max(sent, 1)
                 cells.append(cell)
                 click.echo(json.dumps(cell.row()), err=True)
         finally:

@@ -60,4 +60,4 @@ def test_bench_load_measures_replies_with_memory_through_a_real_gateway(tmp_path
     rows = json.loads(out.read_text())
     assert [(r["mode"], r["c"]) for r in rows] == [("recall", 1), ("recall", 4)]
     for row in rows:
-        assert row["errors"] == 0 and row["with_memory"] == 1.0 and row["req_s"] > 0
+        assert row["errors"] == 0 and row["with_memory"] == 1.0 and row["req_s"] > 0 and row["cpu_ms"] > 0
