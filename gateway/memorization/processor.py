@@ -72,7 +72,8 @@ class JobProcessor:
         if int(epoch or 0) != job.epoch:
             return "stale"
         job = await self.redacted_async(job)
-        started_ms = await self._conversation_start(job)
+        # verbatim plans need no conversation start (only extract's gists and inference do)
+        started_ms = job.enqueued_ms if self._is_verbatim(job) else await self._conversation_start(job)
         plan = Plan.model_validate_json(stored) if stored else await self._plan(job, started_ms)
         tenant = Tenant(job.user_id, job.friend_id)
         written = await apply_plan(self.store, tenant, plan)

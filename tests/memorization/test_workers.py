@@ -62,6 +62,20 @@ async def test_a_job_whose_worker_died_is_reclaimed_and_done_exactly_once(env):
     assert (await store.count(ALICE)) == 1
 
 
+async def test_a_verbatim_job_is_stored_without_tracking_its_conversation(env):
+    # conversation first-seen times serve extract mode (gists, inference) only; a
+    # verbatim job skips that round trip and write (issue 10: worker cost per job)
+    config = memorize_config("verbatim")
+    store = await fresh_store(env)
+    queue = queue_for(config, env.redis)
+    await enqueue(env, config, "I keep bees on the roof.")
+    (_entry, fields), = await env.redis.xrange(queue.keys.stream)
+    job = job_from_fields(fields)
+    assert await JobProcessor(config, store, queue).process(job) == "done"
+    assert [r.text for r in (await store.list(ALICE)).items] == ["I keep bees on the roof."]
+    assert not await env.redis.exists(queue.keys.conversations(job.user_id, job.friend_id))
+
+
 async def test_replaying_a_half_applied_job_writes_the_same_records(env):
     config = memorize_config("extract")
     store = await fresh_store(env)
