@@ -143,12 +143,22 @@ class MemorizeConfig(_Frozen):
 
     mode: Literal["verbatim", "extract"] = Field(
         "verbatim",
-        description="verbatim: each new user turn is stored as an episodic event memory, no "
-        "model; extract: the memory model decides, extracts atomic facts and reconciles them "
+        description="verbatim: each new user turn is stored as it is, no model (small talk "
+        "skipped, stated preferences and facts as profile memories, the rest as episodic "
+        "events); extract: the memory model decides, extracts atomic facts and reconciles them "
         "with existing memories (seed 003; mem0, Chhikara et al. 2025).",
     )
     verbatim_roles: tuple[Literal["user", "assistant"], ...] = Field(
         ("user",), description="verbatim mode: whose turns are stored (the LoCoMo replay stores both)."
+    )
+    verbatim_skip_small_talk: bool = Field(
+        True, description="verbatim mode: greetings, thanks, acknowledgements and sign-offs (zh + en) "
+        "are not stored (gateway.memorization.salience; the plan's decision counts them).",
+    )
+    verbatim_profile: bool = Field(
+        True, description="verbatim mode: a user turn stating a lasting preference or fact about the "
+        "user is stored as a profile memory (seen by every friend, seed 002), typed preference or "
+        "semantic (gateway.memorization.salience); the rest are episodic events of the friend.",
     )
     model: ModelConfig = Field(default_factory=ModelConfig, description="extract mode: the memory model.")
     queue: QueueConfig = Field(default_factory=QueueConfig, description="Job queue keys and retention.")

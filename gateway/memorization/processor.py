@@ -108,7 +108,9 @@ class JobProcessor:
                 return Plan(decision="inference needs a memory model")
             return await self._inferrer.plan(job)
         if self._is_verbatim(job):
-            return verbatim_plan(job, [t.text for t in job.turns], self.config.verbatim_roles)
+            return verbatim_plan(job, [t.text for t in job.turns], self.config.verbatim_roles,
+                                 skip_small_talk=self.config.verbatim_skip_small_talk,
+                                 profile=self.config.verbatim_profile)
         assert self._extractor is not None  # _is_verbatim otherwise
         turns = [(t.role, t.text) for t in job.turns]
         return await self._extractor.plan(job, turns, started_ms)
