@@ -29,9 +29,9 @@ mention replies): each turn gets links to the turns it answers, in this order of
 evidence: an explicit ``reply_to`` id (strength 1.0); each speaker it *addresses*
 (``@nick`` anywhere, ``nick:`` / ``nick,`` at the start, CJK punctuation included) ->
 that speaker's latest earlier turn (0.9); with neither, the latest turn that addressed
-this speaker since their own last turn (0.8, "an answer to whoever spoke to me"), and
-this speaker's own previous turn (0.6, continuity); an assistant turn without a link
-answers the turn before it (0.9). Links are walked in both directions (siblings in a
+this speaker since their own last turn (0.9, "an answer to whoever spoke to me"), this
+speaker's own previous turn (0.8, continuity) and, when the turn addresses nobody, the
+turn just before it (0.5, adjacency; 0.9 for an assistant turn, which answers it). Links are walked in both directions (siblings in a
 thread share an ancestor) and path strength is the product of link strengths (a best
 path search, O(E log V)); a path through an unaddressed turn is no weaker than its links.
 
@@ -244,7 +244,7 @@ def _links(turns: Sequence[Turn], first: int, last: int, speakers: list[str | No
                 parents.append((asked, ANSWER_LINK))
             if own is not None:
                 parents.append((own, CONTINUITY_LINK))
-            if i > first and i - 1 not in (own, asked):
+            if i > first and i - 1 not in (own, asked) and not addressed[i]:
                 parents.append((i - 1, ASSISTANT_LINK if turn.role == "assistant" else ADJACENT_LINK))
         for j, strength in parents:
             adjacency[i].append((j, strength))
