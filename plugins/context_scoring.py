@@ -28,11 +28,16 @@ The reply graph (the seed's "reply chain", §3.1 ``_extract_reply_info``: quote 
 mention replies): each turn gets links to the turns it answers, in this order of
 evidence: an explicit ``reply_to`` id (strength 1.0); each speaker it *addresses*
 (``@nick`` anywhere, ``nick:`` / ``nick,`` at the start, CJK punctuation included) ->
-that speaker's latest earlier turn (0.9); with neither, the latest turn that addressed
+that speaker's latest earlier turn addressed to this speaker or to nobody, else their
+latest turn (0.9; a turn they addressed to a third person belongs to that
+conversation); with neither, the latest turn that addressed
 this speaker since their own last turn (0.9, "an answer to whoever spoke to me"), this
 speaker's own previous turn (0.8, continuity) and, when the turn addresses nobody and
-the client gave it no ``id`` (a client that sends ids sends its reply links), the turn
-just before it (0.5, adjacency; 0.9 for an assistant turn, which answers it). Links are walked in both directions (siblings in a
+the client gave it no ``id`` (a client that sends ids sends its reply links), the
+nearest of the 5 turns before it by someone else and addressed to this speaker or to
+nobody (0.5, adjacency; an assistant turn links to the turn just before it, 0.9).
+Links under 0.6 are guesses: they may end a path but never continue one, so a guess
+never bridges two threads. Links are walked in both directions (siblings in a
 thread share an ancestor) and path strength is the product of link strengths (a best
 path search, O(E log V)); a path through an unaddressed turn is no weaker than its links.
 
@@ -86,6 +91,8 @@ ASSISTANT_LINK = 0.9
 ADJACENT_LINK = 0.5
 #: Links below this strength are guesses: they end a path, never continue it.
 WEAK_BELOW = 0.6
+#: Turns looked back for an adjacency guess's partner.
+ADJACENT_LOOKBACK = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,6 +236,8 @@ def _links(turns: Sequence[Turn], first: int, last: int, speakers: list[str | No
     by_id: dict[str, int] = {}
     latest: dict[str, int] = {}
     addressed_me: dict[str, int] = {}
+    latest_to: dict[tuple[str, str], int] = {}
+    latest_open: dict[str, int] = {}
     adjacency: list[list[tuple[int, float]]] = [[] for _ in turns]
     for i in range(first, last + 1):
         turn = turns[i]
@@ -237,18 +246,34 @@ def _links(turns: Sequence[Turn], first: int, last: int, speakers: list[str | No
         if turn.reply_to is not None and turn.reply_to in by_id:
             parents.append((by_id[turn.reply_to], EXPLICIT_LINK))
         for name in addressed[i]:
+            if name == speaker:
+                continue
             j = latest.get(name)
-            if j is not None and name != speaker:
+            if j is not None:
+                # their latest turn to me or to nobody: not one to a third person
+                options = [k for k in (latest_to.get((name, speaker)), latest_open.get(name)) if k is not None]
+                if options:
+                    j = max(options)
+            if j is not None:
                 parents.append((j, ADDRESS_LINK))
+        own = latest.get(speaker) if speaker is not None else None
         if not parents:
-            own = latest.get(speaker) if speaker is not None else None
             asked = addressed_me.get(speaker) if speaker is not None else None
             if asked is not None and (own is None or asked > own):
                 parents.append((asked, ANSWER_LINK))
             if own is not None:
                 parents.append((own, CONTINUITY_LINK))
-            if i > first and i - 1 not in (own, asked) and not addressed[i] and turn.id is None:
-                parents.append((i - 1, ASSISTANT_LINK if turn.role == "assistant" else ADJACENT_LINK))
+            if i > first and not addressed[i] and turn.id is None:
+                prev = i - 1
+                if turn.role != "assistant":
+                    # the nearest turn by someone else, to me or to nobody (a turn to a
+                    # third person belongs to their conversation); a few turns back at most
+                    for k in range(i - 1, max(first, i - 1 - ADJACENT_LOOKBACK) - 1, -1):
+                        if speakers[k] != speaker and (not addressed[k] or speaker in addressed[k]):
+                            prev = k
+                            break
+                if prev not in (own, asked):
+                    parents.append((prev, ASSISTANT_LINK if turn.role == "assistant" else ADJACENT_LINK))
         for j, strength in parents:
             adjacency[i].append((j, strength))
             adjacency[j].append((i, strength))
@@ -258,6 +283,9 @@ def _links(turns: Sequence[Turn], first: int, last: int, speakers: list[str | No
             latest[speaker] = i
             for name in addressed[i]:
                 addressed_me[name] = i
+                latest_to[(speaker, name)] = i
+            if not addressed[i]:
+                latest_open[speaker] = i
     return adjacency
 
 
