@@ -77,8 +77,8 @@ MAX_TEXT_CHARS = 4096
 MAX_NAME_CHARS = 64
 
 _CJK = "\u4e00-\u9fff\u3400-\u4dbf\u3040-\u30ff\uac00-\ud7af\uf900-\ufaff"
-_TERM_RE = re.compile(f"[{_CJK}]+|[^\\W_{_CJK}]{{2,}}")
-_CJK_RUN_RE = re.compile(f"[{_CJK}]")
+_WORD_RE = re.compile(f"[^\\W_{_CJK}]{{2,}}")
+_CJK_RUNS_RE = re.compile(f"[{_CJK}]+")
 # the mark after a name that addresses someone at the start of a turn
 _ADDRESS_RE = re.compile("[:,：，、]")
 
@@ -210,18 +210,13 @@ def analyze(text: str, names: dict[str, str], longest: int) -> tuple[list[str], 
                 addressed.append(low[at + 1:end])
                 break
         at = low.find("@", at + 1)
-    inline: list[str] = []
-    found: set[str] = set()
-    for run in _TERM_RE.findall(low):
-        if _CJK_RUN_RE.match(run):
-            if len(run) == 1:
-                found.add(run)
-            else:
-                found.update(run[i:i + 2] for i in range(len(run) - 1))
-        else:
+    found = set(_WORD_RE.findall(low))
+    inline = [w for w in found.intersection(names) if len(w) >= 3 and w not in addressed]
+    for run in _CJK_RUNS_RE.findall(low):
+        if len(run) == 1:
             found.add(run)
-            if len(run) >= 3 and run in names and run not in addressed:
-                inline.append(run)
+        else:
+            found.update(run[i:i + 2] for i in range(len(run) - 1))
     return addressed, inline, found
 
 
