@@ -246,7 +246,8 @@ def _links(turns: Sequence[Turn], first: int, last: int, speakers: list[str | No
             j = latest.get(name)
             if j is not None:
                 # their latest turn to me or to nobody: not one to a third person
-                options = [k for k in (latest_to.get((name, speaker)), latest_open.get(name)) if k is not None]
+                to_me = latest_to.get((name, speaker)) if speaker is not None else None
+                options = [k for k in (to_me, latest_open.get(name)) if k is not None]
                 if options:
                     j = max(options)
             if j is not None:

@@ -37,6 +37,11 @@ go), and the reason is counted and named in ``x-memgate-degraded``
 (``context_selection:<reason>``) through the chain's :class:`~gateway.sdk.Skipped` /
 ``request_fallback`` rules.
 
+Usage records (seed 004 §4.1 ``ContextUsageRecord``; ``usage_records``, off by default):
+one JSON record per call on a capped Redis Stream, written after the reply
+(:class:`RecordingContextSelection`), exported as JSONL by
+``python -m plugins.context_usage_export``, a user's records deleted on admin forget.
+
 Metrics (seed 004 §8.1): ``memgate_context_build_seconds`` (build time),
 ``memgate_context_kept_messages`` (messages kept per request),
 ``memgate_context_mean_relevance`` (mean score of the kept messages),
@@ -48,20 +53,22 @@ Metrics (seed 004 §8.1): ``memgate_context_build_seconds`` (build time),
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from datetime import datetime
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from typing import Any, ClassVar
 
 from pydantic import Field
 
-from gateway.sdk import CallContext, ChatRequest, PluginConfig, Services, Skipped, message_text
+from gateway.sdk import AssembledReply, CallContext, ChatRequest, PluginConfig, Services, Skipped, message_text
 from plugins.context_scoring import MAX_TEXT_CHARS, Params, Selection, Turn, Weights, select_context
 from plugins.tokens import FALLBACK_ENCODING, TokenCounter
 
-__all__ = ["ContextSelection", "ContextSelectionConfig", "ContextWeights", "InvalidExtension", "Plan", "plan_request"]
+__all__ = ["ContextSelection", "ContextSelectionConfig", "ContextWeights", "InvalidExtension", "Plan",
+           "RecordingContextSelection", "export_usage", "plan_request", "usage_record"]
 
 log = logging.getLogger("memgate.plugins.context_selection")
 
@@ -100,6 +107,13 @@ class ContextSelectionConfig(PluginConfig):
         50.0, gt=0, description="Selections slower than this fall back (overrun). The seed's 5 s timeout is for a "
         "service with database reads; here the work is pure CPU, ~2 ms for 200 messages.")
     bot_names: list[str] = Field(default_factory=list, description="Names the bot is mentioned by (mean the assistant).")
+    usage_records: bool = Field(
+        False, description="Record a ContextUsageRecord per request (trigger, kept ids with scores, the reply) on a "
+        "capped Redis Stream, to tune weights from real traffic later (seed 004 §4.1, §11.1); needs memory's Redis.")
+    usage_stream: str = Field("memgate:context_usage", pattern=r"^[A-Za-z0-9_.:-]{1,128}$",
+                              description="Redis Stream key of the usage records.")
+    usage_max_records: int = Field(100_000, ge=100, description="Approximate cap of the stream (XADD MAXLEN ~).")
+    usage_max_reply_chars: int = Field(4000, ge=0, description="Characters of the reply kept in a record.")
 
 
 class InvalidExtension(ValueError):
@@ -114,12 +128,19 @@ class InvalidExtension(ValueError):
 @dataclass(frozen=True)
 class Plan:
     """What to send: ``messages`` (extension removed), the selection when one was made,
-    and how many earlier messages were candidates."""
+    how many earlier units were candidates, the dropped message indices; for usage
+    records: the target's index, the kept message indices, each candidate message's score
+    by index, the message refs (``memgate.id`` or ``#index``) and the fallback reason."""
 
     messages: list[dict[str, Any]]
     selection: Selection | None
     candidates: int
     dropped: tuple[int, ...]
+    target: int | None = None
+    kept: tuple[int, ...] = ()
+    scores: dict[int, float] = field(default_factory=dict)
+    refs: dict[int, str] = field(default_factory=dict)
+    fallback: str | None = None
 
 
 def _strip(message: dict[str, Any]) -> dict[str, Any]:
@@ -241,11 +262,50 @@ def plan_request(messages: Sequence[dict[str, Any]], params: Params, bot_names: 
             out.append(_strip(message))
         else:
             dropped.append(i)
-    return Plan(out, selection, len(units), tuple(dropped))
+    scores = {units[k][0]: v for k, v in selection.scores.items()} if selection is not None else {}
+    return Plan(out, selection, len(units), tuple(dropped), target, tuple(sorted(u[0] for u in kept_units)), scores,
+                _refs(messages))
+
+
+def _refs(messages: Sequence[dict[str, Any]]) -> dict[int, str]:
+    """Index -> the message's ``memgate.id`` (a string), else ``#<index>``."""
+    refs: dict[int, str] = {}
+    for i, message in enumerate(messages):
+        ext = message.get(EXTENSION)
+        ident = ext.get("id") if isinstance(ext, dict) else None
+        refs[i] = ident if isinstance(ident, str) and ident else f"#{i}"
+    return refs
+
+
+def usage_record(call: CallContext, plan: Plan, reply_text: str, now: datetime) -> dict[str, Any]:
+    """Seed 004's ``ContextUsageRecord`` for one call (§4.1; ``user_feedback`` and
+    ``success_indicator`` are left for later): message refs are the client's
+    ``memgate.id``, else ``#<index in messages>``."""
+    refs = plan.refs
+    return {
+        "context_id": call.request_id,
+        "key_id": call.principal.key_id,
+        "user_id": call.principal.user_id,
+        "friend_id": call.principal.friend_id,
+        "trigger_message_id": refs.get(plan.target) if plan.target is not None else None,
+        "context_message_ids": [refs[i] for i in plan.kept],
+        "relevance_scores": {refs[i]: round(score, 4) for i, score in plan.scores.items()},
+        "fallback": plan.fallback,
+        "candidates": plan.candidates,
+        "llm_response": reply_text,
+        "created_at": now.isoformat(),
+    }
 
 
 class ContextSelection:
-    """See module docstring."""
+    """See module docstring. With ``usage_records`` on, the instance is a
+    :class:`RecordingContextSelection` (a completion observer too): without it the
+    plugin costs no reply capture."""
+
+    def __new__(cls, config: ContextSelectionConfig, services: Services) -> ContextSelection:
+        if cls is ContextSelection and config.usage_records:
+            return super().__new__(RecordingContextSelection)
+        return super().__new__(cls)
 
     name: ClassVar[str] = "context_selection"
     Config = ContextSelectionConfig
@@ -291,7 +351,6 @@ class ContextSelection:
                 plan = plan_request(messages, self.params, self.config.bot_names)
         except InvalidExtension as exc:
             log.info("context_selection: %s", exc)
-            call.state[self.name] = {"invalid": exc.param}
             raise Skipped("invalid_memgate") from None
         elapsed = time.perf_counter() - started
         self.metrics.observe("memgate_context_build_seconds", elapsed)
@@ -315,7 +374,8 @@ class ContextSelection:
         reason = next((d.partition(":")[2] for d in reversed(call.degraded) if d.startswith(self.name + ":")), "error")
         self.metrics.inc("memgate_context_builds_total", outcome="fallback")
         self.metrics.inc("memgate_context_fallbacks_total", reason=reason.split(":")[0])
-        plan = plan_request(request.messages, self.params, recent=self.config.fallback_messages)
+        plan = replace(plan_request(request.messages, self.params, recent=self.config.fallback_messages),
+                       fallback=reason)
         self._count_tokens(request.messages, plan)
         call.state[self.name] = plan
         return request.model_copy(update={"messages": plan.messages})
@@ -327,3 +387,64 @@ class ContextSelection:
         dropped = sum(self.counter.message(self.encoding, messages[i]) for i in plan.dropped)
         self.metrics.inc("memgate_context_tokens_total", before, stage="before")
         self.metrics.inc("memgate_context_tokens_total", before - dropped, stage="after")
+
+
+class RecordingContextSelection(ContextSelection):
+    """:class:`ContextSelection` that also writes a :func:`usage_record` per call on the
+    capped stream ``usage_stream`` (one XADD with ``MAXLEN ~ usage_max_records``, after
+    the client has the reply) and drops a user's records on forget."""
+
+    def __init__(self, config: ContextSelectionConfig, services: Services) -> None:
+        super().__init__(config, services)
+        if services.redis is None:
+            raise ValueError("context_selection.usage_records needs Redis (the memory: section)")
+        self.redis = services.redis
+        self.metrics.counter("memgate_context_usage_records_total", "context_selection: ContextUsageRecords written "
+                             "to the usage stream.")
+
+    async def on_complete(self, call: CallContext, reply: AssembledReply) -> None:
+        plan = call.state.get(self.name)
+        if not isinstance(plan, Plan) or plan.target is None:
+            return
+        record = usage_record(call, plan, reply.text[:self.config.usage_max_reply_chars], datetime.now(UTC))
+        await self.redis.xadd(
+            self.config.usage_stream, {"record": json.dumps(record, ensure_ascii=False)},
+            maxlen=self.config.usage_max_records, approximate=True,
+        )
+        self.metrics.inc("memgate_context_usage_records_total")
+
+    async def forget_user(self, user_id: str) -> None:
+        """Delete ``user_id``'s records (a scan of the stream, 1,000 entries per read)."""
+        start = "-"
+        while True:
+            rows: Any = await self.redis.xrange(self.config.usage_stream, min=start, count=1000)
+            if not rows:
+                return
+            doomed = [entry for entry, fields in rows if _record_user(fields) == user_id]
+            if doomed:
+                await self.redis.xdel(self.config.usage_stream, *doomed)
+            last = rows[-1][0]
+            start = "(" + (last.decode() if isinstance(last, bytes) else last)
+
+
+def _record_user(fields: Any) -> str | None:
+    raw = fields.get(b"record", fields.get("record"))
+    try:
+        return json.loads(raw).get("user_id")
+    except (TypeError, ValueError, AttributeError):
+        return None
+
+
+async def export_usage(redis: Any, stream: str, count: int = 1000) -> AsyncIterator[str]:
+    """Every record on ``stream`` as JSONL lines (oldest first), read ``count`` at a time."""
+    start = "-"
+    while True:
+        rows: Any = await redis.xrange(stream, min=start, count=count)
+        if not rows:
+            return
+        for _, fields in rows:
+            raw = fields.get(b"record", fields.get("record"))
+            if raw is not None:
+                yield (raw.decode() if isinstance(raw, bytes) else raw) + "\n"
+        last = rows[-1][0]
+        start = "(" + (last.decode() if isinstance(last, bytes) else last)

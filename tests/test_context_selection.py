@@ -4,14 +4,22 @@ named in ``x-memgate-degraded``, metrics."""
 
 from __future__ import annotations
 
+import asyncio
 import copy
+import json
+import time
+import uuid
 
 import httpx
 import openai
 import pytest
+import redis
+import redis.asyncio as aioredis
 
 import plugins.context_selection as context_selection
-from tests.support.gateway import ALICE_KEY, BOB_KEY
+from gateway.config import PluginOverride
+from plugins.context_selection import export_usage
+from tests.support.gateway import ADMIN_KEY, ALICE_KEY, BOB_KEY
 from tests.support.upstream_double import SSEReply
 
 SYSTEM = {"role": "system", "content": "你是群助手 Kiki。\n  Keep answers short."}
@@ -125,3 +133,53 @@ def test_metrics_show_build_time_kept_messages_relevance_and_tokens(gateway, ups
     assert 0 < after < before
     text = httpx.get(gateway.url + "/metrics").text
     assert "# TYPE memgate_context_build_seconds histogram" in text
+
+
+def wait_for(predicate, timeout=30.0):
+    """Poll ``predicate`` until true (completion hooks run in the gateway's background)."""
+    deadline = time.monotonic() + timeout
+    while not (value := predicate()):
+        assert time.monotonic() < deadline, "condition not reached"
+        time.sleep(0.01)
+    return value
+
+
+def test_usage_records_go_on_a_capped_stream_export_as_jsonl_and_are_forgotten(start_gateway, upstream, redis_url):
+    stream = f"t:{uuid.uuid4().hex[:8]}:context_usage"
+    gw = start_gateway(plugins=plugin_entry(usage_records=True, usage_stream=stream, usage_max_records=100),
+                       clients=[*CLIENTS, {"key": ADMIN_KEY, "user_id": "ops", "admin": True, "key_id": "ops"}])
+    reply = client(gw).chat.completions.create(model="gpt-4o", messages=copy.deepcopy(GROUP))
+    sync = redis.Redis.from_url(redis_url)
+    try:
+        rows = wait_for(lambda: sync.xrange(stream))
+        record = json.loads(rows[0][1][b"record"])
+        assert record["trigger_message_id"] == "m7"
+        assert record["context_message_ids"] == ["m2", "m4"]
+        assert set(record["relevance_scores"]) == {"m1", "m2", "m3", "m4", "m5", "m6"}
+        assert record["relevance_scores"]["m4"] >= 0.3 > record["relevance_scores"]["m5"]
+        assert record["llm_response"] == reply.choices[0].message.content
+        assert (record["user_id"], record["fallback"]) == ("groupbot", None)
+
+        async def export():
+            client_ = aioredis.Redis.from_url(redis_url)
+            try:
+                return [line async for line in export_usage(client_, stream)]
+            finally:
+                await client_.aclose()
+
+        lines = asyncio.run(export())
+        assert [json.loads(line) for line in lines] == [record] and lines[0].endswith("\n")
+
+        forget = httpx.post(gw.base_url + "/admin/users/groupbot/forget",
+                            headers={"authorization": f"Bearer {ADMIN_KEY}"}, timeout=20)
+        assert forget.status_code == 200, forget.text
+        assert sync.xlen(stream) == 0
+    finally:
+        sync.delete(stream)
+        sync.close()
+
+
+def test_without_usage_records_the_plugin_observes_no_reply(gateway):
+    chain = gateway.gateway.chains._chain_for({"context_selection": PluginOverride(enabled=True)}, "test")
+    assert [p.name for p in chain.plugins] == ["context_selection"]
+    assert chain.observers == []
