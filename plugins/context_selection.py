@@ -106,6 +106,10 @@ class ContextSelectionConfig(PluginConfig):
     build_budget_ms: float = Field(
         50.0, gt=0, description="Selections slower than this fall back (overrun). The seed's 5 s timeout is for a "
         "service with database reads; here the work is pure CPU, ~2 ms for 200 messages.")
+    max_candidates: int = Field(
+        500, ge=1, le=100_000, description="Only the most recent earlier messages (tool pairs count as one) are "
+        "scored; older ones are dropped (seed 004 §3.3 takes the 50 most recent plus 15 of the reply thread; "
+        "500 keeps the selection within ~10 ms).")
     bot_names: list[str] = Field(default_factory=list, description="Names the bot is mentioned by (mean the assistant).")
     usage_records: bool = Field(
         False, description="Record a ContextUsageRecord per request (trigger, kept ids with scores, the reply) on a "
@@ -228,9 +232,10 @@ def _bot_mentions(turn: Turn, bot_names: Sequence[str]) -> Turn:
 
 
 def plan_request(messages: Sequence[dict[str, Any]], params: Params, bot_names: Sequence[str] = (),
-                 recent: int | None = None) -> Plan:
+                 recent: int | None = None, max_candidates: int = 500) -> Plan:
     """The messages to send (module docstring). ``recent``: instead of scoring, keep the
-    ``recent`` most recent earlier units (the fallback).
+    ``recent`` most recent earlier units (the fallback). Only the ``max_candidates`` most
+    recent earlier units are scored; older ones are dropped.
 
     Raises:
         InvalidExtension: a malformed ``memgate`` field (not when ``recent`` is given:
@@ -243,7 +248,8 @@ def plan_request(messages: Sequence[dict[str, Any]], params: Params, bot_names: 
             break
     if target is None:
         return Plan([_strip(m) for m in messages], None, 0, ())
-    units = _units(messages, target)
+    all_units = _units(messages, target)
+    units = all_units[-max_candidates:]
     selection: Selection | None = None
     if recent is not None:
         kept_units = units[-recent:] if recent else []
@@ -263,7 +269,7 @@ def plan_request(messages: Sequence[dict[str, Any]], params: Params, bot_names: 
         else:
             dropped.append(i)
     scores = {units[k][0]: v for k, v in selection.scores.items()} if selection is not None else {}
-    return Plan(out, selection, len(units), tuple(dropped), target, tuple(sorted(u[0] for u in kept_units)), scores,
+    return Plan(out, selection, len(all_units), tuple(dropped), target, tuple(sorted(u[0] for u in kept_units)), scores,
                 _refs(messages))
 
 
@@ -346,9 +352,10 @@ class ContextSelection:
         messages = request.messages
         try:
             if len(messages) > THREAD_ABOVE:
-                plan = await asyncio.to_thread(plan_request, messages, self.params, self.config.bot_names)
+                plan = await asyncio.to_thread(
+                    plan_request, messages, self.params, self.config.bot_names, None, self.config.max_candidates)
             else:
-                plan = plan_request(messages, self.params, self.config.bot_names)
+                plan = plan_request(messages, self.params, self.config.bot_names, None, self.config.max_candidates)
         except InvalidExtension as exc:
             log.info("context_selection: %s", exc)
             raise Skipped("invalid_memgate") from None

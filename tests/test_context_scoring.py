@@ -144,3 +144,12 @@ def test_the_fallback_keeps_the_most_recent_messages_and_never_nothing():
     assert plan.messages[0] is SYSTEM
     assert names(plan.messages[1:]) == names(GROUP[5:])
     assert "memgate" not in plan.messages[-1]
+
+
+def test_only_the_most_recent_candidates_are_scored_and_older_ones_dropped():
+    messages = [SYSTEM, *({"role": "user", "name": "ann", "content": f"ann {i}"} for i in range(50)),
+                {"role": "user", "name": "ann", "content": "ann again"}]
+    plan = plan_request(messages, Params(), max_candidates=10)
+    assert plan.selection is not None and plan.selection.candidates == 10
+    assert set(plan.dropped) >= set(range(1, 41))
+    assert plan.messages[0] is SYSTEM and plan.messages[-1] is messages[-1]
