@@ -35,7 +35,8 @@ this speaker since their own last turn (0.9, "an answer to whoever spoke to me")
 speaker's own previous turn (0.8, continuity) and, when the turn addresses nobody and
 the client gave it no ``id`` (a client that sends ids sends its reply links), the
 nearest of the 5 turns before it by someone else and addressed to this speaker or to
-nobody (0.5, adjacency; an assistant turn links to the turn just before it, 0.9).
+nobody (0.5, adjacency; the target also to the turn just before it, whoever it was
+addressed to; an assistant turn links to the turn just before it, 0.9).
 Links under 0.6 are guesses: they may end a path but never continue one, so a guess
 never bridges two threads. Links are walked in both directions (siblings in a
 thread share an ancestor) and path strength is the product of link strengths (a best
@@ -43,8 +44,9 @@ path search, O(E log V)); a path through an unaddressed turn is no weaker than i
 
 Mentions are parsed only for names that are speakers of the chat (case-insensitive), so
 "Note: ..." is not a mention unless someone is called Note; names may contain CJK
-characters (``@小明``, ``小明：`` / ``小明，``). Explicit mentions (``Turn.mentions``)
-count as addressed.
+characters (``@小明``, ``小明：`` / ``小明，``); a name at the start may be shortened to an
+unambiguous prefix of 3+ characters (``action:`` for ``actionparsnip``). Explicit
+mentions (``Turn.mentions``) count as addressed.
 
 Cost: every step is linear in the total text (bounded per turn by
 :data:`MAX_TEXT_CHARS`) and the number of turns, except the path search (n log n).
@@ -182,7 +184,20 @@ def addressed_names(text: str, names: dict[str, str], longest: int) -> tuple[lis
     return addressed, inline
 
 
-def analyze(text: str, names: dict[str, str], longest: int) -> tuple[list[str], list[str], set[str]]:
+def name_prefixes(names: dict[str, str], shortest: int = 3) -> dict[str, str]:
+    """Unambiguous prefixes (``shortest`` characters or more) of the known names -> the
+    name: people address a long nick by its start (``action:`` for ``actionparsnip``).
+    Linear in the total length of the names."""
+    seen: dict[str, str | None] = {}
+    for name in names:
+        for end in range(shortest, len(name)):
+            prefix = name[:end]
+            seen[prefix] = name if prefix not in seen else None
+    return {p: n for p, n in seen.items() if n is not None and p not in names}
+
+
+def analyze(text: str, names: dict[str, str], longest: int,
+            prefixes: dict[str, str] | None = None) -> tuple[list[str], list[str], set[str]]:
     """``(addressed, inline, terms)`` of ``text``, from its first :data:`MAX_TEXT_CHARS`
     characters.
 
@@ -203,6 +218,8 @@ def analyze(text: str, names: dict[str, str], longest: int) -> tuple[list[str], 
     head = start[:mark.start()].rstrip() if mark else start.rstrip()
     if head in names:
         addressed.append(head)
+    elif mark and prefixes and head in prefixes:
+        addressed.append(prefixes[head])
     at = low.find("@")
     while at >= 0:
         for end in range(min(at + 1 + longest, len(low)), at + 1, -1):
@@ -270,6 +287,8 @@ def _links(turns: Sequence[Turn], first: int, last: int, speakers: list[str | No
                             break
                 if prev not in (own, asked):
                     parents.append((prev, ASSISTANT_LINK if turn.role == "assistant" else ADJACENT_LINK))
+                if i == last and prev != i - 1 and i - 1 not in (own, asked):
+                    parents.append((i - 1, ADJACENT_LINK))
         for j, strength in parents:
             adjacency[i].append((j, strength))
             adjacency[j].append((i, strength))
@@ -338,12 +357,13 @@ def select_context(turns: Sequence[Turn], target: int, params: Params | None = N
             key = speakers[i] = _key(speaker)
             names[key] = key
     longest = max((len(k) for k in names), default=0)
+    prefixes = name_prefixes(names)
     addressed: list[list[str]] = [[] for _ in turns]
     mentions: list[set[str]] = [set() for _ in turns]
     bags: list[set[str]] = [set() for _ in turns]
     for i in range(first, target + 1):
         turn = turns[i]
-        found, inline, bags[i] = analyze(turn.text, names, longest)
+        found, inline, bags[i] = analyze(turn.text, names, longest, prefixes)
         found.extend(_key(m) for m in turn.mentions)
         addressed[i] = found
         mentions[i] = {*found, *inline}

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from plugins.context_scoring import Params, Turn, analyze, select_context, terms
+from plugins.context_scoring import Params, Turn, analyze, name_prefixes, select_context, terms
 from plugins.context_selection import InvalidExtension, plan_request
 
 SYSTEM = {"role": "system", "content": "You are Kiki, the group's helper bot.\n  (keep this byte-exact)"}
@@ -153,3 +153,14 @@ def test_only_the_most_recent_candidates_are_scored_and_older_ones_dropped():
     assert plan.selection is not None and plan.selection.candidates == 10
     assert set(plan.dropped) >= set(range(1, 41))
     assert plan.messages[0] is SYSTEM and plan.messages[-1] is messages[-1]
+
+
+def test_a_shortened_name_at_the_start_addresses_the_one_speaker_it_can_mean():
+    turns = [Turn("actionparsnip", "run sudo dpkg -r googleearth"), Turn("actionman", "hi all"),
+             *(Turn(f"u{i}", f"chatter {i}") for i in range(8)),
+             Turn("sken", "actionp: that did not work")]
+    selection = select_context(turns, len(turns) - 1)
+    assert 0 in selection.kept and 1 not in selection.kept
+    known = {"actionparsnip": "actionparsnip", "actionman": "actionman"}
+    assert analyze("action: hello", known, 13, name_prefixes(known))[0] == []  # either of them: no one
+    assert analyze("actionp: hello", known, 13, name_prefixes(known))[0] == ["actionparsnip"]
