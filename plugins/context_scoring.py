@@ -77,6 +77,9 @@ MAX_TEXT_CHARS = 4096
 
 #: Longest speaker name matched in text, in characters.
 MAX_NAME_CHARS = 64
+#: ``@`` marks looked at per turn (each looks up to MAX_NAME_CHARS ahead): bounds the work
+#: a text full of ``@`` costs.
+MAX_AT_MENTIONS = 16
 
 _CJK = "\u4e00-\u9fff\u3400-\u4dbf\u3040-\u30ff\uac00-\ud7af\uf900-\ufaff"
 _WORD_RE = re.compile(f"[^\\W_{_CJK}]{{2,}}")
@@ -190,29 +193,32 @@ def name_prefixes(names: dict[str, str], shortest: int = 3) -> dict[str, str]:
     Linear in the total length of the names."""
     seen: dict[str, str | None] = {}
     for name in names:
-        for end in range(shortest, len(name)):
+        for end in range(shortest, min(len(name), MAX_NAME_CHARS)):
             prefix = name[:end]
             seen[prefix] = name if prefix not in seen else None
     return {p: n for p, n in seen.items() if n is not None and p not in names}
 
 
-def analyze(text: str, names: dict[str, str], longest: int,
-            prefixes: dict[str, str] | None = None) -> tuple[list[str], list[str], set[str]]:
+def analyze(text: str, names: dict[str, str], longest: int, prefixes: dict[str, str] | None = None,
+            sizes: Sequence[int] | None = None) -> tuple[list[str], list[str], set[str]]:
     """``(addressed, inline, terms)`` of ``text``, from its first :data:`MAX_TEXT_CHARS`
     characters.
 
     ``names`` maps a casefolded name to itself (the known speakers); ``longest`` is the
-    longest name's length. Addressed: ``@name`` anywhere (the longest known name right
+    longest name's length; ``prefixes`` (:func:`name_prefixes`) the shortened names;
+    ``sizes`` the distinct name lengths, longest first (computed when None). Addressed: ``@name`` anywhere (the longest known name right
     after the ``@``: CJK names need no delimiter), or a known name at the start followed by
     ``:`` / ``,`` / ``：`` / ``，`` / ``、`` (or the whole text being a name). Inline: a known
     name as a whole word elsewhere (names of 3+ characters). Terms: casefolded words of 2+
     letters or digits, and character bigrams of CJK runs (a lone CJK character stands
-    alone; Chinese has no spaces). Linear in the text (each ``@`` looks at most ``longest``
-    characters ahead).
+    alone; Chinese has no spaces). Linear in the text (at most :data:`MAX_AT_MENTIONS` ``@``
+    marks, each trying each distinct name length once).
     """
     low = text[:MAX_TEXT_CHARS].casefold().replace("＠", "@")
     addressed: list[str] = []
     longest = min(longest, MAX_NAME_CHARS)
+    if sizes is None:
+        sizes = sorted({len(n) for n in names if len(n) <= longest}, reverse=True)
     start = low.lstrip()
     mark = _ADDRESS_RE.search(start, 0, longest + 2)
     head = start[:mark.start()].rstrip() if mark else start.rstrip()
@@ -221,10 +227,12 @@ def analyze(text: str, names: dict[str, str], longest: int,
     elif mark and prefixes and head in prefixes:
         addressed.append(prefixes[head])
     at = low.find("@")
-    while at >= 0:
-        for end in range(min(at + 1 + longest, len(low)), at + 1, -1):
-            if low[at + 1:end] in names:
-                addressed.append(low[at + 1:end])
+    for _ in range(MAX_AT_MENTIONS):
+        if at < 0:
+            break
+        for size in sizes:
+            if low[at + 1:at + 1 + size] in names:
+                addressed.append(low[at + 1:at + 1 + size])
                 break
         at = low.find("@", at + 1)
     found = set(_WORD_RE.findall(low))
@@ -358,12 +366,13 @@ def select_context(turns: Sequence[Turn], target: int, params: Params | None = N
             names[key] = key
     longest = max((len(k) for k in names), default=0)
     prefixes = name_prefixes(names)
+    sizes = sorted({len(n) for n in names if len(n) <= MAX_NAME_CHARS}, reverse=True)
     addressed: list[list[str]] = [[] for _ in turns]
     mentions: list[set[str]] = [set() for _ in turns]
     bags: list[set[str]] = [set() for _ in turns]
     for i in range(first, target + 1):
         turn = turns[i]
-        found, inline, bags[i] = analyze(turn.text, names, longest, prefixes)
+        found, inline, bags[i] = analyze(turn.text, names, longest, prefixes, sizes)
         found.extend(_key(m) for m in turn.mentions)
         addressed[i] = found
         mentions[i] = {*found, *inline}
