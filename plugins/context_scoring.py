@@ -30,7 +30,9 @@ evidence: an explicit ``reply_to`` id (strength 1.0); each speaker it *addresses
 (``@nick`` anywhere, ``nick:`` / ``nick,`` at the start, CJK punctuation included) ->
 that speaker's latest earlier turn addressed to this speaker or to nobody, else their
 latest turn (0.9; a turn they addressed to a third person belongs to that
-conversation); with neither, the latest turn that addressed
+conversation), and also the latest turn by someone else that merely *mentioned* that
+speaker, when it is more recent (0.5: a request on their behalf, ``!cmd | nick`` to a
+bot); with neither, the latest turn that addressed
 this speaker since their own last turn (0.9, "an answer to whoever spoke to me"), this
 speaker's own previous turn (0.8, continuity) and, when the turn addresses nobody and
 the client gave it no ``id`` (a client that sends ids sends its reply links), the
@@ -94,6 +96,7 @@ ANSWER_LINK = 0.9
 CONTINUITY_LINK = 0.8
 ASSISTANT_LINK = 0.9
 ADJACENT_LINK = 0.5
+MENTION_LINK = 0.5
 #: Links below this strength are guesses: they end a path, never continue it.
 WEAK_BELOW = 0.6
 #: Turns looked back for an adjacency guess's partner.
@@ -251,13 +254,14 @@ def terms(text: str) -> set[str]:
 
 
 def _links(turns: Sequence[Turn], first: int, last: int, speakers: list[str | None],
-           addressed: list[list[str]]) -> list[list[tuple[int, float]]]:
+           addressed: list[list[str]], mentions: list[set[str]]) -> list[list[tuple[int, float]]]:
     """Undirected reply graph over ``turns[first:last + 1]`` (module docstring)."""
     by_id: dict[str, int] = {}
     latest: dict[str, int] = {}
     addressed_me: dict[str, int] = {}
     latest_to: dict[tuple[str, str], int] = {}
     latest_open: dict[str, int] = {}
+    talked_about: dict[str, int] = {}
     adjacency: list[list[tuple[int, float]]] = [[] for _ in turns]
     for i in range(first, last + 1):
         turn = turns[i]
@@ -277,6 +281,9 @@ def _links(turns: Sequence[Turn], first: int, last: int, speakers: list[str | No
                     j = max(options)
             if j is not None:
                 parents.append((j, ADDRESS_LINK))
+            m = talked_about.get(name)
+            if m is not None and (j is None or m > j) and speakers[m] != speaker:
+                parents.append((m, MENTION_LINK))
         own = latest.get(speaker) if speaker is not None else None
         if not parents:
             asked = addressed_me.get(speaker) if speaker is not None else None
@@ -309,6 +316,8 @@ def _links(turns: Sequence[Turn], first: int, last: int, speakers: list[str | No
                 latest_to[(speaker, name)] = i
             if not addressed[i]:
                 latest_open[speaker] = i
+            for name in mentions[i].difference(addressed[i]):
+                talked_about[name] = i
     return adjacency
 
 
@@ -376,7 +385,7 @@ def select_context(turns: Sequence[Turn], target: int, params: Params | None = N
         found.extend(_key(m) for m in turn.mentions)
         addressed[i] = found
         mentions[i] = {*found, *inline}
-    chain = _chain(_links(turns, first, target, speakers, addressed), target)
+    chain = _chain(_links(turns, first, target, speakers, addressed, mentions), target)
 
     goal_speaker = speakers[target]
     goal_terms = bags[target]

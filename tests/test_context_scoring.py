@@ -164,3 +164,14 @@ def test_a_shortened_name_at_the_start_addresses_the_one_speaker_it_can_mean():
     known = {"actionparsnip": "actionparsnip", "actionman": "actionman"}
     assert analyze("action: hello", known, 13, name_prefixes(known))[0] == []  # either of them: no one
     assert analyze("actionp: hello", known, 13, name_prefixes(known))[0] == ["actionparsnip"]
+
+
+def test_a_reply_addressed_to_someone_may_answer_the_latest_message_about_them():
+    turns = [Turn("sken", "how do I remove googleearth?"),
+             *(Turn(f"u{i}", f"chatter {i}") for i in range(6)),
+             Turn("helper", "!uninstall | sken"),
+             Turn("u9", "more chatter"), Turn("u10", "and more"),
+             Turn("bot", "sken: to remove a package, run sudo apt remove <name>")]
+    selection = select_context(turns, len(turns) - 1)
+    assert 7 in selection.kept  # the command that named sken
+    assert 0 in selection.kept  # and sken's own question
