@@ -77,6 +77,20 @@ EXTENSION = "memgate"
 SYSTEM_ROLES = ("system", "developer")
 #: Messages above which the selection runs in a worker thread (about 2 ms of CPU at 200).
 THREAD_ABOVE = 200
+#: Characters of text above which selection and token counting run in a worker thread.
+THREAD_CHARS = 64 * 1024
+
+
+def _chars(messages: Sequence[dict[str, Any]]) -> int:
+    """Characters of the messages' string contents (list parts counted by their text)."""
+    total = 0
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, str):
+            total += len(content)
+        elif isinstance(content, list):
+            total += sum(len(p.get("text", "")) for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
+    return total
 
 
 class ContextWeights(PluginConfig):
@@ -351,7 +365,7 @@ class ContextSelection:
         started = time.perf_counter()
         messages = request.messages
         try:
-            if len(messages) > THREAD_ABOVE:
+            if len(messages) > THREAD_ABOVE or _chars(messages) > THREAD_CHARS:
                 plan = await asyncio.to_thread(
                     plan_request, messages, self.params, self.config.bot_names, None, self.config.max_candidates)
             else:
@@ -369,7 +383,11 @@ class ContextSelection:
             self.metrics.observe("memgate_context_kept_messages", len(selection.kept))
             if selection.kept:
                 self.metrics.observe("memgate_context_mean_relevance", selection.mean_score)
-        self._count_tokens(messages, plan)
+        if plan.dropped:
+            if _chars(messages) > THREAD_CHARS:
+                await asyncio.to_thread(self._count_tokens, messages, plan)
+            else:
+                self._count_tokens(messages, plan)
         call.state[self.name] = plan
         if not plan.dropped and all(a is b for a, b in zip(plan.messages, messages, strict=True)):
             return request
@@ -383,13 +401,16 @@ class ContextSelection:
         self.metrics.inc("memgate_context_fallbacks_total", reason=reason.split(":")[0])
         plan = replace(plan_request(request.messages, self.params, recent=self.config.fallback_messages),
                        fallback=reason)
-        self._count_tokens(request.messages, plan)
+        if _chars(request.messages) <= THREAD_CHARS:  # no tokenizing of huge prompts on the event loop
+            self._count_tokens(request.messages, plan)
         call.state[self.name] = plan
         return request.model_copy(update={"messages": plan.messages})
 
     def _count_tokens(self, messages: Sequence[dict[str, Any]], plan: Plan) -> None:
         """Prompt tokens of the messages before and after (cl100k, OpenAI's chat message
-        counting; :mod:`plugins.tokens`)."""
+        counting; :mod:`plugins.tokens`). Only requests that dropped something count (a
+        request that keeps everything saves nothing and costs no tokenizing); the fallback
+        skips prompts over :data:`THREAD_CHARS` (it must not block the event loop)."""
         before = sum(self.counter.message(self.encoding, m) for m in messages)
         dropped = sum(self.counter.message(self.encoding, messages[i]) for i in plan.dropped)
         self.metrics.inc("memgate_context_tokens_total", before, stage="before")

@@ -183,3 +183,13 @@ def test_without_usage_records_the_plugin_observes_no_reply(gateway):
     chain = gateway.gateway.chains._chain_for({"context_selection": PluginOverride(enabled=True)}, "test")
     assert [p.name for p in chain.plugins] == ["context_selection"]
     assert chain.observers == []
+
+
+def test_a_huge_pasted_log_in_the_history_is_scored_off_the_loop_and_dropped(gateway, upstream):
+    messages = copy.deepcopy(GROUP)
+    messages.insert(2, {"role": "user", "name": "erin", "content": "kernel log:\n" + "usb 1-1: reset\n" * 20_000})
+    client(gateway).chat.completions.create(model="gpt-4o", messages=messages)
+    assert upstream.chat_requests()[-1].json["messages"] == SELECTED
+    metrics = gateway.gateway.telemetry.metrics
+    before = metrics.get("memgate_context_tokens_total", stage="before")
+    assert before - metrics.get("memgate_context_tokens_total", stage="after") > 20_000
