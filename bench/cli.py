@@ -11,6 +11,7 @@ import logging
 
 import click
 
+from bench.context import command as context
 from bench.load import command as load
 from bench.locomo.cli import command as locomo
 from bench.memorize import command as memorize
@@ -31,5 +32,5 @@ def main(verbose: bool) -> None:
     )
 
 
-for _command in (proxy, store, recall, memorize, locomo, threshold_study, outage, load):
+for _command in (proxy, store, recall, memorize, locomo, threshold_study, outage, load, context):
     main.add_command(_command)

@@ -14,8 +14,10 @@ Budgets (``budget_ms`` of the entry, else the ``chain:`` default):
 =====================  ==========================================  ====================
 hook                   budget                                      on failure / overrun
 =====================  ==========================================  ====================
-``rewrite_request``    ``hook_budget_ms``, and the phase deadline  entry's ``on_failure``
-                       ``request_deadline_ms`` (3 s, seed 002)     (``original`` | ``skip``)
+``rewrite_request``    ``hook_budget_ms``, and the phase deadline  ``request_fallback`` if
+                       ``request_deadline_ms`` (3 s, seed 002)     the plugin has one, else
+                                                                   the entry's ``on_failure``
+                                                                   (``original`` | ``skip``)
 ``filter_response``    ``reply_budget_ms``                         ``response_fallback``
 ``on_chunk``           ``chunk_budget_ms`` per chunk               ``stream_fallback``
 ``on_stream_end``      ``reply_budget_ms`` for the whole iteration ``stream_fallback``
@@ -33,6 +35,11 @@ and ``plugin:reason`` is counted in ``memgate_plugin_skips_total`` and named the
 Request phase: each hook's change (the request it returns and what it put in
 ``call.injection``) is kept only if the hook succeeds; after the last hook the chain
 renders ``call.injection`` into the request once (:func:`gateway.injection.render`).
+A request rewriter may declare ``request_fallback(call, request) -> ChatRequest``
+(:class:`~gateway.sdk.RequestRewriter`): when its hook raised ``Skipped``, failed or
+overran its budget, the chain goes on with the fallback of the hook's input instead of
+dropping the change (``Skipped``) or applying ``on_failure`` (seed 004: a context
+selector that fails falls back to the most recent messages, never to everything).
 Past the deadline the original request always goes.
 
 Reply phase: a response filter that fails is replaced by its ``response_fallback`` of its
@@ -358,6 +365,7 @@ class PluginChain:
                 except Skipped as skip:
                     call.injection = before
                     self._skipped(call, plugin.name, "rewrite_request", skip.reason, span)
+                    current = self._request_fallback(call, plugin, current, span)
                     continue
                 except TimeoutError:
                     reason = "deadline" if budget < plugin.budget_s else "timeout"
@@ -366,11 +374,30 @@ class PluginChain:
                     log.warning("plugin %s rewrite_request failed: %r", plugin.name, exc)
                 call.injection = before
                 self._failed(call, plugin.name, "rewrite_request", reason, span)
+                if reason != "deadline" and _has_request_fallback(plugin.instance):
+                    current = self._request_fallback(call, plugin, current, span)
+                    continue
             if reason == "deadline" or plugin.on_failure == "original":
                 return self._original(call, request)
         final = render(current, call.injection)
         call.sent = final
         return final
+
+    def _request_fallback(self, call: CallContext, plugin: LoadedPlugin, current: ChatRequest, span: Any) -> ChatRequest:
+        """``current`` through the plugin's ``request_fallback`` when it has one (else
+        ``current``); a fallback that raises or returns something else is counted as a
+        failure of ``request_fallback`` and ``current`` goes on."""
+        if not _has_request_fallback(plugin.instance):
+            return current
+        try:
+            result = plugin.instance.request_fallback(call, current)
+            if not isinstance(result, ChatRequest):
+                raise TypeError(f"request_fallback returned {type(result).__name__}")
+            return result
+        except Exception as exc:  # the fallback must not raise; belt and braces
+            log.warning("plugin %s request_fallback failed: %r", plugin.name, exc)
+            self._failed(call, plugin.name, "request_fallback", f"error:{type(exc).__name__}", span)
+            return current
 
     @staticmethod
     def _original(call: CallContext, request: ChatRequest) -> ChatRequest:
@@ -520,6 +547,10 @@ class PluginChain:
                 except Exception as exc:
                     log.warning("plugin %s on_complete failed: %r", plugin.name, exc)
                     self._failed(call, plugin.name, "on_complete", f"error:{type(exc).__name__}", span)
+
+
+def _has_request_fallback(instance: Any) -> bool:
+    return callable(getattr(instance, "request_fallback", None))
 
 
 class CompletionRunner:

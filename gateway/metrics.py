@@ -3,11 +3,12 @@
 Each :class:`Metrics` owns a ``CollectorRegistry`` of its own (not the process-wide
 default), so several gateways in one process (the tests) never share or clash. Every
 family is declared up front with HELP text and fixed label names (:data:`COUNTERS`,
-:data:`HISTOGRAMS`, :data:`GAUGES`; plugins may add theirs with :meth:`Metrics.counter`);
+:data:`HISTOGRAMS`, :data:`GAUGES`; plugins may add theirs with :meth:`Metrics.counter`
+and :meth:`Metrics.histogram`);
 call sites use a small facade:
 
 - ``inc(name, amount=1, **labels)``: a counter (``name`` ends in ``_total``);
-- ``observe(name, seconds, **labels)``: a histogram;
+- ``observe(name, value, **labels)``: a histogram (seconds unless its name says otherwise);
 - ``register_gauges(key, read)``: gauges read at scrape time (``read()`` returns, or
   awaits to, ``{gauge_name: value}``; a reader that fails leaves its gauges out);
 - ``get(name, **labels)``: one sample's value (tests).
@@ -164,6 +165,25 @@ class Metrics:
         if not name.endswith("_total"):
             raise ValueError(f"counter {name!r}: counter names end in _total")
         self._counters[name] = Counter(name, help_, tuple(labels), registry=self.registry)
+
+    def histogram(
+        self, name: str, help_: str, labels: Sequence[str] = (), buckets: Sequence[float] = LATENCY_BUCKETS
+    ) -> None:
+        """Declare a histogram (plugins' own; values in the unit its name says, seconds by
+        default buckets); declaring the same family again is a no-op.
+
+        Raises:
+            ValueError: the name is taken with other labels or buckets, or ends in
+                ``_total`` (a counter's suffix).
+        """
+        existing = self._histograms.get(name)
+        if existing is not None:
+            if tuple(existing._labelnames) != tuple(labels) or tuple(existing._upper_bounds[:-1]) != tuple(buckets):
+                raise ValueError(f"metric {name!r} is declared with other labels or buckets")
+            return
+        if name.endswith("_total"):
+            raise ValueError(f"histogram {name!r}: _total is a counter's suffix")
+        self._histograms[name] = Histogram(name, help_, tuple(labels), registry=self.registry, buckets=tuple(buckets))
 
     def inc(self, name: str, amount: float = 1.0, **labels: str) -> None:
         """Add ``amount`` (>= 0) to a declared counter.

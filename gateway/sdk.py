@@ -217,7 +217,9 @@ class Services:
     def metrics(self) -> Metrics:
         """The gateway's Prometheus metrics (:class:`gateway.metrics.Metrics`). A plugin
         declares a counter of its own once (``metrics.counter(name, help, labels)``, name
-        ending in ``_total``) before ``metrics.inc(name, amount, **labels)``."""
+        ending in ``_total``) before ``metrics.inc(name, amount, **labels)``, and a
+        histogram once (``metrics.histogram(name, help, labels, buckets)``) before
+        ``metrics.observe(name, value, **labels)``."""
         return self.telemetry.metrics
 
     def model_client(self, config: ModelConfig) -> ModelClient:
@@ -248,7 +250,12 @@ class RequestRewriter(Protocol):
 
         Budget: the entry's ``budget_ms`` (else ``chain.hook_budget_ms``), and the phase's
         deadline. Raise :class:`Skipped` to drop this hook's change; any other exception
-        fails the hook (the entry's ``on_failure`` decides what goes upstream)."""
+        fails the hook (the entry's ``on_failure`` decides what goes upstream).
+
+        Optional: a rewriter may also define ``request_fallback(call, request) ->
+        ChatRequest``, what goes on instead when this hook raised :class:`Skipped`, failed
+        or overran (not past the phase deadline: then the client's request goes). It gets
+        the hook's input, must not raise or do I/O, and replaces ``on_failure``."""
         ...
 
 

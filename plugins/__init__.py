@@ -10,6 +10,7 @@ from __future__ import annotations
 def builtin_plugins() -> dict[str, type]:
     """``{name: plugin class}`` of every built-in plugin."""
     from plugins.auto_recall import AutoRecall
+    from plugins.context_selection import ContextSelection
     from plugins.hybrid_injection import HybridInjection
     from plugins.memorize import MemorizePlugin
     from plugins.personalization import Personalization
@@ -18,7 +19,7 @@ def builtin_plugins() -> dict[str, type]:
     from plugins.tool_splice import ToolSplice
 
     classes: list[type] = [
-        RecallReport, AutoRecall, HybridInjection, Personalization, ToolSplice, TokenBudget,
+        RecallReport, ContextSelection, AutoRecall, HybridInjection, Personalization, ToolSplice, TokenBudget,
         MemorizePlugin,
     ]
     return {cls.name: cls for cls in classes}  # type: ignore[attr-defined]

@@ -503,3 +503,58 @@ def test_two_plugin_classes_with_the_same_class_name_get_their_own_instances() -
     finally:
         del REGISTRY["first"], REGISTRY["second"]
     assert [type(p.instance) for p in h.chain.plugins] == [first, second]
+
+
+# -- request phase: a rewriter's own fallback (request_fallback) -------------------------
+
+
+class WithFallback(Fake):
+    """A fake whose ``request_fallback`` keeps the last message of its input, marked;
+    ``fallback_raises`` makes the fallback itself break."""
+
+    name: ClassVar[str] = "fb"
+    fallback_raises: ClassVar[bool] = False
+
+    def request_fallback(self, call: CallContext, request: ChatRequest) -> ChatRequest:
+        log(call).append(f"{self.name}.request_fallback")
+        if self.fallback_raises:
+            raise ValueError("fallback broke")
+        return request.model_copy(update={"messages": [*request.messages[-1:], {"role": "user", "content": "fallback"}]})
+
+
+BrokenFallback = type("BrokenFallback", (WithFallback,), {"name": "fb_broken", "fallback_raises": True})
+REGISTRY.update({cls.name: cls for cls in (WithFallback, BrokenFallback)})
+
+
+@pytest.mark.parametrize("mode, reason", [("hang", "timeout"), ("raise", "error:RuntimeError"), ("skip", "breaker_open")])
+async def test_a_rewriter_with_request_fallback_goes_on_with_its_fallback_not_the_original(mode: str, reason: str) -> None:
+    h = Harness([{"name": "a"}, {"name": "fb", "config": {"rewrite": mode}}, {"name": "c"}])
+    original = request()
+    call = h.call(original)
+    out = await h.chain.rewrite(call, original)
+    assert call.degraded == (f"fb:{reason}",)
+    # the fallback got fb's input (a's request), its result went on to c
+    assert call.state["seen"]["c"] == ["from a", "fallback"]
+    assert log(call)[-2:] == ["fb.request_fallback", "c.rewrite_request"]
+    assert [p.key for p in call.injection.system] == ["a", "c"]  # fb's injection dropped
+    assert contents(out)[-3:] == ["from a", "fallback", "from c"]
+
+
+async def test_a_request_fallback_that_raises_is_counted_and_the_hooks_input_goes_on() -> None:
+    h = Harness([{"name": "a"}, {"name": "fb_broken", "config": {"rewrite": "raise"}}, {"name": "c"}])
+    original = request()
+    call = h.call(original)
+    out = await h.chain.rewrite(call, original)
+    assert call.degraded == ("fb_broken:error:RuntimeError", "fb_broken:error:ValueError")
+    assert h.failures("fb_broken", "request_fallback", "error") == 1
+    assert call.state["seen"]["c"] == [CLIENT_SYSTEM["content"], "hi", "from a"]
+    assert contents(out)[-2:] == ["from a", "from c"]
+
+
+async def test_past_the_deadline_the_original_goes_even_with_a_request_fallback() -> None:
+    h = Harness([{"name": "fb", "config": {"rewrite": "hang"}, "budget_ms": 60_000}, {"name": "c"}])
+    original = request()
+    call = h.call(original, deadline_s=0.05)
+    out = await h.chain.rewrite(call, original)
+    assert out is original and call.degraded == ("fb:deadline",)
+    assert "fb.request_fallback" not in log(call)

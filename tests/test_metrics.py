@@ -205,3 +205,20 @@ def test_the_facade_refuses_undeclared_names_and_labels():
     metrics.inc("memgate_plugin_things_total", 3, kind="a")
     assert metrics.get("memgate_plugin_things_total", kind="a") == 3.0
     assert Metrics().get("memgate_plugin_things_total", kind="a") == 0.0  # one registry per gateway
+
+
+def test_a_plugin_declares_its_own_histogram_once_and_observes_into_it():
+    import pytest
+
+    from gateway.metrics import Metrics
+
+    metrics = Metrics()
+    metrics.histogram("memgate_test_kept_messages", "messages kept", buckets=(1, 5, 10))
+    metrics.histogram("memgate_test_kept_messages", "messages kept", buckets=(1, 5, 10))  # again: no-op
+    metrics.observe("memgate_test_kept_messages", 4)
+    assert metrics.get("memgate_test_kept_messages_bucket", le="5.0") == 1
+    assert metrics.get("memgate_test_kept_messages_bucket", le="1.0") == 0
+    with pytest.raises(ValueError, match="other labels or buckets"):
+        metrics.histogram("memgate_test_kept_messages", "messages kept", buckets=(1, 2))
+    with pytest.raises(ValueError, match="_total"):
+        metrics.histogram("memgate_test_kept_total", "a counter's name")
