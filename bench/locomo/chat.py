@@ -183,7 +183,7 @@ def gateway_config(upstream_url: str, redis_url: str, conversations: list[Conver
 
 async def run_async(path: str, ks: tuple[int, ...], redis_url: str | None, workers: int) -> dict[str, Any]:
     from gateway.app import create_app
-    from gateway.memorization.runtime import memorize_config_of, queue_for, run_workers, wait_drained
+    from gateway.memorization.runtime import queue_for, run_workers, wait_drained
     from gateway.memory.factory import open_store
     from gateway.memory.factory import redis_client
     from plugins.memorize import MemorizePlugin
@@ -203,7 +203,7 @@ async def run_async(path: str, ks: tuple[int, ...], redis_url: str | None, worke
                                   "lq" + uuid.uuid4().hex[:8], "lm" + uuid.uuid4().hex[:8])
     gateway = LoopbackServer(create_app(config, registry={**(recall or {}), "memorize": MemorizePlugin})).start()
     redis = redis_client(redis_url, config.memory)
-    memorize = memorize_config_of(config)
+    memorize = MemorizePlugin.Config.model_validate(next(p.config for p in config.plugins if p.name == "memorize"))
     injected = RecallTable(ks) if recall is not None else None
     direct = RecallTable(ks)
     url = gateway.url + "/v1/chat/completions"
