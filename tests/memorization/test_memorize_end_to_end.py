@@ -169,3 +169,26 @@ async def test_redaction_runs_before_the_memory_model_and_the_store(start_gatewa
     assert "[email]" in seen and "[api_key]" in seen
     items = (await store.list(ALICE)).items
     assert [r.text for r in items] == ["The user's work email is [email]"]
+
+
+async def test_a_stated_preference_memorized_verbatim_personalizes_later_answers(start_gateway, env, upstream):
+    # issue 11: verbatim mode files "请回答简洁一点"-like statements as profile preferences,
+    # so personalization (seed 000 P3) works without a memory model
+    from plugins.personalization import Personalization
+
+    config = memorize_config("verbatim")
+    gw = start_gateway(registry={**REGISTRY, "personalization": Personalization}, plugins=[
+        {"name": "personalization", "config": {"cache_ttl_s": 0}},
+        {"name": "memorize", "config": config.model_dump(mode="json")},
+    ])
+    await chat(gw, [{"role": "user", "content": "好的谢谢"}])
+    await chat(gw, [{"role": "user", "content": "我不喜欢太长的回答，请回答简洁一点"}])
+    await settle(gw, 2)
+    store = await env.store(gw.config.memory.key_prefix)
+    await env.drain(config, store)
+    items = (await store.list(Tenant("alice"), limit=10)).items
+    assert [(r.text, r.scope.value, r.type.value) for r in items] == [("我不喜欢太长的回答，请回答简洁一点", "profile", "preference")]
+    upstream.requests.clear()
+    await chat(gw, [{"role": "user", "content": "怎么用 Python 读取一个文件？"}])
+    system = upstream.chat_requests()[-1].json["messages"][0]
+    assert system["role"] == "system" and "简洁" in system["content"]
