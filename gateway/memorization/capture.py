@@ -29,6 +29,9 @@ MEMORIZE_HEADER = "x-memgate-memorize"
 MAX_METADATA_VALUE = 512
 #: Default of ``RedactionConfig.max_chars``: longest text kept per turn.
 DEFAULT_MAX_TURN_CHARS = 32_000
+#: Characters of the previous message kept as a turn's context (its end: a question asked
+#: last; ~75 tokens, so the turn itself stays inside the embedder's 256-token window).
+CONTEXT_CHARS = 300
 
 
 @dataclass(frozen=True)
@@ -87,8 +90,9 @@ def capture_exchange(
     Candidates: the ``user`` and ``assistant`` messages among the last ``max_candidates``
     messages that have text, then the reply's text (role assistant, index
     ``len(messages)``). Every turn's ``at`` is ``received_at`` (message time = now).
-    Each text is cut to ``max_chars`` (``redaction.max_chars``) before it is hashed or
-    queued: the job never holds more than the worker would use, and hashing stays
+    Each turn carries the end of the user or assistant message before it as ``context``
+    (:data:`CONTEXT_CHARS`). Each text is cut to ``max_chars`` (``redaction.max_chars``)
+    before it is hashed or queued: the job never holds more than the worker would use, and hashing stays
     bounded per message (issue 9).
     """
     conv = conversation_id(request, headers)
@@ -106,8 +110,9 @@ def capture_exchange(
     first = next((n for n, (i, _, _) in enumerate(indexed) if i >= first_index), len(indexed))
     hashes = hashed_turns(conv, pairs, first)
     turns = tuple(
-        Turn(role=role, text=text, hash=h, at=received_at, index=i)
-        for (i, role, text), h in zip(indexed[first:], hashes, strict=True)
+        Turn(role=role, text=text, hash=h, at=received_at, index=i,
+             context=indexed[n - 1][2][-CONTEXT_CHARS:].strip() if n else "")
+        for n, ((i, role, text), h) in enumerate(zip(indexed[first:], hashes, strict=True), start=first)
         if text.strip()
     )
     header = JobHeader(

@@ -27,6 +27,10 @@ class Turn(_Frozen):
     hash: str = Field(description="Dedupe hash (:func:`gateway.memorization.dedupe.turn_hash`).")
     at: AwareDatetime = Field(description="Message time: when the gateway received it (UTC).")
     index: int = Field(description="Position in the request's messages; the reply is len(messages).")
+    context: str = Field(
+        "", description="The end of the message before this one (at most capture.CONTEXT_CHARS "
+        "characters; empty for the first): stored as the memory's context.",
+    )
 
 
 class JobHeader(_Frozen):

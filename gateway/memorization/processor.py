@@ -46,17 +46,20 @@ class JobProcessor:
         return int(await self.queue.client.get(self.queue.keys.epoch(user_id)) or 0)
 
     def redacted(self, job: Job) -> Job:
-        """``job`` with every turn's text cut to ``redaction.max_chars`` and redacted (a new
-        value). Linear in the text (:mod:`gateway.memorization.redact`); callers on the
+        """``job`` with every turn's text cut to ``redaction.max_chars`` and redacted, its
+        context redacted too (a new value). Linear in the text (:mod:`gateway.memorization.redact`); callers on the
         event loop use :meth:`redacted_async`."""
-        turns = tuple(t.model_copy(update={"text": self.redactor.redact(t.text)}) for t in job.turns)
+        turns = tuple(
+            t.model_copy(update={"text": self.redactor.redact(t.text), "context": self.redactor.redact(t.context)})
+            for t in job.turns
+        )
         return job.model_copy(update={"turns": turns})
 
     async def redacted_async(self, job: Job) -> Job:
         """:meth:`redacted`, in a worker thread when the job holds more than
         :data:`OFF_LOOP_CHARS` characters (so a big job never stalls the event loop that
         also serves chat requests in ``memgate serve``)."""
-        if sum(len(t.text) for t in job.turns) > OFF_LOOP_CHARS:
+        if sum(len(t.text) + len(t.context) for t in job.turns) > OFF_LOOP_CHARS:
             return await asyncio.to_thread(self.redacted, job)
         return self.redacted(job)
 

@@ -44,6 +44,7 @@ def verbatim_plan(
         meta = {**base_metadata(job), "kind": "turn", "role": turn.role, "turn_hash": turn.hash}
         memory = NewMemory(
             scope=Scope.PROFILE if kind else Scope.EVENT, type=kind or MemoryType.EPISODIC, text=kept,
+            context=turn.context or None,
             keywords=keywords_of(kept), importance=0.5, occurred_at=turn.at,
             source=Source.CONVERSATION, metadata=meta,
         )

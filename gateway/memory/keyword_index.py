@@ -26,7 +26,7 @@ import redis.asyncio as aredis
 import gateway.memory.scripts as scripts
 from gateway.memory.keys import KeySpace, Partition
 from gateway.memory.ranking import bm25_term_weight
-from gateway.memory.records import MemoryRecord
+from gateway.memory.records import MemoryRecord, indexed_text
 from gateway.memory.scripts import Script, Writes
 from gateway.memory.tokenize import term_frequencies, tokenize
 
@@ -103,7 +103,7 @@ class KeywordIndex:
         self._keys = keys
 
     def queue_put(self, pipe: Writes, record: MemoryRecord) -> None:
-        counts = term_frequencies(record.text, record.keywords)
+        counts = term_frequencies(indexed_text(record), record.keywords)
         length = sum(counts.values())
         part = Partition.of(record)
         keys = []
@@ -115,7 +115,7 @@ class KeywordIndex:
 
     def queue_remove(self, pipe: Writes, record: MemoryRecord) -> None:
         part = Partition.of(record)
-        for term in term_frequencies(record.text, record.keywords):
+        for term in term_frequencies(indexed_text(record), record.keywords):
             pipe.zrem(self._keys.postings(part, term), record.id)
 
     def search_keys(self, parts: Sequence[Partition], text: str) -> tuple[list[str], int]:

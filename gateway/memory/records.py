@@ -22,7 +22,7 @@ from gateway.errors import InvalidRequest
 from gateway.json_input import value_depth
 from gateway.memory.ids import MEMORY_ID_PATTERN
 
-__all__ = ['MAX_METADATA_BYTES', 'MAX_METADATA_DEPTH', 'MAX_TENANT_ID_CHARS', 'STORED', 'JsonBoolean', 'JsonDateTime', 'JsonInteger', 'JsonNumber', 'MemoryPage', 'MemoryPatch', 'MemoryRecord', 'MemoryType', 'Metadata', 'NewMemory', 'Scope', 'ScoredMemory', 'Source', 'Tenant', 'UnitNumber', 'build_record', 'check_metadata', 'check_tenant_id', 'tenant_id_problem', 'visible_to']
+__all__ = ['MAX_METADATA_BYTES', 'MAX_METADATA_DEPTH', 'MAX_TENANT_ID_CHARS', 'STORED', 'JsonBoolean', 'JsonDateTime', 'JsonInteger', 'JsonNumber', 'MemoryPage', 'MemoryPatch', 'MemoryRecord', 'MemoryType', 'Metadata', 'NewMemory', 'Scope', 'ScoredMemory', 'Source', 'Tenant', 'UnitNumber', 'build_record', 'check_metadata', 'check_tenant_id', 'indexed_text', 'tenant_id_problem', 'visible_to']
 
 MAX_TENANT_ID_CHARS = 256
 #: ``metadata`` limits, checked when the request is validated (before any embedding):
@@ -201,6 +201,12 @@ class NewMemory(_Model):
         "`memgate memories add`."
     )
     text: str = Field(min_length=1, description="The memory in natural language.")
+    context: str | None = Field(
+        None, min_length=1, description="Text searched with the memory but not part of it, e.g. the "
+        "message a conversational turn answers: embedded and keyword-indexed before `text` "
+        "(:func:`indexed_text`; LoCoMo dev R@10 rose by ~10 points with the preceding turn, README). "
+        "Same size limit as `text`.",
+    )
     keywords: list[str] = Field(default_factory=list, description="Extra search terms.")
     importance: UnitNumber = Field(0.5, description="0 trivial .. 1 vital.")
     emotion: str | None = Field(None, max_length=64, description="Emotion label, if any.")
@@ -237,6 +243,7 @@ class MemoryRecord(_Model):
     scope: Scope = Field(description="profile or event.")
     type: MemoryType = Field(description="Kind of memory.")
     text: str = Field(description="The memory in natural language.")
+    context: str | None = Field(None, description="Text searched with the memory but not part of it (NewMemory.context).")
     keywords: list[str] = Field(default_factory=list, description="Extra search terms.")
     importance: float = Field(ge=0.0, le=1.0, description="0 trivial .. 1 vital.")
     emotion: str | None = Field(None, description="Emotion label, if any.")
@@ -299,6 +306,12 @@ def build_record(tenant: Tenant, new: NewMemory, record_id: str, now: datetime) 
         id=record_id, user_id=tenant.user_id, friend_id=friend, created_at=now,
         updated_at=now, occurred_at=new.occurred_at or now, **data,
     )
+
+
+def indexed_text(memory: NewMemory | MemoryRecord) -> str:
+    """What is embedded and keyword-indexed for ``memory``: its ``context`` (if any) and
+    ``text``, one line each."""
+    return f"{memory.context}\n{memory.text}" if memory.context else memory.text
 
 
 def visible_to(record: MemoryRecord, tenant: Tenant) -> bool:

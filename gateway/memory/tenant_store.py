@@ -42,6 +42,7 @@ from gateway.memory.records import (
     ScoredMemory,
     Tenant,
     build_record,
+    indexed_text,
     visible_to,
 )
 from gateway.memory.redis_errors import redis_boundary
@@ -132,7 +133,7 @@ class TenantMemoryStore:
         batch = [memories] if single else builtins.list(memories)
         for memory in batch:
             check_new_memory(tenant, memory, self._config.max_text_chars)
-        vectors = await self._embedder.embed_many([m.text for m in batch])
+        vectors = await self._embedder.embed_many([indexed_text(m) for m in batch])
         records = await self.add_embedded(tenant, batch, vectors)
         return records[0] if single else records
 
@@ -171,8 +172,9 @@ class TenantMemoryStore:
             check_text(changes["text"], self._config.max_text_chars)
             if "keywords" not in changes:
                 changes["keywords"] = recomputed_keywords(old.text, old.keywords, changes["text"])
-            vector = await embed_one(self._embedder, changes["text"])
         new = MemoryRecord.model_validate({**old.model_dump(), **changes, "updated_at": _now()})
+        if "text" in changes and changes["text"] != old.text:
+            vector = await embed_one(self._embedder, indexed_text(new))
         with redis_boundary():
             await self._repo.write([(new, vector, old)])
         return new
@@ -278,7 +280,7 @@ class TenantMemoryStore:
     async def supersede(self, tenant: Tenant, old_id: str, new: NewMemory) -> MemoryRecord:
         old = await self.get(tenant, old_id)
         check_new_memory(tenant, new, self._config.max_text_chars)
-        vector = await embed_one(self._embedder, new.text)
+        vector = await embed_one(self._embedder, indexed_text(new))
         now = _now()
         record = build_record(tenant, new, new_memory_id(), now).model_copy(update={"supersedes": old.id})
         retired = old.model_copy(update={

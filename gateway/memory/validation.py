@@ -38,6 +38,8 @@ def check_new_memory(tenant: Tenant, memory: NewMemory, max_chars: int) -> NewMe
     if memory.scope is Scope.EVENT and tenant.friend_id is None:
         raise UnprocessableInput("an event memory needs a friend_id", param="scope")
     check_text(memory.text, max_chars)
+    if memory.context is not None:
+        check_text(memory.context, max_chars, param="context")
     return memory
 
 

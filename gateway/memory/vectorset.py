@@ -21,7 +21,7 @@ from gateway.memory.filters import SearchFilter, vector_attributes, vectorset_fi
 from gateway.memory.keys import KeySpace, Partition
 from gateway.memory.keyword_index import BM25_FUNCTION, POSTINGS_PER_TERM, KeywordIndex, search_reply
 from gateway.memory.ranking import clamp01, cosine_from_vsim
-from gateway.memory.records import MemoryRecord
+from gateway.memory.records import MemoryRecord, indexed_text
 from gateway.memory.scripts import Script, Writes
 
 __all__ = ['LIVE_ONLY', 'QUANTIZATION_FLAGS', 'RANK', 'REBUILD_BATCH', 'VectorSetBackend']
@@ -131,7 +131,7 @@ class VectorSetBackend:
             pipe.execute_command("VSETATTR", key, record.id, vector_attributes(record))
         else:
             self._queue_vadd(pipe, key, record, vector)
-        if old is not None and (old.text, old.keywords) == (record.text, record.keywords):
+        if old is not None and (indexed_text(old), old.keywords) == (indexed_text(record), record.keywords):
             return  # same terms: postings stay as they are
         if old is not None:
             self._keywords.queue_remove(pipe, old)

@@ -9,7 +9,7 @@ import pytest
 
 from gateway.proxy.assembly import reply_from_completion
 from gateway.proxy.wire import ChatRequest
-from gateway.memorization.capture import capture_exchange, conversation_id, memorize_disabled
+from gateway.memorization.capture import CONTEXT_CHARS, capture_exchange, conversation_id, memorize_disabled
 from gateway.memorization.config import RedactionConfig, RedactionRule, WorkerConfig
 from gateway.memorization.dates import resolve_occurred
 from gateway.memorization.dedupe import hashed_turns
@@ -94,6 +94,14 @@ def test_capture_takes_user_and_assistant_turns_and_the_reply_with_message_time(
     limited = capture_exchange(request, reply, headers={}, user_id="u", friend_id="f", request_id="r1",
                                received_at=WED, traceparent=None, max_candidates=2, job_id="j")
     assert [t.text for t in limited.turns] == ["u2", "r"]
+    # each turn carries the end of the message before it (limited: the one before the window too)
+    assert [t.context for t in cap.turns] == ["", "part", "a1", "u2"]
+    assert [t.context for t in limited.turns] == ["a1", "u2"]
+    long = ChatRequest(model="m", messages=[{"role": "assistant", "content": "x" * 1000 + " What food do you like?"},
+                                            {"role": "user", "content": "Italian"}])
+    turns = capture_exchange(long, reply, headers={}, user_id="u", friend_id="f", request_id="r1",
+                             received_at=WED, traceparent=None, max_candidates=64, job_id="j").turns
+    assert turns[1].context.endswith("What food do you like?") and len(turns[1].context) == CONTEXT_CHARS
 
 
 def _job() -> Job:

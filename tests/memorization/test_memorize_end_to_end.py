@@ -192,3 +192,19 @@ async def test_a_stated_preference_memorized_verbatim_personalizes_later_answers
     await chat(gw, [{"role": "user", "content": "怎么用 Python 读取一个文件？"}])
     system = upstream.chat_requests()[-1].json["messages"][0]
     assert system["role"] == "system" and "简洁" in system["content"]
+
+
+async def test_a_turn_is_memorized_with_the_message_it_answers_redacted(start_gateway, env):
+    config = memorize_config("verbatim")
+    gw = start(start_gateway, config)
+    await chat(gw, [{"role": "assistant", "content": "Write to me at bob@example.com. Which city did you move to?"},
+                    {"role": "user", "content": "Lisbon, last spring."}])
+    await settle(gw, 1)
+    store = await env.store(gw.config.memory.key_prefix)
+    await env.drain(config, store)
+    (record,) = (await store.list(ALICE, limit=10)).items
+    assert record.text == "Lisbon, last spring."
+    assert record.context is not None and record.context.endswith("Which city did you move to?")
+    assert "bob@example.com" not in record.context
+    hits = await store.search(ALICE, "which city did the user move to", top_k=1)
+    assert [h.record.id for h in hits] == [record.id]

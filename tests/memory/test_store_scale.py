@@ -12,7 +12,7 @@ import pytest
 from redis.asyncio.connection import AbstractConnection
 
 import gateway.memory.keyword_index as keyword_index
-from gateway.memory import NewMemory, Tenant
+from gateway.memory import MemoryPatch, NewMemory, Tenant
 from gateway.memory.config import MemoryConfig
 from gateway.memory.factory import open_memory
 from gateway.memory.filters import SearchFilter
@@ -166,3 +166,23 @@ async def test_keyword_only_hit_is_read_with_its_vector_in_one_round_trip(vstore
     hits = await vstore.search_by_vector(ALICE_TUTOR, vector, top_k=1, query_text="Fennimore")
     assert [h.record.id for h in hits] == [target.id]
     assert len(requests_sent) == 2, requests_sent  # rankings, then the record with its vector
+
+
+async def test_a_memorys_context_is_searched_but_is_not_part_of_its_text(vstore):
+    target = await vstore.add(ALICE_TUTOR, NewMemory(scope="event", type="episodic", text="Italian, mostly",
+                                                     context="Which cuisine do you cook most?"))
+    await vstore.add(ALICE_TUTOR, [event(f"note {i} about the weather") for i in range(10)])
+    hits = await vstore.search(ALICE_TUTOR, "cuisine", top_k=1)
+    assert [h.record.id for h in hits] == [target.id]
+    assert (hits[0].record.text, hits[0].record.context) == ("Italian, mostly", "Which cuisine do you cook most?")
+    updated = await vstore.update(ALICE_TUTOR, target.id, MemoryPatch(text="Italian and Thai"))
+    assert updated.context == target.context
+    assert [h.record.id for h in await vstore.search(ALICE_TUTOR, "cuisine", top_k=1)] == [target.id]
+
+
+async def test_an_oversized_context_is_refused_naming_the_field(vstore):
+    from gateway.errors import PayloadTooLarge
+
+    with pytest.raises(PayloadTooLarge) as caught:
+        await vstore.add(ALICE_TUTOR, NewMemory(scope="event", type="episodic", text="t", context="x" * 100_000))
+    assert caught.value.param == "context"
