@@ -62,14 +62,20 @@ def _line(turn: Turn, variant: Variant) -> str:
     return text
 
 
-def memory_text(turn: Turn, variant: Variant, previous: list[Turn] | None = None) -> str:
-    """The stored text of a turn: ``"Speaker: text"`` plus the variant's additions
-    (``previous``: the turns before it in its session, oldest first)."""
-    lines = [_line(t, variant) for t in (previous or [])[-variant.context:]] if variant.context else []
-    text = "\n".join([*lines, _line(turn, variant)])
+def memory_text(turn: Turn, variant: Variant) -> str:
+    """The stored text of a turn: ``"Speaker: text"`` plus the variant's additions."""
+    text = _line(turn, variant)
     if variant.dates:
         text = f"[{turn.at:%d %B %Y}] {text}"
     return text
+
+
+def memory_context(variant: Variant, previous: list[Turn]) -> str | None:
+    """The memory's ``context`` (searched with it, not part of its text): the variant's
+    ``context`` turns before it in its session (``previous``, oldest first), as
+    memorization stores the message a turn answers."""
+    lines = [_line(t, variant) for t in previous[-variant.context:]] if variant.context else []
+    return "\n".join(lines) or None
 
 
 async def _ingest(store: Any, tenant: Any, conversation: Conversation, variant: Variant) -> None:
@@ -80,7 +86,8 @@ async def _ingest(store: Any, tenant: Any, conversation: Conversation, variant: 
         for i, turn in enumerate(session):
             if turn.text or turn.image_caption:
                 batch.append(NewMemory(
-                    scope="event", type="episodic", text=memory_text(turn, variant, session[:i]),
+                    scope="event", type="episodic", text=memory_text(turn, variant),
+                    context=memory_context(variant, session[:i]),
                     occurred_at=turn.at, source=Source.IMPORT,
                     metadata={"dia_id": turn.dia_id, "session": turn.session},
                 ))

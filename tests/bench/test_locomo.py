@@ -5,7 +5,7 @@ import json
 import pytest
 
 from bench.locomo.dataset import evidence_ids, load_locomo, parse_session_time
-from bench.locomo.harness import VARIANTS, evaluate, memory_text
+from bench.locomo.harness import VARIANTS, evaluate, memory_context, memory_text
 from bench.locomo.metrics import RecallTable, recall_at_k
 
 SAMPLE = {
@@ -64,8 +64,10 @@ def test_memory_text_variants():
     session = conv.sessions()[0]
     plain = memory_text(session[1], VARIANTS["vector"])
     assert plain == "Bo: Cute! Here is my garden."
-    rich = memory_text(session[1], VARIANTS["keyword-heavy+captions+dates+context"], session[:1])
-    assert rich.startswith("[08 May 2023] Ann: I adopted") and rich.endswith("[shares a photo of a photo of tomatoes]")
+    rich = VARIANTS["keyword-heavy+captions+dates+context"]
+    assert memory_text(session[1], rich) == "[08 May 2023] Bo: Cute! Here is my garden. [shares a photo of a photo of tomatoes]"
+    assert memory_context(rich, session[:1]) is not None and memory_context(rich, session[:1]).startswith("Ann: I adopted")
+    assert memory_context(VARIANTS["vector"], session[:1]) is None
 
 
 def load_locomo_from(sample):
