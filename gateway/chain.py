@@ -79,6 +79,7 @@ from gateway.sdk import (
     CompletionObserver,
     Forgetter,
     Lifecycle,
+    RequestRejected,
     RequestRewriter,
     ResponseFilter,
     Services,
@@ -362,6 +363,8 @@ class PluginChain:
                         raise TypeError(f"rewrite_request returned {type(result).__name__}")
                     current = result
                     continue
+                except RequestRejected:
+                    raise  # the client's input is bad: a 400, not a degraded reply
                 except Skipped as skip:
                     call.injection = before
                     self._skipped(call, plugin.name, "rewrite_request", skip.reason, span)

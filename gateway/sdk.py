@@ -50,7 +50,7 @@ from pydantic import BaseModel, ConfigDict
 
 from gateway.admission import Admission, AdmissionConfig, AdmissionRegistry, Overloaded
 from gateway.breaker import BreakerConfig, BreakerRegistry, CircuitBreaker
-from gateway.errors import MemgateError, MemoryUnavailable, UpstreamError
+from gateway.errors import InvalidRequest, MemgateError, MemoryUnavailable, UpstreamError
 from gateway.injection import Exchange, Injection, Item, SystemPart
 from gateway.memorization.config import MemorizeConfig
 from gateway.memory.embeddings.batching import EmbeddingOverloaded
@@ -101,6 +101,7 @@ __all__ = [
     "Overloaded",
     "PluginConfig",
     "Principal",
+    "RequestRejected",
     "RequestRewriter",
     "ResponseFilter",
     "SSEDecoder",
@@ -133,6 +134,14 @@ class Skipped(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+class RequestRejected(InvalidRequest):
+    """Raised by a ``rewrite_request`` hook when the client's request is invalid for a
+    documented extension the plugin reads (e.g. a malformed per-message field): the one
+    failure the chain does not fail open on; the client gets a 400 in the OpenAI error
+    envelope naming ``param`` (brief: bad input gets a clear 4xx naming the field).
+    Anything else a hook raises still fails open."""
 
 
 @dataclass(eq=False)

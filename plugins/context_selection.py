@@ -29,8 +29,10 @@ before the request goes upstream):
   it was sent, and the speakers it mentions explicitly. Without times the decay is by
   position and there is no time window.
 
-Fallback (seed 004 §3.3/§10.1): an invalid ``memgate`` field (``invalid_memgate``), a
-selection slower than ``build_budget_ms`` (``overrun``), any error or the chain's hook
+A malformed ``memgate`` field is the client's error: a 400 naming the field
+(:class:`~gateway.sdk.RequestRejected`), nothing sent upstream.
+
+Fallback (seed 004 §3.3/§10.1): a selection slower than ``build_budget_ms`` (``overrun``), any error or the chain's hook
 budget: the request goes with the most recent ``fallback_messages`` (seed: 10) earlier
 messages instead, never an empty context (system messages and the current turn always
 go), and the reason is counted and named in ``x-memgate-degraded``
@@ -63,7 +65,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from gateway.sdk import AssembledReply, CallContext, ChatRequest, PluginConfig, Services, Skipped, message_text
+from gateway.sdk import AssembledReply, CallContext, ChatRequest, PluginConfig, RequestRejected, Services, Skipped, message_text
 from plugins.context_scoring import MAX_TEXT_CHARS, Params, Selection, Turn, Weights, select_context
 from plugins.tokens import FALLBACK_ENCODING, TokenCounter
 
@@ -371,8 +373,7 @@ class ContextSelection:
             else:
                 plan = plan_request(messages, self.params, self.config.bot_names, None, self.config.max_candidates)
         except InvalidExtension as exc:
-            log.info("context_selection: %s", exc)
-            raise Skipped("invalid_memgate") from None
+            raise RequestRejected(f"invalid memgate extension: {exc}", param=exc.param) from None
         elapsed = time.perf_counter() - started
         self.metrics.observe("memgate_context_build_seconds", elapsed)
         if elapsed * 1000 > self.config.build_budget_ms:

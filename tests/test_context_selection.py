@@ -91,17 +91,16 @@ def test_a_key_without_the_plugin_sends_everything_as_it_came(gateway, upstream)
     assert upstream.chat_requests()[-1].json["messages"] == GROUP
 
 
-def test_a_malformed_extension_falls_back_to_the_recent_messages_and_says_so(start_gateway, upstream):
+def test_a_malformed_extension_is_a_400_naming_the_field(start_gateway, upstream):
     gw = start_gateway(plugins=plugin_entry(fallback_messages=2), clients=CLIENTS)
     messages = copy.deepcopy(GROUP)
     messages[3]["memgate"]["ts"] = "12:01"  # no date, no offset
-    raw = client(gw).chat.completions.with_raw_response.create(model="gpt-4o", messages=messages)
-    assert raw.headers["x-memgate-degraded"] == "context_selection:invalid_memgate"
-    sent = upstream.chat_requests()[-1].json["messages"]
-    assert sent == [SYSTEM, *({k: v for k, v in m.items() if k != "memgate"} for m in GROUP[5:])]
-    metrics = httpx.get(gw.url + "/metrics").text
-    assert 'memgate_context_fallbacks_total{reason="invalid_memgate"} 1.0' in metrics
-    assert 'memgate_context_builds_total{outcome="fallback"} 1.0' in metrics
+    before = len(upstream.chat_requests())
+    with pytest.raises(openai.BadRequestError) as caught:
+        client(gw).chat.completions.create(model="gpt-4o", messages=messages)
+    assert caught.value.status_code == 400
+    assert caught.value.body["param"] == "messages.3.memgate.ts" and "ISO-8601" in caught.value.body["message"]
+    assert len(upstream.chat_requests()) == before  # nothing went upstream
 
 
 def test_an_error_in_selection_falls_back_to_the_recent_messages_not_to_everything(start_gateway, upstream, monkeypatch):
