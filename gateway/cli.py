@@ -1,4 +1,4 @@
-"""``memgate`` command line: serve, keys, memories, worker.
+"""``memgate`` command line: serve, keys, memories, worker, mcp.
 
 Benchmarks are not part of the product: run them from a checkout with
 ``python -m bench`` (see ``bench/``).
@@ -25,7 +25,7 @@ from gateway.memorization.cli import worker_command
 from gateway.memory_cli import default_friend
 from gateway.memory_cli import register as register_memories
 
-__all__ = ['VERBOSITY', 'keys', 'keys_create', 'keys_list', 'keys_revoke', 'main', 'serve']
+__all__ = ['VERBOSITY', 'keys', 'keys_create', 'keys_list', 'keys_revoke', 'main', 'mcp_command', 'serve']
 
 #: ``-v`` count -> log level of the root logger (quiet by default: warnings and errors).
 VERBOSITY = {0: logging.WARNING, 1: logging.INFO}
@@ -161,6 +161,43 @@ def keys_revoke(config_path: str, key_id: str) -> None:
     except NotFound as exc:
         raise click.ClickException(exc.message) from None
     click.echo(json.dumps(stored.summary()))
+
+
+@main.command("mcp")
+@CONFIG_OPTION
+def mcp_command(config_path: str) -> None:
+    """Serve the memory as MCP tools on stdin/stdout (for Claude Desktop, Cursor...).
+
+    The memgate key comes from the environment: ``MEMGATE_API_KEY`` (required). A service
+    key may act for an end user named by ``MEMGATE_USER`` / ``MEMGATE_FRIEND``
+    (percent-encoded as the ``X-Memgate-User`` / ``X-Memgate-Friend`` headers). The tools
+    and their tenancy are those of ``/mcp`` on the gateway (:mod:`gateway.mcp_server`);
+    the config's store is opened as ``memgate memories`` does (the embedding model loads on
+    the first call that embeds). stdout carries only the protocol; logs go to stderr.
+    """
+    from gateway.cli_support import composed
+    from gateway.errors import MemgateError
+    from gateway.mcp_server import serve_stdio
+
+    key = os.environ.get("MEMGATE_API_KEY", "").strip()
+    if not key:
+        raise click.ClickException("MEMGATE_API_KEY is not set: put the memgate key in the environment")
+    end_user = {
+        header: os.environ[name]
+        for header, name in (("x-memgate-user", "MEMGATE_USER"), ("x-memgate-friend", "MEMGATE_FRIEND"))
+        if name in os.environ
+    }
+    config = load(config_path)
+
+    async def go(url: str) -> None:
+        async with composed(config, url, lazy_embedder=True) as gateway:
+            await serve_stdio(gateway.store, gateway.auth, key, end_user)
+
+    with redis_url_for(config) as url:
+        try:
+            asyncio.run(go(url))
+        except MemgateError as exc:  # the CLI boundary: one readable line, exit 1
+            raise click.ClickException(exc.public_message or exc.message) from None
 
 
 register_memories(main, CONFIG_OPTION)
