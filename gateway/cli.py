@@ -169,29 +169,39 @@ def mcp_command(config_path: str) -> None:
     """Serve the memory as MCP tools on stdin/stdout (for Claude Desktop, Cursor...).
 
     The memgate key comes from the environment: ``MEMGATE_API_KEY`` (required). A service
-    key may act for an end user named by ``MEMGATE_USER`` / ``MEMGATE_FRIEND``
-    (percent-encoded as the ``X-Memgate-User`` / ``X-Memgate-Friend`` headers). The tools
+    key may act for an end user named by ``MEMGATE_END_USER`` / ``MEMGATE_END_FRIEND``
+    (percent-encoded as the ``X-Memgate-User`` / ``X-Memgate-Friend`` headers; not
+    ``MEMGATE_USER``, which the default gateway.yaml reads for its dev key). The tools
     and their tenancy are those of ``/mcp`` on the gateway (:mod:`gateway.mcp_server`);
     the config's store is opened as ``memgate memories`` does (the embedding model loads on
-    the first call that embeds). stdout carries only the protocol; logs go to stderr.
+    the first call that embeds; Redis as for every command, see the module docstring). stdout carries only the protocol; logs go to stderr.
     """
-    from gateway.cli_support import composed
     from gateway.errors import MemgateError
     from gateway.mcp_server import serve_stdio
+    from gateway.memory.factory import open_store
+    from gateway.proxy.auth import Authenticator
+    from gateway.proxy.keystore import RedisKeyStore
 
     key = os.environ.get("MEMGATE_API_KEY", "").strip()
     if not key:
         raise click.ClickException("MEMGATE_API_KEY is not set: put the memgate key in the environment")
     end_user = {
         header: os.environ[name]
-        for header, name in (("x-memgate-user", "MEMGATE_USER"), ("x-memgate-friend", "MEMGATE_FRIEND"))
+        for header, name in (("x-memgate-user", "MEMGATE_END_USER"), ("x-memgate-friend", "MEMGATE_END_FRIEND"))
         if name in os.environ
     }
     config = load(config_path)
 
     async def go(url: str) -> None:
-        async with composed(config, url, lazy_embedder=True) as gateway:
-            await serve_stdio(gateway.store, gateway.auth, key, end_user)
+        # the store and key lookup as the gateway composes them (gateway.app.compose),
+        # without its proxy parts and plugins
+        memory, upstream = config.memory, config.upstream
+        async with redis_for(url) as client, open_store(
+            client, memory, upstream_base_url=upstream.base_url, upstream_api_key=upstream.api_key,
+            lazy_embedder=True,
+        ) as store:
+            auth = Authenticator(config.clients, RedisKeyStore(client, memory.key_prefix), config.auth.cache_ttl_s)
+            await serve_stdio(store, auth, key, end_user)
 
     with redis_url_for(config) as url:
         try:

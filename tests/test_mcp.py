@@ -10,7 +10,7 @@ import sys
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import httpx
 import httpx2
@@ -18,6 +18,7 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 from tests.support.gateway import ALICE_KEY, BOB_KEY, SERVICE_KEY
 
@@ -36,12 +37,12 @@ async def http_session(gw: Any, key: str, **headers: str) -> AsyncIterator[Clien
 
 
 @contextlib.asynccontextmanager
-async def stdio_session(config_path: str, key: str, **env: str) -> AsyncIterator[ClientSession]:
+async def stdio_session(config_path: str, key: str, errlog: TextIO = sys.stderr, **env: str) -> AsyncIterator[ClientSession]:
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "gateway.cli", "mcp", "--config", config_path],
         env={"MEMGATE_API_KEY": key, "PYTHONPATH": str(ROOT), **env}, cwd=str(ROOT),
     )
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+    async with stdio_client(params, errlog) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         yield session
 
@@ -150,6 +151,7 @@ def stdio_config(tmp_path: Any, redis_url: str) -> str:
         "clients": [
             {"key": ALICE_KEY, "user_id": "alice", "friend_id": "tutor", "key_id": "alice"},
             {"key": BOB_KEY, "user_id": "bob", "friend_id": "tutor", "key_id": "bob"},
+            {"key": SERVICE_KEY, "user_id": "backend", "service": True, "key_id": "svc"},
         ],
     }))
     return str(path)
@@ -162,3 +164,20 @@ async def test_stdio_round_trip_and_tenancy(stdio_config: str) -> None:
     async with stdio_session(stdio_config, BOB_KEY) as bob:
         assert "not found" in await error_text(bob, "get_memory", memory_id=secret["id"])
         assert (await call(bob, "list_memories"))["items"] == []
+
+
+async def test_stdio_service_key_names_the_end_user(stdio_config: str) -> None:
+    async with stdio_session(stdio_config, SERVICE_KEY, MEMGATE_END_USER="caf%C3%A9", MEMGATE_END_FRIEND="pal") as service:
+        added = await call(service, "add_memory", text="likes jazz", scope="event")
+    assert (added["user_id"], added["friend_id"]) == ("café", "pal")
+
+
+async def test_stdio_refuses_an_unknown_key(stdio_config: str, tmp_path: Any) -> None:
+    """The key is checked before anything is served: the process exits with one line."""
+    with (tmp_path / "stderr").open("w+") as errlog:
+        with pytest.raises(ExceptionGroup) as caught:
+            async with stdio_session(stdio_config, "sk-unknown-0123456789", errlog):
+                pass
+        assert caught.group_contains(MCPError, match="Connection closed")
+        errlog.seek(0)
+        assert errlog.read().strip() == "Error: Incorrect API key provided."
