@@ -13,8 +13,10 @@ set: nothing is filled in later.
 Litestar serves the app. The proxy routes (chat completions, embeddings, models) are raw
 ASGI handlers (byte-exact relay, disconnect watching); health, metrics and the memory API
 (:mod:`gateway.memory_api`, a litestar Controller with guards and dependency injection)
-are ordinary litestar handlers. Everything bound to the event loop is created in the
-lifespan, on the server's loop.
+are ordinary litestar handlers. ``/mcp`` serves the memory as MCP tools over Streamable
+HTTP (:mod:`gateway.mcp_server`; the SDK's session manager runs in the lifespan, inside
+the composed gateway). Everything bound to the event loop is created in the lifespan, on
+the server's loop.
 
 ``GET /metrics`` serves the gateway's own registry (:mod:`gateway.metrics`) in the
 format the scraper's ``Accept`` asks for (Prometheus text 0.0.4 by default). Every routed
@@ -51,6 +53,7 @@ from gateway.chain import ChainFactory, CompletionRunner
 from gateway.config import GatewayConfig
 from gateway.errors import MemgateError, error_envelope
 from gateway.forget import forget_user
+from gateway.mcp_server import McpHttpEndpoint, open_http_endpoint
 from gateway.memory.factory import open_redis, open_store
 from gateway.memory.store import MemoryStore
 from gateway.memory_api import PARAM_ALIASES, MemoryApi, apply_pydantic_schemas, memory_controllers
@@ -279,9 +282,10 @@ def _options_allow(app: Litestar) -> Any:
 
 
 class _Running:
-    """The gateway of a running app (set in the lifespan, before any request)."""
+    """The gateway and its MCP endpoint of a running app (set in the lifespan, before any request)."""
 
     gateway: Gateway
+    mcp: McpHttpEndpoint
 
 
 #: Route option that keeps a handler out of :class:`_HttpMetrics` (the proxy routes
@@ -360,10 +364,17 @@ def create_app(
         body, content_type = await running.gateway.telemetry.metrics.render(request.headers.get("accept"))
         return Response(body, headers={"content-type": content_type})  # as is: no second charset
 
+    async def mcp(scope: Any, receive: Any, send: Any) -> None:
+        await running.mcp(scope, receive, send)
+
     @contextlib.asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
-        async with compose(config, span_exporter=span_exporter, registry=registry, embedder=embedder) as gateway:
+        async with (
+            compose(config, span_exporter=span_exporter, registry=registry, embedder=embedder) as gateway,
+            open_http_endpoint(gateway.store, gateway.auth) as mcp_endpoint,
+        ):
             running.gateway = gateway
+            running.mcp = mcp_endpoint
             app.state.gateway = gateway
             app.state.memory_api = gateway.memory_api()
             yield
@@ -375,6 +386,8 @@ def create_app(
         # mounted: litestar cannot route an ASGI handler with a path parameter (KeyError
         # in its routing trie), so the handler reads the model id from the raw path
         asgi(path=["/v1/models", "/models"], is_mount=True, copy_scope=False, opt=itself)(models),
+        # memory as MCP tools, Streamable HTTP (gateway.mcp_server; Bearer key as every route)
+        asgi(path="/mcp", copy_scope=False)(mcp),
         healthz,
         readyz,
         metrics,

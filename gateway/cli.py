@@ -1,4 +1,4 @@
-"""``memgate`` command line: serve, keys, memories, worker.
+"""``memgate`` command line: serve, keys, memories, worker, mcp.
 
 Benchmarks are not part of the product: run them from a checkout with
 ``python -m bench`` (see ``bench/``).
@@ -25,7 +25,7 @@ from gateway.memorization.cli import worker_command
 from gateway.memory_cli import default_friend
 from gateway.memory_cli import register as register_memories
 
-__all__ = ['VERBOSITY', 'keys', 'keys_create', 'keys_list', 'keys_revoke', 'main', 'serve']
+__all__ = ['VERBOSITY', 'keys', 'keys_create', 'keys_list', 'keys_revoke', 'main', 'mcp_command', 'serve']
 
 #: ``-v`` count -> log level of the root logger (quiet by default: warnings and errors).
 VERBOSITY = {0: logging.WARNING, 1: logging.INFO}
@@ -161,6 +161,53 @@ def keys_revoke(config_path: str, key_id: str) -> None:
     except NotFound as exc:
         raise click.ClickException(exc.message) from None
     click.echo(json.dumps(stored.summary()))
+
+
+@main.command("mcp")
+@CONFIG_OPTION
+def mcp_command(config_path: str) -> None:
+    """Serve the memory as MCP tools on stdin/stdout (for Claude Desktop, Cursor...).
+
+    The memgate key comes from the environment: ``MEMGATE_API_KEY`` (required). A service
+    key may act for an end user named by ``MEMGATE_END_USER`` / ``MEMGATE_END_FRIEND``
+    (percent-encoded as the ``X-Memgate-User`` / ``X-Memgate-Friend`` headers; not
+    ``MEMGATE_USER``, which the default gateway.yaml reads for its dev key). The tools
+    and their tenancy are those of ``/mcp`` on the gateway (:mod:`gateway.mcp_server`);
+    the config's store is opened as ``memgate memories`` does (the embedding model loads on
+    the first call that embeds; Redis as for every command, see the module docstring). stdout carries only the protocol; logs go to stderr.
+    """
+    from gateway.errors import MemgateError
+    from gateway.mcp_server import serve_stdio
+    from gateway.memory.factory import open_store
+    from gateway.proxy.auth import Authenticator
+    from gateway.proxy.keystore import RedisKeyStore
+
+    key = os.environ.get("MEMGATE_API_KEY", "").strip()
+    if not key:
+        raise click.ClickException("MEMGATE_API_KEY is not set: put the memgate key in the environment")
+    end_user = {
+        header: os.environ[name]
+        for header, name in (("x-memgate-user", "MEMGATE_END_USER"), ("x-memgate-friend", "MEMGATE_END_FRIEND"))
+        if name in os.environ
+    }
+    config = load(config_path)
+
+    async def go(url: str) -> None:
+        # the store and key lookup as the gateway composes them (gateway.app.compose),
+        # without its proxy parts and plugins
+        memory, upstream = config.memory, config.upstream
+        async with redis_for(url) as client, open_store(
+            client, memory, upstream_base_url=upstream.base_url, upstream_api_key=upstream.api_key,
+            lazy_embedder=True,
+        ) as store:
+            auth = Authenticator(config.clients, RedisKeyStore(client, memory.key_prefix), config.auth.cache_ttl_s)
+            await serve_stdio(store, auth, key, end_user)
+
+    with redis_url_for(config) as url:
+        try:
+            asyncio.run(go(url))
+        except MemgateError as exc:  # the CLI boundary: one readable line, exit 1
+            raise click.ClickException(exc.public_message or exc.message) from None
 
 
 register_memories(main, CONFIG_OPTION)

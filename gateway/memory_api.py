@@ -23,7 +23,7 @@ envelope: bad input 400/413/422, unknown id 404, Redis down 503 (recovers by its
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
@@ -59,7 +59,7 @@ from gateway.memory.store import MemoryStore
 from gateway.proxy.auth import Authenticator, resolve_end_user
 from gateway.proxy.principal import Principal
 
-__all__ = ["PARAM_ALIASES", "MemoryApi", "memory_controllers", "parse_jsonl"]
+__all__ = ["PARAM_ALIASES", "MemoryApi", "caller_principal", "memory_controllers", "parse_jsonl", "tenant_of"]
 
 
 class SearchRequest(BaseModel):
@@ -149,16 +149,36 @@ def _api(state: State) -> MemoryApi:
     return api
 
 
+async def caller_principal(auth: Authenticator, headers: Mapping[str, str]) -> Principal:
+    """The principal of a memory API caller from its request headers (lower-case names):
+    the ``Authorization: Bearer`` key's principal, for a service key acting for the end
+    user named by ``X-Memgate-User`` / ``X-Memgate-Friend``
+    (:func:`gateway.proxy.auth.resolve_end_user`). The REST routes and the MCP server
+    (:mod:`gateway.mcp_server`) both resolve callers here.
+
+    Raises:
+        AuthenticationFailed: missing, unknown or revoked key (401).
+        KeyStoreUnavailable: the key store is unreachable (503).
+        InvalidRequest: a named end-user id is invalid (400).
+    """
+    principal = await auth.authenticate(headers.get("authorization"))
+    return resolve_end_user(principal, None, headers)
+
+
+def tenant_of(principal: Principal) -> Tenant:
+    """The memory tenant a principal reads and writes: ``Tenant(user_id, friend_id)``."""
+    return Tenant(principal.user_id, principal.friend_id)
+
+
 async def provide_principal(request: Request[Any, Any, Any], state: State) -> Principal:
     """The caller's principal (a service key may name the end user by header)."""
     headers = {k.lower(): v for k, v in request.headers.items()}
-    principal = await _api(state).auth.authenticate(headers.get("authorization"))
-    return resolve_end_user(principal, None, headers)
+    return await caller_principal(_api(state).auth, headers)
 
 
 async def provide_tenant(principal: NamedDependency[Principal]) -> Tenant:
     """The caller's memory tenant: ``Tenant(user_id, friend_id)``."""
-    return Tenant(principal.user_id, principal.friend_id)
+    return tenant_of(principal)
 
 
 async def provide_store(state: State) -> Any:
