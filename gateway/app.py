@@ -396,6 +396,7 @@ def create_app(
     app = Litestar(
         route_handlers=route_handlers,
         lifespan=[lifespan],
+        logging_config=None,  # logging is the CLI's (quiet by default); litestar's would set the root logger to INFO
         middleware=[_HttpMetrics(running)],
         exception_handlers={
             HTTPException: _http_exception,
