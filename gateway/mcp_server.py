@@ -63,6 +63,7 @@ from gateway.memory.records import (
     NewMemory,
     Scope,
     ScoredMemory,
+    profile_topic,
 )
 from gateway.memory.store import MemoryStore
 from gateway.memory_api import caller_principal, tenant_of
@@ -123,15 +124,6 @@ class RecallResult(BaseModel):
 
     profiles: list[RecallProfile] = Field(description="Relevance order.")
     events: list[RecallEvent] = Field(description="Chronological order.")
-
-
-def profile_topic(record: MemoryRecord) -> str:
-    """``metadata.topic`` when set, else the first keyword, else the memory type (the rule
-    of the ``tool_splice`` plugin's ``recall_memory`` payload)."""
-    topic = record.metadata.get("topic")
-    if isinstance(topic, str) and topic:
-        return topic
-    return record.keywords[0] if record.keywords else record.type.value
 
 
 def _tool_error(exc: MemgateError, field: str | None = None) -> ToolError:

@@ -54,7 +54,7 @@ from gateway.errors import InvalidRequest, MemgateError, MemoryUnavailable, Upst
 from gateway.injection import Exchange, Injection, Item, SystemPart
 from gateway.memorization.config import MemorizeConfig
 from gateway.memory.embeddings.batching import EmbeddingOverloaded
-from gateway.memory.records import MemoryRecord, MemoryType, NewMemory, Scope, ScoredMemory, Tenant
+from gateway.memory.records import MemoryRecord, MemoryType, NewMemory, Scope, ScoredMemory, Tenant, profile_topic
 from gateway.model_client import ModelClient, ModelConfig, ModelOutputError
 from gateway.proxy.assembly import AssembledReply
 from gateway.proxy.principal import Principal
@@ -116,6 +116,7 @@ __all__ = [
     "count_tokens",
     "is_cjk",
     "message_text",
+    "profile_topic",
     "prompt_language",
 ]
 

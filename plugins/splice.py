@@ -22,9 +22,9 @@ import string
 from collections.abc import Sequence
 from typing import Any
 
-from gateway.sdk import MemoryRecord, ScoredMemory
+from gateway.sdk import ScoredMemory, profile_topic
 
-__all__ = ['CALL_ID_ALPHABET', 'RECALL_MEMORY_TOOL', 'TOOL_NAME', 'new_call_id', 'profile_topic', 'recall_payload', 'splice_messages']
+__all__ = ['CALL_ID_ALPHABET', 'RECALL_MEMORY_TOOL', 'TOOL_NAME', 'new_call_id', 'recall_payload', 'splice_messages']
 
 TOOL_NAME = "recall_memory"
 CALL_ID_ALPHABET = string.ascii_letters + string.digits
@@ -53,14 +53,6 @@ RECALL_MEMORY_TOOL: dict[str, Any] = {
 def new_call_id() -> str:
     """``call_`` + 24 random ASCII letters and digits (the shape OpenAI's ids have)."""
     return "call_" + "".join(secrets.choice(CALL_ID_ALPHABET) for _ in range(24))
-
-
-def profile_topic(record: MemoryRecord) -> str:
-    """``metadata.topic`` when set, else the first keyword, else the memory type."""
-    topic = record.metadata.get("topic")
-    if isinstance(topic, str) and topic:
-        return topic
-    return record.keywords[0] if record.keywords else record.type.value
 
 
 def recall_payload(profiles: Sequence[ScoredMemory], events: Sequence[ScoredMemory]) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from gateway.errors import InvalidRequest
 from gateway.json_input import value_depth
 from gateway.memory.ids import MEMORY_ID_PATTERN
 
-__all__ = ['MAX_METADATA_BYTES', 'MAX_METADATA_DEPTH', 'MAX_TENANT_ID_CHARS', 'STORED', 'JsonBoolean', 'JsonDateTime', 'JsonInteger', 'JsonNumber', 'MemoryPage', 'MemoryPatch', 'MemoryRecord', 'MemoryType', 'Metadata', 'NewMemory', 'Scope', 'ScoredMemory', 'Source', 'Tenant', 'UnitNumber', 'build_record', 'check_metadata', 'check_tenant_id', 'indexed_text', 'tenant_id_problem', 'visible_to']
+__all__ = ['MAX_METADATA_BYTES', 'MAX_METADATA_DEPTH', 'MAX_TENANT_ID_CHARS', 'STORED', 'JsonBoolean', 'JsonDateTime', 'JsonInteger', 'JsonNumber', 'MemoryPage', 'MemoryPatch', 'MemoryRecord', 'MemoryType', 'Metadata', 'NewMemory', 'Scope', 'ScoredMemory', 'Source', 'Tenant', 'UnitNumber', 'build_record', 'check_metadata', 'check_tenant_id', 'indexed_text', 'profile_topic', 'tenant_id_problem', 'visible_to']
 
 MAX_TENANT_ID_CHARS = 256
 #: ``metadata`` limits, checked when the request is validated (before any embedding):
@@ -312,6 +312,15 @@ def indexed_text(memory: NewMemory | MemoryRecord) -> str:
     """What is embedded and keyword-indexed for ``memory``: its ``context`` (if any) and
     ``text``, one line each."""
     return f"{memory.context}\n{memory.text}" if memory.context else memory.text
+
+
+def profile_topic(record: MemoryRecord) -> str:
+    """The topic of a profile entry in seed 002's ``recall_memory`` result: ``metadata.topic``
+    when set, else the first keyword, else the memory type."""
+    topic = record.metadata.get("topic")
+    if isinstance(topic, str) and topic:
+        return topic
+    return record.keywords[0] if record.keywords else record.type.value
 
 
 def visible_to(record: MemoryRecord, tenant: Tenant) -> bool:
