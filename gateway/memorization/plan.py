@@ -40,6 +40,7 @@ class Plan(BaseModel):
 
     ops: tuple[Op, ...] = Field((), description="Writes, applied in order.")
     decision: str = Field("", description="Why the job wrote (or did not write) anything.")
+    skipped: int = Field(0, ge=0, description="Turns deliberately not stored (verbatim small talk).")
 
 
 def memory_id_for(job_id: str, slot: str, enqueued_ms: int) -> str:

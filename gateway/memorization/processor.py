@@ -39,6 +39,9 @@ class JobProcessor:
         self.store = store
         self.queue = queue
         self.redactor = redactor or Redactor.from_config(config.redaction)
+        #: Where skipped turns are counted (``memgate_memorize_turns_skipped_total``); the
+        #: first :class:`~gateway.memorization.worker.Worker` with telemetry sets it.
+        self.telemetry: Any = None
         self._extractor = Extractor(config, store, model) if model is not None else None
         self._inferrer = Inferrer(config.inference, store, model) if model is not None else None
 
@@ -78,6 +81,8 @@ class JobProcessor:
         # verbatim plans need no conversation start (only extract's gists and inference do)
         started_ms = job.enqueued_ms if self._is_verbatim(job) else await self._conversation_start(job)
         plan = Plan.model_validate_json(stored) if stored else await self._plan(job, started_ms)
+        if plan.skipped and self.telemetry is not None:
+            self.telemetry.metrics.inc("memgate_memorize_turns_skipped_total", plan.skipped)
         tenant = Tenant(job.user_id, job.friend_id)
         written = await apply_plan(self.store, tenant, plan)
         if await self.epoch(job.user_id) != job.epoch:

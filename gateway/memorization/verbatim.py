@@ -50,4 +50,4 @@ def verbatim_plan(
         )
         ops.append(Op(kind="add", id=memory_id_for(job.job_id, turn.hash, job.enqueued_ms), memory=memory, reason="verbatim"))
     note = f", {skipped} small talk skipped" if skipped else ""
-    return Plan(ops=tuple(ops), decision=f"verbatim: {len(ops)} turn(s){note}")
+    return Plan(ops=tuple(ops), decision=f"verbatim: {len(ops)} turn(s){note}", skipped=skipped)

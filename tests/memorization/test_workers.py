@@ -76,6 +76,20 @@ async def test_a_verbatim_job_is_stored_without_tracking_its_conversation(env):
     assert not await env.redis.exists(queue.keys.conversations(job.user_id, job.friend_id))
 
 
+async def test_skipped_small_talk_is_counted_not_silently_dropped(env):
+    config = memorize_config("verbatim")
+    store = await fresh_store(env)
+    queue = queue_for(config, env.redis)
+    await enqueue(env, config, "thanks!", "I keep bees on the roof.", "ok bye")
+    (_entry, fields), = await env.redis.xrange(queue.keys.stream)
+    telemetry = Telemetry(TelemetryConfig())
+    processor = JobProcessor(config, store, queue)
+    Worker(processor, config.worker, telemetry)
+    assert await processor.process(job_from_fields(fields)) == "done"
+    assert [r.text for r in (await store.list(ALICE)).items] == ["I keep bees on the roof."]
+    assert telemetry.metrics.get("memgate_memorize_turns_skipped_total") == 2.0
+
+
 async def test_replaying_a_half_applied_job_writes_the_same_records(env):
     config = memorize_config("extract")
     store = await fresh_store(env)
