@@ -191,7 +191,10 @@ async def compose(
             runner = await stack.enter_async_context(
                 CompletionRunner(config.chain.max_pending_completions, telemetry)
             )
-            services = Services(redis=redis, memory=store, upstreams=upstreams, telemetry=telemetry)
+            services = Services(
+                redis=redis, memory=store, upstreams=upstreams, telemetry=telemetry,
+                key_prefix=config.memory.key_prefix,
+            )
             chains = ChainFactory(
                 config.plugins, registry if registry is not None else default_registry(), services,
                 config.chain, telemetry, runner,
