@@ -257,7 +257,7 @@ def activate(
     settings = book.settings
     entries = book.entries
     deepest = max(settings.scan_depth, book.deepest)
-    window = list(messages[len(messages) - deepest:]) if deepest else []
+    window = list(messages[max(0, len(messages) - deepest):]) if deepest else []
     # per distance from the end (1 = last message): key hits
     chat_hits: dict[int, dict[tuple[bool, int], int]] = {}
     for distance, text in enumerate(reversed(window), start=1):
@@ -265,7 +265,7 @@ def activate(
             mine = chat_hits.setdefault(i, {})
             for key in keys:
                 mine.setdefault(key, distance)
-    emotions = book.emotions("\n".join(window[len(window) - settings.scan_depth:])) if settings.scan_depth else set()
+    emotions = book.emotions("\n".join(window[max(0, len(window) - settings.scan_depth):])) if settings.scan_depth else set()
 
     def keyword_ok(i: int, hits: Mapping[tuple[bool, int], int]) -> bool:
         entry = entries[i]

@@ -196,3 +196,13 @@ def test_relevance_threshold_and_per_type_caps():
                entry("g1", keywords=("a",), type="goal", priority=9), entry("g2", keywords=("a",), type="goal", priority=1)]
     settings = EngineSettings(relevance_threshold=0.5, max_per_type={"goal": 1})
     assert ids(run(entries, ["a"], settings=settings)) == ["g1"]
+
+
+def test_a_scan_depth_longer_than_the_chat_scans_the_whole_chat():
+    entries = [entry("first", keywords=("secret",), scan_depth=3)]
+    assert ids(run(entries, ["the secret", "ok"], settings=EngineSettings(scan_depth=1))) == ["first"]
+
+
+def test_emotions_are_read_in_a_chat_shorter_than_the_scan_depth():
+    comfort = [entry("comfort", trigger_type="emotional", emotional_context=("joy",)), entry("deep", keywords=("x",), scan_depth=9)]
+    assert ids(run(comfort, ["so happy", "ok"], settings=EngineSettings(scan_depth=3))) == ["comfort"]

@@ -7,7 +7,7 @@ import pytest
 import redis.asyncio as aioredis
 from pydantic import ValidationError
 
-from gateway.lorebook.model import LoreEntry, Lorebook
+from gateway.lorebook.model import Lorebook, LoreEntry
 from gateway.lorebook.repository import LorebookRepository
 
 
