@@ -51,6 +51,8 @@ from gateway.chain import ChainFactory, CompletionRunner
 from gateway.config import GatewayConfig
 from gateway.errors import MemgateError, error_envelope
 from gateway.forget import forget_user
+from gateway.lorebook.repository import LorebookRepository
+from gateway.lorebook_api import LorebooksController
 from gateway.memory.factory import open_redis, open_store
 from gateway.memory.store import MemoryStore
 from gateway.memory_api import PARAM_ALIASES, MemoryApi, apply_pydantic_schemas, memory_controllers
@@ -369,6 +371,7 @@ def create_app(
             running.gateway = gateway
             app.state.gateway = gateway
             app.state.memory_api = gateway.memory_api()
+            app.state.lorebooks = LorebookRepository(gateway.redis, config.memory.key_prefix)
             yield
 
     itself = {MEASURES_ITSELF: True}
@@ -382,6 +385,7 @@ def create_app(
         readyz,
         metrics,
         *memory_controllers(),
+        LorebooksController,
     ]
     app = Litestar(
         route_handlers=route_handlers,

@@ -10,8 +10,8 @@ the rest (``secondaryKeys``, ``selectiveLogic``, ``caseSensitive``, ``matchWhole
 SillyTavern's documentation, "World Info" (docs.sillytavern.app/usage/core-concepts/worldinfo).
 
 - ``keywords`` are the primary keys: any one matching activates the entry; a key written
-  ``/pattern/flags`` is a regular expression (flags ``i``, ``m``, ``s``; Python ``re``
-  syntax, which covers the JavaScript subset lorebooks use).
+  ``/pattern/flags`` is a regular expression when it compiles (flags ``i``, ``m``, ``s``;
+  Python ``re`` syntax, which covers the JavaScript subset lorebooks use), else plain.
 - ``secondaryKeys`` with ``selectiveLogic`` (the "Optional Filter"): ``and_any`` (a
   primary and any secondary), ``and_all`` (a primary and all secondaries), ``not_any``
   (a primary and no secondary), ``not_all`` (not when all secondaries match). Empty:
@@ -55,9 +55,10 @@ _DATE = re.compile(r"^(\d{4}-)?\d{2}-\d{2}$")
 def parse_regex_key(key: str) -> re.Pattern[str] | None:
     """The compiled pattern of a ``/pattern/flags`` key, None for a plain key.
 
-    Raises:
-        ValueError: the key looks like a regex but does not compile, or has a flag other
-            than ``i``, ``m``, ``s``, ``g``, ``u`` (``g``/``u`` are no-ops in Python).
+    As in SillyTavern (*World Info > Regular Expression as Keys*: "If a defined key is a
+    valid regex ... it will be treated as such"), a key that looks like a regex but does
+    not compile, or has a flag other than ``i``, ``m``, ``s``, ``g``, ``u`` (``g``/``u``
+    are no-ops here), is a plain key.
     """
     found = _REGEX_KEY.match(key)
     if not found:
@@ -65,12 +66,12 @@ def parse_regex_key(key: str) -> re.Pattern[str] | None:
     flags = 0
     for flag in found.group(2):
         if flag not in "imsgu":
-            raise ValueError(f"regex key {key!r}: unsupported flag {flag!r}")
+            return None
         flags |= {"i": re.I, "m": re.M, "s": re.S}.get(flag, 0)
     try:
         return re.compile(found.group(1), flags)
-    except re.error as exc:
-        raise ValueError(f"regex key {key!r} does not compile: {exc}") from exc
+    except re.error:
+        return None
 
 
 class _Model(BaseModel):
@@ -118,8 +119,6 @@ class LoreEntry(_Model):
     @field_validator("keywords", "secondary_keys")
     @classmethod
     def _keys(cls, keys: tuple[str, ...]) -> tuple[str, ...]:
-        for key in keys:
-            parse_regex_key(key)  # raises ValueError -> 4xx naming the field
         return tuple(k for k in keys if k.strip())
 
     @field_validator("dates")
