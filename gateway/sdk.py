@@ -52,7 +52,7 @@ from gateway.admission import Admission, AdmissionConfig, AdmissionRegistry, Ove
 from gateway.breaker import BreakerConfig, BreakerRegistry, CircuitBreaker
 from gateway.errors import MemgateError, MemoryUnavailable, UpstreamError
 from gateway.injection import Exchange, Injection, Item, SystemPart
-from gateway.lorebook.model import ENTRY_TYPES, LoreEntry, Lorebook, parse_regex_key
+from gateway.lorebook.model import ENTRY_TYPES, Lorebook, LoreEntry, parse_regex_key
 from gateway.lorebook.repository import LorebookRepository
 from gateway.memorization.capture import CONVERSATION_HEADER, conversation_id
 from gateway.memorization.config import MemorizeConfig
@@ -76,11 +76,11 @@ if TYPE_CHECKING:
     from gateway.telemetry import Metrics, Telemetry
 
 __all__ = [
+    "CONVERSATION_HEADER",
+    "ENTRY_TYPES",
     "Admission",
     "AdmissionConfig",
     "AssembledReply",
-    "CONVERSATION_HEADER",
-    "ENTRY_TYPES",
     "BackgroundWorkers",
     "BreakerConfig",
     "CallContext",

@@ -83,7 +83,7 @@ class LorebookRepository:
             for stem in scopes:
                 pipe.hgetall(f"{stem}:books")
             found = await pipe.execute()
-        out = []
+        out: list[Lorebook] = []
         for mapping in found:
             out.extend(Lorebook.model_validate_json(raw) for _, raw in sorted(mapping.items()))
         return out

@@ -106,11 +106,11 @@ def _png_card(raw: bytes) -> bytes:
         if kind == b"IEND":
             break
         at += 12 + length
-    text = chunks.get(b"ccv3") or chunks.get(b"chara")
-    if text is None:
+    card = chunks.get(b"ccv3") or chunks.get(b"chara")
+    if card is None:
         raise LorebookFormatError("PNG without a ccv3 or chara character-card chunk")
     try:
-        return base64.b64decode(text, validate=False)
+        return base64.b64decode(card, validate=False)
     except (binascii.Error, ValueError) as exc:
         raise LorebookFormatError(f"PNG card chunk is not base64: {exc}") from None
 
@@ -221,7 +221,8 @@ def _card_book(book: dict[str, Any], name: str) -> Imported:
     for n, raw in enumerate(book.get("entries") or []):
         if not isinstance(raw, dict):
             raise LorebookFormatError(f"entries.{n}: expected an object")
-        ext = raw.get("extensions") if isinstance(raw.get("extensions"), dict) else {}
+        found = raw.get("extensions")
+        ext: dict[str, Any] = found if isinstance(found, dict) else {}
         where = f"entries.{n}"
         keys = list(raw.get("keys") or [])
         secondary = list(raw.get("secondary_keys") or [])

@@ -20,6 +20,8 @@ def _exactly(*types: type) -> Any:
     request bodies in lax mode, which would turn ``0`` into ``False``)."""
 
     def check(value: Any) -> Any:
+        if types == (int,) and isinstance(value, float) and value.is_integer():
+            return int(value)  # JSON Schema: 2.0 is an integer
         if not isinstance(value, types) or (bool not in types and isinstance(value, bool)):
             raise ValueError(f"expected {' or '.join(t.__name__ for t in types)}")
         return value

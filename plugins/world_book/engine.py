@@ -53,6 +53,7 @@ that do not match (``python -m bench worldbook``).
 
 from __future__ import annotations
 
+import bisect
 import math
 import random
 from collections.abc import Callable, Mapping, Sequence
@@ -85,7 +86,7 @@ class EngineSettings:
 
 
 def _is_word(char: str) -> bool:
-    return (char.isalnum() or char == "_") and not is_cjk(char)
+    return (char.isalnum() or char == "_") and not (char >= "\u2e80" and is_cjk(char))
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +105,7 @@ class _Matcher:
         if keys:
             automaton = ahocorasick.Automaton()
             for key, refs in keys.items():
-                automaton.add_word(key, (key, tuple(refs)))
+                automaton.add_word(key, (len(key), is_cjk(key[0]), is_cjk(key[-1]), tuple(refs)))
             automaton.make_automaton()
             self.automaton = automaton
 
@@ -112,11 +113,11 @@ class _Matcher:
         if self.automaton is None or not text:
             return
         last = len(text) - 1
-        for end, (key, refs) in self.automaton.iter(text):
-            start = end - len(key) + 1
+        for end, (length, cjk_start, cjk_end, refs) in self.automaton.iter(text):
+            start = end - length + 1
             edges_ok = (
-                (start == 0 or is_cjk(key[0]) or not _is_word(text[start - 1]))
-                and (end == last or is_cjk(key[-1]) or not _is_word(text[end + 1]))
+                (start == 0 or cjk_start or not _is_word(text[start - 1]))
+                and (end == last or cjk_end or not _is_word(text[end + 1]))
             )
             for ref in refs:
                 if edges_ok or not ref.whole:
@@ -136,6 +137,7 @@ class CompiledBook:
         self.dated: list[int] = []
         self.emotional: dict[str, list[int]] = {}
         self.index = {e.id: i for i, e in enumerate(self.entries)}
+        self._tokens: dict[int, int] = {}  # content tokens, counted on first activation
         self.deepest = max((e.scan_depth or 0 for e in self.entries), default=0)
         for i, entry in enumerate(self.entries):
             if entry.is_constant:
@@ -167,8 +169,16 @@ class CompiledBook:
                 self._cue_names.append(f"{category}\x1f{word.lower()}")
         self._cues = _Matcher(cues)
 
-    def hits(self, text: str) -> dict[int, dict[tuple[bool, int], None]]:
-        """``entry index -> {(secondary, key index)}`` of keys found in ``text``."""
+    def tokens(self, i: int, count_tokens: Callable[[str], int]) -> int:
+        """Tokens of entry ``i``'s content (counted once per compiled book)."""
+        found = self._tokens.get(i)
+        if found is None:
+            found = self._tokens[i] = count_tokens(self.entries[i].content)
+        return found
+
+    def hits(self, text: str, regexes: bool = True) -> dict[int, dict[tuple[bool, int], None]]:
+        """``entry index -> {(secondary, key index)}`` of plain keys (and regex keys
+        unless ``regexes`` is False) found in ``text``."""
         found: dict[int, dict[tuple[bool, int], None]] = {}
 
         def add(ref: _Ref) -> None:
@@ -176,10 +186,44 @@ class CompiledBook:
 
         self._cs.scan(text, add)
         self._ci.scan(text.lower(), add)
-        for ref, pattern in self.regexes:
-            if pattern.search(text):  # type: ignore[attr-defined]
-                add(ref)
+        if regexes:
+            for ref, pattern in self.regexes:
+                if pattern.search(text):  # type: ignore[attr-defined]
+                    add(ref)
         return found
+
+    def scan_into(self, text: str, distance: int, into: dict[int, dict[tuple[bool, int], int]]) -> None:
+        """Record plain keys found in ``text`` at ``distance`` in ``into`` (an existing,
+        nearer distance is kept)."""
+
+        def add(ref: _Ref) -> None:
+            mine = into.get(ref.entry)
+            if mine is None:
+                into[ref.entry] = {(ref.secondary, ref.key): distance}
+            else:
+                mine.setdefault((ref.secondary, ref.key), distance)
+
+        self._cs.scan(text, add)
+        self._ci.scan(text.lower(), add)
+
+    def regex_hits(self, newest_first: Sequence[str]) -> list[tuple[_Ref, int]]:
+        """``(regex key, distance)`` for each regex key found in the messages (newest
+        first, distance 1 = newest): one search per key over the messages joined by a
+        blank line, so a key costs one pass whatever the number of messages."""
+        if not self.regexes or not newest_first:
+            return []
+        text = "\n\n".join(newest_first)
+        starts = []
+        at = 0
+        for message in newest_first:
+            starts.append(at)
+            at += len(message) + 2
+        out = []
+        for ref, pattern in self.regexes:
+            found = pattern.search(text)  # type: ignore[attr-defined]
+            if found:
+                out.append((ref, bisect.bisect_right(starts, found.start())))
+        return out
 
     def emotions(self, text: str) -> set[str]:
         """Emotion categories and cue words present in ``text`` (lower case)."""
@@ -260,11 +304,11 @@ def activate(
     window = list(messages[max(0, len(messages) - deepest):]) if deepest else []
     # per distance from the end (1 = last message): key hits
     chat_hits: dict[int, dict[tuple[bool, int], int]] = {}
-    for distance, text in enumerate(reversed(window), start=1):
-        for i, keys in book.hits(text).items():
-            mine = chat_hits.setdefault(i, {})
-            for key in keys:
-                mine.setdefault(key, distance)
+    newest_first = window[::-1]
+    for distance, text in enumerate(newest_first, start=1):
+        book.scan_into(text, distance, chat_hits)
+    for ref, distance in book.regex_hits(newest_first):
+        chat_hits.setdefault(ref.entry, {}).setdefault((ref.secondary, ref.key), distance)
     emotions = book.emotions("\n".join(window[max(0, len(window) - settings.scan_depth):])) if settings.scan_depth else set()
 
     def keyword_ok(i: int, hits: Mapping[tuple[bool, int], int]) -> bool:
@@ -347,7 +391,7 @@ def activate(
             cap = settings.max_per_type.get(entry.type)
             if cap is not None and per_type.get(entry.type, 0) >= cap:
                 continue
-            tokens = count_tokens(entry.content)
+            tokens = book.tokens(i, count_tokens)
             if used + tokens > settings.budget_tokens:
                 overflow = True
                 break

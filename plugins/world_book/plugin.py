@@ -136,7 +136,7 @@ class WorldBook:
             scan_depth=config.scan_depth, case_sensitive=config.case_sensitive,
             match_whole_words=config.match_whole_words, max_recursion=config.max_recursion,
             budget_tokens=config.max_total_tokens, relevance_threshold=config.relevance_threshold,
-            max_per_type=dict(config.max_per_type), emotion_words=words,
+            max_per_type={str(k): v for k, v in config.max_per_type.items()}, emotion_words=words,
         )
         self.encoding = tiktoken.get_encoding(FALLBACK_ENCODING)
         self._books: OrderedDict[tuple[str, str], tuple[tuple[int, int], CompiledBook]] = OrderedDict()
