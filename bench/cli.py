@@ -20,6 +20,7 @@ from bench.proxy.run import command as proxy
 from bench.recall import command as recall
 from bench.store import command as store
 from bench.threshold_study import command as threshold_study
+from bench.worldbook import command as worldbook
 
 
 @click.group()
@@ -32,5 +33,5 @@ def main(verbose: bool) -> None:
     )
 
 
-for _command in (proxy, store, recall, memorize, locomo, threshold_study, outage, load, context):
+for _command in (proxy, store, recall, memorize, locomo, threshold_study, outage, load, context, worldbook):
     main.add_command(_command)

@@ -53,6 +53,8 @@ from gateway.chain import ChainFactory, CompletionRunner
 from gateway.config import GatewayConfig
 from gateway.errors import MemgateError, error_envelope
 from gateway.forget import forget_user
+from gateway.lorebook.repository import LorebookRepository
+from gateway.lorebook_api import LorebooksController
 from gateway.mcp_server import McpHttpEndpoint, open_http_endpoint
 from gateway.memory.factory import open_redis, open_store
 from gateway.memory.store import MemoryStore
@@ -194,7 +196,10 @@ async def compose(
             runner = await stack.enter_async_context(
                 CompletionRunner(config.chain.max_pending_completions, telemetry)
             )
-            services = Services(redis=redis, memory=store, upstreams=upstreams, telemetry=telemetry)
+            services = Services(
+                redis=redis, memory=store, upstreams=upstreams, telemetry=telemetry,
+                key_prefix=config.memory.key_prefix,
+            )
             chains = ChainFactory(
                 config.plugins, registry if registry is not None else default_registry(), services,
                 config.chain, telemetry, runner,
@@ -377,6 +382,7 @@ def create_app(
             running.mcp = mcp_endpoint
             app.state.gateway = gateway
             app.state.memory_api = gateway.memory_api()
+            app.state.lorebooks = LorebookRepository(gateway.redis, config.memory.key_prefix)
             yield
 
     itself = {MEASURES_ITSELF: True}
@@ -392,6 +398,7 @@ def create_app(
         readyz,
         metrics,
         *memory_controllers(),
+        LorebooksController,
     ]
     app = Litestar(
         route_handlers=route_handlers,

@@ -21,6 +21,7 @@ import click
 
 from gateway.cli_support import CONFIG_OPTION, load, redis_for, redis_url_for
 from gateway.config import ConfigError
+from gateway.lorebook_cli import register as register_lorebook
 from gateway.memorization.cli import worker_command
 from gateway.memory_cli import default_friend
 from gateway.memory_cli import register as register_memories
@@ -211,6 +212,7 @@ def mcp_command(config_path: str) -> None:
 
 
 register_memories(main, CONFIG_OPTION)
+register_lorebook(main, CONFIG_OPTION)
 main.add_command(worker_command)
 
 

@@ -39,6 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gateway.errors import MethodNotAllowed, NotFound, PermissionDenied, UnprocessableInput
 from gateway.json_input import check_json_body, decode_utf8
+from gateway.lorebook.upload import ImportReport, LorebookUpload
 from gateway.memory.ids import MEMORY_ID_PATTERN
 from gateway.memory.records import (
     JsonBoolean,
@@ -196,7 +197,7 @@ async def json_body_guard(connection: ASGIConnection[Any, Any, Any, Any], _: Bas
 
 #: Query parameters whose handler argument has another name (``scope`` is reserved by
 #: litestar): validation errors name the parameter the client sent.
-PARAM_ALIASES = {"memory_scope": "scope", "memory_type": "type"}
+PARAM_ALIASES = {"memory_scope": "scope", "memory_type": "type", "book_scope": "scope", "book_id": "id"}
 
 
 async def admin_guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
@@ -335,9 +336,10 @@ class AdminUsersController(Controller):
 #: (request bodies in validation mode, replies in serialization mode). Litestar's own
 #: generator drops ``extra="forbid"`` (``additionalProperties: false``) and zero-valued
 #: bounds (``ge=0``), so the served schema would not match what the API enforces.
-REQUEST_MODELS: tuple[type[BaseModel], ...] = (NewMemory, MemoryPatch, SearchRequest)
+REQUEST_MODELS: tuple[type[BaseModel], ...] = (NewMemory, MemoryPatch, SearchRequest, LorebookUpload)
 REPLY_MODELS: tuple[type[BaseModel], ...] = (
     MemoryRecord, MemoryPage, ScoredMemory, SearchResponse, ImportResult, ForgetResult, ErrorResponse,
+    ImportReport,
 )
 
 

@@ -52,6 +52,9 @@ from gateway.admission import Admission, AdmissionConfig, AdmissionRegistry, Ove
 from gateway.breaker import BreakerConfig, BreakerRegistry, CircuitBreaker
 from gateway.errors import InvalidRequest, MemgateError, MemoryUnavailable, UpstreamError
 from gateway.injection import Exchange, Injection, Item, SystemPart
+from gateway.lorebook.model import ENTRY_TYPES, Lorebook, LoreEntry, parse_regex_key
+from gateway.lorebook.repository import LorebookRepository
+from gateway.memorization.capture import CONVERSATION_HEADER, conversation_id
 from gateway.memorization.config import MemorizeConfig
 from gateway.memory.embeddings.batching import EmbeddingOverloaded
 from gateway.memory.records import MemoryRecord, MemoryType, NewMemory, Scope, ScoredMemory, Tenant, profile_topic
@@ -73,6 +76,8 @@ if TYPE_CHECKING:
     from gateway.telemetry import Metrics, Telemetry
 
 __all__ = [
+    "CONVERSATION_HEADER",
+    "ENTRY_TYPES",
     "Admission",
     "AdmissionConfig",
     "AssembledReply",
@@ -89,6 +94,9 @@ __all__ = [
     "Injection",
     "Item",
     "Lifecycle",
+    "LoreEntry",
+    "Lorebook",
+    "LorebookRepository",
     "MemgateError",
     "MemorizeConfig",
     "MemoryRecord",
@@ -113,9 +121,11 @@ __all__ = [
     "SystemPart",
     "Tenant",
     "UpstreamError",
+    "conversation_id",
     "count_tokens",
     "is_cjk",
     "message_text",
+    "parse_regex_key",
     "profile_topic",
     "prompt_language",
 ]
@@ -214,6 +224,8 @@ class Services:
         breakers: the gateway's circuit breakers, one per breaker config.
         admission: the gateway's memory-search admission control, one per admission
             config (:mod:`gateway.admission`).
+        key_prefix: the Redis key prefix (``memory.key_prefix``) for a plugin's own keys
+            (:class:`LorebookRepository`).
     """
 
     redis: aioredis.Redis | None = None
@@ -222,6 +234,7 @@ class Services:
     telemetry: Telemetry = field(default_factory=_no_telemetry)
     breakers: BreakerRegistry = field(default_factory=BreakerRegistry)
     admission: AdmissionRegistry = field(default_factory=AdmissionRegistry)
+    key_prefix: str = "mg"
 
     @property
     def metrics(self) -> Metrics:

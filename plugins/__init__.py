@@ -17,9 +17,10 @@ def builtin_plugins() -> dict[str, type]:
     from plugins.recall_report import RecallReport
     from plugins.token_budget import TokenBudget
     from plugins.tool_splice import ToolSplice
+    from plugins.world_book.plugin import WorldBook
 
     classes: list[type] = [
         RecallReport, ContextSelection, AutoRecall, HybridInjection, Personalization, ToolSplice, TokenBudget,
-        MemorizePlugin,
+        MemorizePlugin, WorldBook,
     ]
     return {cls.name: cls for cls in classes}  # type: ignore[attr-defined]

@@ -1,0 +1,101 @@
+"""Lorebook REST API (issue 12, item 4), scoped like the memory API
+(:mod:`gateway.memory_api`): the caller's key names the role (``friend_id``) and user.
+
+- ``POST /v1/lorebooks`` (body: SillyTavern World Info JSON: a world file, a Character Card
+  V2/V3 JSON or its ``character_book``, :mod:`gateway.lorebook.upload`; PNG cards through
+  the CLI, ``memgate lorebook import``):
+  201 with :class:`ImportReport` (the lorebook ``id`` and the fields it ignored). Query:
+  ``scope`` ``user`` (default: the caller's own book for its role) or ``role`` (every
+  user of the role: admin or service keys only, 403 otherwise), ``id`` (to replace a
+  book; default a new ``lb_...`` id), ``name``.
+- ``GET /v1/lorebooks/{id}?scope=``: the book as a SillyTavern world file (404 if the
+  caller's scope has no such book).
+
+Errors use the OpenAI envelope: a body that is not one of those shapes is 400 naming the
+field at fault.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from typing import Annotated, Any, Literal
+
+from litestar import Controller, get, post
+from litestar.datastructures import State
+from litestar.di import NamedDependency, Provide
+from litestar.params import FromPath, JSONBody, QueryParameter
+
+from gateway.errors import NotFound, PermissionDenied, UnprocessableInput
+from gateway.lorebook.model import Lorebook
+from gateway.lorebook.repository import LorebookRepository
+from gateway.lorebook.sillytavern import LorebookFormatError, export_world_info, import_lorebook
+from gateway.lorebook.upload import ImportReport, LorebookUpload
+from gateway.memory_api import errors, json_body_guard, provide_principal
+from gateway.proxy.principal import Principal
+
+__all__ = ["ImportReport", "LorebooksController"]
+
+BOOK_ID = r"^[A-Za-z0-9_.-]{1,100}$"
+LorebookScope = Literal["user", "role"]
+
+
+async def provide_lorebooks(state: State) -> Any:
+    repository: LorebookRepository = state.lorebooks
+    return repository
+
+
+def _owner(principal: Principal, scope: LorebookScope) -> str | None:
+    if scope == "user":
+        return principal.user_id
+    if not (principal.admin or principal.service):
+        raise PermissionDenied("scope=role (every user of the role) needs an admin or service key", param="scope")
+    return None
+
+
+class LorebooksController(Controller):
+    """The caller's lorebooks (module docstring)."""
+
+    path = "/v1/lorebooks"
+    guards = [json_body_guard]
+    security = [{"bearer": []}]
+    dependencies = {"principal": Provide(provide_principal), "lorebooks": Provide(provide_lorebooks)}
+
+    @post("/", summary="Import a SillyTavern World Info lorebook", status_code=201, responses=errors(403, 413, 422))
+    async def import_book(
+        self,
+        data: JSONBody[LorebookUpload],
+        principal: NamedDependency[Principal],
+        lorebooks: NamedDependency[Any],
+        book_scope: Annotated[LorebookScope, QueryParameter(name="scope")] = "user",
+        book_id: Annotated[str | None, QueryParameter(name="id", pattern=BOOK_ID)] = None,
+        name: Annotated[str | None, QueryParameter(max_length=200)] = None,
+    ) -> ImportReport:
+        owner = _owner(principal, book_scope)
+        try:
+            imported = import_lorebook(data.root.model_dump(exclude_unset=True))
+        except LorebookFormatError as exc:
+            raise UnprocessableInput(f"not a lorebook: {exc}", param="body") from None
+        book = Lorebook(
+            id=book_id or "lb_" + uuid.uuid4().hex[:16], name=name or imported.name,
+            friend_id=principal.friend_id, user_id=owner, entries=tuple(imported.entries),
+        )
+        await lorebooks.put(book)
+        return ImportReport(
+            id=book.id, name=book.name, friend_id=book.friend_id, user_id=owner,
+            entries=len(book.entries), ignored=imported.ignored, notes=imported.notes,
+        )
+
+    @get("/{book_id:str}", summary="Export a lorebook as a SillyTavern world file", responses=errors(404))
+    async def export_book(
+        self,
+        principal: NamedDependency[Principal],
+        lorebooks: NamedDependency[Any],
+        book_id: FromPath[str],
+        book_scope: Annotated[LorebookScope, QueryParameter(name="scope")] = "user",
+    ) -> dict[str, Any]:
+        owner = principal.user_id if book_scope == "user" else None
+        book = await lorebooks.get(principal.friend_id, owner, book_id) if re.match(BOOK_ID, book_id) else None
+        if book is None:
+            raise NotFound(f"no lorebook {book_id!r} in scope {book_scope}", param="id")
+        return export_world_info(book)

@@ -1,0 +1,218 @@
+"""``world_book`` (seed 001): SillyTavern-compatible world-book triggers for role memory.
+
+Per request: the caller's books (the role's, ``principal.friend_id``, and the user's own
+for that role; :class:`~gateway.sdk.LorebookRepository`) are compiled once per book
+version and cached (``cache_size`` scopes, least recently used evicted; compiling runs
+off the event loop); the engine (:mod:`plugins.world_book.engine`) activates entries
+against the chat's user and assistant messages; activated entries are injected by their
+``position``:
+
+- ``after_char`` / ``system``: one system section right after the client's first system
+  message (the character definition), through ``call.injection``: the client's system
+  prefix stays byte-identical (prompt caching);
+- ``before_char``: one system message right before the client's first system message
+  (this position changes the prefix by design);
+- ``depth``: one message per (depth, role) inserted ``depth`` messages from the end (0:
+  after the last message), moved earlier when it would fall between an assistant
+  ``tool_calls`` message and its ``tool`` results (a tool-call pair is never split).
+
+Each injected text is ``template`` with ``{{memories}}`` replaced by the entries'
+contents (ascending priority, one per line; with ``separate_by_type`` under one heading
+per type, seed 001 ``separateByType``). ``max_total_tokens`` (seed 001 ``maxTotalLength``,
+SillyTavern's budget) caps the summed tokens of the activated contents (SDK
+``count_tokens``, ``cl100k_base``).
+
+The conversation (timed effects' scope) is the ``x-memgate-conversation-id`` header,
+else the request's ``metadata.conversation_id``, else a hash of the system messages and
+the first user message (:func:`gateway.sdk.conversation_id`, shared with memorization).
+Its sticky / cooldown state is kept in Redis for a week after its last request.
+``random_seed`` makes probability and group draws reproducible per (conversation, chat
+length); unset, they use the system's randomness.
+
+Costs per request: two Redis round trips (versions, timed state) plus one write when a
+timed effect changes; activation linear in the scanned text and the candidate entries
+(``python -m bench worldbook``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import random
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any, ClassVar, Literal
+
+import tiktoken
+from pydantic import Field
+
+from gateway.sdk import (
+    ENTRY_TYPES,
+    CallContext,
+    ChatRequest,
+    LorebookRepository,
+    PluginConfig,
+    Services,
+    SystemPart,
+    conversation_id,
+    count_tokens,
+    message_text,
+)
+from plugins.tokens import FALLBACK_ENCODING
+from plugins.world_book.emotions import EMOTION_WORDS
+from plugins.world_book.engine import Activated, CompiledBook, EngineSettings, activate
+
+__all__ = ["WORLD_BOOK_ORDER", "WorldBook", "WorldBookConfig", "insertion_index", "render_memories"]
+
+#: Place of the world-book section in the injected system text (after personalization
+#: 10 and the memory context 20).
+WORLD_BOOK_ORDER = 30
+CHAT_ROLES = ("user", "assistant")
+DEFAULT_HEADINGS = {"episodic": "Episodes", "semantic": "World", "trait": "Traits", "goal": "Goals"}
+
+
+class WorldBookConfig(PluginConfig):
+    scan_depth: int = Field(2, ge=0, le=1000, description="Messages scanned for keys (SillyTavern default 2).")
+    case_sensitive: bool = Field(False, description="Default for entries without caseSensitive.")
+    match_whole_words: bool = Field(True, description="Default for entries without matchWholeWords.")
+    max_recursion: int = Field(3, ge=0, le=20, description="Recursion passes after the first (0: none).")
+    max_total_tokens: int = Field(1024, ge=1, description="Most tokens of activated entry contents (seed maxTotalLength).")
+    relevance_threshold: float = Field(0.0, ge=0, description="Entries below this relevance are dropped (seed).")
+    max_per_type: dict[Literal["episodic", "semantic", "trait", "goal"], int] = Field(
+        default_factory=dict, description="Most entries per type (seed maxMemoriesPerType); unset: no cap."
+    )
+    template: str = Field("{{memories}}", description="Injected text; {{memories}} is replaced by the entries.")
+    separate_by_type: bool = Field(False, description="One heading per type (seed separateByType).")
+    headings: dict[str, str] = Field(default_factory=lambda: dict(DEFAULT_HEADINGS), description="Heading per type.")
+    random_seed: int | None = Field(None, description="Seed of probability/group draws; unset: system randomness.")
+    emotion_words: dict[str, list[str]] = Field(
+        default_factory=dict, description="Extra emotion cue words per category (added to the built-in lexicon)."
+    )
+    cache_size: int = Field(1000, ge=1, description="Most (role, user) scopes whose compiled books are cached.")
+
+
+def render_memories(entries: Sequence[Activated], template: str, by_type: bool, headings: dict[str, str]) -> str:
+    """``template`` with ``{{memories}}`` replaced (module docstring)."""
+    if by_type:
+        blocks = []
+        for kind in ENTRY_TYPES:
+            texts = [a.entry.content for a in entries if a.entry.type == kind]
+            if texts:
+                blocks.append(f"## {headings.get(kind, kind)}\n" + "\n".join(texts))
+        body = "\n\n".join(blocks)
+    else:
+        body = "\n".join(a.entry.content for a in entries)
+    return template.replace("{{memories}}", body)
+
+
+def insertion_index(messages: Sequence[dict[str, Any]], depth: int) -> int:
+    """Where a message ``depth`` messages from the end goes (0: at the end), moved before
+    any ``tool`` result it would separate from its assistant ``tool_calls`` message."""
+    at = max(0, len(messages) - depth)
+    while 0 < at < len(messages) and messages[at].get("role") == "tool":
+        at -= 1
+    return at
+
+
+class WorldBook:
+    """See module docstring."""
+
+    name: ClassVar[str] = "world_book"
+    Config = WorldBookConfig
+    runs_after: ClassVar[tuple[str, ...]] = ()
+    runs_before: ClassVar[tuple[str, ...]] = ("token_budget",)
+
+    def __init__(self, config: WorldBookConfig, services: Services) -> None:
+        if services.redis is None:
+            raise ValueError("world_book needs Redis (memory: section)")
+        self.config = config
+        self.repository = LorebookRepository(services.redis, services.key_prefix)
+        words = {k: tuple(v) for k, v in EMOTION_WORDS.items()}
+        for category, extra in config.emotion_words.items():
+            words[category] = (*words.get(category, ()), *extra)
+        self.settings = EngineSettings(
+            scan_depth=config.scan_depth, case_sensitive=config.case_sensitive,
+            match_whole_words=config.match_whole_words, max_recursion=config.max_recursion,
+            budget_tokens=config.max_total_tokens, relevance_threshold=config.relevance_threshold,
+            max_per_type={str(k): v for k, v in config.max_per_type.items()}, emotion_words=words,
+        )
+        self.encoding = tiktoken.get_encoding(FALLBACK_ENCODING)
+        self._books: OrderedDict[tuple[str, str], tuple[tuple[int, int], CompiledBook]] = OrderedDict()
+
+    async def compiled(self, friend_id: str, user_id: str) -> CompiledBook:
+        """The caller's books compiled (cached per version, module docstring)."""
+        scope = (friend_id, user_id)
+        versions = await self.repository.versions(friend_id, user_id)
+        hit = self._books.get(scope)
+        if hit is not None and hit[0] == versions:
+            self._books.move_to_end(scope)
+            return hit[1]
+        books = await self.repository.books(friend_id, user_id)
+        entries = [e for b in books for e in b.entries]
+        book = await asyncio.to_thread(CompiledBook, entries, self.settings)
+        self._books[scope] = (versions, book)
+        self._books.move_to_end(scope)
+        while len(self._books) > self.config.cache_size:
+            self._books.popitem(last=False)
+        return book
+
+    async def rewrite_request(self, call: CallContext, request: ChatRequest) -> ChatRequest:
+        friend, user = call.principal.friend_id, call.principal.user_id
+        book = await self.compiled(friend, user)
+        if not book.entries:
+            return request
+        chat = [m for m in request.messages if m.get("role") in CHAT_ROLES]
+        conversation = conversation_id(request, dict(call.headers))
+        clock = len(chat)
+        timed = await self.repository.timed_state(friend, user, conversation)
+        seed = self.config.random_seed
+        rng = random.Random(f"{seed}:{conversation}:{clock}") if seed is not None else random.Random()
+        now = datetime.now(UTC)
+        result = activate(
+            book, [message_text(m) for m in chat], clock=clock, timed=timed, rng=rng,
+            count_tokens=functools.partial(count_tokens, self.encoding), today=now.date(),
+            now_ms=int(time.time() * 1000),
+        )
+        if result.timed or result.expired:
+            await self.repository.save_timed_state(friend, user, conversation, result.timed, result.expired)
+        call.annotations[self.name] = {
+            "conversation": conversation,
+            "activated": [{"id": a.entry.id, "reason": a.reason} for a in result.entries],
+            "overflow": result.overflow,
+        }
+        if not result.entries:
+            return request
+        return self._inject(call, request, result.entries)
+
+    def _text(self, entries: Sequence[Activated]) -> str:
+        return render_memories(entries, self.config.template, self.config.separate_by_type, self.config.headings)
+
+    def _inject(self, call: CallContext, request: ChatRequest, activated: Sequence[Activated]) -> ChatRequest:
+        after = [a for a in activated if a.entry.position in ("after_char", "system")]
+        before = [a for a in activated if a.entry.position == "before_char"]
+        at_depth: dict[tuple[int, str], list[Activated]] = {}
+        for a in activated:
+            if a.entry.position == "depth":
+                at_depth.setdefault((a.entry.depth, a.entry.role), []).append(a)
+        if after:
+            call.injection = call.injection.with_system(
+                SystemPart(self.name, WORLD_BOOK_ORDER, render=functools.partial(_fixed, self._text(after)))
+            )
+        if not (before or at_depth):
+            return request
+        messages = list(request.messages)
+        inserts: list[tuple[int, int, dict[str, Any]]] = []
+        for n, ((depth, role), group) in enumerate(sorted(at_depth.items(), key=lambda kv: -kv[0][0])):
+            inserts.append((insertion_index(messages, depth), n, {"role": role, "content": self._text(group)}))
+        if before:
+            first = next((i for i, m in enumerate(messages) if m.get("role") in ("system", "developer")), 0)
+            inserts.append((first, -1, {"role": "system", "content": self._text(before)}))
+        for at, _, message in sorted(inserts, key=lambda t: (-t[0], -t[1])):
+            messages.insert(at, message)
+        return request.model_copy(update={"messages": messages})
+
+
+def _fixed(text: str, _: object) -> str:
+    return text
