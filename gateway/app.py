@@ -91,9 +91,13 @@ class Gateway:
     models: Models
 
     async def forget_user(self, user_id: str) -> int:
-        """Erase every memory of ``user_id``; every plugin's forget hook runs first
-        (:func:`gateway.forget.forget_user`). Returns the records erased."""
-        return await forget_user(self.chains.forgetters(), self.store, user_id)
+        """Erase every memory of ``user_id`` and the user's own lorebooks (their
+        conversation timers too); every plugin's forget hook runs first
+        (:func:`gateway.forget.forget_user`). Returns the memory records erased."""
+        erased = await forget_user(self.chains.forgetters(), self.store, user_id)
+        if self.redis is not None:
+            await LorebookRepository(self.redis, self.config.memory.key_prefix).forget_user(user_id)
+        return erased
 
     def memory_api(self) -> MemoryApi:
         """What the memory API's dependencies resolve to."""

@@ -88,6 +88,22 @@ class LorebookRepository:
             out.extend(Lorebook.model_validate_json(raw) for _, raw in sorted(mapping.items()))
         return out
 
+    async def forget_user(self, user_id: str) -> int:
+        """Delete every per-user key of ``user_id`` (their books, versions and conversation
+        timers, all under ``<prefix>:{user}:lore:``); role-wide books stay. SCAN with a
+        pattern inside the user's hash tag (one slot on a cluster). Returns keys deleted."""
+        pattern = f"{self.prefix}:{{{escape_key_part(user_id)}}}:lore:*"
+        deleted = 0
+        batch: list[str] = []
+        async for key in self.redis.scan_iter(match=pattern, count=500):
+            batch.append(key)
+            if len(batch) == 500:
+                deleted += await self.redis.unlink(*batch)
+                batch = []
+        if batch:
+            deleted += await self.redis.unlink(*batch)
+        return deleted
+
     def _conversation_key(self, friend_id: str, user_id: str, conversation: str) -> str:
         return f"{self.scope_key(friend_id, user_id)}:conv:{escape_key_part(conversation)}"
 

@@ -141,6 +141,12 @@ class WorldBook:
         self.encoding = tiktoken.get_encoding(FALLBACK_ENCODING)
         self._books: OrderedDict[tuple[str, str], tuple[tuple[int, int], CompiledBook]] = OrderedDict()
 
+    async def forget_user(self, user_id: str) -> None:
+        """:class:`~gateway.sdk.Forgetter`: compiled books of the user are dropped from the
+        cache (the gateway erases the user's books and timers, :meth:`Gateway.forget_user`)."""
+        for scope in [s for s in self._books if s[1] == user_id]:
+            del self._books[scope]
+
     async def compiled(self, friend_id: str, user_id: str) -> CompiledBook:
         """The caller's books compiled (cached per version, module docstring)."""
         scope = (friend_id, user_id)

@@ -127,3 +127,15 @@ def test_cli_import_then_export_round_trips_a_real_lorebook(tmp_path, redis_url)
     bad.write_text("{}")
     failed = runner.invoke(main, ["lorebook", "import", str(bad), "--config", str(config), "--friend", "f"])
     assert failed.exit_code == 1 and "not a lorebook" in failed.output
+
+
+def test_forgetting_a_user_erases_their_own_lorebooks_not_the_roles(start_gateway, upstream):
+    gw = start_gateway()
+    alice = {"authorization": f"Bearer {ALICE_KEY}"}
+    admin = {"authorization": f"Bearer {ADMIN_KEY}"}
+    mine = httpx.post(gw.url + "/v1/lorebooks", content=ELDORIA, headers=alice, timeout=30).json()["id"]
+    assert httpx.post(gw.url + "/v1/lorebooks?scope=role&id=shared", content=ELDORIA, headers=admin, timeout=30).status_code == 201
+    forgot = httpx.post(gw.url + "/v1/admin/users/alice/forget", headers=admin, timeout=30)
+    assert forgot.status_code == 200, forgot.text
+    assert httpx.get(gw.url + f"/v1/lorebooks/{mine}", headers=alice, timeout=30).status_code == 404
+    assert httpx.get(gw.url + "/v1/lorebooks/shared?scope=role", headers=admin, timeout=30).status_code == 200  # role-wide: kept
