@@ -10,6 +10,15 @@
   book; default a new ``lb_...`` id), ``name``.
 - ``GET /v1/lorebooks/{id}?scope=``: the book as a SillyTavern world file (404 if the
   caller's scope has no such book).
+- ``GET /v1/lorebooks?scope=``: the scope's books (id, name, entry count).
+- ``DELETE /v1/lorebooks/{id}?scope=``: 204, or 404.
+- ``PUT /v1/lorebooks/{id}/entries/{entry_id}?scope=`` (body: one entry, seed 001's
+  camelCase field names, :class:`~gateway.lorebook.model.LoreEntry`; its ``id`` is the
+  path's): create or replace the entry, 200 with the entry; 404 without the book.
+- ``DELETE /v1/lorebooks/{id}/entries/{entry_id}?scope=``: 204, or 404.
+
+Writes to ``scope=role`` need an admin or service key (403 otherwise); reads of it too
+only name the caller's role. Entry edits are read-modify-write (last writer wins).
 
 Errors use the OpenAI envelope: a body that is not one of those shapes is 400 naming the
 field at fault.
@@ -21,20 +30,21 @@ import re
 import uuid
 from typing import Annotated, Any, Literal
 
-from litestar import Controller, get, post
+from litestar import Controller, delete, get, post, put
 from litestar.datastructures import State
 from litestar.di import NamedDependency, Provide
 from litestar.params import FromPath, JSONBody, QueryParameter
+from pydantic import BaseModel
 
 from gateway.errors import NotFound, PermissionDenied, UnprocessableInput
-from gateway.lorebook.model import Lorebook
+from gateway.lorebook.model import Lorebook, LoreEntry
 from gateway.lorebook.repository import LorebookRepository
 from gateway.lorebook.sillytavern import LorebookFormatError, export_world_info, import_lorebook
 from gateway.lorebook.upload import ImportReport, LorebookUpload
 from gateway.memory_api import errors, json_body_guard, provide_principal
 from gateway.proxy.principal import Principal
 
-__all__ = ["ImportReport", "LorebooksController"]
+__all__ = ["BookSummary", "ImportReport", "LorebooksController"]
 
 BOOK_ID = r"^[A-Za-z0-9_.-]{1,100}$"
 LorebookScope = Literal["user", "role"]
@@ -43,6 +53,16 @@ LorebookScope = Literal["user", "role"]
 async def provide_lorebooks(state: State) -> Any:
     repository: LorebookRepository = state.lorebooks
     return repository
+
+
+class BookSummary(BaseModel):
+    """One book of ``GET /v1/lorebooks``."""
+
+    id: str
+    name: str
+    friend_id: str
+    user_id: str | None
+    entries: int
 
 
 def _owner(principal: Principal, scope: LorebookScope) -> str | None:
@@ -99,3 +119,59 @@ class LorebooksController(Controller):
         if book is None:
             raise NotFound(f"no lorebook {book_id!r} in scope {book_scope}", param="id")
         return export_world_info(book)
+
+    @get("/", summary="List the caller's lorebooks in a scope")
+    async def list_books(
+        self,
+        principal: NamedDependency[Principal],
+        lorebooks: NamedDependency[Any],
+        book_scope: Annotated[LorebookScope, QueryParameter(name="scope")] = "user",
+    ) -> list[BookSummary]:
+        owner = principal.user_id if book_scope == "user" else None
+        return [BookSummary(id=b.id, name=b.name, friend_id=b.friend_id, user_id=b.user_id, entries=len(b.entries))
+                for b in await lorebooks.in_scope(principal.friend_id, owner)]
+
+    @delete("/{book_id:str}", summary="Delete a lorebook", status_code=204, responses=errors(403, 404))
+    async def delete_book(
+        self,
+        principal: NamedDependency[Principal],
+        lorebooks: NamedDependency[Any],
+        book_id: FromPath[str],
+        book_scope: Annotated[LorebookScope, QueryParameter(name="scope")] = "user",
+    ) -> None:
+        owner = _owner(principal, book_scope)
+        if not (re.match(BOOK_ID, book_id) and await lorebooks.delete(principal.friend_id, owner, book_id)):
+            raise NotFound(f"no lorebook {book_id!r} in scope {book_scope}", param="id")
+
+    @put("/{book_id:str}/entries/{entry_id:str}", summary="Create or replace one entry of a lorebook",
+         responses=errors(403, 404, 422))
+    async def put_entry(
+        self,
+        data: JSONBody[LoreEntry],
+        principal: NamedDependency[Principal],
+        lorebooks: NamedDependency[Any],
+        book_id: FromPath[str],
+        entry_id: FromPath[str],
+        book_scope: Annotated[LorebookScope, QueryParameter(name="scope")] = "user",
+    ) -> LoreEntry:
+        owner = _owner(principal, book_scope)
+        if data.id != entry_id:
+            raise UnprocessableInput(f"id {data.id!r} differs from the path's entry id {entry_id!r}", param="id")
+        book = await lorebooks.put_entry(principal.friend_id, owner, book_id, data) if re.match(BOOK_ID, book_id) else None
+        if book is None:
+            raise NotFound(f"no lorebook {book_id!r} in scope {book_scope}", param="id")
+        return data
+
+    @delete("/{book_id:str}/entries/{entry_id:str}", summary="Delete one entry of a lorebook", status_code=204,
+            responses=errors(403, 404))
+    async def delete_entry(
+        self,
+        principal: NamedDependency[Principal],
+        lorebooks: NamedDependency[Any],
+        book_id: FromPath[str],
+        entry_id: FromPath[str],
+        book_scope: Annotated[LorebookScope, QueryParameter(name="scope")] = "user",
+    ) -> None:
+        owner = _owner(principal, book_scope)
+        if not (re.match(BOOK_ID, book_id) and await lorebooks.delete_entry(principal.friend_id, owner, book_id, entry_id)):
+            raise NotFound(f"no entry {entry_id!r} in lorebook {book_id!r} ({book_scope})", param="entry_id")

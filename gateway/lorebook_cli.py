@@ -1,4 +1,4 @@
-"""``memgate lorebook import|export``: SillyTavern World Info from the command line
+"""``memgate lorebook import|export|list|delete|put-entry``: lorebooks from the command line
 (issue 12, item 4). Works on Redis directly (same URL and key prefix as the gateway's
 config), so it works whether or not a gateway runs.
 
@@ -8,6 +8,11 @@ config), so it works whether or not a gateway runs.
   id, entries, ignored fields, notes) on stdout.
 - ``memgate lorebook export ID --friend F [--user U] [--out FILE]``: the book as a
   SillyTavern world file (stdout by default).
+- ``memgate lorebook list --friend F [--user U]``: the scope's books, a JSON line each.
+- ``memgate lorebook delete ID --friend F [--user U] [--entry ENTRY_ID]``: a book, or one
+  entry of it.
+- ``memgate lorebook put-entry ID ENTRY_JSON --friend F [--user U]``: create or replace
+  one entry (seed 001 camelCase fields, :class:`~gateway.lorebook.model.LoreEntry`).
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from typing import Any
 import click
 
 from gateway.cli_support import load, redis_for, redis_url_for
-from gateway.lorebook.model import Lorebook
+from gateway.lorebook.model import Lorebook, LoreEntry
 from gateway.lorebook.repository import LorebookRepository
 from gateway.lorebook.sillytavern import LorebookFormatError, export_world_info, import_lorebook, parse_upload
 
@@ -89,3 +94,44 @@ def register(main: click.Group, config_option: Callable[[Any], Any]) -> None:
             click.echo(text)
         else:
             out.write_text(text + "\n", encoding="utf-8")
+
+    @lorebook.command("list")
+    @config_option
+    @click.option("--friend", required=True, help="friend_id: the role.")
+    @click.option("--user", default=None, help="user_id: that user's own books. Default: the role-wide books.")
+    def list_(config_path: str, friend: str, user: str | None) -> None:
+        """One JSON line per book of the scope: id, name, entries."""
+        for book in _run(config_path, lambda repo: repo.in_scope(friend, user)):
+            click.echo(json.dumps({"id": book.id, "name": book.name, "entries": len(book.entries)}, ensure_ascii=False))
+
+    @lorebook.command("delete")
+    @config_option
+    @click.argument("book_id")
+    @click.option("--friend", required=True, help="friend_id: the role.")
+    @click.option("--user", default=None, help="user_id of a user's own book. Default: the role-wide book.")
+    @click.option("--entry", "entry_id", default=None, help="Delete only this entry of the book.")
+    def delete(config_path: str, book_id: str, friend: str, user: str | None, entry_id: str | None) -> None:
+        """Delete book BOOK_ID, or one entry of it (--entry)."""
+        if entry_id is None:
+            found = _run(config_path, lambda repo: repo.delete(friend, user, book_id))
+        else:
+            found = _run(config_path, lambda repo: repo.delete_entry(friend, user, book_id, entry_id))
+        if not found:
+            what = f"entry {entry_id!r} of lorebook" if entry_id else "lorebook"
+            raise click.ClickException(f"no {what} {book_id!r} for friend {friend!r}" + (f", user {user!r}" if user else ""))
+
+    @lorebook.command("put-entry")
+    @config_option
+    @click.argument("book_id")
+    @click.argument("entry_json")
+    @click.option("--friend", required=True, help="friend_id: the role.")
+    @click.option("--user", default=None, help="user_id of a user's own book. Default: the role-wide book.")
+    def put_entry(config_path: str, book_id: str, entry_json: str, friend: str, user: str | None) -> None:
+        """Create or replace one entry (ENTRY_JSON: seed 001 camelCase fields, with its id)."""
+        try:
+            entry = LoreEntry.model_validate_json(entry_json)
+        except ValueError as exc:
+            raise click.ClickException(f"not an entry: {exc}") from None
+        if _run(config_path, lambda repo: repo.put_entry(friend, user, book_id, entry)) is None:
+            raise click.ClickException(f"no lorebook {book_id!r} for friend {friend!r}" + (f", user {user!r}" if user else ""))
+        click.echo(entry.model_dump_json(by_alias=True))

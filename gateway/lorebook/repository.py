@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from gateway.lorebook.model import Lorebook
+from gateway.lorebook.model import Lorebook, LoreEntry
 from gateway.memory.keys import escape_key_part
 
 if TYPE_CHECKING:
@@ -67,6 +67,32 @@ class LorebookRepository:
             pipe.incr(f"{stem}:ver")
             removed, _ = await pipe.execute()
         return bool(removed)
+
+    async def in_scope(self, friend_id: str, user_id: str | None) -> list[Lorebook]:
+        """The books of one scope only (role-wide when ``user_id`` is None), by id."""
+        mapping = await self.redis.hgetall(f"{self.scope_key(friend_id, user_id)}:books")
+        return [Lorebook.model_validate_json(raw) for _, raw in sorted(mapping.items())]
+
+    async def put_entry(self, friend_id: str, user_id: str | None, book_id: str, entry: LoreEntry) -> Lorebook | None:
+        """Create or replace ``entry`` (by id) in a book; None when the book does not exist.
+        Read-modify-write: two concurrent edits of one book resolve last-writer-wins."""
+        book = await self.get(friend_id, user_id, book_id)
+        if book is None:
+            return None
+        others = tuple(e for e in book.entries if e.id != entry.id)
+        replaced = len(others) < len(book.entries)
+        entries = tuple(entry if e.id == entry.id else e for e in book.entries) if replaced else (*others, entry)
+        updated = book.model_copy(update={"entries": entries})
+        await self.put(updated)
+        return updated
+
+    async def delete_entry(self, friend_id: str, user_id: str | None, book_id: str, entry_id: str) -> bool:
+        """Remove entry ``entry_id`` from a book; False when the book or entry does not exist."""
+        book = await self.get(friend_id, user_id, book_id)
+        if book is None or all(e.id != entry_id for e in book.entries):
+            return False
+        await self.put(book.model_copy(update={"entries": tuple(e for e in book.entries if e.id != entry_id)}))
+        return True
 
     async def versions(self, friend_id: str, user_id: str | None) -> tuple[int, int]:
         """``(role-wide version, user version)``: one round trip; 0 when never written."""

@@ -139,3 +139,62 @@ def test_forgetting_a_user_erases_their_own_lorebooks_not_the_roles(start_gatewa
     assert forgot.status_code == 200, forgot.text
     assert httpx.get(gw.url + f"/v1/lorebooks/{mine}", headers=alice, timeout=30).status_code == 404
     assert httpx.get(gw.url + "/v1/lorebooks/shared?scope=role", headers=admin, timeout=30).status_code == 200  # role-wide: kept
+
+
+def test_books_and_entries_are_listed_edited_and_deleted_in_the_callers_scope(start_gateway, upstream):
+    gw = start_gateway()
+    alice = {"authorization": f"Bearer {ALICE_KEY}"}
+    bob = {"authorization": f"Bearer {BOB_KEY}"}
+    url = gw.url + "/v1/lorebooks"
+    book = httpx.post(url, content=ELDORIA, headers=alice, timeout=30).json()["id"]
+    listed = httpx.get(url, headers=alice, timeout=30).json()
+    assert [(b["id"], b["entries"]) for b in listed] == [(book, 4)]
+    assert httpx.get(url, headers=bob, timeout=30).json() == []
+    entry = {"id": "moon", "content": "The moon of Eldoria is silver.", "keywords": ["moon"], "priority": 50}
+    put = httpx.put(f"{url}/{book}/entries/moon", json=entry, headers=alice, timeout=30)
+    assert put.status_code == 200, put.text
+    exported = httpx.get(f"{url}/{book}", headers=alice, timeout=30).json()["entries"]
+    assert [e["content"] for e in exported.values()][-1] == "The moon of Eldoria is silver." and len(exported) == 5
+    changed = httpx.put(f"{url}/{book}/entries/moon", json={**entry, "content": "Two moons."}, headers=alice, timeout=30)
+    assert changed.status_code == 200 and httpx.get(url, headers=alice, timeout=30).json()[0]["entries"] == 5
+    mismatch = httpx.put(f"{url}/{book}/entries/sun", json=entry, headers=alice, timeout=30)
+    assert mismatch.status_code == 422 and mismatch.json()["error"]["param"] == "id"
+    assert httpx.put(f"{url}/{book}/entries/moon", json=entry, headers=bob, timeout=30).status_code == 404
+    assert httpx.delete(f"{url}/{book}/entries/moon", headers=bob, timeout=30).status_code == 404
+    assert httpx.delete(f"{url}/{book}/entries/moon", headers=alice, timeout=30).status_code == 204
+    assert httpx.delete(f"{url}/{book}/entries/moon", headers=alice, timeout=30).status_code == 404
+    assert httpx.delete(f"{url}/{book}?scope=role", headers=alice, timeout=30).status_code == 403
+    assert httpx.delete(f"{url}/{book}", headers=bob, timeout=30).status_code == 404
+    assert httpx.delete(f"{url}/{book}", headers=alice, timeout=30).status_code == 204
+    assert httpx.get(f"{url}/{book}", headers=alice, timeout=30).status_code == 404
+
+
+def test_cli_lists_edits_and_deletes_books_and_entries(tmp_path, redis_url):
+    import uuid
+
+    from click.testing import CliRunner
+
+    from gateway.cli import main
+
+    config = tmp_path / "gateway.yaml"
+    config.write_text(json.dumps({"memory": {"redis_url": redis_url, "key_prefix": "cli" + uuid.uuid4().hex[:8]}}))
+    world = tmp_path / "Eldoria.json"
+    world.write_bytes(ELDORIA)
+    runner = CliRunner()
+
+    def run(*args: str):
+        return runner.invoke(main, ["lorebook", *args, "--config", str(config), "--friend", "seraphina"])
+
+    assert run("import", str(world), "--id", "eldoria").exit_code == 0
+    assert [json.loads(line)["entries"] for line in run("list").stdout.splitlines()] == [4]
+    assert run("list", "--user", "zoe").stdout == ""
+    put = run("put-entry", "eldoria", json.dumps({"id": "moon", "content": "A silver moon.", "keywords": ["moon"]}))
+    assert put.exit_code == 0, put.output
+    assert [json.loads(line)["entries"] for line in run("list").stdout.splitlines()] == [5]
+    bad = run("put-entry", "eldoria", '{"id": "x", "content": "c", "probability": 101}')
+    assert bad.exit_code == 1 and "probability" in bad.output
+    assert run("delete", "eldoria", "--entry", "moon").exit_code == 0
+    gone = run("delete", "eldoria", "--entry", "moon")
+    assert gone.exit_code == 1 and "no entry 'moon'" in gone.output
+    assert run("delete", "eldoria").exit_code == 0
+    assert run("list").stdout == ""
