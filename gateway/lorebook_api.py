@@ -13,8 +13,9 @@
 - ``GET /v1/lorebooks?scope=``: the scope's books (id, name, entry count).
 - ``DELETE /v1/lorebooks/{id}?scope=``: 204, or 404.
 - ``PUT /v1/lorebooks/{id}/entries/{entry_id}?scope=`` (body: one entry, seed 001's
-  camelCase field names, :class:`~gateway.lorebook.model.LoreEntry`; its ``id`` is the
-  path's): create or replace the entry, 200 with the entry; 404 without the book.
+  camelCase field names, :class:`~gateway.lorebook.model.LoreEntry` without ``id``: the
+  path's ``entry_id`` is its id): create or replace the entry, 200 with the entry; 404
+  without the book.
 - ``DELETE /v1/lorebooks/{id}/entries/{entry_id}?scope=``: 204, or 404.
 
 Writes to ``scope=role`` need an admin or service key (403 otherwise); reads of it too
@@ -33,14 +34,14 @@ from typing import Annotated, Any, Literal
 from litestar import Controller, delete, get, post, put
 from litestar.datastructures import State
 from litestar.di import NamedDependency, Provide
+from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromPath, JSONBody, QueryParameter
-from pydantic import BaseModel
 
 from gateway.errors import NotFound, PermissionDenied, UnprocessableInput
 from gateway.lorebook.model import Lorebook, LoreEntry
 from gateway.lorebook.repository import LorebookRepository
 from gateway.lorebook.sillytavern import LorebookFormatError, export_world_info, import_lorebook
-from gateway.lorebook.upload import ImportReport, LorebookUpload
+from gateway.lorebook.upload import BookSummary, EntryBody, ImportReport, LorebookUpload
 from gateway.memory_api import errors, json_body_guard, provide_principal
 from gateway.proxy.principal import Principal
 
@@ -53,16 +54,6 @@ LorebookScope = Literal["user", "role"]
 async def provide_lorebooks(state: State) -> Any:
     repository: LorebookRepository = state.lorebooks
     return repository
-
-
-class BookSummary(BaseModel):
-    """One book of ``GET /v1/lorebooks``."""
-
-    id: str
-    name: str
-    friend_id: str
-    user_id: str | None
-    entries: int
 
 
 def _owner(principal: Principal, scope: LorebookScope) -> str | None:
@@ -120,7 +111,7 @@ class LorebooksController(Controller):
             raise NotFound(f"no lorebook {book_id!r} in scope {book_scope}", param="id")
         return export_world_info(book)
 
-    @get("/", summary="List the caller's lorebooks in a scope")
+    @get("/", summary="List the caller's lorebooks in a scope", responses=errors())
     async def list_books(
         self,
         principal: NamedDependency[Principal],
@@ -144,23 +135,23 @@ class LorebooksController(Controller):
             raise NotFound(f"no lorebook {book_id!r} in scope {book_scope}", param="id")
 
     @put("/{book_id:str}/entries/{entry_id:str}", summary="Create or replace one entry of a lorebook",
-         responses=errors(403, 404, 422))
+         responses={**errors(403, 404), 200: ResponseSpec(
+             data_container=LoreEntry, description="The entry as stored (camelCase fields)", generate_examples=False)})
     async def put_entry(
         self,
-        data: JSONBody[LoreEntry],
+        data: JSONBody[EntryBody],
         principal: NamedDependency[Principal],
         lorebooks: NamedDependency[Any],
         book_id: FromPath[str],
         entry_id: FromPath[str],
         book_scope: Annotated[LorebookScope, QueryParameter(name="scope")] = "user",
-    ) -> LoreEntry:
+    ) -> dict[str, Any]:
         owner = _owner(principal, book_scope)
-        if data.id != entry_id:
-            raise UnprocessableInput(f"id {data.id!r} differs from the path's entry id {entry_id!r}", param="id")
-        book = await lorebooks.put_entry(principal.friend_id, owner, book_id, data) if re.match(BOOK_ID, book_id) else None
+        entry = LoreEntry.model_validate({**data.model_dump(exclude={"id"}), "id": entry_id})
+        book = await lorebooks.put_entry(principal.friend_id, owner, book_id, entry) if re.match(BOOK_ID, book_id) else None
         if book is None:
             raise NotFound(f"no lorebook {book_id!r} in scope {book_scope}", param="id")
-        return data
+        return entry.model_dump(mode="json", by_alias=True)
 
     @delete("/{book_id:str}/entries/{entry_id:str}", summary="Delete one entry of a lorebook", status_code=204,
             responses=errors(403, 404))

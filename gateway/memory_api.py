@@ -39,7 +39,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gateway.errors import MethodNotAllowed, NotFound, PermissionDenied, UnprocessableInput
 from gateway.json_input import check_json_body, decode_utf8
-from gateway.lorebook.upload import ImportReport, LorebookUpload
+from gateway.lorebook.model import LoreEntry
+from gateway.lorebook.upload import BookSummary, EntryBody, ImportReport, LorebookUpload
 from gateway.memory.ids import MEMORY_ID_PATTERN
 from gateway.memory.records import (
     JsonBoolean,
@@ -336,10 +337,10 @@ class AdminUsersController(Controller):
 #: (request bodies in validation mode, replies in serialization mode). Litestar's own
 #: generator drops ``extra="forbid"`` (``additionalProperties: false``) and zero-valued
 #: bounds (``ge=0``), so the served schema would not match what the API enforces.
-REQUEST_MODELS: tuple[type[BaseModel], ...] = (NewMemory, MemoryPatch, SearchRequest, LorebookUpload)
+REQUEST_MODELS: tuple[type[BaseModel], ...] = (NewMemory, MemoryPatch, SearchRequest, LorebookUpload, EntryBody)
 REPLY_MODELS: tuple[type[BaseModel], ...] = (
     MemoryRecord, MemoryPage, ScoredMemory, SearchResponse, ImportResult, ForgetResult, ErrorResponse,
-    ImportReport,
+    ImportReport, BookSummary, LoreEntry,
 )
 
 

@@ -27,7 +27,7 @@ SillyTavern's documentation, "World Info" (docs.sillytavern.app/usage/core-conce
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
@@ -49,7 +49,6 @@ POSITIONS: tuple[str, ...] = ("before_char", "after_char", "system", "depth")
 Role = Literal["system", "user", "assistant"]
 
 _REGEX_KEY = re.compile(r"^/(.+)/([a-z]*)$", re.S)
-_DATE = re.compile(r"^(\d{4}-)?\d{2}-\d{2}$")
 
 
 def parse_regex_key(key: str) -> re.Pattern[str] | None:
@@ -112,7 +111,8 @@ class LoreEntry(_Model):
     time_decay_factor: float = Field(0.0, ge=0)
     related_topics: tuple[str, ...] = ()
     emotional_context: tuple[str, ...] = ()
-    dates: tuple[str, ...] = ()
+    dates: tuple[Annotated[str, Field(pattern=r"^(\d{4}-)?\d{2}-\d{2}$")], ...] = Field(
+        (), description="Temporal trigger dates: MM-DD (every year) or YYYY-MM-DD.")
     timestamp: int | None = Field(None, description="Creation time, ms since the epoch (seed 001).")
     comment: str = ""
 
@@ -121,13 +121,6 @@ class LoreEntry(_Model):
     def _keys(cls, keys: tuple[str, ...]) -> tuple[str, ...]:
         return tuple(k for k in keys if k.strip())
 
-    @field_validator("dates")
-    @classmethod
-    def _dates(cls, dates: tuple[str, ...]) -> tuple[str, ...]:
-        for date in dates:
-            if not _DATE.match(date):
-                raise ValueError(f"date {date!r} is not MM-DD or YYYY-MM-DD")
-        return dates
 
 
 class Lorebook(_Model):

@@ -12,7 +12,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Discriminator, Field, RootModel, Tag
 
-__all__ = ["CardIn", "CharacterBookIn", "ImportReport", "LorebookUpload", "WorldFileIn"]
+from gateway.lorebook.model import LoreEntry
+
+__all__ = ["BookSummary", "CardIn", "CharacterBookIn", "EntryBody", "ImportReport", "LorebookUpload", "WorldFileIn"]
 
 
 def _exactly(*types: type) -> Any:
@@ -178,3 +180,20 @@ class ImportReport(BaseModel):
     entries: int
     ignored: dict[str, int]
     notes: list[str]
+
+
+class EntryBody(LoreEntry):
+    """An entry as ``PUT .../entries/{entry_id}`` takes it: every field of
+    :class:`~gateway.lorebook.model.LoreEntry` but ``id``, which is the path's."""
+
+    id: str | None = Field(None, exclude=True, json_schema_extra={"readOnly": True})  # type: ignore[assignment]  # the path gives it
+
+
+class BookSummary(BaseModel):
+    """One book of ``GET /v1/lorebooks``."""
+
+    id: str
+    name: str
+    friend_id: str
+    user_id: str | None
+    entries: int
