@@ -225,18 +225,19 @@ def measure(
                 seeded = True
             for concurrency in concurrencies:
                 n = requests_c1 if concurrency == 1 else requests
+                warmup = min(n // 10, 20 * concurrency)
                 body = json.dumps({"model": PLAIN_MODEL, "messages": [
                     {"role": "system", "content": "You are a helpful assistant."},
                     {"role": "user", "content": user_message(f"{secrets.token_hex(2)}-")},
                 ]}).encode()
                 before, cpu = os.getloadavg()[0], cpu_seconds(child.pid)
                 samples = run_loadgen("127.0.0.1", port, "/v1" + CHAT_PATH, body, headers, requests=n,
-                                      concurrency=concurrency, warmup=min(n // 10, 20 * concurrency),
+                                      concurrency=concurrency, warmup=warmup,
                                       workdir=workdir, timeout=60.0, tenants=tenants)
                 cell = Cell(provider, mode, concurrency, samples, before, os.getloadavg()[0])
                 if "memorize" in mode:
                     cell.lag = lag_after(port, lag_wait)
-                sent = len(samples.total) + samples.errors + min(n // 10, 20 * concurrency)
+                sent = len(samples.total) + samples.errors + warmup
                 cell.cpu_ms = (cpu_seconds(child.pid) - cpu) * 1000 / max(sent, 1)
                 cells.append(cell)
                 click.echo(json.dumps(cell.row()), err=True)

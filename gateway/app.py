@@ -89,14 +89,14 @@ class Gateway:
     chat: ChatCompletions
     embeddings: Embeddings
     models: Models
+    lorebooks: LorebookRepository
 
     async def forget_user(self, user_id: str) -> int:
         """Erase every memory of ``user_id`` and the user's own lorebooks (their
         conversation timers too); every plugin's forget hook runs first
         (:func:`gateway.forget.forget_user`). Returns the memory records erased."""
         erased = await forget_user(self.chains.forgetters(), self.store, user_id)
-        if self.redis is not None:
-            await LorebookRepository(self.redis, self.config.memory.key_prefix).forget_user(user_id)
+        await self.lorebooks.forget_user(user_id)
         return erased
 
     def memory_api(self) -> MemoryApi:
@@ -220,6 +220,7 @@ async def compose(
                 chat=ChatCompletions(config, auth, chains, upstreams, telemetry),
                 embeddings=Embeddings(config, auth, upstreams, telemetry),
                 models=Models(config, auth, upstreams, telemetry),
+                lorebooks=LorebookRepository(redis, config.memory.key_prefix),
             )
     finally:
         telemetry.shutdown()
@@ -386,7 +387,7 @@ def create_app(
             running.mcp = mcp_endpoint
             app.state.gateway = gateway
             app.state.memory_api = gateway.memory_api()
-            app.state.lorebooks = LorebookRepository(gateway.redis, config.memory.key_prefix)
+            app.state.lorebooks = gateway.lorebooks
             yield
 
     itself = {MEASURES_ITSELF: True}

@@ -34,14 +34,12 @@ class JobProcessor:
     """Plans and applies jobs; shared by every worker of a process (holds no job state)."""
 
     def __init__(self, config: MemorizeConfig, store: Any, queue: JobQueue, model: Any = None,
-                 redactor: Redactor | None = None) -> None:
+                 redactor: Redactor | None = None, telemetry: Any = None) -> None:
         self.config = config
         self.store = store
         self.queue = queue
         self.redactor = redactor or Redactor.from_config(config.redaction)
-        #: Where skipped turns are counted (``memgate_memorize_turns_skipped_total``); the
-        #: first :class:`~gateway.memorization.worker.Worker` with telemetry sets it.
-        self.telemetry: Any = None
+        self.telemetry = telemetry  # counts skipped turns (memgate_memorize_turns_skipped_total)
         self._extractor = Extractor(config, store, model) if model is not None else None
         self._inferrer = Inferrer(config.inference, store, model) if model is not None else None
 

@@ -41,7 +41,7 @@ async def run_workers(
         from gateway.model_client import ModelClient
 
         model = owned = ModelClient(config.model, upstreams)
-    processor = JobProcessor(config, store, queue, model)
+    processor = JobProcessor(config, store, queue, model, telemetry=telemetry)
     workers = [Worker(processor, config.worker, telemetry, consumer_name(i)) for i in range(n)]
     if telemetry is not None:
         register_queue_gauges(telemetry.metrics, queue)

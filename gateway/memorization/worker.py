@@ -93,8 +93,6 @@ class Worker:
         self.telemetry = telemetry
         self.name = name or consumer_name()
         self.handled = 0
-        if telemetry is not None and processor.telemetry is None:
-            processor.telemetry = telemetry
 
     def _inc(self, name: str, amount: float = 1.0, **labels: str) -> None:
         if self.telemetry is not None:

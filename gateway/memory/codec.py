@@ -18,10 +18,9 @@ from collections.abc import Mapping, Sequence
 from gateway.memory.keys import KeySpace, Partition, escape_key_part
 from gateway.memory.records import STORED, MemoryRecord
 
-__all__ = ['INDEX_FIELDS', 'MEMO_MAX_BYTES', 'OPTIONAL_FIELDS', 'absent_fields', 'record_from_hash', 'record_from_reply', 'record_to_hash']
+__all__ = ['MEMO_MAX_BYTES', 'OPTIONAL_FIELDS', 'absent_fields', 'record_from_hash', 'record_from_reply', 'record_to_hash']
 
 _JSON_FIELDS = frozenset({"keywords", "based_on", "metadata"})
-INDEX_FIELDS = frozenset({"tu", "tp", "occurred_ts", "created_ts", "live"})
 #: Every model field that may be absent (None) in a hash; a rewrite HDELs the absent ones.
 OPTIONAL_FIELDS = tuple(
     name for name, info in MemoryRecord.model_fields.items() if not info.is_required()
@@ -72,7 +71,7 @@ def record_from_hash(raw: Mapping[bytes | str, bytes | str]) -> MemoryRecord:
     for key, value in raw.items():
         name = _MODEL_FIELD.get(key)
         if name is None:
-            continue  # index fields (INDEX_FIELDS) and unknown ones
+            continue  # index fields (module docstring) and unknown ones
         if name in _JSON_FIELDS:
             empty = _EMPTY_JSON.get(value)
             data[name] = empty() if empty is not None else json.loads(value)

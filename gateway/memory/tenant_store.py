@@ -168,12 +168,13 @@ class TenantMemoryStore:
         if not changes:
             return old
         vector = None
-        if "text" in changes and changes["text"] != old.text:
+        new_text = "text" in changes and changes["text"] != old.text
+        if new_text:
             check_text(changes["text"], self._config.max_text_chars)
             if "keywords" not in changes:
                 changes["keywords"] = recomputed_keywords(old.text, old.keywords, changes["text"])
         new = MemoryRecord.model_validate({**old.model_dump(), **changes, "updated_at": _now()})
-        if "text" in changes and changes["text"] != old.text:
+        if new_text:
             vector = await embed_one(self._embedder, indexed_text(new))
         with redis_boundary():
             await self._repo.write([(new, vector, old)])

@@ -163,7 +163,7 @@ class VectorSetBackend:
         live_only = expression == LIVE_ONLY
         extra = ["WITHATTRIBS"] if live_only else (["FILTER", expression] if expression else [])
         bm25_keys, nterms = self._keywords.search_keys(parts, text) if text is not None else ([], 0)
-        vsim = ["FP32", blob, "WITHSCORES", "COUNT", count, "EF", max(self._ef, count), *self._nothread, *extra]
+        vsim = ["FP32", blob, *self._vsim_options(count, extra)]
         keys = [self._keys.vector_set(part) for part in parts] + bm25_keys
         replies = await scripts.run(self._client, RANK, keys, [len(parts), nterms, count, POSTINGS_PER_TERM, *vsim])
         assert isinstance(replies, list)
@@ -183,8 +183,12 @@ class VectorSetBackend:
             hits = [(d, s) for r in await pipe.execute() for d, s, _ in _rows(r)]
         return _best(hits, count), keyword_ids
 
+    def _vsim_options(self, count: int, extra: list) -> list:
+        """VSIM's arguments after the query vector (scores, count, EF, NOTHREAD, ``extra``)."""
+        return ["WITHSCORES", "COUNT", count, "EF", max(self._ef, count), *self._nothread, *extra]
+
     def _queue_vsim(self, pipe: Pipeline, parts: Sequence[Partition], blob: bytes, count: int, extra: list) -> None:
-        args = ["WITHSCORES", "COUNT", count, "EF", max(self._ef, count), *self._nothread, *extra]
+        args = self._vsim_options(count, extra)
         for part in parts:
             pipe.execute_command("VSIM", self._keys.vector_set(part), "FP32", blob, *args)
 

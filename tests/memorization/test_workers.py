@@ -83,8 +83,7 @@ async def test_skipped_small_talk_is_counted_not_silently_dropped(env):
     await enqueue(env, config, "thanks!", "I keep bees on the roof.", "ok bye")
     (_entry, fields), = await env.redis.xrange(queue.keys.stream)
     telemetry = Telemetry(TelemetryConfig())
-    processor = JobProcessor(config, store, queue)
-    Worker(processor, config.worker, telemetry)
+    processor = JobProcessor(config, store, queue, telemetry=telemetry)
     assert await processor.process(job_from_fields(fields)) == "done"
     assert [r.text for r in (await store.list(ALICE)).items] == ["I keep bees on the roof."]
     assert telemetry.metrics.get("memgate_memorize_turns_skipped_total") == 2.0
