@@ -58,7 +58,7 @@ from gateway.lorebook_api import LorebooksController
 from gateway.mcp_server import McpHttpEndpoint, open_http_endpoint
 from gateway.memory.factory import open_redis, open_store
 from gateway.memory.store import MemoryStore
-from gateway.memory_api import PARAM_ALIASES, MemoryApi, apply_pydantic_schemas, memory_controllers
+from gateway.memory_api import MemoryApi, apply_pydantic_schemas, memory_controllers, param_name
 from gateway.metrics import Metrics, bounded_method
 from gateway.proxy.auth import Authenticator
 from gateway.proxy.chat import ChatCompletions
@@ -101,7 +101,8 @@ class Gateway:
 
     def memory_api(self) -> MemoryApi:
         """What the memory API's dependencies resolve to."""
-        return MemoryApi(auth=self.auth, store=self.store, forget_user=self.forget_user)
+        return MemoryApi(auth=self.auth, store=self.store, forget_user=self.forget_user,
+                         ingester_for=self.chains.ingester_for)
 
     async def ready(self) -> dict[str, Any]:
         """Readiness: Redis answers PING and the default upstream accepts a connection."""
@@ -249,7 +250,7 @@ def _validation_exception(_: Request[Any, Any, Any], exc: ValidationException) -
         reason = str(problem.get("message") or "invalid value")
         reason = reason[:1].lower() + reason[1:]
         key = problem.get("key")
-        key = PARAM_ALIASES.get(key, key) if isinstance(key, str) else key
+        key = param_name(key) if isinstance(key, str) else key
         problem["key"] = key
         parts.append(f"{key}: {reason}" if key else reason)
     param = next((str(p["key"]) for p in problems if p.get("key")), None)

@@ -77,6 +77,7 @@ from gateway.sdk import (
     BackgroundWorkers,
     CallContext,
     CompletionObserver,
+    ConversationIngester,
     Forgetter,
     Lifecycle,
     RequestRejected,
@@ -264,6 +265,12 @@ class ChainFactory:
     def forgetters(self) -> list[Forgetter]:
         """Instances with a ``forget_user`` hook (every variant: each may keep state)."""
         return [i for i in self._instances.values() if isinstance(i, Forgetter)]
+
+    def ingester_for(self, principal: Principal) -> ConversationIngester | None:
+        """The first plugin of this caller's chain that forms memories from a
+        conversation chunk (``POST /v1/memories`` with ``messages``), or None."""
+        return next((p.instance for p in self.for_principal(principal).plugins
+                     if isinstance(p.instance, ConversationIngester)), None)
 
     def workers(self) -> list[BackgroundWorkers]:
         """The default chain's instances that run background workers."""

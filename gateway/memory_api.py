@@ -2,7 +2,9 @@
 
 - ``GET /v1/memories`` (``scope``, ``type``, ``cursor``, ``limit``): the caller's visible
   memories, newest first, paginated.
-- ``POST /v1/memories``: store one memory (:class:`NewMemory`), 201.
+- ``POST /v1/memories``: store one memory (:class:`NewMemory`), 201; or form memories from
+  a conversation chunk (:class:`~gateway.memorization.ingest.NewConversation`, a body with
+  ``messages``), 201 with their ids (:mod:`gateway.memorization.ingest`).
 - ``POST /v1/memories/search``: :class:`SearchRequest` -> hits in ranking order, each
   with ``score`` (the score they are ranked by: the fused vector + keyword rank score in
   (0, 1] with hybrid search, else the cosine) and ``similarity`` (the cosine similarity,
@@ -35,12 +37,13 @@ from litestar.handlers import BaseRouteHandler
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromPath, JSONBody, PathParameter, QueryParameter
 from litestar.response import Stream
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, RootModel, Tag, ValidationError
 
 from gateway.errors import MethodNotAllowed, NotFound, PermissionDenied, UnprocessableInput
 from gateway.json_input import check_json_body, decode_utf8
 from gateway.lorebook.model import LoreEntry
 from gateway.lorebook.upload import BookSummary, EntryBody, ImportReport, LorebookUpload
+from gateway.memorization.ingest import IngestResult, NewConversation
 from gateway.memory.ids import MEMORY_ID_PATTERN
 from gateway.memory.records import (
     JsonBoolean,
@@ -61,7 +64,7 @@ from gateway.memory.store import MemoryStore
 from gateway.proxy.auth import Authenticator, resolve_end_user
 from gateway.proxy.principal import Principal
 
-__all__ = ["PARAM_ALIASES", "MemoryApi", "caller_principal", "memory_controllers", "parse_jsonl", "tenant_of"]
+__all__ = ["PARAM_ALIASES", "MemoryApi", "caller_principal", "memory_controllers", "param_name", "parse_jsonl", "tenant_of"]
 
 
 class SearchRequest(BaseModel):
@@ -77,6 +80,31 @@ class SearchRequest(BaseModel):
     occurred_after: JsonDateTime | None = Field(None, description="Only memories after this.")
     occurred_before: JsonDateTime | None = Field(None, description="Only memories before this.")
     include_retired: JsonBoolean = Field(False, description="Also superseded/retired records.")
+
+
+def _body_kind(value: Any) -> str:
+    return "conversation" if isinstance(value, dict) and "messages" in value else "memory"
+
+
+class MemoryBody(RootModel[Annotated[
+    Annotated[NewMemory, Tag("memory")] | Annotated[NewConversation, Tag("conversation")], Discriminator(_body_kind),
+]]):
+    """Body of ``POST /v1/memories``: a :class:`NewMemory`, or, when it has ``messages``, a
+    :class:`~gateway.memorization.ingest.NewConversation`."""
+
+
+#: Tags of :class:`MemoryBody`'s variants, which lead validation error locations
+#: (``conversation.messages.0.role``); :func:`param_name` drops them.
+BODY_TAGS = ("memory", "conversation")
+
+
+def param_name(key: str) -> str:
+    """The request field a validation error location names: a query parameter's client
+    name (:data:`PARAM_ALIASES`), a body field without its union tag (:data:`BODY_TAGS`)."""
+    head, _, rest = key.partition(".")
+    if head in BODY_TAGS:
+        return rest
+    return PARAM_ALIASES.get(key, key)
 
 
 class ErrorBody(BaseModel):
@@ -103,9 +131,10 @@ _ERROR_DESCRIPTIONS = {
          "(param names it), a malformed id.",
     401: "Missing, unknown or revoked key.",
     403: "The key may not do this (admin routes need an admin key).",
-    404: "No such memory visible to the caller.",
+    404: "No such memory visible to the caller (or, for a conversation chunk, no memorize plugin).",
     413: "Memory text or query longer than memory.max_text_chars.",
     422: "Well-formed but unusable: an event memory without a friend, a record of another user.",
+    502: "The memory model failed or answered unusably (conversation ingest in extract mode).",
     503: "The key store or memory store is unavailable (retryable; retry-after: 1).",
 }
 
@@ -144,6 +173,7 @@ class MemoryApi:
     auth: Authenticator
     store: MemoryStore
     forget_user: Callable[[str], Awaitable[int]]
+    ingester_for: Callable[[Principal], Any] = lambda _principal: None
 
 
 def _api(state: State) -> MemoryApi:
@@ -236,9 +266,24 @@ class MemoriesController(Controller):
         scope = memory_scope.value if memory_scope else None
         return await store.list(tenant, scope=scope, types=types, cursor=cursor, limit=limit)
 
-    @post("/", summary="Store a memory", status_code=201, responses=errors(413, 422))
-    async def add_memory(self, tenant: NamedDependency[Tenant], store: NamedDependency[Any], data: JSONBody[NewMemory]) -> MemoryRecord:
-        return await store.add(tenant, data)
+    @post("/", summary="Store a memory, or form memories from a conversation chunk", status_code=201,
+          responses=errors(404, 413, 422, 502),
+          description="A NewMemory body stores that memory (reply: the MemoryRecord). A NewConversation body "
+          "(`messages`, as mem0 and Zep take them) forms memories the way chat memorization does, now, with the "
+          "caller's memorize configuration (reply: IngestResult with their ids; 404 when the caller's chain "
+          "memorizes nothing).")
+    async def add_memory(
+        self, state: State, principal: NamedDependency[Principal], tenant: NamedDependency[Tenant],
+        store: NamedDependency[Any], data: JSONBody[MemoryBody],
+    ) -> MemoryRecord | IngestResult:
+        if isinstance(data.root, NewMemory):
+            return await store.add(tenant, data.root)
+        ingester = _api(state).ingester_for(principal)
+        if ingester is None:
+            raise NotFound("conversation ingest needs the memorize plugin enabled for this key")
+        if tenant.friend_id is None:
+            raise UnprocessableInput("conversation ingest needs a friend: the key has no friend_id", param="friend_id")
+        return await ingester.ingest(tenant, data.root)
 
     @post("/search", summary="Search the caller's memories", status_code=200, responses=errors(413, 422))
     async def search_memories(self, tenant: NamedDependency[Tenant], store: NamedDependency[Any], data: JSONBody[SearchRequest]) -> SearchResponse:
@@ -337,10 +382,11 @@ class AdminUsersController(Controller):
 #: (request bodies in validation mode, replies in serialization mode). Litestar's own
 #: generator drops ``extra="forbid"`` (``additionalProperties: false``) and zero-valued
 #: bounds (``ge=0``), so the served schema would not match what the API enforces.
-REQUEST_MODELS: tuple[type[BaseModel], ...] = (NewMemory, MemoryPatch, SearchRequest, LorebookUpload, EntryBody)
+REQUEST_MODELS: tuple[type[BaseModel], ...] = (
+    MemoryBody, NewMemory, NewConversation, MemoryPatch, SearchRequest, LorebookUpload, EntryBody)
 REPLY_MODELS: tuple[type[BaseModel], ...] = (
     MemoryRecord, MemoryPage, ScoredMemory, SearchResponse, ImportResult, ForgetResult, ErrorResponse,
-    ImportReport, BookSummary, LoreEntry,
+    ImportReport, BookSummary, LoreEntry, IngestResult,
 )
 
 

@@ -18,6 +18,8 @@ capability                    hook(s)
 :class:`Lifecycle`            ``start()`` / ``stop()`` with the gateway (background tasks)
 :class:`BackgroundWorkers`    ``run_workers(count, stop)`` for ``memgate worker`` processes
 :class:`Forgetter`            ``forget_user(user_id)`` before a user's memories are erased
+:class:`ConversationIngester` ``ingest(tenant, chunk) -> IngestResult``: ``POST /v1/memories``
+                              with ``messages`` (the caller's chain's first such plugin)
 ============================  ===============================================================
 
 Rules a plugin can rely on (and must follow):
@@ -56,6 +58,7 @@ from gateway.lorebook.model import ENTRY_TYPES, Lorebook, LoreEntry, parse_regex
 from gateway.lorebook.repository import LorebookRepository
 from gateway.memorization.capture import CONVERSATION_HEADER, conversation_id
 from gateway.memorization.config import MemorizeConfig
+from gateway.memorization.ingest import IngestResult, NewConversation
 from gateway.memory.embeddings.batching import EmbeddingOverloaded
 from gateway.memory.records import MemoryRecord, MemoryType, NewMemory, Scope, ScoredMemory, Tenant, profile_topic
 from gateway.model_client import ModelClient, ModelConfig, ModelOutputError
@@ -88,9 +91,11 @@ __all__ = [
     "Chunk",
     "CircuitBreaker",
     "CompletionObserver",
+    "ConversationIngester",
     "EmbeddingOverloaded",
     "Exchange",
     "Forgetter",
+    "IngestResult",
     "Injection",
     "Item",
     "Lifecycle",
@@ -105,6 +110,7 @@ __all__ = [
     "ModelClient",
     "ModelConfig",
     "ModelOutputError",
+    "NewConversation",
     "NewMemory",
     "Overloaded",
     "PluginConfig",
@@ -365,3 +371,14 @@ class Forgetter(Protocol):
     name: ClassVar[str]
 
     async def forget_user(self, user_id: str) -> None: ...
+
+
+@runtime_checkable
+class ConversationIngester(Protocol):
+    """Forms memories from a conversation chunk now, for ``tenant`` (issue 11, item 1):
+    what ``POST /v1/memories`` with ``messages`` runs, with the caller's chain's first
+    plugin that has this hook (none: 404). Errors are the API's (4xx/5xx envelopes)."""
+
+    name: ClassVar[str]
+
+    async def ingest(self, tenant: Tenant, chunk: NewConversation) -> IngestResult: ...

@@ -8,6 +8,9 @@ Capabilities (:mod:`gateway.sdk`):
   span's W3C traceparent from ``call.trace_context`` (the job's span links to it).
 - :class:`~gateway.sdk.Lifecycle`: starts ``worker.in_serve`` workers with the gateway.
 - :class:`~gateway.sdk.BackgroundWorkers`: what ``memgate worker -n N`` runs.
+- :class:`~gateway.sdk.ConversationIngester`: ``POST /v1/memories`` with ``messages`` forms
+  the chunk's memories with this configuration, synchronously
+  (:meth:`gateway.memorization.service.Memorization.ingest`).
 - :class:`~gateway.sdk.Forgetter`: a forgotten user's queued jobs become stale (under this
   configuration's own ``queue.key_prefix``).
 
@@ -26,7 +29,7 @@ import contextlib
 from datetime import UTC, datetime
 from typing import ClassVar
 
-from gateway.sdk import AssembledReply, CallContext, MemorizeConfig, Services
+from gateway.sdk import AssembledReply, CallContext, IngestResult, MemorizeConfig, NewConversation, Services, Tenant
 
 __all__ = ["MemorizePlugin"]
 
@@ -47,6 +50,11 @@ class MemorizePlugin:
     async def on_complete(self, call: CallContext, reply: AssembledReply) -> None:
         """Enqueue the exchange's new turns (nothing when every turn was seen before)."""
         await self.memorization.enqueue(call, reply, datetime.now(UTC))
+
+    async def ingest(self, tenant: Tenant, chunk: NewConversation) -> IngestResult:
+        """The chunk's memories, formed now (see module docstring). ``tenant.friend_id``
+        is set (the API refuses a chunk without one, 422)."""
+        return await self.memorization.ingest(tenant.user_id, tenant.friend_id or "", chunk, datetime.now(UTC))
 
     async def start(self) -> None:
         """Start ``worker.in_serve`` workers (none when memory has no store)."""

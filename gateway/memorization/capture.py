@@ -66,6 +66,16 @@ def conversation_id(request: ChatRequest, headers: dict[str, str]) -> str:
     return "h" + digest.hexdigest()[:24]
 
 
+def source_of(message: dict[str, Any]) -> dict[str, str]:
+    """``{"id": ...}`` when the message carries a client id in the group-chat extension
+    (``"memgate": {"id": str}``, README "Group chats"; cut to 200 characters), else ``{}``:
+    memories formed from the message keep it in ``metadata.source_messages``, as
+    conversation ingest keeps each message's ``metadata``."""
+    ext = message.get("memgate")
+    given = ext.get("id") if isinstance(ext, dict) else None
+    return {"id": given[:200]} if isinstance(given, str) and given else {}
+
+
 def memorize_disabled(headers: dict[str, str]) -> bool:
     """True when the client sent ``x-memgate-memorize: off`` (or ``false``/``0``/``no``)."""
     return headers.get(MEMORIZE_HEADER, "").strip().lower() in ("off", "false", "0", "no")
@@ -89,7 +99,8 @@ def capture_exchange(
 
     Candidates: the ``user`` and ``assistant`` messages among the last ``max_candidates``
     messages that have text, then the reply's text (role assistant, index
-    ``len(messages)``). Every turn's ``at`` is ``received_at`` (message time = now).
+    ``len(messages)``). Every turn's ``at`` is ``received_at`` (message time = now); a
+    message's client id (:func:`source_of`) becomes its turn's ``metadata``.
     Each turn carries the end of the user or assistant message before it as ``context``
     (:data:`CONTEXT_CHARS`). Each text is cut to ``max_chars`` (``redaction.max_chars``)
     before it is hashed or queued: the job never holds more than the worker would use, and hashing stays
@@ -101,6 +112,7 @@ def capture_exchange(
         for i, m in enumerate(request.messages)
         if m.get("role") in ("user", "assistant")
     ]
+    messages = request.messages
     pairs = [(str(role), text) for _, role, text in indexed]
     if reply.text:
         reply_text = truncate_text(reply.text, max_chars)[0]
@@ -111,7 +123,8 @@ def capture_exchange(
     hashes = hashed_turns(conv, pairs, first)
     turns = tuple(
         Turn(role=role, text=text, hash=h, at=received_at, index=i,
-             context=indexed[n - 1][2][-CONTEXT_CHARS:].strip() if n else "")
+             context=indexed[n - 1][2][-CONTEXT_CHARS:].strip() if n else "",
+             metadata=source_of(messages[i]) if i < len(messages) else {})
         for n, ((i, role, text), h) in enumerate(zip(indexed[first:], hashes, strict=True), start=first)
         if text.strip()
     )

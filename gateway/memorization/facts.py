@@ -90,6 +90,9 @@ def base_metadata(job: Job) -> dict[str, object]:
         meta["partial"] = True
     if job.client_metadata:
         meta["client_metadata"] = dict(job.client_metadata)
+    sources = [t.metadata for t in job.turns if t.metadata]
+    if sources:  # extract mode cannot tell which turn a fact came from: all of the job's
+        meta["source_messages"] = sources
     return meta
 
 

@@ -10,7 +10,7 @@ JSON field ``j``. :func:`job_from_fields` reads both forms.
 from __future__ import annotations
 
 import json
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
@@ -30,6 +30,12 @@ class Turn(_Frozen):
     context: str = Field(
         "", description="The end of the message before this one (at most capture.CONTEXT_CHARS "
         "characters; empty for the first): stored as the memory's context.",
+    )
+    name: str = Field("", description="The speaker's name (the message's `name`), or empty; "
+                      "verbatim memories keep it in their text as `name: text`.")
+    metadata: dict[str, Any] = Field(
+        default_factory=dict, description="The caller's `metadata` of the source message (conversation "
+        "ingest): memories formed from the turn keep it in `metadata.source_messages`.",
     )
 
 

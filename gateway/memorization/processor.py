@@ -66,15 +66,21 @@ class JobProcessor:
 
     async def process(self, job: Job) -> str:
         """Outcome: ``done``, ``duplicate`` (done before) or ``stale`` (forgotten since)."""
+        outcome, _plan, _written = await self.run(job)
+        return outcome
+
+    async def run(self, job: Job) -> tuple[str, Plan | None, list[str]]:
+        """:meth:`process`, also returning the plan (None unless ``done``) and the ids of
+        the records written (empty unless ``done``)."""
         pipe = self.queue.client.pipeline(transaction=False)
         pipe.exists(self.queue.keys.done(job.user_id, job.job_id))
         pipe.get(self.queue.keys.epoch(job.user_id))
         pipe.get(self.queue.keys.plan(job.user_id, job.job_id))
         done, epoch, stored = await pipe.execute()  # one round trip (issue 10, item 3)
         if done:
-            return "duplicate"
+            return "duplicate", None, []
         if int(epoch or 0) != job.epoch:
-            return "stale"
+            return "stale", None, []
         job = await self.redacted_async(job)
         # verbatim plans need no conversation start (only extract's gists and inference do)
         started_ms = job.enqueued_ms if self._is_verbatim(job) else await self._conversation_start(job)
@@ -85,8 +91,8 @@ class JobProcessor:
         written = await apply_plan(self.store, tenant, plan)
         if await self.epoch(job.user_id) != job.epoch:
             await undo(self.store, tenant, written)
-            return "stale"
-        return "done"
+            return "stale", None, []
+        return "done", plan, written
 
     async def _plan(self, job: Job, started_ms: int) -> Plan:
         """A new plan for ``job`` (none was stored), stored ``SET NX`` unless it is a

@@ -27,11 +27,14 @@ from typing import Any
 
 import redis.exceptions
 
-from gateway.errors import MemoryUnavailable
+from gateway.errors import MemoryUnavailable, UpstreamError
 from gateway.memorization.capture import capture_exchange, memorize_disabled
 from gateway.memorization.config import MemorizeConfig
 from gateway.memorization.forget import forget_queue_state
+from gateway.memorization.ingest import IngestResult, NewConversation, conversation_job
+from gateway.memorization.processor import JobProcessor
 from gateway.memorization.runtime import queue_for, run_workers
+from gateway.model_client import ModelClient, ModelOutputError
 
 __all__ = ["Memorization", "MemorizeConfig"]
 
@@ -64,6 +67,8 @@ class Memorization:
         self._buffer: deque[_Pending] = deque()
         self._wake = asyncio.Event()
         self._flusher: asyncio.Task[None] | None = None
+        self._processors: dict[str, JobProcessor] = {}
+        self._model: Any = None
 
     @property
     def buffered(self) -> int:
@@ -152,8 +157,49 @@ class Memorization:
                     await asyncio.shield(self._flusher)
         return len(self._buffer)
 
+    async def ingest(self, user_id: str, friend_id: str, chunk: NewConversation, now: datetime) -> IngestResult:
+        """Form the memories of a conversation chunk now (``POST /v1/memories`` with
+        ``messages``; :mod:`gateway.memorization.ingest`): the same processor as the
+        workers', run in the request. Extract mode calls the memory model (``model``).
+
+        Raises:
+            InvalidRequest: see :func:`~gateway.memorization.ingest.conversation_job` (400).
+            MemoryUnavailable: Redis is down (503).
+            UpstreamError: the memory model failed or answered unusably (502).
+        """
+        processor = self._processor(chunk.mode or self.config.mode)
+        epoch = await processor.epoch(user_id)
+        job = conversation_job(chunk, user_id=user_id, friend_id=friend_id, epoch=epoch, now=now,
+                               max_chars=self.config.redaction.max_chars)
+        if not job.turns:
+            return IngestResult(ids=[], decision="no message has text")
+        try:
+            outcome, plan, written = await processor.run(job)
+        except ModelOutputError as exc:
+            raise UpstreamError(f"memory model: {exc}") from None
+        if outcome != "done" or plan is None:
+            return IngestResult(ids=[], decision="the user was forgotten while the chunk was ingested")
+        return IngestResult(ids=written, skipped=plan.skipped, decision=plan.decision)
+
+    def _processor(self, mode: str) -> JobProcessor:
+        processor = self._processors.get(mode)
+        if processor is None:
+            model = None
+            if mode == "extract":
+                if self._model is None:
+                    self._model = ModelClient(self.config.model, self.upstreams)
+                model = self._model
+            config = self.config.model_copy(update={"mode": mode})
+            processor = self._processors[mode] = JobProcessor(config, self.store, self.queue, model,
+                                                              telemetry=self.telemetry)
+        return processor
+
     async def aclose(self) -> None:
-        """Stop the flusher; jobs still buffered are counted as shed."""
+        """Stop the flusher; jobs still buffered are counted as shed. Closes the memory
+        model client of extract-mode ingests."""
+        if self._model is not None:
+            await self._model.aclose()
+            self._model = None
         if self._flusher is not None:
             self._flusher.cancel()
             with contextlib.suppress(asyncio.CancelledError):

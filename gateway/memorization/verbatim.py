@@ -30,7 +30,11 @@ def verbatim_plan(
     ``skip_small_talk``: turns :func:`~gateway.memorization.salience.is_small_talk` are
     not stored (counted in the plan's ``decision``). ``profile``: a user turn stating a
     preference or fact about the user (:func:`~gateway.memorization.salience.profile_type`)
-    becomes a profile memory of that type instead of an episodic event."""
+    becomes a profile memory of that type instead of an episodic event.
+
+    Each memory's metadata links it to its source: ``position`` (the turn's index in the
+    request or ingested chunk), ``speaker`` and a ``name: `` text prefix when the message
+    had a ``name``, ``source_messages`` (``[turn.metadata]``) when the caller gave one."""
     ops = []
     skipped = 0
     for turn, text in zip(job.turns, texts, strict=True):
@@ -41,9 +45,14 @@ def verbatim_plan(
             skipped += 1
             continue
         kind = profile_type(kept) if profile and turn.role == "user" else None
-        meta = {**base_metadata(job), "kind": "turn", "role": turn.role, "turn_hash": turn.hash}
+        meta = {**base_metadata(job), "kind": "turn", "role": turn.role, "turn_hash": turn.hash, "position": turn.index}
+        if turn.metadata:
+            meta["source_messages"] = [turn.metadata]
+        if turn.name:
+            meta["speaker"] = turn.name
         memory = NewMemory(
-            scope=Scope.PROFILE if kind else Scope.EVENT, type=kind or MemoryType.EPISODIC, text=kept,
+            scope=Scope.PROFILE if kind else Scope.EVENT, type=kind or MemoryType.EPISODIC,
+            text=f"{turn.name}: {kept}" if turn.name else kept,
             context=turn.context or None,
             keywords=keywords_of(kept), importance=0.5, occurred_at=turn.at,
             source=Source.CONVERSATION, metadata=meta,
