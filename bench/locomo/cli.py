@@ -17,13 +17,19 @@ from bench.locomo.harness import VARIANTS
 @click.option("--redis-url", default=None, help="Redis >= 8 to use (default: a temporary embedded one).")
 @click.option("--via-chat", is_flag=True, help="Replay the conversations through /v1/chat/completions, "
               "memorize (verbatim), then measure the evidence injected into the upstream request.")
+@click.option("--api", is_flag=True, help="Store through POST /v1/memories both ways (turn by turn, and "
+              "conversation chunks) and search with POST /v1/memories/search.")
 @click.option("--workers", type=int, default=1, show_default=True, help="Memorization workers (--via-chat).")
 @click.option("--embedder", type=click.Choice(["local", "onnx", "model2vec"]), default="local", show_default=True,
-              help="Embedding provider for the store variants (memory.embedding.provider).")
+              help="Embedding provider for the store variants and --api (memory.embedding.provider).")
 def command(path: str, ks: tuple[int, ...], json_out: str | None, variants: tuple[str, ...],
-            redis_url: str | None, via_chat: bool, workers: int, embedder: str) -> None:
+            redis_url: str | None, via_chat: bool, api: bool, workers: int, embedder: str) -> None:
     """Evidence recall@k of the memory store on a LoCoMo-format file."""
     cutoffs = tuple(sorted(set(ks)))
+    if api:
+        from bench.locomo.api import run_locomo_via_api
+
+        raise SystemExit(run_locomo_via_api(path, cutoffs, json_out, redis_url=redis_url, embedder=embedder))
     if via_chat:
         from bench.locomo.chat import run_locomo_via_chat
 
