@@ -133,13 +133,13 @@ async def enqueue_one(redis: aredis.Redis, config, text: str) -> str | None:
     return await plugin.memorization.enqueue(call, reply_from_completion(completion("Noted.")), datetime.now(timezone.utc))
 
 
-async def read_port(stream: asyncio.StreamReader, deadline: float) -> int:
+async def read_port(stream: asyncio.StreamReader, deadline: float, host: bytes = rb"127\.0\.0\.1") -> int:
     seen = []
     while True:
         line = await asyncio.wait_for(stream.readline(), max(0.1, deadline - time.monotonic()))
         assert line, "worker exited before serving metrics:\n" + "".join(seen)
         seen.append(line.decode())
-        match = re.search(rb"metrics at http://127\.0\.0\.1:(\d+)/metrics", line)
+        match = re.search(rb"metrics at http://" + host + rb":(\d+)/metrics", line)
         if match:
             return int(match.group(1))
 
@@ -155,20 +155,21 @@ async def test_a_worker_process_serves_its_job_counter_on_its_metrics_port(tmp_p
     path = tmp_path / "gateway.yaml"
     path.write_text(json.dumps(settings))
     process = await asyncio.create_subprocess_exec(
+        # --metrics-host: another loopback address than the default, as a container's 0.0.0.0 would be
         sys.executable, "-m", "gateway.cli", "worker", "--config", str(path), "--metrics-port", "0",
-        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+        "--metrics-host", "127.0.0.2", cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
         stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
     )
     redis = aredis.Redis.from_url(redis_url)
     try:
         deadline = time.monotonic() + 60
-        port = await read_port(process.stderr, deadline)
+        port = await read_port(process.stderr, deadline, rb"127\.0\.0\.2")
         assert await enqueue_one(redis, memorize, "I keep bees on my roof.") is not None
         done = None
         async with httpx.AsyncClient() as client:
             while done != 1.0:  # the job is handled asynchronously: wait for it, bounded
                 assert time.monotonic() < deadline, "the worker's job counter never reached 1"
-                response = await client.get(f"http://127.0.0.1:{port}/metrics")
+                response = await client.get(f"http://127.0.0.2:{port}/metrics")
                 assert response.status_code == 200
                 done = value(response.text, "memgate_memorize_jobs_total", outcome="done")
                 await asyncio.sleep(0.05)

