@@ -142,6 +142,7 @@ def test_a_mid_stream_break_ends_with_one_error_event(start_gateway, upstream):
     ({"model": "gpt-4.1", "input": "hi", "previous_response_id": 4}, "previous_response_id"),
     ({"model": "gpt-4.1", "input": "hi", "stream": "yes"}, "stream"),
     ({"model": "gpt-4.1", "input": "hi", "tools": [1]}, "tools[0]"),
+    ({"model": "gpt-4.1", "input": "hi", "max_output_tokens": "50"}, "max_output_tokens"),
 ])
 def test_bad_input_is_400_naming_the_field(start_gateway, upstream, body, param):
     gw = start_gateway()

@@ -99,16 +99,19 @@ def check_request(body: dict[str, Any]) -> None:
             system / developer, a ``content`` not a string or an array of objects,
             ``function_call`` without string ``call_id`` / ``name`` / ``arguments``,
             ``function_call_output`` without string ``call_id`` or with an ``output``
-            neither a string nor an array; ``instructions`` / ``previous_response_id`` not
-            a string or null; ``stream`` / ``store`` not a boolean or null; ``tools`` not
+            neither a string nor an array; ``instructions`` / ``previous_response_id`` /
+            ``user`` not a string or null; ``max_output_tokens`` not an integer or null; ``stream`` / ``store`` not a boolean or null; ``tools`` not
             an array of objects; ``metadata`` not an object or null.
     """
-    for key in ("instructions", "previous_response_id"):
+    for key in ("instructions", "previous_response_id", "user"):
         if body.get(key) is not None and not isinstance(body[key], str):
             raise _bad(key, "a string or null", body[key])
     for key in ("stream", "store"):
         if body.get(key) is not None and not isinstance(body[key], bool):
             raise _bad(key, "a boolean or null", body[key])
+    tokens = body.get("max_output_tokens")
+    if tokens is not None and (not isinstance(tokens, int) or isinstance(tokens, bool)):
+        raise _bad("max_output_tokens", "an integer or null", tokens)
     if body.get("metadata") is not None and not isinstance(body["metadata"], dict):
         raise _bad("metadata", "an object or null", body["metadata"])
     tools = body.get("tools")
@@ -254,7 +257,7 @@ def chain_view(body: dict[str, Any]) -> ChainView:
     for key in ("tool_choice", "user", "stream"):
         if body.get(key) is not None:
             view[key] = body[key]
-    if isinstance(body.get("max_output_tokens"), int):
+    if body.get("max_output_tokens") is not None:
         view["max_completion_tokens"] = body["max_output_tokens"]
     metadata = dict(body["metadata"]) if isinstance(body.get("metadata"), dict) else {}
     conversation = body.get("conversation")

@@ -71,11 +71,16 @@ def test_without_client_instructions_the_memories_are_the_instructions(start_gat
 
 
 def test_nothing_recalled_means_the_exact_bytes_go(start_gateway, upstream):
-    gw = start_gateway(registry=REGISTRY, plugins=CHAIN)
+    gw = start_gateway(registry=REGISTRY, plugins=CHAIN)  # no memories stored: nothing to inject
     body = b'{"model":"gpt-4.1","instructions":"Be brief.","input":[{"role":"user","content":"hello there"}]}'
     reply = httpx.post(gw.base_url + "/responses", content=body, headers=AUTH, timeout=30)
     assert reply.status_code == 200 and reply.content == fixture_json("responses_text")
     assert upstream.responses_requests()[-1].body == body and "x-memgate-degraded" not in reply.headers
+    streamed = body[:-1] + b',"stream":true}'
+    upstream.enqueue(SSEReply(fixture("responses_text"), pieces=77))
+    with httpx.stream("POST", gw.base_url + "/responses", content=streamed, headers=AUTH, timeout=30) as reply:
+        assert b"".join(reply.iter_raw()) == fixture("responses_text")
+    assert upstream.responses_requests()[-1].body == streamed
 
 
 # --- the memory_search loop -----------------------------------------------------------------
