@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
+import time
 
 import httpx
 import openai
@@ -15,6 +17,7 @@ from openai.types.responses import Response, ResponseStreamEvent
 from pydantic import TypeAdapter
 
 from gateway.proxy.sse import SSEDecoder
+from tests.support import plugins as tp
 from tests.support.gateway import ALICE_KEY
 from tests.support.upstream_double import FIXTURES, JSONReply, SSEReply, fixture, fixture_json
 
@@ -215,3 +218,32 @@ def test_get_with_stream_true_relays_the_stream(start_gateway, upstream):
 
     assert asyncio.run(run()) == fixture("responses_text")
     assert upstream.requests[-1].query == "stream=true&starting_after=0"
+
+
+# --- disconnects ------------------------------------------------------------------------------
+
+
+def test_a_client_leaving_mid_stream_closes_the_upstream_call_and_completion_sees_a_partial_reply(start_gateway, upstream):
+    def wait_for(predicate, timeout=30.0):  # generous deadline (a loaded machine), no timing assertion
+        deadline = time.monotonic() + timeout
+        while not predicate():
+            assert time.monotonic() < deadline, "condition not reached"
+            time.sleep(0.005)
+
+    tp.EVENTS.clear()
+    gw = start_gateway(registry=tp.REGISTRY, plugins=[{"name": "rec_a", "config": {"label": "a"}}])
+    raw = fixture("responses_text")
+    first_delta = raw.index(b"event: response.output_text.delta")
+    second_delta = raw.index(b"event: response.output_text.delta", first_delta + 1)
+    upstream.enqueue(SSEReply(raw, pieces=second_delta, delay=60.0))  # the rest would come a minute later
+    payload = b'{"model":"gpt-4.1","input":"hi","stream":true}'
+    sock = socket.create_connection(("127.0.0.1", gw.port))
+    sock.sendall(b"POST /v1/responses HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+                 + f"authorization: Bearer {ALICE_KEY}\r\ncontent-length: {len(payload)}\r\n\r\n".encode() + payload)
+    assert b"200 OK" in sock.recv(65536)
+    wait_for(lambda: upstream.open_responses == 1)
+    sock.close()
+    wait_for(lambda: upstream.disconnects)
+    wait_for(lambda: any("on_complete:cancelled" in e for e in tp.EVENTS))
+    assert [e for e in tp.EVENTS if "on_complete" in e] == ["a.on_complete:cancelled:3"]  # "The": the one delta sent
+    tp.EVENTS.clear()
