@@ -64,6 +64,7 @@ from gateway.proxy.auth import Authenticator
 from gateway.proxy.chat import ChatCompletions
 from gateway.proxy.keystore import RedisKeyStore
 from gateway.proxy.passthrough import Embeddings, Models
+from gateway.proxy.responses import Responses
 from gateway.proxy.upstream import UpstreamPool, forward_headers, open_stream
 from gateway.sdk import Services
 from gateway.telemetry import Telemetry
@@ -90,6 +91,7 @@ class Gateway:
     embeddings: Embeddings
     models: Models
     lorebooks: LorebookRepository
+    responses: Responses
 
     async def forget_user(self, user_id: str) -> int:
         """Erase every memory of ``user_id`` and the user's own lorebooks (their
@@ -222,6 +224,7 @@ async def compose(
                 embeddings=Embeddings(config, auth, upstreams, telemetry),
                 models=Models(config, auth, upstreams, telemetry),
                 lorebooks=LorebookRepository(redis, config.memory.key_prefix),
+                responses=Responses(config, auth, chains, upstreams, telemetry),
             )
     finally:
         telemetry.shutdown()
@@ -360,6 +363,9 @@ def create_app(
     async def models(scope: Any, receive: Any, send: Any) -> None:
         await running.gateway.models(scope, receive, send)
 
+    async def responses(scope: Any, receive: Any, send: Any) -> None:
+        await running.gateway.responses(scope, receive, send)
+
     @get("/healthz", sync_to_thread=False)
     def healthz() -> dict[str, str]:
         return {"status": "ok"}
@@ -398,6 +404,8 @@ def create_app(
         # mounted: litestar cannot route an ASGI handler with a path parameter (KeyError
         # in its routing trie), so the handler reads the model id from the raw path
         asgi(path=["/v1/models", "/models"], is_mount=True, copy_scope=False, opt=itself)(models),
+        # mounted as models: POST /v1/responses and the stored-response routes under it
+        asgi(path=["/v1/responses", "/responses"], is_mount=True, copy_scope=False, opt=itself)(responses),
         # memory as MCP tools, Streamable HTTP (gateway.mcp_server; Bearer key as every route)
         asgi(path="/mcp", copy_scope=False)(mcp),
         healthz,

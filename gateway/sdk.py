@@ -20,6 +20,8 @@ capability                    hook(s)
 :class:`Forgetter`            ``forget_user(user_id)`` before a user's memories are erased
 :class:`ConversationIngester` ``ingest(tenant, chunk) -> IngestResult``: ``POST /v1/memories``
                               with ``messages`` (the caller's chain's first such plugin)
+:class:`ToolRunner`           ``offered_tools``, ``tool_rounds_left``, ``run_tool_calls``: the
+                              plugin's own tools answered on ``/v1/responses``
 ============================  ===============================================================
 
 Rules a plugin can rely on (and must follow):
@@ -126,6 +128,7 @@ __all__ = [
     "StreamFilter",
     "SystemPart",
     "Tenant",
+    "ToolRunner",
     "UpstreamError",
     "conversation_id",
     "count_tokens",
@@ -382,3 +385,29 @@ class ConversationIngester(Protocol):
     name: ClassVar[str]
 
     async def ingest(self, tenant: Tenant, chunk: NewConversation) -> IngestResult: ...
+
+
+@runtime_checkable
+class ToolRunner(Protocol):
+    """Answers the model's calls of tools the plugin offered itself (``memory_search``)
+    for routes whose replies the chat-shaped filters cannot read: ``/v1/responses`` runs
+    the tool loop in the Responses form (:mod:`gateway.proxy.responses_loop`) and asks the
+    plugin for each round. Budget per round: the entry's ``budget_ms`` or
+    ``chain.reply_budget_ms``; a failing round fails open (the client gets the reply so
+    far without the gateway's calls)."""
+
+    name: ClassVar[str]
+
+    def offered_tools(self, call: CallContext) -> frozenset[str]:
+        """Names of the function tools this plugin added to this call's request (empty
+        when it offered none)."""
+        ...
+
+    def tool_rounds_left(self, call: CallContext) -> int:
+        """How many more rounds of calls the plugin will answer for this call."""
+        ...
+
+    async def run_tool_calls(self, call: CallContext, calls: Sequence[tuple[str, str]]) -> list[str]:
+        """One round: ``(name, JSON arguments)`` per call in, one result string per call
+        out (what goes back to the model as the call's output)."""
+        ...

@@ -13,13 +13,15 @@ upstream's ``supports_tools`` globs.
 
 Reply phase: the tool loop, :mod:`plugins.memory_search_rounds` (non-stream
 :meth:`HybridInjection.filter_response`; streams :meth:`~HybridInjection.on_chunk` /
-:meth:`~HybridInjection.on_stream_end`), with its fallbacks for a failed round.
+:meth:`~HybridInjection.on_stream_end`), with its fallbacks for a failed round. On
+``/v1/responses`` the gateway runs the loop in the Responses form and this plugin answers
+each round (:class:`~gateway.sdk.ToolRunner`: :meth:`HybridInjection.run_tool_calls`).
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
 from typing import Any, ClassVar, Literal
 
@@ -39,7 +41,7 @@ from gateway.sdk import (
 )
 from plugins.auto_recall import RecallResult
 from plugins.guarded_memory import GuardedMemory
-from plugins.memory_search_loop import MEMORY_SEARCH_TOOL, TOOL_NAME
+from plugins.memory_search_loop import MEMORY_SEARCH_TOOL, TOOL_NAME, ToolCall
 from plugins.memory_search_rounds import LoopSettings, LoopState, MemorySearchRounds
 from plugins.prompts import MEMORY_CONTEXT, render_memory_context
 from plugins.splice import TOOL_NAME as SPLICE_TOOL
@@ -157,6 +159,24 @@ class HybridInjection:
 
     def stream_fallback(self, call: CallContext) -> list[Chunk] | None:
         return self.loop.stream_fallback(self._state(call))
+
+    # -- the tool loop of other wire formats (gateway.sdk.ToolRunner: /v1/responses) --
+
+    def offered_tools(self, call: CallContext) -> frozenset[str]:
+        return frozenset((TOOL_NAME,)) if self._state(call) is not None else frozenset()
+
+    def tool_rounds_left(self, call: CallContext) -> int:
+        state = self._state(call)
+        return 0 if state is None else max(0, self.config.max_rounds - state.rounds)
+
+    async def run_tool_calls(self, call: CallContext, calls: Sequence[tuple[str, str]]) -> list[str]:
+        """One round of memory_search calls (the same searches as the chat loop's)."""
+        state = self._state(call)
+        if state is None:
+            raise ValueError("memory_search was not offered for this call")
+        results = await self.loop.run_calls(call, state, [ToolCall("", name, arguments) for name, arguments in calls])
+        state.rounds += 1
+        return results
 
 
 def _render_memories(template: str, kept: tuple[Item, ...]) -> str | None:

@@ -6,6 +6,9 @@
 - :mod:`.handler`: the skeleton every proxied route shares (method check, body, auth,
   disconnect watcher, error mapping);
 - :mod:`.chat` (``/v1/chat/completions``) and :mod:`.passthrough` (embeddings, models);
+  :mod:`.model_route`, what the model routes share; :mod:`.responses` (``/v1/responses``),
+  with :mod:`.responses_wire` (the chain's view of a Responses request and back) and
+  :mod:`.responses_loop` (the gateway's tool loop in the Responses form);
 - :mod:`.upstream`: pooled upstream clients; every transport error and timeout is mapped
   to the gateway's error tree here, once;
 - :mod:`.relay`, :mod:`.sse`, :mod:`.assembly`: bytes back to the client, SSE decoding

@@ -26,36 +26,26 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 import time
 from dataclasses import dataclass
 from typing import Any
 
 from opentelemetry.trace import SpanKind
 
-from gateway.chain import ChainFactory, PluginChain
-from gateway.config import GatewayConfig
-from gateway.errors import InvalidRequest, MemgateError, PermissionDenied
-from gateway.json_input import parse_json_object
-from gateway.proxy.asgi import Send, send_bytes, send_error
+from gateway.chain import PluginChain
+from gateway.errors import MemgateError
+from gateway.proxy.asgi import Send, send_bytes
 from gateway.proxy.assembly import ReplyAssembler, reply_from_completion
-from gateway.proxy.auth import Authenticator, resolve_end_user
-from gateway.proxy.handler import Incoming, ProxyRoute
+from gateway.proxy.handler import Incoming
+from gateway.proxy.model_route import SSE_HEADERS, ModelRoute, traceparent_of_span
 from gateway.proxy.relay import RelayState, error_event, relay_events, relay_passthrough
-from gateway.proxy.upstream import UpstreamCaller, UpstreamPool, forward_headers, relay_headers
+from gateway.proxy.upstream import relay_headers
 from gateway.proxy.wire import ChatRequest
 from gateway.sdk import CallContext
-from gateway.telemetry import Telemetry
 
 __all__ = ["ChatCompletions"]
 
 log = logging.getLogger("memgate.proxy")
-
-SSE_HEADERS = (
-    (b"content-type", b"text/event-stream; charset=utf-8"),
-    (b"cache-control", b"no-cache"),
-    (b"x-accel-buffering", b"no"),
-)
 
 
 @dataclass
@@ -70,29 +60,18 @@ class Prepared:
     strip_usage: bool
 
 
-class ChatCompletions(ProxyRoute):
+class ChatCompletions(ModelRoute):
     """The raw ASGI handler for both ``/v1/chat/completions`` and ``/chat/completions``."""
 
     route = "/v1/chat/completions"
     endpoint = "chat.completions"
-
-    def __init__(
-        self,
-        config: GatewayConfig,
-        auth: Authenticator,
-        chains: ChainFactory,
-        upstreams: UpstreamPool,
-        telemetry: Telemetry,
-    ) -> None:
-        super().__init__(config, auth, upstreams, telemetry)
-        self._chains = chains
 
     async def handle(self, incoming: Incoming, send: Send) -> None:
         headers = incoming.headers
         context = self._telemetry.extract(headers)
         with self._telemetry.span("chat", {"gen_ai.operation.name": "chat", "gen_ai.system": "openai"},
                                   kind=SpanKind.SERVER, context=context) as span:
-            prepared = await self._prepare(incoming.body, headers, incoming.started, _traceparent(span, headers))
+            prepared = await self._prepare(incoming.body, headers, incoming.started, traceparent_of_span(span, headers))
             if span.is_recording():
                 principal = prepared.call.principal
                 span.update_name(f"chat {prepared.model}")
@@ -121,34 +100,10 @@ class ChatCompletions(ProxyRoute):
     async def _prepare(
         self, raw: bytes, headers: dict[str, str], started: float, traceparent: str | None
     ) -> Prepared:
-        principal = await self._auth.authenticate(headers.get("authorization"))
-        body = parse_json_object(raw)
-        model = body.get("model")
-        if not isinstance(model, str):
-            raise InvalidRequest(
-                f"model: must be a string naming the model, not {_json_type(model)}", param="model"
-            )
-        if not model:
-            raise InvalidRequest("model: must not be empty", param="model")
-        if not principal.may_use(model):
-            raise PermissionDenied(
-                f"this key may not use model {model!r}", code="model_not_allowed"
-            )
-        principal = resolve_end_user(principal, body.get("user"), headers)
-        chain = self._chains.for_principal(principal)
-        stream = body.get("stream") is True
-        upstream = self._upstreams.for_model(model)
+        accepted = await self.accept(raw, headers)
+        body, chain, stream = accepted.body, accepted.chain, accepted.stream
         parsed, unparsable = _parse_request(body) if (chain.rewriters or chain.observers) else (None, None)
-        call = CallContext(
-            request_id="req_" + os.urandom(16).hex(),
-            principal=principal,
-            original=parsed,
-            headers=headers,
-            upstream=UpstreamCaller(upstream, forward_headers(headers, upstream)),
-            started=started,
-            deadline_s=self._config.chain.request_deadline_ms / 1000.0,
-            trace_context=traceparent,
-        )
+        call = self.call_context(accepted, parsed, headers, started, traceparent)
         if unparsable:
             call._degraded.append(f"chain:unparsable_request:{unparsable}")
         out_body: dict[str, Any] | None = None
@@ -166,7 +121,7 @@ class ChatCompletions(ProxyRoute):
                 }
                 strip_usage = True
         data = raw if out_body is None else json.dumps(out_body, ensure_ascii=False).encode()
-        return Prepared(call, chain, model, stream, data, strip_usage)
+        return Prepared(call, chain, accepted.model, stream, data, strip_usage)
 
     async def _forward(self, prepared: Prepared, send: Send, state: RelayState, span: Any) -> None:
         call = prepared.call
@@ -200,26 +155,8 @@ class ChatCompletions(ProxyRoute):
 
     async def _fail(self, prepared: Prepared, send: Send, state: RelayState, exc: MemgateError) -> None:
         """Before the first byte: an error response; after it: one SSE error event."""
-        self._telemetry.metrics.inc("memgate_upstream_errors_total", code=str(exc.code))
-        log.warning("%s: %s", exc.code, exc.message)  # the client sees the public envelope only
-        if state.first_byte_at is None:
-            await send_error(send, exc, self._meta_headers(prepared.call, 0.0))
-            return
-        state.error = exc.envelope()
-        await send({"type": "http.response.body", "body": error_event(exc), "more_body": False})
-        self._complete(prepared, state, cancelled=False)
-
-    def _meta_headers(self, call: CallContext, overhead_s: float) -> list[tuple[bytes, bytes]]:
-        """The gateway's reply headers; built once per reply, so each ``x-memgate-degraded``
-        entry (``plugin:reason``) is counted here once in ``memgate_degraded_total``."""
-        headers = [(b"x-memgate-overhead-ms", f"{overhead_s * 1000:.3f}".encode())]
-        degraded = call.degraded
-        if degraded:
-            headers.append((b"x-memgate-degraded", ",".join(degraded).encode("utf-8", "replace")))
-            for entry in degraded:
-                plugin, _, reason = entry.partition(":")
-                self._telemetry.metrics.inc("memgate_degraded_total", plugin=plugin, reason=reason)
-        return headers
+        if await self.fail(prepared.call, send, state, exc, error_event):
+            self._complete(prepared, state, cancelled=False)
 
     async def _reply(
         self,
@@ -247,7 +184,7 @@ class ChatCompletions(ProxyRoute):
         overhead = (time.perf_counter() - call.started) - up_time
         headers = relay_headers(response.raw_headers)
         state.first_byte_at = time.perf_counter()
-        await send_bytes(send, response.status_code, body, [*headers, *self._meta_headers(call, overhead)])
+        await send_bytes(send, response.status_code, body, [*headers, *self.meta_headers(call, overhead)])
         if parsed is not None and chain.observers:
             chain.complete(call, reply_from_completion(parsed))
 
@@ -258,7 +195,7 @@ class ChatCompletions(ProxyRoute):
         headers = [
             *(h for h in relay_headers(response.raw_headers) if h[0] != b"content-type"),
             *SSE_HEADERS,
-            *self._meta_headers(call, overhead),
+            *self.meta_headers(call, overhead),
         ]
         await send({"type": "http.response.start", "status": 200, "headers": headers})
         state.first_byte_at = time.perf_counter()
@@ -276,17 +213,6 @@ class ChatCompletions(ProxyRoute):
         prepared.chain.complete(prepared.call, reply)
 
 
-def _json_type(value: Any) -> str:
-    """The JSON type name of a parsed value (for error messages)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    return "an array" if isinstance(value, list) else "an object" if isinstance(value, dict) else "a string"
-
-
 def _parse_request(body: dict[str, Any]) -> tuple[ChatRequest | None, str | None]:
     """``(the body as a ChatRequest, None)``, or ``(None, error type)`` when it does not fit:
     the upstream, not the gateway, then answers for the malformed request."""
@@ -294,11 +220,3 @@ def _parse_request(body: dict[str, Any]) -> tuple[ChatRequest | None, str | None
         return ChatRequest.model_validate(body), None
     except ValueError as exc:
         return None, type(exc).__name__
-
-
-def _traceparent(span: Any, headers: dict[str, str]) -> str | None:
-    """W3C ``traceparent`` of the request span (or the client's, when not recording)."""
-    context = span.get_span_context()
-    if context.is_valid:
-        return f"00-{context.trace_id:032x}-{context.span_id:016x}-{int(context.trace_flags):02x}"
-    return headers.get("traceparent")

@@ -27,6 +27,7 @@ from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any
 
 import aiohttp
+from yarl import URL
 
 from gateway.config import UpstreamConfig, UpstreamTarget
 from gateway.errors import UpstreamConnectError, UpstreamError, UpstreamTimeout
@@ -206,8 +207,10 @@ async def open_stream(
     try:
         async with scope:
             with translate_errors():
+                # a query string goes as the client wrote it (yarl would re-quote it)
+                target = URL(upstream.url(path), encoded=True) if "?" in path else upstream.url(path)
                 raw = await upstream.session.request(
-                    method, upstream.url(path), data=body, headers=headers, allow_redirects=False,
+                    method, target, data=body, headers=headers, allow_redirects=False,
                     compress=False,
                 )
             response = UpstreamResponse(raw)

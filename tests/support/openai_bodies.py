@@ -26,6 +26,12 @@ def fixture(name: str) -> bytes:
     return (FIXTURES / f"{name}.sse").read_bytes()
 
 
+def fixture_json(name: str) -> bytes:
+    """A constructed non-stream body by file stem, e.g. ``fixture_json("responses_text")``
+    (``<name>.json`` in :data:`FIXTURES`; see its README)."""
+    return (FIXTURES / f"{name}.json").read_bytes()
+
+
 COMPLETION: dict[str, Any] = {
     "id": "chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG",
     "object": "chat.completion",

@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from typing import Any, Union
 
 from gateway.proxy.asgi import read_body
-from tests.support.openai_bodies import COMPLETION, FIXTURES, MODELS, completion, fixture
+from tests.support.openai_bodies import COMPLETION, FIXTURES, MODELS, completion, fixture, fixture_json
 
 __all__ = ["COMPLETION", "FIXTURES", "MODELS", "ConversationScript", "HangReply", "JSONReply", "Recorded",
-           "SSEReply", "UpstreamDouble", "completion", "embeddings_body", "fixture"]
+           "SSEReply", "UpstreamDouble", "completion", "embeddings_body", "fixture", "fixture_json"]
 
 
 @dataclass
@@ -33,6 +33,7 @@ class Recorded:
     path: str
     headers: dict[str, str]
     body: bytes
+    query: str = ""
 
     @property
     def json(self) -> Any:
@@ -77,7 +78,7 @@ class UpstreamDouble:
     :attr:`default` (a reply policy: a callable taking the :class:`Recorded` request, such
     as :class:`ConversationScript` or ``tests.memorization.memory_model.MemoryModel``),
     else the built-in answer per path (models, embeddings, a chat completion or the
-    recorded ``text_with_usage`` stream)."""
+    recorded ``text_with_usage`` stream, a Responses ``responses_text`` body or stream)."""
 
     def __init__(self) -> None:
         self.requests: list[Recorded] = []
@@ -92,6 +93,10 @@ class UpstreamDouble:
 
     def chat_requests(self) -> list[Recorded]:
         return [r for r in self.requests if r.path.endswith("/chat/completions")]
+
+    def responses_requests(self) -> list[Recorded]:
+        """``POST .../responses`` (create) requests."""
+        return [r for r in self.requests if r.method == "POST" and r.path.endswith("/responses")]
 
     def reset(self) -> None:
         self.requests.clear()
@@ -111,7 +116,7 @@ class UpstreamDouble:
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         body = await read_body(receive, 64 * 1024 * 1024)
         headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
-        rec = Recorded(scope["method"], scope["path"], headers, body)
+        rec = Recorded(scope["method"], scope["path"], headers, body, scope.get("query_string", b"").decode("latin-1"))
         self.requests.append(rec)
         reply = self._choose(rec)
         task = asyncio.current_task()
@@ -178,6 +183,10 @@ def _default_reply(rec: Recorded) -> Reply:
         if (rec.json or {}).get("stream"):
             return SSEReply()
         return JSONReply()
+    if rec.method == "POST" and rec.path.endswith("/responses"):  # constructed fixtures
+        if (rec.json or {}).get("stream"):
+            return SSEReply(fixture("responses_text"))
+        return JSONReply(fixture_json("responses_text"))
     return JSONReply({"error": {"message": "not found", "type": "invalid_request_error", "param": None, "code": None}}, status=404)
 
 

@@ -1,0 +1,166 @@
+"""What the two model routes share: ``POST /v1/chat/completions`` (:mod:`.chat`) and
+``POST /v1/responses`` (:mod:`.responses`).
+
+One accepted call, in order (:meth:`ModelRoute.accept`): the bearer key resolves to a
+principal, the body parses as a JSON object (:mod:`gateway.json_input`: 400 naming the
+field), ``model`` is a non-empty string (400, ``param: model``) the key may use (403
+``model_not_allowed``), a service key may name the end user (body ``user`` or the
+``X-Memgate-*`` headers), then the principal's plugin chain and the upstream routed by
+model are chosen. :meth:`ModelRoute.call_context` builds the
+:class:`~gateway.sdk.CallContext` plugins see. Replies carry :meth:`ModelRoute.meta_headers`
+(``x-memgate-overhead-ms``, ``x-memgate-degraded``); an upstream failure before the first
+byte is an error response, after it one error event (:meth:`ModelRoute.fail`).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from gateway.chain import ChainFactory, PluginChain
+from gateway.config import GatewayConfig
+from gateway.errors import InvalidRequest, MemgateError, PermissionDenied
+from gateway.json_input import parse_json_object
+from gateway.proxy.asgi import Send, send_error
+from gateway.proxy.auth import Authenticator, resolve_end_user
+from gateway.proxy.handler import ProxyRoute
+from gateway.proxy.principal import Principal
+from gateway.proxy.relay import RelayState
+from gateway.proxy.upstream import Upstream, UpstreamCaller, UpstreamPool, forward_headers
+from gateway.proxy.wire import ChatRequest
+from gateway.sdk import CallContext
+from gateway.telemetry import Telemetry
+
+__all__ = ["SSE_HEADERS", "Accepted", "ModelRoute", "json_type", "traceparent_of_span"]
+
+log = logging.getLogger("memgate.proxy")
+
+SSE_HEADERS = (
+    (b"content-type", b"text/event-stream; charset=utf-8"),
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),
+)
+
+
+@dataclass
+class Accepted:
+    """A call that passed auth and the model checks.
+
+    Attributes:
+        body: the request body, parsed.
+        model: the requested model.
+        principal: the caller, after any service-key end-user naming.
+        chain: the principal's plugin chain.
+        upstream: the upstream routed by ``model``.
+        stream: ``body["stream"] is True``.
+    """
+
+    body: dict[str, Any]
+    model: str
+    principal: Principal
+    chain: PluginChain
+    upstream: Upstream
+    stream: bool
+
+
+class ModelRoute(ProxyRoute):
+    """Base of the routes that run the plugin chain around a model call."""
+
+    def __init__(
+        self,
+        config: GatewayConfig,
+        auth: Authenticator,
+        chains: ChainFactory,
+        upstreams: UpstreamPool,
+        telemetry: Telemetry,
+    ) -> None:
+        super().__init__(config, auth, upstreams, telemetry)
+        self._chains = chains
+
+    async def accept(self, raw: bytes, headers: dict[str, str]) -> Accepted:
+        """See the module docstring.
+
+        Raises:
+            Unauthorized / KeyStoreUnavailable: the key (401 / 503).
+            InvalidRequest: the body or ``model`` (400, ``param`` names the field).
+            PermissionDenied: the key may not use the model (403).
+        """
+        principal = await self._auth.authenticate(headers.get("authorization"))
+        body = parse_json_object(raw)
+        model = body.get("model")
+        if not isinstance(model, str):
+            raise InvalidRequest(f"model: must be a string naming the model, not {json_type(model)}", param="model")
+        if not model:
+            raise InvalidRequest("model: must not be empty", param="model")
+        if not principal.may_use(model):
+            raise PermissionDenied(f"this key may not use model {model!r}", code="model_not_allowed")
+        principal = resolve_end_user(principal, body.get("user"), headers)
+        chain = self._chains.for_principal(principal)
+        return Accepted(body, model, principal, chain, self._upstreams.for_model(model), body.get("stream") is True)
+
+    def call_context(
+        self, accepted: Accepted, original: ChatRequest | None, headers: dict[str, str], started: float,
+        traceparent: str | None,
+    ) -> CallContext:
+        """The call as plugins see it (``original``: the chain's view of the request)."""
+        upstream = accepted.upstream
+        return CallContext(
+            request_id="req_" + os.urandom(16).hex(),
+            principal=accepted.principal,
+            original=original,
+            headers=headers,
+            upstream=UpstreamCaller(upstream, forward_headers(headers, upstream)),
+            started=started,
+            deadline_s=self._config.chain.request_deadline_ms / 1000.0,
+            trace_context=traceparent,
+        )
+
+    def meta_headers(self, call: CallContext, overhead_s: float) -> list[tuple[bytes, bytes]]:
+        """The gateway's reply headers; built once per reply, so each ``x-memgate-degraded``
+        entry (``plugin:reason``) is counted here once in ``memgate_degraded_total``."""
+        headers = [(b"x-memgate-overhead-ms", f"{overhead_s * 1000:.3f}".encode())]
+        degraded = call.degraded
+        if degraded:
+            headers.append((b"x-memgate-degraded", ",".join(degraded).encode("utf-8", "replace")))
+            for entry in degraded:
+                plugin, _, reason = entry.partition(":")
+                self._telemetry.metrics.inc("memgate_degraded_total", plugin=plugin, reason=reason)
+        return headers
+
+    async def fail(
+        self, call: CallContext, send: Send, state: RelayState, exc: MemgateError,
+        error_event: Callable[[MemgateError], bytes],
+    ) -> bool:
+        """An upstream failure: before the first byte an error response (returns False);
+        after it one ``error_event(exc)`` ends the stream (returns True: the reply ended,
+        completion hooks may run)."""
+        self._telemetry.metrics.inc("memgate_upstream_errors_total", code=str(exc.code))
+        log.warning("%s: %s", exc.code, exc.message)  # the client sees the public envelope only
+        if state.first_byte_at is None:
+            await send_error(send, exc, self.meta_headers(call, 0.0))
+            return False
+        state.error = exc.envelope()
+        await send({"type": "http.response.body", "body": error_event(exc), "more_body": False})
+        return True
+
+
+def json_type(value: Any) -> str:
+    """The JSON type name of a parsed value (for error messages)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return "an array" if isinstance(value, list) else "an object" if isinstance(value, dict) else "a string"
+
+
+def traceparent_of_span(span: Any, headers: dict[str, str]) -> str | None:
+    """W3C ``traceparent`` of the request span (or the client's, when not recording)."""
+    context = span.get_span_context()
+    if context.is_valid:
+        return f"00-{context.trace_id:032x}-{context.span_id:016x}-{int(context.trace_flags):02x}"
+    return headers.get("traceparent")

@@ -1,0 +1,293 @@
+"""``/v1/responses``: the OpenAI Responses API through the plugin chain.
+
+``POST /v1/responses`` (and ``/responses``), stream or not, takes the chat path's steps
+(:mod:`.chat`, :mod:`.model_route`): auth and model checks, the request phase on the
+chain's chat-shaped view of the request (:mod:`.responses_wire`: memories end up in
+``instructions``), the upstream call (``POST {upstream}/responses``), the reply relayed,
+completion observers (memorization) after it. Differences, all from the wire format:
+
+- idle (no edit, no gateway tool): the request goes as the client's bytes and the reply
+  comes back byte for byte, stream events included (``event:`` and ``data:`` lines,
+  ``sequence_number`` order, no ``[DONE]``: the API sends none); the gateway asks for no
+  usage chunk (every ``response.completed`` carries ``usage``);
+- the gateway's ``memory_search`` loop runs in the Responses form (:mod:`.responses_loop`);
+  the chat-shaped response and stream filters do not run (so ``recall_report``'s
+  ``memgate`` field is a chat-only feature);
+- completion observers get the reply assembled from the output items
+  (:func:`~.responses_wire.reply_from_response`); ``call.original`` is the chain's view,
+  which holds only what the client sent: with ``previous_response_id`` that is the new
+  input, so only the new turn is memorized;
+- a failure after the first byte ends the stream with one ``event: error`` (the API's
+  ``error`` event: ``type``, ``code``, ``message``, ``param``, ``sequence_number``).
+
+The stored-response routes pass through to the default upstream (a response id names no
+model, so ``upstream.routes`` do not apply), bodies and statuses unchanged, query string
+included, streamed as they arrive: ``GET`` and ``DELETE /v1/responses/{id}``,
+``GET /v1/responses/{id}/input_items``, ``POST /v1/responses/{id}/cancel``. Any memgate
+key may use them: ids are the upstream's and are not scoped per memgate user.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+from opentelemetry.trace import SpanKind
+
+from gateway.chain import PluginChain
+from gateway.errors import MemgateError, MethodNotAllowed, NotFound
+from gateway.proxy.asgi import Send, send_bytes
+from gateway.proxy.handler import Incoming
+from gateway.proxy.model_route import SSE_HEADERS, ModelRoute, traceparent_of_span
+from gateway.proxy.relay import RelayState
+from gateway.proxy.responses_loop import Emitter, ToolLoop
+from gateway.proxy.responses_wire import (
+    ResponsesAssembler,
+    apply_edits,
+    chain_view,
+    check_request,
+    dumps,
+    reply_from_response,
+)
+from gateway.proxy.sse import SSEDecoder
+from gateway.proxy.upstream import UpstreamResponse, forward_headers, relay_headers
+from gateway.sdk import CallContext
+
+__all__ = ["Responses", "responses_error_event"]
+
+log = logging.getLogger("memgate.proxy")
+
+#: Methods per path under ``/v1/responses`` (API reference).
+ALLOWED = {"": ("POST",), "id": ("GET", "DELETE"), "input_items": ("GET",), "cancel": ("POST",)}
+
+
+@dataclass
+class Prepared:
+    """The request as it will be sent upstream."""
+
+    call: CallContext
+    chain: PluginChain
+    model: str
+    stream: bool
+    body: bytes
+    loop: ToolLoop | None
+
+
+def responses_error_event(error: MemgateError, sequence_number: int) -> bytes:
+    """The API's stream ``error`` event for a failure after the first byte."""
+    envelope = error.envelope()["error"]
+    data = {"type": "error", "code": envelope.get("code"), "message": envelope.get("message"),
+            "param": envelope.get("param"), "sequence_number": sequence_number}
+    return b"event: error\ndata: " + dumps(data) + b"\n\n"
+
+
+def path_tail(scope: dict[str, Any]) -> str:
+    """What follows ``/responses`` in the request path, still percent-encoded (the route
+    is a mount, which rewrites ``path``)."""
+    raw = scope.get("raw_path")
+    path = raw.decode("latin-1") if raw else scope["path"]
+    return path.split("?", 1)[0].split("/responses", 1)[1].strip("/")
+
+
+class Responses(ModelRoute):
+    """The raw ASGI handler mounted at ``/v1/responses`` and ``/responses``."""
+
+    #: every method reaches :meth:`handle`, which answers 405 with the path's own ``Allow``
+    methods = ("GET", "POST", "DELETE", "PUT", "PATCH")
+    route = "/v1/responses"
+    endpoint = "responses"
+
+    async def handle(self, incoming: Incoming, send: Send) -> None:
+        tail = path_tail(incoming.scope)
+        parts = tail.split("/") if tail else []
+        kind = "" if not parts else "id" if len(parts) == 1 else parts[1] if len(parts) == 2 else None
+        if kind not in ALLOWED or (kind and not parts[0]):
+            raise NotFound(f"no such route: {incoming.scope['path']}", code="not_found")
+        method = incoming.scope["method"]
+        if method not in ALLOWED[kind]:
+            raise MethodNotAllowed(method, ALLOWED[kind])
+        if kind:
+            await self._pass_through(incoming, send, tail)
+        else:
+            await self._create(incoming, send)
+
+    # -- stored responses: pass-through ---------------------------------------------------
+
+    async def _pass_through(self, incoming: Incoming, send: Send, tail: str) -> None:
+        await self._auth.authenticate(incoming.headers.get("authorization"))
+        upstream = self._upstreams.default
+        query = incoming.scope.get("query_string") or b""
+        suffix = f"/responses/{tail}" + ("?" + query.decode("latin-1") if query else "")
+        body = incoming.body if incoming.scope["method"] == "POST" and incoming.body else None
+        headers = forward_headers(incoming.headers, upstream)
+        async with self.upstream_call(upstream, incoming.scope["method"], suffix, body, headers) as response:
+            incoming.responded = True
+            await send({"type": "http.response.start", "status": response.status_code,
+                        "headers": relay_headers(response.raw_headers)})
+            async for part in response.aiter_raw():
+                await send({"type": "http.response.body", "body": part, "more_body": True})
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    # -- create -------------------------------------------------------------------------
+
+    async def _create(self, incoming: Incoming, send: Send) -> None:
+        headers = incoming.headers
+        context = self._telemetry.extract(headers)
+        with self._telemetry.span("responses", {"gen_ai.operation.name": "chat", "gen_ai.system": "openai"},
+                                  kind=SpanKind.SERVER, context=context) as span:
+            prepared = await self._prepare(incoming.body, headers, incoming.started, traceparent_of_span(span, headers))
+            if span.is_recording():
+                principal = prepared.call.principal
+                span.update_name(f"responses {prepared.model}")
+                span.set_attributes({
+                    "gen_ai.request.model": prepared.model, "memgate.user_id": principal.user_id,
+                    "memgate.friend_id": principal.friend_id, "memgate.key_id": principal.key_id,
+                    "memgate.stream": prepared.stream,
+                })
+            assembler = ResponsesAssembler(self._config.chain.max_capture_bytes) \
+                if prepared.chain.observers or span.is_recording() else None
+            state = RelayState(assembler=assembler)  # type: ignore[arg-type]
+            emitter = Emitter(self._writer(send, state), assembler.add if assembler is not None else None)
+            incoming.responded = True  # from here on, failures are answered by _forward
+            try:
+                await self._forward(prepared, send, state, emitter, span)
+            except asyncio.CancelledError:
+                if incoming.watcher.fired:
+                    if span.is_recording():
+                        span.set_attribute("memgate.cancelled", True)
+                    self._complete(prepared, state, cancelled=True)
+                raise
+
+    async def _prepare(self, raw: bytes, headers: dict[str, str], started: float, traceparent: str | None) -> Prepared:
+        accepted = await self.accept(raw, headers)
+        body, chain = accepted.body, accepted.chain
+        check_request(body)
+        view = chain_view(body) if (chain.rewriters or chain.observers) else None
+        call = self.call_context(accepted, view.request if view is not None else None, headers, started, traceparent)
+        out: dict[str, Any] | None = None
+        if chain.rewriters and view is not None:
+            result = await chain.rewrite(call, view.request)
+            out = apply_edits(body, view, result, call.injection)
+        loop = ToolLoop.for_call(chain, call, out if out is not None else body, self._telemetry)
+        data = raw if out is None else dumps(out)
+        return Prepared(call, chain, accepted.model, accepted.stream, data, loop)
+
+    def _writer(self, send: Send, state: RelayState) -> Any:
+        async def write(data: bytes) -> None:
+            if data:
+                await send({"type": "http.response.body", "body": data, "more_body": True})
+                state.bytes_sent += len(data)
+        return write
+
+    def _post(self, call: CallContext) -> Any:
+        """A further upstream call of the tool loop (same upstream, headers, timeouts)."""
+        upstream = call.upstream.upstream
+
+        @contextlib.asynccontextmanager
+        async def post(body: bytes) -> AsyncIterator[UpstreamResponse]:
+            call.upstream.calls += 1
+            async with self.upstream_call(upstream, "POST", "/responses", body, call.upstream.headers()) as response:
+                yield response
+        return post
+
+    async def _forward(self, prepared: Prepared, send: Send, state: RelayState, emitter: Emitter, span: Any) -> None:
+        call = prepared.call
+        upstream = call.upstream.upstream
+        out_headers = call.upstream.headers()
+        up_started = time.perf_counter()
+        try:
+            with self._telemetry.span(
+                f"upstream responses {prepared.model}", {"server.address": upstream.base_url}, kind=SpanKind.CLIENT
+            ):
+                self._telemetry.inject(out_headers)
+                async with self.upstream_call(upstream, "POST", "/responses", prepared.body, out_headers) as response:
+                    up_headers_at = time.perf_counter()
+                    if prepared.stream and response.status_code == 200:
+                        overhead = (up_started - call.started) + (time.perf_counter() - up_headers_at)
+                        await self._stream(prepared, response, send, state, emitter, overhead)
+                    else:
+                        body = await response.aread()
+                        await self._reply(prepared, response, body, send, up_started, state)
+        except MemgateError as exc:
+            if await self.fail(call, send, state, exc, lambda e: responses_error_event(e, emitter.sent)):
+                self._complete(prepared, state, cancelled=False)
+        if span.is_recording() and state.assembler is not None:
+            reply = state.assembler.build()
+            if reply.usage:
+                span.set_attribute("gen_ai.usage.input_tokens", reply.usage.get("input_tokens", 0))
+                span.set_attribute("gen_ai.usage.output_tokens", reply.usage.get("output_tokens", 0))
+            if reply.model:
+                span.set_attribute("gen_ai.response.model", reply.model)
+
+    async def _reply(
+        self, prepared: Prepared, response: Any, body: bytes, send: Send, up_started: float, state: RelayState,
+    ) -> None:
+        """Non-stream reply (or a stream call the upstream answered with an error)."""
+        call, chain = prepared.call, prepared.chain
+        parsed: dict[str, Any] | None = None
+        if response.status_code == 200 and (prepared.loop is not None or chain.observers):
+            try:
+                value = json.loads(body)
+            except ValueError:
+                value = None
+            parsed = value if isinstance(value, dict) else None
+            if parsed is not None and prepared.loop is not None:
+                body, parsed = await prepared.loop.complete(body, parsed, self._post(call))
+        up_time = time.perf_counter() - up_started
+        overhead = (time.perf_counter() - call.started) - up_time
+        state.first_byte_at = time.perf_counter()
+        await send_bytes(send, response.status_code, body, [*relay_headers(response.raw_headers), *self.meta_headers(call, overhead)])
+        if parsed is not None and chain.observers:
+            chain.complete(call, reply_from_response(parsed, stream=False, max_chars=self._config.chain.max_capture_bytes))
+
+    async def _stream(
+        self, prepared: Prepared, response: Any, send: Send, state: RelayState, emitter: Emitter, overhead: float,
+    ) -> None:
+        headers = [
+            *(h for h in relay_headers(response.raw_headers) if h[0] != b"content-type"),
+            *SSE_HEADERS,
+            *self.meta_headers(prepared.call, overhead),
+        ]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        state.first_byte_at = time.perf_counter()
+        if prepared.loop is not None:
+            await prepared.loop.stream(response, self._post(prepared.call), emitter)
+        else:
+            await _relay(response, emitter)
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        self._complete(prepared, state, cancelled=False)
+
+    def _complete(self, prepared: Prepared, state: RelayState, *, cancelled: bool) -> None:
+        if state.assembler is None or not prepared.chain.observers:
+            return
+        prepared.chain.complete(prepared.call, state.assembler.build(cancelled=cancelled, error=state.error))
+
+
+async def _relay(response: Any, emitter: Emitter) -> None:
+    """Every upstream read's complete events in one write, with their bytes (a partial
+    event waits for its end); events counted, and parsed only for the assembler."""
+    decoder = SSEDecoder()
+    async for part in response.aiter_raw():
+        events = decoder.feed(part)
+        if not events:
+            continue
+        for event in events:
+            if event.data is not None:
+                emitter.sent += 1
+                if emitter.observe is not None:
+                    try:
+                        data = json.loads(event.data)
+                    except ValueError:
+                        continue
+                    if isinstance(data, dict):
+                        emitter.observe(data)
+        await emitter.write(events[0].raw if len(events) == 1 else b"".join(e.raw for e in events))
+    tail = decoder.flush()
+    if tail:
+        await emitter.write(b"".join(e.raw for e in tail))
