@@ -149,7 +149,7 @@ def test_group_weight_biases_the_draw():
 def test_sticky_keeps_an_entry_active_without_its_key_then_it_lapses():
     sticky = [entry("s", keywords=("storm",), sticky=2)]
     first = run(sticky, ["storm!"], clock=1)
-    assert ids(first) == ["s"] and first.timed == {"s": (3, 0)}
+    assert ids(first) == ["s"] and first.timed == {"s": (3, 0, 1)}
     assert ids(run(sticky, ["calm"], clock=3, timed=first.timed)) == ["s"]
     after = run(sticky, ["calm"], clock=4, timed=first.timed)
     assert ids(after) == [] and after.expired == ("s",)
@@ -158,17 +158,28 @@ def test_sticky_keeps_an_entry_active_without_its_key_then_it_lapses():
 def test_cooldown_blocks_reactivation_for_n_messages_after_activation_or_after_sticky():
     cool = [entry("c", keywords=("storm",), cooldown=2)]
     first = run(cool, ["storm"], clock=1)
-    assert first.timed == {"c": (0, 3)}
+    assert first.timed == {"c": (0, 3, 1)}
     assert ids(run(cool, ["storm"], clock=2, timed=first.timed)) == []
     assert ids(run(cool, ["storm"], clock=3, timed=first.timed)) == []
     assert ids(run(cool, ["storm"], clock=4, timed=first.timed)) == ["c"]
     assert ids(run(cool, ["storm"], clock=1, timed=first.timed)) == ["c"]  # the same turn resent
     both = [entry("b", keywords=("storm",), sticky=2, cooldown=2)]
     state = run(both, ["storm"], clock=1).timed
-    assert state == {"b": (3, 5)}
+    assert state == {"b": (3, 5, 1)}
     assert ids(run(both, ["calm"], clock=3, timed=state)) == ["b"]
     assert ids(run(both, ["storm"], clock=5, timed=state)) == []
     assert ids(run(both, ["storm"], clock=6, timed=state)) == ["b"]
+
+
+def test_effects_of_a_turn_that_did_not_advance_the_chat_are_dropped():
+    # ST WorldInfoTimedEffects (public/scripts/world-info.js): an effect whose start is not
+    # below the chat length ("chat not advanced": the reply failed or was regenerated) is
+    # removed before the scan, so the turn is evaluated afresh.
+    both = [entry("b", keywords=("storm",), sticky=2, cooldown=2)]
+    failed = run(both, ["storm"], clock=1)
+    retried = run(both, ["calm"], clock=1, timed=failed.timed)  # the user edited the failed turn
+    assert ids(retried) == [] and retried.expired == ("b",)
+    assert ids(run(both, ["calm"], clock=3, timed=failed.timed)) == ["b"]  # the chat went on: sticky
 
 
 def test_delay_needs_that_many_messages_in_the_chat():
