@@ -13,11 +13,12 @@ def entry(id_, content=None, **fields):
     return LoreEntry(id=id_, content=content or f"<{id_}>", **fields)
 
 
-def run(entries, messages, *, settings=None, clock=None, timed=None, seed=0, today=date(2026, 11, 23)):
+def run(entries, messages, *, settings=None, clock=None, timed=None, seed=0, today=date(2026, 11, 23), similarity=None):
     book = CompiledBook(entries, settings or EngineSettings())
     result = activate(
         book, messages, clock=len(messages) if clock is None else clock, timed=timed or {},
         rng=random.Random(seed), count_tokens=lambda text: len(text), today=today, now_ms=0,
+        similarity=similarity,
     )
     return result
 
@@ -217,3 +218,27 @@ def test_a_scan_depth_longer_than_the_chat_scans_the_whole_chat():
 def test_emotions_are_read_in_a_chat_shorter_than_the_scan_depth():
     comfort = [entry("comfort", trigger_type="emotional", emotional_context=("joy",)), entry("deep", keywords=("x",), scan_depth=9)]
     assert ids(run(comfort, ["so happy", "ok"], settings=EngineSettings(scan_depth=3))) == ["comfort"]
+
+
+# --- seed 001 semantic trigger = SillyTavern "vectorized" entries (Vector Storage
+# extension, activateWorldInfo: max_entries most similar at or above score_threshold) ---
+def test_semantic_entries_activate_by_similarity_the_most_similar_first():
+    entries = [entry("tide", trigger_type="semantic"), entry("bell", trigger_type="semantic"),
+               entry("gate", keywords=("moon gate",), trigger_type="semantic"), entry("plain", keywords=("x",))]
+    book_settings = EngineSettings(semantic_threshold=0.5, semantic_max_entries=1)
+    assert CompiledBook(entries, book_settings).semantic == (0, 1, 2)
+    assert ids(run(entries, ["the sea rises"], settings=book_settings, similarity={0: 0.9, 1: 0.6})) == ["tide"]
+    wider = EngineSettings(semantic_threshold=0.5, semantic_max_entries=5)
+    assert sorted(ids(run(entries, ["the sea rises"], settings=wider, similarity={0: 0.9, 1: 0.6}))) == ["bell", "tide"]
+    assert ids(run(entries, ["the sea rises"], settings=wider, similarity={0: 0.4})) == []  # below the threshold
+    assert ids(run(entries, ["open the moon gate"], settings=wider)) == ["gate"]  # keys still work without vectors
+    found = run(entries, ["the sea rises"], settings=wider, similarity={0: 0.9})
+    assert [(a.reason, a.score) for a in found.entries] == [("semantic", 0.9)]
+
+
+def test_semantic_relevance_is_the_weight_times_the_similarity():
+    entries = [entry("tide", trigger_type="semantic", relevance_weight=0.5)]
+    settings = EngineSettings(relevance_threshold=0.5)
+    assert ids(run(entries, ["sea"], settings=settings, similarity={0: 0.9})) == []  # 0.45 < 0.5
+    heavy = [entry("tide", trigger_type="semantic", relevance_weight=2.0)]
+    assert ids(run(heavy, ["sea"], settings=settings, similarity={0: 0.3})) == ["tide"]  # 0.6
