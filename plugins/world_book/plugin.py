@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import hashlib
 import random
 import time
 import weakref
@@ -87,6 +88,9 @@ WORLD_BOOK_ORDER = 30
 CHAT_ROLES = ("user", "assistant")
 #: Semantic entries embedded per call to the embedder (a book's first embedding).
 EMBED_CHUNK = 64
+#: Semantic entries compared with the query on the event loop; more go to a thread
+#: (measured: 0.1 ms at 1,000 rows of 384 floats, 5 ms at 10,000).
+INLINE_ROWS = 2048
 DEFAULT_HEADINGS = {"episodic": "Episodes", "semantic": "World", "trait": "Traits", "goal": "Goals"}
 
 
@@ -169,6 +173,8 @@ class WorldBook:
         self.services = services
         # entry vectors per compiled book (so per book version): embedding in progress or done
         self._vectors: weakref.WeakKeyDictionary[CompiledBook, asyncio.Task[np.ndarray]] = weakref.WeakKeyDictionary()
+        # the same semantic contents (a role's book seen by each of its users) share one matrix
+        self._by_contents: weakref.WeakValueDictionary[str, asyncio.Task[np.ndarray]] = weakref.WeakValueDictionary()
         self.encoding = tiktoken.get_encoding(FALLBACK_ENCODING)
         self._books: OrderedDict[tuple[str, str], tuple[tuple[int, int], CompiledBook]] = OrderedDict()
 
@@ -231,10 +237,14 @@ class WorldBook:
         embedding outlives the request that started it; a failed one is retried by the
         next request)."""
         task = self._vectors.get(book)
-        if task is None or (task.done() and (task.cancelled() or task.exception() is not None)):
+        if task is None or _failed(task):
             contents = [book.entries[i].content for i in book.semantic]
-            task = asyncio.ensure_future(self._embed_chunked(contents))
-            task.add_done_callback(_retrieve)
+            digest = hashlib.sha256("\x00".join(contents).encode("utf-8", "surrogatepass")).hexdigest()
+            task = self._by_contents.get(digest)
+            if task is None or _failed(task):
+                task = asyncio.ensure_future(self._embed_chunked(contents))
+                task.add_done_callback(_retrieve)
+                self._by_contents[digest] = task
             self._vectors[book] = task
         return task
 
@@ -264,8 +274,10 @@ class WorldBook:
         except MemoryUnavailable:
             call.note_degraded(self.name, "semantic_unavailable")
             return None
-        scores = vectors @ query_vector
-        above = np.flatnonzero(scores >= self.config.semantic_threshold)
+        if len(vectors) > INLINE_ROWS:  # ~5 ms at 10,000 rows: off the event loop
+            above, scores = await asyncio.to_thread(_above, vectors, query_vector, self.config.semantic_threshold)
+        else:
+            above, scores = _above(vectors, query_vector, self.config.semantic_threshold)
         return {book.semantic[j]: float(scores[j]) for j in above}
 
     def _text(self, entries: Sequence[Activated]) -> str:
@@ -298,6 +310,17 @@ class WorldBook:
 
 def _fixed(text: str, _: object) -> str:
     return text
+
+
+def _above(vectors: np.ndarray, query: np.ndarray, threshold: float) -> tuple[np.ndarray, np.ndarray]:
+    """Row indices of ``vectors`` whose cosine with ``query`` is at least ``threshold``
+    (unit rows: the dot product), and every row's cosine."""
+    scores = vectors @ query
+    return np.flatnonzero(scores >= threshold), scores
+
+
+def _failed(task: asyncio.Task[np.ndarray]) -> bool:
+    return task.done() and (task.cancelled() or task.exception() is not None)
 
 
 def _retrieve(task: asyncio.Task[np.ndarray]) -> None:

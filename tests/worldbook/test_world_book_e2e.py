@@ -111,3 +111,27 @@ def test_another_user_does_not_see_a_users_own_book_and_a_tool_pair_is_not_split
     got = upstream.chat_requests()[-1].json["messages"]
     assert got[2] == {"role": "assistant", "content": "[alice's secret]"}  # moved before the tool call
     assert got[3]["tool_calls"] and got[4]["role"] == "tool"
+
+
+def test_a_failed_reply_does_not_start_timed_effects(gateway, upstream, redis_url):
+    # ST WorldInfoTimedEffects (public/scripts/world-info.js): effects are recorded with the
+    # chat length when the prompt is built and dropped while the chat has not advanced past
+    # it, so a failed (or regenerated) reply leaves the retried turn to be evaluated afresh.
+    from tests.support.upstream_double import JSONReply
+
+    moon = ("system", "[The Moon Gate opens only at midnight.]")
+    lore(gateway, redis_url, [LoreEntry(id="moon", content=moon[1], keywords=("moon gate",), sticky=3,
+                                        position="depth", depth=0, role="system")])
+    alice = openai.OpenAI(base_url=gateway.base_url, api_key=ALICE_KEY, max_retries=0)
+    upstream.enqueue(JSONReply({"error": {"message": "overloaded", "type": "server_error", "param": None,
+                                          "code": None}}, status=500))
+    with pytest.raises(openai.APIStatusError):
+        ask(alice, [SYSTEM, {"role": "user", "content": "Where is the Moon Gate?"}], False, conversation="fail-1")
+    assert texts(upstream.chat_requests()[-1])[-1] == moon  # the failed call had it
+    ask(alice, [SYSTEM, {"role": "user", "content": "Never mind, sing me a song."}], False, conversation="fail-1")
+    assert moon not in texts(upstream.chat_requests()[-1])  # not sticky: that turn never happened
+    chat = [SYSTEM, {"role": "user", "content": "Where is the Moon Gate?"}]
+    reply = ask(alice, chat, False, conversation="fail-2")
+    chat += [{"role": "assistant", "content": reply}, {"role": "user", "content": "Sing me a song."}]
+    ask(alice, chat, False, conversation="fail-2")
+    assert texts(upstream.chat_requests()[-1])[-1] == moon  # a reply came: sticky on the next turn
