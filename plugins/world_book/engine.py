@@ -196,6 +196,8 @@ class CompiledBook:
             for e in self.entries
         ]
         self.neg_priority = [-e.priority for e in self.entries]
+        #: Simple entries a key in the chat activates directly (not delayed until recursion).
+        self.direct = [simple and not e.delay_until_recursion for simple, e in zip(self.simple, self.entries)]
         self.groups = [e.group for e in self.entries]
         for i, entry in enumerate(self.entries):
             if entry.is_constant:
@@ -448,7 +450,8 @@ def activate(
     live_ix = {book.index[key] for key in live if key in book.index}
     plain = book.plain
     neg_priority = book.neg_priority
-    tokens_of = book.tokens
+    direct = book.direct
+    token_counts = book._tokens
 
     taken: list[Activated] = []
     considered: set[int] = set()
@@ -465,7 +468,7 @@ def activate(
     for i in book.constants:
         found.setdefault(i, "constant")
     for i, hits in chat_hits.items():
-        if not entries[i].delay_until_recursion and keyword_ok(i, hits):
+        if (shallow and direct[i]) or (not entries[i].delay_until_recursion and keyword_ok(i, hits)):
             found.setdefault(i, "keyword")
     for i in book.dated:
         if _date_matches(entries[i].dates, today):
@@ -510,7 +513,9 @@ def activate(
                 cap = max_per_type.get(entry.type)
                 if cap is not None and per_type.get(entry.type, 0) >= cap:
                     continue
-            tokens = tokens_of(i, count_tokens)
+            tokens = token_counts.get(i)
+            if tokens is None:
+                tokens = book.tokens(i, count_tokens)
             if used + tokens > settings.budget_tokens:
                 overflow = True
                 break
