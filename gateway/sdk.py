@@ -274,7 +274,7 @@ class Services:
             return await self.embedder.embed_many(list(texts))
         except MemoryUnavailable:
             raise
-        except Exception as exc:  # noqa: BLE001  # one documented error for plugins
+        except Exception as exc:  # one documented error for plugins
             raise MemoryUnavailable(f"embedding failed: {type(exc).__name__}: {exc}") from exc
 
     @property

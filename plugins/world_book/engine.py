@@ -197,7 +197,7 @@ class CompiledBook:
         ]
         self.neg_priority = [-e.priority for e in self.entries]
         #: Simple entries a key in the chat activates directly (not delayed until recursion).
-        self.direct = [simple and not e.delay_until_recursion for simple, e in zip(self.simple, self.entries)]
+        self.direct = [simple and not e.delay_until_recursion for simple, e in zip(self.simple, self.entries, strict=True)]
         self.groups = [e.group for e in self.entries]
         for i, entry in enumerate(self.entries):
             if entry.is_constant:
