@@ -34,15 +34,18 @@ Rules, each from SillyTavern's documentation "World Info"
    one group activated together only one is kept: a sticky one, else the highest
    ``priority`` among ``groupOverride`` ones, else one drawn by ``groupWeight``. A group
    that already has an entry from an earlier pass takes no more.
-9. **Timed effects** (*ST Timed Effects*; the clock is the chat's message count ``t``):
-   ``sticky`` N keeps an entry active without its keys until ``t`` exceeds activation +
-   N; ``cooldown`` N blocks re-activation for N messages after activation, or after the
-   sticky period when there is one; ``delay`` N blocks activation while the chat has fewer
-   than N messages. Effects are recorded when the prompt is built, with the chat length
-   then (``start``), and count only once the chat has grown past it: an effect whose
-   ``start`` is not below the current length (the reply failed or was regenerated and
-   the same turn comes again) is dropped before activation, as SillyTavern's
-   ``WorldInfoTimedEffects`` does ("chat not advanced", ``public/scripts/world-info.js``).
+9. **Timed effects** (*ST Timed Effects*; the clock is the chat's message count, user
+   and assistant messages alike, so it advances once per message, generated or not).
+   Counted exactly as SillyTavern's ``WorldInfoTimedEffects``
+   (``public/scripts/world-info.js``): an entry activated at chat length ``t`` with
+   ``sticky`` N stays active without its keys while the length is below ``t + N``; with
+   ``cooldown`` N it cannot activate again while the length is below ``t + N``, or, after
+   a sticky period, for N messages from the length at which the period was seen to end;
+   ``delay`` N blocks activation while the chat has fewer than N messages. Effects are
+   recorded when the prompt is built, with the length then, and an effect whose start is
+   not below the current length is dropped before the scan ("chat not advanced": the
+   reply failed or is being regenerated, and the same turn comes again), so such a turn
+   is evaluated afresh.
 10. **Seed 001 extras**: ``trigger_type`` temporal entries activate on their ``dates``;
     emotional entries when a cue of one of their ``emotionalContext`` categories is in the
     scanned text (:mod:`plugins.world_book.emotions`); relevance = ``relevanceWeight`` x
@@ -81,9 +84,10 @@ from plugins.world_book.emotions import EMOTION_WORDS
 
 __all__ = ["Activated", "Activation", "CompiledBook", "EngineSettings", "activate"]
 
-#: ``entry id -> (sticky until, cooldown until, start)`` in chat-message counts; ``start``
-#: is the chat length when the entry was activated.
-TimedState = dict[str, tuple[int, int, int]]
+#: ``entry id -> (sticky start, sticky end, cooldown start, cooldown end, protected)`` in
+#: chat-message counts (end 0: no such effect; protected 1: a cooldown that followed a
+#: sticky period), SillyTavern's ``chat_metadata.timedWorldInfo``.
+TimedState = dict[str, tuple[int, int, int, int, int]]
 
 #: Joins the scanned messages into one text: not a word character (whole-word edges hold
 #: at message ends) and in no plain key, so no key matches across two messages.
@@ -375,7 +379,7 @@ def activate(
     messages: Sequence[str],
     *,
     clock: int,
-    timed: Mapping[str, tuple[int, int, int]],
+    timed: Mapping[str, tuple[int, int, int, int, int]],
     rng: random.Random,
     count_tokens: Callable[[str], int],
     today: date,
@@ -430,24 +434,13 @@ def activate(
             "not_any": matched == 0, "not_all": matched < total,
         }[logic]
 
-    # ST "chat not advanced": an effect set at this chat length or later (a failed or
-    # regenerated reply, the same turn resent) is dropped, not applied (rule 9).
-    live = {key: state for key, state in timed.items() if state[2] < clock}
+    sticky_now, cooling, effects = _check_timed(book, timed, clock)
 
-    def blocked(entry: LoreEntry) -> bool:
-        if clock < entry.delay:
-            return True
-        state = live.get(entry.id)
-        if state is None:
-            return False
-        sticky_until, cooldown_until, start = state
-        return bool(cooldown_until) and (sticky_until or start) < clock <= cooldown_until
+    def blocked(i: int) -> bool:
+        return clock < entries[i].delay or (i in cooling and i not in sticky_now)
 
-    sticky_now = {
-        book.index[key] for key, (until, _, _) in live.items() if key in book.index and until >= clock
-    }
     emotional_hits = {i for cue in emotions for i in book.emotional.get(cue, ())}
-    live_ix = {book.index[key] for key in live if key in book.index}
+    timed_ix = sticky_now | cooling
     plain = book.plain
     neg_priority = book.neg_priority
     direct = book.direct
@@ -460,7 +453,6 @@ def activate(
     max_per_type = settings.max_per_type
     used = 0
     overflow = False
-    new_timed: TimedState = {}
 
     found: dict[int, str] = {}
     for i in sticky_now:
@@ -486,12 +478,12 @@ def activate(
                 continue
             considered.add(i)
             static = plain[i]
-            if static is not None and static >= 0 and i not in live_ix and i not in emotional_hits and i not in similar:
+            if static is not None and static >= 0 and i not in timed_ix and i not in emotional_hits and i not in similar:
                 pool.append((i, why, static))  # the common case, decided at compile time
                 continue
             entry = entries[i]
             if why != "sticky":
-                if (entry.delay or entry.id in live) and blocked(entry):
+                if (entry.delay or i in timed_ix) and blocked(i):
                     continue
                 if entry.probability < 100 and not rng.random() * 100 < entry.probability:
                     continue
@@ -525,9 +517,13 @@ def activate(
             added.append(i)
             if entry.group:
                 groups_done.add(entry.group)
-            if why != "sticky" and (entry.sticky or entry.cooldown):
-                until = clock + entry.sticky if entry.sticky else 0
-                new_timed[entry.id] = (until, (until or clock) + entry.cooldown if entry.cooldown else 0, clock)
+            if entry.sticky or entry.cooldown:  # ST setTimedEffects: only where none is running
+                ss, se, cs, ce, protected = effects.get(entry.id, _NO_EFFECT)
+                if entry.sticky and not se:
+                    ss, se = clock, clock + entry.sticky
+                if entry.cooldown and not ce:
+                    cs, ce, protected = clock, clock + entry.cooldown, 0
+                effects[entry.id] = (ss, se, cs, ce, protected)
         if overflow or step == settings.max_recursion:
             break
         scanned = [i for i in added if not entries[i].prevent_recursion and entries[i].content]
@@ -548,12 +544,52 @@ def activate(
         if not found:
             break
 
-    expired = tuple(
-        key for key, (sticky_until, cooldown_until, start) in timed.items()
-        if key not in new_timed and (start >= clock or max(sticky_until, cooldown_until) < clock)
-    )
+    changed = {key: state for key, state in effects.items() if timed.get(key) != state}
+    expired = tuple(key for key in timed if key not in effects)
     ordered = tuple(sorted(taken, key=lambda a: a.entry.priority))
-    return Activation(ordered, new_timed, expired, overflow)
+    return Activation(ordered, changed, expired, overflow)
+
+
+_NO_EFFECT = (0, 0, 0, 0, 0)
+
+
+def _check_timed(
+    book: CompiledBook, timed: Mapping[str, tuple[int, int, int, int, int]], clock: int
+) -> tuple[set[int], set[int], dict[str, tuple[int, int, int, int, int]]]:
+    """SillyTavern's ``WorldInfoTimedEffects.checkTimedEffects`` (rule 9): the entries
+    sticky now, the entries cooling down now, and the effects still running (ended or
+    void ones removed, a sticky period that ended replaced by its protected cooldown).
+
+    For each effect, in this order: not advanced (``clock <= start``, not protected) ->
+    removed; its entry gone from the book -> removed once ``clock >= end``; its entry no
+    longer has the effect -> removed; ended (``clock >= end``) -> removed, and an ended
+    sticky period starts the entry's cooldown now (``clock`` .. ``clock + cooldown``,
+    protected); else running."""
+    index = book.index
+    entries = book.entries
+    sticky_now: set[int] = set()
+    cooling: set[int] = set()
+    effects: dict[str, tuple[int, int, int, int, int]] = {}
+    for key, (ss, se, cs, ce, protected) in timed.items():
+        i = index.get(key)
+        entry = entries[i] if i is not None else None
+        if se:
+            if clock <= ss or (entry is None and clock >= se) or (entry is not None and not entry.sticky):
+                ss = se = 0
+            elif entry is not None and clock >= se:
+                ss = se = 0
+                if entry.cooldown:
+                    cs, ce, protected = clock, clock + entry.cooldown, 1
+            elif i is not None:
+                sticky_now.add(i)
+        if ce:
+            if (clock <= cs and not protected) or clock >= ce or (entry is not None and not entry.cooldown):
+                cs = ce = protected = 0
+            elif i is not None:
+                cooling.add(i)
+        if se or ce:
+            effects[key] = (ss, se, cs, ce, protected)
+    return sticky_now, cooling, effects
 
 
 def _groups(
