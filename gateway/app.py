@@ -205,7 +205,7 @@ async def compose(
             )
             services = Services(
                 redis=redis, memory=store, upstreams=upstreams, telemetry=telemetry,
-                key_prefix=config.memory.key_prefix,
+                key_prefix=config.memory.key_prefix, embedder=store.embedder,
             )
             chains = ChainFactory(
                 config.plugins, registry if registry is not None else default_registry(), services,

@@ -40,7 +40,8 @@ Rules a plugin can rely on (and must follow):
   failure: counted in ``memgate_plugin_failures_total``, named the same way, and the
   declared fallback runs (``on_failure`` of the entry for request hooks; the
   ``*_fallback`` method for reply hooks). Plugins never catch ``Exception`` to fail open
-  themselves, and never touch ``x-memgate-degraded``.
+  themselves, and never touch ``x-memgate-degraded`` except through
+  :meth:`CallContext.note_degraded` (the hook did its job, but only in part).
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from gateway.admission import Admission, AdmissionConfig, AdmissionRegistry, Overloaded
@@ -61,6 +63,7 @@ from gateway.lorebook.repository import LorebookRepository
 from gateway.memorization.capture import CONVERSATION_HEADER, conversation_id
 from gateway.memorization.config import MemorizeConfig
 from gateway.memorization.ingest import IngestResult, NewConversation
+from gateway.memory.embeddings.base import Embedder
 from gateway.memory.embeddings.batching import EmbeddingOverloaded
 from gateway.memory.records import MemoryRecord, MemoryType, NewMemory, Scope, ScoredMemory, Tenant, profile_topic
 from gateway.model_client import ModelClient, ModelConfig, ModelOutputError
@@ -94,6 +97,7 @@ __all__ = [
     "CircuitBreaker",
     "CompletionObserver",
     "ConversationIngester",
+    "Embedder",
     "EmbeddingOverloaded",
     "Exchange",
     "Forgetter",
@@ -212,6 +216,14 @@ class CallContext:
         """Seconds left of the request phase's deadline (may be negative)."""
         return self.deadline_s - (time.perf_counter() - self.started)
 
+    def note_degraded(self, plugin: str, reason: str) -> None:
+        """Say that ``plugin``'s hook did its job only in part (one of its sources was
+        slow or down, e.g. ``world_book`` without its semantic triggers): ``plugin:reason``
+        goes into ``x-memgate-degraded`` and ``memgate_degraded_total`` as for
+        :class:`Skipped`, but the hook's change is kept. ``reason``: a short snake_case
+        word."""
+        self._degraded.append(f"{plugin}:{reason}")
+
 
 def _no_telemetry() -> Telemetry:
     from gateway.config import TelemetryConfig
@@ -235,6 +247,8 @@ class Services:
             config (:mod:`gateway.admission`).
         key_prefix: the Redis key prefix (``memory.key_prefix``) for a plugin's own keys
             (:class:`LorebookRepository`).
+        embedder: the gateway's embedding model (the memory store's, behind its Redis
+            vector cache and micro-batcher); use :meth:`embed`. None without memory.
     """
 
     redis: aioredis.Redis | None = None
@@ -244,6 +258,33 @@ class Services:
     breakers: BreakerRegistry = field(default_factory=BreakerRegistry)
     admission: AdmissionRegistry = field(default_factory=AdmissionRegistry)
     key_prefix: str = "mg"
+    embedder: Embedder | None = None
+
+    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Unit-length vectors of ``texts``: shape ``(len(texts), dimensions)``, float32,
+        the model of ``memory.embedding`` (cosine similarity = dot product).
+
+        The gateway's embedder does the work: the model runs in its worker thread (never
+        on the event loop), concurrent callers share micro-batches
+        (``memory.embedding.batch_max``), and vectors are cached in Redis by the text's
+        sha256 for ``memory.embedding.cache_ttl_s``, so embedding the same text again costs
+        one MGET. No deadline of its own: wrap the call in ``asyncio.timeout``.
+
+        Raises:
+            MemoryUnavailable: no embedder (memory not configured), the model or the
+                embeddings API failed, or the queue is full (:class:`EmbeddingOverloaded`);
+                the only exception, so a caller can fail open on it alone.
+        """
+        if self.embedder is None:
+            raise MemoryUnavailable("no embedding model (memory: section)")
+        if not texts:
+            return np.zeros((0, self.embedder.dimensions), dtype=np.float32)
+        try:
+            return await self.embedder.embed_many(list(texts))
+        except MemoryUnavailable:
+            raise
+        except Exception as exc:  # one documented error for plugins
+            raise MemoryUnavailable(f"embedding failed: {type(exc).__name__}: {exc}") from exc
 
     @property
     def metrics(self) -> Metrics:

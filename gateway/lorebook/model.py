@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal
 
+import regex
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
@@ -51,25 +52,29 @@ Role = Literal["system", "user", "assistant"]
 _REGEX_KEY = re.compile(r"^/(.+)/([a-z]*)$", re.S)
 
 
-def parse_regex_key(key: str) -> re.Pattern[str] | None:
+def parse_regex_key(key: str) -> regex.Pattern[str] | None:
     """The compiled pattern of a ``/pattern/flags`` key, None for a plain key.
 
     As in SillyTavern (*World Info > Regular Expression as Keys*: "If a defined key is a
     valid regex ... it will be treated as such"), a key that looks like a regex but does
     not compile, or has a flag other than ``i``, ``m``, ``s``, ``g``, ``u`` (``g``/``u``
     are no-ops here), is a plain key.
+
+    Compiled with the ``regex`` package in its ``re``-compatible mode (V0): the same
+    syntax and matches as ``re``, but a case-insensitive pattern keeps the literal-prefix
+    search (``/dragons?/i`` over 3,000 characters: 3 us instead of ``re``'s 75 us).
     """
     found = _REGEX_KEY.match(key)
     if not found:
         return None
-    flags = 0
+    flags = regex.V0
     for flag in found.group(2):
         if flag not in "imsgu":
             return None
-        flags |= {"i": re.I, "m": re.M, "s": re.S}.get(flag, 0)
+        flags |= {"i": regex.I, "m": regex.M, "s": regex.S}.get(flag, 0)
     try:
-        return re.compile(found.group(1), flags)
-    except re.error:
+        return regex.compile(found.group(1), flags)
+    except (regex.error, re.error, ValueError, OverflowError):
         return None
 
 

@@ -5,7 +5,7 @@
                                                        role), hash ``id -> JSON``; version
 ``<p>:{<user>}:lore:<friend>:books`` / ``:ver``        one user's books for the role
 ``<p>:{<user>}:lore:<friend>:conv:<conversation>``     timed effects of one conversation,
-                                                       hash ``entry id -> "sticky,cooldown"``
+                                                       hash ``entry id -> "ss,se,cs,ce,p"`` (TimedState)
 =====================================================  ===================================
 
 Ids are escaped with :func:`gateway.memory.keys.escape_key_part` (no ``{``, ``}``, ``:``,
@@ -30,8 +30,9 @@ __all__ = ["CONVERSATION_TTL_S", "LorebookRepository", "TimedState"]
 #: Timed-effect state of a conversation expires after a week without a request.
 CONVERSATION_TTL_S = 7 * 24 * 3600
 
-#: ``entry id -> (sticky until, cooldown until)``, in chat-message counts.
-TimedState = dict[str, tuple[int, int]]
+#: ``entry id -> (sticky start, sticky end, cooldown start, cooldown end, protected)``,
+#: in chat-message counts (:data:`plugins.world_book.engine.TimedState`).
+TimedState = dict[str, tuple[int, int, int, int, int]]
 
 
 class LorebookRepository:
@@ -138,13 +139,16 @@ class LorebookRepository:
         raw = await self.redis.hgetall(self._conversation_key(friend_id, user_id, conversation))
         state: TimedState = {}
         for key, value in raw.items():
-            sticky, _, cooldown = (value.decode() if isinstance(value, bytes) else value).partition(",")
+            parts = (value.decode() if isinstance(value, bytes) else value).split(",")
+            if len(parts) != 5:  # the two-field format of earlier versions: not comparable
+                continue
             name = key.decode() if isinstance(key, bytes) else key
-            state[name] = (int(sticky or 0), int(cooldown or 0))
+            ss, se, cs, ce, protected = (int(p or 0) for p in parts)
+            state[name] = (ss, se, cs, ce, protected)
         return state
 
     async def save_timed_state(
-        self, friend_id: str, user_id: str, conversation: str, changed: Mapping[str, tuple[int, int]],
+        self, friend_id: str, user_id: str, conversation: str, changed: Mapping[str, tuple[int, int, int, int, int]],
         expired: Iterable[str] = (),
     ) -> None:
         """Write ``changed`` entries, drop ``expired`` ones, refresh the TTL."""
@@ -154,7 +158,7 @@ class LorebookRepository:
             if gone:
                 pipe.hdel(key, *gone)
             if changed:
-                pipe.hset(key, mapping={k: f"{s},{c}" for k, (s, c) in changed.items()})
+                pipe.hset(key, mapping={k: ",".join(map(str, v)) for k, v in changed.items()})
             pipe.expire(key, CONVERSATION_TTL_S)
             await pipe.execute()
 

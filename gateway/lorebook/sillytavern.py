@@ -14,7 +14,10 @@ Accepted input (:func:`import_lorebook`):
 Every field the engine supports is mapped (:class:`~gateway.lorebook.model.LoreEntry`);
 the others are counted in :attr:`Imported.ignored` (``field -> entries``), and positions
 the gateway cannot honour (Author's Note, example messages, outlets) are mapped to
-``after_char`` and listed in :attr:`Imported.notes`. Seed 001 fields SillyTavern lacks
+``after_char`` and listed in :attr:`Imported.notes`. SillyTavern's ``vectorized`` flag
+(a world-file entry's ``vectorized``, a card entry's ``extensions.vectorized``: the entry
+is matched by its Vector Storage extension) is seed 001's ``triggerType`` ``semantic``,
+both ways. Seed 001 fields SillyTavern lacks
 (``type``, ``triggerType``, weights, topics, dates...) travel in each exported entry's
 ``memgate`` object, which this importer reads back: export then import is lossless for
 every field the engine uses.
@@ -48,7 +51,7 @@ WORLD_FIELDS = frozenset({
     "uid", "key", "keysecondary", "comment", "content", "constant", "selectiveLogic", "order",
     "position", "disable", "excludeRecursion", "preventRecursion", "delayUntilRecursion",
     "probability", "useProbability", "depth", "group", "groupOverride", "groupWeight", "scanDepth",
-    "caseSensitive", "matchWholeWords", "role", "sticky", "cooldown", "delay", "memgate",
+    "caseSensitive", "matchWholeWords", "role", "sticky", "cooldown", "delay", "memgate", "vectorized",
 })
 #: Character-book entry fields (spec v2/v3) mapped onto the model.
 CARD_FIELDS = frozenset({
@@ -60,6 +63,7 @@ CARD_EXTENSIONS = frozenset({
     "position", "exclude_recursion", "prevent_recursion", "delay_until_recursion", "probability",
     "useProbability", "depth", "selectiveLogic", "group", "group_override", "group_weight",
     "scan_depth", "case_sensitive", "match_whole_words", "role", "sticky", "cooldown", "delay", "memgate",
+    "vectorized",
 })
 SEED_FIELDS = ("type", "trigger_type", "relevance_weight", "emotional_weight", "time_decay_factor",
                "related_topics", "emotional_context", "dates", "timestamp")
@@ -180,6 +184,8 @@ def _common(raw: dict[str, Any], get: Any, fields: dict[str, Any]) -> None:
     for name in ("sticky", "cooldown", "delay"):
         value = get(name)
         fields[name] = int(value or 0)
+    if get("vectorized") is True:
+        fields["trigger_type"] = "semantic"
     memgate = raw.get("memgate") or get("memgate")
     if isinstance(memgate, dict):
         for name in SEED_FIELDS:
@@ -294,6 +300,7 @@ def export_world_info(book: Lorebook) -> dict[str, Any]:
             "sticky": entry.sticky or None,
             "cooldown": entry.cooldown or None,
             "delay": entry.delay or None,
+            "vectorized": entry.trigger_type == "semantic",
             "displayIndex": n,
             "memgate": {name: getattr(entry, name) for name in SEED_FIELDS},
         }

@@ -128,6 +128,12 @@ class TenantMemoryStore:
         self.backend_name = repo.backend.name
         self.dimensions = embedder.dimensions
 
+    @property
+    def embedder(self) -> Embedder:
+        """The store's embedder (Redis vector cache in front of the model), shared with
+        plugins through :meth:`gateway.sdk.Services.embed`."""
+        return self._embedder
+
     async def add(self, tenant, memories):
         single = isinstance(memories, NewMemory)
         batch = [memories] if single else builtins.list(memories)

@@ -34,21 +34,36 @@ Rules, each from SillyTavern's documentation "World Info"
    one group activated together only one is kept: a sticky one, else the highest
    ``priority`` among ``groupOverride`` ones, else one drawn by ``groupWeight``. A group
    that already has an entry from an earlier pass takes no more.
-9. **Timed effects** (*ST Timed Effects*; the clock is the chat's message count ``t``):
-   ``sticky`` N keeps an entry active without its keys until ``t`` exceeds activation +
-   N; ``cooldown`` N blocks re-activation for N messages after activation, or after the
-   sticky period when there is one; ``delay`` N blocks activation while the chat has fewer
-   than N messages.
+9. **Timed effects** (*ST Timed Effects*; the clock is the chat's message count, user
+   and assistant messages alike, so it advances once per message, generated or not).
+   Counted exactly as SillyTavern's ``WorldInfoTimedEffects``
+   (``public/scripts/world-info.js``): an entry activated at chat length ``t`` with
+   ``sticky`` N stays active without its keys while the length is below ``t + N``; with
+   ``cooldown`` N it cannot activate again while the length is below ``t + N``, or, after
+   a sticky period, for N messages from the length at which the period was seen to end;
+   ``delay`` N blocks activation while the chat has fewer than N messages. Effects are
+   recorded when the prompt is built, with the length then, and an effect whose start is
+   not below the current length is dropped before the scan ("chat not advanced": the
+   reply failed or is being regenerated, and the same turn comes again), so such a turn
+   is evaluated afresh.
 10. **Seed 001 extras**: ``trigger_type`` temporal entries activate on their ``dates``;
     emotional entries when a cue of one of their ``emotionalContext`` categories is in the
     scanned text (:mod:`plugins.world_book.emotions`); relevance = ``relevanceWeight`` x
     time decay (``exp(-timeDecayFactor x age in days)`` from ``timestamp``) x (1 +
     ``emotionalWeight`` when an emotion of the entry is present); entries below
     ``relevance_threshold`` are dropped (constants kept); ``max_per_type`` caps each type.
+11. **Semantic** (seed 001 ``triggerType`` semantic; SillyTavern's "vectorized" entries,
+    Vector Storage extension, ``activateWorldInfo``): the caller passes the cosine
+    similarity of the scan window to each semantic entry's content; the
+    ``semantic_max_entries`` (5) most similar at or above ``semantic_threshold`` (0.25)
+    activate, as SillyTavern's ``max_entries`` / ``score_threshold`` defaults. Their
+    relevance is also multiplied by the similarity. Semantic entries still activate by
+    their keys too (SillyTavern scans a vectorized entry's keys as any other's).
 
 Costs: compiling is O(total key length) once per book version; one activation is
 O(scanned text + key hits + candidate entries), independent of the number of entries
-that do not match (``python -m bench worldbook``).
+that do not match: the scanned messages are joined and cross each automaton once
+(``python -m bench worldbook``).
 """
 
 from __future__ import annotations
@@ -59,21 +74,34 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
+from typing import NamedTuple
 
 import ahocorasick
+import regex
 
 from gateway.sdk import LoreEntry, is_cjk, parse_regex_key
 from plugins.world_book.emotions import EMOTION_WORDS
 
 __all__ = ["Activated", "Activation", "CompiledBook", "EngineSettings", "activate"]
 
-#: ``entry id -> (sticky until, cooldown until)`` in chat-message counts.
-TimedState = dict[str, tuple[int, int]]
+#: ``entry id -> (sticky start, sticky end, cooldown start, cooldown end, protected)`` in
+#: chat-message counts (end 0: no such effect; protected 1: a cooldown that followed a
+#: sticky period), SillyTavern's ``chat_metadata.timedWorldInfo``.
+TimedState = dict[str, tuple[int, int, int, int, int]]
+
+#: Joins the scanned messages into one text: not a word character (whole-word edges hold
+#: at message ends) and in no plain key, so no key matches across two messages.
+_SEP = "\x00"
 
 
 @dataclass(frozen=True)
 class EngineSettings:
-    """Engine-wide defaults (the plugin's config). Units: messages and tokens."""
+    """Engine-wide defaults (the plugin's config). Units: messages and tokens.
+
+    ``semantic_threshold`` / ``semantic_max_entries``: SillyTavern's Vector Storage
+    defaults for vectorized World Info entries (``score_threshold`` 0.25, ``max_entries``
+    5; ``public/scripts/extensions/vectors/index.js``).
+    """
 
     scan_depth: int = 2  # SillyTavern's default scan depth
     case_sensitive: bool = False  # ST default
@@ -83,18 +111,18 @@ class EngineSettings:
     relevance_threshold: float = 0.0
     max_per_type: Mapping[str, int] = field(default_factory=dict)
     emotion_words: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: EMOTION_WORDS)
+    semantic_threshold: float = 0.25
+    semantic_max_entries: int = 5
 
 
 def _is_word(char: str) -> bool:
     return (char.isalnum() or char == "_") and not (char >= "\u2e80" and is_cjk(char))
 
 
-@dataclass(frozen=True, slots=True)
-class _Ref:
-    entry: int
-    secondary: bool
-    key: int
-    whole: bool  # whole-word edges to check
+#: One key of one entry in an automaton: ``(entry index, (secondary, key index), whole)``.
+_Ref = tuple[int, tuple[bool, int], bool]
+#: Key hits of the entries: ``entry index -> {(secondary, key index): distance}``.
+Hits = dict[int, dict[tuple[bool, int], int]]
 
 
 class _Matcher:
@@ -109,19 +137,37 @@ class _Matcher:
             automaton.make_automaton()
             self.automaton = automaton
 
-    def scan(self, text: str, found: Callable[[_Ref], None]) -> None:
-        if self.automaton is None or not text:
+    def scan_into(self, text: str, starts: Sequence[int] | None, into: Hits) -> None:
+        """Record the keys found in ``text`` in ``into``: distance ``bisect(starts,
+        position)`` (the message the hit is in, 1 = first) or 0 without ``starts``; a
+        key already recorded keeps its distance (``text`` lists the nearest first)."""
+        automaton = self.automaton
+        if automaton is None or not text:
             return
         last = len(text) - 1
-        for end, (length, cjk_start, cjk_end, refs) in self.automaton.iter(text):
+        for end, (length, cjk_start, cjk_end, refs) in automaton.iter(text):
             start = end - length + 1
             edges_ok = (
                 (start == 0 or cjk_start or not _is_word(text[start - 1]))
                 and (end == last or cjk_end or not _is_word(text[end + 1]))
             )
-            for ref in refs:
-                if edges_ok or not ref.whole:
-                    found(ref)
+            distance = bisect.bisect_right(starts, start) if starts is not None else 0
+            for entry, key, whole in refs:
+                if edges_ok or not whole:
+                    mine = into.get(entry)
+                    if mine is None:
+                        into[entry] = {key: distance}
+                    elif key not in mine:
+                        mine[key] = distance
+
+
+def _joined(messages: Sequence[str]) -> tuple[str, list[int]]:
+    starts = []
+    at = 0
+    for message in messages:
+        starts.append(at)
+        at += len(message) + 1
+    return _SEP.join(messages), starts
 
 
 class CompiledBook:
@@ -136,9 +182,27 @@ class CompiledBook:
         self.constants: list[int] = []
         self.dated: list[int] = []
         self.emotional: dict[str, list[int]] = {}
+        #: Entries activated by similarity (``triggerType`` semantic, with content).
+        self.semantic: tuple[int, ...] = tuple(
+            i for i, e in enumerate(self.entries) if e.trigger_type == "semantic" and e.content.strip()
+        )
         self.index = {e.id: i for i, e in enumerate(self.entries)}
         self._tokens: dict[int, int] = {}  # content tokens, counted on first activation
+        self._content_hits: dict[int, Hits] = {}  # plain keys in a content, found on first use
         self.deepest = max((e.scan_depth or 0 for e in self.entries), default=0)
+        #: Entries whose keys are all primary and that use the default scan depth.
+        self.simple = [not e.secondary_keys and e.scan_depth is None for e in self.entries]
+        #: Entries with no delay, no probability roll and no time decay: their relevance
+        #: is their weight, checked here once against the threshold (None: below it).
+        self.plain: list[float | None] = [
+            (e.relevance_weight if e.relevance_weight >= settings.relevance_threshold else None)
+            if not e.delay and e.probability >= 100 and not e.time_decay_factor else -1.0
+            for e in self.entries
+        ]
+        self.neg_priority = [-e.priority for e in self.entries]
+        #: Simple entries a key in the chat activates directly (not delayed until recursion).
+        self.direct = [simple and not e.delay_until_recursion for simple, e in zip(self.simple, self.entries, strict=True)]
+        self.groups = [e.group for e in self.entries]
         for i, entry in enumerate(self.entries):
             if entry.is_constant:
                 self.constants.append(i)
@@ -152,9 +216,13 @@ class CompiledBook:
             for secondary, keys in ((False, entry.keywords), (True, entry.secondary_keys)):
                 for k, key in enumerate(keys):
                     pattern = parse_regex_key(key)
-                    ref = _Ref(i, secondary, k, whole and not any(c.isspace() for c in key))
+                    ref = (i, (secondary, k), whole and not any(c.isspace() for c in key))
+                    if pattern is None and "\n" in key:  # may span two contents: searched whole
+                        pattern = regex.compile(regex.escape(key), regex.V0 if sensitive else regex.V0 | regex.I)
                     if pattern is not None:
                         self.regexes.append((ref, pattern))
+                    elif _SEP in key:
+                        continue  # cannot occur in chat text joined by it
                     elif sensitive:
                         cs.setdefault(key, []).append(ref)
                     else:
@@ -165,7 +233,7 @@ class CompiledBook:
         self._cue_names: list[str] = []
         for category, words in settings.emotion_words.items():
             for word in words:
-                cues.setdefault(word.lower(), []).append(_Ref(len(self._cue_names), False, 0, True))
+                cues.setdefault(word.lower(), []).append((len(self._cue_names), (False, 0), True))
                 self._cue_names.append(f"{category}\x1f{word.lower()}")
         self._cues = _Matcher(cues)
 
@@ -176,35 +244,59 @@ class CompiledBook:
             found = self._tokens[i] = count_tokens(self.entries[i].content)
         return found
 
-    def hits(self, text: str, regexes: bool = True) -> dict[int, dict[tuple[bool, int], None]]:
-        """``entry index -> {(secondary, key index)}`` of plain keys (and regex keys
+    def hits(self, text: str, regexes: bool = True) -> dict[int, dict[tuple[bool, int], int]]:
+        """``entry index -> {(secondary, key index): 0}`` of plain keys (and regex keys
         unless ``regexes`` is False) found in ``text``."""
-        found: dict[int, dict[tuple[bool, int], None]] = {}
-
-        def add(ref: _Ref) -> None:
-            found.setdefault(ref.entry, {})[(ref.secondary, ref.key)] = None
-
-        self._cs.scan(text, add)
-        self._ci.scan(text.lower(), add)
+        found: Hits = {}
+        self._cs.scan_into(text, None, found)
+        self._ci.scan_into(text.lower(), None, found)
         if regexes:
-            for ref, pattern in self.regexes:
+            for (entry, key, _), pattern in self.regexes:
                 if pattern.search(text):  # type: ignore[attr-defined]
-                    add(ref)
+                    found.setdefault(entry, {})[key] = 0
         return found
 
-    def scan_into(self, text: str, distance: int, into: dict[int, dict[tuple[bool, int], int]]) -> None:
-        """Record plain keys found in ``text`` at ``distance`` in ``into`` (an existing,
-        nearer distance is kept)."""
+    def content_hits(self, i: int) -> Hits:
+        """Plain keys found in entry ``i``'s content (distance 0), found once per compiled
+        book. The recursion text is the activated contents joined by a newline, and no
+        plain key in an automaton holds a newline (those are searched as regexes), so the
+        keys found in the joined text are exactly the union of the contents' own."""
+        found = self._content_hits.get(i)
+        if found is None:
+            found = self._content_hits[i] = self.hits(self.entries[i].content, regexes=False)
+        return found
 
-        def add(ref: _Ref) -> None:
-            mine = into.get(ref.entry)
-            if mine is None:
-                into[ref.entry] = {(ref.secondary, ref.key): distance}
-            else:
-                mine.setdefault((ref.secondary, ref.key), distance)
+    def recursion_hits(self, added: Sequence[int]) -> Hits:
+        """Keys found in the contents of ``added`` joined by a newline (rule 6): cached
+        plain-key hits per content, regex keys searched in the joined text."""
+        found: Hits = {}  # values may be the cached dicts: never changed in place
+        for i in added:
+            for entry, keys in self.content_hits(i).items():
+                mine = found.get(entry)
+                found[entry] = keys if mine is None else {**mine, **keys}
+        if self.regexes:
+            text = "\n".join(self.entries[i].content for i in added)
+            for (entry, key, _), pattern in self.regexes:
+                if pattern.search(text):  # type: ignore[attr-defined]
+                    found[entry] = {**found.get(entry, {}), key: 0}
+        return found
 
-        self._cs.scan(text, add)
-        self._ci.scan(text.lower(), add)
+    def scan_messages(self, newest_first: Sequence[str]) -> Hits:
+        """Keys found in the messages (newest first): ``entry index -> {(secondary, key
+        index): distance}``, distance 1 = newest message, the nearest kept. One automaton
+        pass per case mode over the messages joined, one search per regex key."""
+        found: Hits = {}
+        if not newest_first:
+            return found
+        if self._cs.automaton is not None:
+            text, starts = _joined(newest_first)
+            self._cs.scan_into(text, starts, found)
+        if self._ci.automaton is not None:
+            text, starts = _joined([m.lower() for m in newest_first])
+            self._ci.scan_into(text, starts, found)
+        for (entry, key, _), distance in self.regex_hits(newest_first):
+            found.setdefault(entry, {}).setdefault(key, distance)
+        return found
 
     def regex_hits(self, newest_first: Sequence[str]) -> list[tuple[_Ref, int]]:
         """``(regex key, distance)`` for each regex key found in the messages (newest
@@ -227,20 +319,17 @@ class CompiledBook:
 
     def emotions(self, text: str) -> set[str]:
         """Emotion categories and cue words present in ``text`` (lower case)."""
+        found: Hits = {}
+        self._cues.scan_into(text.lower(), None, found)
         out: set[str] = set()
-
-        def add(ref: _Ref) -> None:
-            category, word = self._cue_names[ref.entry].split("\x1f")
-            out.update((category, word))
-
-        self._cues.scan(text.lower(), add)
+        for cue in found:
+            out.update(self._cue_names[cue].split("\x1f"))
         return out
 
 
-@dataclass(frozen=True)
-class Activated:
+class Activated(NamedTuple):
     """One activated entry: why (``constant``, ``sticky``, ``keyword``, ``recursion``,
-    ``temporal``, ``emotional``), its relevance score and its tokens."""
+    ``temporal``, ``emotional``, ``semantic``), its relevance score and its tokens."""
 
     entry: LoreEntry
     reason: str
@@ -275,16 +364,27 @@ def _relevance(entry: LoreEntry, now_ms: int, emotional: bool) -> float:
     return score
 
 
+def semantic_matches(book: CompiledBook, similarity: Mapping[int, float]) -> dict[int, float]:
+    """The semantic entries ``similarity`` activates (rule 11): ``entry index ->
+    similarity`` for the ``semantic_max_entries`` most similar at or above
+    ``semantic_threshold``."""
+    settings = book.settings
+    above = [(s, i) for i, s in similarity.items() if s >= settings.semantic_threshold]
+    above.sort(key=lambda p: (-p[0], p[1]))
+    return {i: s for s, i in above[: settings.semantic_max_entries]}
+
+
 def activate(
     book: CompiledBook,
     messages: Sequence[str],
     *,
     clock: int,
-    timed: Mapping[str, tuple[int, int]],
+    timed: Mapping[str, tuple[int, int, int, int, int]],
     rng: random.Random,
     count_tokens: Callable[[str], int],
     today: date,
     now_ms: int,
+    similarity: Mapping[int, float] | None = None,
 ) -> Activation:
     """Activate ``book``'s entries for a chat (module docstring for every rule).
 
@@ -297,23 +397,30 @@ def activate(
         count_tokens: tokens of one entry's content.
         today: the date temporal entries are checked against.
         now_ms: the time relevance decay is computed at (ms since the epoch).
+        similarity: cosine similarity of the scan window to semantic entries (``entry
+            index -> similarity``, :attr:`CompiledBook.semantic`); None or empty: no
+            semantic activation (rule 11).
     """
     settings = book.settings
     entries = book.entries
-    deepest = max(settings.scan_depth, book.deepest)
+    simple = book.simple
+    default_depth = settings.scan_depth
+    deepest = max(default_depth, book.deepest)
     window = list(messages[max(0, len(messages) - deepest):]) if deepest else []
-    # per distance from the end (1 = last message): key hits
-    chat_hits: dict[int, dict[tuple[bool, int], int]] = {}
-    newest_first = window[::-1]
-    for distance, text in enumerate(newest_first, start=1):
-        book.scan_into(text, distance, chat_hits)
-    for ref, distance in book.regex_hits(newest_first):
-        chat_hits.setdefault(ref.entry, {}).setdefault((ref.secondary, ref.key), distance)
-    emotions = book.emotions("\n".join(window[max(0, len(window) - settings.scan_depth):])) if settings.scan_depth else set()
+    # every hit of the window is within the default depth: simple entries need no check
+    shallow = len(window) <= default_depth
+    chat_hits = book.scan_messages(window[::-1])
+    emotions = (
+        book.emotions("\n".join(window[max(0, len(window) - default_depth):]))
+        if default_depth and book.emotional else set()
+    )
+    similar = semantic_matches(book, similarity) if similarity else {}
 
     def keyword_ok(i: int, hits: Mapping[tuple[bool, int], int]) -> bool:
+        if simple[i]:
+            return shallow or min(hits.values()) <= default_depth
         entry = entries[i]
-        depth = settings.scan_depth if entry.scan_depth is None else entry.scan_depth
+        depth = default_depth if entry.scan_depth is None else entry.scan_depth
         seen = {k for k, d in hits.items() if d <= depth}
         if not any(not secondary for secondary, _ in seen):
             return False
@@ -327,94 +434,109 @@ def activate(
             "not_any": matched == 0, "not_all": matched < total,
         }[logic]
 
-    def blocked(entry: LoreEntry) -> bool:
-        if clock < entry.delay:
-            return True
-        sticky_until, cooldown_until = timed.get(entry.id, (0, 0))
-        if not cooldown_until:
-            return False
-        began = sticky_until or cooldown_until - entry.cooldown  # a resent turn is not blocked
-        return began < clock <= cooldown_until
+    sticky_now, cooling, effects = _check_timed(book, timed, clock)
 
-    sticky_now = {
-        book.index[key] for key, (until, _) in timed.items() if key in book.index and until >= clock
-    }
+    def blocked(i: int) -> bool:
+        return clock < entries[i].delay or (i in cooling and i not in sticky_now)
+
     emotional_hits = {i for cue in emotions for i in book.emotional.get(cue, ())}
+    timed_ix = sticky_now | cooling
+    plain = book.plain
+    neg_priority = book.neg_priority
+    direct = book.direct
+    token_counts = book._tokens
 
     taken: list[Activated] = []
-    taken_ix: set[int] = set()
     considered: set[int] = set()
     groups_done: set[str] = set()
     per_type: dict[str, int] = {}
+    max_per_type = settings.max_per_type
     used = 0
     overflow = False
-    new_timed: TimedState = {}
 
-    def candidates_first_pass() -> dict[int, str]:
-        found: dict[int, str] = {}
-        for i in sticky_now:
-            found[i] = "sticky"
-        for i in book.constants:
-            found.setdefault(i, "constant")
-        for i, hits in chat_hits.items():
-            if not entries[i].delay_until_recursion and keyword_ok(i, hits):
-                found.setdefault(i, "keyword")
-        for i in book.dated:
-            if _date_matches(entries[i].dates, today):
-                found.setdefault(i, "temporal")
-        for i in emotional_hits:
-            if entries[i].trigger_type == "emotional":
-                found.setdefault(i, "emotional")
-        return found
+    found: dict[int, str] = {}
+    for i in sticky_now:
+        found[i] = "sticky"
+    for i in book.constants:
+        found.setdefault(i, "constant")
+    for i, hits in chat_hits.items():
+        if (shallow and direct[i]) or (not entries[i].delay_until_recursion and keyword_ok(i, hits)):
+            found.setdefault(i, "keyword")
+    for i in book.dated:
+        if _date_matches(entries[i].dates, today):
+            found.setdefault(i, "temporal")
+    for i in emotional_hits:
+        if entries[i].trigger_type == "emotional":
+            found.setdefault(i, "emotional")
+    for i in similar:
+        found.setdefault(i, "semantic")
 
-    found = candidates_first_pass()
     for step in range(settings.max_recursion + 1):
-        fresh = {i: why for i, why in found.items() if i not in considered}
-        considered.update(fresh)
         pool: list[tuple[int, str, float]] = []
-        for i, why in fresh.items():
+        for i, why in found.items():
+            if i in considered:
+                continue
+            considered.add(i)
+            static = plain[i]
+            if static is not None and static >= 0 and i not in timed_ix and i not in emotional_hits and i not in similar:
+                pool.append((i, why, static))  # the common case, decided at compile time
+                continue
             entry = entries[i]
             if why != "sticky":
-                if blocked(entry) or not rng.random() * 100 < entry.probability:
+                if (entry.delay or i in timed_ix) and blocked(i):
                     continue
-            score = _relevance(entry, now_ms, i in emotional_hits)
+                if entry.probability < 100 and not rng.random() * 100 < entry.probability:
+                    continue
+            if entry.time_decay_factor or i in emotional_hits:
+                score = _relevance(entry, now_ms, i in emotional_hits)
+            else:
+                score = entry.relevance_weight
+            if i in similar:
+                score *= similar[i]
             if why not in ("constant", "sticky") and score < settings.relevance_threshold:
                 continue
             pool.append((i, why, score))
-        pool = _groups(pool, entries, groups_done, rng)
-        pool.sort(key=lambda p: (p[1] not in ("constant", "sticky"), -entries[p[0]].priority, -p[2], p[0]))
+        pool = _groups(pool, book.groups, entries, groups_done, rng)
+        pool.sort(key=lambda p: (p[1] not in ("constant", "sticky"), neg_priority[p[0]], -p[2], p[0]))
         added: list[int] = []
         for i, why, score in pool:
-            if overflow:
-                break
             entry = entries[i]
-            cap = settings.max_per_type.get(entry.type)
-            if cap is not None and per_type.get(entry.type, 0) >= cap:
-                continue
-            tokens = book.tokens(i, count_tokens)
+            if max_per_type:
+                cap = max_per_type.get(entry.type)
+                if cap is not None and per_type.get(entry.type, 0) >= cap:
+                    continue
+            tokens = token_counts.get(i)
+            if tokens is None:
+                tokens = book.tokens(i, count_tokens)
             if used + tokens > settings.budget_tokens:
                 overflow = True
                 break
             used += tokens
             per_type[entry.type] = per_type.get(entry.type, 0) + 1
             taken.append(Activated(entry, why, score, tokens))
-            taken_ix.add(i)
             added.append(i)
             if entry.group:
                 groups_done.add(entry.group)
-            if why != "sticky" and (entry.sticky or entry.cooldown):
-                until = clock + entry.sticky if entry.sticky else 0
-                new_timed[entry.id] = (until, (until or clock) + entry.cooldown if entry.cooldown else 0)
+            if entry.sticky or entry.cooldown:  # ST setTimedEffects: only where none is running
+                ss, se, cs, ce, protected = effects.get(entry.id, _NO_EFFECT)
+                if entry.sticky and not se:
+                    ss, se = clock, clock + entry.sticky
+                if entry.cooldown and not ce:
+                    cs, ce, protected = clock, clock + entry.cooldown, 0
+                effects[entry.id] = (ss, se, cs, ce, protected)
         if overflow or step == settings.max_recursion:
             break
-        text = "\n".join(entries[i].content for i in added if not entries[i].prevent_recursion)
-        if not text:
+        scanned = [i for i in added if not entries[i].prevent_recursion and entries[i].content]
+        if not scanned:
             break
         found = {}
-        for i, keys in book.hits(text).items():
+        for i, keys in book.recursion_hits(scanned).items():
             if i in considered or entries[i].exclude_recursion:
                 continue
-            merged = {k: 0 for k in keys}
+            if simple[i]:  # any key found (distance 0) activates it
+                found[i] = "recursion"
+                continue
+            merged = dict(keys)
             for k, d in chat_hits.get(i, {}).items():
                 merged.setdefault(k, d)
             if keyword_ok(i, merged):
@@ -422,25 +544,67 @@ def activate(
         if not found:
             break
 
-    expired = tuple(
-        key for key, (sticky_until, cooldown_until) in timed.items()
-        if key not in new_timed and max(sticky_until, cooldown_until) < clock
-    )
+    changed = {key: state for key, state in effects.items() if timed.get(key) != state}
+    expired = tuple(key for key in timed if key not in effects)
     ordered = tuple(sorted(taken, key=lambda a: a.entry.priority))
-    return Activation(ordered, new_timed, expired, overflow)
+    return Activation(ordered, changed, expired, overflow)
+
+
+_NO_EFFECT = (0, 0, 0, 0, 0)
+
+
+def _check_timed(
+    book: CompiledBook, timed: Mapping[str, tuple[int, int, int, int, int]], clock: int
+) -> tuple[set[int], set[int], dict[str, tuple[int, int, int, int, int]]]:
+    """SillyTavern's ``WorldInfoTimedEffects.checkTimedEffects`` (rule 9): the entries
+    sticky now, the entries cooling down now, and the effects still running (ended or
+    void ones removed, a sticky period that ended replaced by its protected cooldown).
+
+    For each effect, in this order: not advanced (``clock <= start``, not protected) ->
+    removed; its entry gone from the book -> removed once ``clock >= end``; its entry no
+    longer has the effect -> removed; ended (``clock >= end``) -> removed, and an ended
+    sticky period starts the entry's cooldown now (``clock`` .. ``clock + cooldown``,
+    protected); else running."""
+    index = book.index
+    entries = book.entries
+    sticky_now: set[int] = set()
+    cooling: set[int] = set()
+    effects: dict[str, tuple[int, int, int, int, int]] = {}
+    for key, (ss, se, cs, ce, protected) in timed.items():
+        i = index.get(key)
+        entry = entries[i] if i is not None else None
+        if se:
+            if clock <= ss or (entry is None and clock >= se) or (entry is not None and not entry.sticky):
+                ss = se = 0
+            elif entry is not None and clock >= se:
+                ss = se = 0
+                if entry.cooldown:
+                    cs, ce, protected = clock, clock + entry.cooldown, 1
+            elif i is not None:
+                sticky_now.add(i)
+        if ce:
+            if (clock <= cs and not protected) or clock >= ce or (entry is not None and not entry.cooldown):
+                cs = ce = protected = 0
+            elif i is not None:
+                cooling.add(i)
+        if se or ce:
+            effects[key] = (ss, se, cs, ce, protected)
+    return sticky_now, cooling, effects
 
 
 def _groups(
-    pool: list[tuple[int, str, float]], entries: Sequence[LoreEntry], done: set[str], rng: random.Random
+    pool: list[tuple[int, str, float]], groups: Sequence[str], entries: Sequence[LoreEntry], done: set[str],
+    rng: random.Random,
 ) -> list[tuple[int, str, float]]:
-    """Keep one entry per inclusion group (module docstring, rule 8)."""
+    """Keep one entry per inclusion group (module docstring, rule 8); ``groups``: each
+    entry's group."""
     grouped: dict[str, list[tuple[int, str, float]]] = {}
-    out = []
+    out = [item for item in pool if not groups[item[0]]]
+    if len(out) == len(pool):
+        return out
     for item in pool:
-        group = entries[item[0]].group
-        if not group:
-            out.append(item)
-        elif group not in done:
+        group = groups[item[0]]
+        if group and group not in done:
             grouped.setdefault(group, []).append(item)
     for group in sorted(grouped):
         members = grouped[group]

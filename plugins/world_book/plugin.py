@@ -22,6 +22,17 @@ per type, seed 001 ``separateByType``). ``max_total_tokens`` (seed 001 ``maxTota
 SillyTavern's budget) caps the summed tokens of the activated contents (SDK
 ``count_tokens``, ``cl100k_base``).
 
+**Semantic triggers** (seed 001 ``triggerType`` semantic; SillyTavern's "vectorized"
+entries): the last ``scan_depth`` messages (their last ``semantic_query_chars``
+characters) are embedded through :meth:`gateway.sdk.Services.embed` and compared with each
+semantic entry's content; the ``semantic_max_entries`` most similar at or above
+``semantic_threshold`` activate (engine rule 11). Entry vectors are embedded once per
+compiled book (so once per book version), 64 per call, in a task that outlives a slow
+first request; the gateway's embedding cache keeps them in Redis by content hash, so a
+new book version or a restart re-embeds only changed contents. With the embedder down or
+slower than ``semantic_timeout_ms`` the other triggers still work and
+``x-memgate-degraded`` names ``world_book:semantic_unavailable`` / ``semantic_timeout``.
+
 The conversation (timed effects' scope) is the ``x-memgate-conversation-id`` header,
 else the request's ``metadata.conversation_id``, else a hash of the system messages and
 the first user message (:func:`gateway.sdk.conversation_id`, shared with memorization).
@@ -31,20 +42,24 @@ length); unset, they use the system's randomness.
 
 Costs per request: two Redis round trips (versions, timed state) plus one write when a
 timed effect changes; activation linear in the scanned text and the candidate entries
-(``python -m bench worldbook``).
+(``python -m bench worldbook``); with semantic entries, one query embedding (its Redis
+cache lookup, and the model when missed) and one matrix-vector product.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import hashlib
 import random
 import time
+import weakref
 from collections import OrderedDict
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Literal
 
+import numpy as np
 import tiktoken
 from pydantic import Field
 
@@ -53,6 +68,7 @@ from gateway.sdk import (
     CallContext,
     ChatRequest,
     LorebookRepository,
+    MemoryUnavailable,
     PluginConfig,
     Services,
     SystemPart,
@@ -70,6 +86,11 @@ __all__ = ["WORLD_BOOK_ORDER", "WorldBook", "WorldBookConfig", "insertion_index"
 #: 10 and the memory context 20).
 WORLD_BOOK_ORDER = 30
 CHAT_ROLES = ("user", "assistant")
+#: Semantic entries embedded per call to the embedder (a book's first embedding).
+EMBED_CHUNK = 64
+#: Semantic entries compared with the query on the event loop; more go to a thread
+#: (measured: 0.1 ms at 1,000 rows of 384 floats, 5 ms at 10,000).
+INLINE_ROWS = 2048
 DEFAULT_HEADINGS = {"episodic": "Episodes", "semantic": "World", "trait": "Traits", "goal": "Goals"}
 
 
@@ -91,6 +112,16 @@ class WorldBookConfig(PluginConfig):
         default_factory=dict, description="Extra emotion cue words per category (added to the built-in lexicon)."
     )
     cache_size: int = Field(1000, ge=1, description="Most (role, user) scopes whose compiled books are cached.")
+    semantic_threshold: float = Field(
+        0.25, ge=-1, le=1, description="Cosine similarity a semantic entry needs (SillyTavern Vector Storage "
+        "score_threshold default 0.25).")
+    semantic_max_entries: int = Field(
+        5, ge=0, description="Most entries activated by similarity per request (SillyTavern max_entries, 5).")
+    semantic_timeout_ms: float = Field(
+        250.0, gt=0, description="Longest wait for the embeddings of one request; past it, or with the "
+        "embedder down, semantic triggers are skipped (x-memgate-degraded) and the others still work.")
+    semantic_query_chars: int = Field(
+        2000, ge=1, description="The scan window's last characters embedded as the query.")
 
 
 def render_memories(entries: Sequence[Activated], template: str, by_type: bool, headings: dict[str, str]) -> str:
@@ -137,7 +168,13 @@ class WorldBook:
             match_whole_words=config.match_whole_words, max_recursion=config.max_recursion,
             budget_tokens=config.max_total_tokens, relevance_threshold=config.relevance_threshold,
             max_per_type={str(k): v for k, v in config.max_per_type.items()}, emotion_words=words,
+            semantic_threshold=config.semantic_threshold, semantic_max_entries=config.semantic_max_entries,
         )
+        self.services = services
+        # entry vectors per compiled book (so per book version): embedding in progress or done
+        self._vectors: weakref.WeakKeyDictionary[CompiledBook, asyncio.Task[np.ndarray]] = weakref.WeakKeyDictionary()
+        # the same semantic contents (a role's book seen by each of its users) share one matrix
+        self._by_contents: weakref.WeakValueDictionary[str, asyncio.Task[np.ndarray]] = weakref.WeakValueDictionary()
         self.encoding = tiktoken.get_encoding(FALLBACK_ENCODING)
         self._books: OrderedDict[tuple[str, str], tuple[tuple[int, int], CompiledBook]] = OrderedDict()
 
@@ -172,14 +209,16 @@ class WorldBook:
         chat = [m for m in request.messages if m.get("role") in CHAT_ROLES]
         conversation = conversation_id(request, dict(call.headers))
         clock = len(chat)
+        texts = [message_text(m) for m in chat]
+        similarity = await self._similarity(call, book, texts) if book.semantic else None
         timed = await self.repository.timed_state(friend, user, conversation)
         seed = self.config.random_seed
         rng = random.Random(f"{seed}:{conversation}:{clock}") if seed is not None else random.Random()
         now = datetime.now(UTC)
         result = activate(
-            book, [message_text(m) for m in chat], clock=clock, timed=timed, rng=rng,
+            book, texts, clock=clock, timed=timed, rng=rng,
             count_tokens=functools.partial(count_tokens, self.encoding), today=now.date(),
-            now_ms=int(time.time() * 1000),
+            now_ms=int(time.time() * 1000), similarity=similarity,
         )
         if result.timed or result.expired:
             await self.repository.save_timed_state(friend, user, conversation, result.timed, result.expired)
@@ -191,6 +230,55 @@ class WorldBook:
         if not result.entries:
             return request
         return self._inject(call, request, result.entries)
+
+    def _entry_vectors(self, book: CompiledBook) -> asyncio.Task[np.ndarray]:
+        """The vectors of ``book``'s semantic entries (rows in :attr:`CompiledBook.semantic`
+        order), embedded once per compiled book in a task of their own (a slow first
+        embedding outlives the request that started it; a failed one is retried by the
+        next request)."""
+        task = self._vectors.get(book)
+        if task is None or _failed(task):
+            contents = [book.entries[i].content for i in book.semantic]
+            digest = hashlib.sha256("\x00".join(contents).encode("utf-8", "surrogatepass")).hexdigest()
+            task = self._by_contents.get(digest)
+            if task is None or _failed(task):
+                task = asyncio.ensure_future(self._embed_chunked(contents))
+                task.add_done_callback(_retrieve)
+                self._by_contents[digest] = task
+            self._vectors[book] = task
+        return task
+
+    async def _embed_chunked(self, texts: Sequence[str]) -> np.ndarray:
+        chunks = [await self.services.embed(texts[at:at + EMBED_CHUNK]) for at in range(0, len(texts), EMBED_CHUNK)]
+        return np.concatenate(chunks) if chunks else np.zeros((0, 1), dtype=np.float32)
+
+    async def _similarity(self, call: CallContext, book: CompiledBook, texts: Sequence[str]) -> dict[int, float] | None:
+        """Cosine similarity of the scan window (the last ``scan_depth`` messages, their
+        last ``semantic_query_chars`` characters) to the semantic entries at or above
+        ``semantic_threshold``: ``entry index -> similarity``. None, noted in
+        ``x-memgate-degraded`` (``world_book:semantic_timeout`` / ``semantic_unavailable``),
+        when the embeddings take longer than ``semantic_timeout_ms`` or the embedder is
+        down: the other triggers still work."""
+        depth = self.config.scan_depth
+        query = "\n".join(texts[max(0, len(texts) - depth):])[-self.config.semantic_query_chars:] if depth else ""
+        if not query.strip() or not self.config.semantic_max_entries:
+            return None
+        entries = self._entry_vectors(book)
+        try:
+            async with asyncio.timeout(self.config.semantic_timeout_ms / 1000):
+                query_vector = (await self.services.embed([query]))[0]
+                vectors = await asyncio.shield(entries)
+        except TimeoutError:
+            call.note_degraded(self.name, "semantic_timeout")
+            return None
+        except MemoryUnavailable:
+            call.note_degraded(self.name, "semantic_unavailable")
+            return None
+        if len(vectors) > INLINE_ROWS:  # ~5 ms at 10,000 rows: off the event loop
+            above, scores = await asyncio.to_thread(_above, vectors, query_vector, self.config.semantic_threshold)
+        else:
+            above, scores = _above(vectors, query_vector, self.config.semantic_threshold)
+        return {book.semantic[j]: float(scores[j]) for j in above}
 
     def _text(self, entries: Sequence[Activated]) -> str:
         return render_memories(entries, self.config.template, self.config.separate_by_type, self.config.headings)
@@ -222,3 +310,20 @@ class WorldBook:
 
 def _fixed(text: str, _: object) -> str:
     return text
+
+
+def _above(vectors: np.ndarray, query: np.ndarray, threshold: float) -> tuple[np.ndarray, np.ndarray]:
+    """Row indices of ``vectors`` whose cosine with ``query`` is at least ``threshold``
+    (unit rows: the dot product), and every row's cosine."""
+    scores = vectors @ query
+    return np.flatnonzero(scores >= threshold), scores
+
+
+def _failed(task: asyncio.Task[np.ndarray]) -> bool:
+    return task.done() and (task.cancelled() or task.exception() is not None)
+
+
+def _retrieve(task: asyncio.Task[np.ndarray]) -> None:
+    """Mark a failed embedding task's error as seen (the next request retries it)."""
+    if not task.cancelled():
+        task.exception()

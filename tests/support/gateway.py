@@ -27,6 +27,7 @@ GENEROUS_MS = 60_000.0
 GENEROUS_PLUGIN_TIMEOUTS = {
     "auto_recall": ("timeout_ms",), "hybrid_injection": ("timeout_ms",),
     "personalization": ("timeout_ms",), "tool_splice": ("timeout_ms", "search_timeout_ms"),
+    "world_book": ("semantic_timeout_ms",),
 }
 
 

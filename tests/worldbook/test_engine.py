@@ -13,11 +13,12 @@ def entry(id_, content=None, **fields):
     return LoreEntry(id=id_, content=content or f"<{id_}>", **fields)
 
 
-def run(entries, messages, *, settings=None, clock=None, timed=None, seed=0, today=date(2026, 11, 23)):
+def run(entries, messages, *, settings=None, clock=None, timed=None, seed=0, today=date(2026, 11, 23), similarity=None):
     book = CompiledBook(entries, settings or EngineSettings())
     result = activate(
         book, messages, clock=len(messages) if clock is None else clock, timed=timed or {},
         rng=random.Random(seed), count_tokens=lambda text: len(text), today=today, now_ms=0,
+        similarity=similarity,
     )
     return result
 
@@ -146,29 +147,50 @@ def test_group_weight_biases_the_draw():
 
 
 # --- ST "Timed Effects": sticky, cooldown, delay (clock: chat length) -----------------
+def turns(entries, steps, state=None):
+    """``(chat length, last message)`` turns in order, the timed state carried from one to
+    the next as the plugin stores it; the ids activated per turn and the final state."""
+    state, out = dict(state or {}), []
+    for clock, text in steps:
+        result = run(entries, [text], clock=clock, timed=state)
+        state = {**{k: v for k, v in state.items() if k not in result.expired}, **result.timed}
+        out.append(ids(result))
+    return out, state
+
+
+# Counts as SillyTavern's WorldInfoTimedEffects (public/scripts/world-info.js): activated at
+# chat length t, sticky N runs while the length is below t + N, cooldown N likewise, and a
+# sticky period's end starts the cooldown from the length at which it is seen to end.
 def test_sticky_keeps_an_entry_active_without_its_key_then_it_lapses():
     sticky = [entry("s", keywords=("storm",), sticky=2)]
-    first = run(sticky, ["storm!"], clock=1)
-    assert ids(first) == ["s"] and first.timed == {"s": (3, 0)}
-    assert ids(run(sticky, ["calm"], clock=3, timed=first.timed)) == ["s"]
-    after = run(sticky, ["calm"], clock=4, timed=first.timed)
-    assert ids(after) == [] and after.expired == ("s",)
+    assert run(sticky, ["storm!"], clock=1).timed == {"s": (1, 3, 0, 0, 0)}
+    seen, state = turns(sticky, [(1, "storm!"), (2, "calm"), (3, "calm")])
+    assert seen == [["s"], ["s"], []] and state == {}
 
 
 def test_cooldown_blocks_reactivation_for_n_messages_after_activation_or_after_sticky():
     cool = [entry("c", keywords=("storm",), cooldown=2)]
     first = run(cool, ["storm"], clock=1)
-    assert first.timed == {"c": (0, 3)}
-    assert ids(run(cool, ["storm"], clock=2, timed=first.timed)) == []
-    assert ids(run(cool, ["storm"], clock=3, timed=first.timed)) == []
-    assert ids(run(cool, ["storm"], clock=4, timed=first.timed)) == ["c"]
+    assert first.timed == {"c": (0, 0, 1, 3, 0)}
+    assert turns(cool, [(1, "storm"), (2, "storm"), (3, "storm")])[0] == [["c"], [], ["c"]]
     assert ids(run(cool, ["storm"], clock=1, timed=first.timed)) == ["c"]  # the same turn resent
     both = [entry("b", keywords=("storm",), sticky=2, cooldown=2)]
-    state = run(both, ["storm"], clock=1).timed
-    assert state == {"b": (3, 5)}
-    assert ids(run(both, ["calm"], clock=3, timed=state)) == ["b"]
-    assert ids(run(both, ["storm"], clock=5, timed=state)) == []
-    assert ids(run(both, ["storm"], clock=6, timed=state)) == ["b"]
+    seen, _ = turns(both, [(1, "storm"), (2, "calm"), (3, "storm"), (4, "storm"), (5, "storm")])
+    assert seen == [["b"], ["b"], [], [], ["b"]]
+
+
+def test_effects_of_a_turn_that_did_not_advance_the_chat_are_dropped():
+    # ST: an effect whose start is not below the chat length ("chat not advanced": the
+    # reply failed or is regenerated) is removed before the scan, so the turn is evaluated
+    # afresh; a cooldown that followed a sticky period is protected from this.
+    both = [entry("b", keywords=("storm",), sticky=2, cooldown=2)]
+    failed = run(both, ["storm"], clock=1)
+    retried = run(both, ["calm"], clock=1, timed=failed.timed)  # the user edited the failed turn
+    assert ids(retried) == [] and retried.expired == ("b",)
+    assert ids(run(both, ["calm"], clock=2, timed=failed.timed)) == ["b"]  # the chat went on: sticky
+    _, cooling = turns(both, [(1, "storm"), (3, "storm")])
+    assert cooling == {"b": (0, 0, 3, 5, 1)}
+    assert ids(run(both, ["storm"], clock=3, timed=cooling)) == []  # resent: still cooling down
 
 
 def test_delay_needs_that_many_messages_in_the_chat():
@@ -206,3 +228,27 @@ def test_a_scan_depth_longer_than_the_chat_scans_the_whole_chat():
 def test_emotions_are_read_in_a_chat_shorter_than_the_scan_depth():
     comfort = [entry("comfort", trigger_type="emotional", emotional_context=("joy",)), entry("deep", keywords=("x",), scan_depth=9)]
     assert ids(run(comfort, ["so happy", "ok"], settings=EngineSettings(scan_depth=3))) == ["comfort"]
+
+
+# --- seed 001 semantic trigger = SillyTavern "vectorized" entries (Vector Storage
+# extension, activateWorldInfo: max_entries most similar at or above score_threshold) ---
+def test_semantic_entries_activate_by_similarity_the_most_similar_first():
+    entries = [entry("tide", trigger_type="semantic"), entry("bell", trigger_type="semantic"),
+               entry("gate", keywords=("moon gate",), trigger_type="semantic"), entry("plain", keywords=("x",))]
+    book_settings = EngineSettings(semantic_threshold=0.5, semantic_max_entries=1)
+    assert CompiledBook(entries, book_settings).semantic == (0, 1, 2)
+    assert ids(run(entries, ["the sea rises"], settings=book_settings, similarity={0: 0.9, 1: 0.6})) == ["tide"]
+    wider = EngineSettings(semantic_threshold=0.5, semantic_max_entries=5)
+    assert sorted(ids(run(entries, ["the sea rises"], settings=wider, similarity={0: 0.9, 1: 0.6}))) == ["bell", "tide"]
+    assert ids(run(entries, ["the sea rises"], settings=wider, similarity={0: 0.4})) == []  # below the threshold
+    assert ids(run(entries, ["open the moon gate"], settings=wider)) == ["gate"]  # keys still work without vectors
+    found = run(entries, ["the sea rises"], settings=wider, similarity={0: 0.9})
+    assert [(a.reason, a.score) for a in found.entries] == [("semantic", 0.9)]
+
+
+def test_semantic_relevance_is_the_weight_times_the_similarity():
+    entries = [entry("tide", trigger_type="semantic", relevance_weight=0.5)]
+    settings = EngineSettings(relevance_threshold=0.5)
+    assert ids(run(entries, ["sea"], settings=settings, similarity={0: 0.9})) == []  # 0.45 < 0.5
+    heavy = [entry("tide", trigger_type="semantic", relevance_weight=2.0)]
+    assert ids(run(heavy, ["sea"], settings=settings, similarity={0: 0.3})) == ["tide"]  # 0.6

@@ -63,10 +63,29 @@ def test_every_sillytavern_setting_maps_and_unsupported_ones_are_reported():
     assert (e.probability, e.group, e.group_override, e.group_weight, e.scan_depth) == (30, "sky", True, 7, 5)
     assert (e.case_sensitive, e.match_whole_words, e.sticky, e.cooldown, e.delay) == (True, False, 3, 1, 4)
     assert e.exclude_recursion and e.prevent_recursion and e.delay_until_recursion and not e.enabled
-    assert imported.ignored == {"automationId": 1, "vectorized": 1}
+    assert imported.ignored == {"automationId": 1}
+    assert e.trigger_type == "semantic" and imported.entries[1].trigger_type == "keyword"  # ST "vectorized"
     assert imported.entries[1].position == "after_char" and "Author's Note top" in imported.notes[0]
     again = import_lorebook(export_world_info(Lorebook(id="b", friend_id="f", entries=tuple(imported.entries))))
     assert again.entries == imported.entries
+
+
+def test_the_vectorized_flag_is_a_semantic_trigger_both_ways():
+    # SillyTavern public/scripts/world-info.js: a world entry's "vectorized", a character
+    # book entry's "extensions.vectorized" (the Vector Storage extension matches it)
+    world = {"entries": {"1": {"uid": 1, "key": [], "content": "The tides obey the moon.", "vectorized": True},
+                         "2": {"uid": 2, "key": ["x"], "content": "y", "vectorized": False}}}
+    imported = import_lorebook(world)
+    assert [e.trigger_type for e in imported.entries] == ["semantic", "keyword"] and imported.ignored == {}
+    card = {"spec": "chara_card_v2", "data": {"character_book": {"entries": [
+        {"keys": [], "content": "The tides obey the moon.", "extensions": {"vectorized": True}}]}}}
+    card_book = import_lorebook(card)
+    assert card_book.entries[0].trigger_type == "semantic" and card_book.ignored == {}
+    exported = export_world_info(Lorebook(id="b", friend_id="f", entries=tuple(imported.entries)))
+    assert [e["vectorized"] for e in exported["entries"].values()] == [True, False]
+    for entry in exported["entries"].values():
+        del entry["memgate"]  # as SillyTavern saves it back: no memgate object
+    assert [e.trigger_type for e in import_lorebook(exported).entries] == ["semantic", "keyword"]
 
 
 def test_bad_input_names_what_is_wrong():

@@ -47,10 +47,10 @@ async def test_every_write_bumps_the_scope_version(repo):
 
 
 async def test_timed_state_round_trips_and_expires_entries(repo):
-    await repo.save_timed_state("luna", "alice", "c1", {"e1": (5, 9), "e2": (0, 4)})
-    assert await repo.timed_state("luna", "alice", "c1") == {"e1": (5, 9), "e2": (0, 4)}
+    await repo.save_timed_state("luna", "alice", "c1", {"e1": (3, 5, 5, 9, 1), "e2": (0, 0, 2, 4, 0)})
+    assert await repo.timed_state("luna", "alice", "c1") == {"e1": (3, 5, 5, 9, 1), "e2": (0, 0, 2, 4, 0)}
     await repo.save_timed_state("luna", "alice", "c1", {}, expired=["e2"])
-    assert await repo.timed_state("luna", "alice", "c1") == {"e1": (5, 9)}
+    assert await repo.timed_state("luna", "alice", "c1") == {"e1": (3, 5, 5, 9, 1)}
     assert await repo.timed_state("luna", "alice", "c2") == {}
 
 

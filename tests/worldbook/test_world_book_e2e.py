@@ -54,13 +54,13 @@ def test_english_role_play_triggers_sticks_cools_down_and_injects_at_depth(gatew
     lore(gateway, redis_url, [
         LoreEntry(id="fox", content="[Luna is nine centuries old.]", is_constant=True),
         LoreEntry(id="moon", content="[The Moon Gate opens only at midnight.]", keywords=("moon gate",),
-                  sticky=2, cooldown=2, position="depth", depth=1, role="system"),
+                  sticky=3, cooldown=3, position="depth", depth=1, role="system"),
     ])
     alice = openai.OpenAI(base_url=gateway.base_url, api_key=ALICE_KEY, max_retries=0)
     chat = [SYSTEM, {"role": "user", "content": "Where is the Moon Gate?"}]
-    turns = ["Tell me more.", "Is there anything else?", "Take me to the moon gate now."]
+    turns = ["Tell me more.", "Is there anything else?", "Take me to the moon gate now.", "The moon gate, please!"]
     seen = []
-    for n in range(4):
+    for n in range(5):
         reply = ask(alice, chat, stream, conversation="en-1")
         sent = upstream.chat_requests()[-1]
         assert sent.json["messages"][0] == SYSTEM  # the client's prefix, byte-identical
@@ -70,15 +70,16 @@ def test_english_role_play_triggers_sticks_cools_down_and_injects_at_depth(gatew
         if moon in got:
             assert got.index(moon) == len(got) - 2  # depth 1: just before the last message
         seen.append(moon in got)
-        if n < 3:
+        if n < 4:
             chat = [*chat, {"role": "assistant", "content": reply}, {"role": "user", "content": turns[n]}]
-    # chat lengths 1, 3, 5, 7: keyword, sticky (until 3), cooldown (until 5), keyword again
-    assert seen == [True, True, False, True]
+    # chat lengths 1, 3, 5, 7, 9 (SillyTavern's counting, test_engine): keyword at 1, sticky
+    # while below 4, then cooling down from 5 while below 8 (its key at 7 is ignored), keyword again
+    assert seen == [True, True, False, False, True]
 
 
 def test_chinese_role_play_with_a_derived_conversation_id(gateway, upstream, redis_url):
     lore(gateway, redis_url, [
-        LoreEntry(id="yue", content="【月神殿在湖心岛上。】", keywords=("月神殿",), sticky=2,
+        LoreEntry(id="yue", content="【月神殿在湖心岛上。】", keywords=("月神殿",), sticky=3,
                   position="depth", depth=0, role="user"),
         LoreEntry(id="sad", content="【露娜会温柔地安慰难过的人。】", trigger_type="emotional",
                   emotional_context=("sadness",), type="trait", position="before_char"),
@@ -111,3 +112,27 @@ def test_another_user_does_not_see_a_users_own_book_and_a_tool_pair_is_not_split
     got = upstream.chat_requests()[-1].json["messages"]
     assert got[2] == {"role": "assistant", "content": "[alice's secret]"}  # moved before the tool call
     assert got[3]["tool_calls"] and got[4]["role"] == "tool"
+
+
+def test_a_failed_reply_does_not_start_timed_effects(gateway, upstream, redis_url):
+    # ST WorldInfoTimedEffects (public/scripts/world-info.js): effects are recorded with the
+    # chat length when the prompt is built and dropped while the chat has not advanced past
+    # it, so a failed (or regenerated) reply leaves the retried turn to be evaluated afresh.
+    from tests.support.upstream_double import JSONReply
+
+    moon = ("system", "[The Moon Gate opens only at midnight.]")
+    lore(gateway, redis_url, [LoreEntry(id="moon", content=moon[1], keywords=("moon gate",), sticky=3,
+                                        position="depth", depth=0, role="system")])
+    alice = openai.OpenAI(base_url=gateway.base_url, api_key=ALICE_KEY, max_retries=0)
+    upstream.enqueue(JSONReply({"error": {"message": "overloaded", "type": "server_error", "param": None,
+                                          "code": None}}, status=500))
+    with pytest.raises(openai.APIStatusError):
+        ask(alice, [SYSTEM, {"role": "user", "content": "Where is the Moon Gate?"}], False, conversation="fail-1")
+    assert texts(upstream.chat_requests()[-1])[-1] == moon  # the failed call had it
+    ask(alice, [SYSTEM, {"role": "user", "content": "Never mind, sing me a song."}], False, conversation="fail-1")
+    assert moon not in texts(upstream.chat_requests()[-1])  # not sticky: that turn never happened
+    chat = [SYSTEM, {"role": "user", "content": "Where is the Moon Gate?"}]
+    reply = ask(alice, chat, False, conversation="fail-2")
+    chat += [{"role": "assistant", "content": reply}, {"role": "user", "content": "Sing me a song."}]
+    ask(alice, chat, False, conversation="fail-2")
+    assert texts(upstream.chat_requests()[-1])[-1] == moon  # a reply came: sticky on the next turn
