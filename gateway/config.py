@@ -137,6 +137,12 @@ class ClientConfig(Frozen):
         description="May name the end user per request (body `user`, X-Memgate-User, "
         "X-Memgate-Friend). Ordinary keys can never change their ids.",
     )
+    group: bool = Field(
+        False,
+        description="Group-chat key (needs `service`): each request acts as the speaker of "
+        "its last user message, `<user_id>/<messages[i].name>`, and each turn is memorized "
+        "for its own speaker (gateway/speakers.py; README \"Group chats\").",
+    )
     allowed_models: list[str] = Field(
         default_factory=lambda: ["*"], description="Model-name globs this key may use."
     )
@@ -156,6 +162,8 @@ class ClientConfig(Frozen):
     def _one_key(self) -> ClientConfig:
         if (self.key is None) == (self.key_sha256 is None):
             raise ValueError("give exactly one of `key` or `key_sha256`")
+        if self.group and not self.service:
+            raise ValueError("`group: true` needs `service: true` (a group key names its end users)")
         return self
 
     @property

@@ -3,7 +3,8 @@
 The path of one request (docs/architecture.md):
 
 1. read the body (``server.max_body_bytes``), resolve the bearer key to a principal
-   (service keys may name the end user), check the model is allowed;
+   (service keys may name the end user; a group key acts as the speaker of the last user
+   message, :mod:`gateway.speakers`), check the model is allowed;
 2. request phase: the principal's plugin chain rewrites a :class:`ChatRequest` under
    the chain's budgets; an unchanged request is forwarded as the client's exact bytes;
 3. upstream call on the pooled client of the upstream routed by model; error statuses
@@ -45,6 +46,7 @@ from gateway.proxy.relay import RelayState, error_event, relay_events, relay_pas
 from gateway.proxy.upstream import UpstreamCaller, UpstreamPool, forward_headers, relay_headers
 from gateway.proxy.wire import ChatRequest
 from gateway.sdk import CallContext
+from gateway.speakers import resolve_speaker
 from gateway.telemetry import Telemetry
 
 __all__ = ["ChatCompletions"]
@@ -135,6 +137,7 @@ class ChatCompletions(ProxyRoute):
                 f"this key may not use model {model!r}", code="model_not_allowed"
             )
         principal = resolve_end_user(principal, body.get("user"), headers)
+        principal = resolve_speaker(principal, body)  # group keys: the speaker answered
         chain = self._chains.for_principal(principal)
         stream = body.get("stream") is True
         upstream = self._upstreams.for_model(model)
