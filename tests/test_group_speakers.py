@@ -4,6 +4,7 @@ upstream model is a double."""
 
 from __future__ import annotations
 
+import json
 import time
 import unicodedata
 import uuid
@@ -12,8 +13,12 @@ from urllib.parse import quote
 import httpx
 import openai
 import pytest
+from click.testing import CliRunner
 
+from gateway.cli import main
+from gateway.config import ClientConfig
 from gateway.speakers import speaker_user_id
+from tests.support import plugins as tp
 from tests.support.gateway import SERVICE_KEY
 
 GROUP_KEY = "sk-test-group-0123456789"
@@ -99,7 +104,9 @@ def test_two_speakers_in_one_group_each_recall_only_their_own(bot, upstream, str
     bot.ask([SYSTEM, said("bob", "Where is the bike locked, in which shed?")], stream=stream, user="g1")
     assert "blue shed" not in injected(upstream)  # alice's memory, bob asking about it
     bot.wait_for("groupbot/alice", "Where did I leave my bike, in which shed?")
+    bot.wait_for("groupbot/bob", "Where is the bike locked, in which shed?")
     assert [t for t, _, _ in bot.memories("groupbot/alice")].count(BIKE) == 1
+    assert [t for t, _, _ in bot.memories("groupbot/bob")].count(VIOLIN) == 1
 
 
 def test_a_speakers_profile_fact_follows_them_into_another_group_and_bot(bot, upstream):
@@ -133,6 +140,10 @@ def test_hostile_names_stay_in_their_own_tenant(bot, upstream):
         assert bot.memories(user_id) == [(code, user_id, "event")], name
     assert bot.memories("groupbot/alice") == [("My locker code is 1234.", "groupbot/alice", "event")]
     assert len({speaker_user_id("groupbot", n) for n in HOSTILE} | {"groupbot/alice"}) == len(HOSTILE) + 1
+    # a namespace with a slash (named by the service key's header) never meets a name with one
+    bot.ask([SYSTEM, said("b", "My locker code is 9999.")], extra_headers={"x-memgate-user": quote("groupbot/a", safe="")})
+    bot.wait_for("groupbot/a/b", "My locker code is 9999.")
+    assert bot.memories(speaker_user_id("groupbot", "a/b")) == [(codes["a/b"], "groupbot/a%2Fb", "event")]
 
     bot.ask([SYSTEM, said("alice", "What is my locker code?")], user="g9")
     recalled = injected(upstream)
@@ -179,3 +190,37 @@ def test_a_non_group_service_key_is_unchanged(bot, upstream):
     assert bot.memories("team/alice", key=SERVICE_KEY) == []
     bot.ask([SYSTEM, {"role": "user", "content": "where is the bike?"}], key=SERVICE_KEY, user="team")  # no name needed
     assert "blue shed" in injected(upstream)
+
+
+def test_group_keys_are_minted_by_the_cli_and_act_as_speakers(tmp_path, redis_url, upstream, start_gateway):
+    config = tmp_path / "gateway.yaml"
+    prefix = "t" + uuid.uuid4().hex[:12]
+    config.write_text(json.dumps({"memory": {"redis_url": redis_url, "key_prefix": prefix}}))
+    runner = CliRunner()
+    refused = runner.invoke(main, ["keys", "create", "--config", str(config), "--user", "lark", "--friend", "kiki", "--group"])
+    assert refused.exit_code == 1 and "--group needs --service" in refused.output
+    created = runner.invoke(main, ["keys", "create", "--config", str(config), "--user", "lark", "--friend", "kiki",
+                                   "--service", "--group"])
+    assert created.exit_code == 0, created.output
+    minted = json.loads(created.stdout)
+    assert (minted["service"], minted["group"]) == (True, True)
+    listed = runner.invoke(main, ["keys", "list", "--config", str(config)])
+    assert json.loads(listed.stdout.splitlines()[0])["group"] is True
+
+    class Spy(tp.Recording):
+        name = "spy"
+        seen: list = []
+
+        async def rewrite_request(self, call, request):
+            Spy.seen.append((call.principal.user_id, call.principal.friend_id, call.principal.namespace))
+            return request
+
+    gw = start_gateway(registry={"spy": Spy}, plugins=[{"name": "spy"}], memory={"key_prefix": prefix})
+    client = openai.OpenAI(base_url=gw.base_url, api_key=minted["key"], max_retries=0)
+    client.chat.completions.create(model="gpt-4o", messages=[said("ann", "hi"), said("小明", "hello")])
+    assert Spy.seen == [("lark/小明", "kiki", "lark")]
+
+
+def test_group_without_service_is_refused_in_the_config():
+    with pytest.raises(ValueError, match="needs `service: true`"):
+        ClientConfig(key="k", user_id="bot", group=True)
