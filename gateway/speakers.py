@@ -93,7 +93,7 @@ def speaker_user_id(namespace: str, name: str, param: str = "name") -> str:
 
 def attribute(messages: Sequence[Any]) -> list[str | None]:
     """For each message, the speaker it is filed under: a user message's checked ``name``
-    (None without one), an assistant message the speaker of the nearest user message
+    (None without one, or when it is JSON ``null``), an assistant message the speaker of the nearest user message
     before it, anything else None. Linear in the number of messages.
 
     Raises:
@@ -105,7 +105,8 @@ def attribute(messages: Sequence[Any]) -> list[str | None]:
     for i, message in enumerate(messages):
         role = message.get("role") if isinstance(message, dict) else None
         if role == "user":
-            current = check_speaker_name(message["name"], f"messages[{i}].name") if "name" in message else None
+            name = message.get("name")
+            current = None if name is None else check_speaker_name(name, f"messages[{i}].name")
             out.append(current)
         elif role == "assistant":
             out.append(current)

@@ -164,6 +164,7 @@ def test_hostile_names_stay_in_their_own_tenant(bot, upstream):
     ([said(7, "hi")], "messages[0].name"),
     ([said("alice", "hi"), said("bob\u0007", "hey"), said("carol", "yo")], "messages[1].name"),
     ([said("alice", "hi"), {"role": "user", "content": "who am I?"}], "messages[1].name"),
+    ([said(None, "who am I?")], "messages[0].name"),
     ([SYSTEM], "messages"),
 ])
 @pytest.mark.parametrize("stream", [False, True])
@@ -217,7 +218,7 @@ def test_group_keys_are_minted_by_the_cli_and_act_as_speakers(tmp_path, redis_ur
 
     gw = start_gateway(registry={"spy": Spy}, plugins=[{"name": "spy"}], memory={"key_prefix": prefix})
     client = openai.OpenAI(base_url=gw.base_url, api_key=minted["key"], max_retries=0)
-    client.chat.completions.create(model="gpt-4o", messages=[said("ann", "hi"), said("小明", "hello")])
+    client.chat.completions.create(model="gpt-4o", messages=[said(None, "hey"), said("ann", "hi"), said("小明", "hello")])
     assert Spy.seen == [("lark/小明", "kiki", "lark")]
 
 
