@@ -275,6 +275,24 @@ class GatewayConfig(Frozen):
                 )
         return self
 
+    @model_validator(mode="after")
+    def _speakers_apart(self) -> GatewayConfig:
+        """Refuse an ordinary key whose user id lies inside a group key's namespace
+        (``<user_id>/...``, where that key's speakers live; gateway/speakers.py): the
+        key would read and write a speaker's memories. Keys minted in Redis are not
+        checked (README "Memory per speaker")."""
+        for j, group in enumerate(self.clients):
+            if not group.group:
+                continue
+            inside = group.user_id + "/"
+            for i, client in enumerate(self.clients):
+                if not client.service and client.user_id.startswith(inside):
+                    raise ValueError(
+                        f"clients.{i}.user_id: {client.user_id!r} is inside the speaker namespace of the "
+                        f"group key clients.{j} ({inside}<name>); give it another id"
+                    )
+        return self
+
 
 _ENV_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 

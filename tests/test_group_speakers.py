@@ -19,7 +19,7 @@ from gateway.cli import main
 from gateway.config import ClientConfig
 from gateway.speakers import speaker_user_id
 from tests.support import plugins as tp
-from tests.support.gateway import SERVICE_KEY
+from tests.support.gateway import SERVICE_KEY, make_config
 
 GROUP_KEY = "sk-test-group-0123456789"
 CLIENTS = [
@@ -225,3 +225,11 @@ def test_group_keys_are_minted_by_the_cli_and_act_as_speakers(tmp_path, redis_ur
 def test_group_without_service_is_refused_in_the_config():
     with pytest.raises(ValueError, match="needs `service: true`"):
         ClientConfig(key="k", user_id="bot", group=True)
+
+
+def test_an_ordinary_key_inside_a_group_namespace_is_refused_at_start_up(redis_url):
+    clients = [{"key": "k-group", "user_id": "groupbot", "service": True, "group": True},
+               {"key": "k-alice", "user_id": "groupbot/alice"}]
+    with pytest.raises(ValueError, match=r"clients.1.user_id: 'groupbot/alice' is inside the speaker namespace"):
+        make_config("http://127.0.0.1:9", redis_url, clients=clients)
+    make_config("http://127.0.0.1:9", redis_url, clients=[clients[0], {"key": "k-b", "user_id": "groupbot-alice"}])
