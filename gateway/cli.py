@@ -101,8 +101,9 @@ def _keystore_call(config_path: str, action: Any) -> Any:
 )
 @click.option("--admin", is_flag=True, help="Admin key.")
 @click.option("--service", is_flag=True, help="Service key (may name end users).")
+@click.option("--group", is_flag=True, help="Group-chat service key: each message's `name` is a speaker under USER.")
 @click.option("--model", "models", multiple=True, help="Allowed model glob (repeatable).")
-def keys_create(config_path: str, user_id: str, friend_id: str | None, admin: bool, service: bool, models: tuple[str, ...]) -> None:
+def keys_create(config_path: str, user_id: str, friend_id: str | None, admin: bool, service: bool, models: tuple[str, ...], group: bool = False) -> None:
     """Mint a key; it is printed once and stored only as its SHA-256."""
     from gateway.errors import InvalidRequest
     from gateway.memory.records import check_tenant_id
@@ -113,10 +114,12 @@ def keys_create(config_path: str, user_id: str, friend_id: str | None, admin: bo
         check_tenant_id(friend_id, "--friend")
     except InvalidRequest as exc:
         raise click.ClickException(exc.message) from None
+    if group and not service:
+        raise click.ClickException("--group needs --service (a group key names its end users)")
 
     async def action(store: Any) -> Any:
         return await store.create(
-            user_id, friend_id, admin=admin, service=service, allowed_models=models or ("*",)
+            user_id, friend_id, admin=admin, service=service, allowed_models=models or ("*",), group=group,
         )
 
     key, stored = _keystore_call(config_path, action)

@@ -137,6 +137,12 @@ class ClientConfig(Frozen):
         description="May name the end user per request (body `user`, X-Memgate-User, "
         "X-Memgate-Friend). Ordinary keys can never change their ids.",
     )
+    group: bool = Field(
+        False,
+        description="Group-chat key (needs `service`): each request acts as the speaker of "
+        "its last user message, `<user_id>/<messages[i].name>`, and each turn is memorized "
+        "for its own speaker (gateway/speakers.py; README \"Group chats\").",
+    )
     allowed_models: list[str] = Field(
         default_factory=lambda: ["*"], description="Model-name globs this key may use."
     )
@@ -156,6 +162,8 @@ class ClientConfig(Frozen):
     def _one_key(self) -> ClientConfig:
         if (self.key is None) == (self.key_sha256 is None):
             raise ValueError("give exactly one of `key` or `key_sha256`")
+        if self.group and not self.service:
+            raise ValueError("`group: true` needs `service: true` (a group key names its end users)")
         return self
 
     @property
@@ -265,6 +273,24 @@ class GatewayConfig(Frozen):
                 raise ValueError(
                     f"clients.{i}.key_id: {key_id!r} is also the key_id of clients.{first}; key ids must be unique"
                 )
+        return self
+
+    @model_validator(mode="after")
+    def _speakers_apart(self) -> GatewayConfig:
+        """Refuse an ordinary key whose user id lies inside a group key's namespace
+        (``<user_id>/...``, where that key's speakers live; gateway/speakers.py): the
+        key would read and write a speaker's memories. Keys minted in Redis are not
+        checked (README "Memory per speaker")."""
+        for j, group in enumerate(self.clients):
+            if not group.group:
+                continue
+            inside = group.user_id + "/"
+            for i, client in enumerate(self.clients):
+                if not client.service and client.user_id.startswith(inside):
+                    raise ValueError(
+                        f"clients.{i}.user_id: {client.user_id!r} is inside the speaker namespace of the "
+                        f"group key clients.{j} ({inside}<name>); give it another id"
+                    )
         return self
 
 

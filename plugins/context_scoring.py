@@ -12,7 +12,9 @@ signal              weight  value in [0, 1]
 ==================  ======  ==========================================================
 reply_chain         0.4     strength of the best path from the target to the candidate
                             in the reply graph (below): 1 for an explicit reply link
-user_continuity     0.15    1 when the candidate's speaker is the target's speaker
+user_continuity     0.15    1 when the candidate's speaker is the target's speaker,
+                            unless the candidate addresses a third person and the
+                            reply graph does not reach it (their other conversation)
 time_decay          0.2     ``0.5 ** (age / half_life)``: age in seconds when both turns
                             have times, else in turns (positions)
 mention_relation    0.15    1 when the target mentions the candidate's speaker or the
@@ -35,14 +37,19 @@ speaker, when it is more recent (0.5: a request on their behalf, ``!cmd | nick``
 bot); with neither, the latest turn that addressed
 this speaker since their own last turn (0.9, "an answer to whoever spoke to me"), this
 speaker's own previous turn (0.8, continuity) and, when the turn addresses nobody and
-the client gave it no ``id`` (a client that sends ids sends its reply links), the
-nearest of the 5 turns before it by someone else and addressed to this speaker or to
-nobody (0.5, adjacency; the target also to the turn just before it, whoever it was
-addressed to; an assistant turn links to the turn just before it, 0.9).
-Links under 0.6 are guesses: they may end a path but never continue one, so a guess
-never bridges two threads. Links are walked in both directions (siblings in a
-thread share an ancestor) and path strength is the product of link strengths (a best
-path search, O(E log V)); a path through an unaddressed turn is no weaker than its links.
+the client gave it no ``id`` (a client that sends ids sends its reply links), a guess
+among the 5 turns before it by someone else: the one sharing the most *topic* words
+with it (0.55, topical; a word's weight is its IDF over the chat minus
+:data:`TOPIC_IDF_FLOOR`, so only words in fewer than ~22% of the turns count, and the
+shared weight must reach :data:`TOPIC_MIN`; for the last :data:`TOPIC_SPAN` turns),
+else the nearest addressed to this speaker or to nobody (0.5, adjacency); the target
+also links to the turn just before it, whoever it was addressed to; an assistant turn
+links to the turn just before it, 0.9. Links under 0.6 are guesses: they may end a path
+but never continue one, so a guess never bridges two threads; the one exception is the
+target's own topical guess, which may be continued: it picks the thread the target is
+in. Links are walked in both directions (siblings in a thread share an ancestor) and
+path strength is the product of link strengths (a best path search, O(E log V)); a path
+through an unaddressed turn is no weaker than its links.
 
 Mentions are parsed only for names that are speakers of the chat (case-insensitive), so
 "Note: ..." is not a mention unless someone is called Note; names may contain CJK
@@ -59,6 +66,7 @@ from __future__ import annotations
 import heapq
 import math
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -96,6 +104,16 @@ ANSWER_LINK = 0.9
 CONTINUITY_LINK = 0.8
 ASSISTANT_LINK = 0.9
 ADJACENT_LINK = 0.5
+TOPICAL_LINK = 0.55
+#: A word's topic weight is ``ln(turns / turns with it) - TOPIC_IDF_FLOOR`` (at least 0):
+#: words in more than ~22% (1/e^1.5) of the turns weigh nothing.
+TOPIC_IDF_FLOOR = 1.5
+#: Least shared topic weight for a topical guess (about one word in at most ~8% of turns).
+TOPIC_MIN = 1.0
+#: Turns before the target whose adjacency guess looks at topic words (older ones take the
+#: nearest open turn, as before): bounds the extra work; their links rarely decide what is
+#: kept (at most 20 turns, time-decayed).
+TOPIC_SPAN = 100
 MENTION_LINK = 0.5
 #: Links below this strength are guesses: they end a path, never continue it.
 WEAK_BELOW = 0.6
@@ -254,8 +272,12 @@ def terms(text: str) -> set[str]:
 
 
 def _links(turns: Sequence[Turn], first: int, last: int, speakers: list[str | None],
-           addressed: list[list[str]], mentions: list[set[str]]) -> list[list[tuple[int, float]]]:
-    """Undirected reply graph over ``turns[first:last + 1]`` (module docstring)."""
+           addressed: list[list[str]], mentions: list[set[str]], bags: list[set[str]],
+           counts: Counter[str], rare: float) -> list[list[tuple[int, float]]]:
+    """Undirected reply graph over ``turns[first:last + 1]`` (module docstring); ``bags``
+    are the turns' terms, ``counts`` how many turns have each, ``rare`` the count under
+    which a term is a topic word."""
+    weight: dict[str, float] = {}  # topic weights, computed when first needed
     by_id: dict[str, int] = {}
     latest: dict[str, int] = {}
     addressed_me: dict[str, int] = {}
@@ -293,15 +315,39 @@ def _links(turns: Sequence[Turn], first: int, last: int, speakers: list[str | No
                 parents.append((own, CONTINUITY_LINK))
             if i > first and not addressed[i] and turn.id is None:
                 prev = i - 1
+                link = ASSISTANT_LINK
                 if turn.role != "assistant":
-                    # the nearest turn by someone else, to me or to nobody (a turn to a
-                    # third person belongs to their conversation); a few turns back at most
+                    # the turn by someone else sharing the most topic words, else the nearest
+                    # one to me or to nobody (a turn to a third person belongs to their
+                    # conversation); a few turns back at most
+                    link = ADJACENT_LINK
+                    nearest = topical = None
+                    best = TOPIC_MIN
+                    mine = bags[i] if last - i < TOPIC_SPAN else None
                     for k in range(i - 1, max(first, i - 1 - ADJACENT_LOOKBACK) - 1, -1):
-                        if speakers[k] != speaker and (not addressed[k] or speaker in addressed[k]):
-                            prev = k
-                            break
+                        if speakers[k] == speaker:
+                            continue
+                        if nearest is None and (not addressed[k] or speaker in addressed[k]):
+                            nearest = k
+                            if mine is None:
+                                break
+                        common = mine & bags[k] if mine else None
+                        if common:
+                            shared = 0.0
+                            for term in common:
+                                w = weight.get(term)
+                                if w is None:
+                                    c = counts[term]
+                                    w = weight[term] = math.log(rare / c) if c < rare else 0.0
+                                shared += w
+                            if shared >= best:
+                                topical, best = k, shared + 1e-9  # ties: the nearest
+                    if topical is not None:
+                        prev, link = topical, TOPICAL_LINK
+                    elif nearest is not None:
+                        prev = nearest
                 if prev not in (own, asked):
-                    parents.append((prev, ASSISTANT_LINK if turn.role == "assistant" else ADJACENT_LINK))
+                    parents.append((prev, link))
                 if i == last and prev != i - 1 and i - 1 not in (own, asked):
                     parents.append((i - 1, ADJACENT_LINK))
         for j, strength in parents:
@@ -325,7 +371,8 @@ def _chain(adjacency: list[list[tuple[int, float]]], source: int) -> dict[int, f
     """Best path strength (product of link strengths) from ``source`` to each reachable
     turn: Dijkstra on ``-log(strength)``. A link weaker than :data:`WEAK_BELOW` (a guess:
     adjacency) may end a path but never continues one, so a guess never bridges two
-    threads (measured on the IRC benchmark: precision 0.42 -> 0.47)."""
+    threads (measured on the IRC benchmark: precision 0.42 -> 0.47), except the source's
+    own topical guess (:data:`TOPICAL_LINK`), which picks the source's thread."""
     best: dict[int, float] = {source: 1.0}  # any path
     strong: dict[int, float] = {source: 1.0}  # paths that may go on
     heap: list[tuple[float, int]] = [(-1.0, source)]
@@ -338,7 +385,8 @@ def _chain(adjacency: list[list[tuple[int, float]]], source: int) -> dict[int, f
             value = strength * link
             if value > best.get(nxt, 0.0):
                 best[nxt] = value
-            if link >= WEAK_BELOW and value > strong.get(nxt, 0.0):
+            goes_on = link >= WEAK_BELOW or (node == source and link >= TOPICAL_LINK)
+            if goes_on and value > strong.get(nxt, 0.0):
                 strong[nxt] = value
                 heapq.heappush(heap, (-value, nxt))
     return best
@@ -385,16 +433,17 @@ def select_context(turns: Sequence[Turn], target: int, params: Params | None = N
         found.extend(_key(m) for m in turn.mentions)
         addressed[i] = found
         mentions[i] = {*found, *inline}
-    chain = _chain(_links(turns, first, target, speakers, addressed, mentions), target)
+    counts: Counter[str] = Counter()  # turns with each term (the target included)
+    for i in range(first, target + 1):
+        counts.update(bags[i])
+    rare = (target - first + 1) / math.exp(TOPIC_IDF_FLOOR)  # words in fewer turns weigh > 0
+    chain = _chain(_links(turns, first, target, speakers, addressed, mentions, bags, counts, rare), target)
 
     goal_speaker = speakers[target]
     goal_terms = bags[target]
-    df: dict[str, int] = {}
-    for i in range(first, target):
-        for term in bags[i] & goal_terms:
-            df[term] = df.get(term, 0) + 1
+    addressed_by_goal = set(addressed[target])
     count = target - first + 1
-    idf = {t: math.log((count + 1) / (df.get(t, 0) + 0.5)) for t in goal_terms}
+    idf = {t: math.log((count + 1) / (counts[t] - 1 + 0.5)) for t in goal_terms}  # df: earlier turns
     idf_total = sum(idf.values()) or 1.0
 
     scores: dict[int, float] = {}
@@ -406,6 +455,9 @@ def select_context(turns: Sequence[Turn], target: int, params: Params | None = N
         else:
             decay = 0.5 ** ((target - i - 1) / params.half_life_turns)
         same = speaker is not None and speaker == goal_speaker
+        if same and i not in chain and addressed[i] and goal_speaker not in addressed[i] \
+                and not addressed_by_goal.intersection(addressed[i]):
+            same = False  # the speaker's turn in another conversation (to a third person)
         mentioned = speaker is not None and not same and (
             speaker in mentions[target] or (goal_speaker is not None and goal_speaker in mentions[i]))
         overlap = sum(idf[t] for t in bags[i] & goal_terms) / idf_total if goal_terms else 0.0

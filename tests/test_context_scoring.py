@@ -175,3 +175,31 @@ def test_a_reply_addressed_to_someone_may_answer_the_latest_message_about_them()
     selection = select_context(turns, len(turns) - 1)
     assert 7 in selection.kept  # the command that named sken
     assert 0 in selection.kept  # and sken's own question
+
+
+def _chatter(n: int) -> list[Turn]:
+    """``n`` turns of small talk, each with words of its own."""
+    return [Turn(f"u{i}", f"random chatter number{i} about topic{i} and stuff{i}") for i in range(n)]
+
+
+def test_an_unaddressed_reply_is_guessed_to_answer_the_recent_turn_on_its_topic():
+    # tim asked bimberi; raf answers tim's question without naming anyone, two turns later
+    turns = [Turn("bimberi", "hello there"), *_chatter(30),
+             Turn("tim", "bimberi, do most BIOS support wireless keyboards?"),
+             Turn("nevado", "why does gnome not open vlc for movies?"),
+             Turn("carl", "good evening everyone"),
+             Turn("raf", "never heard of a BIOS supporting wireless keyboards")]
+    selection = select_context(turns, len(turns) - 1)
+    assert 31 in selection.kept  # was: the nearest open turn (carl's) guessed instead, tim's dropped
+    assert 32 not in selection.kept
+
+
+def test_the_speakers_turn_to_a_third_person_in_another_conversation_is_not_continuity():
+    turns = [Turn("bob", "my router keeps dropping"), Turn("carol", "when is the meeting?"),
+             Turn("alice", "bob: try rebooting the router"),
+             Turn("alice", "carol: the meeting is at five"),
+             Turn("dave", "nice"),
+             Turn("alice", "anyone know a good pizza place nearby?")]
+    selection = select_context(turns, len(turns) - 1)
+    assert 2 not in selection.kept  # was kept: same speaker, but talking to bob about something else
+    assert 3 in selection.kept  # her latest turn (continuity) stays

@@ -76,6 +76,19 @@ def source_of(message: dict[str, Any]) -> dict[str, str]:
     return {"id": given[:200]} if isinstance(given, str) and given else {}
 
 
+def group_conversation_id(request: ChatRequest, headers: dict[str, str]) -> str:
+    """The conversation id of a group key's request (:mod:`gateway.speakers`): the header
+    or ``metadata.conversation_id`` as for every key, else the body ``user`` (the group:
+    a group key's ``user`` is not an identity), else the prefix hash of
+    :func:`conversation_id`. A group bot sends a window of recent messages that slides,
+    so the prefix hash would change with every request and the same turn would be
+    memorized again; a stable group id keeps the dedupe working."""
+    given = headers.get(CONVERSATION_HEADER) or client_metadata(request).get("conversation_id")
+    if not given and request.user:
+        return "g:" + request.user[:198]
+    return conversation_id(request, headers)
+
+
 def memorize_disabled(headers: dict[str, str]) -> bool:
     """True when the client sent ``x-memgate-memorize: off`` (or ``false``/``0``/``no``)."""
     return headers.get(MEMORIZE_HEADER, "").strip().lower() in ("off", "false", "0", "no")
@@ -94,6 +107,8 @@ def capture_exchange(
     max_candidates: int,
     job_id: str | None = None,
     max_chars: int = DEFAULT_MAX_TURN_CHARS,
+    include: frozenset[int] | None = None,
+    conversation: str | None = None,
 ) -> Capture:
     """The header and candidate turns of one exchange.
 
@@ -105,16 +120,21 @@ def capture_exchange(
     (:data:`CONTEXT_CHARS`). Each text is cut to ``max_chars`` (``redaction.max_chars``)
     before it is hashed or queued: the job never holds more than the worker would use, and hashing stays
     bounded per message (issue 9).
+
+    ``include`` (group keys, one capture per speaker): only the messages at these indexes
+    are turns (the reply when it holds ``len(messages)``); contexts and occurrence counts
+    are then taken within them only, so no other speaker's text rides along as context.
+    ``conversation``: the conversation id to use instead of :func:`conversation_id`.
     """
-    conv = conversation_id(request, headers)
+    conv = conversation if conversation is not None else conversation_id(request, headers)
     indexed = [
         (i, m.get("role"), truncate_text(message_text(m), max_chars)[0])
         for i, m in enumerate(request.messages)
-        if m.get("role") in ("user", "assistant")
+        if m.get("role") in ("user", "assistant") and (include is None or i in include)
     ]
     messages = request.messages
     pairs = [(str(role), text) for _, role, text in indexed]
-    if reply.text:
+    if reply.text and (include is None or len(request.messages) in include):
         reply_text = truncate_text(reply.text, max_chars)[0]
         indexed.append((len(request.messages), "assistant", reply_text))
         pairs.append(("assistant", reply_text))

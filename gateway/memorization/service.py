@@ -28,13 +28,14 @@ from typing import Any
 import redis.exceptions
 
 from gateway.errors import MemoryUnavailable, UpstreamError
-from gateway.memorization.capture import capture_exchange, memorize_disabled
+from gateway.memorization.capture import capture_exchange, group_conversation_id, memorize_disabled
 from gateway.memorization.config import MemorizeConfig
 from gateway.memorization.forget import forget_queue_state
 from gateway.memorization.ingest import IngestResult, NewConversation, conversation_job
 from gateway.memorization.processor import JobProcessor
 from gateway.memorization.runtime import queue_for, run_workers
 from gateway.model_client import ModelClient, ModelOutputError
+from gateway.speakers import attribute, speaker_user_id
 
 __all__ = ["Memorization", "MemorizeConfig"]
 
@@ -52,6 +53,29 @@ class _Pending:
     user_id: str
     friend_id: str
     turns: tuple[tuple[str, str], ...]
+
+
+def _tenants(
+    request: Any, principal: Any, headers: Any, max_candidates: int,
+) -> list[tuple[str, frozenset[int] | None, str | None]]:
+    """``(user id, message indexes or None for all, conversation id or None)`` per job:
+    the caller's own tenant, or for a group call one per speaker with a message among the
+    last ``max_candidates`` (so the captures cost O(messages x max_candidates) at most)."""
+    if principal.namespace is None:
+        return [(principal.user_id, None, None)]
+    speakers = attribute(request.messages)
+    by_speaker: dict[str, set[int]] = {}
+    for i, name in enumerate(speakers):
+        if name is not None:
+            by_speaker.setdefault(name, set()).add(i)
+    last = request.last_user_index()
+    answered = speakers[last] if last is not None else None
+    if answered is not None:
+        by_speaker.setdefault(answered, set()).add(len(request.messages))  # the reply
+    first = len(request.messages) - max_candidates
+    conversation = group_conversation_id(request, headers)
+    return [(speaker_user_id(principal.namespace, name), frozenset(indexes), conversation)
+            for name, indexes in by_speaker.items() if max(indexes) >= first]
 
 
 class Memorization:
@@ -82,23 +106,34 @@ class Memorization:
         Returns the stream entry id of the job, None when there was nothing new (or it was
         disabled by header, or the body did not parse), or ``"buffered"`` when Redis could
         not take it now (see module docstring). One Redis round trip (dedupe + XADD).
+
+        A group key's call (``principal.namespace`` set, :mod:`gateway.speakers`) makes one
+        job per speaker with turns in the candidate window, each holding only the turns
+        attributed to that speaker (the reply goes with the speaker answered), enqueued
+        one after the other (one round trip each); returns the last entry id.
         """
         request = call.original
         if request is None or (self.config.honour_header and memorize_disabled(call.headers)):
             return None
         principal = call.principal
-        capture = capture_exchange(
-            request, reply, headers=call.headers, user_id=principal.user_id,
-            friend_id=principal.friend_id, request_id=call.request_id, received_at=now,
-            traceparent=call.trace_context, max_candidates=self.config.queue.max_candidate_turns,
-            max_chars=self.config.redaction.max_chars,
-        )
-        if not capture.turns:
-            return None
-        pending = _Pending(
-            capture.header.model_dump_json(), principal.user_id, principal.friend_id,
-            tuple((t.hash, t.model_dump_json()) for t in capture.turns),
-        )
+        entry: str | None = None
+        for user_id, include, conversation in _tenants(request, principal, call.headers, self.config.queue.max_candidate_turns):
+            capture = capture_exchange(
+                request, reply, headers=call.headers, user_id=user_id,
+                friend_id=principal.friend_id, request_id=call.request_id, received_at=now,
+                traceparent=call.trace_context, max_candidates=self.config.queue.max_candidate_turns,
+                max_chars=self.config.redaction.max_chars, include=include, conversation=conversation,
+            )
+            if not capture.turns:
+                continue
+            pending = _Pending(
+                capture.header.model_dump_json(), user_id, principal.friend_id,
+                tuple((t.hash, t.model_dump_json()) for t in capture.turns),
+            )
+            entry = await self._enqueue_one(pending) or entry
+        return entry
+
+    async def _enqueue_one(self, pending: _Pending) -> str | None:
         if self._buffer:  # keep order: older buffered jobs go first
             self._hold(pending)
             return "buffered"

@@ -44,6 +44,7 @@ def principal_from_client(client: ClientConfig) -> Principal:
         service=client.service,
         allowed_models=tuple(client.allowed_models),
         plugins=dict(client.plugins),
+        group=client.group,
     )
 
 
@@ -150,6 +151,8 @@ def resolve_end_user(
     validated even when empty, so an empty id is an error, never the service key's own
     tenant. Header ids are decoded by :func:`header_id`; body ids are used as
     sent. An ordinary key's ids never change and these fields are not checked for it.
+    For a group key (:mod:`gateway.speakers`) the body ``user`` is the group, not an
+    identity: only the header names the namespace.
 
     Raises:
         InvalidRequest: a named id fails :func:`gateway.memory.records.check_tenant_id`
@@ -160,7 +163,7 @@ def resolve_end_user(
     user: str | None = None
     if USER_HEADER in headers:
         user = header_id(headers[USER_HEADER], USER_HEADER_NAME)
-    elif body_user is not None:
+    elif body_user is not None and not principal.group:
         user = check_tenant_id(body_user, "user")
     friend = header_id(headers[FRIEND_HEADER], FRIEND_HEADER_NAME) if FRIEND_HEADER in headers else None
     if user is None and friend is None:

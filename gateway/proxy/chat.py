@@ -3,7 +3,8 @@
 The path of one request (docs/architecture.md):
 
 1. read the body (``server.max_body_bytes``), resolve the bearer key to a principal
-   (service keys may name the end user), check the model is allowed;
+   (service keys may name the end user; a group key acts as the speaker of the last user
+   message, :mod:`gateway.speakers`), check the model is allowed;
 2. request phase: the principal's plugin chain rewrites a :class:`ChatRequest` under
    the chain's budgets; an unchanged request is forwarded as the client's exact bytes;
 3. upstream call on the pooled client of the upstream routed by model; error statuses
@@ -38,10 +39,12 @@ from gateway.proxy.asgi import Send, send_bytes
 from gateway.proxy.assembly import ReplyAssembler, reply_from_completion
 from gateway.proxy.handler import Incoming
 from gateway.proxy.model_route import SSE_HEADERS, ModelRoute, traceparent_of_span
+from gateway.proxy.principal import Principal
 from gateway.proxy.relay import RelayState, error_event, relay_events, relay_passthrough
 from gateway.proxy.upstream import relay_headers
 from gateway.proxy.wire import ChatRequest
 from gateway.sdk import CallContext
+from gateway.speakers import resolve_speaker
 
 __all__ = ["ChatCompletions"]
 
@@ -96,6 +99,10 @@ class ChatCompletions(ModelRoute):
                         span.set_attribute("memgate.cancelled", True)
                     self._complete(prepared, state, cancelled=True)
                 raise
+
+    def route_principal(self, principal: Principal, body: dict[str, Any]) -> Principal:
+        """A group key's call runs as the speaker answered (:func:`gateway.speakers.resolve_speaker`)."""
+        return resolve_speaker(principal, body)
 
     async def _prepare(
         self, raw: bytes, headers: dict[str, str], started: float, traceparent: str | None

@@ -4,7 +4,7 @@ Keys are hashed at rest: Redis holds only the hex SHA-256 of a key, never the ke
 Layout (``<p>`` is the key prefix, ``mg`` by default):
 
 - ``<p>:keys:h:<sha256>`` hash: ``key_id``, ``user_id``, ``friend_id``, ``admin``,
-  ``service``, ``allowed_models`` (JSON list), ``plugins`` (JSON), ``created_at``,
+  ``service``, ``group`` (absent on keys minted before it: 0), ``allowed_models`` (JSON list), ``plugins`` (JSON), ``created_at``,
   ``revoked_at`` (empty while valid). A revoked key's record stays for audit.
 - ``<p>:keys:ids`` hash: ``key_id`` -> sha256, for ``list`` and ``revoke`` by id.
 
@@ -24,7 +24,7 @@ import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
 from gateway.config import PluginOverride
-from gateway.errors import KeyStoreUnavailable, NotFound
+from gateway.errors import InvalidRequest, KeyStoreUnavailable, NotFound
 from gateway.memory.records import check_tenant_id
 from gateway.proxy.principal import Principal
 
@@ -54,6 +54,7 @@ class StoredKey:
             "friend_id": p.friend_id,
             "admin": p.admin,
             "service": p.service,
+            "group": p.group,
             "allowed_models": list(p.allowed_models),
             "created_at": self.created_at,
             "revoked_at": self.revoked_at,
@@ -86,15 +87,19 @@ class RedisKeyStore:
         service: bool = False,
         allowed_models: tuple[str, ...] = ("*",),
         plugins: dict[str, PluginOverride] | None = None,
+        group: bool = False,
     ) -> tuple[str, StoredKey]:
         """Mint a key. Returns ``(key, record)``; the key is shown once and not stored.
 
         Raises:
             InvalidRequest: ``user_id`` or ``friend_id`` breaks the id rules
-                (:func:`gateway.memory.records.check_tenant_id`).
+                (:func:`gateway.memory.records.check_tenant_id`), or ``group`` without
+                ``service`` (``param``: ``group``).
         """
         check_tenant_id(user_id, "user_id")
         check_tenant_id(friend_id, "friend_id")
+        if group and not service:
+            raise InvalidRequest("group: a group key must be a service key", param="group")
         key = "mgk-" + secrets.token_urlsafe(32)
         digest = key_digest(key)
         key_id = "k_" + secrets.token_hex(6)
@@ -105,6 +110,7 @@ class RedisKeyStore:
             "friend_id": friend_id,
             "admin": int(admin),
             "service": int(service),
+            "group": int(group),
             "allowed_models": json.dumps(list(allowed_models)),
             "plugins": json.dumps({k: v.model_dump() for k, v in (plugins or {}).items()}),
             "created_at": now,
@@ -173,6 +179,7 @@ def _stored(digest: str, f: dict[str, str]) -> StoredKey:
         friend_id=f.get("friend_id") or "default",
         admin=f.get("admin") == "1",
         service=f.get("service") == "1",
+        group=f.get("group") == "1",
         allowed_models=tuple(json.loads(f.get("allowed_models") or '["*"]')),
         plugins=plugins,
     )

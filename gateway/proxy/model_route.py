@@ -97,9 +97,14 @@ class ModelRoute(ProxyRoute):
             raise InvalidRequest("model: must not be empty", param="model")
         if not principal.may_use(model):
             raise PermissionDenied(f"this key may not use model {model!r}", code="model_not_allowed")
-        principal = resolve_end_user(principal, body.get("user"), headers)
+        principal = self.route_principal(resolve_end_user(principal, body.get("user"), headers), body)
         chain = self._chains.for_principal(principal)
         return Accepted(body, model, principal, chain, self._upstreams.for_model(model), body.get("stream") is True)
+
+    def route_principal(self, principal: Principal, body: dict[str, Any]) -> Principal:
+        """The principal the call runs as once the body is read (a route's own rule; by
+        default the caller as resolved). Raises InvalidRequest (400) to refuse the call."""
+        return principal
 
     def call_context(
         self, accepted: Accepted, original: ChatRequest | None, headers: dict[str, str], started: float,

@@ -24,6 +24,10 @@ class Principal:
         service: may name the end user per request (and only such a key).
         allowed_models: model-name globs (fnmatch) the key may call.
         plugins: per-key plugin overrides by plugin name.
+        group: a group key (a service key for group chats): each request acts as the
+            speaker of its last user message (:mod:`gateway.speakers`).
+        namespace: set on a group key's principal once it acts as a speaker: the
+            namespace (the key's user) its speakers live in; None otherwise.
     """
 
     key_id: str
@@ -33,6 +37,8 @@ class Principal:
     service: bool = False
     allowed_models: tuple[str, ...] = ("*",)
     plugins: Mapping[str, PluginOverride] = field(default_factory=dict)
+    group: bool = False
+    namespace: str | None = None
 
     def may_use(self, model: str) -> bool:
         """True if ``model`` matches one of :attr:`allowed_models`."""

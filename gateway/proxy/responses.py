@@ -41,10 +41,11 @@ from typing import Any
 from opentelemetry.trace import SpanKind
 
 from gateway.chain import PluginChain
-from gateway.errors import MemgateError, MethodNotAllowed, NotFound
+from gateway.errors import InvalidRequest, MemgateError, MethodNotAllowed, NotFound
 from gateway.proxy.asgi import Send, send_bytes
 from gateway.proxy.handler import Incoming
 from gateway.proxy.model_route import SSE_HEADERS, ModelRoute, traceparent_of_span
+from gateway.proxy.principal import Principal
 from gateway.proxy.relay import RelayState
 from gateway.proxy.responses_loop import Emitter, ToolLoop
 from gateway.proxy.responses_wire import (
@@ -163,6 +164,18 @@ class Responses(ModelRoute):
                         span.set_attribute("memgate.cancelled", True)
                     self._complete(prepared, state, cancelled=True)
                 raise
+
+    def route_principal(self, principal: Principal, body: dict[str, Any]) -> Principal:
+        """Group keys (memory per speaker, :mod:`gateway.speakers`) are chat-completions
+        only: a Responses request has no per-message speaker ``name`` to attribute.
+
+        Raises:
+            InvalidRequest: a group key (400).
+        """
+        if principal.group:
+            raise InvalidRequest("a group key (memory per speaker) works on /v1/chat/completions only: "
+                                 "Responses input items carry no speaker name", param="input")
+        return principal
 
     async def _prepare(self, raw: bytes, headers: dict[str, str], started: float, traceparent: str | None) -> Prepared:
         accepted = await self.accept(raw, headers)
