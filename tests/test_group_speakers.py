@@ -233,3 +233,11 @@ def test_an_ordinary_key_inside_a_group_namespace_is_refused_at_start_up(redis_u
     with pytest.raises(ValueError, match=r"clients.1.user_id: 'groupbot/alice' is inside the speaker namespace"):
         make_config("http://127.0.0.1:9", redis_url, clients=clients)
     make_config("http://127.0.0.1:9", redis_url, clients=[clients[0], {"key": "k-b", "user_id": "groupbot-alice"}])
+
+
+def test_a_group_key_on_the_responses_api_is_refused_naming_input(bot, upstream):
+    client = openai.OpenAI(base_url=bot.gw.base_url, api_key=GROUP_KEY, max_retries=0)
+    with pytest.raises(openai.BadRequestError) as caught:
+        client.responses.create(model="gpt-4o-mini", input="hi, I'm alice", user="g1")
+    assert caught.value.body["param"] == "input" and "chat/completions" in caught.value.body["message"]
+    assert upstream.responses_requests() == []
