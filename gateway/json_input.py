@@ -26,7 +26,7 @@ from typing import Any
 from gateway.errors import InvalidRequest
 
 __all__ = [
-    "MAX_JSON_DEPTH", "check_json_body", "check_nesting", "check_surrogates", "decode_utf8", "find_lone_surrogate",
+    "MAX_JSON_DEPTH", "check_json_body", "check_nesting", "check_surrogates", "decode_utf8", "find_lone_surrogate", "json_type",
     "nesting_depth", "parse_json_object", "value_depth",
 ]
 
@@ -211,3 +211,15 @@ def parse_json_object(raw: bytes, what: str = "request body") -> dict[str, Any]:
         _refuse_nesting(raw, MAX_JSON_DEPTH, what)
     check_surrogates(raw, body)
     return body
+
+
+def json_type(value: Any) -> str:
+    """The JSON type name of a parsed value, with its article (for error messages):
+    ``"null"``, ``"a boolean"``, ``"a number"``, ``"a string"``, ``"an array"``, ``"an object"``."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return "an array" if isinstance(value, list) else "an object" if isinstance(value, dict) else "a string"

@@ -23,7 +23,7 @@ from typing import Any
 from gateway.chain import ChainFactory, PluginChain
 from gateway.config import GatewayConfig
 from gateway.errors import InvalidRequest, MemgateError, PermissionDenied
-from gateway.json_input import parse_json_object
+from gateway.json_input import json_type, parse_json_object
 from gateway.proxy.asgi import Send, send_error
 from gateway.proxy.auth import Authenticator, resolve_end_user
 from gateway.proxy.handler import ProxyRoute
@@ -34,7 +34,7 @@ from gateway.proxy.wire import ChatRequest
 from gateway.sdk import CallContext
 from gateway.telemetry import Telemetry
 
-__all__ = ["SSE_HEADERS", "Accepted", "ModelRoute", "json_type", "traceparent_of_span"]
+__all__ = ["SSE_HEADERS", "Accepted", "ModelRoute", "traceparent_of_span"]
 
 log = logging.getLogger("memgate.proxy")
 
@@ -106,6 +106,20 @@ class ModelRoute(ProxyRoute):
         default the caller as resolved). Raises InvalidRequest (400) to refuse the call."""
         return principal
 
+    def describe(self, span: Any, operation: str, prepared: Any) -> None:
+        """Name a recording request span ``<operation> <model>`` and give it the caller's
+        attributes (``prepared``: a route's prepared call, with ``call``, ``model`` and
+        ``stream``)."""
+        if not span.is_recording():
+            return
+        principal = prepared.call.principal
+        span.update_name(f"{operation} {prepared.model}")
+        span.set_attributes({
+            "gen_ai.request.model": prepared.model, "memgate.user_id": principal.user_id,
+            "memgate.friend_id": principal.friend_id, "memgate.key_id": principal.key_id,
+            "memgate.stream": prepared.stream,
+        })
+
     def call_context(
         self, accepted: Accepted, original: ChatRequest | None, headers: dict[str, str], started: float,
         traceparent: str | None,
@@ -150,17 +164,6 @@ class ModelRoute(ProxyRoute):
         state.error = exc.envelope()
         await send({"type": "http.response.body", "body": error_event(exc), "more_body": False})
         return True
-
-
-def json_type(value: Any) -> str:
-    """The JSON type name of a parsed value (for error messages)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    return "an array" if isinstance(value, list) else "an object" if isinstance(value, dict) else "a string"
 
 
 def traceparent_of_span(span: Any, headers: dict[str, str]) -> str | None:

@@ -143,14 +143,7 @@ class Responses(ModelRoute):
         with self._telemetry.span("responses", {"gen_ai.operation.name": "chat", "gen_ai.system": "openai"},
                                   kind=SpanKind.SERVER, context=context) as span:
             prepared = await self._prepare(incoming.body, headers, incoming.started, traceparent_of_span(span, headers))
-            if span.is_recording():
-                principal = prepared.call.principal
-                span.update_name(f"responses {prepared.model}")
-                span.set_attributes({
-                    "gen_ai.request.model": prepared.model, "memgate.user_id": principal.user_id,
-                    "memgate.friend_id": principal.friend_id, "memgate.key_id": principal.key_id,
-                    "memgate.stream": prepared.stream,
-                })
+            self.describe(span, "responses", prepared)
             assembler = ResponsesAssembler(self._config.chain.max_capture_bytes) \
                 if prepared.chain.observers or span.is_recording() else None
             state = RelayState(assembler=assembler)  # type: ignore[arg-type]

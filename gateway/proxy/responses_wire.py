@@ -51,6 +51,7 @@ from typing import Any
 
 from gateway.errors import InvalidRequest
 from gateway.injection import Injection, _appended
+from gateway.json_input import json_type
 from gateway.proxy.assembly import AssembledChoice, AssembledReply
 from gateway.proxy.wire import ChatRequest
 
@@ -76,18 +77,8 @@ CLIENT_CALL_TYPES = frozenset({
 })
 
 
-def _type_name(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    return "an array" if isinstance(value, list) else "an object" if isinstance(value, dict) else "a string"
-
-
 def _bad(param: str, wanted: str, value: Any) -> InvalidRequest:
-    return InvalidRequest(f"{param}: must be {wanted}, not {_type_name(value)}", param=param)
+    return InvalidRequest(f"{param}: must be {wanted}, not {json_type(value)}", param=param)
 
 
 def check_request(body: dict[str, Any]) -> None:
