@@ -226,6 +226,9 @@ class Services:
             config (:mod:`gateway.admission`).
         key_prefix: the Redis key prefix (``memory.key_prefix``) for a plugin's own keys
             (:class:`LorebookRepository`).
+        memorizations: every :class:`~gateway.memorization.service.Memorization` handed
+            out by :meth:`memorization`, in order (the admin console's queue status,
+            :mod:`gateway.admin_api`).
     """
 
     redis: aioredis.Redis | None = None
@@ -235,6 +238,7 @@ class Services:
     breakers: BreakerRegistry = field(default_factory=BreakerRegistry)
     admission: AdmissionRegistry = field(default_factory=AdmissionRegistry)
     key_prefix: str = "mg"
+    memorizations: list[Any] = field(default_factory=list, compare=False, repr=False)
 
     @property
     def metrics(self) -> Metrics:
@@ -259,7 +263,9 @@ class Services:
 
         if self.redis is None:
             raise ValueError("memorization needs Redis (memory: section)")
-        return Memorization(config, self.redis, self.memory, self.upstreams, self.telemetry)
+        memorization = Memorization(config, self.redis, self.memory, self.upstreams, self.telemetry)
+        self.memorizations.append(memorization)
+        return memorization
 
 
 @runtime_checkable
