@@ -57,7 +57,7 @@ from litestar.di import NamedDependency, Provide
 from litestar.params import FromPath, JSONBody, PathParameter, QueryParameter
 from pydantic import BaseModel, ConfigDict, Field
 
-from gateway.errors import InvalidRequest, NotFound, UnprocessableInput, UpstreamError
+from gateway.errors import InvalidRequest, NotFound, PermissionDenied, UnprocessableInput, UpstreamError
 from gateway.memory.ids import MEMORY_ID_PATTERN
 from gateway.memory.keys import KeySpace, Partition
 from gateway.memory.records import (
@@ -84,7 +84,7 @@ from gateway.proxy.wire import ChatRequest
 from gateway.sdk import CallContext
 from gateway.text import count_tokens
 
-__all__ = ["admin_controllers", "explain_hit", "message_origins", "prompt_tokens"]
+__all__ = ["ADMIN_REPLY_MODELS", "ADMIN_REQUEST_MODELS", "admin_controllers", "explain_hit", "message_origins", "prompt_tokens"]
 
 #: Most records :func:`memory_stats` reads (one HMGET each, pipelined): past it the counts
 #: are marked ``truncated`` (an on-demand admin page, not a scan of millions).
@@ -112,9 +112,16 @@ def _tenant(user_id: str, friend_id: str | None) -> Tenant:
     return Tenant(user_id, friend_id)
 
 
+#: The id rules of :func:`gateway.memory.records.tenant_id_problem` as a schema pattern
+#: (no control characters, no leading or trailing whitespace; 1..256 characters), so the
+#: OpenAPI document declares what the routes accept.
+TENANT_ID_PATTERN = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
+TenantId = Annotated[str, Field(min_length=1, max_length=256, pattern=TENANT_ID_PATTERN)]
 DeadId = Annotated[str, PathParameter(pattern=r"^[0-9]{1,20}-[0-9]{1,20}$", description="A dead letter's stream id (<ms>-<seq>).")]
-UserQuery = Annotated[str, QueryParameter(description="The user acted on (any id the id rules accept).")]
+UserQuery = Annotated[str, QueryParameter(
+    min_length=1, max_length=256, pattern=TENANT_ID_PATTERN, description="The user acted on.")]
 FriendQuery = Annotated[str | None, QueryParameter(
+    min_length=1, max_length=256, pattern=TENANT_ID_PATTERN,
     description="The friend whose view is used; absent: the user's profile memories only.")]
 
 
@@ -183,8 +190,8 @@ class AdminSearchRequest(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    user_id: str = Field(description="The user searched.")
-    friend_id: str | None = Field(None, description="Whose view; null: profile memories only.")
+    user_id: TenantId = Field(description="The user searched.")
+    friend_id: TenantId | None = Field(None, description="Whose view; null: profile memories only.")
     query: str = Field(min_length=1, description="Text to search for.")
     top_k: JsonInteger = Field(10, ge=1, le=100, description="Most hits returned.")
     threshold: JsonNumber = Field(0.0, ge=0.0, le=1.0, description="Least cosine similarity of a hit.")
@@ -264,11 +271,11 @@ class NewKey(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    user_id: str = Field(description="The user the key acts for.")
-    friend_id: str = Field("default", description="The friend (persona) of the key.")
+    user_id: TenantId = Field(description="The user the key acts for.")
+    friend_id: TenantId = Field("default", description="The friend (persona) of the key.")
     admin: JsonBoolean = Field(False, description="Admin key.")
     service: JsonBoolean = Field(False, description="Service key (may name end users).")
-    allowed_models: list[str] = Field(["*"], min_length=1, max_length=64, description="Model globs the key may call.")
+    allowed_models: list[Annotated[str, Field(min_length=1, max_length=256)]] = Field(["*"], min_length=1, max_length=64, description="Model globs the key may call.")
 
 
 class KeyRow(BaseModel):
@@ -444,15 +451,24 @@ def counter_rows(metrics: Any, family: str) -> list[dict[str, Any]]:
 # -- recall inspector ------------------------------------------------------------------
 
 
+class InspectMessage(BaseModel):
+    """One OpenAI chat message (fields other than ``role`` and ``content`` kept as sent)."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+
+    role: Literal["system", "developer", "user", "assistant", "tool"] = Field(description="Who says it.")
+    content: Any = Field(None, description="Text or content parts.")
+
+
 class InspectRequest(BaseModel):
     """Body of ``POST /v1/admin/recall/inspect``."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    user_id: str = Field(description="The user the message comes from.")
-    friend_id: str = Field("default", description="The friend (persona) it is sent to.")
-    model: str = Field("gpt-4o-mini", min_length=1, description="The chat model named in the request.")
-    messages: list[dict[str, Any]] = Field(min_length=1, max_length=1000, description="OpenAI chat messages.")
+    user_id: TenantId = Field(description="The user the message comes from.")
+    friend_id: TenantId = Field("default", description="The friend (persona) it is sent to.")
+    model: str = Field("gpt-4o-mini", min_length=1, max_length=256, description="The chat model named in the request.")
+    messages: list[InspectMessage] = Field(min_length=1, max_length=1000, description="OpenAI chat messages.")
 
 
 class _NoUpstream(UpstreamCaller):
@@ -539,11 +555,10 @@ async def inspect_recall(gateway: Any, body: InspectRequest) -> dict[str, Any]:
     tenant = _tenant(body.user_id, body.friend_id)
     principal = Principal(key_id="console-inspector", user_id=tenant.user_id, friend_id=body.friend_id)
     try:
-        request = ChatRequest.model_validate({"model": body.model, "messages": body.messages})
+        messages = [m.model_dump(exclude_unset=True) for m in body.messages]
+        request = ChatRequest.model_validate({"model": body.model, "messages": messages})
     except ValueError as exc:
         raise InvalidRequest(f"messages: not chat messages ({exc})", param="messages") from None
-    if any(not isinstance(m.get("role"), str) for m in request.messages):
-        raise InvalidRequest("messages: every message needs a role", param="messages")
     chain = gateway.chains.for_principal(principal)
     upstream = gateway.upstreams.for_model(body.model)
     config = gateway.config
@@ -682,22 +697,19 @@ class AdminConsoleController(Controller):
     async def create_key(self, gateway: NamedDependency[Any], data: JSONBody[NewKey]) -> CreatedKey:
         check_tenant_id(data.user_id, "user_id")
         check_tenant_id(data.friend_id, "friend_id")
-        if any(not isinstance(m, str) or not m or len(m) > 256 for m in data.allowed_models):
-            raise InvalidRequest("allowed_models: each glob is a non-empty string of at most 256 characters",
-                                 param="allowed_models")
         key, stored = await RedisKeyStore(gateway.redis, gateway.config.memory.key_prefix).create(
             data.user_id, data.friend_id, admin=data.admin, service=data.service,
             allowed_models=tuple(data.allowed_models),
         )
         return CreatedKey(key=key, **stored.summary(), source="store")
 
-    @post("/keys/{key_id:str}/revoke", status_code=200, summary="Revoke a key", responses=errors(403, 404, 422))
+    @post("/keys/{key_id:str}/revoke", status_code=200, summary="Revoke a key", responses=errors(403, 404))
     async def revoke_key(self, gateway: NamedDependency[Any], key_id: FromPath[str]) -> KeyRow:
         """Every gateway stops accepting the key within ``auth.cache_ttl_s``; config keys
-        (gateway.yaml) cannot be revoked here (422)."""
+        (gateway.yaml) cannot be revoked here (403)."""
         for i, client in enumerate(gateway.config.clients):
             if key_id == (client.key_id or client.digest[:12]):
-                raise UnprocessableInput(f"key {key_id!r} is a config key (clients.{i} in gateway.yaml): "
+                raise PermissionDenied(f"key {key_id!r} is a config key (clients.{i} in gateway.yaml): "
                                          "remove it there and restart", param="key_id")
         stored = await RedisKeyStore(gateway.redis, gateway.config.memory.key_prefix).revoke(key_id)
         return KeyRow(**stored.summary(), source="store")
@@ -776,6 +788,13 @@ class AdminConsoleController(Controller):
     async def inspect(self, gateway: NamedDependency[Any], data: JSONBody[InspectRequest]) -> dict[str, Any]:
         return await inspect_recall(gateway, data)
 
+
+
+#: Models whose OpenAPI schemas come from pydantic (:func:`gateway.memory_api.apply_pydantic_schemas`).
+ADMIN_REQUEST_MODELS: tuple[type[BaseModel], ...] = (AdminSearchRequest, NewKey, InspectRequest)
+ADMIN_REPLY_MODELS: tuple[type[BaseModel], ...] = (
+    UserList, ExplainedHits, History, KeyList, KeyRow, CreatedKey, QueueList, DeadLetters, Retried,
+)
 
 
 def admin_controllers() -> list[type[Controller]]:

@@ -49,7 +49,7 @@ from litestar.openapi.spec import Components, SecurityScheme
 from litestar.routes import HTTPRoute
 from opentelemetry.sdk.trace.export import SpanExporter
 
-from gateway.admin_api import admin_controllers
+from gateway.admin_api import ADMIN_REPLY_MODELS, ADMIN_REQUEST_MODELS, admin_controllers
 from gateway.chain import ChainFactory, CompletionRunner
 from gateway.config import GatewayConfig
 from gateway.console import console_router
@@ -430,5 +430,6 @@ def create_app(
         ),
     )
     app.before_send.append(_options_allow(app))
-    apply_pydantic_schemas(app.plugins.get("OpenAPIPlugin").provide_openapi_schema())  # cached, served as is
+    apply_pydantic_schemas(  # cached, served as is
+        app.plugins.get("OpenAPIPlugin").provide_openapi_schema(), ADMIN_REQUEST_MODELS, ADMIN_REPLY_MODELS)
     return app
