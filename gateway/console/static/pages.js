@@ -451,7 +451,7 @@ const stats = {
     const most = Math.max(1, ...Object.values(m.by_type));
     const r = s.recall;
     fill($("stats-out"),
-      h("div", {class: "figures"}, figure("memories", m.total, "stats-total"), figure("retired", m.retired), figure("users", m.users),
+      h("div", {class: "figures"}, figure("memories", m.total, "stats-total"), figure("retired", m.retired), figure("users with memories", m.users),
         ...Object.entries(m.by_scope).map(([k, v]) => figure(k, v))),
       m.truncated ? h("p", {class: "muted"}, "Counted over the first records only (truncated).") : null,
       h("h3", {}, "Memories per type"),
