@@ -13,7 +13,11 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 import redis
+from litestar import Litestar, Request, get, put
+from litestar.params import FromPath, FromQuery, JSONBody
+from litestar.response import Response
 
+from gateway.console import console_router
 from tests.support.browser import open_chromium, waiter
 from tests.support.gateway import ADMIN_KEY, ALICE_KEY
 
@@ -203,3 +207,100 @@ def test_the_settings_page_reads_and_writes_a_users_overrides(driver, start_gate
     with api(gw) as admin:
         saved = admin.get("/v1/admin/users/alice/settings", params={"friend_id": "tutor"}).json()
     assert saved["overrides"]["recall_rounds"] == 2
+
+
+def settings_double(store: dict):
+    """The per-user settings API as its contract says (issue 14: another branch builds
+    it), with the console's own files: GET/PUT /v1/admin/users/{user}/settings, 400 naming
+    the field out of bounds, 403 on a locked one, null removes an override."""
+    defaults = {"recall_enabled": True, "recall_rounds": 3, "profile_topk": 5, "event_topk": 5, "similarity_threshold": 0.5,
+                "show_tool_calls": False, "show_thinking": False, "auto_recall": True, "personalization": True,
+                "inference": False}
+    bounds = {"recall_rounds": {"minimum": 1, "maximum": 5}, "profile_topk": {"minimum": 1, "maximum": 20},
+              "event_topk": {"minimum": 1, "maximum": 20}, "similarity_threshold": {"minimum": 0.0, "maximum": 1.0}}
+    locked = ["inference"]
+
+    def error(status, message, param):
+        return Response({"error": {"message": message, "type": "invalid_request_error", "param": param, "code": None}},
+                        status_code=status)
+
+    def reply(user_id, friend_id):
+        overrides = store.setdefault((user_id, friend_id), {})
+        return {"object": "memory.settings", "user_id": user_id, "friend_id": friend_id,
+                "settings": {**defaults, **overrides}, "overrides": dict(overrides), "locked": locked, "bounds": bounds}
+
+    def admin(request: Request) -> bool:
+        return request.headers.get("authorization") == f"Bearer {ADMIN_KEY}"
+
+    @get("/v1/admin/users", sync_to_thread=False)
+    def users(request: Request) -> Response:
+        if not admin(request):
+            return error(401, "Incorrect API key provided.", None)
+        return Response({"object": "list", "next_cursor": None,
+                         "data": [{"user_id": "alice", "friends": ["tutor"], "memories": 0, "keys": 1}]})
+
+    @get("/v1/admin/users/{user_id:str}/settings", sync_to_thread=False)
+    def read(request: Request, user_id: FromPath[str], friend_id: FromQuery[str | None] = None) -> Response:
+        return Response(reply(user_id, friend_id)) if admin(request) else error(401, "no", None)
+
+    @put("/v1/admin/users/{user_id:str}/settings", sync_to_thread=False)
+    def write(request: Request, user_id: FromPath[str], data: JSONBody[dict], friend_id: FromQuery[str | None] = None) -> Response:
+        if not admin(request):
+            return error(401, "no", None)
+        overrides = store.setdefault((user_id, friend_id), {})
+        for name, value in data.items():
+            if name in locked:
+                return error(403, f"{name} is locked by the operator", name)
+            limits = bounds.get(name)
+            if value is not None and limits and not limits["minimum"] <= value <= limits["maximum"]:
+                return error(400, f"{name}: must be between {limits['minimum']} and {limits['maximum']}", name)
+        for name, value in data.items():
+            if value is None:
+                overrides.pop(name, None)
+            else:
+                overrides[name] = value
+        return Response(reply(user_id, friend_id))
+
+    return Litestar([users, read, write, console_router()], logging_config=None)
+
+
+def test_the_settings_page_follows_the_settings_contract(driver):
+    """The settings page against a double of the settings API's contract (the real API
+    comes from another branch; the test above runs against it once merged)."""
+    from selenium.webdriver.support import expected_conditions as ec
+
+    from tests.support.loopback import LoopbackServer
+
+    store: dict = {}
+    server = LoopbackServer(settings_double(store), lifespan="off").start()
+    try:
+        wait = waiter(driver)
+        driver.get(server.url + "/console/")
+        driver.execute_script("sessionStorage.clear()")
+        login(driver, server, wait)
+        wait(ec.visibility_of_element_located(by_css("#users-table")), "the users page")
+        nav(driver, wait, "settings")
+        for field, value in (("#set-user", "alice"), ("#set-friend", "tutor")):
+            element = driver.find_element(*by_css(field))
+            element.clear()
+            element.send_keys(value)
+        driver.find_element(*by_css("#set-load")).click()
+        rounds = wait(ec.visibility_of_element_located(by_css('.set-input[data-field="recall_rounds"]')), "the form")
+        assert not driver.find_element(*by_css('.set-input[data-field="inference"]')).is_enabled()  # locked
+        rounds.clear()
+        rounds.send_keys("9")
+        driver.find_element(*by_css("#set-save")).click()
+        wait(ec.text_to_be_present_in_element(by_css("#status"), "400: recall_rounds"), "the refusal")
+        assert store[("alice", "tutor")] == {}
+        rounds = driver.find_element(*by_css('.set-input[data-field="recall_rounds"]'))
+        rounds.clear()
+        rounds.send_keys("2")
+        driver.find_element(*by_css('.set-input[data-field="show_thinking"]')).click()
+        driver.find_element(*by_css("#set-save")).click()
+        wait(ec.text_to_be_present_in_element(by_css("#status"), "Saved"), "the save")
+        assert store[("alice", "tutor")] == {"recall_rounds": 2, "show_thinking": True}
+        reset = wait(ec.element_to_be_clickable(by_css('tr.setting[data-field="recall_rounds"] .set-reset')), "the reset")
+        reset.click()
+        wait(lambda d: store[("alice", "tutor")] == {"show_thinking": True}, "the override to go")
+    finally:
+        server.stop()
