@@ -29,7 +29,8 @@ applies to), ``keyword`` the query terms the memory's indexed text and keywords 
 on these), ``recency`` the memory's age. The store ranks by the first two only
 (``score``); no recall plugin weighs age, so ``recency`` is shown, not scored.
 
-The recall inspector runs the principal's plugin chain's request hooks
+The recall inspector runs the request hooks of the default plugin chain (no key's
+plugin overrides: the inspected user is named, not a key)
 (:meth:`gateway.chain.PluginChain.rewrite`, the same budgets and fail-open rules as a chat
 call, counted in ``memgate_request_phase_seconds`` like one) and stops there: the chat
 call never goes upstream and nothing is memorized (reply and completion hooks never run).
@@ -50,6 +51,7 @@ import functools
 import json
 import math
 import time
+from collections import deque
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
@@ -521,21 +523,22 @@ def prompt_tokens(messages: Sequence[Mapping[str, Any]], tools: Sequence[Any] | 
 
 
 def message_origins(original: Sequence[Mapping[str, Any]], sent: Sequence[Mapping[str, Any]]) -> list[str]:
-    """For each message of ``sent``: ``client`` (the client's message unchanged),
-    ``changed`` (the client's message with text added, e.g. an appended system prompt) or
-    ``injected`` (new). Linear: one pass with a pointer into ``original`` (plugins insert
-    or change messages; a trimmed client message is simply skipped)."""
+    """For each message of ``sent``: ``client`` (one of the client's messages, unchanged),
+    ``changed`` (the client's next message with text added, e.g. an appended system
+    prompt) or ``injected`` (new). Client messages a plugin dropped are skipped. Linear:
+    each message is serialized once and each client index is consumed at most once."""
+    positions: dict[str, deque[int]] = {}
+    for i, message in enumerate(original):
+        positions.setdefault(_message_key(message), deque()).append(i)
     out = []
-    j = 0
+    j = 0  # the next client message not yet matched
     for message in sent:
-        if j < len(original) and message == original[j]:
+        found = positions.get(_message_key(message))
+        while found and found[0] < j:
+            found.popleft()
+        if found:
             out.append("client")
-            j += 1
-            continue
-        ahead = next((k for k in range(j, len(original)) if original[k] == message), None)
-        if ahead is not None:  # client messages j..ahead-1 were dropped
-            out.append("client")
-            j = ahead + 1
+            j = found.popleft() + 1
         elif j < len(original) and message.get("role") == original[j].get("role") and \
                 _content_text(message.get("content")).startswith(_content_text(original[j].get("content"))):
             out.append("changed")
@@ -543,6 +546,10 @@ def message_origins(original: Sequence[Mapping[str, Any]], sent: Sequence[Mappin
         else:
             out.append("injected")
     return out
+
+
+def _message_key(message: Mapping[str, Any]) -> str:
+    return json.dumps(message, sort_keys=True, default=str, ensure_ascii=False)
 
 
 def _jsonable(value: Any) -> Any:

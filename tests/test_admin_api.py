@@ -295,3 +295,12 @@ def test_the_console_is_served_uncached_with_a_strict_content_security_policy(st
         assert "javascript" in anonymous.get("/console/app.js").headers["content-type"]
         scripts = "".join(anonymous.get(f"/console/{n}.js").text for n in ("app", "api", "dom", "pages", "ui"))
         assert "innerHTML" not in scripts and "insertAdjacentHTML" not in scripts and "http://" not in scripts
+
+
+def test_message_origins_with_repeated_messages():
+    """Identical client messages each match once, in order; a dropped one is skipped."""
+    same = {"role": "user", "content": "again"}
+    original = [same] * 2_000 + [{"role": "user", "content": "last"}]
+    sent = [{"role": "system", "content": "memory"}] * 2_000 + [same] * 1_999 + [{"role": "user", "content": "last"}]
+    origins = message_origins(original, sent)
+    assert origins == ["injected"] * 2_000 + ["client"] * 2_000
