@@ -288,7 +288,8 @@ def test_the_console_is_served_uncached_with_a_strict_content_security_policy(st
         assert "no-store" in page.headers["cache-control"]
         csp = page.headers["content-security-policy"]
         assert "script-src 'self'" in csp and "unsafe-inline" not in csp and "frame-ancestors 'none'" in csp
-        assert ADMIN_KEY not in page.text and "<script type=\"module\" src=\"app.js\">" in page.text
+        assert ADMIN_KEY not in page.text and '<script type="module" src="/console/app.js">' in page.text
+        assert anonymous.get("/console").text == page.text  # assets are absolute: no trailing slash needed
         for asset in ("app.js", "api.js", "dom.js", "pages.js", "ui.js", "console.css"):
             served = anonymous.get("/console/" + asset)
             assert served.status_code == 200 and "no-store" in served.headers["cache-control"], asset
