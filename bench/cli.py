@@ -11,6 +11,7 @@ import logging
 
 import click
 
+from bench.console_screenshots import command as console_screenshots
 from bench.context import command as context
 from bench.load import command as load
 from bench.locomo.cli import command as locomo
@@ -33,5 +34,6 @@ def main(verbose: bool) -> None:
     )
 
 
-for _command in (proxy, store, recall, memorize, locomo, threshold_study, outage, load, context, worldbook):
+for _command in (proxy, store, recall, memorize, locomo, threshold_study, outage, load, context, worldbook,
+                 console_screenshots):
     main.add_command(_command)

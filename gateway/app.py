@@ -49,8 +49,10 @@ from litestar.openapi.spec import Components, SecurityScheme
 from litestar.routes import HTTPRoute
 from opentelemetry.sdk.trace.export import SpanExporter
 
+from gateway.admin_api import ADMIN_REPLY_MODELS, ADMIN_REQUEST_MODELS, admin_controllers
 from gateway.chain import ChainFactory, CompletionRunner
 from gateway.config import GatewayConfig
+from gateway.console import console_router
 from gateway.errors import MemgateError, error_envelope
 from gateway.forget import forget_user
 from gateway.lorebook.repository import LorebookRepository
@@ -413,6 +415,8 @@ def create_app(
         metrics,
         *memory_controllers(),
         LorebooksController,
+        *admin_controllers(),  # the web console's admin API (gateway.admin_api)
+        console_router(),  # GET /console/: the web console (gateway.console)
     ]
     app = Litestar(
         route_handlers=route_handlers,
@@ -435,5 +439,6 @@ def create_app(
         ),
     )
     app.before_send.append(_options_allow(app))
-    apply_pydantic_schemas(app.plugins.get("OpenAPIPlugin").provide_openapi_schema())  # cached, served as is
+    apply_pydantic_schemas(  # cached, served as is
+        app.plugins.get("OpenAPIPlugin").provide_openapi_schema(), ADMIN_REQUEST_MODELS, ADMIN_REPLY_MODELS)
     return app

@@ -390,14 +390,17 @@ REPLY_MODELS: tuple[type[BaseModel], ...] = (
 )
 
 
-def apply_pydantic_schemas(openapi: dict[str, Any]) -> None:
+def apply_pydantic_schemas(
+    openapi: dict[str, Any], requests: tuple[type[BaseModel], ...] = (), replies: tuple[type[BaseModel], ...] = (),
+) -> None:
     """Replace, in a served OpenAPI document (a dict), the component schemas of
-    :data:`REQUEST_MODELS` and :data:`REPLY_MODELS` with pydantic's JSON Schemas (nested
-    models and enums hoisted into components too)."""
+    :data:`REQUEST_MODELS` and :data:`REPLY_MODELS` (and of other routes' ``requests``
+    and ``replies`` models, e.g. :mod:`gateway.admin_api`'s) with pydantic's JSON Schemas
+    (nested models and enums hoisted into components too)."""
     schemas = openapi.setdefault("components", {}).setdefault("schemas", {})
     template = "#/components/schemas/{model}"
     modes: tuple[tuple[tuple[type[BaseModel], ...], Literal['validation', 'serialization']], ...] = (
-        (REPLY_MODELS, "serialization"), (REQUEST_MODELS, "validation"),
+        ((*REPLY_MODELS, *replies), "serialization"), ((*REQUEST_MODELS, *requests), "validation"),
     )
     for models, mode in modes:
         for model in models:

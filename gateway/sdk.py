@@ -249,6 +249,9 @@ class Services:
             (:class:`LorebookRepository`).
         embedder: the gateway's embedding model (the memory store's, behind its Redis
             vector cache and micro-batcher); use :meth:`embed`. None without memory.
+        memorizations: every :class:`~gateway.memorization.service.Memorization` handed
+            out by :meth:`memorization`, in order (the admin console's queue status,
+            :mod:`gateway.admin_api`).
     """
 
     redis: aioredis.Redis | None = None
@@ -258,6 +261,7 @@ class Services:
     breakers: BreakerRegistry = field(default_factory=BreakerRegistry)
     admission: AdmissionRegistry = field(default_factory=AdmissionRegistry)
     key_prefix: str = "mg"
+    memorizations: list[Any] = field(default_factory=list, compare=False, repr=False)
     embedder: Embedder | None = None
 
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -309,7 +313,9 @@ class Services:
 
         if self.redis is None:
             raise ValueError("memorization needs Redis (memory: section)")
-        return Memorization(config, self.redis, self.memory, self.upstreams, self.telemetry)
+        memorization = Memorization(config, self.redis, self.memory, self.upstreams, self.telemetry)
+        self.memorizations.append(memorization)
+        return memorization
 
 
 @runtime_checkable

@@ -182,6 +182,40 @@ class JobQueue:
         rows: Any = await self.client.xrange(self.keys.dead, count=count)
         return [(_id(i), {k.decode(): v.decode() for k, v in f.items()}) for i, f in rows]
 
+    async def read_dead_letter(self, dead_id: str) -> dict[str, str] | None:
+        """One dead letter ``{job, error, entry}`` by its id on the dead-letter stream,
+        None when there is none (admin console)."""
+        rows: Any = await self.client.xrange(self.keys.dead, min=dead_id, max=dead_id, count=1)
+        return {k.decode(): v.decode() for k, v in rows[0][1].items()} if rows else None
+
+    async def requeue_dead(self, dead_id: str, job: Job) -> str | None:
+        """Put a dead letter's ``job`` back on the job stream (attempts reset, last error
+        kept) and delete the letter, atomically (MULTI). Returns the new entry id, None
+        when the letter was gone (nothing is queued then)."""
+        fresh = job.model_copy(update={"attempt": 0})
+        pipe = self.client.pipeline(transaction=True)
+        pipe.xdel(self.keys.dead, dead_id)
+        pipe.xadd(self.keys.stream, dict(job_fields(fresh)))  # type: ignore[arg-type]  # redis-py stubs: invariant dict
+        deleted, entry = await pipe.execute()
+        if not deleted:  # raced with another retry or drop: undo the XADD
+            await self.client.xdel(self.keys.stream, entry)
+            return None
+        return _id(entry)
+
+    async def drop_dead(self, dead_id: str) -> bool:
+        """Delete one dead letter; False when there was none."""
+        return bool(await self.client.xdel(self.keys.dead, dead_id))
+
+    async def consumers(self) -> list[dict[str, Any]]:
+        """The consumer group's consumers (``XINFO CONSUMERS``): ``name``, ``pending``
+        (delivered, not acked) and ``idle_ms`` (since its last read attempt), workers of
+        ``memgate serve`` and ``memgate worker`` processes alike; [] before the group exists."""
+        try:
+            rows: Any = await self.client.xinfo_consumers(self.keys.stream, self.group)
+        except redis.exceptions.ResponseError:
+            return []
+        return [{"name": _id(r["name"]), "pending": int(r["pending"]), "idle_ms": int(r["idle"])} for r in rows]
+
     async def stats(self, now_ms: int | None = None) -> QueueStats:
         """See :class:`QueueStats`; one pipelined round trip."""
         now = int(time.time() * 1000) if now_ms is None else now_ms
