@@ -66,6 +66,7 @@ from gateway.proxy.keystore import RedisKeyStore
 from gateway.proxy.passthrough import Embeddings, Models
 from gateway.proxy.upstream import UpstreamPool, forward_headers, open_stream
 from gateway.sdk import Services
+from gateway.settings import SettingsService, SettingsStore
 from gateway.telemetry import Telemetry
 
 __all__ = ["Gateway", "compose", "create_app", "default_registry"]
@@ -90,6 +91,7 @@ class Gateway:
     embeddings: Embeddings
     models: Models
     lorebooks: LorebookRepository
+    settings: SettingsService
 
     async def forget_user(self, user_id: str) -> int:
         """Erase every memory of ``user_id`` and the user's own lorebooks (their
@@ -101,7 +103,7 @@ class Gateway:
 
     def memory_api(self) -> MemoryApi:
         """What the memory API's dependencies resolve to."""
-        return MemoryApi(auth=self.auth, store=self.store, forget_user=self.forget_user)
+        return MemoryApi(auth=self.auth, store=self.store, forget_user=self.forget_user, settings=self.settings)
 
     async def ready(self) -> dict[str, Any]:
         """Readiness: Redis answers PING and the default upstream accepts a connection."""
@@ -214,13 +216,15 @@ async def compose(
                     chains.validate_overrides(client.plugins, f"clients.{i}")
             if start_plugins:
                 await chains.start()
+            settings = SettingsService(config.settings, SettingsStore(redis, config.memory.key_prefix))
             yield Gateway(
                 config=config, telemetry=telemetry, redis=redis, upstreams=upstreams, store=store,
                 auth=auth, runner=runner, services=services, chains=chains,
-                chat=ChatCompletions(config, auth, chains, upstreams, telemetry),
+                chat=ChatCompletions(config, auth, chains, upstreams, telemetry, settings),
                 embeddings=Embeddings(config, auth, upstreams, telemetry),
                 models=Models(config, auth, upstreams, telemetry),
                 lorebooks=LorebookRepository(redis, config.memory.key_prefix),
+                settings=settings,
             )
     finally:
         telemetry.shutdown()

@@ -90,8 +90,12 @@ class Memorization:
         )
         if not capture.turns:
             return None
+        header = capture.header
+        settings = getattr(call, "settings", None)
+        if settings is not None and not settings.inference:  # the user's seed 000 P4 switch
+            header = header.model_copy(update={"inference": False})
         pending = _Pending(
-            capture.header.model_dump_json(), principal.user_id, principal.friend_id,
+            header.model_dump_json(), principal.user_id, principal.friend_id,
             tuple((t.hash, t.model_dump_json()) for t in capture.turns),
         )
         if self._buffer:  # keep order: older buffered jobs go first

@@ -44,6 +44,7 @@ def principal_from_client(client: ClientConfig) -> Principal:
         service=client.service,
         allowed_models=tuple(client.allowed_models),
         plugins=dict(client.plugins),
+        settings=dict(client.settings),
     )
 
 

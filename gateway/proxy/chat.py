@@ -45,6 +45,7 @@ from gateway.proxy.relay import RelayState, error_event, relay_events, relay_pas
 from gateway.proxy.upstream import UpstreamCaller, UpstreamPool, forward_headers, relay_headers
 from gateway.proxy.wire import ChatRequest
 from gateway.sdk import CallContext
+from gateway.settings import SettingsService
 from gateway.telemetry import Telemetry
 
 __all__ = ["ChatCompletions"]
@@ -83,9 +84,11 @@ class ChatCompletions(ProxyRoute):
         chains: ChainFactory,
         upstreams: UpstreamPool,
         telemetry: Telemetry,
+        settings: SettingsService | None = None,
     ) -> None:
         super().__init__(config, auth, upstreams, telemetry)
         self._chains = chains
+        self._settings = settings if settings is not None else SettingsService(config.settings, None)
 
     async def handle(self, incoming: Incoming, send: Send) -> None:
         headers = incoming.headers
@@ -151,6 +154,13 @@ class ChatCompletions(ProxyRoute):
         )
         if unparsable:
             call._degraded.append(f"chain:unparsable_request:{unparsable}")
+        if chain.plugins:
+            # one cached Redis read; fails open to the defaults (gateway.settings)
+            call.settings, problem = await self._settings.for_call(
+                principal.user_id, principal.friend_id, principal.settings, call.time_left()
+            )
+            if problem is not None:
+                call._degraded.append(f"settings:{problem}")
         out_body: dict[str, Any] | None = None
         if chain.rewriters and parsed is not None:
             result = await chain.rewrite(call, parsed)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from gateway.config import PluginOverride
 
@@ -24,6 +25,8 @@ class Principal:
         service: may name the end user per request (and only such a key).
         allowed_models: model-name globs (fnmatch) the key may call.
         plugins: per-key plugin overrides by plugin name.
+        settings: per-key memory settings overrides (:mod:`gateway.settings`; between
+            ``settings.defaults`` and the user's stored values).
     """
 
     key_id: str
@@ -33,6 +36,7 @@ class Principal:
     service: bool = False
     allowed_models: tuple[str, ...] = ("*",)
     plugins: Mapping[str, PluginOverride] = field(default_factory=dict)
+    settings: Mapping[str, Any] = field(default_factory=dict)
 
     def may_use(self, model: str) -> bool:
         """True if ``model`` matches one of :attr:`allowed_models`."""
