@@ -55,13 +55,20 @@ import json
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
 from gateway.errors import InvalidRequest, MemoryUnavailable, PermissionDenied
 from gateway.memory.keys import escape_key_part
-from gateway.memory.records import JsonBoolean, JsonInteger, JsonNumber, check_tenant_id
+from gateway.memory.records import (
+    JsonBoolean,
+    JsonInteger,
+    JsonNumber,
+    _json_integer,  # the JSON-type checks behind JsonInteger / JsonNumber
+    _json_number,
+    check_tenant_id,
+)
 
 if TYPE_CHECKING:
     import redis.asyncio as aioredis
@@ -108,8 +115,8 @@ class MemorySettings(BaseModel):
 SETTING_NAMES: tuple[str, ...] = tuple(MemorySettings.model_fields)
 
 
-def _bounds() -> dict[str, dict[str, float]]:
-    out: dict[str, dict[str, float]] = {}
+def _bounds() -> dict[str, dict[str, int | float]]:
+    out: dict[str, dict[str, int | float]] = {}
     for name, info in MemorySettings.model_fields.items():
         lo = next((m.ge for m in info.metadata if hasattr(m, "ge")), None)
         hi = next((m.le for m in info.metadata if hasattr(m, "le")), None)
@@ -119,7 +126,14 @@ def _bounds() -> dict[str, dict[str, float]]:
 
 
 #: ``{name: {"minimum", "maximum"}}`` of the numeric settings (from :class:`MemorySettings`).
-BOUNDS: dict[str, dict[str, float]] = _bounds()
+BOUNDS: dict[str, dict[str, int | float]] = _bounds()
+
+
+# bounds inside the type, so the JSON Schema of the optional fields keeps them as
+# minimum/maximum (pydantic drops them to non-standard ge/le on ``X | None`` otherwise)
+_Rounds = Annotated[int, Field(ge=1, le=5), BeforeValidator(_json_integer)]
+_TopK = Annotated[int, Field(ge=1, le=10), BeforeValidator(_json_integer)]
+_Threshold = Annotated[float, Field(ge=0.0, le=1.0), BeforeValidator(_json_number)]
 
 
 class SettingsPatch(BaseModel):
@@ -130,10 +144,10 @@ class SettingsPatch(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     recall_enabled: JsonBoolean | None = Field(None, description="Recall memories before the answer.")
-    recall_rounds: JsonInteger | None = Field(None, ge=1, le=5, description="Most recall search rounds (1-5).")
-    profile_topk: JsonInteger | None = Field(None, ge=1, le=10, description="Most profile memories recalled (1-10).")
-    event_topk: JsonInteger | None = Field(None, ge=1, le=10, description="Most event memories recalled (1-10).")
-    similarity_threshold: JsonNumber | None = Field(None, ge=0.0, le=1.0, description="Lowest cosine similarity (0-1).")
+    recall_rounds: _Rounds | None = Field(None, description="Most recall search rounds (1-5).")
+    profile_topk: _TopK | None = Field(None, description="Most profile memories recalled (1-10).")
+    event_topk: _TopK | None = Field(None, description="Most event memories recalled (1-10).")
+    similarity_threshold: _Threshold | None = Field(None, description="Lowest cosine similarity (0-1).")
     show_tool_calls: JsonBoolean | None = Field(None, description="Show the recall step to the client.")
     show_thinking: JsonBoolean | None = Field(None, description="Show the recall agent's reasoning.")
     auto_recall: JsonBoolean | None = Field(None, description="Seed 000 P1 switch.")
@@ -155,7 +169,7 @@ class SettingsView(BaseModel):
     settings: MemorySettings = Field(description="Effective values of all ten settings.")
     overrides: dict[str, Any] = Field(description="The values stored for this user and friend.")
     locked: list[str] = Field(description="Names the operator locked (settings.locked).")
-    bounds: dict[str, dict[str, float]] = Field(description="minimum/maximum of the numeric settings.")
+    bounds: dict[str, dict[str, int | float]] = Field(description="minimum/maximum of the numeric settings.")
 
 
 def check_overrides(values: Mapping[str, Any], where: str) -> dict[str, Any]:
@@ -170,7 +184,8 @@ def check_overrides(values: Mapping[str, Any], where: str) -> dict[str, Any]:
     except ValidationError as exc:
         err = exc.errors()[0]
         name = str(err["loc"][0]) if err["loc"] else None
-        reason = "unknown setting" if err["type"] == "extra_forbidden" else err["msg"][:1].lower() + err["msg"][1:]
+        msg = str(err["msg"]).removeprefix("Value error, ")
+        reason = "unknown setting" if err["type"] == "extra_forbidden" else msg[:1].lower() + msg[1:]
         known = f" (known: {', '.join(SETTING_NAMES)})" if err["type"] == "extra_forbidden" else ""
         raise InvalidRequest(f"{where}{name}: {reason}{known}", param=name) from None
     return patch.changes()
