@@ -41,6 +41,7 @@ from gateway.sdk import (
     ChatRequest,
     Exchange,
     Item,
+    ModelClient,
     ModelConfig,
     PluginConfig,
     ScoredMemory,
@@ -89,6 +90,7 @@ class ToolSplice:
         self.config = config
         memory = GuardedMemory(services.memory, services.breakers.get(config.breaker), config.search_timeout_ms / 1000)
         needs_model = config.rounds > 1 or not config.first_round_direct
+        self.model: ModelClient | None
         try:  # a user's recall_rounds setting may ask for more rounds than the config
             self.model = services.model_client(config.model)
         except ValueError:  # no upstream pool and no base_url (unit tests)

@@ -231,3 +231,22 @@ def test_key_overrides_sit_between_yaml_defaults_and_the_users_values(start_gate
     http(gw, "PUT", "/v1/memory/settings", key=key, json={"recall_enabled": True})  # the user's value wins
     ask(gw, key=key)
     assert "named Miso" in sent_text(upstream)
+
+
+def test_settings_unreachable_fail_open_to_the_defaults_and_say_so(start_gateway, upstream, tmp_path):
+    from gateway.redis_server import EmbeddedRedis
+
+    server = EmbeddedRedis(tmp_path / "redis")
+    server.start()
+    try:
+        gw = start_gateway(registry=REGISTRY, plugins=HYBRID, memory={"redis_url": server.url},
+                           settings={"defaults": {"recall_rounds": 2}})
+        server.stop()
+        raw = client(gw).chat.completions.with_raw_response.create(
+            model="gpt-4o", messages=[{"role": "user", "content": MISO_Q}])
+        assert raw.http_response.status_code == 200
+        assert "settings:unavailable" in raw.headers["x-memgate-degraded"].split(",")
+        assert upstream.chat_requests()[-1].json["messages"] == [{"role": "user", "content": MISO_Q}]
+        assert http(gw, "GET", "/v1/memory/settings").status_code == 503  # the route itself: retryable
+    finally:
+        server.stop()
