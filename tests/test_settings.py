@@ -74,6 +74,7 @@ async def test_a_write_applies_at_once_in_its_process_and_within_the_ttl_elsewhe
     here = SettingsService(SettingsConfig(cache_ttl_s=5), store, clock)
     there = SettingsService(SettingsConfig(cache_ttl_s=5), store, clock)
     assert (await there.for_call("u/1", "f", {}))[0].recall_rounds == 3  # cached in "there" now
+    assert (await here.for_call("u/1", "f", {}))[0].recall_rounds == 3  # and in "here"
     await here.update("u/1", "f", {"recall_rounds": 1}, {})
     assert (await here.for_call("u/1", "f", {}))[0].recall_rounds == 1  # the writer: at once
     assert (await there.for_call("u/1", "f", {}))[0].recall_rounds == 3  # another process: cached...

@@ -250,3 +250,21 @@ def test_settings_unreachable_fail_open_to_the_defaults_and_say_so(start_gateway
         assert http(gw, "GET", "/v1/memory/settings").status_code == 503  # the route itself: retryable
     finally:
         server.stop()
+
+
+def test_recall_rounds_bounds_the_memory_search_loop(start_gateway, upstream, seed):
+    from tests.recall.conftest import CHAIN
+    from tests.recall.test_e2e_tool_loop import LOW_Q, SCIFI, search_call, tool_call_completion
+
+    gw = start_gateway(registry=REGISTRY, plugins=CHAIN)
+    seed(gw, Tenant("alice", "tutor"), memory(SCIFI))
+
+    def rounds_asked():
+        upstream.reset()
+        upstream.enqueue(*(JSONReply(tool_call_completion(search_call(f"q{i}"))) for i in range(6)))
+        ask(gw, messages=[{"role": "user", "content": LOW_Q}])
+        return [r.json.get("tool_choice") for r in upstream.chat_requests()]
+
+    assert rounds_asked() == [None, None, None, "none"]  # hybrid_injection's max_rounds: 3
+    http(gw, "PUT", "/v1/memory/settings", json={"recall_rounds": 1})
+    assert rounds_asked() == [None, "none"]
