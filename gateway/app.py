@@ -94,11 +94,12 @@ class Gateway:
     settings: SettingsService
 
     async def forget_user(self, user_id: str) -> int:
-        """Erase every memory of ``user_id`` and the user's own lorebooks (their
-        conversation timers too); every plugin's forget hook runs first
+        """Erase every memory of ``user_id``, the user's own lorebooks (their
+        conversation timers too) and memory settings; every plugin's forget hook runs first
         (:func:`gateway.forget.forget_user`). Returns the memory records erased."""
         erased = await forget_user(self.chains.forgetters(), self.store, user_id)
         await self.lorebooks.forget_user(user_id)
+        await self.settings.forget_user(user_id)
         return erased
 
     def memory_api(self) -> MemoryApi:

@@ -39,11 +39,11 @@ config (``CallSettings.value(name, fallback)``), so per-key plugin configs keep 
 
 Storage (:class:`SettingsStore`): one Redis hash per pair,
 ``<prefix>:{<user>}:settings:<friend>`` (ids escaped like memory keys,
-:func:`gateway.memory.keys.escape_key_part`, inside the user's hash tag, so forgetting the
-user erases them), ``name -> JSON value``. Read with one ``HGETALL`` per request, cached
-per process for ``settings.cache_ttl_s``; a write through a process drops its own cache
-entry, so the very next request there sees it; other processes see it within
-``cache_ttl_s``. A read slower than ``settings.read_timeout_ms`` or failing falls back to
+:func:`gateway.memory.keys.escape_key_part`, inside the user's hash tag; forgetting the
+user erases them, :meth:`SettingsService.forget_user`), ``name -> JSON value``. Read with
+one ``HGETALL`` per request, cached per process for ``settings.cache_ttl_s``; a write
+through a process re-reads the pair into that process's cache, so the very next request
+there sees it; other processes see it within ``cache_ttl_s``. A read slower than ``settings.read_timeout_ms`` or failing falls back to
 the defaults (yaml and key) and the request is marked ``x-memgate-degraded:
 settings:timeout`` / ``settings:unavailable`` (fail open).
 """
@@ -340,6 +340,24 @@ class SettingsStore:
                     continue
         return out
 
+    async def forget_user(self, user_id: str) -> int:
+        """Delete every stored settings hash of ``user_id`` (all friends): a SCAN with a
+        pattern inside the user's hash tag. Returns the keys deleted."""
+        pattern = f"{self._prefix}:{{{escape_key_part(user_id)}}}:settings:*"
+        deleted = 0
+        try:
+            batch: list[Any] = []
+            async for key in self._redis.scan_iter(match=pattern, count=500):
+                batch.append(key)
+                if len(batch) == 500:
+                    deleted += await self._redis.unlink(*batch)
+                    batch = []
+            if batch:
+                deleted += await self._redis.unlink(*batch)
+        except Exception as exc:
+            raise MemoryUnavailable(f"settings store unreachable: {exc!r}") from None
+        return deleted
+
     async def write(self, user_id: str, friend_id: str, changes: Mapping[str, Any]) -> None:
         """Set the non-null values and delete the null ones, in one transaction."""
         key = self.key(user_id, friend_id)
@@ -435,6 +453,13 @@ class SettingsService:
             user_id=user_id, friend_id=friend_id, settings=values, overrides=stored,
             locked=list(self.config.locked), bounds=BOUNDS,
         )
+
+    async def forget_user(self, user_id: str) -> int:
+        """Erase the user's stored settings (every friend) and this process's cache of
+        them; returns the keys deleted (0 without Redis)."""
+        for pair in [p for p in self._cache if p[0] == user_id]:
+            del self._cache[pair]
+        return await self._store.forget_user(user_id) if self._store is not None else 0
 
     def check_writable(self, changes: Mapping[str, Any]) -> None:
         """Refuse changes to locked names.

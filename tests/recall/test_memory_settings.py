@@ -268,3 +268,23 @@ def test_recall_rounds_bounds_the_memory_search_loop(start_gateway, upstream, se
     assert rounds_asked() == [None, None, None, "none"]  # hybrid_injection's max_rounds: 3
     http(gw, "PUT", "/v1/memory/settings", json={"recall_rounds": 1})
     assert rounds_asked() == [None, "none"]
+
+
+def test_the_personalization_switch_and_recall_enabled_both_turn_personalization_off(start_gateway, upstream, seed):
+    gw = start_gateway(registry=REGISTRY, plugins=[{"name": "personalization"}])
+    seed(gw, Tenant("alice", "tutor"), memory("The user wants concise answers.", type="preference"))
+    ask(gw)
+    assert "Be concise" in sent_text(upstream)
+    http(gw, "PUT", "/v1/memory/settings", json={"personalization": False})
+    ask(gw)
+    assert "concise" not in sent_text(upstream)
+    http(gw, "PUT", "/v1/memory/settings", json={"personalization": None, "recall_enabled": False})
+    ask(gw)
+    assert "concise" not in sent_text(upstream)
+
+
+def test_forgetting_a_user_erases_their_settings(start_gateway, upstream):
+    gw = start_gateway(registry=REGISTRY, plugins=HYBRID)
+    http(gw, "PUT", "/v1/memory/settings", json={"recall_rounds": 1})
+    assert http(gw, "POST", "/v1/admin/users/alice/forget", key=ADMIN_KEY).status_code == 200
+    assert http(gw, "GET", "/v1/memory/settings").json()["overrides"] == {}
