@@ -43,7 +43,8 @@ Storage (:class:`SettingsStore`): one Redis hash per pair,
 user erases them, :meth:`SettingsService.forget_user`), ``name -> JSON value``. Read with
 one ``HGETALL`` per request, cached per process for ``settings.cache_ttl_s``; a write
 through a process re-reads the pair into that process's cache, so the very next request
-there sees it; other processes see it within ``cache_ttl_s``. A read slower than ``settings.read_timeout_ms`` or failing falls back to
+there sees it; other processes see it within ``cache_ttl_s``. Concurrent requests of one pair share one read (single flight). A read
+slower than ``settings.read_timeout_ms`` (250 ms) or failing falls back to
 the defaults (yaml and key) and the request is marked ``x-memgate-degraded:
 settings:timeout`` / ``settings:unavailable`` (fail open).
 """
@@ -237,7 +238,7 @@ class SettingsConfig(BaseModel):
         "a write through a process applies there at once, on others within this time (like auth.cache_ttl_s).",
     )
     read_timeout_ms: float = Field(
-        100.0, gt=0, description="Longest wait for the settings read on a chat request; past it (or "
+        250.0, gt=0, description="Longest wait for the settings read on a chat request; past it (or "
         "when Redis fails) the defaults apply and the reply says settings:timeout / settings:unavailable.",
     )
     failure_cache_s: float = Field(
@@ -392,6 +393,8 @@ class SettingsService:
         self._store = store
         self._clock = clock
         self._cache: dict[tuple[str, str], tuple[dict[str, Any], float]] = {}
+        self._inflight: dict[tuple[str, str], asyncio.Future[dict[str, Any] | None]] = {}
+        self._writes = 0  # writes through this process: a read older than one is not cached
 
     def _cached(self, pair: tuple[str, str]) -> dict[str, Any] | None:
         hit = self._cache.get(pair)
@@ -426,16 +429,36 @@ class SettingsService:
                     limit = max(0.0, min(limit, time_left))
                 try:
                     async with asyncio.timeout(limit):
-                        stored = await self._store.read(user_id, friend_id)
-                    self._remember(pair, stored, self.config.cache_ttl_s)
+                        loaded = await asyncio.shield(self._loading(pair))
+                    stored, reason = (loaded, None) if loaded is not None else ({}, "unavailable")
                 except TimeoutError:
                     stored, reason = {}, "timeout"
-                except MemoryUnavailable:
-                    stored, reason = {}, "unavailable"
                 if reason is not None:
                     self._remember(pair, {}, min(self.config.failure_cache_s, self.config.cache_ttl_s or self.config.failure_cache_s))
         values, explicit = effective(self.config, key_overrides, stored)
         return CallSettings(values, explicit), reason
+
+    def _loading(self, pair: tuple[str, str]) -> asyncio.Future[dict[str, Any] | None]:
+        """The one read of ``pair`` in flight (single flight: a burst of requests of one
+        pair with a cold cache makes one ``HGETALL``, not one each). Its result is the
+        stored values, or None when Redis failed; it is cached unless a write happened in
+        this process meanwhile (the write's own re-read wins)."""
+        task = self._inflight.get(pair)
+        if task is None:
+            task = asyncio.ensure_future(self._load(pair, self._writes))
+            self._inflight[pair] = task
+            task.add_done_callback(lambda done: self._inflight.pop(pair, None) if self._inflight.get(pair) is done else None)
+        return task
+
+    async def _load(self, pair: tuple[str, str], writes: int) -> dict[str, Any] | None:
+        assert self._store is not None
+        try:
+            stored = await self._store.read(*pair)
+        except MemoryUnavailable:
+            return None
+        if writes == self._writes:
+            self._remember(pair, stored, self.config.cache_ttl_s)
+        return stored
 
     async def view(self, user_id: str, friend_id: str, key_overrides: Mapping[str, Any]) -> SettingsView:
         """The settings as the routes show them (read from Redis, not the cache).
@@ -457,6 +480,7 @@ class SettingsService:
     async def forget_user(self, user_id: str) -> int:
         """Erase the user's stored settings (every friend) and this process's cache of
         them; returns the keys deleted (0 without Redis)."""
+        self._writes += 1
         for pair in [p for p in self._cache if p[0] == user_id]:
             del self._cache[pair]
         return await self._store.forget_user(user_id) if self._store is not None else 0
@@ -492,8 +516,10 @@ class SettingsService:
         self.check_writable(changes)
         if self._store is None:
             raise MemoryUnavailable("settings need Redis (memory: section)")
+        self._writes += 1
         self._cache.pop((user_id, friend_id), None)
         if changes:
             await self._store.write(user_id, friend_id, changes)
+        self._writes += 1
         self._cache.pop((user_id, friend_id), None)
         return await self.view(user_id, friend_id, key_overrides)

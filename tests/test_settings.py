@@ -149,3 +149,46 @@ def test_cli_settings_get_set_and_keys_create_with_settings(redis_url, tmp_path)
     locked_key = runner.invoke(main, ["keys", "create", "--config", str(config), "--user", "erin", "--friend", "pal",
                                       "--set", "inference=false"])
     assert locked_key.exit_code != 0 and "inference" in locked_key.output
+
+
+class GatedStore(SettingsStore):
+    """Reads Redis, then (first read only) waits for ``gate``; counts reads."""
+
+    def __init__(self, redis, prefix):
+        super().__init__(redis, prefix)
+        self.reads = 0
+        self.started = asyncio.Event()
+        self.gate = asyncio.Event()
+
+    async def read(self, user_id, friend_id):
+        self.reads += 1
+        data = await super().read(user_id, friend_id)
+        if self.reads == 1:
+            self.started.set()
+            await self.gate.wait()
+        return data
+
+
+async def test_a_burst_of_one_pair_makes_one_read(redis_url):
+    redis = aioredis.from_url(redis_url)
+    store = GatedStore(redis, "tset" + uuid.uuid4().hex[:8])
+    service = SettingsService(SettingsConfig(read_timeout_ms=60_000), store)
+    calls = [asyncio.ensure_future(service.for_call("u", "f", {})) for _ in range(20)]
+    await store.started.wait()
+    store.gate.set()
+    results = await asyncio.gather(*calls)
+    assert store.reads == 1 and all(problem is None for _, problem in results)
+    await redis.aclose()
+
+
+async def test_a_read_older_than_a_write_is_not_cached_over_it(redis_url):
+    redis = aioredis.from_url(redis_url)
+    store = GatedStore(redis, "tset" + uuid.uuid4().hex[:8])
+    service = SettingsService(SettingsConfig(read_timeout_ms=60_000), store)
+    early = asyncio.ensure_future(service.for_call("u", "f", {}))  # reads {} then waits
+    await store.started.wait()
+    await service.update("u", "f", {"recall_rounds": 1}, {})
+    store.gate.set()
+    assert (await early)[0].recall_rounds == 3  # it started before the write
+    assert (await service.for_call("u", "f", {}))[0].recall_rounds == 1  # the stale read was not cached
+    await redis.aclose()
