@@ -162,8 +162,9 @@ class GatedStore(SettingsStore):
 
     async def read(self, user_id, friend_id):
         self.reads += 1
+        first = self.reads == 1
         data = await super().read(user_id, friend_id)
-        if self.reads == 1:
+        if first:
             self.started.set()
             await self.gate.wait()
         return data
