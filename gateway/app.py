@@ -69,6 +69,7 @@ from gateway.proxy.passthrough import Embeddings, Models
 from gateway.proxy.responses import Responses
 from gateway.proxy.upstream import UpstreamPool, forward_headers, open_stream
 from gateway.sdk import Services
+from gateway.settings import SettingsService, SettingsStore
 from gateway.telemetry import Telemetry
 
 __all__ = ["Gateway", "compose", "create_app", "default_registry"]
@@ -94,19 +95,21 @@ class Gateway:
     models: Models
     lorebooks: LorebookRepository
     responses: Responses
+    settings: SettingsService
 
     async def forget_user(self, user_id: str) -> int:
-        """Erase every memory of ``user_id`` and the user's own lorebooks (their
-        conversation timers too); every plugin's forget hook runs first
+        """Erase every memory of ``user_id``, the user's own lorebooks (their
+        conversation timers too) and memory settings; every plugin's forget hook runs first
         (:func:`gateway.forget.forget_user`). Returns the memory records erased."""
         erased = await forget_user(self.chains.forgetters(), self.store, user_id)
         await self.lorebooks.forget_user(user_id)
+        await self.settings.forget_user(user_id)
         return erased
 
     def memory_api(self) -> MemoryApi:
         """What the memory API's dependencies resolve to."""
         return MemoryApi(auth=self.auth, store=self.store, forget_user=self.forget_user,
-                         ingester_for=self.chains.ingester_for)
+                         ingester_for=self.chains.ingester_for, settings=self.settings)
 
     async def ready(self) -> dict[str, Any]:
         """Readiness: Redis answers PING and the default upstream accepts a connection."""
@@ -219,14 +222,16 @@ async def compose(
                     chains.validate_overrides(client.plugins, f"clients.{i}")
             if start_plugins:
                 await chains.start()
+            settings = SettingsService(config.settings, SettingsStore(redis, config.memory.key_prefix))
             yield Gateway(
                 config=config, telemetry=telemetry, redis=redis, upstreams=upstreams, store=store,
                 auth=auth, runner=runner, services=services, chains=chains,
-                chat=ChatCompletions(config, auth, chains, upstreams, telemetry),
+                chat=ChatCompletions(config, auth, chains, upstreams, telemetry, settings),
                 embeddings=Embeddings(config, auth, upstreams, telemetry),
                 models=Models(config, auth, upstreams, telemetry),
                 lorebooks=LorebookRepository(redis, config.memory.key_prefix),
-                responses=Responses(config, auth, chains, upstreams, telemetry),
+                responses=Responses(config, auth, chains, upstreams, telemetry, settings),
+                settings=settings,
             )
     finally:
         telemetry.shutdown()

@@ -52,6 +52,12 @@ Completion observers run after the client has the whole reply, in tasks owned by
 app's lifespan (:class:`CompletionRunner`); beyond ``chain.max_pending_completions`` in
 flight, new runs are shed and counted.
 
+Per-user switches (:mod:`gateway.settings`): a plugin may declare ``settings_switches``,
+names of boolean memory settings; for a call where one of them is off
+(``call.settings``), none of that plugin's hooks run (request, reply, stream, completion),
+as if it were not in the chain for this call. The chain reads the declaration only; what a
+setting means is the plugin's business.
+
 Only ``Exception`` is caught, never ``BaseException``: a client disconnect (task
 cancellation) always propagates.
 """
@@ -103,6 +109,14 @@ class LoadedPlugin:
     budget_s: float
     reply_budget_s: float
     on_failure: str
+    #: Boolean memory settings that must all be on for this plugin to run for a call
+    #: (the plugin class's ``settings_switches``).
+    switches: tuple[str, ...] = ()
+
+    def runs_for(self, call: CallContext) -> bool:
+        """False when one of :attr:`switches` is off in ``call.settings``."""
+        return not self.switches or call.settings.switched_on(self.switches)
+
 
 def resolve_plugin_class(name: str, registry: Mapping[str, type]) -> type:
     """A built-in plugin by name, or ``package.module:Class``.
@@ -253,6 +267,7 @@ class ChainFactory:
                 budget_s=(entry.budget_ms or self._config.hook_budget_ms) / 1000.0,
                 reply_budget_s=(entry.budget_ms or self._config.reply_budget_ms) / 1000.0,
                 on_failure=entry.on_failure,
+                switches=tuple(getattr(cls, "settings_switches", ())),
             ))
         return PluginChain(loaded, self._config, self._telemetry, self._runner)
 
@@ -355,6 +370,8 @@ class PluginChain:
     async def _rewrite(self, call: CallContext, request: ChatRequest) -> ChatRequest:
         current = request
         for plugin in self.rewriters:
+            if not plugin.runs_for(call):
+                continue
             left = call.time_left()
             if left <= 0:
                 self._failed(call, plugin.name, "rewrite_request", "deadline")
@@ -422,6 +439,8 @@ class PluginChain:
         is replaced by its ``response_fallback`` of its input."""
         current = body
         for plugin in self.response_filters:
+            if not plugin.runs_for(call):
+                continue
             with self._telemetry.span(f"plugin {plugin.name}.filter_response") as span:
                 reason = None
                 try:
@@ -448,7 +467,7 @@ class PluginChain:
         ``[DONE]`` is not shown to filters; the relay writes it after this ends. When a
         filter's fallback ends the stream, the rest of ``source`` is not relayed.
         """
-        filters = self.stream_filters
+        filters = [p for p in self.stream_filters if p.runs_for(call)]
         state = _StreamState()
         try:
             async for chunk in source:
@@ -540,12 +559,14 @@ class PluginChain:
 
     def complete(self, call: CallContext, reply: AssembledReply) -> None:
         """Hand the whole reply to completion observers in the background."""
-        if self.observers:
+        if any(p.runs_for(call) for p in self.observers):
             self._runner.submit(self._observe(call, reply))
 
     async def _observe(self, call: CallContext, reply: AssembledReply) -> None:
         budget = self._config.completion_budget_ms / 1000.0
         for plugin in self.observers:
+            if not plugin.runs_for(call):
+                continue
             with self._telemetry.span(f"plugin {plugin.name}.on_complete") as span:
                 try:
                     async with asyncio.timeout(budget):

@@ -1,4 +1,4 @@
-"""``memgate`` command line: serve, keys, memories, worker, mcp.
+"""``memgate`` command line: serve, keys, memories, settings, worker, mcp.
 
 Benchmarks are not part of the product: run them from a checkout with
 ``python -m bench`` (see ``bench/``).
@@ -25,6 +25,7 @@ from gateway.lorebook_cli import register as register_lorebook
 from gateway.memorization.cli import worker_command
 from gateway.memory_cli import default_friend
 from gateway.memory_cli import register as register_memories
+from gateway.settings_cli import register as register_settings
 
 __all__ = ['VERBOSITY', 'keys', 'keys_create', 'keys_list', 'keys_revoke', 'main', 'mcp_command', 'serve']
 
@@ -103,15 +104,26 @@ def _keystore_call(config_path: str, action: Any) -> Any:
 @click.option("--service", is_flag=True, help="Service key (may name end users).")
 @click.option("--group", is_flag=True, help="Group-chat service key: each message's `name` is a speaker under USER.")
 @click.option("--model", "models", multiple=True, help="Allowed model glob (repeatable).")
-def keys_create(config_path: str, user_id: str, friend_id: str | None, admin: bool, service: bool, models: tuple[str, ...], group: bool = False) -> None:
+@click.option(
+    "--set", "assignments", multiple=True, metavar="NAME=VALUE",
+    help="A memory setting of this key (repeatable), e.g. --set recall_rounds=2: between "
+    "settings.defaults and the user's own values (README, Settings).",
+)
+def keys_create(
+    config_path: str, user_id: str, friend_id: str | None, admin: bool, service: bool, models: tuple[str, ...],
+    group: bool = False, assignments: tuple[str, ...] = (),
+) -> None:
     """Mint a key; it is printed once and stored only as its SHA-256."""
-    from gateway.errors import InvalidRequest
+    from gateway.errors import InvalidRequest, PermissionDenied
     from gateway.memory.records import check_tenant_id
+    from gateway.settings import parse_assignments
 
-    friend_id = default_friend(load(config_path), user_id, friend_id)
+    config = load(config_path)
+    friend_id = default_friend(config, user_id, friend_id)
     try:
         check_tenant_id(user_id, "--user")
         check_tenant_id(friend_id, "--friend")
+        settings = parse_assignments(assignments, "--set ")
     except InvalidRequest as exc:
         raise click.ClickException(exc.message) from None
     if group and not service:
@@ -120,9 +132,13 @@ def keys_create(config_path: str, user_id: str, friend_id: str | None, admin: bo
     async def action(store: Any) -> Any:
         return await store.create(
             user_id, friend_id, admin=admin, service=service, allowed_models=models or ("*",), group=group,
+            settings=settings, locked=tuple(config.settings.locked),
         )
 
-    key, stored = _keystore_call(config_path, action)
+    try:
+        key, stored = _keystore_call(config_path, action)
+    except PermissionDenied as exc:
+        raise click.ClickException(exc.message) from None
     click.echo(json.dumps({"key": key, **stored.summary()}, indent=2))
 
 
@@ -216,6 +232,7 @@ def mcp_command(config_path: str) -> None:
 
 register_memories(main, CONFIG_OPTION)
 register_lorebook(main, CONFIG_OPTION)
+register_settings(main, CONFIG_OPTION)
 main.add_command(worker_command)
 
 

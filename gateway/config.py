@@ -10,8 +10,10 @@ Durations: every duration key, here and in each plugin's ``Config``, ends with i
 ``_ms`` (milliseconds) or ``_s`` (seconds); no other suffix or bare name means a duration.
 
 Top-level sections other code and docs rely on: ``server``, ``upstream``, ``clients``,
-``memory``, ``plugins`` (chain order), ``telemetry``; plus ``chain`` (time budgets) and
-``auth`` (key cache).
+``memory``, ``plugins`` (chain order), ``telemetry``; plus ``chain`` (time budgets),
+``auth`` (key cache) and ``settings`` (per-user memory settings: operator ``defaults``
+and ``locked`` names, :class:`gateway.settings.SettingsConfig`; precedence built-in <
+``settings.defaults`` < a key's ``settings`` < the user's stored values, locks win).
 """
 
 from __future__ import annotations
@@ -25,8 +27,10 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from gateway.errors import InvalidRequest
 from gateway.memory.config import MemoryConfig
 from gateway.memory.records import tenant_id_problem
+from gateway.settings import SettingsConfig, check_overrides
 
 __all__ = ['AuthConfig', 'ChainConfig', 'ClientConfig', 'ConfigError', 'Frozen', 'GatewayConfig', 'PluginEntry', 'PluginOverride', 'ServerConfig', 'TelemetryConfig', 'UpstreamConfig', 'UpstreamRoute', 'UpstreamTarget', 'format_validation_error', 'interpolate_env', 'interpolate_tree', 'load_config', 'parse_config', 'resolve_paths']
 
@@ -149,6 +153,18 @@ class ClientConfig(Frozen):
     plugins: dict[str, PluginOverride] = Field(
         default_factory=dict, description="Per-key plugin overrides by plugin name."
     )
+    settings: dict[str, Any] = Field(
+        default_factory=dict, description="Per-key memory settings (gateway.settings), between "
+        "settings.defaults and the user's stored values, e.g. {recall_rounds: 2}.",
+    )
+
+    @field_validator("settings")
+    @classmethod
+    def _valid_settings(cls, value: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return {k: v for k, v in check_overrides(value, "").items() if v is not None}
+        except InvalidRequest as exc:
+            raise ValueError(exc.message) from None
 
     @field_validator("user_id", "friend_id")
     @classmethod
@@ -254,6 +270,10 @@ class GatewayConfig(Frozen):
     chain: ChainConfig = Field(default_factory=ChainConfig, description="Hook budgets.")
     telemetry: TelemetryConfig = Field(
         default_factory=TelemetryConfig, description="OpenTelemetry."
+    )
+    settings: SettingsConfig = Field(
+        default_factory=SettingsConfig, description="Per-user memory settings: operator defaults "
+        "and locks (gateway.settings)."
     )
 
     @model_validator(mode="after")

@@ -13,8 +13,12 @@
 - Admin keys only: ``GET /v1/admin/users/{user_id}/export`` (JSONL),
   ``POST /v1/admin/users/{user_id}/import`` (JSONL body; records keep ids and times),
   ``POST /v1/admin/users/{user_id}/forget`` (erases every memory of the user and discards
-  what their pending memorization jobs would write). ``user_id`` is best sent
-  percent-encoded (``urllib.parse.quote(user_id, safe="")``); it may contain ``/``.
+  what their pending memorization jobs would write), ``GET | PUT
+  /v1/admin/users/{user_id}/settings?friend_id=F`` (any user's memory settings). ``user_id``
+  is best sent percent-encoded (``urllib.parse.quote(user_id, safe="")``); it may contain
+  ``/``.
+- ``GET | PUT /v1/memory/settings``: the caller's memory settings (:mod:`gateway.settings`,
+  :class:`~gateway.settings.SettingsView`; PUT takes a :class:`~gateway.settings.SettingsPatch`).
 
 The tenant is the key's (user_id, friend_id); a service key may name the end user with
 ``X-Memgate-User`` / ``X-Memgate-Friend`` as on the chat route (percent-encoded UTF-8,
@@ -29,17 +33,17 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from litestar import Controller, Request, delete, get, patch, post
+from litestar import Controller, Request, delete, get, patch, post, put
 from litestar.connection import ASGIConnection
 from litestar.datastructures import State
 from litestar.di import NamedDependency, Provide
 from litestar.handlers import BaseRouteHandler
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromPath, JSONBody, PathParameter, QueryParameter
-from litestar.response import Stream
+from litestar.response import Response, Stream
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, RootModel, Tag, ValidationError
 
-from gateway.errors import MethodNotAllowed, NotFound, PermissionDenied, UnprocessableInput
+from gateway.errors import InvalidRequest, MethodNotAllowed, NotFound, PermissionDenied, UnprocessableInput
 from gateway.json_input import check_json_body, decode_utf8
 from gateway.lorebook.model import LoreEntry
 from gateway.lorebook.upload import BookSummary, EntryBody, ImportReport, LorebookUpload
@@ -63,6 +67,7 @@ from gateway.memory.records import (
 from gateway.memory.store import MemoryStore
 from gateway.proxy.auth import Authenticator, resolve_end_user
 from gateway.proxy.principal import Principal
+from gateway.settings import SettingsPatch, SettingsService, SettingsView
 
 __all__ = ["PARAM_ALIASES", "MemoryApi", "caller_principal", "memory_controllers", "param_name", "parse_jsonl", "tenant_of"]
 
@@ -130,7 +135,7 @@ _ERROR_DESCRIPTIONS = {
     400: "Invalid input: malformed JSON or UTF-8, a field that fails validation or is unknown "
          "(param names it), a malformed id.",
     401: "Missing, unknown or revoked key.",
-    403: "The key may not do this (admin routes need an admin key).",
+    403: "The key may not do this (admin routes need an admin key; a locked setting, param names it).",
     404: "No such memory visible to the caller (or, for a conversation chunk, no memorize plugin).",
     413: "Memory text or query longer than memory.max_text_chars.",
     422: "Well-formed but unusable: an event memory without a friend, a record of another user.",
@@ -173,6 +178,7 @@ class MemoryApi:
     auth: Authenticator
     store: MemoryStore
     forget_user: Callable[[str], Awaitable[int]]
+    settings: SettingsService
     ingester_for: Callable[[Principal], Any] = lambda _principal: None
 
 
@@ -311,17 +317,44 @@ class MemoriesController(Controller):
         await store.delete(tenant, memory_id)
 
 
-#: The admin actions and the one method each answers (others: 405 with ``Allow``).
-ADMIN_ACTIONS = {"export": "GET", "import": "POST", "forget": "POST"}
+class MemorySettingsController(Controller):
+    """The caller's memory settings (:mod:`gateway.settings`): the key's user and friend,
+    or the end user a service key names with ``X-Memgate-User`` / ``X-Memgate-Friend``.
+    Effective values include the key's own overrides (``memgate keys create --set``)."""
+
+    path = "/v1/memory/settings"
+    guards = [json_body_guard]
+    security = [{"bearer": []}]
+    dependencies = {"principal": Provide(provide_principal)}
+
+    @get("/", summary="The caller's memory settings", responses=errors())
+    async def get_settings(self, state: State, principal: NamedDependency[Principal]) -> SettingsView:
+        return await _api(state).settings.view(principal.user_id, principal.friend_id, principal.settings)
+
+    @put("/", summary="Change the caller's memory settings (null: back to the default)", responses=errors(403))
+    async def put_settings(
+        self, state: State, principal: NamedDependency[Principal], data: JSONBody[SettingsPatch]
+    ) -> SettingsView:
+        return await _api(state).settings.update(
+            principal.user_id, principal.friend_id, data.changes(), principal.settings
+        )
 
 
-def admin_target(path: str, actions: tuple[str, ...]) -> tuple[str, str]:
+#: The admin actions and the methods each answers (others: 405 with ``Allow``).
+ADMIN_ACTIONS: dict[str, tuple[str, ...]] = {
+    "export": ("GET",), "import": ("POST",), "forget": ("POST",), "settings": ("GET", "PUT"),
+}
+
+
+def admin_target(path: str, actions: tuple[str, ...], method: str = "GET") -> tuple[str, str]:
     """``(user_id, action)`` from the part of an admin path after ``/v1/admin/users``.
 
     The id is everything between ``/v1/admin/users/`` and the last ``/`` (the action is
     always the last segment), so ids containing ``/`` work whether the client sends them
     percent-encoded (``urllib.parse.quote(user_id, safe="")``, decoded by the HTTP server
     before routing) or raw.
+
+    ``actions``: the actions the calling handler serves; ``method``: the request's method.
 
     Raises:
         MethodNotAllowed: the action exists for another method (405 with ``Allow``).
@@ -330,18 +363,23 @@ def admin_target(path: str, actions: tuple[str, ...]) -> tuple[str, str]:
     """
     user_id, _, action = path.removeprefix("/").rpartition("/")
     if action not in actions and action in ADMIN_ACTIONS:
-        method = ADMIN_ACTIONS[action]
-        raise MethodNotAllowed("GET" if method == "POST" else "POST", (method,))
+        raise MethodNotAllowed(method, ADMIN_ACTIONS[action])
     if action not in actions:
         raise NotFound(f"no admin route {path!r}: use /v1/admin/users/{{user_id}}/" + "|".join(actions))
     return check_tenant_id(user_id, "user_id"), action
 
 
-class AdminUsersController(Controller):
-    """Admin keys only: export, import, forget any user.
+FriendQuery = Annotated[str | None, QueryParameter(
+    min_length=1, max_length=256, description="The friend (persona) whose settings are meant (required).")]
 
-    Routes are ``/v1/admin/users/{user_id}/export|import|forget``; ``user_id`` may contain
-    ``/`` (one ``:path`` parameter per method, split by :func:`admin_target`).
+
+class AdminUsersController(Controller):
+    """Admin keys only: export, import, forget any user; read and change any user's memory
+    settings (``settings?friend_id=F``: the yaml defaults and the stored values; a key's
+    own overrides are not part of this view, as a user may use several keys).
+
+    Routes are ``/v1/admin/users/{user_id}/export|import|forget|settings``; ``user_id`` may
+    contain ``/`` (one ``:path`` parameter per method, split by :func:`admin_target`).
     """
 
     path = "/v1/admin/users"
@@ -349,10 +387,17 @@ class AdminUsersController(Controller):
     security = [{"bearer": []}]
     dependencies = {"store": Provide(provide_store)}
 
-    @get("/{target:path}", summary="GET {user_id}/export: a user's memories as JSONL (user_id percent-encoded)",
-         responses=errors(403, 404), media_type="application/x-ndjson", description="One MemoryRecord JSON per line.")
-    async def export_user(self, store: NamedDependency[Any], target: FromPath[str]) -> Stream:
-        user_id, _ = admin_target(target, ("export",))
+    @get("/{target:path}", summary="GET {user_id}/export: a user's memories as JSONL (user_id percent-encoded); "
+         "GET {user_id}/settings?friend_id=F: a user's memory settings (SettingsView JSON)",
+         responses=errors(403, 404), media_type="application/x-ndjson",
+         description="export: one MemoryRecord JSON per line. settings: a SettingsView (application/json).")
+    async def export_user(
+        self, state: State, store: NamedDependency[Any], target: FromPath[str], friend_id: FriendQuery = None
+    ) -> Response[Any]:
+        user_id, action = admin_target(target, ("export", "settings"), "GET")
+        if action == "settings":  # JSON, a SettingsView (one handler per method and path)
+            view = await _api(state).settings.view(user_id, _friend(friend_id), {})
+            return Response(view.model_dump(mode="json"), media_type="application/json")
         records = store.export_user(user_id)
 
         async def lines() -> AsyncIterator[bytes]:
@@ -371,11 +416,32 @@ class AdminUsersController(Controller):
     async def import_or_forget(
         self, request: Request[Any, Any, Any], state: State, store: NamedDependency[Any], target: FromPath[str]
     ) -> ImportResult | ForgetResult:
-        user_id, action = admin_target(target, ("import", "forget"))
+        user_id, action = admin_target(target, ("import", "forget"), "POST")
         if action == "forget":
             return ForgetResult(user_id=user_id, deleted=await _api(state).forget_user(user_id))
         records = parse_jsonl(await request.body(), user_id)
         return ImportResult(imported=await store.import_records(records))
+
+    @put("/{target:path}", summary="PUT {user_id}/settings?friend_id=F: change a user's memory settings",
+         responses=errors(403, 404), description="Body: SettingsPatch (null: back to the default); "
+         "answers the SettingsView.")
+    async def put_user_settings(
+        self, state: State, target: FromPath[str], data: JSONBody[SettingsPatch], friend_id: FriendQuery = None
+    ) -> SettingsView:
+        user_id, _ = admin_target(target, ("settings",), "PUT")
+        return await _api(state).settings.update(user_id, _friend(friend_id), data.changes(), {})
+
+
+def _friend(friend_id: str | None) -> str:
+    """The required ``friend_id`` query parameter of the admin settings routes.
+
+    Raises:
+        InvalidRequest: absent or breaking the id rules (400, ``param`` friend_id).
+    """
+    if friend_id is None:
+        raise InvalidRequest("friend_id: query parameter required (the friend whose settings are meant)",
+                             param="friend_id")
+    return check_tenant_id(friend_id, "friend_id")
 
 
 #: The memory API's models whose OpenAPI component schemas come from pydantic itself
@@ -383,10 +449,10 @@ class AdminUsersController(Controller):
 #: generator drops ``extra="forbid"`` (``additionalProperties: false``) and zero-valued
 #: bounds (``ge=0``), so the served schema would not match what the API enforces.
 REQUEST_MODELS: tuple[type[BaseModel], ...] = (
-    MemoryBody, NewMemory, NewConversation, MemoryPatch, SearchRequest, LorebookUpload, EntryBody)
+    MemoryBody, NewMemory, NewConversation, MemoryPatch, SearchRequest, LorebookUpload, EntryBody, SettingsPatch)
 REPLY_MODELS: tuple[type[BaseModel], ...] = (
     MemoryRecord, MemoryPage, ScoredMemory, SearchResponse, ImportResult, ForgetResult, ErrorResponse,
-    ImportReport, BookSummary, LoreEntry, IngestResult,
+    ImportReport, BookSummary, LoreEntry, IngestResult, SettingsView,
 )
 
 
@@ -415,7 +481,7 @@ _OWN_NAMES = frozenset(m.__name__ for m in (*REQUEST_MODELS, *REPLY_MODELS))
 
 def memory_controllers() -> list[type[Controller]]:
     """The memory API's controllers (their dependencies resolve from app state)."""
-    return [MemoriesController, AdminUsersController]
+    return [MemoriesController, AdminUsersController, MemorySettingsController]
 
 
 def parse_jsonl(body: bytes, user_id: str | None = None) -> list[MemoryRecord]:

@@ -72,6 +72,7 @@ from gateway.proxy.principal import Principal
 from gateway.proxy.sse import SSEDecoder
 from gateway.proxy.upstream import UpstreamCaller, UpstreamPool
 from gateway.proxy.wire import ChatRequest, Chunk, message_text
+from gateway.settings import SETTING_NAMES, CallSettings, MemorySettings
 from gateway.text import count_tokens, is_cjk, prompt_language
 
 if TYPE_CHECKING:
@@ -86,12 +87,14 @@ if TYPE_CHECKING:
 __all__ = [
     "CONVERSATION_HEADER",
     "ENTRY_TYPES",
+    "SETTING_NAMES",
     "Admission",
     "AdmissionConfig",
     "AssembledReply",
     "BackgroundWorkers",
     "BreakerConfig",
     "CallContext",
+    "CallSettings",
     "ChatRequest",
     "Chunk",
     "CircuitBreaker",
@@ -111,6 +114,7 @@ __all__ = [
     "MemgateError",
     "MemorizeConfig",
     "MemoryRecord",
+    "MemorySettings",
     "MemoryType",
     "MemoryUnavailable",
     "ModelClient",
@@ -191,6 +195,13 @@ class CallContext:
             ``memgate`` field; seed 002 "show tool calls"); ``annotations[plugin.name]``.
         sent: the request as it went upstream (set by the chain after the request
             phase; None before, and when the client's bytes went unchanged).
+
+    Set by the gateway before any hook (:mod:`gateway.settings`):
+        settings: the caller's effective memory settings for this call
+            (:class:`~gateway.settings.CallSettings`; ``call.settings.recall_rounds``,
+            ``call.settings.value(name, fallback)``). A plugin that declares
+            ``settings_switches: ClassVar[tuple[str, ...]]`` (names of boolean settings)
+            does not run for a call where any of them is off: none of its hooks.
     """
 
     request_id: str
@@ -205,6 +216,7 @@ class CallContext:
     injection: Injection = field(default_factory=Injection)
     annotations: dict[str, Any] = field(default_factory=dict)
     sent: ChatRequest | None = None
+    settings: CallSettings = field(default_factory=CallSettings)
     _degraded: list[str] = field(default_factory=list)
 
     @property

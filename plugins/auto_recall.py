@@ -27,6 +27,13 @@ default 0.8 is kept. English-only deployments may lower it to 0.6; a multilingua
 embedding model deserves its own run of the study. ``threshold`` 0.3 keeps unrelated
 English out of even the low set (unrelated Chinese still lands there: it only makes the
 tool available).
+
+Memory settings (:mod:`gateway.settings`, ``call.settings``): off for a call when
+``recall_enabled`` or ``auto_recall`` (seed 000's P1 switch) is off
+(``settings_switches``). When set (yaml ``settings.defaults``, the key, the user),
+``similarity_threshold`` replaces ``threshold`` (the lowest cosine kept), and
+``profile_topk`` / ``event_topk`` replace ``limit``: the search asks for their sum and at
+most that many of each scope are kept. Unset, the config applies (0.3 and 5, above).
 """
 
 from __future__ import annotations
@@ -40,7 +47,7 @@ from pydantic import Field, model_validator
 from gateway.sdk import AdmissionConfig, BreakerConfig, CallContext, ChatRequest, PluginConfig, ScoredMemory, is_cjk, message_text
 from plugins.guarded_memory import GuardedMemory, caller_tenant
 
-__all__ = ['FOLLOW_UP_ENDS', 'FOLLOW_UP_STARTS', 'AutoRecall', 'AutoRecallConfig', 'RecallResult', 'build_query', 'is_follow_up', 'length_units', 'recall_annotation', 'split_by_relevance']
+__all__ = ['FOLLOW_UP_ENDS', 'FOLLOW_UP_STARTS', 'AutoRecall', 'AutoRecallConfig', 'RecallResult', 'build_query', 'cap_per_scope', 'is_follow_up', 'length_units', 'recall_annotation', 'split_by_relevance']
 
 FOLLOW_UP_STARTS = (
     "and ", "but ", "so ", "then ", "also ", "what about", "how about", "why", "it ", "it's",
@@ -132,6 +139,18 @@ def split_by_relevance(
     return high, low
 
 
+def cap_per_scope(hits: Sequence[ScoredMemory], caps: dict[str, int]) -> list[ScoredMemory]:
+    """``hits`` (order kept) with at most ``caps[scope]`` of each scope."""
+    seen: dict[str, int] = {}
+    out = []
+    for hit in hits:
+        scope = hit.record.scope.value
+        seen[scope] = seen.get(scope, 0) + 1
+        if seen[scope] <= caps.get(scope, seen[scope]):
+            out.append(hit)
+    return out
+
+
 def recall_annotation(result: RecallResult) -> dict[str, Any]:
     """What ``recall_report`` shows: the query and each hit's id, score and set."""
     rows = [(h, "high") for h in result.high] + [(h, "low") for h in result.low]
@@ -151,6 +170,8 @@ class AutoRecall:
     Config = AutoRecallConfig
     runs_after: ClassVar[tuple[str, ...]] = ()
     runs_before: ClassVar[tuple[str, ...]] = ("hybrid_injection", "personalization", "token_budget")
+    #: Seed 002's "启用记忆召回" and seed 000's autoRecallEnabled: either off, no search.
+    settings_switches: ClassVar[tuple[str, ...]] = ("recall_enabled", "auto_recall")
 
     def __init__(self, config: AutoRecallConfig, services: Any) -> None:
         self.config = config
@@ -164,9 +185,17 @@ class AutoRecall:
         query = build_query(request.messages, cfg.follow_up_chars, cfg.max_query_chars)
         if not query:
             return request
+        settings = call.settings
+        threshold = settings.value("similarity_threshold", cfg.threshold)
+        limit, per_scope = cfg.limit, None
+        if {"profile_topk", "event_topk"} & settings.explicit:
+            per_scope = {"profile": settings.profile_topk, "event": settings.event_topk}
+            limit = sum(per_scope.get(scope, 0) for scope in cfg.scopes) or cfg.limit
         hits = await self.memory.search(
-            caller_tenant(call), query, cfg.limit, cfg.threshold, cfg.scopes, time_left=call.time_left()
+            caller_tenant(call), query, limit, threshold, cfg.scopes, time_left=call.time_left()
         )
+        if per_scope is not None:
+            hits = cap_per_scope(hits, per_scope)
         high, low = split_by_relevance(hits, cfg.high_relevance_threshold)
         result = RecallResult(query, high, low)
         call.state[self.name] = result

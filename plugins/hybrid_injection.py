@@ -11,6 +11,12 @@ the ``memory_search`` tool is added, unless the client sent ``tool_choice: "none
 asked for ``n`` > 1, already defines a tool of that name, or the model is not in the
 upstream's ``supports_tools`` globs.
 
+Memory settings (:mod:`gateway.settings`, ``call.settings``): off for a call when
+``recall_enabled`` is off (``settings_switches``; with ``auto_recall`` off there is
+nothing to inject either). When set (yaml ``settings.defaults``, the key, the user),
+``recall_rounds`` replaces ``max_rounds`` and ``similarity_threshold`` replaces
+``search_threshold`` for the call.
+
 Reply phase: the tool loop, :mod:`plugins.memory_search_rounds` (non-stream
 :meth:`HybridInjection.filter_response`; streams :meth:`~HybridInjection.on_chunk` /
 :meth:`~HybridInjection.on_stream_end`), with its fallbacks for a failed round. On
@@ -79,6 +85,7 @@ class HybridInjection:
     Config = HybridInjectionConfig
     runs_after: ClassVar[tuple[str, ...]] = ("auto_recall",)
     runs_before: ClassVar[tuple[str, ...]] = ("token_budget",)
+    settings_switches: ClassVar[tuple[str, ...]] = ("recall_enabled",)
 
     def __init__(self, config: HybridInjectionConfig, services: Services) -> None:
         self.config = config
@@ -104,7 +111,11 @@ class HybridInjection:
         if offer:
             injection = injection.with_tool(MEMORY_SEARCH_TOOL)
         call.injection = injection
-        call.state[self.name] = LoopState(offered=offer)
+        settings = call.settings
+        call.state[self.name] = LoopState(
+            offered=offer, max_rounds=settings.value("recall_rounds", self.config.max_rounds),
+            threshold=settings.value("similarity_threshold", self.config.search_threshold),
+        )
         call.annotations[self.name] = {
             "placement": self.config.placement, "tool_offered": offer,
             "injected": [{"id": h.record.id, "score": round(h.score, 4)} for h in recall.high],

@@ -58,6 +58,13 @@ class LoopState:
     first_id: str | None = None
     latest: dict[str, Any] | None = None
     searches: list[dict[str, Any]] = field(default_factory=list)
+    #: This call's round limit and search threshold (the caller's memory settings);
+    #: None: the loop's :class:`LoopSettings`.
+    max_rounds: int | None = None
+    threshold: float | None = None
+
+    def round_limit(self, settings: LoopSettings) -> int:
+        return settings.max_rounds if self.max_rounds is None else self.max_rounds
 
 
 async def sse_chunks(response: Any) -> AsyncIterator[Chunk]:
@@ -103,7 +110,8 @@ class MemorySearchRounds:
         for tool_call in calls:
             try:
                 query, top_k = parse_search_arguments(tool_call.arguments, s.search_top_k, s.max_top_k)
-                hits = await self.memory.search(caller_tenant(call), query, top_k, s.search_threshold)
+                threshold = s.search_threshold if state.threshold is None else state.threshold
+                hits = await self.memory.search(caller_tenant(call), query, top_k, threshold)
             except (ValueError, RecallSkipped) as exc:
                 results.append(json.dumps({"error": str(exc)}))
                 state.searches.append({"error": str(exc)})
@@ -119,7 +127,7 @@ class MemorySearchRounds:
         assert request is not None
         body = {**request.to_body(), "messages": messages}
         client_tools = [t for t in request.tools or [] if (t.get("function") or {}).get("name") not in self.settings.gateway_tools]
-        if state.rounds >= self.settings.max_rounds and not client_tools:
+        if state.rounds >= state.round_limit(self.settings) and not client_tools:
             body["tool_choice"] = "none"
         if usage:
             body["stream_options"] = {**(body.get("stream_options") or {}), "include_usage": True}
@@ -145,7 +153,7 @@ class MemorySearchRounds:
             state.latest = body
             message = ((body.get("choices") or [{}])[0]).get("message") or {}
             ours, theirs = split_calls(message.get("tool_calls") or [])
-            if not ours or theirs or state.rounds >= self.settings.max_rounds:
+            if not ours or theirs or state.rounds >= state.round_limit(self.settings):
                 return without_our_calls(body, state.first_id)
             messages += round_messages(message.get("content"), ours, await self.run_calls(call, state, ours))
             state.rounds += 1
@@ -177,7 +185,7 @@ class MemorySearchRounds:
             return
         messages = self._messages(call)
         while current.needs_tool_round:
-            if state.rounds >= self.settings.max_rounds:
+            if state.rounds >= state.round_limit(self.settings):
                 for chunk in current.finish_as_stop():
                     yield chunk
                 state.round = None

@@ -21,6 +21,9 @@ The rendered prompt is cached per tenant for ``cache_ttl_s`` (30 s; 0 disables) 
 plugin instance: per-gateway state like the breaker, not per-call state; a chat session
 sends many messages and preferences change rarely, so a new preference applies within
 ``cache_ttl_s``. At most ``cache_size`` tenants are kept (oldest entry evicted first).
+
+Memory settings (:mod:`gateway.settings`): off for a call when ``recall_enabled`` or
+``personalization`` (seed 000 P3's switch) is off (``settings_switches``).
 """
 
 from __future__ import annotations
@@ -75,6 +78,7 @@ class Personalization:
     Config = PersonalizationConfig
     runs_after: ClassVar[tuple[str, ...]] = ()
     runs_before: ClassVar[tuple[str, ...]] = ("token_budget",)
+    settings_switches: ClassVar[tuple[str, ...]] = ("recall_enabled", "personalization")
 
     def __init__(self, config: PersonalizationConfig, services: Services) -> None:
         self.config = config

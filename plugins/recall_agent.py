@@ -10,6 +10,10 @@ bool}``; ``done`` or no new query ends the agent, and so does the round limit (s
 §6.5). Round one uses the user message itself as the only query when ``first_round_direct``
 (saves one model call, ~0.5-1 s, on every request; the model then only refines).
 
+The agent's reasoning is recorded in ``Found.steps`` (one entry per round: the queries
+searched, what they found, then the planner's answer), which ``recall_report`` shows
+clients whose ``show_thinking`` setting is on (seed 002 §5.2 "显示思维链").
+
 Failure is never fatal: a memory-model error stops planning and a store failure stops
 searching; what was found so far is kept in the :class:`Found` passed in (so a caller
 that times the agent out still has it) and the reason is in ``Found.notes``.
@@ -69,6 +73,7 @@ class Found:
     queries: list[str] = field(default_factory=list)
     rounds: int = 0
     notes: list[str] = field(default_factory=list)
+    steps: list[dict[str, Any]] = field(default_factory=list)
 
     def add(self, hits: list[ScoredMemory], into: dict[str, ScoredMemory]) -> None:
         for hit in hits:
@@ -111,33 +116,48 @@ class RecallAgent:
     async def plan(self, user_text: str, found: Found) -> list[str] | None:
         """New queries, [] when the model says done, None when it failed (noted)."""
         if self.model is None:
+            found.steps.append({"plan": "no memory model: one round only"})
             return []
         try:
             plan = await self.model.complete_json(planner_messages(user_text, found), Plan, "recall_plan")
         except (ModelOutputError, MemgateError, TimeoutError) as exc:
             found.notes.append(f"model_error:{type(exc).__name__}")
+            found.steps.append({"plan": f"model error ({type(exc).__name__}): stop"})
             return None
-        return [] if plan.done else next_queries(plan, found)
+        chosen = [] if plan.done else next_queries(plan, found)
+        found.steps.append({"plan": {"queries": list(plan.queries), "done": plan.done}, "next_queries": chosen})
+        return chosen
 
-    async def search(self, tenant: Tenant, query: str, found: Found) -> None:
-        s = self.settings
+    async def search(self, tenant: Tenant, query: str, found: Found, settings: AgentSettings | None = None) -> None:
+        s = settings or self.settings
         found.queries.append(query)
         found.add(await self.memory.search(tenant, query, s.profile_topk, s.similarity_threshold, ["profile"]), found.profiles)
         if tenant.friend_id is not None:
             found.add(await self.memory.search(tenant, query, s.event_topk, s.similarity_threshold, ["event"]), found.events)
 
-    async def run(self, tenant: Tenant, user_text: str, query: str, found: Found) -> Found:
-        """Search up to ``rounds`` rounds, filling ``found``; returns it."""
-        queries = [query] if self.settings.first_round_direct else (await self.plan(user_text, found) or [query])
-        for round_number in range(1, self.settings.rounds + 1):
+    async def run(
+        self, tenant: Tenant, user_text: str, query: str, found: Found, settings: AgentSettings | None = None
+    ) -> Found:
+        """Search up to ``rounds`` rounds, filling ``found``; returns it. ``settings``:
+        this call's (the caller's memory settings), else the agent's own."""
+        s = settings or self.settings
+        queries = [query] if s.first_round_direct else (await self.plan(user_text, found) or [query])
+        for round_number in range(1, s.rounds + 1):
+            before = (len(found.profiles), len(found.events))
             try:
                 for q in queries:
-                    await self.search(tenant, q, found)
+                    await self.search(tenant, q, found, s)
             except RecallSkipped as skipped:
                 found.notes.append(skipped.reason)
+                found.steps.append({"round": round_number, "queries": list(queries), "stopped": skipped.reason})
                 return found
             found.rounds = round_number
-            if round_number == self.settings.rounds:
+            found.steps.append({
+                "round": round_number, "queries": list(queries),
+                "new_profiles": len(found.profiles) - before[0], "new_events": len(found.events) - before[1],
+            })
+            if round_number == s.rounds:
+                found.steps.append({"plan": f"round limit ({s.rounds}) reached: stop"})
                 break
             queries = await self.plan(user_text, found) or []
             if not queries:

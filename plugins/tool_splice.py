@@ -17,6 +17,14 @@ budget of 1 s would cut it off); past it, what was found so far is spliced. When
 found nothing because of a failure (store down, model error, timeout), the hook raises
 :class:`~gateway.sdk.Skipped` with the first such note (``tool_splice:timeout`` in
 ``x-memgate-degraded``); notes of a partial success are in the annotations.
+
+Memory settings (:mod:`gateway.settings`, per user and friend, ``call.settings``): off
+when ``recall_enabled`` is off (``settings_switches``); ``recall_rounds``,
+``profile_topk``, ``event_topk`` and ``similarity_threshold`` replace ``rounds``,
+``profile_topk``, ``event_topk`` and ``similarity_threshold`` of the config for the call
+when set (yaml ``settings.defaults``, the key, the user). The annotation carries the
+agent's reasoning (``thinking``, :attr:`plugins.recall_agent.Found.steps`) and the spliced
+call in the OpenAI tool-call shape (``tool_call``; shown by ``recall_report``).
 """
 
 from __future__ import annotations
@@ -33,6 +41,7 @@ from gateway.sdk import (
     ChatRequest,
     Exchange,
     Item,
+    ModelClient,
     ModelConfig,
     PluginConfig,
     ScoredMemory,
@@ -74,15 +83,33 @@ class ToolSplice:
     #: Both inject the recalled memories (seed 002 splices them, seed 000 puts them in the
     #: prompt): together the model would see every memory twice.
     conflicts_with: ClassVar[tuple[str, ...]] = ("hybrid_injection",)
+    #: Seed 002 §5.1 "启用记忆召回": off, no recall for the call.
+    settings_switches: ClassVar[tuple[str, ...]] = ("recall_enabled",)
 
     def __init__(self, config: ToolSpliceConfig, services: Services) -> None:
         self.config = config
         memory = GuardedMemory(services.memory, services.breakers.get(config.breaker), config.search_timeout_ms / 1000)
         needs_model = config.rounds > 1 or not config.first_round_direct
-        self.model = services.model_client(config.model) if needs_model else None
+        self.model: ModelClient | None
+        try:  # a user's recall_rounds setting may ask for more rounds than the config
+            self.model = services.model_client(config.model)
+        except ValueError:  # no upstream pool and no base_url (unit tests)
+            if needs_model:
+                raise
+            self.model = None
         settings = AgentSettings(config.rounds, config.profile_topk, config.event_topk,
                                  config.similarity_threshold, config.first_round_direct)
         self.agent = RecallAgent(memory, self.model, settings)
+
+    def settings_for(self, call: CallContext) -> AgentSettings:
+        """The agent's settings for this call: the caller's memory settings where set,
+        else the config (module docstring)."""
+        c, s = self.config, call.settings
+        return AgentSettings(
+            s.value("recall_rounds", c.rounds), s.value("profile_topk", c.profile_topk),
+            s.value("event_topk", c.event_topk), s.value("similarity_threshold", c.similarity_threshold),
+            c.first_round_direct,
+        )
 
     async def aclose(self) -> None:
         if self.model is not None:
@@ -100,17 +127,21 @@ class ToolSplice:
         if not query or last is None or not self.applies(call, request):
             return request
         found = Found()
+        settings = self.settings_for(call)
         try:
             left = self.config.timeout_ms / 1000 - (call.deadline_s - call.time_left())
             async with asyncio.timeout(max(left, 0.0)):
-                await self.agent.run(caller_tenant(call), message_text(request.messages[last]), query, found)
+                await self.agent.run(caller_tenant(call), message_text(request.messages[last]), query, found, settings)
         except TimeoutError:
             found.notes.append("timeout")
-        return self.splice(call, request, found, query)
+        return self.splice(call, request, found, query, settings)
 
-    def splice(self, call: CallContext, request: ChatRequest, found: Found, query: str) -> ChatRequest:
-        profiles = found.best("profiles", self.config.profile_topk)
-        events = found.best("events", self.config.event_topk)
+    def splice(
+        self, call: CallContext, request: ChatRequest, found: Found, query: str, settings: AgentSettings | None = None
+    ) -> ChatRequest:
+        s = settings or self.agent.settings
+        profiles = found.best("profiles", s.profile_topk)
+        events = found.best("events", s.event_topk)
         if not profiles and not events:
             if found.notes:
                 raise Skipped(found.notes[0])
@@ -121,6 +152,7 @@ class ToolSplice:
             "profiles": [{"id": h.record.id, "score": round(h.score, 4)} for h in profiles],
             "events": [{"id": h.record.id, "score": round(h.score, 4)} for h in events],
             "notes": list(found.notes),
+            "thinking": list(found.steps),
         }
         items = tuple(_item(h, "profile") for h in profiles) + tuple(_item(h, "event") for h in events)
         call.injection = call.injection.with_exchange(Exchange(

@@ -53,6 +53,10 @@ class JobHeader(_Frozen):
     partial: bool = Field(False, description="The client abandoned the stream: the reply is cut short.")
     enqueued_at: AwareDatetime = Field(description="When the job was enqueued (UTC).")
     client_metadata: dict[str, str] = Field(default_factory=dict, description="The request's `metadata` strings.")
+    inference: bool = Field(
+        True, description="The user's `inference` memory setting at enqueue (gateway.settings): false, "
+        "this conversation never triggers an inference job.",
+    )
 
 
 class Job(JobHeader):

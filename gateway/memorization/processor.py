@@ -129,7 +129,8 @@ class JobProcessor:
 
     async def _conversation_start(self, job: Job) -> int:
         """First-seen time of the job's conversation (ms); counts new conversations and
-        enqueues an inference job every ``inference.interval`` of them."""
+        enqueues an inference job every ``inference.interval`` of them (not for a job whose
+        user turned the ``inference`` memory setting off)."""
         if job.kind != "turns":
             return job.enqueued_ms
         keys, client = self.queue.keys, self.queue.client
@@ -138,7 +139,7 @@ class JobProcessor:
         pipe.hsetnx(convs, job.conversation_id, job.enqueued_ms)
         pipe.hget(convs, job.conversation_id)
         is_new, first_seen = await pipe.execute()
-        if is_new and self.config.inference.enabled and self.config.mode == "extract":
+        if is_new and job.inference and self.config.inference.enabled and self.config.mode == "extract":
             count = await client.incr(keys.conversation_count(job.user_id, job.friend_id))
             if count % self.config.inference.interval == 0:
                 await self.queue.push(inference_job(job))

@@ -117,6 +117,7 @@ class Memorization:
             return None
         principal = call.principal
         entry: str | None = None
+        settings = getattr(call, "settings", None)
         for user_id, include, conversation in _tenants(request, principal, call.headers, self.config.queue.max_candidate_turns):
             capture = capture_exchange(
                 request, reply, headers=call.headers, user_id=user_id,
@@ -126,8 +127,11 @@ class Memorization:
             )
             if not capture.turns:
                 continue
+            header = capture.header
+            if settings is not None and not settings.inference:  # the user's seed 000 P4 switch
+                header = header.model_copy(update={"inference": False})
             pending = _Pending(
-                capture.header.model_dump_json(), user_id, principal.friend_id,
+                header.model_dump_json(), user_id, principal.friend_id,
                 tuple((t.hash, t.model_dump_json()) for t in capture.turns),
             )
             entry = await self._enqueue_one(pending) or entry

@@ -45,6 +45,7 @@ def principal_from_client(client: ClientConfig) -> Principal:
         allowed_models=tuple(client.allowed_models),
         plugins=dict(client.plugins),
         group=client.group,
+        settings=dict(client.settings),
     )
 
 

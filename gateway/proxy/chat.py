@@ -104,6 +104,7 @@ class ChatCompletions(ModelRoute):
         call = self.call_context(accepted, parsed, headers, started, traceparent)
         if unparsable:
             call._degraded.append(f"chain:unparsable_request:{unparsable}")
+        await self.load_settings(call, chain)
         out_body: dict[str, Any] | None = None
         if chain.rewriters and parsed is not None:
             result = await chain.rewrite(call, parsed)

@@ -4,8 +4,9 @@ Keys are hashed at rest: Redis holds only the hex SHA-256 of a key, never the ke
 Layout (``<p>`` is the key prefix, ``mg`` by default):
 
 - ``<p>:keys:h:<sha256>`` hash: ``key_id``, ``user_id``, ``friend_id``, ``admin``,
-  ``service``, ``group`` (absent on keys minted before it: 0), ``allowed_models`` (JSON list), ``plugins`` (JSON), ``created_at``,
-  ``revoked_at`` (empty while valid). A revoked key's record stays for audit.
+  ``service``, ``group`` (absent on keys minted before it: 0), ``allowed_models`` (JSON list), ``plugins`` (JSON),
+  ``settings`` (JSON: the key's memory settings overrides, :mod:`gateway.settings`; absent in older records),
+  ``created_at``, ``revoked_at`` (empty while valid). A revoked key's record stays for audit.
 - ``<p>:keys:ids`` hash: ``key_id`` -> sha256, for ``list`` and ``revoke`` by id.
 
 A key is ``mgk-`` followed by 43 url-safe characters (256 random bits).
@@ -24,9 +25,10 @@ import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
 from gateway.config import PluginOverride
-from gateway.errors import InvalidRequest, KeyStoreUnavailable, NotFound
+from gateway.errors import InvalidRequest, KeyStoreUnavailable, NotFound, PermissionDenied
 from gateway.memory.records import check_tenant_id
 from gateway.proxy.principal import Principal
+from gateway.settings import check_overrides
 
 __all__ = ['RedisKeyStore', 'StoredKey', 'key_digest']
 
@@ -56,6 +58,7 @@ class StoredKey:
             "service": p.service,
             "group": p.group,
             "allowed_models": list(p.allowed_models),
+            "settings": dict(p.settings),
             "created_at": self.created_at,
             "revoked_at": self.revoked_at,
         }
@@ -88,18 +91,29 @@ class RedisKeyStore:
         allowed_models: tuple[str, ...] = ("*",),
         plugins: dict[str, PluginOverride] | None = None,
         group: bool = False,
+        settings: dict[str, Any] | None = None,
+        locked: tuple[str, ...] = (),
     ) -> tuple[str, StoredKey]:
         """Mint a key. Returns ``(key, record)``; the key is shown once and not stored.
 
+        ``settings``: the key's memory settings overrides (:mod:`gateway.settings`);
+        ``locked``: the operator's locked names (``settings.locked``), refused here.
+
         Raises:
             InvalidRequest: ``user_id`` or ``friend_id`` breaks the id rules
-                (:func:`gateway.memory.records.check_tenant_id`), or ``group`` without
-                ``service`` (``param``: ``group``).
+                (:func:`gateway.memory.records.check_tenant_id`), or a setting is unknown or
+                out of range (``param`` is its name), or ``group`` without ``service``
+                (``param``: ``group``).
+            PermissionDenied: a setting is locked (``param`` is its name).
         """
         check_tenant_id(user_id, "user_id")
         check_tenant_id(friend_id, "friend_id")
         if group and not service:
             raise InvalidRequest("group: a group key must be a service key", param="group")
+        overrides = {k: v for k, v in check_overrides(settings or {}, "settings.").items() if v is not None}
+        for name in overrides:
+            if name in locked:
+                raise PermissionDenied(f"settings.{name}: locked by the operator (settings.locked)", param=name)
         key = "mgk-" + secrets.token_urlsafe(32)
         digest = key_digest(key)
         key_id = "k_" + secrets.token_hex(6)
@@ -113,6 +127,7 @@ class RedisKeyStore:
             "group": int(group),
             "allowed_models": json.dumps(list(allowed_models)),
             "plugins": json.dumps({k: v.model_dump() for k, v in (plugins or {}).items()}),
+            "settings": json.dumps(overrides),
             "created_at": now,
             "revoked_at": "",
         }
@@ -182,6 +197,7 @@ def _stored(digest: str, f: dict[str, str]) -> StoredKey:
         group=f.get("group") == "1",
         allowed_models=tuple(json.loads(f.get("allowed_models") or '["*"]')),
         plugins=plugins,
+        settings=json.loads(f.get("settings") or "{}"),
     )
     revoked = f.get("revoked_at") or ""
     return StoredKey(

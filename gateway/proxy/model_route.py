@@ -32,6 +32,7 @@ from gateway.proxy.relay import RelayState
 from gateway.proxy.upstream import Upstream, UpstreamCaller, UpstreamPool, forward_headers
 from gateway.proxy.wire import ChatRequest
 from gateway.sdk import CallContext
+from gateway.settings import SettingsService
 from gateway.telemetry import Telemetry
 
 __all__ = ["SSE_HEADERS", "Accepted", "ModelRoute", "traceparent_of_span"]
@@ -76,9 +77,11 @@ class ModelRoute(ProxyRoute):
         chains: ChainFactory,
         upstreams: UpstreamPool,
         telemetry: Telemetry,
+        settings: SettingsService | None = None,
     ) -> None:
         super().__init__(config, auth, upstreams, telemetry)
         self._chains = chains
+        self._settings = settings if settings is not None else SettingsService(config.settings, None)
 
     async def accept(self, raw: bytes, headers: dict[str, str]) -> Accepted:
         """See the module docstring.
@@ -105,6 +108,20 @@ class ModelRoute(ProxyRoute):
         """The principal the call runs as once the body is read (a route's own rule; by
         default the caller as resolved). Raises InvalidRequest (400) to refuse the call."""
         return principal
+
+    async def load_settings(self, call: CallContext, chain: PluginChain) -> None:
+        """The caller's effective memory settings into ``call.settings``
+        (:mod:`gateway.settings`): one cached Redis read when the chain has plugins; a
+        failed or slow read falls back to the defaults and is named
+        ``settings:<problem>`` in ``x-memgate-degraded``."""
+        if not chain.plugins:
+            return
+        principal = call.principal
+        call.settings, problem = await self._settings.for_call(
+            principal.user_id, principal.friend_id, principal.settings, call.time_left()
+        )
+        if problem is not None:
+            call._degraded.append(f"settings:{problem}")
 
     def describe(self, span: Any, operation: str, prepared: Any) -> None:
         """Name a recording request span ``<operation> <model>`` and give it the caller's

@@ -5,6 +5,7 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from gateway.config import PluginOverride
 
@@ -28,6 +29,8 @@ class Principal:
             speaker of its last user message (:mod:`gateway.speakers`).
         namespace: set on a group key's principal once it acts as a speaker: the
             namespace (the key's user) its speakers live in; None otherwise.
+        settings: per-key memory settings overrides (:mod:`gateway.settings`; between
+            ``settings.defaults`` and the user's stored values).
     """
 
     key_id: str
@@ -39,6 +42,7 @@ class Principal:
     plugins: Mapping[str, PluginOverride] = field(default_factory=dict)
     group: bool = False
     namespace: str | None = None
+    settings: Mapping[str, Any] = field(default_factory=dict)
 
     def may_use(self, model: str) -> bool:
         """True if ``model`` matches one of :attr:`allowed_models`."""

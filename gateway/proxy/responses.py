@@ -176,6 +176,7 @@ class Responses(ModelRoute):
         check_request(body)
         view = chain_view(body) if (chain.rewriters or chain.observers) else None
         call = self.call_context(accepted, view.request if view is not None else None, headers, started, traceparent)
+        await self.load_settings(call, accepted.chain)
         out: dict[str, Any] | None = None
         if chain.rewriters and view is not None:
             result = await chain.rewrite(call, view.request)

@@ -31,12 +31,14 @@ ALICE = Tenant("alice", "tutor")
 TRACEPARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 
 
-async def enqueue(env: Any, config: Any, *user_texts: str, reply: str = "Noted.") -> str | None:
+async def enqueue(env: Any, config: Any, *user_texts: str, reply: str = "Noted.", settings: Any = None) -> str | None:
     plugin = MemorizePlugin(config, Services(redis=env.redis))
     messages = [{"role": "user", "content": t} for t in user_texts]
     call = CallContext(request_id="req_" + uuid.uuid4().hex, principal=Principal("k", "alice", "tutor"),
                        original=ChatRequest(model="gpt-4o-mini", messages=messages), headers={},
                        upstream=None, trace_context=TRACEPARENT)  # type: ignore[arg-type]  # no upstream calls
+    if settings is not None:
+        call.settings = settings
     return await plugin.memorization.enqueue(call, reply_from_completion(completion(reply)), datetime.now(timezone.utc))
 
 
@@ -171,6 +173,22 @@ async def test_inference_every_n_conversations_keeps_only_grounded_confident_con
     assert inferred[0].source.value == "inference" and inferred[0].confidence == 0.85
     for memory_id in inferred[0].based_on:
         assert (await store.get(ALICE, memory_id)).type.value == "semantic"
+
+
+async def test_a_user_whose_inference_setting_is_off_triggers_no_inference(env):
+    from gateway.settings import CallSettings, MemorySettings
+
+    config = memorize_config("extract", inference={"enabled": True, "interval": 1, "min_confidence": 0.6})
+    store = await fresh_store(env)
+    env.model_double.on("memorize_extraction", {"facts": [fact("The user writes Rust at work"), fact("The user maintains a Rust crate")]})
+    env.model_double.on("memorize_inference", {"inferences": [
+        {"conclusion": "The user is a professional Rust developer", "confidence": 0.85, "basedOn": ["m1", "m2"]}]})
+    off = CallSettings(MemorySettings(inference=False), frozenset({"inference"}))
+    await enqueue(env, config, "At work I write Rust, and I maintain a crate.", settings=off)
+    await env.drain(config, store)
+    assert sorted(r.text for r in (await store.list(ALICE)).items) == [
+        "The user maintains a Rust crate", "The user writes Rust at work"]
+    assert not env.model_double.calls.get("memorize_inference")
 
 
 async def test_a_conversation_keeps_one_dated_gist(env):

@@ -123,7 +123,10 @@ def test_redis_down_degrades_and_the_open_breaker_fails_fast(start_gateway, upst
 def test_a_hanging_redis_times_out_opens_the_breaker_and_recovery_is_automatic(
         start_gateway, upstream, own_redis, clocked):
     registry, clock, _ = clocked
-    gw = start_gateway(registry=registry, plugins=PLUGINS, memory={"redis_url": own_redis.url})
+    # the memory settings read on the first request stays cached throughout (otherwise,
+    # seconds into the hang, it times out too and adds settings:timeout: tests/test_settings.py)
+    gw = start_gateway(registry=registry, plugins=PLUGINS, memory={"redis_url": own_redis.url},
+                       settings={"cache_ttl_s": 3600})
     assert degraded_reasons(gw, upstream, 1) == [None]
     pid = redis.Redis.from_url(own_redis.url).info("server")["process_id"]
     os.kill(pid, signal.SIGSTOP)

@@ -1,0 +1,195 @@
+"""Memory settings units on real Redis (gateway/settings.py): precedence and locks, the
+per-process cache and its invalidation, fail-open reads, config validation, the CLI."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+
+import pytest
+import redis.asyncio as aioredis
+from click.testing import CliRunner
+
+from gateway.chain import LoadedPlugin
+from gateway.cli import main
+from gateway.config import ConfigError, parse_config
+from gateway.errors import InvalidRequest, PermissionDenied
+from gateway.proxy.keystore import RedisKeyStore
+from gateway.sdk import CallContext
+from gateway.settings import CallSettings, MemorySettings, SettingsConfig, SettingsService, SettingsStore, effective
+from gateway.proxy.principal import Principal
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_precedence_is_yaml_then_key_then_user_and_locks_win():
+    config = SettingsConfig(defaults={"recall_rounds": 2, "profile_topk": 4}, locked=["profile_topk"])
+    values, explicit = effective(config, {"recall_rounds": 3, "event_topk": 7, "profile_topk": 9},
+                                 {"recall_rounds": 5, "profile_topk": 1, "show_thinking": True})
+    assert (values.recall_rounds, values.event_topk, values.profile_topk, values.show_thinking) == (5, 7, 4, True)
+    assert explicit == {"recall_rounds", "profile_topk", "event_topk", "show_thinking"}
+    # a stored value outside today's bounds is ignored, not a crash
+    values, _ = effective(SettingsConfig(), {}, {"recall_rounds": 9, "similarity_threshold": 0.7})
+    assert (values.recall_rounds, values.similarity_threshold) == (3, 0.7)
+
+
+def test_call_settings_replace_plugin_config_only_when_set_somewhere():
+    unset = CallSettings()
+    assert unset.value("similarity_threshold", 0.3) == 0.3 and unset.similarity_threshold == 0.5
+    assert CallSettings(MemorySettings(similarity_threshold=0.9), frozenset({"similarity_threshold"})).value(
+        "similarity_threshold", 0.3) == 0.9
+
+
+def test_a_plugin_switched_off_by_a_setting_does_not_run_for_the_call():
+    plugin = LoadedPlugin("p", object(), 1.0, 1.0, "original", switches=("recall_enabled", "personalization"))
+    call = CallContext(request_id="r", principal=Principal("k", "u"), original=None, headers={}, upstream=None)  # type: ignore[arg-type]
+    assert plugin.runs_for(call)
+    call.settings = CallSettings(MemorySettings(personalization=False))
+    assert not plugin.runs_for(call)
+    assert LoadedPlugin("q", object(), 1.0, 1.0, "original").runs_for(call)
+
+
+def test_config_refuses_bad_defaults_unknown_locks_and_bad_key_settings():
+    with pytest.raises(ConfigError, match="settings.defaults.*recall_rounds"):
+        parse_config({"settings": {"defaults": {"recall_rounds": 6}}})
+    with pytest.raises(ConfigError, match="settings.locked.*recal_rounds"):
+        parse_config({"settings": {"locked": ["recal_rounds"]}})
+    with pytest.raises(ConfigError, match="clients.0.settings.*profile_topk"):
+        parse_config({"clients": [{"key": "k", "user_id": "u", "settings": {"profile_topk": 0}}]})
+    ok = parse_config({"clients": [{"key": "k", "user_id": "u", "settings": {"profile_topk": 2}}]})
+    assert ok.clients[0].settings == {"profile_topk": 2}
+
+
+async def test_a_write_applies_at_once_in_its_process_and_within_the_ttl_elsewhere(redis_url):
+    redis = aioredis.from_url(redis_url)
+    store = SettingsStore(redis, "tset" + uuid.uuid4().hex[:8])
+    clock = Clock()
+    here = SettingsService(SettingsConfig(cache_ttl_s=5), store, clock)
+    there = SettingsService(SettingsConfig(cache_ttl_s=5), store, clock)
+    assert (await there.for_call("u/1", "f", {}))[0].recall_rounds == 3  # cached in "there" now
+    assert (await here.for_call("u/1", "f", {}))[0].recall_rounds == 3  # and in "here"
+    await here.update("u/1", "f", {"recall_rounds": 1}, {})
+    assert (await here.for_call("u/1", "f", {}))[0].recall_rounds == 1  # the writer: at once
+    assert (await there.for_call("u/1", "f", {}))[0].recall_rounds == 3  # another process: cached...
+    clock.now += 5.01
+    assert (await there.for_call("u/1", "f", {}))[0].recall_rounds == 1  # ...for at most cache_ttl_s
+    await here.update("u/1", "f", {"recall_rounds": None}, {})
+    assert (await here.view("u/1", "f", {})).overrides == {}
+    await redis.aclose()
+
+
+async def test_a_failed_or_slow_read_gives_the_defaults_and_says_so(redis_url):
+    dead = aioredis.from_url("redis://127.0.0.1:9", socket_connect_timeout=0.2)
+    config = SettingsConfig(defaults={"recall_rounds": 2}, read_timeout_ms=5000)
+    settings, problem = await SettingsService(config, SettingsStore(dead)).for_call("u", "f", {"event_topk": 3})
+    assert problem == "unavailable" and (settings.recall_rounds, settings.event_topk) == (2, 3)
+    await dead.aclose()
+
+    never = asyncio.Event()
+
+    class Hanging(SettingsStore):
+        async def read(self, user_id, friend_id):
+            await never.wait()
+
+    slow = SettingsService(SettingsConfig(read_timeout_ms=20), Hanging(None))  # type: ignore[arg-type]
+    settings, problem = await slow.for_call("u", "f", {})
+    assert problem == "timeout" and settings.values == MemorySettings()
+
+
+async def test_writes_refuse_locked_and_unknown_names_naming_them(redis_url):
+    redis = aioredis.from_url(redis_url)
+    service = SettingsService(SettingsConfig(locked=["show_thinking"]), SettingsStore(redis, "tset" + uuid.uuid4().hex[:8]))
+    with pytest.raises(PermissionDenied) as locked:
+        await service.update("u", "f", {"show_thinking": None}, {})
+    assert locked.value.param == "show_thinking" and locked.value.status == 403
+    with pytest.raises(InvalidRequest) as unknown:
+        await service.update("u", "f", {"show_thoughts": True}, {})
+    assert unknown.value.param == "show_thoughts" and unknown.value.status == 400
+    with pytest.raises(InvalidRequest):
+        await service.update("u", "", {"recall_rounds": 2}, {})
+    keys = RedisKeyStore(redis, "tkeys" + uuid.uuid4().hex[:8])
+    with pytest.raises(PermissionDenied):
+        await keys.create("u", "f", settings={"show_thinking": True}, locked=("show_thinking",))
+    await redis.aclose()
+
+
+def test_cli_settings_get_set_and_keys_create_with_settings(redis_url, tmp_path):
+    prefix = "tcli" + uuid.uuid4().hex[:8]
+    config = tmp_path / "gateway.yaml"
+    config.write_text(json.dumps({"memory": {"redis_url": redis_url, "key_prefix": prefix},
+                                  "settings": {"locked": ["inference"]}}))
+    runner = CliRunner()
+    base = ["--config", str(config), "--user", "erin", "--friend", "pal"]
+    done = runner.invoke(main, ["settings", "set", *base, "recall_rounds=2", "show_tool_calls=true"])
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.output)["overrides"] == {"recall_rounds": 2, "show_tool_calls": True}
+    got = json.loads(runner.invoke(main, ["settings", "get", *base]).output)
+    assert got["settings"]["recall_rounds"] == 2 and got["locked"] == ["inference"]
+    bad = runner.invoke(main, ["settings", "set", *base, "recall_rounds=9"])
+    assert bad.exit_code != 0 and "recall_rounds" in bad.output
+    locked = runner.invoke(main, ["settings", "set", *base, "inference=false"])
+    assert locked.exit_code != 0 and "inference: locked" in locked.output
+    runner.invoke(main, ["settings", "set", *base, "recall_rounds=null"])
+    assert json.loads(runner.invoke(main, ["settings", "get", *base]).output)["overrides"] == {"show_tool_calls": True}
+
+    created = runner.invoke(main, ["keys", "create", "--config", str(config), "--user", "erin", "--friend", "pal",
+                                   "--set", "profile_topk=2", "--set", "show_thinking=true"])
+    assert created.exit_code == 0, created.output
+    assert json.loads(created.output)["settings"] == {"profile_topk": 2, "show_thinking": True}
+    bad_key = runner.invoke(main, ["keys", "create", "--config", str(config), "--user", "erin", "--friend", "pal",
+                                   "--set", "profile_topk"])
+    assert bad_key.exit_code != 0 and "name=value" in bad_key.output
+    locked_key = runner.invoke(main, ["keys", "create", "--config", str(config), "--user", "erin", "--friend", "pal",
+                                      "--set", "inference=false"])
+    assert locked_key.exit_code != 0 and "inference" in locked_key.output
+
+
+class GatedStore(SettingsStore):
+    """Reads Redis, then (first read only) waits for ``gate``; counts reads."""
+
+    def __init__(self, redis, prefix):
+        super().__init__(redis, prefix)
+        self.reads = 0
+        self.started = asyncio.Event()
+        self.gate = asyncio.Event()
+
+    async def read(self, user_id, friend_id):
+        self.reads += 1
+        first = self.reads == 1
+        data = await super().read(user_id, friend_id)
+        if first:
+            self.started.set()
+            await self.gate.wait()
+        return data
+
+
+async def test_a_burst_of_one_pair_makes_one_read(redis_url):
+    redis = aioredis.from_url(redis_url)
+    store = GatedStore(redis, "tset" + uuid.uuid4().hex[:8])
+    service = SettingsService(SettingsConfig(read_timeout_ms=60_000), store)
+    calls = [asyncio.ensure_future(service.for_call("u", "f", {})) for _ in range(20)]
+    await store.started.wait()
+    store.gate.set()
+    results = await asyncio.gather(*calls)
+    assert store.reads == 1 and all(problem is None for _, problem in results)
+    await redis.aclose()
+
+
+async def test_a_read_older_than_a_write_is_not_cached_over_it(redis_url):
+    redis = aioredis.from_url(redis_url)
+    store = GatedStore(redis, "tset" + uuid.uuid4().hex[:8])
+    service = SettingsService(SettingsConfig(read_timeout_ms=60_000), store)
+    early = asyncio.ensure_future(service.for_call("u", "f", {}))  # reads {} then waits
+    await store.started.wait()
+    await service.update("u", "f", {"recall_rounds": 1}, {})
+    store.gate.set()
+    assert (await early)[0].recall_rounds == 3  # it started before the write
+    assert (await service.for_call("u", "f", {}))[0].recall_rounds == 1  # the stale read was not cached
+    await redis.aclose()
