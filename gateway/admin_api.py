@@ -558,7 +558,8 @@ def _jsonable(value: Any) -> Any:
 
 async def inspect_recall(gateway: Any, body: InspectRequest) -> dict[str, Any]:
     """What a chat call of ``body.user_id`` to ``body.friend_id`` would recall and send
-    (module docstring). Returns ``recalled`` (memories plugins report in their
+    (module docstring), with that user's memory settings (:mod:`gateway.settings`; no
+    key's own layer: the inspector acts for no key). Returns ``recalled`` (memories plugins report in their
     annotations, with text), ``injected`` (every trimmable injected item: owner, id,
     text, score, group), ``messages`` (the request that would go upstream, each with its
     ``origin``), ``tools_added``, ``tokens`` (``before``, ``after``, ``injected``),
@@ -578,6 +579,10 @@ async def inspect_recall(gateway: Any, body: InspectRequest) -> dict[str, Any]:
         upstream=_NoUpstream(upstream, forward_headers({}, upstream)),
         deadline_s=config.chain.request_deadline_ms / 1000.0,
     )
+    if chain.plugins:  # the user's memory settings, as their chat request would read them
+        call.settings, problem = await gateway.settings.for_call(tenant.user_id, body.friend_id, {}, call.time_left())
+        if problem is not None:
+            call._degraded.append(f"settings:{problem}")
     started = time.perf_counter()
     sent = await chain.rewrite(call, request) if chain.rewriters else request
     elapsed = (time.perf_counter() - started) * 1000.0

@@ -250,6 +250,11 @@ def test_the_recall_inspector_shows_what_would_be_recalled_and_sent_without_the_
         assert other["recalled"] == [] and [m["origin"] for m in other["messages"]] == ["client", "client"]
         bad = admin.post("/v1/admin/recall/inspect", json={"user_id": "alice", "messages": [{"content": "no role"}]})
         assert bad.status_code == 400
+        # the user's settings apply: with recall off for alice/tutor nothing is recalled
+        assert admin.put("/v1/admin/users/alice/settings", params={"friend_id": "tutor"},
+                         json={"recall_enabled": False}).status_code == 200
+        off = admin.post("/v1/admin/recall/inspect", json={"user_id": "alice", "friend_id": "tutor", "messages": messages}).json()
+        assert off["recalled"] == [] and [m["origin"] for m in off["messages"]] == ["client", "client"]
     assert upstream.chat_requests() == []  # nothing went to the model, nothing was memorized
     assert gw.gateway.services.memorizations[0].buffered == 0
 
