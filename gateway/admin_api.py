@@ -67,9 +67,7 @@ from gateway.memory.ids import MEMORY_ID_PATTERN
 from gateway.memory.keys import KeySpace, Partition
 from gateway.memory.records import (
     JsonBoolean,
-    JsonDateTime,
     JsonInteger,
-    JsonNumber,
     MemoryPatch,
     MemoryRecord,
     MemoryType,
@@ -81,7 +79,7 @@ from gateway.memory.records import (
 )
 from gateway.memory.redis_errors import redis_boundary
 from gateway.memory.tokenize import tokenize
-from gateway.memory_api import MemoryId, admin_guard, errors, json_body_guard
+from gateway.memory_api import MemoryId, SearchRequest, admin_guard, errors, json_body_guard
 from gateway.proxy.keystore import RedisKeyStore
 from gateway.proxy.principal import Principal
 from gateway.proxy.upstream import UpstreamCaller, forward_headers
@@ -189,22 +187,13 @@ async def list_users(gateway: Any, query: str | None, cursor: str | None, limit:
 # -- memories --------------------------------------------------------------------------
 
 
-class AdminSearchRequest(BaseModel):
+class AdminSearchRequest(SearchRequest):
     """Body of ``POST /v1/admin/memories/search``: a memory search as ``user_id`` seen by
-    ``friend_id`` (fields as ``POST /v1/memories/search``)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    ``friend_id`` (the other fields as ``POST /v1/memories/search``, top_k default 10)."""
 
     user_id: TenantId = Field(description="The user searched.")
     friend_id: TenantId | None = Field(None, description="Whose view; null: profile memories only.")
-    query: str = Field(min_length=1, description="Text to search for.")
     top_k: JsonInteger = Field(10, ge=1, le=100, description="Most hits returned.")
-    threshold: JsonNumber = Field(0.0, ge=0.0, le=1.0, description="Least cosine similarity of a hit.")
-    scopes: list[Scope] | None = Field(None, description="profile and/or event; None: both.")
-    types: list[MemoryType] | None = Field(None, description="Memory types; None: all.")
-    occurred_after: JsonDateTime | None = Field(None, description="Only memories after this.")
-    occurred_before: JsonDateTime | None = Field(None, description="Only memories before this.")
-    include_retired: JsonBoolean = Field(False, description="Also superseded/retired records.")
 
 
 class Why(BaseModel):
