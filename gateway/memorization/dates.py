@@ -7,6 +7,10 @@ The model is asked for an ISO date (``2024-05-07``, ``2024-05-07T18:00``, or ``2
 code, so a model that cannot count days cannot move a fact in time. Results are UTC
 datetimes at the start of the day (or of the week/month/year) meant; None when the
 expression is not understood (the caller then uses the message time).
+
+:func:`relative_in` finds such an expression inside a message (verbatim mode has no model
+to name it, issue 11 item 3), so "I went to a support group yesterday" said on 8 May is
+an event of 7 May.
 """
 
 from __future__ import annotations
@@ -128,3 +132,37 @@ def _ago(at: datetime, n: int, unit: str) -> datetime:
     if unit == "year":
         return _day(at).replace(year=_day(at).year - n, month=1, day=1)
     return _day(at) - timedelta(days=n * _UNIT_DAYS[unit])
+
+
+_EN_COUNT = r"(?:\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|a few|few|several)"
+_EN_DAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+#: Relative time expressions :func:`resolve_occurred` understands, as they appear in text
+#: (longest alternatives first; English as whole words, Chinese anywhere).
+_RELATIVE_RE = re.compile(
+    r"\b(?:the day before yesterday|day before yesterday|day after tomorrow|yesterday|last night|tomorrow"
+    rf"|{_EN_COUNT} (?:day|week|month|year)s? ago|(?:last|next) (?:week|month|year|{_EN_DAY}))\b"
+    r"|(?:上|这|本|下)?个?(?:周|星期|礼拜)[一二三四五六日天]"
+    r"|大前天|前天|昨天|昨日|昨晚|明天|后天|上个星期|上星期|上周|下周|上个月|上月|下个月|去年|明年|前年"
+    r"|[0-9一两二三四五六七八九十几]+\s*个?\s*(?:天|日|周|星期|礼拜|月|年)以?前",
+)
+
+
+def relative_in(text: str, message_time: datetime, max_chars: int = 4096) -> tuple[str, datetime] | None:
+    """The first relative time expression in ``text`` (its first ``max_chars`` characters;
+    one regex scan, linear) that names another day than ``message_time``'s, with the time
+    it names (:func:`resolve_occurred`); None when there is none. "today", "this week" and
+    the like are not taken: the message time already says more.
+
+    >>> t = datetime(2024, 5, 8, 15, 30, tzinfo=timezone.utc)  # a Wednesday
+    >>> relative_in("I went to a support group yesterday.", t)[1].date()
+    datetime.date(2024, 5, 7)
+    >>> relative_in("我上周五去了北京", t)[1].date(), relative_in("see you today", t)
+    (datetime.date(2024, 5, 3), None)
+    """
+    low = text[:max_chars].lower()
+    for match in _RELATIVE_RE.finditer(low):
+        expression = match.group(0)
+        when = resolve_occurred(expression, message_time)
+        if when is not None and when.date() != _day(message_time).date():
+            return expression, when
+    return None

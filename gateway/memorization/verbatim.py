@@ -1,6 +1,8 @@
 """``verbatim`` mode: no model; each new turn (of ``verbatim_roles``, default the user's)
 is stored as it was said, with keywords (:func:`gateway.memorization.keywords.keywords_of`)
-and ``occurred_at`` = message time: an episodic *event* memory of the (user, friend) pair,
+and ``occurred_at`` = message time, or the day a relative expression in it names ("I went
+there yesterday", "我上周五去了北京": :func:`gateway.memorization.dates.relative_in`, kept in
+``metadata.occurred_expression``): an episodic *event* memory of the (user, friend) pair,
 or, for a user turn stating a preference or fact about the user, a *profile* memory
 (``verbatim_profile``); small talk is skipped (``verbatim_skip_small_talk``;
 :mod:`gateway.memorization.salience`). No gist is made in this mode (an extractive gist
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from gateway.memorization.dates import relative_in
 from gateway.memorization.facts import base_metadata
 from gateway.memorization.jobs import Job
 from gateway.memorization.keywords import keywords_of
@@ -50,11 +53,15 @@ def verbatim_plan(
             meta["source_messages"] = [turn.metadata]
         if turn.name:
             meta["speaker"] = turn.name
+        occurred = turn.at
+        relative = relative_in(kept, turn.at)
+        if relative is not None:  # "yesterday", "上周五": the day it names (issue 11, item 3)
+            meta["occurred_expression"], occurred = relative
         memory = NewMemory(
             scope=Scope.PROFILE if kind else Scope.EVENT, type=kind or MemoryType.EPISODIC,
             text=f"{turn.name}: {kept}" if turn.name else kept,
             context=turn.context or None,
-            keywords=keywords_of(kept), importance=0.5, occurred_at=turn.at,
+            keywords=keywords_of(kept), importance=0.5, occurred_at=occurred,
             source=Source.CONVERSATION, metadata=meta,
         )
         ops.append(Op(kind="add", id=memory_id_for(job.job_id, turn.hash, job.enqueued_ms), memory=memory, reason="verbatim"))

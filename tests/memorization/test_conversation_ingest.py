@@ -55,7 +55,10 @@ def test_a_chunk_forms_verbatim_memories_that_keep_their_source(start_gateway, u
         assert last["metadata"]["source_messages"] == [{"dia_id": "D1:4"}]
         assert first["metadata"]["conversation_id"] == "session-7" and last["metadata"]["position"] == 3
         assert first["metadata"]["speaker"] == "Caroline"
-        assert first["occurred_at"].startswith("2023-05-08T13:56:00")
+        # "yesterday", said on 8 May: the event happened on the 7th (verbatim resolves it)
+        assert first["occurred_at"].startswith("2023-05-07T00:00:00")
+        assert first["metadata"]["occurred_expression"] == "yesterday"
+        assert last["occurred_at"].startswith("2023-05-08T13:59:00") and "occurred_expression" not in last["metadata"]
         assert last["context"] == "Caroline: Thanks!"
         assert records[0]["context"] is None
         hits = alice.post("/v1/memories/search", json={"query": "what does Caroline want to study?", "top_k": 1}).json()

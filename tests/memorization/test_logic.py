@@ -11,7 +11,7 @@ from gateway.proxy.assembly import reply_from_completion
 from gateway.proxy.wire import ChatRequest
 from gateway.memorization.capture import CONTEXT_CHARS, capture_exchange, conversation_id, memorize_disabled
 from gateway.memorization.config import RedactionConfig, RedactionRule, WorkerConfig
-from gateway.memorization.dates import resolve_occurred
+from gateway.memorization.dates import relative_in, resolve_occurred
 from gateway.memorization.dedupe import hashed_turns
 from gateway.memorization.facts import reconcile_ops, to_new_memory
 from gateway.memorization.inference import inference_ops
@@ -38,6 +38,28 @@ WED = datetime(2024, 5, 8, 15, 30, tzinfo=timezone.utc)  # a Wednesday
 ])
 def test_relative_dates_resolve_against_the_message_time(expression, expected):
     assert resolve_occurred(expression, WED).date() == expected
+
+
+@pytest.mark.parametrize("text, expression, expected", [
+    ("I went to a support group yesterday.", "yesterday", date(2024, 5, 7)),
+    ("We moved to Lisbon two weeks ago, finally", "two weeks ago", date(2024, 4, 24)),
+    ("A few days ago I quit my job", "a few days ago", date(2024, 5, 5)),
+    ("Last Friday was my birthday", "last friday", date(2024, 5, 3)),
+    ("我上周五去了北京", "上周五", date(2024, 5, 3)),
+    ("大前天下了一场大雨", "大前天", date(2024, 5, 5)),
+    ("我三天前辞职了", "三天前", date(2024, 5, 5)),
+    ("去年夏天我们去了日本", "去年", date(2023, 1, 1)),
+    ("Today is fine, yesterday was not", "yesterday", date(2024, 5, 7)),  # "today" names the message's own day
+])
+def test_a_relative_expression_in_a_message_names_its_day(text, expression, expected):
+    found, when = relative_in(text, WED)
+    assert found == expression and when.date() == expected
+
+
+@pytest.mark.parametrize("text", ["see you today", "this week is busy", "nothing temporal here", "我今天很开心",
+                                  "yesterdays", "the lastweek typo"])
+def test_messages_naming_no_other_day_give_none(text):
+    assert relative_in(text, WED) is None
 
 
 def test_unknown_or_empty_date_expressions_resolve_to_none():
