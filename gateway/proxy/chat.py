@@ -33,17 +33,16 @@ from typing import Any
 
 from opentelemetry.trace import SpanKind
 
-from gateway.chain import PluginChain
 from gateway.errors import MemgateError
 from gateway.proxy.asgi import Send, send_bytes
 from gateway.proxy.assembly import ReplyAssembler, reply_from_completion
 from gateway.proxy.handler import Incoming
 from gateway.proxy.model_route import SSE_HEADERS, ModelRoute, traceparent_of_span
+from gateway.proxy.model_route import Prepared as RoutePrepared
 from gateway.proxy.principal import Principal
 from gateway.proxy.relay import RelayState, error_event, relay_events, relay_passthrough
 from gateway.proxy.upstream import relay_headers
 from gateway.proxy.wire import ChatRequest
-from gateway.sdk import CallContext
 from gateway.speakers import resolve_speaker
 
 __all__ = ["ChatCompletions"]
@@ -52,14 +51,9 @@ log = logging.getLogger("memgate.proxy")
 
 
 @dataclass
-class Prepared:
+class Prepared(RoutePrepared):
     """The request as it will be sent upstream."""
 
-    call: CallContext
-    chain: PluginChain
-    model: str
-    stream: bool
-    body: bytes
     strip_usage: bool
 
 

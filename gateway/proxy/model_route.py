@@ -35,7 +35,7 @@ from gateway.sdk import CallContext
 from gateway.settings import SettingsService
 from gateway.telemetry import Telemetry
 
-__all__ = ["SSE_HEADERS", "Accepted", "ModelRoute", "traceparent_of_span"]
+__all__ = ["SSE_HEADERS", "Accepted", "ModelRoute", "Prepared", "traceparent_of_span"]
 
 log = logging.getLogger("memgate.proxy")
 
@@ -44,6 +44,25 @@ SSE_HEADERS = (
     (b"cache-control", b"no-cache"),
     (b"x-accel-buffering", b"no"),
 )
+
+
+@dataclass
+class Prepared:
+    """A model call ready to go upstream (each route adds what it needs).
+
+    Attributes:
+        call: the call as plugins see it.
+        chain: the caller's plugin chain.
+        model: the requested model.
+        stream: whether the client asked for a stream.
+        body: the request body as it will be sent upstream.
+    """
+
+    call: CallContext
+    chain: PluginChain
+    model: str
+    stream: bool
+    body: bytes
 
 
 @dataclass

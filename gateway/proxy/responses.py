@@ -40,11 +40,11 @@ from typing import Any
 
 from opentelemetry.trace import SpanKind
 
-from gateway.chain import PluginChain
 from gateway.errors import InvalidRequest, MemgateError, MethodNotAllowed, NotFound
 from gateway.proxy.asgi import Send, send_bytes
 from gateway.proxy.handler import Incoming
 from gateway.proxy.model_route import SSE_HEADERS, ModelRoute, traceparent_of_span
+from gateway.proxy.model_route import Prepared as RoutePrepared
 from gateway.proxy.principal import Principal
 from gateway.proxy.relay import RelayState
 from gateway.proxy.responses_loop import Emitter, ToolLoop
@@ -69,14 +69,9 @@ ALLOWED = {"": ("POST",), "id": ("GET", "DELETE"), "input_items": ("GET",), "can
 
 
 @dataclass
-class Prepared:
+class Prepared(RoutePrepared):
     """The request as it will be sent upstream."""
 
-    call: CallContext
-    chain: PluginChain
-    model: str
-    stream: bool
-    body: bytes
     loop: ToolLoop | None
 
 
