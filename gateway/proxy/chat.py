@@ -82,7 +82,7 @@ class ChatCompletions(ModelRoute):
                 if incoming.watcher.fired:
                     if span.is_recording():
                         span.set_attribute("memgate.cancelled", True)
-                    self._complete(prepared, state, cancelled=True)
+                    self.complete(prepared, state, cancelled=True)
                 raise
 
     def route_principal(self, principal: Principal, body: dict[str, Any]) -> Principal:
@@ -149,7 +149,7 @@ class ChatCompletions(ModelRoute):
     async def _fail(self, prepared: Prepared, send: Send, state: RelayState, exc: MemgateError) -> None:
         """Before the first byte: an error response; after it: one SSE error event."""
         if await self.fail(prepared.call, send, state, exc, error_event):
-            self._complete(prepared, state, cancelled=False)
+            self.complete(prepared, state, cancelled=False)
 
     async def _reply(
         self,
@@ -197,13 +197,8 @@ class ChatCompletions(ModelRoute):
         else:
             await relay_passthrough(response, send, state)
         await send({"type": "http.response.body", "body": b"", "more_body": False})
-        self._complete(prepared, state, cancelled=False)
+        self.complete(prepared, state, cancelled=False)
 
-    def _complete(self, prepared: Prepared, state: RelayState, *, cancelled: bool) -> None:
-        if state.assembler is None or not prepared.chain.observers:
-            return
-        reply = state.assembler.build(cancelled=cancelled, error=state.error)
-        prepared.chain.complete(prepared.call, reply)
 
 
 def _parse_request(body: dict[str, Any]) -> tuple[ChatRequest | None, str | None]:

@@ -142,6 +142,13 @@ class ModelRoute(ProxyRoute):
         if problem is not None:
             call._degraded.append(f"settings:{problem}")
 
+    def complete(self, prepared: Prepared, state: RelayState, *, cancelled: bool) -> None:
+        """Hand the assembled reply to the chain's completion observers (memorization),
+        ``cancelled`` when the client went away; nothing when no observer needs it."""
+        if state.assembler is None or not prepared.chain.observers:
+            return
+        prepared.chain.complete(prepared.call, state.assembler.build(cancelled=cancelled, error=state.error))
+
     def describe(self, span: Any, operation: str, prepared: Any) -> None:
         """Name a recording request span ``<operation> <model>`` and give it the caller's
         attributes (``prepared``: a route's prepared call, with ``call``, ``model`` and

@@ -150,7 +150,7 @@ class Responses(ModelRoute):
                 if incoming.watcher.fired:
                     if span.is_recording():
                         span.set_attribute("memgate.cancelled", True)
-                    self._complete(prepared, state, cancelled=True)
+                    self.complete(prepared, state, cancelled=True)
                 raise
 
     def route_principal(self, principal: Principal, body: dict[str, Any]) -> Principal:
@@ -218,7 +218,7 @@ class Responses(ModelRoute):
                         await self._reply(prepared, response, body, send, up_started, state)
         except MemgateError as exc:
             if await self.fail(call, send, state, exc, lambda e: responses_error_event(e, emitter.sent)):
-                self._complete(prepared, state, cancelled=False)
+                self.complete(prepared, state, cancelled=False)
         if span.is_recording() and state.assembler is not None:
             reply = state.assembler.build()
             if reply.usage:
@@ -263,12 +263,8 @@ class Responses(ModelRoute):
         else:
             await _relay(response, emitter)
         await send({"type": "http.response.body", "body": b"", "more_body": False})
-        self._complete(prepared, state, cancelled=False)
+        self.complete(prepared, state, cancelled=False)
 
-    def _complete(self, prepared: Prepared, state: RelayState, *, cancelled: bool) -> None:
-        if state.assembler is None or not prepared.chain.observers:
-            return
-        prepared.chain.complete(prepared.call, state.assembler.build(cancelled=cancelled, error=state.error))
 
 
 async def _relay(response: Any, emitter: Emitter) -> None:
