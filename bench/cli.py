@@ -21,6 +21,7 @@ from bench.proxy.run import command as proxy
 from bench.recall import command as recall
 from bench.store import command as store
 from bench.threshold_study import command as threshold_study
+from bench.verbatim import command as verbatim
 from bench.worldbook import command as worldbook
 
 
@@ -35,5 +36,5 @@ def main(verbose: bool) -> None:
 
 
 for _command in (proxy, store, recall, memorize, locomo, threshold_study, outage, load, context, worldbook,
-                 console_screenshots):
+                 console_screenshots, verbatim):
     main.add_command(_command)

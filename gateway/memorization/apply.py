@@ -8,20 +8,51 @@
   ``store.supersede`` does, but with the op's fixed id). If the head already is the new
   record, the op was applied before and is skipped.
 - ``delete``: ``store.retire`` (contradicted facts are kept, not erased) unless retired.
-- A target that no longer exists (forgotten, erased) turns an update into an add and a
-  delete into nothing.
+- ``merge``: the target's live head gains the op's sources in its metadata
+  (:func:`merged_metadata`: ``source_messages`` appended, a ``merged`` entry keyed by turn
+  hash, so a second application changes nothing); its text, vector and id stay. Not
+  counted as written (undo after a forget must not erase a record this job did not make).
+- A target that no longer exists (forgotten, erased) or is retired turns an update or a
+  merge into an add and a delete into nothing.
 """
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from typing import Any
 
 from gateway.errors import NotFound
 from gateway.memorization.plan import Plan
-from gateway.memory.records import MemoryRecord, Tenant, build_record
+from gateway.memory.records import MAX_METADATA_BYTES, MemoryPatch, MemoryRecord, NewMemory, Tenant, build_record
 
 MAX_CHAIN = 8
+#: Most ``metadata.merged`` entries (and merged-in ``source_messages``) one record keeps;
+#: later near-duplicates still merge but are no longer listed.
+MAX_MERGED = 50
+
+
+def merged_metadata(old: dict[str, Any], new: NewMemory, old_text: str) -> dict[str, Any] | None:
+    """``old`` (a record's metadata) with ``new``'s sources added, or None when they are
+    already there (a replay) or the record holds :data:`MAX_MERGED` of them or would
+    exceed :data:`~gateway.memory.records.MAX_METADATA_BYTES`."""
+    meta = new.metadata
+    entries = list(old.get("merged", []))
+    turn = meta.get("turn_hash")
+    if any(e.get("turn_hash") == turn for e in entries if isinstance(e, dict)) or len(entries) >= MAX_MERGED:
+        return None
+    entry = {k: meta[k] for k in ("turn_hash", "conversation_id", "position", "speaker") if k in meta}
+    if new.occurred_at is not None:
+        entry["occurred_at"] = new.occurred_at.isoformat()
+    if new.text != old_text:
+        entry["text"] = new.text
+    out = {**old, "merged": [*entries, entry]}
+    sources = [s for s in meta.get("source_messages", []) if s not in old.get("source_messages", [])]
+    if sources:
+        out["source_messages"] = [*old.get("source_messages", []), *sources]
+    if len(json.dumps(out, ensure_ascii=False, separators=(",", ":")).encode()) > MAX_METADATA_BYTES:
+        return None
+    return out
 
 
 async def _head(store: Any, tenant: Tenant, memory_id: str) -> MemoryRecord | None:
@@ -62,6 +93,21 @@ async def apply_plan(store: Any, tenant: Tenant, plan: Plan, now: datetime | Non
                     "superseded_by": op.id, "updated_at": now,
                 }))
                 records.append(new.model_copy(update={"supersedes": head.id}))
+        elif op.kind == "merge" and op.memory is not None and op.id and op.target:
+            pending = next((i for i, r in enumerate(records) if r.id == op.target), None)
+            if pending is not None:  # a near-duplicate of an earlier add of this plan
+                meta = merged_metadata(records[pending].metadata, op.memory, records[pending].text)
+                if meta is not None:
+                    records[pending] = records[pending].model_copy(update={"metadata": meta})
+                continue
+            head = await _head(store, tenant, op.target)
+            if head is None or head.retired:
+                records.append(build_record(tenant, op.memory, op.id, now))
+                written.append(op.id)
+            elif head.id != op.id:
+                meta = merged_metadata(head.metadata, op.memory, head.text)
+                if meta is not None:
+                    await store.update(tenant, head.id, MemoryPatch(metadata=meta))
         elif op.kind == "delete" and op.target:
             try:
                 target = await store.get(tenant, op.target)

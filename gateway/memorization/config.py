@@ -160,6 +160,11 @@ class MemorizeConfig(_Frozen):
         "user is stored as a profile memory (seen by every friend, seed 002), typed preference or "
         "semantic (gateway.memorization.salience); the rest are episodic events of the friend.",
     )
+    verbatim_merge_duplicates: bool = Field(
+        True, description="verbatim mode: a memory near-identical to one the user already has (same scope "
+        "and type; an event only the same day) is merged into it, keeping both sources, instead of being "
+        "stored again (gateway.memorization.neardup).",
+    )
     model: ModelConfig = Field(default_factory=ModelConfig, description="extract mode: the memory model.")
     queue: QueueConfig = Field(default_factory=QueueConfig, description="Job queue keys and retention.")
     worker: WorkerConfig = Field(default_factory=WorkerConfig, description="Workers and retries.")

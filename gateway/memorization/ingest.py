@@ -79,7 +79,8 @@ class IngestResult(_Model):
     """Reply of a conversation ingest (201)."""
 
     object: Literal["memory.ingest"] = "memory.ingest"
-    ids: list[str] = Field(description="Ids of the memories formed (or updated), in plan order.")
+    ids: list[str] = Field(description="Ids of the memories formed (or updated), in plan order, then "
+                           "of existing memories turns were merged into as near-duplicates.")
     skipped: int = Field(0, description="Turns deliberately not stored (verbatim small talk).")
     decision: str = Field("", description="Why the chunk formed (or did not form) memories.")
 

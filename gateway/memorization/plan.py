@@ -22,14 +22,16 @@ from gateway.memory.records import NewMemory
 class Op(BaseModel):
     """One write. ``add``: store ``memory`` as ``id``; ``update``: ``memory`` (as ``id``)
     supersedes ``target``; ``delete``: retire ``target`` (contradicted, kept for audit);
-    ``upsert``: store or replace ``id`` (event gists)."""
+    ``upsert``: store or replace ``id`` (event gists); ``merge``: ``memory`` is a
+    near-duplicate of ``target``, which keeps its text and gains ``memory``'s sources
+    (:mod:`gateway.memorization.neardup`; stored as ``id`` if ``target`` is gone)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    kind: Literal["add", "update", "delete", "upsert"] = Field(description="What to do.")
+    kind: Literal["add", "update", "delete", "upsert", "merge"] = Field(description="What to do.")
     id: str | None = Field(None, description="Id of the record written (add, update, upsert).")
     memory: NewMemory | None = Field(None, description="The record to write.")
-    target: str | None = Field(None, description="Existing record (update, delete).")
+    target: str | None = Field(None, description="Existing record (update, delete, merge).")
     reason: str = Field("", description="Why (audit; retire reason).")
 
 

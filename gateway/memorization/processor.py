@@ -2,7 +2,8 @@
 
 Order: done marker? -> forget epoch still the job's? (one round trip, with the stored
 plan) -> plan (stored once, ``SET NX``, replayed as stored; verbatim plans are not stored:
-they are a pure function of the job) -> apply -> epoch re-checked *after* the writes: if a forget ran
+they are a function of the job, and of the near-duplicates already stored, whose merges
+apply idempotently: :mod:`gateway.memorization.neardup`) -> apply -> epoch re-checked *after* the writes: if a forget ran
 meanwhile, what this job wrote is erased again (forget increments the epoch before it
 erases, so either the forget's erase sees these records or this re-check sees the new
 epoch: forget always wins). Redaction runs on every turn before planning, so neither the
@@ -19,6 +20,7 @@ from gateway.memorization.config import MemorizeConfig
 from gateway.memorization.extract import Extractor
 from gateway.memorization.inference import Inferrer
 from gateway.memorization.jobs import Job, JobHeader
+from gateway.memorization.neardup import merge_near_duplicates
 from gateway.memorization.plan import Plan
 from gateway.memorization.queue import JobQueue
 from gateway.memorization.redact import Redactor
@@ -120,9 +122,12 @@ class JobProcessor:
                 return Plan(decision="inference needs a memory model")
             return await self._inferrer.plan(job)
         if self._is_verbatim(job):
-            return verbatim_plan(job, [t.text for t in job.turns], self.config.verbatim_roles,
+            plan = verbatim_plan(job, [t.text for t in job.turns], self.config.verbatim_roles,
                                  skip_small_talk=self.config.verbatim_skip_small_talk,
                                  profile=self.config.verbatim_profile)
+            if self.config.verbatim_merge_duplicates and plan.ops:
+                plan = await merge_near_duplicates(self.store, Tenant(job.user_id, job.friend_id), plan)
+            return plan
         assert self._extractor is not None  # _is_verbatim otherwise
         turns = [(t.role, t.text) for t in job.turns]
         return await self._extractor.plan(job, turns, started_ms)

@@ -24,7 +24,8 @@ import re
 
 from gateway.memory.records import MemoryType
 
-__all__ = ['FACT_CUES', 'MIN_CONTENT_CHARS', 'PREFERENCE_CUES', 'SMALL_TALK_EN', 'SMALL_TALK_ZH', 'is_small_talk', 'profile_type']
+__all__ = ['AFFIRM_EN', 'AFFIRM_ZH', 'EVENT_TIME', 'FACT_CUES', 'MIN_CONTENT_CHARS', 'PREFERENCE_CUES', 'SMALL_TALK_EN',
+           'SMALL_TALK_ZH', 'confirmed_type', 'is_affirmation', 'is_small_talk', 'profile_type', 'proposition']
 
 #: Latin letters and digits (no CJK) at most this many: nothing to remember ("ok", "q4").
 MIN_CONTENT_CHARS = 3
@@ -39,7 +40,15 @@ lol lmao haha hahaha hehe hmm hm mm oh ah wow aw uh um oops
 got it understood noted gotcha makes sense right i see there worries helps helped helpful one
 that's thats all for now it is was will do that this
 np no problem welcome you're youre please
+really interesting hilarious funny sweet kind good me to too same true agreed indeed
+wait what sec second moment minute hold on let think continue go keep going more try
+brb gtg talk tomorrow later ton tons bunch exactly correct absolutely totally definitely of
 """.split())
+
+#: Words that confirm what the other side just said (:func:`confirmation`).
+AFFIRM_EN = frozenset("yes yeah yep yup ya yea right correct exactly indeed absolutely true".split())
+#: Chinese confirmations (:func:`confirmation`), longest first.
+AFFIRM_ZH = ("没错", "正确", "对的", "对啊", "是的", "是啊", "就是", "确实", "对", "是")
 
 SMALL_TALK_ZH = tuple(sorted("""
 你好 您好 大家好 嗨 哈喽 哈啰 早 早安 早上好 中午好 下午好 晚上好 晚安 午安
@@ -48,37 +57,94 @@ SMALL_TALK_ZH = tuple(sorted("""
 是的 是 对 对的 对啊 没错 明白 明白了 了解 了解了 知道了 收到 懂了 我懂了 我知道了
 哈哈 哈 呵呵 嘿嘿 嘻嘻 哇 哇塞 厉害 棒 太棒了 不错 很好 真好 牛
 原来如此 原来是这样 懂啦 再见 拜拜 拜 回头见 下次见 先这样 就这样 那就这样 先这样吧 就这些 没有了 没了 暂时没有了
+在吗 在不在 在 笑死 笑死我了 稍等 稍等一下 等一下 等等 等下 我想想 让我想想 想想 继续 接着说 接着 真的吗 真的 真的假的
+帮大忙了 你也是 你也一样 同样 明天聊 改天聊 回头聊 有道理 说得对 确实 没错 对对 再来一个 再来 换一个 重来 重新来 啦啦 吧吧
 """.split(), key=len, reverse=True))
 
-#: First-person statements of a preference (``preference``).
+#: First-person statements of a preference (``preference``), and standing instructions on
+#: how to answer (seed 000 P3: language, length, technical depth, code comments).
 PREFERENCE_CUES = re.compile(
-    r"\b(?:i|we)\s+(?:(?:really|do\s+not|don't|dont|also|absolutely|truly|just|still)\s+){0,2}"
+    r"\b(?:i|we)\s+(?:(?:really|do\s+not|don't|dont|also|absolutely|truly|just|still|much|generally|usually|always)\s+){0,2}"
     r"(?:like|love|enjoy|prefer|hate|dislike|adore|can't\s+stand|cannot\s+stand)\b"
     r"(?!\s+(?:it|that|this|these|those|them|your|the\s+idea)\b)"
-    r"|\bmy\s+fav(?:ou?rite)?\b|\bi'?m\s+(?:a\s+)?(?:big\s+)?fan\s+of\b"
+    r"|\bi'?d\s+(?:much\s+)?rather\b|\bi\s+would\s+(?:much\s+)?rather\b"
+    r"|\bmy\s+fav(?:ou?rite)?\b|\bi'?m\s+(?:a\s+)?(?:big\s+|huge\s+)?fan\s+of\b"
+    r"|\bi\s+(?:don't|do\s+not|never)\s+(?:eat|drink|smoke)\b"
+    r"|\bfrom\s+now\s+on\b|\b(?:answer|reply|respond|talk|write)\s+(?:to\s+me\s+)?in\s+[a-z]+(?:ese|ish|ian|ch|an)\b"
+    r"|\b(?:add|include|with)\s+(?:\w+\s+)?comments\b|\bskip\s+the\s+(?:basics|theory|details)\b"
+    r"|\b(?:keep|make)\s+(?:it|them|the\s+\w+|your\s+\w+)\s+(?:short|brief|concise|simple|detailed)\b"
     r"|我(?:很|真的|特别|非常|最|比较|更|也|还|一直|从来)?(?:不)?(?:喜欢|爱吃|爱看|爱玩|爱听|讨厌|偏好|偏爱|受不了|热爱)"
-    r"|我最爱|请(?:回答|回复)?(?:简洁|简短|详细)|(?:简洁|简短|详细|带注释)(?:一点|一些|点)?的?(?:回答|解释|代码)",
+    r"|我最爱|我(?:从来|一般|平时)?不(?:吃|喝|抽)"
+    r"|请(?:回答|回复)?(?:简洁|简短|详细)|(?:简洁|简短|详细|带注释)(?:一点|一些|点)?的?(?:回答|解释|代码)"
+    r"|(?:回答|回复|解释)\S{0,4}(?:简短|简洁|详细|短一点|长一点)|(?:加|带|写)\S{0,3}注释"
+    r"|用(?:中文|英文|英语|日语|日文|韩语|粤语|法语|德语|西班牙语)(?:回答|回复|跟我说|和我说|交流)",
     re.IGNORECASE,
 )
 
-#: First-person statements of a lasting fact about the user (``semantic``).
+_RELATION_EN = (r"(?:wife|husband|partner|boyfriend|girlfriend|son|daughter|kids?|children|mom|mum|mother|dad|"
+                r"father|brother|sister|dog|cat|pet)")
+_RELATION_ZH = r"(?:女朋友|男朋友|老婆|老公|妻子|丈夫|儿子|女儿|妈妈|爸爸|妈|爸|哥哥|姐姐|弟弟|妹妹|孩子|猫|狗)"
+
+#: First-person statements of a lasting fact about the user (``semantic``): identity,
+#: work, home, age, family, body, habits.
 FACT_CUES = re.compile(
     r"\bmy\s+name\s+is\b|\bcall\s+me\b|\bi'?m\s+called\b"
-    r"|\bi\s+(?:work|worked)\s+(?:as|at|in|for)\b|\bi'?m\s+an?\s+\w+(?:\s+\w+)?\s+(?:by\s+profession|at|in|for)\b"
-    r"|\bi\s+(?:live|grew\s+up)\s+in\b|\bi'?m\s+from\b|\bi\s+was\s+born\b"
-    r"|\bi'?m\s+(?:allergic|vegetarian|vegan|married|divorced|single|pregnant|retired|left-handed)\b"
-    r"|\bi\s+am\s+(?:allergic|vegetarian|vegan|married|divorced|single|pregnant|retired|left-handed)\b"
-    r"|\bi\s+have\s+(?:a|an|two|three|\d+)\s+(?:kids?|children|sons?|daughters?|dogs?|cats?|brothers?|sisters?|pets?)\b"
-    r"|\bmy\s+(?:wife|husband|partner|son|daughter|mom|mother|dad|father|brother|sister|dog|cat|birthday)\b\S*\s+(?:is|are|was)\b"
+    r"|\bi\s+(?:work|worked)\s+(?:\w+\s+){0,3}(?:as|at|in|for|from)\b"
+    r"|\bi'?m\s+an?\s+(?!bit\b|little\b|lot\b|mess\b|few\b|wreck\b)\w+"
+    r"|\bi\s+am\s+an?\s+(?!bit\b|little\b|lot\b|mess\b|few\b|wreck\b)\w+"
+    r"|\bi'?ve\s+been\s+an?\s+\w+"
+    r"|\bi\s+(?:live|grew\s+up)\s+in\b|\bi'?m\s+from\b|\bi\s+was\s+born\b|\bi\s+speak\b"
+    r"|\bi\s+(?:usually|always|never|often|normally|generally|tend\s+to)\b"
+    r"|\bi(?:'m|\s+am)\s+(?:\w+\s+)?(?:allergic|intolerant|vegetarian|vegan|married|divorced|single|pregnant|retired|"
+    r"left-handed|right-handed|diabetic|asthmatic|colou?rblind|dyslexic|autistic|introverted|extroverted|"
+    r"afraid\s+of|scared\s+of|terrified\s+of)\b"
+    r"|\b(?:i|we)\s+(?:have|'ve\s+got|have\s+got)\s+(?:a|an|one|two|three|four|\d+)\s+(?:\w+\s+)?"
+    r"(?:kids?|children|sons?|daughters?|dogs?|cats?|brothers?|sisters?|pets?)\b"
+    r"|\bmy\s+" + _RELATION_EN + r"'s\s+name\s+is\b"
+    r"|\bmy\s+" + _RELATION_EN + r"(?:\s+[A-Z]\w+)?\s+(?:is|are|'s)\s+(?:an?\s+|\d|called\b|named\b)"
+    r"|\bmy\s+birthday\s+is\b"
     r"|\bi'?m\s+\d{1,3}\s*(?:years?\s+old|yo)\b|\bi\s+am\s+\d{1,3}\s*years?\s+old\b"
-    r"|我(?:的名字)?叫|我是(?:一[名个位])?\S{0,8}(?:人|师|生|员|家|者|手|工程师|医生|护士|学生|老师)"
-    r"|我在\S{1,12}(?:工作|上班|上学|读书)|我住在|我来自|我(?:今年)?\d{1,3}岁|我对\S{1,10}过敏|我(?:是)?(?:素食|吃素)"
-    r"|我(?:有|养了?)(?:一|两|三|\d)(?:个|只|条|位)|我(?:是)?(?:新手|初学者|专家|资深)",
+    r"|我(?:的名字)?叫|我是(?:一[名个位]|个)?\S{0,8}(?:人|师|生|员|家|者|手|工程师|医生|护士|学生|老师)"
+    r"|我在\S{1,12}(?:工作|上班|上学|读书)|我(?:在\S{1,12})?(?:做|当|担任)\S{0,8}(?:经理|师|员|医生|护士|老师|主管|总监|老板)"
+    r"|我住在|我来自|我(?:的)?(?:老家|家乡)|我出生(?:在|于)"
+    r"|我(?:今年)?(?:\d{1,3}|[一二三四五六七八九十两]{1,3})岁|我对\S{1,10}过敏|我(?:是)?(?:素食|吃素)"
+    r"|我(?:有|养了?)(?:一|两|三|四|\d)(?:个|只|条|位)|我(?:是)?(?:新手|初学者|专家|资深)"
+    r"|我(?:的)?" + _RELATION_ZH + r"(?:的名字)?(?:叫|是)"
+    r"|我(?:平时|一般|通常|经常|总是|每天都?|习惯)|我(?:很|特别|比较|有点|一直|超)?怕(?:冷|热|黑|高|疼|吵|狗|猫|蛇|虫)",
+    re.IGNORECASE,
+)
+
+#: A day-level time anchor: the statement is about something that happened or will
+#: happen then (an event), even when it reads like a preference ("I loved the film
+#: yesterday", "我今天不吃辣").
+EVENT_TIME = re.compile(
+    r"\b(?:today|tonight|yesterday|tomorrow|this\s+(?:morning|afternoon|evening|week|weekend|month)|"
+    r"(?:last|next)\s+(?:night|week|weekend|month|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
+    r"just\s+now)\b"
+    r"|今天|今晚|昨天|昨晚|明天|前天|后天|刚才|刚刚|上周|下周|这周|本周|上个月|下个月|这个月",
     re.IGNORECASE,
 )
 
 _QUESTION = re.compile(r"[?？]\s*$|^\s*(?:do|does|did|are|is|can|could|would|will|should|what|why|how|when|where|who)\b"
                        r"|^\s*(?:如果|假如|要是)|吗[?？]?\s*$", re.IGNORECASE)
+#: An assistant question that offers help or asks for feedback, not one that checks a
+#: fact ("Would you like more detail?", "Did that help?", "需要我再解释一下吗？").
+_OFFER = re.compile(
+    r"\b(?:would|do)\s+you\s+(?:like|want)\b|\bshall\s+i\b|\bshould\s+i\b|\bwant\s+me\s+to\b|\bcan\s+i\s+help\b"
+    r"|\b(?:did|does|do|is|was)\s+(?:that|this|it|everything)\s+(?:help|make\s+sense|work|clear|helpful|ok|okay)\b"
+    r"|\banything\s+else\b|\bready\b|\b(?:continue|go\s+on|proceed)\b|\bnext\s+(?:step|one)\b"
+    r"|需要我|要不要|要我|想让我|我可以帮|我来帮|还有什么|有帮助|明白了?吗|清楚吗|懂了?吗|可以吗|继续吗|好吗|行吗",
+    re.IGNORECASE,
+)
+#: A question tag that only asks to confirm ("..., right?", "对吗？"): dropped from the
+#: proposition before its type is read.
+_TAG = re.compile(r"(?:[,，\s]*(?:right|correct|is\s+that\s+(?:right|correct)|yes|no|对吗|是吗|是吧|对吧|对不对|是不是|吧|吗))?"
+                  r"\s*[?？]*\s*$", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s*")
+_SECOND_PERSON = ((re.compile(r"\byou\s+are\b", re.I), "I am"), (re.compile(r"\byou're\b", re.I), "I'm"),
+                  (re.compile(r"\byou'd\b", re.I), "I'd"), (re.compile(r"\byou've\b", re.I), "I've"),
+                  (re.compile(r"\byour\b", re.I), "my"), (re.compile(r"\byou\b", re.I), "I"),
+                  (re.compile("你们"), "我们"), (re.compile("您|你"), "我"))
 _WORD = re.compile(r"[a-z0-9']+")
 _STRIP = re.compile(r"[\W_]+", re.UNICODE)  # punctuation, emoji, spaces
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -115,11 +181,52 @@ def is_small_talk(text: str) -> bool:
 def profile_type(text: str) -> MemoryType | None:
     """``preference`` or ``semantic`` when ``text`` states a lasting preference or fact
     about its speaker (first person), else None (an event). Questions and hypotheticals
-    are never profile."""
-    if _QUESTION.search(text):
+    are never profile, nor is a statement anchored to a day (:data:`EVENT_TIME`: "I
+    loved the film yesterday" is an event)."""
+    if _QUESTION.search(text) or EVENT_TIME.search(text):
         return None
     if PREFERENCE_CUES.search(text):
         return MemoryType.PREFERENCE
     if FACT_CUES.search(text):
         return MemoryType.SEMANTIC
     return None
+
+
+def is_affirmation(text: str) -> bool:
+    """True when ``text`` is small talk (:func:`is_small_talk`) that says yes: one of
+    :data:`AFFIRM_EN` as a word ("yep, that's right", "exactly") or :data:`AFFIRM_ZH`
+    ("对", "嗯嗯对的", "没错")."""
+    if not is_small_talk(text):
+        return False
+    lowered = text.lower()
+    return any(w in AFFIRM_EN for w in _WORD.findall(lowered)) or any(a in text for a in AFFIRM_ZH)
+
+
+def proposition(previous: str) -> str | None:
+    """The fact-checking question at the end of ``previous`` (the other side's message a
+    reply answers), or None: its last sentence when that is a question ("So your flight
+    is on May 3rd?", "你是说你对芒果过敏？") that neither offers help nor asks for
+    feedback ("Would you like more detail?", "Did that help?", "要不要我帮你写一个例子？")
+    and says more than small talk."""
+    sentences = [p for p in _SENTENCE_END.split(previous.strip()) if p.strip()]
+    if not sentences:
+        return None
+    last = sentences[-1].strip()
+    if not re.search(r"[?？]\s*$|(?:吗|吧)\s*$", last) or _OFFER.search(last):
+        return None
+    if is_small_talk(_TAG.sub("", last)):
+        return None
+    return last
+
+
+def confirmed_type(question: str) -> MemoryType | None:
+    """:func:`profile_type` of a confirmed :func:`proposition`, read as the user's own
+    statement: the question tag dropped and the second person made first ("you're
+    allergic to shellfish, right?" -> "I'm allergic to shellfish"; "你是说你对芒果过敏？" ->
+    "我是说我对芒果过敏")."""
+    statement = _TAG.sub("", question)
+    statement = re.sub(r"^\s*(?:so|ok(?:ay)?|got\s+it|just\s+to\s+(?:check|confirm)|to\s+confirm)\b[\s,:]*", "",
+                       statement, flags=re.IGNORECASE)
+    for pattern, first_person in _SECOND_PERSON:
+        statement = pattern.sub(first_person, statement)
+    return profile_type(statement)

@@ -218,7 +218,9 @@ class Memorization:
             raise UpstreamError(f"memory model: {exc}") from None
         if outcome != "done" or plan is None:
             return IngestResult(ids=[], decision="the user was forgotten while the chunk was ingested")
-        return IngestResult(ids=written, skipped=plan.skipped, decision=plan.decision)
+        merged_into = [op.target for op in plan.ops if op.kind == "merge" and op.target and op.id not in written]
+        return IngestResult(ids=written + [t for t in dict.fromkeys(merged_into) if t not in written],
+                            skipped=plan.skipped, decision=plan.decision)
 
     def _processor(self, mode: str) -> JobProcessor:
         processor = self._processors.get(mode)

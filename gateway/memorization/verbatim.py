@@ -15,10 +15,10 @@ from collections.abc import Sequence
 
 from gateway.memorization.dates import relative_in
 from gateway.memorization.facts import base_metadata
-from gateway.memorization.jobs import Job
+from gateway.memorization.jobs import Job, Turn
 from gateway.memorization.keywords import keywords_of
 from gateway.memorization.plan import Op, Plan, memory_id_for
-from gateway.memorization.salience import is_small_talk, profile_type
+from gateway.memorization.salience import confirmed_type, is_affirmation, is_small_talk, profile_type, proposition
 from gateway.memory.records import MemoryType, NewMemory, Scope, Source
 
 
@@ -31,39 +31,111 @@ def verbatim_plan(
     dedupe hash, so the same turn in a replayed job maps to the same record.
 
     ``skip_small_talk``: turns :func:`~gateway.memorization.salience.is_small_talk` are
-    not stored (counted in the plan's ``decision``). ``profile``: a user turn stating a
-    preference or fact about the user (:func:`~gateway.memorization.salience.profile_type`)
-    becomes a profile memory of that type instead of an episodic event.
+    not stored (counted in the plan's ``decision``), except a user's bare "yes" to a
+    fact-checking question of the other side (:func:`~gateway.memorization.salience.proposition`:
+    "So your flight is on May 3rd?" - "yes"): that question is stored with the answer
+    (``"question — answer"``, ``metadata.confirmed``), replacing the question's own
+    memory when it was stored from this job, else read from the turn's ``context``.
+    ``profile``: a user turn stating a preference or fact about the user
+    (:func:`~gateway.memorization.salience.profile_type`), or a confirmed question that
+    states one about the user in the second person, becomes a profile memory of that
+    type instead of an episodic event.
 
     Each memory's metadata links it to its source: ``position`` (the turn's index in the
     request or ingested chunk), ``speaker`` and a ``name: `` text prefix when the message
     had a ``name``, ``source_messages`` (``[turn.metadata]``) when the caller gave one."""
-    ops = []
-    skipped = 0
+    ops: list[Op] = []
+    by_position: dict[int, int] = {}  # turn index -> index in ops of the memory it formed
+    skipped = confirmed = 0
+    previous: Turn | None = None
     for turn, text in zip(job.turns, texts, strict=True):
-        if turn.role not in roles or not text.strip():
-            continue
         kept = text.strip()[:max_chars]
+        before, previous = previous, turn
+        if turn.role not in roles or not kept:
+            continue
         if skip_small_talk and is_small_talk(kept):
-            skipped += 1
+            found = _confirmation(job, turn, kept, before, ops, by_position, profile) if turn.role == "user" else None
+            if found is None:
+                skipped += 1
+                continue
+            op, slot = found
+            confirmed += 1
+            if slot is None:
+                slot = len(ops)
+                ops.append(op)
+            else:  # the question's memory from this job becomes question + answer
+                ops[slot] = op
+            by_position[turn.index] = slot
             continue
         kind = profile_type(kept) if profile and turn.role == "user" else None
-        meta = {**base_metadata(job), "kind": "turn", "role": turn.role, "turn_hash": turn.hash, "position": turn.index}
-        if turn.metadata:
-            meta["source_messages"] = [turn.metadata]
-        if turn.name:
-            meta["speaker"] = turn.name
-        occurred = turn.at
-        relative = relative_in(kept, turn.at)
-        if relative is not None:  # "yesterday", "上周五": the day it names (issue 11, item 3)
-            meta["occurred_expression"], occurred = relative
-        memory = NewMemory(
-            scope=Scope.PROFILE if kind else Scope.EVENT, type=kind or MemoryType.EPISODIC,
-            text=f"{turn.name}: {kept}" if turn.name else kept,
-            context=turn.context or None,
-            keywords=keywords_of(kept), importance=0.5, occurred_at=occurred,
-            source=Source.CONVERSATION, metadata=meta,
-        )
-        ops.append(Op(kind="add", id=memory_id_for(job.job_id, turn.hash, job.enqueued_ms), memory=memory, reason="verbatim"))
+        by_position[turn.index] = len(ops)
+        ops.append(Op(kind="add", id=memory_id_for(job.job_id, turn.hash, job.enqueued_ms),
+                      memory=_memory(job, turn, kept, kind), reason="verbatim"))
     note = f", {skipped} small talk skipped" if skipped else ""
+    note += f", {confirmed} confirmation(s) kept with the question" if confirmed else ""
     return Plan(ops=tuple(ops), decision=f"verbatim: {len(ops)} turn(s){note}", skipped=skipped)
+
+
+def _memory(job: Job, turn: Turn, kept: str, kind: MemoryType | None) -> NewMemory:
+    meta = {**base_metadata(job), "kind": "turn", "role": turn.role, "turn_hash": turn.hash, "position": turn.index}
+    if turn.metadata:
+        meta["source_messages"] = [turn.metadata]
+    if turn.name:
+        meta["speaker"] = turn.name
+    occurred = turn.at
+    relative = relative_in(kept, turn.at)
+    if relative is not None:  # "yesterday", "上周五": the day it names (issue 11, item 3)
+        meta["occurred_expression"], occurred = relative
+    return NewMemory(
+        scope=Scope.PROFILE if kind else Scope.EVENT, type=kind or MemoryType.EPISODIC,
+        text=f"{turn.name}: {kept}" if turn.name else kept,
+        context=turn.context or None,
+        keywords=keywords_of(kept), importance=0.5, occurred_at=occurred,
+        source=Source.CONVERSATION, metadata=meta,
+    )
+
+
+def _confirmation(job: Job, turn: Turn, reply: str, before: Turn | None, ops: list[Op],
+                  by_position: dict[int, int], profile: bool) -> tuple[Op, int | None] | None:
+    """The memory of a user's bare "yes" (``reply``) to the other side's fact-checking
+    question and the index in ``ops`` of the question's own memory it replaces (None:
+    a new op), or None (see :func:`verbatim_plan`). The question is the previous turn of
+    the job when it has one (a user's own earlier turn confirms nothing), else the turn's
+    ``context`` (the end of the message before it)."""
+    if not is_affirmation(reply):
+        return None
+    if before is not None and before.index == turn.index - 1:
+        if before.role == "user":
+            return None
+        question_text, asker = before.text.strip(), before
+    else:
+        question_text, asker = turn.context, None
+    question = proposition(question_text)
+    if question is None:
+        return None
+    kind = confirmed_type(question) if profile else None
+    stored = by_position.get(asker.index) if asker is not None else None
+    base = ops[stored].memory if stored is not None else None
+    if base is not None:  # the question's own memory, from this job: keep it whole, add the answer
+        said = base.text
+    else:
+        said = f"{asker.name}: {question}" if asker is not None and asker.name else question
+    answer = f"{turn.name}: {reply}" if turn.name else reply
+    memory = _memory(job, turn, reply, kind)
+    meta = dict(memory.metadata)
+    meta["confirmed"] = {"question": question, "answer": reply, "position": turn.index}
+    sources = (list(base.metadata.get("source_messages", [])) if base is not None else []) + \
+        list(meta.get("source_messages", []))
+    if asker is not None and asker.metadata and base is None:
+        sources.insert(0, asker.metadata)
+    if sources:
+        meta["source_messages"] = sources
+    if base is not None:
+        meta["position"] = base.metadata.get("position", meta["position"])
+    memory = memory.model_copy(update={
+        "text": f"{said} — {answer}", "metadata": meta, "keywords": keywords_of(f"{question} {reply}"),
+        "context": base.context if base is not None else None,
+        "occurred_at": base.occurred_at if base is not None else memory.occurred_at,
+    })
+    op = Op(kind="add", id=memory_id_for(job.job_id, turn.hash, job.enqueued_ms), memory=memory, reason="verbatim")
+    return op, stored

@@ -1,0 +1,144 @@
+"""Near-identical verbatim memories are merged, not stored twice (issue 11, item 4).
+
+A user who says "I'm allergic to peanuts" to one friend and "I am allergic to peanuts."
+to another, or a client that resends a chunk under a new session id, would otherwise
+leave copies that crowd recall. Before a verbatim plan is applied
+(:func:`merge_near_duplicates`), each new memory is compared with the memories of the
+same user, scope and type that search finds for its text (``top_k`` =
+:data:`CANDIDATES`), and with the plan's earlier memories:
+
+- **duplicate** when the normalised texts are equal (:func:`normalised`: NFKC, case
+  folded, English contractions expanded, punctuation, emoji and spaces removed), or
+  when the search's cosine similarity is at least :data:`MIN_SIMILARITY` *and* the token
+  sets overlap by at least :data:`MIN_OVERLAP` (Jaccard; Latin words and single CJK
+  characters: the packaged English embedder maps most Chinese characters to one unknown
+  token, so "我喜欢科幻电影" and "我喜欢恐怖电影" have cosine 1.0 there and only the
+  tokens tell them apart) *and* both name the same numbers and the same negations
+  ("May 3rd" vs "May 4th", "I like" vs "I don't like" stay apart);
+- an episodic event is a duplicate only of one that happened the same day (the same
+  words on two days are two episodes: "I went running today").
+
+Merge, not skip: the new memory becomes an op ``merge`` onto the existing one
+(:func:`gateway.memorization.apply.apply_plan`): the existing record keeps its text and
+id and gains the new turn's ``metadata.source_messages`` and a ``metadata.merged`` entry
+(turn hash, conversation, position, time, and the text when it differs), so nothing the
+caller sent is lost and a replay adds nothing twice. A hit that is the op's own record
+(a replayed job whose first attempt wrote it) is not a duplicate. Two jobs racing with
+the same new text can still both add it (no lock; the next one merges).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Any
+
+from gateway.memorization.plan import Op, Plan
+from gateway.memory.records import MemoryRecord, MemoryType, NewMemory, Tenant
+
+__all__ = ["CANDIDATES", "MIN_OVERLAP", "MIN_SIMILARITY", "is_near_duplicate", "merge_near_duplicates", "normalised"]
+
+#: Existing memories compared per new one (the search's best hits).
+CANDIDATES = 5
+#: Cosine similarity (the store's ``similarity``) a near-duplicate must reach besides the
+#: token overlap: "I really love hiking in the mountains." / "I love hiking in the
+#: mountains!" score 0.973 with all-MiniLM-L6-v2, a different place ("Vancouver" /
+#: "Victoria") 0.71.
+MIN_SIMILARITY = 0.9
+#: Jaccard overlap of the two token sets a near-duplicate must reach (the hiking pair
+#: above: 6/7).
+MIN_OVERLAP = 0.8
+
+_CONTRACTIONS = ((re.compile(r"n't\b"), " not"), (re.compile(r"'m\b"), " am"), (re.compile(r"'re\b"), " are"),
+                 (re.compile(r"'ve\b"), " have"), (re.compile(r"'ll\b"), " will"), (re.compile(r"'d\b"), " would"))
+_STRIP = re.compile(r"[\W_]+", re.UNICODE)
+_TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]|[^\W_]+", re.UNICODE)
+_NUMBER = re.compile(r"\d+|[零一二三四五六七八九十百千万两]+")
+_NEGATION = re.compile(r"\b(?:not|no|never|none|nothing|nobody|without)\b|[不没别无未非]")
+
+
+def _expanded(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text).casefold().replace("\u2019", "'")
+    for pattern, full in _CONTRACTIONS:
+        text = pattern.sub(full, text)
+    return text
+
+
+def normalised(text: str) -> str:
+    """The comparison key of ``text``: NFKC, case folded, contractions expanded, every
+    non-word character removed. ``normalised("I'm allergic to peanuts") ==
+    normalised("i am allergic to peanuts.")``. Linear in ``len(text)``."""
+    return _STRIP.sub("", _expanded(text))
+
+
+def _tokens(text: str) -> set[str]:
+    return set(_TOKEN.findall(_expanded(text)))
+
+
+def is_near_duplicate(new: str, old: str, similarity: float) -> bool:
+    """True when ``new`` and ``old`` say the same thing (module docstring);
+    ``similarity``: their cosine as the store reports it."""
+    a, b = _expanded(new), _expanded(old)
+    if _STRIP.sub("", a) == _STRIP.sub("", b):
+        return True
+    if similarity < MIN_SIMILARITY or _NUMBER.findall(a) != _NUMBER.findall(b):
+        return False
+    if sorted(_NEGATION.findall(a)) != sorted(_NEGATION.findall(b)):
+        return False
+    ta, tb = set(_TOKEN.findall(a)), set(_TOKEN.findall(b))
+    return bool(ta | tb) and len(ta & tb) / len(ta | tb) >= MIN_OVERLAP
+
+
+def _same_episode(new: NewMemory, old_type: MemoryType, old_at: Any) -> bool:
+    if new.type is not MemoryType.EPISODIC and old_type is not MemoryType.EPISODIC:
+        return True
+    if new.occurred_at is None or old_at is None:
+        return False
+    return new.occurred_at.date() == old_at.date()
+
+
+def _merge(op: Op, target: str, why: str) -> Op:
+    return Op(kind="merge", id=op.id, target=target, memory=op.memory, reason=f"near-duplicate of {target} ({why})")
+
+
+async def merge_near_duplicates(store: Any, tenant: Tenant, plan: Plan) -> Plan:
+    """``plan`` with each ``add`` whose memory duplicates an existing live memory of
+    ``tenant`` (same scope and type) or an earlier add of the plan turned into a
+    ``merge`` onto it (module docstring). One ``store.search`` per add.
+
+    Raises:
+        gateway.errors.MemoryUnavailable: the store is down (the worker retries the job).
+    """
+    ops: list[Op] = []
+    earlier: list[Op] = []
+    merged = 0
+    for op in plan.ops:
+        memory = op.memory
+        if op.kind != "add" or memory is None or not op.id:
+            ops.append(op)
+            continue
+        target = next((e.id for e in earlier if e.memory is not None and e.id
+                       and e.memory.scope is memory.scope and e.memory.type is memory.type
+                       and _same_episode(memory, e.memory.type, e.memory.occurred_at)
+                       and normalised(e.memory.text) == normalised(memory.text)), None)
+        why = "same text in this job"
+        if target is None:
+            hits = await store.search(tenant, memory.text, top_k=CANDIDATES, scopes=[memory.scope.value],
+                                      types=[memory.type.value])
+            for hit in hits:
+                record: MemoryRecord = hit.record
+                if record.id == op.id or record.retired or record.metadata.get("kind") == "gist":
+                    continue
+                if _same_episode(memory, record.type, record.occurred_at) and \
+                        is_near_duplicate(memory.text, record.text, hit.similarity):
+                    target, why = record.id, f"similarity {hit.similarity:.3f}"
+                    break
+        if target is None:
+            ops.append(op)
+            earlier.append(op)
+        else:
+            ops.append(_merge(op, target, why))
+            merged += 1
+    if not merged:
+        return plan
+    return plan.model_copy(update={"ops": tuple(ops), "decision": f"{plan.decision}, {merged} merged into near-duplicates"})
