@@ -66,6 +66,36 @@ def chunk_bodies(conversation: Conversation) -> list[dict[str, Any]]:
     return chunks
 
 
+def dropped_evidence(conversations: list[Conversation]) -> tuple[int, int, list[str]]:
+    """Evidence turns verbatim mode does not store (small-talk filter), counted on the
+    ``ingest`` way's chunks with the product's own planner
+    (:func:`gateway.memorization.verbatim.verbatim_plan`, both roles, the defaults):
+    ``(dropped, evidence turns, dropped texts)``. A turn kept inside another memory (a
+    confirmation stored with its question) counts as kept."""
+    from datetime import datetime, timezone
+
+    from gateway.memorization.ingest import NewConversation, conversation_job
+    from gateway.memorization.verbatim import verbatim_plan
+
+    now = datetime.now(timezone.utc)
+    dropped: list[str] = []
+    total = 0
+    for c in conversations:
+        evidence = {d for q in c.questions for d in q.evidence}
+        texts = {t.dia_id: t.text for t in c.turns}
+        kept: set[str] = set()
+        for chunk in chunk_bodies(c):
+            job = conversation_job(NewConversation.model_validate(chunk), user_id="u", friend_id=FRIEND, epoch=0,
+                                   now=now, max_chars=32_000)
+            plan = verbatim_plan(job, [t.text for t in job.turns], ("user", "assistant"),
+                                 skip_small_talk=True, profile=True)
+            kept.update(d for op in plan.ops if op.memory for d in dia_ids({"metadata": op.memory.metadata}))
+        present = evidence & set(texts)
+        total += len(present)
+        dropped += [f"{d}: {texts[d]!r}" for d in sorted(present - kept)]
+    return len(dropped), total, dropped
+
+
 def dia_ids(record: dict[str, Any]) -> list[str]:
     """The dia ids a memory came from."""
     meta = record.get("metadata") or {}
@@ -145,6 +175,10 @@ def run_locomo_via_api(path: str, ks: tuple[int, ...], json_out: str | None = No
                        embedder: str = "auto") -> int:
     """Print one table per way (and write them as JSON)."""
     logging.getLogger("httpx").setLevel(logging.WARNING)
+    n, total, texts = dropped_evidence(load_locomo(path))
+    print(f"evidence turns verbatim mode does not store (small talk): {n} of {total}")
+    for t in texts[:20]:
+        print("  " + t)
     results = asyncio.run(run_async(path, ks, redis_url, embedder))
     for r in results:
         print(f"\n== {r['way']} via POST /v1/memories: {r['questions']} questions "
