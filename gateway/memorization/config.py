@@ -153,7 +153,8 @@ class MemorizeConfig(_Frozen):
     )
     verbatim_skip_small_talk: bool = Field(
         True, description="verbatim mode: greetings, thanks, acknowledgements and sign-offs (zh + en) "
-        "are not stored (gateway.memorization.salience; the plan's decision counts them).",
+        "are not stored (gateway.memorization.salience; the plan's decision counts them); a user's bare "
+        "yes to a fact-checking question is stored with the question instead.",
     )
     verbatim_profile: bool = Field(
         True, description="verbatim mode: a user turn stating a lasting preference or fact about the "

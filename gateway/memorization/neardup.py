@@ -11,7 +11,7 @@ same user, scope and type that search finds for its text (``top_k`` =
   folded, English contractions expanded, punctuation, emoji and spaces removed), or
   when the search's cosine similarity is at least :data:`MIN_SIMILARITY` *and* the token
   sets overlap by at least :data:`MIN_OVERLAP` (Jaccard; Latin words and single CJK
-  characters: the packaged English embedder maps most Chinese characters to one unknown
+  characters: the packaged English embedder maps many Chinese characters to one unknown
   token, so "我喜欢科幻电影" and "我喜欢恐怖电影" have cosine 1.0 there and only the
   tokens tell them apart) *and* both name the same numbers and the same negations
   ("May 3rd" vs "May 4th", "I like" vs "I don't like" stay apart);

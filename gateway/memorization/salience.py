@@ -13,9 +13,17 @@ belongs in the ``profile`` scope (seed 002: the user's profile is shared with ev
 friend; events stay with one friend), typed ``preference`` or ``semantic``. The cues are
 first-person statements (:data:`PREFERENCE_CUES`, :data:`FACT_CUES`), seed 000 P3's
 style words (简洁, 详细, 注释, 新手, 专家) among them; questions and hypotheticals ("do
-you like...?", "如果我喜欢") are not statements. Cue lists, not a classifier: measured on
-the labelled turns in ``tests/memorization/data/salience.jsonl`` (zh + en), precision and
-recall are in the test and the README.
+you like...?", "如果我喜欢") are not statements, and a statement anchored to a day
+(:data:`EVENT_TIME`) is an event.
+
+:func:`is_affirmation`, :func:`proposition`, :func:`confirmed_type`: a user's bare "yes"
+is small talk unless it confirms a fact-checking question of the other side ("So your
+flight is on May 3rd?"); :mod:`gateway.memorization.verbatim` then keeps the question
+with the answer, typed by reading the question as the user's own statement.
+
+Cue lists, not a classifier: measured on the labelled turns of
+``tests/fixtures/worth_remembering.jsonl`` (zh + en; ``python -m bench verbatim``) and
+``tests/memorization/data/salience.jsonl``; the figures are in the tests and the README.
 """
 
 from __future__ import annotations

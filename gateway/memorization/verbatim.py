@@ -5,8 +5,10 @@ there yesterday", "我上周五去了北京": :func:`gateway.memorization.dates.
 ``metadata.occurred_expression``): an episodic *event* memory of the (user, friend) pair,
 or, for a user turn stating a preference or fact about the user, a *profile* memory
 (``verbatim_profile``); small talk is skipped (``verbatim_skip_small_talk``;
-:mod:`gateway.memorization.salience`). No gist is made in this mode (an extractive gist
-would only repeat the turns).
+:mod:`gateway.memorization.salience`), except a user's "yes" to a fact-checking question,
+kept with the question. Near-identical memories are merged afterwards
+(:mod:`gateway.memorization.neardup`, by the processor). No gist is made in this mode (an
+extractive gist would only repeat the turns).
 """
 
 from __future__ import annotations
