@@ -32,8 +32,12 @@ import re
 
 from gateway.memory.records import MemoryType
 
-__all__ = ['AFFIRM_EN', 'AFFIRM_ZH', 'EVENT_TIME', 'FACT_CUES', 'MIN_CONTENT_CHARS', 'PREFERENCE_CUES', 'SMALL_TALK_EN',
+__all__ = ['AFFIRM_EN', 'AFFIRM_ZH', 'EVENT_TIME', 'FACT_CUES', 'MIN_CONTENT_CHARS', 'PREFERENCE_CUES', 'PROPOSITION_CHARS', 'SMALL_TALK_EN',
            'SMALL_TALK_ZH', 'confirmed_type', 'is_affirmation', 'is_small_talk', 'profile_type', 'proposition']
+
+#: Characters at the end of the other side's message :func:`proposition` reads (the
+#: chat path keeps 300 of them as a turn's context: ``capture.CONTEXT_CHARS``).
+PROPOSITION_CHARS = 300
 
 #: Latin letters and digits (no CJK) at most this many: nothing to remember ("ok", "q4").
 MIN_CONTENT_CHARS = 3
@@ -215,8 +219,9 @@ def proposition(previous: str) -> str | None:
     reply answers), or None: its last sentence when that is a question ("So your flight
     is on May 3rd?", "你是说你对芒果过敏？") that neither offers help nor asks for
     feedback ("Would you like more detail?", "Did that help?", "要不要我帮你写一个例子？")
-    and says more than small talk."""
-    sentences = [p for p in _SENTENCE_END.split(previous.strip()) if p.strip()]
+    and says more than small talk. Reads the last :data:`PROPOSITION_CHARS` characters
+    only (constant work whatever the message's length)."""
+    sentences = [p for p in _SENTENCE_END.split(previous.strip()[-PROPOSITION_CHARS:]) if p.strip()]
     if not sentences:
         return None
     last = sentences[-1].strip()

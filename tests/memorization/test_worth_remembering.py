@@ -15,6 +15,7 @@ import httpx
 from bench.verbatim import load_rows, measure
 from gateway.memorization.jobs import Job, Turn
 from gateway.memorization.neardup import is_near_duplicate, normalised
+from gateway.memorization.salience import PROPOSITION_CHARS, proposition
 from gateway.memorization.verbatim import verbatim_plan
 from gateway.memory.records import MemoryType, Scope, Tenant
 from tests.memorization.conftest import REGISTRY, memorize_config
@@ -64,6 +65,11 @@ def test_a_bare_yes_keeps_the_question_it_confirms():
     job = _job(("user", "是的"), context="你是说你对芒果过敏？")
     plan = verbatim_plan(job, ["是的"], ["user"], skip_small_talk=True, profile=True)
     assert _stored(plan) == [("你是说你对芒果过敏？ — 是的", Scope.PROFILE, MemoryType.SEMANTIC)]
+
+
+def test_only_the_end_of_a_long_message_is_read_for_the_question():
+    assert proposition("x" * 100_000 + ". So your flight is on May 3rd?") == "So your flight is on May 3rd?"
+    assert len(proposition("x" * 100_000 + "?") or "") <= PROPOSITION_CHARS
 
 
 def test_a_yes_to_an_offer_or_a_feedback_question_is_small_talk():
