@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,7 @@ from gateway.memorization.jobs import Job, Turn
 from gateway.memorization.verbatim import verbatim_plan
 
 FIXTURE = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "worth_remembering.jsonl"
-AT = datetime(2026, 5, 1, 12, tzinfo=timezone.utc)
+AT = datetime(2026, 5, 1, 12, tzinfo=UTC)
 
 
 def load_rows(path: Path = FIXTURE) -> list[dict[str, Any]]:

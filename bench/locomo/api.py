@@ -27,6 +27,7 @@ import logging
 import tempfile
 import time
 import uuid
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -72,12 +73,10 @@ def dropped_evidence(conversations: list[Conversation]) -> tuple[int, int, list[
     (:func:`gateway.memorization.verbatim.verbatim_plan`, both roles, the defaults):
     ``(dropped, evidence turns, dropped texts)``. A turn kept inside another memory (a
     confirmation stored with its question) counts as kept."""
-    from datetime import datetime, timezone
-
     from gateway.memorization.ingest import NewConversation, conversation_job
     from gateway.memorization.verbatim import verbatim_plan
 
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     dropped: list[str] = []
     total = 0
     for c in conversations:

@@ -41,7 +41,7 @@ def merged_metadata(old: dict[str, Any], new: NewMemory, old_text: str) -> dict[
     turn = meta.get("turn_hash")
     if any(e.get("turn_hash") == turn for e in entries if isinstance(e, dict)) or len(entries) >= MAX_MERGED:
         return None
-    entry = {k: meta[k] for k in ("turn_hash", "conversation_id", "position", "speaker") if k in meta}
+    entry: dict[str, Any] = {k: meta[k] for k in ("turn_hash", "conversation_id", "position", "speaker") if k in meta}
     if new.occurred_at is not None:
         entry["occurred_at"] = new.occurred_at.isoformat()
     if new.text != old_text:

@@ -7,7 +7,7 @@ answers of another, through the real gateway."""
 from __future__ import annotations
 
 import asyncio
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -21,7 +21,7 @@ from gateway.memory.records import MemoryType, Scope, Tenant
 from tests.memorization.conftest import REGISTRY, memorize_config
 from tests.support.gateway import ALICE_KEY
 
-AT = datetime(2026, 5, 1, 12, tzinfo=timezone.utc)
+AT = datetime(2026, 5, 1, 12, tzinfo=UTC)
 
 
 def test_worth_remembering_precision_recall_and_profile_accuracy_on_labelled_turns():
