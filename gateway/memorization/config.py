@@ -161,10 +161,13 @@ class MemorizeConfig(_Frozen):
         "user is stored as a profile memory (seen by every friend, seed 002), typed preference or "
         "semantic (gateway.memorization.salience); the rest are episodic events of the friend.",
     )
-    verbatim_merge_duplicates: bool = Field(
-        True, description="verbatim mode: a memory near-identical to one the user already has (same scope "
-        "and type; an event only the same day) is merged into it, keeping both sources, instead of being "
-        "stored again (gateway.memorization.neardup).",
+    verbatim_merge_duplicates: Literal["off", "profile", "all"] = Field(
+        "profile", description="verbatim mode: a memory near-identical to one the user already has (same "
+        "scope and type; an event only the same day) is merged into it, keeping both sources, instead of "
+        "being stored again (gateway.memorization.neardup). profile: profile memories are compared with "
+        "the store (one search each; a fact repeated to several friends), events only within their job; "
+        "all: events too (one search per memory; README: what it cost on the LoCoMo replay); off: nothing "
+        "merged.",
     )
     model: ModelConfig = Field(default_factory=ModelConfig, description="extract mode: the memory model.")
     queue: QueueConfig = Field(default_factory=QueueConfig, description="Job queue keys and retention.")

@@ -34,7 +34,7 @@ import unicodedata
 from typing import Any
 
 from gateway.memorization.plan import Op, Plan
-from gateway.memory.records import MemoryRecord, MemoryType, NewMemory, Tenant
+from gateway.memory.records import MemoryRecord, MemoryType, NewMemory, Scope, Tenant
 
 __all__ = ["CANDIDATES", "MIN_OVERLAP", "MIN_SIMILARITY", "is_near_duplicate", "merge_near_duplicates", "normalised"]
 
@@ -101,10 +101,14 @@ def _merge(op: Op, target: str, why: str) -> Op:
     return Op(kind="merge", id=op.id, target=target, memory=op.memory, reason=f"near-duplicate of {target} ({why})")
 
 
-async def merge_near_duplicates(store: Any, tenant: Tenant, plan: Plan) -> Plan:
+async def merge_near_duplicates(store: Any, tenant: Tenant, plan: Plan, events: bool = True) -> Plan:
     """``plan`` with each ``add`` whose memory duplicates an existing live memory of
     ``tenant`` (same scope and type) or an earlier add of the plan turned into a
-    ``merge`` onto it (module docstring). One ``store.search`` per add.
+    ``merge`` onto it (module docstring). One ``store.search`` per add; ``events`` False:
+    per profile add only (an event is then compared with the plan's earlier adds only;
+    ``verbatim_merge_duplicates: profile``, the default: a search costs about as much as
+    storing the memory, and the duplicates that matter are facts repeated to several
+    friends).
 
     Raises:
         gateway.errors.MemoryUnavailable: the store is down (the worker retries the job).
@@ -122,7 +126,7 @@ async def merge_near_duplicates(store: Any, tenant: Tenant, plan: Plan) -> Plan:
                        and _same_episode(memory, e.memory.type, e.memory.occurred_at)
                        and normalised(e.memory.text) == normalised(memory.text)), None)
         why = "same text in this job"
-        if target is None:
+        if target is None and (events or memory.scope is Scope.PROFILE):
             hits = await store.search(tenant, memory.text, top_k=CANDIDATES, scopes=[memory.scope.value],
                                       types=[memory.type.value])
             for hit in hits:

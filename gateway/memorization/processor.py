@@ -125,8 +125,9 @@ class JobProcessor:
             plan = verbatim_plan(job, [t.text for t in job.turns], self.config.verbatim_roles,
                                  skip_small_talk=self.config.verbatim_skip_small_talk,
                                  profile=self.config.verbatim_profile)
-            if self.config.verbatim_merge_duplicates and plan.ops:
-                plan = await merge_near_duplicates(self.store, Tenant(job.user_id, job.friend_id), plan)
+            if self.config.verbatim_merge_duplicates != "off" and plan.ops:
+                plan = await merge_near_duplicates(self.store, Tenant(job.user_id, job.friend_id), plan,
+                                                   events=self.config.verbatim_merge_duplicates == "all")
             return plan
         assert self._extractor is not None  # _is_verbatim otherwise
         turns = [(t.role, t.text) for t in job.turns]

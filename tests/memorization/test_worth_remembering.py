@@ -115,7 +115,7 @@ CLIENTS = [{"key": ALICE_KEY, "user_id": "alice", "friend_id": "tutor", "key_id"
 
 
 def test_near_identical_memories_merge_keeping_both_sources(start_gateway, upstream):
-    config = memorize_config("verbatim")
+    config = memorize_config("verbatim", verbatim_merge_duplicates="all")
     gw = start_gateway(registry=REGISTRY, clients=CLIENTS,
                        plugins=[{"name": "memorize", "config": config.model_dump(mode="json")}])
     said = "2026-05-01T10:00:00+00:00"
@@ -184,3 +184,19 @@ async def test_a_preference_confirmed_to_one_friend_personalizes_another_friends
     system = upstream.chat_requests()[-1].json["messages"][0]
     assert system["role"] == "system" and "Be concise" in system["content"]
     assert "cat" not in system["content"]
+
+
+def test_by_default_events_are_merged_within_their_job_only(start_gateway, upstream):
+    config = memorize_config("verbatim")
+    assert config.verbatim_merge_duplicates == "profile"
+    gw = start_gateway(registry=REGISTRY, plugins=[{"name": "memorize", "config": config.model_dump(mode="json")}])
+    at = "2026-05-01T08:00:00+00:00"
+    with _client(gw, ALICE_KEY) as tutor:
+        one = tutor.post("/v1/memories", json={"messages": [
+            {"role": "user", "content": "I went running", "occurred_at": at, "metadata": {"n": 1}},
+            {"role": "user", "content": "i went running!", "occurred_at": at, "metadata": {"n": 2}}]}).json()
+        assert len(one["ids"]) == 1 and "1 merged" in one["decision"]
+        assert tutor.get(f"/v1/memories/{one['ids'][0]}").json()["metadata"]["source_messages"] == [{"n": 1}, {"n": 2}]
+        two = tutor.post("/v1/memories", json={"session_id": "other", "messages": [
+            {"role": "user", "content": "I went running", "occurred_at": at, "metadata": {"n": 3}}]}).json()
+        assert len(two["ids"]) == 1 and two["ids"] != one["ids"]
