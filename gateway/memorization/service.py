@@ -1,7 +1,7 @@
 """The memorization service a plugin gets from ``Services.memorization(config)``.
 
 One object per memorize configuration: the request-path enqueue (capture the new turns,
-one Redis round trip), the workers (inside ``memgate serve`` or ``memgate worker``), and
+two Redis round trips), the workers (inside ``memgate serve`` or ``memgate worker``), and
 forgetting a user's queue state. Everything is keyed by the configuration's own
 ``queue.key_prefix``, so a custom prefix is honoured everywhere (forget included).
 
@@ -111,12 +111,13 @@ class Memorization:
 
         Returns the stream entry id of the job, None when there was nothing new (or it was
         disabled by header, or the body did not parse), or ``"buffered"`` when Redis could
-        not take it now (see module docstring). One Redis round trip (dedupe + XADD).
+        not take it now (see module docstring). Two Redis round trips (claim, then XADD to the
+        user's queue shard; one when no turn is new).
 
         A group key's call (``principal.namespace`` set, :mod:`gateway.speakers`) makes one
         job per speaker with turns in the candidate window, each holding only the turns
         attributed to that speaker (the reply goes with the speaker answered), enqueued
-        one after the other (one round trip each); returns the last entry id.
+        one after the other (two round trips each); returns the last entry id.
         """
         request = call.original
         if request is None or (self.config.honour_header and memorize_disabled(call.headers)):
