@@ -25,8 +25,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-import redis.exceptions
-
 from gateway.errors import MemoryUnavailable, UpstreamError
 from gateway.memorization.capture import capture_exchange, group_conversation_id, memorize_disabled
 from gateway.memorization.config import MemorizeConfig
@@ -35,6 +33,7 @@ from gateway.memorization.ingest import IngestResult, NewConversation, conversat
 from gateway.memorization.processor import JobProcessor
 from gateway.memorization.queue import ClaimedNotQueued
 from gateway.memorization.runtime import queue_for, run_workers
+from gateway.memory.redis_errors import UNAVAILABLE_ERRORS
 from gateway.model_client import ModelClient, ModelOutputError
 from gateway.speakers import attribute, speaker_user_id
 
@@ -43,9 +42,8 @@ __all__ = ["Memorization", "MemorizeConfig"]
 log = logging.getLogger("memgate.memorize")
 
 #: What a failed enqueue raises when Redis cannot take the job now (retryable); on Redis
-#: Cluster also CLUSTERDOWN / TRYAGAIN while a failover runs (``ClusterError``).
-RETRYABLE = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, MemoryUnavailable, OSError, TimeoutError,
-             redis.exceptions.ClusterError)
+#: Cluster also CLUSTERDOWN / TRYAGAIN while a failover runs (see UNAVAILABLE_ERRORS).
+RETRYABLE = (*UNAVAILABLE_ERRORS, MemoryUnavailable, OSError, TimeoutError)
 
 
 @dataclass
