@@ -26,11 +26,25 @@ class QueueConfig(_Frozen):
         "mgq", pattern=r"^[A-Za-z0-9_.-]{1,32}$",
         description="First segment of every memorization key (stream, dedupe sets, epochs).",
     )
-    group: str = Field("memorize", min_length=1, description="Consumer group name on the stream.")
+    group: str = Field("memorize", min_length=1, description="Consumer group name on every shard's stream.")
+    shards: int = Field(
+        1, ge=1, le=1024,
+        description="Job streams the queue is sharded into (issue 15); a user's jobs always go to "
+        "the same shard (a stable hash of the user id), every worker reads every shard. On Redis "
+        "Cluster a few per primary spread the queue's load; 1 on a single node. Change it only "
+        "with the queue drained: jobs left on a shard >= the new count are not read.",
+    )
     seen_ttl_s: int = Field(
         30 * 24 * 3600, ge=60,
         description="TTL of a tenant's set of memorized turn hashes, refreshed on every "
         "enqueue; a turn resent after this idle time is memorized again (reconcile makes it a NOOP).",
+    )
+    claim_stale_s: float = Field(
+        300.0, gt=0,
+        description="A job whose turns were claimed (added to the seen set) but that no worker "
+        "has taken this long after is queued again by the user's next enqueue: its gateway died "
+        "between the claim and the XADD (issue 15). A long backlog can make a duplicate, which "
+        "the job's done marker turns into a no-op.",
     )
     done_ttl_s: int = Field(
         7 * 24 * 3600, ge=60,

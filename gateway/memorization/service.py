@@ -1,7 +1,7 @@
 """The memorization service a plugin gets from ``Services.memorization(config)``.
 
 One object per memorize configuration: the request-path enqueue (capture the new turns,
-one Redis round trip), the workers (inside ``memgate serve`` or ``memgate worker``), and
+two Redis round trips), the workers (inside ``memgate serve`` or ``memgate worker``), and
 forgetting a user's queue state. Everything is keyed by the configuration's own
 ``queue.key_prefix``, so a custom prefix is honoured everywhere (forget included).
 
@@ -25,15 +25,15 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-import redis.exceptions
-
 from gateway.errors import MemoryUnavailable, UpstreamError
 from gateway.memorization.capture import capture_exchange, group_conversation_id, memorize_disabled
 from gateway.memorization.config import MemorizeConfig
 from gateway.memorization.forget import forget_queue_state
 from gateway.memorization.ingest import IngestResult, NewConversation, conversation_job
 from gateway.memorization.processor import JobProcessor
+from gateway.memorization.queue import ClaimedNotQueued
 from gateway.memorization.runtime import queue_for, run_workers
+from gateway.memory.redis_errors import UNAVAILABLE_ERRORS
 from gateway.model_client import ModelClient, ModelOutputError
 from gateway.speakers import attribute, speaker_user_id
 
@@ -41,18 +41,22 @@ __all__ = ["Memorization", "MemorizeConfig"]
 
 log = logging.getLogger("memgate.memorize")
 
-#: What a failed enqueue raises when Redis cannot take the job now (retryable).
-RETRYABLE = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, MemoryUnavailable, OSError, TimeoutError)
+#: What a failed enqueue raises when Redis cannot take the job now (retryable); on Redis
+#: Cluster also CLUSTERDOWN / TRYAGAIN while a failover runs (see UNAVAILABLE_ERRORS).
+RETRYABLE = (*UNAVAILABLE_ERRORS, MemoryUnavailable, OSError, TimeoutError)
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Pending:
-    """A captured job waiting for Redis."""
+    """A captured job waiting for Redis. ``claimed``: ``(shard, job fields)`` once its turns
+    were claimed but not queued (:class:`~gateway.memorization.queue.ClaimedNotQueued`):
+    a retry then only XADDs."""
 
     header_json: str
     user_id: str
     friend_id: str
     turns: tuple[tuple[str, str], ...]
+    claimed: tuple[int, dict[str, str]] | None = None
 
 
 def _tenants(
@@ -105,12 +109,13 @@ class Memorization:
 
         Returns the stream entry id of the job, None when there was nothing new (or it was
         disabled by header, or the body did not parse), or ``"buffered"`` when Redis could
-        not take it now (see module docstring). One Redis round trip (dedupe + XADD).
+        not take it now (see module docstring). Two Redis round trips (claim, then XADD to the
+        user's queue shard; one when no turn is new).
 
         A group key's call (``principal.namespace`` set, :mod:`gateway.speakers`) makes one
         job per speaker with turns in the candidate window, each holding only the turns
         attributed to that speaker (the reply goes with the speaker answered), enqueued
-        one after the other (one round trip each); returns the last entry id.
+        one after the other (two round trips each); returns the last entry id.
         """
         request = call.original
         if request is None or (self.config.honour_header and memorize_disabled(call.headers)):
@@ -149,10 +154,16 @@ class Memorization:
             return "buffered"
 
     async def _push(self, pending: _Pending) -> str | None:
-        return await self.queue.enqueue(
-            pending.header_json, pending.user_id, pending.friend_id, list(pending.turns),
-            self.config.queue.seen_ttl_s,
-        )
+        if pending.claimed is not None:
+            return await self.queue.append(*pending.claimed)
+        try:
+            return await self.queue.enqueue(
+                pending.header_json, pending.user_id, pending.friend_id, list(pending.turns),
+                self.config.queue.seen_ttl_s, self.config.queue.claim_stale_s,
+            )
+        except ClaimedNotQueued as exc:
+            pending.claimed = (exc.shard, exc.fields)  # the buffer's retry only XADDs
+            raise exc.__cause__ or exc from None
 
     def _hold(self, pending: _Pending) -> None:
         limit = self.config.queue.buffer_max_jobs
