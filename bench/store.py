@@ -9,6 +9,12 @@ Measures, on a real Redis (an embedded redis-server in a temp dir unless ``--red
   (record hash + vector set element + listing + keyword postings);
 - query embedding latency p50/p95 of the local model, timed on its own.
 
+Backends (``--backend``): ``auto`` measures every backend the server offers, side by side
+(``vectorset`` on Redis >= 8; ``search`` too when the Query Engine is loaded, e.g.
+``--redis-url`` of a Redis Stack or a redis-server started with the RediSearch module);
+``--tenants N`` spreads each size over N tenants in the one index (issue 15 item 5:
+``--sizes 100k --tenants 10000 --backend search``).
+
 Targets (issue 3): store query p95 <= 5 ms at 100k memories in a tenant; query embedding
 p50 <= 15 ms. Run from a checkout: ``python -m bench store --sizes 1k,10k,100k``.
 """
@@ -28,9 +34,12 @@ import click
 import numpy as np
 import redis.asyncio as aredis
 
+from bench.backends import BACKEND_CHOICES, available_backends
 from gateway.memory.config import EmbeddingConfig, MemoryConfig
 from gateway.memory.factory import open_store, redis_client
+from gateway.memory.keys import KeySpace
 from gateway.memory.records import NewMemory, Tenant
+from gateway.memory.search import index_name
 from gateway.memory.tenant_store import TenantMemoryStore
 from gateway.redis_server import EmbeddedRedis
 
@@ -54,9 +63,9 @@ class RandomDims:
 
 
 def percentiles(samples_ms: list[float]) -> dict[str, float]:
-    """``{"p50", "p95", "n"}`` of latencies in milliseconds."""
+    """``{"p50", "p95", "p99", "n"}`` of latencies in milliseconds."""
     data = np.asarray(samples_ms)
-    return {"p50": round(float(np.percentile(data, 50)), 3), "p95": round(float(np.percentile(data, 95)), 3), "n": len(data)}
+    return {f"p{q}": round(float(np.percentile(data, q)), 3) for q in (50, 95, 99)} | {"n": len(data)}
 
 
 def unit_rows(rng: np.random.Generator, n: int, dims: int) -> np.ndarray:
@@ -94,16 +103,18 @@ async def query_latency(store, tenants, dims, rng, queries: int, hybrid: bool) -
     return percentiles(samples)
 
 
-async def bench_size(client, name: str, args: Options, rng) -> dict:
+async def bench_size(client, name: str, backend: str, args: Options, rng) -> dict:
     total, n_tenants = SIZES[name]
-    config = MemoryConfig(redis_url="unused", backend="vectorset", key_prefix=f"bench{name}", search_ef=args.ef)
+    n_tenants = args.tenants or n_tenants
+    config = MemoryConfig(redis_url="unused", backend=backend, key_prefix=f"bench{name}{backend}{n_tenants}",
+                          search_ef=args.ef)
     tenants = [Tenant(f"user{i}", "friend") for i in range(n_tenants)]
     async with open_store(client, config, embedder=RandomDims(args.dims), check_model=False) as store:
         before = await used_memory(client)
         seconds = await insert(store, tenants, total, args.dims, rng)
         after = await used_memory(client)
         result = {
-            "size": name, "memories": total, "tenants": n_tenants, "ef": args.ef,
+            "backend": backend, "size": name, "memories": total, "tenants": n_tenants, "ef": args.ef,
             "insert_per_s": round(total / seconds), "bytes_per_memory": round((after - before) / total),
             "vector_query_ms": await query_latency(store, tenants, args.dims, rng, args.queries, False),
             "hybrid_query_ms": await query_latency(store, tenants, args.dims, rng, args.queries, True),
@@ -111,6 +122,8 @@ async def bench_size(client, name: str, args: Options, rng) -> dict:
         if not args.keep and args.redis_url is not None:  # a temporary server just goes
             for tenant in tenants:
                 await store.forget_user(tenant.user_id)
+            if backend == "search":
+                await client.execute_command("FT.DROPINDEX", index_name(KeySpace(config.key_prefix)))
     return result
 
 
@@ -141,9 +154,11 @@ async def run(args: Options) -> list[dict]:
             stack.callback(server.stop)
         client = redis_client(url, MemoryConfig(socket_timeout_s=60))
         stack.push_async_callback(client.aclose)
+        backends = await available_backends(client, args.backend)
         for name in args.sizes:
-            results.append(await bench_size(client, name, args, rng))
-            print(json.dumps(results[-1]), flush=True)
+            for backend in backends:
+                results.append(await bench_size(client, name, backend, args, rng))
+                print(json.dumps(results[-1]), flush=True)
     if args.embedding_queries:
         results.append(await bench_embedding(args.embedding_queries))
         print(json.dumps(results[-1]), flush=True)
@@ -175,6 +190,8 @@ class Options:
     ef: int = MemoryConfig().search_ef
     seed: int = 1
     keep: bool = False
+    backend: str = "auto"
+    tenants: int | None = None
 
 
 def _sizes(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, ...]:
@@ -194,6 +211,10 @@ def _sizes(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str,
 @click.option("--ef", type=int, default=MemoryConfig().search_ef, show_default=True, help="VSIM EF (memory.search_ef).")
 @click.option("--seed", type=int, default=1, show_default=True)
 @click.option("--keep", is_flag=True, help="Keep the inserted data.")
+@click.option("--backend", type=click.Choice(BACKEND_CHOICES), default="auto", show_default=True,
+              help="auto: every backend the server offers, side by side.")
+@click.option("--tenants", type=click.IntRange(min=1), default=None,
+              help="Spread each size's memories over this many tenants (default: the size's own).")
 def command(**settings: object) -> None:
     """Memory store query latency, bytes per memory, query embedding latency; one JSON
     line per measurement."""
