@@ -32,6 +32,7 @@ done by the store (:mod:`gateway.memory.tenant_store`), not by ``FT.HYBRID``.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -195,39 +196,55 @@ class SearchBackend:
     def queue_remove(self, pipe: Writes, record: MemoryRecord) -> None:
         """Nothing: deleting the hash removes it from the index."""
 
-    async def vector_search(
+    def _vector_query(
         self, parts: Sequence[Partition], vector: np.ndarray, count: int, flt: SearchFilter
-    ) -> list[tuple[str, float]]:
-        query = VectorQuery(
+    ) -> VectorQuery:
+        return VectorQuery(
             vector=np.asarray(vector, dtype=np.float32).tolist(), vector_field_name=VECTOR_FIELD,
             return_fields=["tu"], filter_expression=tenant_filter(self._keys, parts, flt),
             num_results=count, ef_runtime=max(count, 10),
         )
-        rows = await self.index.query(query)
+
+    def _keyword_query(
+        self, parts: Sequence[Partition], text: str, count: int, flt: SearchFilter
+    ) -> TextQuery | None:
+        """None when ``text`` has no terms (after the tenant check)."""
+        expression = tenant_filter(self._keys, parts, flt)
+        terms = query_terms(text)
+        if not terms:
+            return None
+        return TextQuery(
+            " ".join(terms), text_field_name=KEYWORD_FIELD, text_scorer="BM25STD", return_fields=["tu"],
+            filter_expression=expression, num_results=count, stopwords=None,
+        )
+
+    @staticmethod
+    def _vector_hits(rows: list[dict[str, Any]]) -> list[tuple[str, float]]:
         return [(_record_id(row["id"]), cosine_from_distance(float(row["vector_distance"]))) for row in rows]
+
+    async def vector_search(
+        self, parts: Sequence[Partition], vector: np.ndarray, count: int, flt: SearchFilter
+    ) -> list[tuple[str, float]]:
+        return self._vector_hits(await self.index.query(self._vector_query(parts, vector, count, flt)))
 
     async def keyword_search(
         self, parts: Sequence[Partition], text: str, count: int, flt: SearchFilter
     ) -> list[str]:
         """BM25STD over :data:`KEYWORD_FIELD` of the query's unique tokens (at most
         :data:`~gateway.memory.keyword_index.MAX_QUERY_TERMS`, as the vectorset backend)."""
-        expression = tenant_filter(self._keys, parts, flt)
-        terms = query_terms(text)
-        if not terms:
-            return []
-        query = TextQuery(
-            " ".join(terms), text_field_name=KEYWORD_FIELD, text_scorer="BM25STD", return_fields=["tu"],
-            filter_expression=expression, num_results=count, stopwords=None,
-        )
-        return [_record_id(row["id"]) for row in await self.index.query(query)]
+        query = self._keyword_query(parts, text, count, flt)
+        return [] if query is None else [_record_id(row["id"]) for row in await self.index.query(query)]
 
     async def rank(
         self, parts: Sequence[Partition], vector: np.ndarray, text: str | None, count: int, flt: SearchFilter
     ) -> tuple[list[tuple[str, float]], list[str]]:
-        """The two FT queries one after the other (RedisVL runs each on its own)."""
-        hits = await self.vector_search(parts, vector, count, flt)
-        keyword_ids = await self.keyword_search(parts, text, count, flt) if text is not None else []
-        return hits, keyword_ids
+        """Both FT queries at once, on two connections (RedisVL runs a query per call;
+        redis-py's search pipeline returns unparsed replies)."""
+        if text is None:
+            return await self.vector_search(parts, vector, count, flt), []
+        return await asyncio.gather(
+            self.vector_search(parts, vector, count, flt), self.keyword_search(parts, text, count, flt)
+        )
 
     def queue_similarities(
         self, pipe: Pipeline, parts: Sequence[Partition], ids: Sequence[str], vector: np.ndarray
