@@ -77,7 +77,7 @@ def index_schema(keys: KeySpace, dimensions: int) -> dict[str, Any]:
     plus :data:`KEYWORD_FIELD` and :data:`VECTOR_FIELD` written by this backend)."""
     tag = {"case_sensitive": True}
     return {
-        "index": {"name": index_name(keys), "prefix": keys.index_prefix, "storage_type": "hash", "stopwords": []},
+        "index": {"name": index_name(keys), "prefix": keys.index_prefix, "storage_type": "hash"},
         "fields": [
             {"name": "tu", "type": "tag", "attrs": tag},
             {"name": "tp", "type": "tag", "attrs": tag},

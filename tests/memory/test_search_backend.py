@@ -21,7 +21,7 @@ from gateway.memory.keys import KeySpace, visible_partitions
 from gateway.memory.search import SearchBackend, index_name
 from gateway.memory.tenant_store import TenantMemoryStore
 from gateway.settings import SettingsStore
-from tests.memory.conftest import backend_url, fresh_prefix
+from tests.memory.conftest import backend_url, drop_search_index, fresh_prefix
 from tests.memory.fakes import HashEmbedder
 from tests.memory.test_tenancy import HOSTILE_IDS
 
@@ -38,6 +38,7 @@ async def _store(backend: str, redis_url: str, dimensions: int = 32) -> AsyncIte
     config = MemoryConfig(redis_url=backend_url(backend, redis_url), backend=backend, key_prefix=fresh_prefix())
     async with open_memory(config, embedder=HashEmbedder(dimensions=dimensions)) as store:
         yield store
+    await drop_search_index(config)
 
 
 @pytest.fixture
@@ -138,6 +139,7 @@ async def test_reembed_moves_the_search_index_to_the_new_size(redis_url):
         assert hits[0].record.id == kept[1].id and hits[0].similarity > 0.99
         names = {n.decode() for n in await store._repo.client.execute_command("FT._LIST")}
         assert f"{config.key_prefix}:idx:v1" not in names and index_name(KeySpace(config.key_prefix)) in names
+    await drop_search_index(config)
 
 
 async def test_auto_picks_search_on_a_query_engine(redis_url):

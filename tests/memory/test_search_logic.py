@@ -93,7 +93,7 @@ def test_search_backend_filter_needs_exactly_one_user(parts):
 
 def test_search_schema_is_versioned_and_case_sensitive():
     schema = index_schema(KeySpace("mg"), 384)
-    assert schema["index"] == {"name": "mg:idx:v2", "prefix": "mg:{", "storage_type": "hash", "stopwords": []}
+    assert schema["index"] == {"name": "mg:idx:v2", "prefix": "mg:{", "storage_type": "hash"}
     tags = [f for f in schema["fields"] if f["type"] == "tag"]
     assert all(f["attrs"]["case_sensitive"] for f in tags)
     assert schema["fields"][-1]["attrs"]["dims"] == 384

@@ -12,7 +12,7 @@ from gateway.errors import InvalidRequest, NotFound
 from gateway.memory import MemoryConfig, NewMemory, Tenant
 from gateway.memory.factory import open_memory
 from gateway.memory.keys import KeySpace
-from tests.memory.conftest import backend_url, fresh_prefix
+from tests.memory.conftest import backend_url, drop_search_index, fresh_prefix
 from tests.memory.fakes import HashEmbedder
 
 HOSTILE_IDS = [
@@ -27,6 +27,7 @@ async def fake_store(request, redis_url) -> AsyncIterator:
     config = MemoryConfig(redis_url=backend_url(request.param, redis_url), backend=request.param, key_prefix=fresh_prefix())
     async with open_memory(config, embedder=HashEmbedder()) as store:
         yield store
+    await drop_search_index(config)
 
 
 def unit(rng: np.random.Generator, dims: int) -> np.ndarray:
