@@ -149,3 +149,21 @@ async def test_auto_picks_search_on_a_query_engine(redis_url):
         assert await choose_backend(client, "vectorset") == "vectorset"
     finally:
         await client.aclose()
+
+
+async def test_auto_keeps_the_backend_a_store_was_built_with(redis_url):
+    """A vectorset store on a server that gained the Query Engine keeps being served by
+    vectorset under ``auto`` (before: ``search`` was chosen and start-up refused with a
+    mismatch); a new store under ``auto`` gets ``search``."""
+    url = backend_url("search", redis_url)
+    built = MemoryConfig(redis_url=url, backend="vectorset", key_prefix=fresh_prefix())
+    tenant = Tenant("ann", "pal")
+    async with open_memory(built, embedder=HashEmbedder()) as store:
+        kept = await store.add(tenant, NewMemory(scope="profile", type="trait", text="Ann keeps bees"))
+    async with open_memory(built.model_copy(update={"backend": "auto"}), embedder=HashEmbedder()) as store:
+        assert store.backend_name == "vectorset"
+        assert [h.record.id for h in await store.search(tenant, "Ann keeps bees", top_k=1)] == [kept.id]
+    new = MemoryConfig(redis_url=url, backend="auto", key_prefix=fresh_prefix())
+    async with open_memory(new, embedder=HashEmbedder()) as store:
+        assert store.backend_name == "search"
+    await drop_search_index(new)
