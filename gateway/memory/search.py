@@ -22,7 +22,8 @@ values are percent-encoded ids (:func:`gateway.memory.keys.escape_key_part`: onl
 case-sensitive (``Alice`` and ``alice`` are different users).
 
 Vector ranking: KNN over an HNSW COSINE field (distance ``1 - cos``). Keyword ranking:
-BM25STD over :data:`KEYWORD_FIELD`, the record's own tokens
+BM25STD per query term, summed (:meth:`SearchBackend.keyword_search` says why), over
+:data:`KEYWORD_FIELD`, the record's own tokens
 (:func:`gateway.memory.tokenize.tokenize` of ``context``, ``text`` and ``keywords``, the
 terms the vectorset backend's keyword index keeps) with no stemming and no stop words of
 the module's, queried with the same tokens, so both backends rank the same terms (CJK
@@ -33,6 +34,7 @@ done by the store (:mod:`gateway.memory.tenant_store`), not by ``FT.HYBRID``.
 from __future__ import annotations
 
 import asyncio
+import heapq
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -43,12 +45,13 @@ import redis.exceptions
 from redis.asyncio.client import Pipeline
 from redis.commands.search.index_definition import IndexDefinition, IndexType
 from redisvl.index import AsyncSearchIndex
-from redisvl.query import TextQuery, VectorQuery
+from redisvl.query import VectorQuery
 from redisvl.query.filter import FilterExpression, Num, Tag
+from redisvl.utils.token_escaper import TokenEscaper
 
 from gateway.memory.filters import SearchFilter
 from gateway.memory.keys import KeySpace, Partition, escape_key_part
-from gateway.memory.keyword_index import query_terms
+from gateway.memory.keyword_index import POSTINGS_PER_TERM, query_terms
 from gateway.memory.ranking import clamp01, cosine_from_distance
 from gateway.memory.records import MemoryRecord, indexed_text
 from gateway.memory.scripts import Writes
@@ -63,6 +66,7 @@ __all__ = [
 SCHEMA_VERSION = 2
 VECTOR_FIELD = "embedding"
 KEYWORD_FIELD = "kw"
+_ESCAPER = TokenEscaper()
 #: FT.CREATE ``FILTER``: only record hashes (the codec always writes ``tu``) are indexed.
 RECORD_FILTER = "exists(@tu)"
 
@@ -132,6 +136,15 @@ def tenant_filter(keys: KeySpace, parts: Sequence[Partition], flt: SearchFilter)
     if flt.occurred_before is not None:
         expression &= Num("occurred_ts") < flt.occurred_before.timestamp()
     return expression
+
+
+def _scored_keys(reply: Any) -> list[tuple[bytes | str, float]]:
+    """``(key, score)`` pairs of an ``FT.SEARCH ... WITHSCORES NOCONTENT`` reply, RESP2
+    (``[total, key, score, ...]``) or RESP3 (a map with ``results``)."""
+    if isinstance(reply, dict):
+        rows = reply.get(b"results") or reply.get("results") or []
+        return [(row.get(b"id", row.get("id")), float(row.get(b"score", row.get("score")))) for row in rows]
+    return [(reply[i], float(reply[i + 1])) for i in range(1, len(reply) - 1, 2)]
 
 
 def _record_id(key: str | bytes) -> str:
@@ -205,19 +218,6 @@ class SearchBackend:
             num_results=count, ef_runtime=max(count, 10),
         )
 
-    def _keyword_query(
-        self, parts: Sequence[Partition], text: str, count: int, flt: SearchFilter
-    ) -> TextQuery | None:
-        """None when ``text`` has no terms (after the tenant check)."""
-        expression = tenant_filter(self._keys, parts, flt)
-        terms = query_terms(text)
-        if not terms:
-            return None
-        return TextQuery(
-            " ".join(terms), text_field_name=KEYWORD_FIELD, text_scorer="BM25STD", return_fields=["tu"],
-            filter_expression=expression, num_results=count, stopwords=None,
-        )
-
     @staticmethod
     def _vector_hits(rows: list[dict[str, Any]]) -> list[tuple[str, float]]:
         return [(_record_id(row["id"]), cosine_from_distance(float(row["vector_distance"]))) for row in rows]
@@ -230,16 +230,37 @@ class SearchBackend:
     async def keyword_search(
         self, parts: Sequence[Partition], text: str, count: int, flt: SearchFilter
     ) -> list[str]:
-        """BM25STD over :data:`KEYWORD_FIELD` of the query's unique tokens (at most
-        :data:`~gateway.memory.keyword_index.MAX_QUERY_TERMS`, as the vectorset backend)."""
-        query = self._keyword_query(parts, text, count, flt)
-        return [] if query is None else [_record_id(row["id"]) for row in await self.index.query(query)]
+        """Record ids by BM25 of the query's unique tokens (at most
+        :data:`~gateway.memory.keyword_index.MAX_QUERY_TERMS`), best first, ties to the
+        larger (newer) id, as the vectorset backend's index ranks them.
+
+        One ``FT.SEARCH`` per term, all in one pipeline, each scored ``BM25STD`` and
+        capped at :data:`~gateway.memory.keyword_index.POSTINGS_PER_TERM` records, and the
+        per-term scores summed here: RediSearch 2.10 scores an OR of terms inside the
+        tenant filter's intersection by its first matching term only (``EXPLAINSCORE``:
+        a record holding four of five query terms scored by one), which put records
+        matching a single rare term above those matching them all."""
+        condition = str(tenant_filter(self._keys, parts, flt))
+        terms = query_terms(text)
+        if not terms:
+            return []
+        pipe = self._client.pipeline(transaction=False)
+        for term in terms:
+            pipe.execute_command(
+                "FT.SEARCH", self.index.name, f"@{KEYWORD_FIELD}:({_ESCAPER.escape(term)}) {condition}",
+                "SCORER", "BM25STD", "WITHSCORES", "NOCONTENT", "LIMIT", 0, POSTINGS_PER_TERM, "DIALECT", 2,
+            )
+        scores: dict[str, float] = {}
+        for reply in await pipe.execute():
+            for key, score in _scored_keys(reply):
+                doc_id = _record_id(key)
+                scores[doc_id] = scores.get(doc_id, 0.0) + score
+        return heapq.nlargest(count, scores, key=lambda d: (scores[d], d))
 
     async def rank(
         self, parts: Sequence[Partition], vector: np.ndarray, text: str | None, count: int, flt: SearchFilter
     ) -> tuple[list[tuple[str, float]], list[str]]:
-        """Both FT queries at once, on two connections (RedisVL runs a query per call;
-        redis-py's search pipeline returns unparsed replies)."""
+        """The vector query and the keyword pipeline at once, on two connections."""
         if text is None:
             return await self.vector_search(parts, vector, count, flt), []
         return await asyncio.gather(

@@ -121,6 +121,22 @@ async def test_keywords_rank_context_keywords_and_cjk_on_both_backends(any_store
     assert (await backend.keyword_search(parts, "北京", 3, flt))[:1] == [by_cjk.id]
 
 
+async def test_a_memory_matching_every_query_term_outranks_one_matching_a_rare_term(any_store):
+    """BM25 sums over the query's terms. On RediSearch 2.10 an OR of terms inside the
+    tenant filter was scored by its first matching term only, so the full match (scored
+    by the common "caroline") fell below a record holding just the rare "group"."""
+    tenant = Tenant("ann", "tutor")
+    await any_store.add(tenant, [NewMemory(scope="event", type="episodic", text=f"Caroline note {i}")
+                                 for i in range(20)])
+    await any_store.add(tenant, [NewMemory(scope="event", type="episodic", text="group outing planned"),
+                                 NewMemory(scope="event", type="episodic", text="support the team")])
+    full = await any_store.add(tenant, NewMemory(scope="event", type="episodic",
+                                                 text="Caroline went to the LGBTQ support group"))
+    ranked = await any_store._repo.backend.keyword_search(
+        visible_partitions(tenant), "When did Caroline go to the LGBTQ support group?", 5, SearchFilter())
+    assert ranked[0] == full.id
+
+
 async def test_reembed_moves_the_search_index_to_the_new_size(redis_url):
     config = MemoryConfig(redis_url=backend_url("search", redis_url), backend="search", key_prefix=fresh_prefix())
     tenant = Tenant("ann", "pal")
