@@ -262,6 +262,7 @@ def run_locomo_via_chat(path: str, ks: tuple[int, ...] = (5, 10, 25, 50), mode: 
 
 
 def print_result(result: dict[str, Any]) -> None:
+    """Print one backend's via-chat result (the tables :func:`run_async` returns)."""
     print(f"LoCoMo via chat ({result['backend']} backend): {result['conversations']} conversations, {result['replay_requests']} chat requests replayed; "
           f"memorization {result['memorization_seconds']} s (replay {result['replay_seconds']} s + drain "
           f"{result['drain_after_replay_seconds']} s, {result['workers']} worker(s)); {result['questions']} questions, "
