@@ -4,9 +4,10 @@ Index layout: one index per key prefix (``memory.key_prefix``), ``<prefix>:idx:v
 over the record hashes of every user (key prefix ``<prefix>:{``, ``FILTER exists(@tu)`` so
 the other hashes under a user's hash tag, settings and world books, are not indexed).
 Not one index per tenant: every index costs fixed memory and ``FT._LIST`` time, so 10M
-users would mean 10M indexes. On a Redis Cluster the same index is created on each
-primary and indexes that shard's records (the OSS module indexes local keys only); a
-user's records share one hash slot, so a tenant's query goes to that slot's primary.
+users would mean 10M indexes. The layout fits a Redis Cluster, where the OSS module
+indexes each shard's local keys only: the same index created on each primary, and a
+tenant's query sent to the primary of its hash slot (all of a user's records share one);
+this module does not do that routing yet (one server).
 Its schema is data, :func:`index_schema`, versioned by :data:`SCHEMA_VERSION`; the
 version is part of the recorded store settings (``index_version``), so a schema change is
 detected at start-up and fixed by ``memgate memories reembed`` (which drops the old
