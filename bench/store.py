@@ -9,6 +9,12 @@ Measures, on a real Redis (an embedded redis-server in a temp dir unless ``--red
   (record hash + vector set element + listing + keyword postings);
 - query embedding latency p50/p95 of the local model, timed on its own.
 
+Backends (``--backend``): ``auto`` measures every backend the server offers, side by side
+(``vectorset`` on Redis >= 8; ``search`` too when the Query Engine is loaded, e.g.
+``--redis-url`` of a Redis Stack or a redis-server started with the RediSearch module);
+``--tenants N`` spreads each size over N tenants in the one index (issue 15 item 5:
+``--sizes 100k --tenants 10000 --backend search``).
+
 Targets (issue 3): store query p95 <= 5 ms at 100k memories in a tenant; query embedding
 p50 <= 15 ms. Run from a checkout: ``python -m bench store --sizes 1k,10k,100k``.
 
@@ -37,9 +43,12 @@ import click
 import numpy as np
 import redis.asyncio as aredis
 
+from bench.backends import BACKEND_CHOICES, available_backends
 from gateway.memory.config import EmbeddingConfig, MemoryConfig
 from gateway.memory.factory import open_store, redis_client
+from gateway.memory.keys import KeySpace
 from gateway.memory.records import NewMemory, Tenant
+from gateway.memory.search import index_name
 from gateway.memory.tenant_store import TenantMemoryStore
 from gateway.redis_server import EmbeddedRedis
 
@@ -63,9 +72,9 @@ class RandomDims:
 
 
 def percentiles(samples_ms: list[float]) -> dict[str, float]:
-    """``{"p50", "p95", "n"}`` of latencies in milliseconds."""
+    """``{"p50", "p95", "p99", "n"}`` of latencies in milliseconds."""
     data = np.asarray(samples_ms)
-    return {"p50": round(float(np.percentile(data, 50)), 3), "p95": round(float(np.percentile(data, 95)), 3), "n": len(data)}
+    return {f"p{q}": round(float(np.percentile(data, q)), 3) for q in (50, 95, 99)} | {"n": len(data)}
 
 
 def unit_rows(rng: np.random.Generator, n: int, dims: int) -> np.ndarray:
@@ -130,7 +139,7 @@ async def bench_cluster(args: Options, rng) -> list[dict]:
     docstring)."""
     from tests.support.redis_cluster import LocalCluster
 
-    results = []
+    results, n_tenants = [], args.tenants or 300
     for primaries in (0, 1, 3):
         async with AsyncExitStack() as stack:
             work = Path(tempfile.mkdtemp(prefix="memgate-bench-cluster-"))
@@ -146,11 +155,11 @@ async def bench_cluster(args: Options, rng) -> list[dict]:
             for name in args.sizes:
                 total = SIZES[name][0]
                 store_config = config.model_copy(update={"backend": "vectorset", "key_prefix": f"bench{name}", "search_ef": args.ef})
-                tenants = [Tenant(f"user{i}", "friend") for i in range(args.tenants)]
+                tenants = [Tenant(f"user{i}", "friend") for i in range(n_tenants)]
                 async with open_store(client, store_config, embedder=RandomDims(args.dims), check_model=False) as store:
                     seconds = await insert_concurrently(store, tenants, total, args.dims, rng, args.concurrency)
                     result = {
-                        "cluster_primaries": primaries, "size": name, "memories": total, "tenants": args.tenants,
+                        "cluster_primaries": primaries, "size": name, "memories": total, "tenants": n_tenants,
                         "concurrency": args.concurrency, "insert_per_s": round(total / seconds),
                         "vector_query_ms": await query_concurrently(store, tenants, args.dims, rng, args.queries, False, args.concurrency),
                         "hybrid_query_ms": await query_concurrently(store, tenants, args.dims, rng, args.queries, True, args.concurrency),
@@ -160,27 +169,45 @@ async def bench_cluster(args: Options, rng) -> list[dict]:
     return results
 
 
+#: Commands a search sends itself (scripts count the commands they run inside them too,
+#: so those are left out): the server time of a query is their ``INFO commandstats`` usec.
+SEARCH_COMMANDS = frozenset({"evalsha", "evalsha_ro", "eval", "eval_ro", "fcall", "fcall_ro", "hget",
+                             "FT.SEARCH", "FT.AGGREGATE", "FT.HYBRID"})
+
+
+async def server_usec(client: aredis.Redis) -> int:
+    """Microseconds the server spent in :data:`SEARCH_COMMANDS` since it started."""
+    stats = await client.info("commandstats")
+    return sum(int(v["usec"]) for k, v in stats.items() if k.removeprefix("cmdstat_") in SEARCH_COMMANDS)
+
+
 async def query_latency(store, tenants, dims, rng, queries: int, hybrid: bool) -> dict[str, float]:
+    """Client-side latency percentiles, plus ``server_us``: the mean server time per query
+    (:func:`server_usec`), which a loaded machine's scheduling delays do not inflate."""
     samples = []
+    client = store._repo.client
+    before = await server_usec(client)
     for i in range(queries):
         tenant, vector = tenants[i % len(tenants)], unit_rows(rng, 1, dims)[0]
         text = sentence(rng, 4) if hybrid else None
         started = time.perf_counter()
         await store.search_by_vector(tenant, vector, top_k=5, query_text=text)
         samples.append((time.perf_counter() - started) * 1000)
-    return percentiles(samples)
+    return percentiles(samples) | {"server_us": round((await server_usec(client) - before) / queries, 1)}
 
 
-async def bench_size(client, name: str, args: Options, rng) -> dict:
+async def bench_size(client, name: str, backend: str, args: Options, rng) -> dict:
     total, n_tenants = SIZES[name]
-    config = MemoryConfig(redis_url="unused", backend="vectorset", key_prefix=f"bench{name}", search_ef=args.ef)
+    n_tenants = args.tenants or n_tenants
+    config = MemoryConfig(redis_url="unused", backend=backend, key_prefix=f"bench{name}{backend}{n_tenants}",
+                          search_ef=args.ef)
     tenants = [Tenant(f"user{i}", "friend") for i in range(n_tenants)]
     async with open_store(client, config, embedder=RandomDims(args.dims), check_model=False) as store:
         before = await used_memory(client)
         seconds = await insert(store, tenants, total, args.dims, rng)
         after = await used_memory(client)
         result = {
-            "size": name, "memories": total, "tenants": n_tenants, "ef": args.ef,
+            "backend": backend, "size": name, "memories": total, "tenants": n_tenants, "ef": args.ef,
             "insert_per_s": round(total / seconds), "bytes_per_memory": round((after - before) / total),
             "vector_query_ms": await query_latency(store, tenants, args.dims, rng, args.queries, False),
             "hybrid_query_ms": await query_latency(store, tenants, args.dims, rng, args.queries, True),
@@ -188,6 +215,8 @@ async def bench_size(client, name: str, args: Options, rng) -> dict:
         if not args.keep and args.redis_url is not None:  # a temporary server just goes
             for tenant in tenants:
                 await store.forget_user(tenant.user_id)
+            if backend == "search":
+                await client.execute_command("FT.DROPINDEX", index_name(KeySpace(config.key_prefix)))
     return result
 
 
@@ -220,9 +249,11 @@ async def run(args: Options) -> list[dict]:
             stack.callback(server.stop)
         client = redis_client(url, MemoryConfig(socket_timeout_s=60))
         stack.push_async_callback(client.aclose)
+        backends = await available_backends(client, args.backend)
         for name in args.sizes:
-            results.append(await bench_size(client, name, args, rng))
-            print(json.dumps(results[-1]), flush=True)
+            for backend in backends:
+                results.append(await bench_size(client, name, backend, args, rng))
+                print(json.dumps(results[-1]), flush=True)
     if args.embedding_queries:
         results.append(await bench_embedding(args.embedding_queries))
         print(json.dumps(results[-1]), flush=True)
@@ -255,8 +286,9 @@ class Options:
     seed: int = 1
     keep: bool = False
     cluster: bool = False
-    tenants: int = 300
     concurrency: int = 16
+    backend: str = "auto"
+    tenants: int | None = None
 
 
 def _sizes(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, ...]:
@@ -277,8 +309,11 @@ def _sizes(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str,
 @click.option("--seed", type=int, default=1, show_default=True)
 @click.option("--keep", is_flag=True, help="Keep the inserted data.")
 @click.option("--cluster", is_flag=True, help="On one plain node, then local Redis Clusters of 1 and 3 primaries (module docstring).")
-@click.option("--tenants", type=int, default=300, show_default=True, help="--cluster: tenants the memories spread over.")
 @click.option("--concurrency", type=int, default=16, show_default=True, help="--cluster: concurrent writers / searchers.")
+@click.option("--backend", type=click.Choice(BACKEND_CHOICES), default="auto", show_default=True,
+              help="auto: every backend the server offers, side by side.")
+@click.option("--tenants", type=click.IntRange(min=1), default=None,
+              help="Spread each size's memories over this many tenants (default: the size's own; 300 with --cluster).")
 def command(**settings: object) -> None:
     """Memory store query latency, bytes per memory, query embedding latency; one JSON
     line per measurement."""

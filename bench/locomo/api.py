@@ -33,6 +33,7 @@ from typing import Any
 
 import httpx
 
+from bench.backends import resolve_backends
 from bench.locomo.chat import turn_line
 from bench.locomo.dataset import CATEGORIES, Conversation, load_locomo
 from bench.locomo.metrics import RecallTable
@@ -124,7 +125,8 @@ async def measure(client: httpx.AsyncClient, way: str, conversation: Conversatio
     return stored, time.perf_counter() - started, asked
 
 
-async def run_async(path: str, ks: tuple[int, ...], redis_url: str | None, embedder: str) -> list[dict[str, Any]]:
+async def run_async(path: str, ks: tuple[int, ...], redis_url: str | None, embedder: str,
+                    backend: str = "auto") -> list[dict[str, Any]]:
     from gateway.app import create_app
     from gateway.config import parse_config
     from plugins import builtin_plugins
@@ -143,7 +145,7 @@ async def run_async(path: str, ks: tuple[int, ...], redis_url: str | None, embed
         "clients": [{"key": key, "user_id": f"locomo-{way}-{sample}", "friend_id": FRIEND}
                     for (way, sample), key in keys.items()],
         "memory": {"redis_url": redis_url, "key_prefix": "la" + uuid.uuid4().hex[:8],
-                   "embedding": {"provider": embedder}},
+                   "embedding": {"provider": embedder}, "backend": backend},
         "plugins": [{"name": "memorize", "config": {
             "mode": "verbatim", "verbatim_roles": ["user", "assistant"], "worker": {"in_serve": 0},
             "queue": {"key_prefix": "lq" + uuid.uuid4().hex[:8]}}}],
@@ -160,7 +162,7 @@ async def run_async(path: str, ks: tuple[int, ...], redis_url: str | None, embed
                 async with httpx.AsyncClient(base_url=gateway.url, headers=headers, timeout=600) as client:
                     s, q, n = await measure(client, way, c, ks, table)
                 store_s, query_s, questions = store_s + s, query_s + q, questions + n
-            results.append({"way": way, "questions": questions, "rows": table.rows(), "table": table.format(),
+            results.append({"way": way, "backend": backend, "questions": questions, "rows": table.rows(), "table": table.format(),
                             "store_seconds": round(store_s, 2), "query_ms_mean": round(1000 * query_s / max(questions, 1), 2),
                             "malformed_evidence_ids": sum(q.malformed for c in conversations for q in c.questions)})
     finally:
@@ -171,16 +173,17 @@ async def run_async(path: str, ks: tuple[int, ...], redis_url: str | None, embed
 
 
 def run_locomo_via_api(path: str, ks: tuple[int, ...], json_out: str | None = None, redis_url: str | None = None,
-                       embedder: str = "auto") -> int:
-    """Print one table per way (and write them as JSON)."""
+                       embedder: str = "auto", backend: str = "auto") -> int:
+    """Print one table per way and backend (``--backend``, :mod:`bench.backends`), and
+    write them as JSON."""
     logging.getLogger("httpx").setLevel(logging.WARNING)
     n, total, texts = dropped_evidence(load_locomo(path))
     print(f"evidence turns verbatim mode does not store (small talk): {n} of {total}")
     for t in texts[:20]:
         print("  " + t)
-    results = asyncio.run(run_async(path, ks, redis_url, embedder))
+    results = [r for b in resolve_backends(redis_url, backend) for r in asyncio.run(run_async(path, ks, redis_url, embedder, b))]
     for r in results:
-        print(f"\n== {r['way']} via POST /v1/memories: {r['questions']} questions "
+        print(f"\n== {r['way']} via POST /v1/memories ({r['backend']} backend): {r['questions']} questions "
               f"({r['malformed_evidence_ids']} malformed evidence ids dropped); stored in {r['store_seconds']} s, "
               f"search {r['query_ms_mean']} ms mean")
         print(r["table"])

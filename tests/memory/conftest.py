@@ -17,10 +17,13 @@ import uuid
 from collections.abc import AsyncIterator
 
 import pytest
+import redis.exceptions
 
 from gateway.memory.config import EmbeddingConfig, MemoryConfig
 from gateway.memory.embeddings.local import LocalEmbedder
-from gateway.memory.factory import open_memory
+from gateway.memory.factory import open_memory, redis_client
+from gateway.memory.keys import KeySpace
+from gateway.memory.search import index_name
 from gateway.memory.tenant_store import TenantMemoryStore
 from tests.memory.fakes import CountingEmbedder
 
@@ -65,6 +68,21 @@ def backend_url(backend: str, redis_url: str) -> str:
     return redis_url
 
 
+async def drop_search_index(config: MemoryConfig) -> None:
+    """After a ``search`` test: drop its prefix's index with the records in it (``DD``).
+    Each test has a fresh prefix, hence an index of its own, and the Query Engine server
+    may outlive the session."""
+    if config.backend != "search" or not config.redis_url:
+        return
+    client = redis_client(config.redis_url, config)
+    try:
+        await client.execute_command("FT.DROPINDEX", index_name(KeySpace(config.key_prefix)), "DD")
+    except redis.exceptions.ResponseError:
+        pass  # never created
+    finally:
+        await client.aclose()
+
+
 @pytest.fixture(params=BACKENDS)
 def memory_config(request: pytest.FixtureRequest, mode_redis: tuple[str, bool]) -> MemoryConfig:
     """Config of one backend under a fresh key prefix, on the test's ``redis_mode``."""
@@ -75,3 +93,4 @@ def memory_config(request: pytest.FixtureRequest, mode_redis: tuple[str, bool]) 
 async def store(memory_config: MemoryConfig, counting_model: CountingEmbedder) -> AsyncIterator[TenantMemoryStore]:
     async with open_memory(memory_config, embedder=counting_model) as opened:
         yield opened
+    await drop_search_index(memory_config)

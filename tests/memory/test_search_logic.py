@@ -85,9 +85,15 @@ def test_search_backend_filter_escapes_tenant_tags():
     )
 
 
+@pytest.mark.parametrize("parts", [[], [Partition("a", None), Partition("b", None)]], ids=["none", "two-users"])
+def test_search_backend_filter_needs_exactly_one_user(parts):
+    with pytest.raises(ValueError, match="exactly one user"):
+        tenant_filter(KeySpace("mg"), parts, SearchFilter())
+
+
 def test_search_schema_is_versioned_and_case_sensitive():
     schema = index_schema(KeySpace("mg"), 384)
-    assert schema["index"] == {"name": "mg:idx:v1", "prefix": "mg:{", "storage_type": "hash"}
+    assert schema["index"] == {"name": "mg:idx:v2", "prefix": "mg:{", "storage_type": "hash"}
     tags = [f for f in schema["fields"] if f["type"] == "tag"]
     assert all(f["attrs"]["case_sensitive"] for f in tags)
     assert schema["fields"][-1]["attrs"]["dims"] == 384

@@ -12,7 +12,7 @@ from gateway.errors import InvalidRequest, NotFound
 from gateway.memory import NewMemory, Tenant
 from gateway.memory.factory import open_memory
 from gateway.memory.keys import KeySpace
-from tests.memory.conftest import backend_config
+from tests.memory.conftest import backend_config, drop_search_index
 from tests.memory.fakes import HashEmbedder
 
 HOSTILE_IDS = [
@@ -28,6 +28,7 @@ async def fake_store(request, mode_redis) -> AsyncIterator:
     config = backend_config(request.param, mode_redis)
     async with open_memory(config, embedder=HashEmbedder()) as store:
         yield store
+    await drop_search_index(config)
 
 
 def unit(rng: np.random.Generator, dims: int) -> np.ndarray:
