@@ -1,6 +1,10 @@
-"""Session fixtures shared by every test: one real embedded Redis for the whole run.
+"""Session fixtures shared by every test: one real embedded Redis for the whole run, and
+a real local Redis Cluster (3 primaries + 3 replicas, :mod:`tests.support.redis_cluster`)
+started on first use by a test that runs in ``redis_mode`` ``cluster``.
 
-Set ``MEMGATE_TEST_REDIS_URL`` to use an already running Redis >= 8.0 instead.
+Set ``MEMGATE_TEST_REDIS_URL`` to use an already running Redis >= 8.0 instead of the
+single node, ``MEMGATE_TEST_CLUSTER_URL`` (comma-separated node URLs) for an already
+running cluster.
 """
 
 from __future__ import annotations
@@ -30,6 +34,54 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
+def redis_cluster(tmp_path_factory: pytest.TempPathFactory):
+    """The session's :class:`tests.support.redis_cluster.LocalCluster` (started on first
+    use, stopped at the end of the session). Failover tests that kill nodes must bring
+    them back (:meth:`~tests.support.redis_cluster.LocalCluster.restart` + ``wait_ok``)."""
+    from tests.support.redis_cluster import LocalCluster
+
+    cluster = LocalCluster(Path(tmp_path_factory.mktemp("redis-cluster"))).start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def redis_cluster_url(request: pytest.FixtureRequest) -> str:
+    """Comma-separated node URLs of a Redis Cluster (``memory.redis_url`` with
+    ``memory.cluster: true``): ``MEMGATE_TEST_CLUSTER_URL`` or the local cluster's."""
+    external = os.environ.get("MEMGATE_TEST_CLUSTER_URL")
+    if external:
+        return external
+    return request.getfixturevalue("redis_cluster").url
+
+
+@pytest.fixture
+def redis_mode() -> str:
+    """``single`` (one Redis node) unless a test module's ``REDIS_MODES`` list makes its
+    tests run once per mode (``pytest_generate_tests`` below)."""
+    return "single"
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Tests of a module with ``REDIS_MODES = ["single", "cluster"]`` that use (maybe
+    indirectly) the ``redis_mode`` fixture run once per mode."""
+    modes = getattr(metafunc.module, "REDIS_MODES", None)
+    if modes and "redis_mode" in metafunc.fixturenames:
+        metafunc.parametrize("redis_mode", modes)
+
+
+@pytest.fixture
+def mode_redis(redis_mode: str, request: pytest.FixtureRequest) -> tuple[str, bool]:
+    """``(url, cluster)`` of the Redis of this test's ``redis_mode``: the single node's
+    URL and False, or the cluster's node URLs and True."""
+    if redis_mode == "cluster":
+        return request.getfixturevalue("redis_cluster_url"), True
+    return request.getfixturevalue("redis_url"), False
+
+
+@pytest.fixture(scope="session")
 def upstream_server() -> Iterator[tuple[object, str]]:
     """The OpenAI-compatible upstream double on a loopback port, for the whole session."""
     from tests.support.loopback import LoopbackServer
@@ -44,7 +96,7 @@ def upstream_server() -> Iterator[tuple[object, str]]:
 
 
 @pytest.fixture
-def upstream(upstream_server: tuple[object, str]):  # noqa: ANN201
+def upstream(upstream_server: tuple[object, str]):
     """The upstream double, reset for this test (``upstream.url`` is its base URL)."""
     double, url = upstream_server
     double.reset()  # type: ignore[attr-defined]
@@ -54,7 +106,7 @@ def upstream(upstream_server: tuple[object, str]):  # noqa: ANN201
 
 
 @pytest.fixture(scope="session")
-def shared_model():  # noqa: ANN201
+def shared_model():
     """The real local embedding model, loaded once per session on first use."""
     from tests.support.embedding import SharedLocalModel
 
@@ -62,13 +114,13 @@ def shared_model():  # noqa: ANN201
 
 
 @pytest.fixture
-def start_gateway(upstream, redis_url: str, shared_model):  # noqa: ANN001, ANN201
+def start_gateway(upstream, redis_url: str, shared_model):
     """``start_gateway(registry=None, **config_sections) -> GatewayServer`` (stopped after)."""
     from tests.support.gateway import GatewayServer, make_config
 
     started: list[GatewayServer] = []
 
-    def start(registry=None, **sections):  # noqa: ANN001, ANN202
+    def start(registry=None, **sections):
         config = make_config(upstream.url, redis_url, **sections)
         server = GatewayServer(config, registry, embedder=shared_model.for_gateway())
         server.start()

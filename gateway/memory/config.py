@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 __all__ = ['DEFAULT_MODELS', 'LOCAL_PROVIDERS', 'EmbeddingConfig', 'MemoryConfig']
 
@@ -209,3 +209,22 @@ class MemoryConfig(BaseModel):
         "past it waits up to socket_timeout_s for a free one instead of failing at once "
         "(redis-py's default pool has 100 and raises MaxConnectionsError at c=64 with memory on).",
     )
+    cluster: bool = Field(
+        False,
+        description="Redis Cluster mode (issue 15): redis_url names one or more nodes of the "
+        "cluster, comma-separated (`redis://h1:7000,redis://h2:7000`, seed nodes: the rest is "
+        "discovered), and the client routes each key to its slot's primary "
+        "(redis.asyncio.cluster.RedisCluster). Needs redis_url; no embedded server.",
+    )
+
+    @model_validator(mode="after")
+    def _cluster_needs_url(self) -> MemoryConfig:
+        if self.cluster:
+            urls = [u.strip() for u in (self.redis_url or "").split(",") if u.strip()]
+            if not urls:
+                raise ValueError("memory.cluster: true needs memory.redis_url (one or more redis:// "
+                                 "URLs of cluster nodes, comma-separated)")
+            bad = [u for u in urls if not u.startswith(("redis://", "rediss://"))]
+            if bad:
+                raise ValueError(f"memory.redis_url: cluster nodes need redis:// or rediss:// URLs, not {bad[0]!r}")
+        return self

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import redis.asyncio as aredis
@@ -30,7 +30,7 @@ from gateway.memory.tenant_store import TenantMemoryStore
 from gateway.memory.vectorset import VectorSetBackend
 from gateway.redis_server import EmbeddedRedis
 
-__all__ = ['BackendUnavailable', 'LazyEmbedder', 'choose_backend', 'embedded_redis', 'has_query_engine', 'has_vector_sets', 'make_backend', 'open_memory', 'open_redis', 'open_store', 'redis_client']
+__all__ = ['BackendUnavailable', 'LazyEmbedder', 'choose_backend', 'cluster_client', 'embedded_redis', 'has_query_engine', 'has_vector_sets', 'is_cluster', 'make_backend', 'open_memory', 'open_redis', 'open_store', 'redis_client']
 
 
 class BackendUnavailable(RuntimeError):
@@ -82,13 +82,45 @@ def redis_client(url: str, config: MemoryConfig) -> aredis.Redis:
     """The one Redis client factory (gateway, workers, CLI, tests): bytes replies (records
     decode themselves), short socket timeouts (fail fast, fail open), a health check on
     connections idle for 30 s, and a blocking pool of ``memory.max_connections`` (a caller
-    waits for a free connection up to the socket timeout instead of failing at once)."""
+    waits for a free connection up to the socket timeout instead of failing at once).
+
+    With ``memory.cluster`` (issue 15): a :class:`redis.asyncio.cluster.RedisCluster` of
+    the seed nodes in ``url`` (comma-separated ``redis://host:port``; credentials and TLS
+    from the first), same timeouts and health check, up to ``memory.max_connections``
+    connections per node (redis-py's cluster pool does not block: past it a command
+    raises ``MaxConnectionsError``, which the store's callers treat as Redis unavailable).
+    It is typed as :class:`redis.asyncio.Redis`: the store uses only commands both offer."""
     timeout = config.socket_timeout_s
+    if config.cluster:
+        return cluster_client(url, config)
     pool = aredis.BlockingConnectionPool.from_url(
         url, max_connections=config.max_connections, timeout=timeout,
         socket_timeout=timeout, socket_connect_timeout=timeout, health_check_interval=30,
     )
     return aredis.Redis.from_pool(pool)  # the client owns (and closes) its pool
+
+
+def cluster_client(urls: str, config: MemoryConfig) -> aredis.Redis:
+    """See :func:`redis_client` (cluster mode)."""
+    from redis.asyncio.cluster import ClusterNode, RedisCluster
+    from redis.connection import parse_url
+
+    seeds = [parse_url(u.strip()) for u in urls.split(",") if u.strip()]
+    options = {k: v for k, v in seeds[0].items() if k not in ("host", "port", "db")}
+    timeout = config.socket_timeout_s
+    client = RedisCluster(
+        startup_nodes=[ClusterNode(s["host"], s.get("port", 6379)) for s in seeds],
+        max_connections=config.max_connections, socket_timeout=timeout,
+        socket_connect_timeout=timeout, health_check_interval=30, **options,
+    )
+    return cast(aredis.Redis, client)  # same command surface for what the store uses
+
+
+def is_cluster(client: object) -> bool:
+    """True when ``client`` is a Redis Cluster client (:func:`cluster_client`)."""
+    from redis.asyncio.cluster import RedisCluster
+
+    return isinstance(client, RedisCluster)
 
 
 @asynccontextmanager

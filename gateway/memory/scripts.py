@@ -34,8 +34,10 @@ class Script:
         SCRIPTS.append(self)
 
     def queue(self, pipe: Pipeline, keys: Sequence[str], args: Sequence[object] = ()) -> None:
-        """Queue ``EVALSHA`` of this script on ``pipe`` (run it with :func:`execute`)."""
-        pipe.evalsha(self.sha, len(keys), *keys, *args)  # type: ignore[arg-type]
+        """Queue ``EVALSHA`` of this script on ``pipe`` (run it with :func:`execute`).
+        ``execute_command``, not ``pipe.evalsha``: redis-py's cluster pipeline blocks the
+        latter but routes the raw command by its keys (one slot: one user's keys)."""
+        pipe.execute_command("EVALSHA", self.sha, len(keys), *keys, *args)
 
 
 #: Every script, loaded together on ``NOSCRIPT``.
@@ -43,6 +45,15 @@ SCRIPTS: list[Script] = []
 
 
 async def _load_all(client: aredis.Redis) -> None:
+    """``SCRIPT LOAD`` every script: pipelined on one node; on a cluster one command per
+    script, which redis-py sends to every primary (a promoted replica has an empty script
+    cache: scripts are not replicated)."""
+    from gateway.memory.factory import is_cluster
+
+    if is_cluster(client):
+        for script in SCRIPTS:
+            await client.script_load(script.source)
+        return
     pipe = client.pipeline(transaction=False)
     for script in SCRIPTS:
         pipe.script_load(script.source)

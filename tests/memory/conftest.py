@@ -4,6 +4,10 @@ store per test on the session's real Redis, under a fresh key prefix.
 The ``search`` backend needs the Redis Query Engine, which this machine cannot run: its
 contract tests run when ``MEMGATE_TEST_SEARCH_REDIS_URL`` names such a server (Redis Stack
 or Redis 8 with the Query Engine) and are skipped with that reason otherwise.
+
+A module with ``REDIS_MODES = ["single", "cluster"]`` (tests/conftest.py) runs its tests
+on the single node and on the local Redis Cluster (``memory.cluster: true``); the
+``search`` backend is not run on a cluster here (no Query Engine cluster to run it on).
 """
 
 from __future__ import annotations
@@ -41,6 +45,16 @@ def fresh_prefix() -> str:
     return "t" + uuid.uuid4().hex[:12]
 
 
+def backend_config(backend: str, mode_redis: tuple[str, bool], **fields: object) -> MemoryConfig:
+    """Config of ``backend`` on the Redis of the test's mode (``mode_redis`` fixture) under a
+    fresh key prefix; skips what cannot run here."""
+    url, cluster = mode_redis
+    if cluster and backend == "search":
+        pytest.skip("search backend on a cluster: no Query Engine cluster here")
+    return MemoryConfig(redis_url=url if cluster else backend_url(backend, url), cluster=cluster, backend=backend,
+                        key_prefix=fresh_prefix(), **fields)  # type: ignore[arg-type]
+
+
 def backend_url(backend: str, redis_url: str) -> str:
     """Redis URL for ``backend``; skips the test when the search server is not given."""
     if backend == "search":
@@ -52,10 +66,9 @@ def backend_url(backend: str, redis_url: str) -> str:
 
 
 @pytest.fixture(params=BACKENDS)
-def memory_config(request: pytest.FixtureRequest, redis_url: str) -> MemoryConfig:
-    """Config of one backend under a fresh key prefix."""
-    url = backend_url(request.param, redis_url)
-    return MemoryConfig(redis_url=url, backend=request.param, key_prefix=fresh_prefix())
+def memory_config(request: pytest.FixtureRequest, mode_redis: tuple[str, bool]) -> MemoryConfig:
+    """Config of one backend under a fresh key prefix, on the test's ``redis_mode``."""
+    return backend_config(request.param, mode_redis)
 
 
 @pytest.fixture

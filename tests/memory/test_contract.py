@@ -16,6 +16,7 @@ from gateway.memory.maintenance import record_to_jsonl, records_from_jsonl
 ALICE_TUTOR = Tenant("alice", "tutor")
 ALICE_CHEF = Tenant("alice", "chef")
 BOB_TUTOR = Tenant("bob", "tutor")
+REDIS_MODES = ["single", "cluster"]  # every test once on one node, once on the local cluster
 
 
 def profile(text: str, type_: str = "preference", **extra) -> NewMemory:

@@ -9,22 +9,23 @@ import numpy as np
 import pytest
 
 from gateway.errors import InvalidRequest, NotFound
-from gateway.memory import MemoryConfig, NewMemory, Tenant
+from gateway.memory import NewMemory, Tenant
 from gateway.memory.factory import open_memory
 from gateway.memory.keys import KeySpace
-from tests.memory.conftest import backend_url, fresh_prefix
+from tests.memory.conftest import backend_config
 from tests.memory.fakes import HashEmbedder
 
 HOSTILE_IDS = [
     "a|b", "a", "*", "a*", '"', "'", "{x}", "{", "}", "@", "-", "--", ":", "a:b", "a b", "a/b",
     "a\u00a0b", "猫", "猫猫", "%41", "A", "ａ", "a,b", "\\", "$(rm)", "..", "x" * 256,
 ]
+REDIS_MODES = ["single", "cluster"]  # every test once on one node, once on the local cluster
 
 
 @pytest.fixture(params=["vectorset", "search"])
-async def fake_store(request, redis_url) -> AsyncIterator:
+async def fake_store(request, mode_redis) -> AsyncIterator:
     """A store with the cheap deterministic embedder (scale tests only)."""
-    config = MemoryConfig(redis_url=backend_url(request.param, redis_url), backend=request.param, key_prefix=fresh_prefix())
+    config = backend_config(request.param, mode_redis)
     async with open_memory(config, embedder=HashEmbedder()) as store:
         yield store
 

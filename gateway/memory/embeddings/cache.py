@@ -1,6 +1,8 @@
 """A Redis cache in front of any embedder: key = model + dims + sha256(text), value =
 the float32 vector bytes, TTL ``cache_ttl_s``. One MGET per batch; only the texts
-missing from the cache reach the model, in one ``embed_many`` call."""
+missing from the cache reach the model, in one ``embed_many`` call. The keys spread over
+a cluster's slots, so on Redis Cluster the MGET is ``mget_nonatomic`` (redis-py: one MGET
+per slot, pipelined per node)."""
 
 from __future__ import annotations
 
@@ -27,6 +29,9 @@ class CachedEmbedder:
         self._client = client
         self._keys = keys
         self._ttl = ttl_seconds
+        from gateway.memory.factory import is_cluster
+
+        self._cluster = is_cluster(client)
 
     def _key(self, text: str) -> str:
         digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -38,7 +43,7 @@ class CachedEmbedder:
             return await self.inner.embed_many(texts)
         keys = [self._key(t) for t in texts]
         with redis_boundary():
-            cached = await self._client.mget(keys)
+            cached = await (self._client.mget_nonatomic(keys) if self._cluster else self._client.mget(keys))  # type: ignore[attr-defined]
         out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
         missing = [i for i, blob in enumerate(cached) if not self._fill(out, i, blob)]  # type: ignore[arg-type]  # bytes replies
         if missing:
