@@ -153,21 +153,22 @@ async def _count(url: str, users: list[str]) -> int:
 
 def run_failover(*, seconds: float = 20.0, concurrency: int = 8, users: int = 24, kill_at: float = 6.0,
                  primaries: int = 3, node_timeout_ms: int = 2000, drain_timeout_s: float = 300.0,
-                 workers: int = 2, directory: Path | None = None) -> FailoverResult:
+                 workers: int = 2, breaker_cooldown_s: float = 10.0, directory: Path | None = None) -> FailoverResult:
     """One run (module docstring); everything it starts is stopped before it returns."""
     root = directory or Path(tempfile.mkdtemp(prefix="mg-bench-failover-"))
     cluster = LocalCluster(root / "cluster", primaries=primaries, replicas=1, node_timeout_ms=node_timeout_ms).start()
     double = UpstreamDouble()
     upstream = LoopbackServer(double, lifespan="off").start()
     gateway: GatewayServer | None = None
+    breaker = {"cooldown_s": breaker_cooldown_s}
     try:
         config = make_config(
             upstream.url, cluster.url,
             memory={"cluster": True, "embedding": {"provider": "onnx"}},
             chain=PRODUCT_CHAIN,
             plugins=[
-                {"name": "auto_recall", "config": {"timeout_ms": 800.0}},
-                {"name": "hybrid_injection", "config": {"timeout_ms": 800.0}},
+                {"name": "auto_recall", "config": {"timeout_ms": 800.0, "breaker": breaker}},
+                {"name": "hybrid_injection", "config": {"timeout_ms": 800.0, "breaker": breaker}},
                 {"name": "memorize", "config": {"mode": "verbatim", "worker": {
                     "in_serve": workers, "block_ms": 50, "claim_min_idle_ms": 2000, "claim_every_s": 0.5}}},
             ],
@@ -203,12 +204,15 @@ def run_failover(*, seconds: float = 20.0, concurrency: int = 8, users: int = 24
 @click.option("--primaries", default=3, show_default=True, help="Cluster primaries (each with one replica).")
 @click.option("--node-timeout-ms", default=2000, show_default=True, help="cluster-node-timeout of every node.")
 @click.option("--workers", default=2, show_default=True, help="Memorization workers in the gateway.")
+@click.option("--breaker-cooldown-s", default=10.0, show_default=True,
+              help="The recall plugins' breaker cool-down (the product's default: 10 s).")
 @click.option("--tail-s", default=3.0, show_default=True, help="Window at the end in which the affected users must be served with memory.")
 @click.option("--drain-timeout", default=300.0, show_default=True, help="Most seconds to wait for the queue to drain.")
 def command(seconds: float, concurrency: int, users: int, kill_at: float, primaries: int, node_timeout_ms: int,
-            workers: int, tail_s: float, drain_timeout: float) -> None:
+            workers: int, breaker_cooldown_s: float, tail_s: float, drain_timeout: float) -> None:
     """Accepted vs memorized turns, and recall failing open, across a primary's failover."""
     result = run_failover(seconds=seconds, concurrency=concurrency, users=users, kill_at=kill_at, primaries=primaries,
-                          node_timeout_ms=node_timeout_ms, workers=workers, drain_timeout_s=drain_timeout)
+                          node_timeout_ms=node_timeout_ms, workers=workers, breaker_cooldown_s=breaker_cooldown_s,
+                          drain_timeout_s=drain_timeout)
     click.echo(json.dumps({**result.summary(tail_s), "seconds": seconds, "concurrency": concurrency,
-                           "kill_at": kill_at, "node_timeout_ms": node_timeout_ms}))
+                           "kill_at": kill_at, "node_timeout_ms": node_timeout_ms, "breaker_cooldown_s": breaker_cooldown_s}))
