@@ -18,7 +18,8 @@ memorized), ``errors`` (non-200 replies); for the users whose slots were on the 
 primary (``affected_users``): ``degraded`` replies (served without memory,
 ``x-memgate-degraded``) and ``degraded_window_s`` (kill to the last degraded reply),
 ``recovered`` (their replies in the last ``--tail-s`` seconds all carry no degradation);
-``degraded_unaffected`` for the other users; ``cluster_ok_after_s`` (kill to every live
+``degraded_unaffected`` for the other users after the kill, ``degraded_before_kill`` for
+all before it, ``degraded_reasons`` (``x-memgate-degraded`` entries of the whole run); ``cluster_ok_after_s`` (kill to every live
 node reporting ``cluster_state:ok`` with the replica promoted) and ``drain_s``.
 """
 
@@ -29,6 +30,7 @@ import json
 import tempfile
 import time
 import uuid
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -58,7 +60,7 @@ class FailoverResult:
     errors: int = 0
     memorized: int = 0
     per_user_accepted: dict[str, int] = field(default_factory=dict)
-    replies: list[tuple[float, str, int, bool]] = field(default_factory=list)  # (t - kill, user, status, degraded)
+    replies: list[tuple[float, str, int, str]] = field(default_factory=list)  # (t - kill, user, status, x-memgate-degraded)
     affected_users: list[str] = field(default_factory=list)
     cluster_ok_after_s: float | None = None
     drain_s: float = 0.0
@@ -75,7 +77,9 @@ class FailoverResult:
             "affected_users": len(affected), "users": len(self.per_user_accepted),
             "degraded": len(degraded),
             "degraded_window_s": round(max(degraded), 2) if degraded else 0.0,
-            "degraded_unaffected": sum(1 for _t, user, _s, d in self.replies if d and user not in affected),
+            "degraded_unaffected": sum(1 for t, user, _s, d in self.replies if d and user not in affected and t >= 0),
+            "degraded_before_kill": sum(1 for t, *_, d in self.replies if d and t < 0),
+            "degraded_reasons": dict(Counter(part.strip() for *_, d in self.replies if d for part in d.split(","))),
             "recovered": bool(tail) and not any(tail),
             "cluster_ok_after_s": None if self.cluster_ok_after_s is None else round(self.cluster_ok_after_s, 2),
             "drain_s": round(self.drain_s, 1),
@@ -104,9 +108,9 @@ async def _load(url: str, users: list[str], seconds: float, concurrency: int, ki
                 headers = {"authorization": f"Bearer {SERVICE_KEY}", "x-memgate-user": quote(user, safe="")}
                 try:
                     reply = await http.post(url + "/v1/chat/completions", json=body, headers=headers)
-                    status, degraded = reply.status_code, bool(reply.headers.get("x-memgate-degraded"))
+                    status, degraded = reply.status_code, reply.headers.get("x-memgate-degraded", "")
                 except httpx.HTTPError:
-                    status, degraded = 0, False
+                    status, degraded = 0, ""
                 result.replies.append((time.monotonic(), user, status, degraded))
                 if status == 200:
                     result.accepted += 1

@@ -46,6 +46,7 @@ class Deployment:
     serve: MemgateProcess
     workers: list[MemgateProcess]
     double: Any
+    cluster: bool = False  # on a Redis Cluster, not the embedded single node
 
     def admin(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         return self.call(ADMIN_KEY, method, path, **kwargs)
@@ -73,11 +74,11 @@ class Deployment:
         return None
 
 
-def settings(upstream_url: str, port: int, data_dir: Path, redis_url: str | None = None) -> dict[str, Any]:
+def settings(upstream_url: str, port: int, data_dir: Path, cluster_url: str | None = None) -> dict[str, Any]:
     memory: dict[str, Any] = {"data_dir": str(data_dir), "key_prefix": "mp" + uuid.uuid4().hex[:10],
                               "embedding": {"provider": "onnx"}}
-    if redis_url:
-        memory["redis_url"] = redis_url
+    if cluster_url:
+        memory.update(redis_url=cluster_url, cluster=True)
     return {
         "server": {"host": "127.0.0.1", "port": port, "workers": 2},
         "upstream": {"base_url": upstream_url + "/v1", "api_key": "sk-upstream-secret"},
@@ -99,10 +100,12 @@ def settings(upstream_url: str, port: int, data_dir: Path, redis_url: str | None
     }
 
 
-def start_deployment(root: Path, upstream: tuple[Any, str], redis_url: str | None = None) -> Iterator[Deployment]:
+def start_deployment(root: Path, upstream: tuple[Any, str], cluster_url: str | None = None) -> Iterator[Deployment]:
+    """The processes on the embedded Redis of ``root/data``, or on the Redis Cluster of
+    ``cluster_url``; stopped after."""
     double, upstream_url = upstream
     port = free_port()
-    config = write_config(root / "gateway.yaml", settings(upstream_url, port, root / "data", redis_url))
+    config = write_config(root / "gateway.yaml", settings(upstream_url, port, root / "data", cluster_url))
     serve = MemgateProcess(["serve", "--config", str(config)], root / "serve.log")
     workers = [MemgateProcess(["worker", "--config", str(config), "-n", "1"], root / f"worker{i}.log")
                for i in range(2)]
@@ -110,30 +113,43 @@ def start_deployment(root: Path, upstream: tuple[Any, str], redis_url: str | Non
         serve.start()
         started = serve.wait_for(r"Started server process \[(\d+)\]", 2, STARTUP_S)
         serve.wait_for(r"Application startup complete", 2, STARTUP_S)
-        deployment = Deployment(f"http://127.0.0.1:{port}", [int(m.group(1)) for m in started], serve, workers, double)
+        deployment = Deployment(f"http://127.0.0.1:{port}", [int(m.group(1)) for m in started], serve, workers, double,
+                                cluster=cluster_url is not None)
         for worker in workers:  # after the gateway: they reuse its embedded Redis
             worker.start()
-        poll(lambda: all(deployment.consumer_pending(w.pid) is not None for w in workers), STARTUP_S,
-             "both worker processes reading the queue")
+        def reading() -> bool:
+            for worker in workers:
+                assert worker.alive(), f"memgate worker exited:\n{worker.text()[-3000:]}"
+            return all(deployment.consumer_pending(w.pid) is not None for w in workers)
+
+        poll(reading, STARTUP_S, "both worker processes reading the queue")
         yield deployment
     finally:
         for process in [*workers, serve]:
             process.stop()
 
 
-@pytest.fixture(scope="module")
-def deployment(tmp_path_factory: pytest.TempPathFactory, upstream_server: tuple[Any, str]) -> Iterator[Deployment]:
-    yield from start_deployment(tmp_path_factory.mktemp("multiproc"), upstream_server)
+@pytest.fixture(scope="module", params=["single", "cluster"])
+def deployment(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+               upstream_server: tuple[Any, str]) -> Iterator[Deployment]:
+    """Once on the embedded single node, once on the local Redis Cluster (3 + 3)."""
+    cluster_url = request.getfixturevalue("redis_cluster_url") if request.param == "cluster" else None
+    yield from start_deployment(tmp_path_factory.mktemp("multiproc"), upstream_server, cluster_url)
 
 
 def test_one_redis_server_is_owned_by_the_supervisor_and_shared(deployment: Deployment):
-    """Only one redis-server runs: the supervisor's child; no gateway process owns one."""
-    lock = next(Path(deployment.serve.args[2]).parent.glob("data/redis/redis.lock"))
-    assert int(lock.read_text().split()[0]) == deployment.serve.pid
+    """Only one redis-server runs: the supervisor's child; no gateway or worker process
+    owns one (on a cluster: none at all)."""
     owners = [pid for pid in deployment.gateways + [w.pid for w in deployment.workers]
               if any("redis-server" in _cmdline(child) for child in _children(pid))]
     assert owners == []
-    assert sum("redis-server" in _cmdline(child) for child in _children(deployment.serve.pid)) == 1
+    embedded = sum("redis-server" in _cmdline(child) for child in _children(deployment.serve.pid))
+    if deployment.cluster:
+        assert embedded == 0
+        return
+    lock = next(Path(deployment.serve.args[2]).parent.glob("data/redis/redis.lock"))
+    assert int(lock.read_text().split()[0]) == deployment.serve.pid
+    assert embedded == 1
 
 
 def _children(pid: int) -> list[int]:
