@@ -42,7 +42,10 @@ import redis.asyncio as aredis
 from bench.proxy.process import Child, free_port
 from bench.proxy.stats import percentile
 from bench.proxy.upstream import start_builtin
+from gateway.memorization.keys import QueueKeys
 from gateway.redis_server import EmbeddedRedis
+
+BIGQ_STREAM = QueueKeys("bigq").stream(0)
 
 KEY = "sk-bench-big-0123456789"
 NO_MEMORIZE = {"x-memgate-memorize": "off"}  # only the big messages reach the worker
@@ -120,17 +123,17 @@ async def drain_seconds(redis_url: str, limit_s: float, expected: int) -> float 
     try:
         # the reply is sent before the job is enqueued (completion phase): wait for it
         while time.perf_counter() - started < 10.0:
-            info = await client.xinfo_stream("bigq:jobs")
+            info = await client.xinfo_stream(BIGQ_STREAM)
             if int(info.get("entries-added", 0)) >= expected:
                 break
             await asyncio.sleep(0.05)
         while time.perf_counter() - started < limit_s:
-            length = await client.xlen("bigq:jobs") if await client.exists("bigq:jobs") else 0
+            length = await client.xlen(BIGQ_STREAM) if await client.exists(BIGQ_STREAM) else 0
             pending = 0
             if length:
-                info = await client.xpending("bigq:jobs", "memorize")
+                info = await client.xpending(BIGQ_STREAM, "memorize")
                 pending = int(info["pending"])
-            retrying = await client.zcard("bigq:retry")
+            retrying = await client.zcard(QueueKeys("bigq").retry(0))
             if not length and not pending and not retrying:
                 return round(time.perf_counter() - started, 2)
             await asyncio.sleep(0.1)
@@ -175,7 +178,7 @@ async def measure(args: argparse.Namespace, base: str, redis_url: str) -> dict[s
         stop.set()
         await task
         client = aredis.Redis.from_url(redis_url)
-        dead = int(await client.xlen("bigq:dead")) if await client.exists("bigq:dead") else 0
+        dead = int(await client.xlen(QueueKeys("bigq").dead(0))) if await client.exists(QueueKeys("bigq").dead(0)) else 0
         await client.aclose()
     return {
         "size_bytes": args.size_bytes, "big_messages": args.big,

@@ -20,6 +20,7 @@ import click
 import httpx
 import redis
 
+from gateway.memorization.keys import QueueKeys
 from gateway.redis_server import EmbeddedRedis
 from tests.support.browser import missing_browser, open_chromium, waiter
 from tests.support.embedding import SharedLocalModel
@@ -62,7 +63,7 @@ def seed(url: str, redis_url: str) -> None:
     job = {"job_id": uuid.uuid4().hex, "user_id": "alice", "friend_id": "tutor", "enqueued_at": now, "attempt": 4,
            "turns": [{"role": "user", "text": "I started learning the piano", "hash": uuid.uuid4().hex, "at": now, "index": 0}]}
     with redis.Redis.from_url(redis_url) as r:
-        r.xadd(f"{QUEUE}:dead", {"job": json.dumps(job), "error": "memory model answered 500 four times", "entry": "1-0"})
+        r.xadd(QueueKeys(QUEUE).dead(0), {"job": json.dumps(job), "error": "memory model answered 500 four times", "entry": "1-0"})
 
 
 def shoot(url: str, out: Path) -> list[Path]:

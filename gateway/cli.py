@@ -88,7 +88,7 @@ def _keystore_call(config_path: str, action: Any) -> Any:
     config = load(config_path)
 
     async def go(url: str) -> Any:
-        async with redis_for(url) as client:
+        async with redis_for(url, config.memory.cluster) as client:
             return await action(RedisKeyStore(client, config.memory.key_prefix))
 
     with redis_url_for(config) as url:
@@ -218,7 +218,7 @@ def mcp_command(config_path: str) -> None:
         # the store and key lookup as the gateway composes them (gateway.app.compose),
         # without its proxy parts and plugins
         memory, upstream = config.memory, config.upstream
-        async with redis_for(url) as client, open_store(
+        async with redis_for(url, config.memory.cluster) as client, open_store(
             client, memory, upstream_base_url=upstream.base_url, upstream_api_key=upstream.api_key,
             lazy_embedder=True,
         ) as store:

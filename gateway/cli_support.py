@@ -62,8 +62,16 @@ def redis_url_for(config: GatewayConfig, *, supervise: bool = False) -> Iterator
 
 
 @contextlib.asynccontextmanager
-async def redis_for(url: str) -> AsyncIterator[aioredis.Redis]:
-    client = aioredis.from_url(url, socket_connect_timeout=2, socket_timeout=5)
+async def redis_for(url: str, cluster: bool = False) -> AsyncIterator[aioredis.Redis]:
+    """A client of ``url`` for one CLI command (2 s connect, 5 s read timeouts); with
+    ``cluster`` (``memory.cluster``) a Redis Cluster client of the seed nodes in ``url``."""
+    if cluster:
+        from gateway.memory.config import MemoryConfig
+        from gateway.memory.factory import redis_client
+
+        client = redis_client(url, MemoryConfig(redis_url=url, cluster=True, socket_timeout_s=5))
+    else:
+        client = aioredis.from_url(url, socket_connect_timeout=2, socket_timeout=5)
     try:
         yield client
     finally:

@@ -54,7 +54,7 @@ def _run(config: GatewayConfig | str, action: Action, *, check_model: bool = Tru
     memory, upstream = config.memory, config.upstream
 
     async def go(url: str) -> Any:
-        async with redis_for(url) as client:
+        async with redis_for(url, config.memory.cluster) as client:
             async with open_store(
                 client, memory, upstream_base_url=upstream.base_url, upstream_api_key=upstream.api_key,
                 check_model=check_model, lazy_embedder=lazy,

@@ -31,7 +31,7 @@ def _run(config_path: str, action: Callable[[SettingsService], Awaitable[Any]]) 
     config = load(config_path)
 
     async def go(url: str) -> Any:
-        async with redis_for(url) as client:
+        async with redis_for(url, config.memory.cluster) as client:
             return await action(SettingsService(config.settings, SettingsStore(client, config.memory.key_prefix)))
 
     with redis_url_for(config) as url:

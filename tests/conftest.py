@@ -66,9 +66,11 @@ def redis_mode() -> str:
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Tests of a module with ``REDIS_MODES = ["single", "cluster"]`` that use (maybe
-    indirectly) the ``redis_mode`` fixture run once per mode."""
+    indirectly) the ``redis_mode`` fixture run once per mode, unless the test names its
+    own modes (``@pytest.mark.parametrize("redis_mode", [...])``)."""
     modes = getattr(metafunc.module, "REDIS_MODES", None)
-    if modes and "redis_mode" in metafunc.fixturenames:
+    own = any("redis_mode" in str(m.args[0]) for m in metafunc.definition.iter_markers("parametrize"))
+    if modes and not own and "redis_mode" in metafunc.fixturenames:
         metafunc.parametrize("redis_mode", modes)
 
 

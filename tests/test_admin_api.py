@@ -14,6 +14,7 @@ import pytest
 import redis
 
 from gateway.admin_api import explain_hit, message_origins
+from gateway.memorization.keys import QueueKeys
 from gateway.memory.records import MemoryRecord, ScoredMemory
 from tests.support.gateway import ADMIN_KEY, ALICE_KEY, BOB_KEY
 
@@ -179,8 +180,8 @@ def test_queue_status_and_dead_letters_inspect_retry_drop(start_gateway, upstrea
     prefix = "q" + uuid.uuid4().hex[:10]
     gw = start_gateway(plugins=[{"name": "memorize", "config": {"queue": {"key_prefix": prefix}, "worker": {"in_serve": 0}}}])
     with redis.Redis.from_url(redis_url) as r, client(gw) as admin:
-        good = r.xadd(f"{prefix}:dead", {"job": _job("alice", "I live in Lisbon"), "error": "model said no", "entry": "5-0"}).decode()
-        junk = r.xadd(f"{prefix}:dead", {"job": "{not json", "error": "unreadable job", "entry": "6-0"}).decode()
+        good = r.xadd(QueueKeys(prefix).dead(0), {"job": _job("alice", "I live in Lisbon"), "error": "model said no", "entry": "5-0"}).decode()
+        junk = r.xadd(QueueKeys(prefix).dead(0), {"job": "{not json", "error": "unreadable job", "entry": "6-0"}).decode()
         status = admin.get("/v1/admin/queue").json()["data"]
         assert [(q["prefix"], q["dead"], q["length"]) for q in status] == [(prefix, 2, 0)]
         letters = admin.get("/v1/admin/queue/dead").json()["data"]
@@ -189,14 +190,14 @@ def test_queue_status_and_dead_letters_inspect_retry_drop(start_gateway, upstrea
         unreadable = admin.post(f"/v1/admin/queue/dead/{junk}/retry")
         assert unreadable.status_code == 422
         retried = admin.post(f"/v1/admin/queue/dead/{good}/retry").json()
-        entries = r.xrange(f"{prefix}:jobs")
+        entries = r.xrange(QueueKeys(prefix).stream(0))
         assert [e[0].decode() for e in entries] == [retried["requeued_as"]]
         requeued = json.loads(entries[0][1][b"j"])
         assert requeued["attempt"] == 0 and requeued["turns"][0]["text"] == "I live in Lisbon"
         assert admin.post(f"/v1/admin/queue/dead/{good}/retry").status_code == 404
         assert admin.delete(f"/v1/admin/queue/dead/{junk}").status_code == 204
         assert admin.delete(f"/v1/admin/queue/dead/{junk}").status_code == 404
-        assert r.xlen(f"{prefix}:dead") == 0
+        assert r.xlen(QueueKeys(prefix).dead(0)) == 0
         assert admin.get("/v1/admin/queue/dead/", params={"queue": "nope"}).status_code == 404
         assert admin.get("/v1/admin/queue/dead", params={"queue": "nope"}).status_code == 404
         assert admin.post("/v1/admin/queue/dead/bogus/retry").status_code == 400

@@ -18,6 +18,7 @@ from litestar.params import FromPath, FromQuery, JSONBody
 from litestar.response import Response
 
 from gateway.console import console_router
+from gateway.memorization.keys import QueueKeys
 from tests.support.browser import open_chromium, waiter
 from tests.support.gateway import ADMIN_KEY, ALICE_KEY
 
@@ -78,7 +79,7 @@ def test_the_console_drives_the_admin_api_in_a_real_browser(driver, start_gatewa
         hostile = alice.post("/v1/memories", json={"scope": "profile", "type": "semantic", "text": XSS}).json()
     with redis.Redis.from_url(redis_url) as r:
         for text in ("retry me", "drop me"):
-            r.xadd(f"{queue_prefix}:dead", {"job": dead_job("alice", text), "error": f"boom: {text}", "entry": "1-0"})
+            r.xadd(QueueKeys(queue_prefix).dead(0), {"job": dead_job("alice", text), "error": f"boom: {text}", "entry": "1-0"})
     wait = waiter(driver)
 
     # a non-admin key is refused, an admin key lists users with their friends
@@ -168,8 +169,8 @@ def test_the_console_drives_the_admin_api_in_a_real_browser(driver, start_gatewa
     drop.click()
     wait(ec.visibility_of_element_located(by_css("#dead-none")), "no dead letters")
     with redis.Redis.from_url(redis_url) as r:
-        assert r.xlen(f"{queue_prefix}:dead") == 0
-        jobs = r.xrange(f"{queue_prefix}:jobs")
+        assert r.xlen(QueueKeys(queue_prefix).dead(0)) == 0
+        jobs = r.xrange(QueueKeys(queue_prefix).stream(0))
         assert len(jobs) == 1 and b"retry me" in jobs[0][1][b"j"]
 
     # statistics: memories per type

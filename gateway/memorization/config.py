@@ -26,7 +26,14 @@ class QueueConfig(_Frozen):
         "mgq", pattern=r"^[A-Za-z0-9_.-]{1,32}$",
         description="First segment of every memorization key (stream, dedupe sets, epochs).",
     )
-    group: str = Field("memorize", min_length=1, description="Consumer group name on the stream.")
+    group: str = Field("memorize", min_length=1, description="Consumer group name on every shard's stream.")
+    shards: int = Field(
+        1, ge=1, le=1024,
+        description="Job streams the queue is sharded into (issue 15); a user's jobs always go to "
+        "the same shard (a stable hash of the user id), every worker reads every shard. On Redis "
+        "Cluster a few per primary spread the queue's load; 1 on a single node. Change it only "
+        "with the queue drained: jobs left on a shard >= the new count are not read.",
+    )
     seen_ttl_s: int = Field(
         30 * 24 * 3600, ge=60,
         description="TTL of a tenant's set of memorized turn hashes, refreshed on every "

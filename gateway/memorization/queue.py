@@ -1,20 +1,44 @@
-"""The durable job queue on a Redis Stream with one consumer group (issue 5, item 2).
+"""The durable job queue on Redis Streams with one consumer group (issue 5, item 2),
+sharded into ``queue.shards`` streams (issue 15): a user's jobs always go to shard
+:meth:`~gateway.memorization.keys.QueueKeys.shard_of`, each shard has its own stream,
+retry zset and dead-letter stream under one hash tag (one slot on Redis Cluster), and
+every shard has the same consumer group. With one shard (the default) this is one stream.
 
 Delivery is at-least-once:
 
-- **enqueue** (request path, one round trip): a Lua script adds the candidate turns'
-  hashes to the tenant's seen set (SADD says which are new), reads the user's forget
-  epoch and XADDs the job with only the new turns; nothing is added when no turn is new.
-- **read**: ``XREADGROUP GROUP memorize <consumer> COUNT n BLOCK ms STREAMS jobs >``.
-- **reclaim**: ``XAUTOCLAIM jobs memorize <consumer> <min-idle> 0-0 COUNT n`` takes over
-  jobs a dead or stuck worker was delivered but never acked; ``XPENDING`` gives their
-  delivery counts so a job that keeps killing workers is dead-lettered too.
-- **complete**: one MULTI writes the job's done marker, XACKs and XDELs the entry (acked
-  entries are deleted, so XLEN is the backlog).
-- **retry**: one MULTI moves the job (attempt + 1, last error) into the ``retry`` zset
-  scored by its not-before time and XACK/XDELs the entry; :meth:`JobQueue.promote_due`
-  (a Lua script, atomic) moves due jobs back onto the stream.
-- **dead-letter**: one MULTI XADDs job + error to the ``dead`` stream and XACK/XDELs.
+- **enqueue** (request path, two round trips): a Lua script on the tenant's slot adds the
+  candidate turns' hashes to the tenant's seen set (SADD says which are new) and returns
+  the new turns with the user's forget epoch; then the job is XADDed with only the new
+  turns to the user's shard (another slot on a cluster: one script may not touch both).
+  Nothing is added when no turn is new. Ordering argument: the claim (SADD) comes first,
+  so two concurrent requests carrying the same turn cannot both enqueue it. When the XADD
+  fails, the claimed hashes are SREMed again, so a retry of the same turns (the
+  gateway's buffer, or the next request's history) is not deduplicated away; when the
+  SREM fails too (Redis unreachable), :class:`ClaimedNotQueued` carries the prepared job
+  and the gateway's buffer retries only its XADD. The epoch read with the claim travels
+  in the job, so a forget that runs between the two steps still wins (the worker finds
+  the job stale). A gateway process killed between the two round trips loses those
+  turns (they are claimed, never queued): the one window not covered.
+- **read**: ``XREADGROUP GROUP memorize <consumer> COUNT n STREAMS <shard> >`` on every
+  shard in turn, starting one shard further each call (fair: no shard waits behind
+  another); when every shard is empty, one read BLOCKs on the next shard in turn, so a
+  job waits at most ``block_ms`` plus one sweep.
+- **reclaim**: ``XAUTOCLAIM <shard> memorize <consumer> <min-idle> 0-0 COUNT n`` on every
+  shard takes over jobs a dead or stuck worker was delivered but never acked;
+  ``XPENDING`` gives their delivery counts so a job that keeps killing workers is
+  dead-lettered too.
+- **complete**: the job's done marker (the user's slot) is written, then one MULTI XACKs
+  and XDELs the entry (the shard's slot; acked entries are deleted, so XLEN is the
+  backlog). A crash in between leaves the entry pending; its redelivery finds the done
+  marker and only acks.
+- **retry**: one MULTI moves the job (attempt + 1, last error) into its shard's ``retry``
+  zset scored by its not-before time and XACK/XDELs the entry;
+  :meth:`JobQueue.promote_due` (a Lua script per shard, atomic) moves due jobs back.
+- **dead-letter**: one MULTI XADDs job + error to the shard's ``dead`` stream and XACK/XDELs.
+
+Entry ids the queue hands out (:meth:`JobQueue.read`, :meth:`JobQueue.reclaim`,
+:meth:`JobQueue.dead_letters`) name their shard: ``<ms>-<seq>`` on shard 0,
+``<ms>-<seq>@<shard>`` on the others (:func:`entry_ref`).
 
 Privacy: a queued job holds the turns as said (redaction costs regex time the request
 path does not have); they live in Redis only until the job is acked (the entry is
@@ -24,7 +48,7 @@ deleted) or parked for retry. Dead letters are written redacted.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,15 +60,17 @@ from gateway.memorization.keys import QueueKeys
 
 Entry = tuple[str, dict[bytes, bytes]]
 
-_ENQUEUE = """
+_CLAIM = """
 local new = {}
-for i = 3, #ARGV, 2 do
-  if redis.call('SADD', KEYS[1], ARGV[i]) == 1 then new[#new + 1] = ARGV[i + 1] end
+for i = 2, #ARGV, 2 do
+  if redis.call('SADD', KEYS[1], ARGV[i]) == 1 then
+    new[#new + 1] = ARGV[i]
+    new[#new + 1] = ARGV[i + 1]
+  end
 end
-if #ARGV >= 3 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
+if #ARGV >= 2 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
 if #new == 0 then return false end
-local epoch = redis.call('GET', KEYS[2]) or '0'
-return redis.call('XADD', KEYS[3], '*', 'h', ARGV[2], 'e', epoch, 't', '[' .. table.concat(new, ',') .. ']')
+return {redis.call('GET', KEYS[2]) or '0', new}
 """
 
 _PROMOTE = """
@@ -58,8 +84,40 @@ return #due
 
 
 def entry_ms(entry_id: str) -> int:
-    """Milliseconds part of a stream entry id (``<ms>-<seq>``)."""
+    """Milliseconds part of a stream entry id (``<ms>-<seq>``, maybe ``@<shard>``)."""
     return int(entry_id.split("-", 1)[0])
+
+
+def entry_ref(shard: int, entry_id: bytes | str) -> str:
+    """The id the queue hands out for ``entry_id`` of ``shard``: bare on shard 0,
+    ``<id>@<shard>`` otherwise.
+
+    >>> entry_ref(0, b"1-0"), entry_ref(2, "1-0"), parse_ref("1-0@2"), parse_ref("1-0")
+    ('1-0', '1-0@2', (2, '1-0'), (0, '1-0'))
+    """
+    entry = _id(entry_id)
+    return entry if shard == 0 else f"{entry}@{shard}"
+
+
+def parse_ref(ref: str) -> tuple[int, str]:
+    """``(shard, stream entry id)`` of an id made by :func:`entry_ref`.
+
+    Raises:
+        ValueError: the shard part is not a number.
+    """
+    entry, _, shard = ref.partition("@")
+    return (int(shard) if shard else 0), entry
+
+
+class ClaimedNotQueued(Exception):
+    """:meth:`JobQueue.enqueue` claimed turns (their hashes are in the seen set) but could
+    neither XADD the job nor release the claim: ``fields`` is the job to XADD to
+    ``shard`` later (:meth:`JobQueue.append`); ``__cause__`` is the Redis error."""
+
+    def __init__(self, shard: int, fields: dict[str, str]) -> None:
+        super().__init__(f"job claimed but not queued on shard {shard}")
+        self.shard = shard
+        self.fields = fields
 
 
 @dataclass(frozen=True)
@@ -76,161 +134,259 @@ class QueueStats:
 
 
 class JobQueue:
-    """See module docstring. One instance per Redis client; no state beyond key names."""
+    """See module docstring. One instance per Redis client; no state beyond key names and
+    the read rotation."""
 
     def __init__(self, client: aredis.Redis, keys: QueueKeys, group: str) -> None:
         self.client = client
         self.keys = keys
         self.group = group
-        self._enqueue = client.register_script(_ENQUEUE)
+        self._claim = client.register_script(_CLAIM)
         self._promote = client.register_script(_PROMOTE)
+        self._next_shard = 0  # where the next read sweep starts
+
+    @property
+    def shards(self) -> range:
+        return range(self.keys.shards)
 
     async def enqueue(self, header_json: str, user_id: str, friend_id: str,
                       turns: Sequence[tuple[str, str]], seen_ttl_s: int) -> str | None:
         """XADD a job with the turns whose hash is new; ``turns`` = ``(hash, turn JSON)``.
+        Claim first, then XADD (module docstring).
 
-        Returns the stream entry id, or None when every turn was memorized before.
+        Returns the entry id (:func:`entry_ref`), or None when every turn was memorized before.
+
+        Raises:
+            redis errors: nothing is left claimed; retry the same call.
+            ClaimedNotQueued: the turns are claimed; retry with :meth:`append`.
         """
-        args: list[Any] = [seen_ttl_s, header_json]
+        args: list[Any] = [seen_ttl_s]
         for digest, turn_json in turns:
             args += [digest, turn_json]
-        keys = [self.keys.seen(user_id, friend_id), self.keys.epoch(user_id), self.keys.stream]
-        result = await self._enqueue(keys=keys, args=args)
-        return result.decode() if isinstance(result, bytes) else result
+        seen = self.keys.seen(user_id, friend_id)
+        claimed = await self._claim(keys=[seen, self.keys.epoch(user_id)], args=args)
+        if not claimed:
+            return None
+        epoch, new = claimed
+        hashes, texts = new[0::2], [_id(t) for t in new[1::2]]
+        fields = {"h": header_json, "e": _id(epoch), "t": "[" + ",".join(texts) + "]"}
+        shard = self.keys.shard_of(user_id)
+        try:
+            return await self.append(shard, fields)
+        except Exception as exc:
+            try:
+                await self.client.srem(seen, *hashes)
+            except Exception:
+                raise ClaimedNotQueued(shard, fields) from exc
+            raise
+
+    async def append(self, shard: int, fields: Mapping[str, str]) -> str:
+        """XADD ``fields`` to ``shard``'s stream; returns the entry id (:func:`entry_ref`)."""
+        entry = await self.client.xadd(self.keys.stream(shard), dict(fields))  # type: ignore[arg-type]  # redis-py stubs: invariant dict
+        return entry_ref(shard, entry)
 
     async def push(self, job: Job) -> str:
-        """XADD a whole job (inference jobs, tools)."""
-        entry = await self.client.xadd(self.keys.stream, dict(job_fields(job)))  # type: ignore[arg-type]  # redis-py stubs: invariant dict
-        return entry.decode() if isinstance(entry, bytes) else entry
+        """XADD a whole job to its user's shard (inference jobs, tools)."""
+        return await self.append(self.keys.shard_of(job.user_id), dict(job_fields(job)))
 
     async def ensure_group(self) -> None:
-        """Create the consumer group (and stream) if missing; idempotent."""
-        try:
-            await self.client.xgroup_create(self.keys.stream, self.group, id="0", mkstream=True)
-        except redis.exceptions.ResponseError as exc:
-            if "BUSYGROUP" not in str(exc):
-                raise
+        """Create the consumer group (and stream) of every shard if missing; idempotent."""
+        for shard in self.shards:
+            try:
+                await self.client.xgroup_create(self.keys.stream(shard), self.group, id="0", mkstream=True)
+            except redis.exceptions.ResponseError as exc:
+                if "BUSYGROUP" not in str(exc):
+                    raise
 
     async def read(self, consumer: str, count: int, block_ms: int | None) -> list[Entry]:
-        """New entries for ``consumer`` (XREADGROUP ``>``); blocks up to ``block_ms``."""
+        """Up to ``count`` new entries for ``consumer`` (XREADGROUP ``>``): every shard in
+        turn without blocking, starting one shard further each call; when all are empty,
+        one read that blocks up to ``block_ms`` on the next shard in turn."""
+        start = self._next_shard
+        self._next_shard = (start + 1) % self.keys.shards
+        order = [(start + i) % self.keys.shards for i in self.shards]
+        entries: list[Entry] = []
+        if self.keys.shards > 1:
+            for shard in order:
+                entries += await self._read_shard(shard, consumer, count - len(entries), None)
+                if len(entries) >= count:
+                    return entries
+            if entries:
+                return entries
+        return await self._read_shard(order[0], consumer, count, block_ms)
+
+    async def _read_shard(self, shard: int, consumer: str, count: int, block_ms: int | None) -> list[Entry]:
         reply: Any = await self.client.xreadgroup(
-            self.group, consumer, {self.keys.stream: ">"}, count=count, block=block_ms
+            self.group, consumer, {self.keys.stream(shard): ">"}, count=count, block=block_ms
         )
-        return [(_id(i), f) for _, entries in reply or () for i, f in entries]
+        return [(entry_ref(shard, i), f) for _, entries in reply or () for i, f in entries]
 
     async def reclaim(self, consumer: str, min_idle_ms: int, count: int) -> list[tuple[str, dict, int]]:
-        """Entries idle for ``min_idle_ms`` taken over by ``consumer`` (XAUTOCLAIM), each
-        with its delivery count. Entries deleted meanwhile are acked and skipped."""
-        reply = await self.client.xautoclaim(
-            self.keys.stream, self.group, consumer, min_idle_ms, "0-0", count=count
-        )
+        """Entries idle for ``min_idle_ms`` taken over by ``consumer`` (XAUTOCLAIM, up to
+        ``count`` per shard), each with its delivery count. Entries deleted meanwhile are
+        acked and skipped."""
+        out: list[tuple[str, dict, int]] = []
+        for shard in self.shards:
+            out += await self._reclaim_shard(shard, consumer, min_idle_ms, count)
+        return out
+
+    async def _reclaim_shard(self, shard: int, consumer: str, min_idle_ms: int, count: int) -> list[tuple[str, dict, int]]:
+        stream = self.keys.stream(shard)
+        reply = await self.client.xautoclaim(stream, self.group, consumer, min_idle_ms, "0-0", count=count)
         claimed = [(_id(i), f) for i, f in reply[1] if f]
         gone = [_id(i) for i in (reply[2] if len(reply) > 2 else ())]
         gone += [_id(i) for i, f in reply[1] if not f]
         if gone:
-            await self.client.xack(self.keys.stream, self.group, *gone)
+            await self.client.xack(stream, self.group, *gone)
         if not claimed:
             return []
         pending: Any = await self.client.xpending_range(
-            self.keys.stream, self.group, min=claimed[0][0], max=claimed[-1][0],
+            stream, self.group, min=claimed[0][0], max=claimed[-1][0],
             count=len(claimed) * 4, consumername=consumer,
         )
         deliveries = {_id(p["message_id"]): int(p["times_delivered"]) for p in pending}
-        return [(i, f, deliveries.get(i, 1)) for i, f in claimed]
+        return [(entry_ref(shard, i), f, deliveries.get(i, 1)) for i, f in claimed]
 
     async def is_done(self, job: Job) -> bool:
         return bool(await self.client.exists(self.keys.done(job.user_id, job.job_id)))
 
+    def _settle(self, ref: str) -> tuple[Any, str, str]:
+        """A MULTI pipeline (one shard: one slot) with the entry's XACK + XDEL queued
+        last by :meth:`_ack`; returns ``(pipe, shard's stream, entry id)``."""
+        shard, entry = parse_ref(ref)
+        return self.client.pipeline(transaction=True), self.keys.stream(shard), entry
+
+    def _ack(self, pipe: Any, stream: str, entry: str) -> None:
+        pipe.xack(stream, self.group, entry)
+        pipe.xdel(stream, entry)
+
     async def complete(self, entry_id: str, job: Job, done_ttl_s: int) -> None:
-        """Done marker + XACK + XDEL, atomically."""
-        pipe = self.client.pipeline(transaction=True)
-        pipe.set(self.keys.done(job.user_id, job.job_id), entry_id, ex=done_ttl_s)
-        pipe.xack(self.keys.stream, self.group, entry_id)
-        pipe.xdel(self.keys.stream, entry_id)
+        """Done marker, then XACK + XDEL atomically (module docstring: the marker is the
+        user's slot, the entry the shard's)."""
+        await self.client.set(self.keys.done(job.user_id, job.job_id), entry_id, ex=done_ttl_s)
+        pipe, stream, entry = self._settle(entry_id)
+        self._ack(pipe, stream, entry)
         await pipe.execute()
 
     async def drop(self, entry_id: str) -> None:
         """XACK + XDEL without a done marker (stale or unreadable entries)."""
-        pipe = self.client.pipeline(transaction=True)
-        pipe.xack(self.keys.stream, self.group, entry_id)
-        pipe.xdel(self.keys.stream, entry_id)
+        pipe, stream, entry = self._settle(entry_id)
+        self._ack(pipe, stream, entry)
         await pipe.execute()
 
     async def retry(self, entry_id: str, job: Job, not_before_ms: int) -> None:
-        """Park ``job`` in the retry zset until ``not_before_ms``; XACK + XDEL the entry."""
-        pipe = self.client.pipeline(transaction=True)
-        pipe.zadd(self.keys.retry, {job.model_dump_json(): not_before_ms})
-        pipe.xack(self.keys.stream, self.group, entry_id)
-        pipe.xdel(self.keys.stream, entry_id)
+        """Park ``job`` in its shard's retry zset until ``not_before_ms``; XACK + XDEL the entry."""
+        pipe, stream, entry = self._settle(entry_id)
+        pipe.zadd(self.keys.retry(parse_ref(entry_id)[0]), {job.model_dump_json(): not_before_ms})
+        self._ack(pipe, stream, entry)
         await pipe.execute()
 
     async def dead_letter(self, entry_id: str, job_json: str, error: str) -> None:
-        """XADD ``{job, error}`` to the dead-letter stream; XACK + XDEL the entry."""
-        pipe = self.client.pipeline(transaction=True)
-        pipe.xadd(self.keys.dead, {"job": job_json, "error": error[:4000], "entry": entry_id})
-        pipe.xack(self.keys.stream, self.group, entry_id)
-        pipe.xdel(self.keys.stream, entry_id)
+        """XADD ``{job, error}`` to the shard's dead-letter stream; XACK + XDEL the entry."""
+        pipe, stream, entry = self._settle(entry_id)
+        pipe.xadd(self.keys.dead(parse_ref(entry_id)[0]), {"job": job_json, "error": error[:4000], "entry": entry_id})
+        self._ack(pipe, stream, entry)
         await pipe.execute()
 
     async def promote_due(self, now_ms: int | None = None, count: int = 100) -> int:
-        """Move retries whose time has come back onto the stream; returns how many."""
+        """Move retries whose time has come back onto their shard's stream; returns how many."""
         now = int(time.time() * 1000) if now_ms is None else now_ms
-        return int(await self._promote(keys=[self.keys.retry, self.keys.stream], args=[now, count]))
+        moved = 0
+        for shard in self.shards:
+            moved += int(await self._promote(keys=[self.keys.retry(shard), self.keys.stream(shard)], args=[now, count]))
+        return moved
 
     async def dead_letters(self, count: int = 100) -> list[tuple[str, dict[str, str]]]:
-        """The oldest ``count`` dead letters as ``(id, {job, error, entry})``."""
-        rows: Any = await self.client.xrange(self.keys.dead, count=count)
-        return [(_id(i), {k.decode(): v.decode() for k, v in f.items()}) for i, f in rows]
+        """The oldest ``count`` dead letters over every shard as ``(id, {job, error, entry})``."""
+        rows: list[tuple[str, dict[str, str]]] = []
+        for shard in self.shards:
+            found: Any = await self.client.xrange(self.keys.dead(shard), count=count)
+            rows += [(entry_ref(shard, i), {k.decode(): v.decode() for k, v in f.items()}) for i, f in found]
+        rows.sort(key=lambda row: tuple(int(p) for p in parse_ref(row[0])[1].split("-")))
+        return rows[:count]
+
+    def _dead_key(self, dead_id: str) -> tuple[str, str] | None:
+        try:
+            shard, entry = parse_ref(dead_id)
+        except ValueError:
+            return None
+        return (self.keys.dead(shard), entry) if 0 <= shard < self.keys.shards else None
 
     async def read_dead_letter(self, dead_id: str) -> dict[str, str] | None:
-        """One dead letter ``{job, error, entry}`` by its id on the dead-letter stream,
-        None when there is none (admin console)."""
-        rows: Any = await self.client.xrange(self.keys.dead, min=dead_id, max=dead_id, count=1)
+        """One dead letter ``{job, error, entry}`` by its id (:meth:`dead_letters`), None
+        when there is none (admin console)."""
+        where = self._dead_key(dead_id)
+        if where is None:
+            return None
+        rows: Any = await self.client.xrange(where[0], min=where[1], max=where[1], count=1)
         return {k.decode(): v.decode() for k, v in rows[0][1].items()} if rows else None
 
     async def requeue_dead(self, dead_id: str, job: Job) -> str | None:
-        """Put a dead letter's ``job`` back on the job stream (attempts reset, last error
-        kept) and delete the letter, atomically (MULTI). Returns the new entry id, None
-        when the letter was gone (nothing is queued then)."""
+        """Put a dead letter's ``job`` back on its shard's job stream (attempts reset, last
+        error kept) and delete the letter, atomically (MULTI). Returns the new entry id,
+        None when the letter was gone (nothing is queued then)."""
+        where = self._dead_key(dead_id)
+        if where is None:
+            return None
+        shard = parse_ref(dead_id)[0]
         fresh = job.model_copy(update={"attempt": 0})
         pipe = self.client.pipeline(transaction=True)
-        pipe.xdel(self.keys.dead, dead_id)
-        pipe.xadd(self.keys.stream, dict(job_fields(fresh)))  # type: ignore[arg-type]  # redis-py stubs: invariant dict
+        pipe.xdel(where[0], where[1])
+        pipe.xadd(self.keys.stream(shard), dict(job_fields(fresh)))  # type: ignore[arg-type]  # redis-py stubs: invariant dict
         deleted, entry = await pipe.execute()
         if not deleted:  # raced with another retry or drop: undo the XADD
-            await self.client.xdel(self.keys.stream, entry)
+            await self.client.xdel(self.keys.stream(shard), entry)
             return None
-        return _id(entry)
+        return entry_ref(shard, entry)
 
     async def drop_dead(self, dead_id: str) -> bool:
         """Delete one dead letter; False when there was none."""
-        return bool(await self.client.xdel(self.keys.dead, dead_id))
+        where = self._dead_key(dead_id)
+        return bool(where and await self.client.xdel(where[0], where[1]))
 
     async def consumers(self) -> list[dict[str, Any]]:
-        """The consumer group's consumers (``XINFO CONSUMERS``): ``name``, ``pending``
-        (delivered, not acked) and ``idle_ms`` (since its last read attempt), workers of
-        ``memgate serve`` and ``memgate worker`` processes alike; [] before the group exists."""
-        try:
-            rows: Any = await self.client.xinfo_consumers(self.keys.stream, self.group)
-        except redis.exceptions.ResponseError:
-            return []
-        return [{"name": _id(r["name"]), "pending": int(r["pending"]), "idle_ms": int(r["idle"])} for r in rows]
+        """The consumer group's consumers over every shard (``XINFO CONSUMERS``): ``name``,
+        ``pending`` (delivered, not acked; summed over shards) and ``idle_ms`` (since its
+        last read attempt on any shard), workers of ``memgate serve`` and ``memgate worker``
+        processes alike; [] before the group exists."""
+        merged: dict[str, dict[str, Any]] = {}
+        for shard in self.shards:
+            try:
+                rows: Any = await self.client.xinfo_consumers(self.keys.stream(shard), self.group)
+            except redis.exceptions.ResponseError:
+                continue
+            for r in rows:
+                name = _id(r["name"])
+                seen = merged.setdefault(name, {"name": name, "pending": 0, "idle_ms": int(r["idle"])})
+                seen["pending"] += int(r["pending"])
+                seen["idle_ms"] = min(seen["idle_ms"], int(r["idle"]))
+        return list(merged.values())
 
     async def stats(self, now_ms: int | None = None) -> QueueStats:
-        """See :class:`QueueStats`; one pipelined round trip."""
+        """See :class:`QueueStats` (sums over shards; lag: the oldest entry of any shard);
+        one pipelined round trip plus one XPENDING per shard."""
         now = int(time.time() * 1000) if now_ms is None else now_ms
         pipe = self.client.pipeline(transaction=False)
-        pipe.xlen(self.keys.stream)
-        pipe.xrange(self.keys.stream, count=1)
-        pipe.zcard(self.keys.retry)
-        pipe.xlen(self.keys.dead)
-        length, first, retrying, dead = await pipe.execute()
-        try:
-            pending = (await self.client.xpending(self.keys.stream, self.group))["pending"]
-        except redis.exceptions.ResponseError:
-            pending = 0
-        lag = max(0.0, (now - entry_ms(_id(first[0][0]))) / 1000.0) if first else 0.0
-        return QueueStats(int(length), int(pending), int(retrying), int(dead), lag)
+        for shard in self.shards:
+            pipe.xlen(self.keys.stream(shard))
+            pipe.xrange(self.keys.stream(shard), count=1)
+            pipe.zcard(self.keys.retry(shard))
+            pipe.xlen(self.keys.dead(shard))
+        replies = await pipe.execute()
+        length = retrying = dead = pending = 0
+        oldest: int | None = None
+        for shard in self.shards:
+            n, first, parked, letters = replies[4 * shard:4 * shard + 4]
+            length, retrying, dead = length + int(n), retrying + int(parked), dead + int(letters)
+            if first:
+                ms = entry_ms(_id(first[0][0]))
+                oldest = ms if oldest is None else min(oldest, ms)
+            try:
+                pending += int((await self.client.xpending(self.keys.stream(shard), self.group))["pending"])
+            except redis.exceptions.ResponseError:
+                pass
+        lag = max(0.0, (now - oldest) / 1000.0) if oldest is not None else 0.0
+        return QueueStats(length, pending, retrying, dead, lag)
 
     async def drained(self) -> bool:
         """Nothing waiting, in flight or parked for retry."""

@@ -22,7 +22,8 @@ log = logging.getLogger("memgate.memorize")
 
 
 def queue_for(config: MemorizeConfig, redis: Any) -> JobQueue:
-    return JobQueue(redis, QueueKeys(config.queue.key_prefix), config.queue.group)
+    """The job queue of ``config`` (its key prefix, ``queue.shards`` and group) on ``redis``."""
+    return JobQueue(redis, QueueKeys(config.queue.key_prefix, config.queue.shards), config.queue.group)
 
 
 @contextlib.asynccontextmanager

@@ -33,6 +33,7 @@ from gateway.memorization.config import MemorizeConfig
 from gateway.memorization.forget import forget_queue_state
 from gateway.memorization.ingest import IngestResult, NewConversation, conversation_job
 from gateway.memorization.processor import JobProcessor
+from gateway.memorization.queue import ClaimedNotQueued
 from gateway.memorization.runtime import queue_for, run_workers
 from gateway.model_client import ModelClient, ModelOutputError
 from gateway.speakers import attribute, speaker_user_id
@@ -41,18 +42,23 @@ __all__ = ["Memorization", "MemorizeConfig"]
 
 log = logging.getLogger("memgate.memorize")
 
-#: What a failed enqueue raises when Redis cannot take the job now (retryable).
-RETRYABLE = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, MemoryUnavailable, OSError, TimeoutError)
+#: What a failed enqueue raises when Redis cannot take the job now (retryable); on Redis
+#: Cluster also CLUSTERDOWN / TRYAGAIN while a failover runs (``ClusterError``).
+RETRYABLE = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, MemoryUnavailable, OSError, TimeoutError,
+             redis.exceptions.ClusterError)
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Pending:
-    """A captured job waiting for Redis."""
+    """A captured job waiting for Redis. ``claimed``: ``(shard, job fields)`` once its turns
+    were claimed but not queued (:class:`~gateway.memorization.queue.ClaimedNotQueued`):
+    a retry then only XADDs."""
 
     header_json: str
     user_id: str
     friend_id: str
     turns: tuple[tuple[str, str], ...]
+    claimed: tuple[int, dict[str, str]] | None = None
 
 
 def _tenants(
@@ -149,10 +155,16 @@ class Memorization:
             return "buffered"
 
     async def _push(self, pending: _Pending) -> str | None:
-        return await self.queue.enqueue(
-            pending.header_json, pending.user_id, pending.friend_id, list(pending.turns),
-            self.config.queue.seen_ttl_s,
-        )
+        if pending.claimed is not None:
+            return await self.queue.append(*pending.claimed)
+        try:
+            return await self.queue.enqueue(
+                pending.header_json, pending.user_id, pending.friend_id, list(pending.turns),
+                self.config.queue.seen_ttl_s,
+            )
+        except ClaimedNotQueued as exc:
+            pending.claimed = (exc.shard, exc.fields)  # the buffer's retry only XADDs
+            raise exc.__cause__ or exc from None
 
     def _hold(self, pending: _Pending) -> None:
         limit = self.config.queue.buffer_max_jobs

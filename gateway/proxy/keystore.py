@@ -132,10 +132,12 @@ class RedisKeyStore:
             "revoked_at": "",
         }
         try:
-            async with self._redis.pipeline(transaction=True) as pipe:
-                pipe.hset(self._record_key(digest), mapping=fields)  # type: ignore[arg-type]  # str values
-                pipe.hset(self._ids_key, key_id, digest)
-                await pipe.execute()
+            # two writes, the id index first: the record and the index are in different
+            # hash slots on Redis Cluster (no MULTI across slots). A create that fails in
+            # between leaves an id without a record, which list() skips and no lookup
+            # finds (the key was never handed out).
+            await self._redis.hset(self._ids_key, key_id, digest)
+            await self._redis.hset(self._record_key(digest), mapping=fields)  # type: ignore[arg-type]  # str values
         except RedisError as exc:
             raise KeyStoreUnavailable(f"key store unreachable: {exc}") from None
         return key, _stored(digest, {k: str(v) for k, v in fields.items()})

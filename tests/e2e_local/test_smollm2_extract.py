@@ -116,7 +116,7 @@ async def test_smollm2_forms_memories_in_extract_mode(start_gateway, redis_url, 
     assert response.status_code == 200, response.text
     queue = queue_for(config, env.redis)
     for _ in range(500):  # the job is enqueued after the reply (completion phase)
-        if (await env.redis.xinfo_stream(queue.keys.stream)).get("entries-added", 0):
+        if (await env.redis.xinfo_stream(queue.keys.stream(0))).get("entries-added", 0):
             break
         await asyncio.sleep(0.02)
     started = time.monotonic()

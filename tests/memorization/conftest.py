@@ -1,6 +1,10 @@
 """Memorization fixtures: a fresh queue prefix per test, a store on the session's real
 Redis (the gateway's key prefix when a gateway is started), the upstream double playing
-the memory model, and workers run on the test's event loop."""
+the memory model, and workers run on the test's event loop.
+
+A module with ``REDIS_MODES = ["single", "cluster"]`` (tests/conftest.py) runs its tests
+on the single node and on the local Redis Cluster: ``env.redis`` is then the cluster
+client of :func:`gateway.memory.factory.redis_client` and the queue has 3 shards."""
 
 from __future__ import annotations
 
@@ -16,7 +20,7 @@ import redis.asyncio as aredis
 from gateway.memorization.config import MemorizeConfig
 from gateway.memorization.runtime import queue_for, run_workers, wait_drained
 from gateway.memory.config import MemoryConfig
-from gateway.memory.factory import open_store
+from gateway.memory.factory import open_store, redis_client
 from gateway.model_client import ModelClient, ModelConfig
 from plugins.memorize import MemorizePlugin
 from tests.memorization.memory_model import MemoryModel
@@ -25,9 +29,11 @@ REGISTRY = {"memorize": MemorizePlugin}
 
 
 def memorize_config(mode: str = "extract", **fields: Any) -> MemorizeConfig:
+    """A fresh queue prefix, 3 queue shards (the sharded path on one node too) and quick
+    worker timings; ``fields`` override sections."""
     base: dict[str, Any] = {
         "mode": mode,
-        "queue": {"key_prefix": "q" + uuid.uuid4().hex[:10]},
+        "queue": {"key_prefix": "q" + uuid.uuid4().hex[:10], "shards": 3},
         "worker": {"block_ms": 50, "claim_every_s": 0.05, "backoff_base_s": 0.01, "backoff_max_s": 0.05},
     }
     for key, value in fields.items():
@@ -35,17 +41,23 @@ def memorize_config(mode: str = "extract", **fields: Any) -> MemorizeConfig:
     return MemorizeConfig.model_validate(base)
 
 
+def user_stream(queue: Any, user_id: str = "alice") -> str:
+    """The job stream of ``user_id``'s queue shard."""
+    return queue.keys.stream(queue.keys.shard_of(user_id))
+
+
 @dataclass
 class Env:
     redis: aredis.Redis
     redis_url: str
+    cluster: bool
     shared_model: Any
     upstream: Any
     model_double: MemoryModel
     stores: list
 
     async def store(self, key_prefix: str) -> Any:
-        cm = open_store(self.redis, MemoryConfig(redis_url=self.redis_url, key_prefix=key_prefix),
+        cm = open_store(self.redis, MemoryConfig(redis_url=self.redis_url, cluster=self.cluster, key_prefix=key_prefix),
                         embedder=self.shared_model.for_gateway())
         store = await cm.__aenter__()
         self.stores.append(cm)
@@ -76,12 +88,13 @@ class Env:
 
 
 @pytest.fixture
-async def env(redis_url: str, shared_model: Any, upstream: Any) -> AsyncIterator[Env]:
+async def env(mode_redis: tuple[str, bool], shared_model: Any, upstream: Any) -> AsyncIterator[Env]:
     await asyncio.to_thread(shared_model.get)  # loads once, off this loop (it uses asyncio.run)
-    client = aredis.Redis.from_url(redis_url)
+    redis_url, cluster = mode_redis
+    client = redis_client(redis_url, MemoryConfig(redis_url=redis_url, cluster=True)) if cluster else aredis.Redis.from_url(redis_url)
     model = MemoryModel()
     upstream.default = model
-    e = Env(client, redis_url, shared_model, upstream, model, [])
+    e = Env(client, redis_url, cluster, shared_model, upstream, model, [])
     try:
         yield e
     finally:

@@ -10,7 +10,7 @@ import httpx
 
 from gateway.memorization.runtime import queue_for
 from gateway.memory.records import Tenant
-from tests.memorization.conftest import REGISTRY, memorize_config
+from tests.memorization.conftest import REGISTRY, memorize_config, user_stream
 from tests.memorization.memory_model import fact
 from tests.support.gateway import ALICE_KEY
 from tests.support.upstream_double import SSEReply
@@ -134,10 +134,10 @@ async def test_the_job_is_enqueued_after_the_reply_and_a_cancelled_stream_is_par
                                  headers={"authorization": f"Bearer {ALICE_KEY}"}) as response:
             chunks = response.aiter_bytes()
             await chunks.__anext__()
-            assert await env.redis.xlen(queue.keys.stream) == 0  # nothing while the reply streams
+            assert await env.redis.xlen(user_stream(queue)) == 0  # nothing while the reply streams
     await settle(gw, 1)
-    assert await env.redis.xlen(queue.keys.stream) == 1  # enqueued by the completion hook
-    entries = await env.redis.xrange(queue.keys.stream)
+    assert await env.redis.xlen(user_stream(queue)) == 1  # enqueued by the completion hook
+    entries = await env.redis.xrange(user_stream(queue))
     header = json.loads(entries[0][1][b"h"])
     assert header["partial"] is True and header["user_id"] == "alice" and header["friend_id"] == "tutor"
 
@@ -145,7 +145,7 @@ async def test_the_job_is_enqueued_after_the_reply_and_a_cancelled_stream_is_par
 async def test_memorize_off_header_skips_the_call(start_gateway, env):
     config = memorize_config("verbatim", worker={"in_serve": 0})  # a job would stay queued
     gw = start(start_gateway, config)
-    stream = queue_for(config, env.redis).keys.stream
+    stream = user_stream(queue_for(config, env.redis))
     await chat(gw, [{"role": "user", "content": "secret diary"}], headers={"x-memgate-memorize": "off"})
     await settle(gw, 1)
     assert await env.redis.xlen(stream) == 0

@@ -10,14 +10,16 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from gateway.memorization.queue import parse_ref
 from gateway.memorization.runtime import queue_for
 from gateway.memory.records import Tenant
-from tests.memorization.conftest import memorize_config
+from tests.memorization.conftest import memorize_config, user_stream
 from tests.memorization.memory_model import fact
 from tests.memorization.test_workers import enqueue
 from tests.support.upstream_double import HangReply
 
 ALICE = Tenant("alice", "tutor")
+REDIS_MODES = ["single", "cluster"]  # every test once on one node, once on the local cluster
 
 
 async def fresh_store(env: Any) -> Any:
@@ -63,8 +65,9 @@ async def test_a_job_that_keeps_killing_its_worker_is_dead_lettered_on_reclaim_n
     entry = await enqueue(env, config, "A message that wedges every worker that takes it.")
     # three workers took it and died (or the gateway was restarted three times)
     assert len(await queue.read("dead-1", 10, None)) == 1
-    await env.redis.xclaim(queue.keys.stream, queue.group, "dead-2", 0, [entry])
-    await env.redis.xclaim(queue.keys.stream, queue.group, "dead-3", 0, [entry])
+    _shard, entry_id = parse_ref(entry)
+    await env.redis.xclaim(user_stream(queue), queue.group, "dead-2", 0, [entry_id])
+    await env.redis.xclaim(user_stream(queue), queue.group, "dead-3", 0, [entry_id])
     await env.drain(config, store)
     dead = await queue.dead_letters()
     assert len(dead) == 1 and "delivered 4 times without an ack (max_deliveries=3" in dead[0][1]["error"]

@@ -11,7 +11,7 @@ import openai
 
 from gateway.memorization.runtime import queue_for
 from gateway.memory.records import Tenant
-from tests.memorization.conftest import memorize_config
+from tests.memorization.conftest import memorize_config, user_stream
 from tests.memorization.test_memorize_end_to_end import settle, start
 from tests.support.gateway import ALICE_KEY
 from tests.support.upstream_double import JSONReply, SSEReply, fixture, fixture_json
@@ -21,7 +21,7 @@ ALICE = Tenant("alice", "tutor")
 
 async def jobs(env: Any, config: Any) -> list[list[tuple[str, str]]]:
     """Each queued job's turns as ``(role, text)``."""
-    entries = await env.redis.xrange(queue_for(config, env.redis).keys.stream)
+    entries = await env.redis.xrange(user_stream(queue_for(config, env.redis)))
     return [[(t["role"], t["text"]) for t in json.loads(fields[b"t"])] for _, fields in entries]
 
 

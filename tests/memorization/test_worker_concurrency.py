@@ -19,6 +19,7 @@ from tests.memorization.conftest import memorize_config
 #: How long a write waits for the others it expects to overlap with (a deadline, not a
 #: delay: with concurrent jobs the wait ends as soon as they arrive).
 OVERLAP_DEADLINE_S = 3.0
+REDIS_MODES = ["single", "cluster"]  # every test once on one node, once on the local cluster
 
 
 def job(user_id: str, conversation_id: str, text: str) -> Job:

@@ -23,12 +23,13 @@ from gateway.sdk import CallContext, Services
 from gateway.proxy.principal import Principal
 from gateway.telemetry import Telemetry
 from plugins.memorize import MemorizePlugin
-from tests.memorization.conftest import memorize_config
+from tests.memorization.conftest import memorize_config, user_stream
 from tests.memorization.memory_model import fact
 from tests.support.upstream_double import completion
 
 ALICE = Tenant("alice", "tutor")
 TRACEPARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+REDIS_MODES = ["single", "cluster"]  # every test once on one node, once on the local cluster
 
 
 async def enqueue(env: Any, config: Any, *user_texts: str, reply: str = "Noted.", settings: Any = None) -> str | None:
@@ -71,7 +72,7 @@ async def test_a_verbatim_job_is_stored_without_tracking_its_conversation(env):
     store = await fresh_store(env)
     queue = queue_for(config, env.redis)
     await enqueue(env, config, "I keep bees on the roof.")
-    (_entry, fields), = await env.redis.xrange(queue.keys.stream)
+    (_entry, fields), = await env.redis.xrange(user_stream(queue))
     job = job_from_fields(fields)
     assert await JobProcessor(config, store, queue).process(job) == "done"
     assert [r.text for r in (await store.list(ALICE)).items] == ["I keep bees on the roof."]
@@ -83,7 +84,7 @@ async def test_skipped_small_talk_is_counted_not_silently_dropped(env):
     store = await fresh_store(env)
     queue = queue_for(config, env.redis)
     await enqueue(env, config, "thanks!", "I keep bees on the roof.", "ok bye")
-    (_entry, fields), = await env.redis.xrange(queue.keys.stream)
+    (_entry, fields), = await env.redis.xrange(user_stream(queue))
     telemetry = Telemetry(TelemetryConfig())
     processor = JobProcessor(config, store, queue, telemetry=telemetry)
     assert await processor.process(job_from_fields(fields)) == "done"
@@ -97,7 +98,7 @@ async def test_replaying_a_half_applied_job_writes_the_same_records(env):
     queue = queue_for(config, env.redis)
     env.model_double.on("memorize_extraction", {"facts": [fact("The user has two cats"), fact("The user works as a nurse")]})
     await enqueue(env, config, "I have two cats and I work as a nurse.")
-    (entry_id, fields), = [(i.decode(), f) for i, f in await env.redis.xrange(queue.keys.stream)]
+    (entry_id, fields), = [(i.decode(), f) for i, f in await env.redis.xrange(user_stream(queue))]
     job = job_from_fields(fields)
     client = env.model_client()
     processor = JobProcessor(config, store, queue, client)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import redis.asyncio as aredis
@@ -43,9 +44,10 @@ class CachedEmbedder:
             return await self.inner.embed_many(texts)
         keys = [self._key(t) for t in texts]
         with redis_boundary():
-            cached = await (self._client.mget_nonatomic(keys) if self._cluster else self._client.mget(keys))  # type: ignore[attr-defined]
+            cached: Any = await (self._client.mget_nonatomic(keys) if self._cluster  # type: ignore[attr-defined]  # RedisCluster's
+                                 else self._client.mget(keys))
         out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
-        missing = [i for i, blob in enumerate(cached) if not self._fill(out, i, blob)]  # type: ignore[arg-type]  # bytes replies
+        missing = [i for i, blob in enumerate(cached) if not self._fill(out, i, blob)]
         if missing:
             fresh = await self.inner.embed_many([texts[i] for i in missing])
             out[missing] = fresh

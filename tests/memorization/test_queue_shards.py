@@ -1,0 +1,172 @@
+"""The sharded job queue (issue 15 item 1): users map to shards for good, workers read
+every shard fairly, each shard keeps retry and dead letters of its own, and the
+two-step enqueue (claim on the user's slot, XADD on the shard's) never loses a turn to a
+failed XADD. Every test runs on one node and on the local Redis Cluster."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+import redis
+import redis.asyncio as aredis
+
+from gateway.memorization.jobs import Job, Turn
+from gateway.memorization.keys import QueueKeys
+from gateway.memorization.queue import ClaimedNotQueued, parse_ref
+from gateway.memorization.runtime import queue_for
+from gateway.memorization.service import Memorization, _Pending
+from gateway.memory.factory import is_cluster
+from gateway.memory.records import Tenant
+from tests.memorization.conftest import memorize_config
+
+REDIS_MODES = ["single", "cluster"]  # every test once on one node, once on the local cluster
+
+
+def job(user_id: str, text: str) -> Job:
+    now = datetime.now(UTC)
+    turn = Turn(role="user", text=text, hash=uuid.uuid4().hex, at=now, index=0)
+    return Job(job_id=uuid.uuid4().hex, user_id=user_id, friend_id="tutor", enqueued_at=now, turns=(turn,))
+
+
+def users_by_shard(keys: QueueKeys, per_shard: int) -> dict[int, list[str]]:
+    """``per_shard`` user ids for every shard of ``keys``."""
+    found: dict[int, list[str]] = {s: [] for s in range(keys.shards)}
+    i = 0
+    while min(len(v) for v in found.values()) < per_shard:
+        user = f"user-{i}"
+        if len(found[keys.shard_of(user)]) < per_shard:
+            found[keys.shard_of(user)].append(user)
+        i += 1
+    return found
+
+
+def test_a_user_always_maps_to_one_shard_and_users_spread_over_all_shards():
+    keys = QueueKeys("mgq", 4)
+    users = [f"u{i}" for i in range(400)] + ["猫", "a|b", "{x}"]
+    assert [keys.shard_of(u) for u in users] == [QueueKeys("mgq", 4).shard_of(u) for u in users]
+    counts = [sum(1 for u in users if keys.shard_of(u) == s) for s in range(4)]
+    assert all(c > 60 for c in counts), counts
+    assert QueueKeys("mgq", 1).shard_of("anyone") == 0
+
+
+def test_shard_keys_have_one_hash_tag_each_spread_over_the_slot_range():
+    from redis.crc import key_slot
+
+    keys = QueueKeys("mgq", 3)
+    slots = [key_slot(keys.stream(s).encode()) for s in range(3)]
+    assert [key_slot(keys.retry(s).encode()) for s in range(3)] == slots == [key_slot(keys.dead(s).encode()) for s in range(3)]
+    assert [slot * 3 // 16384 for slot in slots] == [0, 1, 2]  # one per third of the slots: one per primary of 3
+    assert not keys.stream(0).startswith(keys.user_base("mgq#0.0"))  # a user named like a tag is escaped
+
+
+async def test_workers_drain_every_shard_and_each_user_stays_on_its_shard(env):
+    config = memorize_config("verbatim", queue={"shards": 3})
+    store = await env.store("t" + uuid.uuid4().hex[:12])
+    queue = queue_for(config, env.redis)
+    await queue.ensure_group()
+    users = [u for group in users_by_shard(queue.keys, 2).values() for u in group]
+    for user in users:
+        for n in range(2):
+            await queue.push(job(user, f"{user} plays instrument number {n}"))
+    for shard in range(3):
+        entries: Any = await env.redis.xrange(queue.keys.stream(shard))
+        owners = {Job.model_validate_json(f[b"j"]).user_id for _i, f in entries}
+        assert owners == {u for u in users if queue.keys.shard_of(u) == shard} and len(entries) == 4
+    await env.drain(config, store, n=2)
+    for user in users:
+        texts = sorted(r.text for r in (await store.list(Tenant(user, "tutor"))).items)
+        assert texts == [f"{user} plays instrument number 0", f"{user} plays instrument number 1"]
+    assert await queue.stats() == type(await queue.stats())(0, 0, 0, 0, 0.0)
+
+
+async def test_a_read_takes_from_every_shard_so_a_busy_shard_starves_none(env):
+    config = memorize_config("verbatim", queue={"shards": 3})
+    queue = queue_for(config, env.redis)
+    await queue.ensure_group()
+    by_shard = users_by_shard(queue.keys, 1)
+    busy, quiet = by_shard[0][0], by_shard[2][0]
+    for n in range(40):
+        await queue.push(job(busy, f"busy {n}"))
+    await queue.push(job(quiet, "quiet one"))
+    seen: set[int] = set()
+    for _ in range(3):  # every read starts one shard further: shard 2 is reached within 3 reads of 10
+        seen |= {parse_ref(ref)[0] for ref, _f in await queue.read("w", 10, None)}
+    assert 2 in seen
+
+
+async def test_retries_and_dead_letters_stay_on_their_shard_and_list_across_shards(env):
+    config = memorize_config("verbatim", queue={"shards": 3})
+    queue = queue_for(config, env.redis)
+    await queue.ensure_group()
+    by_shard = users_by_shard(queue.keys, 1)
+    for shard in (1, 2):
+        await queue.push(job(by_shard[shard][0], f"fails on shard {shard}"))
+    taken = await queue.read("w", 10, None)
+    assert sorted(parse_ref(ref)[0] for ref, _f in taken) == [1, 2]
+    (ref1, fields1), (ref2, _fields2) = sorted(taken, key=lambda e: parse_ref(e[0])[0])
+    await queue.retry(ref1, Job.model_validate_json(fields1[b"j"]), not_before_ms=0)
+    await queue.dead_letter(ref2, "{}", "boom on shard 2")
+    assert await env.redis.zcard(queue.keys.retry(1)) == 1 and await env.redis.xlen(queue.keys.dead(2)) == 1
+    assert await queue.promote_due() == 1 and await env.redis.xlen(queue.keys.stream(1)) == 1
+    (dead_id, letter), = await queue.dead_letters()
+    assert parse_ref(dead_id)[0] == 2 and dead_id.endswith("@2") and letter["error"] == "boom on shard 2"
+    assert await queue.read_dead_letter(dead_id) == letter
+    assert await queue.read_dead_letter(parse_ref(dead_id)[1]) is None  # the same id on shard 0: none
+    requeued = await queue.requeue_dead(dead_id, job(by_shard[2][0], "again"))
+    assert requeued is not None and parse_ref(requeued)[0] == 2
+    assert await queue.drop_dead(dead_id) is False and await queue.dead_letters() == []
+
+
+async def test_a_failed_xadd_releases_the_claim_so_the_retry_is_not_deduplicated_away(env):
+    config = memorize_config("verbatim", queue={"shards": 3})
+    queue = queue_for(config, env.redis)
+    turns = [("hash-1", '{"role":"user","text":"I keep bees","hash":"hash-1","index":0,"at":"2026-01-01T00:00:00Z"}')]
+    stream = queue.keys.stream(queue.keys.shard_of("alice"))
+    await env.redis.set(stream, "not a stream")  # XADD answers WRONGTYPE; the claim script works
+    with pytest.raises(redis.exceptions.ResponseError, match="WRONGTYPE"):
+        await queue.enqueue("{}", "alice", "tutor", turns, 600)
+    assert not await env.redis.sismember(queue.keys.seen("alice", "tutor"), "hash-1")
+    await env.redis.delete(stream)
+    entry = await queue.enqueue("{}", "alice", "tutor", turns, 600)
+    assert entry is not None and parse_ref(entry)[0] == queue.keys.shard_of("alice")
+    assert await queue.enqueue("{}", "alice", "tutor", turns, 600) is None  # now it is deduplicated
+
+
+@pytest.mark.parametrize("redis_mode", ["single"])  # ACL users of one node (a cluster needs them on every node)
+async def test_when_neither_xadd_nor_the_release_works_the_buffer_retries_only_the_xadd(env, redis_url):
+    """An ACL user that may claim (EVALSHA: the script's own SADD) but neither XADD nor
+    SREM: the enqueue raises ClaimedNotQueued with the job; the service keeps it and, once
+    XADD is allowed, its retry appends that job (a second claim would find the turns seen
+    and queue nothing: the turns would be lost)."""
+    config = memorize_config("verbatim", queue={"shards": 3})
+    admin = env.redis
+    name, password = "u" + uuid.uuid4().hex[:8], uuid.uuid4().hex
+    await admin.execute_command("ACL", "SETUSER", name, "on", f">{password}", "~*", "+@all", "-xadd", "-srem")
+    limited = aredis.Redis.from_url(redis_url, username=name, password=password)
+    try:
+        service = Memorization(config, limited, None, None, None)
+        turns = (("hash-2", '{"role":"user","text":"I keep bees","hash":"hash-2","index":0,"at":"2026-01-01T00:00:00Z"}'),)
+        pending = _Pending('{"job_id":"j","user_id":"alice","friend_id":"tutor","enqueued_at":"2026-01-01T00:00:00Z"}',
+                           "alice", "tutor", turns)
+        with pytest.raises(ClaimedNotQueued):
+            await service.queue.enqueue(pending.header_json, "alice", "tutor", list(turns), 600)
+        await admin.srem(service.queue.keys.seen("alice", "tutor"), "hash-2")
+        with pytest.raises(redis.exceptions.NoPermissionError):
+            await service._push(pending)
+        assert pending.claimed is not None and await admin.sismember(service.queue.keys.seen("alice", "tutor"), "hash-2")
+        await admin.execute_command("ACL", "SETUSER", name, "+xadd")
+        entry = await service._push(pending)
+        assert entry is not None
+        shard, entry_id = parse_ref(entry)
+        (found_id, fields), = await admin.xrange(service.queue.keys.stream(shard))
+        assert found_id.decode() == entry_id and b"I keep bees" in fields[b"t"]
+    finally:
+        await limited.aclose()
+        await admin.execute_command("ACL", "DELUSER", name)
+
+
+async def test_the_cluster_client_is_used_in_cluster_mode(env, redis_mode):
+    assert is_cluster(env.redis) == (redis_mode == "cluster")
