@@ -173,7 +173,7 @@ def run_failover(*, seconds: float = 20.0, concurrency: int = 8, users: int = 24
             plugins=[
                 {"name": "auto_recall", "config": {"timeout_ms": 800.0, "breaker": breaker}},
                 {"name": "hybrid_injection", "config": {"timeout_ms": 800.0, "breaker": breaker}},
-                {"name": "memorize", "config": {"mode": "verbatim", "worker": {
+                {"name": "memorize", "config": {"mode": "verbatim", "queue": {"shards": 2 * primaries}, "worker": {
                     "in_serve": workers, "block_ms": 50, "claim_min_idle_ms": 2000, "claim_every_s": 0.5}}},
             ],
         )

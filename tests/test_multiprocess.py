@@ -26,13 +26,19 @@ import httpx
 import openai
 import pytest
 
-from tests.support.gateway import ADMIN_KEY, ALICE_KEY, BOB_KEY, GENEROUS_MS
+from gateway.memorization.keys import QueueKeys
+from tests.support.gateway import ADMIN_KEY, ALICE_KEY, BOB_KEY, GENEROUS_MS, SERVICE_KEY
 from tests.support.processes import MemgateProcess, free_port, poll, stopped, write_config
 
 #: the only reason to skip: no /proc, SIGSTOP or spawned uvicorn processes to inspect
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs Linux (/proc, SIGSTOP)")
 
 KEY_TTL_S = 1.0
+#: queue shards on the cluster (one on the single node)
+SHARDS = 6
+#: a worker waits this long for a job in one XREADGROUP: long, so a worker frozen while
+#: it waits is still waiting (and is handed the next job of its shard) when turns arrive
+BLOCK_MS = 3_000  # under memory.socket_timeout_s (5 s): a longer BLOCK times the read out
 #: a job delivered to a worker and not acked for this long is taken over (XAUTOCLAIM)
 CLAIM_MIN_IDLE_MS = 1000
 STARTUP_S = 180.0  # four interpreters importing the gateway on two busy cores
@@ -56,10 +62,13 @@ class Deployment:
         with httpx.Client(base_url=self.url, timeout=60, headers={"authorization": f"Bearer {key}"}) as client:
             return client.request(method, path, **kwargs)
 
-    def chat(self, key: str, text: str) -> Any:
+    def chat(self, key: str, text: str, user: str | None = None) -> Any:
+        """One chat turn; ``user``: the end user a service key names (``X-Memgate-User``)."""
+        headers = {"x-memgate-user": user} if user else None
         with openai.OpenAI(base_url=self.url + "/v1", api_key=key, max_retries=0,
                            http_client=httpx.Client(timeout=60)) as client:
-            return client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": text}])
+            return client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": text}],
+                                                  extra_headers=headers)
 
     def queue(self) -> dict[str, Any]:
         reply = self.admin("GET", "/v1/admin/queue")
@@ -86,6 +95,7 @@ def settings(upstream_url: str, port: int, data_dir: Path, cluster_url: str | No
             {"key": ALICE_KEY, "user_id": "alice", "friend_id": "tutor", "key_id": "alice"},
             {"key": BOB_KEY, "user_id": "bob", "friend_id": "tutor", "key_id": "bob"},
             {"key": ADMIN_KEY, "user_id": "ops", "admin": True, "key_id": "ops"},
+            {"key": SERVICE_KEY, "user_id": "backend", "service": True, "key_id": "svc"},
         ],
         "auth": {"cache_ttl_s": KEY_TTL_S},
         "memory": memory,
@@ -94,8 +104,8 @@ def settings(upstream_url: str, port: int, data_dir: Path, cluster_url: str | No
             {"name": "auto_recall", "config": {"limit": 5, "threshold": 0.2, "high_relevance_threshold": 0.45,
                                                "timeout_ms": GENEROUS_MS}},
             {"name": "hybrid_injection", "config": {"placement": "separate", "timeout_ms": GENEROUS_MS}},
-            {"name": "memorize", "config": {"mode": "verbatim", "worker": {
-                "in_serve": 0, "block_ms": 100, "claim_min_idle_ms": CLAIM_MIN_IDLE_MS, "claim_every_s": 0.2}}},
+            {"name": "memorize", "config": {"mode": "verbatim", "queue": {"shards": SHARDS if cluster_url else 1}, "worker": {
+                "in_serve": 0, "block_ms": BLOCK_MS, "claim_min_idle_ms": CLAIM_MIN_IDLE_MS, "claim_every_s": 0.2}}},
         ],
     }
 
@@ -210,34 +220,45 @@ def turns(count: int) -> list[str]:
             for i in range(count)]
 
 
-def test_no_turn_is_lost_or_duplicated_when_a_worker_process_is_killed(deployment: Deployment):
-    texts = turns(30)
-    victim, survivor = deployment.workers
-    accepted: list[str] = []
+def shard_users() -> list[str]:
+    """One end user per queue shard (a user's jobs always go to its shard)."""
+    keys, users = QueueKeys("mgq", SHARDS), {}
+    for i in itertools.count():
+        users.setdefault(keys.shard_of(f"clerk-{i}"), f"clerk-{i}")
+        if len(users) == SHARDS:
+            return [users[s] for s in range(SHARDS)]
+    raise AssertionError("unreachable")
 
-    def send(text: str) -> None:
-        deployment.chat(BOB_KEY, text)
-        accepted.append(text)  # the gateway answered: the turn is accepted
+
+def test_no_turn_is_lost_or_duplicated_when_a_worker_process_is_killed(deployment: Deployment):
+    users = shard_users()  # one per shard: a frozen worker blocked on any shard gets a job
+    texts = turns(12 * len(users))
+    victim, survivor = deployment.workers
+    accepted: list[tuple[str, str]] = []
+    queue = iter(zip(itertools.cycle(users), texts, strict=False))
+
+    def send(item: tuple[str, str]) -> None:
+        user, text = item
+        deployment.chat(SERVICE_KEY, text, user)
+        accepted.append(item)  # the gateway answered: the turn is accepted
 
     with ThreadPoolExecutor(3) as pool:
-        list(pool.map(send, texts[:10]))  # both workers taking jobs
-        rest = iter(texts[10:])
+        list(pool.map(send, itertools.islice(queue, 2 * len(users))))  # both workers taking jobs
         caught = False
         for _attempt in range(5):
-            # frozen while blocked in XREADGROUP, Redis still delivers it jobs (they are
-            # pending) and it cannot settle the ones it holds; it may have been between two
-            # reads, then it gets none: resume it and try again
+            # frozen while it waits in XREADGROUP, Redis still delivers it the next job of
+            # that shard (pending) and it cannot settle the ones it holds; it may have been
+            # between two reads, then it gets none: resume it and try again
             os.kill(victim.pid, signal.SIGSTOP)
-            for text in itertools.islice(rest, 4):
-                send(text)
+            list(pool.map(send, itertools.islice(queue, len(users))))
             caught = holds_a_job(deployment, victim.pid)
             if caught:
                 break
             os.kill(victim.pid, signal.SIGCONT)
-        assert caught, "the frozen worker never held a job"
+        assert caught, f"the frozen worker never held a job: {deployment.queue()}\n{victim.text()[-2000:]}"
         victim.signal(signal.SIGKILL)  # dies with un-acked jobs
         victim.proc.wait(30)
-        list(pool.map(send, list(rest)))
+        list(pool.map(send, list(queue)))
     assert len(accepted) == len(texts)
 
     def settled() -> bool:
@@ -246,10 +267,12 @@ def test_no_turn_is_lost_or_duplicated_when_a_worker_process_is_killed(deploymen
 
     poll(settled, SETTLE_S, "the surviving worker to settle every job (reclaim included)")
     assert deployment.queue()["dead"] == 0
-    listed = deployment.call(BOB_KEY, "GET", "/v1/memories", params={"limit": 500})
-    assert listed.status_code == 200, listed.text
-    stored = [item["text"] for item in listed.json()["items"]]
-    assert sorted(stored) == sorted(accepted)  # every accepted turn once: none lost, none twice
+    for user in users:
+        listed = deployment.call(SERVICE_KEY, "GET", "/v1/memories", params={"limit": 500},
+                                 headers={"x-memgate-user": user})
+        assert listed.status_code == 200, listed.text
+        stored = sorted(item["text"] for item in listed.json()["items"])
+        assert stored == sorted(text for u, text in accepted if u == user)  # every accepted turn once
     assert survivor.alive()
 
 
