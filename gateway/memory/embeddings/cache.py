@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import redis.asyncio as aredis
 
+from gateway.errors import MemoryUnavailable
 from gateway.memory.embeddings.base import Embedder
 from gateway.memory.keys import KeySpace
 from gateway.memory.redis_errors import redis_boundary
@@ -39,23 +40,36 @@ class CachedEmbedder:
         return self._keys.embedding_cache(self.model, self.dimensions, digest)
 
     async def embed_many(self, texts: Sequence[str]) -> np.ndarray:
-        """See :class:`Embedder`. Raises MemoryUnavailable when Redis is down."""
+        """See :class:`Embedder`. Raises MemoryUnavailable when Redis is down; on Redis
+        Cluster the cache is best effort instead: a read or write-back that fails (the
+        cache key's node is down, e.g. during a failover) is skipped and the model embeds."""
         if not texts or self._ttl == 0:
             return await self.inner.embed_many(texts)
         keys = [self._key(t) for t in texts]
-        with redis_boundary():
-            cached: Any = await (self._client.mget_nonatomic(keys) if self._cluster  # type: ignore[attr-defined]  # RedisCluster's
-                                 else self._client.mget(keys))
+        cached: Any = [None] * len(keys)
+        try:
+            with redis_boundary():
+                cached = await (self._client.mget_nonatomic(keys) if self._cluster  # type: ignore[attr-defined]  # RedisCluster's
+                                else self._client.mget(keys))
+        except MemoryUnavailable:
+            if not self._cluster:
+                raise
+            # on a cluster the cache keys live on other nodes than the tenant's data: a
+            # dead shard must not fail every user's query (issue 15 item 4); embed instead
         out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
         missing = [i for i, blob in enumerate(cached) if not self._fill(out, i, blob)]
         if missing:
             fresh = await self.inner.embed_many([texts[i] for i in missing])
             out[missing] = fresh
-            with redis_boundary():
-                pipe = self._client.pipeline(transaction=False)
-                for i, row in zip(missing, fresh, strict=True):
-                    pipe.set(keys[i], row.astype(np.float32).tobytes(), ex=self._ttl)
-                await pipe.execute()
+            try:
+                with redis_boundary():
+                    pipe = self._client.pipeline(transaction=False)
+                    for i, row in zip(missing, fresh, strict=True):
+                        pipe.set(keys[i], row.astype(np.float32).tobytes(), ex=self._ttl)
+                    await pipe.execute()
+            except MemoryUnavailable:
+                if not self._cluster:
+                    raise
         return out
 
     def _fill(self, out: np.ndarray, row: int, blob: bytes | None) -> bool:
