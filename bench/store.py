@@ -11,6 +11,15 @@ Measures, on a real Redis (an embedded redis-server in a temp dir unless ``--red
 
 Targets (issue 3): store query p95 <= 5 ms at 100k memories in a tenant; query embedding
 p50 <= 15 ms. Run from a checkout: ``python -m bench store --sizes 1k,10k,100k``.
+
+``--cluster`` (issue 15): the same sizes on one plain node (the reference), then on a local
+Redis Cluster of 1 and of 3 primaries (no replicas;
+:class:`tests.support.redis_cluster.LocalCluster`, ``memory.cluster: true``),
+the memories spread over ``--tenants`` tenants (default 300, so they spread over the
+slots), written and queried by ``--concurrency`` tasks at once (default 16): insert
+throughput (memories/s), query throughput (queries/s over all tasks) and per-query latency.
+One Python client process drives it, so on a small machine the client, not Redis, may be
+the limit; the figures say what one gateway process gets from 1 vs 3 shards.
 """
 
 from __future__ import annotations
@@ -83,6 +92,74 @@ async def insert(store: TenantMemoryStore, tenants: list[Tenant], total: int, di
     return time.perf_counter() - started
 
 
+async def insert_concurrently(store: TenantMemoryStore, tenants: list[Tenant], total: int, dims: int, rng,
+                              concurrency: int) -> float:
+    """:func:`insert` with the tenants split over ``concurrency`` tasks; seconds taken."""
+    per_tenant, started = total // len(tenants), time.perf_counter()
+
+    async def worker(mine: list[Tenant]) -> None:
+        for tenant in mine:
+            memories = [NewMemory(scope="profile", type="semantic", text=sentence(rng)) for _ in range(per_tenant)]
+            await store.add_embedded(tenant, memories, unit_rows(rng, per_tenant, dims))
+
+    await asyncio.gather(*(worker(tenants[i::concurrency]) for i in range(concurrency)))
+    return time.perf_counter() - started
+
+
+async def query_concurrently(store, tenants, dims, rng, queries: int, hybrid: bool, concurrency: int) -> dict:
+    """``queries`` searches by ``concurrency`` tasks at once: latency percentiles and
+    queries per second over all tasks."""
+    samples: list[float] = []
+
+    async def worker(offset: int) -> None:
+        for i in range(offset, queries, concurrency):
+            tenant, vector = tenants[i % len(tenants)], unit_rows(rng, 1, dims)[0]
+            text = sentence(rng, 4) if hybrid else None
+            started = time.perf_counter()
+            await store.search_by_vector(tenant, vector, top_k=5, query_text=text)
+            samples.append((time.perf_counter() - started) * 1000)
+
+    started = time.perf_counter()
+    await asyncio.gather(*(worker(i) for i in range(concurrency)))
+    return {**percentiles(samples), "per_s": round(queries / (time.perf_counter() - started))}
+
+
+async def bench_cluster(args: Options, rng) -> list[dict]:
+    """Every size on one plain node (``cluster_primaries`` 0: the embedded redis-server,
+    unix socket, the reference), then on local clusters of 1 and 3 primaries (module
+    docstring)."""
+    from tests.support.redis_cluster import LocalCluster
+
+    results = []
+    for primaries in (0, 1, 3):
+        async with AsyncExitStack() as stack:
+            work = Path(tempfile.mkdtemp(prefix="memgate-bench-cluster-"))
+            if primaries:
+                url = stack.enter_context(LocalCluster(work, primaries=primaries, replicas=0)).url
+            else:
+                server = EmbeddedRedis(work, appendonly=False)
+                url = await asyncio.to_thread(server.start)
+                stack.callback(server.stop)
+            config = MemoryConfig(redis_url=url, cluster=bool(primaries), socket_timeout_s=60)
+            client = redis_client(url, config)
+            stack.push_async_callback(client.aclose)
+            for name in args.sizes:
+                total = SIZES[name][0]
+                store_config = config.model_copy(update={"backend": "vectorset", "key_prefix": f"bench{name}", "search_ef": args.ef})
+                tenants = [Tenant(f"user{i}", "friend") for i in range(args.tenants)]
+                async with open_store(client, store_config, embedder=RandomDims(args.dims), check_model=False) as store:
+                    seconds = await insert_concurrently(store, tenants, total, args.dims, rng, args.concurrency)
+                    result = {
+                        "cluster_primaries": primaries, "size": name, "memories": total, "tenants": args.tenants,
+                        "concurrency": args.concurrency, "insert_per_s": round(total / seconds),
+                        "vector_query_ms": await query_concurrently(store, tenants, args.dims, rng, args.queries, False, args.concurrency),
+                        "hybrid_query_ms": await query_concurrently(store, tenants, args.dims, rng, args.queries, True, args.concurrency),
+                    }
+                results.append(result)
+                print(json.dumps(result), flush=True)
+    return results
+
+
 async def query_latency(store, tenants, dims, rng, queries: int, hybrid: bool) -> dict[str, float]:
     samples = []
     for i in range(queries):
@@ -133,6 +210,8 @@ async def bench_embedding(queries: int) -> dict:
 async def run(args: Options) -> list[dict]:
     rng = np.random.default_rng(args.seed)
     results = []
+    if args.cluster:
+        return await bench_cluster(args, rng)
     async with AsyncExitStack() as stack:
         url = args.redis_url
         if url is None:
@@ -175,6 +254,9 @@ class Options:
     ef: int = MemoryConfig().search_ef
     seed: int = 1
     keep: bool = False
+    cluster: bool = False
+    tenants: int = 300
+    concurrency: int = 16
 
 
 def _sizes(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, ...]:
@@ -194,6 +276,9 @@ def _sizes(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str,
 @click.option("--ef", type=int, default=MemoryConfig().search_ef, show_default=True, help="VSIM EF (memory.search_ef).")
 @click.option("--seed", type=int, default=1, show_default=True)
 @click.option("--keep", is_flag=True, help="Keep the inserted data.")
+@click.option("--cluster", is_flag=True, help="On one plain node, then local Redis Clusters of 1 and 3 primaries (module docstring).")
+@click.option("--tenants", type=int, default=300, show_default=True, help="--cluster: tenants the memories spread over.")
+@click.option("--concurrency", type=int, default=16, show_default=True, help="--cluster: concurrent writers / searchers.")
 def command(**settings: object) -> None:
     """Memory store query latency, bytes per memory, query embedding latency; one JSON
     line per measurement."""

@@ -14,8 +14,9 @@ Capabilities (:mod:`gateway.sdk`):
 - :class:`~gateway.sdk.Forgetter`: a forgotten user's queued jobs become stale (under this
   configuration's own ``queue.key_prefix``).
 
-Request-path cost: hashing the candidate turns plus one Redis round trip (the enqueue
-script: dedupe check + XADD, :mod:`gateway.memorization.queue`). Everything else (redaction,
+Request-path cost: hashing the candidate turns plus two Redis round trips when a turn is
+new (the claim script's dedupe check, then the XADD to the user's queue shard,
+:mod:`gateway.memorization.queue`), one when none is. Everything else (redaction,
 the memory model, embedding, the store) happens in workers
 (:mod:`gateway.memorization.worker`). Off for a call: per key with
 ``clients[].plugins.memorize.enabled: false``, or per request with the header

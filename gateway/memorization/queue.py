@@ -47,6 +47,7 @@ deleted) or parked for retry. Dead letters are written redacted.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -55,8 +56,10 @@ from typing import Any
 import redis.asyncio as aredis
 import redis.exceptions
 
-from gateway.memorization.jobs import Job, job_fields
+from gateway.memorization.jobs import Job, job_fields, job_from_fields
 from gateway.memorization.keys import QueueKeys
+
+log = logging.getLogger("memgate.memorize")
 
 Entry = tuple[str, dict[bytes, bytes]]
 
@@ -190,13 +193,55 @@ class JobQueue:
         return await self.append(self.keys.shard_of(job.user_id), dict(job_fields(job)))
 
     async def ensure_group(self) -> None:
-        """Create the consumer group (and stream) of every shard if missing; idempotent."""
+        """Create the consumer group (and stream) of every shard if missing, after moving
+        what a pre-shard queue left (:meth:`adopt_legacy`); idempotent."""
+        await self.adopt_legacy()
         for shard in self.shards:
             try:
                 await self.client.xgroup_create(self.keys.stream(shard), self.group, id="0", mkstream=True)
             except redis.exceptions.ResponseError as exc:
                 if "BUSYGROUP" not in str(exc):
                     raise
+
+    async def adopt_legacy(self, batch: int = 500) -> int:
+        """Move the jobs, retries and dead letters of the queue before issue 15 (one stream
+        ``<prefix>:jobs``, ``<prefix>:retry``, ``<prefix>:dead``) to their users' shards;
+        returns how many were moved. Each is written to its shard before it is deleted
+        from the old key, so a crash or a second worker doing the same can only duplicate
+        a job (jobs are idempotent: the done marker), never lose one. Jobs delivered but
+        not acked on the old stream are moved too (their worker's ack goes nowhere)."""
+        old_stream, old_retry, old_dead = (f"{self.keys.prefix}:{name}" for name in ("jobs", "retry", "dead"))
+        moved = 0
+        for old, target in ((old_stream, self.keys.stream), (old_dead, self.keys.dead)):
+            while True:
+                rows: Any = await self.client.xrange(old, count=batch)
+                if not rows:
+                    break
+                for entry_id, fields in rows:
+                    await self.client.xadd(target(self._shard_of_fields(fields)), dict(fields))
+                    await self.client.xdel(old, entry_id)
+                    moved += 1
+        while True:
+            parked: Any = await self.client.zrange(old_retry, 0, batch - 1, withscores=True)
+            if not parked:
+                break
+            for job_json, score in parked:
+                await self.client.zadd(self.keys.retry(self._shard_of_fields({b"j": job_json})), {job_json: score})
+                await self.client.zrem(old_retry, job_json)
+                moved += 1
+        if moved:
+            log.warning("memorize queue %s: moved %d job(s) of the pre-shard queue to the shards", self.keys.prefix, moved)
+        return moved
+
+    def _shard_of_fields(self, fields: Mapping[Any, Any]) -> int:
+        """Shard of a stream entry's job (a dead letter's ``job``); 0 when unreadable."""
+        try:
+            plain = {_id(k): v for k, v in fields.items()}
+            if "job" in plain:  # a dead letter
+                plain = {"j": plain["job"]}
+            return self.keys.shard_of(job_from_fields(plain).user_id)
+        except Exception:
+            return 0
 
     async def read(self, consumer: str, count: int, block_ms: int | None) -> list[Entry]:
         """Up to ``count`` new entries for ``consumer`` (XREADGROUP ``>``): every shard in

@@ -1,7 +1,7 @@
 """The memorization service a plugin gets from ``Services.memorization(config)``.
 
 One object per memorize configuration: the request-path enqueue (capture the new turns,
-one Redis round trip), the workers (inside ``memgate serve`` or ``memgate worker``), and
+two Redis round trips), the workers (inside ``memgate serve`` or ``memgate worker``), and
 forgetting a user's queue state. Everything is keyed by the configuration's own
 ``queue.key_prefix``, so a custom prefix is honoured everywhere (forget included).
 
@@ -25,8 +25,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-import redis.exceptions
-
 from gateway.errors import MemoryUnavailable, UpstreamError
 from gateway.memorization.capture import capture_exchange, group_conversation_id, memorize_disabled
 from gateway.memorization.config import MemorizeConfig
@@ -35,6 +33,7 @@ from gateway.memorization.ingest import IngestResult, NewConversation, conversat
 from gateway.memorization.processor import JobProcessor
 from gateway.memorization.queue import ClaimedNotQueued
 from gateway.memorization.runtime import queue_for, run_workers
+from gateway.memory.redis_errors import UNAVAILABLE_ERRORS
 from gateway.model_client import ModelClient, ModelOutputError
 from gateway.speakers import attribute, speaker_user_id
 
@@ -43,9 +42,8 @@ __all__ = ["Memorization", "MemorizeConfig"]
 log = logging.getLogger("memgate.memorize")
 
 #: What a failed enqueue raises when Redis cannot take the job now (retryable); on Redis
-#: Cluster also CLUSTERDOWN / TRYAGAIN while a failover runs (``ClusterError``).
-RETRYABLE = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, MemoryUnavailable, OSError, TimeoutError,
-             redis.exceptions.ClusterError)
+#: Cluster also CLUSTERDOWN / TRYAGAIN while a failover runs (see UNAVAILABLE_ERRORS).
+RETRYABLE = (*UNAVAILABLE_ERRORS, MemoryUnavailable, OSError, TimeoutError)
 
 
 @dataclass
@@ -111,12 +109,13 @@ class Memorization:
 
         Returns the stream entry id of the job, None when there was nothing new (or it was
         disabled by header, or the body did not parse), or ``"buffered"`` when Redis could
-        not take it now (see module docstring). One Redis round trip (dedupe + XADD).
+        not take it now (see module docstring). Two Redis round trips (claim, then XADD to the
+        user's queue shard; one when no turn is new).
 
         A group key's call (``principal.namespace`` set, :mod:`gateway.speakers`) makes one
         job per speaker with turns in the candidate window, each holding only the turns
         attributed to that speaker (the reply goes with the speaker answered), enqueued
-        one after the other (one round trip each); returns the last entry id.
+        one after the other (two round trips each); returns the last entry id.
         """
         request = call.original
         if request is None or (self.config.honour_header and memorize_disabled(call.headers)):

@@ -16,7 +16,10 @@ from gateway.errors import MemoryUnavailable
 
 __all__ = ['UNAVAILABLE_ERRORS', 'redis_boundary']
 
-UNAVAILABLE_ERRORS = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
+#: A lost or timed-out connection; on Redis Cluster also a cluster that is down or a slot
+#: not served yet while a failover runs (CLUSTERDOWN, TRYAGAIN, no node for the slot).
+UNAVAILABLE_ERRORS = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, redis.exceptions.ClusterError,
+                      redis.exceptions.TryAgainError, redis.exceptions.SlotNotCoveredError)
 
 
 @contextmanager

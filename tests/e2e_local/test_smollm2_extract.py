@@ -30,7 +30,7 @@ import pytest
 
 from gateway.memorization.runtime import queue_for, wait_drained
 from gateway.memory.records import Tenant
-from tests.memorization.conftest import REGISTRY, memorize_config
+from tests.memorization.conftest import REGISTRY, memorize_config, user_stream
 from tests.memorization.conftest import env  # noqa: F401, F811 (a fixture used by name)
 from tests.support.gateway import ALICE_KEY
 
@@ -116,7 +116,7 @@ async def test_smollm2_forms_memories_in_extract_mode(start_gateway, redis_url, 
     assert response.status_code == 200, response.text
     queue = queue_for(config, env.redis)
     for _ in range(500):  # the job is enqueued after the reply (completion phase)
-        if (await env.redis.xinfo_stream(queue.keys.stream(0))).get("entries-added", 0):
+        if (await env.redis.xinfo_stream(user_stream(queue))).get("entries-added", 0):
             break
         await asyncio.sleep(0.02)
     started = time.monotonic()

@@ -5,6 +5,7 @@ failed XADD. Every test runs on one node and on the local Redis Cluster."""
 
 from __future__ import annotations
 
+import json
 import uuid
 from datetime import UTC, datetime
 from typing import Any
@@ -170,3 +171,28 @@ async def test_when_neither_xadd_nor_the_release_works_the_buffer_retries_only_t
 
 async def test_the_cluster_client_is_used_in_cluster_mode(env, redis_mode):
     assert is_cluster(env.redis) == (redis_mode == "cluster")
+
+
+async def test_jobs_left_by_the_pre_shard_queue_are_moved_to_their_shards_and_done(env):
+    """Upgrading: the one-stream queue's jobs, retries and dead letters (``<prefix>:jobs``,
+    ``:retry``, ``:dead``) are moved to the users' shards when workers start."""
+    config = memorize_config("verbatim", queue={"shards": 3})
+    store = await env.store("t" + uuid.uuid4().hex[:12])
+    queue = queue_for(config, env.redis)
+    prefix = config.queue.key_prefix
+    header = job("alice", "x").model_dump(exclude={"turns", "epoch"}, mode="json")
+    turn = '{"role":"user","text":"I restore old clocks.","hash":"h-old","index":0,"at":"2026-01-01T00:00:00Z"}'
+    await env.redis.xadd(f"{prefix}:jobs", {"h": json.dumps(header), "e": "0", "t": f"[{turn}]"})
+    await env.redis.xadd(f"{prefix}:jobs", {"j": job("bob", "I sail on weekends.").model_dump_json()})
+    parked = job("carol", "I grow chillies.")
+    await env.redis.zadd(f"{prefix}:retry", {parked.model_dump_json(): 0})
+    await env.redis.xadd(f"{prefix}:dead", {"job": job("dave", "I draw maps.").model_dump_json(), "error": "boom", "entry": "1-0"})
+    await env.drain(config, store)
+    for user, text in (("alice", "I restore old clocks."), ("bob", "I sail on weekends."), ("carol", "I grow chillies.")):
+        assert [r.text for r in (await store.list(Tenant(user, "tutor"))).items] == [text]
+    (dead_id, letter), = await queue.dead_letters()
+    assert parse_ref(dead_id)[0] == queue.keys.shard_of("dave") and letter["error"] == "boom"
+    for name in ("jobs", "dead"):
+        assert await env.redis.xlen(f"{prefix}:{name}") == 0
+    assert await env.redis.zcard(f"{prefix}:retry") == 0
+    assert await queue.adopt_legacy() == 0
