@@ -5,6 +5,7 @@ users' slots SIGKILLed 3 s in and never restarted."""
 
 from __future__ import annotations
 
+import asyncio
 import sys
 
 import pytest
@@ -52,3 +53,50 @@ async def test_a_dead_shard_holding_embedding_cache_keys_does_not_fail_embedding
         if client is not None:
             await client.aclose()
         cluster.stop()
+
+
+async def test_an_enqueue_failing_with_a_non_redis_error_is_buffered_not_dropped(redis_url):
+    """While a node dies, redis-py's cluster client has failed an enqueue with
+    ``AttributeError: 'NoneType' object has no attribute 'writelines'`` (a connection torn
+    down under the command; bench failover lost 1 accepted turn of 450 to it): the job is
+    kept in the gateway's buffer and XADDed by its flusher, as for a lost connection."""
+    import time
+    import uuid
+    from datetime import UTC, datetime
+
+    import redis.asyncio as aredis
+
+    from gateway.proxy.assembly import reply_from_completion
+    from gateway.proxy.principal import Principal
+    from gateway.proxy.wire import ChatRequest
+    from gateway.sdk import CallContext, Services
+    from plugins.memorize import MemorizePlugin
+    from tests.memorization.conftest import memorize_config, user_stream
+    from tests.support.upstream_double import completion
+
+    redis = aredis.Redis.from_url(redis_url)
+    plugin = MemorizePlugin(memorize_config("verbatim"), Services(redis=redis))
+    queue = plugin.memorization.queue
+    real_append, failures = queue.append, []
+
+    async def torn_down_once(shard, fields):
+        if not failures:
+            failures.append(shard)
+            raise AttributeError("'NoneType' object has no attribute 'writelines'")
+        return await real_append(shard, fields)
+
+    queue.append = torn_down_once
+    call = CallContext(request_id="req_" + uuid.uuid4().hex, principal=Principal("k", "alice", "tutor"),
+                       original=ChatRequest(model="gpt-4o-mini", messages=[
+                           {"role": "user", "content": "Crate 17 went to the Lisbon depot."}]),
+                       headers={}, upstream=None)  # type: ignore[arg-type]  # no upstream calls
+    try:
+        entry = await plugin.memorization.enqueue(call, reply_from_completion(completion("Noted.")), datetime.now(UTC))
+        assert entry == "buffered" and failures
+        deadline = time.monotonic() + 30
+        while await redis.xlen(user_stream(queue)) == 0:  # the flusher retries with backoff
+            assert time.monotonic() < deadline, "the buffered job never reached the stream"
+            await asyncio.sleep(0.02)
+        assert plugin.memorization.buffered == 0
+    finally:
+        await redis.aclose()
