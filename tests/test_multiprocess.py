@@ -37,8 +37,10 @@ KEY_TTL_S = 1.0
 #: queue shards on the cluster (one on the single node)
 SHARDS = 6
 #: a worker waits this long for a job in one XREADGROUP: long, so a worker frozen while
-#: it waits is still waiting (and is handed the next job of its shard) when turns arrive
-BLOCK_MS = 3_000  # under memory.socket_timeout_s (5 s): a longer BLOCK times the read out
+#: it waits is still waiting (and is handed the next job of its shard) when turns arrive;
+#: under the Redis socket timeout, which a blocked read must not reach
+BLOCK_MS = 10_000
+SOCKET_TIMEOUT_S = 30.0
 #: a job delivered to a worker and not acked for this long is taken over (XAUTOCLAIM)
 CLAIM_MIN_IDLE_MS = 1000
 STARTUP_S = 180.0  # four interpreters importing the gateway on two busy cores
@@ -85,7 +87,7 @@ class Deployment:
 
 def settings(upstream_url: str, port: int, data_dir: Path, cluster_url: str | None = None) -> dict[str, Any]:
     memory: dict[str, Any] = {"data_dir": str(data_dir), "key_prefix": "mp" + uuid.uuid4().hex[:10],
-                              "embedding": {"provider": "onnx"}}
+                              "embedding": {"provider": "onnx"}, "socket_timeout_s": SOCKET_TIMEOUT_S}
     if cluster_url:
         memory.update(redis_url=cluster_url, cluster=True)
     return {
@@ -245,7 +247,7 @@ def test_no_turn_is_lost_or_duplicated_when_a_worker_process_is_killed(deploymen
     with ThreadPoolExecutor(3) as pool:
         list(pool.map(send, itertools.islice(queue, 2 * len(users))))  # both workers taking jobs
         caught = False
-        for _attempt in range(5):
+        for _attempt in range(8):
             # frozen while it waits in XREADGROUP, Redis still delivers it the next job of
             # that shard (pending) and it cannot settle the ones it holds; it may have been
             # between two reads, then it gets none: resume it and try again
