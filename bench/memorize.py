@@ -4,7 +4,7 @@ item 10).
 Figures:
 
 - **enqueue**: p50/p99/max of ``MemorizePlugin.enqueue`` (what ``on_complete`` does: hash
-  the candidate turns + one Redis round trip) for a request carrying ``--history``
+  the candidate turns + two Redis round trips: claim, XADD) for a request carrying ``--history``
   messages, over ``--enqueues`` calls; target p99 <= 1 ms.
 - **verbatim jobs/s per worker**: ``--jobs`` jobs enqueued, then one worker drains them
   (redaction, plan, embedding with the real local model, store write, ack).

@@ -311,3 +311,20 @@ def test_message_origins_with_repeated_messages():
     sent = [{"role": "system", "content": "memory"}] * 2_000 + [same] * 1_999 + [{"role": "user", "content": "last"}]
     origins = message_origins(original, sent)
     assert origins == ["injected"] * 2_000 + ["client"] * 2_000
+
+
+def test_dead_letters_of_any_queue_shard_are_listed_retried_and_dropped(start_gateway, upstream, redis_url):
+    prefix = "q" + uuid.uuid4().hex[:10]
+    keys = QueueKeys(prefix, 3)
+    gw = start_gateway(plugins=[{"name": "memorize", "config": {"queue": {"key_prefix": prefix, "shards": 3},
+                                                                 "worker": {"in_serve": 0}}}])
+    with redis.Redis.from_url(redis_url) as r, client(gw) as admin:
+        r.xadd(keys.dead(2), {"job": _job("alice", "shard two"), "error": "boom", "entry": "7-0@2"})
+        r.xadd(keys.dead(0), {"job": _job("bob", "shard zero"), "error": "bang", "entry": "8-0"})
+        letters = admin.get("/v1/admin/queue/dead").json()["data"]
+        assert sorted((d["id"].partition("@")[2], d["error"]) for d in letters) == [("", "bang"), ("2", "boom")]
+        two = next(d["id"] for d in letters if d["error"] == "boom")
+        retried = admin.post(f"/v1/admin/queue/dead/{two}/retry").json()
+        assert retried["requeued_as"].endswith("@2") and r.xlen(keys.stream(2)) == 1 and r.xlen(keys.dead(2)) == 0
+        assert admin.delete(f"/v1/admin/queue/dead/{two}").status_code == 404
+        assert admin.delete(f"/v1/admin/queue/dead/{two.partition('@')[0]}@9").status_code == 404  # no shard 9

@@ -103,3 +103,27 @@ def test_the_gateway_memorizes_recalls_lists_and_forgets_on_a_cluster(start_gate
     with RedisCluster(host=seed[0], port=int(seed[1])) as cluster:  # SCAN over every primary
         left = list(cluster.scan_iter(match=QueueKeys(queue_prefix).user_base("alice") + "*"))
         assert [k for k in left if not k.endswith(b":epoch")] == []  # the seen set is gone, the epoch stays
+
+
+def test_the_cli_works_on_a_cluster(redis_cluster_url, tmp_path):
+    """``memgate keys`` and ``memgate settings`` open their Redis with ``memory.cluster``."""
+    import json
+
+    from click.testing import CliRunner
+
+    from gateway.cli import main
+
+    config = tmp_path / "gateway.yaml"
+    config.write_text(json.dumps({"memory": {"redis_url": redis_cluster_url, "cluster": True,
+                                             "key_prefix": "tc" + uuid.uuid4().hex[:8]}}))
+    runner = CliRunner()
+    made = [json.loads(runner.invoke(main, ["keys", "create", "--config", str(config), "--user", f"u{i}", "--friend", "pal"]).output)
+            for i in range(6)]  # key records of several slots
+    listed = runner.invoke(main, ["keys", "list", "--config", str(config)])
+    assert listed.exit_code == 0, listed.output
+    assert all(m["key_id"] in listed.output for m in made)
+    assert runner.invoke(main, ["keys", "revoke", "--config", str(config), made[0]["key_id"]]).exit_code == 0
+    changed = runner.invoke(main, ["settings", "set", "--config", str(config), "--user", "u1", "--friend", "f", "recall_rounds=2"])
+    assert changed.exit_code == 0, changed.output
+    shown = runner.invoke(main, ["settings", "get", "--config", str(config), "--user", "u1", "--friend", "f"])
+    assert json.loads(shown.output)["overrides"] == {"recall_rounds": 2}

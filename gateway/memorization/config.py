@@ -39,6 +39,13 @@ class QueueConfig(_Frozen):
         description="TTL of a tenant's set of memorized turn hashes, refreshed on every "
         "enqueue; a turn resent after this idle time is memorized again (reconcile makes it a NOOP).",
     )
+    claim_stale_s: float = Field(
+        300.0, gt=0,
+        description="A job whose turns were claimed (added to the seen set) but that no worker "
+        "has taken this long after is queued again by the user's next enqueue: its gateway died "
+        "between the claim and the XADD (issue 15). A long backlog can make a duplicate, which "
+        "the job's done marker turns into a no-op.",
+    )
     done_ttl_s: int = Field(
         7 * 24 * 3600, ge=60,
         description="How long a job's done marker and stored plan are kept (replay protection).",

@@ -15,6 +15,8 @@ user's SCAN pattern):
 ``mgq:{mgq#i.j}:dead``                      dead-letter stream of shard i (job + last error)
 ``mgq:{u}:epoch``                           forget epoch of user u (INCR by forget)
 ``mgq:{u}:seen:<f>``                        set of memorized turn hashes of (u, f)
+``mgq:{u}:claims``                          hash job id -> claimed job no worker took yet
+``mgq:{u}:claimed``                         zset job id -> claim time (ms)
 ``mgq:{u}:convs:<f>``                       hash conversation id -> first seen (ms)
 ``mgq:{u}:nconv:<f>``                       conversations counted for inference
 ``mgq:{u}:plan:<job>``                      the job's planned writes (JSON, replayed)
@@ -76,6 +78,14 @@ class QueueKeys:
 
     def seen(self, user_id: str, friend_id: str) -> str:
         return self.user_base(user_id) + "seen:" + escape_key_part(friend_id)
+
+    def claims(self, user_id: str) -> str:
+        """Hash job id -> the claimed job not yet taken by a worker (``{h, e, t}`` JSON)."""
+        return self.user_base(user_id) + "claims"
+
+    def claimed(self, user_id: str) -> str:
+        """Zset job id -> when it was claimed (ms), or last queued again."""
+        return self.user_base(user_id) + "claimed"
 
     def conversations(self, user_id: str, friend_id: str) -> str:
         return self.user_base(user_id) + "convs:" + escape_key_part(friend_id)

@@ -17,8 +17,12 @@ Delivery is at-least-once:
   SREM fails too (Redis unreachable), :class:`ClaimedNotQueued` carries the prepared job
   and the gateway's buffer retries only its XADD. The epoch read with the claim travels
   in the job, so a forget that runs between the two steps still wins (the worker finds
-  the job stale). A gateway process killed between the two round trips loses those
-  turns (they are claimed, never queued): the one window not covered.
+  the job stale). The claim script also records the job in the user's ``claims`` hash
+  and its time in the ``claimed`` zset (same slot, no extra round trip); the worker that
+  takes the job deletes both (in its first round trip). A claim older than ``queue.claim_stale_s`` is one whose gateway died
+  between the two steps (or one waiting behind a long backlog): the user's next enqueue
+  XADDs it again, so a killed gateway delays those turns instead of losing them (a
+  duplicate is a no-op: same job id, done marker).
 - **read**: ``XREADGROUP GROUP memorize <consumer> COUNT n STREAMS <shard> >`` on every
   shard in turn, starting one shard further each call (fair: no shard waits behind
   another); when every shard is empty, one read BLOCKs on the next shard in turn, so a
@@ -47,6 +51,8 @@ deleted) or parked for retry. Dead letters are written redacted.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import logging
 import time
 from collections.abc import Mapping, Sequence
@@ -63,17 +69,39 @@ log = logging.getLogger("memgate.memorize")
 
 Entry = tuple[str, dict[bytes, bytes]]
 
+#: KEYS: seen set, forget epoch, claims hash, claim times zset (one user's slot). ARGV:
+#: seen TTL s, now ms, stale ms, job id, header JSON, then (hash, turn JSON) pairs. Reply:
+#: {epoch or '', claimed hashes, new turns, stale claims (JSON {h, e, t}: re-XADD them)}.
+#: Cost: the turns, plus O(log n) for the claims (at most 10 stale ones per call).
 _CLAIM = """
-local new = {}
-for i = 2, #ARGV, 2 do
+local hashes, new = {}, {}
+for i = 6, #ARGV, 2 do
   if redis.call('SADD', KEYS[1], ARGV[i]) == 1 then
-    new[#new + 1] = ARGV[i]
+    hashes[#hashes + 1] = ARGV[i]
     new[#new + 1] = ARGV[i + 1]
   end
 end
-if #ARGV >= 2 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
-if #new == 0 then return false end
-return {redis.call('GET', KEYS[2]) or '0', new}
+if #ARGV >= 6 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
+local now = tonumber(ARGV[2])
+local stale = {}
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now - tonumber(ARGV[3]), 'LIMIT', 0, 10)) do
+  local held = redis.call('HGET', KEYS[3], id)
+  if held then
+    redis.call('ZADD', KEYS[4], now, id)
+    stale[#stale + 1] = held
+  else
+    redis.call('ZREM', KEYS[4], id)
+  end
+end
+local epoch = ''
+if #new > 0 then
+  epoch = redis.call('GET', KEYS[2]) or '0'
+  redis.call('HSET', KEYS[3], ARGV[4], cjson.encode({h = ARGV[5], e = epoch, t = '[' .. table.concat(new, ',') .. ']'}))
+  redis.call('ZADD', KEYS[4], now, ARGV[4])
+  redis.call('EXPIRE', KEYS[3], ARGV[1])
+  redis.call('EXPIRE', KEYS[4], ARGV[1])
+end
+return {epoch, hashes, new, stale}
 """
 
 _PROMOTE = """
@@ -153,9 +181,11 @@ class JobQueue:
         return range(self.keys.shards)
 
     async def enqueue(self, header_json: str, user_id: str, friend_id: str,
-                      turns: Sequence[tuple[str, str]], seen_ttl_s: int) -> str | None:
+                      turns: Sequence[tuple[str, str]], seen_ttl_s: int, claim_stale_s: float = 300.0,
+                      now_ms: int | None = None) -> str | None:
         """XADD a job with the turns whose hash is new; ``turns`` = ``(hash, turn JSON)``.
-        Claim first, then XADD (module docstring).
+        Claim first, then XADD (module docstring); claims older than ``claim_stale_s``
+        whose job no worker has taken yet are XADDed again (``now_ms``: the clock, tests).
 
         Returns the entry id (:func:`entry_ref`), or None when every turn was memorized before.
 
@@ -163,22 +193,30 @@ class JobQueue:
             redis errors: nothing is left claimed; retry the same call.
             ClaimedNotQueued: the turns are claimed; retry with :meth:`append`.
         """
-        args: list[Any] = [seen_ttl_s]
+        now = int(time.time() * 1000) if now_ms is None else now_ms
+        job_id = json.loads(header_json).get("job_id", "")
+        args: list[Any] = [seen_ttl_s, now, int(claim_stale_s * 1000), job_id, header_json]
         for digest, turn_json in turns:
             args += [digest, turn_json]
-        seen = self.keys.seen(user_id, friend_id)
-        claimed = await self._claim(keys=[seen, self.keys.epoch(user_id)], args=args)
-        if not claimed:
-            return None
-        epoch, new = claimed
-        hashes, texts = new[0::2], [_id(t) for t in new[1::2]]
-        fields = {"h": header_json, "e": _id(epoch), "t": "[" + ",".join(texts) + "]"}
+        seen, claims, claimed = self.keys.seen(user_id, friend_id), self.keys.claims(user_id), self.keys.claimed(user_id)
+        epoch, hashes, texts, stale = await self._claim(keys=[seen, self.keys.epoch(user_id), claims, claimed], args=args)
         shard = self.keys.shard_of(user_id)
+        for claim in stale:  # a gateway died between claim and XADD (or the backlog is long)
+            held = json.loads(claim)
+            with contextlib.suppress(Exception):  # kept: the next enqueue past claim_stale_s retries it
+                await self.append(shard, {k: held[k] for k in ("h", "e", "t")})
+        if not hashes:
+            return None
+        fields = {"h": header_json, "e": _id(epoch), "t": "[" + ",".join(_id(t) for t in texts) + "]"}
         try:
             return await self.append(shard, fields)
         except Exception as exc:
             try:
-                await self.client.srem(seen, *hashes)
+                pipe = self.client.pipeline(transaction=False)
+                pipe.srem(seen, *hashes)
+                pipe.hdel(claims, job_id)
+                pipe.zrem(claimed, job_id)
+                await pipe.execute()
             except Exception:
                 raise ClaimedNotQueued(shard, fields) from exc
             raise

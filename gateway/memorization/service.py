@@ -168,7 +168,7 @@ class Memorization:
         try:
             return await self.queue.enqueue(
                 pending.header_json, pending.user_id, pending.friend_id, list(pending.turns),
-                self.config.queue.seen_ttl_s,
+                self.config.queue.seen_ttl_s, self.config.queue.claim_stale_s,
             )
         except ClaimedNotQueued as exc:
             pending.claimed = (exc.shard, exc.fields)  # the buffer's retry only XADDs

@@ -6,6 +6,7 @@ failed XADD. Every test runs on one node and on the local Redis Cluster."""
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from datetime import UTC, datetime
 from typing import Any
@@ -196,3 +197,29 @@ async def test_jobs_left_by_the_pre_shard_queue_are_moved_to_their_shards_and_do
         assert await env.redis.xlen(f"{prefix}:{name}") == 0
     assert await env.redis.zcard(f"{prefix}:retry") == 0
     assert await queue.adopt_legacy() == 0
+
+
+async def test_turns_claimed_by_a_gateway_that_died_before_its_xadd_are_queued_by_the_next_enqueue(env):
+    """The claim script ran (turns in the seen set, job in the claims hash), then the
+    gateway died before XADD. The user's next enqueue after ``claim_stale_s`` queues that
+    job again; once a worker took it, its claim is gone and nothing is queued twice."""
+    config = memorize_config("verbatim", queue={"shards": 3})
+    store = await env.store("t" + uuid.uuid4().hex[:12])
+    queue = queue_for(config, env.redis)
+    now = int(time.time() * 1000)
+    lost = job("alice", "x").model_dump(exclude={"turns", "epoch"}, mode="json")
+    turn = '{"role":"user","text":"I restore old clocks.","hash":"h-lost","index":0,"at":"2026-01-01T00:00:00Z"}'
+    keys = [queue.keys.seen("alice", "tutor"), queue.keys.epoch("alice"), queue.keys.claims("alice"), queue.keys.claimed("alice")]
+    await queue._claim(keys=keys, args=[600, now, 300_000, lost["job_id"], json.dumps(lost), "h-lost", turn])  # then the gateway died
+    assert await queue.enqueue(json.dumps(lost), "alice", "tutor", [("h-lost", turn)], 600, now_ms=now + 1000) is None
+    assert (await queue.stats()).length == 0  # seen, and not stale yet: nothing queued
+    later = job("alice", "y").model_dump(exclude={"turns", "epoch"}, mode="json")
+    turn2 = '{"role":"user","text":"I sail on weekends.","hash":"h-new","index":0,"at":"2026-01-01T00:00:00Z"}'
+    await queue.enqueue(json.dumps(later), "alice", "tutor", [("h-new", turn2)], 600, now_ms=now + 301_000)
+    assert (await queue.stats()).length == 2  # the new job and the stale claim's job
+    await env.drain(config, store)
+    texts = sorted(r.text for r in (await store.list(Tenant("alice", "tutor"))).items)
+    assert texts == ["I restore old clocks.", "I sail on weekends."]
+    assert await env.redis.hlen(queue.keys.claims("alice")) == await env.redis.zcard(queue.keys.claimed("alice")) == 0
+    assert await queue.enqueue(json.dumps(later), "alice", "tutor", [("h-new", turn2)], 600, now_ms=now + 900_000) is None
+    assert (await queue.stats()).length == 0
