@@ -100,3 +100,4 @@ async def test_an_enqueue_failing_with_a_non_redis_error_is_buffered_not_dropped
         assert plugin.memorization.buffered == 0
     finally:
         await redis.aclose()
+
