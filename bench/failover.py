@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import tempfile
 import time
 import uuid
@@ -159,6 +160,7 @@ def run_failover(*, seconds: float = 20.0, concurrency: int = 8, users: int = 24
                  primaries: int = 3, node_timeout_ms: int = 2000, drain_timeout_s: float = 300.0,
                  workers: int = 2, breaker_cooldown_s: float = 10.0, directory: Path | None = None) -> FailoverResult:
     """One run (module docstring); everything it starts is stopped before it returns."""
+    own = directory is None
     root = directory or Path(tempfile.mkdtemp(prefix="mg-bench-failover-"))
     cluster = LocalCluster(root / "cluster", primaries=primaries, replicas=1, node_timeout_ms=node_timeout_ms).start()
     double = UpstreamDouble()
@@ -198,6 +200,8 @@ def run_failover(*, seconds: float = 20.0, concurrency: int = 8, users: int = 24
             gateway.stop()
         upstream.stop()
         cluster.stop()
+        if own:
+            shutil.rmtree(root, ignore_errors=True)
 
 
 @click.command("failover")
