@@ -104,7 +104,7 @@ async def test_guarded_memory_keeps_serving_the_users_of_healthy_shards():
     from plugins.guarded_memory import GuardedMemory, RecallSkipped
 
     class HalfDownStore:
-        async def search(self, tenant, query, **options):  # noqa: ANN001, ANN003, ANN202
+        async def search(self, tenant, query, **options):
             if tenant.user_id == "ana":
                 raise MemoryUnavailable("node-1 is down")
             return []
