@@ -13,6 +13,7 @@ import click
 
 from bench.console_screenshots import command as console_screenshots
 from bench.context import command as context
+from bench.failover import command as failover
 from bench.load import command as load
 from bench.locomo.cli import command as locomo
 from bench.memorize import command as memorize
@@ -36,5 +37,5 @@ def main(verbose: bool) -> None:
 
 
 for _command in (proxy, store, recall, memorize, locomo, threshold_study, outage, load, context, worldbook,
-                 console_screenshots, verbatim):
+                 console_screenshots, verbatim, failover):
     main.add_command(_command)

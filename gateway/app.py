@@ -50,6 +50,7 @@ from litestar.routes import HTTPRoute
 from opentelemetry.sdk.trace.export import SpanExporter
 
 from gateway.admin_api import ADMIN_REPLY_MODELS, ADMIN_REQUEST_MODELS, admin_controllers
+from gateway.breaker import BreakerRegistry
 from gateway.chain import ChainFactory, CompletionRunner
 from gateway.config import GatewayConfig
 from gateway.console import console_router
@@ -58,7 +59,8 @@ from gateway.forget import forget_user
 from gateway.lorebook.repository import LorebookRepository
 from gateway.lorebook_api import LorebooksController
 from gateway.mcp_server import McpHttpEndpoint, open_http_endpoint
-from gateway.memory.factory import open_redis, open_store
+from gateway.memory.factory import is_cluster, open_redis, open_store
+from gateway.memory.keys import escape_key_part
 from gateway.memory.store import MemoryStore
 from gateway.memory_api import MemoryApi, apply_pydantic_schemas, memory_controllers, param_name
 from gateway.metrics import Metrics, bounded_method
@@ -157,6 +159,21 @@ def warn_missing_upstream_keys(config: GatewayConfig) -> list[str]:
     return messages
 
 
+def slot_owner(client: Any) -> Any:
+    """``shard_of`` for the recall breakers on a Redis Cluster
+    (:class:`gateway.breaker.ShardedBreaker`): the ``host:port`` of the node serving the
+    user's hash slot (the ``{<escaped user>}`` tag of every key of the user,
+    :mod:`gateway.memory.keys`) in the client's current slot table, which the client
+    refreshes itself after a failover (MOVED, connection errors)."""
+    from redis.crc import key_slot
+
+    def shard_of(user_id: str) -> str:
+        slot = key_slot(("{" + escape_key_part(user_id) + "}").encode())
+        return str(client.nodes_manager.get_node_from_slot(slot).name)
+
+    return shard_of
+
+
 def default_registry() -> Mapping[str, type]:
     """The built-in plugins by name (the one place the core asks the plugins package)."""
     from plugins import builtin_plugins
@@ -211,6 +228,7 @@ async def compose(
             services = Services(
                 redis=redis, memory=store, upstreams=upstreams, telemetry=telemetry,
                 key_prefix=config.memory.key_prefix, embedder=store.embedder,
+                breakers=BreakerRegistry(shard_of=slot_owner(redis) if is_cluster(redis) else None),
             )
             chains = ChainFactory(
                 config.plugins, registry if registry is not None else default_registry(), services,

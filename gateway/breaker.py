@@ -25,7 +25,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ['BreakerConfig', 'BreakerRegistry', 'CircuitBreaker', 'State']
+__all__ = ['BreakerConfig', 'BreakerRegistry', 'CircuitBreaker', 'ShardedBreaker', 'State']
 
 State = Literal["closed", "open", "half_open"]
 
@@ -89,16 +89,51 @@ class CircuitBreaker:
             self._state, self._opened_at, self._probe_out = "open", self._clock(), False
 
 
-class BreakerRegistry:
-    """One :class:`CircuitBreaker` per distinct :class:`BreakerConfig`, per gateway."""
+class ShardedBreaker:
+    """One :class:`CircuitBreaker` per shard of the memory store, for a store spread over
+    several servers (Redis Cluster, issue 15 item 4): a dead shard opens only its own
+    breaker, so users whose data lives on the other shards keep their memory, and a
+    tenant moved to a new shard (a replica promoted) starts on a closed breaker instead of
+    waiting out the old one's cool-down.
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+    ``shard_of(user_id)`` names the user's shard (the cluster node serving the user's
+    hash slot, as the client knows it now); one that raises counts as shard ``""``.
+    Shards are the store's servers: a handful, so breakers are never evicted."""
+
+    def __init__(self, config: BreakerConfig, shard_of: Callable[[str], str],
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.config = config
+        self._shard_of = shard_of
         self._clock = clock
-        self._breakers: dict[BreakerConfig, CircuitBreaker] = {}
+        self._breakers: dict[str, CircuitBreaker] = {}
 
-    def get(self, config: BreakerConfig) -> CircuitBreaker:
+    def for_user(self, user_id: str) -> CircuitBreaker:
+        """The breaker of ``user_id``'s shard (created on first use)."""
+        try:
+            shard = self._shard_of(user_id)
+        except Exception:  # topology unknown right now: one breaker for "unknown"
+            shard = ""
+        breaker = self._breakers.get(shard)
+        if breaker is None:
+            breaker = self._breakers[shard] = CircuitBreaker(self.config, self._clock)
+        return breaker
+
+
+class BreakerRegistry:
+    """One :class:`CircuitBreaker` per distinct :class:`BreakerConfig`, per gateway; with
+    ``shard_of`` (a sharded store: Redis Cluster) one :class:`ShardedBreaker` instead."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic,
+                 shard_of: Callable[[str], str] | None = None) -> None:
+        self._clock = clock
+        self._shard_of = shard_of
+        self._breakers: dict[BreakerConfig, CircuitBreaker | ShardedBreaker] = {}
+
+    def get(self, config: BreakerConfig) -> CircuitBreaker | ShardedBreaker:
         """The shared breaker for ``config`` (created on first use)."""
         breaker = self._breakers.get(config)
         if breaker is None:
-            breaker = self._breakers[config] = CircuitBreaker(config, self._clock)
+            breaker = self._breakers[config] = (
+                CircuitBreaker(config, self._clock) if self._shard_of is None
+                else ShardedBreaker(config, self._shard_of, self._clock))
         return breaker

@@ -57,12 +57,14 @@ def main(verbose: int) -> None:
 @CONFIG_OPTION
 @click.option("--host", default=None, help="Override server.host.")
 @click.option("--port", default=None, type=int, help="Override server.port.")
-def serve(config_path: str, host: str | None, port: int | None) -> None:
-    """Run the gateway (and its memorization workers)."""
+@click.option("--workers", default=None, type=click.IntRange(1, 64),
+              help="Override server.workers: gateway processes on the one port.")
+def serve(config_path: str, host: str | None, port: int | None, workers: int | None = None) -> None:
+    """Run the gateway (and its memorization workers); ``server.workers`` processes."""
     config = load(config_path)
-    if host or port is not None:
+    if host or port is not None or workers is not None:
         server = config.server.model_copy(
-            update={k: v for k, v in {"host": host, "port": port}.items() if v is not None}
+            update={k: v for k, v in {"host": host, "port": port, "workers": workers}.items() if v is not None}
         )
         config = config.model_copy(update={"server": server})
     from gateway.server import serve as run

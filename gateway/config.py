@@ -52,6 +52,13 @@ class ServerConfig(Frozen):
         16 * 1024 * 1024, gt=0, description="Largest accepted request body; larger gets 413."
     )
     access_log: bool = Field(False, description="uvicorn access log (off: it costs ~5% rps).")
+    workers: int = Field(
+        1, ge=1, le=64,
+        description="Gateway processes serving the one port (uvicorn's multiprocess supervisor: "
+        "one listening socket, N spawned processes, a dead one replaced). Each has its own caches "
+        "(keys, settings), upstream pool and memorization workers; the embedded Redis belongs to "
+        "the supervisor; /metrics adds up every process (README, Several processes).",
+    )
 
 
 class UpstreamTarget(Frozen):

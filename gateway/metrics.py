@@ -39,6 +39,7 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter, Histogram, disable_created_metrics, start_http_server
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.exposition import choose_encoder
+from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 
 __all__ = ["COUNTERS", "GAUGES", "HISTOGRAMS", "Metrics", "bounded_method"]
@@ -101,6 +102,14 @@ GAUGES: dict[str, str] = {
 }
 
 _METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+
+
+def _multiprocess_mode() -> bool:
+    """True when prometheus_client keeps values in per-process files (its value class was
+    chosen at import from ``PROMETHEUS_MULTIPROC_DIR``)."""
+    from prometheus_client import values
+
+    return values.ValueClass is not values.MutexValue
 
 
 def bounded_method(method: str) -> str:
@@ -241,7 +250,20 @@ class Metrics:
         docstring); gauges are read first."""
         await self.refresh()
         encode, content_type = choose_encoder(accept or "")
-        return encode(self.registry), content_type
+        return encode(self.exposed()), content_type
+
+    def exposed(self) -> CollectorRegistry:
+        """What a scrape shows: this registry; in prometheus_client's multiprocess mode
+        (``PROMETHEUS_MULTIPROC_DIR`` set before prometheus_client was imported, as
+        ``server.workers`` > 1 does: :mod:`gateway.server`) the counters and histograms of
+        every process writing to that directory, added up (``MultiProcessCollector``),
+        plus this process's scrape-time gauges."""
+        if not _multiprocess_mode():
+            return self.registry
+        combined = CollectorRegistry()
+        MultiProcessCollector(combined)
+        combined.register(self._readings)
+        return combined
 
     @contextlib.contextmanager
     def serving(self, port: int, loop: asyncio.AbstractEventLoop, host: str = "127.0.0.1") -> Iterator[int]:

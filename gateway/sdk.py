@@ -55,7 +55,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from gateway.admission import Admission, AdmissionConfig, AdmissionRegistry, Overloaded
-from gateway.breaker import BreakerConfig, BreakerRegistry, CircuitBreaker
+from gateway.breaker import BreakerConfig, BreakerRegistry, CircuitBreaker, ShardedBreaker
 from gateway.errors import InvalidRequest, MemgateError, MemoryUnavailable, UpstreamError
 from gateway.injection import Exchange, Injection, Item, SystemPart
 from gateway.lorebook.model import ENTRY_TYPES, Lorebook, LoreEntry, parse_regex_key
@@ -132,6 +132,7 @@ __all__ = [
     "Scope",
     "ScoredMemory",
     "Services",
+    "ShardedBreaker",
     "Skipped",
     "StreamFilter",
     "SystemPart",

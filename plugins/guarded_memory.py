@@ -37,6 +37,7 @@ from gateway.sdk import (
     MemoryUnavailable,
     Overloaded,
     ScoredMemory,
+    ShardedBreaker,
     Skipped,
     Tenant,
 )
@@ -59,7 +60,7 @@ class GuardedMemory:
     (see module docstring). ``admission`` None: no concurrency limit (tool loops)."""
 
     def __init__(
-        self, store: Any, breaker: CircuitBreaker, timeout_s: float, admission: Admission | None = None
+        self, store: Any, breaker: CircuitBreaker | ShardedBreaker, timeout_s: float, admission: Admission | None = None
     ) -> None:
         self.store = store
         self.breaker = breaker
@@ -89,7 +90,8 @@ class GuardedMemory:
             budget = min(budget, time_left)
         if budget <= 0:
             raise RecallSkipped("overloaded")
-        if not self.breaker.allow():
+        breaker = self.breaker.for_user(tenant.user_id) if isinstance(self.breaker, ShardedBreaker) else self.breaker
+        if not breaker.allow():
             raise RecallSkipped("breaker_open")
         deadline = time.monotonic() + budget
         store_left = budget
@@ -106,21 +108,21 @@ class GuardedMemory:
                         congested = self._congested()  # while this search still holds its slot
                         raise
         except (Overloaded, EmbeddingOverloaded):
-            self.breaker.abandon()
+            breaker.abandon()
             raise RecallSkipped("overloaded") from None
         except MemoryUnavailable:
-            self.breaker.failure()
+            breaker.failure()
             raise RecallSkipped("memory_unavailable") from None
         except TimeoutError:
             if store_left < fair_s or congested:  # time went to queueing: overload
-                self.breaker.abandon()
+                breaker.abandon()
                 raise RecallSkipped("overloaded") from None
-            self.breaker.failure()
+            breaker.failure()
             raise RecallSkipped("memory_timeout") from None
         except BaseException:  # cancelled (chain deadline, client gone) or a bug: re-raised
-            self.breaker.abandon()
+            breaker.abandon()
             raise
-        self.breaker.success()
+        breaker.success()
         return hits
 
     def _congested(self) -> bool:

@@ -6,7 +6,9 @@ forgetting a user's queue state. Everything is keyed by the configuration's own
 ``queue.key_prefix``, so a custom prefix is honoured everywhere (forget included).
 
 No accepted turn is lost to a short Redis outage: an enqueue that fails (Redis down,
-connection pool exhausted, timeout) puts the captured job in a bounded in-process buffer
+connection pool exhausted, timeout; or any other error of the client, such as redis-py's
+cluster client failing a command on a connection torn down while a node dies) puts the
+captured job in a bounded in-process buffer
 (``queue.buffer_max_jobs``) that a flusher task retries in order with backoff (50 ms
 doubling up to ``queue.buffer_retry_max_s``). Past the bound the oldest job is shed and
 counted (``memgate_memorize_shed_total``, logged). Forgetting a user drops their buffered
@@ -152,6 +154,13 @@ class Memorization:
             log.warning("memorize enqueue failed (%s); buffering the job", type(exc).__name__)
             self._hold(pending)
             return "buffered"
+        except Exception as exc:  # never drop an accepted turn (issue 15 item 4)
+            # redis-py's cluster client can fail a command with a non-Redis error while a
+            # node dies (AttributeError on a connection torn down under it, seen in
+            # bench failover); the job is kept and retried as for a lost connection
+            log.warning("memorize enqueue failed (%r); buffering the job", exc)
+            self._hold(pending)
+            return "buffered"
 
     async def _push(self, pending: _Pending) -> str | None:
         if pending.claimed is not None:
@@ -191,7 +200,9 @@ class Memorization:
                     await self._push(self._buffer[0])
                     self._buffer.popleft()
                 delay = 0.05
-            except RETRYABLE:
+            except Exception as exc:  # RETRYABLE, or any other failure (see _enqueue_one): keep the job
+                if not isinstance(exc, RETRYABLE):
+                    log.warning("memorize buffer flush failed (%r); retrying", exc)
                 self._wake.clear()
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(delay):

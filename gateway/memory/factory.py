@@ -115,12 +115,43 @@ def cluster_client(urls: str, config: MemoryConfig) -> aredis.Redis:
     seeds = [parse_url(u.strip()) for u in urls.split(",") if u.strip()]
     options = {k: v for k, v in seeds[0].items() if k not in ("host", "port", "db")}
     timeout = config.socket_timeout_s
-    client = RedisCluster(
+    client = _failover_safe(RedisCluster)(
         startup_nodes=[ClusterNode(s["host"], s.get("port", 6379)) for s in seeds],
         max_connections=config.max_connections, socket_timeout=timeout,
         socket_connect_timeout=timeout, health_check_interval=30, **options,
     )
     return cast(aredis.Redis, client)  # same command surface for what the store uses
+
+
+def _failover_safe(base: Any) -> Any:
+    """redis-py's async ``RedisCluster`` whose topology refresh does not fetch ``COMMAND``
+    again once it has it (issue 15 item 4, found by ``python -m bench failover``).
+
+    After a command fails on a dead primary, the next command of *any* caller refreshes
+    the topology and then loads the command table from the default node; while the dead
+    primary still holds its slots (until its replica is promoted) that node may be the
+    dead one, and the failure closes every node's connections: commands of users on
+    healthy nodes failed with ConnectionError (or ``AttributeError`` on a connection closed
+    under them) and opened their breakers. The command table is static for a server
+    version, so it is loaded once; the slot table is refreshed as before."""
+
+    class FailoverSafeCluster(base):
+        async def initialize(self, additional_startup_nodes_info: Any = None, last_failed_node_name: Any = None) -> Any:
+            state: Any = self  # redis-py's private fields, as its own initialize uses them
+            if not (state._initialize and state.commands_parser.commands):
+                return await super().initialize(additional_startup_nodes_info, last_failed_node_name)
+            if not state._lock:
+                state._lock = asyncio.Lock()
+            async with state._lock:
+                if state._initialize:
+                    await state.nodes_manager.initialize(
+                        additional_startup_nodes_info=additional_startup_nodes_info,
+                        last_failed_node_name=last_failed_node_name,
+                    )
+                    state._initialize = False
+            return self
+
+    return FailoverSafeCluster
 
 
 def is_cluster(client: object) -> bool:

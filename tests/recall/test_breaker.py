@@ -82,3 +82,41 @@ def test_an_abandoned_probe_lets_the_next_call_probe():
     assert b.allow() and not b.allow()
     b.abandon()  # the probe was cancelled by the chain's deadline
     assert b.allow()
+
+
+def test_a_sharded_breaker_opens_only_the_failing_shard_and_a_moved_user_starts_closed():
+    from gateway.breaker import ShardedBreaker
+
+    shards = {"ana": "node-1", "ben": "node-2"}
+    sharded = BreakerRegistry(Clock(), shard_of=shards.__getitem__).get(BreakerConfig(failure_threshold=2))
+    assert isinstance(sharded, ShardedBreaker)
+    sharded.for_user("ana").failure(), sharded.for_user("ana").failure()
+    assert not sharded.for_user("ana").allow()  # node-1 is down for ana
+    assert sharded.for_user("ben").allow()  # ben's node is fine
+    shards["ana"] = "node-4"  # a replica of node-1 was promoted: ana's slots moved
+    assert sharded.for_user("ana").allow()
+    shards.pop("ben")  # topology unknown: the "" shard, not an error
+    assert sharded.for_user("ben").allow()
+
+
+async def test_guarded_memory_keeps_serving_the_users_of_healthy_shards():
+    from gateway.sdk import MemoryUnavailable, Tenant
+    from plugins.guarded_memory import GuardedMemory, RecallSkipped
+
+    class HalfDownStore:
+        async def search(self, tenant, query, **options):
+            if tenant.user_id == "ana":
+                raise MemoryUnavailable("node-1 is down")
+            return []
+
+    shards = {"ana": "node-1", "ben": "node-2"}
+    registry = BreakerRegistry(shard_of=shards.__getitem__)
+    memory = GuardedMemory(HalfDownStore(), registry.get(BreakerConfig(failure_threshold=2)), timeout_s=5)
+    reasons = []
+    for _ in range(3):
+        try:
+            await memory.search(Tenant("ana", "tutor"), "q", 5, 0.0)
+        except RecallSkipped as exc:
+            reasons.append(exc.reason)
+    assert reasons == ["memory_unavailable", "memory_unavailable", "breaker_open"]
+    assert await memory.search(Tenant("ben", "tutor"), "q", 5, 0.0) == []  # not breaker_open

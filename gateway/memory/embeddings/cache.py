@@ -6,6 +6,7 @@ per slot, pipelined per node)."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from collections.abc import Sequence
 from typing import Any
@@ -13,11 +14,18 @@ from typing import Any
 import numpy as np
 import redis.asyncio as aredis
 
+from gateway.errors import MemoryUnavailable
 from gateway.memory.embeddings.base import Embedder
 from gateway.memory.keys import KeySpace
 from gateway.memory.redis_errors import redis_boundary
 
-__all__ = ['CachedEmbedder']
+__all__ = ['CLUSTER_CACHE_BUDGET_S', 'CachedEmbedder']
+
+#: Seconds a cache read or write-back may take on Redis Cluster before it is skipped: a
+#: quarter of the recall plugins' 800 ms store limit, far above a healthy round trip
+#: (~1 ms) and above embedding one query locally (~10 ms), so a cache that is slow or on
+#: a dead node costs a query at most this (issue 15 item 4, bench failover).
+CLUSTER_CACHE_BUDGET_S = 0.2
 
 
 class CachedEmbedder:
@@ -39,24 +47,45 @@ class CachedEmbedder:
         return self._keys.embedding_cache(self.model, self.dimensions, digest)
 
     async def embed_many(self, texts: Sequence[str]) -> np.ndarray:
-        """See :class:`Embedder`. Raises MemoryUnavailable when Redis is down."""
+        """See :class:`Embedder`. Raises MemoryUnavailable when Redis is down; on Redis
+        Cluster the cache is best effort instead: a read or write-back that fails or takes
+        longer than :data:`CLUSTER_CACHE_BUDGET_S` (the cache key's node is down, e.g.
+        during a failover) is skipped and the model embeds."""
         if not texts or self._ttl == 0:
             return await self.inner.embed_many(texts)
         keys = [self._key(t) for t in texts]
-        with redis_boundary():
-            cached: Any = await (self._client.mget_nonatomic(keys) if self._cluster  # type: ignore[attr-defined]  # RedisCluster's
-                                 else self._client.mget(keys))
+        cached: Any = [None] * len(keys)
+        try:
+            async with self._budget():
+                with redis_boundary():
+                    cached = await (self._client.mget_nonatomic(keys) if self._cluster  # type: ignore[attr-defined]  # RedisCluster's
+                                    else self._client.mget(keys))
+        except (MemoryUnavailable, TimeoutError):
+            if not self._cluster:
+                raise
+            # on a cluster the cache keys live on other nodes than the tenant's data: a
+            # dead shard must not fail (or slow) every user's query (issue 15 item 4)
         out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
         missing = [i for i, blob in enumerate(cached) if not self._fill(out, i, blob)]
         if missing:
             fresh = await self.inner.embed_many([texts[i] for i in missing])
             out[missing] = fresh
-            with redis_boundary():
-                pipe = self._client.pipeline(transaction=False)
-                for i, row in zip(missing, fresh, strict=True):
-                    pipe.set(keys[i], row.astype(np.float32).tobytes(), ex=self._ttl)
-                await pipe.execute()
+            try:
+                async with self._budget():
+                    with redis_boundary():
+                        pipe = self._client.pipeline(transaction=False)
+                        for i, row in zip(missing, fresh, strict=True):
+                            pipe.set(keys[i], row.astype(np.float32).tobytes(), ex=self._ttl)
+                        await pipe.execute()
+            except (MemoryUnavailable, TimeoutError):
+                if not self._cluster:
+                    raise
         return out
+
+    def _budget(self) -> Any:
+        """On a cluster, :data:`CLUSTER_CACHE_BUDGET_S` per cache round trip (the client
+        retries a dead node for seconds, far past a recall's 800 ms); no limit otherwise."""
+        return asyncio.timeout(CLUSTER_CACHE_BUDGET_S if self._cluster else None)
 
     def _fill(self, out: np.ndarray, row: int, blob: bytes | None) -> bool:
         if blob is None or len(blob) != 4 * self.dimensions:
