@@ -127,3 +127,23 @@ def test_the_cli_works_on_a_cluster(redis_cluster_url, tmp_path):
     assert changed.exit_code == 0, changed.output
     shown = runner.invoke(main, ["settings", "get", "--config", str(config), "--user", "u1", "--friend", "f"])
     assert json.loads(shown.output)["overrides"] == {"recall_rounds": 2}
+
+
+async def test_the_search_backend_is_refused_on_a_cluster_even_with_a_query_engine(redis_cluster_url, monkeypatch):
+    """The search index is per node and queries are not routed to the tenant's shard, so a
+    cluster whose nodes all had the Query Engine would search one node's records: auto
+    takes vectorset and search is refused with a message naming the setting."""
+    from gateway.memory import factory
+
+    async def engine_everywhere(_client) -> bool:  # noqa: ANN001
+        return True
+
+    monkeypatch.setattr(factory, "has_query_engine", engine_everywhere)
+    client_ = redis_client(redis_cluster_url, MemoryConfig(redis_url=redis_cluster_url, cluster=True))
+    try:
+        assert await factory.choose_backend(client_, "auto") == "vectorset"
+        assert await factory.choose_backend(client_, "auto", recorded="search") == "vectorset"
+        with pytest.raises(factory.BackendUnavailable, match="memory.cluster"):
+            await factory.choose_backend(client_, "search")
+    finally:
+        await client_.aclose()

@@ -7,7 +7,9 @@ Backend ``auto`` (issue 3, item 4): the backend the store recorded when the serv
 offers it (a server that gains the Query Engine keeps serving a vectorset store instead
 of refusing to start until a re-embed; issue 15 item 5), else ``search`` when the server
 has the Query Engine (``FT._LIST`` answers), else ``vectorset`` when ``COMMAND INFO VADD``
-knows the command, else :class:`BackendUnavailable`.
+knows the command, else :class:`BackendUnavailable`. On Redis Cluster (``memory.cluster``)
+``auto`` is ``vectorset`` and ``search`` is refused: the search index is per node and
+queries are not routed to the tenant's shard (not built).
 """
 
 from __future__ import annotations
@@ -61,6 +63,17 @@ async def choose_backend(client: aredis.Redis, wanted: str, recorded: str | None
     Raises:
         BackendUnavailable: the wanted (or, for auto, any) backend is missing, saying why.
     """
+    if is_cluster(client):
+        # The search backend keeps one index per key prefix on the node it is created on;
+        # on a cluster each primary would need its own index and every query routing to
+        # the node of the tenant's slot, which is not built (issue 15 item 5): refuse it
+        # rather than search one node's records only.
+        if wanted == "search":
+            raise BackendUnavailable(
+                "memory.backend=search is not supported with memory.cluster: true (its index is per "
+                "node and queries are not routed to the tenant's shard yet); use memory.backend: vectorset or auto"
+            )
+        wanted = "vectorset" if wanted == "auto" else wanted
     if wanted == "auto" and recorded in ("search", "vectorset"):
         probe = has_query_engine if recorded == "search" else has_vector_sets
         if await probe(client):
