@@ -131,12 +131,17 @@ def build_query(messages: Sequence[dict[str, Any]], follow_up_chars: int = 20, m
 def split_by_relevance(
     hits: Sequence[ScoredMemory], high_threshold: float
 ) -> tuple[tuple[ScoredMemory, ...], tuple[ScoredMemory, ...]]:
-    """``(high, low)``: hits whose cosine ``similarity`` is at least ``high_threshold``,
-    and the others (seed 000 ``score >= threshold`` is high, its score being the cosine);
-    order kept."""
-    high = tuple(h for h in hits if h.similarity >= high_threshold)
-    low = tuple(h for h in hits if h.similarity < high_threshold)
+    """``(high, low)``: hits whose calibrated ``relevance`` (P(related), the same scale
+    with any embedder: :mod:`gateway.memory.calibration`) is at least ``high_threshold``,
+    and the others (seed 000 ``score >= threshold`` is high); a hit without ``relevance``
+    (calibration off) is judged by its cosine ``similarity``. Order kept."""
+    high = tuple(h for h in hits if _relevance(h) >= high_threshold)
+    low = tuple(h for h in hits if _relevance(h) < high_threshold)
     return high, low
+
+
+def _relevance(hit: ScoredMemory) -> float:
+    return hit.relevance if hit.relevance is not None else hit.similarity
 
 
 def cap_per_scope(hits: Sequence[ScoredMemory], caps: dict[str, int]) -> list[ScoredMemory]:

