@@ -29,7 +29,8 @@ from tests.support.loopback import LoopbackServer
 #: name -> overrides of the memory config (``ranking`` entries go into memory.ranking).
 #: "none" turns every added signal off (the fused ranking alone, as before issue 11 item 2).
 OFF = {"recency_weight": 0.0, "importance_weight": 0.0, "emotion_weight": 0.0, "period_weight": 0.0,
-       "dated_weight": 0.0, "neighbour_weight": 0.0, "session_weight": 0.0}
+       "dated_weight": 0.0, "neighbour_weight": 0.0, "session_weight": 0.0, "speaker_weight": 0.0,
+       "diversity_weight": 0.0}
 VARIANTS: dict[str, dict[str, Any]] = {
     "none": {"ranking": OFF},
     "defaults": {},
@@ -45,8 +46,22 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "neighbour 0.3 w2": {"ranking": {**OFF, "neighbour_weight": 0.3, "neighbour_window": 2}},
     "session 0.1": {"ranking": {**OFF, "session_weight": 0.1}},
     "session 0.3": {"ranking": {**OFF, "session_weight": 0.3}},
+    "speaker 0.05": {"ranking": {**OFF, "speaker_weight": 0.05}},
+    "speaker 0.15": {"ranking": {**OFF, "speaker_weight": 0.15}},
+    "diversity 0.03": {"ranking": {**OFF, "diversity_weight": 0.03}},
+    "diversity 0.1": {"ranking": {**OFF, "diversity_weight": 0.1}},
     "alpha 0.2": {"hybrid_alpha": 0.2, "ranking": OFF},
     "alpha 0.4": {"hybrid_alpha": 0.4, "ranking": OFF},
+    "alpha 0.1": {"hybrid_alpha": 0.1, "ranking": OFF},
+    "neighbour 0.5 w2": {"ranking": {**OFF, "neighbour_weight": 0.5, "neighbour_window": 2}},
+    "combo": {"hybrid_alpha": 0.2, "ranking": {**OFF, "period_weight": 0.3, "dated_weight": 0.15,
+                                                "neighbour_weight": 0.3, "neighbour_window": 2}},
+    "combo+speaker": {"hybrid_alpha": 0.2, "ranking": {**OFF, "period_weight": 0.3, "dated_weight": 0.15,
+                                                        "neighbour_weight": 0.3, "neighbour_window": 2,
+                                                        "speaker_weight": 0.1}},
+    "combo+diversity": {"hybrid_alpha": 0.2, "ranking": {**OFF, "period_weight": 0.3, "dated_weight": 0.15,
+                                                          "neighbour_weight": 0.3, "neighbour_window": 2,
+                                                          "diversity_weight": 0.05}},
     "candidates x8": {"candidate_factor": 8, "ranking": OFF},
 }
 

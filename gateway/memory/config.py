@@ -191,6 +191,16 @@ class RankingConfig(BaseModel):
         "the best fused score of the candidates next to it in its conversation "
         "(metadata.conversation_id and position, within neighbour_window turns).",
     )
+    speaker_weight: float = Field(
+        0.0, ge=0.0, le=1.0, description="Added when the query names who said the memory "
+        "(metadata.speaker, else a `Name: ` prefix of its text; seed 004 user continuity / "
+        "mention relation).",
+    )
+    diversity_weight: float = Field(
+        0.0, ge=0.0, le=1.0, description="Diversity for questions whose answer is spread "
+        "over conversations: a candidate loses this for each better one of its conversation "
+        "already ranked (greedy, maximal-marginal-relevance style).",
+    )
     neighbour_window: int = Field(1, ge=1, le=5, description="Turns either side counted as neighbours.")
     session_weight: float = Field(
         0.0, ge=0.0, le=1.0, description="Session-level retrieval: a candidate gains this "

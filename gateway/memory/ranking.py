@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -19,7 +20,8 @@ from datetime import datetime
 
 from gateway.memory.config import RankingConfig
 from gateway.memory.records import MemoryRecord
-from gateway.memory.signals import carries_date, emotion_of, is_when_question, query_period, recency, record_emotion
+from gateway.memory.signals import carries_date, emotion_of, is_when_question, query_period, recency, record_emotion, speaker_of
+from gateway.memory.tokenize import tokenize
 
 __all__ = ['AVG_RECORD_TOKENS', 'BM25_B', 'BM25_K1', 'RRF_K', 'bm25_idf', 'bm25_term_weight', 'clamp01', 'cosine_from_distance', 'cosine_from_vsim', 'QuerySignals', 'fused_scores', 'rerank', 'weighted_rrf']
 
@@ -96,13 +98,14 @@ class QuerySignals:
     emotion: str | None = None
     period: tuple[datetime, datetime] | None = None
     when: bool = False
+    words: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, text: str | None, now: datetime) -> QuerySignals:
         """The signals of ``text`` asked at ``now`` (None: a vector-only search)."""
         if not text:
             return cls(now)
-        return cls(now, emotion_of(text), query_period(text, now), is_when_question(text))
+        return cls(now, emotion_of(text), query_period(text, now), is_when_question(text), frozenset(tokenize(text[:2000])))
 
 
 def _group(record: MemoryRecord) -> str:
@@ -158,6 +161,10 @@ def rerank(
             score += config.period_weight
         if query.when and config.dated_weight and carries_date(record):
             score += config.dated_weight
+        if config.speaker_weight and query.words:
+            speaker = speaker_of(record)
+            if speaker and set(tokenize(speaker)) <= query.words:
+                score += config.speaker_weight
         if config.session_weight:
             score += config.session_weight * totals[groups[d]] / best_total
         position = _position(record)
@@ -167,4 +174,27 @@ def rerank(
             score += config.neighbour_weight * near
         scored.append((rank, d, score))
     scored.sort(key=lambda row: (-row[2], row[0]))
+    if config.diversity_weight:
+        return _diversified(scored, groups, config.diversity_weight)
     return [(d, score) for _, d, score in scored]
+
+
+def _diversified(scored: list[tuple[int, str, float]], groups: Mapping[str, str], weight: float) -> list[tuple[str, float]]:
+    """Greedy re-selection where a candidate loses ``weight`` for each candidate of its
+    conversation already chosen (a vector-free maximal marginal relevance, Carbonell &
+    Goldstein 1998, with "same conversation" as the redundancy): a heap of each
+    conversation's next candidate, O(n log n). Scores returned are the penalised ones."""
+    queues: dict[str, list[tuple[int, str, float]]] = {}
+    for row in scored:  # best first within each conversation
+        queues.setdefault(groups[row[1]], []).append(row)
+    heap = [(-rows[0][2], rows[0][0], group, 0) for group, rows in queues.items()]
+    heapq.heapify(heap)
+    out = []
+    while heap:
+        neg, _, group, index = heapq.heappop(heap)
+        rank, doc_id, _ = queues[group][index]
+        out.append((doc_id, -neg))
+        if index + 1 < len(queues[group]):
+            nxt = queues[group][index + 1]
+            heapq.heappush(heap, (-(nxt[2] - weight * (index + 1)), nxt[0], group, index + 1))
+    return out

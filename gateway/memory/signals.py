@@ -13,6 +13,8 @@ function here gives one signal in [0, 1] (or a period) for one record or one que
   ("last summer", "in May 2023", "two weeks ago", 上周, 去年, 五月), reusing the relative
   expressions of :mod:`gateway.memorization.dates`.
 - :func:`is_when_question`: "when did ...", "what date", 什么时候, 哪天.
+- :func:`speaker_of`: who said a memory (seed 004's user continuity / mention relation:
+  a question naming a person prefers what that person said).
 - :func:`carries_date`: a record whose text names a time (a resolved relative expression,
   ``metadata.occurred_expression``, a date or a month name): the answer to a "when".
 """
@@ -26,7 +28,7 @@ from datetime import UTC, datetime, timedelta
 from gateway.memorization.dates import _RELATIVE_RE, _shift_months, resolve_occurred
 from gateway.memory.records import MemoryRecord
 
-__all__ = ['EMOTIONS', 'carries_date', 'emotion_of', 'is_when_question', 'query_period', 'recency', 'record_emotion']
+__all__ = ['EMOTIONS', 'carries_date', 'emotion_of', 'is_when_question', 'query_period', 'recency', 'record_emotion', 'speaker_of']
 
 #: Emotion labels and their cue words (en: word prefixes; zh: substrings). Six basic
 #: emotions after Ekman (1992) with love for joy's social side, as role-play memories
@@ -220,3 +222,17 @@ def carries_date(record: MemoryRecord) -> bool:
     if record.metadata.get("occurred_expression"):
         return True
     return _DATE_IN_TEXT.search(record.text[:2000].lower()) is not None
+
+
+_SPEAKER_PREFIX = re.compile(r"^([^\W\d_][\w.' -]{0,40}?):\s")
+
+
+def speaker_of(record: MemoryRecord) -> str | None:
+    """Who said the memory: ``metadata.speaker`` (memorization sets it from the message's
+    ``name``), else a short ``Name: `` prefix of its text (the form memorization writes
+    named turns in), else None."""
+    speaker = record.metadata.get("speaker")
+    if isinstance(speaker, str) and speaker.strip():
+        return speaker
+    match = _SPEAKER_PREFIX.match(record.text[:48])
+    return match.group(1) if match else None

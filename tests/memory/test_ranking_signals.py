@@ -149,3 +149,23 @@ def test_ranking_weights_live_in_the_memory_config():
     assert config.ranking.recency_weight == 0.1 and config.ranking.type_priors == {"preference": 0.05}
     with pytest.raises(ValueError, match="ranking"):
         MemoryConfig.model_validate({"ranking": {"recency_wieght": 0.1}})
+
+
+def test_diversity_lets_another_conversation_in_before_a_third_turn_of_the_first():
+    a, b, c, d = ids(4)
+    s1 = [rec("x", id=x, metadata={"conversation_id": "s1", "position": i}) for i, x in enumerate((a, b, c))]
+    other = rec("x", id=d, metadata={"conversation_id": "s2", "position": 0})
+    q = QuerySignals.of("anything", NOW)
+    assert order_of([*s1, other], [0.9, 0.85, 0.8, 0.7], q, OFF) == [a, b, c, d]
+    assert order_of([*s1, other], [0.9, 0.85, 0.8, 0.7], q, OFF.model_copy(update={"diversity_weight": 0.1})) == [a, b, d, c]
+
+
+def test_a_question_naming_a_speaker_prefers_what_that_speaker_said():
+    a, b = ids(2)
+    said_by_other = rec("Caroline: we went camping at the beach", id=a)
+    said_by_melanie = rec("we went camping in the forest", id=b, metadata={"speaker": "Melanie"})
+    q = QuerySignals.of("Where has Melanie camped?", NOW)
+    assert order_of([said_by_other, said_by_melanie], [0.8, 0.78], q, OFF) == [a, b]
+    assert order_of([said_by_other, said_by_melanie], [0.8, 0.78], q, OFF.model_copy(update={"speaker_weight": 0.05})) == [b, a]
+    q = QuerySignals.of("Where has Caroline camped?", NOW)
+    assert order_of([said_by_melanie, said_by_other], [0.8, 0.78], q, OFF.model_copy(update={"speaker_weight": 0.05})) == [a, b]
