@@ -19,6 +19,11 @@ threshold-study`` from a checkout, 12 facts, 24 questions about them, 36 unrelat
 - Chinese: the model is English-only, so scores are compressed: related 0.51-0.89
   (median 0.56), unrelated 0.38-0.64 (median 0.54; 25 % reach 0.6, none 0.7).
 
+That was the cosine. Since issue 11 the split uses each hit's calibrated ``relevance``
+(:mod:`gateway.memory.calibration`): with this model "I'm vegetarian" for "What should we
+eat tonight?" is cosine 0.38 but relevance 0.89 (high), while Chinese relevance stays
+under 0.8 unless the texts are near-identical. The cosine-era reasoning follows.
+
 So 0.8 is strict for this model: in English nearly every relevant memory is "low" and
 reaches the model through the ``memory_search`` tool instead of the prompt (the hybrid
 design keeps it usable), and only near-paraphrases are injected. Any cut under ~0.7
@@ -64,8 +69,10 @@ class AutoRecallConfig(PluginConfig):
         "English queries out with all-MiniLM-L6-v2 (they score under 0.16, module docstring).",
     )
     high_relevance_threshold: float = Field(
-        0.8, ge=0.0, le=1.0, description="Score from which a memory is high relevance and goes "
-        "into the prompt (seed 000 highRelevanceThreshold 0.8; measurement in the module docstring).",
+        0.8, ge=0.0, le=1.0, description="Calibrated relevance (P(related), the same scale with "
+        "any embedder: gateway.memory.calibration) from which a memory is high relevance and "
+        "goes into the prompt; the cosine when calibration is off (seed 000 "
+        "highRelevanceThreshold 0.8).",
     )
     scopes: list[str] = Field(["profile", "event"], description="Memory scopes searched (profile and event).")
     follow_up_chars: int = Field(
