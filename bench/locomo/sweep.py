@@ -56,6 +56,8 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "neighbour 0.5 w2": {"ranking": {**OFF, "neighbour_weight": 0.5, "neighbour_window": 2}},
     "combo": {"hybrid_alpha": 0.2, "ranking": {**OFF, "period_weight": 0.3, "dated_weight": 0.15,
                                                 "neighbour_weight": 0.3, "neighbour_window": 2}},
+    "rrf k 20": {"rrf_k": 20},
+    "rrf k 120": {"rrf_k": 120},
     "a0.05": {"hybrid_alpha": 0.05, "ranking": OFF},
     "a0.1 combo": {"hybrid_alpha": 0.1, "ranking": {**OFF, "period_weight": 0.3, "dated_weight": 0.15,
                                                      "neighbour_weight": 0.3, "neighbour_window": 2}},

@@ -59,7 +59,7 @@ def bm25_idf(doc_freq: int, total_docs: int) -> float:
     return math.log(1.0 + (max(total_docs - doc_freq, 0) + 0.5) / (doc_freq + 0.5))
 
 
-def fused_scores(vector_ids: Sequence[str], keyword_ids: Sequence[str], alpha: float) -> dict[str, float]:
+def fused_scores(vector_ids: Sequence[str], keyword_ids: Sequence[str], alpha: float, k: int = RRF_K) -> dict[str, float]:
     """Weighted RRF score of every id of both rankings, scaled by ``k + 1`` into (0, 1]:
     1.0 is first in both rankings, and an id found by one ranking only scores at most that
     ranking's weight. Ranks start at 1; an id missing from a ranking gets nothing from it.
@@ -70,11 +70,11 @@ def fused_scores(vector_ids: Sequence[str], keyword_ids: Sequence[str], alpha: f
     scores: dict[str, float] = {}
     for weight, ranking in ((alpha, vector_ids), (1.0 - alpha, keyword_ids)):
         for rank, doc_id in enumerate(ranking, start=1):
-            scores[doc_id] = scores.get(doc_id, 0.0) + weight * (RRF_K + 1) / (RRF_K + rank)
+            scores[doc_id] = scores.get(doc_id, 0.0) + weight * (k + 1) / (k + rank)
     return scores
 
 
-def weighted_rrf(vector_ids: Sequence[str], keyword_ids: Sequence[str], alpha: float) -> list[str]:
+def weighted_rrf(vector_ids: Sequence[str], keyword_ids: Sequence[str], alpha: float, k: int = RRF_K) -> list[str]:
     """Ids of both rankings ordered by ``alpha/(k+rank_v) + (1-alpha)/(k+rank_k)``
     (:func:`fused_scores`). Ties keep the vector ranking's order, then the keyword
     ranking's.
@@ -82,7 +82,7 @@ def weighted_rrf(vector_ids: Sequence[str], keyword_ids: Sequence[str], alpha: f
     >>> weighted_rrf(["a", "b"], ["b", "c"], 0.5)
     ['b', 'a', 'c']
     """
-    scores = fused_scores(vector_ids, keyword_ids, alpha)
+    scores = fused_scores(vector_ids, keyword_ids, alpha, k)
     first: dict[str, int] = {}
     for position, doc_id in enumerate([*vector_ids, *keyword_ids]):
         first.setdefault(doc_id, position)

@@ -295,8 +295,8 @@ class TenantMemoryStore:
         vector_ids = [doc_id for doc_id, _ in vector_hits]
         if not keyword_ids:
             return vector_ids, dict(vector_hits), None
-        fused = fused_scores(vector_ids, keyword_ids, alpha)
-        return weighted_rrf(vector_ids, keyword_ids, alpha), dict(vector_hits), fused
+        fused = fused_scores(vector_ids, keyword_ids, alpha, self._config.rrf_k)
+        return weighted_rrf(vector_ids, keyword_ids, alpha, self._config.rrf_k), dict(vector_hits), fused
 
     async def _collect(self, tenant, parts, order, cosines, query, flt, threshold, top_k, fused=None):
         """Fetch candidates ``top_k`` at a time until ``top_k`` hits pass (usually one
