@@ -16,6 +16,7 @@ from bench.context import command as context
 from bench.failover import command as failover
 from bench.load import command as load
 from bench.locomo.cli import command as locomo
+from bench.locomo.sweep import command as locomo_sweep
 from bench.memorize import command as memorize
 from bench.outage import command as outage
 from bench.proxy.run import command as proxy
@@ -37,5 +38,5 @@ def main(verbose: bool) -> None:
 
 
 for _command in (proxy, store, recall, memorize, locomo, threshold_study, outage, load, context, worldbook,
-                 console_screenshots, verbatim, failover):
+                 console_screenshots, verbatim, failover, locomo_sweep):
     main.add_command(_command)

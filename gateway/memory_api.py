@@ -6,9 +6,10 @@
   a conversation chunk (:class:`~gateway.memorization.ingest.NewConversation`, a body with
   ``messages``), 201 with their ids (:mod:`gateway.memorization.ingest`).
 - ``POST /v1/memories/search``: :class:`SearchRequest` -> hits in ranking order, each
-  with ``score`` (the score they are ranked by: the fused vector + keyword rank score in
-  (0, 1] with hybrid search, else the cosine) and ``similarity`` (the cosine similarity,
-  which ``threshold`` applies to); see :class:`~gateway.memory.records.ScoredMemory`.
+  with ``score`` (the score they are ranked by: the fused vector + keyword rank score
+  plus the ``memory.ranking`` signals, in [0, 1]), ``similarity`` (the cosine similarity,
+  which ``threshold`` applies to) and ``relevance`` (calibrated P(related)); see
+  :class:`~gateway.memory.records.ScoredMemory`.
 - ``GET | PATCH | DELETE /v1/memories/{id}``.
 - Admin keys only: ``GET /v1/admin/users/{user_id}/export`` (JSONL),
   ``POST /v1/admin/users/{user_id}/import`` (JSONL body; records keep ids and times),

@@ -19,6 +19,11 @@ threshold-study`` from a checkout, 12 facts, 24 questions about them, 36 unrelat
 - Chinese: the model is English-only, so scores are compressed: related 0.51-0.89
   (median 0.56), unrelated 0.38-0.64 (median 0.54; 25 % reach 0.6, none 0.7).
 
+That was the cosine. Since issue 11 the split uses each hit's calibrated ``relevance``
+(:mod:`gateway.memory.calibration`): with this model "I'm vegetarian" for "What should we
+eat tonight?" is cosine 0.38 but relevance 0.89 (high), while Chinese relevance stays
+under 0.8 unless the texts are near-identical. The cosine-era reasoning follows.
+
 So 0.8 is strict for this model: in English nearly every relevant memory is "low" and
 reaches the model through the ``memory_search`` tool instead of the prompt (the hybrid
 design keeps it usable), and only near-paraphrases are injected. Any cut under ~0.7
@@ -64,8 +69,10 @@ class AutoRecallConfig(PluginConfig):
         "English queries out with all-MiniLM-L6-v2 (they score under 0.16, module docstring).",
     )
     high_relevance_threshold: float = Field(
-        0.8, ge=0.0, le=1.0, description="Score from which a memory is high relevance and goes "
-        "into the prompt (seed 000 highRelevanceThreshold 0.8; measurement in the module docstring).",
+        0.8, ge=0.0, le=1.0, description="Calibrated relevance (P(related), the same scale with "
+        "any embedder: gateway.memory.calibration) from which a memory is high relevance and "
+        "goes into the prompt; the cosine when calibration is off (seed 000 "
+        "highRelevanceThreshold 0.8).",
     )
     scopes: list[str] = Field(["profile", "event"], description="Memory scopes searched (profile and event).")
     follow_up_chars: int = Field(
@@ -131,12 +138,17 @@ def build_query(messages: Sequence[dict[str, Any]], follow_up_chars: int = 20, m
 def split_by_relevance(
     hits: Sequence[ScoredMemory], high_threshold: float
 ) -> tuple[tuple[ScoredMemory, ...], tuple[ScoredMemory, ...]]:
-    """``(high, low)``: hits whose cosine ``similarity`` is at least ``high_threshold``,
-    and the others (seed 000 ``score >= threshold`` is high, its score being the cosine);
-    order kept."""
-    high = tuple(h for h in hits if h.similarity >= high_threshold)
-    low = tuple(h for h in hits if h.similarity < high_threshold)
+    """``(high, low)``: hits whose calibrated ``relevance`` (P(related), the same scale
+    with any embedder: :mod:`gateway.memory.calibration`) is at least ``high_threshold``,
+    and the others (seed 000 ``score >= threshold`` is high); a hit without ``relevance``
+    (calibration off) is judged by its cosine ``similarity``. Order kept."""
+    high = tuple(h for h in hits if _relevance(h) >= high_threshold)
+    low = tuple(h for h in hits if _relevance(h) < high_threshold)
     return high, low
+
+
+def _relevance(hit: ScoredMemory) -> float:
+    return hit.relevance if hit.relevance is not None else hit.similarity
 
 
 def cap_per_scope(hits: Sequence[ScoredMemory], caps: dict[str, int]) -> list[ScoredMemory]:

@@ -26,7 +26,7 @@ from gateway.memorization.keys import QueueKeys
 from gateway.memory.records import Tenant
 from gateway.proxy.wire import Chunk
 from gateway.sdk import CallContext, PluginConfig
-from tests.recall.conftest import CHAIN, REGISTRY, memory, seed  # noqa: F401  (seed: fixture)
+from tests.recall.conftest import REGISTRY, TOOL_CHAIN, memory, seed  # noqa: F401  (seed: fixture)
 from tests.recall.streams import SEARCH_CALL_ID, tool_round
 from tests.recall.test_e2e_tool_loop import (
     LOW_Q,
@@ -56,7 +56,7 @@ def plugin_failures(gw: Any, plugin: str, hook: str) -> list[str]:
 @pytest.fixture
 def tool_gateway(start_gateway, seed):  # noqa: F811
     """The recall chain with a low-relevance memory for alice, so memory_search is offered."""
-    gw = start_gateway(registry=REGISTRY, plugins=CHAIN)
+    gw = start_gateway(registry=REGISTRY, plugins=TOOL_CHAIN)
     seed(gw, Tenant("alice", "tutor"), memory(SCIFI))
     return gw
 

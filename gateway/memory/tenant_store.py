@@ -8,7 +8,11 @@ again with :func:`records.visible_to`. Search: the vector ranking (cosine) and, 
 weighted RRF (:func:`ranking.weighted_rrf`); hits are returned in fused order with the
 fused score as ``score`` (the score they are ranked by) and the cosine similarity of their
 vector as ``similarity``; ``threshold`` applies to the similarity. Without fusion both are
-the cosine.
+the cosine. Then every candidate (``top_k * candidate_factor``, at least 20) is fetched in
+one round trip and reordered by :func:`ranking.rerank` (recency, importance, emotion,
+type/scope priors, the period a query names, neighbours, session; ``memory.ranking``);
+``score`` becomes that final score clamped to [0, 1]. With ``memory.calibrate`` each hit
+also gets ``relevance`` (:mod:`gateway.memory.calibration`).
 
 PATCH of ``text`` without ``keywords`` recomputes the keywords (:func:`recomputed_keywords`).
 
@@ -33,7 +37,8 @@ from gateway.memory.embeddings.base import Embedder, embed_one, embed_query
 from gateway.memory.filters import SearchFilter
 from gateway.memory.ids import check_memory_id, new_memory_id
 from gateway.memory.keys import Partition, visible_partitions
-from gateway.memory.ranking import fused_scores, weighted_rrf
+from gateway.memory.calibration import calibration_for
+from gateway.memory.ranking import QuerySignals, clamp01, fused_scores, rerank, weighted_rrf
 from gateway.memory.records import (
     MemoryPage,
     MemoryPatch,
@@ -246,9 +251,39 @@ class TenantMemoryStore:
         parts = visible_partitions(tenant, flt.scopes)
         if not parts:
             return []
+        calibration = await calibration_for(self._embedder) if self._config.calibrate else None
         with redis_boundary():
             order, cosines, fused = await self._rank(parts, query, query_text, flt, top_k)
-            return await self._collect(tenant, parts, order, cosines, query, flt, threshold, top_k, fused)
+            hits = await self._collect_ranked(
+                tenant, parts, order, cosines, query, flt, threshold, top_k, fused, QuerySignals.of(query_text, _now())
+            )
+        if calibration is None:
+            return hits
+        return [h.model_copy(update={"relevance": calibration.relevance(h.similarity, query_text or "")}) for h in hits]
+
+    async def _collect_ranked(self, tenant, parts, order, cosines, query, flt, threshold, top_k, fused, signals):
+        """Fetch every candidate (one round trip; candidates whose cosine is known to miss
+        ``threshold`` are dropped unfetched, keyword-only ones get their cosine from the
+        backend's stored vector in the same round trip), keep those visible to ``tenant``
+        that pass ``flt`` and ``threshold``, and return the best ``top_k`` by
+        :func:`ranking.rerank`."""
+        backend = self._repo.backend
+        order = [d for d in order if cosines.get(d, threshold) >= threshold]
+        if not order:
+            return []
+        unscored = [d for d in order if d not in cosines]
+        records, stored = await self._repo.fetch_with(
+            tenant.user_id, order, functools.partial(_queue_similarities, backend, parts, unscored, query)
+        )
+        cosines.update(stored)
+        eligible = {
+            d: records[d] for d in order
+            if d in records and d in cosines and cosines[d] >= threshold
+            and visible_to(records[d], tenant) and flt.matches(records[d])
+        }
+        base = fused if fused is not None else cosines
+        ranked = rerank(list(eligible), {d: min(1.0, base.get(d, 0.0)) for d in eligible}, eligible, signals, self._config.ranking)
+        return [ScoredMemory(record=eligible[d], score=clamp01(score), similarity=cosines[d]) for d, score in ranked[:top_k]]
 
     async def _rank(self, parts: Sequence[Partition], query: np.ndarray, text, flt, top_k: int):
         """Candidate ids in ranking order, the cosines the vector ranking gave, and the
@@ -260,8 +295,8 @@ class TenantMemoryStore:
         vector_ids = [doc_id for doc_id, _ in vector_hits]
         if not keyword_ids:
             return vector_ids, dict(vector_hits), None
-        fused = fused_scores(vector_ids, keyword_ids, alpha)
-        return weighted_rrf(vector_ids, keyword_ids, alpha), dict(vector_hits), fused
+        fused = fused_scores(vector_ids, keyword_ids, alpha, self._config.rrf_k)
+        return weighted_rrf(vector_ids, keyword_ids, alpha, self._config.rrf_k), dict(vector_hits), fused
 
     async def _collect(self, tenant, parts, order, cosines, query, flt, threshold, top_k, fused=None):
         """Fetch candidates ``top_k`` at a time until ``top_k`` hits pass (usually one

@@ -4,15 +4,24 @@ English and other space-separated scripts: NFKC + casefold, runs of letters/digi
 short English stop-word list removed, one-letter tokens dropped. CJK (Han, kana, Hangul):
 each character is a token and so is each pair of neighbours (character bigrams, the usual
 CJK indexing without a dictionary, e.g. Lucene's CJKAnalyzer).
+
+:func:`index_terms` is what the keyword (BM25) index stores and looks up: the tokens with
+words of Latin letters reduced to their Snowball English stem (Porter 2001, the
+``snowballstemmer`` package), so "painting", "painted" and "paints" are one term;
+CJK tokens and numbers stay as they are.
 """
 
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
 from collections import Counter
+from functools import lru_cache
 
-__all__ = ['MAX_TOKEN_CHARS', 'STOP_WORDS', 'term_frequencies', 'tokenize']
+import snowballstemmer
+
+__all__ = ['MAX_TOKEN_CHARS', 'STOP_WORDS', 'index_terms', 'stem', 'term_frequencies', 'tokenize']
 
 _CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _RUN_RE = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")
@@ -44,9 +53,35 @@ def tokenize(text: str) -> list[str]:
     return tokens
 
 
+_LATIN_RE = re.compile(r"[a-z]+")
+_STEMMERS = threading.local()  # a Snowball stemmer object is not safe to share between threads
+
+
+@lru_cache(maxsize=65536)
+def stem(token: str) -> str:
+    """The Snowball English stem of a token of Latin letters (``"painting"`` ->
+    ``"paint"``); any other token unchanged. Cached (tokens repeat)."""
+    if not _LATIN_RE.fullmatch(token):
+        return token
+    stemmer = getattr(_STEMMERS, "english", None)
+    if stemmer is None:
+        stemmer = _STEMMERS.english = snowballstemmer.stemmer("english")
+    return stemmer.stemWord(token)
+
+
+def index_terms(text: str) -> list[str]:
+    """:func:`tokenize`, each token through :func:`stem` (the keyword index's terms).
+
+    >>> index_terms("She painted sunsets, 我喜欢猫")
+    ['paint', 'sunset', '我', '喜', '欢', '猫', '我喜', '喜欢', '欢猫']
+    """
+    return [stem(token) for token in tokenize(text)]
+
+
 def term_frequencies(text: str, keywords: list[str] | tuple[str, ...] = ()) -> Counter[str]:
-    """Term -> count over ``text`` and ``keywords`` (what the keyword index stores)."""
-    counts = Counter(tokenize(text))
+    """Term -> count over ``text`` and ``keywords`` (what the keyword index stores:
+    :func:`index_terms`)."""
+    counts = Counter(index_terms(text))
     for keyword in keywords:
-        counts.update(tokenize(keyword))
+        counts.update(index_terms(keyword))
     return counts

@@ -109,7 +109,10 @@ class VectorSetBackend:
         self._client = client
         self._keys = keys
         self._quant = QUANTIZATION_FLAGS[quantization]
-        self.index_version = f"vectorset-1-{quantization}"
+        #: 2: keyword terms are stemmed (:func:`gateway.memory.tokenize.index_terms`); a
+        #: store built with version 1 is refused at start-up until ``memgate memories
+        #: reembed`` rebuilds its postings (:meth:`rebuild_partition`).
+        self.index_version = f"vectorset-2-{quantization}"
         self._ef = ef
         self._nothread = ["NOTHREAD"] if nothread else []
         self._keywords = KeywordIndex(client, keys)
@@ -227,7 +230,8 @@ class VectorSetBackend:
         self, part: Partition, items: Sequence[tuple[MemoryRecord, np.ndarray]]
     ) -> None:
         """Build the new set under a temporary key, then RENAME it over the old one, so
-        searches see the old set until the new one is complete."""
+        searches see the old set until the new one is complete; then rebuild the
+        partition's keyword postings (:meth:`KeywordIndex.rebuild`)."""
         key = self._keys.vector_set(part)
         tmp = f"{key}:rebuild"
         await self._client.delete(tmp)
@@ -240,3 +244,4 @@ class VectorSetBackend:
             await self._client.rename(tmp, key)
         else:
             await self._client.delete(key)
+        await self._keywords.rebuild(part, [record for record, _ in items])

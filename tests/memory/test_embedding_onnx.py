@@ -97,7 +97,7 @@ async def test_auto_store_gets_onnx_and_a_local_store_is_not_opened_by_onnx(redi
     old = MemoryConfig(redis_url=redis_url, backend="vectorset", key_prefix=fresh_prefix())
     client = aredis.Redis.from_url(redis_url)
     try:
-        await record_settings(client, KeySpace(old.key_prefix), StoreSettings("all-MiniLM-L6-v2", 384, "vectorset", "vectorset-1-q8"))
+        await record_settings(client, KeySpace(old.key_prefix), StoreSettings("all-MiniLM-L6-v2", 384, "vectorset", "vectorset-2-q8"))
     finally:
         await client.aclose()
     async with open_memory(old) as store:  # provider auto: the recorded sentence-transformers model

@@ -27,6 +27,11 @@ CHAIN = [
     {"name": "personalization"},
     {"name": "token_budget"},
 ]
+#: CHAIN where every hit is low relevance (``relevance`` is calibrated P(related) < 1), so
+#: memories are reachable only through the memory_search tool: the tool-loop tests.
+#: (Calibrated, "likes science fiction movies" is high relevance, 0.90, for "Recommend me
+#: a movie for tonight", as "I'm vegetarian" is for a dinner question.)
+TOOL_CHAIN = [CHAIN[0], {"name": "auto_recall", "config": {"high_relevance_threshold": 1.0}}, *CHAIN[2:]]
 
 
 def memory(text: str, scope: str = "profile", type: str = "semantic", **fields: Any) -> NewMemory:

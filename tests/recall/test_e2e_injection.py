@@ -36,7 +36,9 @@ def test_a_high_relevance_memory_goes_into_a_separate_system_message(start_gatew
 
 
 def test_a_chinese_message_gets_seed_000s_chinese_template(start_gateway, upstream, seed):
-    gw = start_gateway(registry=REGISTRY, plugins=CHAIN[1:3])
+    # all-MiniLM-L6-v2 cannot tell related Chinese from unrelated, so its calibrated
+    # relevance stays under seed 000's 0.8 (README "Calibrated relevance"): a low cut here
+    gw = start_gateway(registry=REGISTRY, plugins=[{"name": "auto_recall", "config": {"high_relevance_threshold": 0.5}}, CHAIN[2]])
     seed(gw, Tenant("alice", "tutor"), memory("用户喜欢科幻电影"))
     httpx.post(gw.base_url + "/chat/completions", json={"model": "gpt-4o", "messages": [{"role": "user", "content": "推荐个电影吧"}]},
                headers={"authorization": f"Bearer {ALICE_KEY}"}, timeout=20)

@@ -14,7 +14,7 @@ from pydantic import TypeAdapter
 
 from gateway.memory.records import Tenant
 from gateway.proxy.sse import SSEDecoder
-from tests.recall.conftest import CHAIN, REGISTRY, memory
+from tests.recall.conftest import CHAIN, REGISTRY, TOOL_CHAIN, memory
 from tests.support.gateway import ALICE_KEY
 from tests.support.upstream_double import JSONReply, SSEReply, fixture, fixture_json
 
@@ -87,7 +87,7 @@ def test_nothing_recalled_means_the_exact_bytes_go(start_gateway, upstream):
 
 
 def seeded(start_gateway, seed, **hybrid):
-    plugins = [*CHAIN[:2], {"name": "hybrid_injection", "config": hybrid}, *CHAIN[3:]]
+    plugins = [*TOOL_CHAIN[:2], {"name": "hybrid_injection", "config": hybrid}, *TOOL_CHAIN[3:]]
     gw = start_gateway(registry=REGISTRY, plugins=plugins)
     seed(gw, Tenant("alice", "tutor"), memory(SCIFI))
     seed(gw, Tenant("bob", "tutor"), memory("The user likes science fiction movies, especially Dune."))

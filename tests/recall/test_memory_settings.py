@@ -253,7 +253,7 @@ def test_settings_unreachable_fail_open_to_the_defaults_and_say_so(start_gateway
 
 
 def test_recall_rounds_bounds_the_memory_search_loop(start_gateway, upstream, seed):
-    from tests.recall.conftest import CHAIN
+    from tests.recall.conftest import TOOL_CHAIN as CHAIN
     from tests.recall.test_e2e_tool_loop import LOW_Q, SCIFI, search_call, tool_call_completion
 
     gw = start_gateway(registry=REGISTRY, plugins=CHAIN)

@@ -64,3 +64,13 @@ def test_config_defaults_come_from_seed_000_and_refuse_an_inverted_threshold():
     assert (config.limit, config.high_relevance_threshold) == (5, 0.8)
     with pytest.raises(ValueError):
         AutoRecallConfig(threshold=0.9, high_relevance_threshold=0.8)
+
+
+def test_split_uses_the_calibrated_relevance_when_the_hit_has_one():
+    """A memory the embedder scores 0.38 but calibration rates 0.89 (MiniLM, "I'm vegetarian"
+    for a dinner question) is high; a cosine of 0.85 calibrated to 0.4 is low."""
+    vegetarian = hit("vegetarian", 0.38).model_copy(update={"relevance": 0.89})
+    noisy = hit("noisy", 0.85).model_copy(update={"relevance": 0.4})
+    high, low = split_by_relevance([vegetarian, noisy], 0.8)
+    assert [h.record.text for h in high] == ["vegetarian"]
+    assert [h.record.text for h in low] == ["noisy"]

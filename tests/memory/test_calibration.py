@@ -1,0 +1,90 @@
+"""Calibrated relevance (issue 11 item 2): one threshold means the same with any embedder.
+
+Two real local embedders: all-MiniLM-L6-v2 (sentence-transformers) and the model2vec
+static model distilled from it. Their raw cosines differ (MiniLM puts unrelated Chinese
+pairs near 0.6, model2vec near 0.3); calibrated on the bundled pairs, both agree. The pairs
+here are not in the bundled calibration set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import numpy as np
+import pytest
+
+from gateway.memory.calibration import calibration_for, fit, load_pairs
+from gateway.memory.config import EmbeddingConfig
+from gateway.memory.embeddings.static import StaticEmbedder
+from gateway.memory.records import MemoryType, NewMemory, Scope, Tenant
+
+RELATED = [
+    ("I adopted a puppy last week.", "Last week I got a new puppy."),
+    ("My favourite food is sushi.", "I love eating sushi more than anything."),
+    ("What instrument do I play?", "I play the cello in an orchestra."),
+]
+UNRELATED = [
+    ("Any ideas for dinner?", "My laptop battery died."),
+    ("Where should I travel this summer?", "I replaced the kitchen light bulb."),
+    ("What instrument do I play?", "My landlord raised the rent."),
+    ("今晚吃什么？", "我的电脑电池坏了。"),
+    ("我会弹什么乐器？", "房东涨了房租。"),
+]
+
+
+@pytest.fixture(scope="module")
+async def static_model() -> AsyncIterator[StaticEmbedder]:
+    model = await StaticEmbedder.load(EmbeddingConfig(provider="model2vec"))
+    yield model
+    await model.aclose()
+
+
+async def scores(embedder, pairs) -> tuple[list[float], list[float]]:
+    """(cosines, calibrated relevances) of ``pairs`` under ``embedder``."""
+    calibration = await calibration_for(embedder)
+    v = np.asarray(await embedder.embed_many([t for p in pairs for t in p]), dtype=np.float64)
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    cosines = [float(v[2 * i] @ v[2 * i + 1]) for i in range(len(pairs))]
+    return cosines, [calibration.relevance(c, q) for c, (q, _) in zip(cosines, pairs, strict=True)]
+
+
+async def test_two_embedders_give_comparable_calibrated_scores(local_model, static_model):
+    _, related_a = await scores(local_model, RELATED)
+    _, related_b = await scores(static_model, RELATED)
+    cos_a, unrelated_a = await scores(local_model, UNRELATED)
+    cos_b, unrelated_b = await scores(static_model, UNRELATED)
+    assert min(related_a + related_b) >= 0.8  # paraphrases and direct answers clear 0.8 with both
+    assert max(unrelated_a + unrelated_b) < 0.5  # unrelated stays under even 0.5 with both
+    # raw cosines of the unrelated Chinese pairs differ by more than 0.1 between the two
+    # models; calibrated, the gap shrinks and neither clears the 0.8 cut
+    assert min(abs(a - b) for a, b in zip(cos_a[3:], cos_b[3:], strict=True)) > 0.1
+    assert max(abs(a - b) for a, b in zip(unrelated_a, unrelated_b, strict=True)) < 0.2
+
+
+def test_fit_is_monotone_and_half_way_between_the_samples():
+    related, unrelated = np.array([0.5, 0.6, 0.7]), np.array([0.0, 0.1, 0.2])
+    f = fit(related, unrelated)
+    assert f.relevance(0.35) == pytest.approx(0.5, abs=0.05)
+    assert f.relevance(0.1) < f.relevance(0.35) < f.relevance(0.6)
+
+
+def test_bundled_pairs_cover_both_languages():
+    pairs = load_pairs()
+    for lang in ("en", "zh"):
+        assert len(pairs[lang]["related"]) >= 20 and len(pairs[lang]["unrelated"]) >= 20
+
+
+ALICE = Tenant("alice-cal", "chef")
+
+
+async def test_vegetarian_clears_the_high_relevance_cut_for_a_dinner_question(store):
+    await store.add(ALICE, [
+        NewMemory(scope=Scope.PROFILE, type=MemoryType.PREFERENCE, text="I'm vegetarian"),
+        NewMemory(scope=Scope.PROFILE, type=MemoryType.SEMANTIC, text="I'm learning Spanish."),
+    ])
+    hits = await store.search(ALICE, "What should we eat tonight?", top_k=2)
+    by_text = {h.record.text: h for h in hits}
+    vegetarian, spanish = by_text["I'm vegetarian"], by_text["I'm learning Spanish."]
+    assert vegetarian.similarity < 0.5  # the raw cosine would never reach seed 000's 0.8
+    assert vegetarian.relevance >= 0.8
+    assert spanish.relevance < 0.5
