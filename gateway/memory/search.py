@@ -25,10 +25,10 @@ case-sensitive (``Alice`` and ``alice`` are different users).
 Vector ranking: KNN over an HNSW COSINE field (distance ``1 - cos``). Keyword ranking:
 BM25STD per query term, summed (:meth:`SearchBackend.keyword_search` says why), over
 :data:`KEYWORD_FIELD`, the record's own tokens
-(:func:`gateway.memory.tokenize.tokenize` of ``context``, ``text`` and ``keywords``, the
-terms the vectorset backend's keyword index keeps: English words Snowball-stemmed by our
-tokenizer) with no stemming and no stop words of the module's, queried with the same tokens, so both backends rank the same terms (CJK
-characters and bigrams included) and no user text reaches the query syntax. Fusion is
+(:func:`gateway.memory.tokenize.index_terms` of ``context``, ``text`` and ``keywords``,
+the terms the vectorset backend's keyword index keeps: English words Snowball-stemmed by
+our tokenizer) with no stemming and no stop words of the module's, queried with the same
+terms, so both backends rank the same terms (CJK characters and bigrams included) and no user text reaches the query syntax. Fusion is
 done by the store (:mod:`gateway.memory.tenant_store`), not by ``FT.HYBRID``.
 """
 
@@ -56,7 +56,7 @@ from gateway.memory.keyword_index import POSTINGS_PER_TERM, query_terms
 from gateway.memory.ranking import clamp01, cosine_from_distance
 from gateway.memory.records import MemoryRecord, indexed_text
 from gateway.memory.scripts import Writes
-from gateway.memory.tokenize import tokenize
+from gateway.memory.tokenize import index_terms
 
 __all__ = [
     'KEYWORD_FIELD', 'RECORD_FILTER', 'SCHEMA_VERSION', 'VECTOR_FIELD', 'SearchBackend', 'index_name',
@@ -100,11 +100,12 @@ def index_schema(keys: KeySpace, dimensions: int) -> dict[str, Any]:
 
 
 def keyword_field(record: MemoryRecord) -> str:
-    """The :data:`KEYWORD_FIELD` value of ``record``: its tokens, repeats kept (BM25 term
-    frequency), separated by spaces (pure)."""
-    tokens = tokenize(indexed_text(record))
+    """The :data:`KEYWORD_FIELD` value of ``record``: its index terms (stemmed tokens,
+    :func:`gateway.memory.tokenize.index_terms`, the terms queries are made of), repeats
+    kept (BM25 term frequency), separated by spaces (pure)."""
+    tokens = index_terms(indexed_text(record))
     for keyword in record.keywords:
-        tokens.extend(tokenize(keyword))
+        tokens.extend(index_terms(keyword))
     return " ".join(tokens)
 
 
