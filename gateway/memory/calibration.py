@@ -118,7 +118,8 @@ def _cosines(vectors: np.ndarray) -> np.ndarray:
 async def compute(embedder: Embedder) -> Calibration:
     """Embed the bundled pairs with ``embedder`` and fit each language."""
     pairs = load_pairs()
-    texts, spans = [], []
+    texts: list[str] = []
+    spans: list[tuple[str, str, int, int]] = []
     for lang, sets in pairs.items():
         for kind in ("related", "unrelated"):
             start = len(texts) // 2

@@ -171,7 +171,7 @@ class RankingConfig(BaseModel):
         0.01, ge=0.0, le=1.0, description="Time decay (seeds 001/004): weight of "
         "0.5 ** (age / recency_half_life_s), age = request time - occurred_at. Small: it "
         "does not move LoCoMo (README); seeds 001 and 004 ask for it. 0.01 is under the "
-        "fused-score gap between first and second place in both rankings (~0.016), so it "
+        "fused-score gap between the first two places in both rankings (~0.016), so it "
         "only breaks near-ties.",
     )
     recency_half_life_s: float = Field(

@@ -24,6 +24,7 @@ import redis.asyncio as aredis
 import redis.exceptions
 
 from gateway.memory.backend import IndexBackend
+from gateway.memory.cluster import is_cluster
 from gateway.memory.config import MemoryConfig
 from gateway.memory.embeddings import CachedEmbedder, Embedder, load_embedder, model_identity, resolve_provider
 from gateway.memory.keys import KeySpace
@@ -165,13 +166,6 @@ def _failover_safe(base: Any) -> Any:
             return self
 
     return FailoverSafeCluster
-
-
-def is_cluster(client: object) -> bool:
-    """True when ``client`` is a Redis Cluster client (:func:`cluster_client`)."""
-    from redis.asyncio.cluster import RedisCluster
-
-    return isinstance(client, RedisCluster)
 
 
 @asynccontextmanager

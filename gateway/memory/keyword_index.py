@@ -124,7 +124,7 @@ class KeywordIndex:
         reembed``: postings written with other terms, e.g. before terms were stemmed, go).
         The old keys are found in the user's registry, not by SCAN."""
         prefix = self._keys.postings(part, "")
-        members = await self._client.smembers(self._keys.registry(part.user_id))  # type: ignore[misc]  # redis-py stubs
+        members = await self._client.smembers(self._keys.registry(part.user_id))
         old = [k.decode() if isinstance(k, bytes) else k for k in members]
         old = [k for k in old if k.startswith(prefix)]
         for start in range(0, len(old), 1000):

@@ -23,7 +23,7 @@ from gateway.memory.records import MemoryRecord
 from gateway.memory.signals import carries_date, emotion_of, is_when_question, query_period, recency, record_emotion, speaker_of
 from gateway.memory.tokenize import tokenize
 
-__all__ = ['AVG_RECORD_TOKENS', 'BM25_B', 'BM25_K1', 'RRF_K', 'bm25_idf', 'bm25_term_weight', 'clamp01', 'cosine_from_distance', 'cosine_from_vsim', 'QuerySignals', 'fused_scores', 'rerank', 'weighted_rrf']
+__all__ = ['AVG_RECORD_TOKENS', 'BM25_B', 'BM25_K1', 'RRF_K', 'QuerySignals', 'bm25_idf', 'bm25_term_weight', 'clamp01', 'cosine_from_distance', 'cosine_from_vsim', 'fused_scores', 'rerank', 'weighted_rrf']
 
 BM25_K1 = 1.2
 BM25_B = 0.75
@@ -192,7 +192,7 @@ def _diversified(scored: list[tuple[int, str, float]], groups: Mapping[str, str]
     out = []
     while heap:
         neg, _, group, index = heapq.heappop(heap)
-        rank, doc_id, _ = queues[group][index]
+        _rank, doc_id, _ = queues[group][index]
         out.append((doc_id, -neg))
         if index + 1 < len(queues[group]):
             nxt = queues[group][index + 1]

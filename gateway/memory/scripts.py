@@ -21,6 +21,8 @@ import redis.asyncio as aredis
 from redis.asyncio.client import Pipeline
 from redis.exceptions import NoScriptError
 
+from gateway.memory.cluster import is_cluster
+
 __all__ = ['ATOMIC', 'SCRIPTS', 'Batch', 'Script', 'Writes', 'execute', 'run']
 
 
@@ -48,8 +50,6 @@ async def _load_all(client: aredis.Redis) -> None:
     """``SCRIPT LOAD`` every script: pipelined on one node; on a cluster one command per
     script, which redis-py sends to every primary (a promoted replica has an empty script
     cache: scripts are not replicated)."""
-    from gateway.memory.factory import is_cluster
-
     if is_cluster(client):
         for script in SCRIPTS:
             await client.script_load(script.source)

@@ -32,12 +32,12 @@ import numpy as np
 
 import gateway.memory.maintenance as maintenance
 from gateway.errors import NotFound, UnprocessableInput
+from gateway.memory.calibration import calibration_for
 from gateway.memory.config import MemoryConfig
 from gateway.memory.embeddings.base import Embedder, embed_one, embed_query
 from gateway.memory.filters import SearchFilter
 from gateway.memory.ids import check_memory_id, new_memory_id
 from gateway.memory.keys import Partition, visible_partitions
-from gateway.memory.calibration import calibration_for
 from gateway.memory.ranking import QuerySignals, clamp01, fused_scores, rerank, weighted_rrf
 from gateway.memory.records import (
     MemoryPage,

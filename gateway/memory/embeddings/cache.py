@@ -38,7 +38,7 @@ class CachedEmbedder:
         self._client = client
         self._keys = keys
         self._ttl = ttl_seconds
-        from gateway.memory.factory import is_cluster
+        from gateway.memory.cluster import is_cluster
 
         self._cluster = is_cluster(client)
 
