@@ -95,8 +95,10 @@ async def test_resending_the_whole_history_does_not_re_extract_old_turns(start_g
     decisions = env.model_double.calls["memorize_decision"]
     assert len(decisions) == 3
     conversations = [call["messages"][-1]["content"] for call in decisions]
-    assert conversations[1].count("I study Rust.") == 0 and "I prefer concise answers." in conversations[1]
-    assert "My exam is on Friday." in conversations[2] and "I prefer concise" not in conversations[2]
+    # each turn reaches the model in exactly one decision (jobs of a read batch may be
+    # decided in any order, so no decision is assumed to be the n-th)
+    for text in ["I study Rust.", "I prefer concise answers.", "My exam is on Friday."]:
+        assert sum(text in c for c in conversations) == 1, (text, conversations)
 
 
 async def test_verbatim_mode_stores_each_user_turn_once(start_gateway, env):
