@@ -53,7 +53,7 @@ def backend_config(backend: str, mode_redis: tuple[str, bool], **fields: object)
     fresh key prefix; skips what cannot run here."""
     url, cluster = mode_redis
     if cluster and backend == "search":
-        pytest.skip("search backend on a cluster: no Query Engine cluster here")
+        pytest.skip("search backend on a cluster: not offered (its index is per node; memory.backend=search with memory.cluster is refused at start-up, tests/test_cluster_mode.py)")
     return MemoryConfig(redis_url=url if cluster else backend_url(backend, url), cluster=cluster, backend=backend,
                         key_prefix=fresh_prefix(), **fields)  # type: ignore[arg-type]
 
