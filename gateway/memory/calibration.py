@@ -94,11 +94,14 @@ class Calibration:
     model: str
     fits: dict[str, LanguageFit]
 
+    def fit_for(self, query: str) -> LanguageFit:
+        """The fit for ``query``: ``zh`` when it has a CJK character (first 2,000
+        characters looked at), else ``en``."""
+        return self.fits["zh" if _CJK_RE.search(query[:2000]) else "en"]
+
     def relevance(self, cosine: float, query: str) -> float:
-        """P(related) of a hit with ``cosine`` to ``query``: the ``zh`` fit when the query
-        has a CJK character (first 2,000 characters looked at), else ``en``."""
-        language = "zh" if _CJK_RE.search(query[:2000]) else "en"
-        return self.fits[language].relevance(cosine)
+        """P(related) of a hit with ``cosine`` to ``query`` (:meth:`fit_for`)."""
+        return self.fit_for(query).relevance(cosine)
 
 
 def load_pairs() -> dict[str, dict[str, list[list[str]]]]:

@@ -74,15 +74,17 @@ def fused_scores(vector_ids: Sequence[str], keyword_ids: Sequence[str], alpha: f
     return scores
 
 
-def weighted_rrf(vector_ids: Sequence[str], keyword_ids: Sequence[str], alpha: float, k: int = RRF_K) -> list[str]:
+def weighted_rrf(vector_ids: Sequence[str], keyword_ids: Sequence[str], alpha: float, k: int = RRF_K,
+                 scores: Mapping[str, float] | None = None) -> list[str]:
     """Ids of both rankings ordered by ``alpha/(k+rank_v) + (1-alpha)/(k+rank_k)``
-    (:func:`fused_scores`). Ties keep the vector ranking's order, then the keyword
-    ranking's.
+    (:func:`fused_scores`; ``scores``: its result for these arguments when the caller
+    already has it). Ties keep the vector ranking's order, then the keyword ranking's.
 
     >>> weighted_rrf(["a", "b"], ["b", "c"], 0.5)
     ['b', 'a', 'c']
     """
-    scores = fused_scores(vector_ids, keyword_ids, alpha, k)
+    if scores is None:
+        scores = fused_scores(vector_ids, keyword_ids, alpha, k)
     first: dict[str, int] = {}
     for position, doc_id in enumerate([*vector_ids, *keyword_ids]):
         first.setdefault(doc_id, position)

@@ -259,7 +259,8 @@ class TenantMemoryStore:
             )
         if calibration is None:
             return hits
-        return [h.model_copy(update={"relevance": calibration.relevance(h.similarity, query_text or "")}) for h in hits]
+        fit = calibration.fit_for(query_text or "")
+        return [h.model_copy(update={"relevance": fit.relevance(h.similarity)}) for h in hits]
 
     async def _collect_ranked(self, tenant, parts, order, cosines, query, flt, threshold, top_k, fused, signals):
         """Fetch every candidate (one round trip; candidates whose cosine is known to miss
@@ -276,14 +277,10 @@ class TenantMemoryStore:
             tenant.user_id, order, functools.partial(_queue_similarities, backend, parts, unscored, query)
         )
         cosines.update(stored)
-        eligible = {
-            d: records[d] for d in order
-            if d in records and d in cosines and cosines[d] >= threshold
-            and visible_to(records[d], tenant) and flt.matches(records[d])
-        }
-        base = fused if fused is not None else cosines
-        ranked = rerank(list(eligible), {d: min(1.0, base.get(d, 0.0)) for d in eligible}, eligible, signals, self._config.ranking)
-        return [ScoredMemory(record=eligible[d], score=clamp01(score), similarity=cosines[d]) for d, score in ranked[:top_k]]
+        hits = {h.record.id: h for h in select_hits(order, records, cosines, tenant, flt, threshold, len(order), fused)}
+        eligible = {d: h.record for d, h in hits.items()}
+        ranked = rerank(list(hits), {d: h.score for d, h in hits.items()}, eligible, signals, self._config.ranking)
+        return [hits[d].model_copy(update={"score": clamp01(score)}) for d, score in ranked[:top_k]]
 
     async def _rank(self, parts: Sequence[Partition], query: np.ndarray, text, flt, top_k: int):
         """Candidate ids in ranking order, the cosines the vector ranking gave, and the
@@ -296,28 +293,7 @@ class TenantMemoryStore:
         if not keyword_ids:
             return vector_ids, dict(vector_hits), None
         fused = fused_scores(vector_ids, keyword_ids, alpha, self._config.rrf_k)
-        return weighted_rrf(vector_ids, keyword_ids, alpha, self._config.rrf_k), dict(vector_hits), fused
-
-    async def _collect(self, tenant, parts, order, cosines, query, flt, threshold, top_k, fused=None):
-        """Fetch candidates ``top_k`` at a time until ``top_k`` hits pass (usually one
-        round: the index already applied the filter, and candidates under ``threshold``
-        by the vector ranking's cosine are dropped unfetched); keyword-only candidates get their
-        cosine from the backend's stored vector, read in the same round trip."""
-        hits: builtins.list[ScoredMemory] = []
-        backend = self._repo.backend
-        # candidates whose cosine is already known to miss the threshold are never fetched
-        order = [d for d in order if cosines.get(d, threshold) >= threshold]
-        for start in range(0, len(order), top_k):
-            chunk = order[start : start + top_k]
-            unscored = [d for d in chunk if d not in cosines]
-            records, stored = await self._repo.fetch_with(
-                tenant.user_id, chunk, functools.partial(_queue_similarities, backend, parts, unscored, query)
-            )
-            cosines.update(stored)
-            hits += select_hits(chunk, records, cosines, tenant, flt, threshold, top_k - len(hits), fused)
-            if len(hits) == top_k:
-                break
-        return hits
+        return weighted_rrf(vector_ids, keyword_ids, alpha, self._config.rrf_k, fused), dict(vector_hits), fused
 
     async def supersede(self, tenant: Tenant, old_id: str, new: NewMemory) -> MemoryRecord:
         old = await self.get(tenant, old_id)
