@@ -150,15 +150,13 @@ class Memorization:
             return "buffered"
         try:
             return await self._push(pending)
-        except RETRYABLE as exc:
-            log.warning("memorize enqueue failed (%s); buffering the job", type(exc).__name__)
-            self._hold(pending)
-            return "buffered"
         except Exception as exc:  # never drop an accepted turn (issue 15 item 4)
-            # redis-py's cluster client can fail a command with a non-Redis error while a
-            # node dies (AttributeError on a connection torn down under it, seen in
-            # bench failover); the job is kept and retried as for a lost connection
-            log.warning("memorize enqueue failed (%r); buffering the job", exc)
+            # RETRYABLE (Redis unreachable, failing over), or a non-Redis error of the
+            # client: redis-py's cluster client can raise AttributeError on a connection
+            # torn down under it while a node dies (seen in bench failover). Either way
+            # the job is kept and retried by the buffer's flusher.
+            log.warning("memorize enqueue failed (%s); buffering the job",
+                        type(exc).__name__ if isinstance(exc, RETRYABLE) else repr(exc))
             self._hold(pending)
             return "buffered"
 
