@@ -117,7 +117,8 @@ def capture_exchange(
     ``len(messages)``). Every turn's ``at`` is ``received_at`` (message time = now); a
     message's client id (:func:`source_of`) becomes its turn's ``metadata``.
     Each turn carries the end of the user or assistant message before it as ``context``
-    (:data:`CONTEXT_CHARS`). Each text is cut to ``max_chars`` (``redaction.max_chars``)
+    and the start of the one after it (for a user message, usually the reply) as
+    ``context_after`` (:data:`CONTEXT_CHARS` each). Each text is cut to ``max_chars`` (``redaction.max_chars``)
     before it is hashed or queued: the job never holds more than the worker would use, and hashing stays
     bounded per message (issue 9).
 
@@ -144,6 +145,7 @@ def capture_exchange(
     turns = tuple(
         Turn(role=role, text=text, hash=h, at=received_at, index=i,
              context=indexed[n - 1][2][-CONTEXT_CHARS:].strip() if n else "",
+             context_after=indexed[n + 1][2][:CONTEXT_CHARS].strip() if n + 1 < len(indexed) else "",
              metadata=source_of(messages[i]) if i < len(messages) else {})
         for n, ((i, role, text), h) in enumerate(zip(indexed[first:], hashes, strict=True), start=first)
         if text.strip()

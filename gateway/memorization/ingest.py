@@ -13,7 +13,8 @@ path derives one), ``position`` (the message's index in the chunk) and
 verbatim mode; in extract mode every message of the chunk that has ``metadata``, since a
 model's fact is not tied to one turn). A message's ``name`` is its speaker: verbatim
 memories read ``name: text``. Each turn is indexed with the end of the message before it
-(``context``, :data:`gateway.memorization.capture.CONTEXT_CHARS`), as on the chat path.
+(``context``) and embedded with the start of the one after it (``context_after``),
+:data:`gateway.memorization.capture.CONTEXT_CHARS` each, as on the chat path.
 
 Replays are harmless when the chunk's last message has ``occurred_at``: the job id is a
 hash of the tenant, session and chunk, its time that ``occurred_at``, and memory ids derive
@@ -109,15 +110,16 @@ def conversation_job(
     conversation = chunk.session_id or _derived_id(chunk)
     hashes = hashed_turns(conversation, [(m.role, m.content) for m in chunk.messages])
     job_id = _job_id(user_id, friend_id, conversation, hashes)
+    said = [f"{m.name}: {m.content}" if m.name else m.content for m in chunk.messages]
     turns = []
-    previous = ""
     for i, (message, turn_hash) in enumerate(zip(chunk.messages, hashes, strict=True)):
         if message.content.strip():
             turns.append(Turn(
                 role=message.role, text=message.content, hash=turn_hash, at=message.occurred_at or now, index=i,
-                context=previous[-CONTEXT_CHARS:].strip(), name=message.name or "", metadata=message.metadata or {},
+                context=said[i - 1][-CONTEXT_CHARS:].strip() if i else "",
+                context_after=said[i + 1][:CONTEXT_CHARS].strip() if i + 1 < len(said) else "",
+                name=message.name or "", metadata=message.metadata or {},
             ))
-        previous = f"{message.name}: {message.content}" if message.name else message.content
     return Job(
         job_id=job_id, user_id=user_id, friend_id=friend_id, conversation_id=conversation,
         request_id=f"ingest-{job_id[:12]}", enqueued_at=chunk.messages[-1].occurred_at or now, epoch=epoch,

@@ -31,6 +31,10 @@ class Turn(_Frozen):
         "", description="The end of the message before this one (at most capture.CONTEXT_CHARS "
         "characters; empty for the first): stored as the memory's context.",
     )
+    context_after: str = Field(
+        "", description="The start of the message after this one in the same job (at most "
+        "capture.CONTEXT_CHARS characters; empty for the last): stored as the memory's context_after.",
+    )
     name: str = Field("", description="The speaker's name (the message's `name`), or empty; "
                       "verbatim memories keep it in their text as `name: text`.")
     metadata: dict[str, Any] = Field(

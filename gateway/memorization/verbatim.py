@@ -92,6 +92,7 @@ def _memory(job: Job, turn: Turn, kept: str, kind: MemoryType | None) -> NewMemo
         scope=Scope.PROFILE if kind else Scope.EVENT, type=kind or MemoryType.EPISODIC,
         text=f"{turn.name}: {kept}" if turn.name else kept,
         context=turn.context or None,
+        context_after=turn.context_after or None,
         keywords=keywords_of(kept), importance=0.5, occurred_at=occurred,
         source=Source.CONVERSATION, metadata=meta,
     )

@@ -14,9 +14,9 @@ from pydantic import ValidationError
 
 from gateway.errors import UnprocessableInput
 from gateway.memory.config import MemoryConfig
-from gateway.memory.embeddings.base import Embedder
+from gateway.memory.embeddings.base import Embedder, embed_memories
 from gateway.memory.meta import StoreSettings, record_settings
-from gateway.memory.records import MemoryRecord, Scope, check_tenant_id, indexed_text
+from gateway.memory.records import MemoryRecord, Scope, check_tenant_id
 from gateway.memory.repository import RecordRepository
 from gateway.memory.validation import check_text
 
@@ -75,7 +75,7 @@ async def import_records(
 
 
 async def _import_batch(repo: RecordRepository, embedder: Embedder, batch: list[MemoryRecord]) -> int:
-    vectors = await embedder.embed_many([indexed_text(r) for r in batch])
+    vectors = await embed_memories(embedder, batch)
     found: dict[tuple[str, str], MemoryRecord] = {}  # the versions being replaced, one read per user
     for user_id in dict.fromkeys(r.user_id for r in batch):
         ids = [r.id for r in batch if r.user_id == user_id]
@@ -106,7 +106,7 @@ async def reembed(repo: RecordRepository, embedder: Embedder, batch_size: int) -
             items: list[tuple[MemoryRecord, np.ndarray]] = []
             for start in range(0, len(records), batch_size):
                 chunk = records[start : start + batch_size]
-                items += zip(chunk, await embedder.embed_many([indexed_text(r) for r in chunk]), strict=True)
+                items += zip(chunk, await embed_memories(embedder, chunk), strict=True)
             await backend.rebuild_partition(part, items)
             total += len(items)
     settings = StoreSettings(embedder.model, embedder.dimensions, backend.name, backend.index_version)

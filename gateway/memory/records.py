@@ -22,7 +22,7 @@ from gateway.errors import InvalidRequest
 from gateway.json_input import value_depth
 from gateway.memory.ids import MEMORY_ID_PATTERN
 
-__all__ = ['MAX_METADATA_BYTES', 'MAX_METADATA_DEPTH', 'MAX_TENANT_ID_CHARS', 'STORED', 'JsonBoolean', 'JsonDateTime', 'JsonInteger', 'JsonNumber', 'MemoryPage', 'MemoryPatch', 'MemoryRecord', 'MemoryType', 'Metadata', 'NewMemory', 'Scope', 'ScoredMemory', 'Source', 'Tenant', 'UnitNumber', 'build_record', 'check_metadata', 'check_tenant_id', 'indexed_text', 'profile_topic', 'tenant_id_problem', 'visible_to']
+__all__ = ['MAX_METADATA_BYTES', 'MAX_METADATA_DEPTH', 'MAX_TENANT_ID_CHARS', 'STORED', 'JsonBoolean', 'JsonDateTime', 'JsonInteger', 'JsonNumber', 'MemoryPage', 'MemoryPatch', 'MemoryRecord', 'MemoryType', 'Metadata', 'NewMemory', 'Scope', 'ScoredMemory', 'Source', 'Tenant', 'UnitNumber', 'build_record', 'check_metadata', 'check_tenant_id', 'embedded_views', 'indexed_text', 'profile_topic', 'tenant_id_problem', 'visible_to']
 
 MAX_TENANT_ID_CHARS = 256
 #: ``metadata`` limits, checked when the request is validated (before any embedding):
@@ -207,6 +207,12 @@ class NewMemory(_Model):
         "(:func:`indexed_text`; LoCoMo dev R@10 rose by ~10 points with the preceding turn, README). "
         "Same size limit as `text`.",
     )
+    context_after: str | None = Field(
+        None, min_length=1, description="Text searched with the memory but not part of it that came "
+        "after it, e.g. the reply a conversational turn received: the memory's vector is the mean of "
+        "two views, `context` + `text` and `text` + `context_after` (:func:`embedded_views`; LoCoMo dev, "
+        "README \"How memories are ranked\"); not keyword-indexed. Same size limit as `text`.",
+    )
     keywords: list[str] = Field(default_factory=list, description="Extra search terms.")
     importance: UnitNumber = Field(0.5, description="0 trivial .. 1 vital.")
     emotion: str | None = Field(None, max_length=64, description="Emotion label, if any.")
@@ -244,6 +250,9 @@ class MemoryRecord(_Model):
     type: MemoryType = Field(description="Kind of memory.")
     text: str = Field(description="The memory in natural language.")
     context: str | None = Field(None, description="Text searched with the memory but not part of it (NewMemory.context).")
+    context_after: str | None = Field(
+        None, description="Text that followed the memory, embedded with it but not part of it (NewMemory.context_after)."
+    )
     keywords: list[str] = Field(default_factory=list, description="Extra search terms.")
     importance: float = Field(ge=0.0, le=1.0, description="0 trivial .. 1 vital.")
     emotion: str | None = Field(None, description="Emotion label, if any.")
@@ -321,6 +330,17 @@ def indexed_text(memory: NewMemory | MemoryRecord) -> str:
     """What is embedded and keyword-indexed for ``memory``: its ``context`` (if any) and
     ``text``, one line each."""
     return f"{memory.context}\n{memory.text}" if memory.context else memory.text
+
+
+def embedded_views(memory: NewMemory | MemoryRecord) -> tuple[str, ...]:
+    """The texts whose embeddings, averaged, are ``memory``'s vector: :func:`indexed_text`
+    (what led to it, and the memory), then, when it has a ``context_after``, the memory and
+    what followed (``text`` + newline + ``context_after``). A turn is then found both by the
+    message it answers and by the reply it got; one vector per record either way
+    (:func:`gateway.memory.embeddings.base.embed_memories`)."""
+    if memory.context_after:
+        return indexed_text(memory), f"{memory.text}\n{memory.context_after}"
+    return (indexed_text(memory),)
 
 
 def profile_topic(record: MemoryRecord) -> str:

@@ -34,7 +34,7 @@ import gateway.memory.maintenance as maintenance
 from gateway.errors import NotFound, UnprocessableInput
 from gateway.memory.calibration import calibration_for
 from gateway.memory.config import MemoryConfig
-from gateway.memory.embeddings.base import Embedder, embed_one, embed_query
+from gateway.memory.embeddings.base import Embedder, embed_memories, embed_query
 from gateway.memory.filters import SearchFilter
 from gateway.memory.ids import check_memory_id, new_memory_id
 from gateway.memory.keys import Partition, visible_partitions
@@ -47,7 +47,6 @@ from gateway.memory.records import (
     ScoredMemory,
     Tenant,
     build_record,
-    indexed_text,
     visible_to,
 )
 from gateway.memory.redis_errors import redis_boundary
@@ -144,7 +143,7 @@ class TenantMemoryStore:
         batch = [memories] if single else builtins.list(memories)
         for memory in batch:
             check_new_memory(tenant, memory, self._config.max_text_chars)
-        vectors = await self._embedder.embed_many([indexed_text(m) for m in batch])
+        vectors = await embed_memories(self._embedder, batch)
         records = await self.add_embedded(tenant, batch, vectors)
         return records[0] if single else records
 
@@ -186,7 +185,7 @@ class TenantMemoryStore:
                 changes["keywords"] = recomputed_keywords(old.text, old.keywords, changes["text"])
         new = MemoryRecord.model_validate({**old.model_dump(), **changes, "updated_at": _now()})
         if new_text:
-            vector = await embed_one(self._embedder, indexed_text(new))
+            vector = (await embed_memories(self._embedder, [new]))[0]
         with redis_boundary():
             await self._repo.write([(new, vector, old)])
         return new
@@ -298,7 +297,7 @@ class TenantMemoryStore:
     async def supersede(self, tenant: Tenant, old_id: str, new: NewMemory) -> MemoryRecord:
         old = await self.get(tenant, old_id)
         check_new_memory(tenant, new, self._config.max_text_chars)
-        vector = await embed_one(self._embedder, indexed_text(new))
+        vector = (await embed_memories(self._embedder, [new]))[0]
         now = _now()
         record = build_record(tenant, new, new_memory_id(), now).model_copy(update={"supersedes": old.id})
         retired = old.model_copy(update={

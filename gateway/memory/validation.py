@@ -40,6 +40,8 @@ def check_new_memory(tenant: Tenant, memory: NewMemory, max_chars: int) -> NewMe
     check_text(memory.text, max_chars)
     if memory.context is not None:
         check_text(memory.context, max_chars, param="context")
+    if memory.context_after is not None:
+        check_text(memory.context_after, max_chars, param="context_after")
     return memory
 
 

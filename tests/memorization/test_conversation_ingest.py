@@ -61,6 +61,9 @@ def test_a_chunk_forms_verbatim_memories_that_keep_their_source(start_gateway, u
         assert last["occurred_at"].startswith("2023-05-08T13:59:00") and "occurred_expression" not in last["metadata"]
         assert last["context"] == "Caroline: Thanks!"
         assert records[0]["context"] is None
+        # embedded with the message after it too; the chunk's last message has none
+        assert first["context_after"] == "Melanie: That sounds powerful. How did it feel?"
+        assert last["context_after"] is None
         hits = alice.post("/v1/memories/search", json={"query": "what does Caroline want to study?", "top_k": 1}).json()
         assert hits["data"][0]["record"]["id"] == last["id"]
 

@@ -119,6 +119,9 @@ def test_capture_takes_user_and_assistant_turns_and_the_reply_with_message_time(
     # each turn carries the end of the message before it (limited: the one before the window too)
     assert [t.context for t in cap.turns] == ["", "part", "a1", "u2"]
     assert [t.context for t in limited.turns] == ["a1", "u2"]
+    # ... and the start of the one after it (the reply for the last user message; none for the reply)
+    assert [t.context_after for t in cap.turns] == ["a1", "u2", "r", ""]
+    assert [t.context_after for t in limited.turns] == ["r", ""]
     long = ChatRequest(model="m", messages=[{"role": "assistant", "content": "x" * 1000 + " What food do you like?"},
                                             {"role": "user", "content": "Italian"}])
     turns = capture_exchange(long, reply, headers={}, user_id="u", friend_id="f", request_id="r1",

@@ -199,8 +199,8 @@ async def test_a_stated_preference_memorized_verbatim_personalizes_later_answers
 async def test_a_turn_is_memorized_with_the_message_it_answers_redacted(start_gateway, env):
     config = memorize_config("verbatim")
     gw = start(start_gateway, config)
-    await chat(gw, [{"role": "assistant", "content": "Write to me at bob@example.com. Which city did you move to?"},
-                    {"role": "user", "content": "Lisbon, last spring."}])
+    reply = (await chat(gw, [{"role": "assistant", "content": "Write to me at bob@example.com. Which city did you move to?"},
+                             {"role": "user", "content": "Lisbon, last spring."}])).json()
     await settle(gw, 1)
     store = await env.store(gw.config.memory.key_prefix)
     await env.drain(config, store)
@@ -208,5 +208,6 @@ async def test_a_turn_is_memorized_with_the_message_it_answers_redacted(start_ga
     assert record.text == "Lisbon, last spring."
     assert record.context is not None and record.context.endswith("Which city did you move to?")
     assert "bob@example.com" not in record.context
+    assert record.context_after == reply["choices"][0]["message"]["content"].strip()[:300]  # the reply it got
     hits = await store.search(ALICE, "which city did the user move to", top_k=1)
     assert [h.record.id for h in hits] == [record.id]

@@ -180,9 +180,38 @@ async def test_a_memorys_context_is_searched_but_is_not_part_of_its_text(vstore)
     assert [h.record.id for h in await vstore.search(ALICE_TUTOR, "cuisine", top_k=1)] == [target.id]
 
 
+async def test_a_memory_is_found_by_what_followed_it_without_it_being_part_of_the_memory(vstore):
+    embedder = HashEmbedder(dimensions=64)  # the store's
+    target = await vstore.add(ALICE_TUTOR, NewMemory(scope="event", type="episodic", text="Italian, mostly",
+                                                     context="Which cuisine?", context_after="Pasta every Sunday then!"))
+    await vstore.add(ALICE_TUTOR, [event(f"note {i} about the weather") for i in range(10)])
+    # the vector is the mean of two views: (context, text) and (text, context_after)
+    view = (await embedder.embed_many(["Italian, mostly\nPasta every Sunday then!"]))[0]
+    hits = await vstore.search_by_vector(ALICE_TUTOR, view, top_k=1)
+    assert [h.record.id for h in hits] == [target.id] and hits[0].similarity > 0.4  # cos ~0.7 (bin: 0.5); unrelated ~0
+    assert (hits[0].record.text, hits[0].record.context_after) == ("Italian, mostly", "Pasta every Sunday then!")
+
+
+async def test_embed_memories_averages_each_memorys_views():
+    from gateway.memory.embeddings.base import embed_memories, normalize_rows
+    from tests.memory.fakes import CountingEmbedder
+
+    embedder = CountingEmbedder(HashEmbedder())
+    memories = [NewMemory(scope="event", text="a", context="q", context_after="r"), NewMemory(scope="event", text="b"),
+                NewMemory(scope="event", text="c", context_after="d")]
+    vectors = await embed_memories(embedder, memories)
+    assert embedder.texts == ["q\na", "a\nr", "b", "c", "c\nd"]  # every view, in order
+    views = await HashEmbedder().embed_many(embedder.texts)
+    expected = normalize_rows(np.stack([views[0] + views[1], views[2], views[3] + views[4]]))
+    np.testing.assert_allclose(vectors, expected, atol=1e-6)
+
+
 async def test_an_oversized_context_is_refused_naming_the_field(vstore):
     from gateway.errors import PayloadTooLarge
 
     with pytest.raises(PayloadTooLarge) as caught:
         await vstore.add(ALICE_TUTOR, NewMemory(scope="event", type="episodic", text="t", context="x" * 100_000))
     assert caught.value.param == "context"
+    with pytest.raises(PayloadTooLarge) as caught:
+        await vstore.add(ALICE_TUTOR, NewMemory(scope="event", type="episodic", text="t", context_after="x" * 100_000))
+    assert caught.value.param == "context_after"

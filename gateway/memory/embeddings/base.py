@@ -8,7 +8,9 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ['QUERY_PREFIX', 'QUERY_PREFIXES', 'Embedder', 'embed_one', 'embed_query', 'normalize_rows']
+from gateway.memory.records import MemoryRecord, NewMemory, embedded_views
+
+__all__ = ['QUERY_PREFIX', 'QUERY_PREFIXES', 'Embedder', 'embed_memories', 'embed_one', 'embed_query', 'normalize_rows']
 
 #: How a search text is marked for an asymmetric model (E5's ``query: `` convention,
 #: Wang et al. 2022/2024 model cards); stored texts go unmarked.
@@ -46,6 +48,20 @@ class Embedder(Protocol):
 async def embed_one(embedder: Embedder, text: str) -> np.ndarray:
     """Shape ``(dimensions,)``: the vector of one text."""
     return (await embedder.embed_many([text]))[0]
+
+
+async def embed_memories(embedder: Embedder, memories: Sequence[NewMemory | MemoryRecord]) -> np.ndarray:
+    """Shape ``(len(memories), dimensions)``, unit rows: the vector of each memory, the
+    normalised mean of the embeddings of its views
+    (:func:`gateway.memory.records.embedded_views`: one view, or two when it has a
+    ``context_after``). Every view of every memory goes in one ``embed_many`` call."""
+    views = [embedded_views(m) for m in memories]
+    flat = [text for texts in views for text in texts]
+    if len(flat) == len(memories):
+        return np.asarray(await embedder.embed_many(flat), dtype=np.float32)
+    vectors = np.asarray(await embedder.embed_many(flat), dtype=np.float32)
+    starts = np.cumsum([0] + [len(texts) for texts in views[:-1]])
+    return normalize_rows(np.add.reduceat(vectors, starts, axis=0))
 
 
 async def embed_query(embedder: Embedder, text: str) -> np.ndarray:
