@@ -28,7 +28,7 @@ from gateway.memory.records import MemoryRecord
 from gateway.memory.signals import carries_date, emotion_of, is_when_question, query_period, recency, record_emotion, speaker_of
 from gateway.memory.tokenize import tokenize
 
-__all__ = ['AVG_RECORD_TOKENS', 'BM25_B', 'BM25_K1', 'RRF_K', 'QuerySignals', 'bm25_idf', 'bm25_term_weight', 'clamp01', 'convex_scores', 'cosine_from_distance', 'cosine_from_vsim', 'fused_order', 'fused_scores', 'rerank', 'weighted_rrf']
+__all__ = ['AVG_RECORD_TOKENS', 'BM25_B', 'BM25_K1', 'RRF_K', 'QuerySignals', 'bm25_idf', 'bm25_term_weight', 'clamp01', 'convex_scores', 'cosine_from_distance', 'cosine_from_vsim', 'fused_scores', 'rerank', 'weighted_rrf']
 
 BM25_K1 = 1.2
 BM25_B = 0.75
@@ -103,7 +103,8 @@ def convex_scores(cosines: Mapping[str, float], keyword_scores: Mapping[str, flo
     ``alpha * cos(d) / max cos + (1 - alpha) * bm25(d) / max bm25``, maxima over those
     ids; an id missing from a mapping gets 0 from it, and a side whose maximum is 0 adds
     nothing (no division by zero). In [0, 1]: 1.0 is the best of both sides. Unlike RRF it
-    keeps how far apart the scores are, not only their order. Linear in the ids.
+    keeps how far apart the scores are, not only their order. Linear in the ids; the
+    caller orders (:func:`rerank` sorts, ties keeping the candidates' order).
 
     >>> convex_scores({"a": 0.8, "b": 0.4}, {"b": 6.0, "c": 3.0}, 0.5)
     {'a': 0.5, 'b': 0.75, 'c': 0.25}
@@ -118,16 +119,6 @@ def convex_scores(cosines: Mapping[str, float], keyword_scores: Mapping[str, flo
     for doc_id, score in keyword_scores.items():
         scores[doc_id] = scores.get(doc_id, 0.0) + bm25_weight * score
     return scores
-
-
-def fused_order(order: Sequence[str], scores: Mapping[str, float]) -> list[str]:
-    """The ids of ``order`` by ``scores``, best first; ties (and ids without a score,
-    counted as 0) keep ``order``.
-
-    >>> fused_order(["a", "b", "c"], {"b": 0.75, "a": 0.5, "c": 0.5})
-    ['b', 'a', 'c']
-    """
-    return sorted(order, key=lambda d: -scores.get(d, 0.0))
 
 
 @dataclass(frozen=True, slots=True)

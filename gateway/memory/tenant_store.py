@@ -12,8 +12,9 @@ candidate's cosine is known, keyword-only ones' from their stored vector), or ``
 weighted reciprocal rank fusion (:func:`ranking.weighted_rrf`). Hits carry the fused score
 as ``score`` (the score they are ranked by) and the cosine similarity of their vector as
 ``similarity``; ``threshold`` applies to the similarity. Without fusion (no query text,
-``hybrid_alpha`` 1, or no keyword match) both are the cosine. Then every candidate (``top_k * candidate_factor``, at least 20) is fetched in
-one round trip and reordered by :func:`ranking.rerank` (recency, importance, emotion,
+``hybrid_alpha`` 1, or no keyword match) both are the cosine. Every candidate
+(``top_k * candidate_factor`` of each ranking, at least 20) is fetched in one round trip
+and reordered by :func:`ranking.rerank` (recency, importance, emotion,
 type/scope priors, the period a query names, neighbours, session; ``memory.ranking``);
 ``score`` becomes that final score clamped to [0, 1]. With ``memory.calibrate`` each hit
 also gets ``relevance`` (:mod:`gateway.memory.calibration`).
@@ -42,7 +43,7 @@ from gateway.memory.embeddings.base import Embedder, embed_one, embed_query
 from gateway.memory.filters import SearchFilter
 from gateway.memory.ids import check_memory_id, new_memory_id
 from gateway.memory.keys import Partition, visible_partitions
-from gateway.memory.ranking import QuerySignals, clamp01, convex_scores, fused_order, fused_scores, rerank, weighted_rrf
+from gateway.memory.ranking import QuerySignals, clamp01, convex_scores, fused_scores, rerank, weighted_rrf
 from gateway.memory.records import (
     MemoryPage,
     MemoryPatch,
@@ -288,12 +289,11 @@ class TenantMemoryStore:
         hits = {h.record.id: h for h in select_hits(order, records, cosines, tenant, flt, threshold, len(order), fused)}
         eligible = {d: h.record for d, h in hits.items()}
         if keyword_scores is None:
-            ids, base = list(hits), {d: h.score for d, h in hits.items()}
-        else:
+            base = {d: h.score for d, h in hits.items()}
+        else:  # ties: the vector ranking's order, then the keyword ranking's (as weighted_rrf)
             base = convex_scores({d: h.similarity for d, h in hits.items()},
                                  {d: keyword_scores[d] for d in hits if d in keyword_scores}, self._config.hybrid_alpha)
-            ids = fused_order(list(hits), base)
-        ranked = rerank(ids, base, eligible, signals, self._config.ranking)
+        ranked = rerank(list(hits), base, eligible, signals, self._config.ranking)
         return [hits[d].model_copy(update={"score": clamp01(score)}) for d, score in ranked[:top_k]]
 
     async def _rank(self, parts: Sequence[Partition], query: np.ndarray, text, flt, top_k: int):

@@ -17,7 +17,7 @@ from gateway.memory.factory import open_memory
 from gateway.memory.filters import SearchFilter
 from gateway.memory.keys import visible_partitions
 from gateway.memory.keyword_index import search_reply
-from gateway.memory.ranking import bm25_idf, bm25_term_weight, convex_scores, fused_order, weighted_rrf
+from gateway.memory.ranking import bm25_idf, bm25_term_weight, convex_scores, weighted_rrf
 from gateway.memory.tenant_store import TenantMemoryStore
 from gateway.memory.tokenize import term_frequencies
 from tests.memory.conftest import BACKENDS, backend_config, drop_search_index
@@ -49,7 +49,7 @@ def test_convex_scores_keep_magnitudes_where_rrf_keeps_only_ranks():
     cosines, bm25 = {"a": 0.9, "b": 0.3}, {"b": 10.0, "a": 9.5}
     assert weighted_rrf(["a", "b"], ["b", "a"], 0.4) == ["b", "a"]
     scores = convex_scores(cosines, bm25, 0.4)
-    assert fused_order(["a", "b"], scores) == ["a", "b"]
+    assert sorted(scores, key=lambda d: -scores[d]) == ["a", "b"]
     assert scores["a"] == pytest.approx(0.4 + 0.6 * 0.95) and scores["b"] == pytest.approx(0.4 / 3 + 0.6)
 
 
@@ -64,11 +64,6 @@ def test_convex_scores_guard_a_zero_maximum():
     assert convex_scores({"a": 0.5}, {"a": 0.0}, 0.5) == {"a": 0.5}
     assert convex_scores({}, {}, 0.5) == {}
     assert all(not math.isnan(v) for v in convex_scores({"a": 0.0}, {"a": 0.0}, 0.5).values())
-
-
-def test_fused_order_breaks_ties_by_the_given_order():
-    assert fused_order(["x", "y", "z"], {"x": 0.2, "y": 0.5, "z": 0.5}) == ["y", "z", "x"]
-    assert fused_order(["x", "y"], {"y": 0.1}) == ["y", "x"]
 
 
 def test_search_reply_pairs_ids_with_scores():
