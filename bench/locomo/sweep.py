@@ -2,7 +2,7 @@
 several ranking settings over one stored copy (issue 11, item 2 and 4: measured defaults).
 
 Stores the conversations both ways once, as ``--api`` does (:mod:`bench.locomo.api`), then
-for each variant replaces the running store's memory config (``hybrid_alpha``,
+for each variant replaces the running store's memory config (``fusion``, ``hybrid_alpha``,
 ``candidate_factor``, ``memory.ranking.*``) and asks every question again with
 ``POST /v1/memories/search``. Settings that change what is stored (tokenizer, what a
 memory's text is) need a run of ``--api`` each instead.
@@ -80,6 +80,25 @@ VARIANTS: dict[str, dict[str, Any]] = {
                                                           "neighbour_weight": 0.3, "neighbour_window": 2,
                                                           "diversity_weight": 0.05}},
     "candidates x8": {"candidate_factor": 8, "ranking": OFF},
+}
+#: the variants above were measured when RRF at alpha 0.1 was the default: they keep it
+for _name, _overrides in VARIANTS.items():
+    if _name != "defaults":
+        _overrides.setdefault("fusion", "rrf")
+        _overrides.setdefault("hybrid_alpha", 0.1)
+VARIANTS |= {
+    # memory.fusion (issue 11 item 2): convex combination of normalised scores vs RRF,
+    # with the memory.ranking defaults on top ("none": every added signal off)
+    "rrf 0.1": {"fusion": "rrf", "hybrid_alpha": 0.1},
+    "convex 0.2": {"fusion": "convex", "hybrid_alpha": 0.2},
+    "convex 0.3": {"fusion": "convex", "hybrid_alpha": 0.3},
+    "convex 0.4": {"fusion": "convex", "hybrid_alpha": 0.4},
+    "convex 0.5": {"fusion": "convex", "hybrid_alpha": 0.5},
+    "convex 0.6": {"fusion": "convex", "hybrid_alpha": 0.6},
+    "convex 0.7": {"fusion": "convex", "hybrid_alpha": 0.7},
+    "convex 0.3 none": {"fusion": "convex", "hybrid_alpha": 0.3, "ranking": OFF},
+    "convex 0.5 none": {"fusion": "convex", "hybrid_alpha": 0.5, "ranking": OFF},
+    "rrf 0.1 none": {"fusion": "rrf", "hybrid_alpha": 0.1, "ranking": OFF},
 }
 
 

@@ -58,13 +58,14 @@ class IndexBackend(Protocol):
 
     async def keyword_search(
         self, parts: Sequence[Partition], text: str, count: int, flt: SearchFilter
-    ) -> list[str]:
-        """Up to ``count`` record ids over ``parts`` ranked by BM25 of ``text``."""
+    ) -> list[tuple[str, float]]:
+        """Up to ``count`` ``(record id, BM25 score > 0)`` over ``parts`` ranked by BM25
+        of ``text``, best first (the scores feed :func:`ranking.convex_scores`)."""
         ...
 
     async def rank(
         self, parts: Sequence[Partition], vector: np.ndarray, text: str | None, count: int, flt: SearchFilter
-    ) -> tuple[list[tuple[str, float]], list[str]]:
+    ) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
         """Both rankings, in as few round trips as the backend can: ``vector_search`` and,
         when ``text`` is given, ``keyword_search`` (else ``[]``)."""
         ...

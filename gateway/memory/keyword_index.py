@@ -8,7 +8,8 @@ A query is scored inside Redis by read-only Lua (:data:`BM25_FUNCTION`, run with
 ``EVALSHA``): for each partition it reads the partition size (ZCARD of its listing), each
 term's document frequency (ZCARD) and its best :data:`POSTINGS_PER_TERM` postings, sums
 ``idf * weight`` per record (idf as :func:`ranking.bm25_idf`) and returns only the best
-``count`` ids. Before, the postings (~1,600 per 4-term query at 100k memories) travelled
+``count`` ids, each with its BM25 score (the store's convex fusion normalises it,
+:func:`ranking.convex_scores`). Before, the postings (~1,600 per 4-term query at 100k memories) travelled
 to Python and were summed there, the largest cost of a hybrid search at that size. Ties
 go to the larger id (the newer record, ids start with their creation time). The vector
 set backend runs it in the same script as its vector queries (one command:
@@ -38,7 +39,8 @@ POSTINGS_PER_TERM = 1000
 #: ``bm25(keys, first, last, nterms, count, cap)``: for each partition, ``keys[base]`` is
 #: its listing key and ``keys[base + 1 .. base + nterms]`` its postings key of each term
 #: (``base`` from ``first`` to ``last`` in steps of ``nterms + 1``); the best ``count``
-#: ids. Shared by :data:`BM25` and the vector set backend's ranking script.
+#: ids with their BM25 scores, flat: ``id, score, id, score, ...`` (scores as decimal
+#: strings, ``%.17g``: Redis would cut a Lua number to an integer). Shared by :data:`BM25` and the vector set backend's ranking script.
 BM25_FUNCTION = """
 local function bm25(keys, first, last, nterms, count, cap)
   local scores, ids = {}, {}
@@ -80,12 +82,19 @@ local function bm25(keys, first, last, nterms, count, cap)
       if n < count then n = n + 1 end
     end
   end
-  return out
+  -- id, score pairs; the score as a string: a Lua number in a reply is cut to an integer
+  local reply = {}
+  for i = 1, n do
+    reply[2 * i - 1] = out[i]
+    reply[2 * i] = string.format('%.17g', scores[out[i]])
+  end
+  return reply
 end
 """
 
 #: KEYS: for each partition its listing key then its postings key of each term.
-#: ARGV: number of terms, count, postings read per term. Reply: up to ``count`` ids.
+#: ARGV: number of terms, count, postings read per term. Reply: up to ``count`` ids, each
+#: followed by its score (:func:`search_reply`).
 BM25 = Script("bm25", "#!lua flags=no-writes\n" + BM25_FUNCTION + """
 return bm25(KEYS, 1, #KEYS, tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]))
 """)
@@ -151,15 +160,21 @@ class KeywordIndex:
             keys.extend(self._keys.postings(part, term) for term in terms)
         return keys, len(terms)
 
-    async def search(self, parts: Sequence[Partition], text: str, count: int) -> list[str]:
-        """Record ids of ``parts`` best matching ``text`` by BM25, at most ``count``, one
-        round trip."""
+    async def search(self, parts: Sequence[Partition], text: str, count: int) -> list[tuple[str, float]]:
+        """``(record id, BM25 score)`` of the records of ``parts`` best matching ``text``,
+        at most ``count``, best first, one round trip."""
         keys, nterms = self.search_keys(parts, text)
         if not nterms:
             return []
         return search_reply(await scripts.run(self._client, BM25, keys, (nterms, count, POSTINGS_PER_TERM)))  # type: ignore[arg-type]
 
 
-def search_reply(reply: Sequence[bytes | str]) -> list[str]:
-    """The BM25 script's reply -> record ids, best first."""
-    return [m.decode() if isinstance(m, bytes) else m for m in reply]
+def search_reply(reply: Sequence[bytes | str]) -> list[tuple[str, float]]:
+    """The BM25 script's reply (``id, score, ...``; bytes or str, the same flat array in
+    RESP2 and RESP3) -> ``(record id, BM25 score)``, best first.
+
+    >>> search_reply([b"m2", b"1.5", "m1", "0.25"])
+    [('m2', 1.5), ('m1', 0.25)]
+    """
+    ids = [m.decode() if isinstance(m, bytes) else m for m in reply[0::2]]
+    return [(doc_id, float(score)) for doc_id, score in zip(ids, reply[1::2], strict=True)]

@@ -5,7 +5,12 @@
 - Keyword scores are BM25 (Robertson & Zaragoza 2009) with k1 = 1.2, b = 0.75. The
   term-frequency part is computed at write time against a fixed average record length
   (:data:`AVG_RECORD_TOKENS`, memories are short sentences) so a posting is one number.
-- Fusion is weighted reciprocal rank fusion (Cormack, Clarke & Buettcher 2009, k = 60).
+- Fusion (``memory.fusion``) is either a convex combination of the two scores, each
+  divided by its maximum over the candidates (:func:`convex_scores`; Bruch, Gai & Ingber
+  2023, "An Analysis of Fusion Functions for Hybrid Retrieval", ACM TOIS), or weighted
+  reciprocal rank fusion of the two rankings (:func:`fused_scores`, :func:`weighted_rrf`;
+  Cormack, Clarke & Buettcher 2009, k = 60). ``memory.hybrid_alpha`` is the vector side's
+  weight in both.
 - :func:`rerank` adds the other signals (:mod:`gateway.memory.signals`) to the fused
   score with the weights of :class:`~gateway.memory.config.RankingConfig`.
 """
@@ -23,7 +28,7 @@ from gateway.memory.records import MemoryRecord
 from gateway.memory.signals import carries_date, emotion_of, is_when_question, query_period, recency, record_emotion, speaker_of
 from gateway.memory.tokenize import tokenize
 
-__all__ = ['AVG_RECORD_TOKENS', 'BM25_B', 'BM25_K1', 'RRF_K', 'QuerySignals', 'bm25_idf', 'bm25_term_weight', 'clamp01', 'cosine_from_distance', 'cosine_from_vsim', 'fused_scores', 'rerank', 'weighted_rrf']
+__all__ = ['AVG_RECORD_TOKENS', 'BM25_B', 'BM25_K1', 'RRF_K', 'QuerySignals', 'bm25_idf', 'bm25_term_weight', 'clamp01', 'convex_scores', 'cosine_from_distance', 'cosine_from_vsim', 'fused_scores', 'rerank', 'weighted_rrf']
 
 BM25_K1 = 1.2
 BM25_B = 0.75
@@ -89,6 +94,31 @@ def weighted_rrf(vector_ids: Sequence[str], keyword_ids: Sequence[str], alpha: f
     for position, doc_id in enumerate([*vector_ids, *keyword_ids]):
         first.setdefault(doc_id, position)
     return sorted(scores, key=lambda d: (-scores[d], first[d]))
+
+
+def convex_scores(cosines: Mapping[str, float], keyword_scores: Mapping[str, float], alpha: float) -> dict[str, float]:
+    """Convex combination of normalised scores (Bruch, Gai & Ingber 2023) of every id of
+    ``cosines`` (id -> cosine in [0, 1], every candidate's) and ``keyword_scores`` (id ->
+    BM25 >= 0, the keyword ranking's candidates):
+    ``alpha * cos(d) / max cos + (1 - alpha) * bm25(d) / max bm25``, maxima over those
+    ids; an id missing from a mapping gets 0 from it, and a side whose maximum is 0 adds
+    nothing (no division by zero). In [0, 1]: 1.0 is the best of both sides. Unlike RRF it
+    keeps how far apart the scores are, not only their order. Linear in the ids; the
+    caller orders (:func:`rerank` sorts, ties keeping the candidates' order).
+
+    >>> convex_scores({"a": 0.8, "b": 0.4}, {"b": 6.0, "c": 3.0}, 0.5)
+    {'a': 0.5, 'b': 0.75, 'c': 0.25}
+    >>> convex_scores({"a": 0.0}, {}, 0.5)
+    {'a': 0.0}
+    """
+    top_cos = max(cosines.values(), default=0.0)
+    top_bm25 = max(keyword_scores.values(), default=0.0)
+    cos_weight = alpha / top_cos if top_cos > 0.0 else 0.0
+    bm25_weight = (1.0 - alpha) / top_bm25 if top_bm25 > 0.0 else 0.0
+    scores = {doc_id: cos_weight * cosine for doc_id, cosine in cosines.items()}
+    for doc_id, score in keyword_scores.items():
+        scores[doc_id] = scores.get(doc_id, 0.0) + bm25_weight * score
+    return scores
 
 
 @dataclass(frozen=True, slots=True)

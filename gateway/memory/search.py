@@ -231,8 +231,8 @@ class SearchBackend:
 
     async def keyword_search(
         self, parts: Sequence[Partition], text: str, count: int, flt: SearchFilter
-    ) -> list[str]:
-        """Record ids by BM25 of the query's unique tokens (at most
+    ) -> list[tuple[str, float]]:
+        """``(record id, BM25 score)`` by BM25 of the query's unique tokens (at most
         :data:`~gateway.memory.keyword_index.MAX_QUERY_TERMS`), best first, ties to the
         larger (newer) id, as the vectorset backend's index ranks them.
 
@@ -257,11 +257,11 @@ class SearchBackend:
             for key, score in _scored_keys(reply):
                 doc_id = _record_id(key)
                 scores[doc_id] = scores.get(doc_id, 0.0) + score
-        return heapq.nlargest(count, scores, key=lambda d: (scores[d], d))
+        return [(d, scores[d]) for d in heapq.nlargest(count, scores, key=lambda d: (scores[d], d))]
 
     async def rank(
         self, parts: Sequence[Partition], vector: np.ndarray, text: str | None, count: int, flt: SearchFilter
-    ) -> tuple[list[tuple[str, float]], list[str]]:
+    ) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
         """The vector query and the keyword pipeline at once, on two connections."""
         if text is None:
             return await self.vector_search(parts, vector, count, flt), []

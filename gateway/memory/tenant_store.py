@@ -4,12 +4,17 @@ either index backend (:mod:`gateway.memory.vectorset`, :mod:`gateway.memory.sear
 Tenancy: reads go through :func:`keys.visible_partitions` (keys of the tenant's own user,
 the profile partition plus the tenant's friend's event partition) and every hit is checked
 again with :func:`records.visible_to`. Search: the vector ranking (cosine) and, when
-``hybrid_alpha < 1`` and there is query text, the keyword ranking (BM25) are fused with
-weighted RRF (:func:`ranking.weighted_rrf`); hits are returned in fused order with the
-fused score as ``score`` (the score they are ranked by) and the cosine similarity of their
-vector as ``similarity``; ``threshold`` applies to the similarity. Without fusion both are
-the cosine. Then every candidate (``top_k * candidate_factor``, at least 20) is fetched in
-one round trip and reordered by :func:`ranking.rerank` (recency, importance, emotion,
+``hybrid_alpha < 1`` and there is query text, the keyword ranking (BM25) are fused
+(``memory.fusion``, weight ``hybrid_alpha`` for the vector side): ``convex``, a convex
+combination of the cosine and the BM25 score each divided by its maximum over the
+candidates that can be returned (:func:`ranking.convex_scores`, computed once every
+candidate's cosine is known, keyword-only ones' from their stored vector), or ``rrf``,
+weighted reciprocal rank fusion (:func:`ranking.weighted_rrf`). Hits carry the fused score
+as ``score`` (the score they are ranked by) and the cosine similarity of their vector as
+``similarity``; ``threshold`` applies to the similarity. Without fusion (no query text,
+``hybrid_alpha`` 1, or no keyword match) both are the cosine. Every candidate
+(``top_k * candidate_factor`` of each ranking, at least 20) is fetched in one round trip
+and reordered by :func:`ranking.rerank` (recency, importance, emotion,
 type/scope priors, the period a query names, neighbours, session; ``memory.ranking``);
 ``score`` becomes that final score clamped to [0, 1]. With ``memory.calibrate`` each hit
 also gets ``relevance`` (:mod:`gateway.memory.calibration`).
@@ -38,7 +43,7 @@ from gateway.memory.embeddings.base import Embedder, embed_memories, embed_query
 from gateway.memory.filters import SearchFilter
 from gateway.memory.ids import check_memory_id, new_memory_id
 from gateway.memory.keys import Partition, visible_partitions
-from gateway.memory.ranking import QuerySignals, clamp01, fused_scores, rerank, weighted_rrf
+from gateway.memory.ranking import QuerySignals, clamp01, convex_scores, fused_scores, rerank, weighted_rrf
 from gateway.memory.records import (
     MemoryPage,
     MemoryPatch,
@@ -252,21 +257,25 @@ class TenantMemoryStore:
             return []
         calibration = await calibration_for(self._embedder) if self._config.calibrate else None
         with redis_boundary():
-            order, cosines, fused = await self._rank(parts, query, query_text, flt, top_k)
+            order, cosines, fused, keyword_scores = await self._rank(parts, query, query_text, flt, top_k)
             hits = await self._collect_ranked(
-                tenant, parts, order, cosines, query, flt, threshold, top_k, fused, QuerySignals.of(query_text, _now())
+                tenant, parts, order, cosines, query, flt, threshold, top_k, fused, QuerySignals.of(query_text, _now()),
+                keyword_scores,
             )
         if calibration is None:
             return hits
         fit = calibration.fit_for(query_text or "")
         return [h.model_copy(update={"relevance": fit.relevance(h.similarity)}) for h in hits]
 
-    async def _collect_ranked(self, tenant, parts, order, cosines, query, flt, threshold, top_k, fused, signals):
+    async def _collect_ranked(self, tenant, parts, order, cosines, query, flt, threshold, top_k, fused, signals,
+                              keyword_scores=None):
         """Fetch every candidate (one round trip; candidates whose cosine is known to miss
         ``threshold`` are dropped unfetched, keyword-only ones get their cosine from the
         backend's stored vector in the same round trip), keep those visible to ``tenant``
         that pass ``flt`` and ``threshold``, and return the best ``top_k`` by
-        :func:`ranking.rerank`."""
+        :func:`ranking.rerank`. ``keyword_scores`` (id -> BM25; convex fusion): the base
+        score of :func:`ranking.rerank` is then :func:`ranking.convex_scores` of the kept
+        candidates, else ``fused`` (RRF) or the cosine."""
         backend = self._repo.backend
         order = [d for d in order if cosines.get(d, threshold) >= threshold]
         if not order:
@@ -278,21 +287,32 @@ class TenantMemoryStore:
         cosines.update(stored)
         hits = {h.record.id: h for h in select_hits(order, records, cosines, tenant, flt, threshold, len(order), fused)}
         eligible = {d: h.record for d, h in hits.items()}
-        ranked = rerank(list(hits), {d: h.score for d, h in hits.items()}, eligible, signals, self._config.ranking)
+        if keyword_scores is None:
+            base = {d: h.score for d, h in hits.items()}
+        else:  # ties: the vector ranking's order, then the keyword ranking's (as weighted_rrf)
+            base = convex_scores({d: h.similarity for d, h in hits.items()},
+                                 {d: keyword_scores[d] for d in hits if d in keyword_scores}, self._config.hybrid_alpha)
+        ranked = rerank(list(hits), base, eligible, signals, self._config.ranking)
         return [hits[d].model_copy(update={"score": clamp01(score)}) for d, score in ranked[:top_k]]
 
     async def _rank(self, parts: Sequence[Partition], query: np.ndarray, text, flt, top_k: int):
-        """Candidate ids in ranking order, the cosines the vector ranking gave, and the
-        fused scores (None when only the vector ranking ran)."""
+        """Candidate ids in ranking order, the cosines the vector ranking gave, the RRF
+        scores (``memory.fusion`` rrf) and the keyword ranking's BM25 scores (convex: the
+        fusion waits for every candidate's cosine, :meth:`_collect_ranked`; the order is
+        then the vector ranking's followed by the keyword-only ids). Both None when only
+        the vector ranking ran or the keyword ranking found nothing."""
         backend, alpha = self._repo.backend, self._config.hybrid_alpha
         count = max(top_k * self._config.candidate_factor, MIN_CANDIDATES)
         fusing = bool(text) and alpha < 1.0
-        vector_hits, keyword_ids = await backend.rank(parts, query, text if fusing else None, count, flt)
+        vector_hits, keyword_hits = await backend.rank(parts, query, text if fusing else None, count, flt)
         vector_ids = [doc_id for doc_id, _ in vector_hits]
-        if not keyword_ids:
-            return vector_ids, dict(vector_hits), None
+        if not keyword_hits:
+            return vector_ids, dict(vector_hits), None, None
+        keyword_ids = [doc_id for doc_id, _ in keyword_hits]
+        if self._config.fusion == "convex":
+            return list(dict.fromkeys([*vector_ids, *keyword_ids])), dict(vector_hits), None, dict(keyword_hits)
         fused = fused_scores(vector_ids, keyword_ids, alpha, self._config.rrf_k)
-        return weighted_rrf(vector_ids, keyword_ids, alpha, self._config.rrf_k, fused), dict(vector_hits), fused
+        return weighted_rrf(vector_ids, keyword_ids, alpha, self._config.rrf_k, fused), dict(vector_hits), fused, None
 
     async def supersede(self, tenant: Tenant, old_id: str, new: NewMemory) -> MemoryRecord:
         old = await self.get(tenant, old_id)

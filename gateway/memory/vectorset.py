@@ -36,7 +36,7 @@ LIVE_ONLY = vectorset_filter(SearchFilter())
 #: the BM25 keys (:meth:`KeywordIndex.search_keys`; none without a keyword ranking).
 #: ARGV: number of partitions, number of terms (0: no keyword ranking), count, postings
 #: per term, then the VSIM arguments after the key. Reply: each VSIM reply, then the BM25
-#: ids when asked.
+#: ids and scores when asked (:func:`~gateway.memory.keyword_index.search_reply`).
 RANK = Script("vectorset-rank", "#!lua flags=no-writes\n" + BM25_FUNCTION + """
 local nparts, nterms = tonumber(ARGV[1]), tonumber(ARGV[2])
 local vsim = {}
@@ -153,9 +153,9 @@ class VectorSetBackend:
 
     async def rank(
         self, parts: Sequence[Partition], vector: np.ndarray, text: str | None, count: int, flt: SearchFilter
-    ) -> tuple[list[tuple[str, float]], list[str]]:
+    ) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
         """Both rankings in one command (:data:`RANK`): VSIM of each partition and, with
-        ``text``, the keyword index's BM25.
+        ``text``, the keyword index's BM25 ``(id, score)``.
 
         Default searches (only retired records excluded) skip ``FILTER``, which about
         doubles VSIM time: they ask ``WITHATTRIBS`` and drop retired hits here, and fall
@@ -170,9 +170,9 @@ class VectorSetBackend:
         keys = [self._keys.vector_set(part) for part in parts] + bm25_keys
         replies = await scripts.run(self._client, RANK, keys, [len(parts), nterms, count, POSTINGS_PER_TERM, *vsim])
         assert isinstance(replies, list)
-        keyword_ids = search_reply(replies[len(parts)]) if nterms else []
+        keyword_hits = search_reply(replies[len(parts)]) if nterms else []
         if not live_only:
-            return _best([(d, s) for r in replies[: len(parts)] for d, s, _ in _rows(r)], count), keyword_ids
+            return _best([(d, s) for r in replies[: len(parts)] for d, s, _ in _rows(r)], count), keyword_hits
         dropped = False
         hits = []
         for reply in replies[: len(parts)]:
@@ -184,7 +184,7 @@ class VectorSetBackend:
             pipe = self._client.pipeline(transaction=False)
             self._queue_vsim(pipe, parts, blob, count, ["FILTER", expression])
             hits = [(d, s) for r in await pipe.execute() for d, s, _ in _rows(r)]
-        return _best(hits, count), keyword_ids
+        return _best(hits, count), keyword_hits
 
     def _vsim_options(self, count: int, extra: list) -> list:
         """VSIM's arguments after the query vector (scores, count, EF, NOTHREAD, ``extra``)."""
@@ -197,7 +197,7 @@ class VectorSetBackend:
 
     async def keyword_search(
         self, parts: Sequence[Partition], text: str, count: int, flt: SearchFilter
-    ) -> list[str]:
+    ) -> list[tuple[str, float]]:
         return await self._keywords.search(parts, text, count)
 
     def queue_similarities(

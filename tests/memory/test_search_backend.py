@@ -88,7 +88,7 @@ async def test_index_queries_see_only_the_tenants_own_records(search_store, ids)
         parts = visible_partitions(tenant)
         by_vector = await backend.vector_search(parts, vector, 100, SearchFilter())
         assert {doc_id for doc_id, _ in by_vector} == mine, tenant
-        assert set(await backend.keyword_search(parts, "zanzibar secret", 100, SearchFilter())) == mine, tenant
+        assert {d for d, _ in await backend.keyword_search(parts, "zanzibar secret", 100, SearchFilter())} == mine, tenant
         profile_only = visible_partitions(tenant)[:1]
         assert len(await backend.vector_search(profile_only, vector, 100, SearchFilter())) == 1
 
@@ -116,9 +116,9 @@ async def test_keywords_rank_context_keywords_and_cjk_on_both_backends(any_store
     by_cjk = await any_store.add(tenant, NewMemory(scope="event", type="episodic", text="我喜欢吃北京烤鸭"))
     parts, flt = visible_partitions(tenant), SearchFilter()
     backend = any_store._repo.backend
-    assert (await backend.keyword_search(parts, "cuisine", 3, flt))[:1] == [by_context.id]
-    assert (await backend.keyword_search(parts, "zanzibar", 3, flt))[:1] == [by_keyword.id]
-    assert (await backend.keyword_search(parts, "北京", 3, flt))[:1] == [by_cjk.id]
+    assert [d for d, _ in await backend.keyword_search(parts, "cuisine", 3, flt)][:1] == [by_context.id]
+    assert [d for d, _ in await backend.keyword_search(parts, "zanzibar", 3, flt)][:1] == [by_keyword.id]
+    assert [d for d, _ in await backend.keyword_search(parts, "北京", 3, flt)][:1] == [by_cjk.id]
 
 
 async def test_a_memory_matching_every_query_term_outranks_one_matching_a_rare_term(any_store):
@@ -134,7 +134,7 @@ async def test_a_memory_matching_every_query_term_outranks_one_matching_a_rare_t
                                                  text="Caroline went to the LGBTQ support group"))
     ranked = await any_store._repo.backend.keyword_search(
         visible_partitions(tenant), "When did Caroline go to the LGBTQ support group?", 5, SearchFilter())
-    assert ranked[0] == full.id
+    assert ranked[0][0] == full.id
 
 
 async def test_reembed_moves_the_search_index_to_the_new_size(redis_url):

@@ -20,7 +20,8 @@ def event(text: str) -> NewMemory:
 async def test_keyword_ranking_matches_other_forms_of_a_word(store):
     target = await store.add(CAROL, event("Melanie painted two sunrises at the lake"))
     await store.add(CAROL, [event(f"A friend baked bread on day {i}") for i in range(6)])
-    ids = await store._repo.backend.keyword_search(visible_partitions(CAROL), "who paints a sunrise?", 5, SearchFilter())
+    hits = await store._repo.backend.keyword_search(visible_partitions(CAROL), "who paints a sunrise?", 5, SearchFilter())
+    ids = [d for d, _ in hits]
     assert ids and ids[0] == target.id
 
 
@@ -35,7 +36,9 @@ async def test_reembed_rebuilds_postings_written_with_unstemmed_terms(store, mem
     for key in plain:
         await repo.client.zadd(key, {record.id: 1.0})
     await repo.client.sadd(keys.registry(CAROL.user_id), *plain)
-    search = store._repo.backend.keyword_search
+    async def search(*args):
+        return [d for d, _ in await store._repo.backend.keyword_search(*args)]
+
     assert await search(visible_partitions(CAROL), "who paints a sunrise?", 5, SearchFilter()) != [record.id]
     assert await store.reembed() == 1
     assert await search(visible_partitions(CAROL), "who paints a sunrise?", 5, SearchFilter()) == [record.id]

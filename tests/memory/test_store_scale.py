@@ -101,9 +101,10 @@ async def test_bm25_in_redis_ranks_as_the_reference_formula_with_capped_postings
         idf = bm25_idf(df, len(records))
         for weight, doc_id in best:
             expected[doc_id] = expected.get(doc_id, 0.0) + idf * weight
-    ranked = await vstore._repo.backend.keyword_search(
+    hits = await vstore._repo.backend.keyword_search(
         visible_partitions(ALICE_TUTOR), " ".join(query_terms), 15, SearchFilter()
     )
+    ranked = [d for d, _ in hits]
     reference = sorted(expected, key=lambda d: (-round(expected[d], 9), [-ord(c) for c in d]))[:15]
     assert [round(expected[d], 9) for d in ranked] == [round(expected[d], 9) for d in reference]
     assert ranked == reference
