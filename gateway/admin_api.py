@@ -202,7 +202,9 @@ class Why(BaseModel):
     keyword_share: float = Field(description="Share of the query's terms found, in [0, 1].")
     age_days: float = Field(description="Days since occurred_at (recency; not part of the score).")
     ranking: Literal["hybrid", "vector"] = Field(
-        description="hybrid: score is the fused vector + keyword rank score; vector: score is the cosine.")
+        description="hybrid: score is the fused vector + keyword score (memory.fusion: convex combination of the "
+        "normalised cosine and BM25, or weighted RRF), plus the memory.ranking signals; vector: the cosine plus "
+        "those signals.")
 
 
 class ExplainedHit(BaseModel):

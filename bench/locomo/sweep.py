@@ -100,6 +100,21 @@ VARIANTS |= {
     "convex 0.5 none": {"fusion": "convex", "hybrid_alpha": 0.5, "ranking": OFF},
     "rrf 0.1 none": {"fusion": "rrf", "hybrid_alpha": 0.1, "ranking": OFF},
 }
+#: the memory.ranking weights again on the convex fusion (its scores spread differently)
+_DEFAULT_SIGNALS = {"period_weight": 0.3, "dated_weight": 0.15, "neighbour_weight": 0.3, "neighbour_window": 2,
+                    "recency_weight": 0.01, "importance_weight": 0.05, "emotion_weight": 0.03}
+for _alpha in (0.3, 0.4):
+    for _signal, _values in {"neighbour_weight": (0.1, 0.2, 0.5), "period_weight": (0.15, 0.5),
+                             "dated_weight": (0.05, 0.3), "neighbour_window": (1, 3),
+                             "session_weight": (0.1,), "speaker_weight": (0.05,)}.items():
+        for _value in _values:
+            VARIANTS[f"convex {_alpha} {_signal.split('_')[0]} {_value}"] = {
+                "fusion": "convex", "hybrid_alpha": _alpha, "ranking": {**_DEFAULT_SIGNALS, _signal: _value}}
+    for _neighbour in (0.5, 0.7):
+        for _session in (0.0, 0.1, 0.2):
+            VARIANTS[f"convex {_alpha} n{_neighbour} s{_session}"] = {
+                "fusion": "convex", "hybrid_alpha": _alpha,
+                "ranking": {**_DEFAULT_SIGNALS, "neighbour_weight": _neighbour, "session_weight": _session}}
 
 
 def apply(base: Any, overrides: dict[str, Any]) -> Any:

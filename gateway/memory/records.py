@@ -274,11 +274,13 @@ class ScoredMemory(_Model):
     """A search hit: the record, the score hits are ranked by, and the cosine similarity.
 
     ``score`` is what orders the hits (highest first). With hybrid search (a query text
-    and ``memory.hybrid_alpha < 1``) it is the weighted reciprocal-rank-fusion score of the
-    vector and keyword (BM25) rankings scaled into (0, 1] (1.0: first in both rankings;
-    :func:`gateway.memory.ranking.fused_scores`); otherwise it equals ``similarity``; the
-    store then adds the ``memory.ranking`` signals (:func:`gateway.memory.ranking.rerank`)
-    and clamps to [0, 1].
+    and ``memory.hybrid_alpha < 1``) it is the fused score of the vector and keyword (BM25)
+    rankings in [0, 1] (``memory.fusion``: ``convex``, the default, ``alpha * cos / max cos
+    + (1 - alpha) * bm25 / max bm25`` over the candidates,
+    :func:`gateway.memory.ranking.convex_scores`; or ``rrf``, weighted reciprocal rank fusion
+    scaled into (0, 1], :func:`gateway.memory.ranking.fused_scores`); otherwise it equals
+    ``similarity``; the store then adds the ``memory.ranking`` signals
+    (:func:`gateway.memory.ranking.rerank`) and clamps to [0, 1].
     ``similarity`` is always the cosine similarity of the record's vector to the query,
     clamped to [0, 1]; search ``threshold`` applies to it. ``similarity`` defaults to
     ``score`` when not given (hand-made hits).
@@ -287,8 +289,9 @@ class ScoredMemory(_Model):
     record: MemoryRecord = Field(description="The matching record.")
     score: float = Field(
         ge=0.0, le=1.0,
-        description="Ranking score, highest first: the fused (vector + keyword) rank score "
-        "scaled into (0, 1] with hybrid search, else the cosine similarity, plus the "
+        description="Ranking score, highest first: the fused (vector + keyword) score in [0, 1] "
+        "with hybrid search (memory.fusion: convex combination of the normalised cosine and BM25, "
+        "or weighted RRF), else the cosine similarity, plus the "
         "memory.ranking signals (recency, importance, emotion, priors, period, neighbours), "
         "clamped to [0, 1].",
     )
