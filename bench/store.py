@@ -199,8 +199,10 @@ async def query_latency(store, tenants, dims, rng, queries: int, hybrid: bool) -
 async def bench_size(client, name: str, backend: str, args: Options, rng) -> dict:
     total, n_tenants = SIZES[name]
     n_tenants = args.tenants or n_tenants
+    # calibrate off: the vectors are random (no model to fit relevance with), and the fit
+    # is once per process, not a per-query cost
     config = MemoryConfig(redis_url="unused", backend=backend, key_prefix=f"bench{name}{backend}{n_tenants}",
-                          search_ef=args.ef)
+                          search_ef=args.ef, calibrate=False)
     tenants = [Tenant(f"user{i}", "friend") for i in range(n_tenants)]
     async with open_store(client, config, embedder=RandomDims(args.dims), check_model=False) as store:
         before = await used_memory(client)

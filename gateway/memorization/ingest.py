@@ -14,7 +14,7 @@ verbatim mode; in extract mode every message of the chunk that has ``metadata``,
 model's fact is not tied to one turn). A message's ``name`` is its speaker: verbatim
 memories read ``name: text``. Each turn is indexed with the end of the message before it
 (``context``) and embedded with the start of the one after it (``context_after``),
-:data:`gateway.memorization.capture.CONTEXT_CHARS` each, as on the chat path.
+:data:`gateway.memorization.capture.CONTEXT_CHARS` and ``CONTEXT_AFTER_CHARS``, as on the chat path.
 
 Replays are harmless when the chunk's last message has ``occurred_at``: the job id is a
 hash of the tenant, session and chunk, its time that ``occurred_at``, and memory ids derive
@@ -32,7 +32,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from gateway.errors import InvalidRequest
-from gateway.memorization.capture import CONTEXT_CHARS
+from gateway.memorization.capture import CONTEXT_AFTER_CHARS, CONTEXT_CHARS
 from gateway.memorization.dedupe import hashed_turns
 from gateway.memorization.jobs import Job, Turn
 from gateway.memory.records import JsonDateTime, Metadata
@@ -117,7 +117,7 @@ def conversation_job(
             turns.append(Turn(
                 role=message.role, text=message.content, hash=turn_hash, at=message.occurred_at or now, index=i,
                 context=said[i - 1][-CONTEXT_CHARS:].strip() if i else "",
-                context_after=said[i + 1][:CONTEXT_CHARS].strip() if i + 1 < len(said) else "",
+                context_after=said[i + 1][:CONTEXT_AFTER_CHARS].strip() if i + 1 < len(said) else "",
                 name=message.name or "", metadata=message.metadata or {},
             ))
     return Job(

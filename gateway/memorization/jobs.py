@@ -33,7 +33,7 @@ class Turn(_Frozen):
     )
     context_after: str = Field(
         "", description="The start of the message after this one in the same job (at most "
-        "capture.CONTEXT_CHARS characters; empty for the last): stored as the memory's context_after.",
+        "capture.CONTEXT_AFTER_CHARS characters; empty for the last): stored as the memory's context_after.",
     )
     name: str = Field("", description="The speaker's name (the message's `name`), or empty; "
                       "verbatim memories keep it in their text as `name: text`.")

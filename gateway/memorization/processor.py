@@ -50,10 +50,11 @@ class JobProcessor:
 
     def redacted(self, job: Job) -> Job:
         """``job`` with every turn's text cut to ``redaction.max_chars`` and redacted, its
-        context redacted too (a new value). Linear in the text (:mod:`gateway.memorization.redact`); callers on the
+        ``context`` and ``context_after`` redacted too (a new value). Linear in the text (:mod:`gateway.memorization.redact`); callers on the
         event loop use :meth:`redacted_async`."""
         turns = tuple(
-            t.model_copy(update={"text": self.redactor.redact(t.text), "context": self.redactor.redact(t.context)})
+            t.model_copy(update={"text": self.redactor.redact(t.text), "context": self.redactor.redact(t.context),
+                                 "context_after": self.redactor.redact(t.context_after)})
             for t in job.turns
         )
         return job.model_copy(update={"turns": turns})
@@ -62,7 +63,7 @@ class JobProcessor:
         """:meth:`redacted`, in a worker thread when the job holds more than
         :data:`OFF_LOOP_CHARS` characters (so a big job never stalls the event loop that
         also serves chat requests in ``memgate serve``)."""
-        if sum(len(t.text) + len(t.context) for t in job.turns) > OFF_LOOP_CHARS:
+        if sum(len(t.text) + len(t.context) + len(t.context_after) for t in job.turns) > OFF_LOOP_CHARS:
             return await asyncio.to_thread(self.redacted, job)
         return self.redacted(job)
 
@@ -126,7 +127,8 @@ class JobProcessor:
         if self._is_verbatim(job):
             plan = verbatim_plan(job, [t.text for t in job.turns], self.config.verbatim_roles,
                                  skip_small_talk=self.config.verbatim_skip_small_talk,
-                                 profile=self.config.verbatim_profile)
+                                 profile=self.config.verbatim_profile,
+                                 context_after=self.config.verbatim_context_after)
             if self.config.verbatim_merge_duplicates != "off" and plan.ops:
                 plan = await merge_near_duplicates(self.store, Tenant(job.user_id, job.friend_id), plan,
                                                    events=self.config.verbatim_merge_duplicates == "all")

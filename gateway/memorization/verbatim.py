@@ -26,7 +26,7 @@ from gateway.memory.records import MemoryType, NewMemory, Scope, Source
 
 def verbatim_plan(
     job: Job, texts: Sequence[str], roles: Sequence[str], max_chars: int = 8000,
-    skip_small_talk: bool = False, profile: bool = False,
+    skip_small_talk: bool = False, profile: bool = False, context_after: bool = True,
 ) -> Plan:
     """One ``add`` per turn of ``job`` whose role is in ``roles``; ``texts`` are the turns'
     texts after redaction (same order as ``job.turns``). Op ids derive from the turn's
@@ -45,7 +45,9 @@ def verbatim_plan(
 
     Each memory's metadata links it to its source: ``position`` (the turn's index in the
     request or ingested chunk), ``speaker`` and a ``name: `` text prefix when the message
-    had a ``name``, ``source_messages`` (``[turn.metadata]``) when the caller gave one."""
+    had a ``name``, ``source_messages`` (``[turn.metadata]``) when the caller gave one.
+    ``context_after``: keep each turn's ``context_after`` (the next message's start) on its
+    memory (``verbatim_context_after``)."""
     ops: list[Op] = []
     by_position: dict[int, int] = {}  # turn index -> index in ops of the memory it formed
     skipped = confirmed = 0
@@ -56,7 +58,8 @@ def verbatim_plan(
         if turn.role not in roles or not kept:
             continue
         if skip_small_talk and is_small_talk(kept):
-            found = _confirmation(job, turn, kept, before, ops, by_position, profile) if turn.role == "user" else None
+            found = (_confirmation(job, turn, kept, before, ops, by_position, profile, context_after)
+                     if turn.role == "user" else None)
             if found is None:
                 skipped += 1
                 continue
@@ -72,13 +75,13 @@ def verbatim_plan(
         kind = profile_type(kept) if profile and turn.role == "user" else None
         by_position[turn.index] = len(ops)
         ops.append(Op(kind="add", id=memory_id_for(job.job_id, turn.hash, job.enqueued_ms),
-                      memory=_memory(job, turn, kept, kind), reason="verbatim"))
+                      memory=_memory(job, turn, kept, kind, context_after), reason="verbatim"))
     note = f", {skipped} small talk skipped" if skipped else ""
     note += f", {confirmed} confirmation(s) kept with the question" if confirmed else ""
     return Plan(ops=tuple(ops), decision=f"verbatim: {len(ops)} turn(s){note}", skipped=skipped)
 
 
-def _memory(job: Job, turn: Turn, kept: str, kind: MemoryType | None) -> NewMemory:
+def _memory(job: Job, turn: Turn, kept: str, kind: MemoryType | None, context_after: bool = True) -> NewMemory:
     meta = {**base_metadata(job), "kind": "turn", "role": turn.role, "turn_hash": turn.hash, "position": turn.index}
     if turn.metadata:
         meta["source_messages"] = [turn.metadata]
@@ -92,14 +95,14 @@ def _memory(job: Job, turn: Turn, kept: str, kind: MemoryType | None) -> NewMemo
         scope=Scope.PROFILE if kind else Scope.EVENT, type=kind or MemoryType.EPISODIC,
         text=f"{turn.name}: {kept}" if turn.name else kept,
         context=turn.context or None,
-        context_after=turn.context_after or None,
+        context_after=(turn.context_after or None) if context_after else None,
         keywords=keywords_of(kept), importance=0.5, occurred_at=occurred,
         source=Source.CONVERSATION, metadata=meta,
     )
 
 
 def _confirmation(job: Job, turn: Turn, reply: str, before: Turn | None, ops: list[Op],
-                  by_position: dict[int, int], profile: bool) -> tuple[Op, int | None] | None:
+                  by_position: dict[int, int], profile: bool, context_after: bool = True) -> tuple[Op, int | None] | None:
     """The memory of a user's bare "yes" (``reply``) to the other side's fact-checking
     question and the index in ``ops`` of the question's own memory it replaces (None:
     a new op), or None (see :func:`verbatim_plan`). The question is the previous turn of
@@ -124,7 +127,7 @@ def _confirmation(job: Job, turn: Turn, reply: str, before: Turn | None, ops: li
     else:
         said = f"{asker.name}: {question}" if asker is not None and asker.name else question
     answer = f"{turn.name}: {reply}" if turn.name else reply
-    memory = _memory(job, turn, reply, kind)
+    memory = _memory(job, turn, reply, kind, context_after)
     meta = dict(memory.metadata)
     meta["confirmed"] = {"question": question, "answer": reply, "position": turn.index}
     sources = (list(base.metadata.get("source_messages", [])) if base is not None else []) + \

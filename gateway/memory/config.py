@@ -205,9 +205,10 @@ class RankingConfig(BaseModel):
         "(when, what date, 什么时候, 哪天), added to memories whose text states a time.",
     )
     neighbour_weight: float = Field(
-        0.3, ge=0.0, le=1.0, description="Neighbour expansion: a candidate gains this times "
+        0.5, ge=0.0, le=1.0, description="Neighbour expansion: a candidate gains this times "
         "the best fused score of the candidates next to it in its conversation "
-        "(metadata.conversation_id and position, within neighbour_window turns).",
+        "(metadata.conversation_id and position, within neighbour_window turns). 0.5 measured "
+        "best with convex fusion (LoCoMo dev, `python -m bench locomo-sweep`, README).",
     )
     speaker_weight: float = Field(
         0.0, ge=0.0, le=1.0, description="Added when the query names who said the memory "
@@ -221,10 +222,10 @@ class RankingConfig(BaseModel):
     )
     neighbour_window: int = Field(2, ge=1, le=5, description="Turns either side counted as neighbours.")
     session_weight: float = Field(
-        0.0, ge=0.0, le=1.0, description="Session-level retrieval: a candidate gains this "
+        0.1, ge=0.0, le=1.0, description="Session-level retrieval: a candidate gains this "
         "times its conversation's share (the sum of its candidates' fused scores over the "
         "best conversation's sum); the conversation is metadata.conversation_id, else the "
-        "day of occurred_at.",
+        "day of occurred_at. 0.1 measured best with convex fusion (LoCoMo dev, README).",
     )
 
 

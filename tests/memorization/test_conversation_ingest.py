@@ -68,6 +68,22 @@ def test_a_chunk_forms_verbatim_memories_that_keep_their_source(start_gateway, u
         assert hits["data"][0]["record"]["id"] == last["id"]
 
 
+def test_the_messages_a_memory_is_indexed_with_are_redacted_like_its_text(start_gateway, upstream):
+    gw = start(start_gateway)
+    chunk = {"messages": [
+        {"role": "assistant", "content": "Mail me at bob@example.com. Where did you grow up?"},
+        {"role": "user", "content": "In Lisbon, by the river."},
+        {"role": "assistant", "content": "Lovely! Write to ana@example.org about it."},
+    ]}
+    with client(gw) as alice:
+        created = alice.post("/v1/memories", json=chunk)
+        assert created.status_code == 201, created.text
+        (record,) = [alice.get(f"/v1/memories/{i}").json() for i in created.json()["ids"]]
+    assert record["text"] == "In Lisbon, by the river."
+    assert record["context"].endswith("Where did you grow up?") and "bob@example.com" not in record["context"]
+    assert record["context_after"].startswith("Lovely! Write to") and "ana@example.org" not in record["context_after"]
+
+
 def test_posting_the_same_chunk_again_rewrites_the_same_memories(start_gateway, upstream):
     gw = start(start_gateway)
     with client(gw) as alice:

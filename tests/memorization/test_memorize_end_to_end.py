@@ -8,6 +8,7 @@ from typing import Any
 
 import httpx
 
+from gateway.memorization.capture import CONTEXT_AFTER_CHARS
 from gateway.memorization.runtime import queue_for
 from gateway.memory.records import Tenant
 from tests.memorization.conftest import REGISTRY, memorize_config, user_stream
@@ -208,6 +209,6 @@ async def test_a_turn_is_memorized_with_the_message_it_answers_redacted(start_ga
     assert record.text == "Lisbon, last spring."
     assert record.context is not None and record.context.endswith("Which city did you move to?")
     assert "bob@example.com" not in record.context
-    assert record.context_after == reply["choices"][0]["message"]["content"].strip()[:300]  # the reply it got
+    assert record.context_after == reply["choices"][0]["message"]["content"][:CONTEXT_AFTER_CHARS].strip()  # the reply it got
     hits = await store.search(ALICE, "which city did the user move to", top_k=1)
     assert [h.record.id for h in hits] == [record.id]

@@ -55,3 +55,12 @@ def test_verbatim_plan_skips_small_talk_and_files_profile_statements():
     assert plan.decision == "verbatim: 2 turn(s), 2 small talk skipped"
     everything = verbatim_plan(job, [t.text for t in job.turns], ["user"])
     assert len(everything.ops) == 4 and all(op.memory and op.memory.scope is Scope.EVENT for op in everything.ops)
+
+
+def test_verbatim_keeps_the_next_messages_start_as_context_after_unless_switched_off():
+    job = _job("I moved to Lisbon last spring.")
+    job = job.model_copy(update={"turns": (job.turns[0].model_copy(update={"context_after": "Lisbon is lovely!"}),)})
+    (on,) = verbatim_plan(job, [t.text for t in job.turns], ["user"]).ops
+    (off,) = verbatim_plan(job, [t.text for t in job.turns], ["user"], context_after=False).ops
+    assert on.memory is not None and on.memory.context_after == "Lisbon is lovely!"
+    assert off.memory is not None and off.memory.context_after is None

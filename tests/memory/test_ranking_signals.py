@@ -82,7 +82,7 @@ def test_recency_halves_every_half_life():
     assert recency(NOW + timedelta(days=1), NOW, 30 * 86400) == 1.0
 
 
-OFF = RankingConfig(recency_weight=0, importance_weight=0, emotion_weight=0, period_weight=0, dated_weight=0, neighbour_weight=0)
+OFF = RankingConfig(recency_weight=0, importance_weight=0, emotion_weight=0, period_weight=0, dated_weight=0, neighbour_weight=0, session_weight=0)
 
 
 def ids(n: int) -> list[str]:
