@@ -104,6 +104,25 @@ def dia_ids(record: dict[str, Any]) -> list[str]:
     return [m["dia_id"] for m in meta.get("source_messages", []) if isinstance(m, dict) and "dia_id" in m]
 
 
+def gateway_config(keys: dict[tuple[str, str], str], redis_url: str, embedder: str, backend: str = "auto") -> Any:
+    """The memory-only gateway of the API benchmarks: one key per ``(way, sample id)``,
+    fresh key prefixes, ``memorize`` in verbatim mode storing both speakers' turns (no
+    in-serve worker: conversation ingest memorizes inline)."""
+    from gateway.config import parse_config
+
+    return parse_config({
+        "server": {"host": "127.0.0.1", "port": 0},
+        "upstream": {"base_url": "http://127.0.0.1:9/v1", "api_key": "unused"},
+        "clients": [{"key": key, "user_id": f"locomo-{way}-{sample}", "friend_id": FRIEND}
+                    for (way, sample), key in keys.items()],
+        "memory": {"redis_url": redis_url, "key_prefix": "la" + uuid.uuid4().hex[:8],
+                   "embedding": {"provider": embedder}, "backend": backend},
+        "plugins": [{"name": "memorize", "config": {
+            "mode": "verbatim", "verbatim_roles": ["user", "assistant"], "worker": {"in_serve": 0},
+            "queue": {"key_prefix": "lq" + uuid.uuid4().hex[:8]}}}],
+    })
+
+
 async def measure(client: httpx.AsyncClient, way: str, conversation: Conversation, ks: tuple[int, ...],
                   table: RecallTable) -> tuple[float, float, int]:
     """Store one conversation one way and ask its questions; (store s, query s, questions)."""
@@ -128,7 +147,6 @@ async def measure(client: httpx.AsyncClient, way: str, conversation: Conversatio
 async def run_async(path: str, ks: tuple[int, ...], redis_url: str | None, embedder: str,
                     backend: str = "auto") -> list[dict[str, Any]]:
     from gateway.app import create_app
-    from gateway.config import parse_config
     from plugins import builtin_plugins
 
     conversations = load_locomo(path)
@@ -139,17 +157,7 @@ async def run_async(path: str, ks: tuple[int, ...], redis_url: str | None, embed
         server = EmbeddedRedis(Path(tempfile.mkdtemp(prefix="memgate-locomo-api-")), appendonly=False)
         redis_url = await asyncio.to_thread(server.start)
     keys = {(way, c.sample_id): f"sk-locomo-{uuid.uuid4().hex}" for way in WAYS for c in conversations}
-    config = parse_config({
-        "server": {"host": "127.0.0.1", "port": 0},
-        "upstream": {"base_url": "http://127.0.0.1:9/v1", "api_key": "unused"},
-        "clients": [{"key": key, "user_id": f"locomo-{way}-{sample}", "friend_id": FRIEND}
-                    for (way, sample), key in keys.items()],
-        "memory": {"redis_url": redis_url, "key_prefix": "la" + uuid.uuid4().hex[:8],
-                   "embedding": {"provider": embedder}, "backend": backend},
-        "plugins": [{"name": "memorize", "config": {
-            "mode": "verbatim", "verbatim_roles": ["user", "assistant"], "worker": {"in_serve": 0},
-            "queue": {"key_prefix": "lq" + uuid.uuid4().hex[:8]}}}],
-    })
+    config = gateway_config(keys, redis_url, embedder, backend)
     gateway = LoopbackServer(create_app(config, registry=builtin_plugins())).start()
     results = []
     try:

@@ -21,7 +21,7 @@ from typing import Any
 import click
 import httpx
 
-from bench.locomo.api import FRIEND, WAYS, chunk_bodies, dia_ids, turn_bodies
+from bench.locomo.api import WAYS, chunk_bodies, dia_ids, gateway_config, turn_bodies
 from bench.locomo.dataset import CATEGORIES, load_locomo
 from bench.locomo.metrics import RecallTable
 from tests.support.loopback import LoopbackServer
@@ -137,7 +137,6 @@ async def ask(client: httpx.AsyncClient, conversation: Any, ks: tuple[int, ...],
 
 async def run_async(path: str, ks: tuple[int, ...], names: list[str], embedder: str) -> list[dict[str, Any]]:
     from gateway.app import create_app
-    from gateway.config import parse_config
     from gateway.redis_server import EmbeddedRedis
     from plugins import builtin_plugins
 
@@ -145,17 +144,7 @@ async def run_async(path: str, ks: tuple[int, ...], names: list[str], embedder: 
     server = EmbeddedRedis(Path(tempfile.mkdtemp(prefix="memgate-locomo-sweep-")), appendonly=False)
     redis_url = await asyncio.to_thread(server.start)
     keys = {(way, c.sample_id): f"sk-locomo-{uuid.uuid4().hex}" for way in WAYS for c in conversations}
-    config = parse_config({
-        "server": {"host": "127.0.0.1", "port": 0},
-        "upstream": {"base_url": "http://127.0.0.1:9/v1", "api_key": "unused"},
-        "clients": [{"key": key, "user_id": f"locomo-{way}-{sample}", "friend_id": FRIEND}
-                    for (way, sample), key in keys.items()],
-        "memory": {"redis_url": redis_url, "key_prefix": "ls" + uuid.uuid4().hex[:8],
-                   "embedding": {"provider": embedder}},
-        "plugins": [{"name": "memorize", "config": {
-            "mode": "verbatim", "verbatim_roles": ["user", "assistant"], "worker": {"in_serve": 0},
-            "queue": {"key_prefix": "lq" + uuid.uuid4().hex[:8]}}}],
-    })
+    config = gateway_config(keys, redis_url, embedder)
     app = create_app(config, registry=builtin_plugins())
     gateway = LoopbackServer(app).start()
     results = []

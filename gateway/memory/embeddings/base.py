@@ -57,9 +57,9 @@ async def embed_memories(embedder: Embedder, memories: Sequence[NewMemory | Memo
     ``context_after``). Every view of every memory goes in one ``embed_many`` call."""
     views = [embedded_views(m) for m in memories]
     flat = [text for texts in views for text in texts]
-    if len(flat) == len(memories):
-        return np.asarray(await embedder.embed_many(flat), dtype=np.float32)
     vectors = np.asarray(await embedder.embed_many(flat), dtype=np.float32)
+    if len(flat) == len(memories):  # one view each: the vectors as they are
+        return vectors
     starts = np.cumsum([0] + [len(texts) for texts in views[:-1]])
     return normalize_rows(np.add.reduceat(vectors, starts, axis=0))
 
