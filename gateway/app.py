@@ -69,6 +69,7 @@ from gateway.proxy.chat import ChatCompletions
 from gateway.proxy.keystore import RedisKeyStore
 from gateway.proxy.passthrough import Embeddings, Models
 from gateway.proxy.responses import Responses
+from gateway.proxy.responses_owners import ResponseOwners
 from gateway.proxy.upstream import UpstreamPool, forward_headers, open_stream
 from gateway.sdk import Services
 from gateway.settings import SettingsService, SettingsStore
@@ -248,7 +249,8 @@ async def compose(
                 embeddings=Embeddings(config, auth, upstreams, telemetry),
                 models=Models(config, auth, upstreams, telemetry),
                 lorebooks=LorebookRepository(redis, config.memory.key_prefix),
-                responses=Responses(config, auth, chains, upstreams, telemetry, settings),
+                responses=Responses(config, auth, chains, upstreams, telemetry, settings, ResponseOwners(
+                    redis, config.memory.key_prefix, config.upstream.responses_retention_s)),
                 settings=settings,
             )
     finally:

@@ -119,6 +119,13 @@ class UpstreamConfig(UpstreamTarget):
         "records usage; the usage chunk is removed for clients that did not ask. False: "
         "the upstream body stays exactly the client's.",
     )
+    responses_retention_s: float = Field(
+        30 * 86400.0,
+        gt=0,
+        description="How long the default upstream keeps stored Responses (OpenAI: 30 "
+        "days); the gateway's record of which tenant created each response id expires "
+        "after it (gateway/proxy/responses_owners.py).",
+    )
 
 
 class PluginOverride(Frozen):

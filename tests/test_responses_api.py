@@ -1,6 +1,6 @@
 """``/v1/responses`` through the real gateway with the official SDK: idle byte-exactness
 (stream and not), errors passed through, bad input as 400 naming the field, the
-stored-response routes passed through; and the constructed fixtures checked against the
+stored-response routes passed through (tenancy: tests/test_responses_tenancy.py); and the constructed fixtures checked against the
 SDK's own types."""
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from pydantic import TypeAdapter
 from gateway.proxy.sse import SSEDecoder
 from tests.support import plugins as tp
 from tests.support.gateway import ALICE_KEY
+from tests.support.responses_double import own_response
 from tests.support.upstream_double import FIXTURES, JSONReply, SSEReply, fixture, fixture_json
 
 AUTH = {"authorization": f"Bearer {ALICE_KEY}", "content-type": "application/json"}
@@ -178,6 +179,8 @@ def test_retrieve_delete_cancel_and_input_items_pass_through(start_gateway, upst
     items = {"object": "list", "data": [{"id": "msg_in1", "type": "message", "role": "user", "status": "completed",
                                           "content": [{"type": "input_text", "text": "hi"}]}],
              "first_id": "msg_in1", "last_id": "msg_in1", "has_more": False}
+    assert client.responses.create(model="gpt-4.1", input="hi").id == rid  # recorded as alice's
+    upstream.requests.clear()
     upstream.enqueue(
         JSONReply(stored, headers={"x-request-id": "req_get"}),
         JSONReply(items),
@@ -196,19 +199,25 @@ def test_retrieve_delete_cancel_and_input_items_pass_through(start_gateway, upst
         ("POST", f"/v1/responses/{rid}/cancel", "Bearer sk-upstream-secret"),
         ("DELETE", f"/v1/responses/{rid}", "Bearer sk-upstream-secret"),
     ]
+    # deleted through the gateway: its record goes too (the gateway's 404, the upstream's words)
+    gone = httpx.get(gw.base_url + f"/responses/{rid}", headers=AUTH)
+    assert gone.status_code == 404 and len(upstream.requests) == 4
+    own_response(gw, rid, "alice", "tutor")
     # the query string goes as sent; an upstream 404 comes back unchanged
-    missing = {"error": {"message": "Response with id 'resp_x' not found.", "type": "invalid_request_error",
+    missing = {"error": {"message": f"Response with id '{rid}' not found.", "type": "invalid_request_error",
                          "param": None, "code": None}}
     upstream.enqueue(JSONReply(missing, status=404))
-    reply = httpx.get(gw.base_url + "/responses/resp_x?include[]=message.output_text.logprobs", headers=AUTH)
+    reply = httpx.get(gw.base_url + f"/responses/{rid}?include[]=message.output_text.logprobs", headers=AUTH)
     assert reply.status_code == 404 and reply.json() == missing
-    assert upstream.requests[-1].path == "/v1/responses/resp_x"
+    assert upstream.requests[-1].path == f"/v1/responses/{rid}"
     assert upstream.requests[-1].query == reply.request.url.query.decode() != ""  # as the client sent it
     assert upstream.requests[-4].query == "limit=5&order=asc"
+    assert gone.json() == missing
 
 
 def test_get_with_stream_true_relays_the_stream(start_gateway, upstream):
     gw = start_gateway()
+    own_response(gw, "resp_1", "alice", "tutor")
     upstream.enqueue(SSEReply(fixture("responses_text"), pieces=200))
 
     async def run() -> bytes:

@@ -23,8 +23,15 @@ completion observers (memorization) after it. Differences, all from the wire for
 The stored-response routes pass through to the default upstream (a response id names no
 model, so ``upstream.routes`` do not apply), bodies and statuses unchanged, query string
 included, streamed as they arrive: ``GET`` and ``DELETE /v1/responses/{id}``,
-``GET /v1/responses/{id}/input_items``, ``POST /v1/responses/{id}/cancel``. Any memgate
-key may use them: ids are the upstream's and are not scoped per memgate user.
+``GET /v1/responses/{id}/input_items``, ``POST /v1/responses/{id}/cancel``.
+
+Tenancy (:mod:`.responses_owners`): a create records the tenant it ran as for the
+response id it returns, before the client sees the id (non-stream: before the reply is
+sent; stream: before the first event naming it); the stored-response routes and
+``previous_response_id`` on create answer the upstream's own 404 to any other tenant
+(admin keys pass). The id in the path is percent-decoded once and must match
+:data:`~.responses_owners.RESPONSE_ID` (else 404 for every key, nothing sent upstream),
+and it is percent-encoded again in the upstream path.
 """
 
 from __future__ import annotations
@@ -37,17 +44,22 @@ import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote, unquote
 
 from opentelemetry.trace import SpanKind
 
-from gateway.errors import InvalidRequest, MemgateError, MethodNotAllowed, NotFound
+from gateway.chain import ChainFactory
+from gateway.config import GatewayConfig
+from gateway.errors import InvalidRequest, MemgateError, MemoryUnavailable, MethodNotAllowed, NotFound
 from gateway.proxy.asgi import Send, send_bytes
+from gateway.proxy.auth import Authenticator, resolve_end_user
 from gateway.proxy.handler import Incoming
 from gateway.proxy.model_route import SSE_HEADERS, ModelRoute, traceparent_of_span
 from gateway.proxy.model_route import Prepared as RoutePrepared
 from gateway.proxy.principal import Principal
 from gateway.proxy.relay import RelayState
 from gateway.proxy.responses_loop import Emitter, ToolLoop
+from gateway.proxy.responses_owners import RESPONSE_ID, PreviousResponseNotFound, ResponseNotFound, ResponseOwners
 from gateway.proxy.responses_wire import (
     ResponsesAssembler,
     apply_edits,
@@ -57,8 +69,10 @@ from gateway.proxy.responses_wire import (
     reply_from_response,
 )
 from gateway.proxy.sse import SSEDecoder
-from gateway.proxy.upstream import UpstreamResponse, forward_headers, relay_headers
+from gateway.proxy.upstream import UpstreamPool, UpstreamResponse, forward_headers, relay_headers
 from gateway.sdk import CallContext
+from gateway.settings import SettingsService
+from gateway.telemetry import Telemetry
 
 __all__ = ["Responses", "responses_error_event"]
 
@@ -73,6 +87,8 @@ class Prepared(RoutePrepared):
     """The request as it will be sent upstream."""
 
     loop: ToolLoop | None
+    #: the request's ``previous_response_id`` (recorded with the new id)
+    previous: str | None = None
 
 
 def responses_error_event(error: MemgateError, sequence_number: int) -> bytes:
@@ -91,6 +107,16 @@ def path_tail(scope: dict[str, Any]) -> str:
     return path.split("?", 1)[0].split("/responses", 1)[1].strip("/")
 
 
+def response_id(segment: str) -> str | None:
+    """The response id a path segment names (percent-decoded once, UTF-8), or None when
+    it is no response id (:data:`~.responses_owners.RESPONSE_ID`)."""
+    try:
+        value = unquote(segment, encoding="utf-8", errors="strict")
+    except UnicodeDecodeError:
+        return None
+    return value if RESPONSE_ID.fullmatch(value) else None
+
+
 class Responses(ModelRoute):
     """The raw ASGI handler mounted at ``/v1/responses`` and ``/responses``."""
 
@@ -98,6 +124,13 @@ class Responses(ModelRoute):
     methods = ("GET", "POST", "DELETE", "PUT", "PATCH")
     route = "/v1/responses"
     endpoint = "responses"
+
+    def __init__(
+        self, config: GatewayConfig, auth: Authenticator, chains: ChainFactory, upstreams: UpstreamPool,
+        telemetry: Telemetry, settings: SettingsService | None, owners: ResponseOwners,
+    ) -> None:
+        super().__init__(config, auth, chains, upstreams, telemetry, settings)
+        self._owners = owners
 
     async def handle(self, incoming: Incoming, send: Send) -> None:
         tail = path_tail(incoming.scope)
@@ -109,26 +142,46 @@ class Responses(ModelRoute):
         if method not in ALLOWED[kind]:
             raise MethodNotAllowed(method, ALLOWED[kind])
         if kind:
-            await self._pass_through(incoming, send, tail)
+            await self._pass_through(incoming, send, parts[0], kind)
         else:
             await self._create(incoming, send)
 
     # -- stored responses: pass-through ---------------------------------------------------
 
-    async def _pass_through(self, incoming: Incoming, send: Send, tail: str) -> None:
-        await self._auth.authenticate(incoming.headers.get("authorization"))
+    async def _pass_through(self, incoming: Incoming, send: Send, segment: str, kind: str) -> None:
+        """One stored-response route for the response the path ``segment`` names (module
+        docstring: tenancy, id checks)."""
+        principal = resolve_end_user(
+            await self._auth.authenticate(incoming.headers.get("authorization")), None, incoming.headers)
+        rid = response_id(segment)
+        if rid is None or not await self._owners.owns(rid, principal):
+            raise ResponseNotFound(rid if rid is not None else segment)
         upstream = self._upstreams.default
+        method = incoming.scope["method"]
         query = incoming.scope.get("query_string") or b""
-        suffix = f"/responses/{tail}" + ("?" + query.decode("latin-1") if query else "")
-        body = incoming.body if incoming.scope["method"] == "POST" and incoming.body else None
+        suffix = f"/responses/{quote(rid, safe='')}" + ("" if kind == "id" else "/" + kind) \
+            + ("?" + query.decode("latin-1") if query else "")
+        body = incoming.body if method == "POST" and incoming.body else None
         headers = forward_headers(incoming.headers, upstream)
-        async with self.upstream_call(upstream, incoming.scope["method"], suffix, body, headers) as response:
+        async with self.upstream_call(upstream, method, suffix, body, headers) as response:
             incoming.responded = True
             await send({"type": "http.response.start", "status": response.status_code,
                         "headers": relay_headers(response.raw_headers)})
             async for part in response.aiter_raw():
                 await send({"type": "http.response.body", "body": part, "more_body": True})
             await send({"type": "http.response.body", "body": b"", "more_body": False})
+        if method == "DELETE" and 200 <= response.status_code < 300:
+            await self._owners.forget(rid)
+
+    async def _record(self, call: CallContext, rid: str, previous: str | None) -> None:
+        """Record ``call``'s tenant as the creator of ``rid``; a Redis failure is logged and
+        named ``responses:unrecorded`` in ``x-memgate-degraded`` (the response exists
+        upstream; only its creator's later reads will be refused)."""
+        try:
+            await self._owners.record(rid, call.principal, previous)
+        except MemoryUnavailable as exc:
+            log.warning("response %s created but not recorded: %s", rid, exc.message)
+            call._degraded.append("responses:unrecorded")
 
     # -- create -------------------------------------------------------------------------
 
@@ -142,7 +195,8 @@ class Responses(ModelRoute):
             assembler = ResponsesAssembler(self._config.chain.max_capture_bytes) \
                 if prepared.chain.observers or span.is_recording() else None
             state = RelayState(assembler=assembler)  # type: ignore[arg-type]
-            emitter = Emitter(self._writer(send, state), assembler.add if assembler is not None else None)
+            emitter = Emitter(self._writer(send, state), assembler.add if assembler is not None else None,
+                              claim=lambda rid: self._record(prepared.call, rid, prepared.previous))
             incoming.responded = True  # from here on, failures are answered by _forward
             try:
                 await self._forward(prepared, send, state, emitter, span)
@@ -169,6 +223,9 @@ class Responses(ModelRoute):
         accepted = await self.accept(raw, headers)
         body, chain = accepted.body, accepted.chain
         check_request(body)
+        previous = body.get("previous_response_id")
+        if isinstance(previous, str) and not await self._owners.owns(previous, accepted.principal):
+            raise PreviousResponseNotFound(previous)
         view = chain_view(body) if (chain.rewriters or chain.observers) else None
         call = self.call_context(accepted, view.request if view is not None else None, headers, started, traceparent)
         await self.load_settings(call, accepted.chain)
@@ -178,7 +235,8 @@ class Responses(ModelRoute):
             out = apply_edits(body, view, result, call.injection)
         loop = ToolLoop.for_call(chain, call, out if out is not None else body, self._telemetry)
         data = raw if out is None else dumps(out)
-        return Prepared(call, chain, accepted.model, accepted.stream, data, loop)
+        return Prepared(call, chain, accepted.model, accepted.stream, data, loop,
+                        previous if isinstance(previous, str) else None)
 
     def _writer(self, send: Send, state: RelayState) -> Any:
         async def write(data: bytes) -> None:
@@ -233,7 +291,7 @@ class Responses(ModelRoute):
         """Non-stream reply (or a stream call the upstream answered with an error)."""
         call, chain = prepared.call, prepared.chain
         parsed: dict[str, Any] | None = None
-        if response.status_code == 200 and (prepared.loop is not None or chain.observers):
+        if response.status_code == 200:
             try:
                 value = json.loads(body)
             except ValueError:
@@ -241,6 +299,8 @@ class Responses(ModelRoute):
             parsed = value if isinstance(value, dict) else None
             if parsed is not None and prepared.loop is not None:
                 body, parsed = await prepared.loop.complete(body, parsed, self._post(call))
+            if parsed is not None and isinstance(parsed.get("id"), str):
+                await self._record(call, parsed["id"], prepared.previous)
         up_time = time.perf_counter() - up_started
         overhead = (time.perf_counter() - call.started) - up_time
         state.first_byte_at = time.perf_counter()
@@ -269,7 +329,8 @@ class Responses(ModelRoute):
 
 async def _relay(response: Any, emitter: Emitter) -> None:
     """Every upstream read's complete events in one write, with their bytes (a partial
-    event waits for its end); events counted, and parsed only for the assembler."""
+    event waits for its end); events counted, and parsed only for the assembler and until
+    the response id was claimed (:meth:`Emitter.claim_id`, before the event is written)."""
     decoder = SSEDecoder()
     async for part in response.aiter_raw():
         events = decoder.feed(part)
@@ -278,13 +339,15 @@ async def _relay(response: Any, emitter: Emitter) -> None:
         for event in events:
             if event.data is not None:
                 emitter.sent += 1
-                if emitter.observe is not None:
+                if emitter.observe is not None or (emitter.claim is not None and not emitter.claimed):
                     try:
                         data = json.loads(event.data)
                     except ValueError:
                         continue
                     if isinstance(data, dict):
-                        emitter.observe(data)
+                        await emitter.claim_id(data)
+                        if emitter.observe is not None:
+                            emitter.observe(data)
         await emitter.write(events[0].raw if len(events) == 1 else b"".join(e.raw for e in events))
     tail = decoder.flush()
     if tail:

@@ -60,17 +60,31 @@ class Emitter:
     """Writes a visible round's events to the client (module docstring): renumbers
     ``sequence_number`` and shifts ``output_index`` past dropped items, re-serializing
     only the events that change. ``sent`` counts the events the client got (the next
-    ``sequence_number``)."""
+    ``sequence_number``). ``claim`` is awaited with each new response id an event's
+    ``response`` carries, before that event is written (the route records its creator)."""
 
     write: Write
     observe: Callable[[dict[str, Any]], None] | None = None
     sent: int = 0
     dropped: set[int] = field(default_factory=set)
+    claim: Callable[[str], Awaitable[None]] | None = None
+    claimed: set[str] = field(default_factory=set)
+
+    async def claim_id(self, data: dict[str, Any]) -> None:
+        """Await :attr:`claim` for the id of ``data["response"]`` when it is new."""
+        response = data.get("response")
+        if self.claim is None or not isinstance(response, dict):
+            return
+        rid = response.get("id")
+        if isinstance(rid, str) and rid not in self.claimed:
+            self.claimed.add(rid)
+            await self.claim(rid)
 
     async def emit(self, event: SSEEvent, data: dict[str, Any] | None) -> None:
         if data is None:
             await self.write(event.raw)
             return
+        await self.claim_id(data)
         out = self._rewrite(data)
         raw = event.raw
         if out is not data:

@@ -16,6 +16,7 @@ from gateway.memory.records import Tenant
 from gateway.proxy.sse import SSEDecoder
 from tests.recall.conftest import CHAIN, REGISTRY, TOOL_CHAIN, memory
 from tests.support.gateway import ALICE_KEY
+from tests.support.responses_double import own_response
 from tests.support.upstream_double import JSONReply, SSEReply, fixture, fixture_json
 
 HIGH_Q = "How old is my daughter Emma? She is seven, right?"
@@ -91,6 +92,7 @@ def seeded(start_gateway, seed, **hybrid):
     gw = start_gateway(registry=REGISTRY, plugins=plugins)
     seed(gw, Tenant("alice", "tutor"), memory(SCIFI))
     seed(gw, Tenant("bob", "tutor"), memory("The user likes science fiction movies, especially Dune."))
+    own_response(gw, "resp_prev", "alice", "tutor")  # the requests continue alice's earlier response
     return gw
 
 

@@ -1,0 +1,95 @@
+"""A stateful Responses upstream: a reply policy for :class:`~tests.support.upstream_double.UpstreamDouble`
+(``upstream.default = StoredResponses()``) that keeps what it created, as the API does
+with ``store: true``.
+
+``POST /v1/responses`` creates a response with a fresh id (the recorded ``responses_text``
+fixture, its id replaced, byte for byte otherwise; streamed when asked), and refuses an
+unknown ``previous_response_id`` with the API's 404. ``GET /v1/responses/{id}``,
+``GET .../input_items``, ``POST .../cancel`` and ``DELETE /v1/responses/{id}`` act on the
+stored ones, with the API's 404 for an unknown id. Any other path is a 404 too, and
+:attr:`StoredResponses.strays` lists it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tests.support.upstream_double import JSONReply, Recorded, SSEReply, fixture, fixture_json
+
+__all__ = ["StoredResponses", "not_found", "own_response"]
+
+FIXTURE_ID = json.loads(fixture_json("responses_text"))["id"]
+
+
+def not_found(rid: str) -> dict[str, Any]:
+    """The API's body for an unknown stored response."""
+    return {"error": {"message": f"Response with id '{rid}' not found.", "type": "invalid_request_error",
+                      "param": None, "code": None}}
+
+
+class StoredResponses:
+    """See module docstring."""
+
+    def __init__(self) -> None:
+        self.stored: dict[str, dict[str, Any]] = {}
+        self.inputs: dict[str, list[dict[str, Any]]] = {}
+        self.strays: list[str] = []
+        self._count = 0
+
+    def create(self, request: dict[str, Any]) -> str:
+        self._count += 1
+        rid = f"resp_{self._count:048x}"
+        body = json.loads(fixture_json("responses_text"))
+        body.update(id=rid, previous_response_id=request.get("previous_response_id"),
+                    instructions=request.get("instructions"))
+        self.stored[rid] = body
+        text = request.get("input")
+        self.inputs[rid] = [{"id": f"msg_in{self._count}", "type": "message", "role": "user", "status": "completed",
+                             "content": [{"type": "input_text", "text": text if isinstance(text, str) else "items"}]}]
+        return rid
+
+    def __call__(self, rec: Recorded) -> JSONReply | SSEReply:
+        parts = rec.path.split("/")
+        if rec.path == "/v1/responses" and rec.method == "POST":
+            request = rec.json or {}
+            previous = request.get("previous_response_id")
+            if previous is not None and previous not in self.stored:
+                return JSONReply({"error": {"message": f"Previous response with id '{previous}' not found.",
+                                            "type": "invalid_request_error", "param": "previous_response_id",
+                                            "code": "previous_response_not_found"}}, status=404)
+            rid = self.create(request)
+            if request.get("stream"):
+                return SSEReply(fixture("responses_text").replace(FIXTURE_ID.encode(), rid.encode()))
+            return JSONReply(self.stored[rid])
+        if len(parts) in (4, 5) and parts[:3] == ["", "v1", "responses"]:
+            rid = parts[3]
+            if rid not in self.stored:
+                return JSONReply(not_found(rid), status=404)
+            tail = parts[4] if len(parts) == 5 else ""
+            if tail == "" and rec.method == "GET":
+                return JSONReply(self.stored[rid])
+            if tail == "" and rec.method == "DELETE":
+                del self.stored[rid]
+                return JSONReply({"id": rid, "object": "response", "deleted": True})
+            if tail == "input_items" and rec.method == "GET":
+                items = self.inputs[rid]
+                return JSONReply({"object": "list", "data": items, "first_id": items[0]["id"],
+                                  "last_id": items[-1]["id"], "has_more": False})
+            if tail == "cancel" and rec.method == "POST":
+                self.stored[rid] = {**self.stored[rid], "status": "cancelled", "background": True}
+                return JSONReply(self.stored[rid])
+        self.strays.append(f"{rec.method} {rec.path}")
+        return JSONReply({"error": {"message": f"Invalid URL ({rec.method} {rec.path})", "type": "invalid_request_error",
+                                    "param": None, "code": None}}, status=404)
+
+
+def own_response(gw: Any, rid: str, user_id: str, friend_id: str) -> None:
+    """Record ``rid`` as created by ``(user_id, friend_id)`` in ``gw``'s Redis, as the
+    gateway does when a create returns it (for tests whose upstream script names fixed
+    ids such as ``resp_prev``)."""
+    import redis
+
+    with redis.Redis.from_url(gw.config.memory.redis_url) as client:
+        client.set(f"{gw.config.memory.key_prefix}:responses:owner:{rid}",
+                   json.dumps({"user": user_id, "friend": friend_id, "from": None}), ex=3600)

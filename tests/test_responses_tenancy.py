@@ -1,0 +1,146 @@
+"""Tenancy of the stored-response routes: alice's response ids are nobody else's, through
+the official SDK against a real gateway and a stateful Responses upstream
+(:class:`tests.support.responses_double.StoredResponses`); ids in paths never climb."""
+
+from __future__ import annotations
+
+import http.client
+import json
+
+import openai
+import pytest
+import redis
+
+from tests.support.gateway import ADMIN_KEY, ALICE_KEY, BOB_KEY, SERVICE_KEY
+from tests.support.responses_double import StoredResponses, not_found
+
+
+def sdk(gw, key: str, **headers: str) -> openai.OpenAI:
+    return openai.OpenAI(base_url=gw.base_url, api_key=key, max_retries=0, default_headers=headers or None)
+
+
+@pytest.fixture
+def stored(upstream) -> StoredResponses:
+    upstream.default = StoredResponses()
+    return upstream.default
+
+
+def refused_everywhere(client: openai.OpenAI, rid: str) -> list[str]:
+    """What each stored-response route and ``previous_response_id`` answer ``client``:
+    the 404 error bodies (a route that answered anything else raises)."""
+    bodies = []
+    for attempt in (
+        lambda: client.responses.retrieve(rid),
+        lambda: client.responses.retrieve(rid, include=["message.output_text.logprobs"]),
+        lambda: client.responses.input_items.list(rid),
+        lambda: client.responses.cancel(rid),
+        lambda: client.responses.delete(rid),
+        lambda: client.responses.create(model="gpt-4.1", input="and then?", previous_response_id=rid),
+        lambda: client.responses.create(model="gpt-4.1", input="and then?", previous_response_id=rid, stream=True),
+    ):
+        with pytest.raises(openai.NotFoundError) as caught:
+            attempt()
+        bodies.append(caught.value.body)
+    return bodies
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_another_users_key_cannot_read_cancel_delete_or_continue_a_response(start_gateway, upstream, stored, stream):
+    gw = start_gateway()
+    alice, bob = sdk(gw, ALICE_KEY), sdk(gw, BOB_KEY)
+    if stream:
+        with alice.responses.stream(model="gpt-4.1", input="my secret plan") as events:
+            rid = events.get_final_response().id
+    else:
+        rid = alice.responses.create(model="gpt-4.1", input="my secret plan").id
+    assert rid in stored.stored
+    before = len(upstream.requests)
+
+    bodies = refused_everywhere(bob, rid)
+    # the same answer the upstream gives for an id that does not exist: nothing told apart
+    assert bodies[:5] == [not_found(rid)["error"]] * 5
+    assert bodies[5]["code"] == bodies[6]["code"] == "previous_response_not_found"
+    assert bodies[5]["param"] == "previous_response_id"
+    assert len(upstream.requests) == before  # bob's calls never reached the upstream
+    assert rid in stored.stored and stored.stored[rid]["status"] == "completed"
+
+    # alice uses her own id on every route
+    assert alice.responses.retrieve(rid).id == rid
+    assert [i.id for i in alice.responses.input_items.list(rid).data] == ["msg_in1"]
+    follow = alice.responses.create(model="gpt-4.1", input="and then?", previous_response_id=rid)
+    assert stored.stored[follow.id]["previous_response_id"] == rid
+    assert alice.responses.retrieve(follow.id).id == follow.id  # a continuation is hers too
+    refused_everywhere(bob, follow.id)
+    assert alice.responses.cancel(rid).status == "cancelled"
+    alice.responses.delete(rid)
+    assert rid not in stored.stored
+    assert stored.strays == []
+
+
+def test_the_tenant_is_user_and_friend_and_a_service_key_names_it(start_gateway, upstream, stored):
+    gw = start_gateway()
+    rid = sdk(gw, ALICE_KEY).responses.create(model="gpt-4.1", input="hi").id  # alice / tutor
+    assert sdk(gw, SERVICE_KEY, **{"X-Memgate-User": "alice", "X-Memgate-Friend": "tutor"}).responses.retrieve(rid).id == rid
+    with pytest.raises(openai.NotFoundError):  # the service key as itself
+        sdk(gw, SERVICE_KEY).responses.retrieve(rid)
+    with pytest.raises(openai.NotFoundError):  # alice with another friend
+        sdk(gw, SERVICE_KEY, **{"X-Memgate-User": "alice", "X-Memgate-Friend": "coach"}).responses.retrieve(rid)
+    # created for an end user by a service key: that end user's
+    other = sdk(gw, SERVICE_KEY).responses.create(model="gpt-4.1", input="hi", user="dave")
+    assert sdk(gw, SERVICE_KEY, **{"X-Memgate-User": "dave"}).responses.retrieve(other.id).id == other.id
+    with pytest.raises(openai.NotFoundError):
+        sdk(gw, ALICE_KEY).responses.retrieve(other.id)
+
+
+def test_admin_keys_pass_and_unrecorded_ids_are_nobody_elses(start_gateway, upstream, stored):
+    gw = start_gateway()
+    rid = sdk(gw, ALICE_KEY).responses.create(model="gpt-4.1", input="hi").id
+    admin = sdk(gw, ADMIN_KEY)
+    assert admin.responses.retrieve(rid).id == rid
+    # an id the gateway never handed out (made at the upstream directly)
+    direct = stored.create({"input": "made elsewhere"})
+    for key in (ALICE_KEY, BOB_KEY):
+        with pytest.raises(openai.NotFoundError):
+            sdk(gw, key).responses.retrieve(direct)
+    assert admin.responses.retrieve(direct).id == direct
+    follow = admin.responses.create(model="gpt-4.1", input="go on", previous_response_id=direct)
+    assert stored.stored[follow.id]["previous_response_id"] == direct
+
+
+def test_the_record_expires_with_the_upstreams_retention(start_gateway, upstream, stored):
+    gw = start_gateway(upstream={"responses_retention_s": 3600})
+    rid = sdk(gw, ALICE_KEY).responses.create(model="gpt-4.1", input="hi").id
+    with redis.Redis.from_url(gw.config.memory.redis_url) as client:
+        key = f"{gw.config.memory.key_prefix}:responses:owner:{rid}"
+        assert 0 < client.pttl(key) <= 3600 * 1000
+        assert json.loads(client.get(key)) == {"user": "alice", "friend": "tutor", "from": None}
+        client.delete(key)  # expired
+    with pytest.raises(openai.NotFoundError):
+        sdk(gw, ALICE_KEY).responses.retrieve(rid)
+
+
+@pytest.mark.parametrize("path", [
+    "/v1/responses/%2e%2e/input_items",
+    "/v1/responses/%2E%2E",
+    "/v1/responses/%2e%2e/cancel",
+    "/v1/responses/.%2e/input_items",
+    "/v1/responses/resp_1%2F..%2F..%2Fmodels",
+    "/v1/responses/resp_1%2finput_items",
+    "/v1/responses/%252e%252e/input_items",
+    "/v1/responses/resp%00x",
+    "/v1/responses/%ff",
+])
+@pytest.mark.parametrize("key", [ALICE_KEY, ADMIN_KEY])
+def test_a_path_segment_never_climbs_out_of_the_responses_routes(start_gateway, upstream, stored, path, key):
+    gw = start_gateway()
+    method = "POST" if path.endswith("/cancel") else "GET"
+    connection = http.client.HTTPConnection("127.0.0.1", gw.port, timeout=20)
+    try:
+        connection.request(method, path, headers={"authorization": f"Bearer {key}"})  # the path as is
+        reply = connection.getresponse()
+        status, body = reply.status, json.loads(reply.read())
+    finally:
+        connection.close()
+    assert status == 404, body
+    assert body["error"]["type"] == "invalid_request_error"
+    assert upstream.requests == []
