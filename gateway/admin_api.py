@@ -120,7 +120,9 @@ def _tenant(user_id: str, friend_id: str | None) -> Tenant:
 #: OpenAPI document declares what the routes accept.
 TENANT_ID_PATTERN = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
 TenantId = Annotated[str, Field(min_length=1, max_length=256, pattern=TENANT_ID_PATTERN)]
-DeadId = Annotated[str, PathParameter(pattern=r"^[0-9]{1,20}-[0-9]{1,20}(@[0-9]{1,4})?$", description="A dead letter's id: its stream id (<ms>-<seq>), with @<shard> on queue shards other than 0.")]
+#: 19 digits per part: a Redis stream id's parts are 64-bit unsigned (at most 20 digits, but
+#: not every 20-digit number fits), and every id Redis hands out has far fewer digits.
+DeadId = Annotated[str, PathParameter(pattern=r"^[0-9]{1,19}-[0-9]{1,19}(@[0-9]{1,4})?$", description="A dead letter's id: its stream id (<ms>-<seq>), with @<shard> on queue shards other than 0.")]
 UserQuery = Annotated[str, QueryParameter(
     min_length=1, max_length=256, pattern=TENANT_ID_PATTERN, description="The user acted on.")]
 FriendQuery = Annotated[str | None, QueryParameter(

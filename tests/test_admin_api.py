@@ -201,6 +201,14 @@ def test_queue_status_and_dead_letters_inspect_retry_drop(start_gateway, upstrea
         assert admin.get("/v1/admin/queue/dead/", params={"queue": "nope"}).status_code == 404
         assert admin.get("/v1/admin/queue/dead", params={"queue": "nope"}).status_code == 404
         assert admin.post("/v1/admin/queue/dead/bogus/retry").status_code == 400
+        # ids a Redis stream cannot hold (past 2**64 - 1): a clear 400 naming the id, never a 500
+        for dead_id in ("18446744073709551616-0", "99999999999999999999-0", "1-99999999999999999999"):
+            for reply in (admin.post(f"/v1/admin/queue/dead/{dead_id}/retry"), admin.delete(f"/v1/admin/queue/dead/{dead_id}")):
+                assert reply.status_code == 400, reply.text
+                assert reply.json()["error"]["param"] == "dead_id"
+        # the largest id the pattern accepts is a plain 404
+        assert admin.delete("/v1/admin/queue/dead/9999999999999999999-9999999999999999999").status_code == 404
+        assert admin.delete("/v1/admin/queue/dead/1-0@9999").status_code == 404
 
 
 def test_queue_routes_without_memorization(start_gateway, upstream):

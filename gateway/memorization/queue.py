@@ -54,6 +54,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -112,6 +113,10 @@ for _, job in ipairs(due) do
 end
 return #due
 """
+
+
+#: A stream entry id as Redis writes it: ``<ms>-<seq>`` in ASCII digits.
+_STREAM_ID = re.compile(r"[0-9]{1,20}-[0-9]{1,20}")
 
 
 def entry_ms(entry_id: str) -> int:
@@ -389,9 +394,13 @@ class JobQueue:
         return rows[:count]
 
     def _dead_key(self, dead_id: str) -> tuple[str, str] | None:
+        """``(dead-letter stream, entry id)`` of ``dead_id``; None when it names no shard or
+        is no stream id Redis accepts (``<ms>-<seq>``, each 64-bit unsigned)."""
         try:
             shard, entry = parse_ref(dead_id)
         except ValueError:
+            return None
+        if _STREAM_ID.fullmatch(entry) is None or not all(int(p) < 2**64 for p in entry.split("-")):
             return None
         return (self.keys.dead(shard), entry) if 0 <= shard < self.keys.shards else None
 
