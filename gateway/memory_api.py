@@ -51,6 +51,7 @@ from gateway.lorebook.upload import BookSummary, EntryBody, ImportReport, Lorebo
 from gateway.memorization.ingest import IngestResult, NewConversation
 from gateway.memory.ids import MEMORY_ID_PATTERN
 from gateway.memory.records import (
+    NON_BLANK_SCHEMA,
     JsonBoolean,
     JsonDateTime,
     JsonInteger,
@@ -78,7 +79,8 @@ class SearchRequest(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    query: str = Field(min_length=1, description="Text to search for.")
+    query: str = Field(min_length=1, json_schema_extra=NON_BLANK_SCHEMA,
+                       description="Text to search for; not blank (422).")
     top_k: JsonInteger = Field(5, ge=1, le=100, description="Most hits returned.")
     threshold: JsonNumber = Field(0.0, ge=0.0, le=1.0, description="Least cosine similarity of a hit.")
     scopes: list[Scope] | None = Field(None, description="profile and/or event; None: both.")

@@ -92,3 +92,26 @@ def test_schemathesis_finds_no_failure(start_gateway, upstream, tmp_path, key):
     done = subprocess.run(command, capture_output=True, text=True, timeout=240, cwd=tmp_path,
                           env={**os.environ, "SCHEMATHESIS_HOOKS": ""})
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
+
+
+def test_blank_texts_are_declared_invalid_exactly_as_the_routes_refuse_them(start_gateway, upstream):
+    """A query or text the store refuses as blank (Python's ``str.strip()``: U+001D
+    included, which ECMAScript's ``\\s`` misses) fails the declared pattern, and nothing
+    else does."""
+    import re
+
+    gw = start_gateway()
+    schemas = openapi(gw)["components"]["schemas"]
+    pattern = schemas["SearchRequest"]["properties"]["query"]["pattern"]
+    for model, field in (("NewMemory", "text"), ("MemoryPatch", "text")):
+        assert schemas[model]["properties"][field]["pattern"] == pattern, (model, field)  # applies to strings
+    declared = re.compile(pattern)
+    assert all((declared.search(chr(c)) is None) == chr(c).isspace() for c in range(0x110000))
+    with httpx.Client(base_url=gw.base_url, headers={"authorization": f"Bearer {ALICE_KEY}"}, timeout=30) as alice:
+        for query in ("\u001d", " \t\u3000\u0085", "\u001c\u001f"):
+            refused = alice.post("/memories/search", json={"query": query})
+            assert refused.status_code == 422 and refused.json()["error"]["param"] == "query", refused.text
+            assert declared.search(query) is None
+        for query in ("a\u001d", "\u200b", "x"):  # U+200B is not whitespace to Python either
+            assert alice.post("/memories/search", json={"query": query}).status_code == 200
+            assert declared.search(query) is not None

@@ -22,7 +22,7 @@ from gateway.errors import InvalidRequest
 from gateway.json_input import value_depth
 from gateway.memory.ids import MEMORY_ID_PATTERN
 
-__all__ = ['MAX_METADATA_BYTES', 'MAX_METADATA_DEPTH', 'MAX_TENANT_ID_CHARS', 'STORED', 'JsonBoolean', 'JsonDateTime', 'JsonInteger', 'JsonNumber', 'MemoryPage', 'MemoryPatch', 'MemoryRecord', 'MemoryType', 'Metadata', 'NewMemory', 'Scope', 'ScoredMemory', 'Source', 'Tenant', 'UnitNumber', 'build_record', 'check_metadata', 'check_tenant_id', 'embedded_views', 'indexed_text', 'profile_topic', 'tenant_id_problem', 'visible_to']
+__all__ = ['MAX_METADATA_BYTES', 'MAX_METADATA_DEPTH', 'MAX_TENANT_ID_CHARS', 'NON_BLANK', 'NON_BLANK_SCHEMA', 'STORED', 'JsonBoolean', 'JsonDateTime', 'JsonInteger', 'JsonNumber', 'MemoryPage', 'MemoryPatch', 'MemoryRecord', 'MemoryType', 'Metadata', 'NewMemory', 'Scope', 'ScoredMemory', 'Source', 'Tenant', 'UnitNumber', 'build_record', 'check_metadata', 'check_tenant_id', 'embedded_views', 'indexed_text', 'profile_topic', 'tenant_id_problem', 'visible_to']
 
 MAX_TENANT_ID_CHARS = 256
 #: ``metadata`` limits, checked when the request is validated (before any embedding):
@@ -30,6 +30,17 @@ MAX_TENANT_ID_CHARS = 256
 #: rides along with a memory, so 32 levels and 64 KiB are generous.
 MAX_METADATA_DEPTH = 32
 MAX_METADATA_BYTES = 65536
+
+#: A JSON Schema ``pattern`` (unanchored, so: "has one such character") that a text
+#: passes exactly when it is not blank by Python's ``str.strip()`` (what
+#: :func:`gateway.memory.validation.check_text` refuses, 422): the class lists every
+#: character ``str.isspace()`` is true for, which ECMAScript's ``\s`` does not match alike
+#: (U+001C..U+001F, U+0085). Declared on the API's text fields (:data:`NON_BLANK_SCHEMA`)
+#: so the OpenAPI schema says what the routes accept.
+NON_BLANK = r"[^\t-\r\x1c- \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
+#: ``json_schema_extra`` of a text field the store refuses when blank (the check stays the
+#: store's: a blank text is its 422 naming the field).
+NON_BLANK_SCHEMA: dict[str, Any] = {"pattern": NON_BLANK}
 
 
 def check_metadata(value: dict[str, Any]) -> dict[str, Any]:
@@ -200,15 +211,15 @@ class NewMemory(_Model):
         MemoryType.SEMANTIC, description="Kind of memory. Default semantic (a fact), as "
         "`memgate memories add`."
     )
-    text: str = Field(min_length=1, description="The memory in natural language.")
+    text: str = Field(min_length=1, json_schema_extra=NON_BLANK_SCHEMA, description="The memory in natural language.")
     context: str | None = Field(
-        None, min_length=1, description="Text searched with the memory but not part of it, e.g. the "
+        None, min_length=1, json_schema_extra=NON_BLANK_SCHEMA, description="Text searched with the memory but not part of it, e.g. the "
         "message a conversational turn answers: embedded and keyword-indexed before `text` "
         "(:func:`indexed_text`; LoCoMo dev R@10 rose by ~10 points with the preceding turn, README). "
         "Same size limit as `text`.",
     )
     context_after: str | None = Field(
-        None, min_length=1, description="Text searched with the memory but not part of it that came "
+        None, min_length=1, json_schema_extra=NON_BLANK_SCHEMA, description="Text searched with the memory but not part of it that came "
         "after it, e.g. the reply a conversational turn received: the memory's vector is the mean of "
         "two views, `context` + `text` and `text` + `context_after` (:func:`embedded_views`; LoCoMo dev, "
         "README \"How memories are ranked\"); not keyword-indexed. Same size limit as `text`.",
@@ -230,7 +241,7 @@ class MemoryPatch(_Model):
     (it decides which partition the record lives in): supersede instead."""
 
     type: MemoryType | None = Field(None, description="New kind.")
-    text: str | None = Field(None, min_length=1, description="New text (re-embedded).")
+    text: str | None = Field(None, min_length=1, json_schema_extra=NON_BLANK_SCHEMA, description="New text (re-embedded).")
     keywords: list[str] | None = Field(None, description="New keyword list.")
     importance: UnitNumber | None = Field(None, description="New importance.")
     emotion: str | None = Field(None, max_length=64, description="New emotion label.")
