@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
-__all__ = ['AuthenticationFailed', 'InvalidRequest', 'KeyStoreUnavailable', 'MemgateError', 'MemoryUnavailable', 'MethodNotAllowed', 'NotFound', 'PayloadTooLarge', 'PermissionDenied', 'ServiceUnavailable', 'UnprocessableInput', 'UpstreamConnectError', 'UpstreamError', 'UpstreamTimeout', 'error_envelope']
+__all__ = ['AuthenticationFailed', 'InvalidRequest', 'KeyStoreUnavailable', 'MemgateError', 'MemoryModelFailed', 'MemoryUnavailable', 'MethodNotAllowed', 'NotFound', 'PayloadTooLarge', 'PermissionDenied', 'ServiceUnavailable', 'UnprocessableInput', 'UpstreamConnectError', 'UpstreamError', 'UpstreamTimeout', 'error_envelope']
 
 
 class MemgateError(Exception):
@@ -139,6 +139,14 @@ class UpstreamError(MemgateError):
     status = 502
     type = "upstream_error"
     code = "upstream_error"
+
+
+class MemoryModelFailed(UpstreamError):
+    """The memory model failed or answered unusably during a request (502): its raw output
+    and the validation details stay in the server log."""
+
+    code = "memory_model_error"
+    public_message = "the memory model failed or answered unusably; the details are in the gateway log"
 
 
 class UpstreamTimeout(UpstreamError):

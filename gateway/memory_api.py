@@ -138,7 +138,7 @@ _ERROR_DESCRIPTIONS = {
     400: "Invalid input: malformed JSON or UTF-8, a field that fails validation or is unknown "
          "(param names it), a malformed id.",
     401: "Missing, unknown or revoked key.",
-    403: "The key may not do this (admin routes need an admin key; a locked setting, param names it).",
+    403: "The key may not do this (admin routes need an admin key; a locked setting or `mode: extract` not enabled for the key, param names it).",
     404: "No such memory visible to the caller (or, for a conversation chunk, no memorize plugin).",
     413: "Memory text or query longer than memory.max_text_chars.",
     422: "Well-formed but unusable: an event memory without a friend, a record of another user.",
@@ -276,11 +276,12 @@ class MemoriesController(Controller):
         return await store.list(tenant, scope=scope, types=types, cursor=cursor, limit=limit)
 
     @post("/", summary="Store a memory, or form memories from a conversation chunk", status_code=201,
-          responses=errors(404, 413, 422, 502),
+          responses=errors(403, 404, 413, 422, 502),
           description="A NewMemory body stores that memory (reply: the MemoryRecord). A NewConversation body "
           "(`messages`, as mem0 and Zep take them) forms memories the way chat memorization does, now, with the "
           "caller's memorize configuration (reply: IngestResult with their ids; 404 when the caller's chain "
-          "memorizes nothing).")
+          "memorizes nothing; 403 naming `mode` for `mode: extract` where the caller's memorize configuration "
+          "neither extracts nor has `ingest_extract`).")
     async def add_memory(
         self, state: State, principal: NamedDependency[Principal], tenant: NamedDependency[Tenant],
         store: NamedDependency[Any], data: JSONBody[MemoryBody],

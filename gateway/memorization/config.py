@@ -190,6 +190,12 @@ class MemorizeConfig(_Frozen):
         "all: events too (one search per memory; README: what it cost on the LoCoMo replay); off: nothing "
         "merged.",
     )
+    ingest_extract: bool = Field(
+        False, description="Conversation ingest (POST /v1/memories with `messages`) may ask `mode: extract` "
+        "(memory-model calls on the operator's upstream key) although `mode` is verbatim; else that is a 403 "
+        "naming `mode`. Per key: clients[].plugins.memorize.config.ingest_extract. With `mode: extract` every "
+        "ingest extracts anyway.",
+    )
     model: ModelConfig = Field(default_factory=ModelConfig, description="extract mode: the memory model.")
     queue: QueueConfig = Field(default_factory=QueueConfig, description="Job queue keys and retention.")
     worker: WorkerConfig = Field(default_factory=WorkerConfig, description="Workers and retries.")

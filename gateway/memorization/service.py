@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from gateway.errors import MemoryUnavailable, UpstreamError
+from gateway.errors import MemoryModelFailed, MemoryUnavailable, PermissionDenied, UpstreamError
 from gateway.memorization.capture import capture_exchange, group_conversation_id, memorize_disabled
 from gateway.memorization.config import MemorizeConfig
 from gateway.memorization.forget import forget_queue_state
@@ -219,13 +219,22 @@ class Memorization:
     async def ingest(self, user_id: str, friend_id: str, chunk: NewConversation, now: datetime) -> IngestResult:
         """Form the memories of a conversation chunk now (``POST /v1/memories`` with
         ``messages``; :mod:`gateway.memorization.ingest`): the same processor as the
-        workers', run in the request. Extract mode calls the memory model (``model``).
+        workers', run in the request. Extract mode calls the memory model (``model``); a
+        chunk may ask for it only where this configuration's ``mode`` is extract or
+        ``ingest_extract`` is on.
 
         Raises:
+            PermissionDenied: ``mode: extract`` asked where it is not allowed (403, ``param: mode``).
             InvalidRequest: see :func:`~gateway.memorization.ingest.conversation_job` (400).
             MemoryUnavailable: Redis is down (503).
-            UpstreamError: the memory model failed or answered unusably (502).
+            MemoryModelFailed: the memory model failed or answered unusably (502; what it
+                said stays in the log).
+            UpstreamTimeout / UpstreamConnectError: the memory model's server (504 / 502).
         """
+        if chunk.mode == "extract" and self.config.mode != "extract" and not self.config.ingest_extract:
+            raise PermissionDenied(
+                "mode: 'extract' (memory-model calls) is not enabled for this key; send 'verbatim' or omit mode, "
+                "or ask the operator for memorize.ingest_extract", param="mode", code="extract_not_allowed")
         processor = self._processor(chunk.mode or self.config.mode)
         epoch = await processor.epoch(user_id)
         job = conversation_job(chunk, user_id=user_id, friend_id=friend_id, epoch=epoch, now=now,
@@ -235,7 +244,13 @@ class Memorization:
         try:
             outcome, plan, written = await processor.run(job)
         except ModelOutputError as exc:
-            raise UpstreamError(f"memory model: {exc}") from None
+            log.warning("conversation ingest: memory model output unusable: %s", exc)
+            raise MemoryModelFailed(f"memory model: {exc}") from None
+        except UpstreamError as exc:
+            if type(exc) is not UpstreamError:  # a timeout or refused connection: says nothing of the answer
+                raise
+            log.warning("conversation ingest: memory model failed: %s", exc.message)
+            raise MemoryModelFailed(f"memory model: {exc.message}") from None
         if outcome != "done" or plan is None:
             return IngestResult(ids=[], decision="the user was forgotten while the chunk was ingested")
         merged_into = [op.target for op in plan.ops if op.kind == "merge" and op.target and op.id not in written]

@@ -6,11 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
+import pytest
 
 from gateway.memory.records import Tenant
 from tests.memorization.conftest import REGISTRY, memorize_config
 from tests.memorization.memory_model import fact
 from tests.support.gateway import ALICE_KEY, BOB_KEY
+from tests.support.upstream_double import JSONReply
 
 ALICE = Tenant("alice", "tutor")
 
@@ -102,7 +104,7 @@ def test_the_chunk_is_the_callers_own(start_gateway, upstream):
 
 
 def test_extract_mode_asks_the_memory_model_and_links_every_source(start_gateway, env):
-    gw = start(start_gateway, "verbatim")
+    gw = start(start_gateway, "verbatim", ingest_extract=True)
     env.model_double.on("memorize_extraction", {"facts": [fact("Caroline wants to study counseling")]})
     with client(gw) as alice:
         created = alice.post("/v1/memories", json={**CHUNK, "mode": "extract"})
@@ -151,3 +153,43 @@ async def test_the_chat_path_keeps_a_messages_client_id_the_same_way(start_gatew
     await env.drain(config, store)
     (record,) = (await store.list(ALICE, limit=5)).items
     assert record.metadata["source_messages"] == [{"id": "msg-41"}]
+
+
+def test_extract_needs_the_keys_configuration_else_403_naming_mode(start_gateway, env):
+    """``mode: extract`` costs memory-model calls on the operator's key: refused (before any
+    call, nothing written) unless the key's memorize configuration extracts or has
+    ``ingest_extract``; here bob's key has it as a per-key override."""
+    config = memorize_config("verbatim", verbatim_skip_small_talk=True)
+    gw = start_gateway(registry=REGISTRY, plugins=[{"name": "memorize", "config": config.model_dump(mode="json")}],
+                       clients=[{"key": ALICE_KEY, "user_id": "alice", "friend_id": "tutor", "key_id": "alice"},
+                                {"key": BOB_KEY, "user_id": "bob", "friend_id": "tutor", "key_id": "bob",
+                                 "plugins": {"memorize": {"config": {"ingest_extract": True}}}}])
+    env.model_double.on("memorize_extraction", {"facts": [fact("Caroline wants to study counseling")]})
+    with client(gw) as alice, client(gw, BOB_KEY) as bob:
+        refused = alice.post("/v1/memories", json={**CHUNK, "mode": "extract"})
+        assert refused.status_code == 403, refused.text
+        error = refused.json()["error"]
+        assert error["param"] == "mode" and error["code"] == "extract_not_allowed" and "extract" in error["message"]
+        assert env.model_double.calls == {}  # no model call was made
+        assert alice.get("/v1/memories").json()["items"] == []
+        assert alice.post("/v1/memories", json={**CHUNK, "mode": "verbatim"}).status_code == 201
+        allowed = bob.post("/v1/memories", json={**CHUNK, "mode": "extract"})
+        assert allowed.status_code == 201, allowed.text
+    assert len(env.model_double.calls["memorize_extraction"]) == 1
+
+
+@pytest.mark.parametrize("failure", ["unusable_output", "server_error"])
+def test_a_failing_memory_model_is_a_502_that_tells_nothing_of_its_output(start_gateway, env, failure):
+    gw = start(start_gateway, "extract")
+    secret = "SECRET-RAW-MODEL-OUTPUT-4711"
+    if failure == "unusable_output":
+        env.model_double.always["memorize_extraction"] = {"facts": secret}  # fails the schema, repair too
+    else:
+        env.model_double.reject_formats = {"json_schema", "json_object", "prompt"}
+        env.model_double.reject_with = JSONReply({"error": {"message": secret, "type": "server_error"}}, status=500)
+    with client(gw) as alice:
+        failed = alice.post("/v1/memories", json={**CHUNK, "mode": "extract"})
+    assert failed.status_code == 502, failed.text
+    assert failed.json()["error"]["code"] == "memory_model_error"
+    for leak in (secret, "pydantic", "http", "input_value", "Input should"):
+        assert leak not in failed.text
