@@ -415,7 +415,7 @@ def create_app(
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         async with (
             compose(config, span_exporter=span_exporter, registry=registry, embedder=embedder) as gateway,
-            open_http_endpoint(gateway.store, gateway.auth) as mcp_endpoint,
+            open_http_endpoint(gateway.store, gateway.auth, gateway.settings, config.mcp) as mcp_endpoint,
         ):
             running.gateway = gateway
             running.mcp = mcp_endpoint

@@ -203,6 +203,7 @@ def mcp_command(config_path: str) -> None:
     from gateway.memory.factory import open_store
     from gateway.proxy.auth import Authenticator
     from gateway.proxy.keystore import RedisKeyStore
+    from gateway.settings import SettingsService, SettingsStore
 
     key = os.environ.get("MEMGATE_API_KEY", "").strip()
     if not key:
@@ -223,7 +224,8 @@ def mcp_command(config_path: str) -> None:
             lazy_embedder=True,
         ) as store:
             auth = Authenticator(config.clients, RedisKeyStore(client, memory.key_prefix), config.auth.cache_ttl_s)
-            await serve_stdio(store, auth, key, end_user)
+            settings = SettingsService(config.settings, SettingsStore(client, memory.key_prefix))
+            await serve_stdio(store, auth, key, end_user, settings)
 
     with redis_url_for(config) as url:
         try:

@@ -32,7 +32,7 @@ from gateway.memory.config import MemoryConfig
 from gateway.memory.records import tenant_id_problem
 from gateway.settings import SettingsConfig, check_overrides
 
-__all__ = ['AuthConfig', 'ChainConfig', 'ClientConfig', 'ConfigError', 'Frozen', 'GatewayConfig', 'PluginEntry', 'PluginOverride', 'ServerConfig', 'TelemetryConfig', 'UpstreamConfig', 'UpstreamRoute', 'UpstreamTarget', 'format_validation_error', 'interpolate_env', 'interpolate_tree', 'load_config', 'parse_config', 'resolve_paths']
+__all__ = ['AuthConfig', 'ChainConfig', 'ClientConfig', 'ConfigError', 'Frozen', 'GatewayConfig', 'McpConfig', 'PluginEntry', 'PluginOverride', 'ServerConfig', 'TelemetryConfig', 'UpstreamConfig', 'UpstreamRoute', 'UpstreamTarget', 'format_validation_error', 'interpolate_env', 'interpolate_tree', 'load_config', 'parse_config', 'resolve_paths']
 
 
 class Frozen(BaseModel):
@@ -261,6 +261,26 @@ class AuthConfig(Frozen):
     )
 
 
+class McpConfig(Frozen):
+    """The Streamable HTTP MCP endpoint at ``/mcp`` (gateway/mcp_server.py)."""
+
+    dns_rebinding_protection: bool = Field(
+        True, description="Check the Host and Origin headers of /mcp requests against the lists below "
+        "(421 / 403 otherwise), so a web page cannot reach the endpoint through a rebound DNS name.",
+    )
+    allowed_hosts: list[str] = Field(
+        default_factory=lambda: ["127.0.0.1", "127.0.0.1:*", "localhost", "localhost:*", "[::1]", "[::1]:*"],
+        description="Host header values /mcp accepts: exact, or `name:*` for any port. Add the name "
+        "clients reach the gateway by (e.g. `memgate.example.com`, `memgate:*` in compose).",
+    )
+    allowed_origins: list[str] = Field(
+        default_factory=lambda: ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*",
+                                 "http://127.0.0.1", "http://localhost", "http://[::1]"],
+        description="Origin header values /mcp accepts (a request without Origin, i.e. not from a "
+        "browser, passes): exact, or `scheme://name:*` for any port.",
+    )
+
+
 class TelemetryConfig(Frozen):
     exporter: Literal["none", "console", "otlp"] = Field("none", description="Span exporter.")
     otlp_endpoint: str | None = Field(
@@ -285,6 +305,7 @@ class GatewayConfig(Frozen):
     telemetry: TelemetryConfig = Field(
         default_factory=TelemetryConfig, description="OpenTelemetry."
     )
+    mcp: McpConfig = Field(default_factory=McpConfig, description="The /mcp endpoint.")
     settings: SettingsConfig = Field(
         default_factory=SettingsConfig, description="Per-user memory settings: operator defaults "
         "and locks (gateway.settings)."

@@ -11,12 +11,17 @@ are structured content, with the same JSON as text content):
   ``GET /v1/memories``.
 - ``get_memory(memory_id)``, ``update_memory(memory_id, ...)``,
   ``delete_memory(memory_id)``: as ``GET | PATCH | DELETE /v1/memories/{id}``.
-- ``recall_memory(query, profile_topk=5, event_topk=5, similarity_threshold=0.5)``:
-  seed 002 §4 (defaults from its §4.1 table): ``{"profiles": [{"topic", "content",
-  "updated_at"}], "events": [{"date", "content"}]}``, profiles in relevance order, events
-  in chronological order, dates ``YYYY-MM-DD``. Seed 002 lists ``friend_id`` as a
-  parameter; here the friend is the caller's (tenancy by construction), as in the
-  ``tool_splice`` plugin.
+- ``recall_memory(query, profile_topk, event_topk, similarity_threshold)``:
+  seed 002 §4: ``{"profiles": [{"topic", "content", "updated_at"}], "events": [{"date",
+  "content"}]}``, profiles in relevance order, events in chronological order, dates
+  ``YYYY-MM-DD``. Seed 002 lists ``friend_id`` as a parameter; here the friend is the
+  caller's (tenancy by construction), as in the ``tool_splice`` plugin. The user's memory
+  settings apply as on the chat path (:meth:`gateway.settings.SettingsService.for_call`,
+  same precedence, same fail-open read): ``recall_enabled`` off gives empty lists; an
+  omitted argument takes the effective ``profile_topk`` / ``event_topk`` /
+  ``similarity_threshold`` (seed 002 §4.1 defaults 5, 5, 0.5); a given one is bounded by
+  the setting when the setting was set somewhere (yaml, key, user): at most that many
+  hits, at least that similarity.
 
 Every tool acts on the caller's tenant exactly like the REST memory API: the key's
 principal (:func:`gateway.memory_api.caller_principal`: a service key may name the end
@@ -34,9 +39,13 @@ Transports:
   authenticates its ``Authorization: Bearer`` memgate key before the SDK sees it (401 in
   the OpenAI error envelope otherwise, 503 when the key store is down). Stateless (no
   server-side session: each POST carries its own key, any gateway process can answer)
-  with JSON replies. DNS-rebinding protection (a Host allow-list) is off: it guards
-  servers that trust the browser's ambient credentials, and every call here needs the
-  key.
+  with JSON replies; ``GET`` (the standalone SSE stream a stateless server never writes
+  to) is 405, so no client can hold streams open. DNS-rebinding protection is on by
+  default (``mcp:`` in gateway.yaml, :class:`gateway.config.McpConfig`): the ``Host``
+  header must be in ``allowed_hosts`` (else 421) and a present ``Origin`` in
+  ``allowed_origins`` (else 403), checked before the key, with the SDK's
+  :class:`~mcp.server.transport_security.TransportSecuritySettings` rules (exact, or
+  ``name:*`` for any port); the defaults admit localhost only.
 - stdio: ``memgate mcp`` (:func:`serve_stdio`), the key from ``MEMGATE_API_KEY``.
 """
 
@@ -49,11 +58,13 @@ from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.server.transport_security import TransportSecuritySettings
+from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from starlette.requests import Request
 
-from gateway.errors import MemgateError
+from gateway.config import McpConfig
+from gateway.errors import MemgateError, MethodNotAllowed, PermissionDenied
 from gateway.memory.ids import MEMORY_ID_PATTERN
 from gateway.memory.records import (
     MemoryPage,
@@ -69,6 +80,7 @@ from gateway.memory.store import MemoryStore
 from gateway.memory_api import caller_principal, tenant_of
 from gateway.proxy.auth import Authenticator
 from gateway.proxy.principal import Principal
+from gateway.settings import CallSettings, SettingsService
 
 __all__ = [
     "PRINCIPAL_SCOPE_KEY", "Deleted", "McpHttpEndpoint", "MemoryTools", "RecallEvent", "RecallProfile",
@@ -144,11 +156,20 @@ def _validation_error(exc: ValidationError) -> ToolError:
 
 
 class MemoryTools:
-    """The seven tools over one store; ``principal_of`` says whom a call acts for."""
+    """The seven tools over one store; ``principal_of`` says whom a call acts for;
+    ``settings`` gives the user's memory settings (None: the defaults only)."""
 
-    def __init__(self, store: MemoryStore, principal_of: PrincipalOf) -> None:
+    def __init__(self, store: MemoryStore, principal_of: PrincipalOf, settings: SettingsService | None = None) -> None:
         self._store = store
         self._principal_of = principal_of
+        self._settings = settings
+
+    async def _call_settings(self, principal: Principal) -> CallSettings:
+        """The caller's effective settings, read as the chat path reads them (never raises)."""
+        if self._settings is None:
+            return CallSettings()
+        settings, _problem = await self._settings.for_call(principal.user_id, principal.friend_id, principal.settings)
+        return settings
 
     def _tenant(self, ctx: Context) -> Any:
         return tenant_of(self._principal_of(ctx))
@@ -257,14 +278,24 @@ class MemoryTools:
         self,
         ctx: Context,
         query: Annotated[str, Field(min_length=1, description="Search keywords or the user's message.")],
-        profile_topk: Annotated[int, Field(ge=1, le=100, description="Most profile entries (seed 002: 5).")] = 5,
-        event_topk: Annotated[int, Field(ge=1, le=100, description="Most event gists (seed 002: 5).")] = 5,
-        similarity_threshold: Annotated[float, Field(ge=0.0, le=1.0, description="Least cosine similarity "
-                                                                                 "(seed 002: 0.5).")] = 0.5,
+        profile_topk: Annotated[int | None, Field(ge=1, le=100, description="Most profile entries; null: the "
+                                                  "user's setting (seed 002: 5).")] = None,
+        event_topk: Annotated[int | None, Field(ge=1, le=100, description="Most event gists; null: the user's "
+                                                "setting (seed 002: 5).")] = None,
+        similarity_threshold: Annotated[float | None, Field(ge=0.0, le=1.0, description="Least cosine similarity; "
+                                                            "null: the user's setting (seed 002: 0.5).")] = None,
     ) -> RecallResult:
         """Memories relevant to the conversation: profile facts (every assistant of the
-        user shares them) and event gists (the caller's assistant only), seed 002 §4."""
-        tenant = self._tenant(ctx)
+        user shares them) and event gists (the caller's assistant only), seed 002 §4,
+        within the user's memory settings."""
+        principal = self._principal_of(ctx)
+        tenant = tenant_of(principal)
+        settings = await self._call_settings(principal)
+        if not settings.recall_enabled:
+            return RecallResult(profiles=[], events=[])
+        profile_topk = _bounded(settings, "profile_topk", profile_topk, min)
+        event_topk = _bounded(settings, "event_topk", event_topk, min)
+        similarity_threshold = _bounded(settings, "similarity_threshold", similarity_threshold, max)
         try:
             profiles = await self._store.search(tenant, query, top_k=profile_topk, threshold=similarity_threshold,
                                                 scopes=[Scope.PROFILE.value])
@@ -291,6 +322,15 @@ class MemoryTools:
             server.add_tool(fn, annotations=hints, structured_output=True)
 
 
+def _bounded(settings: CallSettings, name: str, given: Any, bound: Callable[[Any, Any], Any]) -> Any:
+    """``recall_memory``'s value of setting ``name``: the effective setting when the
+    argument is omitted; else the argument, bounded (``min`` / ``max``) by the setting
+    when it was set somewhere (module docstring)."""
+    if given is None:
+        return getattr(settings, name)
+    return bound(given, getattr(settings, name)) if name in settings.explicit else given
+
+
 def recall_result(profiles: list[ScoredMemory], events: list[ScoredMemory]) -> RecallResult:
     """Seed 002 §4.2 from search hits: profiles as ranked, events oldest first."""
     return RecallResult(
@@ -305,15 +345,15 @@ def recall_result(profiles: list[ScoredMemory], events: list[ScoredMemory]) -> R
     )
 
 
-def build_server(store: MemoryStore, principal_of: PrincipalOf) -> MCPServer[Any]:
-    """An MCP server with the memory tools over ``store``."""
+def build_server(store: MemoryStore, principal_of: PrincipalOf, settings: SettingsService | None = None) -> MCPServer[Any]:
+    """An MCP server with the memory tools over ``store`` (``settings``: see :class:`MemoryTools`)."""
     server: MCPServer[Any] = MCPServer(
         name="memgate",
         instructions="Long-term memory of the user: search, recall, add, update and delete memories. "
         "Profile memories are shared by every assistant of the user; event memories belong to this assistant.",
         log_level="WARNING",
     )
-    MemoryTools(store, principal_of).register(server)
+    MemoryTools(store, principal_of, settings).register(server)
     return server
 
 
@@ -329,21 +369,56 @@ def principal_from_request(ctx: Context) -> Principal:
 Asgi = Callable[[Any, Any, Any], Awaitable[None]]
 
 
-class McpHttpEndpoint:
-    """The ASGI app at ``/mcp``: authenticate, then the SDK's Streamable HTTP transport."""
+class MisdirectedRequest(MemgateError):
+    """The ``Host`` header names no host the endpoint serves (421, DNS rebinding)."""
 
-    def __init__(self, auth: Authenticator, handle: Asgi) -> None:
+    status = 421
+    type = "invalid_request_error"
+    code = "invalid_host"
+
+
+def transport_security(config: McpConfig) -> TransportSecuritySettings:
+    """The SDK's Host/Origin settings from ``mcp:`` in gateway.yaml."""
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=config.dns_rebinding_protection,
+        allowed_hosts=list(config.allowed_hosts), allowed_origins=list(config.allowed_origins),
+    )
+
+
+class McpHttpEndpoint:
+    """The ASGI app at ``/mcp``: Host/Origin, method and key checks (module docstring),
+    then the SDK's Streamable HTTP transport. Refusals are OpenAI error envelopes."""
+
+    def __init__(self, auth: Authenticator, handle: Asgi, security: TransportSecuritySettings | None = None) -> None:
         self._auth = auth
         self._handle = handle
+        self._security = TransportSecurityMiddleware(security or TransportSecuritySettings())
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         try:
+            await self._check_origin(scope)
+            if scope.get("method") == "GET":
+                raise MethodNotAllowed("GET", ("POST", "DELETE"))
             principal = await caller_principal(self._auth, headers)
         except MemgateError as exc:
             await _send_error(send, exc)
             return
         await self._handle({**scope, PRINCIPAL_SCOPE_KEY: principal}, receive, send)
+
+    async def _check_origin(self, scope: Any) -> None:
+        """Raises MisdirectedRequest (421) / PermissionDenied (403) for a Host / Origin the
+        settings refuse (the SDK's own rules)."""
+        refused = await self._security.validate_request(Request(scope), is_post=False)
+        if refused is None:
+            return
+        if refused.status_code == 421:
+            raise MisdirectedRequest(
+                "Host header not allowed for /mcp (DNS-rebinding protection): add the name clients use to "
+                "mcp.allowed_hosts", param="Host")
+        raise PermissionDenied(
+            "Origin header not allowed for /mcp (DNS-rebinding protection): add it to mcp.allowed_origins",
+            param="Origin", code="invalid_origin")
 
 
 async def _send_error(send: Any, exc: MemgateError) -> None:
@@ -355,20 +430,23 @@ async def _send_error(send: Any, exc: MemgateError) -> None:
 
 
 @contextlib.asynccontextmanager
-async def open_http_endpoint(store: MemoryStore, auth: Authenticator) -> AsyncIterator[McpHttpEndpoint]:
+async def open_http_endpoint(
+    store: MemoryStore, auth: Authenticator, settings: SettingsService | None = None, config: McpConfig | None = None,
+) -> AsyncIterator[McpHttpEndpoint]:
     """The ``/mcp`` endpoint over ``store``, its session manager running until exit (the
-    SDK's task group lives in the gateway's lifespan)."""
-    server = build_server(store, principal_from_request)
-    server.streamable_http_app(
-        stateless_http=True, json_response=True,
-        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
-    )
+    SDK's task group lives in the gateway's lifespan). ``config``: ``mcp:`` of
+    gateway.yaml (default: protection on, localhost only)."""
+    security = transport_security(config or McpConfig())
+    server = build_server(store, principal_from_request, settings)
+    server.streamable_http_app(stateless_http=True, json_response=True, transport_security=security)
     manager = server.session_manager
     async with manager.run():
-        yield McpHttpEndpoint(auth, manager.handle_request)
+        yield McpHttpEndpoint(auth, manager.handle_request, security)
 
 
-async def serve_stdio(store: MemoryStore, auth: Authenticator, key: str, end_user: Mapping[str, str]) -> None:
+async def serve_stdio(
+    store: MemoryStore, auth: Authenticator, key: str, end_user: Mapping[str, str], settings: SettingsService | None = None,
+) -> None:
     """Serve the tools on stdin/stdout for ``key`` until stdin closes.
 
     Args:
@@ -380,4 +458,4 @@ async def serve_stdio(store: MemoryStore, auth: Authenticator, key: str, end_use
             :func:`gateway.memory_api.caller_principal`, before anything is served.
     """
     principal = await caller_principal(auth, {"authorization": f"Bearer {key}", **end_user})
-    await build_server(store, lambda _ctx: principal).run_stdio_async()
+    await build_server(store, lambda _ctx: principal, settings).run_stdio_async()

@@ -181,3 +181,68 @@ async def test_stdio_refuses_an_unknown_key(stdio_config: str, tmp_path: Any) ->
         assert caught.group_contains(MCPError, match="Connection closed")
         errlog.seek(0)
         assert errlog.read().strip() == "Error: Incorrect API key provided."
+
+
+# --- DNS rebinding, GET, settings ---------------------------------------------------------
+
+INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+MCP_HEADERS = {"authorization": f"Bearer {ALICE_KEY}", "accept": "application/json, text/event-stream"}
+
+
+def test_http_host_and_origin_are_checked_by_default(start_gateway: Any) -> None:
+    gw = start_gateway()
+    ok = httpx.post(gw.url + "/mcp", json=INIT, headers={**MCP_HEADERS, "origin": f"http://localhost:{gw.port}"})
+    assert ok.status_code == 200, ok.text
+    rebound = httpx.post(gw.url + "/mcp", json=INIT, headers={**MCP_HEADERS, "host": f"attacker.example:{gw.port}"})
+    assert rebound.status_code == 421 and rebound.json()["error"]["param"] == "Host"
+    foreign = httpx.post(gw.url + "/mcp", json=INIT, headers={**MCP_HEADERS, "origin": "http://attacker.example"})
+    assert foreign.status_code == 403 and foreign.json()["error"]["code"] == "invalid_origin"
+    # refused before the key is looked at: a missing key gets the same answer
+    assert httpx.post(gw.url + "/mcp", json=INIT, headers={"host": "attacker.example"}).status_code == 421
+
+
+async def test_http_allow_lists_are_configurable(start_gateway: Any) -> None:
+    gw = start_gateway(mcp={"allowed_hosts": ["memgate.internal:*"], "allowed_origins": ["https://app.example"]})
+    headers = {"host": f"memgate.internal:{gw.port}", "origin": "https://app.example"}
+    async with http_session(gw, ALICE_KEY, **headers) as alice:
+        assert {t.name for t in (await alice.list_tools()).tools} == TOOLS
+    local = httpx.post(gw.url + "/mcp", json=INIT, headers=MCP_HEADERS)  # Host 127.0.0.1: no longer listed
+    assert local.status_code == 421
+    off = start_gateway(mcp={"dns_rebinding_protection": False})
+    anywhere = httpx.post(off.url + "/mcp", json=INIT, headers={**MCP_HEADERS, "host": "anything.example"})
+    assert anywhere.status_code == 200
+
+
+def test_http_get_is_refused_not_held_open(start_gateway: Any) -> None:
+    gw = start_gateway()
+    # a stream: the head decides (a held SSE stream would answer 200 and never end)
+    with httpx.stream("GET", gw.url + "/mcp", headers={**MCP_HEADERS, "accept": "text/event-stream"},
+                      timeout=20) as reply:
+        assert reply.status_code == 405
+        body = json.loads(reply.read())
+    assert reply.headers["allow"] == "POST, DELETE" and body["error"]["code"] == "method_not_allowed"
+
+
+async def test_recall_memory_honours_the_users_settings(start_gateway: Any) -> None:
+    gw = start_gateway()
+    texts = ["Alice loves hiking in the Alps", "Alice loves hiking in Patagonia", "Alice loves hiking in Norway"]
+    query = "where does Alice love hiking"
+    async with http_session(gw, ALICE_KEY) as alice, httpx.AsyncClient(
+            base_url=gw.url, headers={"authorization": f"Bearer {ALICE_KEY}"}, timeout=30) as rest:
+        for text in texts:
+            await call(alice, "add_memory", text=text)
+        full = await call(alice, "recall_memory", query=query, similarity_threshold=0.0)
+        assert len(full["profiles"]) == 3
+        assert (await rest.put("/v1/memory/settings", json={"profile_topk": 1})).status_code == 200
+        assert len((await call(alice, "recall_memory", query=query, similarity_threshold=0.0))["profiles"]) == 1
+        assert len((await call(alice, "recall_memory", query=query, profile_topk=5,
+                               similarity_threshold=0.0))["profiles"]) == 1  # bounded by the setting
+        assert (await rest.put("/v1/memory/settings", json={"profile_topk": None, "similarity_threshold": 1.0})).status_code == 200
+        assert (await call(alice, "recall_memory", query=query, similarity_threshold=0.0))["profiles"] == []
+        assert (await rest.put("/v1/memory/settings", json={"similarity_threshold": None,
+                                                            "recall_enabled": False})).status_code == 200
+        assert await call(alice, "recall_memory", query=query, similarity_threshold=0.0) == {"profiles": [], "events": []}
+        assert len((await call(alice, "search_memory", query=query))["hits"]) == 3  # search is not recall
+        assert (await rest.put("/v1/memory/settings", json={"recall_enabled": None})).status_code == 200
+        assert len((await call(alice, "recall_memory", query=query, similarity_threshold=0.0))["profiles"]) == 3
