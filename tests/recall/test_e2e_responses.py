@@ -9,6 +9,7 @@ import json
 import httpx
 import openai
 import pytest
+import redis
 from openai.types.responses import ResponseStreamEvent
 from pydantic import TypeAdapter
 
@@ -144,6 +145,12 @@ def test_stream_the_loop_is_invisible(start_gateway, upstream, seed):
         final = stream.get_final_response()
     assert "response.function_call_arguments.delta" not in kinds
     assert final.output_text == "Since you like science fiction, try Arrival."
+    # the id the client saw is alice's (recorded before its first event); the hidden round's is nobody's
+    hidden = json.loads(fixture_json("responses_memory_search_call"))["id"]
+    with redis.Redis.from_url(gw.config.memory.redis_url) as client:
+        owner = client.get(f"{gw.config.memory.key_prefix}:responses:owner:{final.id}")
+        assert json.loads(owner) == {"user": "alice", "friend": "tutor", "from": "resp_prev"}
+        assert client.get(f"{gw.config.memory.key_prefix}:responses:owner:{hidden}") is None
 
 
 @pytest.mark.parametrize("stream", [False, True])
