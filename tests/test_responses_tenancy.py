@@ -144,3 +144,31 @@ def test_a_path_segment_never_climbs_out_of_the_responses_routes(start_gateway, 
     assert status == 404, body
     assert body["error"]["type"] == "invalid_request_error"
     assert upstream.requests == []
+
+
+def raw_get(gw, path: str, key: str) -> tuple[int, dict]:
+    connection = http.client.HTTPConnection("127.0.0.1", gw.port, timeout=20)
+    try:
+        connection.request("GET", path, headers={"authorization": f"Bearer {key}"})  # the path as is
+        reply = connection.getresponse()
+        return reply.status, json.loads(reply.read())
+    finally:
+        connection.close()
+
+
+@pytest.mark.parametrize("path", [
+    "/v1/models/%2e%2e/files", "/v1/models/x/../../files", "/v1/models/a%2F..%2F..%2Ffiles", "/v1/models/..",
+    "/v1/models/x//files", "/v1/models/%ff",
+])
+def test_a_model_id_never_climbs_out_of_models(start_gateway, upstream, path):
+    gw = start_gateway()
+    status, body = raw_get(gw, path, ALICE_KEY)
+    assert status == 404 and body["error"]["code"] == "model_not_found"
+    assert upstream.requests == []
+
+
+def test_a_model_id_with_a_slash_still_reaches_the_upstream(start_gateway, upstream):
+    gw = start_gateway()
+    raw_get(gw, "/v1/models/meta-llama/Llama-3-8B", ALICE_KEY)
+    raw_get(gw, "/v1/models/ft:gpt-4o:org:abc", ALICE_KEY)
+    assert [r.path for r in upstream.requests] == ["/v1/models/meta-llama/Llama-3-8B", "/v1/models/ft:gpt-4o:org:abc"]

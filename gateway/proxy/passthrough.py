@@ -17,7 +17,7 @@ Every upstream failure, the total timeout included, is mapped in
 from __future__ import annotations
 
 import json
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 from gateway.errors import InvalidRequest, NotFound, PermissionDenied
 from gateway.json_input import parse_json_object
@@ -57,6 +57,26 @@ def model_path_tail(scope: dict) -> str:
     return path.split("?", 1)[0].split("/models", 1)[1].strip("/")
 
 
+#: Characters a path segment may carry unencoded (RFC 3986 pchar, besides unreserved).
+_SEGMENT_SAFE = ":@!$&'()*+,;="
+
+
+def model_id(tail: str) -> str:
+    """The model id a percent-encoded path tail names, or "" when it names none: not
+    UTF-8, or a ``/``-separated part that is empty, ``.`` or ``..`` (ids such as
+    ``meta-llama/Llama-3-8B`` keep their slash; nothing may climb out of ``/models/``)."""
+    try:
+        model = unquote(tail, encoding="utf-8", errors="strict")
+    except UnicodeDecodeError:
+        return ""
+    return "" if any(part in ("", ".", "..") for part in model.split("/")) else model
+
+
+def model_path(model: str) -> str:
+    """``model`` as upstream path segments, each percent-encoded (:func:`model_id`)."""
+    return "/".join(quote(part, safe=_SEGMENT_SAFE) for part in model.split("/"))
+
+
 class Models(ProxyRoute):
     """``GET /v1/models`` (filtered by the key's ``allowed_models``) and
     ``GET /v1/models/{id}``."""
@@ -68,11 +88,13 @@ class Models(ProxyRoute):
     async def handle(self, incoming: Incoming, send: Send) -> None:
         principal = await self._auth.authenticate(incoming.headers.get("authorization"))
         tail = model_path_tail(incoming.scope)
-        model = unquote(tail) if tail else None
+        model = model_id(tail) if tail else None
         if model is not None and not principal.may_use(model):
             raise NotFound(f"The model {model!r} does not exist or you do not have access to it.", code="model_not_found")
+        if model == "":
+            raise NotFound("The model does not exist or you do not have access to it.", code="model_not_found")
         upstream = self._upstreams.for_model(model) if model else self._upstreams.default
-        suffix = "/models" + (f"/{tail}" if tail else "")
+        suffix = "/models" + (f"/{model_path(model)}" if model else "")
         async with self.upstream_call(upstream, "GET", suffix, None, forward_headers(incoming.headers, upstream)) as resp:
             data = await resp.aread()
         if resp.status_code == 200 and model is None:
