@@ -313,7 +313,7 @@ def _links(turns: Sequence[Turn], first: int, last: int, speakers: list[str | No
                 parents.append((asked, ANSWER_LINK))
             if own is not None:
                 parents.append((own, CONTINUITY_LINK))
-            if i > first and not addressed[i] and turn.id is None:
+            if i > first and not addressed[i]:
                 prev = i - 1
                 link = ASSISTANT_LINK
                 if turn.role != "assistant":

@@ -204,7 +204,7 @@ def _turn(message: dict[str, Any], index: int, bot_names: Sequence[str]) -> Turn
     if unknown:
         raise InvalidExtension(f"{base}.{sorted(unknown)[0]}", "unknown field")
     ident = ext.get("id")
-    if not isinstance(ident, str) or not ident:
+    if ident is not None and (not isinstance(ident, str) or not ident):
         raise InvalidExtension(f"{base}.id", "must be a non-empty string")
     reply_to = ext.get("reply_to")
     if reply_to is not None and not isinstance(reply_to, str):

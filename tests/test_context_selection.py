@@ -86,9 +86,55 @@ def test_stream_sends_the_thread_of_the_last_message_only(gateway, upstream):
     assert upstream.chat_requests()[-1].json["messages"] == SELECTED
 
 
-def test_a_key_without_the_plugin_sends_everything_as_it_came(gateway, upstream):
+def bare(messages):
+    return [{k: v for k, v in m.items() if k != "memgate"} for m in messages]
+
+
+def test_a_key_without_the_plugin_sends_everything_but_the_extension(gateway, upstream):
     client(gateway, BOB_KEY).chat.completions.create(model="gpt-4o", messages=copy.deepcopy(GROUP))
-    assert upstream.chat_requests()[-1].json["messages"] == GROUP
+    assert upstream.chat_requests()[-1].json["messages"] == bare(GROUP)
+    assert b"memgate" not in upstream.chat_requests()[-1].body
+
+
+def test_the_extension_never_goes_upstream_with_no_plugin_at_all(start_gateway, upstream):
+    """No chain at all (the client's bytes would go as sent), stream and not: the
+    extension field is still removed, whatever its shape, every other field as sent."""
+    gw = start_gateway(plugins=[], clients=CLIENTS)
+    messages = copy.deepcopy(GROUP)
+    messages[2]["memgate"] = "not even an object"
+    client(gw, BOB_KEY).chat.completions.create(model="gpt-4o", messages=messages, temperature=0.5)
+    sent = upstream.chat_requests()[-1].json
+    assert sent["messages"] == bare(GROUP) and sent["temperature"] == 0.5
+    upstream.enqueue(SSEReply())
+    with client(gw, BOB_KEY).chat.completions.with_streaming_response.create(
+        model="gpt-4o", messages=copy.deepcopy(GROUP), stream=True
+    ) as response:
+        list(response.parse())
+    assert upstream.chat_requests()[-1].json["messages"] == bare(GROUP)
+
+
+def test_the_extension_never_goes_upstream_on_the_responses_api(start_gateway, upstream):
+    gw = start_gateway(plugins=plugin_entry(), clients=CLIENTS)
+    items = [{"type": "message", "role": "user", "content": "hi", "memgate": {"id": "m1", "ts": "2025-03-01T12:00:00Z"}},
+             {"role": "user", "content": "@Kiki hello", "memgate": {"id": "m2", "reply_to": "m1"}}]
+    for key in (ALICE_KEY, BOB_KEY):
+        client(gw, key).responses.create(model="gpt-4.1", input=copy.deepcopy(items))
+        sent = upstream.responses_requests()[-1].json
+        assert sent["input"] == [{"type": "message", "role": "user", "content": "hi"},
+                                 {"role": "user", "content": "@Kiki hello"}]
+
+
+def test_every_extension_field_is_optional_a_ts_only_extension_is_accepted(gateway, upstream):
+    """Only times (no ids, no reply links): accepted, the docker thread still found by
+    inference (addressing, mentions, words); and with ids but no reply links the same."""
+    ts_only = [{**m, "memgate": {"ts": m["memgate"]["ts"]}} if "memgate" in m else m for m in GROUP]
+    ids_only = [{**m, "memgate": {"id": m["memgate"]["id"]}} if "memgate" in m else m for m in GROUP]
+    for messages in (ts_only, ids_only, bare(GROUP)):
+        client(gateway).chat.completions.create(model="gpt-4o", messages=copy.deepcopy(messages))
+        sent = upstream.chat_requests()[-1].json["messages"]
+        assert sent[0] == SYSTEM and sent[-1] == bare(GROUP)[-1]
+        assert bare(GROUP)[2] in sent and bare(GROUP)[4] in sent  # bob's problem, dave's fix
+        assert bare(GROUP)[6] not in sent  # carol's queue answer: the lunch thread
 
 
 def test_a_malformed_extension_is_a_400_naming_the_field(start_gateway, upstream):
