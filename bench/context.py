@@ -27,7 +27,9 @@ Reported per way of sending, averaged over the replies:
   nothing kept are left out of this mean, and counted in ``empty``);
 - tokens sent (cl100k, each message counted as a chat message with its ``name``) vs the
   last-20 and last-50 baselines;
-- build time p50/p99 (ms): :func:`plan_request` per reply (extension parsing included).
+- build time p50/p99 (ms): :func:`plan_request` per reply (extension parsing included),
+  wall clock and the thread's CPU time (``cpu``: what the machine's other load does not
+  inflate).
 
 ``--loco``: leave-one-channel-out tuning over a grid of settings (``--grid``): for each
 channel, the setting that does best on the other channels (``objective``) is chosen and
@@ -225,13 +227,14 @@ def select_turns(case: Case, way: str, params: Params) -> list[int]:
     return [case.window[i]["id"] for i in select_context(turns, len(turns) - 1, params).kept]
 
 
-def select_in_process(case: Case, way: str, params: Params) -> tuple[list[int], float]:
-    """(kept message ids, build seconds) of :func:`plan_request` on the case's request."""
+def select_in_process(case: Case, way: str, params: Params) -> tuple[list[int], float, float]:
+    """(kept message ids, build seconds, build CPU seconds of this thread) of
+    :func:`plan_request` on the case's request."""
     messages = [request_message(m, way) for m in case.window]
-    began = time.perf_counter()
+    began, cpu = time.perf_counter(), time.thread_time()
     plan = plan_request(messages, params, (), None, MAX_CANDIDATES)
-    elapsed = time.perf_counter() - began
-    return [case.window[i]["id"] for i in plan.kept], elapsed
+    elapsed, cpu = time.perf_counter() - began, time.thread_time() - cpu
+    return [case.window[i]["id"] for i in plan.kept], elapsed, cpu
 
 
 def _aligned(window: Sequence[dict[str, Any]], sent: Sequence[dict[str, Any]]) -> list[int]:
@@ -298,13 +301,15 @@ def evaluate(all_cases: Sequence[Case], way: str, params: Params, tokens: dict[t
 
     per: dict[str, Scores] = {}
     times: list[float] = []
+    cpu_times: list[float] = []
     mismatches = 0
     client = httpx.Client(base_url=http.gateway.url, timeout=60,
                           headers={"authorization": f"Bearer {HttpPath.KEY}"}) if http is not None else None
     try:
         for case in all_cases:
-            kept, elapsed = select_in_process(case, way, params)
+            kept, elapsed, cpu = select_in_process(case, way, params)
             times.append(elapsed)
+            cpu_times.append(cpu)
             if http is not None:
                 through = http.select(client, case, way)
                 mismatches += through != kept
@@ -317,13 +322,17 @@ def evaluate(all_cases: Sequence[Case], way: str, params: Params, tokens: dict[t
     total = Scores()
     for s in per.values():
         total = total.merge(s)
-    ordered = sorted(times)
-    out = {"total": total, "per_channel": per, "build_ms": {
-        "p50": round(statistics.median(ordered) * 1000, 3),
-        "p99": round(ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1000, 3)}}
+    out = {"total": total, "per_channel": per, "build_ms": {**percentiles(times), "cpu": percentiles(cpu_times)}}
     if http is not None:
         out["http_mismatches"] = mismatches
     return out
+
+
+def percentiles(seconds: Sequence[float]) -> dict[str, float]:
+    """p50 and p99 of ``seconds``, in ms."""
+    ordered = sorted(seconds)
+    return {"p50": round(statistics.median(ordered) * 1000, 3),
+            "p99": round(ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1000, 3)}
 
 
 def baselines(all_cases: Sequence[Case], tokens: dict[tuple[str, int], int]) -> dict[str, dict[str, Any]]:
@@ -429,20 +438,19 @@ def scale(data: Path, sizes: Sequence[int], way: str, params: Params, targets: i
     chat = [m for c in channels for m in c["messages"] if not m["system"]]
     out: dict[str, Any] = {}
     for size in sizes:
-        times = []
+        times, cpu_times = [], []
         for t in range(len(chat) - targets, len(chat)):
             window = chat[max(0, t - size):t + 1]
             messages = [request_message(m, way) for m in window]
-            began = time.perf_counter()
+            began, cpu = time.perf_counter(), time.thread_time()
             plan_request(messages, params, (), None, size)
             times.append(time.perf_counter() - began)
-        ordered = sorted(times)
-        out[str(size)] = {"p50_ms": round(statistics.median(ordered) * 1000, 3),
-                          "p99_ms": round(ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1000, 3)}
-    first = out[str(sizes[0])]["p50_ms"]
+            cpu_times.append(time.thread_time() - cpu)
+        out[str(size)] = {"wall_ms": percentiles(times), "cpu_ms": percentiles(cpu_times)}
+    first = out[str(sizes[0])]["cpu_ms"]["p50"]
     for size in sizes:
-        out[str(size)]["p50_per_candidate_vs_first"] = round(
-            out[str(size)]["p50_ms"] / first / (size / sizes[0]), 2)
+        out[str(size)]["cpu_p50_per_candidate_vs_first"] = round(
+            out[str(size)]["cpu_ms"]["p50"] / first / (size / sizes[0]), 2)
     return out
 
 
