@@ -17,20 +17,28 @@ What goes upstream:
 - the last user message and everything after it (the current turn);
 - each message's optional ``memgate`` extension field removed, every other field as sent.
 
-Signals a group bot can send, all optional and OpenAI-compatible (the extension is removed
-before the request goes upstream):
+Signals a group bot can send, all optional, independent and OpenAI-compatible (the
+gateway removes the extension before the request goes upstream, on every key: the core's
+:func:`gateway.proxy.wire.without_extension`):
 
 - the speaker is the message's ``name`` (else its role);
 - mentions are parsed from the text (``@nick``, ``nick:`` / ``nick,`` at the start,
   CJK names and punctuation included: ``@小明``, ``小明：``); the bot's own names
   (``bot_names``) mean the assistant;
 - ``"memgate": {"id": str, "reply_to": str, "ts": ISO-8601 with offset,
-  "mentions": [str]}`` on any message: its id, the id of the message it replies to, when
-  it was sent, and the speakers it mentions explicitly. Without times the decay is by
-  position and there is no time window.
+  "mentions": [str]}`` on any message, every field optional (``{"ts": ...}`` alone is
+  fine): its id, the id of the message it replies to, when it was sent, and the speakers
+  it mentions explicitly. An explicit ``reply_to`` is a strong link; its absence says
+  nothing, and the inferred links are computed either way
+  (:mod:`plugins.context_scoring`). Without times the decay is by position and there is
+  no time window.
 
 A malformed ``memgate`` field is the client's error: a 400 naming the field
 (:class:`~gateway.sdk.RequestRejected`), nothing sent upstream.
+
+Never an empty context (seed 004 §5.1's fallback): when no earlier message reaches the
+threshold, the ``fallback_messages`` most recent go (``Plan.fallback``:
+``nothing_relevant``).
 
 Fallback (seed 004 §3.3/§10.1): a selection slower than ``build_budget_ms`` (``overrun``), any error or the chain's hook
 budget: the request goes with the most recent ``fallback_messages`` (seed: 10) earlier
