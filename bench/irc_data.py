@@ -8,7 +8,9 @@ a JSON list of channels in the format of ``../shared/data/irc/README.md``: the f
 block up to the cut), each ``{"id": line number, "ts", "speaker", "text", "system",
 "annotated", "parents", "starts_thread"}``.
 
-Lines: ``[HH:MM] <nick> text`` is a message, ``[HH:MM] * nick text`` an action by nick,
+Lines are split at ``\n`` only (a message may contain other characters ``str.splitlines``
+splits at, such as form feeds, which would shift every later line number). ``[HH:MM]
+<nick> text`` is a message, ``[HH:MM] * nick text`` an action by nick,
 ``=== ...`` (joins, quits, renames) a system line. Annotation lines ``a b -`` say line
 ``b`` replies to line ``a``; ``a == b`` starts a thread. Times have minute resolution and
 no date: they are made non-decreasing in file order (a time earlier than the previous one
@@ -34,7 +36,7 @@ _ACTION = re.compile(r"^\s*\* (\S+) ?(.*)$")
 
 def convert(raw: str, annotation: str, name: str, lines: int, annotated_from: int = 1000) -> dict[str, Any]:
     """One channel (module docstring). ``name`` is ``<YYYY-MM-DD>_<HH>``."""
-    rows = raw.splitlines()[:lines]
+    rows = [r.rstrip("\r") for r in raw.split("\n")][:lines]  # not splitlines(): some lines hold \x0c, \x85...
     parents: dict[int, list[int]] = {}
     starts: set[int] = set()
     marked: set[int] = set()

@@ -6,7 +6,7 @@ from __future__ import annotations
 from bench.context import _aligned, request_message
 from bench.irc_data import convert
 
-RAW = """[11:58] <alice> my wifi drops every minute
+RAW = """[11:58] <alice> my wifi drops every minute\x0c\x85
 === bob [~b@host] has joined #ubuntu
 [11:59] <bob> alice: which driver?
 [12:01]  * carol waves
