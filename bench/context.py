@@ -43,7 +43,7 @@ import itertools
 import json
 import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -188,16 +188,7 @@ def cases(channels: Sequence[dict[str, Any]], pool: int, limit: int | None = Non
 
 def _params(overrides: Sequence[str]) -> Params:
     """``Params`` with ``key=value`` overrides (``threshold=0.35``, ``weights.time_decay=0.3``)."""
-    params = Params()
-    for item in overrides:
-        key, _, raw = item.partition("=")
-        value = float(raw)
-        if key.startswith("weights."):
-            params = replace(params, weights=replace(params.weights, **{key[8:]: value}))
-        else:
-            cast: Callable[[float], Any] = int if key == "max_messages" else float
-            params = replace(params, **{key: cast(value)})
-    return params
+    return _apply(Params(), {k: float(v) for k, _, v in (item.partition("=") for item in overrides)})
 
 
 def plugin_config(params: Params) -> dict[str, Any]:
@@ -319,9 +310,7 @@ def evaluate(all_cases: Sequence[Case], way: str, params: Params, tokens: dict[t
     finally:
         if client is not None:
             client.close()
-    total = Scores()
-    for s in per.values():
-        total = total.merge(s)
+    total = _sum(per.values())
     out = {"total": total, "per_channel": per, "build_ms": {**percentiles(times), "cpu": percentiles(cpu_times)}}
     if http is not None:
         out["http_mismatches"] = mismatches
@@ -397,13 +386,8 @@ def loco(data: Path, pool: int, way: str, grid: dict[str, list[float]], base: Pa
     out: dict[str, Any] = {"way": way, "settings": len(settings), "left_out": {}}
     left_total = Scores()
     for held in names:
-        def rest(row: dict[str, Scores], held: str = held) -> Scores:
-            total = Scores()
-            for name, s in row.items():
-                if name != held:
-                    total = total.merge(s)
-            return total
-        best_setting, best_row = max(table, key=lambda r: objective(rest(r[1])))
+        best_setting, best_row = max(
+            table, key=lambda r, held=held: objective(_sum(s for name, s in r[1].items() if name != held)))
         left = best_row[held]
         left_total = left_total.merge(left)
         out["left_out"][held] = {"chosen": best_setting, **left.summary()}
