@@ -60,7 +60,7 @@ from gateway.lorebook.repository import LorebookRepository
 from gateway.lorebook_api import LorebooksController
 from gateway.mcp_server import McpHttpEndpoint, open_http_endpoint
 from gateway.memory.factory import is_cluster, open_redis, open_store
-from gateway.memory.keys import escape_key_part
+from gateway.memory.keys import KeySpace, escape_key_part
 from gateway.memory.store import MemoryStore
 from gateway.memory_api import MemoryApi, apply_pydantic_schemas, memory_controllers, param_name
 from gateway.metrics import Metrics, bounded_method
@@ -103,11 +103,27 @@ class Gateway:
     async def forget_user(self, user_id: str) -> int:
         """Erase every memory of ``user_id``, the user's own lorebooks (their
         conversation timers too) and memory settings; every plugin's forget hook runs first
-        (:func:`gateway.forget.forget_user`). Returns the memory records erased."""
+        (:func:`gateway.forget.forget_user`). Then the same for every user the memory
+        store knows under ``<user_id>/``: a group key's speakers are ``<namespace>/<name>``
+        (:mod:`gateway.speakers`), so forgetting a group's namespace forgets its speakers
+        (one read of the store's users set). Returns the memory records erased."""
+        erased = await self._forget_one(user_id)
+        for speaker in await self._users_under(user_id):
+            erased += await self._forget_one(speaker)
+        return erased
+
+    async def _forget_one(self, user_id: str) -> int:
         erased = await forget_user(self.chains.forgetters(), self.store, user_id)
         await self.lorebooks.forget_user(user_id)
         await self.settings.forget_user(user_id)
         return erased
+
+    async def _users_under(self, namespace: str) -> list[str]:
+        """Users of the memory store whose id starts with ``<namespace>/``, sorted."""
+        prefix = namespace + "/"
+        members: Any = await self.redis.smembers(KeySpace(self.config.memory.key_prefix).users)
+        names = (m.decode() if isinstance(m, bytes) else m for m in members)
+        return sorted(n for n in names if n.startswith(prefix))
 
     def memory_api(self) -> MemoryApi:
         """What the memory API's dependencies resolve to."""

@@ -15,7 +15,7 @@ reply_chain         0.4     strength of the best path from the target to the can
 user_continuity     0.15    1 when the candidate's speaker is the target's speaker,
                             unless the candidate addresses a third person and the
                             reply graph does not reach it (their other conversation)
-time_decay          0.2     ``0.5 ** (age / half_life)``: age in seconds when both turns
+time_decay          0.25    ``0.5 ** (age / half_life)``: age in seconds when both turns
                             have times, else in turns (positions)
 mention_relation    0.15    1 when the target mentions the candidate's speaker or the
                             candidate mentions the target's speaker
@@ -23,7 +23,7 @@ keyword_overlap     0.1     IDF-weighted share of the target's terms found in th
                             candidate (words; character bigrams for CJK text)
 ==================  ======  ==========================================================
 
-Candidates scoring at least ``threshold`` (seed: 0.3) are kept, best first, up to
+Candidates scoring at least ``threshold`` (seed: 0.3; default 0.33, :class:`Params`) are kept, best first, up to
 ``max_messages`` (seed: 20), then put back in their original order.
 
 The reply graph (the seed's "reply chain", §3.1 ``_extract_reply_info``: quote and
@@ -36,18 +36,21 @@ conversation), and also the latest turn by someone else that merely *mentioned* 
 speaker, when it is more recent (0.5: a request on their behalf, ``!cmd | nick`` to a
 bot); with neither, the latest turn that addressed
 this speaker since their own last turn (0.9, "an answer to whoever spoke to me"), this
-speaker's own previous turn (0.8, continuity) and, when the turn addresses nobody and
-the client gave it no ``id`` (a client that sends ids sends its reply links), a guess
-among the 5 turns before it by someone else: the one sharing the most *topic* words
+speaker's own previous turn (0.8, continuity) and, when the turn addresses nobody, a
+guess among the 5 turns before it by someone else: the one sharing the most *topic* words
 with it (0.55, topical; a word's weight is its IDF over the chat minus
 :data:`TOPIC_IDF_FLOOR`, so only words in fewer than ~22% of the turns count, and the
 shared weight must reach :data:`TOPIC_MIN`; for the last :data:`TOPIC_SPAN` turns),
 else the nearest addressed to this speaker or to nobody (0.5, adjacency); the target
 also links to the turn just before it, whoever it was addressed to; an assistant turn
-links to the turn just before it, 0.9. Links under 0.6 are guesses: they may end a path
-but never continue one, so a guess never bridges two threads; the one exception is the
-target's own topical guess, which may be continued: it picks the thread the target is
-in. Links are walked in both directions (siblings in a thread share an ancestor) and
+links to the turn just before it, 0.9. Every signal is optional and independent: ids
+only resolve ``reply_to``, and these inferred links are computed whether or not the
+client sends ids or reply links (most replies in a busy group are sent without the
+platform's reply button: a missing ``reply_to`` says nothing). Links under 0.6 are
+guesses: a topical guess may end a path but never continue one, an adjacency or mention
+guess is taken from the target only (a path of one link), so a guess never bridges two
+threads; the one exception is the target's own topical guess, which may be continued:
+it picks the thread the target is in. Links are walked in both directions (siblings in a thread share an ancestor) and
 path strength is the product of link strengths (a best path search, O(E log V)); a path
 through an unaddressed turn is no weaker than its links.
 
@@ -147,11 +150,13 @@ class Turn:
 
 @dataclass(frozen=True, slots=True)
 class Weights:
-    """Signal weights; defaults from seed 004 §3.2 (``RelevanceScorer.weights``)."""
+    """Signal weights; defaults from seed 004 §3.2 (``RelevanceScorer.weights``) but
+    ``time_decay`` 0.25 (seed 0.2), tuned leave-one-channel-out on the IRC dev channels
+    (``python -m bench context --loco``)."""
 
     reply_chain: float = 0.4
     user_continuity: float = 0.15
-    time_decay: float = 0.2
+    time_decay: float = 0.25
     mention_relation: float = 0.15
     keyword_overlap: float = 0.1
 
@@ -162,20 +167,22 @@ class Params:
 
     Attributes:
         weights: signal weights.
-        threshold: least score kept (seed: ``relevance_threshold`` 0.3).
+        threshold: least score kept (seed ``relevance_threshold`` 0.3; 0.33 tuned with
+            ``time_decay`` 0.25 and ``half_life_s`` 1200 on the IRC dev channels).
         max_messages: most candidates kept (seed: ``max_context_messages`` 20).
         window_s: candidates older than this before the target are not considered
             (seed: ``time_window_hours`` 24); only applies when both turns have times.
-        half_life_s: time decay half-life, seconds (not in the seed).
-        half_life_turns: decay half-life in turns when times are missing (not in the seed).
+        half_life_s: time decay half-life, seconds (not in the seed; tuned as above).
+        half_life_turns: decay half-life in turns when times are missing (not in the seed;
+            60 tuned leave-one-channel-out on the IRC dev channels sent without times).
     """
 
     weights: Weights = field(default_factory=Weights)
-    threshold: float = 0.3
+    threshold: float = 0.33
     max_messages: int = 20
     window_s: float = 24 * 3600.0
-    half_life_s: float = 600.0
-    half_life_turns: float = 5.0
+    half_life_s: float = 1200.0
+    half_life_turns: float = 60.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -313,7 +320,7 @@ def _links(turns: Sequence[Turn], first: int, last: int, speakers: list[str | No
                 parents.append((asked, ANSWER_LINK))
             if own is not None:
                 parents.append((own, CONTINUITY_LINK))
-            if i > first and not addressed[i] and turn.id is None:
+            if i > first and not addressed[i]:
                 prev = i - 1
                 link = ASSISTANT_LINK
                 if turn.role != "assistant":
@@ -369,10 +376,14 @@ def _links(turns: Sequence[Turn], first: int, last: int, speakers: list[str | No
 
 def _chain(adjacency: list[list[tuple[int, float]]], source: int) -> dict[int, float]:
     """Best path strength (product of link strengths) from ``source`` to each reachable
-    turn: Dijkstra on ``-log(strength)``. A link weaker than :data:`WEAK_BELOW` (a guess:
-    adjacency) may end a path but never continues one, so a guess never bridges two
-    threads (measured on the IRC benchmark: precision 0.42 -> 0.47), except the source's
-    own topical guess (:data:`TOPICAL_LINK`), which picks the source's thread."""
+    turn: Dijkstra on ``-log(strength)``. A link weaker than :data:`WEAK_BELOW` is a
+    guess: it may end a path but never continues one, so a guess never bridges two
+    threads (IRC dev channels: precision 0.42 -> 0.47); an adjacency or mention guess
+    (no shared topic words) is taken from ``source`` only, a path of one link: it does
+    not add the neighbour of every thread member the graph reached (precision 0.510 ->
+    0.546 at -0.014 thread recall, the threshold then lowered to spend it). The source's
+    own topical guess (:data:`TOPICAL_LINK`) may be continued: it picks the source's
+    thread."""
     best: dict[int, float] = {source: 1.0}  # any path
     strong: dict[int, float] = {source: 1.0}  # paths that may go on
     heap: list[tuple[float, int]] = [(-1.0, source)]
@@ -382,6 +393,8 @@ def _chain(adjacency: list[list[tuple[int, float]]], source: int) -> dict[int, f
         if strength < strong[node]:
             continue
         for nxt, link in adjacency[node]:
+            if link < WEAK_BELOW and node != source and link != TOPICAL_LINK:
+                continue
             value = strength * link
             if value > best.get(nxt, 0.0):
                 best[nxt] = value

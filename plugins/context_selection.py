@@ -17,20 +17,28 @@ What goes upstream:
 - the last user message and everything after it (the current turn);
 - each message's optional ``memgate`` extension field removed, every other field as sent.
 
-Signals a group bot can send, all optional and OpenAI-compatible (the extension is removed
-before the request goes upstream):
+Signals a group bot can send, all optional, independent and OpenAI-compatible (the
+gateway removes the extension before the request goes upstream, on every key: the core's
+:func:`gateway.proxy.wire.without_extension`):
 
 - the speaker is the message's ``name`` (else its role);
 - mentions are parsed from the text (``@nick``, ``nick:`` / ``nick,`` at the start,
   CJK names and punctuation included: ``@小明``, ``小明：``); the bot's own names
   (``bot_names``) mean the assistant;
 - ``"memgate": {"id": str, "reply_to": str, "ts": ISO-8601 with offset,
-  "mentions": [str]}`` on any message: its id, the id of the message it replies to, when
-  it was sent, and the speakers it mentions explicitly. Without times the decay is by
-  position and there is no time window.
+  "mentions": [str]}`` on any message, every field optional (``{"ts": ...}`` alone is
+  fine): its id, the id of the message it replies to, when it was sent, and the speakers
+  it mentions explicitly. An explicit ``reply_to`` is a strong link; its absence says
+  nothing, and the inferred links are computed either way
+  (:mod:`plugins.context_scoring`). Without times the decay is by position and there is
+  no time window.
 
 A malformed ``memgate`` field is the client's error: a 400 naming the field
 (:class:`~gateway.sdk.RequestRejected`), nothing sent upstream.
+
+Never an empty context (seed 004 §5.1's fallback): when no earlier message reaches the
+threshold, the ``fallback_messages`` most recent go (``Plan.fallback``:
+``nothing_relevant``).
 
 Fallback (seed 004 §3.3/§10.1): a selection slower than ``build_budget_ms`` (``overrun``), any error or the chain's hook
 budget: the request goes with the most recent ``fallback_messages`` (seed: 10) earlier
@@ -100,24 +108,29 @@ class ContextWeights(PluginConfig):
 
     reply_chain: float = Field(0.4, ge=0, le=1, description="Reply chain (explicit, addressed and inferred links); seed 0.4.")
     user_continuity: float = Field(0.15, ge=0, le=1, description="Same speaker as the target; seed 0.15.")
-    time_decay: float = Field(0.2, ge=0, le=1, description="Recency (time, else position); seed 0.2.")
+    time_decay: float = Field(0.25, ge=0, le=1, description="Recency (time, else position); seed 0.2, 0.25 tuned "
+                              "leave-one-channel-out on the IRC dev channels (python -m bench context --loco).")
     mention_relation: float = Field(0.15, ge=0, le=1, description="Target mentions the speaker or is mentioned; seed 0.15.")
     keyword_overlap: float = Field(0.1, ge=0, le=1, description="IDF-weighted shared terms (CJK bigrams); seed 0.1.")
 
 
 class ContextSelectionConfig(PluginConfig):
     weights: ContextWeights = Field(default_factory=ContextWeights, description="Signal weights (seed 004 §3.2).")
-    relevance_threshold: float = Field(0.3, ge=0, le=1, description="Least score kept; seed 004 §6.1: 0.3.")
+    relevance_threshold: float = Field(0.33, ge=0, le=1, description="Least score kept; seed 004 §6.1: 0.3, 0.33 "
+                                       "tuned with time_decay 0.25 and time_half_life_s 1200.")
     max_context_messages: int = Field(20, ge=1, le=1000, description="Most earlier messages kept; seed 004 §6.1: 20.")
     time_window_s: float = Field(
         86_400.0, gt=0, description="Earlier messages older than this (by memgate.ts) are dropped; seed 004 "
         "time_window_hours 24.")
     time_half_life_s: float = Field(
-        600.0, gt=0, description="Half-life of the time decay, seconds (not in the seed: a reply's parent is a median "
-        "of 3 messages / about a minute back in the IRC benchmark; 10 min keeps a thread's last few minutes warm).")
+        1200.0, gt=0, description="Half-life of the time decay, seconds (not in the seed: a reply's parent is a "
+        "median of 3 messages / about a minute back in the IRC benchmark, a thread spans 10-20 minutes; 20 min "
+        "tuned leave-one-channel-out on its dev channels).")
     position_half_life: float = Field(
-        5.0, gt=0, description="Half-life of the decay in messages when times are missing (not in the seed).")
-    fallback_messages: int = Field(10, ge=1, le=1000, description="Most recent earlier messages sent on fallback; "
+        60.0, gt=0, description="Half-life of the decay in messages when times are missing (not in the seed; tuned "
+        "leave-one-channel-out on the IRC dev channels sent without times).")
+    fallback_messages: int = Field(10, ge=1, le=1000, description="Most recent earlier messages sent on fallback, "
+                                   "and when no earlier message scores as relevant (never an empty context); "
                                    "seed 004 §5.1: 10.")
     build_budget_ms: float = Field(
         50.0, gt=0, description="Selections slower than this fall back (overrun). The seed's 5 s timeout is for a "
@@ -204,7 +217,7 @@ def _turn(message: dict[str, Any], index: int, bot_names: Sequence[str]) -> Turn
     if unknown:
         raise InvalidExtension(f"{base}.{sorted(unknown)[0]}", "unknown field")
     ident = ext.get("id")
-    if not isinstance(ident, str) or not ident:
+    if ident is not None and (not isinstance(ident, str) or not ident):
         raise InvalidExtension(f"{base}.id", "must be a non-empty string")
     reply_to = ext.get("reply_to")
     if reply_to is not None and not isinstance(reply_to, str):
@@ -248,16 +261,19 @@ def _bot_mentions(turn: Turn, bot_names: Sequence[str]) -> Turn:
 
 
 def plan_request(messages: Sequence[dict[str, Any]], params: Params, bot_names: Sequence[str] = (),
-                 recent: int | None = None, max_candidates: int = 500) -> Plan:
+                 recent: int | None = None, max_candidates: int = 500, floor: int = 10) -> Plan:
     """The messages to send (module docstring). ``recent``: instead of scoring, keep the
     ``recent`` most recent earlier units (the fallback). Only the ``max_candidates`` most
-    recent earlier units are scored; older ones are dropped.
+    recent earlier units are scored; older ones are dropped. When the selection keeps
+    nothing while earlier units exist, the ``floor`` most recent go instead (seed 004
+    §5.1/§10.1: never an empty context; ``Plan.fallback`` is ``nothing_relevant``).
 
     Raises:
         InvalidExtension: a malformed ``memgate`` field (not when ``recent`` is given:
             the fallback only removes the field).
     """
     target = None
+    empty: str | None = None
     for i in range(len(messages) - 1, -1, -1):
         if messages[i].get("role") == "user":
             target = i
@@ -276,6 +292,8 @@ def plan_request(messages: Sequence[dict[str, Any]], params: Params, bot_names: 
             _turn(messages[i], i, bot_names)  # validate every extension
         selection = select_context([*turns, goal], len(turns), params)
         kept_units = [units[k] for k in selection.kept]
+        if not kept_units and units and floor > 0:
+            kept_units, empty = units[-floor:], "nothing_relevant"
     keep = {i for u in kept_units for i in u}
     out: list[dict[str, Any]] = []
     dropped: list[int] = []
@@ -286,7 +304,7 @@ def plan_request(messages: Sequence[dict[str, Any]], params: Params, bot_names: 
             dropped.append(i)
     scores = {units[k][0]: v for k, v in selection.scores.items()} if selection is not None else {}
     return Plan(out, selection, len(all_units), tuple(dropped), target, tuple(sorted(u[0] for u in kept_units)), scores,
-                _refs(messages))
+                _refs(messages), empty)
 
 
 def _refs(messages: Sequence[dict[str, Any]]) -> dict[int, str]:
@@ -368,10 +386,11 @@ class ContextSelection:
         messages = request.messages
         try:
             if len(messages) > THREAD_ABOVE or _chars(messages) > THREAD_CHARS:
-                plan = await asyncio.to_thread(
-                    plan_request, messages, self.params, self.config.bot_names, None, self.config.max_candidates)
+                plan = await asyncio.to_thread(plan_request, messages, self.params, self.config.bot_names, None,
+                                               self.config.max_candidates, self.config.fallback_messages)
             else:
-                plan = plan_request(messages, self.params, self.config.bot_names, None, self.config.max_candidates)
+                plan = plan_request(messages, self.params, self.config.bot_names, None, self.config.max_candidates,
+                                    self.config.fallback_messages)
         except InvalidExtension as exc:
             raise RequestRejected(f"invalid memgate extension: {exc}", param=exc.param) from None
         elapsed = time.perf_counter() - started
@@ -381,7 +400,7 @@ class ContextSelection:
         self.metrics.inc("memgate_context_builds_total", outcome="selected")
         selection = plan.selection
         if selection is not None:
-            self.metrics.observe("memgate_context_kept_messages", len(selection.kept))
+            self.metrics.observe("memgate_context_kept_messages", len(plan.kept))
             if selection.kept:
                 self.metrics.observe("memgate_context_mean_relevance", selection.mean_score)
         if plan.dropped:

@@ -125,7 +125,8 @@ def test_the_extension_is_removed_and_every_other_field_kept():
 
 @pytest.mark.parametrize("ext, param", [
     ("x", "messages.8.memgate"),
-    ({"reply_to": "a"}, "messages.8.memgate.id"),
+    ({"id": "", "reply_to": "a"}, "messages.8.memgate.id"),
+    ({"id": 7}, "messages.8.memgate.id"),
     ({"id": "a", "ts": "2025-03-01T10:00:00"}, "messages.8.memgate.ts"),
     ({"id": "a", "ts": "yesterday"}, "messages.8.memgate.ts"),
     ({"id": "a", "mentions": "bob"}, "messages.8.memgate.mentions"),

@@ -86,9 +86,67 @@ def test_stream_sends_the_thread_of_the_last_message_only(gateway, upstream):
     assert upstream.chat_requests()[-1].json["messages"] == SELECTED
 
 
-def test_a_key_without_the_plugin_sends_everything_as_it_came(gateway, upstream):
+def bare(messages):
+    return [{k: v for k, v in m.items() if k != "memgate"} for m in messages]
+
+
+def test_a_key_without_the_plugin_sends_everything_but_the_extension(gateway, upstream):
     client(gateway, BOB_KEY).chat.completions.create(model="gpt-4o", messages=copy.deepcopy(GROUP))
-    assert upstream.chat_requests()[-1].json["messages"] == GROUP
+    assert upstream.chat_requests()[-1].json["messages"] == bare(GROUP)
+    assert b"memgate" not in upstream.chat_requests()[-1].body
+
+
+def test_the_extension_never_goes_upstream_with_no_plugin_at_all(start_gateway, upstream):
+    """No chain at all (the client's bytes would go as sent), stream and not: the
+    extension field is still removed, whatever its shape, every other field as sent."""
+    gw = start_gateway(plugins=[], clients=CLIENTS[1:])
+    messages = copy.deepcopy(GROUP)
+    messages[2]["memgate"] = "not even an object"
+    client(gw, BOB_KEY).chat.completions.create(model="gpt-4o", messages=messages, temperature=0.5)
+    sent = upstream.chat_requests()[-1].json
+    assert sent["messages"] == bare(GROUP) and sent["temperature"] == 0.5
+    upstream.enqueue(SSEReply())
+    with client(gw, BOB_KEY).chat.completions.with_streaming_response.create(
+        model="gpt-4o", messages=copy.deepcopy(GROUP), stream=True
+    ) as response:
+        list(response.parse())
+    assert upstream.chat_requests()[-1].json["messages"] == bare(GROUP)
+
+
+def test_the_extension_never_goes_upstream_on_the_responses_api(start_gateway, upstream):
+    gw = start_gateway(plugins=plugin_entry(), clients=CLIENTS)
+    items = [{"type": "message", "role": "user", "content": "hi", "memgate": {"id": "m1", "ts": "2025-03-01T12:00:00Z"}},
+             {"role": "user", "content": "@Kiki hello", "memgate": {"id": "m2", "reply_to": "m1"}}]
+    for key in (ALICE_KEY, BOB_KEY):
+        client(gw, key).responses.create(model="gpt-4.1", input=copy.deepcopy(items))
+        sent = upstream.responses_requests()[-1].json
+        assert sent["input"] == [{"type": "message", "role": "user", "content": "hi"},
+                                 {"role": "user", "content": "@Kiki hello"}]
+
+
+def test_every_extension_field_is_optional_a_ts_only_extension_is_accepted(gateway, upstream):
+    """Only times, only ids, ids and mentions, nothing: each accepted, and the links are
+    inferred whatever is sent (bob's own problem is kept; the lunch talk between alice and
+    carol, addressed to each other, is not)."""
+    def only(*fields):
+        return [{**m, "memgate": {f: m["memgate"][f] for f in fields if f in m["memgate"]}} if "memgate" in m else m
+                for m in GROUP]
+
+    for messages in (only("ts"), only("id"), only("id", "mentions"), bare(GROUP)):
+        client(gateway).chat.completions.create(model="gpt-4o", messages=copy.deepcopy(messages))
+        sent = upstream.chat_requests()[-1].json["messages"]
+        assert sent[0] == SYSTEM and sent[-1] == bare(GROUP)[-1]
+        assert bare(GROUP)[2] in sent  # bob's problem
+        assert bare(GROUP)[3] not in sent and bare(GROUP)[5] not in sent  # "alice: ...", "carol: ..."
+    # dave's fix names bob in its mentions: linked to him with no reply link
+    client(gateway).chat.completions.create(model="gpt-4o", messages=copy.deepcopy(only("id", "mentions", "ts")))
+    assert bare(GROUP)[4] in upstream.chat_requests()[-1].json["messages"]
+
+
+def test_a_selection_that_keeps_nothing_sends_the_recent_messages_never_an_empty_context(start_gateway, upstream):
+    gw = start_gateway(plugins=plugin_entry(relevance_threshold=1.0, fallback_messages=2), clients=CLIENTS)
+    client(gw).chat.completions.create(model="gpt-4o", messages=copy.deepcopy(GROUP))
+    assert upstream.chat_requests()[-1].json["messages"] == [SYSTEM, *bare(GROUP[5:])]
 
 
 def test_a_malformed_extension_is_a_400_naming_the_field(start_gateway, upstream):

@@ -241,3 +241,39 @@ def test_a_group_key_on_the_responses_api_is_refused_naming_input(bot, upstream)
         client.responses.create(model="gpt-4o-mini", input="hi, I'm alice", user="g1")
     assert caught.value.body["param"] == "input" and "chat/completions" in caught.value.body["message"]
     assert upstream.responses_requests() == []
+
+
+async def _mcp_texts(gw, key, user_id):
+    """Texts ``list_memories`` returns over MCP for the group key acting as ``user_id``."""
+    from tests.test_mcp import call, http_session
+
+    async with http_session(gw, key, **{"x-memgate-user": quote(user_id, safe="")}) as session:
+        listed = await call(session, "list_memories")
+    return sorted(m["text"] for m in listed["items"])
+
+
+def test_speakers_are_reachable_by_api_and_mcp_and_forgetting_the_group_forgets_them(start_gateway, upstream):
+    """The README's way (X-Memgate-User: groupbot%2Falice on the group key) reaches a
+    speaker's memories over REST and MCP; an admin forget of the namespace ``groupbot``
+    erases every speaker's, and nobody else's."""
+    import asyncio
+
+    from tests.support.gateway import ADMIN_KEY
+
+    memorize = {"mode": "verbatim", "queue": {"key_prefix": "q" + uuid.uuid4().hex[:10]}}
+    admin = {"key": ADMIN_KEY, "user_id": "ops", "admin": True, "key_id": "ops"}
+    bot = Bot(start_gateway(clients=[*CLIENTS, admin], plugins=[*RECALL, {"name": "memorize", "config": memorize}]))
+    bot.ask([SYSTEM, said("alice", BIKE), said("bob", VIOLIN)], user="g9")
+    bot.wait_for("groupbot/alice", BIKE)
+    bot.wait_for("groupbot/bob", VIOLIN)
+    assert asyncio.run(_mcp_texts(bot.gw, GROUP_KEY, "groupbot/alice")) == [BIKE]
+    other = httpx.post(bot.gw.url + "/v1/memories", json={"text": "a backend note", "type": "semantic", "scope": "profile"},
+                       headers={"authorization": f"Bearer {SERVICE_KEY}", "x-memgate-user": "groupbotter"}, timeout=30)
+    assert other.status_code in (200, 201), other.text
+    forgot = httpx.post(bot.gw.url + "/v1/admin/users/groupbot/forget",
+                        headers={"authorization": f"Bearer {ADMIN_KEY}"}, timeout=60)
+    assert forgot.status_code == 200, forgot.text
+    assert forgot.json()["deleted"] == 2
+    assert bot.memories("groupbot/alice") == [] and bot.memories("groupbot/bob") == []
+    assert asyncio.run(_mcp_texts(bot.gw, GROUP_KEY, "groupbot/bob")) == []
+    assert [t for t, _, _ in bot.memories("groupbotter", key=SERVICE_KEY)] == ["a backend note"]

@@ -6,7 +6,9 @@ The path of one request (docs/architecture.md):
    (service keys may name the end user; a group key acts as the speaker of the last user
    message, :mod:`gateway.speakers`), check the model is allowed;
 2. request phase: the principal's plugin chain rewrites a :class:`ChatRequest` under
-   the chain's budgets; an unchanged request is forwarded as the client's exact bytes;
+   the chain's budgets; the messages' ``memgate`` extension field is then removed
+   (:func:`~gateway.proxy.wire.without_extension`, on every key, plugins or not); an
+   unchanged request without it is forwarded as the client's exact bytes;
 3. upstream call on the pooled client of the upstream routed by model; error statuses
    come back unchanged (status, body, rate-limit headers);
 4. non-stream: body relayed byte for byte unless a response filter changed it; stream:
@@ -42,7 +44,7 @@ from gateway.proxy.model_route import Prepared as RoutePrepared
 from gateway.proxy.principal import Principal
 from gateway.proxy.relay import RelayState, error_event, relay_events, relay_passthrough
 from gateway.proxy.upstream import relay_headers
-from gateway.proxy.wire import ChatRequest
+from gateway.proxy.wire import ChatRequest, without_extension
 from gateway.speakers import resolve_speaker
 
 __all__ = ["ChatCompletions"]
@@ -103,6 +105,9 @@ class ChatCompletions(ModelRoute):
         if chain.rewriters and parsed is not None:
             result = await chain.rewrite(call, parsed)
             out_body = None if result is parsed else result.to_body()
+        stripped = without_extension((out_body if out_body is not None else body).get("messages"))
+        if stripped is not None:  # the gateway's extension field never goes upstream, plugins or not
+            out_body = {**(out_body if out_body is not None else body), "messages": stripped}
         strip_usage = False
         if stream and self._config.upstream.request_stream_usage:
             options = body.get("stream_options")

@@ -6,7 +6,10 @@ chain's chat-shaped view of the request (:mod:`.responses_wire`: memories end up
 ``instructions``), the upstream call (``POST {upstream}/responses``), the reply relayed,
 completion observers (memorization) after it. Differences, all from the wire format:
 
-- idle (no edit, no gateway tool): the request goes as the client's bytes and the reply
+- an input item's ``memgate`` extension field (the chat messages' one, README "Group
+  chats") is removed before the upstream, on every key; the chain's view does not carry
+  it (group keys and their per-message signals are chat-only);
+- idle (no edit, no gateway tool, no extension field): the request goes as the client's bytes and the reply
   comes back byte for byte, stream events included (``event:`` and ``data:`` lines,
   ``sequence_number`` order, no ``[DONE]``: the API sends none); the gateway asks for no
   usage chunk (every ``response.completed`` carries ``usage``);
@@ -70,6 +73,7 @@ from gateway.proxy.responses_wire import (
 )
 from gateway.proxy.sse import SSEDecoder
 from gateway.proxy.upstream import UpstreamPool, UpstreamResponse, forward_headers, relay_headers
+from gateway.proxy.wire import without_extension
 from gateway.sdk import CallContext
 from gateway.settings import SettingsService
 from gateway.telemetry import Telemetry
@@ -233,6 +237,9 @@ class Responses(ModelRoute):
         if chain.rewriters and view is not None:
             result = await chain.rewrite(call, view.request)
             out = apply_edits(body, view, result, call.injection)
+        stripped = without_extension((out if out is not None else body).get("input"))
+        if stripped is not None:  # the gateway's extension field never goes upstream, plugins or not
+            out = {**(out if out is not None else body), "input": stripped}
         loop = ToolLoop.for_call(chain, call, out if out is not None else body, self._telemetry)
         data = raw if out is None else dumps(out)
         return Prepared(call, chain, accepted.model, accepted.stream, data, loop,

@@ -17,7 +17,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ['ChatRequest', 'Chunk', 'message_text']
+__all__ = ['EXTENSION_FIELD', 'ChatRequest', 'Chunk', 'message_text', 'without_extension']
+
+#: The per-message field a client may add for the gateway's own use (README "Group chats":
+#: ids, reply links, times, mentions). It is not part of the OpenAI API, so it never goes
+#: upstream: strict upstreams reject unknown message fields.
+EXTENSION_FIELD = "memgate"
 
 
 class ChatRequest(BaseModel):
@@ -64,6 +69,17 @@ def message_text(message: dict[str, Any]) -> str:
             if isinstance(part, dict) and part.get("type") == "text"
         )
     return ""
+
+
+def without_extension(items: Any) -> list[Any] | None:
+    """``items`` (messages, or Responses input items) with :data:`EXTENSION_FIELD` removed
+    from each object that has it; None when ``items`` is not a list or none has it (send
+    as is). Other fields, and objects without the field, are the same objects. Linear in
+    the number of items."""
+    if not isinstance(items, list) or not any(isinstance(m, dict) and EXTENSION_FIELD in m for m in items):
+        return None
+    return [{k: v for k, v in m.items() if k != EXTENSION_FIELD} if isinstance(m, dict) and EXTENSION_FIELD in m
+            else m for m in items]
 
 
 _USAGE_OBJECT = re.compile(rb'"usage"\s*:\s*\{')
