@@ -37,8 +37,8 @@ from litestar.di import NamedDependency, Provide
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromPath, JSONBody, QueryParameter
 
-from gateway.errors import NotFound, PermissionDenied, UnprocessableInput
-from gateway.lorebook.model import Lorebook, LoreEntry
+from gateway.errors import InvalidRequest, NotFound, PermissionDenied, UnprocessableInput
+from gateway.lorebook.model import Lorebook, LoreEntry, book_problem, entry_problem
 from gateway.lorebook.repository import LorebookRepository
 from gateway.lorebook.sillytavern import LorebookFormatError, export_world_info, import_lorebook
 from gateway.lorebook.upload import BookSummary, EntryBody, ImportReport, LorebookUpload
@@ -64,6 +64,14 @@ def _owner(principal: Principal, scope: LorebookScope) -> str | None:
     return None
 
 
+def _check_book(entries: Any) -> None:
+    """400 naming the field when a book breaks a size or regex limit
+    (:func:`gateway.lorebook.model.book_problem`); checked before anything is written."""
+    problem = book_problem(entries)
+    if problem is not None:
+        raise InvalidRequest(problem[1], param=problem[0])
+
+
 class LorebooksController(Controller):
     """The caller's lorebooks (module docstring)."""
 
@@ -87,6 +95,7 @@ class LorebooksController(Controller):
             imported = import_lorebook(data.root.model_dump(exclude_unset=True))
         except LorebookFormatError as exc:
             raise UnprocessableInput(f"not a lorebook: {exc}", param="body") from None
+        _check_book(zip(imported.places, imported.entries, strict=True))
         book = Lorebook(
             id=book_id or "lb_" + uuid.uuid4().hex[:16], name=name or imported.name,
             friend_id=principal.friend_id, user_id=owner, entries=tuple(imported.entries),
@@ -148,7 +157,15 @@ class LorebooksController(Controller):
     ) -> dict[str, Any]:
         owner = _owner(principal, book_scope)
         entry = LoreEntry.model_validate({**data.model_dump(exclude={"id"}), "id": entry_id})
-        book = await lorebooks.put_entry(principal.friend_id, owner, book_id, entry) if re.match(BOOK_ID, book_id) else None
+        problem = entry_problem(entry, "")
+        if problem is not None:
+            raise InvalidRequest(problem[1], param=problem[0])
+
+        def check(book: Lorebook) -> None:
+            _check_book((e.id if e.id == entry_id else f"entries.{e.id}", e) for e in book.entries)
+
+        book = (await lorebooks.put_entry(principal.friend_id, owner, book_id, entry, check)
+                if re.match(BOOK_ID, book_id) else None)
         if book is None:
             raise NotFound(f"no lorebook {book_id!r} in scope {book_scope}", param="id")
         return entry.model_dump(mode="json", by_alias=True)

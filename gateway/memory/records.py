@@ -22,7 +22,7 @@ from gateway.errors import InvalidRequest
 from gateway.json_input import value_depth
 from gateway.memory.ids import MEMORY_ID_PATTERN
 
-__all__ = ['MAX_BASED_ON', 'MAX_KEYWORDS', 'KeywordList', 'MAX_KEYWORD_CHARS', 'MAX_METADATA_BYTES', 'MAX_METADATA_DEPTH', 'MAX_TENANT_ID_CHARS', 'STORED', 'JsonBoolean', 'JsonDateTime', 'JsonInteger', 'JsonNumber', 'MemoryPage', 'MemoryPatch', 'MemoryRecord', 'MemoryType', 'Metadata', 'NewMemory', 'Scope', 'ScoredMemory', 'Source', 'Tenant', 'UnitNumber', 'build_record', 'check_metadata', 'check_tenant_id', 'embedded_views', 'indexed_text', 'profile_topic', 'tenant_id_problem', 'visible_to']
+__all__ = ['MAX_BASED_ON', 'MAX_KEYWORDS', 'MAX_KEYWORD_CHARS', 'MAX_METADATA_BYTES', 'MAX_METADATA_DEPTH', 'MAX_TENANT_ID_CHARS', 'STORED', 'JsonBoolean', 'JsonDateTime', 'JsonInteger', 'JsonNumber', 'KeywordList', 'MemoryPage', 'MemoryPatch', 'MemoryRecord', 'MemoryType', 'Metadata', 'NewMemory', 'Scope', 'ScoredMemory', 'Source', 'Tenant', 'UnitNumber', 'build_record', 'check_metadata', 'check_tenant_id', 'embedded_views', 'indexed_text', 'profile_topic', 'tenant_id_problem', 'visible_to']
 
 MAX_TENANT_ID_CHARS = 256
 #: ``metadata`` limits, checked when the request is validated (before any embedding):
@@ -302,7 +302,7 @@ class MemoryRecord(_Model):
 
     @model_validator(mode="after")
     def _limits(self, info: ValidationInfo) -> MemoryRecord:
-        return _check_lists(self, info)  # type: ignore[no-any-return]
+        return _check_lists(self, info)
 
 
 class ScoredMemory(_Model):
