@@ -27,6 +27,7 @@ field at fault.
 
 from __future__ import annotations
 
+import asyncio
 import re
 import uuid
 from typing import Annotated, Any, Literal
@@ -40,8 +41,8 @@ from litestar.params import FromPath, JSONBody, QueryParameter
 from gateway.errors import InvalidRequest, NotFound, PermissionDenied, UnprocessableInput
 from gateway.lorebook.model import Lorebook, LoreEntry, book_problem, entry_problem
 from gateway.lorebook.repository import LorebookRepository
-from gateway.lorebook.sillytavern import LorebookFormatError, export_world_info, import_lorebook
-from gateway.lorebook.upload import BookSummary, EntryBody, ImportReport, LorebookUpload
+from gateway.lorebook.sillytavern import Imported, LorebookFormatError, export_world_info, import_lorebook
+from gateway.lorebook.upload import BookSummary, CardIn, EntryBody, ImportReport, LorebookUpload
 from gateway.memory_api import errors, json_body_guard, provide_principal
 from gateway.proxy.principal import Principal
 
@@ -64,6 +65,26 @@ def _owner(principal: Principal, scope: LorebookScope) -> str | None:
     return None
 
 
+async def _imported(data: LorebookUpload) -> Imported:
+    """The upload mapped and checked (:func:`_check_book`); a book of more than
+    :data:`INLINE_ENTRIES` entries is mapped in a worker thread (linear, but pure Python)."""
+    def run() -> Imported:
+        try:
+            imported = import_lorebook(data.root.model_dump(exclude_unset=True))
+        except LorebookFormatError as exc:
+            raise UnprocessableInput(f"not a lorebook: {exc}", param="body") from None
+        _check_book(zip(imported.places, imported.entries, strict=True))
+        return imported
+
+    root = data.root
+    entries = root.data.character_book.entries if isinstance(root, CardIn) else root.entries
+    return await asyncio.to_thread(run) if len(entries) > INLINE_ENTRIES else run()
+
+
+#: Lorebook imports with more entries are mapped off the event loop.
+INLINE_ENTRIES = 200
+
+
 def _check_book(entries: Any) -> None:
     """400 naming the field when a book breaks a size or regex limit
     (:func:`gateway.lorebook.model.book_problem`); checked before anything is written."""
@@ -83,6 +104,7 @@ class LorebooksController(Controller):
     @post("/", summary="Import a SillyTavern World Info lorebook", status_code=201, responses=errors(403, 413, 422))
     async def import_book(
         self,
+        state: State,
         data: JSONBody[LorebookUpload],
         principal: NamedDependency[Principal],
         lorebooks: NamedDependency[Any],
@@ -91,11 +113,8 @@ class LorebooksController(Controller):
         name: Annotated[str | None, QueryParameter(max_length=200)] = None,
     ) -> ImportReport:
         owner = _owner(principal, book_scope)
-        try:
-            imported = import_lorebook(data.root.model_dump(exclude_unset=True))
-        except LorebookFormatError as exc:
-            raise UnprocessableInput(f"not a lorebook: {exc}", param="body") from None
-        _check_book(zip(imported.places, imported.entries, strict=True))
+        async with state.memory_api.bulk.slot(principal.user_id):  # one bulk call per user at a time
+            imported = await _imported(data)
         book = Lorebook(
             id=book_id or "lb_" + uuid.uuid4().hex[:16], name=name or imported.name,
             friend_id=principal.friend_id, user_id=owner, entries=tuple(imported.entries),

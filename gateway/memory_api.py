@@ -31,7 +31,7 @@ envelope: bad input 400/413/422, unknown id 404, Redis down 503 (recovers by its
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
 from litestar import Controller, Request, delete, get, patch, post, put
@@ -45,6 +45,7 @@ from litestar.response import Response, Stream
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, RootModel, Tag, ValidationError
 
 from gateway.errors import InvalidRequest, MethodNotAllowed, NotFound, PermissionDenied, UnprocessableInput
+from gateway.fair_share import INGEST, FairShare
 from gateway.json_input import check_json_body, decode_utf8
 from gateway.lorebook.model import LoreEntry
 from gateway.lorebook.upload import BookSummary, EntryBody, ImportReport, LorebookUpload
@@ -181,6 +182,9 @@ class MemoryApi:
     forget_user: Callable[[str], Awaitable[int]]
     settings: SettingsService
     ingester_for: Callable[[Principal], Any] = lambda _principal: None
+    #: Slots of bulk work (conversation ingests, lorebook and admin imports): one at a
+    #: time per user, four per process (:data:`gateway.fair_share.INGEST`).
+    bulk: FairShare = field(default_factory=lambda: FairShare(*INGEST))
 
 
 def _api(state: State) -> MemoryApi:
@@ -290,7 +294,8 @@ class MemoriesController(Controller):
             raise NotFound("conversation ingest needs the memorize plugin enabled for this key")
         if tenant.friend_id is None:
             raise UnprocessableInput("conversation ingest needs a friend: the key has no friend_id", param="friend_id")
-        return await ingester.ingest(tenant, data.root)
+        async with _api(state).bulk.slot(tenant.user_id):  # one bulk call per user at a time
+            return await ingester.ingest(tenant, data.root)
 
     @post("/search", summary="Search the caller's memories", status_code=200, responses=errors(413, 422))
     async def search_memories(self, tenant: NamedDependency[Tenant], store: NamedDependency[Any], data: JSONBody[SearchRequest]) -> SearchResponse:
@@ -420,8 +425,9 @@ class AdminUsersController(Controller):
         user_id, action = admin_target(target, ("import", "forget"), "POST")
         if action == "forget":
             return ForgetResult(user_id=user_id, deleted=await _api(state).forget_user(user_id))
-        records = parse_jsonl(await request.body(), user_id)
-        return ImportResult(imported=await store.import_records(records))
+        async with _api(state).bulk.slot(user_id):
+            records = parse_jsonl(await request.body(), user_id)
+            return ImportResult(imported=await store.import_records(records))
 
     @put("/{target:path}", summary="PUT {user_id}/settings?friend_id=F: change a user's memory settings",
          responses=errors(403, 404), description="Body: SettingsPatch (null: back to the default); "

@@ -2,8 +2,11 @@
 
 Concurrent callers (recall queries, memorization jobs) each call ``embed_many``; their
 texts wait in one bounded FIFO and a single consumer task sends them to the inner
-embedder in micro-batches: at most ``batch_max`` texts per call (whole requests, never
-split; a request larger than ``batch_max`` goes alone), one forward pass per call, which
+embedder in micro-batches: at most ``batch_max`` texts per call (whole requests; a
+request larger than ``batch_max`` is cut into pieces of ``batch_max`` texts, each queued
+only once the one before it is embedded, so a bulk caller, e.g. a conversation ingest of
+hundreds of turns, holds the model for one batch at a time and other callers' texts go
+in between), one forward pass per call, which
 the inner embedder runs in its worker thread, off the event loop. One batch runs at a
 time (the local models have one inference thread); texts that arrive meanwhile form the
 next batch, so under load batches fill by themselves. When the model is idle the first
@@ -112,6 +115,14 @@ class BatchingEmbedder:
                 f"embedding queue full: {self._queued_texts} texts wait "
                 f"(memory.embedding.queue_max={self.queue_max})"
             )
+        if len(texts) > self.batch_max:  # one piece at a time: others' texts go in between
+            pieces = [await self._queued(texts[at:at + self.batch_max]) for at in range(0, len(texts), self.batch_max)]
+            return np.concatenate(pieces)
+        return await self._queued(texts)
+
+    async def _queued(self, texts: Sequence[str]) -> np.ndarray:
+        if self._closed:
+            raise MemoryUnavailable("the embedder is closed")
         loop = self._start()
         request = _Request(list(texts), loop.create_future(), loop.time())
         self._queue.append(request)
