@@ -94,7 +94,8 @@ async def tenant_b(client: Any, stop: asyncio.Event, concurrency: int) -> tuple[
             r = await client.post("/v1/chat/completions", json=chat_body(f"Any tips for hiking? {uuid.uuid4().hex[:8]}"),
                                   headers=headers("tenant-b"))
             latencies.append((time.perf_counter() - started) * 1000)
-            statuses[str(r.status_code) + (" degraded" if r.headers.get("x-memgate-degraded") else "")] += 1
+            degraded = r.headers.get("x-memgate-degraded")
+            statuses[str(r.status_code) + (f" degraded {degraded}" if degraded else "")] += 1
 
     await asyncio.gather(*(one() for _ in range(concurrency)))
     return latencies, statuses
