@@ -12,7 +12,8 @@ yield the event loop (chunked, or off the loop in a thread) so that requests tha
 slot (ordinary chats) keep their latency.
 
 Limits in force (README "Limits"): :data:`INGEST` for conversation ingests and imports,
-world-book scans off the loop per plugin instance (``plugins.world_book``).
+:data:`WRITES` for single memory writes, world-book scans off the loop per plugin
+instance (``plugins.world_book``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-__all__ = ["INGEST", "FairShare"]
+__all__ = ["INGEST", "WRITES", "FairShare"]
 
 
 class FairShare:
@@ -63,3 +64,6 @@ class FairShare:
 #: Conversation ingests (``POST /v1/memories`` with ``messages``) and imports (lorebooks,
 #: admin JSONL) of one gateway process: one at a time per tenant, four overall.
 INGEST = (1, 4)
+#: Single memory writes through the memory API (embedding plus an index write whose size
+#: grows with the text and keywords): two at a time per tenant, sixteen overall.
+WRITES = (2, 16)

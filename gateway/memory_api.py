@@ -45,7 +45,7 @@ from litestar.response import Response, Stream
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, RootModel, Tag, ValidationError
 
 from gateway.errors import InvalidRequest, MethodNotAllowed, NotFound, PermissionDenied, UnprocessableInput
-from gateway.fair_share import INGEST, FairShare
+from gateway.fair_share import INGEST, WRITES, FairShare
 from gateway.json_input import check_json_body, decode_utf8
 from gateway.lorebook.model import LoreEntry
 from gateway.lorebook.upload import BookSummary, EntryBody, ImportReport, LorebookUpload
@@ -185,6 +185,9 @@ class MemoryApi:
     #: Slots of bulk work (conversation ingests, lorebook and admin imports): one at a
     #: time per user, four per process (:data:`gateway.fair_share.INGEST`).
     bulk: FairShare = field(default_factory=lambda: FairShare(*INGEST))
+    #: Slots of single memory writes (``POST /v1/memories`` with a NewMemory, ``PATCH``):
+    #: two at a time per user, sixteen per process (:data:`gateway.fair_share.WRITES`).
+    writes: FairShare = field(default_factory=lambda: FairShare(*WRITES))
 
 
 def _api(state: State) -> MemoryApi:
@@ -288,7 +291,8 @@ class MemoriesController(Controller):
         store: NamedDependency[Any], data: JSONBody[MemoryBody],
     ) -> MemoryRecord | IngestResult:
         if isinstance(data.root, NewMemory):
-            return await store.add(tenant, data.root)
+            async with _api(state).writes.slot(tenant.user_id):
+                return await store.add(tenant, data.root)
         ingester = _api(state).ingester_for(principal)
         if ingester is None:
             raise NotFound("conversation ingest needs the memorize plugin enabled for this key")
@@ -314,9 +318,11 @@ class MemoriesController(Controller):
 
     @patch("/{memory_id:str}", summary="Change a memory (re-embedded if its text changes)", responses=errors(404, 413, 422))
     async def patch_memory(
-        self, tenant: NamedDependency[Tenant], store: NamedDependency[Any], memory_id: MemoryId, data: JSONBody[MemoryPatch]
+        self, state: State, tenant: NamedDependency[Tenant], store: NamedDependency[Any], memory_id: MemoryId,
+        data: JSONBody[MemoryPatch],
     ) -> MemoryRecord:
-        return await store.update(tenant, memory_id, data)
+        async with _api(state).writes.slot(tenant.user_id):
+            return await store.update(tenant, memory_id, data)
 
     @delete("/{memory_id:str}", summary="Erase a memory", status_code=204, responses=errors(404))
     async def delete_memory(self, tenant: NamedDependency[Tenant], store: NamedDependency[Any], memory_id: MemoryId) -> None:
