@@ -22,7 +22,9 @@ Writes to ``scope=role`` need an admin or service key (403 otherwise); reads of 
 only name the caller's role. Entry edits are read-modify-write (last writer wins).
 
 Errors use the OpenAI envelope: a body that is not one of those shapes is 400 naming the
-field at fault.
+field at fault; so is a book over the size limits or with a regex key RE2 cannot run
+(:func:`gateway.lorebook.model.book_problem`, checked before anything is written). An
+import takes the caller's bulk slot (:mod:`gateway.fair_share`: one at a time per user).
 """
 
 from __future__ import annotations
