@@ -40,6 +40,15 @@ Its sticky / cooldown state is kept in Redis for a week after its last request.
 ``random_seed`` makes probability and group draws reproducible per (conversation, chat
 length); unset, they use the system's randomness.
 
+Untrusted books: regex keys run on RE2 (linear time, :func:`gateway.sdk.parse_regex_key`);
+a request whose regex work (regex keys x scanned characters) is over ``max_scan_work``,
+or whose books hold more than ``max_entries`` entries, goes on without world-book entries
+(``x-memgate-degraded`` ``world_book:scan_budget`` / ``too_large``); an activation of more
+than :data:`INLINE_SCAN_WORK` character-passes runs in a thread (at most
+``scans_per_user`` per user, ``scans_total`` in all: :class:`gateway.sdk.FairShare`) and
+fails open past ``scan_timeout_ms`` (``world_book:scan_timeout``). Only that request is
+affected.
+
 Costs per request: two Redis round trips (versions, timed state) plus one write when a
 timed effect changes; activation linear in the scanned text and the candidate entries
 (``python -m bench worldbook``); with semantic entries, one query embedding (its Redis
