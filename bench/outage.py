@@ -5,7 +5,9 @@ A real gateway (in-process, loopback port) with ``auto_recall``, ``hybrid_inject
 ``memorize`` (verbatim, one in-serve worker) on its own redis-server (unix socket, AOF
 ``always``); the upstream is the model double. ``--concurrency`` clients send chat
 requests, each a new user message, for ``--seconds``; Redis is stopped ``--stop-at``
-seconds in for ``--stop-for`` seconds and started again on the same files. Then the
+seconds in for ``--stop-for`` seconds and started again on the same files, or with
+``--pause`` stalled instead (SIGSTOP, then SIGCONT: connections stay open and the
+commands sent meanwhile run when it resumes, the case where a claim's reply is lost). Then the
 gateway drains its buffer and queue (the backlog's speed is the worker's: one in-serve
 worker), and the turns stored are counted against the requests answered 200 (accepted).
 """
@@ -29,7 +31,8 @@ from tests.support.loopback import LoopbackServer
 from tests.support.upstream_double import UpstreamDouble
 
 
-async def load(url: str, seconds: float, concurrency: int, redis: StoppableRedis, stop_at: float, stop_for: float) -> dict:
+async def load(url: str, seconds: float, concurrency: int, redis: StoppableRedis, stop_at: float, stop_for: float,
+               pause: bool = False) -> dict:
     accepted = errors = 0
     started = time.monotonic()
 
@@ -46,9 +49,9 @@ async def load(url: str, seconds: float, concurrency: int, redis: StoppableRedis
 
     async def outage() -> None:
         await asyncio.sleep(stop_at)
-        await asyncio.to_thread(redis.stop)
+        await asyncio.to_thread(redis.pause if pause else redis.stop)
         await asyncio.sleep(stop_for)
-        await asyncio.to_thread(redis.start)
+        await asyncio.to_thread(redis.resume if pause else redis.start)
 
     await asyncio.gather(outage(), *(client() for _ in range(concurrency)))
     return {"accepted": accepted, "errors": errors}
@@ -79,7 +82,8 @@ async def wait_drained(gateway: GatewayServer, memorization: object, timeout_s: 
 @click.option("--stop-at", default=5.0, show_default=True, help="Seconds into the load when Redis stops.")
 @click.option("--stop-for", default=6.0, show_default=True, help="Seconds Redis stays down.")
 @click.option("--drain-timeout", default=900.0, show_default=True, help="Most seconds to wait for the backlog.")
-def command(seconds: float, concurrency: int, stop_at: float, stop_for: float, drain_timeout: float) -> None:
+@click.option("--pause", is_flag=True, help="Stall Redis (SIGSTOP / SIGCONT) instead of stopping it.")
+def command(seconds: float, concurrency: int, stop_at: float, stop_for: float, drain_timeout: float, pause: bool) -> None:
     """Turns accepted vs memorized across a Redis stop."""
     redis = StoppableRedis(Path(tempfile.mkdtemp(prefix="mg-bench-outage-")))
     redis.start()
@@ -91,13 +95,16 @@ def command(seconds: float, concurrency: int, stop_at: float, stop_for: float, d
     ])
     gateway = GatewayServer(config, embedder=SharedLocalModel().for_gateway()).start()
     try:
-        result = asyncio.run(load(gateway.url, seconds, concurrency, redis, stop_at, stop_for))
+        stalled = time.monotonic()
+        result = asyncio.run(load(gateway.url, seconds, concurrency, redis, stop_at, stop_for, pause))
         memorize = next(p.instance for p in gateway.gateway.chains.default.plugins if p.name == "memorize")
         waited = asyncio.run(wait_drained(gateway, memorize.memorization, drain_timeout))
         queue = asyncio.run(gateway.on_server_loop(memorize.memorization.queue.stats()))
         stored = asyncio.run(count_stored(gateway.url))
         result.update(memorized=stored, lost=result["accepted"] - stored, drain_s=round(waited, 1),
-                      dead_letters=queue.dead, redis_down_s=stop_for, concurrency=concurrency, seconds=seconds)
+                      dead_letters=queue.dead, redis_down_s=stop_for, concurrency=concurrency, seconds=seconds,
+                      how="SIGSTOP" if pause else "stop",
+                      all_stored_s_after_redis_back=round(time.monotonic() - stalled - stop_at - stop_for, 1))
         click.echo(json.dumps(result))
     finally:
         gateway.stop()

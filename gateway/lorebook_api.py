@@ -22,11 +22,14 @@ Writes to ``scope=role`` need an admin or service key (403 otherwise); reads of 
 only name the caller's role. Entry edits are read-modify-write (last writer wins).
 
 Errors use the OpenAI envelope: a body that is not one of those shapes is 400 naming the
-field at fault.
+field at fault; so is a book over the size limits or with a regex key RE2 cannot run
+(:func:`gateway.lorebook.model.book_problem`, checked before anything is written). An
+import takes the caller's bulk slot (:mod:`gateway.fair_share`: one at a time per user).
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
 import uuid
 from typing import Annotated, Any, Literal
@@ -37,11 +40,11 @@ from litestar.di import NamedDependency, Provide
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromPath, JSONBody, QueryParameter
 
-from gateway.errors import NotFound, PermissionDenied, UnprocessableInput
-from gateway.lorebook.model import Lorebook, LoreEntry
+from gateway.errors import InvalidRequest, NotFound, PermissionDenied, UnprocessableInput
+from gateway.lorebook.model import Lorebook, LoreEntry, book_problem, entry_problem
 from gateway.lorebook.repository import LorebookRepository
-from gateway.lorebook.sillytavern import LorebookFormatError, export_world_info, import_lorebook
-from gateway.lorebook.upload import BookSummary, EntryBody, ImportReport, LorebookUpload
+from gateway.lorebook.sillytavern import Imported, LorebookFormatError, export_world_info, import_lorebook
+from gateway.lorebook.upload import BookSummary, CardIn, EntryBody, ImportReport, LorebookUpload
 from gateway.memory_api import errors, json_body_guard, provide_principal
 from gateway.proxy.principal import Principal
 
@@ -64,6 +67,34 @@ def _owner(principal: Principal, scope: LorebookScope) -> str | None:
     return None
 
 
+async def _imported(data: LorebookUpload) -> Imported:
+    """The upload mapped and checked (:func:`_check_book`); a book of more than
+    :data:`INLINE_ENTRIES` entries is mapped in a worker thread (linear, but pure Python)."""
+    def run() -> Imported:
+        try:
+            imported = import_lorebook(data.root.model_dump(exclude_unset=True))
+        except LorebookFormatError as exc:
+            raise UnprocessableInput(f"not a lorebook: {exc}", param="body") from None
+        _check_book(zip(imported.places, imported.entries, strict=True))
+        return imported
+
+    root = data.root
+    entries = root.data.character_book.entries if isinstance(root, CardIn) else root.entries
+    return await asyncio.to_thread(run) if len(entries) > INLINE_ENTRIES else run()
+
+
+#: Lorebook imports with more entries are mapped off the event loop.
+INLINE_ENTRIES = 200
+
+
+def _check_book(entries: Any) -> None:
+    """400 naming the field when a book breaks a size or regex limit
+    (:func:`gateway.lorebook.model.book_problem`); checked before anything is written."""
+    problem = book_problem(entries)
+    if problem is not None:
+        raise InvalidRequest(problem[1], param=problem[0])
+
+
 class LorebooksController(Controller):
     """The caller's lorebooks (module docstring)."""
 
@@ -75,6 +106,7 @@ class LorebooksController(Controller):
     @post("/", summary="Import a SillyTavern World Info lorebook", status_code=201, responses=errors(403, 413, 422))
     async def import_book(
         self,
+        state: State,
         data: JSONBody[LorebookUpload],
         principal: NamedDependency[Principal],
         lorebooks: NamedDependency[Any],
@@ -83,10 +115,8 @@ class LorebooksController(Controller):
         name: Annotated[str | None, QueryParameter(max_length=200)] = None,
     ) -> ImportReport:
         owner = _owner(principal, book_scope)
-        try:
-            imported = import_lorebook(data.root.model_dump(exclude_unset=True))
-        except LorebookFormatError as exc:
-            raise UnprocessableInput(f"not a lorebook: {exc}", param="body") from None
+        async with state.memory_api.bulk.slot(principal.user_id):  # one bulk call per user at a time
+            imported = await _imported(data)
         book = Lorebook(
             id=book_id or "lb_" + uuid.uuid4().hex[:16], name=name or imported.name,
             friend_id=principal.friend_id, user_id=owner, entries=tuple(imported.entries),
@@ -148,7 +178,15 @@ class LorebooksController(Controller):
     ) -> dict[str, Any]:
         owner = _owner(principal, book_scope)
         entry = LoreEntry.model_validate({**data.model_dump(exclude={"id"}), "id": entry_id})
-        book = await lorebooks.put_entry(principal.friend_id, owner, book_id, entry) if re.match(BOOK_ID, book_id) else None
+        problem = entry_problem(entry, "")
+        if problem is not None:
+            raise InvalidRequest(problem[1], param=problem[0])
+
+        def check(book: Lorebook) -> None:
+            _check_book((e.id if e.id == entry_id else f"entries.{e.id}", e) for e in book.entries)
+
+        book = (await lorebooks.put_entry(principal.friend_id, owner, book_id, entry, check)
+                if re.match(BOOK_ID, book_id) else None)
         if book is None:
             raise NotFound(f"no lorebook {book_id!r} in scope {book_scope}", param="id")
         return entry.model_dump(mode="json", by_alias=True)

@@ -67,6 +67,7 @@ from gateway.config import McpConfig
 from gateway.errors import MemgateError, MethodNotAllowed, PermissionDenied
 from gateway.memory.ids import MEMORY_ID_PATTERN
 from gateway.memory.records import (
+    KeywordList,
     MemoryPage,
     MemoryPatch,
     MemoryRecord,
@@ -201,7 +202,7 @@ class MemoryTools:
         scope: Annotated[Scope, Field(description="profile: every assistant of the user sees it; "
                                                   "event: only the caller's friend (assistant).")] = Scope.PROFILE,
         type: Annotated[MemoryType, Field(description="Kind of memory.")] = MemoryType.SEMANTIC,
-        keywords: Annotated[list[str] | None, Field(description="Extra search terms.")] = None,
+        keywords: Annotated[KeywordList | None, Field(description="Extra search terms (at most 64, each at most 100 characters).")] = None,
         importance: Annotated[float, Field(ge=0.0, le=1.0, description="0 trivial .. 1 vital.")] = 0.5,
         occurred_at: Annotated[dt.datetime | None, Field(description="When it happened (ISO 8601 with "
                                                                       "offset); null: now.")] = None,
@@ -250,7 +251,7 @@ class MemoryTools:
         memory_id: MemoryId,
         text: Annotated[str | None, Field(min_length=1, description="New text (re-embedded).")] = None,
         type: Annotated[MemoryType | None, Field(description="New kind.")] = None,
-        keywords: Annotated[list[str] | None, Field(description="New keyword list.")] = None,
+        keywords: Annotated[KeywordList | None, Field(description="New keyword list (limits as add_memory).")] = None,
         importance: Annotated[float | None, Field(ge=0.0, le=1.0, description="New importance.")] = None,
         occurred_at: Annotated[dt.datetime | None, Field(description="New time it happened.")] = None,
         metadata: Annotated[dict[str, Any] | None, Field(description="Replacement metadata.")] = None,

@@ -31,7 +31,7 @@ envelope: bad input 400/413/422, unknown id 404, Redis down 503 (recovers by its
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
 from litestar import Controller, Request, delete, get, patch, post, put
@@ -45,6 +45,7 @@ from litestar.response import Response, Stream
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, RootModel, Tag, ValidationError
 
 from gateway.errors import InvalidRequest, MethodNotAllowed, NotFound, PermissionDenied, UnprocessableInput
+from gateway.fair_share import INGEST, WRITES, FairShare
 from gateway.json_input import check_json_body, decode_utf8
 from gateway.lorebook.model import LoreEntry
 from gateway.lorebook.upload import BookSummary, EntryBody, ImportReport, LorebookUpload
@@ -183,6 +184,12 @@ class MemoryApi:
     forget_user: Callable[[str], Awaitable[int]]
     settings: SettingsService
     ingester_for: Callable[[Principal], Any] = lambda _principal: None
+    #: Slots of bulk work (conversation ingests, lorebook and admin imports): one at a
+    #: time per user, four per process (:data:`gateway.fair_share.INGEST`).
+    bulk: FairShare = field(default_factory=lambda: FairShare(*INGEST))
+    #: Slots of single memory writes (``POST /v1/memories`` with a NewMemory, ``PATCH``):
+    #: two at a time per user, sixteen per process (:data:`gateway.fair_share.WRITES`).
+    writes: FairShare = field(default_factory=lambda: FairShare(*WRITES))
 
 
 def _api(state: State) -> MemoryApi:
@@ -287,13 +294,15 @@ class MemoriesController(Controller):
         store: NamedDependency[Any], data: JSONBody[MemoryBody],
     ) -> MemoryRecord | IngestResult:
         if isinstance(data.root, NewMemory):
-            return await store.add(tenant, data.root)
+            async with _api(state).writes.slot(tenant.user_id):
+                return await store.add(tenant, data.root)
         ingester = _api(state).ingester_for(principal)
         if ingester is None:
             raise NotFound("conversation ingest needs the memorize plugin enabled for this key")
         if tenant.friend_id is None:
             raise UnprocessableInput("conversation ingest needs a friend: the key has no friend_id", param="friend_id")
-        return await ingester.ingest(tenant, data.root)
+        async with _api(state).bulk.slot(tenant.user_id):  # one bulk call per user at a time
+            return await ingester.ingest(tenant, data.root)
 
     @post("/search", summary="Search the caller's memories", status_code=200, responses=errors(413, 422))
     async def search_memories(self, tenant: NamedDependency[Tenant], store: NamedDependency[Any], data: JSONBody[SearchRequest]) -> SearchResponse:
@@ -312,9 +321,11 @@ class MemoriesController(Controller):
 
     @patch("/{memory_id:str}", summary="Change a memory (re-embedded if its text changes)", responses=errors(404, 413, 422))
     async def patch_memory(
-        self, tenant: NamedDependency[Tenant], store: NamedDependency[Any], memory_id: MemoryId, data: JSONBody[MemoryPatch]
+        self, state: State, tenant: NamedDependency[Tenant], store: NamedDependency[Any], memory_id: MemoryId,
+        data: JSONBody[MemoryPatch],
     ) -> MemoryRecord:
-        return await store.update(tenant, memory_id, data)
+        async with _api(state).writes.slot(tenant.user_id):
+            return await store.update(tenant, memory_id, data)
 
     @delete("/{memory_id:str}", summary="Erase a memory", status_code=204, responses=errors(404))
     async def delete_memory(self, tenant: NamedDependency[Tenant], store: NamedDependency[Any], memory_id: MemoryId) -> None:
@@ -423,8 +434,9 @@ class AdminUsersController(Controller):
         user_id, action = admin_target(target, ("import", "forget"), "POST")
         if action == "forget":
             return ForgetResult(user_id=user_id, deleted=await _api(state).forget_user(user_id))
-        records = parse_jsonl(await request.body(), user_id)
-        return ImportResult(imported=await store.import_records(records))
+        async with _api(state).bulk.slot(user_id):
+            records = parse_jsonl(await request.body(), user_id)
+            return ImportResult(imported=await store.import_records(records))
 
     @put("/{target:path}", summary="PUT {user_id}/settings?friend_id=F: change a user's memory settings",
          responses=errors(403, 404), description="Body: SettingsPatch (null: back to the default); "

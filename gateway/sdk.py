@@ -57,6 +57,7 @@ from pydantic import BaseModel, ConfigDict
 from gateway.admission import Admission, AdmissionConfig, AdmissionRegistry, Overloaded
 from gateway.breaker import BreakerConfig, BreakerRegistry, CircuitBreaker, ShardedBreaker
 from gateway.errors import InvalidRequest, MemgateError, MemoryUnavailable, UpstreamError
+from gateway.fair_share import FairShare
 from gateway.injection import Exchange, Injection, Item, SystemPart
 from gateway.lorebook.model import ENTRY_TYPES, Lorebook, LoreEntry, parse_regex_key
 from gateway.lorebook.repository import LorebookRepository
@@ -103,6 +104,7 @@ __all__ = [
     "Embedder",
     "EmbeddingOverloaded",
     "Exchange",
+    "FairShare",
     "Forgetter",
     "IngestResult",
     "Injection",

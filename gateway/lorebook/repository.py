@@ -16,7 +16,7 @@ increments the scope's version, which readers use to cache compiled books.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from gateway.lorebook.model import Lorebook, LoreEntry
@@ -74,8 +74,12 @@ class LorebookRepository:
         mapping = await self.redis.hgetall(f"{self.scope_key(friend_id, user_id)}:books")
         return [Lorebook.model_validate_json(raw) for _, raw in sorted(mapping.items())]
 
-    async def put_entry(self, friend_id: str, user_id: str | None, book_id: str, entry: LoreEntry) -> Lorebook | None:
+    async def put_entry(
+        self, friend_id: str, user_id: str | None, book_id: str, entry: LoreEntry,
+        check: Callable[[Lorebook], None] | None = None,
+    ) -> Lorebook | None:
         """Create or replace ``entry`` (by id) in a book; None when the book does not exist.
+        ``check`` sees the changed book before it is written (it raises to refuse it).
         Read-modify-write: two concurrent edits of one book resolve last-writer-wins."""
         book = await self.get(friend_id, user_id, book_id)
         if book is None:
@@ -84,6 +88,8 @@ class LorebookRepository:
         replaced = len(others) < len(book.entries)
         entries = tuple(entry if e.id == entry.id else e for e in book.entries) if replaced else (*others, entry)
         updated = book.model_copy(update={"entries": entries})
+        if check is not None:
+            check(updated)
         await self.put(updated)
         return updated
 

@@ -81,6 +81,8 @@ class Imported:
     entries: list[LoreEntry]
     ignored: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    #: Where each entry is in the input (``entries.<uid>`` / ``entries.<n>``), for errors.
+    places: list[str] = field(default_factory=list)
 
 
 def parse_upload(raw: bytes) -> Any:
@@ -145,6 +147,7 @@ def import_lorebook(document: Any) -> Imported:
             if not isinstance(raw, dict):
                 raise LorebookFormatError(f"entries.{uid}: expected an object")
             imported.entries.append(_entry(f"entries.{uid}", _world_fields(raw, uid, imported.notes)))
+            imported.places.append(f"entries.{uid}")
             counts.update(k for k in raw if k not in WORLD_FIELDS)
         imported.ignored = dict(sorted(counts.items()))
         return imported
@@ -260,6 +263,7 @@ def _card_book(book: dict[str, Any], name: str) -> Imported:
             fields["depth"] = ext["depth"]
         _common(raw, ext.get, fields)
         imported.entries.append(_entry(where, fields))
+        imported.places.append(where)
         counts.update(k for k in raw if k not in CARD_FIELDS)
         counts.update(f"extensions.{k}" for k in ext if k not in CARD_EXTENSIONS)
     imported.ignored = dict(sorted(counts.items()))

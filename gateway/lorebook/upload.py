@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Discriminator, Field, RootModel, Tag
 
-from gateway.lorebook.model import LoreEntry
+from gateway.lorebook.model import MAX_ENTRIES, MAX_KEY_CHARS, MAX_KEYS_PER_ENTRY, LoreEntry
 
 __all__ = ["BookSummary", "CardIn", "CharacterBookIn", "EntryBody", "ImportReport", "LorebookUpload", "WorldFileIn"]
 
@@ -35,7 +35,10 @@ Bool = Annotated[bool, _exactly(bool)]
 Int = Annotated[int, _exactly(int)]
 Float = Annotated[float, _exactly(int, float)]
 
-Key = Annotated[str, Field(max_length=1000)]
+Key = Annotated[str, Field(max_length=MAX_KEY_CHARS)]
+#: One entry's key list (primary or secondary; :func:`~gateway.lorebook.model.book_problem`
+#: also bounds the two together and the book's totals).
+Keys = Annotated[list[Key], Field(max_length=MAX_KEYS_PER_ENTRY)]
 Text = Annotated[str, Field(max_length=100_000)]
 Id = Int | Annotated[str, Field(min_length=1, max_length=200)]
 Count = Annotated[int, Field(ge=0, le=1_000_000), _exactly(int)]
@@ -75,8 +78,8 @@ class WorldEntryIn(_Settings):
     """One entry of a SillyTavern world file."""
 
     uid: Id | None = None
-    key: list[Key] = []
-    keysecondary: list[Key] = []
+    key: Keys = []
+    keysecondary: Keys = []
     comment: Text | None = None
     content: Text = ""
     constant: Bool | None = None
@@ -97,7 +100,7 @@ class WorldEntryIn(_Settings):
 class WorldFileIn(_Open):
     """A SillyTavern world file: ``{"entries": {"<uid>": entry}}``."""
 
-    entries: dict[Annotated[str, Field(max_length=200)], WorldEntryIn]
+    entries: Annotated[dict[Annotated[str, Field(max_length=200)], WorldEntryIn], Field(max_length=MAX_ENTRIES)]
     name: Key | None = None
 
 
@@ -120,8 +123,8 @@ class CardEntryIn(_Open):
     """One ``character_book`` entry (character-card spec v2/v3)."""
 
     id: Id | None = None
-    keys: list[Key] = []
-    secondary_keys: list[Key] = []
+    keys: Keys = []
+    secondary_keys: Keys = []
     content: Text = ""
     comment: Text | None = None
     name: Key | None = None
@@ -137,7 +140,7 @@ class CardEntryIn(_Open):
 class CharacterBookIn(_Open):
     """A ``character_book``: ``{"entries": [entry, ...]}``."""
 
-    entries: list[CardEntryIn]
+    entries: Annotated[list[CardEntryIn], Field(max_length=MAX_ENTRIES)]
     name: Key | None = None
 
 

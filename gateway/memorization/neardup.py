@@ -114,17 +114,18 @@ async def merge_near_duplicates(store: Any, tenant: Tenant, plan: Plan, events: 
         gateway.errors.MemoryUnavailable: the store is down (the worker retries the job).
     """
     ops: list[Op] = []
-    earlier: list[Op] = []
+    # earlier adds of the plan by (scope, type, normalised text): each text is normalised
+    # once, so the plan is checked in time linear in its text (not adds x earlier adds)
+    earlier: dict[tuple[Scope, MemoryType, str], list[Op]] = {}
     merged = 0
     for op in plan.ops:
         memory = op.memory
         if op.kind != "add" or memory is None or not op.id:
             ops.append(op)
             continue
-        target = next((e.id for e in earlier if e.memory is not None and e.id
-                       and e.memory.scope is memory.scope and e.memory.type is memory.type
-                       and _same_episode(memory, e.memory.type, e.memory.occurred_at)
-                       and normalised(e.memory.text) == normalised(memory.text)), None)
+        key = (memory.scope, memory.type, normalised(memory.text))
+        target = next((e.id for e in earlier.get(key, ()) if e.memory is not None
+                       and _same_episode(memory, e.memory.type, e.memory.occurred_at)), None)
         why = "same text in this job"
         if target is None and (events or memory.scope is Scope.PROFILE):
             hits = await store.search(tenant, memory.text, top_k=CANDIDATES, scopes=[memory.scope.value],
@@ -139,7 +140,7 @@ async def merge_near_duplicates(store: Any, tenant: Tenant, plan: Plan, events: 
                     break
         if target is None:
             ops.append(op)
-            earlier.append(op)
+            earlier.setdefault(key, []).append(op)
         else:
             ops.append(_merge(op, target, why))
             merged += 1

@@ -13,6 +13,7 @@ memory model nor the store ever sees the raw text.
 from __future__ import annotations
 
 import asyncio
+import functools
 from typing import Any
 
 from gateway.memorization.apply import apply_plan, undo
@@ -27,8 +28,9 @@ from gateway.memorization.redact import Redactor
 from gateway.memorization.verbatim import verbatim_plan
 from gateway.memory.records import Tenant
 
-#: Above this many characters a job is redacted in a worker thread (about 1 ms of regex
-#: work on the loop at this size; measured with ``bench/big_messages.py``).
+#: Above this many characters a job is redacted, and a verbatim job planned, in a worker
+#: thread (about 1 ms of regex work on the loop at this size; measured with
+#: ``bench/big_messages.py``).
 OFF_LOOP_CHARS = 16_384
 
 
@@ -63,7 +65,7 @@ class JobProcessor:
         """:meth:`redacted`, in a worker thread when the job holds more than
         :data:`OFF_LOOP_CHARS` characters (so a big job never stalls the event loop that
         also serves chat requests in ``memgate serve``)."""
-        if sum(len(t.text) + len(t.context) + len(t.context_after) for t in job.turns) > OFF_LOOP_CHARS:
+        if _chars(job) > OFF_LOOP_CHARS:
             return await asyncio.to_thread(self.redacted, job)
         return self.redacted(job)
 
@@ -125,10 +127,12 @@ class JobProcessor:
                 return Plan(decision="inference needs a memory model")
             return await self._inferrer.plan(job)
         if self._is_verbatim(job):
-            plan = verbatim_plan(job, [t.text for t in job.turns], self.config.verbatim_roles,
-                                 skip_small_talk=self.config.verbatim_skip_small_talk,
-                                 profile=self.config.verbatim_profile,
-                                 context_after=self.config.verbatim_context_after)
+            make = functools.partial(verbatim_plan, job, [t.text for t in job.turns], self.config.verbatim_roles,
+                                     skip_small_talk=self.config.verbatim_skip_small_talk,
+                                     profile=self.config.verbatim_profile,
+                                     context_after=self.config.verbatim_context_after)
+            # linear (keywords, salience per turn) but pure Python: a big job (a bulk ingest) plans in a thread
+            plan = await asyncio.to_thread(make) if _chars(job) > OFF_LOOP_CHARS else make()
             if self.config.verbatim_merge_duplicates != "off" and plan.ops:
                 plan = await merge_near_duplicates(self.store, Tenant(job.user_id, job.friend_id), plan,
                                                    events=self.config.verbatim_merge_duplicates == "all")
@@ -154,6 +158,11 @@ class JobProcessor:
             if count % self.config.inference.interval == 0:
                 await self.queue.push(inference_job(job))
         return int(first_seen or job.enqueued_ms)
+
+
+def _chars(job: Job) -> int:
+    """Characters of a job's turns with their contexts."""
+    return sum(len(t.text) + len(t.context) + len(t.context_after) for t in job.turns)
 
 
 def inference_job(after: Job) -> Job:

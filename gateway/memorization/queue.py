@@ -71,18 +71,25 @@ log = logging.getLogger("memgate.memorize")
 Entry = tuple[str, dict[bytes, bytes]]
 
 #: KEYS: seen set, forget epoch, claims hash, claim times zset (one user's slot). ARGV:
-#: seen TTL s, now ms, stale ms, job id, header JSON, then (hash, turn JSON) pairs. Reply:
-#: {epoch or '', claimed hashes, new turns, stale claims (JSON {h, e, t}: re-XADD them)}.
+#: seen TTL s, now ms, stale ms, job id, header JSON, resume flag ('1': a retry of a job
+#: whose earlier attempt may have claimed its turns), then (hash, turn JSON) pairs. Reply:
+#: {epoch or '', claimed hashes, new turns, stale claims (JSON {h, e, t}: re-XADD them),
+#: this job's own claim when resuming and no turn is new ('' otherwise)}.
 #: Cost: the turns, plus O(log n) for the claims (at most 10 stale ones per call).
 _CLAIM = """
 local hashes, new = {}, {}
-for i = 6, #ARGV, 2 do
+for i = 7, #ARGV, 2 do
   if redis.call('SADD', KEYS[1], ARGV[i]) == 1 then
     hashes[#hashes + 1] = ARGV[i]
     new[#new + 1] = ARGV[i + 1]
   end
 end
-if #ARGV >= 6 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
+if #ARGV >= 7 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
+local own = ''
+if ARGV[6] == '1' and #new == 0 then
+  own = redis.call('HGET', KEYS[3], ARGV[4]) or ''
+  if own ~= '' then redis.call('ZADD', KEYS[4], tonumber(ARGV[2]), ARGV[4]) end
+end
 local now = tonumber(ARGV[2])
 local stale = {}
 for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now - tonumber(ARGV[3]), 'LIMIT', 0, 10)) do
@@ -102,7 +109,7 @@ if #new > 0 then
   redis.call('EXPIRE', KEYS[3], ARGV[1])
   redis.call('EXPIRE', KEYS[4], ARGV[1])
 end
-return {epoch, hashes, new, stale}
+return {epoch, hashes, new, stale, own}
 """
 
 _PROMOTE = """
@@ -187,10 +194,17 @@ class JobQueue:
 
     async def enqueue(self, header_json: str, user_id: str, friend_id: str,
                       turns: Sequence[tuple[str, str]], seen_ttl_s: int, claim_stale_s: float = 300.0,
-                      now_ms: int | None = None) -> str | None:
+                      now_ms: int | None = None, resume: bool = False) -> str | None:
         """XADD a job with the turns whose hash is new; ``turns`` = ``(hash, turn JSON)``.
         Claim first, then XADD (module docstring); claims older than ``claim_stale_s``
         whose job no worker has taken yet are XADDed again (``now_ms``: the clock, tests).
+
+        ``resume``: this is a retry of a call that failed without an answer (a timeout
+        while Redis stalled). Redis may still have run that call's claim once it was back:
+        then no turn is new, but the job's own claim is held and no worker took it, so it
+        is XADDed now (a duplicate of a job that was queued after all is a no-op for the
+        worker: same job id, done marker). Without this the turns would wait for the
+        stale-claim sweep, which only runs on the user's next enqueue.
 
         Returns the entry id (:func:`entry_ref`), or None when every turn was memorized before.
 
@@ -200,17 +214,21 @@ class JobQueue:
         """
         now = int(time.time() * 1000) if now_ms is None else now_ms
         job_id = json.loads(header_json).get("job_id", "")
-        args: list[Any] = [seen_ttl_s, now, int(claim_stale_s * 1000), job_id, header_json]
+        args: list[Any] = [seen_ttl_s, now, int(claim_stale_s * 1000), job_id, header_json, "1" if resume else "0"]
         for digest, turn_json in turns:
             args += [digest, turn_json]
         seen, claims, claimed = self.keys.seen(user_id, friend_id), self.keys.claims(user_id), self.keys.claimed(user_id)
-        epoch, hashes, texts, stale = await self._claim(keys=[seen, self.keys.epoch(user_id), claims, claimed], args=args)
+        epoch, hashes, texts, stale, own = await self._claim(
+            keys=[seen, self.keys.epoch(user_id), claims, claimed], args=args)
         shard = self.keys.shard_of(user_id)
         for claim in stale:  # a gateway died between claim and XADD (or the backlog is long)
             held = json.loads(claim)
             with contextlib.suppress(Exception):  # kept: the next enqueue past claim_stale_s retries it
                 await self.append(shard, {k: held[k] for k in ("h", "e", "t")})
         if not hashes:
+            if own:  # resuming: the earlier attempt's claim ran, its XADD did not (see above)
+                held = json.loads(own)
+                return await self.append(shard, {k: held[k] for k in ("h", "e", "t")})
             return None
         fields = {"h": header_json, "e": _id(epoch), "t": "[" + ",".join(_id(t) for t in texts) + "]"}
         try:

@@ -59,6 +59,9 @@ class _Pending:
     friend_id: str
     turns: tuple[tuple[str, str], ...]
     claimed: tuple[int, dict[str, str]] | None = None
+    #: An attempt failed without an answer: Redis may have run its claim (``resume``
+    #: of :meth:`~gateway.memorization.queue.JobQueue.enqueue`).
+    attempted: bool = False
 
 
 def _tenants(
@@ -166,11 +169,14 @@ class Memorization:
         try:
             return await self.queue.enqueue(
                 pending.header_json, pending.user_id, pending.friend_id, list(pending.turns),
-                self.config.queue.seen_ttl_s, self.config.queue.claim_stale_s,
+                self.config.queue.seen_ttl_s, self.config.queue.claim_stale_s, resume=pending.attempted,
             )
         except ClaimedNotQueued as exc:
             pending.claimed = (exc.shard, exc.fields)  # the buffer's retry only XADDs
             raise exc.__cause__ or exc from None
+        except BaseException:
+            pending.attempted = True  # the claim may have run (a timeout): the retry resumes it
+            raise
 
     def _hold(self, pending: _Pending) -> None:
         limit = self.config.queue.buffer_max_jobs

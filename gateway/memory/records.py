@@ -22,7 +22,7 @@ from gateway.errors import InvalidRequest
 from gateway.json_input import value_depth
 from gateway.memory.ids import MEMORY_ID_PATTERN
 
-__all__ = ['MAX_METADATA_BYTES', 'MAX_METADATA_DEPTH', 'MAX_TENANT_ID_CHARS', 'NON_BLANK', 'NON_BLANK_SCHEMA', 'STORED', 'JsonBoolean', 'JsonDateTime', 'JsonInteger', 'JsonNumber', 'MemoryPage', 'MemoryPatch', 'MemoryRecord', 'MemoryType', 'Metadata', 'NewMemory', 'Scope', 'ScoredMemory', 'Source', 'Tenant', 'UnitNumber', 'build_record', 'check_metadata', 'check_tenant_id', 'embedded_views', 'indexed_text', 'profile_topic', 'tenant_id_problem', 'visible_to']
+__all__ = ['MAX_BASED_ON', 'MAX_KEYWORDS', 'MAX_KEYWORD_CHARS', 'MAX_METADATA_BYTES', 'MAX_METADATA_DEPTH', 'MAX_TENANT_ID_CHARS', 'NON_BLANK', 'NON_BLANK_SCHEMA', 'STORED', 'JsonBoolean', 'JsonDateTime', 'JsonInteger', 'JsonNumber', 'KeywordList', 'MemoryPage', 'MemoryPatch', 'MemoryRecord', 'MemoryType', 'Metadata', 'NewMemory', 'Scope', 'ScoredMemory', 'Source', 'Tenant', 'UnitNumber', 'build_record', 'check_metadata', 'check_tenant_id', 'embedded_views', 'indexed_text', 'profile_topic', 'tenant_id_problem', 'visible_to']
 
 MAX_TENANT_ID_CHARS = 256
 #: ``metadata`` limits, checked when the request is validated (before any embedding):
@@ -77,6 +77,37 @@ def _check_new_metadata(value: dict[str, Any], info: ValidationInfo) -> dict[str
 
 
 Metadata = Annotated[dict[str, Any], AfterValidator(_check_new_metadata)]
+
+#: List limits of a memory, checked when the request is validated (before any embedding
+#: or write): ``keywords`` items and characters per keyword, ``based_on`` ids. Each
+#: keyword becomes index terms, a postings key each (:mod:`gateway.memory.keyword_index`),
+#: so the list is bounded like the text (memorization writes at most 12 keywords of 64
+#: characters, :mod:`gateway.memorization.keywords`).
+MAX_KEYWORDS = 64
+MAX_KEYWORD_CHARS = 100
+MAX_BASED_ON = 64
+
+KeywordList = Annotated[
+    list[Annotated[str, Field(max_length=MAX_KEYWORD_CHARS)]],
+    Field(max_length=MAX_KEYWORDS, description=f"Extra search terms (at most {MAX_KEYWORDS}, "
+          f"each at most {MAX_KEYWORD_CHARS} characters)."),
+]
+IdList = Annotated[list[str], Field(max_length=MAX_BASED_ON, description=f"Ids of source records (at most {MAX_BASED_ON}).")]
+
+
+def _check_lists(record: Any, info: ValidationInfo) -> Any:
+    """A record's ``keywords`` and ``based_on`` within the limits above, unless read back
+    from the store (:data:`STORED`: checked when written). Raises ValueError naming the field."""
+    if info.context is not None and info.context.get("stored"):
+        return record
+    if len(record.keywords) > MAX_KEYWORDS:
+        raise ValueError(f"keywords has {len(record.keywords)} items; the limit is {MAX_KEYWORDS}")
+    for i, keyword in enumerate(record.keywords):
+        if len(keyword) > MAX_KEYWORD_CHARS:
+            raise ValueError(f"keywords[{i}] has {len(keyword)} characters; the limit is {MAX_KEYWORD_CHARS}")
+    if len(record.based_on) > MAX_BASED_ON:
+        raise ValueError(f"based_on has {len(record.based_on)} items; the limit is {MAX_BASED_ON}")
+    return record
 
 
 def _json_number(value: Any) -> Any:
@@ -224,7 +255,7 @@ class NewMemory(_Model):
         "two views, `context` + `text` and `text` + `context_after` (:func:`embedded_views`; LoCoMo dev, "
         "README \"How memories are ranked\"); not keyword-indexed. Same size limit as `text`.",
     )
-    keywords: list[str] = Field(default_factory=list, description="Extra search terms.")
+    keywords: KeywordList = Field(default_factory=list)
     importance: UnitNumber = Field(0.5, description="0 trivial .. 1 vital.")
     emotion: str | None = Field(None, max_length=64, description="Emotion label, if any.")
     occurred_at: JsonDateTime | None = Field(
@@ -232,7 +263,7 @@ class NewMemory(_Model):
     )
     source: Source = Field(Source.MANUAL, description="Where the memory came from.")
     confidence: UnitNumber = Field(1.0, description="Belief that it is true.")
-    based_on: list[str] = Field(default_factory=list, description="Ids of source records.")
+    based_on: IdList = Field(default_factory=list)
     metadata: Metadata = Field(default_factory=dict, description="Caller's JSON data (at most 32 levels deep, 64 KiB as JSON).")
 
 
@@ -242,7 +273,7 @@ class MemoryPatch(_Model):
 
     type: MemoryType | None = Field(None, description="New kind.")
     text: str | None = Field(None, min_length=1, json_schema_extra=NON_BLANK_SCHEMA, description="New text (re-embedded).")
-    keywords: list[str] | None = Field(None, description="New keyword list.")
+    keywords: KeywordList | None = Field(None, description="New keyword list (limits as NewMemory).")
     importance: UnitNumber | None = Field(None, description="New importance.")
     emotion: str | None = Field(None, max_length=64, description="New emotion label.")
     occurred_at: JsonDateTime | None = Field(None, description="New time it happened.")
@@ -279,6 +310,10 @@ class MemoryRecord(_Model):
     retired_at: AwareDatetime | None = Field(None, description="When it was retired.")
     retired_reason: str | None = Field(None, description="Why it was retired.")
     metadata: Metadata = Field(default_factory=dict, description="Caller's JSON data (at most 32 levels deep, 64 KiB as JSON).")
+
+    @model_validator(mode="after")
+    def _limits(self, info: ValidationInfo) -> MemoryRecord:
+        return _check_lists(self, info)
 
 
 class ScoredMemory(_Model):

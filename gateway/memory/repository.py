@@ -25,11 +25,13 @@ from gateway.memory.keys import KeySpace, Partition
 from gateway.memory.records import MemoryRecord
 from gateway.memory.scripts import Batch, Script
 
-__all__ = ['FETCH_RECORDS', 'SCAN_BATCH', 'RecordRepository', 'Write']
+__all__ = ['FETCH_RECORDS', 'SCAN_BATCH', 'WRITE_CHUNK', 'RecordRepository', 'Write']
 
 #: ``(new record, its vector or None when unchanged, the version it replaces or None)``
 Write = tuple[MemoryRecord, np.ndarray | None, MemoryRecord | None]
 SCAN_BATCH = 1000
+#: Records per atomic write script (:meth:`RecordRepository.write`).
+WRITE_CHUNK = 16
 T = TypeVar("T")
 
 #: ``HGETALL`` of every key in one command (:mod:`gateway.memory.scripts`): a reply per
@@ -79,14 +81,19 @@ class RecordRepository:
 
     async def write(self, writes: Sequence[Write]) -> None:
         """Store new or changed records with their index entries: per user, one round trip
-        with the global ``users`` set's SADD first, then every key of the user's records
-        changed atomically by one :class:`~gateway.memory.scripts.Batch`."""
+        with the global ``users`` set's SADD first, then the keys of up to
+        :data:`WRITE_CHUNK` of the user's records changed atomically by one
+        :class:`~gateway.memory.scripts.Batch` (a record with all its index entries is
+        always in one batch; a bulk write of hundreds of records is several short script
+        calls, so Redis serves other clients in between)."""
         by_user = sorted(writes, key=lambda w: w[0].user_id)
         for user_id, group in groupby(by_user, key=lambda w: w[0].user_id):
-            batch = Batch()
-            for record, vector, old in group:
-                self._queue_write(batch, record, vector, old)
-            await self._apply(batch, user_id)
+            mine = list(group)
+            for at in range(0, len(mine), WRITE_CHUNK):
+                batch = Batch()
+                for record, vector, old in mine[at:at + WRITE_CHUNK]:
+                    self._queue_write(batch, record, vector, old)
+                await self._apply(batch, user_id)
 
     async def _apply(self, batch: Batch, new_user: str | None = None) -> None:
         def build(pipe: Pipeline) -> None:

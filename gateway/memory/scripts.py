@@ -101,6 +101,12 @@ return n
 """)
 
 
+#: Most members per SADD / ZREM a :class:`Batch` queues: :data:`ATOMIC` unpacks each
+#: command's arguments onto Lua's stack, which holds fewer than 8,000 ("too many results
+#: to unpack" would stop the script half-way, the commands before it applied).
+CHUNK = 1000
+
+
 class Batch:
     """Write commands collected for :data:`ATOMIC`, with the subset of redis-py's pipeline
     methods the store's writers use (so a writer queues on either). A record write was a
@@ -133,10 +139,12 @@ class Batch:
         self._add([key], "ZADD", key, *(part for member, score in mapping.items() for part in (score, member)))
 
     def zrem(self, key: str, *members: str) -> None:
-        self._add([key], "ZREM", key, *members)
+        for at in range(0, len(members), CHUNK):
+            self._add([key], "ZREM", key, *members[at:at + CHUNK])
 
     def sadd(self, key: str, *members: str) -> None:
-        self._add([key], "SADD", key, *members)
+        for at in range(0, len(members), CHUNK):
+            self._add([key], "SADD", key, *members[at:at + CHUNK])
 
     def delete(self, *keys: str) -> None:
         self._add(keys, "DEL", *keys)

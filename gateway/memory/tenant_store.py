@@ -34,6 +34,7 @@ from collections.abc import AsyncIterator, Iterable, Sequence
 from datetime import UTC, datetime
 
 import numpy as np
+from pydantic import ValidationError
 
 import gateway.memory.maintenance as maintenance
 from gateway.errors import NotFound, UnprocessableInput
@@ -188,7 +189,12 @@ class TenantMemoryStore:
             check_text(changes["text"], self._config.max_text_chars)
             if "keywords" not in changes:
                 changes["keywords"] = recomputed_keywords(old.text, old.keywords, changes["text"])
-        new = MemoryRecord.model_validate({**old.model_dump(), **changes, "updated_at": _now()})
+        try:
+            new = MemoryRecord.model_validate({**old.model_dump(), **changes, "updated_at": _now()})
+        except ValidationError as exc:  # e.g. a record stored before the list limits
+            first = exc.errors()[0]
+            raise UnprocessableInput(f"the changed record is invalid: {first['msg']}",
+                                     param=".".join(str(p) for p in first["loc"]) or None) from None
         if new_text:
             vector = (await embed_memories(self._embedder, [new]))[0]
         with redis_boundary():

@@ -40,6 +40,15 @@ Its sticky / cooldown state is kept in Redis for a week after its last request.
 ``random_seed`` makes probability and group draws reproducible per (conversation, chat
 length); unset, they use the system's randomness.
 
+Untrusted books: regex keys run on RE2 (linear time, :func:`gateway.sdk.parse_regex_key`);
+a request whose regex work (regex keys x scanned characters) is over ``max_scan_work``,
+or whose books hold more than ``max_entries`` entries, goes on without world-book entries
+(``x-memgate-degraded`` ``world_book:scan_budget`` / ``too_large``); an activation of more
+than :data:`INLINE_SCAN_WORK` character-passes runs in a thread (at most
+``scans_per_user`` per user, ``scans_total`` in all: :class:`gateway.sdk.FairShare`) and
+fails open past ``scan_timeout_ms`` (``world_book:scan_timeout``). Only that request is
+affected.
+
 Costs per request: two Redis round trips (versions, timed state) plus one write when a
 timed effect changes; activation linear in the scanned text and the candidate entries
 (``python -m bench worldbook``); with semantic entries, one query embedding (its Redis
@@ -55,7 +64,7 @@ import random
 import time
 import weakref
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Literal
 
@@ -67,6 +76,7 @@ from gateway.sdk import (
     ENTRY_TYPES,
     CallContext,
     ChatRequest,
+    FairShare,
     LorebookRepository,
     MemoryUnavailable,
     PluginConfig,
@@ -78,7 +88,7 @@ from gateway.sdk import (
 )
 from plugins.tokens import FALLBACK_ENCODING
 from plugins.world_book.emotions import EMOTION_WORDS
-from plugins.world_book.engine import Activated, CompiledBook, EngineSettings, activate
+from plugins.world_book.engine import Activated, Activation, CompiledBook, EngineSettings, activate
 
 __all__ = ["WORLD_BOOK_ORDER", "WorldBook", "WorldBookConfig", "insertion_index", "render_memories"]
 
@@ -91,6 +101,9 @@ EMBED_CHUNK = 64
 #: Semantic entries compared with the query on the event loop; more go to a thread
 #: (measured: 0.1 ms at 1,000 rows of 384 floats, 5 ms at 10,000).
 INLINE_ROWS = 2048
+#: Activations up to this many character-passes (scanned characters x (1 + regex keys))
+#: run on the event loop (well under a millisecond); larger ones in a thread.
+INLINE_SCAN_WORK = 200_000
 DEFAULT_HEADINGS = {"episodic": "Episodes", "semantic": "World", "trait": "Traits", "goal": "Goals"}
 
 
@@ -122,6 +135,21 @@ class WorldBookConfig(PluginConfig):
         "embedder down, semantic triggers are skipped (x-memgate-degraded) and the others still work.")
     semantic_query_chars: int = Field(
         2000, ge=1, description="The scan window's last characters embedded as the query.")
+    max_scan_work: int = Field(
+        20_000_000, ge=1, description="Most regex work of one request: the caller's regex keys x the "
+        "characters scanned. Over it the request goes on without world-book entries (fail open; "
+        "x-memgate-degraded world_book:scan_budget).")
+    max_entries: int = Field(
+        20_000, ge=1, description="Most entries of the caller's books together (the role's and the "
+        "user's own); over it the request goes on without world-book entries (world_book:too_large).")
+    scan_timeout_ms: float = Field(
+        250.0, gt=0, description="Longest wait for an activation run off the event loop (a scan of more "
+        "than 200,000 character-passes); past it the request goes on without world-book entries "
+        "(world_book:scan_timeout).")
+    scans_per_user: int = Field(
+        2, ge=1, description="Activations of one user run off the event loop at once (more wait for a slot).")
+    scans_total: int = Field(
+        4, ge=1, description="Activations of all users run off the event loop at once.")
 
 
 def render_memories(entries: Sequence[Activated], template: str, by_type: bool, headings: dict[str, str]) -> str:
@@ -177,6 +205,7 @@ class WorldBook:
         self._by_contents: weakref.WeakValueDictionary[str, asyncio.Task[np.ndarray]] = weakref.WeakValueDictionary()
         self.encoding = tiktoken.get_encoding(FALLBACK_ENCODING)
         self._books: OrderedDict[tuple[str, str], tuple[tuple[int, int], CompiledBook]] = OrderedDict()
+        self._scans = FairShare(config.scans_per_user, max(config.scans_total, config.scans_per_user))
 
     async def forget_user(self, user_id: str) -> None:
         """:class:`~gateway.sdk.Forgetter`: compiled books of the user are dropped from the
@@ -184,8 +213,9 @@ class WorldBook:
         for scope in [s for s in self._books if s[1] == user_id]:
             del self._books[scope]
 
-    async def compiled(self, friend_id: str, user_id: str) -> CompiledBook:
-        """The caller's books compiled (cached per version, module docstring)."""
+    async def compiled(self, friend_id: str, user_id: str) -> CompiledBook | None:
+        """The caller's books compiled (cached per version, module docstring); None when
+        they hold more than ``max_entries`` entries together (not compiled)."""
         scope = (friend_id, user_id)
         versions = await self.repository.versions(friend_id, user_id)
         hit = self._books.get(scope)
@@ -194,6 +224,8 @@ class WorldBook:
             return hit[1]
         books = await self.repository.books(friend_id, user_id)
         entries = [e for b in books for e in b.entries]
+        if len(entries) > self.config.max_entries:
+            return None
         book = await asyncio.to_thread(CompiledBook, entries, self.settings)
         self._books[scope] = (versions, book)
         self._books.move_to_end(scope)
@@ -204,22 +236,41 @@ class WorldBook:
     async def rewrite_request(self, call: CallContext, request: ChatRequest) -> ChatRequest:
         friend, user = call.principal.friend_id, call.principal.user_id
         book = await self.compiled(friend, user)
+        if book is None:
+            call.note_degraded(self.name, "too_large")
+            return request
         if not book.entries:
             return request
         chat = [m for m in request.messages if m.get("role") in CHAT_ROLES]
         conversation = conversation_id(request, dict(call.headers))
         clock = len(chat)
         texts = [message_text(m) for m in chat]
+        deepest = max(self.config.scan_depth, book.deepest)
+        scanned = sum(len(t) for t in texts[max(0, len(texts) - deepest):]) if deepest else 0
+        work = scanned * (1 + len(book.regexes))  # an automaton pass plus one pass per regex key
+        if scanned * len(book.regexes) > self.config.max_scan_work:
+            call.note_degraded(self.name, "scan_budget")
+            return request
         similarity = await self._similarity(call, book, texts) if book.semantic else None
         timed = await self.repository.timed_state(friend, user, conversation)
         seed = self.config.random_seed
         rng = random.Random(f"{seed}:{conversation}:{clock}") if seed is not None else random.Random()
         now = datetime.now(UTC)
-        result = activate(
-            book, texts, clock=clock, timed=timed, rng=rng,
+        run = functools.partial(
+            activate, book, texts, clock=clock, timed=timed, rng=rng,
             count_tokens=functools.partial(count_tokens, self.encoding), today=now.date(),
             now_ms=int(time.time() * 1000), similarity=similarity,
         )
+        if work <= INLINE_SCAN_WORK:
+            result = run()
+        else:  # linear (RE2, automata) but long: off the loop, a bounded share per user, a deadline
+            task = asyncio.ensure_future(self._scan_off_loop(user, run))
+            try:
+                result = await asyncio.wait_for(asyncio.shield(task), self.config.scan_timeout_ms / 1000)
+            except TimeoutError:  # the scan finishes in its thread, holding the user's slot till then
+                task.add_done_callback(_seen)
+                call.note_degraded(self.name, "scan_timeout")
+                return request
         if result.timed or result.expired:
             await self.repository.save_timed_state(friend, user, conversation, result.timed, result.expired)
         call.annotations[self.name] = {
@@ -230,6 +281,12 @@ class WorldBook:
         if not result.entries:
             return request
         return self._inject(call, request, result.entries)
+
+    async def _scan_off_loop(self, user: str, run: Callable[[], Activation]) -> Activation:
+        """``run`` in a worker thread once one of ``user``'s scan slots is free (held until
+        the thread is done, even when the request stopped waiting)."""
+        async with self._scans.slot(user):
+            return await asyncio.to_thread(run)
 
     def _entry_vectors(self, book: CompiledBook) -> asyncio.Task[np.ndarray]:
         """The vectors of ``book``'s semantic entries (rows in :attr:`CompiledBook.semantic`
@@ -317,6 +374,12 @@ def _above(vectors: np.ndarray, query: np.ndarray, threshold: float) -> tuple[np
     (unit rows: the dot product), and every row's cosine."""
     scores = vectors @ query
     return np.flatnonzero(scores >= threshold), scores
+
+
+def _seen(task: asyncio.Future[Activation]) -> None:
+    """Mark an abandoned scan's error (if any) as retrieved."""
+    if not task.cancelled():
+        task.exception()
 
 
 def _failed(task: asyncio.Task[np.ndarray]) -> bool:

@@ -4,6 +4,8 @@ is down are buffered in the gateway and memorized once it is back."""
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import subprocess
 import tempfile
 import time
@@ -49,8 +51,20 @@ class StoppableRedis:
 
     def stop(self) -> None:
         assert self.proc is not None
+        if self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGCONT)  # a paused server cannot act on SIGTERM
         self.proc.terminate()
         self.proc.wait(10)
+
+    def pause(self) -> None:
+        """SIGSTOP: the server stalls (connections stay open, commands wait in the socket)."""
+        assert self.proc is not None
+        os.kill(self.proc.pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """SIGCONT: the server runs again and executes what clients sent meanwhile."""
+        assert self.proc is not None
+        os.kill(self.proc.pid, signal.SIGCONT)
 
 
 def chat(client: OpenAI, text: str) -> None:
@@ -88,6 +102,50 @@ async def test_turns_accepted_while_redis_is_down_are_memorized_when_it_is_back(
             return r.status_code == 200 and len(r.text.splitlines()) == 3
 
         await wait_for(all_memorized)
+        assert memorize.memorization.buffered == 0
+    finally:
+        gateway.stop()
+        if server.proc and server.proc.poll() is None:
+            server.stop()
+
+
+async def test_a_turn_buffered_during_a_stall_is_memorized_without_another_message(upstream, shared_model, tmp_path):
+    """Redis stalls (SIGSTOP) while a turn is enqueued: the claim reaches the server's socket
+    but its reply times out, so the gateway buffers the job; once the server runs again it
+    executes that claim. The buffer's retry must still queue the turn, on its own, well
+    before the stale-claim sweep (``claim_stale_s``, 300 s) and without the user writing
+    again."""
+    server = StoppableRedis(tmp_path)
+    server.start()
+    config = make_config(upstream.url, server.url, memory={"socket_timeout_s": 1.0}, plugins=[
+        {"name": "memorize", "config": {"mode": "verbatim", "worker": {"block_ms": 50},
+                                        "queue": {"buffer_retry_max_s": 0.5}}},
+    ])
+    gateway = GatewayServer(config, embedder=shared_model.for_gateway())
+    gateway.start()
+    try:
+        client = OpenAI(base_url=gateway.url + "/v1", api_key=ALICE_KEY, max_retries=0)
+        memorize = next(p.instance for p in gateway.gateway.chains.default.plugins if p.name == "memorize")
+
+        async def stored(count: int) -> bool:
+            async with httpx.AsyncClient() as http:
+                r = await http.get(gateway.url + "/v1/admin/users/alice/export",
+                                   headers={"Authorization": f"Bearer {ADMIN_KEY}"})
+            return r.status_code == 200 and len(r.text.splitlines()) == count
+
+        chat(client, "Before the stall: I keep bees on my roof.")
+        await wait_for(lambda: stored(1), timeout=60)
+        server.pause()
+        try:
+            chat(client, "During the stall: my bees are Carniolan.")
+
+            async def buffered() -> bool:
+                return memorize.memorization.buffered >= 1
+
+            await wait_for(buffered, timeout=60)  # the enqueue timed out: the job waits in the gateway
+        finally:
+            server.resume()
+        await wait_for(lambda: stored(2), timeout=30)  # before the fix: only after claim_stale_s and another message
         assert memorize.memorization.buffered == 0
     finally:
         gateway.stop()

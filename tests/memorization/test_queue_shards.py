@@ -210,7 +210,7 @@ async def test_turns_claimed_by_a_gateway_that_died_before_its_xadd_are_queued_b
     lost = job("alice", "x").model_dump(exclude={"turns", "epoch"}, mode="json")
     turn = '{"role":"user","text":"I restore old clocks.","hash":"h-lost","index":0,"at":"2026-01-01T00:00:00Z"}'
     keys = [queue.keys.seen("alice", "tutor"), queue.keys.epoch("alice"), queue.keys.claims("alice"), queue.keys.claimed("alice")]
-    await queue._claim(keys=keys, args=[600, now, 300_000, lost["job_id"], json.dumps(lost), "h-lost", turn])  # then the gateway died
+    await queue._claim(keys=keys, args=[600, now, 300_000, lost["job_id"], json.dumps(lost), "0", "h-lost", turn])  # then the gateway died
     assert await queue.enqueue(json.dumps(lost), "alice", "tutor", [("h-lost", turn)], 600, now_ms=now + 1000) is None
     assert (await queue.stats()).length == 0  # seen, and not stale yet: nothing queued
     later = job("alice", "y").model_dump(exclude={"turns", "epoch"}, mode="json")
@@ -223,3 +223,25 @@ async def test_turns_claimed_by_a_gateway_that_died_before_its_xadd_are_queued_b
     assert await env.redis.hlen(queue.keys.claims("alice")) == await env.redis.zcard(queue.keys.claimed("alice")) == 0
     assert await queue.enqueue(json.dumps(later), "alice", "tutor", [("h-new", turn2)], 600, now_ms=now + 900_000) is None
     assert (await queue.stats()).length == 0
+
+
+async def test_a_retry_resumes_its_own_claim_that_redis_ran_after_the_call_timed_out(env):
+    """The claim script ran but its reply was lost (Redis stalled past the client's
+    timeout, then executed the call): the gateway's retry (``resume``) finds no new turn
+    but its own claim held, and queues the job at once; a fresh call with the same turns
+    (no resume) still queues nothing."""
+    config = memorize_config("verbatim")
+    store = await env.store("t" + uuid.uuid4().hex[:12])
+    queue = queue_for(config, env.redis)
+    now = int(time.time() * 1000)
+    lost = job("alice", "x").model_dump(exclude={"turns", "epoch"}, mode="json")
+    turn = '{"role":"user","text":"I restore old clocks.","hash":"h-lost","index":0,"at":"2026-01-01T00:00:00Z"}'
+    keys = [queue.keys.seen("alice", "tutor"), queue.keys.epoch("alice"), queue.keys.claims("alice"), queue.keys.claimed("alice")]
+    await queue._claim(keys=keys, args=[600, now, 300_000, lost["job_id"], json.dumps(lost), "0", "h-lost", turn])
+    assert await queue.enqueue(json.dumps(lost), "alice", "tutor", [("h-lost", turn)], 600, now_ms=now + 1000) is None
+    assert (await queue.stats()).length == 0
+    assert await queue.enqueue(json.dumps(lost), "alice", "tutor", [("h-lost", turn)], 600, now_ms=now + 1000,
+                               resume=True) is not None
+    await env.drain(config, store)
+    assert [r.text for r in (await store.list(Tenant("alice", "tutor"))).items] == ["I restore old clocks."]
+    assert await queue.enqueue(json.dumps(lost), "alice", "tutor", [("h-lost", turn)], 600, resume=True) is None

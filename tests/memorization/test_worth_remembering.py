@@ -200,3 +200,22 @@ def test_by_default_events_are_merged_within_their_job_only(start_gateway, upstr
         two = tutor.post("/v1/memories", json={"session_id": "other", "messages": [
             {"role": "user", "content": "I went running", "occurred_at": at, "metadata": {"n": 3}}]}).json()
         assert len(two["ids"]) == 1 and two["ids"] != one["ids"]
+
+
+async def test_duplicates_within_a_plan_are_found_in_linear_time(monkeypatch):
+    """A plan's adds are compared with its earlier adds through one normalised key each:
+    ``normalised`` runs once per add, not once per pair (a 300-message ingest made 22,000
+    calls, seconds on the event loop); the third copy still merges onto the first."""
+    import gateway.memorization.neardup as neardup
+    from gateway.memorization.plan import Op, Plan
+    from gateway.memory.records import NewMemory
+
+    calls = []
+    real = neardup.normalised
+    monkeypatch.setattr(neardup, "normalised", lambda text: calls.append(text) or real(text))
+    texts = [f"Event number {i} happened at the lake" for i in range(200)] + ["Event number 0 happened at the lake!"]
+    ops = tuple(Op(kind="add", id=f"m{i:03d}", memory=NewMemory(scope=Scope.EVENT, type=MemoryType.EPISODIC, text=t,
+                                                                  occurred_at=AT)) for i, t in enumerate(texts))
+    plan = await neardup.merge_near_duplicates(object(), Tenant("alice", "tutor"), Plan(ops=ops), events=False)
+    assert len(calls) == len(texts)
+    assert [(op.kind, op.target) for op in plan.ops if op.kind == "merge"] == [("merge", "m000")]

@@ -165,6 +165,26 @@ async def test_closing_fails_the_running_and_the_waiting_callers():
     release.set()
 
 
+async def test_a_bulk_caller_is_cut_into_batches_and_others_go_in_between():
+    """A caller with more than ``batch_max`` texts is embedded one piece at a time, each
+    piece alone; a query that arrives meanwhile goes first, not padded into a piece."""
+    seen: list[list[str]] = []
+    batcher, running, release = await blocked_batcher(batch_max=2, queue_max=64, seen=seen)
+    try:
+        bulk = asyncio.ensure_future(batcher.embed_many([f"bulk{i}" for i in range(6)]))  # batch_max 2 < BULK_PIECE
+        await settle(lambda: batcher.queued_texts == 2)  # only its first piece waits
+        query = asyncio.ensure_future(batcher.embed_many(["query"]))
+        await settle(lambda: batcher.queued_texts == 3)
+        release.set()
+        assert (await asyncio.wait_for(bulk, 5)).shape == (6, 3)
+        assert (await asyncio.wait_for(query, 5)).shape == (1, 3)
+        await asyncio.wait_for(running, 5)
+        assert seen == [["first"], ["query"], ["bulk0", "bulk1"], ["bulk2", "bulk3"], ["bulk4", "bulk5"]]
+    finally:
+        release.set()
+        await batcher.aclose()
+
+
 def test_bad_batching_settings_are_refused():
     with pytest.raises(ValueError):
         BatchingEmbedder(object(), batch_max=0)  # type: ignore[arg-type]
