@@ -162,6 +162,13 @@ class MemorizeConfig(_Frozen):
         "events); extract: the memory model decides, extracts atomic facts and reconciles them "
         "with existing memories (seed 003; mem0, Chhikara et al. 2025).",
     )
+    verbatim_formation: Literal["disclosure", "turn"] = Field(
+        "disclosure", description="verbatim mode: disclosure: a turn forms a memory of the clauses in which "
+        "the speaker tells something about themselves, their people, health, diet, home, work, plans or "
+        "likes, in their words (requests, questions, small talk form none; "
+        "gateway.memorization.disclosure); lasting facts are profile memories, the rest episodic events. "
+        "turn: the whole turn is the memory (small talk skipped and profile cues as below).",
+    )
     verbatim_roles: tuple[Literal["user", "assistant"], ...] = Field(
         ("user",), description="verbatim mode: whose turns are stored (the LoCoMo replay stores both)."
     )

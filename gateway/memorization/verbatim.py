@@ -14,8 +14,10 @@ extractive gist would only repeat the turns).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
 from gateway.memorization.dates import relative_in
+from gateway.memorization.disclosure import analyse, is_personal_question
 from gateway.memorization.facts import base_metadata
 from gateway.memorization.jobs import Job, Turn
 from gateway.memorization.keywords import keywords_of
@@ -23,10 +25,19 @@ from gateway.memorization.plan import Op, Plan, memory_id_for
 from gateway.memorization.salience import confirmed_type, is_affirmation, is_small_talk, profile_type, proposition
 from gateway.memory.records import MemoryType, NewMemory, Scope, Source
 
+#: How a turn becomes a memory (``memorize.verbatim_formation``): ``disclosure``, the
+#: clauses that tell something (:mod:`gateway.memorization.disclosure`); ``turn``, the
+#: whole turn.
+Formation = Literal["disclosure", "turn"]
+
+#: Longest reply (characters) kept with the question it answers when it is not a "yes".
+ANSWER_CHARS = 120
+
 
 def verbatim_plan(
     job: Job, texts: Sequence[str], roles: Sequence[str], max_chars: int = 8000,
     skip_small_talk: bool = False, profile: bool = False, context_after: bool = True,
+    formation: Formation = "turn",
 ) -> Plan:
     """One ``add`` per turn of ``job`` whose role is in ``roles``; ``texts`` are the turns'
     texts after redaction (same order as ``job.turns``). Op ids derive from the turn's
@@ -47,15 +58,40 @@ def verbatim_plan(
     request or ingested chunk), ``speaker`` and a ``name: `` text prefix when the message
     had a ``name``, ``source_messages`` (``[turn.metadata]``) when the caller gave one.
     ``context_after``: keep each turn's ``context_after`` (the next message's start) on its
-    memory (``verbatim_context_after``)."""
+    memory (``verbatim_context_after``).
+
+    ``formation`` ``disclosure`` (``verbatim_formation``, the default of the config):
+    a turn forms the memory :func:`gateway.memorization.disclosure.analyse` finds in it
+    (the clauses in which the speaker tells something, in their words; requests,
+    questions, small talk and talk about the conversation form nothing and are counted
+    in ``skipped`` and ``dropped``), scoped ``profile`` when it is a lasting fact and
+    carrying its supersede ``metadata.slot``; a turn that forms nothing but answers the
+    other side's question about the speaker ("How often do you run?" - "twice a week")
+    is kept with that question, as a confirmation is. ``turn``: the whole turn is the
+    memory (the rules above)."""
     ops: list[Op] = []
     by_position: dict[int, int] = {}  # turn index -> index in ops of the memory it formed
     skipped = confirmed = 0
+    dropped: dict[str, int] = {}
     previous: Turn | None = None
     for turn, text in zip(job.turns, texts, strict=True):
         kept = text.strip()[:max_chars]
         before, previous = previous, turn
         if turn.role not in roles or not kept:
+            continue
+        if formation == "disclosure":
+            formed = _disclosed(job, turn, kept, before, ops, by_position, context_after)
+            if isinstance(formed, str):
+                skipped += 1
+                dropped[formed] = dropped.get(formed, 0) + 1
+                continue
+            op, slot = formed
+            if slot is None:
+                by_position[turn.index] = len(ops)
+                ops.append(op)
+            else:
+                ops[slot] = op
+                by_position[turn.index] = slot
             continue
         if skip_small_talk and is_small_talk(kept):
             found = (_confirmation(job, turn, kept, before, ops, by_position, profile, context_after)
@@ -76,9 +112,38 @@ def verbatim_plan(
         by_position[turn.index] = len(ops)
         ops.append(Op(kind="add", id=memory_id_for(job.job_id, turn.hash, job.enqueued_ms),
                       memory=_memory(job, turn, kept, kind, context_after), reason="verbatim"))
+    if formation == "disclosure":
+        note = "".join(f", {n} {why}" for why, n in sorted(dropped.items()))
+        return Plan(ops=tuple(ops), decision=f"verbatim: {len(ops)} memory(ies) formed{note}", skipped=skipped,
+                    dropped=dropped)
     note = f", {skipped} small talk skipped" if skipped else ""
     note += f", {confirmed} confirmation(s) kept with the question" if confirmed else ""
     return Plan(ops=tuple(ops), decision=f"verbatim: {len(ops)} turn(s){note}", skipped=skipped)
+
+
+def _disclosed(job: Job, turn: Turn, kept: str, before: Turn | None, ops: list[Op], by_position: dict[int, int],
+               context_after: bool) -> tuple[Op, int | None] | str:
+    """The memory ``turn`` forms under ``formation: disclosure`` and the index in ``ops``
+    of the question's memory it replaces (None: a new op), or why it forms none
+    (``request``, ``question``, ``small_talk``, ``meta``, ``other``): see
+    :func:`verbatim_plan`."""
+    found = analyse(kept)
+    if found.text:
+        memory = _memory(job, turn, found.text, found.type if found.durable else None, context_after)
+        if found.slot:
+            memory = memory.model_copy(update={"metadata": {**memory.metadata, "slot": found.slot}})
+        op = Op(kind="add", id=memory_id_for(job.job_id, turn.hash, job.enqueued_ms), memory=memory, reason="verbatim")
+        return op, None
+    if turn.role == "user" and found.dropped in ("small_talk", "other", "meta"):
+        answered = _confirmation(job, turn, kept, before, ops, by_position, True, context_after,
+                                 any_answer=found.dropped != "meta")
+        if answered is not None:
+            return answered
+    if found.statement:
+        memory = _memory(job, turn, found.statement, None, context_after)
+        return Op(kind="add", id=memory_id_for(job.job_id, turn.hash, job.enqueued_ms), memory=memory,
+                  reason="verbatim"), None
+    return found.dropped
 
 
 def _memory(job: Job, turn: Turn, kept: str, kind: MemoryType | None, context_after: bool = True) -> NewMemory:
@@ -102,13 +167,16 @@ def _memory(job: Job, turn: Turn, kept: str, kind: MemoryType | None, context_af
 
 
 def _confirmation(job: Job, turn: Turn, reply: str, before: Turn | None, ops: list[Op],
-                  by_position: dict[int, int], profile: bool, context_after: bool = True) -> tuple[Op, int | None] | None:
+                  by_position: dict[int, int], profile: bool, context_after: bool = True,
+                  any_answer: bool = False) -> tuple[Op, int | None] | None:
     """The memory of a user's bare "yes" (``reply``) to the other side's fact-checking
     question and the index in ``ops`` of the question's own memory it replaces (None:
     a new op), or None (see :func:`verbatim_plan`). The question is the previous turn of
     the job when it has one (a user's own earlier turn confirms nothing), else the turn's
-    ``context`` (the end of the message before it)."""
-    if not is_affirmation(reply):
+    ``context`` (the end of the message before it). ``any_answer``: ``reply`` need not be
+    a "yes": any short answer ("twice a week", "两个") to a question that asks about the
+    user (:func:`gateway.memorization.disclosure.is_personal_question`) is kept with it."""
+    if not any_answer and not is_affirmation(reply):
         return None
     if before is not None and before.index == turn.index - 1:
         if before.role == "user":
@@ -118,6 +186,8 @@ def _confirmation(job: Job, turn: Turn, reply: str, before: Turn | None, ops: li
         question_text, asker = turn.context, None
     question = proposition(question_text)
     if question is None:
+        return None
+    if any_answer and not is_affirmation(reply) and (not is_personal_question(question) or len(reply) > ANSWER_CHARS):
         return None
     kind = confirmed_type(question) if profile else None
     stored = by_position.get(asker.index) if asker is not None else None
@@ -140,7 +210,7 @@ def _confirmation(job: Job, turn: Turn, reply: str, before: Turn | None, ops: li
         meta["position"] = base.metadata.get("position", meta["position"])
     memory = memory.model_copy(update={
         "text": f"{said} — {answer}", "metadata": meta, "keywords": keywords_of(f"{question} {reply}"),
-        "context": base.context if base is not None else None,
+        "context": base.context if base is not None else memory.context,
         "occurred_at": base.occurred_at if base is not None else memory.occurred_at,
     })
     op = Op(kind="add", id=memory_id_for(job.job_id, turn.hash, job.enqueued_ms), memory=memory, reason="verbatim")
