@@ -17,11 +17,14 @@ nested quantifiers, one pass over the clauses):
    (only the sentence's last clause is the question: "I'm vegetarian, what can I cook?").
 2. **What each clause is** (:func:`clause_kind`), first match wins:
    ``small_talk`` (:func:`gateway.memorization.salience.is_small_talk`, plus "I see",
-   "I think so", "我知道了"); ``question`` (the sentence's question mark, an interrogative
-   or auxiliary first word, 吗/呢 at the end, a Chinese question word: 什么 怎么 哪 几
-   多少 能不能 ... outside "什么都"); ``request`` (an imperative first word "give / tell
+   "I think so", "我知道了"); a liking or standing instruction
+   (:data:`gateway.memorization.salience.PREFERENCE_CUES`: "keep it short", "请回答简洁一点")
+   is a ``disclosure``; ``request`` (checked before ``question``: "Can you write me a
+   poem?" is a request): an imperative first word "give / tell
    / write / recommend", "can you", "please", "I'd like / I want / I need + a thing or
-   you", "I'm looking for", "help me", 帮我 请 给我 推荐 我想要 我需要); ``meta`` (talk
+   you", "I'm looking for", "help me", 帮我 请 给我 推荐 我想要 我需要; ``question`` (the
+   sentence's question mark, an interrogative or auxiliary first word, 吗/呢 at the end,
+   a Chinese question word: 什么 怎么 哪 几 多少 能不能 ... outside "什么都"); ``meta`` (talk
    about the conversation: "I have a question", "I'll try that", "that sounds good");
    ``disclosure`` (a first-person statement: the clause starts, after a discourse word
    such as "btw / also / since / because / as / 其实 / 因为 / 对了", with I / my / we /
@@ -297,10 +300,10 @@ def clause_kind(clause: Clause) -> ClauseKind:
         return "disclosure"  # a liking or a standing instruction: "请回答简洁一点", "keep it short"
     if _CJK.search(text):
         core = _core_zh(text) or text
-        if clause.asked or _QUESTION_END_ZH.search(core) or _QUESTION_WORD_ZH.search(core):
-            return "question"
         if _REQUEST_ZH.search(core):
             return "request"
+        if clause.asked or _QUESTION_END_ZH.search(core) or _QUESTION_WORD_ZH.search(core):
+            return "question"
         if _META_ZH.search(core) or is_small_talk(core):
             return "meta" if core != text or not is_small_talk(core) else "small_talk"
         if _FIRST_PERSON_ZH.search(core) or _MY_SOMEONE_ZH.search(core) or _AS_A_ZH.search(core):
@@ -311,10 +314,10 @@ def clause_kind(clause: Clause) -> ClauseKind:
             return "disclosure"  # Chinese drops the subject: "在上海工作" is the user's
         return "other"
     core = _core_en(text) or text
-    if _QUESTION_IN_EN.search(core) or clause.asked or _QUESTION_START_EN.search(core):
-        return "question"
     if _REQUEST_EN.search(core):
         return "request"
+    if _QUESTION_IN_EN.search(core) or clause.asked or _QUESTION_START_EN.search(core):
+        return "question"
     if _META_EN.search(core):
         return "meta"
     if _FIRST_PERSON_EN.search(core) or _MY_SOMEONE_EN.search(core) or _AS_A_EN.search(core):
