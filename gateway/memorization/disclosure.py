@@ -332,7 +332,7 @@ def slot_of(text: str) -> str | None:
     ``diet``, ``relationship``, or None; only for statements about the user (a clause
     led by "my <someone>" / 我<家人> is about that person: no slot)."""
     core = _core_zh(_core_en(text))
-    if _MY_SOMEONE_EN.match(core) or re.match(r"^(?:my|our)\s", core, re.IGNORECASE) and _MY_SOMEONE_EN.search(core[:40]):
+    if _MY_SOMEONE_EN.match(core) or (re.match(r"^(?:my|our)\s", core, re.IGNORECASE) and _MY_SOMEONE_EN.search(core[:40])):
         return None
     if _MY_SOMEONE_ZH.match(core):
         return None
@@ -355,7 +355,7 @@ def analyse(text: str) -> Analysis:
     kept: list[int] = []
     told = "disclosure" in kinds
     for i, (clause, kind) in enumerate(zip(parts, kinds, strict=True)):
-        if kind == "other" and (told and _is_statement(clause.text) or _continues(parts, kept, i)):
+        if kind == "other" and ((told and _is_statement(clause.text)) or _continues(parts, kept, i)):
             kept.append(i)  # "It felt welcoming; I want to study counseling next."; "I moved, to Braga"
             continue
         if kind != "disclosure":
