@@ -354,18 +354,18 @@ def analyse(text: str) -> Analysis:
     kinds = tuple(clause_kind(c) for c in parts)
     kept: list[int] = []
     told = "disclosure" in kinds
-    for i, (clause, kind) in enumerate(zip(parts, kinds, strict=True)):
-        if kind == "other" and ((told and _is_statement(clause.text)) or _continues(parts, kept, i)):
+    for i, (clause, clause_type) in enumerate(zip(parts, kinds, strict=True)):
+        if clause_type == "other" and ((told and _is_statement(clause.text)) or _continues(parts, kept, i)):
             kept.append(i)  # "It felt welcoming; I want to study counseling next."; "I moved, to Braga"
             continue
-        if kind != "disclosure":
+        if clause_type != "disclosure":
             continue
         core = _core_zh(_core_en(clause.text))
         if i > 0 and (_PRONOUN_EN.search(core) or _PRONOUN_ZH.search(core)) and (not kept or kept[-1] != i - 1):
             kept.append(i - 1)  # the antecedent: "a gift for my wife, she loves gardening"
         kept.append(i)
     if not kept:
-        counted = [k for k in kinds if k != "other"] or list(kinds) or ["small_talk"]
+        counted: list[str] = [k for k in kinds if k != "other"] or list(kinds) or ["small_talk"]
         dropped = max(("request", "question", "small_talk", "meta", "other"), key=counted.count)
         said: list[int] = []
         for i, k in enumerate(kinds):
