@@ -1,7 +1,8 @@
 """Scoring a run of the assistant-chat benchmark (pure: no I/O).
 
-Matching a memory text back to the turn it came from (:class:`TurnMatcher`): both are
-cut into terms (lower-cased Latin words minus a few function words, and overlapping
+Matching a memory text back to the turn it came from (:class:`TurnMatcher`): dates and
+times are removed from the memory text (:data:`_DATES`: a memory keeps its date), then both
+are cut into terms (lower-cased Latin words minus a few function words, and overlapping
 character pairs of CJK runs, a lone CJK character as itself); the score of a turn is the
 share of the memory's terms found in the turn's :attr:`~bench.assistant.dataset.Turn.source_text`
 (containment: a memory may be a clause of the turn, or carry a date or the assistant's
@@ -20,12 +21,15 @@ Per probe (:func:`score_probe`):
   recalled.
 - **duplicate lines**: items (memory, other and personalization sections) whose text,
   case-folded with whitespace collapsed, equals an earlier item's in the same prompt.
-- **same-fact lines**: memory lines whose source turn states only facts (by root: a
-  repeat counts as its fact) already stated by an earlier line's turn in the same prompt.
+- **same-fact lines**: memory lines holding a fact (``fact_part``) whose source turn states
+  only facts (by root: a repeat counts as its fact) an earlier such line already gave in
+  the same prompt.
 
 Pooled (:func:`summarize`, per group of probes): ``fact_recall`` = recalled / probes;
-``junk_share`` = memory lines (sections memory + other) whose source turn's kind is
-``request`` or ``small_talk`` / all memory lines; ``stale_rate`` = stale probes / probes with
+``junk_share`` = junk memory lines / all memory lines (sections memory + other), where a
+line is junk when its source turn's kind is ``request`` or ``small_talk``, or when it
+comes from a fact-bearing turn but holds no key of that turn's facts (the request part
+of a ``fact_in_request`` turn kept without the fact: ``fact_turn_lines_without_fact``); ``stale_rate`` = stale probes / probes with
 ``stale`` strings; ``duplicate_lines`` = sum over probes. What was stored
 (:func:`stored_summary`): each live (not retired) memory matched to a turn; per kind, the
 turns that formed at least one live memory; a fact is stored when the keys of it or of a
@@ -45,6 +49,10 @@ from bench.assistant.dataset import FACT_KINDS, JUNK_KINDS, KINDS, Turn, User
 from bench.assistant.prompt import Injected
 
 MATCH_FLOOR = 0.5
+#: Dates and times a memory line may carry besides the user's words (``2025-03-02``,
+#: ``2025/3/2``, ``2025年3月2日``, ``14:05``), removed before matching it to a turn.
+_DATES = re.compile(r"\d{4}[-/.]\d{1,2}[-/.]\d{1,2}(?:[T ]\d{1,2}:\d{2}(?::\d{2})?Z?)?|\d{4}年\d{1,2}月(?:\d{1,2}日)?"
+                    r"|\b\d{1,2}:\d{2}\b")
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 STOPWORDS = frozenset(
@@ -76,6 +84,9 @@ class Source:
     turn: str | None = None
     score: float = 0.0
     roots: frozenset[str] = frozenset()
+    #: for a fact-bearing turn: the text holds a key of one of its facts (not only the
+    #: request or chatter around them)
+    fact_part: bool = False
 
 
 class TurnMatcher:
@@ -87,7 +98,7 @@ class TurnMatcher:
         self._replies: list[tuple[Turn, set[str]]] = [(t, terms(t.assistant)) for t in user.turns]
 
     def source(self, text: str) -> Source:
-        line = terms(text)
+        line = terms(_DATES.sub(" ", text))
         if not line:
             return Source("unmatched")
         best: tuple[float, float, int] | None = None
@@ -99,7 +110,9 @@ class TurnMatcher:
                 best, chosen = rank, turn
         if best is not None and chosen is not None and best[0] >= MATCH_FLOOR:
             roots = frozenset(self.user.root(f.id) for f in chosen.facts)
-            return Source(chosen.kind, chosen.id, round(best[0], 3), roots)
+            folded = text.casefold()
+            part = any(k.casefold() in folded for f in chosen.facts for k in f.key)
+            return Source(chosen.kind, chosen.id, round(best[0], 3), roots, part)
         reply = max((len(line & words) / len(line) for _, words in self._replies), default=0.0)
         if reply >= MATCH_FLOOR:
             return Source("assistant", None, round(reply, 3))
@@ -154,10 +167,11 @@ def score_probe(user: User, probe_id: str, injected: Injected, matcher: TurnMatc
         row: dict[str, Any] = {"text": line.text, "section": line.section}
         if line.section != "personalization":
             src = matcher.source(line.text)
-            row.update(kind=src.kind, turn=src.turn, match=src.score)
-            if src.roots and src.roots <= seen_roots:
-                same_fact += 1
-            seen_roots |= src.roots
+            row.update(kind=src.kind, turn=src.turn, match=src.score, fact_part=src.fact_part)
+            if src.fact_part:
+                if src.roots <= seen_roots:
+                    same_fact += 1
+                seen_roots |= src.roots
         lines.append(row)
     return ProbeResult(user.user, user.lang, user.split, probe.id, probe.ask, list(probe.needs), not missing, missing,
                        list(probe.stale), stale_hit, lines, duplicates, same_fact, degraded)
@@ -171,7 +185,8 @@ def summarize(results: Sequence[ProbeResult]) -> dict[str, Any]:
     """Pooled figures of ``results`` (module docstring)."""
     memory = [line for r in results for line in r.memory_lines]
     kinds = Counter(line["kind"] for line in memory)
-    junk = sum(kinds[k] for k in JUNK_KINDS)
+    bare = sum(1 for line in memory if line["kind"] in FACT_KINDS and not line.get("fact_part"))
+    junk = sum(kinds[k] for k in JUNK_KINDS) + bare
     with_stale = [r for r in results if r.stale_keys]
     stale = [r for r in with_stale if r.stale_hit]
     return {
@@ -183,6 +198,7 @@ def summarize(results: Sequence[ProbeResult]) -> dict[str, Any]:
         "memory_lines": len(memory),
         "junk_share": _ratio(junk, len(memory)),
         "junk_lines": junk,
+        "fact_turn_lines_without_fact": bare,
         "lines_by_kind": dict(sorted(kinds.items())),
         "personalization_lines": sum(len(r.lines) - len(r.memory_lines) for r in results),
         "stale_probes": len(with_stale),

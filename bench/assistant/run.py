@@ -227,12 +227,14 @@ class Run:
 
 
 async def run_async(users: Sequence[User], config_path: Path = DEFAULT_CONFIG, redis_url: str | None = None,
-                    concurrency: int = 4, probe_friend: str = FRIEND) -> dict[str, Any]:
-    """The whole run (module docstring); the result as :func:`report` reads it."""
+                    concurrency: int = 4, probe_friend: str = FRIEND,
+                    double: UpstreamDouble | None = None) -> dict[str, Any]:
+    """The whole run (module docstring); the result as :func:`report` reads it.
+    ``double``: the upstream double to use (a test reads what it received)."""
     from gateway.app import create_app
 
     started = time.monotonic()
-    double, script = UpstreamDouble(), ConversationScript()
+    double, script = double or UpstreamDouble(), ConversationScript()
     double.default = script
     upstream = LoopbackServer(double, lifespan="off").start()
     admin_key = "sk-bench-admin-" + secrets.token_hex(12)
