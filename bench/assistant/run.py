@@ -38,6 +38,7 @@ import re
 import secrets
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -122,7 +123,7 @@ class Run:
         self.probe_friend = probe_friend
         self.keys: dict[tuple[str, str], str] = {}
         self.sent = 0  # chat requests that may enqueue a memorization job
-        self.degraded_replay = 0
+        self.degraded_replay: Counter[str] = Counter()  # x-memgate-degraded entries of replayed requests
         self.last_replay = 0.0
         self.tag = secrets.token_hex(3)
 
@@ -154,8 +155,9 @@ class Run:
                     model=MODEL, messages=history, metadata={"conversation_id": conv})
                 self.sent += 1
                 self.last_replay = time.monotonic()
-                if raw.headers.get("x-memgate-degraded"):
-                    self.degraded_replay += 1
+                for entry in (raw.headers.get("x-memgate-degraded") or "").split(","):
+                    if entry.strip():
+                        self.degraded_replay[entry.strip()] += 1
                 reply = raw.parse().choices[0].message.content or ""
                 history.append({"role": "assistant", "content": reply})
 
@@ -259,7 +261,7 @@ async def run_async(users: Sequence[User], config_path: Path = DEFAULT_CONFIG, r
             upstream.stop()
     timing["total_s"] = round(time.monotonic() - started, 2)
     return {"config": str(config_path), "probe_friend": probe_friend, "replayed_requests": run.sent,
-            "degraded_replay_requests": run.degraded_replay, "timing": timing,
+            "degraded_replay": dict(run.degraded_replay), "timing": timing,
             "groups": groups(users, probes, stored),
             "probes": [vars(p) for p in probes], "stored": stored,
             "memories": {u.user: memory_rows(u, listed[u.user]) for u in users}}
@@ -310,7 +312,8 @@ def report(result: dict[str, Any]) -> str:
         lines.append(f"| {name} | {kinds} | {s['facts_stored']}/{s['facts']} | {s['superseded_live']}/{s['superseded_facts']} "
                      f"| {s['memories']} ({s['retired']}) | {s['fact_memories_profile']}/{s['fact_memories']} |")
     t = result["timing"]
-    lines += ["", f"{result['replayed_requests']} chat requests replayed ({result['degraded_replay_requests']} degraded); "
+    degraded = ", ".join(f"{k} x{n}" for k, n in result["degraded_replay"].items()) or "none"
+    lines += ["", f"{result['replayed_requests']} chat requests replayed (x-memgate-degraded: {degraded}); "
               f"replay {t['replay_s']} s, drain {t['drain_s']} s, probes {t['probes_s']} s, total {t['total_s']} s; "
               f"config {result['config']}, probes as friend {result['probe_friend']!r}"]
     return "\n".join(lines)
