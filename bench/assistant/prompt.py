@@ -10,7 +10,8 @@ Lines, read top to bottom (:func:`parse_injected`):
 - the memory context (``hybrid_injection``; :data:`plugins.prompts.MEMORY_CONTEXT`, en or
   zh): from its first line ("Here is what you remember about the user..." /
   "以下是与用户相关的记忆信息...") to its notes line ("Notes:" / "注意事项："), the items are
-  rendered ``1. text``: an item starts at ``^\\d+\\.\\s`` and runs to the next item or the
+  rendered ``1. text``: an item starts at ``^\\d+\\.\\s`` (or a list bullet, ``- text``) and
+  runs to the next item, a sub-heading (a short line ending in a colon, skipped) or the
   notes line (continuation lines kept, joined with a newline). Section ``memory``.
 - the personalization section (``personalization``; :data:`plugins.prompts.PERSONALIZATION_HEADER`):
   its ``- ...`` lines up to a blank line. Section ``personalization``: style lines from
@@ -32,6 +33,8 @@ from plugins.prompts import MEMORY_CONTEXT, MEMORY_ITEMS, PERSONALIZATION_HEADER
 
 _ITEM = re.compile(r"^(\d+)\.\s+(.*)$")
 _BULLET = re.compile(r"^\s*(?:\d+[.)、]|[-*•])\s+(.*\S)\s*$")
+#: A short line ending in a colon inside the memory context: a sub-heading ("Profile:").
+_SUBHEADER = re.compile(r"^\S.{0,38}[:：]$")
 
 
 def _first_line(text: str) -> str:
@@ -113,10 +116,12 @@ def parse_injected(text: str) -> list[Line]:
             section = "personalization"
             continue
         if section == "memory":
-            match = _ITEM.match(stripped)
+            match = _ITEM.match(stripped) or _BULLET.match(stripped)
             if match:
                 close()
-                item = [match.group(2)]
+                item = [match.group(match.lastindex or 1)]
+            elif _SUBHEADER.match(stripped):
+                close()
             elif item is not None:
                 item.append(raw)
             continue

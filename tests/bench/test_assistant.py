@@ -123,6 +123,18 @@ def test_memory_items_personalization_lines_and_template_notes_are_told_apart():
         ("memory", "我女儿对鸡蛋过敏"), ("memory", "我们住在上海"), ("other", "另一个插件的条目")]
 
 
+def test_bulleted_and_grouped_items_in_the_memory_context_are_items_too():
+    """A format the memory context may take later: sub-headings and dated bullets."""
+    block = "Profile:\n- 2025-03-02: My daughter Maya is allergic to peanuts.\nEvents:\n- 2025-06-10: We moved to Berlin."
+    text = MEMORY_CONTEXT["en"].replace("{{ memoryItems }}", block)
+    lines = parse_injected(text)
+    assert [(line.section, line.text) for line in lines] == [
+        ("memory", "2025-03-02: My daughter Maya is allergic to peanuts."), ("memory", "2025-06-10: We moved to Berlin.")]
+    p2 = score_probe(parse_user(USER, "u.json"), "p2", Injected(text, lines))
+    assert p2.recalled and not p2.stale_hit
+    assert [(line["kind"], line["turn"], line["match"]) for line in p2.lines] == [("fact", "t2", 1.0), ("update", "t5", 1.0)]
+
+
 def test_only_what_the_client_did_not_send_counts_as_injected():
     sent = [{"role": "user", "content": "Any photography classes nearby? Berlin or Lisbon?"}]
     received = {"messages": [{"role": "system", "content": _system(["We moved to Berlin last month."])}, *sent]}
