@@ -19,7 +19,14 @@ from bench.assistant.prompt import Injected, parse_injected, read_request
 from bench.assistant.run import DEFAULT_CONFIG, report, run_async
 from bench.cli import main as bench_main
 from plugins.preferences import Preference, render_personalization
-from plugins.prompts import MEMORY_CONTEXT, render_memory_context
+from plugins.prompts import (
+    FREE_FORM_LINE,
+    LANGUAGE_LINE,
+    MEMORY_CONTEXT,
+    PERSONALIZATION,
+    PERSONALIZATION_HEADER,
+    render_memory_context,
+)
 from tests.support.upstream_double import UpstreamDouble
 
 USER = {
@@ -87,6 +94,16 @@ def test_the_dev_set_has_the_size_languages_and_splits_it_promises():
         assert dev > held > 0, lang
     kinds = Counter(t.kind for u in users for t in u.turns)
     assert all(kinds[k] >= 5 for k in ("fact", "fact_in_request", "request", "small_talk", "update", "repeat", "answer"))
+
+
+def test_no_key_or_stale_string_occurs_in_the_text_the_gateway_writes_itself():
+    """Keys are looked for in the whole injected text: template words must not match."""
+    templates = [*MEMORY_CONTEXT.values(), *PERSONALIZATION_HEADER.values(), *LANGUAGE_LINE.values(),
+                 *FREE_FORM_LINE.values(), *(line for table in PERSONALIZATION.values() for line in table.values())]
+    folded = "\n".join(templates).casefold()
+    for user in load_users():
+        strings = [k for f in user.facts.values() for k in f.key] + [s for p in user.probes for s in p.stale]
+        assert not [s for s in strings if s.casefold() in folded], user.user
 
 
 @pytest.mark.parametrize(("change", "message"), [
