@@ -2,7 +2,7 @@
 
 A user record (JSON object):
 
-- ``user``: tenant-safe id (``en-maya``); ``lang``: ``en`` | ``zh``; ``split``: ``dev`` |
+- ``user``: tenant-safe id (``en-dana``); ``lang``: ``en`` | ``zh``; ``split``: ``dev`` |
   ``heldout``; ``persona``: a free note for the reader.
 - ``sessions``: conversations in order, each ``{"id", "date", "turns"}`` (``date``: ISO day,
   informational: the replay runs on the wall clock). Each session is a new conversation.
@@ -10,7 +10,12 @@ A user record (JSON object):
   types), ``assistant`` (the reply the upstream double answers with), ``facts`` (fact-bearing
   kinds only, at least one), ``question`` (``answer`` only: the assistant's question the
   turn answers, a substring of the previous turn's ``assistant``), ``in_request`` (optional,
-  ``update``/``repeat``: the fact sits inside a request).
+  ``update``/``repeat``: the fact sits inside a request). Kinds: ``fact`` (self-disclosure),
+  ``fact_in_request`` (a fact stated inside an ask), ``request`` (a pure ask or question),
+  ``small_talk`` (greetings, thanks, ok, lol), ``update`` (changes an earlier fact: at least
+  one of its facts ``supersedes`` one), ``repeat`` (an earlier fact said again: at least one
+  of its facts ``repeats`` one), ``answer`` (a short reply that only makes sense with the
+  assistant's question).
 - a fact: ``id`` (unique in the user), ``fact`` (short gold text), ``key`` (list of strings
   that must ALL appear, case-insensitively, in what reaches the upstream for the fact to
   count as recalled; taken from the user's own words, for ``answer`` turns from the user's
@@ -19,7 +24,8 @@ A user record (JSON object):
   said again).
 - ``probes``: questions asked in a new conversation after every session, each ``{"id",
   "ask", "needs": [fact ids], "stale": [strings]}``: ``needs`` are current facts (not
-  superseded); ``stale`` are strings of superseded facts that must not reach the upstream.
+  superseded, nor repeats of superseded ones); ``stale`` (optional) are strings of
+  superseded facts that must not reach the upstream.
 
 :func:`load_users` validates every rule below and raises :class:`DatasetError` naming the
 file and the field (:func:`validate`).
