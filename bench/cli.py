@@ -11,6 +11,7 @@ import logging
 
 import click
 
+from bench.assistant.cli import command as assistant
 from bench.console_screenshots import command as console_screenshots
 from bench.context import command as context
 from bench.failover import command as failover
@@ -38,5 +39,5 @@ def main(verbose: bool) -> None:
 
 
 for _command in (proxy, store, recall, memorize, locomo, threshold_study, outage, load, context, worldbook,
-                 console_screenshots, verbatim, failover, locomo_sweep):
+                 console_screenshots, verbatim, failover, locomo_sweep, assistant):
     main.add_command(_command)
