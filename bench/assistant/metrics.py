@@ -248,13 +248,14 @@ def stored_summary(user: User, memories: Iterable[dict[str, Any]]) -> dict[str, 
 
 def memory_rows(user: User, memories: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each memory (admin API record) with the turn it was matched to: ``text``, ``scope``,
-    ``type``, ``retired``, ``kind`` (turn kind, ``assistant`` or ``unmatched``), ``turn``."""
+    ``type``, ``retired``, ``retired_reason``, ``kind`` (turn kind, ``assistant`` or ``unmatched``), ``turn``."""
     matcher = TurnMatcher(user)
     rows = []
     for memory in memories:
         src = matcher.source(str(memory.get("text", "")))
         rows.append({"text": memory.get("text"), "scope": memory.get("scope"), "type": memory.get("type"),
-                     "retired": bool(memory.get("retired")), "kind": src.kind, "turn": src.turn})
+                     "retired": bool(memory.get("retired")), "retired_reason": memory.get("retired_reason"),
+                     "kind": src.kind, "turn": src.turn})
     return rows
 
 

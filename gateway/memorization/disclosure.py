@@ -43,9 +43,10 @@ nested quantifiers, one pass over the clauses):
    thing changed (:data:`CHANGE`: moved, started, quit, adopted, got married, 搬到,
    辞职, 养了): "I moved to Berlin last month" is durable and keeps its date. Other
    disclosures are episodes (event scope, one friend).
-5. **Slot** (:func:`slot_of`): a durable statement about the user's residence,
-   employer, diet or relationship status has a slot; a later statement in the same slot
-   (same subject) supersedes the earlier (:mod:`gateway.memorization.reconcile`).
+5. **Slot** (:func:`slot_of`): a statement about where the user lives, their work,
+   studies, diet, relationship status or a pregnancy has a slot (and is durable,
+   whatever its date); a later statement in the same slot supersedes the earlier
+   (:mod:`gateway.memorization.neardup`).
 
 What this cannot do (README "What verbatim cannot catch"): facts stated only in the
 third person without "my" ("Maya can't have peanuts" before Maya was introduced),
@@ -65,7 +66,7 @@ from gateway.memory.records import MemoryType
 
 __all__ = [
     "CHANGE", "DURABLE_EN", "DURABLE_ZH", "Analysis", "Clause", "ClauseKind", "analyse", "clause_kind",
-    "clauses", "is_personal_question", "slot_of",
+    "clauses", "slot_of",
 ]
 
 ClauseKind = Literal["disclosure", "question", "request", "small_talk", "meta", "other"]
@@ -78,14 +79,16 @@ _CLAUSE_CUT = re.compile(r"\s*[,，、]\s*|\s+(?=(?:but|so|and\s+then|and\s+(?:c
                          r"|(?=但是|所以|不过|可是)", re.IGNORECASE)
 _ASKED = re.compile(r"[?？]")
 _LEAD_EN = re.compile(
-    r"^(?:(?:oh|well|also|and|but|so|btw|by\s+the\s+way|fyi|actually|anyway|ps|p\.s\.|just\s+so\s+you\s+know|"
+    r"^(?:(?:oh+|ah+|aw+|ooh+|wow|haha\w*|lol|well|also|and|but|so|btw|by\s+the\s+way|fyi|actually|anyway|ps|p\.s\.|"
+    r"just\s+so\s+you\s+know|heads\s+up|quick\s+note|for\s+the\s+record|just\s+to\s+let\s+you\s+know|"
     r"for\s+context|for\s+reference|background|since|because|cause|cos|as|given\s+that|now\s+that|although|though|"
     r"ok(?:ay)?|yeah|yes|no|hmm+|um+|oh\s+and|plus|honestly|basically|currently|nowadays|these\s+days|lately|"
     r"recently)\b[\s,:]*){0,3}",
     re.IGNORECASE,
 )
 _LEAD_ZH = re.compile(r"^(?:对了|顺便说一下|顺便说|顺便|另外|其实|因为|既然|由于|话说|嗯+|哦+|啊|那个|所以|但是|不过|而且|"
-                      r"就是|我跟你说|跟你说|说一下|补充一下|还有|然后|最近|现在|目前|平时|是这样的)*")
+                      r"就是|我跟你说|跟你说一下|跟你说|跟你讲一下|跟你讲|告诉你|说一下|补充一下|还有|然后|最近|现在|目前|平时|"
+                      r"是这样的|说真的|老实说)*")
 
 _FIRST_PERSON_EN = re.compile(r"^(?:i|i'm|im|i've|ive|i'd|i'll|my|we|we're|we've|we'd|our|me\s+and|mine)\b", re.IGNORECASE)
 _PEOPLE_EN = (r"(?:wife|husband|partner|spouse|fianc[ée]e?|boyfriend|girlfriend|son|daughter|kids?|children|child|baby|"
@@ -94,6 +97,12 @@ _PEOPLE_EN = (r"(?:wife|husband|partner|spouse|fianc[ée]e?|boyfriend|girlfriend
               r"dog|cat|puppy|kitten|pet|hamster|rabbit|bird|parrot|horse|fish)")
 _MY_SOMEONE_EN = re.compile(r"\b(?:my|our)\s+(?:\w+\s+){0,2}" + _PEOPLE_EN + r"\b", re.IGNORECASE)
 _AS_A_EN = re.compile(r"^as\s+an?\s+\w+", re.IGNORECASE)
+#: A casual statement that drops its subject "I" ("Finally moved out!", "Got a new job",
+#: "Just adopted a kitten"): a past-tense verb of a life change first.
+_DROPPED_I_EN = re.compile(
+    r"^(?:(?:just|finally|recently|also|officially)\s+)?(?:got|moved|started|adopted|quit|bought|switched|signed|joined|landed|"
+    r"passed|graduated|finished|booked|became|decided|turned|lost|broke|left|sold|began|married|retired|proposed|"
+    r"enrolled|transferred|relocated)\b", re.IGNORECASE)
 _PRONOUN_EN = re.compile(r"^(?:he|she|they|he's|she's|they're|his|her|their|it's)\b", re.IGNORECASE)
 
 _FIRST_PERSON_ZH = re.compile(r"^(?:我|咱们|咱|俺)")
@@ -102,6 +111,10 @@ _PEOPLE_ZH = (r"(?:老婆|老公|妻子|丈夫|爱人|太太|先生|对象|男�
 _MY_SOMEONE_ZH = re.compile(r"我(?:的|们|们家的?|家的?)?" + _PEOPLE_ZH)
 _AS_A_ZH = re.compile(r"^作为(?:一[名个位])?")
 _PRONOUN_ZH = re.compile(r"^(?:他|她|它|他们|她们)")
+#: Someone of the user's introduced by name ("my husband Chris", "我女儿叫朵朵"): lasting.
+_NAMED_PERSON = re.compile(r"\b(?:my|our)\s+(?:\w+\s+)?" + _PEOPLE_EN + r"(?:'s\s+name\s+is|\s+is\s+(?:called|named))?\s+(?-i:[A-Z][a-z]+)\b"
+                           r"|\b(?:named|called)\s+(?-i:[A-Z][a-z]+)\b"
+                           r"|我(?:的|家的?)?" + _PEOPLE_ZH + r"(?:的名字)?(?:叫|名叫)", re.IGNORECASE)
 
 _QUESTION_START_EN = re.compile(
     r"^(?:what|what's|whats|why|how|how's|when|where|which|who|whom|whose|is|are|am|was|were|do|does|did|can|could|"
@@ -131,10 +144,16 @@ _REQUEST_EN = re.compile(
 )
 _META_EN = re.compile(
     r"^i\s+have\s+(?:a|another|one\s+more|some)\s+(?:quick\s+)?(?:question|request|favou?r|idea|thought)s?\b"
-    r"|^i(?:'ll|\s+will)\s+(?:try|do|check|use|go\s+with|take|give|keep|think|look|let\s+you\s+know|get\s+back)\b"
+    r"|^i(?:'ll|\s+will)\b(?!.*\b(?:next|tomorrow|tonight|on\s+(?:mon|tues|wednes|thurs|fri|satur|sun)day|in\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)\w*)\b)"
     r"|^i\s+(?:think|guess|suppose|agree|disagree|see|understand|get\s+it|know|mean|bet|hope\s+so|appreciate)\b"
     r"|^i(?:'m|\s+am)\s+(?:back|here|ready|done|confused|lost|sorry|glad|happy\s+to\s+hear|good|fine|ok|okay|not\s+sure)\s*$"
-    r"|^(?:that|this|it)(?:'s|\s+is|\s+was|\s+sounds|\s+looks|\s+seems)\b|^(?:sounds|looks)\s+(?:good|great|fine|nice|perfect)\b"
+    r"|^(?:that|this|it)(?:'s|\s+is|\s+was|\s+sounds|\s+looks|\s+seems|\s+makes)\s+(?:so\s+|really\s+|very\s+|super\s+)?"
+    r"(?:good|great|helpful|useful|perfect|fine|ok|okay|nice|awesome|amazing|interesting|cool|fair|true|right|sense|smart|"
+    r"clever|brilliant|funny|hilarious|lovely|wonderful|exactly|a\s+(?:good|great|nice)\s+(?:idea|point|tip))\b"
+    r"|^(?:sounds|looks)\s+(?:good|great|fine|nice|perfect)\b|^(?:good|nice|great|glad)\s+to\s+(?:know|hear)\b"
+    r"|^makes\s+sense\b|^hope\s+(?:you're|you\s+are|all\s+is|you\s+had)\b|^wish\s+me\s+luck\b|^fingers\s+crossed\b"
+    r"|^you(?:'re|\s+are)\s+(?:a|the|so)?\s*(?:lifesaver|star|legend|best|genius|amazing|awesome|great|helpful|right)\b"
+    r"|^thank(?:s|\s+you)\b"
     r"|^i\s+(?:like|love|hate)\s+(?:it|that|this|these|those|them|your|the\s+(?:idea|first|second|last|third))\b"
     r"|^my\s+(?:question|request|point|bad)\b",
     re.IGNORECASE,
@@ -169,7 +188,8 @@ DURABLE_EN = re.compile(
     r"car|bike|motorcycle|drive|own|bought|laptop|iphone|android|mac|pc|piano|guitar|camera|garden|"
     r"like|likes|love|loves|prefer|prefers|hate|hates|dislike|favou?rite|enjoy|enjoys|fan|into|can't\s+stand|"
     r"afraid|scared|speak|speaks|language|native|fluent|learning|hobby|play|plays|training|marathon|"
-    r"always|never|usually|every\s+(?:day|morning|week|weekend))\b",
+    r"always|never|usually|often|sometimes|rarely|most\s+(?:days|mornings|evenings|nights|weekends|weeks)|"
+    r"every\s+(?:day|morning|evening|night|week|weekend)|panic|leave|maternity|paternity|sabbatical)\b",
     re.IGNORECASE,
 )
 #: Lasting topics (Chinese).
@@ -202,25 +222,47 @@ _VERB_EN = re.compile(r"\b(?:is|are|was|were|be|been|being|has|have|had|does|did
 #: An ``other`` clause of at least this many Latin words (or :data:`STATEMENT_CJK` CJK
 #: characters) is a statement worth an episode ("Rex loves the beach"); a shorter one
 #: ("twice a week") only makes sense with the question it answers.
-STATEMENT_WORDS = 3
+STATEMENT_WORDS = 4
 STATEMENT_CJK = 8
 
-#: Slots whose newer statement replaces the older (same subject): residence, employer,
-#: diet, relationship status. Each pattern names the slot's own words only, so "I work
-#: night shifts" has no slot and cannot retire "I work at Acme".
+#: Slots whose newer statement replaces the older (same subject, the user or "we"):
+#: where the user lives, their work (employer or occupation), what they study, their
+#: diet, their relationship status and a pregnancy (ended by a birth). Each pattern
+#: names the slot's own words only, so "I work night shifts" has no slot and cannot
+#: retire "I work at Acme".
+_OCCUPATIONS = (r"(?:barista|nurse|teacher|engineer|developer|programmer|designer|lawyer|doctor|dentist|manager|"
+                r"accountant|chef|cook|waiter|waitress|cashier|pharmacist|architect|electrician|plumber|mechanic|"
+                r"driver|pilot|scientist|researcher|postdoc|professor|lecturer|consultant|analyst|writer|journalist|"
+                r"editor|photographer|artist|musician|paramedic|firefighter|officer|soldier|farmer|librarian|"
+                r"therapist|social\s+worker|freelancer|contractor|intern|product\s+manager|data\s+scientist)")
 _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("residence", re.compile(r"\b(?:live|living|lives|moved|moving|relocated|relocating|based)\s+(?:\w+\s+)?(?:in|to|at)\b"
-                             r"|\b(?:our|my)\s+(?:new\s+)?(?:place|home|apartment|flat|house)\s+(?:is\s+)?in\b"
-                             r"|住在|住(?:到|进)|搬(?:到|去|家到|来)|定居|现居", re.IGNORECASE)),
-    ("employer", re.compile(r"\b(?:work|working|works)\s+(?:\w+\s+){0,2}(?:at|for)\b|\bjob\s+at\b|\bjoined\b|"
-                            r"\b(?:left|quit)\s+(?:my\s+job|my\s+position|the\s+company|[A-Z]\w+)|\blaid\s+off\b|"
-                            r"\bnew\s+job\b|\bstarted\s+(?:at|working)\b|\bretired\b|\bunemployed\b|\bbetween\s+jobs\b|"
-                            r"在\S{1,12}(?:工作|上班)|辞职|离职|跳槽|入职|退休|失业|换了(?:份|个)?工作|新工作")),
-    ("diet", re.compile(r"\b(?:vegetarian|vegan|pescatarian|plant-based|keto|carnivore)\b|\beat(?:ing)?\s+meat\b|"
-                        r"素食|吃素|吃肉|不吃肉|开荤", re.IGNORECASE)),
-    ("relationship", re.compile(r"\b(?:married|divorced|single|engaged|separated|widowed|broke\s+up|dating)\b|"
-                                r"结婚|离婚|单身|订婚|分手|恋爱|脱单", re.IGNORECASE)),
+    ("residence", re.compile(
+        r"\b(?:live|living|lives|moved|moving|relocated|relocating|based)\s+(?:\w+\s+)?(?:in|to|at|near|by)\b"
+        r"|\b(?:our|my)\s+(?:new\s+|own\s+)?(?:place|home|apartment|flat|house|studio)\s+(?:is\s+)?(?:in|near)\b"
+        r"|\b(?:apartment|flat|house|studio|condo)\s+(?:in|near)\s+(?-i:[A-Z])|\bclosed\s+on\s+a\s+(?:house|home|condo|flat)\b"
+        r"|\b(?:i'm|i\s+am|we're|we\s+are)\s+in\s+(?-i:[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\s*(?:$|[,.!]|and\b)"
+        r"|住(?!院|宿|酒店|了一晚)|搬(?:到|去|家|来)|定居|现居", re.IGNORECASE)),
+    ("work", re.compile(
+        r"\b(?:work|working|works)\s+(?:\w+\s+){0,2}(?:at|for|as)\b|\bjob\s+(?:at|as)\b|\bjoined\b|"
+        r"\b(?:left|quit)\s+(?:my\s+job|my\s+position|the\s+company|(?-i:[A-Z])\w+)|\blaid\s+off\b|\bnew\s+job\b|"
+        r"\bstarted\s+(?:at|working)\b|\bretired\b|\bunemployed\b|\bbetween\s+jobs\b|"
+        r"\b(?:i'm|i\s+am)\s+(?:now\s+)?(?:an?\s+)?(?:\w+\s+)?" + _OCCUPATIONS + r"\b|"
+        r"在\S{0,12}(?:工作|上班|公司|单位|集团|医院|银行|工厂)|辞职|离职|跳槽|入职|退休|失业|换了(?:份|个)?工作|新工作",
+        re.IGNORECASE)),
+    ("study", re.compile(r"\b(?:student|studying|majoring|major\s+in|courses?|degree\s+in|enrolled|phd\s+in|"
+                         r"master'?s\s+in)\b|读(?:研|博|大学|本科)|专业|在读|上大学|转专业", re.IGNORECASE)),
+    ("diet", re.compile(r"\b(?:vegetarian|vegan|pescatarian|plant-based|keto|carnivore)\b|"
+                        r"\beat(?:ing|s)?\s+(?:meat|fish|chicken|pork|beef)\b|"
+                        r"素食|吃素|吃肉|不吃肉|开荤|吃(?:鱼|鸡|猪|牛|羊)|鸡肉|猪肉|牛肉", re.IGNORECASE)),
+    ("relationship", re.compile(r"\b(?:married|divorced|single|engaged|fianc[ée]e?|separated|widowed|broke\s+up|"
+                                r"dating|together\s+(?:for\s+)?\d+\s+years)\b|\bmy\s+(?:girlfriend|boyfriend)\b|"
+                                r"结婚|离婚|单身|订婚|分手|恋爱|脱单|男朋友|女朋友", re.IGNORECASE)),
+    ("pregnancy", re.compile(r"\b(?:pregnant|expecting\s+(?:a|our|twins)|due\s+in|was\s+born|were\s+born|gave\s+birth|"
+                             r"(?:she|he|baby|they)(?:'s|'re|\s+is|\s+are)\s+here)\b|怀孕|预产期|出生|生了|宝宝出生", re.IGNORECASE)),
 )
+#: Slots a sentence about someone else of the user's can still fill: "my girlfriend
+#: Zoe..." says the user is in a relationship; "she was born on May 3rd" ends a pregnancy.
+_SHARED_SLOTS = ("relationship", "pregnancy")
 
 
 @dataclass(frozen=True)
@@ -236,30 +278,44 @@ class Clause:
 
 
 @dataclass(frozen=True)
+class Formed:
+    """One memory a turn forms: its text (the user's words), whether it is a lasting
+    fact (profile scope), its type (``preference`` / ``semantic`` when lasting, else
+    ``episodic``) and its supersede slot (:func:`slot_of`) or None."""
+
+    text: str
+    durable: bool
+    type: MemoryType
+    slot: str | None
+
+
+@dataclass(frozen=True)
 class Analysis:
     """What a user turn yields.
 
     Attributes:
-        text: the memory text (disclosure clauses in the user's words), or "".
+        memories: the memories formed, in the turn's order: the disclosure clauses, one
+            memory per slot statement and one for the rest ("我在深圳做后端，腰椎间盘突出
+            又犯了": the job and the back pain, so a new job retires only the first).
         kinds: the kind of each clause (:data:`ClauseKind`), in order.
-        durable: the memory is a lasting fact (profile scope) rather than an episode.
-        type: ``preference`` or ``semantic`` for a durable memory, ``episodic`` otherwise.
-        slot: the supersede slot (:func:`slot_of`) of a durable memory, or None.
-        dropped: why nothing was kept, when ``text`` is "" (the commonest clause kind
-            of the turn: ``request``, ``question``, ``small_talk``, ``meta``, ``other``).
-        statement: when ``text`` is "", the turn's ``other`` clauses that say enough
-            (:data:`STATEMENT_WORDS` Latin words or :data:`STATEMENT_CJK` CJK characters):
-            a statement about something else ("The party is on Saturday"), an episode
-            when nothing better (an answer to the other side's question) is found.
+        dropped: why nothing was kept, when ``memories`` is empty (the commonest clause
+            kind of the turn: ``request``, ``question``, ``small_talk``, ``meta``, ``other``).
+        statement: when ``memories`` is empty, the turn's ``other`` clauses that say enough
+            (:data:`STATEMENT_WORDS` Latin words or :data:`STATEMENT_CJK` CJK characters)
+            in a turn that asks nothing: a statement about something else ("Ivy was born
+            on August 21st"), kept when nothing better (an answer to the other side's
+            question) is found.
     """
 
-    text: str
+    memories: tuple[Formed, ...]
     kinds: tuple[ClauseKind, ...]
-    durable: bool
-    type: MemoryType
-    slot: str | None
-    dropped: str
-    statement: str = ""
+    dropped: str = ""
+    statement: Formed | None = None
+
+    @property
+    def text(self) -> str:
+        """All formed memories' texts, joined (tests and the inspector)."""
+        return " ".join(m.text for m in self.memories)
 
 
 def clauses(text: str) -> list[Clause]:
@@ -291,13 +347,17 @@ def _core_zh(text: str) -> str:
     return _LEAD_ZH.sub("", text.strip()).strip()
 
 
-def clause_kind(clause: Clause) -> ClauseKind:
-    """The kind of one clause (step 2 of the module docstring)."""
+def clause_kind(clause: Clause, first: bool = False) -> ClauseKind:
+    """The kind of one clause (step 2 of the module docstring); ``first``: the turn's
+    first clause (a pronoun there has no antecedent in the turn: "他下夜班白天睡不好"
+    is about someone named earlier, so it is ``other``)."""
     text = clause.text.strip()
     if not text or is_small_talk(text):
         return "small_talk"
     if PREFERENCE_CUES.search(text):
         return "disclosure"  # a liking or a standing instruction: "请回答简洁一点", "keep it short"
+    if not (_core_zh(_core_en(text)) if _CJK.search(text) else _core_en(text)).strip(" !.~…"):
+        return "meta"  # only a discourse word: "跟你说一下", "heads up"
     if _CJK.search(text):
         core = _core_zh(text) or text
         if _REQUEST_ZH.search(core):
@@ -309,7 +369,7 @@ def clause_kind(clause: Clause) -> ClauseKind:
         if _FIRST_PERSON_ZH.search(core) or _MY_SOMEONE_ZH.search(core) or _AS_A_ZH.search(core):
             return "disclosure"
         if _PRONOUN_ZH.search(core):
-            return "disclosure"
+            return "other" if first else "disclosure"
         if (DURABLE_ZH.search(core) or CHANGE.search(core)) and not _REQUEST_ZH.search(core):
             return "disclosure"  # Chinese drops the subject: "在上海工作" is the user's
         return "other"
@@ -320,38 +380,32 @@ def clause_kind(clause: Clause) -> ClauseKind:
         return "question"
     if _META_EN.search(core):
         return "meta"
-    if _FIRST_PERSON_EN.search(core) or _MY_SOMEONE_EN.search(core) or _AS_A_EN.search(core):
+    if _FIRST_PERSON_EN.search(core) or _MY_SOMEONE_EN.search(core) or _AS_A_EN.search(core) or _DROPPED_I_EN.search(core):
         return "disclosure"
-    if _PRONOUN_EN.search(core):
-        return "disclosure"
+    if _PRONOUN_EN.search(core) and not first:
+        return "disclosure"  # "..., she loves gardening": its antecedent is kept with it
     return "other"
 
 
 def slot_of(text: str) -> str | None:
-    """The supersede slot a durable statement fills: ``residence``, ``employer``,
-    ``diet``, ``relationship``, or None; only for statements about the user (a clause
-    led by "my <someone>" / 我<家人> is about that person: no slot)."""
+    """The supersede slot a durable statement fills (``residence``, ``work``, ``study``,
+    ``diet``, ``relationship``, ``pregnancy``), or None. A statement led by "my
+    <someone>" / 我<家人> or a pronoun is about that person: it fills only
+    :data:`_SHARED_SLOTS`."""
     core = _core_zh(_core_en(text))
-    if _MY_SOMEONE_EN.match(core) or (re.match(r"^(?:my|our)\s", core, re.IGNORECASE) and _MY_SOMEONE_EN.search(core[:40])):
-        return None
-    if _MY_SOMEONE_ZH.match(core):
-        return None
+    about_someone = bool(_MY_SOMEONE_EN.match(core) or _MY_SOMEONE_ZH.match(core) or _PRONOUN_EN.match(core)
+                         or _PRONOUN_ZH.match(core)
+                         or (re.match(r"^(?:my|our)\s", core, re.IGNORECASE) and _MY_SOMEONE_EN.search(core[:40])))
     for name, pattern in _SLOTS:
-        if pattern.search(text):
+        if pattern.search(text) and (not about_someone or name in _SHARED_SLOTS):
             return name
     return None
 
 
-def is_personal_question(question: str) -> bool:
-    """True when ``question`` (the assistant's, before a user's short answer) asks about
-    the user: it addresses "you / your / 你 / 您" ("How often do you run?", "你家几口人？")."""
-    return bool(re.search(r"\b(?:you|your|you're|you've)\b|你|您", question, re.IGNORECASE))
-
-
 def analyse(text: str) -> Analysis:
-    """The memory a user turn forms (module docstring). Linear in ``len(text)``."""
+    """The memories a user turn forms (module docstring). Linear in ``len(text)``."""
     parts = clauses(text)
-    kinds = tuple(clause_kind(c) for c in parts)
+    kinds = tuple(clause_kind(c, i == 0) for i, c in enumerate(parts))
     kept: list[int] = []
     told = "disclosure" in kinds
     for i, (clause, clause_type) in enumerate(zip(parts, kinds, strict=True)):
@@ -368,16 +422,47 @@ def analyse(text: str) -> Analysis:
         counted: list[str] = [k for k in kinds if k != "other"] or list(kinds) or ["small_talk"]
         dropped = max(("request", "question", "small_talk", "meta", "other"), key=counted.count)
         said: list[int] = []
-        for i, k in enumerate(kinds):
-            if k == "other" and (_says_enough(parts[i].text) or _continues(parts, said, i)):
-                said.append(i)
-        return Analysis("", kinds, False, MemoryType.EPISODIC, None, dropped, statement=_joined(parts, said))
-    memory = _joined(parts, kept)
+        if "request" not in kinds and "question" not in kinds:  # else it only sets up the request
+            for i, k in enumerate(kinds):
+                if k == "other" and (_says_enough(parts[i].text) or _continues(parts, said, i)):
+                    said.append(i)
+        return Analysis((), kinds, dropped, _formed(_joined(parts, said)) if said else None)
+    groups = _groups(parts, kinds, kept)
+    merged: list[list[int]] = []
+    for group in groups:  # a fragment joins the memory after it ("Work's been rough. I'm a barista...")
+        if merged and not _says_enough(_joined(parts, merged[-1])):
+            merged[-1] = merged[-1] + group
+        else:
+            merged.append(group)
+    if len(merged) > 1 and not _says_enough(_joined(parts, merged[-1])):
+        merged[-2:] = [merged[-2] + merged[-1]]
+    return Analysis(tuple(_formed(_joined(parts, group)) for group in merged), kinds)
+
+
+def _groups(parts: list[Clause], kinds: tuple[ClauseKind, ...], kept: list[int]) -> list[list[int]]:
+    """``kept`` cut into memories: a clause that fills a slot starts its own memory,
+    which its continuations (``other`` clauses) and further clauses of the same slot
+    join ("I'm not vegetarian anymore, I eat fish now"); the next other disclosure
+    starts another."""
+    groups: list[list[int]] = []
+    current: str | None = None  # the slot of the last group
+    for i in kept:
+        own = slot_of(parts[i].text) if kinds[i] == "disclosure" else None
+        if groups and (own == current or (own is None and (current is None or kinds[i] != "disclosure"))):
+            groups[-1].append(i)  # same slot, a continuation, or more of the unslotted rest
+            continue
+        groups.append([i])
+        current = own
+    return groups
+
+
+def _formed(memory: str) -> Formed:
     durable = _durable(memory)
+    slot = slot_of(memory) if durable else None
     kind = MemoryType.EPISODIC
     if durable:
-        kind = MemoryType.PREFERENCE if PREFERENCE_CUES.search(memory) and not slot_of(memory) else MemoryType.SEMANTIC
-    return Analysis(memory, kinds, durable, kind, slot_of(memory) if durable else None, "")
+        kind = MemoryType.PREFERENCE if PREFERENCE_CUES.search(memory) and not slot else MemoryType.SEMANTIC
+    return Formed(memory, durable, kind, slot)
 
 
 def _joined(parts: list[Clause], kept: list[int]) -> str:
@@ -427,6 +512,8 @@ def _says_enough(text: str) -> bool:
 
 
 def _durable(memory: str) -> bool:
+    if slot_of(memory) or _NAMED_PERSON.search(memory):
+        return True  # where the user lives, works, studies, what they eat, who their people are: lasting whatever the date
     topical = bool(DURABLE_EN.search(memory) or DURABLE_ZH.search(memory))
     if not topical:
         return False

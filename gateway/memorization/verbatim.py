@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from gateway.memorization.dates import relative_in
-from gateway.memorization.disclosure import analyse, is_personal_question
+from gateway.memorization.disclosure import Formed, analyse
 from gateway.memorization.facts import base_metadata
 from gateway.memorization.jobs import Job, Turn
 from gateway.memorization.keywords import keywords_of
@@ -85,12 +85,12 @@ def verbatim_plan(
                 skipped += 1
                 dropped[formed] = dropped.get(formed, 0) + 1
                 continue
-            op, slot = formed
+            new_ops, slot = formed
             if slot is None:
                 by_position[turn.index] = len(ops)
-                ops.append(op)
+                ops.extend(new_ops)
             else:
-                ops[slot] = op
+                ops[slot] = new_ops[0]
                 by_position[turn.index] = slot
             continue
         if skip_small_talk and is_small_talk(kept):
@@ -122,28 +122,32 @@ def verbatim_plan(
 
 
 def _disclosed(job: Job, turn: Turn, kept: str, before: Turn | None, ops: list[Op], by_position: dict[int, int],
-               context_after: bool) -> tuple[Op, int | None] | str:
-    """The memory ``turn`` forms under ``formation: disclosure`` and the index in ``ops``
-    of the question's memory it replaces (None: a new op), or why it forms none
-    (``request``, ``question``, ``small_talk``, ``meta``, ``other``): see
-    :func:`verbatim_plan`."""
+               context_after: bool) -> tuple[list[Op], int | None] | str:
+    """The memories ``turn`` forms under ``formation: disclosure`` and the index in
+    ``ops`` of the question's memory the first replaces (None: new ops), or why it forms
+    none (``request``, ``question``, ``small_talk``, ``meta``, ``other``): see
+    :func:`verbatim_plan`. The first memory's op id derives from the turn's hash as in
+    ``turn`` formation, the n-th's from ``hash:n``."""
     found = analyse(kept)
-    if found.text:
-        memory = _memory(job, turn, found.text, found.type if found.durable else None, context_after)
-        if found.slot:
-            memory = memory.model_copy(update={"metadata": {**memory.metadata, "slot": found.slot}})
-        op = Op(kind="add", id=memory_id_for(job.job_id, turn.hash, job.enqueued_ms), memory=memory, reason="verbatim")
-        return op, None
+    if found.memories:
+        return [_formed_op(job, turn, formed, n, context_after) for n, formed in enumerate(found.memories)], None
     if turn.role == "user" and found.dropped in ("small_talk", "other", "meta"):
         answered = _confirmation(job, turn, kept, before, ops, by_position, True, context_after,
                                  any_answer=found.dropped != "meta")
         if answered is not None:
-            return answered
-    if found.statement:
-        memory = _memory(job, turn, found.statement, None, context_after)
-        return Op(kind="add", id=memory_id_for(job.job_id, turn.hash, job.enqueued_ms), memory=memory,
-                  reason="verbatim"), None
+            op, slot = answered
+            return [op], slot
+    if found.statement is not None:
+        return [_formed_op(job, turn, found.statement, 0, context_after)], None
     return found.dropped
+
+
+def _formed_op(job: Job, turn: Turn, formed: Formed, n: int, context_after: bool) -> Op:
+    memory = _memory(job, turn, formed.text, formed.type if formed.durable else None, context_after)
+    if formed.slot:
+        memory = memory.model_copy(update={"metadata": {**memory.metadata, "slot": formed.slot}})
+    slot = turn.hash if n == 0 else f"{turn.hash}:{n}"
+    return Op(kind="add", id=memory_id_for(job.job_id, slot, job.enqueued_ms), memory=memory, reason="verbatim")
 
 
 def _memory(job: Job, turn: Turn, kept: str, kind: MemoryType | None, context_after: bool = True) -> NewMemory:
@@ -174,8 +178,9 @@ def _confirmation(job: Job, turn: Turn, reply: str, before: Turn | None, ops: li
     a new op), or None (see :func:`verbatim_plan`). The question is the previous turn of
     the job when it has one (a user's own earlier turn confirms nothing), else the turn's
     ``context`` (the end of the message before it). ``any_answer``: ``reply`` need not be
-    a "yes": any short answer ("twice a week", "两个") to a question that asks about the
-    user (:func:`gateway.memorization.disclosure.is_personal_question`) is kept with it."""
+    a "yes": any short answer (at most :data:`ANSWER_CHARS`: "twice a week", "两个") to
+    the other side's question (not an offer: :func:`~gateway.memorization.salience.proposition`)
+    is kept with it ("How old is Pixel? — ten weeks")."""
     if not any_answer and not is_affirmation(reply):
         return None
     if before is not None and before.index == turn.index - 1:
@@ -187,7 +192,7 @@ def _confirmation(job: Job, turn: Turn, reply: str, before: Turn | None, ops: li
     question = proposition(question_text)
     if question is None:
         return None
-    if any_answer and not is_affirmation(reply) and (not is_personal_question(question) or len(reply) > ANSWER_CHARS):
+    if any_answer and not is_affirmation(reply) and len(reply) > ANSWER_CHARS:
         return None
     kind = confirmed_type(question) if profile else None
     stored = by_position.get(asker.index) if asker is not None else None

@@ -48,7 +48,7 @@ def test_a_fact_said_inside_a_request_is_kept_in_the_users_words_without_the_req
 ])
 def test_a_pure_request_question_or_small_talk_forms_no_memory(turn: str, why: str):
     found = analyse(turn)
-    assert found.text == "" and found.statement == ""
+    assert found.memories == () and found.statement is None
     assert found.dropped == why
 
 
@@ -56,17 +56,23 @@ def test_a_pure_request_question_or_small_talk_forms_no_memory(turn: str, why: s
     ("I live in Lisbon with my partner.", True, "residence"),
     ("I moved to Berlin last month.", True, "residence"),  # a change of a lasting thing keeps its date
     ("I'm not vegetarian anymore.", True, "diet"),
-    ("I left Acme and now work at Globex.", True, "employer"),
+    ("I left Acme and now work at Globex.", True, "work"),
     ("My wife works at Globex.", True, None),  # about the wife: no slot of the user's
     ("I work night shifts.", True, None),
     ("I went to a jazz concert yesterday.", False, None),
-    ("我在腾讯上班", True, "employer"),
+    ("我在腾讯上班", True, "work"),
     ("我昨天去看了一场电影", False, None),
 ])
 def test_lasting_facts_are_profile_and_name_their_slot(turn: str, profile: bool, slot: str | None):
-    found = analyse(turn)
-    assert found.text and found.durable is profile
+    (found,) = analyse(turn).memories
+    assert found.durable is profile
     assert found.slot == slot
+
+
+def test_a_slot_statement_is_its_own_memory_so_a_change_retires_only_it():
+    job, back = analyse("我在深圳一家电商公司做后端，天天加班，腰椎间盘突出又犯了，有什么缓解的办法？").memories
+    assert (job.text, job.slot) == ("我在深圳一家电商公司做后端", "work")
+    assert back.text == "天天加班，腰椎间盘突出又犯了" and back.slot is None and back.durable
 
 
 def test_clauses_mark_only_the_last_clause_of_a_question_as_asked():
