@@ -84,7 +84,7 @@ PREFERENCE_CUES = re.compile(
     r"|\bi\s+(?:don't|do\s+not|never)\s+(?:eat|drink|smoke)\b"
     r"|\bfrom\s+now\s+on\b|\b(?:answer|reply|respond|talk|write)\s+(?:to\s+me\s+)?in\s+[a-z]+(?:ese|ish|ian|ch|an)\b"
     r"|\b(?:add|include|with)\s+(?:\w+\s+)?comments\b|\bskip\s+the\s+(?:basics|theory|details)\b"
-    r"|\b(?:keep|make)\s+(?:it|them|the\s+\w+|your\s+\w+)\s+(?:short|brief|concise|simple|detailed)\b"
+    r"|\b(?:keep|make)\s+(?:\w+\s+){0,2}(?:short|shorter|brief|concise|simple|detailed)\b"
     r"|我(?:很|真的|特别|非常|最|比较|更|也|还|一直|从来)?(?:不)?(?:喜欢|爱吃|爱看|爱玩|爱听|讨厌|偏好|偏爱|受不了|热爱)"
     r"|我最爱|我(?:从来|一般|平时)?不(?:吃|喝|抽)"
     r"|请(?:回答|回复)?(?:简洁|简短|详细)|(?:简洁|简短|详细|带注释)(?:一点|一些|点)?的?(?:回答|解释|代码)"
