@@ -130,7 +130,7 @@ class JobProcessor:
                                  skip_small_talk=self.config.verbatim_skip_small_talk,
                                  profile=self.config.verbatim_profile,
                                  context_after=self.config.verbatim_context_after,
-                                 formation=self.config.verbatim_formation)
+                                 formation=self.config.formation)
             if self.config.verbatim_merge_duplicates != "off" and plan.ops:
                 plan = await merge_near_duplicates(self.store, Tenant(job.user_id, job.friend_id), plan,
                                                    events=self.config.verbatim_merge_duplicates == "all")

@@ -60,7 +60,8 @@ def verbatim_plan(
     ``context_after``: keep each turn's ``context_after`` (the next message's start) on its
     memory (``verbatim_context_after``).
 
-    ``formation`` ``disclosure`` (``verbatim_formation``, the default of the config):
+    ``formation`` ``disclosure`` (``verbatim_formation``; the config's default, ``auto``,
+    takes it when only the user's turns are stored):
     a turn forms the memory :func:`gateway.memorization.disclosure.analyse` finds in it
     (the clauses in which the speaker tells something, in their words; requests,
     questions, small talk and talk about the conversation form nothing and are counted

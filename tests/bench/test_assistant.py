@@ -249,3 +249,13 @@ def test_three_users_through_the_real_gateway(tmp_path: Path, redis_url: str):
         assert not [m for m in result["memories"][user.user] if m["text"] in asked], "a probe was memorized"
     table = report(result)
     assert "| all | 3 |" in table and "| zh | 1 |" in table
+
+    # the regression subset of the quality targets, per language (README "What a chat turns into")
+    for lang in ("en", "zh"):
+        figures = groups[lang]
+        assert figures["fact_recall"] >= 0.8, (lang, figures)
+        assert figures["duplicate_lines"] == 0, (lang, figures)
+        assert figures["junk_share"] <= 0.1, (lang, figures)
+    for user in users:  # no request or small talk became a memory
+        formed = result["stored"][user.user]["turns_with_memory"]
+        assert formed.get("request", 0) == 0 and formed.get("small_talk", 0) == 0, (user.user, formed)
