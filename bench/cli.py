@@ -11,11 +11,12 @@ import logging
 
 import click
 
+from bench.assistant.cli import command as assistant
 from bench.console_screenshots import command as console_screenshots
 from bench.context import command as context
 from bench.failover import command as failover
-from bench.irc_data import command as irc_convert
 from bench.fairness import command as fairness
+from bench.irc_data import command as irc_convert
 from bench.load import command as load
 from bench.locomo.cli import command as locomo
 from bench.locomo.sweep import command as locomo_sweep
@@ -40,5 +41,5 @@ def main(verbose: bool) -> None:
 
 
 for _command in (proxy, store, recall, memorize, locomo, threshold_study, outage, load, context, worldbook,
-                 console_screenshots, verbatim, failover, locomo_sweep, irc_convert, fairness):
+                 console_screenshots, verbatim, failover, locomo_sweep, irc_convert, fairness, assistant):
     main.add_command(_command)

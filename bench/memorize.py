@@ -111,7 +111,7 @@ async def bench_worker(redis: Any, store: Any, mode: str, jobs: int) -> dict[str
     plugin = MemorizePlugin(config, Services(redis=redis))
     now = datetime.now(timezone.utc)
     for i in range(jobs):
-        call, reply = _call(plugin, [{"role": "user", "content": f"Job {i}: I walked my dog Rex to the lake and we met Anna."}])
+        call, reply = _call(plugin, [{"role": "user", "content": f"I walked my dog Rex to lake number {i} and we met Anna."}])
         await plugin.memorization.enqueue(call, reply, now)
     model = InstantModel() if mode == "extract" else None
     started = time.perf_counter()

@@ -65,7 +65,8 @@ COUNTERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "memgate_memorize_failures_total": (
         "Memorization job attempts that raised, by exception type (loop: the worker loop itself).", ("error",)),
     "memgate_memorize_turns_skipped_total": (
-        "Turns verbatim memorization chose not to store: small talk (memorize.verbatim_skip_small_talk).", ()),
+        "Turns verbatim memorization formed no memory from, by reason: request, question, small_talk, "
+        "meta (talk about the conversation), other (memorize.verbatim_formation).", ("reason",)),
     "memgate_memorize_reclaimed_total": ("Memorization jobs taken over from a dead or stuck worker (XAUTOCLAIM).", ()),
     "memgate_memorize_shed_total": (
         "Captured turns never handed to Redis: the in-process buffer overflowed, or the gateway "

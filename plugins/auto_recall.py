@@ -33,12 +33,24 @@ embedding model deserves its own run of the study. ``threshold`` 0.3 keeps unrel
 English out of even the low set (unrelated Chinese still lands there: it only makes the
 tool available).
 
+Lasting facts (``profile_limit``, default 5): the best-ranked profile memories of the
+user (family, health, diet, home, work, likes: what verbatim formation files as
+profile, :mod:`gateway.memorization.disclosure`) are searched on their own, with no
+similarity floor (unless the user set ``similarity_threshold``), and always go to ``high``, first (the profile memories ranked after
+them compete with the events: ``threshold``, the split, ``limit``): seed 002 gives the profile its own
+top-k (§4.1 ``profile_topk``), and a request rarely shares words with the fact it needs
+("any photography classes nearby?" needs the city; "what should I cook?" the allergy).
+So the facts reach the prompt in any language, also where the embedder scores Chinese
+poorly. Events are searched as below (``threshold``, then the high/low split), in the
+same round trip time (both searches run concurrently).
+
 Memory settings (:mod:`gateway.settings`, ``call.settings``): off for a call when
 ``recall_enabled`` or ``auto_recall`` (seed 000's P1 switch) is off
 (``settings_switches``). When set (yaml ``settings.defaults``, the key, the user),
 ``similarity_threshold`` replaces ``threshold`` (the lowest cosine kept), and
 ``profile_topk`` / ``event_topk`` replace ``limit``: the search asks for their sum and at
-most that many of each scope are kept. Unset, the config applies (0.3 and 5, above).
+most that many of each scope are kept (``profile_topk`` also replaces ``profile_limit``).
+Unset, the config applies (0.3, 5 and 5, above).
 """
 
 from __future__ import annotations
@@ -50,7 +62,7 @@ from typing import Any, ClassVar
 from pydantic import Field, model_validator
 
 from gateway.sdk import AdmissionConfig, BreakerConfig, CallContext, ChatRequest, PluginConfig, ScoredMemory, is_cjk, message_text
-from plugins.guarded_memory import GuardedMemory, caller_tenant
+from plugins.guarded_memory import GuardedMemory, SearchSpec, caller_tenant
 
 __all__ = ['FOLLOW_UP_ENDS', 'FOLLOW_UP_STARTS', 'AutoRecall', 'AutoRecallConfig', 'RecallResult', 'build_query', 'cap_per_scope', 'is_follow_up', 'length_units', 'recall_annotation', 'split_by_relevance']
 
@@ -75,6 +87,12 @@ class AutoRecallConfig(PluginConfig):
         "highRelevanceThreshold 0.8).",
     )
     scopes: list[str] = Field(["profile", "event"], description="Memory scopes searched (profile and event).")
+    profile_limit: int = Field(
+        5, ge=0, le=20, description="Profile memories (lasting facts about the user: family, health, diet, "
+        "home, work, likes) that reach the prompt on every request, best-ranked first, whatever their "
+        "similarity to the request (seed 002 §4.1 profile_topk 5): 'any photography classes nearby?' needs "
+        "the user's city although no word matches. 0: profile memories compete with events by relevance.",
+    )
     follow_up_chars: int = Field(
         20, ge=0, description="A last user message shorter than this (CJK characters count 3) is a "
         "follow-up and gets the previous user message prepended to the query.",
@@ -203,12 +221,26 @@ class AutoRecall:
         if {"profile_topk", "event_topk"} & settings.explicit:
             per_scope = {"profile": settings.profile_topk, "event": settings.event_topk}
             limit = sum(per_scope.get(scope, 0) for scope in cfg.scopes) or cfg.limit
-        hits = await self.memory.search(
-            caller_tenant(call), query, limit, threshold, cfg.scopes, time_left=call.time_left()
-        )
-        if per_scope is not None:
-            hits = cap_per_scope(hits, per_scope)
-        high, low = split_by_relevance(hits, cfg.high_relevance_threshold)
+        tenant, time_left = caller_tenant(call), call.time_left()
+        profile_limit = settings.profile_topk if "profile_topk" in settings.explicit else cfg.profile_limit
+        if profile_limit and "profile" in cfg.scopes:
+            scopes = [s for s in cfg.scopes if s != "profile"]
+            floor = threshold if "similarity_threshold" in settings.explicit else 0.0  # the user's own cut applies
+            specs = [SearchSpec(profile_limit + limit, floor, ["profile"])]
+            specs += [SearchSpec(limit, threshold, scopes)] if scopes else []
+            profile_hits, *rest = await self.memory.search_many(tenant, query, specs, time_left=time_left)
+            profile = profile_hits[:profile_limit]
+            more = [h for h in profile_hits[profile_limit:] if h.similarity >= threshold]  # ranked like events
+            others = sorted([*more, *(rest[0] if rest else [])], key=lambda h: h.score, reverse=True)[:limit]
+            if per_scope is not None:
+                others = cap_per_scope(others, per_scope)
+            high, low = split_by_relevance(others, cfg.high_relevance_threshold)
+            high = (*profile, *high)
+        else:
+            hits = await self.memory.search(tenant, query, limit, threshold, cfg.scopes, time_left=time_left)
+            if per_scope is not None:
+                hits = cap_per_scope(hits, per_scope)
+            high, low = split_by_relevance(hits, cfg.high_relevance_threshold)
         result = RecallResult(query, high, low)
         call.state[self.name] = result
         call.annotations[self.name] = recall_annotation(result)

@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from gateway.sdk import (
@@ -42,7 +43,18 @@ from gateway.sdk import (
     Tenant,
 )
 
-__all__ = ['GuardedMemory', 'RecallSkipped', 'caller_tenant']
+__all__ = ['GuardedMemory', 'RecallSkipped', 'SearchSpec', 'caller_tenant']
+
+
+@dataclass(frozen=True)
+class SearchSpec:
+    """One search of :meth:`GuardedMemory.search_many`: how many hits, the lowest cosine,
+    the scopes and types searched (None: all)."""
+
+    top_k: int
+    threshold: float
+    scopes: Iterable[str] | None = None
+    types: Iterable[str] | None = None
 
 
 class RecallSkipped(Skipped):
@@ -78,6 +90,19 @@ class GuardedMemory:
         Raises:
             RecallSkipped: no store, breaker open, store down, store timeout, or overloaded.
         """
+        (hits,) = await self.search_many(tenant, query, [SearchSpec(top_k, threshold, scopes, types)], time_left)
+        return hits
+
+    async def search_many(
+        self, tenant: Tenant, query: str, specs: Sequence[SearchSpec], time_left: float | None = None,
+    ) -> list[list[ScoredMemory]]:
+        """One list of hits per spec, for one query: the searches run concurrently as
+        one guarded call (one admission slot, one time limit, one breaker outcome), so a
+        request that reads two scopes separately counts as one search everywhere.
+
+        Raises:
+            RecallSkipped: as :meth:`search`.
+        """
         if self.store is None:
             raise RecallSkipped("memory_disabled")
         budget = self.timeout_s
@@ -98,12 +123,12 @@ class GuardedMemory:
         congested = False
         try:
             if self.admission is None:
-                hits = await self._search(budget, tenant, query, top_k, threshold, scopes, types)
+                hits = await self._search(budget, tenant, query, specs)
             else:
                 async with self.admission.slot(deadline):
                     store_left = deadline - time.monotonic()
                     try:
-                        hits = await self._search(store_left, tenant, query, top_k, threshold, scopes, types)
+                        hits = await self._search(store_left, tenant, query, specs)
                     except TimeoutError:
                         congested = self._congested()  # while this search still holds its slot
                         raise
@@ -135,12 +160,12 @@ class GuardedMemory:
         return bool(queue.waiting) or queue.in_flight >= self.admission.config.max_concurrent
 
     async def _search(
-        self, limit_s: float, tenant: Tenant, query: str, top_k: int, threshold: float,
-        scopes: Iterable[str] | None, types: Iterable[str] | None,
-    ) -> list[ScoredMemory]:
+        self, limit_s: float, tenant: Tenant, query: str, specs: Sequence[SearchSpec],
+    ) -> list[list[ScoredMemory]]:
+        options = [{"top_k": spec.top_k, "threshold": spec.threshold,
+                    "scopes": None if spec.scopes is None else list(spec.scopes),
+                    "types": None if spec.types is None else list(spec.types)} for spec in specs]
         async with asyncio.timeout(max(0.0, limit_s)):
-            return await self.store.search(
-                tenant, query, top_k=top_k, threshold=threshold,
-                scopes=None if scopes is None else list(scopes),
-                types=None if types is None else list(types),
-            )
+            if len(options) == 1:
+                return [await self.store.search(tenant, query, **options[0])]
+            return list(await self.store.search_many(tenant, query, options))  # the query embedded once

@@ -5,7 +5,8 @@ Request phase (this module): reads ``auto_recall``'s
 :class:`~plugins.auto_recall.RecallResult`; the high set becomes a system part of
 ``call.injection`` (order 20, after personalization), rendered with ``template``
 (default seed 000 ``memoryContextPrompt``, Chinese when the last user message is mostly
-CJK, else English; :mod:`plugins.prompts`) at ``placement`` (``separate`` by default:
+CJK, else English; :mod:`plugins.prompts`), one line per distinct memory text with the
+day it happened or was said (:func:`memory_items`: seed 002's ``date`` + ``content``), at ``placement`` (``separate`` by default:
 the client's own system prefix stays byte-identical). When there are low-relevance hits
 the ``memory_search`` tool is added, unless the client sent ``tool_choice: "none"``,
 asked for ``n`` > 1, already defines a tool of that name, or the model is not in the
@@ -27,6 +28,7 @@ each round (:class:`~gateway.sdk.ToolRunner`: :meth:`HybridInjection.run_tool_ca
 from __future__ import annotations
 
 import functools
+import unicodedata
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
 from typing import Any, ClassVar, Literal
@@ -40,6 +42,7 @@ from gateway.sdk import (
     Chunk,
     Item,
     PluginConfig,
+    ScoredMemory,
     Services,
     SystemPart,
     message_text,
@@ -49,7 +52,7 @@ from plugins.auto_recall import RecallResult
 from plugins.guarded_memory import GuardedMemory
 from plugins.memory_search_loop import MEMORY_SEARCH_TOOL, TOOL_NAME, ToolCall
 from plugins.memory_search_rounds import LoopSettings, LoopState, MemorySearchRounds
-from plugins.prompts import MEMORY_CONTEXT, render_memory_context
+from plugins.prompts import MEMORY_CONTEXT, memory_line, render_memory_context
 from plugins.splice import TOOL_NAME as SPLICE_TOOL
 
 __all__ = ["HybridInjection", "HybridInjectionConfig"]
@@ -103,7 +106,7 @@ class HybridInjection:
         injection = replace(call.injection, placement=self.config.placement)
         if recall.high:
             template = self.template(request)
-            items = tuple(Item(h.record.id, h.record.text, h.score) for h in recall.high)
+            items = memory_items(recall.high)
             injection = injection.with_system(SystemPart(
                 self.name, MEMORY_ORDER, items=items,
                 render=functools.partial(_render_memories, template),
@@ -188,6 +191,25 @@ class HybridInjection:
         results = await self.loop.run_calls(call, state, [ToolCall("", name, arguments) for name, arguments in calls])
         state.rounds += 1
         return results
+
+
+def memory_items(hits: Sequence[ScoredMemory]) -> tuple[Item, ...]:
+    """One item per distinct memory text (NFKC, case and spacing folded: the same fact
+    stored twice, or said to two friends, is one line), in ``hits`` order; each line is
+    :func:`plugins.prompts.memory_line` (``date: text``)."""
+    seen: set[str] = set()
+    items = []
+    for hit in hits:
+        key = _folded(hit.record.text)
+        if key in seen:
+            continue
+        seen.add(key)
+        items.append(Item(hit.record.id, memory_line(hit.record), hit.score))
+    return tuple(items)
+
+
+def _folded(text: str) -> str:
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split()).rstrip(".!。！")
 
 
 def _render_memories(template: str, kept: tuple[Item, ...]) -> str | None:

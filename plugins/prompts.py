@@ -13,7 +13,9 @@ from __future__ import annotations
 # is_cjk / prompt_language moved to gateway.text (linear, bounded: issue 9); re-exported.
 from typing import Literal
 
-__all__ = ['FREE_FORM_LINE', 'LANGUAGE_LINE', 'MEMORY_CONTEXT', 'MEMORY_ITEMS', 'PERSONALIZATION', 'PERSONALIZATION_HEADER', 'Language', 'render_memory_context']
+from gateway.sdk import MemoryRecord
+
+__all__ = ['FREE_FORM_LINE', 'LANGUAGE_LINE', 'MEMORY_CONTEXT', 'MEMORY_ITEMS', 'PERSONALIZATION', 'PERSONALIZATION_HEADER', 'Language', 'memory_line', 'render_memory_context']
 
 Language = Literal["zh", "en"]
 
@@ -64,6 +66,13 @@ PERSONALIZATION: dict[str, dict[tuple[str, str], str]] = {
 
 LANGUAGE_LINE: dict[str, str] = {"zh": "- 使用 {value} 回答", "en": "- Answer in {value}"}
 FREE_FORM_LINE: dict[str, str] = {"zh": "- {type}：{value}", "en": "- {type}: {value}"}
+
+
+def memory_line(record: MemoryRecord) -> str:
+    """A memory as one prompt line: the day it happened (``occurred_at``, UTC, ISO date)
+    and its text, seed 002's event shape (``date`` + ``content``):
+    ``2026-01-02: My daughter Maya is allergic to peanuts``."""
+    return f"{record.occurred_at.date().isoformat()}: {record.text}"
 
 
 def render_memory_context(template: str, texts: list[str]) -> str:

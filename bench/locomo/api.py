@@ -69,11 +69,12 @@ def chunk_bodies(conversation: Conversation) -> list[dict[str, Any]]:
 
 
 def dropped_evidence(conversations: list[Conversation]) -> tuple[int, int, list[str]]:
-    """Evidence turns verbatim mode does not store (small-talk filter), counted on the
+    """Evidence turns verbatim mode does not store (the default formation), counted on the
     ``ingest`` way's chunks with the product's own planner
     (:func:`gateway.memorization.verbatim.verbatim_plan`, both roles, the defaults):
     ``(dropped, evidence turns, dropped texts)``. A turn kept inside another memory (a
     confirmation stored with its question) counts as kept."""
+    from gateway.memorization.config import MemorizeConfig
     from gateway.memorization.ingest import NewConversation, conversation_job
     from gateway.memorization.verbatim import verbatim_plan
 
@@ -88,7 +89,8 @@ def dropped_evidence(conversations: list[Conversation]) -> tuple[int, int, list[
             job = conversation_job(NewConversation.model_validate(chunk), user_id="u", friend_id=FRIEND, epoch=0,
                                    now=now, max_chars=32_000)
             plan = verbatim_plan(job, [t.text for t in job.turns], ("user", "assistant"),
-                                 skip_small_talk=True, profile=True)
+                                 skip_small_talk=True, profile=True,
+                                 formation=MemorizeConfig(verbatim_roles=("user", "assistant")).formation)
             kept.update(d for op in plan.ops if op.memory for d in dia_ids({"metadata": op.memory.metadata}))
         present = evidence & set(texts)
         total += len(present)

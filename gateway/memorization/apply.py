@@ -10,7 +10,8 @@
 - ``delete``: ``store.retire`` (contradicted facts are kept, not erased) unless retired.
 - ``merge``: the target's live head gains the op's sources in its metadata
   (:func:`merged_metadata`: ``source_messages`` appended, a ``merged`` entry keyed by turn
-  hash, so a second application changes nothing); its text, vector and id stay. Not
+  hash, so a second application changes nothing) and ``metadata.mentions`` (how often the
+  user said it) and a new ``updated_at``; its text, vector and id stay. Not
   counted as written (undo after a forget must not erase a record this job did not make).
 - A target that no longer exists (forgotten, erased) or is retired turns an update or a
   merge into an add and a delete into nothing.
@@ -46,7 +47,7 @@ def merged_metadata(old: dict[str, Any], new: NewMemory, old_text: str) -> dict[
         entry["occurred_at"] = new.occurred_at.isoformat()
     if new.text != old_text:
         entry["text"] = new.text
-    out = {**old, "merged": [*entries, entry]}
+    out = {**old, "merged": [*entries, entry], "mentions": len(entries) + 2}
     sources = [s for s in meta.get("source_messages", []) if s not in old.get("source_messages", [])]
     if sources:
         out["source_messages"] = [*old.get("source_messages", []), *sources]

@@ -162,6 +162,24 @@ class MemorizeConfig(_Frozen):
         "events); extract: the memory model decides, extracts atomic facts and reconciles them "
         "with existing memories (seed 003; mem0, Chhikara et al. 2025).",
     )
+    verbatim_formation: Literal["auto", "disclosure", "turn"] = Field(
+        "auto", description="verbatim mode: disclosure: a turn forms a memory of the clauses in which "
+        "the speaker tells something about themselves, their people, health, diet, home, work, plans or "
+        "likes, in their words (requests, questions, small talk form none; "
+        "gateway.memorization.disclosure); lasting facts are profile memories, the rest episodic events. "
+        "turn: the whole turn is the memory (small talk skipped and profile cues as below). auto: "
+        "disclosure when only the user's turns are stored (a person asking an assistant: most of what "
+        "they say are requests), turn when verbatim_roles stores the assistant's turns too (a "
+        "conversation between people, a transcript or a LoCoMo replay: every turn may be what a later "
+        "question needs; README 'What a chat turns into').",
+    )
+    @property
+    def formation(self) -> Literal["disclosure", "turn"]:
+        """``verbatim_formation`` with ``auto`` resolved (see its description)."""
+        if self.verbatim_formation != "auto":
+            return self.verbatim_formation
+        return "turn" if "assistant" in self.verbatim_roles else "disclosure"
+
     verbatim_roles: tuple[Literal["user", "assistant"], ...] = Field(
         ("user",), description="verbatim mode: whose turns are stored (the LoCoMo replay stores both)."
     )

@@ -18,6 +18,16 @@ same user, scope and type that search finds for its text (``top_k`` =
 - an episodic event is a duplicate only of one that happened the same day (the same
   words on two days are two episodes: "I went running today").
 
+Supersede, when the new memory is a profile statement that fills a slot (its
+``metadata.slot``: residence, employer, diet, relationship status;
+:func:`gateway.memorization.disclosure.slot_of`) and is no duplicate: every live profile
+memory among the search's :data:`SLOT_CANDIDATES` best hits that fills the same slot
+(its own ``metadata.slot``, or the slot its text names) is retired for it: the newest
+becomes an op ``update`` (retired with ``superseded_by``, kept for audit, never recalled
+again), the others ``delete`` (retired). "I moved to Berlin" retires "I live in Lisbon";
+"I'm not vegetarian anymore" retires "I've been vegetarian since last year". A change
+said without the slot's words ("that's over now") is not caught.
+
 Merge, not skip: the new memory becomes an op ``merge`` onto the existing one
 (:func:`gateway.memorization.apply.apply_plan`): the existing record keeps its text and
 id and gains the new turn's ``metadata.source_messages`` and a ``metadata.merged`` entry
@@ -33,6 +43,7 @@ import re
 import unicodedata
 from typing import Any
 
+from gateway.memorization.disclosure import slot_of
 from gateway.memorization.plan import Op, Plan
 from gateway.memory.records import MemoryRecord, MemoryType, NewMemory, Scope, Tenant
 
@@ -40,6 +51,11 @@ __all__ = ["CANDIDATES", "MIN_OVERLAP", "MIN_SIMILARITY", "is_near_duplicate", "
 
 #: Existing memories compared per new one (the search's best hits).
 CANDIDATES = 5
+#: Existing profile memories compared per new one that fills a slot (residence, employer,
+#: diet, relationship: :func:`gateway.memorization.disclosure.slot_of`): the earlier
+#: statement of the slot shares few words with the new one ("I live in Lisbon" / "I moved
+#: to Berlin"), so more of the profile is read.
+SLOT_CANDIDATES = 20
 #: Cosine similarity (the store's ``similarity``) a near-duplicate must reach besides the
 #: token overlap: "I really love hiking in the mountains." / "I love hiking in the
 #: mountains!" score 0.973 with all-MiniLM-L6-v2, a different place ("Vancouver" /
@@ -117,7 +133,7 @@ async def merge_near_duplicates(store: Any, tenant: Tenant, plan: Plan, events: 
     # earlier adds of the plan by (scope, type, normalised text): each text is normalised
     # once, so the plan is checked in time linear in its text (not adds x earlier adds)
     earlier: dict[tuple[Scope, MemoryType, str], list[Op]] = {}
-    merged = 0
+    merged = superseded = 0
     for op in plan.ops:
         memory = op.memory
         if op.kind != "add" or memory is None or not op.id:
@@ -127,23 +143,38 @@ async def merge_near_duplicates(store: Any, tenant: Tenant, plan: Plan, events: 
         target = next((e.id for e in earlier.get(key, ()) if e.memory is not None
                        and _same_episode(memory, e.memory.type, e.memory.occurred_at)), None)
         why = "same text in this job"
+        replaced: list[MemoryRecord] = []
         if target is None and (events or memory.scope is Scope.PROFILE):
-            hits = await store.search(tenant, memory.text, top_k=CANDIDATES, scopes=[memory.scope.value],
-                                      types=[memory.type.value])
+            slot = memory.metadata.get("slot") if memory.scope is Scope.PROFILE else None
+            hits = await store.search(tenant, memory.text, top_k=SLOT_CANDIDATES if slot else CANDIDATES,
+                                      scopes=[memory.scope.value], types=None if slot else [memory.type.value])
             for hit in hits:
                 record: MemoryRecord = hit.record
                 if record.id == op.id or record.retired or record.metadata.get("kind") == "gist":
                     continue
-                if _same_episode(memory, record.type, record.occurred_at) and \
+                if target is None and record.type is memory.type and \
+                        _same_episode(memory, record.type, record.occurred_at) and \
                         is_near_duplicate(memory.text, record.text, hit.similarity):
                     target, why = record.id, f"similarity {hit.similarity:.3f}"
-                    break
+                if slot and (record.metadata.get("slot") or slot_of(record.text)) == slot:
+                    replaced.append(record)
+        if target is None and replaced:  # same slot: the newer statement supersedes the older
+            replaced.sort(key=lambda r: r.updated_at, reverse=True)
+            head, *rest = replaced
+            why = f"same {memory.metadata.get('slot')} as {head.id}"
+            ops.append(Op(kind="update", id=op.id, target=head.id, memory=memory, reason=f"supersedes: {why}"))
+            ops.extend(Op(kind="delete", target=r.id, reason=f"superseded by {op.id} ({why})") for r in rest)
+            earlier.setdefault(key, []).append(op)
+            superseded += 1
+            continue
         if target is None:
             ops.append(op)
             earlier.setdefault(key, []).append(op)
         else:
             ops.append(_merge(op, target, why))
             merged += 1
-    if not merged:
+    if not merged and not superseded:
         return plan
-    return plan.model_copy(update={"ops": tuple(ops), "decision": f"{plan.decision}, {merged} merged into near-duplicates"})
+    note = f", {merged} merged into near-duplicates" if merged else ""
+    note += f", {superseded} superseding an earlier statement of the same slot" if superseded else ""
+    return plan.model_copy(update={"ops": tuple(ops), "decision": f"{plan.decision}{note}"})

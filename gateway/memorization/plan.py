@@ -43,6 +43,10 @@ class Plan(BaseModel):
     ops: tuple[Op, ...] = Field((), description="Writes, applied in order.")
     decision: str = Field("", description="Why the job wrote (or did not write) anything.")
     skipped: int = Field(0, ge=0, description="Turns deliberately not stored (verbatim small talk).")
+    dropped: dict[str, int] = Field(
+        default_factory=dict, description="Turns that formed no memory, by why (verbatim disclosure: "
+        "request, question, small_talk, meta, other).",
+    )
 
 
 def memory_id_for(job_id: str, slot: str, enqueued_ms: int) -> str:

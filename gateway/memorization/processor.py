@@ -93,7 +93,8 @@ class JobProcessor:
         started_ms = job.enqueued_ms if self._is_verbatim(job) else await self._conversation_start(job)
         plan = Plan.model_validate_json(stored) if stored else await self._plan(job, started_ms)
         if plan.skipped and self.telemetry is not None:
-            self.telemetry.metrics.inc("memgate_memorize_turns_skipped_total", plan.skipped)
+            for reason, count in (plan.dropped or {"small_talk": plan.skipped}).items():
+                self.telemetry.metrics.inc("memgate_memorize_turns_skipped_total", count, reason=reason)
         tenant = Tenant(job.user_id, job.friend_id)
         written = await apply_plan(self.store, tenant, plan)
         if await self.epoch(job.user_id) != job.epoch:
@@ -130,7 +131,8 @@ class JobProcessor:
             make = functools.partial(verbatim_plan, job, [t.text for t in job.turns], self.config.verbatim_roles,
                                      skip_small_talk=self.config.verbatim_skip_small_talk,
                                      profile=self.config.verbatim_profile,
-                                     context_after=self.config.verbatim_context_after)
+                                     context_after=self.config.verbatim_context_after,
+                                     formation=self.config.formation)
             # linear (keywords, salience per turn) but pure Python: a big job (a bulk ingest) plans in a thread
             plan = await asyncio.to_thread(make) if _chars(job) > OFF_LOOP_CHARS else make()
             if self.config.verbatim_merge_duplicates != "off" and plan.ops:

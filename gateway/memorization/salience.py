@@ -84,7 +84,7 @@ PREFERENCE_CUES = re.compile(
     r"|\bi\s+(?:don't|do\s+not|never)\s+(?:eat|drink|smoke)\b"
     r"|\bfrom\s+now\s+on\b|\b(?:answer|reply|respond|talk|write)\s+(?:to\s+me\s+)?in\s+[a-z]+(?:ese|ish|ian|ch|an)\b"
     r"|\b(?:add|include|with)\s+(?:\w+\s+)?comments\b|\bskip\s+the\s+(?:basics|theory|details)\b"
-    r"|\b(?:keep|make)\s+(?:it|them|the\s+\w+|your\s+\w+)\s+(?:short|brief|concise|simple|detailed)\b"
+    r"|\b(?:keep|make)\s+(?:\w+\s+){0,2}(?:short|shorter|brief|concise|simple|detailed)\b"
     r"|我(?:很|真的|特别|非常|最|比较|更|也|还|一直|从来)?(?:不)?(?:喜欢|爱吃|爱看|爱玩|爱听|讨厌|偏好|偏爱|受不了|热爱)"
     r"|我最爱|我(?:从来|一般|平时)?不(?:吃|喝|抽)"
     r"|请(?:回答|回复)?(?:简洁|简短|详细)|(?:简洁|简短|详细|带注释)(?:一点|一些|点)?的?(?:回答|解释|代码)"
@@ -142,7 +142,8 @@ _QUESTION = re.compile(r"[?？]\s*$|^\s*(?:do|does|did|are|is|can|could|would|wi
 #: An assistant question that offers help or asks for feedback, not one that checks a
 #: fact ("Would you like more detail?", "Did that help?", "需要我再解释一下吗？").
 _OFFER = re.compile(
-    r"\b(?:would|do)\s+you\s+(?:like|want)\b|\bshall\s+i\b|\bshould\s+i\b|\bwant\s+me\s+to\b|\bcan\s+i\s+help\b"
+    r"\bwould\s+you\s+like\b|\bdo\s+you\s+want\s+(?:me|us|a|an|more|some|to\s+(?:see|try|know|hear|go\s+on|continue))\b"
+    r"|\bshall\s+i\b|\bshould\s+i\b|\bwant\s+me\s+to\b|\bcan\s+i\s+help\b"
     r"|\b(?:did|does|do|is|was)\s+(?:that|this|it|everything)\s+(?:help|make\s+sense|work|clear|helpful|ok|okay)\b"
     r"|\banything\s+else\b|\bready\b|\b(?:continue|go\s+on|proceed)\b|\bnext\s+(?:step|one)\b"
     r"|需要我|要不要|要我|想让我|我可以帮|我来帮|还有什么|有帮助|明白了?吗|清楚吗|懂了?吗|可以吗|继续吗|好吗|行吗",

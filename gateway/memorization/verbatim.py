@@ -14,8 +14,10 @@ extractive gist would only repeat the turns).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
 from gateway.memorization.dates import relative_in
+from gateway.memorization.disclosure import Formed, analyse
 from gateway.memorization.facts import base_metadata
 from gateway.memorization.jobs import Job, Turn
 from gateway.memorization.keywords import keywords_of
@@ -23,10 +25,19 @@ from gateway.memorization.plan import Op, Plan, memory_id_for
 from gateway.memorization.salience import confirmed_type, is_affirmation, is_small_talk, profile_type, proposition
 from gateway.memory.records import MemoryType, NewMemory, Scope, Source
 
+#: How a turn becomes a memory (``memorize.verbatim_formation``): ``disclosure``, the
+#: clauses that tell something (:mod:`gateway.memorization.disclosure`); ``turn``, the
+#: whole turn.
+Formation = Literal["disclosure", "turn"]
+
+#: Longest reply (characters) kept with the question it answers when it is not a "yes".
+ANSWER_CHARS = 120
+
 
 def verbatim_plan(
     job: Job, texts: Sequence[str], roles: Sequence[str], max_chars: int = 8000,
     skip_small_talk: bool = False, profile: bool = False, context_after: bool = True,
+    formation: Formation = "turn",
 ) -> Plan:
     """One ``add`` per turn of ``job`` whose role is in ``roles``; ``texts`` are the turns'
     texts after redaction (same order as ``job.turns``). Op ids derive from the turn's
@@ -47,15 +58,41 @@ def verbatim_plan(
     request or ingested chunk), ``speaker`` and a ``name: `` text prefix when the message
     had a ``name``, ``source_messages`` (``[turn.metadata]``) when the caller gave one.
     ``context_after``: keep each turn's ``context_after`` (the next message's start) on its
-    memory (``verbatim_context_after``)."""
+    memory (``verbatim_context_after``).
+
+    ``formation`` ``disclosure`` (``verbatim_formation``; the config's default, ``auto``,
+    takes it when only the user's turns are stored):
+    a turn forms the memory :func:`gateway.memorization.disclosure.analyse` finds in it
+    (the clauses in which the speaker tells something, in their words; requests,
+    questions, small talk and talk about the conversation form nothing and are counted
+    in ``skipped`` and ``dropped``), scoped ``profile`` when it is a lasting fact and
+    carrying its supersede ``metadata.slot``; a turn that forms nothing but answers the
+    other side's question about the speaker ("How often do you run?" - "twice a week")
+    is kept with that question, as a confirmation is. ``turn``: the whole turn is the
+    memory (the rules above)."""
     ops: list[Op] = []
     by_position: dict[int, int] = {}  # turn index -> index in ops of the memory it formed
     skipped = confirmed = 0
+    dropped: dict[str, int] = {}
     previous: Turn | None = None
     for turn, text in zip(job.turns, texts, strict=True):
         kept = text.strip()[:max_chars]
         before, previous = previous, turn
         if turn.role not in roles or not kept:
+            continue
+        if formation == "disclosure":
+            formed = _disclosed(job, turn, kept, before, ops, by_position, context_after)
+            if isinstance(formed, str):
+                skipped += 1
+                dropped[formed] = dropped.get(formed, 0) + 1
+                continue
+            new_ops, slot = formed
+            if slot is None:
+                by_position[turn.index] = len(ops)
+                ops.extend(new_ops)
+            else:
+                ops[slot] = new_ops[0]
+                by_position[turn.index] = slot
             continue
         if skip_small_talk and is_small_talk(kept):
             found = (_confirmation(job, turn, kept, before, ops, by_position, profile, context_after)
@@ -76,9 +113,42 @@ def verbatim_plan(
         by_position[turn.index] = len(ops)
         ops.append(Op(kind="add", id=memory_id_for(job.job_id, turn.hash, job.enqueued_ms),
                       memory=_memory(job, turn, kept, kind, context_after), reason="verbatim"))
+    if formation == "disclosure":
+        note = "".join(f", {n} {why}" for why, n in sorted(dropped.items()))
+        return Plan(ops=tuple(ops), decision=f"verbatim: {len(ops)} memory(ies) formed{note}", skipped=skipped,
+                    dropped=dropped)
     note = f", {skipped} small talk skipped" if skipped else ""
     note += f", {confirmed} confirmation(s) kept with the question" if confirmed else ""
     return Plan(ops=tuple(ops), decision=f"verbatim: {len(ops)} turn(s){note}", skipped=skipped)
+
+
+def _disclosed(job: Job, turn: Turn, kept: str, before: Turn | None, ops: list[Op], by_position: dict[int, int],
+               context_after: bool) -> tuple[list[Op], int | None] | str:
+    """The memories ``turn`` forms under ``formation: disclosure`` and the index in
+    ``ops`` of the question's memory the first replaces (None: new ops), or why it forms
+    none (``request``, ``question``, ``small_talk``, ``meta``, ``other``): see
+    :func:`verbatim_plan`. The first memory's op id derives from the turn's hash as in
+    ``turn`` formation, the n-th's from ``hash:n``."""
+    found = analyse(kept)
+    if found.memories:
+        return [_formed_op(job, turn, formed, n, context_after) for n, formed in enumerate(found.memories)], None
+    if turn.role == "user" and found.dropped in ("small_talk", "other", "meta"):
+        answered = _confirmation(job, turn, kept, before, ops, by_position, True, context_after,
+                                 any_answer=found.dropped == "other")  # small talk: only a "yes" confirms
+        if answered is not None:
+            op, slot = answered
+            return [op], slot
+    if found.statement is not None:
+        return [_formed_op(job, turn, found.statement, 0, context_after)], None
+    return found.dropped
+
+
+def _formed_op(job: Job, turn: Turn, formed: Formed, n: int, context_after: bool) -> Op:
+    memory = _memory(job, turn, formed.text, formed.type if formed.durable else None, context_after)
+    if formed.slot:
+        memory = memory.model_copy(update={"metadata": {**memory.metadata, "slot": formed.slot}})
+    slot = turn.hash if n == 0 else f"{turn.hash}:{n}"
+    return Op(kind="add", id=memory_id_for(job.job_id, slot, job.enqueued_ms), memory=memory, reason="verbatim")
 
 
 def _memory(job: Job, turn: Turn, kept: str, kind: MemoryType | None, context_after: bool = True) -> NewMemory:
@@ -102,13 +172,17 @@ def _memory(job: Job, turn: Turn, kept: str, kind: MemoryType | None, context_af
 
 
 def _confirmation(job: Job, turn: Turn, reply: str, before: Turn | None, ops: list[Op],
-                  by_position: dict[int, int], profile: bool, context_after: bool = True) -> tuple[Op, int | None] | None:
+                  by_position: dict[int, int], profile: bool, context_after: bool = True,
+                  any_answer: bool = False) -> tuple[Op, int | None] | None:
     """The memory of a user's bare "yes" (``reply``) to the other side's fact-checking
     question and the index in ``ops`` of the question's own memory it replaces (None:
     a new op), or None (see :func:`verbatim_plan`). The question is the previous turn of
     the job when it has one (a user's own earlier turn confirms nothing), else the turn's
-    ``context`` (the end of the message before it)."""
-    if not is_affirmation(reply):
+    ``context`` (the end of the message before it). ``any_answer``: ``reply`` need not be
+    a "yes": any short answer (at most :data:`ANSWER_CHARS`: "twice a week", "两个") to
+    the other side's question (not an offer: :func:`~gateway.memorization.salience.proposition`)
+    is kept with it ("How old is Pixel? — ten weeks")."""
+    if not any_answer and not is_affirmation(reply):
         return None
     if before is not None and before.index == turn.index - 1:
         if before.role == "user":
@@ -118,6 +192,8 @@ def _confirmation(job: Job, turn: Turn, reply: str, before: Turn | None, ops: li
         question_text, asker = turn.context, None
     question = proposition(question_text)
     if question is None:
+        return None
+    if any_answer and not is_affirmation(reply) and len(reply) > ANSWER_CHARS:
         return None
     kind = confirmed_type(question) if profile else None
     stored = by_position.get(asker.index) if asker is not None else None
@@ -140,7 +216,7 @@ def _confirmation(job: Job, turn: Turn, reply: str, before: Turn | None, ops: li
         meta["position"] = base.metadata.get("position", meta["position"])
     memory = memory.model_copy(update={
         "text": f"{said} — {answer}", "metadata": meta, "keywords": keywords_of(f"{question} {reply}"),
-        "context": base.context if base is not None else None,
+        "context": base.context if base is not None else memory.context,
         "occurred_at": base.occurred_at if base is not None else memory.occurred_at,
     })
     op = Op(kind="add", id=memory_id_for(job.job_id, turn.hash, job.enqueued_ms), memory=memory, reason="verbatim")

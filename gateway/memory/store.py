@@ -18,7 +18,7 @@ from __future__ import annotations
 import builtins
 from collections.abc import AsyncIterator, Iterable, Sequence
 from datetime import datetime
-from typing import Protocol, overload
+from typing import Any, Protocol, overload
 
 import numpy as np
 
@@ -83,6 +83,13 @@ class MemoryStore(Protocol):
     ) -> builtins.list[ScoredMemory]:
         """Hybrid search, hits in ranking order: ``score`` = the ranking score, ``similarity`` =
         cosine of the vector part in [0, 1], ``threshold`` applies to it (:class:`ScoredMemory`)."""
+        ...
+
+    async def search_many(
+        self, tenant: Tenant, query: str, searches: Sequence[dict[str, Any]],
+    ) -> builtins.list[builtins.list[ScoredMemory]]:
+        """One :meth:`search` per entry of ``searches`` (its keyword arguments) for one
+        ``query``, embedded once."""
         ...
 
     async def search_by_vector(

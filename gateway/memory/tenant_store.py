@@ -27,6 +27,7 @@ write without WATCH, so two concurrent updates of one record resolve last-writer
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 import functools
 import typing
@@ -247,6 +248,19 @@ class TenantMemoryStore:
             tenant, vector, top_k, threshold, scopes, types, occurred_after, occurred_before,
             include_retired, query_text=query,
         )
+
+    async def search_many(
+        self, tenant: Tenant, query: str, searches: Sequence[dict[str, typing.Any]],
+    ) -> builtins.list[builtins.list[ScoredMemory]]:
+        """One :meth:`search` per entry of ``searches`` (each a dict of :meth:`search`'s
+        keyword arguments: ``top_k``, ``threshold``, ``scopes``, ``types``...) for one
+        ``query``, embedded once; the searches run concurrently. Same errors as
+        :meth:`search`."""
+        check_text(query, self._config.max_text_chars, "query")
+        vector = await embed_query(self._embedder, query)
+        return builtins.list(await asyncio.gather(*(
+            self.search_by_vector(tenant, vector, query_text=query, **options) for options in searches
+        )))
 
     async def search_by_vector(
         self, tenant: Tenant, vector, top_k: int = 5, threshold: float = 0.0,

@@ -121,7 +121,9 @@ async def test_verbatim_mode_stores_each_user_turn_once(start_gateway, env):
     items = (await store.list(ALICE, limit=50)).items
     assert sorted(r.text for r in items) == sorted(["I adopted a puppy named Rex.", "Rex loves the beach.", "We walk at 7am."])
     rex = next(r for r in items if "puppy" in r.text)
-    assert rex.scope.value == "event" and rex.type.value == "episodic"
+    assert rex.scope.value == "profile" and rex.type.value == "semantic"  # a pet is a lasting fact
+    walk = next(r for r in items if "7am" in r.text)
+    assert walk.scope.value == "event" and walk.type.value == "episodic"
     assert {"adopted", "puppy", "rex"} <= set(rex.keywords)
     assert not env.model_double.calls
 
@@ -206,7 +208,7 @@ async def test_a_turn_is_memorized_with_the_message_it_answers_redacted(start_ga
     store = await env.store(gw.config.memory.key_prefix)
     await env.drain(config, store)
     (record,) = (await store.list(ALICE, limit=10)).items
-    assert record.text == "Lisbon, last spring."
+    assert record.text == "Which city did you move to? — Lisbon, last spring."
     assert record.context is not None and record.context.endswith("Which city did you move to?")
     assert "bob@example.com" not in record.context
     assert record.context_after == reply["choices"][0]["message"]["content"][:CONTEXT_AFTER_CHARS].strip()  # the reply it got

@@ -91,7 +91,8 @@ async def test_a_batch_of_jobs_for_different_tenants_is_processed_concurrently_a
 
 
 async def test_jobs_of_one_conversation_keep_their_order_while_others_run_alongside(env):
-    config = memorize_config("verbatim", worker={"batch": 16, "concurrency": 8})
+    # whole turns are the memories here (the labels name the jobs in the probe)
+    config = memorize_config("verbatim", verbatim_formation="turn", worker={"batch": 16, "concurrency": 8})
     store = await env.store("t" + uuid.uuid4().hex[:12])
     queue = queue_for(config, env.redis)
     user = "u-" + uuid.uuid4().hex[:8]

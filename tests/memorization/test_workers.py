@@ -89,7 +89,7 @@ async def test_skipped_small_talk_is_counted_not_silently_dropped(env):
     processor = JobProcessor(config, store, queue, telemetry=telemetry)
     assert await processor.process(job_from_fields(fields)) == "done"
     assert [r.text for r in (await store.list(ALICE)).items] == ["I keep bees on the roof."]
-    assert telemetry.metrics.get("memgate_memorize_turns_skipped_total") == 2.0
+    assert telemetry.metrics.get("memgate_memorize_turns_skipped_total", reason="small_talk") == 2.0
 
 
 async def test_replaying_a_half_applied_job_writes_the_same_records(env):

@@ -34,7 +34,11 @@ CHAIN = [
 TOOL_CHAIN = [CHAIN[0], {"name": "auto_recall", "config": {"high_relevance_threshold": 1.0}}, *CHAIN[2:]]
 
 
-def memory(text: str, scope: str = "profile", type: str = "semantic", **fields: Any) -> NewMemory:
+def memory(text: str, scope: str | None = None, type: str = "episodic", **fields: Any) -> NewMemory:
+    """A memory to seed: an episodic event unless told otherwise; preferences and traits
+    are profile memories (profile memories always reach the prompt: plugins.auto_recall)."""
+    if scope is None:
+        scope = "profile" if type in ("preference", "trait") else "event"
     return NewMemory(scope=scope, type=type, text=text, **fields)
 
 

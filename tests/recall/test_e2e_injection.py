@@ -2,6 +2,7 @@
 tenancy and friend isolation, the recall report."""
 
 import json
+from datetime import UTC, datetime
 
 import httpx
 import openai
@@ -28,7 +29,7 @@ def test_a_high_relevance_memory_goes_into_a_separate_system_message(start_gatew
     assert messages[1]["role"] == "system" and messages[2] == {"role": "user", "content": HIGH_Q}
     prefs, memories = injected.split("\n\nHere is what you remember about the user")
     assert prefs.startswith("Adjust your answer style") and "- Be concise" in prefs and "- Use plain language" in prefs
-    assert f"1. {EMMA}" in memories
+    assert f": {EMMA}" in memories and memories.count("\n1. 20") == 1  # "1. <date>: <text>"
     report = reply.model_extra["memgate"]
     assert report["auto_recall"]["memories"][0]["relevance"] == "high"
     assert report["hybrid_injection"]["placement"] == "separate"
@@ -43,7 +44,8 @@ def test_a_chinese_message_gets_seed_000s_chinese_template(start_gateway, upstre
     httpx.post(gw.base_url + "/chat/completions", json={"model": "gpt-4o", "messages": [{"role": "user", "content": "推荐个电影吧"}]},
                headers={"authorization": f"Bearer {ALICE_KEY}"}, timeout=20)
     content = upstream.chat_requests()[-1].json["messages"][0]["content"]
-    assert content.startswith("以下是与用户相关的记忆信息，请在回答时参考：\n\n1. 用户喜欢科幻电影\n\n注意事项：")
+    today = datetime.now(UTC).date().isoformat()
+    assert content.startswith(f"以下是与用户相关的记忆信息，请在回答时参考：\n\n1. {today}: 用户喜欢科幻电影\n\n注意事项：")
 
 
 def test_no_memories_means_the_exact_request_bytes_go_upstream(start_gateway, upstream):
@@ -71,7 +73,7 @@ def test_events_stay_with_their_friend_and_profile_memories_reach_every_friend(s
     plugins = [{"name": "auto_recall", "config": {"high_relevance_threshold": 0.3}}, {"name": "hybrid_injection"}]
     gw = start_gateway(registry=REGISTRY, plugins=plugins, clients=clients)
     seed(gw, Tenant("alice", "tutor"), memory("The user told the tutor about a breakup with their partner.", scope="event", type="episodic"),
-         memory("The user has a cat named Miso."))
+         memory("The user has a cat named Miso.", scope="profile", type="semantic"))
     question = {"model": "gpt-4o", "messages": [{"role": "user", "content": "Tell me something about my cat Miso and my breakup"}]}
     seen = {}
     for name, key in (("tutor", ALICE_KEY), ("coach", COACH_KEY)):

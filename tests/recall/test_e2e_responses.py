@@ -55,7 +55,7 @@ def test_memories_are_appended_to_the_clients_instructions(start_gateway, upstre
     sent = upstream.responses_requests()[-1]
     instructions = sent.json["instructions"]
     assert instructions.startswith(INSTRUCTIONS + "\n\nHere is what you remember about the user")
-    assert f"1. {EMMA}" in instructions
+    assert f": {EMMA}" in instructions and "\n1. 20" in instructions  # "1. <date>: <text>"
     # the client's own instructions, byte for byte, start the upstream's
     assert b'"instructions":' + json.dumps(INSTRUCTIONS).encode()[:-1] + b"\\n\\n" in sent.body
     assert sent.json["input"] == history  # items, image and reasoning included, untouched

@@ -16,7 +16,7 @@ SPLICE = {"name": "tool_splice", "budget_ms": 60_000, "config": {"rounds": 1, "s
 
 
 def seed_miso(gw, seed):
-    return seed(gw, Tenant("alice", "tutor"), memory("The user has a cat named Miso.", keywords=["pets"]),
+    return seed(gw, Tenant("alice", "tutor"), memory("The user has a cat named Miso.", scope="profile", type="semantic", keywords=["pets"]),
                 memory("Miso the cat was sick last week and the user took her to the vet.", scope="event", type="episodic"))
 
 

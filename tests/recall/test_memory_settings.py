@@ -50,8 +50,8 @@ def sent_text(upstream):
 
 def seed_miso(gw, seed):
     return seed(gw, Tenant("alice", "tutor"),
-                memory("The user has a cat named Miso."),
-                memory("Miso the cat likes tuna and sunny windowsills."),
+                memory("The user has a cat named Miso.", scope="profile", type="semantic"),
+                memory("Miso the cat likes tuna and sunny windowsills.", scope="profile", type="semantic"),
                 memory("Miso the cat was sick last week and went to the vet.", scope="event", type="episodic"))
 
 

@@ -1,0 +1,534 @@
+"""Self-disclosure: which parts of a user's turn are worth remembering, with no model.
+
+Everyday assistant chats are mostly requests ("What should we eat tonight?"), with facts
+about the user in passing ("I've been vegetarian since last year, what can I cook with
+lentils?"). Storing whole turns stores the requests and serves them back as "what you
+remember". This module splits a turn into clauses and keeps the clauses in which the
+user tells something about themselves, their people, pets, health, diet, home, work,
+plans, possessions, dates or lasting preferences (the kinds of user information seed
+000 P3 / seed 002 §5 call the profile), in the user's own words.
+
+Steps (:func:`analyse`), each linear in the text (compiled regular expressions with no
+nested quantifiers, one pass over the clauses):
+
+1. **Clauses** (:func:`clauses`): sentences end at ``. ! ? 。 ！ ？ ; ；`` and line breaks;
+   a sentence is cut at commas (``, ，、``) and before "but / so / and then" and 但是 /
+   所以 / 不过 / 可是. A clause remembers whether its sentence ended in a question mark
+   (only the sentence's last clause is the question: "I'm vegetarian, what can I cook?").
+2. **What each clause is** (:func:`clause_kind`), first match wins:
+   ``small_talk`` (:func:`gateway.memorization.salience.is_small_talk`, plus "I see",
+   "I think so", "我知道了"); a liking or standing instruction
+   (:data:`gateway.memorization.salience.PREFERENCE_CUES`: "keep it short", "请回答简洁一点")
+   is a ``disclosure``; ``request`` (checked before ``question``: "Can you write me a
+   poem?" is a request): an imperative first word "give / tell
+   / write / recommend", "can you", "please", "I'd like / I want / I need + a thing or
+   you", "I'm looking for", "help me", 帮我 请 给我 推荐 我想要 我需要; ``question`` (the
+   sentence's question mark, an interrogative or auxiliary first word, 吗/呢 at the end,
+   a Chinese question word: 什么 怎么 哪 几 多少 能不能 ... outside "什么都"); ``meta`` (talk
+   about the conversation: "I have a question", "I'll try that", "that sounds good");
+   ``disclosure`` (a first-person statement: the clause starts, after a discourse word
+   such as "btw / also / since / because / as / 其实 / 因为 / 对了", with I / my / we /
+   our / 我 / 我们 / 咱, or names "my <someone>" / 我<家人> anywhere, or "As a nurse"
+   / 作为一名护士; a Chinese clause without a subject but with a durable cue, "在上海工作",
+   is the user's too: Chinese drops the subject); anything else is ``other``.
+3. **The memory** (:func:`analyse`): the disclosure clauses, and with them the turn's
+   ``other`` clauses that are statements (a finite verb: "It felt welcoming; I want to
+   study counseling next"), joined in their order with the separator they had. A clause that starts with he / she / they / 他 / 她 / 它 keeps
+   the clause before it (its antecedent: "a gift for my wife, she loves gardening").
+4. **Kind of memory**: a disclosure is *durable* (profile: every friend of the user
+   sees it, seed 002 §2) when it names a lasting topic (:data:`DURABLE_EN` /
+   :data:`DURABLE_ZH`: family, pets, health, allergies, diet, home, work, study,
+   possessions, identity, dates, likes and dislikes, languages) and is not anchored to
+   a day (:data:`gateway.memorization.salience.EVENT_TIME`), unless it says the lasting
+   thing changed (:data:`CHANGE`: moved, started, quit, adopted, got married, 搬到,
+   辞职, 养了): "I moved to Berlin last month" is durable and keeps its date. Other
+   disclosures are episodes (event scope, one friend).
+5. **Slot** (:func:`slot_of`): a statement about where the user lives, their work,
+   studies, diet, relationship status or a pregnancy has a slot (and is durable,
+   whatever its date); a later statement in the same slot supersedes the earlier
+   (:mod:`gateway.memorization.neardup`).
+
+What this cannot do (README "What verbatim cannot catch"): facts stated only in the
+third person without "my" ("Maya can't have peanuts" before Maya was introduced),
+pronouns across turns, sarcasm and hypotheticals phrased as statements, negations of a
+fact that do not name its slot ("that's over now"), and facts that need the assistant's
+words to be understood unless the turn answers the assistant's question (kept with it).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from gateway.memorization.salience import EVENT_TIME, PREFERENCE_CUES, is_small_talk
+from gateway.memory.records import MemoryType
+
+__all__ = [
+    "CHANGE", "DURABLE_EN", "DURABLE_ZH", "Analysis", "Clause", "ClauseKind", "analyse", "clause_kind",
+    "clauses", "slot_of",
+]
+
+ClauseKind = Literal["disclosure", "question", "request", "small_talk", "meta", "other"]
+
+#: Longest text analysed (characters); a turn is cut to this first (work stays bounded).
+MAX_CHARS = 4000
+
+_SENTENCE = re.compile(r"[^.!?。！？;；\n]+[.!?。！？;；\n]*")
+_CLAUSE_CUT = re.compile(r"\s*[,，、:：]\s*|\s+(?=(?:but|so|and\s+then|and\s+(?:can|could|what|how|please|i'd\s+like))\b)"
+                         r"|(?=但是|所以|不过|可是)", re.IGNORECASE)
+_ASKED = re.compile(r"[?？]")
+_LEAD_EN = re.compile(
+    r"^(?:(?:oh+|ah+|aw+|ooh+|wow|haha\w*|lol|well|also|and|but|so|btw|by\s+the\s+way|fyi|actually|anyway|ps|p\.s\.|"
+    r"just\s+so\s+you\s+know|heads\s+up|quick\s+note|for\s+the\s+record|just\s+to\s+let\s+you\s+know|"
+    r"for\s+context|for\s+reference|background|since|because|cause|cos|as|given\s+that|now\s+that|although|though|"
+    r"ok(?:ay)?|yeah|yes|no|hmm+|um+|oh\s+and|plus|honestly|basically|currently|nowadays|these\s+days|lately|"
+    r"recently)\b[\s,:]*){0,3}",
+    re.IGNORECASE,
+)
+_LEAD_ZH = re.compile(r"^(?:对了|顺便说一下|顺便说|顺便|另外|其实|因为|既然|由于|话说|嗯+|哦+|啊|那个|所以|但是|不过|而且|"
+                      r"就是|我跟你说|跟你说一下|跟你说|跟你讲一下|跟你讲|告诉你|说一下|补充一下|还有|然后|最近|现在|目前|平时|"
+                      r"是这样的|说真的|老实说)*")
+
+_FIRST_PERSON_EN = re.compile(r"^(?:i|i'm|im|i've|ive|i'd|i'll|my|we|we're|we've|we'd|our|me\s+and|mine)\b", re.IGNORECASE)
+_PEOPLE_EN = (r"(?:wife|husband|partner|spouse|fianc[ée]e?|boyfriend|girlfriend|son|daughter|kids?|children|child|baby|"
+              r"toddler|twins?|mom|mum|mother|dad|father|parents?|brother|sister|siblings?|grandma|grandmother|"
+              r"grandpa|grandfather|grandparents?|aunt|uncle|cousin|nephew|niece|family|roommate|flatmate|boss|"
+              r"dog|cat|puppy|kitten|pet|hamster|rabbit|bird|parrot|horse|fish)")
+_MY_SOMEONE_EN = re.compile(r"\b(?:my|our)\s+(?:\w+\s+){0,2}" + _PEOPLE_EN + r"\b", re.IGNORECASE)
+_AS_A_EN = re.compile(r"^as\s+an?\s+\w+", re.IGNORECASE)
+#: A casual statement that drops its subject "I" ("Finally moved out!", "Got a new job",
+#: "Just adopted a kitten"): a past-tense verb of a life change first.
+_DROPPED_I_EN = re.compile(
+    r"^(?:(?:just|finally|recently|also|officially)\s+)?(?:got|moved|started|adopted|quit|bought|switched|signed|joined|landed|"
+    r"passed|graduated|finished|booked|became|decided|turned|lost|broke|left|sold|began|married|retired|proposed|"
+    r"enrolled|transferred|relocated)\b", re.IGNORECASE)
+_PRONOUN_EN = re.compile(r"^(?:he|she|they|he's|she's|they're|his|her|their|it's)\b", re.IGNORECASE)
+
+_FIRST_PERSON_ZH = re.compile(r"^(?:我|咱们|咱|俺)")
+_PEOPLE_ZH = (r"(?:老婆|老公|妻子|丈夫|爱人|太太|先生|对象|男朋友|女朋友|未婚夫|未婚妻|儿子|女儿|孩子|小孩|宝宝|娃|双胞胎|妈妈|"
+              r"爸爸|妈|爸|父母|爸妈|哥哥|姐姐|弟弟|妹妹|爷爷|奶奶|外公|外婆|姥姥|姥爷|家人|室友|老板|领导|猫|狗|狗狗|猫咪|宠物)")
+_MY_SOMEONE_ZH = re.compile(r"我(?:的|们|们家的?|家的?)?" + _PEOPLE_ZH)
+_AS_A_ZH = re.compile(r"^作为(?:一[名个位])?")
+_PRONOUN_ZH = re.compile(r"^(?:他|她|它|他们|她们)")
+#: Someone of the user's introduced by name ("my husband Chris", "我女儿叫朵朵"): lasting.
+_NAMED_PERSON = re.compile(r"\b(?:my|our)\s+(?:\w+\s+)?" + _PEOPLE_EN + r"(?:'s\s+name\s+is|\s+is\s+(?:called|named))?\s+(?-i:[A-Z][a-z]+)\b"
+                           r"|\b(?:named|called)\s+(?-i:[A-Z][a-z]+)\b"
+                           r"|我(?:的|家的?)?" + _PEOPLE_ZH + r"(?:的名字)?(?:叫|名叫)", re.IGNORECASE)
+
+_QUESTION_START_EN = re.compile(
+    r"^(?:what|what's|whats|why|how|how's|when|where|which|who|whom|whose|is|are|am|was|were|do|does|did|can|could|"
+    r"would|will|should|shall|may|might|have|has|had|isn't|aren't|don't|doesn't|didn't|won't|wouldn't|shouldn't|"
+    r"any\s+(?:idea|ideas|tips|suggestions|recommendations|thoughts)|anything|is\s+there|are\s+there)\b",
+    re.IGNORECASE,
+)
+_QUESTION_IN_EN = re.compile(
+    r"^i\s+(?:was\s+)?(?:wonder|wondering)\b|^i(?:'m|\s+am)\s+(?:not\s+sure|unsure|curious)\s+(?:how|what|whether|if|which|about|where|when|why)\b"
+    r"|^i\s+(?:don't|do\s+not)\s+know\s+(?:how|what|whether|if|which|where|when|why)\b"
+    r"|^(?:should|can|could|do|would)\s+i\b|^what\s+(?:should|can|could|do)\s+i\b",
+    re.IGNORECASE,
+)
+_REQUEST_EN = re.compile(
+    r"^(?:please|pls|plz|kindly)\b|^(?:can|could|would|will)\s+(?:you|u)\b"
+    r"|^(?:give|tell|show|write|make|suggest|recommend|list|explain|find|create|draft|plan|translate|summari[sz]e|check|"
+    r"fix|compare|remind|help|send|book|order|describe|generate|calculate|convert|rewrite|edit|proofread|outline|"
+    r"brainstorm|teach|walk\s+me|let\s+me\s+know|look\s+up|search|share|provide|recommend|name|pick|choose|design|"
+    r"build|prepare|organi[sz]e|schedule|set|add|remove|update|turn|keep|include|use|try|go\s+ahead)\b"
+    r"|^i(?:'d|\s+would)\s+(?:like|love|appreciate)\b(?!\s+to\s+(?:live|move|become|learn|visit|travel|retire)\b)"
+    r"|^i\s+(?:want|need|require)\s+(?:you|a|an|some|the|your|help|ideas|advice|tips|suggestions|recommendations|"
+    r"options|recipes?|something|anything|more|to\s+know|to\s+find|to\s+figure|to\s+get\s+(?:a|an|some|ideas|help)|"
+    r"to\s+ask)\b"
+    r"|^i(?:'m|\s+am)\s+(?:looking|searching)\s+for\b|^i(?:'m|\s+am)\s+trying\s+to\s+(?:figure|find|decide|choose|"
+    r"work\s+out|understand|pick)\b|^help\s+me\b|^let's\b|^lets\b",
+    re.IGNORECASE,
+)
+_META_EN = re.compile(
+    r"^i\s+have\s+(?:a|another|one\s+more|some)\s+(?:quick\s+)?(?:question|request|favou?r|idea|thought)s?\b"
+    r"|^i(?:'ll|\s+will)\b(?!.*\b(?:next|tomorrow|tonight|on\s+(?:mon|tues|wednes|thurs|fri|satur|sun)day|in\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)\w*)\b)"
+    r"|^i\s+(?:think|guess|suppose|agree|disagree|see|understand|get\s+it|know|mean|bet|hope\s+so|appreciate)\b"
+    r"|^i(?:'m|\s+am)\s+(?:back|here|ready|done|confused|lost|sorry|glad|happy\s+to\s+hear|good|fine|ok|okay|not\s+sure)\s*$"
+    r"|^(?:that|this|it)(?:'s|\s+is|\s+was|\s+sounds|\s+looks|\s+seems|\s+makes)\s+(?:so\s+|really\s+|very\s+|super\s+)?"
+    r"(?:good|great|helpful|useful|perfect|fine|ok|okay|nice|awesome|amazing|interesting|cool|fair|true|right|sense|smart|"
+    r"clever|brilliant|funny|hilarious|lovely|wonderful|exactly|a\s+(?:good|great|nice)\s+(?:idea|point|tip))\b"
+    r"|^(?:sounds|looks)\s+(?:good|great|fine|nice|perfect)\b|^(?:good|nice|great|glad)\s+to\s+(?:know|hear)\b"
+    r"|^makes\s+sense\b|^hope\s+(?:you're|you\s+are|all\s+is|you\s+had)\b|^wish\s+me\s+luck\b|^fingers\s+crossed\b"
+    r"|^you(?:'re|\s+are)\s+(?:a|the|so)?\s*(?:lifesaver|star|legend|best|genius|amazing|awesome|great|helpful|right)\b"
+    r"|^thank(?:s|\s+you)\b"
+    r"|^i\s+(?:like|love|hate)\s+(?:it|that|this|these|those|them|your|the\s+(?:idea|first|second|last|third))\b"
+    r"|^my\s+(?:question|request|point|bad)\b",
+    re.IGNORECASE,
+)
+
+_QUESTION_END_ZH = re.compile(r"(?:吗|呢|么|嘛|没有|不|吧)[。！!]*$")
+_QUESTION_WORD_ZH = re.compile(r"什么(?!都|也)|怎么|怎样|咋|如何|哪|为什么|为啥|几[个点天岁号次种本]|多少|能不能|可不可以|可以不可以|"
+                               r"有没有|是不是|要不要|该不该|好不好|行不行|会不会|用不用|需不需要|是否")
+_REQUEST_ZH = re.compile(r"^(?:请|麻烦|帮我|帮忙|给我|替我|你能|你可以|你帮|能不能|可以帮|可不可以|告诉我|推荐|建议|写|列|讲|说说|"
+                         r"介绍|解释|翻译|总结|查|算|比较|分析|设计|规划|安排|整理|来|出|做个|做一|生成)"
+                         r"|^我(?:想|要|希望|需要)(?:你|您|问|请|知道|了解|找|看看|听听|学学|咨询|一个|一份|一些|点|个|些|几个|"
+                         r"推荐|建议|帮|得到|做个|做一)"
+                         r"|^我(?:该|应该|能|可以|要不要)")
+_META_ZH = re.compile(r"^我(?:有个|有一个|还有个|还有一个)(?:问题|想法|请求)|^我(?:试试|看看|想想|考虑一下|知道了|明白了|懂了|觉得可以|觉得不错)"
+                      r"|^(?:这个|那个|这|那|听起来|看起来)(?:不错|挺好|很好|可以|好|太好了|有道理)")
+
+#: Lasting topics (English): a disclosure naming one is a profile fact unless anchored to a day.
+DURABLE_EN = re.compile(
+    _PEOPLE_EN + r"s?\b"
+    r"|\b(?:allerg\w*|intoleran\w*|celiac|coeliac|diabet\w*|asthma\w*|epilep\w*|migraines?|adhd|autis\w*|dyslex\w*|"
+    r"anxiety|depression|pregnan\w*|diagnos\w*|condition|medication|surgery|injur\w*|disabilit\w*|wheelchair|"
+    r"blood\s+pressure|cholesterol|insomnia|arthritis|knee|back\s+pain|hearing|vision|glasses|"
+    r"vegetarian|vegan|pescatarian|gluten|dairy|lactose|keto|halal|kosher|meat|pork|beef|fish|seafood|shellfish|"
+    r"peanuts?|nuts?|eggs?|sugar|spicy|caffeine|coffee|tea|alcohol|sober|drink|smoke|smoking|"
+    r"live|living|lives|moved|moving|relocat\w*|apartment|flat|house|home|neighbou?rhood|city|town|country|"
+    r"born|grew\s+up|hometown|from|based|"
+    r"work|works|working|job|career|company|office|remote|boss|colleague|coworker|shift|shifts|engineer|developer|"
+    r"teacher|nurse|doctor|manager|designer|lawyer|student|freelanc\w*|self-employed|startup|retired|promot\w*|"
+    r"hired|fired|laid\s+off|quit|resign\w*|employer|business|study|studying|major|degree|university|college|"
+    r"school|grade|class|phd|master's|"
+    r"name|called|named|years?\s+old|birthday|anniversary|married|wedding|divorc\w*|engaged|single|dating|"
+    r"car|bike|motorcycle|drive|own|bought|laptop|iphone|android|mac|pc|piano|guitar|camera|garden|"
+    r"like|likes|love|loves|prefer|prefers|hate|hates|dislike|favou?rite|enjoy|enjoys|fan|into|can't\s+stand|"
+    r"afraid|scared|speak|speaks|language|native|fluent|learning|hobby|play|plays|training|marathon|"
+    r"always|never|usually|often|sometimes|rarely|most\s+(?:days|mornings|evenings|nights|weekends|weeks)|"
+    r"every\s+(?:day|morning|evening|night|week|weekend)|panic|leave|maternity|paternity|sabbatical)\b",
+    re.IGNORECASE,
+)
+#: Lasting topics (Chinese).
+DURABLE_ZH = re.compile(
+    _PEOPLE_ZH + r"|过敏|不耐受|糖尿病|哮喘|高血压|失眠|抑郁|焦虑|怀孕|确诊|诊断|病|药|手术|受伤|近视|眼镜|"
+    r"素|吃肉|不吃|不能吃|不喝|戒|忌口|清真|辣|咖啡|茶|酒|烟|海鲜|花生|坚果|鸡蛋|牛奶|乳糖|麸质|"
+    r"住|搬|老家|家乡|出生|长大|城市|小区|房子|公寓|租|"
+    r"工作|上班|公司|职业|工程师|程序员|老师|护士|医生|经理|设计师|律师|学生|自由职业|创业|退休|升职|辞职|离职|跳槽|入职|"
+    r"失业|夜班|加班|同事|专业|大学|学校|读书|年级|博士|硕士|上学|毕业|"
+    r"叫|名字|岁|生日|纪念日|结婚|离婚|订婚|单身|恋爱|"
+    r"车|自行车|电动车|开车|电脑|手机|钢琴|吉他|相机|"
+    r"喜欢|爱|讨厌|偏好|最爱|受不了|热爱|怕|说|语|学|爱好|练|跑步|马拉松|健身|"
+    r"每天|每周|平时|一直|从来|经常|总是|习惯"
+)
+#: A lasting thing that changed: durable even when dated ("I moved to Berlin last month").
+CHANGE = re.compile(
+    r"\b(?:moved|relocated|started|starting|quit|left|joined|adopted|got\s+(?:married|engaged|divorced|a\s+new|a\s+job|"
+    r"promoted|hired|fired|laid\s+off)|had\s+a\s+baby|was\s+(?:born|diagnosed|promoted|hired|fired)|diagnosed|"
+    r"retired|graduated|became|switched|gave\s+up|no\s+longer|anymore|any\s+more|not\s+\w+\s+anymore|"
+    r"bought|sold|broke\s+up)\b"
+    r"|搬|换了|辞职|离职|跳槽|入职|养了|结婚|离婚|分手|生了|确诊|退休|毕业|开始|不再|戒了|买了|卖了",
+    re.IGNORECASE,
+)
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+#: A plan of the user's ("We're going to Japan in April", "报了十月份的全马"): it holds
+#: until it happens, so every friend should know it (profile), with its date.
+_PLAN = re.compile(r"\b(?:i'm|i\s+am|we're|we\s+are)\s+(?:going|flying|heading|travel(?:l)?ing|moving|getting)\s+(?:to|married)\b"
+                   r"|\b(?:planning|plan)\s+(?:to|a|on)\b|\bsigned\s+up\s+for\b|\bregistered\s+for\b|\btraining\s+for\b"
+                   r"|\bbooked\s+(?:a|our|my|the)\b|打算|计划|准备(?!好)|报了|报名|要去", re.IGNORECASE)
+_LATIN_WORD = re.compile(r"[A-Za-z0-9']+")
+_VERB_EN = re.compile(r"\b(?:is|are|was|were|be|been|being|has|have|had|does|did|do|feels?|felt|looks?|seems?|got|gets|went|goes|"
+                      r"made|makes|said|says|loves?|likes?|hates?|wants?|needs?|works?|lives?|can|could|will|would|"
+                      r"\w+ed|\w+'s|\w+'re)\b", re.IGNORECASE)
+
+#: An ``other`` clause of at least this many Latin words (or :data:`STATEMENT_CJK` CJK
+#: characters) is a statement worth an episode ("Rex loves the beach"); a shorter one
+#: ("twice a week") only makes sense with the question it answers.
+STATEMENT_WORDS = 4
+STATEMENT_CJK = 8
+
+#: Slots whose newer statement replaces the older (same subject, the user or "we"):
+#: where the user lives, their work (employer or occupation), what they study, their
+#: diet, their relationship status, the vehicle they drive and a pregnancy (ended by a
+#: birth). Each pattern
+#: names the slot's own words only, so "I work night shifts" has no slot and cannot
+#: retire "I work at Acme".
+_OCCUPATIONS = (r"(?:barista|nurse|teacher|engineer|developer|programmer|designer|lawyer|doctor|dentist|manager|"
+                r"accountant|chef|cook|waiter|waitress|cashier|pharmacist|architect|electrician|plumber|mechanic|"
+                r"driver|pilot|scientist|researcher|postdoc|professor|lecturer|consultant|analyst|writer|journalist|"
+                r"editor|photographer|artist|musician|paramedic|firefighter|officer|soldier|farmer|librarian|"
+                r"therapist|social\s+worker|freelancer|contractor|intern|product\s+manager|data\s+scientist)")
+_SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("residence", re.compile(
+        r"\b(?:live|living|lives|moved|moving|relocated|relocating|based|transferred)\s+(?:\w+\s+)?(?:in|to|at|near|by)\b"
+        r"|\b(?:our|my)\s+(?:new\s+|own\s+)?(?:place|home|apartment|flat|house|studio)\s+(?:is\s+)?(?:in|near)\b"
+        r"|\b(?:apartment|flat|house|studio|condo)\s+(?:in|near)\s+(?-i:[A-Z])|\bclosed\s+on\s+a\s+(?:house|home|condo|flat)\b"
+        r"|\b(?:i'm|i\s+am|we're|we\s+are)\s+in\s+(?-i:[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\s*(?:$|[,.!]|and\b)"
+        r"|住(?!院|宿|酒店|了一晚)|搬(?:到|去|家|来)|调(?:到|去)|外派|定居|现居", re.IGNORECASE)),
+    ("work", re.compile(
+        r"\b(?:work|working|works)\s+(?:\w+\s+){0,2}(?:at|for|as)\b|\bjob\s+(?:at|as)\b|\bjoined\b|"
+        r"\b(?:left|quit)\s+(?:my\s+job|my\s+position|the\s+company|(?-i:[A-Z])\w+)|\blaid\s+off\b|\bnew\s+job\b|"
+        r"\bstarted\s+(?:at|working)\b|\bretired\b|\bunemployed\b|\bbetween\s+jobs\b|"
+        r"\b(?:i|we)\s+(?:run|own|opened|started)\s+(?:a|an|my|our)\s+(?:\w+\s+){0,2}(?:business|shop|store|bakery|"
+        r"restaurant|cafe|café|bar|salon|studio|company|startup|clinic|practice|farm|agency)\b|"
+        r"开了(?:一)?家|开(?:了)?(?:一)?(?:家|个)\S{0,6}(?:店|馆|公司|餐厅|工作室)|"
+        r"\b(?:i'm|i\s+am)\s+(?:now\s+)?(?:an?\s+)?(?:\w+\s+)?" + _OCCUPATIONS + r"\b|"
+        r"在\S{0,12}(?:工作|上班|公司|单位|集团|医院|银行|工厂)|辞职|离职|跳槽|入职|退休|失业|换了(?:份|个)?工作|新工作",
+        re.IGNORECASE)),
+    ("study", re.compile(r"\b(?:student|studying|majoring|major\s+in|courses?|degree\s+in|enrolled|phd\s+in|"
+                         r"master'?s\s+in)\b|读(?:研|博|大学|本科|大[一二三四]|高[一二三]|初[一二三])|专业|在读|上大学|转专业",
+                         re.IGNORECASE)),
+    ("diet", re.compile(r"\b(?:vegetarian|vegan|pescatarian|plant-based|keto|carnivore)\b|"
+                        r"\beat(?:ing|s)?\s+(?:meat|fish|chicken|pork|beef)\b|"
+                        r"素食|吃素|吃肉|不吃肉|开荤|吃(?:鱼|鸡|猪|牛|羊)|鸡肉|猪肉|牛肉", re.IGNORECASE)),
+    ("relationship", re.compile(r"\b(?:married|divorced|single|engaged|fianc[ée]e?|separated|widowed|broke\s+up|"
+                                r"dating|together\s+(?:for\s+)?\d+\s+years)\b|\bmy\s+(?:girlfriend|boyfriend)\b|"
+                                r"结婚|离婚|单身|订婚|分手|恋爱|脱单|男朋友|女朋友", re.IGNORECASE)),
+    ("vehicle", re.compile(r"\b(?:my|our)\s+(?:\w+\s+){0,2}(?:car|truck|van|suv|motorcycle|motorbike|scooter|e-?bike)\b"
+                           r"|\b(?:i|we)\s+(?:drive|ride)\s+(?:a|an)\b|\b(?:got|bought|leased)\s+(?:a|an)\s+(?:new\s+|used\s+)?"
+                           r"(?:\w+\s+)?(?:car|truck|van|suv|motorcycle|motorbike|scooter|e-?bike)\b"
+                           r"|(?:我|我们|我家)的?(?:那|这)?辆|车换了|换了?(?:辆|台)?车|开的是|电动车|新车", re.IGNORECASE)),
+    ("pregnancy", re.compile(r"\b(?:pregnant|expecting\s+(?:a|our|twins)|due\s+in|was\s+born|were\s+born|gave\s+birth|"
+                             r"(?:she|he|baby|they)(?:'s|'re|\s+is|\s+are)\s+here)\b|怀孕|预产期|出生|生了|宝宝出生", re.IGNORECASE)),
+)
+#: Slots a sentence about someone else of the user's can still fill: "my girlfriend
+#: Zoe..." says the user is in a relationship; "she was born on May 3rd" ends a pregnancy.
+_SHARED_SLOTS = ("relationship", "pregnancy")
+
+
+@dataclass(frozen=True)
+class Clause:
+    """One clause of a turn: its text, the separator that followed it in the turn,
+    whether its sentence's question mark belongs to it (the sentence's last clause), and
+    the index of its sentence in the turn."""
+
+    text: str
+    sep: str
+    asked: bool
+    sentence: int = 0
+
+
+@dataclass(frozen=True)
+class Formed:
+    """One memory a turn forms: its text (the user's words), whether it is a lasting
+    fact (profile scope), its type (``preference`` / ``semantic`` when lasting, else
+    ``episodic``) and its supersede slot (:func:`slot_of`) or None."""
+
+    text: str
+    durable: bool
+    type: MemoryType
+    slot: str | None
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """What a user turn yields.
+
+    Attributes:
+        memories: the memories formed, in the turn's order: the disclosure clauses, one
+            memory per slot statement and one for the rest ("我在深圳做后端，腰椎间盘突出
+            又犯了": the job and the back pain, so a new job retires only the first).
+        kinds: the kind of each clause (:data:`ClauseKind`), in order.
+        dropped: why nothing was kept, when ``memories`` is empty (the commonest clause
+            kind of the turn: ``request``, ``question``, ``small_talk``, ``meta``, ``other``).
+        statement: when ``memories`` is empty, the turn's ``other`` clauses that say enough
+            (:data:`STATEMENT_WORDS` Latin words or :data:`STATEMENT_CJK` CJK characters)
+            in a turn that asks nothing: a statement about something else ("Ivy was born
+            on August 21st"), kept when nothing better (an answer to the other side's
+            question) is found.
+    """
+
+    memories: tuple[Formed, ...]
+    kinds: tuple[ClauseKind, ...]
+    dropped: str = ""
+    statement: Formed | None = None
+
+    @property
+    def text(self) -> str:
+        """All formed memories' texts, joined (tests and the inspector)."""
+        return " ".join(m.text for m in self.memories)
+
+
+def clauses(text: str) -> list[Clause]:
+    """The clauses of ``text`` (step 1 of the module docstring). Linear in ``len(text)``."""
+    out: list[Clause] = []
+    for number, sentence in enumerate(_SENTENCE.findall(text[:MAX_CHARS])):
+        body = sentence.rstrip(".!?。！？;；\n \t")
+        end = sentence[len(body):]
+        asked = bool(_ASKED.search(end))
+        pieces: list[tuple[str, str]] = []
+        start = 0
+        for cut in _CLAUSE_CUT.finditer(body):
+            if cut.start() == cut.end() == start:
+                continue
+            pieces.append((body[start:cut.start()], cut.group()))
+            start = cut.end()
+        pieces.append((body[start:], end))
+        pieces = [(p.strip(), s) for p, s in pieces if p.strip()]
+        for i, (piece, sep) in enumerate(pieces):
+            out.append(Clause(piece, sep, asked and i == len(pieces) - 1, number))
+    return out
+
+
+def _core_en(text: str) -> str:
+    return _LEAD_EN.sub("", text.strip()).strip()
+
+
+def _core_zh(text: str) -> str:
+    return _LEAD_ZH.sub("", text.strip()).strip()
+
+
+def clause_kind(clause: Clause, first: bool = False) -> ClauseKind:
+    """The kind of one clause (step 2 of the module docstring); ``first``: the turn's
+    first clause (a pronoun there has no antecedent in the turn: "他下夜班白天睡不好"
+    is about someone named earlier, so it is ``other``)."""
+    text = clause.text.strip()
+    if not text or is_small_talk(text):
+        return "small_talk"
+    if PREFERENCE_CUES.search(text):
+        return "disclosure"  # a liking or a standing instruction: "请回答简洁一点", "keep it short"
+    if not (_core_zh(_core_en(text)) if _CJK.search(text) else _core_en(text)).strip(" !.~…"):
+        return "meta"  # only a discourse word: "跟你说一下", "heads up"
+    if _CJK.search(text):
+        core = _core_zh(text) or text
+        if _REQUEST_ZH.search(core):
+            return "request"
+        if clause.asked or _QUESTION_END_ZH.search(core) or _QUESTION_WORD_ZH.search(core):
+            return "question"
+        if _META_ZH.search(core) or is_small_talk(core):
+            return "meta" if core != text or not is_small_talk(core) else "small_talk"
+        if _FIRST_PERSON_ZH.search(core) or _MY_SOMEONE_ZH.search(core) or _AS_A_ZH.search(core):
+            return "disclosure"
+        if _PRONOUN_ZH.search(core):
+            return "other" if first else "disclosure"
+        if (DURABLE_ZH.search(core) or CHANGE.search(core)) and not _REQUEST_ZH.search(core):
+            return "disclosure"  # Chinese drops the subject: "在上海工作" is the user's
+        return "other"
+    core = _core_en(text) or text
+    if _REQUEST_EN.search(core):
+        return "request"
+    if _QUESTION_IN_EN.search(core) or clause.asked or _QUESTION_START_EN.search(core):
+        return "question"
+    if _META_EN.search(core):
+        return "meta"
+    if _FIRST_PERSON_EN.search(core) or _MY_SOMEONE_EN.search(core) or _AS_A_EN.search(core) or _DROPPED_I_EN.search(core):
+        return "disclosure"
+    if _PRONOUN_EN.search(core) and not first:
+        return "disclosure"  # "..., she loves gardening": its antecedent is kept with it
+    return "other"
+
+
+def slot_of(text: str) -> str | None:
+    """The supersede slot a durable statement fills (``residence``, ``work``, ``study``,
+    ``diet``, ``relationship``, ``vehicle``, ``pregnancy``), or None. A statement led by "my
+    <someone>" / 我<家人> or a pronoun is about that person: it fills only
+    :data:`_SHARED_SLOTS`."""
+    core = _core_zh(_core_en(text))
+    about_someone = bool(_MY_SOMEONE_EN.match(core) or _MY_SOMEONE_ZH.match(core) or _PRONOUN_EN.match(core)
+                         or _PRONOUN_ZH.match(core)
+                         or (re.match(r"^(?:my|our)\s", core, re.IGNORECASE) and _MY_SOMEONE_EN.search(core[:40])))
+    for name, pattern in _SLOTS:
+        if pattern.search(text) and (not about_someone or name in _SHARED_SLOTS):
+            return name
+    return None
+
+
+def analyse(text: str) -> Analysis:
+    """The memories a user turn forms (module docstring). Linear in ``len(text)``."""
+    parts = clauses(text)
+    kinds = tuple(clause_kind(c, i == 0) for i, c in enumerate(parts))
+    kept: list[int] = []
+    told = "disclosure" in kinds
+    for i, (clause, clause_type) in enumerate(zip(parts, kinds, strict=True)):
+        if clause_type == "other" and ((told and _is_statement(clause.text)) or _continues(parts, kept, i)):
+            kept.append(i)  # "It felt welcoming; I want to study counseling next."; "I moved, to Braga"
+            continue
+        if clause_type != "disclosure":
+            continue
+        core = _core_zh(_core_en(clause.text))
+        if i > 0 and (_PRONOUN_EN.search(core) or _PRONOUN_ZH.search(core)) and (not kept or kept[-1] != i - 1):
+            kept.append(i - 1)  # the antecedent: "a gift for my wife, she loves gardening"
+        kept.append(i)
+    if not kept:
+        counted: list[str] = [k for k in kinds if k != "other"] or list(kinds) or ["small_talk"]
+        dropped = max(("request", "question", "small_talk", "meta", "other"), key=counted.count)
+        said: list[int] = []
+        if "request" not in kinds and "question" not in kinds:  # else it only sets up the request
+            for i, k in enumerate(kinds):
+                if k == "other" and (_says_enough(parts[i].text) or _continues(parts, said, i)):
+                    said.append(i)
+        return Analysis((), kinds, dropped, _formed(_joined(parts, said)) if said else None)
+    groups = _groups(parts, kinds, kept)
+    merged: list[list[int]] = []
+    for group in groups:  # a fragment joins the memory after it ("Work's been rough. I'm a barista...")
+        if merged and not _says_enough(_joined(parts, merged[-1])):
+            merged[-1] = merged[-1] + group
+        else:
+            merged.append(group)
+    if len(merged) > 1 and not _says_enough(_joined(parts, merged[-1])):
+        merged[-2:] = [merged[-2] + merged[-1]]
+    return Analysis(tuple(_formed(_joined(parts, group)) for group in merged), kinds)
+
+
+def _groups(parts: list[Clause], kinds: tuple[ClauseKind, ...], kept: list[int]) -> list[list[int]]:
+    """``kept`` cut into memories: a clause that fills a slot starts its own memory,
+    which its continuations (``other`` clauses) and further clauses of the same slot
+    join ("I'm not vegetarian anymore, I eat fish now"); the next other disclosure
+    starts another."""
+    groups: list[list[int]] = []
+    current: str | None = None  # the slot of the last group
+    for i in kept:
+        own = slot_of(parts[i].text) if kinds[i] == "disclosure" else None
+        if groups and (own == current or (own is None and (current is None or kinds[i] != "disclosure"))):
+            groups[-1].append(i)  # same slot, a continuation, or more of the unslotted rest
+            continue
+        groups.append([i])
+        current = own
+    return groups
+
+
+def _formed(memory: str) -> Formed:
+    durable = _durable(memory)
+    slot = slot_of(memory) if durable else None
+    kind = MemoryType.EPISODIC
+    if durable:
+        kind = MemoryType.PREFERENCE if PREFERENCE_CUES.search(memory) and not slot else MemoryType.SEMANTIC
+    return Formed(memory, durable, kind, slot)
+
+
+def _joined(parts: list[Clause], kept: list[int]) -> str:
+    """The clauses ``kept`` (indices into ``parts``, ascending) as one text: adjacent
+    clauses with the separator they had, others as sentences; the last keeps its full
+    stop or exclamation mark."""
+    if not kept:
+        return ""
+    pieces: list[str] = []
+    for n, i in enumerate(kept):
+        pieces.append(parts[i].text)
+        if n + 1 < len(kept):
+            pieces.append(_joiner(parts[i], kept[n + 1] == i + 1))
+    end = parts[kept[-1]].sep.strip()
+    if end and end[0] in ".!。！" and "?" not in end and "？" not in end:
+        pieces.append(end)
+    return "".join(pieces).strip()
+
+
+def _joiner(clause: Clause, adjacent: bool) -> str:
+    sep = clause.sep
+    if _CJK.search(clause.text):
+        return sep.strip() or "，" if adjacent else "。"
+    if adjacent:
+        stripped = sep.strip()
+        return f"{stripped} " if stripped else " "
+    return ". "
+
+
+def _continues(parts: list[Clause], kept: list[int], i: int) -> bool:
+    """Clause ``i`` continues a kept clause of its sentence ("I moved again, to Braga")."""
+    return bool(kept) and parts[kept[-1]].sentence == parts[i].sentence
+
+
+def _is_statement(text: str) -> bool:
+    """A clause that says something (a finite verb, or four CJK characters), not a bare
+    phrase ("Recipe for lentils")."""
+    if _CJK.search(text):
+        return len(_CJK.findall(text)) >= 4
+    return bool(_VERB_EN.search(text))
+
+
+def _says_enough(text: str) -> bool:
+    if _CJK.search(text):
+        return len(_CJK.findall(text)) >= STATEMENT_CJK
+    return len(_LATIN_WORD.findall(text)) >= STATEMENT_WORDS
+
+
+def _durable(memory: str) -> bool:
+    if slot_of(memory) or _NAMED_PERSON.search(memory) or _PLAN.search(memory):
+        return True  # where the user lives, works, studies, what they eat, who their people are: lasting whatever the date
+    topical = bool(DURABLE_EN.search(memory) or DURABLE_ZH.search(memory))
+    if not topical:
+        return False
+    return not EVENT_TIME.search(memory) or bool(CHANGE.search(memory))

@@ -1,0 +1,140 @@
+"""Verbatim memory formation from self-disclosure (gateway.memorization.disclosure) and
+its reconcile rules on real Redis: a repeat refreshes, a change of the same slot
+supersedes (gateway.memorization.neardup)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from gateway.memorization.disclosure import analyse, clauses, slot_of
+from gateway.memorization.jobs import job_from_fields
+from gateway.memorization.processor import JobProcessor
+from gateway.memorization.runtime import queue_for
+from gateway.memory.records import Tenant
+from tests.memorization.conftest import memorize_config, user_stream
+from tests.memorization.test_workers import enqueue, fresh_store
+
+ALICE = Tenant("alice", "tutor")
+
+
+@pytest.mark.parametrize(("turn", "memory"), [
+    ("I've been vegetarian since last year, what can I cook with lentils?", "I've been vegetarian since last year"),
+    ("Since I work night shifts as a nurse, how can I sleep better?", "Since I work night shifts as a nurse"),
+    ("My son Leo is 7. Can you suggest a birthday cake?", "My son Leo is 7."),
+    ("Any ideas for a gift for my wife, she loves gardening", "Any ideas for a gift for my wife, she loves gardening"),
+    ("我女儿对花生过敏，零食带什么好？", "我女儿对花生过敏"),
+    ("我最近搬到了杭州，附近有什么好玩的？", "我最近搬到了杭州"),
+    ("在深圳做产品经理，帮我写个周报模板", "在深圳做产品经理"),
+    ("我不喜欢太长的回答，请回答简洁一点", "我不喜欢太长的回答，请回答简洁一点"),
+])
+def test_a_fact_said_inside_a_request_is_kept_in_the_users_words_without_the_request(turn: str, memory: str):
+    found = analyse(turn)
+    assert found.text == memory
+    assert "question" in found.kinds or "request" in found.kinds or memory == turn
+
+
+@pytest.mark.parametrize(("turn", "why"), [
+    ("What snacks should I pack for a school trip?", "question"),
+    ("Can you write me a haiku about autumn?", "request"),
+    ("I'd like a recipe for dinner", "request"),
+    ("I'm looking for a cheap flight to Rome", "request"),
+    ("Thanks, that's all for now!", "small_talk"),
+    ("I'll try that.", "meta"),
+    ("帮我写一封请假邮件", "request"),
+    ("今晚吃什么好呢", "question"),
+    ("好的谢谢", "small_talk"),
+])
+def test_a_pure_request_question_or_small_talk_forms_no_memory(turn: str, why: str):
+    found = analyse(turn)
+    assert found.memories == () and found.statement is None
+    assert found.dropped == why
+
+
+@pytest.mark.parametrize(("turn", "profile", "slot"), [
+    ("I live in Lisbon with my partner.", True, "residence"),
+    ("I moved to Berlin last month.", True, "residence"),  # a change of a lasting thing keeps its date
+    ("I'm not vegetarian anymore.", True, "diet"),
+    ("I left Acme and now work at Globex.", True, "work"),
+    ("My wife works at Globex.", True, None),  # about the wife: no slot of the user's
+    ("I work night shifts.", True, None),
+    ("I went to a jazz concert yesterday.", False, None),
+    ("我在腾讯上班", True, "work"),
+    ("我昨天去看了一场电影", False, None),
+])
+def test_lasting_facts_are_profile_and_name_their_slot(turn: str, profile: bool, slot: str | None):
+    (found,) = analyse(turn).memories
+    assert found.durable is profile
+    assert found.slot == slot
+
+
+def test_a_slot_statement_is_its_own_memory_so_a_change_retires_only_it():
+    job, back = analyse("我在深圳一家电商公司做后端，天天加班，腰椎间盘突出又犯了，有什么缓解的办法？").memories
+    assert (job.text, job.slot) == ("我在深圳一家电商公司做后端", "work")
+    assert back.text == "天天加班，腰椎间盘突出又犯了" and back.slot is None and back.durable
+
+
+def test_clauses_mark_only_the_last_clause_of_a_question_as_asked():
+    parts = clauses("I'm vegan, my husband isn't, what can we cook? Thanks.")
+    assert [(p.text, p.asked) for p in parts] == [
+        ("I'm vegan", False), ("my husband isn't", False), ("what can we cook", True), ("Thanks", False)]
+    assert slot_of("My husband is vegan") is None
+
+
+def test_analysis_is_linear_in_the_text():
+    long = "I live in Lisbon, " * 2000 + "what now?"
+    assert analyse(long).text  # bounded: the text is cut at MAX_CHARS before any pattern runs
+
+
+async def _memorize(env: Any, config: Any, store: Any, *texts: str) -> None:
+    for text in texts:
+        await enqueue(env, config, text)
+        await env.drain(config, store)
+
+
+async def test_a_repeated_fact_refreshes_the_memory_instead_of_storing_a_copy(env):
+    config = memorize_config("verbatim")
+    store = await fresh_store(env)
+    await _memorize(env, config, store, "I'm allergic to peanuts, what's a good snack?",
+                    "I'm allergic to peanuts! Any dessert ideas?")
+    live = [r for r in (await store.list(ALICE)).items if not r.retired]
+    assert [r.text for r in live] == ["I'm allergic to peanuts"]
+    assert live[0].scope.value == "profile" and live[0].metadata["mentions"] == 2
+    assert live[0].updated_at > live[0].created_at
+
+
+@pytest.mark.parametrize(("before", "after"), [
+    ("I live in Lisbon.", "I moved to Berlin last month, any cafés you'd recommend?"),
+    ("I've been vegetarian since 2019.", "I'm not vegetarian anymore, I eat fish and chicken now."),
+    ("我在阿里巴巴工作", "我上个月跳槽到字节了"),
+])
+async def test_a_changed_fact_supersedes_the_old_one_which_is_never_recalled_again(env, before: str, after: str):
+    config = memorize_config("verbatim")
+    store = await fresh_store(env)
+    await _memorize(env, config, store, before, after)
+    records = (await store.list(ALICE)).items
+    old = next(r for r in records if r.text.startswith(before.rstrip(".")))
+    new = next(r for r in records if not r.retired)
+    assert old.retired and old.superseded_by == new.id and new.supersedes == old.id
+    hits = await store.search(ALICE, before, top_k=5)
+    assert old.id not in [h.record.id for h in hits]
+
+
+async def test_a_fact_about_someone_else_does_not_supersede_the_users_own(env):
+    config = memorize_config("verbatim")
+    store = await fresh_store(env)
+    await _memorize(env, config, store, "I work at Acme as a designer.", "My wife works at Globex.")
+    assert not any(r.retired for r in (await store.list(ALICE)).items)
+
+
+async def test_a_request_is_not_stored_and_the_reason_is_counted(env):
+    config = memorize_config("verbatim")
+    store = await fresh_store(env)
+    queue = queue_for(config, env.redis)
+    await enqueue(env, config, "Can you recommend a podcast about history?", "What about one on science?")
+    (_entry, fields), = await env.redis.xrange(user_stream(queue))
+    outcome, plan, written = await JobProcessor(config, store, queue).run(job_from_fields(fields))
+    assert outcome == "done" and written == [] and plan is not None
+    assert plan.dropped == {"request": 1, "question": 1} and plan.skipped == 2
+    assert (await store.list(ALICE)).items == []
