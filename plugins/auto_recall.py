@@ -33,16 +33,17 @@ embedding model deserves its own run of the study. ``threshold`` 0.3 keeps unrel
 English out of even the low set (unrelated Chinese still lands there: it only makes the
 tool available).
 
-Lasting facts (``profile_limit``, default 5): the best-ranked profile memories of the
-user (family, health, diet, home, work, likes: what verbatim formation files as
-profile, :mod:`gateway.memorization.disclosure`) are searched on their own, with no
-similarity floor (unless the user set ``similarity_threshold``), and always go to ``high``, first (the profile memories ranked after
-them compete with the events: ``threshold``, the split, ``limit``): seed 002 gives the profile its own
-top-k (§4.1 ``profile_topk``), and a request rarely shares words with the fact it needs
-("any photography classes nearby?" needs the city; "what should I cook?" the allergy).
-So the facts reach the prompt in any language, also where the embedder scores Chinese
-poorly. Events are searched as below (``threshold``, then the high/low split), in the
-same round trip time (both searches run concurrently).
+Lasting facts (``profile_limit``, default 5): besides the search below, the user's
+best-ranked profile memories (family, health, diet, home, work, likes: what verbatim
+formation files as profile, :mod:`gateway.memorization.disclosure`) are searched on
+their own, with no similarity floor (unless the user set ``similarity_threshold``), and
+the ones the search left out or found only low are added to ``high``, after its hits
+(the ranking is kept; they come last): seed 002 gives the profile its own top-k (§4.1
+``profile_topk``), and a request rarely shares words with the fact it needs ("any
+photography classes nearby?" needs the city; "what should I cook?" the allergy). So the
+facts reach the prompt in any language, also where the embedder scores Chinese poorly.
+Both searches run as one guarded call with the query embedded once
+(:meth:`~plugins.guarded_memory.GuardedMemory.search_many`).
 
 Memory settings (:mod:`gateway.settings`, ``call.settings``): off for a call when
 ``recall_enabled`` or ``auto_recall`` (seed 000's P1 switch) is off
@@ -224,18 +225,16 @@ class AutoRecall:
         tenant, time_left = caller_tenant(call), call.time_left()
         profile_limit = settings.profile_topk if "profile_topk" in settings.explicit else cfg.profile_limit
         if profile_limit and "profile" in cfg.scopes:
-            scopes = [s for s in cfg.scopes if s != "profile"]
             floor = threshold if "similarity_threshold" in settings.explicit else 0.0  # the user's own cut applies
-            specs = [SearchSpec(profile_limit + limit, floor, ["profile"])]
-            specs += [SearchSpec(limit, threshold, scopes)] if scopes else []
-            profile_hits, *rest = await self.memory.search_many(tenant, query, specs, time_left=time_left)
-            profile = profile_hits[:profile_limit]
-            more = [h for h in profile_hits[profile_limit:] if h.similarity >= threshold]  # ranked like events
-            others = sorted([*more, *(rest[0] if rest else [])], key=lambda h: h.score, reverse=True)[:limit]
+            specs = [SearchSpec(limit, threshold, cfg.scopes), SearchSpec(profile_limit, floor, ["profile"])]
+            hits, profile = await self.memory.search_many(tenant, query, specs, time_left=time_left)
             if per_scope is not None:
-                others = cap_per_scope(others, per_scope)
-            high, low = split_by_relevance(others, cfg.high_relevance_threshold)
-            high = (*profile, *high)
+                hits = cap_per_scope(hits, per_scope)
+            high, low = split_by_relevance(hits, cfg.high_relevance_threshold)
+            shown = {h.record.id for h in high}
+            extra = tuple(h for h in profile if h.record.id not in shown)  # lasting facts the ranking left out
+            high = (*high, *extra)
+            low = tuple(h for h in low if h.record.id not in {e.record.id for e in extra})
         else:
             hits = await self.memory.search(tenant, query, limit, threshold, cfg.scopes, time_left=time_left)
             if per_scope is not None:
