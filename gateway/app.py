@@ -49,6 +49,7 @@ from litestar.openapi.spec import Components, SecurityScheme
 from litestar.routes import HTTPRoute
 from opentelemetry.sdk.trace.export import SpanExporter
 
+from gateway import __version__
 from gateway.admin_api import ADMIN_REPLY_MODELS, ADMIN_REQUEST_MODELS, admin_controllers
 from gateway.breaker import BreakerRegistry
 from gateway.chain import ChainFactory, CompletionRunner
@@ -453,7 +454,7 @@ def create_app(
             Exception: _internal_exception,
         },
         openapi_config=OpenAPIConfig(
-            title="memgate", version="0.1.0", path="/openapi",
+            title="memgate", version=__version__, path="/openapi",
             description="The memory API of memgate (the proxied OpenAI routes follow the OpenAI API reference). "
             "Errors use the OpenAI error envelope (ErrorResponse); request bodies reject unknown fields.",
             components=Components(security_schemes={

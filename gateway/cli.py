@@ -39,8 +39,8 @@ def main(verbose: int) -> None:
     """memgate: an OpenAI-compatible proxy that gives chat apps long-term memory.
 
     Results go to stdout; logs, progress and messages to stderr. Quiet by default:
-    warnings and errors only, no progress bars (model loading); ``-v`` adds info logs
-    and progress bars, ``-vv`` debug logs.
+    warnings and errors only, no progress bars (model loading); -v adds info logs
+    and progress bars, -vv debug logs.
     """
     logging.basicConfig(
         level=VERBOSITY.get(verbose, logging.DEBUG),
@@ -60,7 +60,7 @@ def main(verbose: int) -> None:
 @click.option("--workers", default=None, type=click.IntRange(1, 64),
               help="Override server.workers: gateway processes on the one port.")
 def serve(config_path: str, host: str | None, port: int | None, workers: int | None = None) -> None:
-    """Run the gateway (and its memorization workers); ``server.workers`` processes."""
+    """Run the gateway (and its memorization workers); server.workers processes."""
     config = load(config_path)
     if host or port is not None or workers is not None:
         server = config.server.model_copy(
@@ -162,7 +162,7 @@ def keys_list(config_path: str) -> None:
 def keys_revoke(config_path: str, key_id: str) -> None:
     """Revoke a key by id; every gateway stops accepting it within auth.cache_ttl_s.
 
-    Keys declared in gateway.yaml (``clients:``) are not in Redis: the command says so
+    Keys declared in gateway.yaml (clients:) are not in Redis: the command says so
     and names the entry (remove it there and restart).
     """
     from gateway.errors import NotFound
@@ -190,13 +190,15 @@ def keys_revoke(config_path: str, key_id: str) -> None:
 def mcp_command(config_path: str) -> None:
     """Serve the memory as MCP tools on stdin/stdout (for Claude Desktop, Cursor...).
 
-    The memgate key comes from the environment: ``MEMGATE_API_KEY`` (required). A service
-    key may act for an end user named by ``MEMGATE_END_USER`` / ``MEMGATE_END_FRIEND``
-    (percent-encoded as the ``X-Memgate-User`` / ``X-Memgate-Friend`` headers; not
-    ``MEMGATE_USER``, which the default gateway.yaml reads for its dev key). The tools
-    and their tenancy are those of ``/mcp`` on the gateway (:mod:`gateway.mcp_server`);
-    the config's store is opened as ``memgate memories`` does (the embedding model loads on
-    the first call that embeds; Redis as for every command, see the module docstring). stdout carries only the protocol; logs go to stderr.
+    The memgate key comes from the environment: MEMGATE_API_KEY (required). A service
+    key may act for an end user named by MEMGATE_END_USER / MEMGATE_END_FRIEND
+    (percent-encoded as the X-Memgate-User / X-Memgate-Friend headers; not
+    MEMGATE_USER, which the default gateway.yaml reads for its dev key). The tools
+    and their tenancy are those of /mcp on the gateway (gateway/mcp_server.py); the
+    config's store is opened as "memgate memories" does (the embedding model loads on
+    the first call that embeds; Redis as for every command: memory.redis_url, else the
+    embedded server of a running "memgate serve", else one started for the command).
+    stdout carries only the protocol; logs go to stderr.
     """
     from gateway.errors import MemgateError
     from gateway.mcp_server import serve_stdio

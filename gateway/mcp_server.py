@@ -53,6 +53,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from gateway import __version__
 from gateway.errors import MemgateError
 from gateway.memory.ids import MEMORY_ID_PATTERN
 from gateway.memory.records import (
@@ -309,6 +310,7 @@ def build_server(store: MemoryStore, principal_of: PrincipalOf) -> MCPServer[Any
     """An MCP server with the memory tools over ``store``."""
     server: MCPServer[Any] = MCPServer(
         name="memgate",
+        version=__version__,
         instructions="Long-term memory of the user: search, recall, add, update and delete memories. "
         "Profile memories are shared by every assistant of the user; event memories belong to this assistant.",
         log_level="WARNING",

@@ -88,3 +88,26 @@ def test_revoking_a_config_key_says_where_config_keys_live(tmp_path, redis_url):
     assert "config key (clients.0" in result.output and "config keys live in gateway.yaml" in result.output
     unknown = CliRunner().invoke(main, ["keys", "revoke", "--config", config, "k_nope"])
     assert unknown.exit_code == 1 and "no key with id 'k_nope'" in unknown.output
+
+
+def _commands(command, path):
+    import click
+
+    yield path, command
+    if isinstance(command, click.Group):
+        for name, sub in command.commands.items():
+            yield from _commands(sub, [*path, name])
+
+
+def test_every_help_text_is_plain_text():
+    """--help shows the docstrings as people read them: no reStructuredText markup."""
+    import re
+
+    seen = 0
+    for path, command in _commands(main, ["memgate"]):
+        result = CliRunner().invoke(main, [*path[1:], "--help"])
+        assert result.exit_code == 0, (path, result.output)
+        markup = re.findall(r"``|:(?:mod|class|func|meth|attr|data):`", result.output)
+        assert not markup, f"{' '.join(path)} --help shows {markup}:\n{result.output}"
+        seen += 1
+    assert seen > 20  # every command and group, nested ones included

@@ -97,6 +97,17 @@ async def test_http_round_trip(start_gateway: Any) -> None:
         await round_trip(alice)
 
 
+async def test_server_info_names_the_package_and_its_version(start_gateway: Any) -> None:
+    from importlib.metadata import version
+
+    gw = start_gateway()
+    client = httpx2.AsyncClient(headers={"authorization": f"Bearer {ALICE_KEY}"}, timeout=60)
+    async with client, streamable_http_client(gw.url + "/mcp", http_client=client) as (read, write):
+        async with ClientSession(read, write) as session:
+            info = (await session.initialize()).server_info
+    assert info.name == "memgate" and info.version == version("memgate") != ""
+
+
 async def test_http_tenancy(start_gateway: Any) -> None:
     gw = start_gateway()
     async with http_session(gw, ALICE_KEY) as alice, http_session(gw, BOB_KEY) as bob:
