@@ -61,7 +61,7 @@ def main(verbose: int) -> None:
               help="Override server.workers: gateway processes on the one port.")
 def serve(config_path: str, host: str | None, port: int | None, workers: int | None = None) -> None:
     """Run the gateway (and its memorization workers); server.workers processes."""
-    config = load(config_path)
+    config = load(config_path, strict=True)
     if host or port is not None or workers is not None:
         server = config.server.model_copy(
             update={k: v for k, v in {"host": host, "port": port, "workers": workers}.items() if v is not None}

@@ -111,3 +111,18 @@ def test_every_help_text_is_plain_text():
         assert not markup, f"{' '.join(path)} --help shows {markup}:\n{result.output}"
         seen += 1
     assert seen > 20  # every command and group, nested ones included
+
+
+def test_commands_run_while_a_clients_variable_is_unset_and_serve_refuses(tmp_path, redis_url):
+    unset = "MEMGATE_TEST_UNSET_" + uuid.uuid4().hex[:8].upper()
+    path = tmp_path / "gateway.yaml"
+    path.write_text(json.dumps({
+        "clients": [{"key": "k-zoe", "user_id": "zoe", "friend_id": "pal"},
+                    {"key": "${%s}" % unset, "user_id": "groupbot", "service": True, "group": True}],
+        "memory": {"redis_url": redis_url, "key_prefix": "cli" + uuid.uuid4().hex[:8]},
+    }))
+    listed = memgate("memories", "list", "--config", str(path), "--user", "zoe")  # friend from clients.0
+    assert listed.returncode == 0, listed.stderr
+    assert "clients.1 left out" in listed.stderr and unset in listed.stderr
+    served = memgate("serve", "--config", str(path), "--port", "0")
+    assert served.returncode == 1 and f"{unset} is not set" in served.stderr

@@ -192,3 +192,25 @@ async def test_stdio_refuses_an_unknown_key(stdio_config: str, tmp_path: Any) ->
         assert caught.group_contains(MCPError, match="Connection closed")
         errlog.seek(0)
         assert errlog.read().strip() == "Error: Incorrect API key provided."
+
+
+async def test_stdio_serves_while_another_clients_variable_is_unset(tmp_path: Any, redis_url: str) -> None:
+    """A group key written ``key: ${GROUP_BOT_KEY}`` (README "Memory per speaker") with the
+    variable unset: ``memgate mcp`` with the env of README's Claude Desktop config (only
+    MEMGATE_API_KEY) serves the other keys and warns about that entry on stderr."""
+    unset = "MEMGATE_TEST_UNSET_" + uuid.uuid4().hex[:8].upper()
+    path = tmp_path / "gateway.yaml"
+    path.write_text(
+        "memory: {redis_url: '%s', key_prefix: mcp%s}\n"
+        "clients:\n"
+        "  - {key: %s, user_id: alice, friend_id: tutor, key_id: alice}\n"
+        "  - {key: '${%s}', user_id: groupbot, friend_id: kiki, service: true, group: true}\n"
+        % (redis_url, uuid.uuid4().hex[:8], ALICE_KEY, unset)
+    )
+    with (tmp_path / "stderr").open("w+") as errlog:
+        async with stdio_session(str(path), ALICE_KEY, errlog) as alice:
+            added = await call(alice, "add_memory", text="Alice waters the basil on Sundays")
+            assert added["user_id"] == "alice"
+        errlog.seek(0)
+        warned = errlog.read()
+    assert "clients.1 left out" in warned and unset in warned
