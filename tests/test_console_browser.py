@@ -305,3 +305,18 @@ def test_the_settings_page_follows_the_settings_contract(driver):
         wait(lambda d: store[("alice", "tutor")] == {"show_thinking": True}, "the override to go")
     finally:
         server.stop()
+
+
+def test_the_openapi_ui_renders_offline(driver, start_gateway):
+    """/openapi renders the memory API in the browser from the gateway's own files (the
+    test machine has no route to a CDN, so a page that needs one stays blank)."""
+    from selenium.webdriver.support import expected_conditions as ec
+
+    gw = start_gateway()
+    wait = waiter(driver)
+    driver.get(gw.url + "/openapi")
+    wait(ec.text_to_be_present_in_element(by_css(".swagger-ui .info .title"), "memgate"), "Swagger UI's title")
+    paths = by_css(".swagger-ui .opblock-summary-path")
+    wait(lambda d: any(e.text == "/v1/memories/search" for e in d.find_elements(*paths)), "the memory API's operations")
+    loaded = driver.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
+    assert loaded and all(name.startswith(gw.url + "/") for name in loaded), loaded

@@ -92,3 +92,21 @@ def test_schemathesis_finds_no_failure(start_gateway, upstream, tmp_path, key):
     done = subprocess.run(command, capture_output=True, text=True, timeout=240, cwd=tmp_path,
                           env={**os.environ, "SCHEMATHESIS_HOOKS": ""})
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
+
+
+def test_the_interactive_ui_loads_only_the_gateways_own_files(start_gateway, upstream):
+    """Nothing is downloaded at run time: every script, stylesheet and icon of /openapi is
+    a file the gateway serves (Swagger UI from the swagger-ui-bundle package), none from
+    a CDN; the browser test renders it (tests/test_console_browser.py)."""
+    import re
+
+    gw = start_gateway()
+    page = httpx.get(gw.url + "/openapi", timeout=10)
+    assert page.status_code == 200 and "text/html" in page.headers["content-type"]
+    urls = re.findall(r"""(?:src|href)\s*=\s*["']([^"']+)["']""", page.text)
+    assert len(urls) >= 4, urls  # script, preset, stylesheet, icon
+    for url in urls:
+        assert url.startswith("/openapi/ui/"), f"/openapi loads {url} from elsewhere"
+        asset = httpx.get(gw.url + url, timeout=10)
+        assert asset.status_code == 200 and len(asset.content) > 100, url
+    assert "/openapi/ui/" not in httpx.get(gw.url + "/openapi/openapi.json", timeout=10).text  # not in the schema
