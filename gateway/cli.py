@@ -74,6 +74,13 @@ def serve(config_path: str, host: str | None, port: int | None, workers: int | N
         validate_plugins(config)
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
+    base = f"http://{config.server.host}:{config.server.port}"
+    keys = ", ".join(
+        f"{c.key_id or c.digest[:12]} (user {c.user_id}, friend {c.friend_id}{', admin' if c.admin else ''})"
+        for c in config.clients
+    )
+    click.echo(f"memgate: starting on {base} (OpenAI base_url {base}/v1, console {base}/console/); "
+               f"config keys: {keys or 'none'}; Ctrl-C stops it", err=True)
     run(config)
 
 
