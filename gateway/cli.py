@@ -118,11 +118,27 @@ def _keystore_call(config_path: str, action: Any) -> Any:
     help="A memory setting of this key (repeatable), e.g. --set recall_rounds=2: between "
     "settings.defaults and the user's own values (README, Settings).",
 )
+@click.option(
+    "--plugin", "enable", multiple=True, metavar="NAME",
+    help="Turn a plugin of gateway.yaml's plugins: on for this key (repeatable), e.g. --plugin context_selection.",
+)
+@click.option("--no-plugin", "disable", multiple=True, metavar="NAME", help="Turn a plugin off for this key (repeatable).")
+@click.option(
+    "--plugin-config", "plugin_configs", multiple=True, metavar="NAME=JSON",
+    help="Config keys of a plugin for this key, merged over its gateway.yaml config (repeatable), "
+    "e.g. --plugin-config 'context_selection={\"bot_names\": [\"Kiki\"]}'.",
+)
 def keys_create(
     config_path: str, user_id: str, friend_id: str | None, admin: bool, service: bool, models: tuple[str, ...],
-    group: bool = False, assignments: tuple[str, ...] = (),
+    group: bool = False, assignments: tuple[str, ...] = (), enable: tuple[str, ...] = (),
+    disable: tuple[str, ...] = (), plugin_configs: tuple[str, ...] = (),
 ) -> None:
-    """Mint a key; it is printed once and stored only as its SHA-256."""
+    """Mint a key; it is printed once and stored only as its SHA-256.
+
+    A group-chat bot's key, with context selection on for it (README, Group chats):
+    memgate keys create --user groupbot --friend kiki --service --group --plugin context_selection
+    --plugin-config 'context_selection={"bot_names": ["Kiki"]}'
+    """
     from gateway.errors import InvalidRequest, PermissionDenied
     from gateway.memory.records import check_tenant_id
     from gateway.settings import parse_assignments
@@ -137,18 +153,60 @@ def keys_create(
         raise click.ClickException(exc.message) from None
     if group and not service:
         raise click.ClickException("--group needs --service (a group key names its end users)")
+    plugins = _plugin_overrides(config, enable, disable, plugin_configs)
 
     async def action(store: Any) -> Any:
         return await store.create(
             user_id, friend_id, admin=admin, service=service, allowed_models=models or ("*",), group=group,
-            settings=settings, locked=tuple(config.settings.locked),
+            settings=settings, locked=tuple(config.settings.locked), plugins=plugins,
         )
 
     try:
         key, stored = _keystore_call(config_path, action)
     except PermissionDenied as exc:
         raise click.ClickException(exc.message) from None
-    click.echo(json.dumps({"key": key, **stored.summary()}, indent=2))
+    click.echo(json.dumps({"key": key, **stored.summary(), "plugins": {
+        name: override.model_dump() for name, override in plugins.items()}}, indent=2))
+
+
+def _plugin_overrides(
+    config: Any, enable: tuple[str, ...], disable: tuple[str, ...], plugin_configs: tuple[str, ...],
+) -> dict[str, Any]:
+    """``--plugin`` / ``--no-plugin`` / ``--plugin-config`` as the key's plugin overrides,
+    checked against the config's chain as a config key's are at start-up.
+
+    Raises:
+        click.ClickException: an unknown plugin, a bad JSON object, an invalid config or a
+            conflict (the message names the option and the plugin).
+    """
+    from gateway.app import default_registry
+    from gateway.chain import validate_key_plugins
+    from gateway.config import PluginOverride
+
+    both = set(enable) & set(disable)
+    if both:
+        raise click.ClickException(f"--plugin and --no-plugin both name {sorted(both)}")
+    configs: dict[str, dict[str, Any]] = {}
+    for item in plugin_configs:
+        name, sep, text = item.partition("=")
+        try:
+            value = json.loads(text) if sep else None
+        except ValueError as exc:
+            raise click.ClickException(f"--plugin-config {name}: not JSON: {exc}") from None
+        if not name or not isinstance(value, dict):
+            raise click.ClickException(f"--plugin-config {item!r}: expected NAME={{JSON object}}")
+        configs[name] = {**configs.get(name, {}), **value}
+    names = dict.fromkeys([*enable, *disable, *configs])
+    overrides = {
+        name: PluginOverride(enabled=True if name in enable else False if name in disable else None,
+                             config=configs.get(name, {}))
+        for name in names
+    }
+    try:
+        validate_key_plugins(config, overrides, "--plugin", default_registry())
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from None
+    return overrides
 
 
 @keys.command("list")
