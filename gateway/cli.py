@@ -179,6 +179,8 @@ def _plugin_overrides(
         click.ClickException: an unknown plugin, a bad JSON object, an invalid config or a
             conflict (the message names the option and the plugin).
     """
+    if not (enable or disable or plugin_configs):  # no override: no plugin imports (a quick command)
+        return {}
     from gateway.app import default_registry
     from gateway.chain import validate_key_plugins
     from gateway.config import PluginOverride
