@@ -292,7 +292,8 @@ class NewKey(BaseModel):
     plugins: dict[Annotated[str, Field(min_length=1, max_length=200)], KeyPlugin] = Field(
         default_factory=dict, max_length=64,
         description="Per-key plugin overrides by name, as clients[].plugins in gateway.yaml: a plugin of the "
-        "chain, its config merged over the chain's (checked like a config key's at start-up).")
+        "chain (another name: 404), its config merged over the chain's and checked like a config key's at "
+        "start-up (400 naming the field).")
 
 
 class KeyRow(BaseModel):
@@ -726,13 +727,18 @@ class AdminConsoleController(Controller):
             rows.append(KeyRow(**stored.summary(), source="store"))
         return KeyList(data=rows)
 
-    @post("/keys", status_code=201, summary="Mint a key (shown once)", responses=errors(403))
+    @post("/keys", status_code=201, summary="Mint a key (shown once)", responses=errors(403, 404))
     async def create_key(self, gateway: NamedDependency[Any], data: JSONBody[NewKey]) -> CreatedKey:
         from gateway.chain import validate_key_plugins
         from gateway.config import ConfigError, PluginOverride
 
         check_tenant_id(data.user_id, "user_id")
         check_tenant_id(data.friend_id, "friend_id")
+        chain = {entry.name for entry in gateway.config.plugins}
+        for name in data.plugins:
+            if name not in chain:  # a name the gateway's chain does not have: nothing to override
+                raise NotFound(f"plugins.{name}: no such plugin in the plugins: of gateway.yaml "
+                               f"(this gateway's chain: {sorted(chain)})", param=f"plugins.{name}")
         plugins = {name: PluginOverride(enabled=p.enabled, config=p.config) for name, p in data.plugins.items()}
         try:
             validate_key_plugins(gateway.config, plugins, "plugins", registry=gateway.chains.registry)

@@ -192,7 +192,7 @@ def test_a_group_key_with_its_plugins_is_minted_over_http(start_gateway, upstrea
             body = {"model": "gpt-4o", "messages": [{"role": "user", "name": "ann", "content": "hi there"}]}
             assert bot.post("/v1/chat/completions", json=body).status_code == 200
         bad = admin.post("/v1/admin/keys", json={"user_id": "x", "plugins": {"nope": {"enabled": True}}})
-        assert bad.status_code == 400 and bad.json()["error"]["param"] == "plugins.nope", bad.text
+        assert bad.status_code == 404 and bad.json()["error"]["param"] == "plugins.nope", bad.text
         bad = admin.post("/v1/admin/keys", json={"user_id": "x", "plugins": {"context_selection": {"config": {"relevance_threshold": 9}}}})
         assert bad.status_code == 400 and bad.json()["error"]["param"].startswith("plugins.context_selection"), bad.text
         implied = admin.post("/v1/admin/keys", json={"user_id": "y", "group": True})  # a group key is a service key
