@@ -24,7 +24,8 @@ a wider query. Ids travel in query strings or JSON bodies (they may contain ``/`
 =====================================================  =========================================
 
 ``why`` of a search hit: ``semantic`` is the cosine similarity (what ``threshold``
-applies to), ``keyword`` the query terms the memory's indexed text and keywords contain
+applies to; hits of cosine 0 are not listed), ``keyword`` the query terms whose stems the
+memory's indexed text and keywords contain
 (the BM25 ranking fused with the vector ranking, :mod:`gateway.memory.ranking`, matches
 on these), ``recency`` the memory's age. The store ranks by the first two only
 (``score``); no recall plugin weighs age, so ``recency`` is shown, not scored.
@@ -50,6 +51,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import re
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
@@ -78,7 +80,7 @@ from gateway.memory.records import (
     indexed_text,
 )
 from gateway.memory.redis_errors import redis_boundary
-from gateway.memory.tokenize import tokenize
+from gateway.memory.tokenize import index_terms, stem, tokenize
 from gateway.memory_api import MemoryId, SearchRequest, admin_guard, errors, json_body_guard
 from gateway.proxy.keystore import RedisKeyStore
 from gateway.proxy.principal import Principal
@@ -223,10 +225,13 @@ class ExplainedHits(BaseModel):
 
 def explain_hit(hit: ScoredMemory, query_terms: Sequence[str], hybrid: bool, now: datetime) -> ExplainedHit:
     """A search hit with its ``why`` (module docstring; pure). ``query_terms``: the
-    query's unique tokens (:func:`gateway.memory.tokenize.tokenize`)."""
+    query's unique tokens (:func:`gateway.memory.tokenize.tokenize`); a term matches when
+    its Snowball stem is one of the memory's index terms (:func:`index_terms`), as in the
+    BM25 ranking."""
     record = hit.record
-    own = set(tokenize(indexed_text(record) + "\n" + "\n".join(record.keywords)))
-    matched = [t for t in query_terms if t in own]
+    # compared as the keyword index compares them: stemmed ("peanuts" finds "peanut")
+    own = set(index_terms(indexed_text(record) + "\n" + "\n".join(record.keywords)))
+    matched = [t for t in query_terms if stem(t) in own]
     age = max(0.0, (now - record.occurred_at).total_seconds() / 86400.0)
     why = Why(
         semantic=hit.similarity, keyword_terms=matched,
@@ -264,6 +269,15 @@ async def supersede_history(store: Any, tenant: Tenant, memory_id: str) -> list[
 # -- keys ------------------------------------------------------------------------------
 
 
+class KeyPlugin(BaseModel):
+    """One plugin override of a minted key."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    enabled: JsonBoolean | None = Field(None, description="On or off for this key; null: as in gateway.yaml.")
+    config: dict[str, Any] = Field(default_factory=dict, description="Keys merged over the plugin's config.")
+
+
 class NewKey(BaseModel):
     """Body of ``POST /v1/admin/keys`` (what ``memgate keys create`` takes)."""
 
@@ -274,6 +288,14 @@ class NewKey(BaseModel):
     admin: JsonBoolean = Field(False, description="Admin key.")
     service: JsonBoolean = Field(False, description="Service key (may name end users).")
     allowed_models: list[Annotated[str, Field(min_length=1, max_length=256)]] = Field(["*"], min_length=1, max_length=64, description="Model globs the key may call.")
+    group: JsonBoolean = Field(False, description="Group-chat key: each message's `name` is a speaker under "
+                               "user_id (README \"Memory per speaker\"); a group key is a service key, so `service` "
+                               "is set with it.")
+    plugins: dict[Annotated[str, Field(min_length=1, max_length=200)], KeyPlugin] = Field(
+        default_factory=dict, max_length=64,
+        description="Per-key plugin overrides by name, as clients[].plugins in gateway.yaml: a plugin of the "
+        "chain (another name: 404), its config merged over the chain's and checked like a config key's at "
+        "start-up (400 naming the field).")
 
 
 class KeyRow(BaseModel):
@@ -282,6 +304,7 @@ class KeyRow(BaseModel):
     friend_id: str
     admin: bool
     service: bool
+    group: bool = Field(False, description="Group-chat key (speakers by `name`).")
     allowed_models: list[str]
     created_at: float | None = Field(description="Unix seconds; null for config keys.")
     revoked_at: float | None = Field(description="Unix seconds; null while valid.")
@@ -303,6 +326,8 @@ class KeyList(BaseModel):
 class QueueStatus(BaseModel):
     prefix: str = Field(description="queue.key_prefix of the memorize configuration.")
     group: str
+    streams: list[str] = Field(default_factory=list, description="The Redis Streams of the queue, one per shard "
+                               "(queue.shards), as named in Redis (e.g. mgq:{mgq#0.0}:jobs).")
     length: int = Field(description="Jobs on the stream (waiting + delivered, not acked).")
     pending: int = Field(description="Delivered to a worker, not acked.")
     retrying: int = Field(description="Parked for a retry.")
@@ -669,7 +694,9 @@ class AdminConsoleController(Controller):
         terms = list(dict.fromkeys(tokenize(data.query)))
         hybrid = gateway.config.memory.hybrid_alpha < 1.0 and bool(terms)
         now = datetime.now(UTC)
-        return ExplainedHits(data=[explain_hit(h, terms, hybrid, now) for h in hits])
+        # a hit whose cosine is 0 (unrelated by meaning, ranked in only by the signals or
+        # as a filler of top_k) is not listed
+        return ExplainedHits(data=[explain_hit(h, terms, hybrid, now) for h in hits if h.similarity > 0])
 
     @patch("/memories/{memory_id:str}", summary="Change a user's memory", responses=errors(403, 404, 413, 422))
     async def patch_memory(
@@ -694,7 +721,7 @@ class AdminConsoleController(Controller):
     async def list_keys(self, gateway: NamedDependency[Any]) -> KeyList:
         rows = [
             KeyRow(key_id=c.key_id or c.digest[:12], user_id=c.user_id, friend_id=c.friend_id, admin=c.admin,
-                   service=c.service, allowed_models=list(c.allowed_models), created_at=None, revoked_at=None,
+                   service=c.service, group=c.group, allowed_models=list(c.allowed_models), created_at=None, revoked_at=None,
                    source="config")
             for c in gateway.config.clients
         ]
@@ -702,13 +729,27 @@ class AdminConsoleController(Controller):
             rows.append(KeyRow(**stored.summary(), source="store"))
         return KeyList(data=rows)
 
-    @post("/keys", status_code=201, summary="Mint a key (shown once)", responses=errors(403))
+    @post("/keys", status_code=201, summary="Mint a key (shown once)", responses=errors(403, 404))
     async def create_key(self, gateway: NamedDependency[Any], data: JSONBody[NewKey]) -> CreatedKey:
+        from gateway.chain import validate_key_plugins
+        from gateway.config import ConfigError, PluginOverride
+
         check_tenant_id(data.user_id, "user_id")
         check_tenant_id(data.friend_id, "friend_id")
+        chain = {entry.name for entry in gateway.config.plugins}
+        for name in data.plugins:
+            if name not in chain:  # a name the gateway's chain does not have: nothing to override
+                raise NotFound(f"plugins.{name}: no such plugin in the plugins: of gateway.yaml "
+                               f"(this gateway's chain: {sorted(chain)})", param=f"plugins.{name}")
+        plugins = {name: PluginOverride(enabled=p.enabled, config=p.config) for name, p in data.plugins.items()}
+        try:
+            validate_key_plugins(gateway.config, plugins, "plugins", registry=gateway.chains.registry)
+        except ConfigError as exc:
+            named = re.search(r"\bplugins\.[\w.]+", str(exc))  # the first path the message names
+            raise InvalidRequest(str(exc), param=named.group(0) if named else "plugins") from None
         key, stored = await RedisKeyStore(gateway.redis, gateway.config.memory.key_prefix).create(
-            data.user_id, data.friend_id, admin=data.admin, service=data.service,
-            allowed_models=tuple(data.allowed_models),
+            data.user_id, data.friend_id, admin=data.admin, service=data.service or data.group,
+            allowed_models=tuple(data.allowed_models), group=data.group, plugins=plugins,
         )
         return CreatedKey(key=key, **stored.summary(), source="store")
 
@@ -730,7 +771,8 @@ class AdminConsoleController(Controller):
             for m in _memorizations(gateway):
                 stats = await m.queue.stats()
                 rows.append(QueueStatus(
-                    prefix=m.config.queue.key_prefix, group=m.config.queue.group, length=stats.length,
+                    prefix=m.config.queue.key_prefix, group=m.config.queue.group,
+                    streams=[m.queue.keys.stream(shard) for shard in m.queue.shards], length=stats.length,
                     pending=stats.pending, retrying=stats.retrying, dead=stats.dead,
                     lag_seconds=round(stats.lag_seconds, 3), buffered=m.buffered, workers=await m.queue.consumers(),
                 ))

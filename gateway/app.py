@@ -35,6 +35,7 @@ import re
 import time
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -49,6 +50,7 @@ from litestar.openapi.spec import Components, SecurityScheme
 from litestar.routes import HTTPRoute
 from opentelemetry.sdk.trace.export import SpanExporter
 
+from gateway import __version__
 from gateway.admin_api import ADMIN_REPLY_MODELS, ADMIN_REQUEST_MODELS, admin_controllers
 from gateway.breaker import BreakerRegistry
 from gateway.chain import ChainFactory, CompletionRunner
@@ -386,6 +388,38 @@ class _HttpMetrics(ASGIMiddleware):
             )
 
 
+#: Where the OpenAPI document (``openapi.json``) and its interactive UI are served.
+OPENAPI_PATH = "/openapi"
+#: Swagger UI's files (the swagger-ui-bundle-v2 package ships the swagger-ui-dist build):
+#: served by the gateway itself, so ``/openapi`` renders with no network (no CDN).
+OPENAPI_ASSETS = OPENAPI_PATH + "/ui"
+
+
+def openapi_render_plugins() -> list[Any]:
+    """The interactive UI at ``/openapi`` (and ``/openapi/swagger``): Swagger UI whose
+    script, stylesheet and icon are the gateway's own files (:func:`openapi_assets_router`);
+    litestar's defaults load them from a CDN. ``/openapi/openapi.json`` is litestar's."""
+    from litestar.openapi.plugins import SwaggerRenderPlugin
+
+    return [SwaggerRenderPlugin(
+        path=["/", "/swagger"],
+        js_url=f"{OPENAPI_ASSETS}/swagger-ui-bundle.js",
+        css_url=f"{OPENAPI_ASSETS}/swagger-ui.css",
+        standalone_preset_js_url=f"{OPENAPI_ASSETS}/swagger-ui-standalone-preset.js",
+        favicon=f"<link rel='icon' type='image/png' href='{OPENAPI_ASSETS}/favicon-32x32.png'>",
+    )]
+
+
+def openapi_assets_router() -> Any:
+    """``GET /openapi/ui/<file>``: the swagger-ui-bundle package's Swagger UI build."""
+    from litestar.static_files import create_static_files_router
+    from swagger_ui_bundle import swagger_ui_path
+
+    return create_static_files_router(
+        path=OPENAPI_ASSETS, directories=[Path(str(swagger_ui_path))], name="openapi-ui", include_in_schema=False,
+    )
+
+
 def create_app(
     config: GatewayConfig,
     *,
@@ -458,6 +492,7 @@ def create_app(
         LorebooksController,
         *admin_controllers(),  # the web console's admin API (gateway.admin_api)
         console_router(),  # GET /console/: the web console (gateway.console)
+        openapi_assets_router(),  # GET /openapi/ui/...: Swagger UI's files, from the swagger-ui-bundle package
     ]
     app = Litestar(
         route_handlers=route_handlers,
@@ -471,7 +506,7 @@ def create_app(
             Exception: _internal_exception,
         },
         openapi_config=OpenAPIConfig(
-            title="memgate", version="0.1.0", path="/openapi",
+            title="memgate", version=__version__, path=OPENAPI_PATH, render_plugins=openapi_render_plugins(),
             description="The memory API of memgate (the proxied OpenAI routes follow the OpenAI API reference). "
             "Errors use the OpenAI error envelope (ErrorResponse); request bodies reject unknown fields.",
             components=Components(security_schemes={

@@ -74,7 +74,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from gateway.config import ChainConfig, ConfigError, PluginEntry, format_validation_error
+from gateway.config import ChainConfig, ConfigError, GatewayConfig, PluginEntry, PluginOverride, format_validation_error
 from gateway.injection import render
 from gateway.proxy.principal import Principal
 from gateway.proxy.wire import ChatRequest, Chunk
@@ -95,7 +95,8 @@ from gateway.sdk import (
 )
 from gateway.telemetry import Telemetry
 
-__all__ = ["ChainFactory", "CompletionRunner", "LoadedPlugin", "PluginChain", "check_order", "plugin_config", "resolve_plugin_class"]
+__all__ = ["ChainFactory", "CompletionRunner", "LoadedPlugin", "PluginChain", "check_key_overrides", "check_order", "plugin_config",
+           "resolve_plugin_class", "validate_key_plugins"]
 
 log = logging.getLogger("memgate.chain")
 
@@ -230,6 +231,11 @@ class ChainFactory:
         self._started: list[Any] = []
         self.default = self._build({})
 
+    @property
+    def registry(self) -> Mapping[str, type]:
+        """The plugin table the chains are built from (name -> class)."""
+        return self._registry
+
     def validate_overrides(self, overrides: Mapping[str, Any], where: str) -> None:
         """Build the chain for a set of overrides now, so errors surface at start-up."""
         self._chain_for(overrides, where)
@@ -336,6 +342,18 @@ class PluginChain:
         self.response_filters = [p for p in reverse if isinstance(p.instance, ResponseFilter)]
         self.stream_filters = [p for p in reverse if isinstance(p.instance, StreamFilter)]
         self.observers = [p for p in reverse if isinstance(p.instance, CompletionObserver)]
+
+    def setting_fallbacks(self) -> dict[str, dict[str, Any]]:
+        """For each memory setting, what the plugins of this chain use when nobody set it
+        (their own config; the optional plugin method ``setting_fallbacks()``, see
+        :class:`gateway.sdk.CallContext`): ``{setting: {plugin: value}}``."""
+        used: dict[str, dict[str, Any]] = {}
+        for plugin in self.plugins:
+            method = getattr(plugin.instance, "setting_fallbacks", None)
+            if callable(method):
+                for name, value in method().items():
+                    used.setdefault(name, {})[plugin.name] = value
+        return used
 
     @property
     def names(self) -> list[str]:
@@ -645,3 +663,38 @@ class CompletionRunner:
         """Wait until no completion work is in flight (tests, shutdown)."""
         async with asyncio.timeout(timeout):
             await self._idle.wait()
+
+
+def check_key_overrides(
+    config: GatewayConfig, classes: Mapping[str, type], ordered: list[type], overrides: Mapping[str, PluginOverride],
+    where: str,
+) -> None:
+    """Per-key plugin overrides against the chain of ``config`` (``classes``: name ->
+    plugin class; ``ordered``: the chain's classes in order); see :func:`validate_key_plugins`.
+
+    Raises:
+        ConfigError: an unknown plugin, an invalid merged config or a conflict, naming ``where``.
+    """
+    for name, override in overrides.items():
+        found = next((e for e in config.plugins if e.name == name), None)
+        if found is None:
+            raise ConfigError(f"{where}.{name}: no such plugin in `plugins:` of gateway.yaml")
+        merged = {**found.config, **override.config}
+        plugin_config(classes[name], merged, f"{where}.{name}.config")
+    if overrides:
+        on = enabled_entries(config.plugins, ordered, dict(overrides))
+        check_conflicts([e.name for e, _ in on], [c for _, c in on], where)
+
+
+def validate_key_plugins(
+    config: GatewayConfig, overrides: Mapping[str, PluginOverride], where: str, registry: Mapping[str, type],
+) -> None:
+    """Check a minted key's plugin overrides (``memgate keys create --plugin``, ``POST
+    /v1/admin/keys``) as start-up checks a config key's: each names a plugin of the chain,
+    its config merged over the chain's is valid, and the key's chain has no conflict.
+
+    Raises:
+        ConfigError: the first problem, naming ``<where>.<plugin>``.
+    """
+    classes = {e.name: resolve_plugin_class(e.name, registry) for e in config.plugins}
+    check_key_overrides(config, classes, [classes[e.name] for e in config.plugins], overrides, where)

@@ -39,8 +39,8 @@ def main(verbose: int) -> None:
     """memgate: an OpenAI-compatible proxy that gives chat apps long-term memory.
 
     Results go to stdout; logs, progress and messages to stderr. Quiet by default:
-    warnings and errors only, no progress bars (model loading); ``-v`` adds info logs
-    and progress bars, ``-vv`` debug logs.
+    warnings and errors only, no progress bars (model loading); -v adds info logs
+    and progress bars, -vv debug logs.
     """
     logging.basicConfig(
         level=VERBOSITY.get(verbose, logging.DEBUG),
@@ -60,8 +60,8 @@ def main(verbose: int) -> None:
 @click.option("--workers", default=None, type=click.IntRange(1, 64),
               help="Override server.workers: gateway processes on the one port.")
 def serve(config_path: str, host: str | None, port: int | None, workers: int | None = None) -> None:
-    """Run the gateway (and its memorization workers); ``server.workers`` processes."""
-    config = load(config_path)
+    """Run the gateway (and its memorization workers); server.workers processes."""
+    config = load(config_path, strict=True)
     if host or port is not None or workers is not None:
         server = config.server.model_copy(
             update={k: v for k, v in {"host": host, "port": port, "workers": workers}.items() if v is not None}
@@ -74,6 +74,13 @@ def serve(config_path: str, host: str | None, port: int | None, workers: int | N
         validate_plugins(config)
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
+    base = f"http://{config.server.host}:{config.server.port}"
+    keys = ", ".join(
+        f"{c.key_id or c.digest[:12]} (user {c.user_id}, friend {c.friend_id}{', admin' if c.admin else ''})"
+        for c in config.clients
+    )
+    click.echo(f"memgate: starting on {base} (OpenAI base_url {base}/v1, console {base}/console/); "
+               f"config keys: {keys or 'none'}; Ctrl-C stops it", err=True)
     run(config)
 
 
@@ -111,11 +118,27 @@ def _keystore_call(config_path: str, action: Any) -> Any:
     help="A memory setting of this key (repeatable), e.g. --set recall_rounds=2: between "
     "settings.defaults and the user's own values (README, Settings).",
 )
+@click.option(
+    "--plugin", "enable", multiple=True, metavar="NAME",
+    help="Turn a plugin of gateway.yaml's plugins: on for this key (repeatable), e.g. --plugin context_selection.",
+)
+@click.option("--no-plugin", "disable", multiple=True, metavar="NAME", help="Turn a plugin off for this key (repeatable).")
+@click.option(
+    "--plugin-config", "plugin_configs", multiple=True, metavar="NAME=JSON",
+    help="Config keys of a plugin for this key, merged over its gateway.yaml config (repeatable), "
+    "e.g. --plugin-config 'context_selection={\"bot_names\": [\"Kiki\"]}'.",
+)
 def keys_create(
     config_path: str, user_id: str, friend_id: str | None, admin: bool, service: bool, models: tuple[str, ...],
-    group: bool = False, assignments: tuple[str, ...] = (),
+    group: bool = False, assignments: tuple[str, ...] = (), enable: tuple[str, ...] = (),
+    disable: tuple[str, ...] = (), plugin_configs: tuple[str, ...] = (),
 ) -> None:
-    """Mint a key; it is printed once and stored only as its SHA-256."""
+    """Mint a key; it is printed once and stored only as its SHA-256.
+
+    A group-chat bot's key, with context selection on for it (README, Group chats):
+    memgate keys create --user groupbot --friend kiki --service --group --plugin context_selection
+    --plugin-config 'context_selection={"bot_names": ["Kiki"]}'
+    """
     from gateway.errors import InvalidRequest, PermissionDenied
     from gateway.memory.records import check_tenant_id
     from gateway.settings import parse_assignments
@@ -130,18 +153,62 @@ def keys_create(
         raise click.ClickException(exc.message) from None
     if group and not service:
         raise click.ClickException("--group needs --service (a group key names its end users)")
+    plugins = _plugin_overrides(config, enable, disable, plugin_configs)
 
     async def action(store: Any) -> Any:
         return await store.create(
             user_id, friend_id, admin=admin, service=service, allowed_models=models or ("*",), group=group,
-            settings=settings, locked=tuple(config.settings.locked),
+            settings=settings, locked=tuple(config.settings.locked), plugins=plugins,
         )
 
     try:
         key, stored = _keystore_call(config_path, action)
     except PermissionDenied as exc:
         raise click.ClickException(exc.message) from None
-    click.echo(json.dumps({"key": key, **stored.summary()}, indent=2))
+    click.echo(json.dumps({"key": key, **stored.summary(), "plugins": {
+        name: override.model_dump() for name, override in plugins.items()}}, indent=2))
+
+
+def _plugin_overrides(
+    config: Any, enable: tuple[str, ...], disable: tuple[str, ...], plugin_configs: tuple[str, ...],
+) -> dict[str, Any]:
+    """``--plugin`` / ``--no-plugin`` / ``--plugin-config`` as the key's plugin overrides,
+    checked against the config's chain as a config key's are at start-up.
+
+    Raises:
+        click.ClickException: an unknown plugin, a bad JSON object, an invalid config or a
+            conflict (the message names the option and the plugin).
+    """
+    if not (enable or disable or plugin_configs):  # no override: no plugin imports (a quick command)
+        return {}
+    from gateway.app import default_registry
+    from gateway.chain import validate_key_plugins
+    from gateway.config import PluginOverride
+
+    both = set(enable) & set(disable)
+    if both:
+        raise click.ClickException(f"--plugin and --no-plugin both name {sorted(both)}")
+    configs: dict[str, dict[str, Any]] = {}
+    for item in plugin_configs:
+        name, sep, text = item.partition("=")
+        try:
+            value = json.loads(text) if sep else None
+        except ValueError as exc:
+            raise click.ClickException(f"--plugin-config {name}: not JSON: {exc}") from None
+        if not name or not isinstance(value, dict):
+            raise click.ClickException(f"--plugin-config {item!r}: expected NAME={{JSON object}}")
+        configs[name] = {**configs.get(name, {}), **value}
+    names = dict.fromkeys([*enable, *disable, *configs])
+    overrides = {
+        name: PluginOverride(enabled=True if name in enable else False if name in disable else None,
+                             config=configs.get(name, {}))
+        for name in names
+    }
+    try:
+        validate_key_plugins(config, overrides, "--plugin", default_registry())
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from None
+    return overrides
 
 
 @keys.command("list")
@@ -162,7 +229,7 @@ def keys_list(config_path: str) -> None:
 def keys_revoke(config_path: str, key_id: str) -> None:
     """Revoke a key by id; every gateway stops accepting it within auth.cache_ttl_s.
 
-    Keys declared in gateway.yaml (``clients:``) are not in Redis: the command says so
+    Keys declared in gateway.yaml (clients:) are not in Redis: the command says so
     and names the entry (remove it there and restart).
     """
     from gateway.errors import NotFound
@@ -190,13 +257,15 @@ def keys_revoke(config_path: str, key_id: str) -> None:
 def mcp_command(config_path: str) -> None:
     """Serve the memory as MCP tools on stdin/stdout (for Claude Desktop, Cursor...).
 
-    The memgate key comes from the environment: ``MEMGATE_API_KEY`` (required). A service
-    key may act for an end user named by ``MEMGATE_END_USER`` / ``MEMGATE_END_FRIEND``
-    (percent-encoded as the ``X-Memgate-User`` / ``X-Memgate-Friend`` headers; not
-    ``MEMGATE_USER``, which the default gateway.yaml reads for its dev key). The tools
-    and their tenancy are those of ``/mcp`` on the gateway (:mod:`gateway.mcp_server`);
-    the config's store is opened as ``memgate memories`` does (the embedding model loads on
-    the first call that embeds; Redis as for every command, see the module docstring). stdout carries only the protocol; logs go to stderr.
+    The memgate key comes from the environment: MEMGATE_API_KEY (required). A service
+    key may act for an end user named by MEMGATE_END_USER / MEMGATE_END_FRIEND
+    (percent-encoded as the X-Memgate-User / X-Memgate-Friend headers; not
+    MEMGATE_USER, which the default gateway.yaml reads for its dev key). The tools
+    and their tenancy are those of /mcp on the gateway (gateway/mcp_server.py); the
+    config's store is opened as "memgate memories" does (the embedding model loads on
+    the first call that embeds; Redis as for every command: memory.redis_url, else the
+    embedded server of a running "memgate serve", else one started for the command).
+    stdout carries only the protocol; logs go to stderr.
     """
     from gateway.errors import MemgateError
     from gateway.mcp_server import serve_stdio

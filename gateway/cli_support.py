@@ -28,9 +28,13 @@ CONFIG_OPTION = click.option(
 )
 
 
-def load(config_path: str) -> GatewayConfig:
+def load(config_path: str, *, strict: bool = False) -> GatewayConfig:
+    """The config for a command. Not ``strict`` (every command but ``serve``): a
+    ``clients`` entry whose variable is unset (``key: ${GROUP_BOT_KEY}``) is left out
+    with a warning rather than stopping a command that does not need that key
+    (:func:`gateway.config.load_config`)."""
     try:
-        return load_config(config_path)
+        return load_config(config_path, skip_unset_clients=not strict)
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
 

@@ -19,6 +19,7 @@ and ``locked`` names, :class:`gateway.settings.SettingsConfig`; precedence built
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import re
 from pathlib import Path
@@ -31,6 +32,8 @@ from gateway.errors import InvalidRequest
 from gateway.memory.config import MemoryConfig
 from gateway.memory.records import tenant_id_problem
 from gateway.settings import SettingsConfig, check_overrides
+
+_log = logging.getLogger(__name__)
 
 __all__ = ['AuthConfig', 'ChainConfig', 'ClientConfig', 'ConfigError', 'Frozen', 'GatewayConfig', 'McpConfig', 'PluginEntry', 'PluginOverride', 'ServerConfig', 'TelemetryConfig', 'UpstreamConfig', 'UpstreamRoute', 'UpstreamTarget', 'format_validation_error', 'interpolate_env', 'interpolate_tree', 'load_config', 'parse_config', 'resolve_paths']
 
@@ -388,10 +391,18 @@ def parse_config(data: dict[str, Any] | None) -> GatewayConfig:
         raise ConfigError(f"invalid gateway config: {format_validation_error(exc)}") from None
 
 
-def load_config(path: str | Path, environ: dict[str, str] | None = None) -> GatewayConfig:
+def load_config(
+    path: str | Path, environ: dict[str, str] | None = None, *, skip_unset_clients: bool = False,
+) -> GatewayConfig:
     """Read, interpolate and validate ``gateway.yaml``; relative paths in it are made
     absolute against the file's folder (:func:`resolve_paths`), so the result does not
     depend on the current directory.
+
+    ``skip_unset_clients`` (the CLI's commands other than ``serve``): a ``clients`` entry
+    that reads an unset variable without a default (``key: ${GROUP_BOT_KEY}``) is left
+    out, with a warning naming the entry and the variable, instead of failing the whole
+    load: a command that does not use that key still runs. ``serve`` loads strictly, so a
+    gateway never starts without a key its operator configured.
 
     Raises:
         ConfigError: unreadable file, bad YAML, unset variable, or invalid key (with path).
@@ -406,8 +417,24 @@ def load_config(path: str | Path, environ: dict[str, str] | None = None) -> Gate
         raise ConfigError(f"{path}: not valid YAML: {exc}") from None
     if data is not None and not isinstance(data, dict):
         raise ConfigError(f"{path}: the top level must be a mapping")
+    if skip_unset_clients and data and isinstance(data.get("clients"), list):
+        data = {**data, "clients": _clients_with_their_variables(data["clients"], environ, path)}
     config = parse_config(interpolate_tree(data, environ))
     return resolve_paths(config, Path(path).absolute().parent)
+
+
+def _clients_with_their_variables(clients: list[Any], environ: dict[str, str] | None, path: str | Path) -> list[Any]:
+    """``clients`` without the entries that read an unset variable (each logged as a
+    warning); the others are interpolated by the caller as usual."""
+    kept = []
+    for i, entry in enumerate(clients):
+        try:
+            interpolate_tree(entry, environ)
+        except ConfigError as exc:
+            _log.warning("%s: clients.%d left out for this command: %s", path, i, exc)
+            continue
+        kept.append(entry)
+    return kept
 
 
 def resolve_paths(config: GatewayConfig, base_dir: Path) -> GatewayConfig:

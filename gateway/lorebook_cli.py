@@ -4,7 +4,8 @@ config), so it works whether or not a gateway runs.
 
 - ``memgate lorebook import FILE --friend F [--user U] [--id ID] [--name N]``: a world
   file, Character Card V2/V3 JSON or PNG (:mod:`gateway.lorebook.sillytavern`); without
-  ``--user`` the book applies to every user of role F. Prints the import report (JSON:
+  ``--user`` the book applies to every user of role F. The name defaults to the card's
+  book name, else the file's stem (a SillyTavern world file is named by its file). Prints the import report (JSON:
   id, entries, ignored fields, notes) on stdout.
 - ``memgate lorebook export ID --friend F [--user U] [--out FILE]``: the book as a
   SillyTavern world file (stdout by default).
@@ -61,13 +62,13 @@ def register(main: click.Group, config_option: Callable[[Any], Any]) -> None:
     @click.option("--friend", required=True, help="friend_id: the role the book belongs to.")
     @click.option("--user", default=None, help="user_id: only this user sees it. Default: every user of the role.")
     @click.option("--id", "book_id", default=None, help="Book id (replaces a book of that id). Default: a new id.")
-    @click.option("--name", default=None, help="Book name. Default: the file's.")
+    @click.option("--name", default=None, help="Book name. Default: the card's book name, else the file's name without its extension.")
     def import_(config_path: str, file: Path, friend: str, user: str | None, book_id: str | None, name: str | None) -> None:
         """Import FILE (world file, Character Card V2/V3 JSON or PNG); prints the report."""
         try:
             imported = import_lorebook(parse_upload(file.read_bytes()))
             book = Lorebook(
-                id=book_id or "lb_" + uuid.uuid4().hex[:16], name=name or imported.name, friend_id=friend,
+                id=book_id or "lb_" + uuid.uuid4().hex[:16], name=name or imported.name or file.stem, friend_id=friend,
                 user_id=user, entries=tuple(imported.entries),
             )
         except (LorebookFormatError, ValueError) as exc:

@@ -63,6 +63,7 @@ from mcp.types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.requests import Request
 
+from gateway import __version__
 from gateway.config import McpConfig
 from gateway.errors import MemgateError, MethodNotAllowed, PermissionDenied
 from gateway.memory.ids import MEMORY_ID_PATTERN
@@ -350,6 +351,7 @@ def build_server(store: MemoryStore, principal_of: PrincipalOf, settings: Settin
     """An MCP server with the memory tools over ``store`` (``settings``: see :class:`MemoryTools`)."""
     server: MCPServer[Any] = MCPServer(
         name="memgate",
+        version=__version__,
         instructions="Long-term memory of the user: search, recall, add, update and delete memories. "
         "Profile memories are shared by every assistant of the user; event memories belong to this assistant.",
         log_level="WARNING",

@@ -197,6 +197,17 @@ def _api(state: State) -> MemoryApi:
     return api
 
 
+def _fallbacks(state: State, principal: Principal | None) -> dict[str, dict[str, Any]]:
+    """What the plugins of ``principal``'s chain (None: the default chain, for the admin
+    routes, which act for no key) use for the memory settings nobody set
+    (:meth:`gateway.chain.PluginChain.setting_fallbacks`); empty without a gateway."""
+    gateway = getattr(state, "gateway", None)
+    if gateway is None:
+        return {}
+    chain = gateway.chains.default if principal is None else gateway.chains.for_principal(principal)
+    return chain.setting_fallbacks()
+
+
 async def caller_principal(auth: Authenticator, headers: Mapping[str, str]) -> Principal:
     """The principal of a memory API caller from its request headers (lower-case names):
     the ``Authorization: Bearer`` key's principal, for a service key acting for the end
@@ -344,14 +355,15 @@ class MemorySettingsController(Controller):
 
     @get("/", summary="The caller's memory settings", responses=errors())
     async def get_settings(self, state: State, principal: NamedDependency[Principal]) -> SettingsView:
-        return await _api(state).settings.view(principal.user_id, principal.friend_id, principal.settings)
+        return await _api(state).settings.view(
+            principal.user_id, principal.friend_id, principal.settings, _fallbacks(state, principal))
 
     @put("/", summary="Change the caller's memory settings (null: back to the default)", responses=errors(403))
     async def put_settings(
         self, state: State, principal: NamedDependency[Principal], data: JSONBody[SettingsPatch]
     ) -> SettingsView:
         return await _api(state).settings.update(
-            principal.user_id, principal.friend_id, data.changes(), principal.settings
+            principal.user_id, principal.friend_id, data.changes(), principal.settings, _fallbacks(state, principal)
         )
 
 
@@ -411,7 +423,7 @@ class AdminUsersController(Controller):
     ) -> Response[Any]:
         user_id, action = admin_target(target, ("export", "settings"), "GET")
         if action == "settings":  # JSON, a SettingsView (one handler per method and path)
-            view = await _api(state).settings.view(user_id, _friend(friend_id), {})
+            view = await _api(state).settings.view(user_id, _friend(friend_id), {}, _fallbacks(state, None))
             return Response(view.model_dump(mode="json"), media_type="application/json")
         records = store.export_user(user_id)
 
@@ -445,7 +457,8 @@ class AdminUsersController(Controller):
         self, state: State, target: FromPath[str], data: JSONBody[SettingsPatch], friend_id: FriendQuery = None
     ) -> SettingsView:
         user_id, _ = admin_target(target, ("settings",), "PUT")
-        return await _api(state).settings.update(user_id, _friend(friend_id), data.changes(), {})
+        return await _api(state).settings.update(
+            user_id, _friend(friend_id), data.changes(), {}, _fallbacks(state, None))
 
 
 def _friend(friend_id: str | None) -> str:

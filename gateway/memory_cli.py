@@ -1,8 +1,9 @@
 """``memgate memories ...``: the memory API from the command line (issue 3 item 7).
 
 Works on the store directly (same Redis and key prefix as the gateway's config), so it
-works whether or not a gateway runs. Records are printed as JSON, one per line, on stdout;
-messages go to stderr. ``--friend`` defaults to the friend of the user's key in
+works whether or not a gateway runs. ``list`` and ``search`` print a table for people
+(:func:`table`; long texts cut with an ellipsis) and, with ``--json``, one JSON object per
+line for scripts; ``add`` prints the stored record as JSON; messages go to stderr. ``--friend`` defaults to the friend of the user's key in
 ``gateway.yaml`` (:func:`default_friend`). The embedding model is loaded only by commands
 that embed (add, search, import, reembed).
 """
@@ -21,6 +22,35 @@ from gateway.config import GatewayConfig
 __all__ = ['Action', 'default_friend', 'register']
 
 Action = Callable[[Any, Any], Awaitable[Any]]  # (store, redis) -> result
+
+
+#: Widest text column of the tables, in characters (longer texts end with an ellipsis).
+TEXT_WIDTH = 72
+
+
+def _cut(text: str, width: int) -> str:
+    """``text`` on one line, at most ``width`` characters (an ellipsis marks a cut)."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "\u2026"
+
+
+def table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
+    """Left-aligned columns separated by two spaces, a header line and a rule; the last
+    column is not padded."""
+    widths = [max(len(r[i]) for r in (header, *rows)) for i in range(len(header) - 1)]
+
+    def line(cells: tuple[str, ...]) -> str:
+        return "  ".join([*(c.ljust(w) for c, w in zip(cells, widths, strict=False)), cells[-1]]).rstrip()
+
+    rule = tuple("-" * max(len(r[i]) for r in (header, *rows)) for i in range(len(header)))
+    return "\n".join([line(header), line(rule), *(line(r) for r in rows)])
+
+
+def _record_cells(record: Any) -> tuple[str, ...]:
+    return (record.id, record.scope, record.type, record.occurred_at.date().isoformat(), _cut(record.text, TEXT_WIDTH))
+
+
+JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="One JSON object per line (for scripts) instead of a table.")
 
 
 def _fail(exc: Exception) -> click.ClickException:
@@ -97,27 +127,47 @@ def register(main: click.Group, config_option: Callable[[Any], Any]) -> None:
     @config_option
     @tenant_options
     @click.option("--limit", default=50, show_default=True)
-    def list_(config_path: str, user: str, friend: str | None, limit: int) -> None:
-        """Visible memories of (user, friend), newest first."""
+    @JSON_OPTION
+    def list_(config_path: str, user: str, friend: str | None, limit: int, as_json: bool = False) -> None:
+        """Visible memories of (user, friend), newest first: a table (id, scope, type, date
+        it happened, text), or JSON lines with --json."""
         config = load(config_path)
         tenant = _tenant(user, default_friend(config, user, friend))
         page = _run(config, lambda s, _: s.list(tenant, limit=limit))
-        for record in page.items:
-            click.echo(record.model_dump_json())
+        if as_json:
+            for record in page.items:
+                click.echo(record.model_dump_json())
+        elif page.items:
+            click.echo(table(("ID", "SCOPE", "TYPE", "OCCURRED", "TEXT"), [_record_cells(r) for r in page.items]))
+        else:
+            click.echo(f"no memories for user {tenant.user_id!r}, friend {tenant.friend_id!r}", err=True)
 
     @memories.command()
     @config_option
     @tenant_options
     @click.argument("query")
     @click.option("--top-k", default=5, show_default=True)
-    @click.option("--threshold", default=0.0, show_default=True)
-    def search(config_path: str, user: str, friend: str | None, query: str, top_k: int, threshold: float) -> None:
-        """Search (user, friend)'s memories; prints score and record."""
+    @click.option("--threshold", default=0.0, show_default=True, help="Lowest cosine similarity kept.")
+    @JSON_OPTION
+    def search(
+        config_path: str, user: str, friend: str | None, query: str, top_k: int, threshold: float, as_json: bool = False,
+    ) -> None:
+        """Search (user, friend)'s memories, best first: a table (score, calibrated
+        relevance, cosine, id, scope, type, text), or JSON lines with --json."""
         config = load(config_path)
         tenant = _tenant(user, default_friend(config, user, friend))
         hits = _run(config, lambda s, _: s.search(tenant, query, top_k=top_k, threshold=threshold))
-        for hit in hits:
-            click.echo(hit.model_dump_json())
+        if as_json:
+            for hit in hits:
+                click.echo(hit.model_dump_json())
+        elif hits:
+            rows = [(
+                f"{h.score:.3f}", "-" if h.relevance is None else f"{h.relevance:.3f}", f"{h.similarity:.3f}",
+                *_record_cells(h.record)[:3], _cut(h.record.text, TEXT_WIDTH),
+            ) for h in hits]
+            click.echo(table(("SCORE", "RELEVANCE", "COSINE", "ID", "SCOPE", "TYPE", "TEXT"), rows))
+        else:
+            click.echo(f"no memory matches {query!r}", err=True)
 
     @memories.command()
     @config_option

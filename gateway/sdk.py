@@ -204,7 +204,10 @@ class CallContext:
             (:class:`~gateway.settings.CallSettings`; ``call.settings.recall_rounds``,
             ``call.settings.value(name, fallback)``). A plugin that declares
             ``settings_switches: ClassVar[tuple[str, ...]]`` (names of boolean settings)
-            does not run for a call where any of them is off: none of its hooks.
+            does not run for a call where any of them is off: none of its hooks. A plugin
+            whose own config stands in for a numeric setting nobody set may say so with a
+            method ``setting_fallbacks() -> dict[str, Any]`` (``{"similarity_threshold":
+            0.3}``): the settings routes and the console show it as the value in use.
     """
 
     request_id: str

@@ -171,6 +171,10 @@ class SettingsView(BaseModel):
     overrides: dict[str, Any] = Field(description="The values stored for this user and friend.")
     locked: list[str] = Field(description="Names the operator locked (settings.locked).")
     bounds: dict[str, dict[str, int | float]] = Field(description="minimum/maximum of the numeric settings.")
+    in_use: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="For a setting nobody set (no settings.defaults, key or stored value), "
+        "what the plugins of the caller's chain use instead, by plugin (their own config), e.g. "
+        "{\"similarity_threshold\": {\"auto_recall\": 0.3}}: `settings` then shows the seed default, not what recall uses.")
 
 
 def check_overrides(values: Mapping[str, Any], where: str) -> dict[str, Any]:
@@ -460,8 +464,13 @@ class SettingsService:
             self._remember(pair, stored, self.config.cache_ttl_s)
         return stored
 
-    async def view(self, user_id: str, friend_id: str, key_overrides: Mapping[str, Any]) -> SettingsView:
-        """The settings as the routes show them (read from Redis, not the cache).
+    async def view(
+        self, user_id: str, friend_id: str, key_overrides: Mapping[str, Any],
+        fallbacks: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> SettingsView:
+        """The settings as the routes show them (read from Redis, not the cache);
+        ``fallbacks`` (:meth:`gateway.chain.PluginChain.setting_fallbacks`) fills
+        ``in_use`` for the names nobody set.
 
         Raises:
             InvalidRequest: a malformed id (400).
@@ -471,10 +480,11 @@ class SettingsService:
         check_tenant_id(friend_id, "friend_id")
         stored = await self._store.read(user_id, friend_id) if self._store is not None else {}
         self._remember((user_id, friend_id), stored, self.config.cache_ttl_s)
-        values, _ = effective(self.config, key_overrides, stored)
+        values, explicit = effective(self.config, key_overrides, stored)
+        in_use = {name: dict(used) for name, used in (fallbacks or {}).items() if name not in explicit and used}
         return SettingsView(
             user_id=user_id, friend_id=friend_id, settings=values, overrides=stored,
-            locked=list(self.config.locked), bounds=BOUNDS,
+            locked=list(self.config.locked), bounds=BOUNDS, in_use=in_use,
         )
 
     async def forget_user(self, user_id: str) -> int:
@@ -499,7 +509,8 @@ class SettingsService:
                 )
 
     async def update(
-        self, user_id: str, friend_id: str, body: Mapping[str, Any], key_overrides: Mapping[str, Any]
+        self, user_id: str, friend_id: str, body: Mapping[str, Any], key_overrides: Mapping[str, Any],
+        fallbacks: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> SettingsView:
         """Apply a PUT body (:class:`SettingsPatch` semantics) and return the new view;
         this process's cache entry is dropped first, so its next request reads the new
@@ -522,4 +533,4 @@ class SettingsService:
             await self._store.write(user_id, friend_id, changes)
         self._writes += 1
         self._cache.pop((user_id, friend_id), None)
-        return await self.view(user_id, friend_id, key_overrides)
+        return await self.view(user_id, friend_id, key_overrides, fallbacks)

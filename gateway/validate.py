@@ -10,10 +10,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from gateway.chain import check_conflicts, check_order, enabled_entries, plugin_config, resolve_plugin_class
-from gateway.config import ConfigError, GatewayConfig
+from gateway.chain import (
+    check_conflicts,
+    check_key_overrides,
+    check_order,
+    enabled_entries,
+    plugin_config,
+    resolve_plugin_class,
+    validate_key_plugins,
+)
+from gateway.config import GatewayConfig
 
-__all__ = ['validate_plugins']
+__all__ = ['validate_key_plugins', 'validate_plugins']
 
 
 def validate_plugins(config: GatewayConfig, registry: Mapping[str, type] | None = None) -> None:
@@ -30,12 +38,4 @@ def validate_plugins(config: GatewayConfig, registry: Mapping[str, type] | None 
     for i, entry in enumerate(config.plugins):
         plugin_config(classes[entry.name], entry.config, f"plugins.{i}.config")
     for i, client in enumerate(config.clients):
-        for name, override in client.plugins.items():
-            found = next((e for e in config.plugins if e.name == name), None)
-            if found is None:
-                raise ConfigError(f"clients.{i}.plugins.{name}: no such plugin in `plugins:`")
-            merged = {**found.config, **override.config}
-            plugin_config(classes[name], merged, f"clients.{i}.plugins.{name}.config")
-        if client.plugins:
-            on = enabled_entries(config.plugins, ordered, client.plugins)
-            check_conflicts([e.name for e, _ in on], [c for _, c in on], f"clients.{i}.plugins")
+        check_key_overrides(config, classes, ordered, client.plugins, f"clients.{i}.plugins")

@@ -182,16 +182,23 @@ def cap_per_scope(hits: Sequence[ScoredMemory], caps: dict[str, int]) -> list[Sc
     return out
 
 
-def recall_annotation(result: RecallResult) -> dict[str, Any]:
-    """What ``recall_report`` shows: the query and each hit's id, score and set."""
+def recall_annotation(result: RecallResult, high_threshold: float | None = None) -> dict[str, Any]:
+    """What ``recall_report`` shows: the query and each hit's id, ranking ``score``, set
+    (``relevance``: ``high`` / ``low``) and the figures that decided it: ``calibrated``
+    (the calibrated relevance, compared with ``high_threshold``; None when the store has
+    no calibration, then the score decided) and ``cosine``."""
     rows = [(h, "high") for h in result.high] + [(h, "low") for h in result.low]
-    return {
+    note: dict[str, Any] = {
         "query": result.query,
         "memories": [
-            {"id": h.record.id, "score": round(h.score, 4), "relevance": rel, "scope": h.record.scope.value}
+            {"id": h.record.id, "score": round(h.score, 4), "relevance": rel, "scope": h.record.scope.value,
+             "calibrated": None if h.relevance is None else round(h.relevance, 4), "cosine": round(h.similarity, 4)}
             for h, rel in rows
         ],
     }
+    if high_threshold is not None:
+        note["high_threshold"] = high_threshold
+    return note
 
 
 class AutoRecall:
@@ -210,6 +217,10 @@ class AutoRecall:
             services.memory, services.breakers.get(config.breaker), config.timeout_ms / 1000,
             services.admission.get(config.admission),
         )
+
+    def setting_fallbacks(self) -> dict[str, Any]:
+        """What this plugin uses for a memory setting nobody set (its own config)."""
+        return {"similarity_threshold": self.config.threshold}
 
     async def rewrite_request(self, call: CallContext, request: ChatRequest) -> ChatRequest:
         cfg = self.config
@@ -242,5 +253,5 @@ class AutoRecall:
             high, low = split_by_relevance(hits, cfg.high_relevance_threshold)
         result = RecallResult(query, high, low)
         call.state[self.name] = result
-        call.annotations[self.name] = recall_annotation(result)
+        call.annotations[self.name] = recall_annotation(result, cfg.high_relevance_threshold)
         return request

@@ -96,6 +96,10 @@ class HybridInjection:
         settings = LoopSettings(config.max_rounds, config.search_top_k, config.max_top_k, config.search_threshold, GATEWAY_TOOLS)
         self.loop = MemorySearchRounds(memory, settings, self.name)
 
+    def setting_fallbacks(self) -> dict[str, Any]:
+        """What this plugin uses for a memory setting nobody set (its own config)."""
+        return {"recall_rounds": self.config.max_rounds, "similarity_threshold": self.config.search_threshold}
+
     # -- request phase ----------------------------------------------------------------
 
     async def rewrite_request(self, call: CallContext, request: ChatRequest) -> ChatRequest:

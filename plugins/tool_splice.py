@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from pydantic import Field
 
@@ -100,6 +100,12 @@ class ToolSplice:
         settings = AgentSettings(config.rounds, config.profile_topk, config.event_topk,
                                  config.similarity_threshold, config.first_round_direct)
         self.agent = RecallAgent(memory, self.model, settings)
+
+    def setting_fallbacks(self) -> dict[str, Any]:
+        """What this plugin uses for a memory setting nobody set (its own config)."""
+        c = self.config
+        return {"recall_rounds": c.rounds, "profile_topk": c.profile_topk, "event_topk": c.event_topk,
+                "similarity_threshold": c.similarity_threshold}
 
     def settings_for(self, call: CallContext) -> AgentSettings:
         """The agent's settings for this call: the caller's memory settings where set,

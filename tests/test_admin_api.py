@@ -104,10 +104,15 @@ def test_search_explains_each_hit(start_gateway, upstream):
         moved = alice.post("/v1/memories", json={"scope": "event", "type": "episodic", "text": "Alice moved to Lisbon in March",
                                                 "occurred_at": (datetime.now(UTC) - timedelta(days=10)).isoformat()}).json()
         alice.post("/v1/memories", json={"scope": "profile", "type": "preference", "text": "Alice prefers tea"})
+        # cosine -0.07 to the query with all-MiniLM-L6-v2 (clamped to 0): ranked in as a filler of top_k
+        unrelated = alice.post("/v1/memories", json={"scope": "profile", "type": "semantic",
+                                                    "text": "hydraulic pump pressure valve maintenance schedule"}).json()
         body = {"user_id": "alice", "friend_id": "tutor", "query": "Where does Alice live, Lisbon?"}
         hits = admin.post("/v1/admin/memories/search", json=body).json()["data"]
         own = alice.post("/v1/memories/search", json={"query": body["query"], "top_k": 10}).json()["data"]
-        assert [h["record"]["id"] for h in hits] == [h["record"]["id"] for h in own]
+        assert unrelated["id"] in [h["record"]["id"] for h in own if h["similarity"] == 0]
+        assert [h["record"]["id"] for h in hits] == [h["record"]["id"] for h in own if h["similarity"] > 0]
+        assert unrelated["id"] not in [h["record"]["id"] for h in hits]  # no cosine-0 hit listed
         top = hits[0]
         assert top["record"]["id"] == moved["id"]
         why = top["why"]
@@ -124,6 +129,9 @@ def test_explain_hit_is_pure_and_counts_keyword_share():
     why = explain_hit(ScoredMemory(record=record, score=0.9, similarity=0.7), ["tea", "beverage", "coffee"], False, now).why
     assert why.keyword_terms == ["tea", "beverage"] and why.keyword_share == pytest.approx(2 / 3)
     assert why.semantic == 0.7 and why.age_days == 2.0 and why.ranking == "vector"
+    allergy = record.model_copy(update={"text": "I am allergic to the peanuts", "keywords": []})
+    stemmed = explain_hit(ScoredMemory(record=allergy, score=0.9, similarity=0.7), ["peanut", "allergic", "tea"], True, now).why
+    assert stemmed.keyword_terms == ["peanut", "allergic"]  # compared stemmed, as the BM25 index does
 
 
 def test_history_follows_the_supersede_chain_both_ways(start_gateway, upstream):
@@ -168,6 +176,27 @@ def test_keys_are_minted_listed_and_revoked_over_http(start_gateway, upstream):
         assert admin.post("/v1/admin/keys/k_nope/revoke").status_code == 404
         assert admin.post("/v1/admin/keys", json={"user_id": "dave", "allowed_models": []}).status_code == 400
         assert admin.post("/v1/admin/keys", json={"user_id": ""}).json()["error"]["param"] == "user_id"
+
+
+def test_a_group_key_with_its_plugins_is_minted_over_http(start_gateway, upstream):
+    gw = start_gateway(plugins=[{"name": "context_selection", "enabled": False}])
+    with client(gw) as admin:
+        made = admin.post("/v1/admin/keys", json={
+            "user_id": "groupbot", "friend_id": "kiki", "service": True, "group": True,
+            "plugins": {"context_selection": {"enabled": True, "config": {"bot_names": ["Kiki"]}}}})
+        assert made.status_code == 201, made.text
+        assert made.json()["group"] is True
+        row = next(k for k in admin.get("/v1/admin/keys").json()["data"] if k["key_id"] == made.json()["key_id"])
+        assert row["group"] is True and row["service"] is True
+        with client(gw, made.json()["key"]) as bot:
+            body = {"model": "gpt-4o", "messages": [{"role": "user", "name": "ann", "content": "hi there"}]}
+            assert bot.post("/v1/chat/completions", json=body).status_code == 200
+        bad = admin.post("/v1/admin/keys", json={"user_id": "x", "plugins": {"nope": {"enabled": True}}})
+        assert bad.status_code == 404 and bad.json()["error"]["param"] == "plugins.nope", bad.text
+        bad = admin.post("/v1/admin/keys", json={"user_id": "x", "plugins": {"context_selection": {"config": {"relevance_threshold": 9}}}})
+        assert bad.status_code == 400 and bad.json()["error"]["param"].startswith("plugins.context_selection"), bad.text
+        implied = admin.post("/v1/admin/keys", json={"user_id": "y", "group": True})  # a group key is a service key
+        assert implied.status_code == 201 and implied.json()["service"] is True, implied.text
 
 
 def _job(user, text):

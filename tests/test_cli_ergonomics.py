@@ -88,3 +88,41 @@ def test_revoking_a_config_key_says_where_config_keys_live(tmp_path, redis_url):
     assert "config key (clients.0" in result.output and "config keys live in gateway.yaml" in result.output
     unknown = CliRunner().invoke(main, ["keys", "revoke", "--config", config, "k_nope"])
     assert unknown.exit_code == 1 and "no key with id 'k_nope'" in unknown.output
+
+
+def _commands(command, path):
+    import click
+
+    yield path, command
+    if isinstance(command, click.Group):
+        for name, sub in command.commands.items():
+            yield from _commands(sub, [*path, name])
+
+
+def test_every_help_text_is_plain_text():
+    """--help shows the docstrings as people read them: no reStructuredText markup."""
+    import re
+
+    seen = 0
+    for path, command in _commands(main, ["memgate"]):
+        result = CliRunner().invoke(main, [*path[1:], "--help"])
+        assert result.exit_code == 0, (path, result.output)
+        markup = re.findall(r"``|:(?:mod|class|func|meth|attr|data):`", result.output)
+        assert not markup, f"{' '.join(path)} --help shows {markup}:\n{result.output}"
+        seen += 1
+    assert seen > 20  # every command and group, nested ones included
+
+
+def test_commands_run_while_a_clients_variable_is_unset_and_serve_refuses(tmp_path, redis_url):
+    unset = "MEMGATE_TEST_UNSET_" + uuid.uuid4().hex[:8].upper()
+    path = tmp_path / "gateway.yaml"
+    path.write_text(json.dumps({
+        "clients": [{"key": "k-zoe", "user_id": "zoe", "friend_id": "pal"},
+                    {"key": "${%s}" % unset, "user_id": "groupbot", "service": True, "group": True}],
+        "memory": {"redis_url": redis_url, "key_prefix": "cli" + uuid.uuid4().hex[:8]},
+    }))
+    listed = memgate("memories", "list", "--config", str(path), "--user", "zoe")  # friend from clients.0
+    assert listed.returncode == 0, listed.stderr
+    assert "clients.1 left out" in listed.stderr and unset in listed.stderr
+    served = memgate("serve", "--config", str(path), "--port", "0")
+    assert served.returncode == 1 and f"{unset} is not set" in served.stderr

@@ -82,3 +82,19 @@ def test_default_data_dir_is_next_to_the_config_and_absolute_paths_stay(tmp_path
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     config = load_config(write(tmp_path / "conf", "memory: {data_dir: ~/mg}"), {})
     assert config.memory.data_dir == tmp_path / "home" / "mg"
+
+
+def test_a_client_whose_variable_is_unset_is_left_out_only_when_asked(tmp_path, caplog):
+    path = write(tmp_path, """
+clients:
+  - {key: k-dev, user_id: demo, friend_id: assistant}
+  - {key: "${GROUP_BOT_KEY}", user_id: groupbot, service: true, group: true}
+""")
+    with pytest.raises(ConfigError, match="GROUP_BOT_KEY is not set"):  # serve: strict
+        load_config(path, {})
+    with caplog.at_level("WARNING", logger="gateway.config"):
+        config = load_config(path, {}, skip_unset_clients=True)
+    assert [c.user_id for c in config.clients] == ["demo"]
+    assert "clients.1 left out" in caplog.text and "GROUP_BOT_KEY" in caplog.text
+    both = load_config(path, {"GROUP_BOT_KEY": "k-group"}, skip_unset_clients=True)
+    assert [c.user_id for c in both.clients] == ["demo", "groupbot"]

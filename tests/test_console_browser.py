@@ -77,6 +77,8 @@ def test_the_console_drives_the_admin_api_in_a_real_browser(driver, start_gatewa
         lisbon = alice.post("/v1/memories", json={"scope": "event", "type": "episodic",
                                                  "text": "Alice moved to Lisbon in March"}).json()
         hostile = alice.post("/v1/memories", json={"scope": "profile", "type": "semantic", "text": XSS}).json()
+        trams = alice.post("/v1/memories", json={"scope": "event", "type": "episodic",
+                                                "text": "Alice rides the old trams of Lisbon"}).json()
     with redis.Redis.from_url(redis_url) as r:
         for text in ("retry me", "drop me"):
             r.xadd(QueueKeys(queue_prefix).dead(0), {"job": dead_job("alice", text), "error": f"boom: {text}", "entry": "1-0"})
@@ -116,13 +118,16 @@ def test_the_console_drives_the_admin_api_in_a_real_browser(driver, start_gatewa
     with api(gw, ALICE_KEY) as alice:
         assert alice.get(f"/v1/memories/{lisbon['id']}").json()["text"] == "Alice moved to Porto in March"
 
+    # the hostile memory shares nothing with the query (cosine 0): not listed
+    assert driver.find_elements(*by_css(f'tr.memory[data-id="{hostile["id"]}"]')) == []
+
     # delete (a second click confirms)
-    delete = driver.find_element(*by_css(f'tr.memory[data-id="{hostile["id"]}"] .mem-delete'))
+    delete = driver.find_element(*by_css(f'tr.memory[data-id="{trams["id"]}"] .mem-delete'))
     delete.click()
     delete.click()
-    wait(ec.invisibility_of_element_located(by_css(f'tr.memory[data-id="{hostile["id"]}"]')), "the row to go")
+    wait(ec.invisibility_of_element_located(by_css(f'tr.memory[data-id="{trams["id"]}"]')), "the row to go")
     with api(gw, ALICE_KEY) as alice:
-        assert alice.get(f"/v1/memories/{hostile['id']}").status_code == 404
+        assert alice.get(f"/v1/memories/{trams['id']}").status_code == 404
 
     # recall inspector: what alice's message would recall, where it goes, what it costs
     nav(driver, wait, "inspector")
@@ -132,6 +137,15 @@ def test_the_console_drives_the_admin_api_in_a_real_browser(driver, start_gatewa
     recalled = wait(ec.visibility_of_element_located(by_css(f'#insp-recalled tr.recalled[data-id="{lisbon["id"]}"]')),
                     "the recalled memory")
     assert "Porto" in recalled.text
+    # the figure that decided high / low is the calibrated relevance, shown first with the rule
+    with api(gw) as admin:
+        inspected = admin.post("/v1/admin/recall/inspect", json={
+            "user_id": "alice", "friend_id": "tutor", "messages": [{"role": "user", "content": "Where did I move in March?"}]}).json()
+    row = next(m for m in inspected["recalled"] if m["id"] == lisbon["id"])
+    relevance = recalled.find_element(*by_css(".insp-relevance")).text
+    assert float(relevance) == pytest.approx(row["calibrated"], abs=0.001) and row["calibrated"] != row["score"]
+    assert recalled.find_element(*by_css(".insp-set")).text.startswith("high" if row["calibrated"] >= 0.8 else "low")
+    assert "at least 0.8" in driver.find_element(*by_css("#insp-rule")).text
     cost = int(driver.find_element(*by_css("#insp-cost .value")).text)
     assert cost > 0
     origins = [e.get_attribute("data-origin") for e in driver.find_elements(*by_css("#insp-messages .msg"))]
@@ -157,6 +171,8 @@ def test_the_console_drives_the_admin_api_in_a_real_browser(driver, start_gatewa
     # dead letters: inspect, retry one, drop the other
     nav(driver, wait, "queue")
     rows = wait(lambda d: d.find_elements(*by_css("#dead-table tr.dead-row")) or False, "the dead letters")
+    stream = QueueKeys(queue_prefix).stream(0)  # as named in Redis, hash tag included
+    assert stream in driver.find_element(*by_css(".queue-streams")).text and "{" in stream
     assert len(rows) == 2
     retry_id, drop_id = (r.get_attribute("data-dead-id") for r in rows)
     rows[0].find_element(*by_css(".dead-inspect")).click()
@@ -183,7 +199,7 @@ def test_the_console_drives_the_admin_api_in_a_real_browser(driver, start_gatewa
 def test_the_settings_page_reads_and_writes_a_users_overrides(driver, start_gateway):
     from selenium.webdriver.support import expected_conditions as ec
 
-    gw = start_gateway()
+    gw = start_gateway(plugins=[{"name": "auto_recall", "config": {"threshold": 0.3}}, {"name": "hybrid_injection"}])
     with api(gw) as admin:
         probe = admin.get("/v1/admin/users/alice/settings", params={"friend_id": "tutor"})
     if probe.status_code == 404:
@@ -201,6 +217,9 @@ def test_the_settings_page_reads_and_writes_a_users_overrides(driver, start_gate
     friend.send_keys("tutor")
     driver.find_element(*by_css("#set-load")).click()
     field = wait(ec.visibility_of_element_located(by_css('#set-table .set-input[data-field="recall_rounds"]')), "the form")
+    # nobody set similarity_threshold: the page says what recall applies (auto_recall's own 0.3)
+    in_use = driver.find_element(*by_css('tr.setting[data-field="similarity_threshold"] .set-in-use')).text
+    assert "auto_recall 0.3" in in_use
     field.clear()
     field.send_keys("2")
     driver.find_element(*by_css("#set-save")).click()
@@ -305,3 +324,48 @@ def test_the_settings_page_follows_the_settings_contract(driver):
         wait(lambda d: store[("alice", "tutor")] == {"show_thinking": True}, "the override to go")
     finally:
         server.stop()
+
+
+def test_the_openapi_ui_renders_offline(driver, start_gateway):
+    """/openapi renders the memory API in the browser from the gateway's own files (the
+    test machine has no route to a CDN, so a page that needs one stays blank)."""
+    from selenium.webdriver.support import expected_conditions as ec
+
+    gw = start_gateway()
+    wait = waiter(driver)
+    driver.get(gw.url + "/openapi")
+    wait(ec.text_to_be_present_in_element(by_css(".swagger-ui .info .title"), "memgate"), "Swagger UI's title")
+    paths = by_css(".swagger-ui .opblock-summary-path")
+    wait(lambda d: any(e.text == "/v1/memories/search" for e in d.find_elements(*paths)), "the memory API's operations")
+    loaded = driver.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
+    assert loaded and all(name.startswith(gw.url + "/") for name in loaded), loaded
+
+
+def test_the_key_form_mints_a_group_key_with_context_selection(driver, start_gateway, upstream):
+    from selenium.webdriver.support import expected_conditions as ec
+
+    from tests.test_keys import GROUP_CHAT
+
+    gw = start_gateway(plugins=[{"name": "context_selection", "enabled": False}])
+    wait = waiter(driver)
+    login(driver, gw, wait)
+    wait(ec.visibility_of_element_located(by_css("#users-table")), "the users page")
+    nav(driver, wait, "keys")
+    driver.find_element(*by_css("#key-user")).send_keys("groupbot")
+    friend = driver.find_element(*by_css("#key-friend"))
+    friend.clear()
+    friend.send_keys("kiki")
+    driver.find_element(*by_css("#key-group")).click()
+    assert driver.find_element(*by_css("#key-service")).is_selected()  # a group key is a service key
+    driver.find_element(*by_css("#key-context")).click()
+    driver.find_element(*by_css("#key-bot-names")).send_keys("Kiki")
+    driver.find_element(*by_css("#key-create")).click()
+    secret = wait(ec.visibility_of_element_located(by_css("#key-secret")), "the new key").text
+    with api(gw) as admin:
+        row = next(k for k in admin.get("/v1/admin/keys").json()["data"] if k["user_id"] == "groupbot")
+    assert row["group"] and row["service"]
+    wait(ec.visibility_of_element_located(by_css(f'tr.key-row[data-key-id="{row["key_id"]}"] .key-group')), "the group chip")
+    with api(gw, secret) as bot:
+        assert bot.post("/v1/chat/completions", json={"model": "gpt-4o", "messages": GROUP_CHAT}).status_code == 200
+    sent = [m["content"] for m in upstream.chat_requests()[-1].json["messages"]]
+    assert GROUP_CHAT[1]["content"] not in sent and GROUP_CHAT[-1]["content"] in sent  # context selection ran

@@ -115,3 +115,50 @@ def test_cli_keys_create_list_revoke_against_a_running_gateway(start_gateway, up
     assert httpx.post(gw.base_url + "/chat/completions", json=body, headers=headers).status_code == 401
     missing = runner.invoke(main, ["keys", "revoke", "--config", str(config), "k_nope"])
     assert missing.exit_code != 0 and "no key" in missing.output
+
+
+GROUP_CHAIN = [{"name": "context_selection", "enabled": False}]
+GROUP_CHAT = [
+    {"role": "system", "content": "You are Kiki, the group's helper."},
+    {"role": "user", "name": "alice", "content": "anyone tried the new ramen place on 5th street?",
+     "memgate": {"id": "m1", "ts": "2025-03-01T12:00:00+08:00"}},
+    {"role": "user", "name": "bob", "content": "my docker build fails with 'no space left on device'",
+     "memgate": {"id": "m2", "ts": "2025-03-01T12:00:30+08:00"}},
+    {"role": "user", "name": "carol", "content": "alice: yes! the tonkotsu broth is amazing",
+     "memgate": {"id": "m3", "reply_to": "m1", "ts": "2025-03-01T12:01:00+08:00"}},
+    {"role": "user", "name": "dave", "content": "run docker system prune -a to free the build cache",
+     "memgate": {"id": "m4", "reply_to": "m2", "ts": "2025-03-01T12:01:30+08:00", "mentions": ["bob"]}},
+    {"role": "user", "name": "bob", "content": "@Kiki prune freed 30GB but docker build still fails at COPY, why?",
+     "memgate": {"id": "m5", "reply_to": "m4", "ts": "2025-03-01T12:03:00+08:00"}},
+]
+
+
+def test_cli_mints_a_group_key_with_its_plugins(start_gateway, upstream, tmp_path):
+    """memgate keys create --service --group --plugin context_selection --plugin-config ...:
+    the minted key runs context selection (off for everyone else) with its config."""
+    gw = start_gateway(auth={"cache_ttl_s": 0}, plugins=GROUP_CHAIN)
+    config = tmp_path / "gateway.yaml"
+    config.write_text(json.dumps({"memory": {"redis_url": gw.config.memory.redis_url,
+                                             "key_prefix": gw.config.memory.key_prefix}, "plugins": GROUP_CHAIN}))
+    runner = CliRunner()
+    created = runner.invoke(main, [
+        "keys", "create", "--config", str(config), "--user", "groupbot", "--friend", "kiki", "--service", "--group",
+        "--plugin", "context_selection", "--plugin-config", 'context_selection={"bot_names": ["Kiki"]}'])
+    assert created.exit_code == 0, created.output
+    record = json.loads(created.output)
+    assert record["group"] and record["plugins"] == {
+        "context_selection": {"enabled": True, "config": {"bot_names": ["Kiki"]}}}
+    body = {"model": "gpt-4o", "messages": GROUP_CHAT}
+    reply = httpx.post(gw.base_url + "/chat/completions", json=body, headers={"authorization": f"Bearer {record['key']}"})
+    assert reply.status_code == 200, reply.text
+    sent = [m["content"] for m in upstream.chat_requests()[-1].json["messages"]]
+    assert "anyone tried the new ramen place on 5th street?" not in sent  # selected: the ramen thread is left out
+    assert GROUP_CHAT[-1]["content"] in sent and GROUP_CHAT[2]["content"] in sent
+    httpx.post(gw.base_url + "/chat/completions", json=body, headers={"authorization": f"Bearer {ALICE_KEY}"})
+    assert len(upstream.chat_requests()[-1].json["messages"]) == len(GROUP_CHAT)  # off for other keys
+
+    for bad, why in ((["--plugin", "nope"], "--plugin.nope: no such plugin"),
+                     (["--plugin-config", "context_selection={\"relevance_threshold\": 7}"], "relevance_threshold"),
+                     (["--plugin-config", "context_selection=[1]"], "expected NAME={JSON object}")):
+        failed = runner.invoke(main, ["keys", "create", "--config", str(config), "--user", "x", "--friend", "y", *bad])
+        assert failed.exit_code == 1 and why in failed.output, failed.output

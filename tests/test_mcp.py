@@ -97,6 +97,17 @@ async def test_http_round_trip(start_gateway: Any) -> None:
         await round_trip(alice)
 
 
+async def test_server_info_names_the_package_and_its_version(start_gateway: Any) -> None:
+    from importlib.metadata import version
+
+    gw = start_gateway()
+    client = httpx2.AsyncClient(headers={"authorization": f"Bearer {ALICE_KEY}"}, timeout=60)
+    async with client, streamable_http_client(gw.url + "/mcp", http_client=client) as (read, write):
+        async with ClientSession(read, write) as session:
+            info = (await session.initialize()).server_info
+    assert info.name == "memgate" and info.version == version("memgate") != ""
+
+
 async def test_http_tenancy(start_gateway: Any) -> None:
     gw = start_gateway()
     async with http_session(gw, ALICE_KEY) as alice, http_session(gw, BOB_KEY) as bob:
@@ -246,3 +257,25 @@ async def test_recall_memory_honours_the_users_settings(start_gateway: Any) -> N
         assert len((await call(alice, "search_memory", query=query))["hits"]) == 3  # search is not recall
         assert (await rest.put("/v1/memory/settings", json={"recall_enabled": None})).status_code == 200
         assert len((await call(alice, "recall_memory", query=query, similarity_threshold=0.0))["profiles"]) == 3
+
+
+async def test_stdio_serves_while_another_clients_variable_is_unset(tmp_path: Any, redis_url: str) -> None:
+    """A group key written ``key: ${GROUP_BOT_KEY}`` (README "Memory per speaker") with the
+    variable unset: ``memgate mcp`` with the env of README's Claude Desktop config (only
+    MEMGATE_API_KEY) serves the other keys and warns about that entry on stderr."""
+    unset = "MEMGATE_TEST_UNSET_" + uuid.uuid4().hex[:8].upper()
+    path = tmp_path / "gateway.yaml"
+    path.write_text(
+        "memory: {redis_url: '%s', key_prefix: mcp%s}\n"
+        "clients:\n"
+        "  - {key: %s, user_id: alice, friend_id: tutor, key_id: alice}\n"
+        "  - {key: '${%s}', user_id: groupbot, friend_id: kiki, service: true, group: true}\n"
+        % (redis_url, uuid.uuid4().hex[:8], ALICE_KEY, unset)
+    )
+    with (tmp_path / "stderr").open("w+") as errlog:
+        async with stdio_session(str(path), ALICE_KEY, errlog) as alice:
+            added = await call(alice, "add_memory", text="Alice waters the basil on Sundays")
+            assert added["user_id"] == "alice"
+        errlog.seek(0)
+        warned = errlog.read()
+    assert "clients.1 left out" in warned and unset in warned

@@ -223,3 +223,19 @@ def test_a_plugin_declares_its_own_histogram_once_and_observes_into_it():
         metrics.histogram("memgate_test_kept_messages", "messages kept", buckets=(1, 2))
     with pytest.raises(ValueError, match="_total"):
         metrics.histogram("memgate_test_kept_total", "a counter's name")
+
+
+def test_latency_quantiles_read_from_buckets_are_close_to_the_values():
+    """The Stats page reads p50/p95/p99 as the bound of the bucket holding them: from 1 ms
+    to 3 s that bound is within 1.5x of the value (a 29 ms recall phase is "<= 30 ms")."""
+    from gateway.admin_api import histogram_summary
+    from gateway.metrics import LATENCY_BUCKETS, Metrics
+
+    for ms in range(1, 3000):
+        bound = next(b for b in LATENCY_BUCKETS if b >= ms / 1000)
+        assert bound <= 1.5 * ms / 1000, (ms, bound)
+    metrics = Metrics()
+    for seconds in [0.012] * 90 + [0.029] * 8 + [0.18] * 2:
+        metrics.observe("memgate_request_phase_seconds", seconds)
+    summary = histogram_summary(metrics, "memgate_request_phase_seconds")
+    assert (summary["p50_ms"], summary["p95_ms"], summary["p99_ms"]) == (15.0, 30.0, 200.0)

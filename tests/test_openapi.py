@@ -115,3 +115,21 @@ def test_blank_texts_are_declared_invalid_exactly_as_the_routes_refuse_them(star
         for query in ("a\u001d", "\u200b", "x"):  # U+200B is not whitespace to Python either
             assert alice.post("/memories/search", json={"query": query}).status_code == 200
             assert declared.search(query) is not None
+
+
+def test_the_interactive_ui_loads_only_the_gateways_own_files(start_gateway, upstream):
+    """Nothing is downloaded at run time: every script, stylesheet and icon of /openapi is
+    a file the gateway serves (Swagger UI from the swagger-ui-bundle package), none from
+    a CDN; the browser test renders it (tests/test_console_browser.py)."""
+    import re
+
+    gw = start_gateway()
+    page = httpx.get(gw.url + "/openapi", timeout=10)
+    assert page.status_code == 200 and "text/html" in page.headers["content-type"]
+    urls = re.findall(r"""(?:src|href)\s*=\s*["']([^"']+)["']""", page.text)
+    assert len(urls) >= 4, urls  # script, preset, stylesheet, icon
+    for url in urls:
+        assert url.startswith("/openapi/ui/"), f"/openapi loads {url} from elsewhere"
+        asset = httpx.get(gw.url + url, timeout=10)
+        assert asset.status_code == 200 and len(asset.content) > 100, url
+    assert "/openapi/ui/" not in httpx.get(gw.url + "/openapi/openapi.json", timeout=10).text  # not in the schema

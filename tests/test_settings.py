@@ -193,3 +193,24 @@ async def test_a_read_older_than_a_write_is_not_cached_over_it(redis_url):
     assert (await early)[0].recall_rounds == 3  # it started before the write
     assert (await service.for_call("u", "f", {}))[0].recall_rounds == 1  # the stale read was not cached
     await redis.aclose()
+
+
+def test_the_routes_show_what_recall_uses_for_a_setting_nobody_set(start_gateway, upstream):
+    """similarity_threshold unset: `settings` shows the seed default (0.5) and `in_use`
+    what the chain's plugins really apply (auto_recall's threshold 0.3, hybrid_injection's
+    search threshold); once set, it is no longer listed."""
+    import httpx
+
+    from tests.support.gateway import ADMIN_KEY, ALICE_KEY
+
+    gw = start_gateway(plugins=[{"name": "auto_recall", "config": {"threshold": 0.3}}, {"name": "hybrid_injection"}])
+    alice = {"authorization": f"Bearer {ALICE_KEY}"}
+    view = httpx.get(gw.url + "/v1/memory/settings", headers=alice, timeout=30).json()
+    assert view["settings"]["similarity_threshold"] == 0.5
+    assert view["in_use"]["similarity_threshold"]["auto_recall"] == 0.3
+    assert set(view["in_use"]["similarity_threshold"]) == {"auto_recall", "hybrid_injection"}
+    admin = httpx.get(gw.url + "/v1/admin/users/alice/settings", params={"friend_id": "tutor"},
+                      headers={"authorization": f"Bearer {ADMIN_KEY}"}, timeout=30).json()
+    assert admin["in_use"]["similarity_threshold"]["auto_recall"] == 0.3
+    changed = httpx.put(gw.url + "/v1/memory/settings", json={"similarity_threshold": 0.4}, headers=alice, timeout=30).json()
+    assert changed["settings"]["similarity_threshold"] == 0.4 and "similarity_threshold" not in changed["in_use"]

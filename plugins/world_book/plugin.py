@@ -17,7 +17,9 @@ against the chat's user and assistant messages; activated entries are injected b
   ``tool_calls`` message and its ``tool`` results (a tool-call pair is never split).
 
 Each injected text is ``template`` with ``{{memories}}`` replaced by the entries'
-contents (ascending priority, one per line; with ``separate_by_type`` under one heading
+contents, SillyTavern's macros (``{{user}}``, ``{{char}}``, ``{{time}}``...) replaced in both
+first (:mod:`plugins.world_book.macros`: the names from the messages' ``name`` fields, else
+the caller's user id and the key's friend id) (ascending priority, one per line; with ``separate_by_type`` under one heading
 per type, seed 001 ``separateByType``). ``max_total_tokens`` (seed 001 ``maxTotalLength``,
 SillyTavern's budget) caps the summed tokens of the activated contents (SDK
 ``count_tokens``, ``cl100k_base``).
@@ -89,6 +91,7 @@ from gateway.sdk import (
 from plugins.tokens import FALLBACK_ENCODING
 from plugins.world_book.emotions import EMOTION_WORDS
 from plugins.world_book.engine import Activated, Activation, CompiledBook, EngineSettings, activate
+from plugins.world_book.macros import MacroContext, context_for, substitute
 
 __all__ = ["WORLD_BOOK_ORDER", "WorldBook", "WorldBookConfig", "insertion_index", "render_memories"]
 
@@ -152,18 +155,26 @@ class WorldBookConfig(PluginConfig):
         4, ge=1, description="Activations of all users run off the event loop at once.")
 
 
-def render_memories(entries: Sequence[Activated], template: str, by_type: bool, headings: dict[str, str]) -> str:
-    """``template`` with ``{{memories}}`` replaced (module docstring)."""
+def render_memories(
+    entries: Sequence[Activated], template: str, by_type: bool, headings: dict[str, str],
+    macros: MacroContext | None = None,
+) -> str:
+    """``template`` with ``{{memories}}`` replaced (module docstring); with ``macros``,
+    SillyTavern's macros in the template and in each entry's content are replaced first
+    (:mod:`plugins.world_book.macros`)."""
+    def text(value: str) -> str:
+        return value if macros is None else substitute(value, macros)
+
     if by_type:
         blocks = []
         for kind in ENTRY_TYPES:
-            texts = [a.entry.content for a in entries if a.entry.type == kind]
+            texts = [text(a.entry.content) for a in entries if a.entry.type == kind]
             if texts:
                 blocks.append(f"## {headings.get(kind, kind)}\n" + "\n".join(texts))
         body = "\n\n".join(blocks)
     else:
-        body = "\n".join(a.entry.content for a in entries)
-    return template.replace("{{memories}}", body)
+        body = "\n".join(text(a.entry.content) for a in entries)
+    return text(template).replace("{{memories}}", body)
 
 
 def insertion_index(messages: Sequence[dict[str, Any]], depth: int) -> int:
@@ -280,7 +291,8 @@ class WorldBook:
         }
         if not result.entries:
             return request
-        return self._inject(call, request, result.entries)
+        macros = context_for(request.messages, user, friend, now, rng, request.model)
+        return self._inject(call, request, result.entries, macros)
 
     async def _scan_off_loop(self, user: str, run: Callable[[], Activation]) -> Activation:
         """``run`` in a worker thread once one of ``user``'s scan slots is free (held until
@@ -337,10 +349,12 @@ class WorldBook:
             above, scores = _above(vectors, query_vector, self.config.semantic_threshold)
         return {book.semantic[j]: float(scores[j]) for j in above}
 
-    def _text(self, entries: Sequence[Activated]) -> str:
-        return render_memories(entries, self.config.template, self.config.separate_by_type, self.config.headings)
+    def _text(self, entries: Sequence[Activated], macros: MacroContext | None = None) -> str:
+        return render_memories(entries, self.config.template, self.config.separate_by_type, self.config.headings, macros)
 
-    def _inject(self, call: CallContext, request: ChatRequest, activated: Sequence[Activated]) -> ChatRequest:
+    def _inject(
+        self, call: CallContext, request: ChatRequest, activated: Sequence[Activated], macros: MacroContext | None = None,
+    ) -> ChatRequest:
         after = [a for a in activated if a.entry.position in ("after_char", "system")]
         before = [a for a in activated if a.entry.position == "before_char"]
         at_depth: dict[tuple[int, str], list[Activated]] = {}
@@ -349,17 +363,17 @@ class WorldBook:
                 at_depth.setdefault((a.entry.depth, a.entry.role), []).append(a)
         if after:
             call.injection = call.injection.with_system(
-                SystemPart(self.name, WORLD_BOOK_ORDER, render=functools.partial(_fixed, self._text(after)))
+                SystemPart(self.name, WORLD_BOOK_ORDER, render=functools.partial(_fixed, self._text(after, macros)))
             )
         if not (before or at_depth):
             return request
         messages = list(request.messages)
         inserts: list[tuple[int, int, dict[str, Any]]] = []
         for n, ((depth, role), group) in enumerate(sorted(at_depth.items(), key=lambda kv: -kv[0][0])):
-            inserts.append((insertion_index(messages, depth), n, {"role": role, "content": self._text(group)}))
+            inserts.append((insertion_index(messages, depth), n, {"role": role, "content": self._text(group, macros)}))
         if before:
             first = next((i for i, m in enumerate(messages) if m.get("role") in ("system", "developer")), 0)
-            inserts.append((first, -1, {"role": "system", "content": self._text(before)}))
+            inserts.append((first, -1, {"role": "system", "content": self._text(before, macros)}))
         for at, _, message in sorted(inserts, key=lambda t: (-t[0], -t[1])):
             messages.insert(at, message)
         return request.model_copy(update={"messages": messages})

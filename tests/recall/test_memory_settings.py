@@ -184,6 +184,7 @@ def test_validation_names_the_field_and_locked_fields_are_403(start_gateway, ups
         "overrides": {}, "locked": ["recall_rounds"],
         "bounds": {"recall_rounds": {"minimum": 1, "maximum": 5}, "profile_topk": {"minimum": 1, "maximum": 10},
                    "event_topk": {"minimum": 1, "maximum": 10}, "similarity_threshold": {"minimum": 0.0, "maximum": 1.0}},
+        "in_use": {"similarity_threshold": {"auto_recall": 0.0, "hybrid_injection": 0.3}},  # nobody set it
     }
 
 

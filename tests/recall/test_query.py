@@ -51,12 +51,15 @@ def test_split_puts_scores_at_the_threshold_in_the_high_set():
 
 
 def test_the_annotation_names_ids_scores_and_sets():
-    a, b = hit("a", 0.91234), hit("b", 0.4)
-    note = recall_annotation(RecallResult("q", (a,), (b,)))
+    a, b = hit("a", 0.91234).model_copy(update={"relevance": 0.88888}), hit("b", 0.4)
+    note = recall_annotation(RecallResult("q", (a,), (b,)), 0.8)
     assert note["memories"] == [
-        {"id": a.record.id, "score": 0.9123, "relevance": "high", "scope": "profile"},
-        {"id": b.record.id, "score": 0.4, "relevance": "low", "scope": "profile"},
+        {"id": a.record.id, "score": 0.9123, "relevance": "high", "scope": "profile", "calibrated": 0.8889,
+         "cosine": round(a.similarity, 4)},
+        {"id": b.record.id, "score": 0.4, "relevance": "low", "scope": "profile", "calibrated": None,
+         "cosine": round(b.similarity, 4)},
     ]
+    assert note["high_threshold"] == 0.8
 
 
 def test_config_defaults_come_from_seed_000_and_refuse_an_inverted_threshold():

@@ -218,3 +218,26 @@ def test_cli_lists_edits_and_deletes_books_and_entries(tmp_path, redis_url):
     assert gone.exit_code == 1 and "no entry 'moon'" in gone.output
     assert run("delete", "eldoria").exit_code == 0
     assert run("list").stdout == ""
+
+
+def test_cli_import_names_the_book_after_its_file_by_default(tmp_path, redis_url):
+    import uuid
+
+    from click.testing import CliRunner
+
+    from gateway.cli import main
+
+    config = tmp_path / "gateway.yaml"
+    config.write_text(json.dumps({"memory": {"redis_url": redis_url, "key_prefix": "cli" + uuid.uuid4().hex[:8]}}))
+    world = tmp_path / "Eldoria.json"
+    world.write_bytes(ELDORIA)
+    assert "name" not in json.loads(ELDORIA)  # a world file's name is its file's (SillyTavern worlds/<name>.json)
+    runner = CliRunner()
+    done = runner.invoke(main, ["lorebook", "import", str(world), "--config", str(config), "--friend", "assistant"])
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.stdout)["name"] == "Eldoria"
+    listed = runner.invoke(main, ["lorebook", "list", "--config", str(config), "--friend", "assistant"])
+    assert json.loads(listed.stdout)["name"] == "Eldoria"
+    named = runner.invoke(main, ["lorebook", "import", str(world), "--config", str(config), "--friend", "assistant",
+                                 "--name", "Mine"])
+    assert json.loads(named.stdout)["name"] == "Mine"

@@ -136,3 +136,30 @@ def test_a_failed_reply_does_not_start_timed_effects(gateway, upstream, redis_ur
     chat += [{"role": "assistant", "content": reply}, {"role": "user", "content": "Sing me a song."}]
     ask(alice, chat, False, conversation="fail-2")
     assert texts(upstream.chat_requests()[-1])[-1] == moon  # a reply came: sticky on the next turn
+
+
+def test_macros_in_lore_are_replaced_with_the_names_the_request_gives(gateway, upstream, redis_url):
+    """SillyTavern replaces {{user}} / {{char}} (and its other macros) before lore reaches
+    the model: the names are the messages' ``name`` fields, else the key's user and friend
+    ids (plugins/world_book/macros.py)."""
+    lore(gateway, redis_url, [
+        LoreEntry(id="gate", keywords=("moon gate",), content="{{char}} guards the Moon Gate for {{User}}. <USER> knows."),
+        LoreEntry(id="day", keywords=("moon gate",), content="{{// hidden}}Today is {{weekday}} ({{isodate}}).{{noop}}",
+                  position="depth", depth=0, role="system"),
+    ])
+    alice = openai.OpenAI(base_url=gateway.base_url, api_key=ALICE_KEY, max_retries=0)
+    ask(alice, [SYSTEM, {"role": "user", "content": "Where is the Moon Gate?"}], stream=False)
+    got = texts(upstream.chat_requests()[-1])
+    assert got[1] == ("system", "tutor guards the Moon Gate for alice. alice knows.")  # the key's ids
+    (day,) = [c for r, c in got if c.startswith("Today is")]
+    from datetime import UTC, datetime
+
+    today = datetime.now(UTC)
+    assert day in {f"Today is {today:%A} ({today:%Y-%m-%d}).", "Today is"}  # (midnight: either day)
+    assert "{{" not in day
+
+    named = [SYSTEM, {"role": "user", "name": "Seraphina_fan", "content": "hello"},
+             {"role": "assistant", "name": "Luna", "content": "Welcome, traveller."},
+             {"role": "user", "name": "Kai", "content": "Where is the Moon Gate?"}]
+    ask(alice, named, stream=True)
+    assert texts(upstream.chat_requests()[-1])[1] == ("system", "Luna guards the Moon Gate for Kai. Kai knows.")

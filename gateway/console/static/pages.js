@@ -243,10 +243,14 @@ const inspector = {
       h("p", {class: "muted"}, `Chain: ${out.plugins.join(" → ") || "(no plugins)"}; tokens by ${t.encoding}.`),
       out.degraded.length ? h("p", {class: "error", id: "insp-degraded"}, "Degraded: " + out.degraded.join(", ")) : null,
       h("h3", {}, "Recalled memories"),
-      out.recalled.length ? table([{title: "Memory"}, {title: "Score", cls: "num"}, {title: "Set"}, {title: "By"}],
+      out.recalled.length ? h("p", {class: "muted", id: "insp-rule"}, highRule(out)) : null,
+      out.recalled.length ? table([{title: "Memory"}, {title: "Relevance (decides the set)", cls: "num"}, {title: "Set"},
+        {title: "Ranking score", cls: "num"}, {title: "Cosine", cls: "num"}, {title: "By"}],
         out.recalled.map((m) => h("tr", {class: "recalled", dataset: {id: m.id}},
-          h("td", {}, m.text === null ? `(${m.id}: gone)` : m.text), h("td", {class: "num"}, fmtNum(m.score)),
-          h("td", {}, [m.relevance, m.scope].filter(Boolean).join(" · ")), h("td", {}, m.reported_by))),
+          h("td", {}, m.text === null ? `(${m.id}: gone)` : m.text),
+          h("td", {class: "num insp-relevance"}, h("b", {}, fmtNum(m.calibrated ?? m.score))),
+          h("td", {class: "insp-set"}, [m.relevance, m.scope].filter(Boolean).join(" · ")),
+          h("td", {class: "num"}, fmtNum(m.score)), h("td", {class: "num"}, fmtNum(m.cosine)), h("td", {}, m.reported_by))),
         {id: "insp-recalled"}) : h("p", {class: "muted", id: "insp-recalled-none"}, "Nothing recalled."),
       h("h3", {}, "Injected items"),
       out.injected.length ? table([{title: "Where"}, {title: "Text"}, {title: "Score", cls: "num"}],
@@ -260,6 +264,15 @@ const inspector = {
       h("details", {}, h("summary", {}, "Plugin annotations"), h("pre", {}, pretty(out.annotations))));
   },
 };
+
+// What splits recalled memories into high (prompt) and low (memory_search tool): the
+// calibrated relevance against auto_recall's high_relevance_threshold.
+function highRule(out) {
+  const note = (out.annotations || {}).auto_recall || {};
+  const cut = note.high_threshold;
+  return cut === undefined ? "High or low: by the calibrated relevance (the ranking score where a store has no calibration)."
+    : `High (into the prompt) when the calibrated relevance is at least ${cut}; the rest is low (left to the memory_search tool).`;
+}
 
 function figure(label, value, id) {
   return h("div", {class: "figure", id}, h("div", {class: "value"}, value ?? "–"), h("div", {class: "label"}, label));
@@ -313,10 +326,13 @@ const settings = {
       input.dataset.field = name;
       if (locked.has(name)) input.disabled = true;
       const overridden = Object.prototype.hasOwnProperty.call(data.overrides || {}, name);
+      // nobody set it: the plugins use their own config, which is what recall really applies
+      const inUse = Object.entries((data.in_use || {})[name] || {});
       return h("tr", {class: "setting", dataset: {field: name}},
         h("td", {}, name), h("td", {}, input),
         h("td", {}, locked.has(name) ? h("span", {class: "chip"}, "locked") : null,
-          overridden ? h("span", {class: "chip"}, "override") : h("span", {class: "muted"}, "default")),
+          overridden ? h("span", {class: "chip"}, "override") : h("span", {class: "muted"}, inUse.length ? "not set" : "default"),
+          inUse.length ? h("div", {class: "set-in-use"}, "in use: " + inUse.map(([plugin, v]) => `${plugin} ${v}`).join(", ")) : null),
         h("td", {class: "muted"}, bounds.minimum !== undefined ? `${bounds.minimum} … ${bounds.maximum}` : ""),
         h("td", {}, overridden && !locked.has(name) ? h("button", {type: "button", class: "secondary set-reset",
           onclick: () => guarded(() => settings.save({[name]: null}))}, "Use default") : null));
@@ -359,6 +375,12 @@ const keys = {
         h("label", {}, "Models (globs, comma-separated)", h("input", {id: "key-models", value: "*"})),
         h("label", {class: "inline"}, h("input", {id: "key-admin", type: "checkbox"}), "admin"),
         h("label", {class: "inline"}, h("input", {id: "key-service", type: "checkbox"}), "service"),
+        h("label", {class: "inline", title: "A group-chat bot's key: each message's name is a speaker with memories of its own (a service key)"},
+          h("input", {id: "key-group", type: "checkbox", onchange: (e) => { if (e.target.checked) $("key-service").checked = true; }}),
+          "group"),
+        h("label", {class: "inline", title: "Keep only the earlier messages relevant to the last one (the context_selection plugin, when gateway.yaml lists it)"},
+          h("input", {id: "key-context", type: "checkbox"}), "context selection"),
+        h("label", {}, "Bot names (comma-separated, for context selection)", h("input", {id: "key-bot-names", value: ""})),
         h("button", {id: "key-create", type: "submit"}, "Create key")),
       h("div", {id: "key-new"}),
       h("div", {id: "keys-list"}));
@@ -367,7 +389,8 @@ const keys = {
     const data = await api("GET", "/v1/admin/keys");
     const rows = data.data.map((k) => h("tr", {class: "key-row", dataset: {keyId: k.key_id}},
       h("td", {}, k.key_id), h("td", {}, k.user_id), h("td", {}, k.friend_id),
-      h("td", {}, k.admin ? h("span", {class: "chip"}, "admin") : null, k.service ? h("span", {class: "chip"}, "service") : null),
+      h("td", {}, k.admin ? h("span", {class: "chip"}, "admin") : null, k.service ? h("span", {class: "chip"}, "service") : null,
+        k.group ? h("span", {class: "chip key-group"}, "group") : null),
       h("td", {}, k.allowed_models.join(", ")), h("td", {}, k.source), h("td", {}, fmtTime(k.created_at)),
       h("td", {class: "key-state"}, k.revoked_at ? `revoked ${fmtTime(k.revoked_at)}` : "active"),
       h("td", {}, k.source === "store" && !k.revoked_at ? confirmButton("Revoke", "Really revoke?", () => guarded(async () => {
@@ -380,8 +403,12 @@ const keys = {
   },
   async create() {
     const models = val("key-models").split(",").map((m) => m.trim()).filter(Boolean);
+    const botNames = val("key-bot-names").split(",").map((m) => m.trim()).filter(Boolean);
+    const plugins = $("key-context").checked
+      ? {context_selection: {enabled: true, config: botNames.length ? {bot_names: botNames} : {}}} : {};
     const made = await api("POST", "/v1/admin/keys", {body: {user_id: val("key-user"), friend_id: val("key-friend") || "default",
-      admin: $("key-admin").checked, service: $("key-service").checked, allowed_models: models.length ? models : ["*"]}});
+      admin: $("key-admin").checked, service: $("key-service").checked, group: $("key-group").checked, plugins,
+      allowed_models: models.length ? models : ["*"]}});
     fill($("key-new"), h("div", {class: "card"}, h("p", {}, `New key ${made.key_id} for ${made.user_id}/${made.friend_id}. `,
       "Copy it now: it is shown once and stored only as its SHA-256."), h("div", {class: "newkey", id: "key-secret"}, made.key)));
     await keys.load();
@@ -410,7 +437,7 @@ const queue = {
       h("div", {class: "figures"}, figure("waiting + in flight", q.length), figure("pending (delivered)", q.pending),
         figure("retrying", q.retrying), figure("dead letters", q.dead, "queue-dead-count"), figure("lag (s)", fmtNum(q.lag_seconds, 1)),
         figure("buffered here", q.buffered)),
-      h("p", {class: "muted"}, `Stream ${q.prefix}:jobs, group ${q.group}.`),
+      h("p", {class: "muted queue-streams"}, `${q.streams.length === 1 ? "Stream" : "Streams"} ${q.streams.join(", ")}, group ${q.group}.`),
       table([{title: "Worker"}, {title: "Pending", cls: "num"}, {title: "Idle (s)", cls: "num"}],
         q.workers.map((w) => h("tr", {}, h("td", {}, w.name), h("td", {class: "num"}, w.pending),
           h("td", {class: "num"}, fmtNum(w.idle_ms / 1000, 1)))), {id: "workers-table"}))));
