@@ -1,7 +1,9 @@
 """A Redis Cluster primary killed under chat load (issue 15 item 4), the small version of
 ``python -m bench failover``: a private local cluster (3 primaries + 3 replicas), a real
-gateway on it with recall and memorization, 4 clients for 14 s, the primary of some
-users' slots SIGKILLed 3 s in and never restarted."""
+gateway on it with recall and memorization, 4 clients for 8 s and on until 6 s after the
+cluster is ok again, the primary of some users' slots SIGKILLed 3 s in and never
+restarted. Generous time budgets (not the product's 800 ms recall and 250 ms settings
+limits): on a busy machine only the dead shard, not slowness, may degrade a reply."""
 
 from __future__ import annotations
 
@@ -16,8 +18,9 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="th
 
 
 def test_at_most_the_replication_window_is_lost_and_recall_recovers_by_itself(tmp_path):
-    result = run_failover(seconds=14.0, concurrency=4, users=12, kill_at=3.0, node_timeout_ms=1000,
-                          breaker_cooldown_s=1.0, workers=2, drain_timeout_s=120.0, directory=tmp_path)
+    result = run_failover(seconds=8.0, concurrency=4, users=12, kill_at=3.0, node_timeout_ms=1000,
+                          breaker_cooldown_s=1.0, workers=2, drain_timeout_s=120.0, directory=tmp_path,
+                          product_budgets=False, min_after_ok_s=6.0)
     summary = result.summary(tail_s=3.0)
     assert summary["affected_users"] > 0 and result.accepted > 0
     assert summary["errors"] == 0  # the chat path never failed: memory fails open
@@ -45,7 +48,7 @@ async def test_a_dead_shard_holding_embedding_cache_keys_does_not_fail_embedding
     cluster = LocalCluster(tmp_path / "cluster", primaries=3, replicas=0).start()  # no failover: it stays down
     client = None
     try:
-        config = MemoryConfig(redis_url=cluster.url, cluster=True, key_prefix="fo", socket_timeout_s=1.0)
+        config = MemoryConfig(redis_url=cluster.url, cluster=True, key_prefix="fo", socket_timeout_s=10.0)
         client = redis_client(cluster.url, config)
         inner = shared_model.for_gateway()
         cached = CachedEmbedder(inner, client, KeySpace("fo"), 3600)
