@@ -83,7 +83,7 @@ async def test_turns_accepted_while_redis_is_down_are_memorized_when_it_is_back(
         server.start()
 
         async def all_memorized() -> bool:
-            async with httpx.AsyncClient() as http:
+            async with httpx.AsyncClient(timeout=30) as http:
                 r = await http.get(gateway.url + "/v1/admin/users/alice/export", headers={"Authorization": f"Bearer {ADMIN_KEY}"})
             return r.status_code == 200 and len(r.text.splitlines()) == 3
 
