@@ -176,15 +176,16 @@ async def _count(url: str, users: list[str]) -> int:
 def run_failover(*, seconds: float = 20.0, concurrency: int = 8, users: int = 24, kill_at: float = 6.0,
                  primaries: int = 3, node_timeout_ms: int = 2000, drain_timeout_s: float = 300.0,
                  workers: int = 2, breaker_cooldown_s: float = 10.0, directory: Path | None = None,
-                 product_budgets: bool = True, min_after_ok_s: float = 0.0) -> FailoverResult:
+                 recall_timeout_ms: float = PRODUCT_RECALL_TIMEOUT_MS,
+                 settings_read_timeout_ms: float = PRODUCT_SETTINGS_READ_TIMEOUT_MS,
+                 chain: dict[str, float] | None = PRODUCT_CHAIN, min_after_ok_s: float = 0.0) -> FailoverResult:
     """One run (module docstring); everything it starts is stopped before it returns.
 
-    ``product_budgets`` False (the test on a busy machine): the chain's budgets and the
-    settings read get make_config's generous limits and the recall plugins 3 s instead of
-    800 ms, so only the dead shard, not a slow machine, degrades replies.
-    ``min_after_ok_s``: the load goes on until that long after the cluster is ok again
-    (at least ``seconds``), so the recovery window the summary's ``tail_s`` judges
-    exists whatever the failover took."""
+    The time budgets default to the product's; the test on a busy machine raises them
+    (``chain`` None: make_config's generous ones) so that only the dead shard, not a slow
+    machine, degrades replies. ``min_after_ok_s``: the load goes on until that long after
+    the cluster is ok again (at least ``seconds``), so the recovery window the summary's
+    ``tail_s`` judges exists whatever the failover took."""
     own = directory is None
     root = directory or Path(tempfile.mkdtemp(prefix="mg-bench-failover-"))
     cluster = LocalCluster(root / "cluster", primaries=primaries, replicas=1, node_timeout_ms=node_timeout_ms).start()
@@ -193,15 +194,14 @@ def run_failover(*, seconds: float = 20.0, concurrency: int = 8, users: int = 24
     gateway: GatewayServer | None = None
     breaker = {"cooldown_s": breaker_cooldown_s}
     try:
-        recall_ms = PRODUCT_RECALL_TIMEOUT_MS if product_budgets else 3000.0
-        budgets: dict[str, Any] = {"chain": PRODUCT_CHAIN, "settings": {"read_timeout_ms": PRODUCT_SETTINGS_READ_TIMEOUT_MS}}
         config = make_config(
             upstream.url, cluster.url,
             memory={"cluster": True, "embedding": {"provider": "onnx"}},
-            **(budgets if product_budgets else {}),
+            settings={"read_timeout_ms": settings_read_timeout_ms},
+            **({"chain": chain} if chain is not None else {}),
             plugins=[
-                {"name": "auto_recall", "config": {"timeout_ms": recall_ms, "breaker": breaker}},
-                {"name": "hybrid_injection", "config": {"timeout_ms": recall_ms, "breaker": breaker}},
+                {"name": "auto_recall", "config": {"timeout_ms": recall_timeout_ms, "breaker": breaker}},
+                {"name": "hybrid_injection", "config": {"timeout_ms": recall_timeout_ms, "breaker": breaker}},
                 {"name": "memorize", "config": {"mode": "verbatim", "queue": {"shards": 2 * primaries}, "worker": {
                     "in_serve": workers, "block_ms": 50, "claim_min_idle_ms": 2000, "claim_every_s": 0.5}}},
             ],
