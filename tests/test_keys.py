@@ -104,7 +104,7 @@ def test_cli_keys_create_list_revoke_against_a_running_gateway(start_gateway, up
     runner = CliRunner()
     created = runner.invoke(main, ["keys", "create", "--config", str(config), "--user", "erin", "--friend", "pal"])
     assert created.exit_code == 0, created.output
-    record = json.loads(created.output)
+    record = json.loads(created.stdout)
     headers = {"authorization": f"Bearer {record['key']}"}
     body = {"model": "gpt-4o", "messages": []}
     assert httpx.post(gw.base_url + "/chat/completions", json=body, headers=headers, timeout=30).status_code == 200
