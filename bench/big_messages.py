@@ -89,7 +89,7 @@ async def small_loop(session: aiohttp.ClientSession, url: str, stop: asyncio.Eve
                 if resp.status != 200:
                     raise RuntimeError(f"small request answered {resp.status}")
             out.append((time.perf_counter() - started) * 1000)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             timeouts.append(i)
 
 
@@ -106,7 +106,7 @@ async def big_loop(session: aiohttp.ClientSession, url: str, size: int, count: i
                 if resp.status != 200:
                     errors.append(f"status {resp.status}")
             out.append((time.perf_counter() - started) * 1000)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             errors.append("timeout")
 
 
@@ -170,7 +170,7 @@ async def measure(args: argparse.Namespace, base: str, redis_url: str) -> dict[s
         sender = asyncio.create_task(big_loop(big, url, args.size_bytes, args.big, args.timeout * 6, big_ms, big_err))
         try:
             await asyncio.wait_for(asyncio.shield(sender), args.seconds * 6)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             sender.cancel()
             big_err.append("sender gave up")
         # keep measuring while the worker memorizes what was sent

@@ -164,7 +164,7 @@ def dump(names: list[str], texts: list[str], out: Path) -> None:
 
     started = time.perf_counter()
     vectors = asyncio.run(run())
-    np.savez(out, features=np.array(cpu_features()), **vectors)
+    np.savez(out, features=np.array(cpu_features()), **vectors)  # type: ignore[arg-type]  # numpy's stub: ** might set allow_pickle
     print(f"{len(texts)} texts x {names} in {time.perf_counter() - started:.1f} s; cpu: {' '.join(cpu_features())}")
 
 

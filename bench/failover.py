@@ -51,6 +51,11 @@ __all__ = ["FailoverResult", "command", "run_failover"]
 
 #: the product's defaults (tests/support/gateway.make_config raises them for tests)
 PRODUCT_CHAIN = {"request_deadline_ms": 3000.0, "hook_budget_ms": 1000.0, "chunk_budget_ms": 1000.0}
+#: ms: the product's defaults of the recall plugins' store-query limit and the settings read
+PRODUCT_RECALL_TIMEOUT_MS = 800.0
+PRODUCT_SETTINGS_READ_TIMEOUT_MS = 250.0
+#: s: the most the load goes on past ``seconds`` waiting for ``min_after_ok_s`` (run_failover)
+MAX_EXTRA_S = 120.0
 
 
 @dataclass
@@ -94,14 +99,25 @@ def user_slot(user_id: str) -> int:
 
 
 async def _load(url: str, users: list[str], seconds: float, concurrency: int, kill_at: float,
-                kill: Any, result: FailoverResult) -> None:
+                kill: Any, result: FailoverResult, min_after_ok_s: float = 0.0) -> None:
+    """``concurrency`` clients for ``seconds``, and (``min_after_ok_s`` > 0) on until that
+    long after the cluster is ok again, at most :data:`MAX_EXTRA_S` more."""
     started = time.monotonic()
     killed_at: list[float] = []
+    ok_at: list[float] = []
+
+    def going() -> bool:
+        now = time.monotonic()
+        if now - started < seconds:
+            return True
+        if min_after_ok_s <= 0 or now - started >= seconds + MAX_EXTRA_S:
+            return False
+        return not ok_at or now < ok_at[0] + min_after_ok_s
 
     async def client(index: int) -> None:
         turn = index
         async with httpx.AsyncClient(timeout=60) as http:
-            while time.monotonic() - started < seconds:
+            while going():
                 user = users[turn % len(users)]
                 turn += concurrency
                 body = {"model": "gpt-4o-mini", "messages": [
@@ -123,6 +139,7 @@ async def _load(url: str, users: list[str], seconds: float, concurrency: int, ki
         await asyncio.sleep(kill_at)
         killed_at.append(time.monotonic())
         result.cluster_ok_after_s = await asyncio.to_thread(kill)
+        ok_at.append(time.monotonic())
 
     await asyncio.gather(fault(), *(client(i) for i in range(concurrency)))
     kill_time = killed_at[0] if killed_at else float("inf")  # reply times relative to the kill
@@ -158,8 +175,17 @@ async def _count(url: str, users: list[str]) -> int:
 
 def run_failover(*, seconds: float = 20.0, concurrency: int = 8, users: int = 24, kill_at: float = 6.0,
                  primaries: int = 3, node_timeout_ms: int = 2000, drain_timeout_s: float = 300.0,
-                 workers: int = 2, breaker_cooldown_s: float = 10.0, directory: Path | None = None) -> FailoverResult:
-    """One run (module docstring); everything it starts is stopped before it returns."""
+                 workers: int = 2, breaker_cooldown_s: float = 10.0, directory: Path | None = None,
+                 recall_timeout_ms: float = PRODUCT_RECALL_TIMEOUT_MS,
+                 settings_read_timeout_ms: float = PRODUCT_SETTINGS_READ_TIMEOUT_MS,
+                 chain: dict[str, float] | None = PRODUCT_CHAIN, min_after_ok_s: float = 0.0) -> FailoverResult:
+    """One run (module docstring); everything it starts is stopped before it returns.
+
+    The time budgets default to the product's; the test on a busy machine raises them
+    (``chain`` None: make_config's generous ones) so that only the dead shard, not a slow
+    machine, degrades replies. ``min_after_ok_s``: the load goes on until that long after
+    the cluster is ok again (at least ``seconds``), so the recovery window the summary's
+    ``tail_s`` judges exists whatever the failover took."""
     own = directory is None
     root = directory or Path(tempfile.mkdtemp(prefix="mg-bench-failover-"))
     cluster = LocalCluster(root / "cluster", primaries=primaries, replicas=1, node_timeout_ms=node_timeout_ms).start()
@@ -171,10 +197,11 @@ def run_failover(*, seconds: float = 20.0, concurrency: int = 8, users: int = 24
         config = make_config(
             upstream.url, cluster.url,
             memory={"cluster": True, "embedding": {"provider": "onnx"}},
-            chain=PRODUCT_CHAIN,
+            settings={"read_timeout_ms": settings_read_timeout_ms},
+            **({"chain": chain} if chain is not None else {}),
             plugins=[
-                {"name": "auto_recall", "config": {"timeout_ms": 800.0, "breaker": breaker}},
-                {"name": "hybrid_injection", "config": {"timeout_ms": 800.0, "breaker": breaker}},
+                {"name": "auto_recall", "config": {"timeout_ms": recall_timeout_ms, "breaker": breaker}},
+                {"name": "hybrid_injection", "config": {"timeout_ms": recall_timeout_ms, "breaker": breaker}},
                 {"name": "memorize", "config": {"mode": "verbatim", "queue": {"shards": 2 * primaries}, "worker": {
                     "in_serve": workers, "block_ms": 50, "claim_min_idle_ms": 2000, "claim_every_s": 0.5}}},
             ],
@@ -191,7 +218,7 @@ def run_failover(*, seconds: float = 20.0, concurrency: int = 8, users: int = 24
             cluster.wait_ok(120)
             return time.monotonic() - at
 
-        asyncio.run(_load(gateway.url, names, seconds, concurrency, kill_at, kill, result))
+        asyncio.run(_load(gateway.url, names, seconds, concurrency, kill_at, kill, result, min_after_ok_s))
         result.drain_s, result.dead_letters = asyncio.run(_drain(gateway.url, drain_timeout_s))
         result.memorized = asyncio.run(_count(gateway.url, names))
         return result

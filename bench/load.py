@@ -89,9 +89,14 @@ def user_message(run: str = "") -> str:
     return f"Question {run}{SEQ_MARK.decode()}: any tips for my weekend plans with hobbies like cooking or hiking?"
 
 
-def gateway_config(upstream_port: int, port: int, data_dir: Path, mode: str, provider: str) -> dict[str, Any]:
-    """gateway.yaml (as a mapping) for one cell's gateway."""
-    return {
+def gateway_config(upstream_port: int, port: int, data_dir: Path, mode: str, provider: str,
+                   generous_budgets: bool = False) -> dict[str, Any]:
+    """gateway.yaml (as a mapping) for one cell's gateway. ``generous_budgets``: the chain's
+    budgets, the recall plugins' query limits and the settings read get the test suite's
+    generous limits (:data:`tests.support.gateway.GENEROUS_MS`) instead of the product's,
+    so a busy machine does not degrade replies (the bench's test asserts every reply has
+    memory)."""
+    config: dict[str, Any] = {
         "server": {"host": "127.0.0.1", "port": port},
         "upstream": {"base_url": f"http://127.0.0.1:{upstream_port}{PLAIN_PREFIX}", "api_key": "upstream-key"},
         "clients": [{"key": SERVICE_KEY, "user_id": "bench", "service": True}],
@@ -99,14 +104,22 @@ def gateway_config(upstream_port: int, port: int, data_dir: Path, mode: str, pro
         "plugins": MODES[mode],
         "telemetry": {"exporter": "none"},
     }
+    if generous_budgets:
+        from tests.support.gateway import GENEROUS_MS, generous
+
+        config["plugins"] = generous(config["plugins"])
+        config["chain"] = {"request_deadline_ms": GENEROUS_MS, "hook_budget_ms": GENEROUS_MS, "chunk_budget_ms": GENEROUS_MS}
+        config["settings"] = {"read_timeout_ms": GENEROUS_MS}
+    return config
 
 
-def start_gateway(upstream_port: int, workdir: Path, data_dir: Path, mode: str, provider: str) -> tuple[Child, int]:
+def start_gateway(upstream_port: int, workdir: Path, data_dir: Path, mode: str, provider: str,
+                  generous_budgets: bool = False) -> tuple[Child, int]:
     """``memgate serve`` for ``mode``, ready (``/healthz``)."""
     port = free_port()
     workdir.mkdir(parents=True, exist_ok=True)
     conf = workdir / f"gateway-{mode}.yaml"
-    conf.write_text(json.dumps(gateway_config(upstream_port, port, data_dir, mode, provider), indent=2))
+    conf.write_text(json.dumps(gateway_config(upstream_port, port, data_dir, mode, provider, generous_budgets), indent=2))
     child = Child(f"memgate-{mode}", [sys.executable, "-m", "gateway.cli", "serve", "--config", str(conf)],
                   workdir / f"memgate-{mode}.out", env=python_env())
     try:
@@ -210,6 +223,7 @@ def render(cells: list[Cell]) -> str:
 def measure(
     provider: str, upstream_port: int, workdir: Path, tenants: int, memories: int,
     concurrencies: list[int], requests: int, requests_c1: int, lag_wait: float, modes: list[str],
+    generous_budgets: bool = False,
 ) -> list[Cell]:
     """Every cell for one embedding provider (fresh data dir, seeded once)."""
     data_dir = workdir / f"data-{provider}"
@@ -217,7 +231,7 @@ def measure(
     seeded = False
     headers = {"authorization": f"Bearer {SERVICE_KEY}", "x-memgate-user": f"tenant-{TENANT_MARK.decode()}"}
     for mode in modes:
-        child, port = start_gateway(upstream_port, workdir, data_dir, mode, provider)
+        child, port = start_gateway(upstream_port, workdir, data_dir, mode, provider, generous_budgets)
         try:
             if not seeded:
                 took = asyncio.run(seed(port, tenants, memories))
@@ -271,9 +285,11 @@ def lag_after(port: int, wait: float) -> dict[str, Any]:
               help="Seconds to wait for the memorization lag to drop under 5 s after the load.")
 @click.option("--builtin-upstream", is_flag=True, help="Use the asyncio upstream even when nginx is installed.")
 @click.option("--json-out", type=click.Path(dir_okay=False, path_type=Path), help="Write the rows as JSON here.")
+@click.option("--generous-budgets", is_flag=True,
+              help="Time budgets far above the product's (the suite's check on a busy machine; not for figures).")
 def command(providers: tuple[str, ...], modes: tuple[str, ...], tenants: int, memories: int,
             concurrencies: tuple[int, ...], requests: int, requests_c1: int, lag_wait: float,
-            builtin_upstream: bool, json_out: Path | None) -> None:
+            builtin_upstream: bool, json_out: Path | None, generous_budgets: bool) -> None:
     """The memory path under load: plugins off / recall / recall + memorize (module docstring)."""
     if not 1 <= tenants <= 100:
         raise click.BadParameter("must be 1..100 (two-digit tenant numbers)", param_hint="--tenants")
@@ -289,7 +305,7 @@ def command(providers: tuple[str, ...], modes: tuple[str, ...], tenants: int, me
         try:
             for provider in providers:
                 cells += measure(provider, upstream_port, workdir, tenants, memories, list(concurrencies),
-                                 requests, requests_c1, lag_wait, list(modes))
+                                 requests, requests_c1, lag_wait, list(modes), generous_budgets)
         finally:
             upstream.stop()
     click.echo(render(cells))

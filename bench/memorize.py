@@ -25,7 +25,7 @@ import tempfile
 import time
 import uuid
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -58,9 +58,9 @@ class InstantModel:
 
 def _call(plugin: Any, messages: list[dict[str, Any]]) -> tuple[Any, Any]:
     from gateway.proxy.assembly import reply_from_completion
+    from gateway.proxy.principal import Principal
     from gateway.proxy.wire import ChatRequest
     from gateway.sdk import CallContext
-    from gateway.proxy.principal import Principal
 
     call = CallContext(request_id="req_" + uuid.uuid4().hex, principal=Principal("k", "bench", "friend"),
                        original=ChatRequest(model="gpt-4o-mini", messages=messages), headers={},
@@ -74,17 +74,17 @@ def _history(n: int, tag: str) -> list[dict[str, Any]]:
     return [{"role": "user" if i % 2 == 0 else "assistant", "content": f"{tag} {i} {text}"} for i in range(n)]
 
 
-async def bench_enqueue(redis: Any, count: int, history: int) -> dict[str, float]:
+async def bench_enqueue(redis: Any, count: int, history: int) -> dict[str, Any]:
     from gateway.sdk import Services
     from plugins.memorize import MemorizePlugin
 
     config = MemorizeConfig(queue={"key_prefix": "bq" + uuid.uuid4().hex[:8]})
     plugin = MemorizePlugin(config, Services(redis=redis))
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     samples = []
     base = _history(history - 1, "h")
     for i in range(count):
-        call, reply = _call(plugin, base + [{"role": "user", "content": f"new turn {i}"}])
+        call, reply = _call(plugin, [*base, {"role": "user", "content": f"new turn {i}"}])
         started = time.perf_counter()
         await plugin.memorization.enqueue(call, reply, now)
         samples.append((time.perf_counter() - started) * 1000)
@@ -109,7 +109,7 @@ async def bench_worker(redis: Any, store: Any, mode: str, jobs: int) -> dict[str
 
     config = MemorizeConfig(mode=mode, queue={"key_prefix": "bq" + uuid.uuid4().hex[:8]}, worker={"block_ms": 20})
     plugin = MemorizePlugin(config, Services(redis=redis))
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     for i in range(jobs):
         call, reply = _call(plugin, [{"role": "user", "content": f"I walked my dog Rex to lake number {i} and we met Anna."}])
         await plugin.memorization.enqueue(call, reply, now)

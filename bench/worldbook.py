@@ -38,7 +38,7 @@ FILLER = ("the", "and", "we", "walked", "through", "quiet", "night", "under", "b
 
 
 def _vocabulary(rng: random.Random, size: int) -> list[str]:
-    words = set()
+    words: set[str] = set()
     while len(words) < size:
         if rng.random() < 0.3:
             words.add("".join(rng.choice(CJK) for _ in range(rng.randint(2, 3))))
@@ -101,7 +101,7 @@ def command(count: int, window: int, rounds: int, budget: int) -> None:
     count_tokens = functools.partial(
         lambda enc, text: len(enc.encode(text, disallowed_special=())), tiktoken.get_encoding(FALLBACK_ENCODING)
     )
-    timed: dict[str, tuple[int, int]] = {}
+    timed: dict[str, tuple[int, int, int, int, int]] = {}
     times, cpu_times, activated = [], [], []
     warmup = len(windows)  # every window once: token counts of their entries cached, as in serving
     for n in range(rounds + warmup):

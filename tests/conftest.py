@@ -9,13 +9,47 @@ running cluster.
 
 from __future__ import annotations
 
+import contextlib
+import io
+import logging
 import os
+import sys
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from gateway.redis_server import EmbeddedRedis
+
+
+@pytest.fixture(scope="session", autouse=True)
+def onnx_model_derived() -> None:
+    """The ``onnx`` embedding model (the provider of a new store), derived from the packaged
+    weights into the user's model cache before any test runs (a hash check of ~90 MB when it
+    is there already).
+
+    On a fresh machine the export (torch, ~7 s) prints a ``Loading weights`` progress bar and
+    raises TracerWarning / DeprecationWarning, which this suite's ``filterwarnings = error``
+    turns into a failed start of whichever gateway or CLI first loads the model: which test
+    that is depends on the order. Here it runs once, its warnings ignored and its output
+    shown only if it fails."""
+    from gateway.memory.config import EmbeddingConfig
+    from gateway.memory.embeddings.onnx_local import build_or_find
+
+    config = EmbeddingConfig()
+    output = io.StringIO()
+    root = logging.getLogger()
+    handlers = list(root.handlers)  # onnxruntime's quantizer calls logging.warning(): basicConfig
+    try:
+        with warnings.catch_warnings(), contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
+            warnings.simplefilter("ignore")
+            build_or_find(config.model_name, config.model_cache_dir)
+    except BaseException:
+        sys.stderr.write(output.getvalue())
+        raise
+    finally:
+        root.handlers[:] = handlers
 
 
 @pytest.fixture(scope="session")

@@ -47,7 +47,7 @@ async def test_slow_observers_are_shed_past_the_bound_and_streams_do_not_wait(st
 
 
 def shed_total(gw) -> float:
-    metrics = httpx.get(gw.url + "/metrics").text
+    metrics = httpx.get(gw.url + "/metrics", timeout=30).text
     return next(float(line.split()[-1]) for line in metrics.splitlines()
                 if line.startswith("memgate_completions_shed_total"))
 

@@ -117,7 +117,7 @@ def test_the_cli_works_on_a_cluster(redis_cluster_url, tmp_path):
     config.write_text(json.dumps({"memory": {"redis_url": redis_cluster_url, "cluster": True,
                                              "key_prefix": "tc" + uuid.uuid4().hex[:8]}}))
     runner = CliRunner()
-    made = [json.loads(runner.invoke(main, ["keys", "create", "--config", str(config), "--user", f"u{i}", "--friend", "pal"]).output)
+    made = [json.loads(runner.invoke(main, ["keys", "create", "--config", str(config), "--user", f"u{i}", "--friend", "pal"]).stdout)
             for i in range(6)]  # key records of several slots
     listed = runner.invoke(main, ["keys", "list", "--config", str(config)])
     assert listed.exit_code == 0, listed.output
@@ -126,7 +126,7 @@ def test_the_cli_works_on_a_cluster(redis_cluster_url, tmp_path):
     changed = runner.invoke(main, ["settings", "set", "--config", str(config), "--user", "u1", "--friend", "f", "recall_rounds=2"])
     assert changed.exit_code == 0, changed.output
     shown = runner.invoke(main, ["settings", "get", "--config", str(config), "--user", "u1", "--friend", "f"])
-    assert json.loads(shown.output)["overrides"] == {"recall_rounds": 2}
+    assert json.loads(shown.stdout)["overrides"] == {"recall_rounds": 2}
 
 
 async def test_the_search_backend_is_refused_on_a_cluster_even_with_a_query_engine(redis_cluster_url, monkeypatch):

@@ -175,7 +175,7 @@ def test_an_error_in_selection_falls_back_to_the_recent_messages_not_to_everythi
         assert response.headers["x-memgate-degraded"] == "context_selection:error:RuntimeError"
     sent = upstream.chat_requests()[-1].json["messages"]
     assert sent == [SYSTEM, *({k: v for k, v in m.items() if k != "memgate"} for m in GROUP[4:])]
-    assert 'memgate_context_fallbacks_total{reason="error"} 1.0' in httpx.get(gw.url + "/metrics").text
+    assert 'memgate_context_fallbacks_total{reason="error"} 1.0' in httpx.get(gw.url + "/metrics", timeout=30).text
 
 
 def test_metrics_show_build_time_kept_messages_relevance_and_tokens(gateway, upstream):
@@ -188,7 +188,7 @@ def test_metrics_show_build_time_kept_messages_relevance_and_tokens(gateway, ups
     before = metrics.get("memgate_context_tokens_total", stage="before")
     after = metrics.get("memgate_context_tokens_total", stage="after")
     assert 0 < after < before
-    text = httpx.get(gateway.url + "/metrics").text
+    text = httpx.get(gateway.url + "/metrics", timeout=30).text
     assert "# TYPE memgate_context_build_seconds histogram" in text
 
 

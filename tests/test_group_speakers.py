@@ -69,7 +69,8 @@ class Bot:
 
 @pytest.fixture
 def bot(start_gateway, upstream):
-    memorize = {"mode": "verbatim", "queue": {"key_prefix": "q" + uuid.uuid4().hex[:10]}}  # own dedupe sets
+    memorize = {"mode": "verbatim", "queue": {"key_prefix": "q" + uuid.uuid4().hex[:10]},  # own dedupe sets
+                "worker": {"block_ms": 50}}  # a stopping gateway waits for a blocked read (1 s by default)
     return Bot(start_gateway(clients=CLIENTS, plugins=[*RECALL, {"name": "memorize", "config": memorize}]))
 
 

@@ -87,9 +87,9 @@ def test_service_key_end_user_reaches_the_plugins(start_gateway, upstream):
     gw = start_gateway(registry={"spy": Spy}, plugins=[{"name": "spy"}])
     body = {"model": "gpt-4o", "messages": [], "user": "end-user-1"}
     httpx.post(gw.base_url + "/chat/completions", json=body, headers={"authorization": f"Bearer {SERVICE_KEY}",
-                                                                      "x-memgate-friend": "pal"})
+                                                                      "x-memgate-friend": "pal"}, timeout=30)
     httpx.post(gw.base_url + "/chat/completions", json=body, headers={"authorization": f"Bearer {ALICE_KEY}",
-                                                                      "x-memgate-user": "bob"})
+                                                                      "x-memgate-user": "bob"}, timeout=30)
     assert seen == [("end-user-1", "pal"), ("alice", "tutor")]
     assert upstream.chat_requests()[0].json["user"] == "end-user-1"  # still forwarded as sent
 
@@ -104,15 +104,15 @@ def test_cli_keys_create_list_revoke_against_a_running_gateway(start_gateway, up
     runner = CliRunner()
     created = runner.invoke(main, ["keys", "create", "--config", str(config), "--user", "erin", "--friend", "pal"])
     assert created.exit_code == 0, created.output
-    record = json.loads(created.output)
+    record = json.loads(created.stdout)
     headers = {"authorization": f"Bearer {record['key']}"}
     body = {"model": "gpt-4o", "messages": []}
-    assert httpx.post(gw.base_url + "/chat/completions", json=body, headers=headers).status_code == 200
+    assert httpx.post(gw.base_url + "/chat/completions", json=body, headers=headers, timeout=30).status_code == 200
     listed = runner.invoke(main, ["keys", "list", "--config", str(config)])
     assert record["key_id"] in listed.output and record["key"] not in listed.output
     revoked = runner.invoke(main, ["keys", "revoke", "--config", str(config), record["key_id"]])
     assert revoked.exit_code == 0
-    assert httpx.post(gw.base_url + "/chat/completions", json=body, headers=headers).status_code == 401
+    assert httpx.post(gw.base_url + "/chat/completions", json=body, headers=headers, timeout=30).status_code == 401
     missing = runner.invoke(main, ["keys", "revoke", "--config", str(config), "k_nope"])
     assert missing.exit_code != 0 and "no key" in missing.output
 

@@ -120,7 +120,7 @@ async def test_http_tenancy(start_gateway: Any) -> None:
         assert (await call(bob, "recall_memory", query="bank PIN hint cat", similarity_threshold=0.0))["profiles"] == []
         assert (await call(alice, "get_memory", memory_id=secret["id"]))["text"] == secret["text"]
     # the same REST store and tenancy: the REST API sees what the MCP tool stored
-    async with httpx.AsyncClient(base_url=gw.url, headers={"authorization": f"Bearer {ALICE_KEY}"}) as rest:
+    async with httpx.AsyncClient(base_url=gw.url, headers={"authorization": f"Bearer {ALICE_KEY}"}, timeout=30) as rest:
         assert (await rest.get(f"/v1/memories/{secret['id']}")).json()["text"] == secret["text"]
 
 
@@ -138,7 +138,7 @@ def test_http_needs_a_key(start_gateway: Any, authorization: str | None) -> None
     if authorization:
         headers["authorization"] = authorization
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
-    reply = httpx.post(gw.url + "/mcp", json=body, headers=headers)
+    reply = httpx.post(gw.url + "/mcp", json=body, headers=headers, timeout=30)
     assert reply.status_code == 401
     assert reply.json()["error"]["type"] == "invalid_request_error"
 

@@ -102,7 +102,7 @@ def test_admin_export_import_and_forget(start_gateway, upstream):
 
 def test_openapi_schema_is_served(start_gateway, upstream):
     gw = start_gateway()
-    schema = httpx.get(gw.url + "/openapi/openapi.json").json()
+    schema = httpx.get(gw.url + "/openapi/openapi.json", timeout=30).json()
     assert "/v1/memories/search" in schema["paths"]
     admin = schema["paths"]["/v1/admin/users/{target}"]  # {user_id}/export|import|forget
     assert {"get", "post"} <= set(admin)

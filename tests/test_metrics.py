@@ -48,7 +48,7 @@ def value(text: str, name: str, **labels: str) -> float | None:
 
 def test_metrics_are_prometheus_text_with_help_and_type_for_every_family(start_gateway, upstream):
     gw = start_gateway()
-    response = httpx.get(gw.url + "/metrics")
+    response = httpx.get(gw.url + "/metrics", timeout=30)
     assert response.status_code == 200
     assert response.headers["content-type"] == "text/plain; version=0.0.4; charset=utf-8"
     text = response.text
@@ -66,7 +66,7 @@ def test_counter_values_are_exact(start_gateway, upstream):
     gw = start_gateway()
     gw.gateway.telemetry.metrics.inc("memgate_completions_shed_total", 1_234_567)
     gw.gateway.telemetry.metrics.inc("memgate_client_disconnects_total", 123_456)
-    text = httpx.get(gw.url + "/metrics").text
+    text = httpx.get(gw.url + "/metrics", timeout=30).text
     # Go float formatting, as every Prometheus client writes it: every digit kept
     assert "\nmemgate_completions_shed_total 1.234567e+06\n" in text
     assert "\nmemgate_client_disconnects_total 123456.0\n" in text
@@ -82,9 +82,9 @@ def test_requests_are_counted_by_route_and_status_with_latency(start_gateway, up
         bad.chat.completions.create(model="gpt-4o", messages=[])
     except openai.AuthenticationError:
         pass
-    assert httpx.get(gw.url + "/v1/memories").status_code == 401  # a litestar handler, no key
-    assert httpx.get(gw.url + "/healthz").status_code == 200
-    text = httpx.get(gw.url + "/metrics").text
+    assert httpx.get(gw.url + "/v1/memories", timeout=30).status_code == 401  # a litestar handler, no key
+    assert httpx.get(gw.url + "/healthz", timeout=30).status_code == 200
+    text = httpx.get(gw.url + "/metrics", timeout=30).text
     chat = {"route": "/v1/chat/completions", "method": "POST"}
     assert value(text, "memgate_http_request_duration_seconds_count", **chat, status="200") == 1.0
     assert value(text, "memgate_http_request_duration_seconds_sum", **chat, status="200") > 0
@@ -103,7 +103,7 @@ def test_upstream_latency_of_pass_through_routes_and_failures(start_gateway, ups
         client.models.list()
     except openai.APIStatusError as exc:
         assert exc.status_code == 502
-    text = httpx.get(gw.url + "/metrics").text
+    text = httpx.get(gw.url + "/metrics", timeout=30).text
     assert value(text, "memgate_upstream_duration_seconds_count", endpoint="models", status="error") == 1.0
     assert value(text, "memgate_http_request_duration_seconds_count",
                  route="/v1/models", method="GET", status="502") == 1.0
@@ -117,7 +117,7 @@ def test_every_degraded_entry_is_counted_once_with_the_request_phase(start_gatew
         response = httpx.post(gw.base_url + "/chat/completions", json=body,
                               headers={"authorization": f"Bearer {ALICE_KEY}"}, timeout=20)
         assert response.headers["x-memgate-degraded"] == "raising:error:RuntimeError,sleeping:timeout"
-    text = httpx.get(gw.url + "/metrics").text
+    text = httpx.get(gw.url + "/metrics", timeout=30).text
     assert value(text, "memgate_degraded_total", plugin="raising", reason="error:RuntimeError") == 2.0
     assert value(text, "memgate_degraded_total", plugin="sleeping", reason="timeout") == 2.0
     assert value(text, "memgate_plugin_failures_total", plugin="sleeping", hook="rewrite_request", reason="timeout") == 2.0
@@ -166,7 +166,7 @@ async def test_a_worker_process_serves_its_job_counter_on_its_metrics_port(tmp_p
         port = await read_port(process.stderr, deadline, rb"127\.0\.0\.2")
         assert await enqueue_one(redis, memorize, "I keep bees on my roof.") is not None
         done = None
-        async with httpx.AsyncClient() as client:
+        async with httpx.AsyncClient(timeout=30) as client:
             while done != 1.0:  # the job is handled asynchronously: wait for it, bounded
                 assert time.monotonic() < deadline, "the worker's job counter never reached 1"
                 response = await client.get(f"http://127.0.0.2:{port}/metrics")

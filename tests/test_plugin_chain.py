@@ -75,7 +75,7 @@ def test_a_raising_plugin_sends_the_original_request(start_gateway, upstream):
     assert upstream.chat_requests()[-1].body == json.dumps(BODY).encode()
     assert response.headers["x-memgate-degraded"] == "raising:error:RuntimeError"
     assert ('\nmemgate_plugin_failures_total{hook="rewrite_request",plugin="raising",reason="error"} 1.0\n'
-            in httpx.get(gw.url + "/metrics").text)
+            in httpx.get(gw.url + "/metrics", timeout=30).text)
 
 
 def test_on_failure_skip_keeps_the_other_plugins_work(start_gateway, upstream):

@@ -85,7 +85,7 @@ def test_missing_or_unknown_key_is_401_envelope_without_the_key(start_gateway, u
     headers = {"content-type": "application/json"}
     if key:
         headers["authorization"] = f"Bearer {key}"
-    response = httpx.post(gw.base_url + "/chat/completions", content=b'{"model":"gpt-4o","messages":[]}', headers=headers)
+    response = httpx.post(gw.base_url + "/chat/completions", content=b'{"model":"gpt-4o","messages":[]}', headers=headers, timeout=30)
     assert response.status_code == 401
     error = response.json()["error"]
     assert set(error) == {"message", "type", "param", "code"} and error["code"] == "invalid_api_key"
@@ -119,7 +119,7 @@ def test_model_outside_the_keys_allowed_models_is_refused(start_gateway, upstrea
 def test_bad_request_bodies_get_the_envelope(start_gateway, upstream, body, status):
     gw = start_gateway()
     response = httpx.post(gw.base_url + "/chat/completions", content=body,
-                          headers={"authorization": f"Bearer {ALICE_KEY}"})
+                          headers={"authorization": f"Bearer {ALICE_KEY}"}, timeout=30)
     assert response.status_code == status
     assert response.json()["error"]["type"] == "invalid_request_error"
 
@@ -165,21 +165,21 @@ def test_sdk_default_base64_embeddings_decode_to_floats(start_gateway, upstream)
 
 def test_unknown_v1_path_is_404_envelope(start_gateway, upstream):
     gw = start_gateway()
-    response = httpx.post(gw.url + "/v1/assistants", headers={"authorization": f"Bearer {ALICE_KEY}"})
+    response = httpx.post(gw.url + "/v1/assistants", headers={"authorization": f"Bearer {ALICE_KEY}"}, timeout=30)
     assert response.status_code == 404
     assert response.json()["error"]["code"] == "not_found"
 
 
 def test_health_and_readiness(start_gateway, upstream):
     gw = start_gateway()
-    assert httpx.get(gw.url + "/healthz").json() == {"status": "ok"}
-    ready = httpx.get(gw.url + "/readyz")
+    assert httpx.get(gw.url + "/healthz", timeout=30).json() == {"status": "ok"}
+    ready = httpx.get(gw.url + "/readyz", timeout=30)
     assert ready.status_code == 200 and ready.json()["checks"] == {"redis": True, "upstream": True}
 
 
 def test_readiness_fails_when_upstream_is_unreachable(start_gateway, upstream):
     gw = start_gateway(upstream={"base_url": "http://127.0.0.1:9/v1"})
-    ready = httpx.get(gw.url + "/readyz")
+    ready = httpx.get(gw.url + "/readyz", timeout=30)
     assert ready.status_code == 503 and ready.json()["checks"]["upstream"] != True  # noqa: E712
 
 

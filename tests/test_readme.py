@@ -123,9 +123,11 @@ def test_a_lore_entry_fires_for_the_dev_key_with_its_macros_replaced(walked):
     report = json.loads(out.splitlines()[0])
     assert (report["name"], report["friend_id"], report["entries"]) == ("Eldoria", "assistant", 4)
     sent = _asked(walked, "What is this forest?")
-    first, second = sent["messages"][:2]
+    first = sent["messages"][0]
     assert first["role"] == "system" and first["content"].startswith('Kai: "What is Eldoria?"\nSeraphina: *Seraphina turns')
-    assert "{{" not in first["content"] and second["content"] == "You are Seraphina, guardian of the glade."
+    assert "{{" not in first["content"]
+    # the client's own system prompt follows the lore (the remembered allergy, a lasting fact, may sit between)
+    assert {"role": "system", "content": "You are Seraphina, guardian of the glade."} in sent["messages"][1:3]
     assert '"name": "Eldoria"' in out.splitlines()[-1] or '"name":"Eldoria"' in out.replace(" ", "")
 
 

@@ -160,11 +160,11 @@ def test_bad_input_is_400_naming_the_field(start_gateway, upstream, body, param)
 
 def test_unknown_paths_and_methods(start_gateway, upstream):
     gw = start_gateway()
-    assert httpx.get(gw.base_url + "/responses", headers=AUTH).status_code == 405
-    wrong = httpx.put(gw.base_url + "/responses/resp_1", headers=AUTH)
+    assert httpx.get(gw.base_url + "/responses", headers=AUTH, timeout=30).status_code == 405
+    wrong = httpx.put(gw.base_url + "/responses/resp_1", headers=AUTH, timeout=30)
     assert wrong.status_code == 405 and wrong.headers["allow"] == "GET, DELETE"
-    assert httpx.get(gw.base_url + "/responses/resp_1/nope", headers=AUTH).status_code == 404
-    assert httpx.get(gw.base_url + "/responses/resp_1", headers={"authorization": "Bearer nope"}).status_code == 401
+    assert httpx.get(gw.base_url + "/responses/resp_1/nope", headers=AUTH, timeout=30).status_code == 404
+    assert httpx.get(gw.base_url + "/responses/resp_1", headers={"authorization": "Bearer nope"}, timeout=30).status_code == 401
     assert upstream.requests == []
 
 
@@ -207,7 +207,7 @@ def test_retrieve_delete_cancel_and_input_items_pass_through(start_gateway, upst
     missing = {"error": {"message": f"Response with id '{rid}' not found.", "type": "invalid_request_error",
                          "param": None, "code": None}}
     upstream.enqueue(JSONReply(missing, status=404))
-    reply = httpx.get(gw.base_url + f"/responses/{rid}?include[]=message.output_text.logprobs", headers=AUTH)
+    reply = httpx.get(gw.base_url + f"/responses/{rid}?include[]=message.output_text.logprobs", headers=AUTH, timeout=30)
     assert reply.status_code == 404 and reply.json() == missing
     assert upstream.requests[-1].path == f"/v1/responses/{rid}"
     assert upstream.requests[-1].query == reply.request.url.query.decode() != ""  # as the client sent it

@@ -129,20 +129,20 @@ def test_cli_settings_get_set_and_keys_create_with_settings(redis_url, tmp_path)
     base = ["--config", str(config), "--user", "erin", "--friend", "pal"]
     done = runner.invoke(main, ["settings", "set", *base, "recall_rounds=2", "show_tool_calls=true"])
     assert done.exit_code == 0, done.output
-    assert json.loads(done.output)["overrides"] == {"recall_rounds": 2, "show_tool_calls": True}
-    got = json.loads(runner.invoke(main, ["settings", "get", *base]).output)
+    assert json.loads(done.stdout)["overrides"] == {"recall_rounds": 2, "show_tool_calls": True}
+    got = json.loads(runner.invoke(main, ["settings", "get", *base]).stdout)
     assert got["settings"]["recall_rounds"] == 2 and got["locked"] == ["inference"]
     bad = runner.invoke(main, ["settings", "set", *base, "recall_rounds=9"])
     assert bad.exit_code != 0 and "recall_rounds" in bad.output
     locked = runner.invoke(main, ["settings", "set", *base, "inference=false"])
     assert locked.exit_code != 0 and "inference: locked" in locked.output
     runner.invoke(main, ["settings", "set", *base, "recall_rounds=null"])
-    assert json.loads(runner.invoke(main, ["settings", "get", *base]).output)["overrides"] == {"show_tool_calls": True}
+    assert json.loads(runner.invoke(main, ["settings", "get", *base]).stdout)["overrides"] == {"show_tool_calls": True}
 
     created = runner.invoke(main, ["keys", "create", "--config", str(config), "--user", "erin", "--friend", "pal",
                                    "--set", "profile_topk=2", "--set", "show_thinking=true"])
     assert created.exit_code == 0, created.output
-    assert json.loads(created.output)["settings"] == {"profile_topk": 2, "show_thinking": True}
+    assert json.loads(created.stdout)["settings"] == {"profile_topk": 2, "show_thinking": True}
     bad_key = runner.invoke(main, ["keys", "create", "--config", str(config), "--user", "erin", "--friend", "pal",
                                    "--set", "profile_topk"])
     assert bad_key.exit_code != 0 and "name=value" in bad_key.output

@@ -15,7 +15,7 @@ def test_traceparent_is_continued_and_propagated_with_gen_ai_attributes(start_ga
     gw = start_gateway(registry=tp.REGISTRY, plugins=[{"name": "rec_a", "config": {"label": "a"}}])
     body = {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]}
     response = httpx.post(gw.base_url + "/chat/completions", json=body,
-                          headers={"authorization": f"Bearer {ALICE_KEY}", "traceparent": PARENT})
+                          headers={"authorization": f"Bearer {ALICE_KEY}", "traceparent": PARENT}, timeout=30)
     assert response.status_code == 200
     sent = upstream.chat_requests()[-1].headers["traceparent"]
     assert sent.split("-")[1] == TRACE_ID and sent != PARENT  # same trace, our span as parent
@@ -38,7 +38,7 @@ def test_usage_attributes_on_streams(start_gateway, upstream):
     gw = start_gateway(registry=tp.REGISTRY, plugins=[{"name": "rec_a", "config": {"label": "a"}}])
     with httpx.stream("POST", gw.base_url + "/chat/completions",
                       json={"model": "gpt-4o", "messages": [], "stream": True},
-                      headers={"authorization": f"Bearer {ALICE_KEY}"}) as r:
+                      headers={"authorization": f"Bearer {ALICE_KEY}"}, timeout=30) as r:
         r.read()
     request = next(s for s in gw.spans.get_finished_spans() if s.name == "chat gpt-4o")
     assert request.attributes["gen_ai.usage.input_tokens"] == 14
@@ -49,6 +49,6 @@ def test_usage_attributes_on_streams(start_gateway, upstream):
 def test_every_response_carries_the_gateway_overhead(start_gateway, upstream):
     gw = start_gateway()
     response = httpx.post(gw.base_url + "/chat/completions", content=json.dumps({"model": "gpt-4o", "messages": []}),
-                          headers={"authorization": f"Bearer {ALICE_KEY}"})
+                          headers={"authorization": f"Bearer {ALICE_KEY}"}, timeout=30)
     overhead = float(response.headers["x-memgate-overhead-ms"])
     assert 0 <= overhead < 1000

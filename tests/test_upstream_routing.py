@@ -15,7 +15,7 @@ def test_models_are_routed_to_the_upstream_whose_glob_matches(start_gateway, ups
     gw = start_gateway(upstream={"routes": [
         {"models": ["claude-*"], "base_url": upstream.url + "/alt/v1", "api_key": "sk-alt"}]})
     for model in ("claude-3-5-sonnet", "gpt-4o"):
-        httpx.post(gw.base_url + "/chat/completions", json={"model": model, "messages": []}, headers=HEADERS)
+        httpx.post(gw.base_url + "/chat/completions", json={"model": model, "messages": []}, headers=HEADERS, timeout=30)
     claude, gpt = upstream.chat_requests()
     assert claude.path == "/alt/v1/chat/completions" and claude.headers["authorization"] == "Bearer sk-alt"
     assert gpt.path == "/v1/chat/completions" and gpt.headers["authorization"] == "Bearer sk-upstream-secret"

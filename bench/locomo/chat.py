@@ -91,7 +91,7 @@ async def replay(client: httpx.AsyncClient, url: str, key: str, script: Conversa
             history.append({"role": "assistant", "content": response.json()["choices"][0]["message"]["content"]})
             ids.append([t.dia_id for t in reply_turns])
         pairs = [(m["role"], m["content"]) for m in history]
-        for digest, dia in zip(hashed_turns(conv_id, pairs), ids):
+        for digest, dia in zip(hashed_turns(conv_id, pairs), ids, strict=False):
             hashes[digest] = dia
     return hashes
 
@@ -187,8 +187,7 @@ async def run_async(path: str, ks: tuple[int, ...], redis_url: str | None, worke
                     backend: str = "auto") -> dict[str, Any]:
     from gateway.app import create_app
     from gateway.memorization.runtime import queue_for, run_workers, wait_drained
-    from gateway.memory.factory import open_store
-    from gateway.memory.factory import redis_client
+    from gateway.memory.factory import open_store, redis_client
     from plugins.memorize import MemorizePlugin
 
     conversations = load_locomo(path)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
@@ -67,7 +67,7 @@ def parse_session_time(text: str) -> datetime:
     cleaned = " ".join(text.replace(",", " ").split())
     for fmt in ("%I:%M %p on %d %B %Y", "%I:%M %p on %d %b %Y", "%H:%M on %d %B %Y"):
         try:
-            return datetime.strptime(cleaned, fmt).replace(tzinfo=timezone.utc)
+            return datetime.strptime(cleaned, fmt).replace(tzinfo=UTC)
         except ValueError:
             continue
     raise ValueError(f"unrecognised LoCoMo session time {text!r}")
@@ -89,11 +89,18 @@ def evidence_ids(raw: list[str] | None) -> tuple[tuple[str, ...], int]:
     return tuple(ids), malformed
 
 
+def _session_number(key: str) -> int:
+    """``N`` of a ``session_N`` key (one :data:`_SESSION` matches)."""
+    match = _SESSION.match(key)
+    assert match is not None, key
+    return int(match.group(1))
+
+
 def _conversation(sample: dict) -> Conversation:
     conv = sample["conversation"]
     turns: list[Turn] = []
-    for key in sorted((k for k in conv if _SESSION.match(k)), key=lambda k: int(_SESSION.match(k).group(1))):
-        number = int(_SESSION.match(key).group(1))
+    for key in sorted((k for k in conv if _SESSION.match(k)), key=_session_number):
+        number = _session_number(key)
         at = parse_session_time(conv[f"{key}_date_time"])
         for turn in conv[key] or ():
             turns.append(Turn(turn["dia_id"], number, turn["speaker"], turn.get("text", ""),

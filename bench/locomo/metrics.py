@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 
 def recall_at_k(evidence: Sequence[str], ranked: Sequence[str], k: int) -> float:
@@ -39,9 +40,9 @@ class RecallTable:
             for k in self.ks:
                 self._sums[(label, k)] += recall_at_k(evidence, ranked, k)
 
-    def rows(self) -> list[dict[str, object]]:
+    def rows(self) -> list[dict[str, Any]]:
         """``[{"category", "questions", "recall@5": 0.61, ...}]``, "all" first."""
-        labels = ["all"] + sorted(c for c in self._counts if c != "all")
+        labels = ["all", *sorted(c for c in self._counts if c != "all")]
         return [
             {"category": label, "questions": self._counts[label],
              **{f"recall@{k}": self._sums[(label, k)] / self._counts[label] for k in self.ks}}

@@ -157,15 +157,14 @@ def run_cells(runner: Runner, cells: Sequence[Cell], targets: Sequence[Target], 
         for target in targets:
             rounds_figures = per_round[target.name]
             if pooled[target.name]:
-                figures = _pool(pooled[target.name], cell.stream)
+                summary = _pool(pooled[target.name], cell.stream)
                 cpu = median_of([{"cpu_us": f["cpu_us"]} for f in rounds_figures if "cpu_us" in f])
-                figures.update(cpu)
+                summary.update(cpu)
             else:
-                figures = median_of(rounds_figures)
-                figures["requests"] = sum(f["requests"] for f in rounds_figures)
-                figures["errors"] = sum(f["errors"] for f in rounds_figures)
-            figures["rounds"] = rounds_figures
-            results[cell.key][target.name] = figures
+                summary = median_of(rounds_figures)
+                summary["requests"] = sum(f["requests"] for f in rounds_figures)
+                summary["errors"] = sum(f["errors"] for f in rounds_figures)
+            results[cell.key][target.name] = {**summary, "rounds": rounds_figures}
     return results
 
 

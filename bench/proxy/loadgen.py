@@ -230,7 +230,7 @@ async def run(
             budget["seq"] += 1
             try:
                 ttfb, total, status = await asyncio.wait_for(conn.request(vary(raw, budget["seq"], tenants)), timeout)
-            except (OSError, ValueError, asyncio.TimeoutError) as exc:
+            except (TimeoutError, OSError, ValueError) as exc:
                 samples.errors += 1
                 samples.first_error = samples.first_error or f"{type(exc).__name__}: {exc}"
                 return  # this connection is unusable; the others finish the run

@@ -41,10 +41,13 @@ def test_locomo_refuses_an_unknown_variant_naming_the_option(tmp_path):
     assert "--variant" in result.output and "nope" in result.output
 
 
-def test_bench_recall_runs_the_request_phase_with_memory(redis_url):
+def test_bench_recall_runs_the_request_phase_with_memory(redis_url, tmp_path):
+    out = tmp_path / "recall.json"
     result = CliRunner().invoke(bench_main, ["recall", "--memories", "80", "--real", "12", "--requests", "4",
-                                             "--warmup", "1", "--redis-url", redis_url])
-    report = json.loads(result.output)
+                                             "--warmup", "1", "--redis-url", redis_url, "--json-out", str(out)])
+    # exit 1 without an exception: p50 over the 25 ms target (a busy machine), not this test's concern
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    report = json.loads(out.read_text())  # the report file: no log line or progress bar reaches it
     assert report["memories"] == 80 and report["degraded"] == []
     assert set(report["per_plugin_ms"]) == {"auto_recall", "hybrid_injection", "personalization", "token_budget"}
     assert report["request_phase_ms"]["n"] == 4
@@ -54,10 +57,10 @@ def test_bench_load_measures_replies_with_memory_through_a_real_gateway(tmp_path
     out = tmp_path / "rows.json"
     done = subprocess.run([sys.executable, "-m", "bench", "load", "--mode", "recall", "--tenants", "2",
                            "--memories", "3", "--concurrency", "1", "--concurrency", "4", "--requests", "40",
-                           "--requests-c1", "10", "--builtin-upstream", "--json-out", str(out)],
+                           "--requests-c1", "10", "--builtin-upstream", "--generous-budgets", "--json-out", str(out)],
                           cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     rows = json.loads(out.read_text())
     assert [(r["mode"], r["c"]) for r in rows] == [("recall", 1), ("recall", 4)]
     for row in rows:
-        assert row["errors"] == 0 and row["with_memory"] == 1.0 and row["req_s"] > 0 and row["cpu_ms"] > 0
+        assert row["errors"] == 0 and row["with_memory"] == 1.0 and row["req_s"] > 0 and row["cpu_ms"] > 0, rows

@@ -80,8 +80,11 @@ async def wait_for(condition, timeout: float = 120.0) -> None:  # noqa: ANN001
 async def test_turns_accepted_while_redis_is_down_are_memorized_when_it_is_back(upstream, shared_model, tmp_path):
     server = StoppableRedis(tmp_path)
     server.start()
+    # a job delivered to the worker as Redis went away stays pending until XAUTOCLAIM takes
+    # it back (claim_min_idle_ms, 60 s by default: this test then took 70 s instead of 9)
     config = make_config(upstream.url, server.url, plugins=[
-        {"name": "memorize", "config": {"mode": "verbatim", "worker": {"block_ms": 50}}},
+        {"name": "memorize", "config": {"mode": "verbatim", "worker": {
+            "block_ms": 50, "claim_min_idle_ms": 3000, "claim_every_s": 0.5}}},
     ])
     gateway = GatewayServer(config, embedder=shared_model.for_gateway())
     gateway.start()
@@ -97,7 +100,7 @@ async def test_turns_accepted_while_redis_is_down_are_memorized_when_it_is_back(
         server.start()
 
         async def all_memorized() -> bool:
-            async with httpx.AsyncClient() as http:
+            async with httpx.AsyncClient(timeout=30) as http:
                 r = await http.get(gateway.url + "/v1/admin/users/alice/export", headers={"Authorization": f"Bearer {ADMIN_KEY}"})
             return r.status_code == 200 and len(r.text.splitlines()) == 3
 

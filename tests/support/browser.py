@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from typing import Any
 
 import pytest
@@ -37,7 +37,7 @@ def _nice() -> None:
     os.nice(10)
 
 
-def open_chromium() -> Iterator[Any]:
+def open_chromium() -> Generator[Any, None, None]:
     """A headless Chromium WebDriver (skips the test with the reason when there is none)."""
     reason = missing_browser()
     if reason:

@@ -38,7 +38,7 @@ def generous(plugins: Any) -> Any:
         return plugins
     out = []
     for entry in plugins:
-        keys = GENEROUS_PLUGIN_TIMEOUTS.get(entry.get("name")) if isinstance(entry, Mapping) else None
+        keys = GENEROUS_PLUGIN_TIMEOUTS.get(str(entry.get("name"))) if isinstance(entry, Mapping) else None
         if keys:
             config = dict(entry.get("config") or {})
             for key in keys:
@@ -66,6 +66,8 @@ def make_config(upstream_url: str, redis_url: str, **sections: Any) -> GatewayCo
         "plugins": [],
         "chain": {"request_deadline_ms": GENEROUS_MS, "hook_budget_ms": GENEROUS_MS,
                   "chunk_budget_ms": GENEROUS_MS},
+        # the settings read of every chat request (250 ms by default: settings:timeout on a busy machine)
+        "settings": {"read_timeout_ms": GENEROUS_MS},
     }
     for key, value in sections.items():
         if isinstance(value, Mapping) and isinstance(data.get(key), Mapping):

@@ -10,7 +10,7 @@ import asyncio
 import socket
 import threading
 import time
-from typing import Any
+from typing import Any, Self
 
 import uvicorn
 
@@ -54,7 +54,7 @@ class LoopbackServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self, timeout: float = 60.0) -> "LoopbackServer":
+    def start(self, timeout: float = 60.0) -> Self:
         self._thread.start()
         deadline = time.monotonic() + timeout
         while not self.server.started:
@@ -70,7 +70,7 @@ class LoopbackServer:
         self._thread.join(timeout=30)
         self._sock.close()
 
-    def __enter__(self) -> "LoopbackServer":
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -44,6 +44,7 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import redis
 from redis.cluster import key_slot
@@ -89,18 +90,20 @@ class ClusterNode:
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
 
-    def client(self, timeout_s: float = 2.0) -> redis.Redis:
-        """A plain (non-cluster) sync client of this node alone; the caller closes it."""
+    def client(self, timeout_s: float = 10.0) -> redis.Redis:
+        """A plain (non-cluster) sync client of this node alone; the caller closes it. The
+        timeout is generous: a node of a busy 2-core machine may take seconds to answer, and
+        a dead one refuses the connection at once."""
         return redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=timeout_s,
                            socket_connect_timeout=timeout_s)
 
-    def command(self, *args: object) -> object:
+    def command(self, *args: object) -> Any:
         with self.client() as c:
             return c.execute_command(*args)
 
     def role(self) -> str:
         """``master`` or ``slave`` (the ``ROLE`` reply's first element)."""
-        reply: list = self.command("ROLE")  # type: ignore[assignment]
+        reply = self.command("ROLE")
         return reply[0].decode() if isinstance(reply[0], bytes) else reply[0]
 
 
@@ -239,7 +242,7 @@ class LocalCluster:
             fields = dict(line.split(":", 1) for line in info.splitlines() if ":" in line)
             if fields.get("cluster_state") != "ok" or fields.get("cluster_slots_assigned") != str(SLOTS):
                 return False
-            views.add(tuple(sorted((int(r[0]), int(r[1]), int(r[2][1])) for r in node.command("CLUSTER", "SLOTS"))))  # type: ignore[union-attr]
+            views.add(tuple(sorted((int(r[0]), int(r[1]), int(r[2][1])) for r in node.command("CLUSTER", "SLOTS"))))
         if len(views) != 1:
             return False
         serving = {port for _a, _b, port in next(iter(views))}
@@ -273,7 +276,7 @@ class LocalCluster:
             if not node.alive:
                 continue
             with contextlib.suppress(redis.RedisError, OSError):
-                for first, last, primary, *_ in node.command("CLUSTER", "SLOTS"):  # type: ignore[union-attr]
+                for first, last, primary, *_ in node.command("CLUSTER", "SLOTS"):
                     if int(first) <= slot <= int(last):
                         port = int(primary[1])
                         return next(n for n in self.nodes if n.port == port)
