@@ -386,8 +386,10 @@ def loco(data: Path, pool: int, way: str, grid: dict[str, list[float]], base: Pa
     out: dict[str, Any] = {"way": way, "settings": len(settings), "left_out": {}}
     left_total = Scores()
     for held in names:
-        best_setting, best_row = max(
-            table, key=lambda r, held=held: objective(_sum(s for name, s in r[1].items() if name != held)))
+        def left_out_score(r: Any, held: str = held) -> Any:
+            return objective(_sum(s for name, s in r[1].items() if name != held))
+
+        best_setting, best_row = max(table, key=left_out_score)
         left = best_row[held]
         left_total = left_total.merge(left)
         out["left_out"][held] = {"chosen": best_setting, **left.summary()}
@@ -408,9 +410,11 @@ def _apply(base: Params, setting: dict[str, float]) -> Params:
     params = base
     for key, value in setting.items():
         if key.startswith("weights."):
-            params = replace(params, weights=replace(params.weights, **{key[8:]: value}))
+            weights: dict[str, Any] = {key[8:]: value}
+            params = replace(params, weights=replace(params.weights, **weights))
         else:
-            params = replace(params, **{key: int(value) if key == "max_messages" else value})
+            fields: dict[str, Any] = {key: int(value) if key == "max_messages" else value}
+            params = replace(params, **fields)
     return params
 
 

@@ -121,7 +121,7 @@ async def attacker(client: Any, phase: str, stop: asyncio.Event, concurrency: in
             elif phase == "keywords":
                 kind = k % 3
                 if kind == 0:
-                    body = {"scope": "profile", "text": f"note {n}-{k}", "keywords": [f"k{i}" for i in range(100_000)]}
+                    body: dict[str, Any] = {"scope": "profile", "text": f"note {n}-{k}", "keywords": [f"k{i}" for i in range(100_000)]}
                     r = await client.post("/v1/memories", json=body, headers=a)
                     seen[f"memory 100k keywords {r.status_code}"] += 1
                 elif kind == 1:

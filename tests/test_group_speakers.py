@@ -70,7 +70,10 @@ class Bot:
 @pytest.fixture
 def bot(start_gateway, upstream):
     memorize = {"mode": "verbatim", "queue": {"key_prefix": "q" + uuid.uuid4().hex[:10]},  # own dedupe sets
-                "worker": {"block_ms": 50}}  # a stopping gateway waits for a blocked read (1 s by default)
+                "worker": {"block_ms": 50},  # a stopping gateway waits for a blocked read (1 s by default)
+                # whole turns: these tests are about whose memory a turn lands in (questions included, as
+                # sync points); what a turn forms is tests/memorization/test_disclosure.py's subject
+                "verbatim_formation": "turn"}
     return Bot(start_gateway(clients=CLIENTS, plugins=[*RECALL, {"name": "memorize", "config": memorize}]))
 
 
