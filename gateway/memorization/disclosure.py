@@ -432,6 +432,9 @@ def analyse(text: str) -> Analysis:
         if i > 0 and (_PRONOUN_EN.search(core) or _PRONOUN_ZH.search(core)) and (not kept or kept[-1] != i - 1):
             kept.append(i - 1)  # the antecedent: "a gift for my wife, she loves gardening"
         kept.append(i)
+    if kept:  # an "other" clause of a kept clause's sentence belongs to it ("Delivery 4: the courier brought...")
+        sentences = {parts[i].sentence for i in kept}
+        kept = sorted({*kept, *(i for i, k in enumerate(kinds) if k == "other" and parts[i].sentence in sentences)})
     if not kept:
         counted: list[str] = [k for k in kinds if k != "other"] or list(kinds) or ["small_talk"]
         dropped = max(("request", "question", "small_talk", "meta", "other"), key=counted.count)
@@ -440,6 +443,8 @@ def analyse(text: str) -> Analysis:
             for i, k in enumerate(kinds):
                 if k == "other" and (_says_enough(parts[i].text) or _continues(parts, said, i)):
                     said.append(i)
+            sentences = {parts[i].sentence for i in said}
+            said = [i for i, k in enumerate(kinds) if k == "other" and parts[i].sentence in sentences]
         return Analysis((), kinds, dropped, _formed(_joined(parts, said)) if said else None)
     groups = _groups(parts, kinds, kept)
     merged: list[list[int]] = []
