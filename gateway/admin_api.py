@@ -65,6 +65,7 @@ from litestar.params import FromPath, JSONBody, PathParameter, QueryParameter
 from pydantic import BaseModel, ConfigDict, Field
 
 from gateway.errors import InvalidRequest, NotFound, PermissionDenied, UnprocessableInput, UpstreamError
+from gateway.memorization.disclosure import analyse
 from gateway.memory.ids import MEMORY_ID_PATTERN
 from gateway.memory.keys import KeySpace, Partition
 from gateway.memory.records import (
@@ -630,7 +631,24 @@ async def inspect_recall(gateway: Any, body: InspectRequest) -> dict[str, Any]:
         "tools_added": [t.get("function", {}).get("name") if isinstance(t, dict) else None for t in added_tools],
         "tokens": {"before": before, "after": after, "injected": after - before, "encoding": TOKEN_ENCODING},
         "degraded": list(call.degraded), "annotations": _jsonable(call.annotations),
-        "elapsed_ms": round(elapsed, 1),
+        "elapsed_ms": round(elapsed, 1), "memorization": memorization_preview(request.messages),
+    }
+
+
+def memorization_preview(messages: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """What verbatim memorization's disclosure formation (:mod:`gateway.memorization.disclosure`)
+    forms from the last user message: ``{"text", "formed": [{"text", "scope", "type", "slot"}],
+    "dropped": reason | None}``; ``dropped`` (``request``, ``question``, ``small_talk``, ``meta``,
+    ``other``) when nothing is formed. The message alone is read: a short answer is kept
+    with the question it answers, which this preview does not see."""
+    text = next((_content_text(m.get("content")) for m in reversed(messages) if m.get("role") == "user"), "")
+    found = analyse(text)
+    formed = list(found.memories) or ([found.statement] if found.statement is not None else [])
+    return {
+        "text": text[:2000],
+        "formed": [{"text": f.text, "scope": "profile" if f.durable else "event", "type": f.type.value, "slot": f.slot}
+                   for f in formed],
+        "dropped": None if formed else found.dropped,
     }
 
 

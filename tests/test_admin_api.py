@@ -281,6 +281,11 @@ def test_the_recall_inspector_shows_what_would_be_recalled_and_sent_without_the_
         assert [(i["id"], i["owner"]) for i in out["injected"]] == [(moved["id"], "hybrid_injection")]
         assert [m["origin"] for m in out["messages"]] == ["client", "injected", "client"]
         assert "Lisbon" in out["messages"][1]["message"]["content"]
+        assert out["memorization"] == {"text": "Where did I move in March? Lisbon?", "formed": [], "dropped": "question"}
+        told = [{"role": "user", "content": "I moved to Lisbon in March, any good cafés nearby?"}]
+        preview = admin.post("/v1/admin/recall/inspect", json={"user_id": "alice", "messages": told}).json()["memorization"]
+        assert preview["formed"] == [{"text": "I moved to Lisbon in March", "scope": "profile", "type": "semantic",
+                                      "slot": "residence"}] and preview["dropped"] is None
         tokens = out["tokens"]
         assert tokens["after"] > tokens["before"] > 0 and tokens["injected"] == tokens["after"] - tokens["before"]
         # the other friend does not see alice's tutor events

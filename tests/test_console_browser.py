@@ -150,6 +150,8 @@ def test_the_console_drives_the_admin_api_in_a_real_browser(driver, start_gatewa
     assert cost > 0
     origins = [e.get_attribute("data-origin") for e in driver.find_elements(*by_css("#insp-messages .msg"))]
     assert "client" in origins
+    # what memorization would form from the message: a question forms nothing, and says why
+    assert driver.find_element(*by_css("#insp-formed-none")).text == "Formed nothing: a question."
 
     # keys: mint one (shown once, works), then revoke it
     nav(driver, wait, "keys")

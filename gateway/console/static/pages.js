@@ -257,6 +257,8 @@ const inspector = {
         out.injected.map((i) => h("tr", {}, h("td", {}, i.owner + (i.group ? ` (${i.group})` : "")), h("td", {}, i.text),
           h("td", {class: "num"}, fmtNum(i.score)))), {id: "insp-injected"}) : h("p", {class: "muted"}, "No items injected."),
       out.tools_added.length ? h("p", {}, "Tools added: ", out.tools_added.map((n) => h("span", {class: "chip"}, n))) : null,
+      h("h3", {}, "What memorization would form from the last message"),
+      memorizationPreview(out.memorization),
       h("h3", {}, "Messages that would go upstream"),
       h("div", {id: "insp-messages"}, out.messages.map((m) => h("div", {class: `card msg origin-${m.origin}`, dataset: {origin: m.origin}},
         h("span", {class: "badge"}, m.origin), " ", h("b", {}, m.message.role),
@@ -264,6 +266,20 @@ const inspector = {
       h("details", {}, h("summary", {}, "Plugin annotations"), h("pre", {}, pretty(out.annotations))));
   },
 };
+
+// Verbatim memorization's disclosure formation on the last user message: the memories it
+// forms (scope, slot) or why it forms none ("formed nothing: a request").
+function memorizationPreview(m) {
+  if (!m) return h("p", {class: "muted"}, "No preview.");
+  if (!m.formed.length) {
+    const why = {request: "a request", question: "a question", small_talk: "small talk", meta: "talk about the conversation",
+      other: "nothing about the user"}[m.dropped] || m.dropped;
+    return h("p", {class: "muted", id: "insp-formed-none"}, `Formed nothing: ${why}.`);
+  }
+  return table([{title: "Memory"}, {title: "Scope"}, {title: "Type"}, {title: "Supersedes the same"}],
+    m.formed.map((f) => h("tr", {}, h("td", {}, f.text), h("td", {}, f.scope), h("td", {}, f.type), h("td", {}, f.slot || "–"))),
+    {id: "insp-formed"});
+}
 
 // What splits recalled memories into high (prompt) and low (memory_search tool): the
 // calibrated relevance against auto_recall's high_relevance_threshold.
