@@ -230,7 +230,9 @@ _VERB_EN = re.compile(r"\b(?:is|are|was|were|be|been|being|has|have|had|does|did
 STATEMENT_WORDS = 4
 STATEMENT_CJK = 8
 
-#: Slots whose newer statement replaces the older (same subject, the user or "we"):
+#: Slots whose newer statement replaces the older (same subject, the user or "we"),
+#: the first that matches wins (work before residence: "a sound engineer at a studio in
+#: Collingwood" is about work):
 #: where the user lives, their work (employer or occupation), what they study, their
 #: diet, their relationship status, the vehicle they drive and a pregnancy (ended by a
 #: birth). Each pattern
@@ -242,12 +244,6 @@ _OCCUPATIONS = (r"(?:barista|nurse|teacher|engineer|developer|programmer|designe
                 r"editor|photographer|artist|musician|paramedic|firefighter|officer|soldier|farmer|librarian|"
                 r"therapist|social\s+worker|freelancer|contractor|intern|product\s+manager|data\s+scientist)")
 _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("residence", re.compile(
-        r"\b(?:live|living|lives|moved|moving|relocated|relocating|based|transferred)\s+(?:\w+\s+)?(?:in|to|at|near|by)\b"
-        r"|\b(?:our|my)\s+(?:new\s+|own\s+)?(?:place|home|apartment|flat|house|studio)\s+(?:is\s+)?(?:in|near)\b"
-        r"|\b(?:apartment|flat|house|studio|condo)\s+(?:in|near)\s+(?-i:[A-Z])|\bclosed\s+on\s+a\s+(?:house|home|condo|flat)\b"
-        r"|\b(?:i'm|i\s+am|we're|we\s+are)\s+in\s+(?-i:[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\s*(?:$|[,.!]|and\b)"
-        r"|住(?!院|宿|酒店|了一晚)|搬(?:到|去|家|来)|调(?:到|去)|外派|定居|现居", re.IGNORECASE)),
     ("work", re.compile(
         r"\b(?:work|working|works)\s+(?:\w+\s+){0,2}(?:at|for|as)\b|\bjob\s+(?:at|as)\b|\bjoined\b|"
         r"\b(?:left|quit)\s+(?:my\s+job|my\s+position|the\s+company|(?-i:[A-Z])\w+)|\blaid\s+off\b|\bnew\s+job\b|"
@@ -258,6 +254,12 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"\b(?:i'm|i\s+am)\s+(?:now\s+)?(?:an?\s+)?(?:\w+\s+)?" + _OCCUPATIONS + r"\b|"
         r"在\S{0,12}(?:工作|上班|公司|单位|集团|医院|银行|工厂)|辞职|离职|跳槽|入职|退休|失业|换了(?:份|个)?工作|新工作",
         re.IGNORECASE)),
+    ("residence", re.compile(
+        r"\b(?:live|living|lives|moved|moving|relocated|relocating|based|transferred)\s+(?:\w+\s+)?(?:in|to|at|near|by)\b"
+        r"|\b(?:our|my)\s+(?:new\s+|own\s+)?(?:place|home|apartment|flat|house|studio)\s+(?:is\s+)?(?:in|near)\b"
+        r"|\b(?:apartment|flat|house|studio|condo)\s+(?:in|near)\s+(?-i:[A-Z])|\bclosed\s+on\s+a\s+(?:house|home|condo|flat)\b"
+        r"|\b(?:i'm|i\s+am|we're|we\s+are)\s+in\s+(?-i:[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\s*(?:$|[,.!]|and\b)"
+        r"|住(?!院|宿|酒店|了一晚)|搬(?:到|去|家|来)|调(?:到|去)|外派|定居|现居", re.IGNORECASE)),
     ("study", re.compile(r"\b(?:student|studying|majoring|major\s+in|courses?|degree\s+in|enrolled|phd\s+in|"
                          r"master'?s\s+in)\b|读(?:研|博|大学|本科|大[一二三四]|高[一二三]|初[一二三])|专业|在读|上大学|转专业",
                          re.IGNORECASE)),
