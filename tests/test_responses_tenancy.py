@@ -275,3 +275,19 @@ def test_conversation_and_item_reference_types_are_checked(start_gateway, upstre
         sdk(gw, ALICE_KEY).responses.create(model="gpt-4.1", input="hi", extra_body=extra)
     assert caught.value.body["param"] == param
     assert upstream.requests == []
+
+
+def test_item_and_conversation_records_work_on_a_redis_cluster(start_gateway, upstream, stored, redis_cluster_url):
+    """Several item references in one create read keys of several hash slots."""
+    gw = start_gateway(memory={"redis_url": redis_cluster_url, "cluster": True})
+    alice, bob = sdk(gw, ALICE_KEY), sdk(gw, BOB_KEY)
+    items = [alice.responses.create(model="gpt-4.1", input=f"note {n}").output[0].id for n in range(6)]
+    refs = [{"type": "item_reference", "id": item} for item in items]
+    conv = stored.new_conversation()
+    alice.responses.create(model="gpt-4.1", input=refs, conversation=conv)
+    before = len(upstream.requests)
+    with pytest.raises(openai.NotFoundError) as caught:
+        bob.responses.create(model="gpt-4.1", input=[*refs[:1], {"type": "item_reference", "id": "msg_x"}])
+    assert caught.value.body["param"] == "input[0].id"
+    conversation_refused(bob, conv)
+    assert len(upstream.requests) == before

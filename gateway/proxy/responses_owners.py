@@ -204,7 +204,7 @@ class ResponseOwners:
 
     async def unowned_item(self, item_ids: list[tuple[str, str]], principal: Principal) -> tuple[str, str] | None:
         """The first ``(id, param)`` of ``item_ids`` not recorded for ``principal``'s
-        tenant, or None (always None for an admin key). One ``MGET``.
+        tenant, or None (always None for an admin key). One pipelined round trip.
 
         Raises:
             MemoryUnavailable: Redis failed (503: the check fails closed).
@@ -215,7 +215,10 @@ class ResponseOwners:
             if RESPONSE_ID.fullmatch(item_id) is None:
                 return item_id, param
         try:
-            raws: list[Any] = await self._redis.mget([self.item_key(i) for i, _ in item_ids])
+            async with self._redis.pipeline(transaction=False) as pipe:  # keys in any slot (cluster)
+                for item_id, _ in item_ids:
+                    pipe.get(self.item_key(item_id))
+                raws: list[Any] = await pipe.execute()
         except RedisError as exc:
             raise MemoryUnavailable(f"response item lookup: {exc!r}") from None
         for (item_id, param), raw in zip(item_ids, raws, strict=True):
