@@ -172,3 +172,122 @@ def test_a_model_id_with_a_slash_still_reaches_the_upstream(start_gateway, upstr
     raw_get(gw, "/v1/models/meta-llama/Llama-3-8B", ALICE_KEY)
     raw_get(gw, "/v1/models/ft:gpt-4o:org:abc", ALICE_KEY)
     assert [r.path for r in upstream.requests] == ["/v1/models/meta-llama/Llama-3-8B", "/v1/models/ft:gpt-4o:org:abc"]
+
+
+def conversation_refused(client: openai.OpenAI, conv: str) -> list[dict]:
+    """The 404 bodies of creates naming ``conv`` in both forms, stream and not."""
+    bodies = []
+    for attempt in (
+        lambda: client.responses.create(model="gpt-4.1", input="what did we say?", conversation=conv),
+        lambda: client.responses.create(model="gpt-4.1", input="what did we say?", conversation={"id": conv}),
+        lambda: client.responses.create(model="gpt-4.1", input="what did we say?", conversation=conv, stream=True),
+    ):
+        with pytest.raises(openai.NotFoundError) as caught:
+            attempt()
+        bodies.append(caught.value.body)
+    return bodies
+
+
+def test_a_conversation_belongs_to_the_first_tenant_that_uses_it(start_gateway, upstream, stored):
+    gw = start_gateway()
+    alice, bob, admin = sdk(gw, ALICE_KEY), sdk(gw, BOB_KEY), sdk(gw, ADMIN_KEY)
+    conv = stored.new_conversation()  # made by the operator at the upstream
+    first = alice.responses.create(model="gpt-4.1", input="my secret plan", conversation=conv)
+    assert first.id in stored.stored
+    before = len(upstream.requests)
+
+    bodies = conversation_refused(bob, conv)
+    assert bodies == [{"message": f"Conversation with id '{conv}' not found.", "type": "invalid_request_error",
+                       "param": "conversation", "code": None}] * 3
+    assert len(upstream.requests) == before  # never reached the upstream
+    # a service key naming another end user is another tenant too
+    conversation_refused(sdk(gw, SERVICE_KEY, **{"X-Memgate-User": "carol"}), conv)
+
+    # alice keeps using it, in both forms; admin keys pass without claiming it
+    alice.responses.create(model="gpt-4.1", input="and then?", conversation={"id": conv})
+    with alice.responses.stream(model="gpt-4.1", input="and then?", conversation=conv) as events:
+        assert events.get_final_response().id in stored.stored
+    admin.responses.create(model="gpt-4.1", input="audit", conversation=conv)
+    alice.responses.create(model="gpt-4.1", input="still mine", conversation=conv)
+    assert len(upstream.requests) == before + 4
+
+    # whoever comes first claims: bob's own conversation is refused to alice
+    mine = stored.new_conversation()
+    bob.responses.create(model="gpt-4.1", input="hi", conversation={"id": mine})
+    conversation_refused(alice, mine)
+    with redis.Redis.from_url(gw.config.memory.redis_url) as client:
+        key = f"{gw.config.memory.key_prefix}:responses:conv:{conv}"
+        assert json.loads(client.get(key)) == {"user": "alice", "friend": "tutor"}
+        assert client.pttl(key) == -1  # conversations outlive the responses' retention
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_an_item_reference_to_another_tenants_item_is_not_found(start_gateway, upstream, stored, stream):
+    gw = start_gateway()
+    alice, bob, admin = sdk(gw, ALICE_KEY), sdk(gw, BOB_KEY), sdk(gw, ADMIN_KEY)
+    if stream:
+        with alice.responses.stream(model="gpt-4.1", input="my secret plan") as events:
+            response = events.get_final_response()
+    else:
+        response = alice.responses.create(model="gpt-4.1", input="my secret plan")
+    out_item = response.output[0].id
+    assert out_item == stored.item_id(response.id) and out_item in stored.item_ids()
+    in_item = stored.inputs[response.id][0]["id"]
+    before = len(upstream.requests)
+
+    for item in (out_item, in_item, "msg_never_made"):
+        for streamed in (False, True):
+            with pytest.raises(openai.NotFoundError) as caught:
+                bob.responses.create(model="gpt-4.1", stream=streamed, input=[
+                    {"role": "user", "content": "repeat this"}, {"type": "item_reference", "id": item}])
+            assert caught.value.body == {"message": f"Item with id '{item}' not found.",
+                                         "type": "invalid_request_error", "param": "input[1].id", "code": None}
+    assert len(upstream.requests) == before  # never reached the upstream
+
+    # alice refers to her output item; to an input item once the upstream listed it to her
+    alice.responses.create(model="gpt-4.1", input=[{"type": "item_reference", "id": out_item}])
+    with pytest.raises(openai.NotFoundError):
+        alice.responses.create(model="gpt-4.1", input=[{"type": "item_reference", "id": in_item}])
+    assert [i.id for i in alice.responses.input_items.list(response.id).data] == [in_item]
+    alice.responses.create(model="gpt-4.1", input=[{"type": "item_reference", "id": in_item}])
+    with pytest.raises(openai.NotFoundError):  # listing it made it alice's, not bob's
+        bob.responses.create(model="gpt-4.1", input=[{"type": "item_reference", "id": in_item}])
+    # an admin key passes, and its listing records nothing for the admin
+    admin.responses.create(model="gpt-4.1", input=[{"type": "item_reference", "id": out_item}])
+    admin.responses.input_items.list(response.id)
+    with redis.Redis.from_url(gw.config.memory.redis_url) as client:
+        prefix = f"{gw.config.memory.key_prefix}:responses:item:"
+        for item in (out_item, in_item):
+            assert json.loads(client.get(prefix + item)) == {"user": "alice", "friend": "tutor"}
+            assert 0 < client.pttl(prefix + item)
+    assert stored.strays == []
+
+
+@pytest.mark.parametrize(("extra", "param"), [
+    ({"conversation": 12}, "conversation"),
+    ({"conversation": {"id": None}}, "conversation.id"),
+    ({"input": [{"type": "item_reference"}]}, "input[0].id"),
+    ({"input": [{"role": "user", "content": "hi"}, {"type": "item_reference", "id": ["x"]}]}, "input[1].id"),
+])
+def test_conversation_and_item_reference_types_are_checked(start_gateway, upstream, stored, extra, param):
+    gw = start_gateway()
+    with pytest.raises(openai.BadRequestError) as caught:
+        sdk(gw, ALICE_KEY).responses.create(model="gpt-4.1", input="hi", extra_body=extra)
+    assert caught.value.body["param"] == param
+    assert upstream.requests == []
+
+
+def test_item_and_conversation_records_work_on_a_redis_cluster(start_gateway, upstream, stored, redis_cluster_url):
+    """Several item references in one create read keys of several hash slots."""
+    gw = start_gateway(memory={"redis_url": redis_cluster_url, "cluster": True})
+    alice, bob = sdk(gw, ALICE_KEY), sdk(gw, BOB_KEY)
+    items = [alice.responses.create(model="gpt-4.1", input=f"note {n}").output[0].id for n in range(6)]
+    refs = [{"type": "item_reference", "id": item} for item in items]
+    conv = stored.new_conversation()
+    alice.responses.create(model="gpt-4.1", input=refs, conversation=conv)
+    before = len(upstream.requests)
+    with pytest.raises(openai.NotFoundError) as caught:
+        bob.responses.create(model="gpt-4.1", input=[*refs[:1], {"type": "item_reference", "id": "msg_x"}])
+    assert caught.value.body["param"] == "input[0].id"
+    conversation_refused(bob, conv)
+    assert len(upstream.requests) == before

@@ -26,13 +26,17 @@ completion observers (memorization) after it. Differences, all from the wire for
 The stored-response routes pass through to the default upstream (a response id names no
 model, so ``upstream.routes`` do not apply), bodies and statuses unchanged, query string
 included, streamed as they arrive: ``GET`` and ``DELETE /v1/responses/{id}``,
-``GET /v1/responses/{id}/input_items``, ``POST /v1/responses/{id}/cancel``.
+``GET /v1/responses/{id}/input_items``, ``POST /v1/responses/{id}/cancel``. A successful
+``input_items`` list (one page, at most 100 items) is read whole first, so the ids it
+lists are recorded for the response's owner before the client sees them.
 
 Tenancy (:mod:`.responses_owners`): a create records the tenant it ran as for the
 response id it returns, before the client sees the id (non-stream: before the reply is
 sent; stream: before the first event naming it); the stored-response routes and
 ``previous_response_id`` on create answer the upstream's own 404 to any other tenant
-(admin keys pass). The id in the path is percent-decoded once and must match
+(admin keys pass); so do a ``conversation`` first used by another tenant and an
+``item_reference`` input item naming an item not recorded for the caller (output items
+of the caller's responses, input items listed to it). The id in the path is percent-decoded once and must match
 :data:`~.responses_owners.RESPONSE_ID` (else 404 for every key, nothing sent upstream),
 and it is percent-encoded again in the upstream path.
 """
@@ -62,7 +66,15 @@ from gateway.proxy.model_route import Prepared as RoutePrepared
 from gateway.proxy.principal import Principal
 from gateway.proxy.relay import RelayState
 from gateway.proxy.responses_loop import Emitter, ToolLoop
-from gateway.proxy.responses_owners import RESPONSE_ID, PreviousResponseNotFound, ResponseNotFound, ResponseOwners
+from gateway.proxy.responses_owners import (
+    RESPONSE_ID,
+    ConversationNotFound,
+    ItemNotFound,
+    PreviousResponseNotFound,
+    ResponseNotFound,
+    ResponseOwners,
+    conversation_of,
+)
 from gateway.proxy.responses_wire import (
     ResponsesAssembler,
     apply_edits,
@@ -168,14 +180,47 @@ class Responses(ModelRoute):
         body = incoming.body if method == "POST" and incoming.body else None
         headers = forward_headers(incoming.headers, upstream)
         async with self.upstream_call(upstream, method, suffix, body, headers) as response:
+            listed = await response.aread() if kind == "input_items" and response.status_code == 200 else None
+            if listed is not None:  # recorded before the client sees the ids
+                await self._record_listed(rid, listed)
             incoming.responded = True
             await send({"type": "http.response.start", "status": response.status_code,
                         "headers": relay_headers(response.raw_headers)})
-            async for part in response.aiter_raw():
-                await send({"type": "http.response.body", "body": part, "more_body": True})
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            if listed is not None:
+                await send({"type": "http.response.body", "body": listed, "more_body": False})
+            else:
+                async for part in response.aiter_raw():
+                    await send({"type": "http.response.body", "body": part, "more_body": True})
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
         if method == "DELETE" and 200 <= response.status_code < 300:
             await self._owners.forget(rid)
+
+    async def _record_listed(self, rid: str, body: bytes) -> None:
+        """Record the ids of the input items the upstream listed for ``rid`` under the
+        response's recorded tenant (an admin's read records nothing for the admin); a
+        failure is logged (the owner's later references to them are refused)."""
+        try:
+            value = json.loads(body)
+        except ValueError:
+            return
+        data = value.get("data") if isinstance(value, dict) else None
+        ids = [i["id"] for i in data if isinstance(i, dict) and isinstance(i.get("id"), str)] \
+            if isinstance(data, list) else []
+        owner = await self._owners.owner_of(rid) if ids else None
+        if owner is None:
+            return
+        try:
+            await self._owners.record_items(ids, owner)
+        except MemoryUnavailable as exc:
+            log.warning("input items of response %s not recorded: %s", rid, exc.message)
+
+    async def _record_items(self, call: CallContext, item_ids: list[str]) -> None:
+        """Record ``call``'s tenant as the owner of output items (failure: as :meth:`_record`)."""
+        try:
+            await self._owners.record_items(item_ids, call.principal)
+        except MemoryUnavailable as exc:
+            log.warning("response items %s not recorded: %s", item_ids[:3], exc.message)
+            call._degraded.append("responses:unrecorded")
 
     async def _record(self, call: CallContext, rid: str, previous: str | None) -> None:
         """Record ``call``'s tenant as the creator of ``rid``; a Redis failure is logged and
@@ -200,7 +245,8 @@ class Responses(ModelRoute):
                 if prepared.chain.observers or span.is_recording() else None
             state = RelayState(assembler=assembler)  # type: ignore[arg-type]
             emitter = Emitter(self._writer(send, state), assembler.add if assembler is not None else None,
-                              claim=lambda rid: self._record(prepared.call, rid, prepared.previous))
+                              claim=lambda rid: self._record(prepared.call, rid, prepared.previous),
+                              claim_items=lambda ids: self._record_items(prepared.call, ids))
             incoming.responded = True  # from here on, failures are answered by _forward
             try:
                 await self._forward(prepared, send, state, emitter, span)
@@ -230,6 +276,7 @@ class Responses(ModelRoute):
         previous = body.get("previous_response_id")
         if isinstance(previous, str) and not await self._owners.owns(previous, accepted.principal):
             raise PreviousResponseNotFound(previous)
+        await self._check_references(body, accepted.principal)
         view = chain_view(body) if (chain.rewriters or chain.observers) else None
         call = self.call_context(accepted, view.request if view is not None else None, headers, started, traceparent)
         await self.load_settings(call, accepted.chain)
@@ -244,6 +291,27 @@ class Responses(ModelRoute):
         data = raw if out is None else dumps(out)
         return Prepared(call, chain, accepted.model, accepted.stream, data, loop,
                         previous if isinstance(previous, str) else None)
+
+    async def _check_references(self, body: dict[str, Any], principal: Principal) -> None:
+        """Refuse a ``conversation`` another tenant claimed (claiming it when new) and an
+        ``item_reference`` to an item not recorded for ``principal`` (module docstring of
+        :mod:`.responses_owners`). One Redis round trip each, linear in the items.
+
+        Raises:
+            ItemNotFound: an unowned item reference (404, ``param: input[i].id``).
+            ConversationNotFound: another tenant's conversation (404).
+            MemoryUnavailable: Redis failed (503).
+        """
+        items = body.get("input")
+        if isinstance(items, list):
+            refs = [(item["id"], f"input[{i}].id") for i, item in enumerate(items)
+                    if isinstance(item, dict) and item.get("type") == "item_reference"]
+            unowned = await self._owners.unowned_item(refs, principal)
+            if unowned is not None:
+                raise ItemNotFound(*unowned)
+        conversation = conversation_of(body)
+        if conversation is not None and not await self._owners.claim_conversation(conversation, principal):
+            raise ConversationNotFound(conversation)
 
     def _writer(self, send: Send, state: RelayState) -> Any:
         async def write(data: bytes) -> None:
@@ -308,6 +376,11 @@ class Responses(ModelRoute):
                 body, parsed = await prepared.loop.complete(body, parsed, self._post(call))
             if parsed is not None and isinstance(parsed.get("id"), str):
                 await self._record(call, parsed["id"], prepared.previous)
+                output = parsed.get("output")
+                ids = [i["id"] for i in output if isinstance(i, dict) and isinstance(i.get("id"), str)] \
+                    if isinstance(output, list) else []
+                if ids:
+                    await self._record_items(call, ids)
         up_time = time.perf_counter() - up_started
         overhead = (time.perf_counter() - call.started) - up_time
         state.first_byte_at = time.perf_counter()
@@ -346,7 +419,8 @@ async def _relay(response: Any, emitter: Emitter) -> None:
         for event in events:
             if event.data is not None:
                 emitter.sent += 1
-                if emitter.observe is not None or (emitter.claim is not None and not emitter.claimed):
+                if emitter.observe is not None or (emitter.claim is not None and not emitter.claimed) \
+                        or (emitter.claim_items is not None and b"output_item." in event.raw):
                     try:
                         data = json.loads(event.data)
                     except ValueError:

@@ -61,7 +61,9 @@ class Emitter:
     ``sequence_number`` and shifts ``output_index`` past dropped items, re-serializing
     only the events that change. ``sent`` counts the events the client got (the next
     ``sequence_number``). ``claim`` is awaited with each new response id an event's
-    ``response`` carries, before that event is written (the route records its creator)."""
+    ``response`` carries, before that event is written (the route records its creator);
+    ``claim_items`` likewise with the id of each new item of a ``response.output_item.added``
+    or ``.done`` event (the route records the item's owner)."""
 
     write: Write
     observe: Callable[[dict[str, Any]], None] | None = None
@@ -69,9 +71,19 @@ class Emitter:
     dropped: set[int] = field(default_factory=set)
     claim: Callable[[str], Awaitable[None]] | None = None
     claimed: set[str] = field(default_factory=set)
+    claim_items: Callable[[list[str]], Awaitable[None]] | None = None
+    items_claimed: set[str] = field(default_factory=set)
 
     async def claim_id(self, data: dict[str, Any]) -> None:
-        """Await :attr:`claim` for the id of ``data["response"]`` when it is new."""
+        """Await :attr:`claim` for the id of ``data["response"]`` when it is new, and
+        :attr:`claim_items` for the id of ``data["item"]`` of an output item event."""
+        item = data.get("item")
+        if self.claim_items is not None and isinstance(item, dict) \
+                and data.get("type") in ("response.output_item.added", "response.output_item.done"):
+            item_id = item.get("id")
+            if isinstance(item_id, str) and item_id not in self.items_claimed:
+                self.items_claimed.add(item_id)
+                await self.claim_items([item_id])
         response = data.get("response")
         if self.claim is None or not isinstance(response, dict):
             return

@@ -22,6 +22,29 @@ starting with ``.``, at most 512 characters: OpenAI's ``resp_<hex>`` and the bas
 of some compatible servers): a segment such as ``..`` or one with a ``/`` (``%2F``) never
 names a response, and the route percent-encodes the id it sends, so no upstream path
 built from an id can climb out of ``/responses/``.
+
+Two more ways to reach a stored response's content by id, with the same rule:
+
+- **Conversations** (``conversation: "conv_..."`` or ``{"id": "conv_..."}`` on create,
+  OpenAI's Conversations API). The gateway does not proxy ``/v1/conversations``, so
+  tenants cannot create one through it; whoever first uses a conversation id in a create
+  claims it (:meth:`ResponseOwners.claim_conversation`: ``SET NX`` of
+  ``<p>:responses:conv:<id>``, made before the upstream is called, so of two racing
+  tenants exactly one wins; a claim stays even if the upstream then refuses the create),
+  and any other tenant's create naming it gets a 404 in the
+  upstream's style (:class:`ConversationNotFound`) without an upstream call. The record
+  does not expire (the API keeps conversations without the 30-day limit of responses);
+  admin keys pass and claim nothing.
+- **Item references** (an ``input`` item ``{"type": "item_reference", "id": ...}``). Items
+  belong to responses: with each response id the gateway hands out it records, under the
+  same tenant and TTL, the ids of the response's output items (non-stream: the reply's
+  ``output``; stream: every ``response.output_item.added`` / ``.done`` item, before that
+  event is written), and the ids of the input items the upstream lists to the response's
+  owner (``GET .../input_items``), in ``<p>:responses:item:<id>`` (``SET NX``: an item's
+  first owner stays its owner). A reference to an item not recorded for the caller is
+  refused with :class:`ItemNotFound` (404, ``param: input[i].id``) before the upstream is
+  called; admin keys pass. Other input items that carry an ``id`` (a replayed output
+  item) are not looked up by the gateway.
 """
 
 from __future__ import annotations
@@ -39,7 +62,8 @@ from gateway.proxy.principal import Principal
 if TYPE_CHECKING:
     import redis.asyncio as aioredis
 
-__all__ = ["RESPONSE_ID", "PreviousResponseNotFound", "ResponseNotFound", "ResponseOwners"]
+__all__ = ["RESPONSE_ID", "ConversationNotFound", "ItemNotFound", "PreviousResponseNotFound", "ResponseNotFound",
+           "ResponseOwners", "conversation_of"]
 
 log = logging.getLogger("memgate.proxy")
 
@@ -72,6 +96,34 @@ class PreviousResponseNotFound(NotFound):
                          param="previous_response_id")
 
 
+class ConversationNotFound(NotFound):
+    """The upstream's answer for an unknown ``conversation`` on create (404,
+    ``param: conversation``, no code), also given for another tenant's conversation."""
+
+    code = None  # type: ignore[assignment]
+
+    def __init__(self, conversation_id: str) -> None:
+        super().__init__(f"Conversation with id '{_shown(conversation_id)}' not found.", param="conversation")
+
+
+class ItemNotFound(NotFound):
+    """An ``item_reference`` to an item that is not the caller's (404, ``param:
+    input[i].id``, no code), worded as the upstream's answer for an unknown item."""
+
+    code = None  # type: ignore[assignment]
+
+    def __init__(self, item_id: str, param: str) -> None:
+        super().__init__(f"Item with id '{_shown(item_id)}' not found.", param=param)
+
+
+def conversation_of(body: dict[str, Any]) -> str | None:
+    """The conversation id a create names (``conversation`` as a string or ``{"id"}``),
+    or None (types are checked before, by ``check_request``)."""
+    conversation = body.get("conversation")
+    value = conversation.get("id") if isinstance(conversation, dict) else conversation
+    return value if isinstance(value, str) else None
+
+
 class ResponseOwners:
     """The records of the module docstring in Redis.
 
@@ -88,6 +140,105 @@ class ResponseOwners:
 
     def key(self, response_id: str) -> str:
         return f"{self._prefix}:responses:owner:{response_id}"
+
+    def conversation_key(self, conversation_id: str) -> str:
+        return f"{self._prefix}:responses:conv:{conversation_id}"
+
+    def item_key(self, item_id: str) -> str:
+        return f"{self._prefix}:responses:item:{item_id}"
+
+    @staticmethod
+    def _tenant(principal: Principal) -> str:
+        return json.dumps({"user": principal.user_id, "friend": principal.friend_id}, ensure_ascii=False)
+
+    @staticmethod
+    def _is(raw: Any, principal: Principal) -> bool:
+        """True when the stored JSON ``raw`` names ``principal``'s tenant."""
+        if raw is None:
+            return False
+        try:
+            owner = json.loads(raw)
+        except ValueError:
+            return False
+        return isinstance(owner, dict) and owner.get("user") == principal.user_id \
+            and owner.get("friend") == principal.friend_id
+
+    async def claim_conversation(self, conversation_id: str, principal: Principal) -> bool:
+        """True when ``principal`` may use ``conversation_id``: an admin key, the tenant
+        recorded for it, or the first tenant to use it (recorded now, no expiry).
+
+        Raises:
+            MemoryUnavailable: Redis failed (503: the check fails closed).
+        """
+        if principal.admin:
+            return True
+        if RESPONSE_ID.fullmatch(conversation_id) is None:
+            return False
+        key = self.conversation_key(conversation_id)
+        try:
+            if await self._redis.set(key, self._tenant(principal), nx=True):
+                return True
+            raw: Any = await self._redis.get(key)
+        except RedisError as exc:
+            raise MemoryUnavailable(f"conversation owner record: {exc!r}") from None
+        return self._is(raw, principal)
+
+    async def record_items(self, item_ids: list[str], principal: Principal) -> None:
+        """Record ``principal``'s tenant as the owner of each item id (``SET NX``: an
+        item keeps its first owner), expiring with the responses' records.
+
+        Raises:
+            MemoryUnavailable: Redis failed (503).
+        """
+        ids = [i for i in item_ids if RESPONSE_ID.fullmatch(i)]
+        if not ids:
+            return
+        value = self._tenant(principal)
+        try:
+            async with self._redis.pipeline(transaction=False) as pipe:
+                for item_id in ids:
+                    pipe.set(self.item_key(item_id), value, px=self._ttl_ms, nx=True)
+                await pipe.execute()
+        except RedisError as exc:
+            raise MemoryUnavailable(f"response item record: {exc!r}") from None
+
+    async def unowned_item(self, item_ids: list[tuple[str, str]], principal: Principal) -> tuple[str, str] | None:
+        """The first ``(id, param)`` of ``item_ids`` not recorded for ``principal``'s
+        tenant, or None (always None for an admin key). One pipelined round trip.
+
+        Raises:
+            MemoryUnavailable: Redis failed (503: the check fails closed).
+        """
+        if principal.admin or not item_ids:
+            return None
+        for item_id, param in item_ids:
+            if RESPONSE_ID.fullmatch(item_id) is None:
+                return item_id, param
+        try:
+            async with self._redis.pipeline(transaction=False) as pipe:  # keys in any slot (cluster)
+                for item_id, _ in item_ids:
+                    pipe.get(self.item_key(item_id))
+                raws: list[Any] = await pipe.execute()
+        except RedisError as exc:
+            raise MemoryUnavailable(f"response item lookup: {exc!r}") from None
+        for (item_id, param), raw in zip(item_ids, raws, strict=True):
+            if not self._is(raw, principal):
+                return item_id, param
+        return None
+
+    async def owner_of(self, response_id: str) -> Principal | None:
+        """The tenant recorded for ``response_id`` as a bare principal (user and friend
+        only), or None (no record, or Redis failed: logged)."""
+        try:
+            raw: Any = await self._redis.get(self.key(response_id))
+            owner = json.loads(raw) if raw is not None else None
+        except (RedisError, ValueError) as exc:
+            log.warning("response owner of %s not read: %r", response_id, exc)
+            return None
+        if not isinstance(owner, dict) or not isinstance(owner.get("user"), str) \
+                or not isinstance(owner.get("friend"), str):
+            return None
+        return Principal(key_id="", user_id=owner["user"], friend_id=owner["friend"])
 
     async def record(self, response_id: str, principal: Principal, continued: str | None) -> None:
         """Record ``principal``'s tenant as the creator of ``response_id``.

@@ -91,7 +91,8 @@ def check_request(body: dict[str, Any]) -> None:
             ``function_call`` without string ``call_id`` / ``name`` / ``arguments``,
             ``function_call_output`` without string ``call_id`` or with an ``output``
             neither a string nor an array; ``instructions`` / ``previous_response_id`` /
-            ``user`` not a string or null; ``max_output_tokens`` not an integer or null; ``stream`` / ``store`` not a boolean or null; ``tools`` not
+            ``user`` not a string or null; ``conversation`` not a string, ``{"id": string}``
+            or null; an ``item_reference`` item without a string ``id``; ``max_output_tokens`` not an integer or null; ``stream`` / ``store`` not a boolean or null; ``tools`` not
             an array of objects; ``metadata`` not an object or null.
     """
     for key in ("instructions", "previous_response_id", "user"):
@@ -105,6 +106,12 @@ def check_request(body: dict[str, Any]) -> None:
         raise _bad("max_output_tokens", "an integer or null", tokens)
     if body.get("metadata") is not None and not isinstance(body["metadata"], dict):
         raise _bad("metadata", "an object or null", body["metadata"])
+    conversation = body.get("conversation")
+    if isinstance(conversation, dict):
+        if not isinstance(conversation.get("id"), str):
+            raise _bad("conversation.id", "a string", conversation.get("id"))
+    elif conversation is not None and not isinstance(conversation, str):
+        raise _bad("conversation", "a string, an object with an id, or null", conversation)
     tools = body.get("tools")
     if tools is not None:
         if not isinstance(tools, list):
@@ -145,6 +152,9 @@ def _check_item(item: Any, at: str) -> None:
             raise _bad(f"{at}.call_id", "a string", item.get("call_id"))
         if not isinstance(item.get("output"), (str, list)):
             raise _bad(f"{at}.output", "a string or an array of content parts", item.get("output"))
+    elif kind == "item_reference":
+        if not isinstance(item.get("id"), str):
+            raise _bad(f"{at}.id", "a string", item.get("id"))
     elif not isinstance(kind, str):
         raise _bad(f"{at}.type", "a string", kind)
 

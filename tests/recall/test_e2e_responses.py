@@ -151,6 +151,11 @@ def test_stream_the_loop_is_invisible(start_gateway, upstream, seed):
         owner = client.get(f"{gw.config.memory.key_prefix}:responses:owner:{final.id}")
         assert json.loads(owner) == {"user": "alice", "friend": "tutor", "from": "resp_prev"}
         assert client.get(f"{gw.config.memory.key_prefix}:responses:owner:{hidden}") is None
+        # so are the items: the visible output item is alice's, the hidden call nobody's
+        items = f"{gw.config.memory.key_prefix}:responses:item:"
+        assert json.loads(client.get(items + final.output[0].id)) == {"user": "alice", "friend": "tutor"}
+        hidden_call = json.loads(fixture_json("responses_memory_search_call"))["output"][0]["id"]
+        assert client.get(items + hidden_call) is None
 
 
 @pytest.mark.parametrize("stream", [False, True])

@@ -4,7 +4,10 @@ with ``store: true``.
 
 ``POST /v1/responses`` creates a response with a fresh id (the recorded ``responses_text``
 fixture, its id replaced, byte for byte otherwise; streamed when asked), and refuses an
-unknown ``previous_response_id`` with the API's 404. ``GET /v1/responses/{id}``,
+unknown ``previous_response_id``, ``conversation`` (made with
+:meth:`StoredResponses.new_conversation`, as the operator would at the Conversations API)
+or ``item_reference`` id (an item of a stored response's output or input) with the API's
+404; each response's output item gets a fresh id too. ``GET /v1/responses/{id}``,
 ``GET .../input_items``, ``POST .../cancel`` and ``DELETE /v1/responses/{id}`` act on the
 stored ones, with the API's 404 for an unknown id. Any other path is a 404 too, and
 :attr:`StoredResponses.strays` lists it.
@@ -20,6 +23,7 @@ from tests.support.upstream_double import JSONReply, Recorded, SSEReply, fixture
 __all__ = ["StoredResponses", "not_found", "own_response"]
 
 FIXTURE_ID = json.loads(fixture_json("responses_text"))["id"]
+FIXTURE_ITEM_ID = json.loads(fixture_json("responses_text"))["output"][0]["id"]
 
 
 def not_found(rid: str) -> dict[str, Any]:
@@ -35,7 +39,23 @@ class StoredResponses:
         self.stored: dict[str, dict[str, Any]] = {}
         self.inputs: dict[str, list[dict[str, Any]]] = {}
         self.strays: list[str] = []
+        self.conversations: set[str] = set()
         self._count = 0
+
+    def new_conversation(self) -> str:
+        self._count += 1
+        conv = f"conv_{self._count:048x}"
+        self.conversations.add(conv)
+        return conv
+
+    def item_ids(self) -> set[str]:
+        """Every item id a stored response holds (output and input)."""
+        return {item["id"] for rid, body in self.stored.items()
+                for item in [*body["output"], *self.inputs[rid]] if "id" in item}
+
+    @staticmethod
+    def item_id(rid: str) -> str:
+        return "msg_" + rid.removeprefix("resp_")
 
     def create(self, request: dict[str, Any]) -> str:
         self._count += 1
@@ -43,11 +63,27 @@ class StoredResponses:
         body = json.loads(fixture_json("responses_text"))
         body.update(id=rid, previous_response_id=request.get("previous_response_id"),
                     instructions=request.get("instructions"))
+        body["output"][0]["id"] = self.item_id(rid)
         self.stored[rid] = body
         text = request.get("input")
         self.inputs[rid] = [{"id": f"msg_in{self._count}", "type": "message", "role": "user", "status": "completed",
                              "content": [{"type": "input_text", "text": text if isinstance(text, str) else "items"}]}]
         return rid
+
+    def _missing(self, request: dict[str, Any]) -> dict[str, Any] | None:
+        """The API's error for an unknown conversation or item reference, or None."""
+        conversation = request.get("conversation")
+        conv = conversation.get("id") if isinstance(conversation, dict) else conversation
+        if conv is not None and conv not in self.conversations:
+            return {"message": f"Conversation with id '{conv}' not found.", "type": "invalid_request_error",
+                    "param": "conversation", "code": None}
+        items = request.get("input")
+        known = self.item_ids() if isinstance(items, list) else set()
+        for i, item in enumerate(items if isinstance(items, list) else []):
+            if isinstance(item, dict) and item.get("type") == "item_reference" and item.get("id") not in known:
+                return {"message": f"Item with id '{item.get('id')}' not found.", "type": "invalid_request_error",
+                        "param": f"input[{i}]", "code": None}
+        return None
 
     def __call__(self, rec: Recorded) -> JSONReply | SSEReply:
         parts = rec.path.split("/")
@@ -58,9 +94,13 @@ class StoredResponses:
                 return JSONReply({"error": {"message": f"Previous response with id '{previous}' not found.",
                                             "type": "invalid_request_error", "param": "previous_response_id",
                                             "code": "previous_response_not_found"}}, status=404)
+            missing = self._missing(request)
+            if missing is not None:
+                return JSONReply({"error": missing}, status=404)
             rid = self.create(request)
             if request.get("stream"):
-                return SSEReply(fixture("responses_text").replace(FIXTURE_ID.encode(), rid.encode()))
+                return SSEReply(fixture("responses_text").replace(FIXTURE_ID.encode(), rid.encode())
+                                .replace(FIXTURE_ITEM_ID.encode(), self.item_id(rid).encode()))
             return JSONReply(self.stored[rid])
         if len(parts) in (4, 5) and parts[:3] == ["", "v1", "responses"]:
             rid = parts[3]
