@@ -16,7 +16,9 @@ ASGI handlers (byte-exact relay, disconnect watching); health, metrics and the m
 are ordinary litestar handlers. ``/mcp`` serves the memory as MCP tools over Streamable
 HTTP (:mod:`gateway.mcp_server`; the SDK's session manager runs in the lifespan, inside
 the composed gateway). Everything bound to the event loop is created in the lifespan, on
-the server's loop.
+the server's loop. The lifespan then warms the models (:meth:`Gateway.warm`: embedder,
+calibration, tokenizers, each run once) before uvicorn accepts a connection, so the first
+request finds them loaded; ``/readyz`` reports them as ``checks.models``.
 
 ``GET /metrics`` serves the gateway's own registry (:mod:`gateway.metrics`) in the
 format the scraper's ``Accept`` asks for (Prometheus text 0.0.4 by default). Every routed
