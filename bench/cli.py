@@ -27,6 +27,7 @@ from bench.recall import command as recall
 from bench.store import command as store
 from bench.threshold_study import command as threshold_study
 from bench.verbatim import command as verbatim
+from bench.warmstart import command as warmstart
 from bench.worldbook import command as worldbook
 
 
@@ -41,5 +42,5 @@ def main(verbose: bool) -> None:
 
 
 for _command in (proxy, store, recall, memorize, locomo, threshold_study, outage, load, context, worldbook,
-                 console_screenshots, verbatim, failover, locomo_sweep, irc_convert, fairness, assistant):
+                 console_screenshots, verbatim, failover, locomo_sweep, irc_convert, fairness, assistant, warmstart):
     main.add_command(_command)

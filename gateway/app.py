@@ -16,7 +16,9 @@ ASGI handlers (byte-exact relay, disconnect watching); health, metrics and the m
 are ordinary litestar handlers. ``/mcp`` serves the memory as MCP tools over Streamable
 HTTP (:mod:`gateway.mcp_server`; the SDK's session manager runs in the lifespan, inside
 the composed gateway). Everything bound to the event loop is created in the lifespan, on
-the server's loop.
+the server's loop. The lifespan then warms the models (:meth:`Gateway.warm`: embedder,
+calibration, tokenizers, each run once) before uvicorn accepts a connection, so the first
+request finds them loaded; ``/readyz`` reports them as ``checks.models``.
 
 ``GET /metrics`` serves the gateway's own registry (:mod:`gateway.metrics`) in the
 format the scraper's ``Accept`` asks for (Prometheus text 0.0.4 by default). Every routed
@@ -29,12 +31,13 @@ the gateway proxies only the endpoints it understands (openai-compat item 26).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import re
 import time
 from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -51,7 +54,7 @@ from litestar.routes import HTTPRoute
 from opentelemetry.sdk.trace.export import SpanExporter
 
 from gateway import __version__
-from gateway.admin_api import ADMIN_REPLY_MODELS, ADMIN_REQUEST_MODELS, admin_controllers
+from gateway.admin_api import ADMIN_REPLY_MODELS, ADMIN_REQUEST_MODELS, admin_controllers, prompt_tokens
 from gateway.breaker import BreakerRegistry
 from gateway.chain import ChainFactory, CompletionRunner
 from gateway.config import GatewayConfig
@@ -77,9 +80,28 @@ from gateway.sdk import Services
 from gateway.settings import SettingsService, SettingsStore
 from gateway.telemetry import Telemetry
 
-__all__ = ["Gateway", "compose", "create_app", "default_registry"]
+__all__ = ["Gateway", "Warmth", "compose", "create_app", "default_registry"]
 
 log = logging.getLogger("memgate")
+
+
+#: How long one readiness probe may spend warming models again after a failed warm.
+REWARM_TIMEOUT_S = 2.0
+
+
+@dataclass
+class Warmth:
+    """Whether every model the gateway serves with has run once (:meth:`Gateway.warm`).
+
+    Attributes:
+        state: True once warm; else ``"cold: <why>"`` (``/readyz`` ``checks.models``).
+        seconds: wall time of the last warm-up, seconds.
+        warmed: how many warm-ups succeeded (0 until the first does; then 1).
+    """
+
+    state: Any = "cold: not warmed yet"
+    seconds: float = 0.0
+    warmed: int = 0
 
 
 @dataclass(frozen=True)
@@ -101,6 +123,7 @@ class Gateway:
     lorebooks: LorebookRepository
     responses: Responses
     settings: SettingsService
+    warmth: Warmth = field(default_factory=Warmth)
 
     async def forget_user(self, user_id: str) -> int:
         """Erase every memory of ``user_id``, the user's own lorebooks (their
@@ -132,14 +155,54 @@ class Gateway:
         return MemoryApi(auth=self.auth, store=self.store, forget_user=self.forget_user,
                          ingester_for=self.chains.ingester_for, settings=self.settings)
 
+    async def warm(self) -> Any:
+        """Load and run once every model the request path uses, so the first request
+        pays no first use: the store's embedder and calibration
+        (:meth:`~gateway.memory.tenant_store.TenantMemoryStore.warm`), the console's
+        token counter (:func:`gateway.admin_api.prompt_tokens`) and every plugin's
+        :class:`~gateway.sdk.Warmup` (tokenizers). Heavy work runs off the event loop.
+        A failure is logged (warning, ``memgate`` logger) and kept in :attr:`warmth`
+        (``/readyz`` reports it); the gateway serves anyway, loading on first use.
+        Returns :attr:`Warmth.state`."""
+        started = time.perf_counter()
+        problems = []
+        try:
+            await self.store.warm()
+        except Exception as exc:  # reported, the gateway still serves
+            problems.append(f"embedder: {type(exc).__name__}: {exc}")
+        try:
+            await asyncio.to_thread(prompt_tokens, [{"role": "user", "content": "warm"}], None)
+        except Exception as exc:  # reported, the gateway still serves
+            problems.append(f"tokenizer: {type(exc).__name__}: {exc}")
+        problems += await self.chains.warm()
+        self.warmth.seconds = time.perf_counter() - started
+        if problems:
+            self.warmth.state = "cold: " + "; ".join(problems)
+            log.warning("models not warm after %.1f s, the first requests load them: %s",
+                        self.warmth.seconds, self.warmth.state)
+        else:
+            self.warmth.state = True
+            self.warmth.warmed += 1
+            log.info("models warm in %.1f s", self.warmth.seconds)
+        return self.warmth.state
+
     async def ready(self) -> dict[str, Any]:
-        """Readiness: Redis answers PING and the default upstream accepts a connection."""
+        """Readiness: Redis answers PING, the default upstream accepts a connection and
+        every model is warm (``models``: True, else why not; a failed warm-up is tried
+        again, up to :data:`REWARM_TIMEOUT_S`, by each probe until it succeeds)."""
         checks: dict[str, Any] = {}
         try:
             checks["redis"] = bool(await self.redis.ping())
         except Exception as exc:  # readiness reports, never raises
             checks["redis"] = f"down: {type(exc).__name__}"
         checks["upstream"] = await self._upstream_reachable()
+        if self.warmth.state is not True:
+            try:
+                async with asyncio.timeout(REWARM_TIMEOUT_S):
+                    await self.warm()
+            except TimeoutError:
+                pass  # still cold: reported below, tried again by the next probe
+        checks["models"] = self.warmth.state
         return checks
 
     async def _upstream_reachable(self) -> Any:
@@ -467,6 +530,7 @@ def create_app(
             compose(config, span_exporter=span_exporter, registry=registry, embedder=embedder) as gateway,
             open_http_endpoint(gateway.store, gateway.auth, gateway.settings, config.mcp) as mcp_endpoint,
         ):
+            await gateway.warm()  # before uvicorn accepts connections: the first request finds every model run once
             running.gateway = gateway
             running.mcp = mcp_endpoint
             app.state.gateway = gateway

@@ -92,6 +92,7 @@ from gateway.sdk import (
     Services,
     Skipped,
     StreamFilter,
+    Warmup,
 )
 from gateway.telemetry import Telemetry
 
@@ -303,6 +304,19 @@ class ChainFactory:
             if isinstance(plugin.instance, Lifecycle):
                 await plugin.instance.start()
                 self._started.append(plugin.instance)
+
+    async def warm(self) -> list[str]:
+        """Call :meth:`~gateway.sdk.Warmup.warm` of every built instance (every key
+        variant), each in a worker thread; a failure is collected, not raised. Returns
+        ``"<plugin>: <error type>: <message>"`` per failure (empty: all warm)."""
+        failures = []
+        for instance in list(self._instances.values()):
+            if isinstance(instance, Warmup):
+                try:
+                    await asyncio.to_thread(instance.warm)
+                except Exception as exc:  # reported by /readyz, the gateway still serves
+                    failures.append(f"{instance.name}: {type(exc).__name__}: {exc}")
+        return failures
 
     async def aclose(self) -> None:
         """Stop started plugins (reverse order), then close those holding resources."""

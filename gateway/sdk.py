@@ -141,6 +141,7 @@ __all__ = [
     "Tenant",
     "ToolRunner",
     "UpstreamError",
+    "Warmup",
     "conversation_id",
     "count_tokens",
     "is_cjk",
@@ -418,6 +419,19 @@ class Lifecycle(Protocol):
     async def start(self) -> None: ...
 
     async def stop(self) -> None: ...
+
+
+@runtime_checkable
+class Warmup(Protocol):
+    """Exercises once, at start-up, what the plugin loaded when it was built (a
+    tokenizer: one token count), so the first request pays no first-use cost. Called for
+    every instance (key variants too) in a worker thread, before ``/readyz`` reports ready
+    and before the first request; an exception is logged and reported by ``/readyz``
+    (``checks.models``), the gateway still serves."""
+
+    name: ClassVar[str]
+
+    def warm(self) -> None: ...
 
 
 @runtime_checkable

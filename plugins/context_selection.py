@@ -381,6 +381,10 @@ class ContextSelection:
         m.counter("memgate_context_fallbacks_total", "context_selection: fallbacks to the most recent messages, by "
                   "reason (fallback rate = fallbacks / builds; seed 004 §10.2).", ("reason",))
 
+    def warm(self) -> None:
+        """:class:`~gateway.sdk.Warmup`: one token count with the plugin's encoding."""
+        self.counter.warm()
+
     async def rewrite_request(self, call: CallContext, request: ChatRequest) -> ChatRequest:
         started = time.perf_counter()
         messages = request.messages

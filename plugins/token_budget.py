@@ -99,6 +99,10 @@ class TokenBudget:
             "memgate_tokens_saved_total", "Prompt tokens removed by token_budget (injected memory trimmed, old turns dropped)."
         )
 
+    def warm(self) -> None:
+        """:class:`~gateway.sdk.Warmup`: one token count with every configured encoding."""
+        self.counter.warm()
+
     def window(self, model: str) -> int | None:
         for glob, size in self.config.context_windows.items():
             if fnmatch.fnmatchcase(model, glob):

@@ -56,6 +56,14 @@ class TokenCounter:
         self._globs = [(glob, name) for glob, name in encodings.items() if name in self._loaded]
         self._fallback = self._loaded[fallback]
 
+    def warm(self) -> int:
+        """Count one short chat message with every loaded encoding (start-up: the first
+        request then pays no first use). Returns the last count."""
+        count = 0
+        for encoding in self._loaded.values():
+            count = self.messages(encoding, [{"role": "user", "content": "What did I say about the weekend?"}])
+        return count
+
     def encoding(self, model: str) -> tiktoken.Encoding:
         """The encoding of the first glob matching ``model``, else the fallback."""
         for glob, name in self._globs:

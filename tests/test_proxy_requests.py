@@ -174,7 +174,7 @@ def test_health_and_readiness(start_gateway, upstream):
     gw = start_gateway()
     assert httpx.get(gw.url + "/healthz", timeout=30).json() == {"status": "ok"}
     ready = httpx.get(gw.url + "/readyz", timeout=30)
-    assert ready.status_code == 200 and ready.json()["checks"] == {"redis": True, "upstream": True}
+    assert ready.status_code == 200 and ready.json()["checks"] == {"redis": True, "upstream": True, "models": True}
 
 
 def test_readiness_fails_when_upstream_is_unreachable(start_gateway, upstream):

@@ -64,6 +64,10 @@ class MemoryStore(Protocol):
         """Erase the record and its index entries (not an audit-preserving retire)."""
         ...
 
+    async def warm(self) -> None:
+        """Run every model the search path uses once (start-up, before ready)."""
+        ...
+
     async def list(
         self, tenant: Tenant, scope: str | None = None, types: Iterable[str] | None = None,
         cursor: str | None = None, limit: int = 50,

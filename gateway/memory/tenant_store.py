@@ -61,9 +61,11 @@ from gateway.memory.repository import RecordRepository
 from gateway.memory.tokenize import _CJK_RE, tokenize
 from gateway.memory.validation import check_new_memory, check_range, check_text, check_vector
 
-__all__ = ['MAX_PAGE', 'MAX_TEXT_KEYWORDS', 'MIN_CANDIDATES', 'TenantMemoryStore', 'recomputed_keywords', 'select_hits']
+__all__ = ['MAX_PAGE', 'MAX_TEXT_KEYWORDS', 'MIN_CANDIDATES', 'WARM_TEXT', 'TenantMemoryStore', 'recomputed_keywords', 'select_hits']
 
 MIN_CANDIDATES = 20
+#: The text :meth:`TenantMemoryStore.warm` embeds.
+WARM_TEXT = "What did I tell you about my plans for the weekend?"
 MAX_PAGE = 1000
 
 
@@ -206,6 +208,21 @@ class TenantMemoryStore:
         record = await self.get(tenant, memory_id)
         with redis_boundary():
             await self._repo.remove([record])
+
+    async def warm(self) -> None:
+        """Exercise every model the search path uses, once: one embedding by the model
+        itself (past the Redis vector cache, which would answer a text embedded before
+        without running the model) and, with ``memory.calibrate``, the calibration
+        (:func:`~gateway.memory.calibration.calibration_for`, ~200 short texts the first
+        time). The embedder runs off the event loop (each provider's own threads).
+
+        Raises:
+            gateway.errors.MemoryUnavailable: the model or Redis failed.
+        """
+        model = getattr(self._embedder, "inner", self._embedder)  # the CachedEmbedder's model
+        await model.embed_many([WARM_TEXT])
+        if self._config.calibrate:
+            await calibration_for(self._embedder)
 
     async def list(
         self, tenant: Tenant, scope: str | None = None, types: Iterable[str] | None = None,

@@ -218,6 +218,10 @@ class WorldBook:
         self._books: OrderedDict[tuple[str, str], tuple[tuple[int, int], CompiledBook]] = OrderedDict()
         self._scans = FairShare(config.scans_per_user, max(config.scans_total, config.scans_per_user))
 
+    def warm(self) -> None:
+        """:class:`~gateway.sdk.Warmup`: one token count with the plugin's encoding."""
+        count_tokens(self.encoding, "What did I say about the weekend?")
+
     async def forget_user(self, user_id: str) -> None:
         """:class:`~gateway.sdk.Forgetter`: compiled books of the user are dropped from the
         cache (the gateway erases the user's books and timers, :meth:`Gateway.forget_user`)."""
