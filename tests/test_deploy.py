@@ -527,7 +527,7 @@ def serve_and_embed(process: subprocess.Popen[bytes], port: int) -> None:
         command, env = healthcheck(port)
         assert subprocess.run(command, env=env, timeout=30).returncode == 0
         ready = client.get("/readyz")
-        assert ready.status_code == 200 and ready.json() == {"ready": True, "checks": {"redis": True, "upstream": True}}
+        assert ready.status_code == 200 and ready.json() == {"ready": True, "checks": {"redis": True, "upstream": True, "models": True}}
         created = client.post("/v1/memories", json={"scope": "profile", "type": "preference",
                                                     "text": "The user keeps bees on the roof"})
         assert created.status_code == 201, created.text
