@@ -268,14 +268,7 @@ class ResponseOwners:
             raw: Any = await self._redis.get(self.key(response_id))
         except RedisError as exc:
             raise MemoryUnavailable(f"response owner lookup: {exc!r}") from None
-        if raw is None:
-            return False
-        try:
-            owner = json.loads(raw)
-        except ValueError:
-            return False
-        return isinstance(owner, dict) and owner.get("user") == principal.user_id \
-            and owner.get("friend") == principal.friend_id
+        return self._is(raw, principal)
 
     async def forget(self, response_id: str) -> None:
         """Drop the record of a deleted response (a failure only leaves it to expire)."""
