@@ -139,7 +139,7 @@ def cluster_client(urls: str, config: MemoryConfig) -> aredis.Redis:
 
 def _failover_safe(base: Any) -> Any:
     """redis-py's async ``RedisCluster`` whose topology refresh does not fetch ``COMMAND``
-    again once it has it (issue 15 item 4, found by ``python -m bench failover``).
+    again once it has it (found by ``python -m bench failover``).
 
     After a command fails on a dead primary, the next command of *any* caller refreshes
     the topology and then loads the command table from the default node; while the dead
@@ -150,18 +150,18 @@ def _failover_safe(base: Any) -> Any:
     version, so it is loaded once; the slot table is refreshed as before."""
 
     class FailoverSafeCluster(base):
-        async def initialize(self, additional_startup_nodes_info: Any = None, last_failed_node_name: Any = None) -> Any:
+        async def initialize(self, **refresh: Any) -> Any:
+            """redis-py 7's ``RedisCluster.initialize`` without the ``COMMAND`` fetch once
+            the command table is loaded (``refresh``: whatever a later redis-py passes on
+            to its nodes manager)."""
             state: Any = self  # redis-py's private fields, as its own initialize uses them
             if not (state._initialize and state.commands_parser.commands):
-                return await super().initialize(additional_startup_nodes_info, last_failed_node_name)
+                return await super().initialize(**refresh)
             if not state._lock:
                 state._lock = asyncio.Lock()
             async with state._lock:
                 if state._initialize:
-                    await state.nodes_manager.initialize(
-                        additional_startup_nodes_info=additional_startup_nodes_info,
-                        last_failed_node_name=last_failed_node_name,
-                    )
+                    await state.nodes_manager.initialize(**refresh)
                     state._initialize = False
             return self
 
