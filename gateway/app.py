@@ -138,7 +138,7 @@ class Gateway:
         return erased
 
     async def _forget_one(self, user_id: str) -> int:
-        erased = await forget_user(self.chains.forgetters(), self.store, user_id)
+        erased = await forget_user([*self.chains.forgetters(), self.responses.owners], self.store, user_id)
         await self.lorebooks.forget_user(user_id)
         await self.settings.forget_user(user_id)
         return erased
@@ -331,7 +331,8 @@ async def compose(
                 models=Models(config, auth, upstreams, telemetry),
                 lorebooks=LorebookRepository(redis, config.memory.key_prefix),
                 responses=Responses(config, auth, chains, upstreams, telemetry, settings, ResponseOwners(
-                    redis, config.memory.key_prefix, config.upstream.responses_retention_s)),
+                    redis, config.memory.key_prefix, config.upstream.responses_retention_s,
+                    config.upstream.conversation_claims_ttl_s)),
                 settings=settings,
             )
     finally:

@@ -81,6 +81,7 @@ from gateway.proxy.responses_wire import (
     chain_view,
     check_request,
     dumps,
+    referenced_items,
     reply_from_response,
 )
 from gateway.proxy.sse import SSEDecoder
@@ -147,6 +148,11 @@ class Responses(ModelRoute):
     ) -> None:
         super().__init__(config, auth, chains, upstreams, telemetry, settings)
         self._owners = owners
+
+    @property
+    def owners(self) -> ResponseOwners:
+        """The tenancy records (also forgotten with a user: :meth:`ResponseOwners.forget_user`)."""
+        return self._owners
 
     async def handle(self, incoming: Incoming, send: Send) -> None:
         tail = path_tail(incoming.scope)
@@ -294,19 +300,20 @@ class Responses(ModelRoute):
 
     async def _check_references(self, body: dict[str, Any], principal: Principal) -> None:
         """Refuse a ``conversation`` another tenant claimed (claiming it when new) and an
-        ``item_reference`` to an item not recorded for ``principal`` (module docstring of
-        :mod:`.responses_owners`). One Redis round trip each, linear in the items.
+        input item naming a stored item not recorded for ``principal``
+        (:func:`~.responses_wire.referenced_items`: an ``item_reference``, any item's
+        ``id``, an ``approval_request_id``; module docstring of :mod:`.responses_owners`).
+        A few Redis round trips, linear in the items.
 
         Raises:
-            ItemNotFound: an unowned item reference (404, ``param: input[i].id``).
+            ItemNotFound: an unowned item (404, ``param: input[i].id`` or
+                ``input[i].approval_request_id``).
             ConversationNotFound: another tenant's conversation (404).
             MemoryUnavailable: Redis failed (503).
         """
         items = body.get("input")
         if isinstance(items, list):
-            refs = [(item["id"], f"input[{i}].id") for i, item in enumerate(items)
-                    if isinstance(item, dict) and item.get("type") == "item_reference"]
-            unowned = await self._owners.unowned_item(refs, principal)
+            unowned = await self._owners.unowned_item(referenced_items(items), principal)
             if unowned is not None:
                 raise ItemNotFound(*unowned)
         conversation = conversation_of(body)
