@@ -127,7 +127,8 @@ class Gateway:
 
     async def forget_user(self, user_id: str) -> int:
         """Erase every memory of ``user_id``, the user's own lorebooks (their
-        conversation timers too) and memory settings; every plugin's forget hook runs first
+        conversation timers too), memory settings and Responses tenancy records; every
+        plugin's forget hook and the Responses records' run first
         (:func:`gateway.forget.forget_user`). Then the same for every user the memory
         store knows under ``<user_id>/``: a group key's speakers are ``<namespace>/<name>``
         (:mod:`gateway.speakers`), so forgetting a group's namespace forgets its speakers

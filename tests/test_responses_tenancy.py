@@ -13,7 +13,8 @@ import pytest
 import redis
 
 from tests.support.gateway import ADMIN_KEY, ALICE_KEY, BOB_KEY, SERVICE_KEY
-from tests.support.responses_double import StoredResponses, not_found
+from tests.support.responses_double import FIXTURE_ITEM_ID, StoredResponses, not_found, own_response
+from tests.support.upstream_double import SSEReply, fixture
 
 
 def sdk(gw, key: str, **headers: str) -> openai.OpenAI:
@@ -405,3 +406,29 @@ def test_forgetting_a_user_deletes_their_responses_records_and_only_theirs(start
     assert bob.responses.retrieve(kept.id).id == kept.id
     conversation_refused(alice, theirs)
     bob.responses.create(model="gpt-4.1", input="free again", conversation=mine)  # alice's claim is gone
+
+
+def test_items_first_seen_on_a_retrieve_are_the_owners(start_gateway, upstream, stored):
+    """A ``background`` response's output items first appear in ``GET`` (or ``cancel``, or
+    ``GET ?stream=true``): they are recorded for the response's owner there."""
+    gw = start_gateway()
+    alice, bob = sdk(gw, ALICE_KEY), sdk(gw, BOB_KEY)
+    rid = stored.create({"input": "in the background"})  # its create's reply had no items yet
+    own_response(gw, rid, "alice", "tutor")
+    item = stored.item_id(rid)
+    replay = [{"type": "item_reference", "id": item}]
+    with pytest.raises(openai.NotFoundError):
+        alice.responses.create(model="gpt-4.1", input=replay)
+    with pytest.raises(openai.NotFoundError):
+        bob.responses.retrieve(rid)
+    assert [o.id for o in alice.responses.retrieve(rid).output] == [item]
+    alice.responses.create(model="gpt-4.1", input=replay)
+    with pytest.raises(openai.NotFoundError):
+        bob.responses.create(model="gpt-4.1", input=replay)
+
+    upstream.enqueue(SSEReply(fixture("responses_text"), pieces=50))
+    events = list(alice.responses.retrieve(rid, stream=True))
+    assert events[-1].type == "response.completed" and events[-1].response.output[0].id == FIXTURE_ITEM_ID
+    with redis.Redis.from_url(gw.config.memory.redis_url) as client:
+        key = f"{gw.config.memory.key_prefix}:responses:item:{FIXTURE_ITEM_ID}"
+        assert json.loads(client.get(key)) == {"user": "alice", "friend": "tutor"} and client.pttl(key) > 0

@@ -31,20 +31,43 @@ Two more ways to reach a stored response's content by id, with the same rule:
   claims it (:meth:`ResponseOwners.claim_conversation`: ``SET NX`` of
   ``<p>:responses:conv:<id>``, made before the upstream is called, so of two racing
   tenants exactly one wins; a claim stays even if the upstream then refuses the create),
-  and any other tenant's create naming it gets a 404 in the
-  upstream's style (:class:`ConversationNotFound`) without an upstream call. The record
-  does not expire (the API keeps conversations without the 30-day limit of responses);
-  admin keys pass and claim nothing.
-- **Item references** (an ``input`` item ``{"type": "item_reference", "id": ...}``). Items
-  belong to responses: with each response id the gateway hands out it records, under the
-  same tenant and TTL, the ids of the response's output items (non-stream: the reply's
-  ``output``; stream: every ``response.output_item.added`` / ``.done`` item, before that
-  event is written), and the ids of the input items the upstream lists to the response's
-  owner (``GET .../input_items``), in ``<p>:responses:item:<id>`` (``SET NX``: an item's
-  first owner stays its owner). A reference to an item not recorded for the caller is
-  refused with :class:`ItemNotFound` (404, ``param: input[i].id``) before the upstream is
-  called; admin keys pass. Other input items that carry an ``id`` (a replayed output
-  item) are not looked up by the gateway.
+  and any other tenant's create naming it gets a 404 in the upstream's style
+  (:class:`ConversationNotFound`) without an upstream call. The API keeps conversations
+  without the 30-day limit of responses, so a claim expires
+  ``upstream.conversation_claims_ttl_s`` after its owner's **last** use (each create by
+  the owner restarts it; another tenant's refused try does not); past it the id is
+  unclaimed and the next tenant to use it claims it. Admin keys pass and claim nothing.
+- **Stored items** named in ``input`` (OpenAI API reference, input items): an
+  ``item_reference`` (``{"type": "item_reference", "id"}``, or ``{"id"}`` without
+  ``type``), and equally **any input item carrying an ``id``**, which the upstream resolves
+  to the stored item (a replayed ``reasoning`` item ``rs_...`` with ``store: true``, an
+  output ``message`` ``msg_...``, a ``function_call`` ``fc_...``, ...), and the
+  ``approval_request_id`` of an ``mcp_approval_response`` (or replayed ``mcp_call``),
+  which names another response's ``mcp_approval_request`` item. Items belong to responses:
+  with each response id the gateway hands out it records, under the same tenant and TTL,
+  the ids of the response's output items (non-stream: the reply's ``output``; stream:
+  every ``response.output_item.added`` / ``.done`` item, before that event is written),
+  and the ids of the input items the upstream lists to the response's owner
+  (``GET .../input_items``), in ``<p>:responses:item:<id>`` (``SET NX``: an item's first
+  owner stays its owner). An input naming an item not recorded for the caller is refused
+  with :class:`ItemNotFound` (404, ``param: input[i].id`` or
+  ``input[i].approval_request_id``) before the upstream is called: refused, not stripped,
+  since an item without its id changes meaning (a reasoning item without
+  ``encrypted_content`` is nothing but its id), and the 404 is the upstream's own answer
+  for an unknown item. An item id the client made up is refused the same way. Admin keys
+  pass. ``call_id`` values (function call outputs) are not item ids: the upstream matches
+  them within the request's own context (its input, or a ``previous_response_id`` that is
+  checked), so they are not looked up.
+
+Forgetting a user (:meth:`ResponseOwners.forget_user`, run with the plugins' forget hooks
+by :func:`gateway.forget.forget_user`): every record written for a user (any friend) is
+also listed in the user's index ``<p>:responses:user:<escaped user id>``, a sorted set of
+record keys scored by the epoch millisecond each expires at, written **before** the
+record (so a record that exists is always listed; expired entries are trimmed on each
+write, and the index expires with the longest TTL). A forget deletes each listed record
+whose value still names the user (a Lua check-and-delete per key, so another tenant's
+later claim of the same id stays), then the entries it handled, a batch at a time: an
+interrupted forget leaves what a retry finishes, and nothing of another user is touched.
 """
 
 from __future__ import annotations
