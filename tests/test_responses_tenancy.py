@@ -432,3 +432,26 @@ def test_items_first_seen_on_a_retrieve_are_the_owners(start_gateway, upstream, 
     with redis.Redis.from_url(gw.config.memory.redis_url) as client:
         key = f"{gw.config.memory.key_prefix}:responses:item:{FIXTURE_ITEM_ID}"
         assert json.loads(client.get(key)) == {"user": "alice", "friend": "tutor"} and client.pttl(key) > 0
+
+
+def test_memgate_memories_forget_deletes_the_users_responses_records(start_gateway, upstream, stored, tmp_path):
+    from click.testing import CliRunner
+
+    from gateway.cli import main
+
+    gw = start_gateway()
+    alice, bob = sdk(gw, ALICE_KEY), sdk(gw, BOB_KEY)
+    mine = alice.responses.create(model="gpt-4.1", input="my secret plan", conversation=stored.new_conversation())
+    kept = bob.responses.create(model="gpt-4.1", input="bob's plan")
+    before = responses_keys(gw)
+    prefix = f"{gw.config.memory.key_prefix}:responses:"
+    bobs = {prefix + "owner:" + kept.id, prefix + "item:" + kept.output[0].id, prefix + "user:bob"}
+    assert len(before) == 4 + len(bobs)  # alice: owner, item, conversation, index
+    config = tmp_path / "gateway.yaml"
+    config.write_text(json.dumps({"memory": {"redis_url": gw.config.memory.redis_url,
+                                             "key_prefix": gw.config.memory.key_prefix}}))
+    done = CliRunner().invoke(main, ["memories", "forget", "--config", str(config), "--user", "alice", "--yes"])
+    assert done.exit_code == 0, done.output
+    assert responses_keys(gw) == {k: v for k, v in before.items() if k in bobs}
+    with pytest.raises(openai.NotFoundError):
+        alice.responses.retrieve(mine.id)
