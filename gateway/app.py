@@ -127,7 +127,8 @@ class Gateway:
 
     async def forget_user(self, user_id: str) -> int:
         """Erase every memory of ``user_id``, the user's own lorebooks (their
-        conversation timers too) and memory settings; every plugin's forget hook runs first
+        conversation timers too), memory settings and Responses tenancy records; every
+        plugin's forget hook and the Responses records' run first
         (:func:`gateway.forget.forget_user`). Then the same for every user the memory
         store knows under ``<user_id>/``: a group key's speakers are ``<namespace>/<name>``
         (:mod:`gateway.speakers`), so forgetting a group's namespace forgets its speakers
@@ -138,7 +139,7 @@ class Gateway:
         return erased
 
     async def _forget_one(self, user_id: str) -> int:
-        erased = await forget_user(self.chains.forgetters(), self.store, user_id)
+        erased = await forget_user([*self.chains.forgetters(), self.responses.owners], self.store, user_id)
         await self.lorebooks.forget_user(user_id)
         await self.settings.forget_user(user_id)
         return erased
@@ -331,7 +332,8 @@ async def compose(
                 models=Models(config, auth, upstreams, telemetry),
                 lorebooks=LorebookRepository(redis, config.memory.key_prefix),
                 responses=Responses(config, auth, chains, upstreams, telemetry, settings, ResponseOwners(
-                    redis, config.memory.key_prefix, config.upstream.responses_retention_s)),
+                    redis, config.memory.key_prefix, config.upstream.responses_retention_s,
+                    config.upstream.conversation_claims_ttl_s)),
                 settings=settings,
             )
     finally:

@@ -129,6 +129,14 @@ class UpstreamConfig(UpstreamTarget):
         "days); the gateway's record of which tenant created each response id expires "
         "after it (gateway/proxy/responses_owners.py).",
     )
+    conversation_claims_ttl_s: float = Field(
+        30 * 86400.0,
+        gt=0,
+        description="How long the gateway's claim of a conversation id by the first tenant "
+        "that used it lasts after its last use (each create naming it by its owner "
+        "restarts the time); past it, the id is unclaimed and the next tenant to use it "
+        "claims it (gateway/proxy/responses_owners.py).",
+    )
 
 
 class PluginOverride(Frozen):

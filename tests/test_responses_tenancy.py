@@ -7,12 +7,14 @@ from __future__ import annotations
 import http.client
 import json
 
+import httpx
 import openai
 import pytest
 import redis
 
 from tests.support.gateway import ADMIN_KEY, ALICE_KEY, BOB_KEY, SERVICE_KEY
-from tests.support.responses_double import StoredResponses, not_found
+from tests.support.responses_double import FIXTURE_ITEM_ID, StoredResponses, not_found, own_response
+from tests.support.upstream_double import SSEReply, fixture
 
 
 def sdk(gw, key: str, **headers: str) -> openai.OpenAI:
@@ -218,7 +220,25 @@ def test_a_conversation_belongs_to_the_first_tenant_that_uses_it(start_gateway, 
     with redis.Redis.from_url(gw.config.memory.redis_url) as client:
         key = f"{gw.config.memory.key_prefix}:responses:conv:{conv}"
         assert json.loads(client.get(key)) == {"user": "alice", "friend": "tutor"}
-        assert client.pttl(key) == -1  # conversations outlive the responses' retention
+        assert 0 < client.pttl(key) <= 30 * 86400 * 1000  # upstream.conversation_claims_ttl_s, default
+
+
+def test_a_conversation_claim_lasts_its_ttl_after_its_last_use(start_gateway, upstream, stored):
+    gw = start_gateway(upstream={"conversation_claims_ttl_s": 600})
+    alice, bob = sdk(gw, ALICE_KEY), sdk(gw, BOB_KEY)
+    conv = stored.new_conversation()
+    alice.responses.create(model="gpt-4.1", input="my secret plan", conversation=conv)
+    key = f"{gw.config.memory.key_prefix}:responses:conv:{conv}"
+    with redis.Redis.from_url(gw.config.memory.redis_url) as client:
+        assert 0 < client.pttl(key) <= 600_000
+        client.pexpire(key, 5_000)  # nearly over
+        alice.responses.create(model="gpt-4.1", input="and then?", conversation=conv)
+        assert 5_000 < client.pttl(key) <= 600_000  # her use restarted it
+        conversation_refused(bob, conv)
+        assert 5_000 < client.pttl(key)  # bob's refused tries did not
+        client.delete(key)  # expired
+    bob.responses.create(model="gpt-4.1", input="mine now", conversation=conv)  # the next user claims it
+    conversation_refused(alice, conv)
 
 
 @pytest.mark.parametrize("stream", [False, True])
@@ -268,6 +288,9 @@ def test_an_item_reference_to_another_tenants_item_is_not_found(start_gateway, u
     ({"conversation": {"id": None}}, "conversation.id"),
     ({"input": [{"type": "item_reference"}]}, "input[0].id"),
     ({"input": [{"role": "user", "content": "hi"}, {"type": "item_reference", "id": ["x"]}]}, "input[1].id"),
+    ({"input": [{"type": "reasoning", "id": 7, "summary": []}]}, "input[0].id"),
+    ({"input": [{"type": "mcp_approval_response", "approval_request_id": {}, "approve": True}]},
+     "input[0].approval_request_id"),
 ])
 def test_conversation_and_item_reference_types_are_checked(start_gateway, upstream, stored, extra, param):
     gw = start_gateway()
@@ -291,3 +314,144 @@ def test_item_and_conversation_records_work_on_a_redis_cluster(start_gateway, up
     assert caught.value.body["param"] == "input[0].id"
     conversation_refused(bob, conv)
     assert len(upstream.requests) == before
+    # forgetting alice deletes records in every slot (a script call routed per key)
+    with httpx.Client(base_url=gw.url, headers={"authorization": f"Bearer {ADMIN_KEY}"}, timeout=30) as admin:
+        assert admin.post("/v1/admin/users/alice/forget").status_code == 200
+    with pytest.raises(openai.NotFoundError):
+        alice.responses.create(model="gpt-4.1", input=refs)
+    bob.responses.create(model="gpt-4.1", input="mine now", conversation=conv)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_replayed_items_naming_another_tenants_items_are_not_found(start_gateway, upstream, stored, stream):
+    """Any input item's ``id`` (a reasoning item, an output message, an item reference
+    without ``type``) and an ``approval_request_id`` name a stored item the upstream looks
+    up: only the tenant whose response produced it may send it."""
+    gw = start_gateway()
+    stored.reasoning = True  # non-stream replies: a reasoning item, then the message
+    alice, bob = sdk(gw, ALICE_KEY), sdk(gw, BOB_KEY)
+    reasoning = alice.responses.create(model="gpt-4.1", input="think about my plan").output[0]
+    assert reasoning.type == "reasoning" and reasoning.id.startswith("rs_")
+    if stream:
+        with alice.responses.stream(model="gpt-4.1", input="my secret plan") as events:
+            message = events.get_final_response().output[-1].id
+    else:
+        message = alice.responses.create(model="gpt-4.1", input="my secret plan").output[-1].id
+    assert message in stored.item_ids()
+    go_on = {"role": "user", "content": "go on"}
+    replays = [
+        ([{"type": "reasoning", "id": reasoning.id, "summary": []}, go_on], "input[0].id", reasoning.id),
+        ([go_on, {"type": "message", "role": "assistant", "id": message, "status": "completed",
+                  "content": [{"type": "output_text", "text": "noted", "annotations": []}]}], "input[1].id", message),
+        ([go_on, {"id": message}], "input[1].id", message),
+        ([{"type": "mcp_approval_response", "approval_request_id": message, "approve": True}],
+         "input[0].approval_request_id", message),
+        ([{"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}", "id": "fc_never_made"}],
+         "input[0].id", "fc_never_made"),
+    ]
+    before = len(upstream.requests)
+    for items, param, named in replays:
+        for streamed in (False, True):
+            with pytest.raises(openai.NotFoundError) as caught:
+                bob.responses.create(model="gpt-4.1", input=items, stream=streamed)
+            assert caught.value.body == {"message": f"Item with id '{named}' not found.",
+                                         "type": "invalid_request_error", "param": param, "code": None}
+    assert len(upstream.requests) == before  # never reached the upstream
+
+    for items, _, _ in replays[:3]:  # alice replays her own items
+        alice.responses.create(model="gpt-4.1", input=items)
+        assert upstream.responses_requests()[-1].json["input"] == items
+    assert len(upstream.requests) == before + 3
+    sdk(gw, ADMIN_KEY).responses.create(model="gpt-4.1", input=replays[0][0])  # admin keys pass
+
+
+def responses_keys(gw) -> dict[str, bytes]:
+    """Every key of the Responses records (``<p>:responses:*``) with its value (a dump)."""
+    with redis.Redis.from_url(gw.config.memory.redis_url) as client:
+        keys = list(client.scan_iter(match=f"{gw.config.memory.key_prefix}:responses:*", count=500))
+        return {k.decode(): client.dump(k) for k in keys}
+
+
+def test_forgetting_a_user_deletes_their_responses_records_and_only_theirs(start_gateway, upstream, stored, monkeypatch):
+    from gateway.proxy import responses_owners
+
+    monkeypatch.setattr(responses_owners, "FORGET_BATCH", 2)  # several rounds of the index
+    gw = start_gateway()
+    alice, bob = sdk(gw, ALICE_KEY), sdk(gw, BOB_KEY)
+    coach = sdk(gw, SERVICE_KEY, **{"X-Memgate-User": "alice", "X-Memgate-Friend": "coach"})
+    mine, theirs = stored.new_conversation(), stored.new_conversation()
+    first = alice.responses.create(model="gpt-4.1", input="my secret plan", conversation=mine)
+    with alice.responses.stream(model="gpt-4.1", input="more", previous_response_id=first.id) as events:
+        streamed = events.get_final_response()
+    alice.responses.input_items.list(first.id)  # records the input item for alice
+    other_friend = coach.responses.create(model="gpt-4.1", input="for the coach")
+    kept = bob.responses.create(model="gpt-4.1", input="bob's plan", conversation=theirs)
+    conversation_refused(alice, theirs)  # alice's index now names bob's claim: it must survive
+    prefix = f"{gw.config.memory.key_prefix}:responses:"
+    alices = {prefix + "owner:" + r.id for r in (first, streamed, other_friend)} \
+        | {prefix + "item:" + r.output[0].id for r in (first, streamed, other_friend)} \
+        | {prefix + "item:" + stored.inputs[first.id][0]["id"], prefix + "conv:" + mine, prefix + "user:alice"}
+    bobs = {prefix + "owner:" + kept.id, prefix + "item:" + kept.output[0].id, prefix + "conv:" + theirs,
+            prefix + "user:bob"}
+    before = responses_keys(gw)
+    assert set(before) == alices | bobs
+
+    with httpx.Client(base_url=gw.url, headers={"authorization": f"Bearer {ADMIN_KEY}"}, timeout=30) as admin:
+        assert admin.post("/v1/admin/users/alice/forget").status_code == 200
+    assert responses_keys(gw) == {k: v for k, v in before.items() if k in bobs}  # bob's untouched
+
+    for client, rid in ((alice, first.id), (alice, streamed.id), (coach, other_friend.id)):
+        with pytest.raises(openai.NotFoundError):
+            client.responses.retrieve(rid)
+    assert bob.responses.retrieve(kept.id).id == kept.id
+    conversation_refused(alice, theirs)
+    bob.responses.create(model="gpt-4.1", input="free again", conversation=mine)  # alice's claim is gone
+
+
+def test_items_first_seen_on_a_retrieve_are_the_owners(start_gateway, upstream, stored):
+    """A ``background`` response's output items first appear in ``GET`` (or ``cancel``, or
+    ``GET ?stream=true``): they are recorded for the response's owner there."""
+    gw = start_gateway()
+    alice, bob = sdk(gw, ALICE_KEY), sdk(gw, BOB_KEY)
+    rid = stored.create({"input": "in the background"})  # its create's reply had no items yet
+    own_response(gw, rid, "alice", "tutor")
+    item = stored.item_id(rid)
+    replay = [{"type": "item_reference", "id": item}]
+    with pytest.raises(openai.NotFoundError):
+        alice.responses.create(model="gpt-4.1", input=replay)
+    with pytest.raises(openai.NotFoundError):
+        bob.responses.retrieve(rid)
+    assert [o.id for o in alice.responses.retrieve(rid).output] == [item]
+    alice.responses.create(model="gpt-4.1", input=replay)
+    with pytest.raises(openai.NotFoundError):
+        bob.responses.create(model="gpt-4.1", input=replay)
+
+    upstream.enqueue(SSEReply(fixture("responses_text"), pieces=50))
+    events = list(alice.responses.retrieve(rid, stream=True))
+    assert events[-1].type == "response.completed" and events[-1].response.output[0].id == FIXTURE_ITEM_ID
+    with redis.Redis.from_url(gw.config.memory.redis_url) as client:
+        key = f"{gw.config.memory.key_prefix}:responses:item:{FIXTURE_ITEM_ID}"
+        assert json.loads(client.get(key)) == {"user": "alice", "friend": "tutor"} and client.pttl(key) > 0
+
+
+def test_memgate_memories_forget_deletes_the_users_responses_records(start_gateway, upstream, stored, tmp_path):
+    from click.testing import CliRunner
+
+    from gateway.cli import main
+
+    gw = start_gateway()
+    alice, bob = sdk(gw, ALICE_KEY), sdk(gw, BOB_KEY)
+    mine = alice.responses.create(model="gpt-4.1", input="my secret plan", conversation=stored.new_conversation())
+    kept = bob.responses.create(model="gpt-4.1", input="bob's plan")
+    before = responses_keys(gw)
+    prefix = f"{gw.config.memory.key_prefix}:responses:"
+    bobs = {prefix + "owner:" + kept.id, prefix + "item:" + kept.output[0].id, prefix + "user:bob"}
+    assert len(before) == 4 + len(bobs)  # alice: owner, item, conversation, index
+    config = tmp_path / "gateway.yaml"
+    config.write_text(json.dumps({"memory": {"redis_url": gw.config.memory.redis_url,
+                                             "key_prefix": gw.config.memory.key_prefix}}))
+    done = CliRunner().invoke(main, ["memories", "forget", "--config", str(config), "--user", "alice", "--yes"])
+    assert done.exit_code == 0, done.output
+    assert responses_keys(gw) == {k: v for k, v in before.items() if k in bobs}
+    with pytest.raises(openai.NotFoundError):
+        alice.responses.retrieve(mine.id)

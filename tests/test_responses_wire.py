@@ -5,7 +5,7 @@ reach (a spliced tool exchange, dropped turns, messages at a depth, the conversa
 from __future__ import annotations
 
 from gateway.injection import Exchange, Injection, Item, SystemPart, render
-from gateway.proxy.responses_wire import apply_edits, chain_view
+from gateway.proxy.responses_wire import apply_edits, chain_view, check_request, referenced_items
 
 RECALL_TOOL = {"type": "function", "function": {"name": "recall_memory", "parameters": {"type": "object", "properties": {}}}}
 ITEMS = [
@@ -75,3 +75,23 @@ def test_a_string_input_stays_a_string_when_only_instructions_change():
     injection = Injection(system=(SystemPart("m", 20, render=lambda items: "MEMORIES"),))
     out = apply_edits(body, view, render(view.request, injection), injection)
     assert out == {"model": "gpt-4.1", "input": "hello", "instructions": "MEMORIES"}
+
+
+def test_stored_items_an_input_names_and_a_reference_without_type():
+    """Every ``id`` and ``approval_request_id`` names a stored item; ``{"id"}`` alone is an
+    item reference (the API's ``type`` is optional there): it has no chat form and travels
+    with the next message."""
+    items = [
+        {"id": "msg_1"},
+        {"role": "user", "content": "hi"},
+        {"type": "reasoning", "id": "rs_1", "summary": []},
+        {"type": "mcp_approval_response", "approval_request_id": "mcpr_1", "approve": True},
+        {"type": "function_call_output", "call_id": "call_1", "output": "ok"},
+    ]
+    body = {"model": "gpt-4.1", "input": items}
+    check_request(body)
+    assert referenced_items(items) == [("msg_1", "input[0].id"), ("rs_1", "input[2].id"),
+                                       ("mcpr_1", "input[3].approval_request_id")]
+    view = chain_view(body)
+    assert [m["role"] for m in view.request.messages] == ["user", "tool"]
+    assert view.origins == [[0, 1], [2, 3, 4]]

@@ -27,16 +27,20 @@ The stored-response routes pass through to the default upstream (a response id n
 model, so ``upstream.routes`` do not apply), bodies and statuses unchanged, query string
 included, streamed as they arrive: ``GET`` and ``DELETE /v1/responses/{id}``,
 ``GET /v1/responses/{id}/input_items``, ``POST /v1/responses/{id}/cancel``. A successful
-``input_items`` list (one page, at most 100 items) is read whole first, so the ids it
-lists are recorded for the response's owner before the client sees them.
+``input_items`` list (one page, at most 100 items), and the response object ``GET`` and
+``cancel`` answer (a ``background`` response's output items first appear there), are read
+whole first, so the item ids they list are recorded for the response's owner before the
+client sees them; ``GET ...?stream=true`` is relayed event by event, each output item
+recorded before the event that names it.
 
 Tenancy (:mod:`.responses_owners`): a create records the tenant it ran as for the
 response id it returns, before the client sees the id (non-stream: before the reply is
 sent; stream: before the first event naming it); the stored-response routes and
 ``previous_response_id`` on create answer the upstream's own 404 to any other tenant
-(admin keys pass); so do a ``conversation`` first used by another tenant and an
-``item_reference`` input item naming an item not recorded for the caller (output items
-of the caller's responses, input items listed to it). The id in the path is percent-decoded once and must match
+(admin keys pass); so do a ``conversation`` claimed by another tenant and an input item
+naming a stored item not recorded for the caller (an ``item_reference``, any item's
+``id``, an ``approval_request_id``; recorded: output items of the caller's responses,
+input items listed to it). The id in the path is percent-decoded once and must match
 :data:`~.responses_owners.RESPONSE_ID` (else 404 for every key, nothing sent upstream),
 and it is percent-encoded again in the upstream path.
 """
@@ -81,6 +85,7 @@ from gateway.proxy.responses_wire import (
     chain_view,
     check_request,
     dumps,
+    referenced_items,
     reply_from_response,
 )
 from gateway.proxy.sse import SSEDecoder
@@ -148,6 +153,11 @@ class Responses(ModelRoute):
         super().__init__(config, auth, chains, upstreams, telemetry, settings)
         self._owners = owners
 
+    @property
+    def owners(self) -> ResponseOwners:
+        """The tenancy records (also forgotten with a user: :meth:`ResponseOwners.forget_user`)."""
+        return self._owners
+
     async def handle(self, incoming: Incoming, send: Send) -> None:
         tail = path_tail(incoming.scope)
         parts = tail.split("/") if tail else []
@@ -180,14 +190,26 @@ class Responses(ModelRoute):
         body = incoming.body if method == "POST" and incoming.body else None
         headers = forward_headers(incoming.headers, upstream)
         async with self.upstream_call(upstream, method, suffix, body, headers) as response:
-            listed = await response.aread() if kind == "input_items" and response.status_code == 200 else None
+            names_items = response.status_code == 200 and method != "DELETE"
+            stream = names_items and kind == "id" and any(
+                name.lower() == b"content-type" and value.lower().startswith(b"text/event-stream")
+                for name, value in response.raw_headers)
+            listed = await response.aread() if names_items and not stream else None
             if listed is not None:  # recorded before the client sees the ids
-                await self._record_listed(rid, listed)
+                await self._record_listed(rid, listed, "data" if kind == "input_items" else "output")
             incoming.responded = True
             await send({"type": "http.response.start", "status": response.status_code,
                         "headers": relay_headers(response.raw_headers)})
             if listed is not None:
                 await send({"type": "http.response.body", "body": listed, "more_body": False})
+            elif stream:  # GET ?stream=true: each output item recorded before its event
+                owner = await self._owners.owner_of(rid)
+
+                async def write(data: bytes) -> None:
+                    await send({"type": "http.response.body", "body": data, "more_body": True})
+                await _relay(response, Emitter(write, claim_items=None if owner is None
+                                               else lambda ids: self._record_owned(rid, ids, owner)))
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
             else:
                 async for part in response.aiter_raw():
                     await send({"type": "http.response.body", "body": part, "more_body": True})
@@ -195,24 +217,28 @@ class Responses(ModelRoute):
         if method == "DELETE" and 200 <= response.status_code < 300:
             await self._owners.forget(rid)
 
-    async def _record_listed(self, rid: str, body: bytes) -> None:
-        """Record the ids of the input items the upstream listed for ``rid`` under the
-        response's recorded tenant (an admin's read records nothing for the admin); a
-        failure is logged (the owner's later references to them are refused)."""
+    async def _record_listed(self, rid: str, body: bytes, field: str) -> None:
+        """Record the ids of the items a stored-response route's JSON ``body`` lists in
+        ``field`` (``data`` of ``input_items``; ``output`` of the response object that
+        ``GET`` and ``cancel`` answer, where a background response's items first appear)
+        under the response's recorded tenant (an admin's read records nothing for the
+        admin); a failure is logged (the owner's later references to them are refused)."""
         try:
             value = json.loads(body)
         except ValueError:
             return
-        data = value.get("data") if isinstance(value, dict) else None
+        data = value.get(field) if isinstance(value, dict) else None
         ids = [i["id"] for i in data if isinstance(i, dict) and isinstance(i.get("id"), str)] \
             if isinstance(data, list) else []
         owner = await self._owners.owner_of(rid) if ids else None
-        if owner is None:
-            return
+        if owner is not None:
+            await self._record_owned(rid, ids, owner)
+
+    async def _record_owned(self, rid: str, ids: list[str], owner: Principal) -> None:
         try:
             await self._owners.record_items(ids, owner)
         except MemoryUnavailable as exc:
-            log.warning("input items of response %s not recorded: %s", rid, exc.message)
+            log.warning("items of response %s not recorded: %s", rid, exc.message)
 
     async def _record_items(self, call: CallContext, item_ids: list[str]) -> None:
         """Record ``call``'s tenant as the owner of output items (failure: as :meth:`_record`)."""
@@ -294,19 +320,20 @@ class Responses(ModelRoute):
 
     async def _check_references(self, body: dict[str, Any], principal: Principal) -> None:
         """Refuse a ``conversation`` another tenant claimed (claiming it when new) and an
-        ``item_reference`` to an item not recorded for ``principal`` (module docstring of
-        :mod:`.responses_owners`). One Redis round trip each, linear in the items.
+        input item naming a stored item not recorded for ``principal``
+        (:func:`~.responses_wire.referenced_items`: an ``item_reference``, any item's
+        ``id``, an ``approval_request_id``; module docstring of :mod:`.responses_owners`).
+        A few Redis round trips, linear in the items.
 
         Raises:
-            ItemNotFound: an unowned item reference (404, ``param: input[i].id``).
+            ItemNotFound: an unowned item (404, ``param: input[i].id`` or
+                ``input[i].approval_request_id``).
             ConversationNotFound: another tenant's conversation (404).
             MemoryUnavailable: Redis failed (503).
         """
         items = body.get("input")
         if isinstance(items, list):
-            refs = [(item["id"], f"input[{i}].id") for i, item in enumerate(items)
-                    if isinstance(item, dict) and item.get("type") == "item_reference"]
-            unowned = await self._owners.unowned_item(refs, principal)
+            unowned = await self._owners.unowned_item(referenced_items(items), principal)
             if unowned is not None:
                 raise ItemNotFound(*unowned)
         conversation = conversation_of(body)

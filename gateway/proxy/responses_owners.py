@@ -31,20 +31,43 @@ Two more ways to reach a stored response's content by id, with the same rule:
   claims it (:meth:`ResponseOwners.claim_conversation`: ``SET NX`` of
   ``<p>:responses:conv:<id>``, made before the upstream is called, so of two racing
   tenants exactly one wins; a claim stays even if the upstream then refuses the create),
-  and any other tenant's create naming it gets a 404 in the
-  upstream's style (:class:`ConversationNotFound`) without an upstream call. The record
-  does not expire (the API keeps conversations without the 30-day limit of responses);
-  admin keys pass and claim nothing.
-- **Item references** (an ``input`` item ``{"type": "item_reference", "id": ...}``). Items
-  belong to responses: with each response id the gateway hands out it records, under the
-  same tenant and TTL, the ids of the response's output items (non-stream: the reply's
-  ``output``; stream: every ``response.output_item.added`` / ``.done`` item, before that
-  event is written), and the ids of the input items the upstream lists to the response's
-  owner (``GET .../input_items``), in ``<p>:responses:item:<id>`` (``SET NX``: an item's
-  first owner stays its owner). A reference to an item not recorded for the caller is
-  refused with :class:`ItemNotFound` (404, ``param: input[i].id``) before the upstream is
-  called; admin keys pass. Other input items that carry an ``id`` (a replayed output
-  item) are not looked up by the gateway.
+  and any other tenant's create naming it gets a 404 in the upstream's style
+  (:class:`ConversationNotFound`) without an upstream call. The API keeps conversations
+  without the 30-day limit of responses, so a claim expires
+  ``upstream.conversation_claims_ttl_s`` after its owner's **last** use (each create by
+  the owner restarts it; another tenant's refused try does not); past it the id is
+  unclaimed and the next tenant to use it claims it. Admin keys pass and claim nothing.
+- **Stored items** named in ``input`` (OpenAI API reference, input items): an
+  ``item_reference`` (``{"type": "item_reference", "id"}``, or ``{"id"}`` without
+  ``type``), and equally **any input item carrying an ``id``**, which the upstream resolves
+  to the stored item (a replayed ``reasoning`` item ``rs_...`` with ``store: true``, an
+  output ``message`` ``msg_...``, a ``function_call`` ``fc_...``, ...), and the
+  ``approval_request_id`` of an ``mcp_approval_response`` (or replayed ``mcp_call``),
+  which names another response's ``mcp_approval_request`` item. Items belong to responses:
+  with each response id the gateway hands out it records, under the same tenant and TTL,
+  the ids of the response's output items (non-stream: the reply's ``output``; stream:
+  every ``response.output_item.added`` / ``.done`` item, before that event is written),
+  and the ids of the input items the upstream lists to the response's owner
+  (``GET .../input_items``), in ``<p>:responses:item:<id>`` (``SET NX``: an item's first
+  owner stays its owner). An input naming an item not recorded for the caller is refused
+  with :class:`ItemNotFound` (404, ``param: input[i].id`` or
+  ``input[i].approval_request_id``) before the upstream is called: refused, not stripped,
+  since an item without its id changes meaning (a reasoning item without
+  ``encrypted_content`` is nothing but its id), and the 404 is the upstream's own answer
+  for an unknown item. An item id the client made up is refused the same way. Admin keys
+  pass. ``call_id`` values (function call outputs) are not item ids: the upstream matches
+  them within the request's own context (its input, or a ``previous_response_id`` that is
+  checked), so they are not looked up.
+
+Forgetting a user (:meth:`ResponseOwners.forget_user`, run with the plugins' forget hooks
+by :func:`gateway.forget.forget_user`): every record written for a user (any friend) is
+also listed in the user's index ``<p>:responses:user:<escaped user id>``, a sorted set of
+record keys scored by the epoch millisecond each expires at, written **before** the
+record (so a record that exists is always listed; expired entries are trimmed on each
+write, and the index expires with the longest TTL). A forget deletes each listed record
+whose value still names the user (a Lua check-and-delete per key, so another tenant's
+later claim of the same id stays), then the entries it handled, a batch at a time: an
+interrupted forget leaves what a retry finishes, and nothing of another user is touched.
 """
 
 from __future__ import annotations
@@ -52,11 +75,14 @@ from __future__ import annotations
 import json
 import logging
 import re
-from typing import TYPE_CHECKING, Any
+import time
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from redis.exceptions import RedisError
 
 from gateway.errors import MemoryUnavailable, NotFound
+from gateway.memory.keys import escape_key_part
+from gateway.memory.scripts import Script, execute
 from gateway.proxy.principal import Principal
 
 if TYPE_CHECKING:
@@ -124,19 +150,40 @@ def conversation_of(body: dict[str, Any]) -> str | None:
     return value if isinstance(value, str) else None
 
 
+#: Deletes KEYS[1] when its JSON value names ARGV[1] as ``user`` (a record another tenant
+#: claimed after this user's expired stays). Reply: keys deleted (0 or 1).
+FORGET_RECORD = Script("responses_forget_record", """
+local raw = redis.call('GET', KEYS[1])
+if not raw then return 0 end
+local ok, owner = pcall(cjson.decode, raw)
+if ok and type(owner) == 'table' and owner['user'] == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+""")
+
+#: Index entries a forget handles per round trip.
+FORGET_BATCH = 500
+
+
 class ResponseOwners:
-    """The records of the module docstring in Redis.
+    """The records of the module docstring in Redis; also the hook that forgets a user's
+    records (:class:`gateway.sdk.Forgetter`, run by :func:`gateway.forget.forget_user`).
 
     Args:
         redis: the gateway's Redis client.
         prefix: the memory key prefix.
-        ttl_s: seconds a record lives (the upstream's retention).
+        ttl_s: seconds a response or item record lives (the upstream's retention).
+        conversation_ttl_s: seconds a conversation claim lives after its last use.
     """
 
-    def __init__(self, redis: aioredis.Redis, prefix: str, ttl_s: float) -> None:
+    name: ClassVar[str] = "responses"
+
+    def __init__(self, redis: aioredis.Redis, prefix: str, ttl_s: float, conversation_ttl_s: float | None = None) -> None:
         self._redis = redis
         self._prefix = prefix
         self._ttl_ms = max(1, int(ttl_s * 1000))
+        self._conv_ttl_ms = max(1, int((ttl_s if conversation_ttl_s is None else conversation_ttl_s) * 1000))
 
     def key(self, response_id: str) -> str:
         return f"{self._prefix}:responses:owner:{response_id}"
@@ -146,6 +193,11 @@ class ResponseOwners:
 
     def item_key(self, item_id: str) -> str:
         return f"{self._prefix}:responses:item:{item_id}"
+
+    def user_key(self, user_id: str) -> str:
+        """The user's index: a sorted set of the record keys written for the user (any
+        friend), scored by the epoch millisecond each expires at."""
+        return f"{self._prefix}:responses:user:{escape_key_part(user_id)}"
 
     @staticmethod
     def _tenant(principal: Principal) -> str:
@@ -163,9 +215,26 @@ class ResponseOwners:
         return isinstance(owner, dict) and owner.get("user") == principal.user_id \
             and owner.get("friend") == principal.friend_id
 
+    async def _index(self, principal: Principal, keys: list[str], ttl_ms: int) -> None:
+        """Add ``keys`` (expiring in ``ttl_ms``) to the index of ``principal``'s user, drop
+        the entries already expired, and keep the index for the longest TTL. Called
+        before the records are written, so a forget never misses a record that exists.
+
+        Raises:
+            RedisError: Redis failed (the caller maps it).
+        """
+        now = int(time.time() * 1000)
+        index = self.user_key(principal.user_id)
+        async with self._redis.pipeline(transaction=False) as pipe:  # one key: one slot
+            pipe.zadd(index, dict.fromkeys(keys, now + ttl_ms))
+            pipe.zremrangebyscore(index, "-inf", now)
+            pipe.pexpire(index, max(self._ttl_ms, self._conv_ttl_ms))
+            await pipe.execute()
+
     async def claim_conversation(self, conversation_id: str, principal: Principal) -> bool:
         """True when ``principal`` may use ``conversation_id``: an admin key, the tenant
-        recorded for it, or the first tenant to use it (recorded now, no expiry).
+        recorded for it (whose use restarts the claim's TTL), or the first tenant to use
+        it (recorded now, for the conversation TTL).
 
         Raises:
             MemoryUnavailable: Redis failed (503: the check fails closed).
@@ -176,12 +245,16 @@ class ResponseOwners:
             return False
         key = self.conversation_key(conversation_id)
         try:
-            if await self._redis.set(key, self._tenant(principal), nx=True):
+            await self._index(principal, [key], self._conv_ttl_ms)
+            raw: Any = await self._redis.set(key, self._tenant(principal), nx=True, px=self._conv_ttl_ms, get=True)
+            if raw is None:  # claimed now
                 return True
-            raw: Any = await self._redis.get(key)
+            if not self._is(raw, principal):
+                return False
+            await self._redis.pexpire(key, self._conv_ttl_ms)
         except RedisError as exc:
             raise MemoryUnavailable(f"conversation owner record: {exc!r}") from None
-        return self._is(raw, principal)
+        return True
 
     async def record_items(self, item_ids: list[str], principal: Principal) -> None:
         """Record ``principal``'s tenant as the owner of each item id (``SET NX``: an
@@ -195,6 +268,7 @@ class ResponseOwners:
             return
         value = self._tenant(principal)
         try:
+            await self._index(principal, [self.item_key(i) for i in ids], self._ttl_ms)
             async with self._redis.pipeline(transaction=False) as pipe:
                 for item_id in ids:
                     pipe.set(self.item_key(item_id), value, px=self._ttl_ms, nx=True)
@@ -249,6 +323,7 @@ class ResponseOwners:
         value = json.dumps({"user": principal.user_id, "friend": principal.friend_id, "from": continued},
                            ensure_ascii=False)
         try:
+            await self._index(principal, [self.key(response_id)], self._ttl_ms)
             await self._redis.set(self.key(response_id), value, px=self._ttl_ms)
         except RedisError as exc:
             raise MemoryUnavailable(f"response owner record: {exc!r}") from None
@@ -276,3 +351,30 @@ class ResponseOwners:
             await self._redis.delete(self.key(response_id))
         except RedisError as exc:
             log.warning("response owner record of %s not deleted: %r", response_id, exc)
+
+    async def forget_user(self, user_id: str) -> None:
+        """Delete every record of ``user_id`` (all friends: responses, conversation
+        claims, items) and the user's index; records another user holds stay (each key
+        is deleted only while its value names ``user_id``). Index entries are removed
+        after their records, :data:`FORGET_BATCH` at a time, so an interrupted forget
+        leaves what a second one finishes, and records written meanwhile are forgotten
+        too. Cost: linear in the user's entries.
+
+        Raises:
+            MemoryUnavailable: Redis failed (503).
+        """
+        index = self.user_key(user_id)
+        try:
+            while True:
+                raw: list[Any] = await self._redis.zrange(index, 0, FORGET_BATCH - 1)
+                if not raw:
+                    return
+                keys = [k.decode() if isinstance(k, bytes) else str(k) for k in raw]
+
+                def build(pipe: Any, keys: list[str] = keys) -> None:
+                    for key in keys:  # each record its own slot: one script call per key
+                        FORGET_RECORD.queue(pipe, [key], [user_id])
+                await execute(self._redis, build)
+                await self._redis.zrem(index, *raw)
+        except RedisError as exc:
+            raise MemoryUnavailable(f"forgetting the responses records of a user: {exc!r}") from None

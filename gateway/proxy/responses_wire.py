@@ -65,7 +65,9 @@ __all__ = [
     "dumps",
     "function_calls",
     "input_items",
+    "item_type",
     "output_of",
+    "referenced_items",
     "reply_from_response",
 ]
 
@@ -92,7 +94,8 @@ def check_request(body: dict[str, Any]) -> None:
             ``function_call_output`` without string ``call_id`` or with an ``output``
             neither a string nor an array; ``instructions`` / ``previous_response_id`` /
             ``user`` not a string or null; ``conversation`` not a string, ``{"id": string}``
-            or null; an ``item_reference`` item without a string ``id``; ``max_output_tokens`` not an integer or null; ``stream`` / ``store`` not a boolean or null; ``tools`` not
+            or null; an ``item_reference`` item without a string ``id``, any item's ``id`` or
+            ``approval_request_id`` neither a string nor null; ``max_output_tokens`` not an integer or null; ``stream`` / ``store`` not a boolean or null; ``tools`` not
             an array of objects; ``metadata`` not an object or null.
     """
     for key in ("instructions", "previous_response_id", "user"):
@@ -128,10 +131,36 @@ def check_request(body: dict[str, Any]) -> None:
         _check_item(item, f"input[{i}]")
 
 
+def item_type(item: dict[str, Any]) -> Any:
+    """An input item's ``type``; when it has none, ``"item_reference"`` for an item with
+    an ``id`` and no ``role`` (the API's ``ItemReference`` has an optional ``type``), else
+    ``"message"`` (an easy input message)."""
+    kind = item.get("type")
+    if kind is not None:
+        return kind
+    return "item_reference" if "id" in item and "role" not in item else "message"
+
+
+#: Input item fields that name a stored item the upstream looks up (OpenAI API reference,
+#: input items: any item's ``id``; ``approval_request_id`` of an ``mcp_approval_response``
+#: or replayed ``mcp_call``).
+ITEM_ID_FIELDS = ("id", "approval_request_id")
+
+
+def referenced_items(items: list[Any]) -> list[tuple[str, str]]:
+    """``(item id, param)`` of every stored item a checked ``input`` names
+    (:data:`ITEM_ID_FIELDS`), in order: ``("rs_1", "input[3].id")``."""
+    return [(item[name], f"input[{i}].{name}") for i, item in enumerate(items) if isinstance(item, dict)
+            for name in ITEM_ID_FIELDS if isinstance(item.get(name), str)]
+
+
 def _check_item(item: Any, at: str) -> None:
     if not isinstance(item, dict):
         raise _bad(at, "an object (an input item)", item)
-    kind = item.get("type", "message")
+    for name in ITEM_ID_FIELDS:
+        if item.get(name) is not None and not isinstance(item[name], str):
+            raise _bad(f"{at}.{name}", "a string or null", item[name])
+    kind = item_type(item)
     if kind == "message":
         role = item.get("role")
         if role not in MESSAGE_ROLES:
@@ -225,7 +254,7 @@ def chain_view(body: dict[str, Any]) -> ChainView:
         origins.append(None)
     waiting: list[int] = []  # items without a chat form, travelling with the next message
     for i, item in enumerate(items):
-        kind = item.get("type", "message")
+        kind = item_type(item)
         if kind == "message":
             message: dict[str, Any] = {"role": item["role"], "content": _chat_content(item.get("content"))}
         elif kind == "function_call":

@@ -17,7 +17,7 @@ from gateway.memory.records import Tenant
 from gateway.proxy.sse import SSEDecoder
 from tests.recall.conftest import CHAIN, REGISTRY, TOOL_CHAIN, memory
 from tests.support.gateway import ALICE_KEY
-from tests.support.responses_double import own_response
+from tests.support.responses_double import own_items, own_response
 from tests.support.upstream_double import JSONReply, SSEReply, fixture, fixture_json
 
 HIGH_Q = "How old is my daughter Emma? She is seven, right?"
@@ -51,6 +51,7 @@ def test_memories_are_appended_to_the_clients_instructions(start_gateway, upstre
         {"type": "reasoning", "id": "rs_1", "summary": []},
         {"role": "user", "content": [{"type": "input_text", "text": HIGH_Q}, IMAGE]},
     ]
+    own_items(gw, ["rs_1"], "alice", "tutor")  # a reasoning item of an earlier response of alice's
     sdk(gw).responses.create(model="gpt-4.1", instructions=INSTRUCTIONS, input=history, tools=[WEATHER])
     sent = upstream.responses_requests()[-1]
     instructions = sent.json["instructions"]

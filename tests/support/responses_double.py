@@ -6,8 +6,9 @@ with ``store: true``.
 fixture, its id replaced, byte for byte otherwise; streamed when asked), and refuses an
 unknown ``previous_response_id``, ``conversation`` (made with
 :meth:`StoredResponses.new_conversation`, as the operator would at the Conversations API)
-or ``item_reference`` id (an item of a stored response's output or input) with the API's
-404; each response's output item gets a fresh id too. ``GET /v1/responses/{id}``,
+or input item ``id`` (an ``item_reference``, or a replayed item such as a reasoning item,
+which the API looks up with ``store: true``; known: an item of a stored response's output
+or input) with the API's 404; each response's output item gets a fresh id too. ``GET /v1/responses/{id}``,
 ``GET .../input_items``, ``POST .../cancel`` and ``DELETE /v1/responses/{id}`` act on the
 stored ones, with the API's 404 for an unknown id. Any other path is a 404 too, and
 :attr:`StoredResponses.strays` lists it.
@@ -20,7 +21,7 @@ from typing import Any
 
 from tests.support.upstream_double import JSONReply, Recorded, SSEReply, fixture, fixture_json
 
-__all__ = ["StoredResponses", "not_found", "own_response"]
+__all__ = ["StoredResponses", "not_found", "own_items", "own_response"]
 
 FIXTURE_ID = json.loads(fixture_json("responses_text"))["id"]
 FIXTURE_ITEM_ID = json.loads(fixture_json("responses_text"))["output"][0]["id"]
@@ -40,6 +41,8 @@ class StoredResponses:
         self.inputs: dict[str, list[dict[str, Any]]] = {}
         self.strays: list[str] = []
         self.conversations: set[str] = set()
+        #: non-stream replies start with a reasoning item (``rs_<the response's hex>``)
+        self.reasoning = False
         self._count = 0
 
     def new_conversation(self) -> str:
@@ -64,6 +67,8 @@ class StoredResponses:
         body.update(id=rid, previous_response_id=request.get("previous_response_id"),
                     instructions=request.get("instructions"))
         body["output"][0]["id"] = self.item_id(rid)
+        if self.reasoning and not request.get("stream"):
+            body["output"].insert(0, {"id": "rs_" + rid.removeprefix("resp_"), "type": "reasoning", "summary": []})
         self.stored[rid] = body
         text = request.get("input")
         self.inputs[rid] = [{"id": f"msg_in{self._count}", "type": "message", "role": "user", "status": "completed",
@@ -80,7 +85,7 @@ class StoredResponses:
         items = request.get("input")
         known = self.item_ids() if isinstance(items, list) else set()
         for i, item in enumerate(items if isinstance(items, list) else []):
-            if isinstance(item, dict) and item.get("type") == "item_reference" and item.get("id") not in known:
+            if isinstance(item, dict) and "id" in item and item["id"] not in known:
                 return {"message": f"Item with id '{item.get('id')}' not found.", "type": "invalid_request_error",
                         "param": f"input[{i}]", "code": None}
         return None
@@ -133,3 +138,15 @@ def own_response(gw: Any, rid: str, user_id: str, friend_id: str) -> None:
     with redis.Redis.from_url(gw.config.memory.redis_url) as client:
         client.set(f"{gw.config.memory.key_prefix}:responses:owner:{rid}",
                    json.dumps({"user": user_id, "friend": friend_id, "from": None}), ex=3600)
+
+
+def own_items(gw: Any, item_ids: list[str], user_id: str, friend_id: str) -> None:
+    """Record ``item_ids`` as items of ``(user_id, friend_id)`` in ``gw``'s Redis, as the
+    gateway does for the output items of a response it relays (for tests whose input
+    replays items with fixed ids such as ``rs_1``)."""
+    import redis
+
+    with redis.Redis.from_url(gw.config.memory.redis_url) as client:
+        for item_id in item_ids:
+            client.set(f"{gw.config.memory.key_prefix}:responses:item:{item_id}",
+                       json.dumps({"user": user_id, "friend": friend_id}), ex=3600)
