@@ -61,11 +61,12 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from gateway.memorization.changes import ended_of
 from gateway.memorization.salience import EVENT_TIME, PREFERENCE_CUES, is_small_talk
 from gateway.memory.records import MemoryType
 
 __all__ = [
-    "CHANGE", "DURABLE_EN", "DURABLE_ZH", "Analysis", "Clause", "ClauseKind", "analyse", "clause_kind",
+    "CHANGE", "DURABLE_EN", "DURABLE_ZH", "Analysis", "Clause", "ClauseKind", "about_someone", "analyse", "clause_kind",
     "clauses", "slot_of",
 ]
 
@@ -243,6 +244,11 @@ _OCCUPATIONS = (r"(?:barista|nurse|teacher|engineer|developer|programmer|designe
                 r"driver|pilot|scientist|researcher|postdoc|professor|lecturer|consultant|analyst|writer|journalist|"
                 r"editor|photographer|artist|musician|paramedic|firefighter|officer|soldier|farmer|librarian|"
                 r"therapist|social\s+worker|freelancer|contractor|intern|product\s+manager|data\s+scientist)")
+#: Two characters before 人 that name no place: "我们年轻人", "我们打工人" are no locals.
+#: "我们成都人" / "我们东北人" (we <place> people: the locals, where the speaker lives) fill
+#: the residence slot.
+_NOT_PLACE_ZH = (r"年轻|老年|中年|成年|外地|本地|当地|普通|打工|上班|工薪|有钱|没钱|这些|那些|这种|那种|两个|三个|几个|"
+                 r"一家|家里|自己|大家|女的|男的|读书|病|老|大|小|男|女|穷|好|坏|一|两|几")
 _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("work", re.compile(
         r"\b(?:work|working|works)\s+(?:\w+\s+){0,2}(?:at|for|as)\b|\bjob\s+(?:at|as)\b|\bjoined\b|"
@@ -259,7 +265,9 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"|\b(?:our|my)\s+(?:new\s+|own\s+)?(?:place|home|apartment|flat|house|studio)\s+(?:is\s+)?(?:in|near)\b"
         r"|\b(?:apartment|flat|house|studio|condo)\s+(?:in|near)\s+(?-i:[A-Z])|\bclosed\s+on\s+a\s+(?:house|home|condo|flat)\b"
         r"|\b(?:i'm|i\s+am|we're|we\s+are)\s+in\s+(?-i:[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\s*(?:$|[,.!]|and\b)"
-        r"|住(?!院|宿|酒店|了一晚)|搬(?:到|去|家|来)|调(?:到|去)|外派|定居|现居", re.IGNORECASE)),
+        r"|住(?!院|宿|酒店|了一晚)|搬(?:到|去|家|来)|调(?:到|去)|外派|定居|现居"
+        r"|我们(?!" + _NOT_PLACE_ZH + r")[\u4e00-\u9fff]{2}人(?!家|员|士|物|类|口|群|民|生|工)",
+        re.IGNORECASE)),
     ("study", re.compile(r"\b(?:student|studying|majoring|major\s+in|courses?|degree\s+in|enrolled|phd\s+in|"
                          r"master'?s\s+in)\b|读(?:研|博|大学|本科|大[一二三四]|高[一二三]|初[一二三])|专业|在读|上大学|转专业",
                          re.IGNORECASE)),
@@ -408,14 +416,20 @@ def slot_of(text: str) -> str | None:
     ``diet``, ``relationship``, ``vehicle``, ``pregnancy``), or None. A statement led by "my
     <someone>" / 我<家人> or a pronoun is about that person: it fills only
     :data:`_SHARED_SLOTS`."""
-    core = _core_zh(_core_en(text))
-    about_someone = bool(_MY_SOMEONE_EN.match(core) or _MY_SOMEONE_ZH.match(core) or _PRONOUN_EN.match(core)
-                         or _PRONOUN_ZH.match(core)
-                         or (re.match(r"^(?:my|our)\s", core, re.IGNORECASE) and _MY_SOMEONE_EN.search(core[:40])))
+    someone = about_someone(text)
     for name, pattern in _SLOTS:
-        if pattern.search(text) and (not about_someone or name in _SHARED_SLOTS):
+        if pattern.search(text) and (not someone or name in _SHARED_SLOTS):
             return name
     return None
+
+
+def about_someone(text: str) -> bool:
+    """``text`` is led by "my <someone>" / 我<家人> or a pronoun (he, she, 他, 她...): it is
+    about that person, not the user."""
+    core = _core_zh(_core_en(text))
+    return bool(_MY_SOMEONE_EN.match(core) or _MY_SOMEONE_ZH.match(core) or _PRONOUN_EN.match(core)
+                or _PRONOUN_ZH.match(core)
+                or (re.match(r"^(?:my|our)\s", core, re.IGNORECASE) and _MY_SOMEONE_EN.search(core[:40])))
 
 
 def analyse(text: str) -> Analysis:
@@ -535,6 +549,8 @@ def _says_enough(text: str) -> bool:
 def _durable(memory: str) -> bool:
     if slot_of(memory) or _NAMED_PERSON.search(memory) or _PLAN.search(memory):
         return True  # where the user lives, works, studies, what they eat, who their people are: lasting whatever the date
+    if ended_of(memory):
+        return True  # something lasting ended ("I stopped running", "我不喝咖啡了"): lasting whatever the date
     topical = bool(DURABLE_EN.search(memory) or DURABLE_ZH.search(memory))
     if not topical:
         return False

@@ -1,0 +1,201 @@
+"""A change said without a slot word: what the user says has *ended*, and whether an
+older memory is about that thing (no model).
+
+:mod:`gateway.memorization.neardup` retires an older statement of the same slot
+(residence, work, diet...: :func:`gateway.memorization.disclosure.slot_of`). Many
+changes name no slot: "I sold the Honda, I ride a bike now", "I stopped running, it's
+swimming now", "my sister moved out", "我不喝咖啡了，现在只喝茶". What such a sentence
+always names is the thing that ended, right after (or, for "my sister moved out",
+right before) an *ending cue*. :func:`ended_of` finds those phrases; an older memory is
+about the ended thing (:func:`is_about`) when it shares at least half of the phrase's
+content terms (:func:`terms`: English words, stopwords dropped, crudely stemmed so
+"running" meets "run"; Chinese character bigrams without function characters, so
+"喝咖啡" meets "每天喝一杯咖啡"). The similarity floor the store's cosine must also
+reach is :data:`gateway.memorization.neardup.CHANGE_MIN_SIMILARITY`.
+
+Ending cues (each one a way English or Chinese grammar says "not any more"; sources:
+the Cambridge Grammar of English on *no longer / not ... any more / used to* (§ on
+aspect and the "discontinued habit"), and Chinese grammars on the change-of-state 了
+with negation, 不再 and 已经不, Li & Thompson, *Mandarin Chinese: A Functional
+Reference Grammar*, §6.1 "currently relevant state"):
+
+- English, object after the cue: *stopped*, *quit*, *gave up (on)*, *got rid of*,
+  *sold*, *no longer*, *used to*, *switched from*, *moved out of / away from*, *broke up
+  with*; *not / don't / can't / isn't ... anymore (any more, any longer)*, the words in
+  between ("I don't eat dairy anymore": "eat dairy").
+- English, subject before the cue: "my/our <X> moved out / moved away / passed away /
+  is over". *moved out / away* ends only where X lives, so the older memory must also
+  say where someone lives (:data:`_LIVING`): "my sister moved out" retires "my sister
+  lives with us", not "my sister is a nurse".
+- Chinese: 不再 / 已经不 / 再也不 / 没再 / 不想再 + X; 不 + X + 了 (negation with the
+  change-of-state 了: "我不喝咖啡了"); 戒了 / 卖了 / 退了 / 放弃了 / 停了 + X, 把 X 戒了 /
+  卖了 / 退了 / 停了; 以前 + X ("以前住在上海"); 从 X 改成 / 换成; X 改成 / 换成 (X the old
+  thing: "咖啡换成了茶"); X 搬走了 / 搬出去了 (as *moved out*, needs :data:`_LIVING`).
+
+A cue word that is no ending is excluded where English has a common other use:
+"stopped by / at / for", "quit it" ("quit it, lol"). Everything here is linear in the
+text (one pass of each compiled pattern, no nested quantifiers).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["Ended", "ended_of", "is_about", "ordered_terms", "terms"]
+
+#: English words that name no topic (articles, pronouns, auxiliaries, fillers): never a
+#: shared term.
+STOPWORDS_EN = frozenset(
+    "a an the to of and or in on at for with from by as is am are was were be been being it its it's i i'm i've "
+    "me my mine we we're our ours you your he his him she her they them their this that these those so just "
+    "do does did doing have has had having not no nor any anymore more longer now really much very all some "
+    "one other there then than also still even ever get got getting go going went make made thing things stuff "
+    "like lot lots bit kind sort about up out over into onto off again since ago last week weeks month months "
+    "year years day days time times can could would will should might must don't doesn't didn't can't won't "
+    "isn't aren't wasn't weren't anyway honestly actually basically finally totally".split())
+#: Chinese characters that carry grammar, not topic: a bigram holding one is no term.
+FUNCTION_ZH = frozenset("我你您他她它的了是也都就和很太这那们吗呢吧啊不还再已把被给让个一在着过")
+
+_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_TERM = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+|[a-z][a-z'-]*[a-z]|[a-z]")
+_STOP_AT = re.compile(
+    r"\s+(?:and|but|now|because|since|so|anymore|any\s+more|any\s+longer|last|this|ago|after|when|which|who|"
+    r"yesterday|today|tonight|recently|lately|completely|entirely|altogether|cold\s+turkey|for\s+(?:good|now|a\s+while)|"
+    r"(?:in|on|at|during|over|back\s+in|since)\s+(?:the\s+)?(?:\d+|jan\w*|feb\w*|mar\w*|apr\w*|may|jun\w*|jul\w*|aug\w*|"
+    r"sep\w*|oct\w*|nov\w*|dec\w*|spring|summer|autumn|fall|winter|(?:mon|tues|wednes|thurs|fri|satur|sun)days?|"
+    r"weekend|new\s+year|christmas))\b.*$", re.IGNORECASE)
+#: At most this many words of an English ended phrase are kept (a cue's object is a
+#: short noun or verb phrase; the rest of the clause says something else).
+PHRASE_WORDS = 6
+
+_OBJECT_EN = re.compile(
+    r"\b(?:stopped(?!\s+(?:by|at|for|in|off|over)\b)|quit(?!\s+it\b)|gave\s+up(?:\s+on)?|given\s+up(?:\s+on)?|"
+    r"got\s+rid\s+of|sold|no\s+longer|used\s+to|switched\s+from|moved\s+(?:out\s+of|away\s+from)|broke\s+up\s+with)"
+    r"\s+(?P<x>[^,.;:!?()\n]{1,80})",
+    re.IGNORECASE)
+_NOT_ANYMORE_EN = re.compile(
+    r"\b(?:not|never|don't|dont|do\s+not|doesn't|does\s+not|didn't|can't|cannot|won't|isn't|aren't|i'm\s+not|am\s+not)"
+    r"\s+(?P<x>(?:[\w'-]+\s+){0,4}?[\w'-]+)\s+(?:any\s?more|any\s+longer)\b",
+    re.IGNORECASE)
+_SUBJECT_EN = re.compile(
+    r"\b(?:my|our)\s+(?P<x>(?:[\w'-]+\s+){0,2}?[\w'-]+)\s+(?P<cue>moved\s+out|moved\s+away|passed\s+away|"
+    r"(?:is|are)\s+over)\b",
+    re.IGNORECASE)
+_ZH = r"[\u3400-\u4dbf\u4e00-\u9fff]"
+_ENDED_ZH = re.compile(
+    rf"(?:不再|已经不|再也不|没再|不想再)(?P<a>{_ZH}{{1,8}})"
+    rf"|不(?P<b>{_ZH}{{1,6}}?)了"
+    rf"|(?:戒了|卖了|退了|放弃了|停了)(?P<c>{_ZH}{{1,8}})"
+    rf"|把(?P<d>{_ZH}{{1,8}}?)(?:戒|卖|退|停|放弃)(?:掉)?了"
+    rf"|以前(?P<e>{_ZH}{{1,8}})"
+    rf"|从(?P<f>{_ZH}{{1,8}}?)(?:改成|换成|转成|换到|转到|改到)"
+    rf"|(?P<g>{_ZH}{{1,6}}?)(?:改成|换成)"
+    rf"|(?P<h>{_ZH}{{1,6}}?)(?:搬走|搬出去|搬出)了"
+)
+#: Words that say where someone lives: what "moved out / 搬走了" ends.
+_LIVING = re.compile(r"\b(?:live|lives|living|lived|stay|stays|staying|with\s+(?:us|me)|roommates?|flatmates?|"
+                     r"housemates?)\b|住", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Ended:
+    """One thing a statement says has ended: ``phrase`` as said, its content ``terms``
+    (:func:`terms`), ``head``: the phrase's last term (the head of a verb's object comes
+    last in English and in Chinese: "eat *dairy*", "喝*咖啡*"), ``living``: the older memory must say where someone lives
+    (:data:`_LIVING`), ``subject``: the phrase names someone of the user's ("my sister"),
+    so an older memory about that person may be retired."""
+
+    phrase: str
+    terms: frozenset[str]
+    head: str
+    living: bool = False
+    subject: bool = False
+
+
+def _stem(word: str) -> str:
+    """A crude English stem, the same for the forms a habit is said in: "running" /
+    "runs" / "run" -> "run", "drives" / "driving" / "drive" -> "driv"."""
+    word = word.strip("'-")
+    if word.endswith("'s"):
+        word = word[:-2]
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            if suffix == "es" and not word[:-2].endswith(("s", "x", "z", "ch", "sh")):
+                suffix = "s"
+            if suffix == "s" and word.endswith("ss"):
+                break
+            word = word[:-len(suffix)]
+            break
+    if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "lsz":
+        word = word[:-1]
+    if len(word) > 3 and word.endswith("e"):
+        word = word[:-1]
+    return word
+
+
+def ordered_terms(text: str) -> list[str]:
+    """The content terms of ``text`` in the order they occur: lower-cased English words
+    not in :data:`STOPWORDS_EN`, stemmed (:func:`_stem`), and the bigrams of each run of
+    CJK characters that hold no :data:`FUNCTION_ZH` character (a character between two
+    function characters is a term of its own: "把烟戒了": "烟"). Linear in ``len(text)``."""
+    folded = text.casefold().replace("\u2019", "'")
+    out: list[str] = []
+    for match in _TERM.finditer(folded):
+        token = match.group()
+        if not _CJK_RUN.match(token):
+            if token not in STOPWORDS_EN and len(token) > 1:
+                out.append(_stem(token))
+            continue
+        content = [c not in FUNCTION_ZH for c in token]
+        for i, char in enumerate(token):
+            if not content[i]:
+                continue
+            if i + 1 < len(token) and content[i + 1]:
+                out.append(token[i:i + 2])
+            elif not (i > 0 and content[i - 1]):
+                out.append(char)  # a lone content character
+    return [t for t in out if t]
+
+
+def terms(text: str) -> frozenset[str]:
+    """:func:`ordered_terms` as a set."""
+    return frozenset(ordered_terms(text))
+
+
+def _phrase_en(raw: str) -> str:
+    words = _STOP_AT.sub("", raw.strip()).split()
+    return " ".join(words[:PHRASE_WORDS])
+
+
+def _ended(phrase: str, living: bool = False, subject: bool = False) -> Ended | None:
+    found = ordered_terms(phrase)
+    return Ended(phrase, frozenset(found), found[-1], living, subject) if found else None
+
+
+def ended_of(text: str) -> tuple[Ended, ...]:
+    """What ``text`` says has ended (module docstring), in order; empty when it says no
+    ending or the ended phrase has no content term ("I quit, lol"). Linear in
+    ``len(text)``."""
+    found: list[Ended | None] = []
+    found += [_ended(_phrase_en(m.group("x"))) for m in _OBJECT_EN.finditer(text)]
+    found += [_ended(m.group("x")) for m in _NOT_ANYMORE_EN.finditer(text)]
+    found += [_ended(m.group("x"), living=m.group("cue").lower().startswith("moved"), subject=True)
+              for m in _SUBJECT_EN.finditer(text)]
+    for match in _ENDED_ZH.finditer(text):
+        name = match.lastgroup or ""
+        found.append(_ended(match.group(name), living=name == "h", subject=name == "h"))
+    return tuple(e for e in found if e is not None)
+
+
+def is_about(ended: Ended, older: str) -> bool:
+    """``older`` (an earlier memory's text) is about ``ended``: it holds ``ended.head``
+    and at least half (rounded up) of ``ended.terms`` (a lone CJK character counts when
+    ``older`` holds it anywhere: "烟" in "抽烟") and, when ``ended.living``, says where
+    someone lives."""
+    held = terms(older)
+    folded = older.casefold()
+    shared = {t for t in ended.terms if t in held or (len(t) == 1 and _CJK_RUN.match(t) and t in folded)}
+    if ended.head not in shared or len(shared) < (len(ended.terms) + 1) // 2:
+        return False
+    return not ended.living or bool(_LIVING.search(older))
