@@ -1,0 +1,105 @@
+"""A change said without a slot word (gateway.memorization.changes): what ended, which
+older memory it is about, and the supersede it drives on real Redis
+(gateway.memorization.neardup)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from gateway.memorization.changes import ended_of, is_about
+from gateway.memorization.disclosure import analyse
+from gateway.memory.records import Tenant
+from tests.memorization.conftest import memorize_config
+from tests.memorization.test_workers import enqueue, fresh_store
+
+ALICE = Tenant("alice", "tutor")
+
+
+@pytest.mark.parametrize(("text", "heads"), [
+    ("I sold the Honda, I ride a bike now.", ["honda"]),
+    ("I stopped running, it's swimming now.", ["run"]),
+    ("I don't eat dairy anymore.", ["dairy"]),
+    ("I gave up coffee in January.", ["coff"]),
+    ("I no longer work weekends at the bookshop", ["bookshop"]),
+    ("my sister moved out last week.", ["sister"]),
+    ("我不喝咖啡了，现在只喝茶", ["咖啡"]),
+    ("我已经不去健身房了", ["身房"]),
+    ("我把烟戒了", ["烟"]),
+    ("咖啡换成了茶", ["咖啡"]),
+    ("我以前住在上海", ["上海"]),
+])
+def test_an_ending_cue_names_the_thing_that_ended(text: str, heads: list[str]):
+    assert [e.head for e in ended_of(text)] == heads
+
+
+@pytest.mark.parametrize("text", [
+    "I stopped by the bakery on the way home.",  # "stopped by" is a visit
+    "We moved to Berlin, Maya starts school there now.",  # "now" alone ends nothing
+    "I quit, lol",  # nothing named
+    "我们搬到了杭州",  # a slot statement (residence), no ending cue
+    "我今天跑了五公里",
+])
+def test_no_ending_cue_no_ended_thing(text: str):
+    assert ended_of(text) == ()
+
+
+@pytest.mark.parametrize(("new", "older", "about"), [
+    ("I stopped running, it's swimming now.", "I run 5k every morning before work.", True),
+    ("I stopped running, it's swimming now.", "I have a bad knee.", False),
+    ("I don't eat dairy anymore.", "I love cheese and dairy desserts.", True),
+    ("I don't eat dairy anymore.", "I eat fish on Fridays.", False),  # the verb alone is not the thing
+    ("my sister moved out.", "My sister lives with us.", True),
+    ("my sister moved out.", "My sister is a nurse.", False),  # moving out ends where she lives only
+    ("我不喝咖啡了，现在只喝茶", "我每天早上都要喝一杯咖啡", True),
+    ("我不喝咖啡了，现在只喝茶", "我喜欢喝茶", False),
+    ("我把烟戒了", "我抽烟十年了", True),
+    ("我已经不去健身房了", "我每周去三次健身房", True),
+    ("我已经不去健身房了", "我每周游泳三次", False),
+])
+def test_an_older_memory_is_about_the_ended_thing_only_when_it_names_it(new: str, older: str, about: bool):
+    assert any(is_about(e, older) for e in ended_of(new)) is about
+
+
+def test_an_ending_is_a_lasting_fact_even_when_dated():
+    (memory,) = analyse("I stopped running last month, my knees hurt.").memories
+    assert memory.durable
+    (memory,) = analyse("我上个月不喝咖啡了").memories
+    assert memory.durable
+
+
+async def _memorize(env: Any, config: Any, store: Any, *texts: str) -> None:
+    for text in texts:
+        await enqueue(env, config, text)
+        await env.drain(config, store)
+
+
+@pytest.mark.parametrize(("kept", "before", "after"), [
+    ("I'm allergic to shellfish.", "I run 5k every morning before work.", "I stopped running, it's swimming now."),
+    ("我对花生过敏。", "我每天早上都要喝一杯咖啡。", "我不喝咖啡了，现在只喝茶。"),
+])
+async def test_an_ending_supersedes_the_memory_about_that_thing_and_only_it(env, kept: str, before: str, after: str):
+    config = memorize_config("verbatim")
+    store = await fresh_store(env)
+    await _memorize(env, config, store, kept, before, after)
+    records = (await store.list(ALICE)).items
+    old = next(r for r in records if r.text.startswith(before.rstrip(".。")))
+    new = next(r for r in records if r.text.startswith(after.rstrip(".。")))
+    assert old.retired and old.superseded_by == new.id and new.supersedes == old.id
+    assert [r.text.rstrip(".。") for r in records if r.retired] == [before.rstrip(".。")]
+    hits = await store.search(ALICE, before, top_k=5)
+    assert old.id not in [h.record.id for h in hits]
+
+
+@pytest.mark.parametrize(("before", "after"), [
+    ("My husband loves coffee.", "I don't drink coffee anymore."),  # about the husband: not the user's habit
+    ("I play the piano on weekends.", "I stopped playing tennis."),  # another game
+    ("我喜欢喝茶。", "我不喝咖啡了，现在只喝茶。"),  # the new thing, not the ended one
+])
+async def test_an_ending_does_not_retire_a_memory_about_something_else(env, before: str, after: str):
+    config = memorize_config("verbatim")
+    store = await fresh_store(env)
+    await _memorize(env, config, store, before, after)
+    records = (await store.list(ALICE)).items
+    assert len(records) == 2 and not any(r.retired for r in records)
