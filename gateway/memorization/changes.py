@@ -68,10 +68,15 @@ _STOP_AT = re.compile(
 #: At most this many words of an English ended phrase are kept (a cue's object is a
 #: short noun or verb phrase; the rest of the clause says something else).
 PHRASE_WORDS = 6
+#: Characters before a cue read for its subject (the start of its clause, bounded so the
+#: work per cue is constant).
+LOOKBACK = 60
 
 _OBJECT_EN = re.compile(
-    r"\b(?:stopped(?!\s+(?:by|at|for|in|off|over)\b)|quit(?!\s+it\b)|gave\s+up(?:\s+on)?|given\s+up(?:\s+on)?|"
-    r"got\s+rid\s+of|sold|no\s+longer|used\s+to|switched\s+from|moved\s+(?:out\s+of|away\s+from)|broke\s+up\s+with)"
+    r"\b(?:stopped(?!\s+(?:by|at|for|in|off|over|working)\b)|quit(?!\s+it\b)|gave\s+up(?:\s+on)?|"
+    r"given\s+up(?:\s+on)?|got\s+rid\s+of|sold(?!\s+out\b)|no\s+longer|"
+    r"(?<!'m\s)(?<!am\s)(?<!'re\s)(?<!are\s)(?<!is\s)(?<!'s\s)(?<!get\s)(?<!got\s)(?<!be\s)(?<!getting\s)(?<!been\s)"
+    r"used\s+to|switched\s+from|moved\s+(?:out\s+of|away\s+from)|broke\s+up\s+with)"
     r"\s+(?P<x>[^,.;:!?()\n]{1,80})",
     re.IGNORECASE)
 _NOT_ANYMORE_EN = re.compile(
@@ -93,6 +98,8 @@ _ENDED_ZH = re.compile(
     rf"|(?P<g>{_ZH}{{1,6}}?)(?:改成|换成)"
     rf"|(?P<h>{_ZH}{{1,6}}?)(?:搬走|搬出去|搬出)了"
 )
+_CLAUSE_END = re.compile(r"[,.;:!?，。；：！？、\n]")
+_USER_EN = re.compile(r"\b(?:i|i'm|im|i've|i'd|we|we're|we've|we'd|me|myself)\b", re.IGNORECASE)
 #: Words that say where someone lives: what "moved out / 搬走了" ends.
 _LIVING = re.compile(r"\b(?:live|lives|living|lived|stay|stays|staying|with\s+(?:us|me)|roommates?|flatmates?|"
                      r"housemates?)\b|住", re.IGNORECASE)
@@ -102,15 +109,17 @@ _LIVING = re.compile(r"\b(?:live|lives|living|lived|stay|stays|staying|with\s+(?
 class Ended:
     """One thing a statement says has ended: ``phrase`` as said, its content ``terms``
     (:func:`terms`), ``head``: the phrase's last term (the head of a verb's object comes
-    last in English and in Chinese: "eat *dairy*", "喝*咖啡*"), ``living``: the older memory must say where someone lives
-    (:data:`_LIVING`), ``subject``: the phrase names someone of the user's ("my sister"),
-    so an older memory about that person may be retired."""
+    last in English and in Chinese: "eat *dairy*", "喝*咖啡*"), ``living``: the older
+    memory must say where someone lives (:data:`_LIVING`), ``who``: the terms of whoever
+    the ending is about when that is not the user ("my sister moved out": ``sister``;
+    "Maya doesn't eat dairy anymore": ``maya``), which the older memory must hold too;
+    empty: the user's own ending, which never retires a memory about someone else."""
 
     phrase: str
     terms: frozenset[str]
     head: str
     living: bool = False
-    subject: bool = False
+    who: frozenset[str] = frozenset()
 
 
 def _stem(word: str) -> str:
@@ -168,34 +177,69 @@ def _phrase_en(raw: str) -> str:
     return " ".join(words[:PHRASE_WORDS])
 
 
-def _ended(phrase: str, living: bool = False, subject: bool = False) -> Ended | None:
+def _ended(phrase: str, living: bool = False, who: frozenset[str] = frozenset()) -> Ended | None:
     found = ordered_terms(phrase)
-    return Ended(phrase, frozenset(found), found[-1], living, subject) if found else None
+    return Ended(phrase, frozenset(found), found[-1], living, who) if found else None
+
+
+def _subject(text: str, start: int) -> frozenset[str] | None:
+    """Whose ending the cue at ``start`` states, from the words before it in its clause:
+    the user (empty set) when they hold I / we / 我 (not 我<家人>) or nothing that names
+    anyone (a dropped subject: "Finally sold the car", "上个月不喝咖啡了"); else the
+    terms naming the other one ("my husband", "Maya", 我老公); None for a bare pronoun
+    (he / she / 他 / 她: whom it means is in another sentence)."""
+    from gateway.memorization.disclosure import _MY_SOMEONE_ZH, _PEOPLE_ZH, _PRONOUN_EN, _PRONOUN_ZH
+
+    clause = _CLAUSE_END.split(text[max(0, start - LOOKBACK):start])[-1].strip()
+    if _CJK_RUN.search(clause):
+        if _PRONOUN_ZH.search(clause):
+            return None
+        someone = _MY_SOMEONE_ZH.search(clause)
+        if someone:
+            return frozenset(re.findall(_PEOPLE_ZH, someone.group()))
+        return frozenset()
+    if _USER_EN.search(clause):
+        return frozenset()
+    if _PRONOUN_EN.search(clause) or re.search(r"\b(?:he|she|they|it)\b", clause, re.IGNORECASE):
+        return None
+    return terms(clause)
 
 
 def ended_of(text: str) -> tuple[Ended, ...]:
     """What ``text`` says has ended (module docstring), in order; empty when it says no
     ending or the ended phrase has no content term ("I quit, lol"). Linear in
-    ``len(text)``."""
+    ``len(text)`` (each cue reads back at most :data:`LOOKBACK` characters)."""
     found: list[Ended | None] = []
-    found += [_ended(_phrase_en(m.group("x"))) for m in _OBJECT_EN.finditer(text)]
-    found += [_ended(m.group("x")) for m in _NOT_ANYMORE_EN.finditer(text)]
-    found += [_ended(m.group("x"), living=m.group("cue").lower().startswith("moved"), subject=True)
-              for m in _SUBJECT_EN.finditer(text)]
+    for match in [*_OBJECT_EN.finditer(text), *_NOT_ANYMORE_EN.finditer(text)]:
+        who = _subject(text, match.start())
+        if who is not None:
+            phrase = match.group("x")
+            found.append(_ended(_phrase_en(phrase) if match.re is _OBJECT_EN else phrase, who=who))
+    for match in _SUBJECT_EN.finditer(text):
+        phrase = match.group("x")
+        found.append(_ended(phrase, living=match.group("cue").lower().startswith("moved"), who=terms(phrase)))
     for match in _ENDED_ZH.finditer(text):
         name = match.lastgroup or ""
-        found.append(_ended(match.group(name), living=name == "h", subject=name == "h"))
+        if name == "h":  # X 搬走了: X is who moved
+            found.append(_ended(match.group(name), living=True, who=terms(match.group(name))))
+            continue
+        who = _subject(text, match.start())
+        if who is not None:
+            found.append(_ended(match.group(name), who=who))
     return tuple(e for e in found if e is not None)
 
 
 def is_about(ended: Ended, older: str) -> bool:
     """``older`` (an earlier memory's text) is about ``ended``: it holds ``ended.head``
     and at least half (rounded up) of ``ended.terms`` (a lone CJK character counts when
-    ``older`` holds it anywhere: "烟" in "抽烟") and, when ``ended.living``, says where
-    someone lives."""
+    ``older`` holds it anywhere: "烟" in "抽烟"), every term of ``ended.who`` and, when
+    ``ended.living``, says where someone lives. (Whether ``older`` is about someone else
+    of the user's is the caller's test: :func:`gateway.memorization.neardup`.)"""
     held = terms(older)
     folded = older.casefold()
     shared = {t for t in ended.terms if t in held or (len(t) == 1 and _CJK_RUN.match(t) and t in folded)}
     if ended.head not in shared or len(shared) < (len(ended.terms) + 1) // 2:
+        return False
+    if ended.who and not ended.who <= held:
         return False
     return not ended.living or bool(_LIVING.search(older))

@@ -135,7 +135,7 @@ def _ends(ended: tuple[Ended, ...], older: str, similarity: float) -> bool:
     if similarity < CHANGE_MIN_SIMILARITY:
         return False
     other = about_someone(older)
-    return any(is_about(e, older) and (e.subject or not other) for e in ended)
+    return any(is_about(e, older) and (bool(e.who) or not other) for e in ended)
 
 
 async def merge_near_duplicates(store: Any, tenant: Tenant, plan: Plan, events: bool = True) -> Plan:

@@ -40,6 +40,10 @@ def test_an_ending_cue_names_the_thing_that_ended(text: str, heads: list[str]):
     "I quit, lol",  # nothing named
     "我们搬到了杭州",  # a slot statement (residence), no ending cue
     "我今天跑了五公里",
+    "I'm used to cold weather.",  # "used to" as "accustomed to"
+    "My laptop stopped working.",
+    "The concert sold out.",
+    "他不抽烟了",  # a bare pronoun: whom it means is in another turn
 ])
 def test_no_ending_cue_no_ended_thing(text: str):
     assert ended_of(text) == ()
@@ -57,6 +61,12 @@ def test_no_ending_cue_no_ended_thing(text: str):
     ("我把烟戒了", "我抽烟十年了", True),
     ("我已经不去健身房了", "我每周去三次健身房", True),
     ("我已经不去健身房了", "我每周游泳三次", False),
+    ("I used to live in Lisbon, now we're in Porto.", "We live in Lisbon.", True),
+    ("Maya doesn't eat dairy anymore.", "Maya loves dairy, especially yogurt.", True),
+    ("Maya doesn't eat dairy anymore.", "I love dairy, especially yogurt.", False),  # Maya's ending, not mine
+    ("The bus doesn't run anymore.", "I run 5k every morning.", False),
+    ("我老公不抽烟了", "我老公抽烟十几年了", True),
+    ("我老公不抽烟了", "我以前抽烟", False),
 ])
 def test_an_older_memory_is_about_the_ended_thing_only_when_it_names_it(new: str, older: str, about: bool):
     assert any(is_about(e, older) for e in ended_of(new)) is about
