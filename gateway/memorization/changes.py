@@ -7,17 +7,24 @@ changes name no slot: "I sold the Honda, I ride a bike now", "I stopped running,
 swimming now", "my sister moved out", "我不喝咖啡了，现在只喝茶". What such a sentence
 always names is the thing that ended, right after (or, for "my sister moved out",
 right before) an *ending cue*. :func:`ended_of` finds those phrases; an older memory is
-about the ended thing (:func:`is_about`) when it shares at least half of the phrase's
-content terms (:func:`terms`: English words, stopwords dropped, crudely stemmed so
-"running" meets "run"; Chinese character bigrams without function characters, so
-"喝咖啡" meets "每天喝一杯咖啡"). The similarity floor the store's cosine must also
-reach is :data:`gateway.memorization.neardup.CHANGE_MIN_SIMILARITY`.
+about the ended thing (:func:`is_about`) when it holds the phrase's head (its last
+content term: "eat *dairy*", "喝*咖啡*") and at least half of its content terms
+(:func:`terms`: English words, stopwords dropped, crudely stemmed so "running" meets
+"run"; Chinese character bigrams without function characters, so "喝咖啡" meets
+"每天喝一杯咖啡"). The similarity floor the store's cosine must also reach is
+:data:`gateway.memorization.neardup.CHANGE_MIN_SIMILARITY`. Whose ending it is comes
+from the words before the cue in its clause (:func:`_subject`): the user's ("I", "we",
+我, or no subject: "Finally sold the car"), someone named ("my husband", "Maya",
+我老公: the older memory must name them too), or a bare pronoun (skipped: whom "he"
+means is in another sentence).
 
 Ending cues (each one a way English or Chinese grammar says "not any more"; sources:
-the Cambridge Grammar of English on *no longer / not ... any more / used to* (§ on
-aspect and the "discontinued habit"), and Chinese grammars on the change-of-state 了
-with negation, 不再 and 已经不, Li & Thompson, *Mandarin Chinese: A Functional
-Reference Grammar*, §6.1 "currently relevant state"):
+English grammars on the discontinued state or habit, *no longer*, *not ... any more*,
+*used to* (e.g. Swan, *Practical English Usage*, the entries for these words), and on
+Chinese the change-of-state 了 with a negation ("不喝咖啡了": no longer drinks coffee),
+不再 and 已经不 (Li & Thompson, *Mandarin Chinese: A Functional Reference Grammar*,
+1981, the sentence-final 了 of a "currently relevant state"); the verbs of ending
+(stop, quit, give up, sell, 戒, 卖, 退, 放弃, 停) are the lexical ones):
 
 - English, object after the cue: *stopped*, *quit*, *gave up (on)*, *got rid of*,
   *sold*, *no longer*, *used to*, *switched from*, *moved out of / away from*, *broke up
@@ -33,8 +40,10 @@ Reference Grammar*, §6.1 "currently relevant state"):
   thing: "咖啡换成了茶"); X 搬走了 / 搬出去了 (as *moved out*, needs :data:`_LIVING`).
 
 A cue word that is no ending is excluded where English has a common other use:
-"stopped by / at / for", "quit it" ("quit it, lol"). Everything here is linear in the
-text (one pass of each compiled pattern, no nested quantifiers).
+"stopped by / at / for", "stopped working" (a machine), "quit it", "sold out", "I'm /
+get used to" (accustomed). Everything here is linear in the text (one pass of each
+compiled pattern, bounded repetitions only; a cue reads back at most
+:data:`LOOKBACK` characters).
 """
 
 from __future__ import annotations

@@ -46,12 +46,14 @@ nested quantifiers, one pass over the clauses):
 5. **Slot** (:func:`slot_of`): a statement about where the user lives, their work,
    studies, diet, relationship status or a pregnancy has a slot (and is durable,
    whatever its date); a later statement in the same slot supersedes the earlier
-   (:mod:`gateway.memorization.neardup`).
+   (:mod:`gateway.memorization.neardup`). A statement that something ended ("I stopped
+   running", "我不喝咖啡了": :func:`gateway.memorization.changes.ended_of`) is durable
+   too, whatever its date, and supersedes the older memory about the ended thing.
 
 What this cannot do (README "What verbatim cannot catch"): facts stated only in the
 third person without "my" ("Maya can't have peanuts" before Maya was introduced),
-pronouns across turns, sarcasm and hypotheticals phrased as statements, negations of a
-fact that do not name its slot ("that's over now"), and facts that need the assistant's
+pronouns across turns, sarcasm and hypotheticals phrased as statements, changes that
+name neither the fact's slot nor its words ("that's over now"), and facts that need the assistant's
 words to be understood unless the turn answers the assistant's question (kept with it).
 """
 

@@ -25,8 +25,19 @@ memory among the search's :data:`SLOT_CANDIDATES` best hits that fills the same 
 (its own ``metadata.slot``, or the slot its text names) is retired for it: the newest
 becomes an op ``update`` (retired with ``superseded_by``, kept for audit, never recalled
 again), the others ``delete`` (retired). "I moved to Berlin" retires "I live in Lisbon";
-"I'm not vegetarian anymore" retires "I've been vegetarian since last year". A change
-said without the slot's words ("that's over now") is not caught.
+"I'm not vegetarian anymore" retires "I've been vegetarian since last year".
+
+Supersede, too, when the new memory is a profile statement that says something ended
+without a slot word (:func:`gateway.memorization.changes.ended_of`: "I stopped running,
+it's swimming now", "我不喝咖啡了"): the search reads :data:`SLOT_CANDIDATES` hits of the
+profile *and* the friend's events, and every live one about the ended thing
+(:func:`gateway.memorization.changes.is_about`: its head word and half its terms) whose
+cosine reaches :data:`CHANGE_MIN_SIMILARITY` is retired the same way; a memory about
+someone else of the user's ("My husband loves coffee",
+:func:`gateway.memorization.disclosure.about_someone`) only by an ending that names that
+person ("my husband stopped drinking coffee"). A change that names neither its slot nor
+the ended thing's word ("that's over now"; "I gave up on the clay" after a pottery
+class) is not caught.
 
 Merge, not skip: the new memory becomes an op ``merge`` onto the existing one
 (:func:`gateway.memorization.apply.apply_plan`): the existing record keeps its text and
