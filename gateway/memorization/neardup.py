@@ -31,8 +31,9 @@ Supersede, too, when the new memory is a profile statement that says something e
 without a slot word (:func:`gateway.memorization.changes.ended_of`: "I stopped running,
 it's swimming now", "我不喝咖啡了"): the search reads :data:`SLOT_CANDIDATES` hits of the
 profile *and* the friend's events, and every live one about the ended thing
-(:func:`gateway.memorization.changes.is_about`: its head word and half its terms) whose
-cosine reaches :data:`CHANGE_MIN_SIMILARITY` is retired the same way; a memory about
+(:func:`gateway.memorization.changes.is_about`: its head word and half its terms),
+said by the same speaker, whose cosine reaches :data:`CHANGE_MIN_SIMILARITY` is retired
+the same way; a memory about
 someone else of the user's ("My husband loves coffee",
 :func:`gateway.memorization.disclosure.about_someone`) only by an ending that names that
 person ("my husband stopped drinking coffee"). A change that names neither its slot nor
@@ -137,6 +138,18 @@ def _merge(op: Op, target: str, why: str) -> Op:
     return Op(kind="merge", id=op.id, target=target, memory=op.memory, reason=f"near-duplicate of {target} ({why})")
 
 
+def _same_speaker(new: NewMemory, old: MemoryRecord) -> bool:
+    """The two memories may have been said by the same one (``metadata.role`` and
+    ``metadata.speaker`` equal where both have them; a memory stored through the API has
+    neither): in a stored transcript, one speaker's "I stopped running" ends nothing of
+    the other's."""
+    for key in ("role", "speaker"):
+        a, b = new.metadata.get(key), old.metadata.get(key)
+        if a is not None and b is not None and a != b:
+            return False
+    return True
+
+
 def _ends(ended: tuple[Ended, ...], older: str, similarity: float) -> bool:
     """An older memory's text ``older`` (cosine ``similarity`` to the new one) is about a
     thing the new memory says ended (:func:`gateway.memorization.changes.is_about`) and
@@ -195,7 +208,7 @@ async def merge_near_duplicates(store: Any, tenant: Tenant, plan: Plan, events: 
                 if slot and record.scope is Scope.PROFILE and \
                         (record.metadata.get("slot") or slot_of(record.text)) == slot:
                     replaced.append(record)
-                elif ended and _ends(ended, record.text, hit.similarity):
+                elif ended and _same_speaker(memory, record) and _ends(ended, record.text, hit.similarity):
                     replaced.append(record)
         if target is None and replaced:  # same slot, or the thing a change ended: the newer supersedes the older
             replaced.sort(key=lambda r: r.updated_at, reverse=True)

@@ -10,7 +10,9 @@ import pytest
 
 from gateway.memorization.changes import ended_of, is_about
 from gateway.memorization.disclosure import analyse
-from gateway.memory.records import Tenant
+from gateway.memorization.neardup import merge_near_duplicates
+from gateway.memorization.plan import Op, Plan
+from gateway.memory.records import MemoryType, NewMemory, Scope, Tenant
 from tests.memorization.conftest import memorize_config
 from tests.memorization.test_workers import enqueue, fresh_store
 
@@ -113,3 +115,16 @@ async def test_an_ending_does_not_retire_a_memory_about_something_else(env, befo
     await _memorize(env, config, store, before, after)
     records = (await store.list(ALICE)).items
     assert len(records) == 2 and not any(r.retired for r in records)
+
+
+@pytest.mark.parametrize(("said_by", "retired"), [("Ann", True), ("Bob", False)])
+async def test_in_a_transcript_one_speakers_ending_retires_only_that_speakers_memory(env, said_by: str, retired: bool):
+    store = await fresh_store(env)
+    (old,) = await store.add(ALICE, [NewMemory(scope=Scope.PROFILE, type=MemoryType.SEMANTIC,
+                                               text="Ann: I run 5k every morning before work.",
+                                               metadata={"role": "user", "speaker": "Ann"})])
+    new = NewMemory(scope=Scope.PROFILE, type=MemoryType.SEMANTIC, text=f"{said_by}: I stopped running last month.",
+                    metadata={"role": "user", "speaker": said_by})
+    plan = await merge_near_duplicates(store, ALICE, Plan(ops=(Op(kind="add", id="m-new", memory=new),)))
+    (op,) = plan.ops
+    assert (op.kind, op.target) == (("update", old.id) if retired else ("add", None))
