@@ -27,21 +27,22 @@ Chinese the change-of-state 了 with a negation ("不喝咖啡了": no longer dr
 (stop, quit, give up, sell, 戒, 卖, 退, 放弃, 停) are the lexical ones):
 
 - English, object after the cue: *stopped*, *quit*, *gave up (on)*, *got rid of*,
-  *sold*, *no longer*, *used to*, *switched from*, *moved out of / away from*, *broke up
-  with*; *not / don't / can't / isn't ... anymore (any more, any longer)*, the words in
+  *sold*, *no longer*, *no more*, *used to*, *switched from*, *moved out of / away from*,
+  *broke up with*, *cancelled*, *done / finished with*, *cut out*, *dropped out of*; *not / don't / can't / isn't ... anymore (any more, any longer)*, the words in
   between ("I don't eat dairy anymore": "eat dairy").
-- English, subject before the cue: "my/our <X> moved out / moved away / passed away /
-  is over". *moved out / away* ends only where X lives, so the older memory must also
+- English, subject before the cue: "my/our <X>" or a name ("Jo") + "moved out / moved
+  away / passed away / is over". *moved out / away* ends only where X lives, so the older memory must also
   say where someone lives (:data:`_LIVING`): "my sister moved out" retires "my sister
   lives with us", not "my sister is a nurse".
 - Chinese: 不再 / 已经不 / 再也不 / 没再 / 不想再 + X; 不 + X + 了 (negation with the
-  change-of-state 了: "我不喝咖啡了"); 戒了 / 卖了 / 退了 / 放弃了 / 停了 + X, 把 X 戒了 /
-  卖了 / 退了 / 停了; 以前 + X ("以前住在上海"); 从 X 改成 / 换成; X 改成 / 换成 (X the old
+  change-of-state 了: "我不喝咖啡了"); 戒了 / 卖了 / 退了 / 放弃了 / 停了 + X, 戒(掉) + X
+  (not 戒指, a ring), 把 X 戒了 / 卖了 / 退了 / 停了, X (已经)卖了 / 戒了 / 退了 / 停了 (the
+  topic first: "车已经卖掉了"); 以前 + X ("以前住在上海"); 从 X 改成 / 换成; X 改成 / 换成 (X the old
   thing: "咖啡换成了茶"); X 搬走了 / 搬出去了 (as *moved out*, needs :data:`_LIVING`).
 
 A cue word that is no ending is excluded where English has a common other use:
-"stopped by / at / for", "stopped working" (a machine), "quit it", "sold out", "I'm /
-get used to" (accustomed). Everything here is linear in the text (one pass of each
+"stopped by / at / for", "stopped working" (a machine), "quit it", "sold out", "no more
+than", "I'm / get used to" (accustomed). Everything here is linear in the text (one pass of each
 compiled pattern, bounded repetitions only; a cue reads back at most
 :data:`LOOKBACK` characters).
 """
@@ -63,8 +64,10 @@ STOPWORDS_EN = frozenset(
     "like lot lots bit kind sort about up out over into onto off again since ago last week weeks month months "
     "year years day days time times can could would will should might must don't doesn't didn't can't won't "
     "isn't aren't wasn't weren't anyway honestly actually basically finally totally".split())
-#: Chinese characters that carry grammar, not topic: a bigram holding one is no term.
-FUNCTION_ZH = frozenset("我你您他她它的了是也都就和很太这那们吗呢吧啊不还再已把被给让个一在着过")
+#: Chinese characters that carry grammar, not topic: a bigram holding one is no term
+#: (pronouns, particles, negation, 把 / 被, and the measure words 个 辆 只 杯 瓶 件 位:
+#: "那辆车" and "我的车" share 车).
+FUNCTION_ZH = frozenset("我你您他她它的了是也都就和很太这那们吗呢吧啊不还再已把被给让个一在着过辆只杯瓶件位")
 
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _TERM = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+|[a-z][a-z'-]*[a-z]|[a-z]")
@@ -85,7 +88,8 @@ _OBJECT_EN = re.compile(
     r"\b(?:stopped(?!\s+(?:by|at|for|in|off|over|working)\b)|quit(?!\s+it\b)|gave\s+up(?:\s+on)?|"
     r"given\s+up(?:\s+on)?|got\s+rid\s+of|sold(?!\s+out\b)|no\s+longer|"
     r"(?<!'m\s)(?<!am\s)(?<!'re\s)(?<!are\s)(?<!is\s)(?<!'s\s)(?<!get\s)(?<!got\s)(?<!be\s)(?<!getting\s)(?<!been\s)"
-    r"used\s+to|switched\s+from|moved\s+(?:out\s+of|away\s+from)|broke\s+up\s+with)"
+    r"used\s+to|switched\s+from|moved\s+(?:out\s+of|away\s+from)|broke\s+up\s+with|cancel+ed|no\s+more(?!\s+than\b)|"
+    r"(?:done|finished)\s+with|cut\s+out|dropped\s+out\s+of)"
     r"\s+(?P<x>[^,.;:!?()\n]{1,80})",
     re.IGNORECASE)
 _NOT_ANYMORE_EN = re.compile(
@@ -93,20 +97,28 @@ _NOT_ANYMORE_EN = re.compile(
     r"\s+(?P<x>(?:[\w'-]+\s+){0,4}?[\w'-]+)\s+(?:any\s?more|any\s+longer)\b",
     re.IGNORECASE)
 _SUBJECT_EN = re.compile(
-    r"\b(?:my|our)\s+(?P<x>(?:[\w'-]+\s+){0,2}?[\w'-]+)\s+(?P<cue>moved\s+out|moved\s+away|passed\s+away|"
-    r"(?:is|are)\s+over)\b",
+    r"(?:\b(?:my|our)\s+(?P<x>(?:[\w'-]+\s+){0,2}?[\w'-]+)|\b(?P<n>(?-i:[A-Z][a-z]+)))\s+"
+    r"(?P<cue>moved\s+out|moved\s+away|passed\s+away|(?:is|are)\s+over)\b",
     re.IGNORECASE)
-_ZH = r"[\u3400-\u4dbf\u4e00-\u9fff]"
+#: Capitalised words before "moved out" that name no one ("Finally moved out!": the user).
+_NO_NAME = frozenset("i we he she they it finally just recently also so and but then now we've i've".split())
+#: A Chinese phrase character: CJK, or a Latin letter or digit ("不用iPhone了").
+_ZH = r"[\u3400-\u4dbf\u4e00-\u9fffA-Za-z0-9]"
 _ENDED_ZH = re.compile(
     rf"(?:不再|已经不|再也不|没再|不想再)(?P<a>{_ZH}{{1,8}})"
     rf"|不(?P<b>{_ZH}{{1,6}}?)了"
     rf"|(?:戒了|卖了|退了|放弃了|停了)(?P<c>{_ZH}{{1,8}})"
+    rf"|戒(?!指)掉?(?P<j>{_ZH}{{1,6}})"
     rf"|把(?P<d>{_ZH}{{1,8}}?)(?:戒|卖|退|停|放弃)(?:掉)?了"
     rf"|以前(?P<e>{_ZH}{{1,8}})"
     rf"|从(?P<f>{_ZH}{{1,8}}?)(?:改成|换成|转成|换到|转到|改到)"
     rf"|(?P<g>{_ZH}{{1,6}}?)(?:改成|换成)"
     rf"|(?P<h>{_ZH}{{1,6}}?)(?:搬走|搬出去|搬出)了"
+    rf"|(?P<i>{_ZH}{{1,6}}?)(?:已经)?(?:卖|戒|退|停)掉?了"
 )
+#: Groups of :data:`_ENDED_ZH` whose phrase comes before the cue: only its part after
+#: the last function character is the thing ("我上个月把车卖了": "车").
+_BEFORE_ZH = frozenset("dfghi")
 _CLAUSE_END = re.compile(r"[,.;:!?，。；：！？、\n]")
 _USER_EN = re.compile(r"\b(?:i|i'm|im|i've|i'd|we|we're|we've|we'd|me|myself)\b", re.IGNORECASE)
 #: Words that say where someone lives: what "moved out / 搬走了" ends.
@@ -214,6 +226,13 @@ def _subject(text: str, start: int) -> frozenset[str] | None:
     return terms(clause)
 
 
+def _tail(phrase: str) -> str:
+    """``phrase`` after its last :data:`FUNCTION_ZH` character (all of it when that is
+    its last character or it has none)."""
+    cut = max((i for i, c in enumerate(phrase) if c in FUNCTION_ZH), default=-1)
+    return phrase[cut + 1:] or phrase
+
+
 def ended_of(text: str) -> tuple[Ended, ...]:
     """What ``text`` says has ended (module docstring), in order; empty when it says no
     ending or the ended phrase has no content term ("I quit, lol"). Linear in
@@ -225,16 +244,19 @@ def ended_of(text: str) -> tuple[Ended, ...]:
             phrase = match.group("x")
             found.append(_ended(_phrase_en(phrase) if match.re is _OBJECT_EN else phrase, who=who))
     for match in _SUBJECT_EN.finditer(text):
-        phrase = match.group("x")
+        phrase = match.group("x") or match.group("n")
+        if phrase.casefold() in _NO_NAME:
+            continue
         found.append(_ended(phrase, living=match.group("cue").lower().startswith("moved"), who=terms(phrase)))
     for match in _ENDED_ZH.finditer(text):
         name = match.lastgroup or ""
+        phrase = _tail(match.group(name)) if name in _BEFORE_ZH else match.group(name)
         if name == "h":  # X 搬走了: X is who moved
-            found.append(_ended(match.group(name), living=True, who=terms(match.group(name))))
+            found.append(_ended(phrase, living=True, who=terms(phrase)))
             continue
         who = _subject(text, match.start())
         if who is not None:
-            found.append(_ended(match.group(name), who=who))
+            found.append(_ended(phrase, who=who))
     return tuple(e for e in found if e is not None)
 
 

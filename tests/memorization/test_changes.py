@@ -31,6 +31,11 @@ ALICE = Tenant("alice", "tutor")
     ("我把烟戒了", ["烟"]),
     ("咖啡换成了茶", ["咖啡"]),
     ("我以前住在上海", ["上海"]),
+    ("Jo moved out at the weekend, so we have a spare room.", ["jo"]),
+    ("No more night shifts for me, I'm on days.", ["shift"]),
+    ("最近戒咖啡了", ["咖啡"]),
+    ("那辆车已经卖掉了", ["车"]),
+    ("我已经不用iPhone了", ["iphon"]),
 ])
 def test_an_ending_cue_names_the_thing_that_ended(text: str, heads: list[str]):
     assert [e.head for e in ended_of(text)] == heads
@@ -46,6 +51,9 @@ def test_an_ending_cue_names_the_thing_that_ended(text: str, heads: list[str]):
     "My laptop stopped working.",
     "The concert sold out.",
     "他不抽烟了",  # a bare pronoun: whom it means is in another turn
+    "Finally moved out!",  # the user moved: a residence statement, no one else's ending
+    "No more than two cups a day.",
+    "我戒指丢了",  # 戒指 is a ring
 ])
 def test_no_ending_cue_no_ended_thing(text: str):
     assert ended_of(text) == ()
@@ -69,6 +77,9 @@ def test_no_ending_cue_no_ended_thing(text: str):
     ("The bus doesn't run anymore.", "I run 5k every morning.", False),
     ("我老公不抽烟了", "我老公抽烟十几年了", True),
     ("我老公不抽烟了", "我以前抽烟", False),
+    ("Jo moved out at the weekend.", "My sister Jo is staying with us for a few months.", True),
+    ("那辆车已经卖掉了", "我的车是丰田", True),
+    ("我喝了杯咖啡", "我喝了杯茶", False),  # no ending at all
 ])
 def test_an_older_memory_is_about_the_ended_thing_only_when_it_names_it(new: str, older: str, about: bool):
     assert any(is_about(e, older) for e in ended_of(new)) is about
