@@ -33,7 +33,10 @@ of a ``fact_in_request`` turn kept without the fact: ``fact_turn_lines_without_f
 ``stale`` strings; ``duplicate_lines`` = sum over probes. What was stored
 (:func:`stored_summary`): each live (not retired) memory matched to a turn; per kind, the
 turns that formed at least one live memory; a fact is stored when the keys of it or of a
-repeat all occur in one live memory's text.
+repeat all occur in one live memory's text; a **false supersede** is a current fact (no
+update replaced it) whose keys occur in a memory retired as superseded (``superseded_by``,
+or a ``retired_reason`` that starts with "superseded") and in no live memory: a change
+retired a memory it was not about.
 """
 
 from __future__ import annotations
@@ -213,7 +216,8 @@ def summarize(results: Sequence[ProbeResult]) -> dict[str, Any]:
 
 def stored_summary(user: User, memories: Iterable[dict[str, Any]]) -> dict[str, Any]:
     """What one user's store holds (module docstring). ``memories``: records as the admin
-    API lists them (``text``, ``scope``, ``type``, ``retired``)."""
+    API lists them (``text``, ``scope``, ``type``, ``retired``, ``retired_reason``,
+    ``superseded_by``)."""
     matcher = TurnMatcher(user)
     live = [m for m in memories if not m.get("retired")]
     retired = sum(1 for m in memories if m.get("retired"))
@@ -233,8 +237,13 @@ def stored_summary(user: User, memories: Iterable[dict[str, Any]]) -> dict[str, 
     superseded = user.superseded()
     roots = {user.root(f) for f in user.facts}
     current = [r for r in roots if r not in superseded]
+    replaced = [str(m.get("text", "")) for m in memories if m.get("retired") and (
+        m.get("superseded_by") or str(m.get("retired_reason") or "").startswith("superseded"))]
+    false_superseded = sum(any(fact_reached(user, r, t) for t in replaced) and not any(fact_reached(user, r, t) for t in texts)
+                           for r in current)
     return {
         "memories": len(live), "retired": retired,
+        "false_superseded": false_superseded,
         "memories_by_source": {k: by_source[k] for k in (*KINDS, "assistant", "unmatched") if by_source[k]},
         "turns": {k: turns[k] for k in KINDS if turns[k]},
         "turns_with_memory": {k: len(formed[k]) for k in KINDS if turns[k]},

@@ -22,7 +22,8 @@
    (``GET /v1/admin/memories``) for what was stored.
 
 Figures per group (all, per language, per split, per split and language): fact recall,
-junk share, stale rate, duplicate lines and what was stored per kind; definitions in
+junk share, stale rate, duplicate lines and what was stored per kind (with the false
+supersedes: current facts only a superseded memory held); definitions in
 :mod:`bench.assistant.metrics`. ``x-memgate-degraded`` on a probe's reply is counted
 (``degraded_probes``): a recall that timed out on a loaded machine shows there, not as a
 silent miss.
@@ -305,12 +306,12 @@ def report(result: dict[str, Any]) -> str:
             f"{_pct(g['stale_rate'])} ({_pct(g['stale_instead'])}) of {g['stale_probes']} | {g['duplicate_lines']} | "
             f"{g['same_fact_lines']} | {g['degraded_probes']} |")
     lines += ["", "| group | turns with a live memory, by kind (formed/turns) | facts stored | superseded still live "
-              "| memories (retired) | fact memories in profile |", "|---|---|---:|---:|---:|---:|"]
+              "| false supersedes | memories (retired) | fact memories in profile |", "|---|---|---:|---:|---:|---:|---:|"]
     for name, g in result["groups"].items():
         s = g["stored"]
         kinds = ", ".join(f"{k} {s['turns_with_memory'].get(k, 0)}/{s['turns'][k]}" for k in KINDS if k in s["turns"])
         lines.append(f"| {name} | {kinds} | {s['facts_stored']}/{s['facts']} | {s['superseded_live']}/{s['superseded_facts']} "
-                     f"| {s['memories']} ({s['retired']}) | {s['fact_memories_profile']}/{s['fact_memories']} |")
+                     f"| {s['false_superseded']} | {s['memories']} ({s['retired']}) | {s['fact_memories_profile']}/{s['fact_memories']} |")
     t = result["timing"]
     degraded = ", ".join(f"{k} x{n}" for k, n in result["degraded_replay"].items()) or "none"
     lines += ["", f"{result['replayed_requests']} chat requests replayed (x-memgate-degraded: {degraded}); "

@@ -46,12 +46,14 @@ nested quantifiers, one pass over the clauses):
 5. **Slot** (:func:`slot_of`): a statement about where the user lives, their work,
    studies, diet, relationship status or a pregnancy has a slot (and is durable,
    whatever its date); a later statement in the same slot supersedes the earlier
-   (:mod:`gateway.memorization.neardup`).
+   (:mod:`gateway.memorization.neardup`). A statement that something ended ("I stopped
+   running", "我不喝咖啡了": :func:`gateway.memorization.changes.ended_of`) is durable
+   too, whatever its date, and supersedes the older memory about the ended thing.
 
 What this cannot do (README "What verbatim cannot catch"): facts stated only in the
 third person without "my" ("Maya can't have peanuts" before Maya was introduced),
-pronouns across turns, sarcasm and hypotheticals phrased as statements, negations of a
-fact that do not name its slot ("that's over now"), and facts that need the assistant's
+pronouns across turns, sarcasm and hypotheticals phrased as statements, changes that
+name neither the fact's slot nor its words ("that's over now"), and facts that need the assistant's
 words to be understood unless the turn answers the assistant's question (kept with it).
 """
 
@@ -61,11 +63,12 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from gateway.memorization.changes import ended_of
 from gateway.memorization.salience import EVENT_TIME, PREFERENCE_CUES, is_small_talk
 from gateway.memory.records import MemoryType
 
 __all__ = [
-    "CHANGE", "DURABLE_EN", "DURABLE_ZH", "Analysis", "Clause", "ClauseKind", "analyse", "clause_kind",
+    "CHANGE", "DURABLE_EN", "DURABLE_ZH", "Analysis", "Clause", "ClauseKind", "about_someone", "analyse", "clause_kind",
     "clauses", "slot_of",
 ]
 
@@ -243,6 +246,11 @@ _OCCUPATIONS = (r"(?:barista|nurse|teacher|engineer|developer|programmer|designe
                 r"driver|pilot|scientist|researcher|postdoc|professor|lecturer|consultant|analyst|writer|journalist|"
                 r"editor|photographer|artist|musician|paramedic|firefighter|officer|soldier|farmer|librarian|"
                 r"therapist|social\s+worker|freelancer|contractor|intern|product\s+manager|data\s+scientist)")
+#: Two characters before 人 that name no place: "我们年轻人", "我们打工人" are no locals.
+#: "我们成都人" / "我们东北人" (we <place> people: the locals, where the speaker lives) fill
+#: the residence slot.
+_NOT_PLACE_ZH = (r"年轻|老年|中年|成年|外地|本地|当地|普通|打工|上班|工薪|有钱|没钱|这些|那些|这种|那种|两个|三个|几个|"
+                 r"一家|家里|自己|大家|女的|男的|读书|病|老|大|小|男|女|穷|好|坏|一|两|几")
 _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("work", re.compile(
         r"\b(?:work|working|works)\s+(?:\w+\s+){0,2}(?:at|for|as)\b|\bjob\s+(?:at|as)\b|\bjoined\b|"
@@ -252,27 +260,29 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"restaurant|cafe|café|bar|salon|studio|company|startup|clinic|practice|farm|agency)\b|"
         r"开了(?:一)?家|开(?:了)?(?:一)?(?:家|个)\S{0,6}(?:店|馆|公司|餐厅|工作室)|"
         r"\b(?:i'm|i\s+am)\s+(?:now\s+)?(?:an?\s+)?(?:\w+\s+)?" + _OCCUPATIONS + r"\b|"
-        r"在\S{0,12}(?:工作|上班|公司|单位|集团|医院|银行|工厂)|辞职|离职|跳槽|入职|退休|失业|换了(?:份|个)?工作|新工作",
+        r"在\S{0,12}(?:工作|上班|公司|单位|集团|医院|银行|工厂)|辞职|离职|跳槽|入职|退休|失业|换了?(?:份|个)?工作|新工作",
         re.IGNORECASE)),
     ("residence", re.compile(
-        r"\b(?:live|living|lives|moved|moving|relocated|relocating|based|transferred)\s+(?:\w+\s+)?(?:in|to|at|near|by)\b"
+        r"\b(?:live|living|lives|moved|moving|relocated|relocating|based|transferred)\s+(?:\w+\s+)?(?:in|into|to|at|near|by)\b"
         r"|\b(?:our|my)\s+(?:new\s+|own\s+)?(?:place|home|apartment|flat|house|studio)\s+(?:is\s+)?(?:in|near)\b"
         r"|\b(?:apartment|flat|house|studio|condo)\s+(?:in|near)\s+(?-i:[A-Z])|\bclosed\s+on\s+a\s+(?:house|home|condo|flat)\b"
         r"|\b(?:i'm|i\s+am|we're|we\s+are)\s+in\s+(?-i:[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\s*(?:$|[,.!]|and\b)"
-        r"|住(?!院|宿|酒店|了一晚)|搬(?:到|去|家|来)|调(?:到|去)|外派|定居|现居", re.IGNORECASE)),
+        r"|住(?!院|宿|酒店|了一晚)|搬(?:到|去|家|来)|调(?:到|去)|外派|定居|现居"
+        r"|我们(?!" + _NOT_PLACE_ZH + r")[\u4e00-\u9fff]{2}人(?!家|员|士|物|类|口|群|民|生|工)",
+        re.IGNORECASE)),
     ("study", re.compile(r"\b(?:student|studying|majoring|major\s+in|courses?|degree\s+in|enrolled|phd\s+in|"
                          r"master'?s\s+in)\b|读(?:研|博|大学|本科|大[一二三四]|高[一二三]|初[一二三])|专业|在读|上大学|转专业",
                          re.IGNORECASE)),
     ("diet", re.compile(r"\b(?:vegetarian|vegan|pescatarian|plant-based|keto|carnivore)\b|"
                         r"\beat(?:ing|s)?\s+(?:meat|fish|chicken|pork|beef)\b|"
                         r"素食|吃素|吃肉|不吃肉|开荤|吃(?:鱼|鸡|猪|牛|羊)|鸡肉|猪肉|牛肉", re.IGNORECASE)),
-    ("relationship", re.compile(r"\b(?:married|divorced|single|engaged|fianc[ée]e?|separated|widowed|broke\s+up|"
+    ("relationship", re.compile(r"\b(?:married|divorced|single|engaged|fianc[ée]e?|separated|widowed|broke\s+up|split\s+up|"
                                 r"dating|together\s+(?:for\s+)?\d+\s+years)\b|\bmy\s+(?:girlfriend|boyfriend)\b|"
                                 r"结婚|离婚|单身|订婚|分手|恋爱|脱单|男朋友|女朋友", re.IGNORECASE)),
     ("vehicle", re.compile(r"\b(?:my|our)\s+(?:\w+\s+){0,2}(?:car|truck|van|suv|motorcycle|motorbike|scooter|e-?bike)\b"
                            r"|\b(?:i|we)\s+(?:drive|ride)\s+(?:a|an)\b|\b(?:got|bought|leased)\s+(?:a|an)\s+(?:new\s+|used\s+)?"
                            r"(?:\w+\s+)?(?:car|truck|van|suv|motorcycle|motorbike|scooter|e-?bike)\b"
-                           r"|(?:我|我们|我家)的?(?:那|这)?辆|车换了|换了?(?:辆|台)?车|开的是|电动车|新车", re.IGNORECASE)),
+                           r"|(?:我|我们|我家)的?(?:那|这)?辆|车换了|换了?(?:辆|台)?车|开的是|电动车|新车|卖了?车|车卖了", re.IGNORECASE)),
     ("pregnancy", re.compile(r"\b(?:pregnant|expecting\s+(?:a|our|twins)|due\s+in|was\s+born|were\s+born|gave\s+birth|"
                              r"(?:she|he|baby|they)(?:'s|'re|\s+is|\s+are)\s+here)\b|怀孕|预产期|出生|生了|宝宝出生", re.IGNORECASE)),
 )
@@ -408,14 +418,20 @@ def slot_of(text: str) -> str | None:
     ``diet``, ``relationship``, ``vehicle``, ``pregnancy``), or None. A statement led by "my
     <someone>" / 我<家人> or a pronoun is about that person: it fills only
     :data:`_SHARED_SLOTS`."""
-    core = _core_zh(_core_en(text))
-    about_someone = bool(_MY_SOMEONE_EN.match(core) or _MY_SOMEONE_ZH.match(core) or _PRONOUN_EN.match(core)
-                         or _PRONOUN_ZH.match(core)
-                         or (re.match(r"^(?:my|our)\s", core, re.IGNORECASE) and _MY_SOMEONE_EN.search(core[:40])))
+    someone = about_someone(text)
     for name, pattern in _SLOTS:
-        if pattern.search(text) and (not about_someone or name in _SHARED_SLOTS):
+        if pattern.search(text) and (not someone or name in _SHARED_SLOTS):
             return name
     return None
+
+
+def about_someone(text: str) -> bool:
+    """``text`` is led by "my <someone>" / 我<家人> or a pronoun (he, she, 他, 她...): it is
+    about that person, not the user."""
+    core = _core_zh(_core_en(text))
+    return bool(_MY_SOMEONE_EN.match(core) or _MY_SOMEONE_ZH.match(core) or _PRONOUN_EN.match(core)
+                or _PRONOUN_ZH.match(core)
+                or (re.match(r"^(?:my|our)\s", core, re.IGNORECASE) and _MY_SOMEONE_EN.search(core[:40])))
 
 
 def analyse(text: str) -> Analysis:
@@ -535,6 +551,8 @@ def _says_enough(text: str) -> bool:
 def _durable(memory: str) -> bool:
     if slot_of(memory) or _NAMED_PERSON.search(memory) or _PLAN.search(memory):
         return True  # where the user lives, works, studies, what they eat, who their people are: lasting whatever the date
+    if ended_of(memory):
+        return True  # something lasting ended ("I stopped running", "我不喝咖啡了"): lasting whatever the date
     topical = bool(DURABLE_EN.search(memory) or DURABLE_ZH.search(memory))
     if not topical:
         return False

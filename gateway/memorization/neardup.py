@@ -25,8 +25,20 @@ memory among the search's :data:`SLOT_CANDIDATES` best hits that fills the same 
 (its own ``metadata.slot``, or the slot its text names) is retired for it: the newest
 becomes an op ``update`` (retired with ``superseded_by``, kept for audit, never recalled
 again), the others ``delete`` (retired). "I moved to Berlin" retires "I live in Lisbon";
-"I'm not vegetarian anymore" retires "I've been vegetarian since last year". A change
-said without the slot's words ("that's over now") is not caught.
+"I'm not vegetarian anymore" retires "I've been vegetarian since last year".
+
+Supersede, too, when the new memory is a profile statement that says something ended
+without a slot word (:func:`gateway.memorization.changes.ended_of`: "I stopped running,
+it's swimming now", "我不喝咖啡了"): the search reads :data:`SLOT_CANDIDATES` hits of the
+profile *and* the friend's events, and every live one about the ended thing
+(:func:`gateway.memorization.changes.is_about`: its head word and half its terms),
+said by the same speaker, whose cosine reaches :data:`CHANGE_MIN_SIMILARITY` is retired
+the same way; a memory about
+someone else of the user's ("My husband loves coffee",
+:func:`gateway.memorization.disclosure.about_someone`) only by an ending that names that
+person ("my husband stopped drinking coffee"). A change that names neither its slot nor
+the ended thing's word ("that's over now"; "I gave up on the clay" after a pottery
+class) is not caught.
 
 Merge, not skip: the new memory becomes an op ``merge`` onto the existing one
 (:func:`gateway.memorization.apply.apply_plan`): the existing record keeps its text and
@@ -43,7 +55,8 @@ import re
 import unicodedata
 from typing import Any
 
-from gateway.memorization.disclosure import slot_of
+from gateway.memorization.changes import Ended, ended_of, is_about
+from gateway.memorization.disclosure import about_someone, slot_of
 from gateway.memorization.plan import Op, Plan
 from gateway.memory.records import MemoryRecord, MemoryType, NewMemory, Scope, Tenant
 
@@ -64,6 +77,17 @@ MIN_SIMILARITY = 0.9
 #: Jaccard overlap of the two token sets a near-duplicate must reach (the hiking pair
 #: above: 6/7).
 MIN_OVERLAP = 0.8
+#: Cosine similarity (the store's ``similarity``: the new memory's text against the older
+#: record's vector, which also holds the assistant's words around it) an older memory
+#: must reach to be retired by a change said without a slot word
+#: (:mod:`gateway.memorization.changes`), besides holding the ended thing's terms. A
+#: safety net, not the test: with all-MiniLM-L6-v2 the same-thing pairs measured 0.39
+#: ("I stopped running." / "I run 5k every morning before work.") to 0.63 (Chinese),
+#: and the pairs sharing the word by chance 0.14 ("I quit smoking." / "Smoked salmon is
+#: my favourite breakfast.") to 0.63 ("I stopped playing tennis." / "I watch tennis on
+#: TV every Sunday.", which is retired: a known limit), so only the pun-like pairs fall
+#: below it.
+CHANGE_MIN_SIMILARITY = 0.2
 
 _CONTRACTIONS = ((re.compile(r"n't\b"), " not"), (re.compile(r"'m\b"), " am"), (re.compile(r"'re\b"), " are"),
                  (re.compile(r"'ve\b"), " have"), (re.compile(r"'ll\b"), " will"), (re.compile(r"'d\b"), " would"))
@@ -117,6 +141,30 @@ def _merge(op: Op, target: str, why: str) -> Op:
     return Op(kind="merge", id=op.id, target=target, memory=op.memory, reason=f"near-duplicate of {target} ({why})")
 
 
+def _same_speaker(new: NewMemory, old: MemoryRecord) -> bool:
+    """The two memories may have been said by the same one (``metadata.role`` and
+    ``metadata.speaker`` equal where both have them; a memory stored through the API has
+    neither): in a stored transcript, one speaker's "I stopped running" ends nothing of
+    the other's."""
+    for key in ("role", "speaker"):
+        a, b = new.metadata.get(key), old.metadata.get(key)
+        if a is not None and b is not None and a != b:
+            return False
+    return True
+
+
+def _ends(ended: tuple[Ended, ...], older: str, similarity: float) -> bool:
+    """An older memory's text ``older`` (cosine ``similarity`` to the new one) is about a
+    thing the new memory says ended (:func:`gateway.memorization.changes.is_about`) and
+    reaches :data:`CHANGE_MIN_SIMILARITY`; an older memory about someone else of the
+    user's ("My husband loves coffee") is retired only by an ending that names that
+    person ("my sister moved out")."""
+    if similarity < CHANGE_MIN_SIMILARITY:
+        return False
+    other = about_someone(older)
+    return any(is_about(e, older) and (bool(e.who) or not other) for e in ended)
+
+
 async def merge_near_duplicates(store: Any, tenant: Tenant, plan: Plan, events: bool = True) -> Plan:
     """``plan`` with each ``add`` whose memory duplicates an existing live memory of
     ``tenant`` (same scope and type) or an earlier add of the plan turned into a
@@ -144,24 +192,32 @@ async def merge_near_duplicates(store: Any, tenant: Tenant, plan: Plan, events: 
                        and _same_episode(memory, e.memory.type, e.memory.occurred_at)), None)
         why = "same text in this job"
         replaced: list[MemoryRecord] = []
+        ended: tuple[Ended, ...] = ()
         if target is None and (events or memory.scope is Scope.PROFILE):
             slot = memory.metadata.get("slot") if memory.scope is Scope.PROFILE else None
-            hits = await store.search(tenant, memory.text, top_k=SLOT_CANDIDATES if slot else CANDIDATES,
-                                      scopes=[memory.scope.value], types=None if slot else [memory.type.value])
+            ended = ended_of(memory.text) if memory.scope is Scope.PROFILE else ()
+            wide = bool(slot or ended)
+            scopes = [Scope.PROFILE.value, Scope.EVENT.value] if ended else [memory.scope.value]
+            hits = await store.search(tenant, memory.text, top_k=SLOT_CANDIDATES if wide else CANDIDATES,
+                                      scopes=scopes, types=None if wide else [memory.type.value])
             for hit in hits:
                 record: MemoryRecord = hit.record
                 if record.id == op.id or record.retired or record.metadata.get("kind") == "gist":
                     continue
-                if target is None and record.type is memory.type and \
+                if target is None and record.type is memory.type and record.scope is memory.scope and \
                         _same_episode(memory, record.type, record.occurred_at) and \
                         is_near_duplicate(memory.text, record.text, hit.similarity):
                     target, why = record.id, f"similarity {hit.similarity:.3f}"
-                if slot and (record.metadata.get("slot") or slot_of(record.text)) == slot:
+                if slot and record.scope is Scope.PROFILE and \
+                        (record.metadata.get("slot") or slot_of(record.text)) == slot:
                     replaced.append(record)
-        if target is None and replaced:  # same slot: the newer statement supersedes the older
+                elif ended and _same_speaker(memory, record) and _ends(ended, record.text, hit.similarity):
+                    replaced.append(record)
+        if target is None and replaced:  # same slot, or the thing a change ended: the newer supersedes the older
             replaced.sort(key=lambda r: r.updated_at, reverse=True)
             head, *rest = replaced
-            why = f"same {memory.metadata.get('slot')} as {head.id}"
+            about = memory.metadata.get("slot") or "thing ended"
+            why = f"same {about} as {head.id}"
             ops.append(Op(kind="update", id=op.id, target=head.id, memory=memory, reason=f"supersedes: {why}"))
             ops.extend(Op(kind="delete", target=r.id, reason=f"superseded by {op.id} ({why})") for r in rest)
             earlier.setdefault(key, []).append(op)

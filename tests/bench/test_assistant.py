@@ -196,6 +196,17 @@ def test_what_was_stored_per_kind_on_a_handcrafted_case():
     assert s["memories_by_source"] == {"fact": 1, "request": 1, "small_talk": 1, "update": 1, "unmatched": 1}
     assert (s["facts"], s["facts_stored"], s["superseded_facts"], s["superseded_live"]) == (2, 2, 1, 0)
     assert (s["fact_memories"], s["fact_memories_profile"]) == (2, 2)
+    assert s["false_superseded"] == 0  # t4 (Lisbon) was superseded, but f2 is no current fact
+
+
+def test_a_current_fact_held_only_by_a_superseded_memory_is_a_false_supersede():
+    user = parse_user(USER, "u.json")
+    lost = {"text": T["t2"], "scope": "profile", "retired": True, "superseded_by": "m9"}
+    assert stored_summary(user, [lost, {"text": T["t5"], "scope": "profile"}])["false_superseded"] == 1
+    forgotten = {**lost, "superseded_by": None, "retired_reason": "forgotten"}  # retired, but not by a change
+    assert stored_summary(user, [forgotten, {"text": T["t5"], "scope": "profile"}])["false_superseded"] == 0
+    kept = [lost, {"text": T["t6"], "scope": "profile"}, {"text": T["t5"], "scope": "profile"}]  # a repeat keeps f1 live
+    assert stored_summary(user, kept)["false_superseded"] == 0
 
 
 def test_the_command_refuses_a_user_outside_the_selection():

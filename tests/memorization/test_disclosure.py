@@ -62,6 +62,12 @@ def test_a_pure_request_question_or_small_talk_forms_no_memory(turn: str, why: s
     ("I went to a jazz concert yesterday.", False, None),
     ("我在腾讯上班", True, "work"),
     ("我昨天去看了一场电影", False, None),
+    ("我们成都人离不开辣", True, "residence"),  # we <place> people: the locals
+    ("我们年轻人都熬夜", False, None),  # an age group, no place
+    ("We moved into a flat in Leeds.", True, "residence"),
+    ("We split up in March.", True, "relationship"),
+    ("我换工作了", True, "work"),
+    ("我把车卖了", True, "vehicle"),
 ])
 def test_lasting_facts_are_profile_and_name_their_slot(turn: str, profile: bool, slot: str | None):
     (found,) = analyse(turn).memories

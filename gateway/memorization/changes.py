@@ -1,0 +1,276 @@
+"""A change said without a slot word: what the user says has *ended*, and whether an
+older memory is about that thing (no model).
+
+:mod:`gateway.memorization.neardup` retires an older statement of the same slot
+(residence, work, diet...: :func:`gateway.memorization.disclosure.slot_of`). Many
+changes name no slot: "I sold the Honda, I ride a bike now", "I stopped running, it's
+swimming now", "my sister moved out", "我不喝咖啡了，现在只喝茶". What such a sentence
+always names is the thing that ended, right after (or, for "my sister moved out",
+right before) an *ending cue*. :func:`ended_of` finds those phrases; an older memory is
+about the ended thing (:func:`is_about`) when it holds the phrase's head (its last
+content term: "eat *dairy*", "喝*咖啡*") and at least half of its content terms
+(:func:`terms`: English words, stopwords dropped, crudely stemmed so "running" meets
+"run"; Chinese character bigrams without function characters, so "喝咖啡" meets
+"每天喝一杯咖啡"). The similarity floor the store's cosine must also reach is
+:data:`gateway.memorization.neardup.CHANGE_MIN_SIMILARITY`. Whose ending it is comes
+from the words before the cue in its clause (:func:`_subject`): the user's ("I", "we",
+我, or no subject: "Finally sold the car"), someone named ("my husband", "Maya",
+我老公: the older memory must name them too), or a bare pronoun (skipped: whom "he"
+means is in another sentence).
+
+Ending cues (each one a way English or Chinese grammar says "not any more"; sources:
+English grammars on the discontinued state or habit, *no longer*, *not ... any more*,
+*used to* (e.g. Swan, *Practical English Usage*, the entries for these words), and on
+Chinese the change-of-state 了 with a negation ("不喝咖啡了": no longer drinks coffee),
+不再 and 已经不 (Li & Thompson, *Mandarin Chinese: A Functional Reference Grammar*,
+1981, the sentence-final 了 of a "currently relevant state"); the verbs of ending
+(stop, quit, give up, sell, 戒, 卖, 退, 放弃, 停) are the lexical ones):
+
+- English, object after the cue: *stopped*, *quit*, *gave up (on)*, *got rid of*,
+  *sold*, *no longer*, *no more*, *used to*, *switched from*, *moved out of / away from*,
+  *broke up with*, *cancelled*, *done / finished with*, *cut out*, *dropped out of*; *not / don't / can't / isn't ... anymore (any more, any longer)*, the words in
+  between ("I don't eat dairy anymore": "eat dairy").
+- English, subject before the cue: "my/our <X>" or a name ("Jo") + "moved out / moved
+  away / passed away / is over". *moved out / away* ends only where X lives, so the older memory must also
+  say where someone lives (:data:`_LIVING`): "my sister moved out" retires "my sister
+  lives with us", not "my sister is a nurse".
+- Chinese: 不再 / 已经不 / 再也不 / 没再 / 不想再 + X; 不 + X + 了 (negation with the
+  change-of-state 了: "我不喝咖啡了"); 戒了 / 卖了 / 退了 / 放弃了 / 停了 + X, 戒(掉) + X
+  (not 戒指, a ring), 把 X 戒了 / 卖了 / 退了 / 停了, X (已经)卖了 / 戒了 / 退了 / 停了 (the
+  topic first: "车已经卖掉了"); 以前 + X ("以前住在上海"); 从 X 改成 / 换成; X 改成 / 换成 (X the old
+  thing: "咖啡换成了茶"); X 搬走了 / 搬出去了 (as *moved out*, needs :data:`_LIVING`).
+
+A cue word that is no ending is excluded where English has a common other use:
+"stopped by / at / for", "stopped working" (a machine), "quit it", "sold out", "no more
+than", "I'm / get used to" (accustomed). Everything here is linear in the text (one pass of each
+compiled pattern, bounded repetitions only; a cue reads back at most
+:data:`LOOKBACK` characters).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["Ended", "ended_of", "is_about", "ordered_terms", "terms"]
+
+#: English words that name no topic (articles, pronouns, auxiliaries, fillers): never a
+#: shared term.
+STOPWORDS_EN = frozenset(
+    "a an the to of and or in on at for with from by as is am are was were be been being it its it's i i'm i've "
+    "me my mine we we're our ours you your he his him she her they them their this that these those so just "
+    "do does did doing have has had having not no nor any anymore more longer now really much very all some "
+    "one other there then than also still even ever get got getting go going went make made thing things stuff "
+    "like lot lots bit kind sort about up out over into onto off again since ago last week weeks month months "
+    "year years day days time times can could would will should might must don't doesn't didn't can't won't "
+    "isn't aren't wasn't weren't anyway honestly actually basically finally totally".split())
+#: Chinese characters that carry grammar, not topic: a bigram holding one is no term
+#: (pronouns, particles, negation, 把 / 被, and the measure words 个 辆 只 杯 瓶 件 位:
+#: "那辆车" and "我的车" share 车).
+FUNCTION_ZH = frozenset("我你您他她它的了是也都就和很太这那们吗呢吧啊不还再已把被给让个一在着过辆只杯瓶件位")
+
+_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_TERM = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+|[a-z][a-z'-]*[a-z]|[a-z]")
+_STOP_AT = re.compile(
+    r"\s+(?:and|but|now|because|since|so|anymore|any\s+more|any\s+longer|last|this|ago|after|when|which|who|"
+    r"yesterday|today|tonight|recently|lately|completely|entirely|altogether|cold\s+turkey|for\s+(?:good|now|a\s+while)|"
+    r"(?:in|on|at|during|over|back\s+in|since)\s+(?:the\s+)?(?:\d+|jan\w*|feb\w*|mar\w*|apr\w*|may|jun\w*|jul\w*|aug\w*|"
+    r"sep\w*|oct\w*|nov\w*|dec\w*|spring|summer|autumn|fall|winter|(?:mon|tues|wednes|thurs|fri|satur|sun)days?|"
+    r"weekend|new\s+year|christmas))\b.*$", re.IGNORECASE)
+#: At most this many words of an English ended phrase are kept (a cue's object is a
+#: short noun or verb phrase; the rest of the clause says something else).
+PHRASE_WORDS = 6
+#: Characters before a cue read for its subject (the start of its clause, bounded so the
+#: work per cue is constant).
+LOOKBACK = 60
+
+_OBJECT_EN = re.compile(
+    r"\b(?:stopped(?!\s+(?:by|at|for|in|off|over|working)\b)|quit(?!\s+it\b)|gave\s+up(?:\s+on)?|"
+    r"given\s+up(?:\s+on)?|got\s+rid\s+of|sold(?!\s+out\b)|no\s+longer|"
+    r"(?<!'m\s)(?<!am\s)(?<!'re\s)(?<!are\s)(?<!is\s)(?<!'s\s)(?<!get\s)(?<!got\s)(?<!be\s)(?<!getting\s)(?<!been\s)"
+    r"used\s+to|switched\s+from|moved\s+(?:out\s+of|away\s+from)|broke\s+up\s+with|cancel+ed|no\s+more(?!\s+than\b)|"
+    r"(?:done|finished)\s+with|cut\s+out|dropped\s+out\s+of)"
+    r"\s+(?P<x>[^,.;:!?()\n]{1,80})",
+    re.IGNORECASE)
+_NOT_ANYMORE_EN = re.compile(
+    r"\b(?:not|never|don't|dont|do\s+not|doesn't|does\s+not|didn't|can't|cannot|won't|isn't|aren't|i'm\s+not|am\s+not)"
+    r"\s+(?P<x>(?:[\w'-]+\s+){0,4}?[\w'-]+)\s+(?:any\s?more|any\s+longer)\b",
+    re.IGNORECASE)
+_SUBJECT_EN = re.compile(
+    r"(?:\b(?:my|our)\s+(?P<x>(?:[\w'-]+\s+){0,2}?[\w'-]+)|\b(?P<n>(?-i:[A-Z][a-z]+)))\s+"
+    r"(?P<cue>moved\s+out|moved\s+away|passed\s+away|(?:is|are)\s+over)\b",
+    re.IGNORECASE)
+#: Capitalised words before "moved out" that name no one ("Finally moved out!": the user).
+_NO_NAME = frozenset("i we he she they it finally just recently also so and but then now we've i've".split())
+#: A Chinese phrase character: CJK, or a Latin letter or digit ("不用iPhone了").
+_ZH = r"[\u3400-\u4dbf\u4e00-\u9fffA-Za-z0-9]"
+_ENDED_ZH = re.compile(
+    rf"(?:不再|已经不|再也不|没再|不想再)(?P<a>{_ZH}{{1,8}})"
+    rf"|不(?P<b>{_ZH}{{1,6}}?)了"
+    rf"|(?:戒了|卖了|退了|放弃了|停了)(?P<c>{_ZH}{{1,8}})"
+    rf"|戒(?!指)掉?(?P<j>{_ZH}{{1,6}})"
+    rf"|把(?P<d>{_ZH}{{1,8}}?)(?:戒|卖|退|停|放弃)(?:掉)?了"
+    rf"|以前(?P<e>{_ZH}{{1,8}})"
+    rf"|从(?P<f>{_ZH}{{1,8}}?)(?:改成|换成|转成|换到|转到|改到)"
+    rf"|(?P<g>{_ZH}{{1,6}}?)(?:改成|换成)"
+    rf"|(?P<h>{_ZH}{{1,6}}?)(?:搬走|搬出去|搬出)了"
+    rf"|(?P<i>{_ZH}{{1,6}}?)(?:已经)?(?:卖|戒|退|停)掉?了"
+)
+#: Groups of :data:`_ENDED_ZH` whose phrase comes before the cue: only its part after
+#: the last function character is the thing ("我上个月把车卖了": "车").
+_BEFORE_ZH = frozenset("dfghi")
+_CLAUSE_END = re.compile(r"[,.;:!?，。；：！？、\n]")
+_USER_EN = re.compile(r"\b(?:i|i'm|im|i've|i'd|we|we're|we've|we'd|me|myself)\b", re.IGNORECASE)
+#: Words that say where someone lives: what "moved out / 搬走了" ends.
+_LIVING = re.compile(r"\b(?:live|lives|living|lived|stay|stays|staying|with\s+(?:us|me)|roommates?|flatmates?|"
+                     r"housemates?)\b|住", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Ended:
+    """One thing a statement says has ended: ``phrase`` as said, its content ``terms``
+    (:func:`terms`), ``head``: the phrase's last term (the head of a verb's object comes
+    last in English and in Chinese: "eat *dairy*", "喝*咖啡*"), ``living``: the older
+    memory must say where someone lives (:data:`_LIVING`), ``who``: the terms of whoever
+    the ending is about when that is not the user ("my sister moved out": ``sister``;
+    "Maya doesn't eat dairy anymore": ``maya``), which the older memory must hold too;
+    empty: the user's own ending, which never retires a memory about someone else."""
+
+    phrase: str
+    terms: frozenset[str]
+    head: str
+    living: bool = False
+    who: frozenset[str] = frozenset()
+
+
+def _stem(word: str) -> str:
+    """A crude English stem, the same for the forms a habit is said in: "running" /
+    "runs" / "run" -> "run", "drives" / "driving" / "drive" -> "driv"."""
+    word = word.strip("'-")
+    if word.endswith("'s"):
+        word = word[:-2]
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            if suffix == "es" and not word[:-2].endswith(("s", "x", "z", "ch", "sh")):
+                suffix = "s"
+            if suffix == "s" and word.endswith("ss"):
+                break
+            word = word[:-len(suffix)]
+            break
+    if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "lsz":
+        word = word[:-1]
+    if len(word) > 3 and word.endswith("e"):
+        word = word[:-1]
+    return word
+
+
+def ordered_terms(text: str) -> list[str]:
+    """The content terms of ``text`` in the order they occur: lower-cased English words
+    not in :data:`STOPWORDS_EN`, stemmed (:func:`_stem`), and the bigrams of each run of
+    CJK characters that hold no :data:`FUNCTION_ZH` character (a character between two
+    function characters is a term of its own: "把烟戒了": "烟"). Linear in ``len(text)``."""
+    folded = text.casefold().replace("\u2019", "'")
+    out: list[str] = []
+    for match in _TERM.finditer(folded):
+        token = match.group()
+        if not _CJK_RUN.match(token):
+            if token not in STOPWORDS_EN and len(token) > 1:
+                out.append(_stem(token))
+            continue
+        content = [c not in FUNCTION_ZH for c in token]
+        for i, char in enumerate(token):
+            if not content[i]:
+                continue
+            if i + 1 < len(token) and content[i + 1]:
+                out.append(token[i:i + 2])
+            elif not (i > 0 and content[i - 1]):
+                out.append(char)  # a lone content character
+    return [t for t in out if t]
+
+
+def terms(text: str) -> frozenset[str]:
+    """:func:`ordered_terms` as a set."""
+    return frozenset(ordered_terms(text))
+
+
+def _phrase_en(raw: str) -> str:
+    words = _STOP_AT.sub("", raw.strip()).split()
+    return " ".join(words[:PHRASE_WORDS])
+
+
+def _ended(phrase: str, living: bool = False, who: frozenset[str] = frozenset()) -> Ended | None:
+    found = ordered_terms(phrase)
+    return Ended(phrase, frozenset(found), found[-1], living, who) if found else None
+
+
+def _subject(text: str, start: int) -> frozenset[str] | None:
+    """Whose ending the cue at ``start`` states, from the words before it in its clause:
+    the user (empty set) when they hold I / we / 我 (not 我<家人>) or nothing that names
+    anyone (a dropped subject: "Finally sold the car", "上个月不喝咖啡了"); else the
+    terms naming the other one ("my husband", "Maya", 我老公); None for a bare pronoun
+    (he / she / 他 / 她: whom it means is in another sentence)."""
+    from gateway.memorization.disclosure import _MY_SOMEONE_ZH, _PEOPLE_ZH, _PRONOUN_EN, _PRONOUN_ZH
+
+    clause = _CLAUSE_END.split(text[max(0, start - LOOKBACK):start])[-1].strip()
+    if _CJK_RUN.search(clause):
+        if _PRONOUN_ZH.search(clause):
+            return None
+        someone = _MY_SOMEONE_ZH.search(clause)
+        if someone:
+            return frozenset(re.findall(_PEOPLE_ZH, someone.group()))
+        return frozenset()
+    if _USER_EN.search(clause):
+        return frozenset()
+    if _PRONOUN_EN.search(clause) or re.search(r"\b(?:he|she|they|it)\b", clause, re.IGNORECASE):
+        return None
+    return terms(clause)
+
+
+def _tail(phrase: str) -> str:
+    """``phrase`` after its last :data:`FUNCTION_ZH` character (all of it when that is
+    its last character or it has none)."""
+    cut = max((i for i, c in enumerate(phrase) if c in FUNCTION_ZH), default=-1)
+    return phrase[cut + 1:] or phrase
+
+
+def ended_of(text: str) -> tuple[Ended, ...]:
+    """What ``text`` says has ended (module docstring), in order; empty when it says no
+    ending or the ended phrase has no content term ("I quit, lol"). Linear in
+    ``len(text)`` (each cue reads back at most :data:`LOOKBACK` characters)."""
+    found: list[Ended | None] = []
+    for match in [*_OBJECT_EN.finditer(text), *_NOT_ANYMORE_EN.finditer(text)]:
+        who = _subject(text, match.start())
+        if who is not None:
+            phrase = match.group("x")
+            found.append(_ended(_phrase_en(phrase) if match.re is _OBJECT_EN else phrase, who=who))
+    for match in _SUBJECT_EN.finditer(text):
+        phrase = match.group("x") or match.group("n")
+        if phrase.casefold() in _NO_NAME:
+            continue
+        found.append(_ended(phrase, living=match.group("cue").lower().startswith("moved"), who=terms(phrase)))
+    for match in _ENDED_ZH.finditer(text):
+        name = match.lastgroup or ""
+        phrase = _tail(match.group(name)) if name in _BEFORE_ZH else match.group(name)
+        if name == "h":  # X 搬走了: X is who moved
+            found.append(_ended(phrase, living=True, who=terms(phrase)))
+            continue
+        who = _subject(text, match.start())
+        if who is not None:
+            found.append(_ended(phrase, who=who))
+    return tuple(e for e in found if e is not None)
+
+
+def is_about(ended: Ended, older: str) -> bool:
+    """``older`` (an earlier memory's text) is about ``ended``: it holds ``ended.head``
+    and at least half (rounded up) of ``ended.terms`` (a lone CJK character counts when
+    ``older`` holds it anywhere: "烟" in "抽烟"), every term of ``ended.who`` and, when
+    ``ended.living``, says where someone lives. (Whether ``older`` is about someone else
+    of the user's is the caller's test: :func:`gateway.memorization.neardup`.)"""
+    held = terms(older)
+    folded = older.casefold()
+    shared = {t for t in ended.terms if t in held or (len(t) == 1 and _CJK_RUN.match(t) and t in folded)}
+    if ended.head not in shared or len(shared) < (len(ended.terms) + 1) // 2:
+        return False
+    if ended.who and not ended.who <= held:
+        return False
+    return not ended.living or bool(_LIVING.search(older))
