@@ -65,8 +65,8 @@ from gateway.memorization.salience import EVENT_TIME, PREFERENCE_CUES, is_small_
 from gateway.memory.records import MemoryType
 
 __all__ = [
-    "CHANGE", "DURABLE_EN", "DURABLE_ZH", "Analysis", "Clause", "ClauseKind", "analyse", "clause_kind",
-    "clauses", "slot_of",
+    "CHANGE", "DURABLE_EN", "DURABLE_ZH", "MOMENT", "ONE_OFF_ACTIVITY", "ONE_OFF_TIME", "STATE", "Analysis", "Clause",
+    "ClauseKind", "analyse", "clause_kind", "clauses", "is_episode", "slot_of",
 ]
 
 ClauseKind = Literal["disclosure", "question", "request", "small_talk", "meta", "other"]
@@ -74,8 +74,8 @@ ClauseKind = Literal["disclosure", "question", "request", "small_talk", "meta", 
 #: Longest text analysed (characters); a turn is cut to this first (work stays bounded).
 MAX_CHARS = 4000
 
-_SENTENCE = re.compile(r"[^.!?。！？;；\n]+[.!?。！？;；\n]*")
-_CLAUSE_CUT = re.compile(r"\s*[,，、:：]\s*|\s+(?=(?:but|so|and\s+then|and\s+(?:can|could|what|how|please|i'd\s+like))\b)"
+_SENTENCE = re.compile(r"[^.!?。！？;；…～\n]+[.!?。！？;；…～\n]*")
+_CLAUSE_CUT = re.compile(r"\s*[,，、:：]\s*|(?<=[\u3400-\u9fff])\s+(?=[\u3400-\u9fff])|\s+(?=(?:but|so|and\s+then|and\s+(?:can|could|what|how|please|i'd\s+like))\b)"
                          r"|(?=但是|所以|不过|可是)", re.IGNORECASE)
 _ASKED = re.compile(r"[?？]")
 _LEAD_EN = re.compile(
@@ -93,20 +93,22 @@ _LEAD_ZH = re.compile(r"^(?:对了|顺便说一下|顺便说|顺便|另外|其�
 _FIRST_PERSON_EN = re.compile(r"^(?:i|i'm|im|i've|ive|i'd|i'll|my|we|we're|we've|we'd|our|me\s+and|mine)\b", re.IGNORECASE)
 _PEOPLE_EN = (r"(?:wife|husband|partner|spouse|fianc[ée]e?|boyfriend|girlfriend|son|daughter|kids?|children|child|baby|"
               r"toddler|twins?|mom|mum|mother|dad|father|parents?|brother|sister|siblings?|grandma|grandmother|"
-              r"grandpa|grandfather|grandparents?|aunt|uncle|cousin|nephew|niece|family|roommate|flatmate|boss|"
+              r"grandpa|grandfather|grandparents?|grandsons?|granddaughters?|grandkids?|grandchild(?:ren)?|in-laws|"
+              r"aunt|uncle|cousin|nephew|niece|family|roommate|flatmate|boss|"
               r"dog|cat|puppy|kitten|pet|hamster|rabbit|bird|parrot|horse|fish)")
 _MY_SOMEONE_EN = re.compile(r"\b(?:my|our)\s+(?:\w+\s+){0,2}" + _PEOPLE_EN + r"\b", re.IGNORECASE)
 _AS_A_EN = re.compile(r"^as\s+an?\s+\w+", re.IGNORECASE)
 #: A casual statement that drops its subject "I" ("Finally moved out!", "Got a new job",
 #: "Just adopted a kitten"): a past-tense verb of a life change first.
 _DROPPED_I_EN = re.compile(
-    r"^(?:(?:just|finally|recently|also|officially)\s+)?(?:got|moved|started|adopted|quit|bought|switched|signed|joined|landed|"
+    r"^(?:(?:just|finally|recently|also|officially)\s+)?(?:got|went|been|moved|started|adopted|quit|bought|switched|signed|joined|landed|"
     r"passed|graduated|finished|booked|became|decided|turned|lost|broke|left|sold|began|married|retired|proposed|"
     r"enrolled|transferred|relocated)\b", re.IGNORECASE)
 _PRONOUN_EN = re.compile(r"^(?:he|she|they|he's|she's|they're|his|her|their|it's)\b", re.IGNORECASE)
 
 _FIRST_PERSON_ZH = re.compile(r"^(?:我|咱们|咱|俺)")
 _PEOPLE_ZH = (r"(?:老婆|老公|妻子|丈夫|爱人|太太|先生|对象|男朋友|女朋友|未婚夫|未婚妻|儿子|女儿|孩子|小孩|宝宝|娃|双胞胎|妈妈|"
+              r"闺女|媳妇|老伴|孙子|孙女|外孙女?|儿媳|女婿|公公|婆婆|岳父|岳母|老爸|老妈|男友|女友|伴侣|"
               r"爸爸|妈|爸|父母|爸妈|哥哥|姐姐|弟弟|妹妹|爷爷|奶奶|外公|外婆|姥姥|姥爷|家人|室友|老板|领导|猫|狗|狗狗|猫咪|宠物)")
 _MY_SOMEONE_ZH = re.compile(r"我(?:的|们|们家的?|家的?)?" + _PEOPLE_ZH)
 _AS_A_ZH = re.compile(r"^作为(?:一[名个位])?")
@@ -119,7 +121,7 @@ _NAMED_PERSON = re.compile(r"\b(?:my|our)\s+(?:\w+\s+)?" + _PEOPLE_EN + r"(?:'s\
 _QUESTION_START_EN = re.compile(
     r"^(?:what|what's|whats|why|how|how's|when|where|which|who|whom|whose|is|are|am|was|were|do|does|did|can|could|"
     r"would|will|should|shall|may|might|have|has|had|isn't|aren't|don't|doesn't|didn't|won't|wouldn't|shouldn't|"
-    r"any\s+(?:idea|ideas|tips|suggestions|recommendations|thoughts)|anything|is\s+there|are\s+there)\b",
+    r"any|anything|is\s+there|are\s+there)\b",
     re.IGNORECASE,
 )
 _QUESTION_IN_EN = re.compile(
@@ -159,8 +161,8 @@ _META_EN = re.compile(
     re.IGNORECASE,
 )
 
-_QUESTION_END_ZH = re.compile(r"(?:吗|呢|么|嘛|没有|不|吧)[。！!]*$")
-_QUESTION_WORD_ZH = re.compile(r"什么(?!都|也)|怎么|怎样|咋|如何|哪|为什么|为啥|几[个点天岁号次种本]|多少|能不能|可不可以|可以不可以|"
+_QUESTION_END_ZH = re.compile(r"(?:吗|呢|么|嘛|没有|不|吧)[。！!～~…\s]*$")
+_QUESTION_WORD_ZH = re.compile(r"什么(?!都|也)|怎么|怎样|咋|如何|哪|为什么|为啥|(?<![前这那好十])几[个点天岁号次种本]|多少|能不能|可不可以|可以不可以|"
                                r"有没有|是不是|要不要|该不该|好不好|行不行|会不会|用不用|需不需要|是否")
 _REQUEST_ZH = re.compile(r"^(?:请|麻烦|帮我|帮忙|给我|替我|你能|你可以|你帮|能不能|可以帮|可不可以|告诉我|推荐|建议|写|列|讲|说说|"
                          r"介绍|解释|翻译|总结|查|算|比较|分析|设计|规划|安排|整理|来|出|做个|做一|生成)"
@@ -194,13 +196,14 @@ DURABLE_EN = re.compile(
 )
 #: Lasting topics (Chinese).
 DURABLE_ZH = re.compile(
-    _PEOPLE_ZH + r"|过敏|不耐受|糖尿病|哮喘|高血压|失眠|抑郁|焦虑|怀孕|确诊|诊断|病|药|手术|受伤|近视|眼镜|"
+    _PEOPLE_ZH + r"|过敏|不耐受|糖尿病|哮喘|高血压|血压|血糖|血脂|胆固醇|痛风|颈椎|腰椎|腰|膝盖|腿|肩|脖子|嗓子|胃|牙|矫正|视力|体重|湿疹|鼻炎|失眠|抑郁|焦虑|怀孕|确诊|诊断|病|药|手术|受伤|近视|眼镜|"
     r"素|吃肉|不吃|不能吃|不喝|戒|忌口|清真|辣|咖啡|茶|酒|烟|海鲜|花生|坚果|鸡蛋|牛奶|乳糖|麸质|"
     r"住|搬|老家|家乡|出生|长大|城市|小区|房子|公寓|租|"
-    r"工作|上班|公司|职业|工程师|程序员|老师|护士|医生|经理|设计师|律师|学生|自由职业|创业|退休|升职|辞职|离职|跳槽|入职|"
+    r"工作|上班|公司|职业|工程师|程序员|老师|护士|医生|经理|设计师|律师|会计|销售|客服|厨师|司机|编辑|记者|公务员|"
+    r"前端|后端|运营|学生|在\S{1,8}(?:做|当|干)(?!饭|菜)|自由职业|创业|退休|升职|辞职|离职|跳槽|入职|"
     r"失业|夜班|加班|同事|专业|大学|学校|读书|年级|博士|硕士|上学|毕业|"
     r"叫|名字|岁|生日|纪念日|结婚|离婚|订婚|单身|恋爱|"
-    r"车|自行车|电动车|开车|电脑|手机|钢琴|吉他|相机|"
+    r"车|自行车|电动车|开车|电脑|手机|房|钢琴|吉他|相机|"
     r"喜欢|爱|讨厌|偏好|最爱|受不了|热爱|怕|说|语|学|爱好|练|跑步|马拉松|健身|"
     r"每天|每周|平时|一直|从来|经常|总是|习惯"
 )
@@ -211,6 +214,43 @@ CHANGE = re.compile(
     r"retired|graduated|became|switched|gave\s+up|no\s+longer|anymore|any\s+more|not\s+\w+\s+anymore|"
     r"bought|sold|broke\s+up)\b"
     r"|搬|换了|辞职|离职|跳槽|入职|养了|结婚|离婚|分手|生了|确诊|退休|毕业|开始|不再|戒了|买了|卖了",
+    re.IGNORECASE,
+)
+#: A one-off moment (seed 002 §3.2: events are episodes, the profile is what holds): a
+#: day or part of one named as when it happened, beyond :data:`EVENT_TIME` ("the other
+#: day", "last weekend", 上周末, 今天早上, 前几天).
+ONE_OFF_TIME = re.compile(
+    r"\b(?:the\s+other\s+day|earlier\s+today|this\s+past\s+(?:week|weekend)|over\s+the\s+weekend|"
+    r"at\s+the\s+weekend|on\s+(?:mon|tues|wednes|thurs|fri|satur|sun)day(?!s|\s+(?:nights|mornings|evenings|afternoons)))\b"
+    r"|今早|今天早上|前几天|那天|上次",
+    re.IGNORECASE,
+)
+#: Something that holds rather than happens: a state or a change of one ("now", "since",
+#: "anymore", 现在, 已经, 开始) or a habit ("every", "usually", 一直, 每天, 平时).
+STATE = re.compile(
+    r"\b(?:now|since|anymore|any\s+more|no\s+longer|currently|these\s+days|nowadays|still|for\s+good|"
+    r"always|usually|normally|generally|often|never|every|most\s+(?:days|mornings|evenings|nights|weekends)|"
+    r"lately|recently|for\s+(?:(?:\d+|a\s+few|a\s+couple\s+of|two|three|four|five|six|many|several)\s+)?"
+    r"(?:days|weeks|months|years|ages))\b"
+    r"|现在|已经|开始|目前|如今|一直|不再|从此|以后|每天|每周|每个|经常|总是|平时|一般|老是|最近|这几年|多年|好几年",
+    re.IGNORECASE,
+)
+#: A one-off activity told in the past ("I went to a jazz concert", "we watched Dune",
+#: "had a rough day at work", 去看了一场电影, 吃了火锅): an episode whatever its date.
+ONE_OFF_ACTIVITY = re.compile(
+    r"\b(?:went\s+(?:to|out|for|on|hiking|shopping|camping|swimming|skiing|running)|visited|watched|attended|"
+    r"saw\s+(?:a|an|the)|ate|tried\s+(?:a|an|the|out)|cooked|baked|hosted|celebrated|threw\s+a|"
+    r"caught\s+(?:a|the)|ran\s+into|had\s+(?:a|an)\s+(?:\w+\s+){0,2}(?:day|time|night|evening|morning|"
+    r"afternoon|weekend|meeting|party|dinner|lunch|breakfast|date|call|chat|fight|argument|talk))\b"
+    r"|去了|看了|吃了|参加了|见了|玩了|逛了|聚餐|聚了|爬了|喝了",
+    re.IGNORECASE,
+)
+#: How the user feels right now ("I'm exhausted", "feeling stressed", 好累, 有点烦): an
+#: episode unless :data:`STATE` says it lasts.
+MOMENT = re.compile(
+    r"\b(?:feel|feeling|felt|tired|exhausted|stressed|bored|hungry|sleepy|nervous|excited|overwhelmed|"
+    r"upset|annoyed|frustrated|worried|sad|happy|grumpy|hungover)\b"
+    r"|好累|很累|太累|累死|累了|好困|犯困|困了|饿了|好饿|好烦|很烦|烦死|心烦|烦躁|紧张|激动|开心|难过|郁闷|心情|无聊|崩溃",
     re.IGNORECASE,
 )
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -252,7 +292,7 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"restaurant|cafe|café|bar|salon|studio|company|startup|clinic|practice|farm|agency)\b|"
         r"开了(?:一)?家|开(?:了)?(?:一)?(?:家|个)\S{0,6}(?:店|馆|公司|餐厅|工作室)|"
         r"\b(?:i'm|i\s+am)\s+(?:now\s+)?(?:an?\s+)?(?:\w+\s+)?" + _OCCUPATIONS + r"\b|"
-        r"在\S{0,12}(?:工作|上班|公司|单位|集团|医院|银行|工厂)|辞职|离职|跳槽|入职|退休|失业|换了(?:份|个)?工作|新工作",
+        r"(?<![现正实好存])在\S{0,12}(?:工作|上班|公司|单位|集团|医院|银行|工厂)|辞职|离职|跳槽|入职|退休|失业|换了(?:份|个)?工作|新工作",
         re.IGNORECASE)),
     ("residence", re.compile(
         r"\b(?:live|living|lives|moved|moving|relocated|relocating|based|transferred)\s+(?:\w+\s+)?(?:in|to|at|near|by)\b"
@@ -338,7 +378,7 @@ def clauses(text: str) -> list[Clause]:
     """The clauses of ``text`` (step 1 of the module docstring). Linear in ``len(text)``."""
     out: list[Clause] = []
     for number, sentence in enumerate(_SENTENCE.findall(text[:MAX_CHARS])):
-        body = sentence.rstrip(".!?。！？;；\n \t")
+        body = sentence.rstrip(".!?。！？;；…～\n \t")
         end = sentence[len(body):]
         asked = bool(_ASKED.search(end))
         pieces: list[tuple[str, str]] = []
@@ -447,7 +487,7 @@ def analyse(text: str) -> Analysis:
                     said.append(i)
             sentences = {parts[i].sentence for i in said}
             said = [i for i, k in enumerate(kinds) if k == "other" and parts[i].sentence in sentences]
-        return Analysis((), kinds, dropped, _formed(_joined(parts, said)) if said else None)
+        return Analysis((), kinds, dropped, _formed(_joined(parts, said), told=False) if said else None)
     groups = _groups(parts, kinds, kept)
     merged: list[list[int]] = []
     for group in groups:  # a fragment joins the memory after it ("Work's been rough. I'm a barista...")
@@ -457,7 +497,8 @@ def analyse(text: str) -> Analysis:
             merged.append(group)
     if len(merged) > 1 and not _says_enough(_joined(parts, merged[-1])):
         merged[-2:] = [merged[-2] + merged[-1]]
-    return Analysis(tuple(_formed(_joined(parts, group)) for group in merged), kinds)
+    return Analysis(tuple(_formed(_joined(parts, group), any(kinds[i] == "disclosure" for i in group))
+                          for group in merged), kinds)
 
 
 def _groups(parts: list[Clause], kinds: tuple[ClauseKind, ...], kept: list[int]) -> list[list[int]]:
@@ -477,8 +518,8 @@ def _groups(parts: list[Clause], kinds: tuple[ClauseKind, ...], kept: list[int])
     return groups
 
 
-def _formed(memory: str) -> Formed:
-    durable = _durable(memory)
+def _formed(memory: str, told: bool = True) -> Formed:
+    durable = _durable(memory, told)
     slot = slot_of(memory) if durable else None
     kind = MemoryType.EPISODIC
     if durable:
@@ -532,10 +573,26 @@ def _says_enough(text: str) -> bool:
     return len(_LATIN_WORD.findall(text)) >= STATEMENT_WORDS
 
 
-def _durable(memory: str) -> bool:
+def _durable(memory: str, told: bool = True) -> bool:
+    """Step 4 of the module docstring: ``told``: ``memory`` holds a disclosure (the user
+    about themselves or their people), else it is a statement about something else."""
     if slot_of(memory) or _NAMED_PERSON.search(memory) or _PLAN.search(memory):
         return True  # where the user lives, works, studies, what they eat, who their people are: lasting whatever the date
+    if told:
+        return not is_episode(memory)
     topical = bool(DURABLE_EN.search(memory) or DURABLE_ZH.search(memory))
     if not topical:
         return False
     return not EVENT_TIME.search(memory) or bool(CHANGE.search(memory))
+
+
+def is_episode(text: str) -> bool:
+    """A disclosure that tells an episode, not something that holds (seed 002 §3.2: the
+    profile is the user's stable attributes and likes, events are what happened): it
+    names a one-off time (:data:`EVENT_TIME`, :data:`ONE_OFF_TIME`), a one-off activity
+    (:data:`ONE_OFF_ACTIVITY`) or a passing feeling (:data:`MOMENT`), and no state, habit
+    or change (:data:`STATE`, :data:`CHANGE`). Linear in ``len(text)``."""
+    if STATE.search(text) or CHANGE.search(text):
+        return False
+    return bool(EVENT_TIME.search(text) or ONE_OFF_TIME.search(text) or ONE_OFF_ACTIVITY.search(text)
+                or MOMENT.search(text))
