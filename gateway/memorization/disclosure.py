@@ -11,9 +11,11 @@ plans, possessions, dates or lasting preferences (the kinds of user information 
 Steps (:func:`analyse`), each linear in the text (compiled regular expressions with no
 nested quantifiers, one pass over the clauses):
 
-1. **Clauses** (:func:`clauses`): sentences end at ``. ! ? 。 ！ ？ ; ；`` and line breaks;
-   a sentence is cut at commas (``, ，、``) and before "but / so / and then" and 但是 /
-   所以 / 不过 / 可是. A clause remembers whether its sentence ended in a question mark
+1. **Clauses** (:func:`clauses`): sentences end at ``. ! ? 。 ！ ？ ; ； … ～`` and line
+   breaks ("Went vegan last month… any swap for my omelette?" is a statement, then a
+   question); a sentence is cut at commas (``, ，、``), at a space between two Chinese
+   characters (typed instead of a comma: "车卖了 现在坐地铁"), and before "but / so / and
+   then" and 但是 / 所以 / 不过 / 可是. A clause remembers whether its sentence ended in a question mark
    (only the sentence's last clause is the question: "I'm vegetarian, what can I cook?").
 2. **What each clause is** (:func:`clause_kind`), first match wins:
    ``small_talk`` (:func:`gateway.memorization.salience.is_small_talk`, plus "I see",
@@ -24,25 +26,33 @@ nested quantifiers, one pass over the clauses):
    / write / recommend", "can you", "please", "I'd like / I want / I need + a thing or
    you", "I'm looking for", "help me", 帮我 请 给我 推荐 我想要 我需要; ``question`` (the
    sentence's question mark, an interrogative or auxiliary first word, 吗/呢 at the end,
-   a Chinese question word: 什么 怎么 哪 几 多少 能不能 ... outside "什么都"); ``meta`` (talk
+   a Chinese question word: 什么 怎么 哪 几 多少 能不能 ... outside "什么都" and "前几天"; a
+   clause that starts with "any": "any easy swap for..."); ``meta`` (talk
    about the conversation: "I have a question", "I'll try that", "that sounds good");
    ``disclosure`` (a first-person statement: the clause starts, after a discourse word
    such as "btw / also / since / because / as / 其实 / 因为 / 对了", with I / my / we /
    our / 我 / 我们 / 咱, or names "my <someone>" / 我<家人> anywhere, or "As a nurse"
    / 作为一名护士; a Chinese clause without a subject but with a durable cue, "在上海工作",
-   is the user's too: Chinese drops the subject); anything else is ``other``.
+   "血压有点高", "闺女考上了" (the user's body, people, possessions, job), is the user's
+   too: Chinese drops the subject); anything else is ``other``.
 3. **The memory** (:func:`analyse`): the disclosure clauses, and with them the turn's
    ``other`` clauses that are statements (a finite verb: "It felt welcoming; I want to
    study counseling next"), joined in their order with the separator they had. A clause that starts with he / she / they / 他 / 她 / 它 keeps
    the clause before it (its antecedent: "a gift for my wife, she loves gardening").
-4. **Kind of memory**: a disclosure is *durable* (profile: every friend of the user
-   sees it, seed 002 §2) when it names a lasting topic (:data:`DURABLE_EN` /
-   :data:`DURABLE_ZH`: family, pets, health, allergies, diet, home, work, study,
-   possessions, identity, dates, likes and dislikes, languages) and is not anchored to
-   a day (:data:`gateway.memorization.salience.EVENT_TIME`), unless it says the lasting
-   thing changed (:data:`CHANGE`: moved, started, quit, adopted, got married, 搬到,
-   辞职, 养了): "I moved to Berlin last month" is durable and keeps its date. Other
-   disclosures are episodes (event scope, one friend).
+4. **Kind of memory** (seed 002 §3.2: the profile, seen by every friend of the user, is
+   what holds about the user, their basic attributes and likes; events are episodes):
+   a memory with a disclosure is *durable* (profile) unless it tells an episode
+   (:func:`is_episode`): it names a one-off time (:data:`gateway.memorization.salience.EVENT_TIME`,
+   :data:`ONE_OFF_TIME`: yesterday, last weekend, this morning, 昨天, 上周末, 今天早上), a
+   one-off activity (:data:`ONE_OFF_ACTIVITY`: went to, watched, had a great dinner, 去了,
+   吃了) or a passing feeling (:data:`MOMENT`: exhausted, 好累) and no state, habit or
+   change (:data:`STATE`: now, since, anymore, every, 现在, 已经, 开始, 每天;
+   :data:`CHANGE`: moved, started, quit, 搬到, 辞职): "I'm colorblind", "my son just got
+   braces" and "I moved to Berlin last month" (keeping its date) are profile, "I went to
+   a jazz concert yesterday" is an event. A statement about something else (no
+   disclosure in the turn) is durable only when it names a lasting topic
+   (:data:`DURABLE_EN` / :data:`DURABLE_ZH`) and is not anchored to a day unless it
+   says the lasting thing changed.
 5. **Slot** (:func:`slot_of`): a statement about where the user lives, their work,
    studies, diet, relationship status or a pregnancy has a slot (and is durable,
    whatever its date); a later statement in the same slot supersedes the earlier
