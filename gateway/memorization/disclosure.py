@@ -50,7 +50,7 @@ nested quantifiers, one pass over the clauses):
    :data:`CHANGE`: moved, started, quit, 搬到, 辞职): "I'm colorblind", "my son just got
    braces" and "I moved to Berlin last month" (keeping its date) are profile, "I went to
    a jazz concert yesterday" is an event. A statement about something else (no
-   disclosure in the turn) is durable only when it names a lasting topic
+   disclosure in the turn: :attr:`Analysis.statement`) is durable only when it names a lasting topic
    (:data:`DURABLE_EN` / :data:`DURABLE_ZH`) and is not anchored to a day unless it
    says the lasting thing changed.
 5. **Slot** (:func:`slot_of`): a statement about where the user lives, their work,
@@ -507,8 +507,7 @@ def analyse(text: str) -> Analysis:
             merged.append(group)
     if len(merged) > 1 and not _says_enough(_joined(parts, merged[-1])):
         merged[-2:] = [merged[-2] + merged[-1]]
-    return Analysis(tuple(_formed(_joined(parts, group), any(kinds[i] == "disclosure" for i in group))
-                          for group in merged), kinds)
+    return Analysis(tuple(_formed(_joined(parts, group)) for group in merged), kinds)  # all told with a disclosure
 
 
 def _groups(parts: list[Clause], kinds: tuple[ClauseKind, ...], kept: list[int]) -> list[list[int]]:

@@ -190,3 +190,10 @@ def test_an_update_before_a_question_and_a_chinese_statement_without_subject_are
 def test_a_question_without_a_question_mark_forms_nothing(turn: str):
     found = analyse(turn)
     assert found.memories == () and found.dropped == "question"
+
+
+def test_a_statement_told_beside_a_disclosure_is_as_lasting_as_the_disclosure():
+    found = analyse("The internship is at Siemens, I'm working on embedded firmware.").memories
+    assert [m.durable for m in found] == [True] * len(found) and "Siemens" in found[0].text
+    alone = analyse("The internship is at Siemens.")  # no disclosure in the turn: a statement
+    assert alone.memories == () and alone.statement is not None and not alone.statement.durable
