@@ -45,6 +45,18 @@ facts reach the prompt in any language, also where the embedder scores Chinese p
 Both searches run as one guarded call with the query embedded once
 (:meth:`~plugins.guarded_memory.GuardedMemory.search_many`).
 
+Which lasting facts (:func:`pick_profile`): the profile search asks for
+:data:`PROFILE_POOL` times ``profile_limit`` candidates, ranked by the store (relevance to
+the request, then recency and importance: README "How memories are ranked"; superseded
+memories are retired and never candidates). The user's basic attributes, the memories
+with a supersede slot (where they live, their work, studies, diet, relationship,
+vehicle, a pregnancy: ``metadata.slot``, one current memory per slot), take up to half
+the places (rounded up), best-ranked first; the best-ranked other facts fill the rest, so
+an allergy or a child's age keeps its place. Seed 002 §3.2 calls the profile the user's
+basic attributes and likes; a request rarely names the attribute it needs ("what should
+I wear today?" needs the city), and with an English-only embedder a Chinese request
+ranks them by chance, so relevance alone would let any other fact push them out.
+
 Memory settings (:mod:`gateway.settings`, ``call.settings``): off for a call when
 ``recall_enabled`` or ``auto_recall`` (seed 000's P1 switch) is off
 (``settings_switches``). When set (yaml ``settings.defaults``, the key, the user),
@@ -65,7 +77,7 @@ from pydantic import Field, model_validator
 from gateway.sdk import AdmissionConfig, BreakerConfig, CallContext, ChatRequest, PluginConfig, ScoredMemory, is_cjk, message_text
 from plugins.guarded_memory import GuardedMemory, SearchSpec, caller_tenant
 
-__all__ = ['FOLLOW_UP_ENDS', 'FOLLOW_UP_STARTS', 'AutoRecall', 'AutoRecallConfig', 'RecallResult', 'build_query', 'cap_per_scope', 'is_follow_up', 'length_units', 'recall_annotation', 'split_by_relevance']
+__all__ = ['FOLLOW_UP_ENDS', 'FOLLOW_UP_STARTS', 'PROFILE_POOL', 'AutoRecall', 'AutoRecallConfig', 'RecallResult', 'build_query', 'cap_per_scope', 'is_follow_up', 'length_units', 'pick_profile', 'recall_annotation', 'split_by_relevance']
 
 FOLLOW_UP_STARTS = (
     "and ", "but ", "so ", "then ", "also ", "what about", "how about", "why", "it ", "it's",
@@ -73,6 +85,8 @@ FOLLOW_UP_STARTS = (
     "那", "它", "他", "她", "这", "还有", "为什么", "然后", "所以", "那么", "而且",
 )
 FOLLOW_UP_ENDS = ("呢", "呢？", "呢?", "吗", "吗？", "吗?")
+#: Profile candidates searched per place of ``profile_limit`` (:func:`pick_profile`).
+PROFILE_POOL = 3
 
 
 class AutoRecallConfig(PluginConfig):
@@ -170,6 +184,23 @@ def _relevance(hit: ScoredMemory) -> float:
     return hit.relevance if hit.relevance is not None else hit.similarity
 
 
+def pick_profile(hits: Sequence[ScoredMemory], limit: int) -> tuple[ScoredMemory, ...]:
+    """The ``limit`` lasting facts of ``hits`` (profile candidates, best first) that reach
+    the prompt (module docstring): memories with a ``metadata.slot`` take up to
+    ``ceil(limit / 2)`` places, best first, and the best-ranked others the rest (slot
+    memories too when the others run out). The store's order is kept. Linear in
+    ``len(hits)``."""
+    if limit <= 0:
+        return ()
+    slotted = [i for i, h in enumerate(hits) if h.record.metadata.get("slot")]
+    chosen = set(slotted[:(limit + 1) // 2])
+    for i in range(len(hits)):
+        if len(chosen) >= limit:
+            break
+        chosen.add(i)
+    return tuple(h for i, h in enumerate(hits) if i in chosen)
+
+
 def cap_per_scope(hits: Sequence[ScoredMemory], caps: dict[str, int]) -> list[ScoredMemory]:
     """``hits`` (order kept) with at most ``caps[scope]`` of each scope."""
     seen: dict[str, int] = {}
@@ -237,13 +268,14 @@ class AutoRecall:
         profile_limit = settings.profile_topk if "profile_topk" in settings.explicit else cfg.profile_limit
         if profile_limit and "profile" in cfg.scopes:
             floor = threshold if "similarity_threshold" in settings.explicit else 0.0  # the user's own cut applies
-            specs = [SearchSpec(limit, threshold, cfg.scopes), SearchSpec(profile_limit, floor, ["profile"])]
+            specs = [SearchSpec(limit, threshold, cfg.scopes), SearchSpec(profile_limit * PROFILE_POOL, floor, ["profile"])]
             hits, profile = await self.memory.search_many(tenant, query, specs, time_left=time_left)
+            picked = pick_profile(profile, profile_limit)
             if per_scope is not None:
                 hits = cap_per_scope(hits, per_scope)
             high, low = split_by_relevance(hits, cfg.high_relevance_threshold)
             shown = {h.record.id for h in high}
-            extra = tuple(h for h in profile if h.record.id not in shown)  # lasting facts the ranking left out
+            extra = tuple(h for h in picked if h.record.id not in shown)  # lasting facts the ranking left out
             high = (*high, *extra)
             low = tuple(h for h in low if h.record.id not in {e.record.id for e in extra})
         else:

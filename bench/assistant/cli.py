@@ -8,12 +8,12 @@ from pathlib import Path
 
 import click
 
-from bench.assistant.dataset import DATA_DIR, load_users, select
+from bench.assistant.dataset import DATA_DIR, SPLITS, load_users, select
 from bench.assistant.run import DEFAULT_CONFIG, FRIEND
 
 
 @click.command("assistant")
-@click.option("--split", type=click.Choice(["dev", "heldout", "all"]), default="dev", show_default=True)
+@click.option("--split", type=click.Choice([*SPLITS, "all"]), default="dev", show_default=True)
 @click.option("--lang", type=click.Choice(["en", "zh", "all"]), default="all", show_default=True)
 @click.option("--user", "only", multiple=True, help="Only these user ids (repeatable).")
 @click.option("--data", type=click.Path(exists=True, file_okay=False, path_type=Path), default=DATA_DIR,

@@ -11,9 +11,11 @@ plans, possessions, dates or lasting preferences (the kinds of user information 
 Steps (:func:`analyse`), each linear in the text (compiled regular expressions with no
 nested quantifiers, one pass over the clauses):
 
-1. **Clauses** (:func:`clauses`): sentences end at ``. ! ? 。 ！ ？ ; ；`` and line breaks;
-   a sentence is cut at commas (``, ，、``) and before "but / so / and then" and 但是 /
-   所以 / 不过 / 可是. A clause remembers whether its sentence ended in a question mark
+1. **Clauses** (:func:`clauses`): sentences end at ``. ! ? 。 ！ ？ ; ； … ～`` and line
+   breaks ("Went vegan last month… any swap for my omelette?" is a statement, then a
+   question); a sentence is cut at commas (``, ，、``), at a space between two Chinese
+   characters (typed instead of a comma: "车卖了 现在坐地铁"), and before "but / so / and
+   then" and 但是 / 所以 / 不过 / 可是. A clause remembers whether its sentence ended in a question mark
    (only the sentence's last clause is the question: "I'm vegetarian, what can I cook?").
 2. **What each clause is** (:func:`clause_kind`), first match wins:
    ``small_talk`` (:func:`gateway.memorization.salience.is_small_talk`, plus "I see",
@@ -24,25 +26,33 @@ nested quantifiers, one pass over the clauses):
    / write / recommend", "can you", "please", "I'd like / I want / I need + a thing or
    you", "I'm looking for", "help me", 帮我 请 给我 推荐 我想要 我需要; ``question`` (the
    sentence's question mark, an interrogative or auxiliary first word, 吗/呢 at the end,
-   a Chinese question word: 什么 怎么 哪 几 多少 能不能 ... outside "什么都"); ``meta`` (talk
+   a Chinese question word: 什么 怎么 哪 几 多少 能不能 ... outside "什么都" and "前几天"; a
+   clause that starts with "any": "any easy swap for..."); ``meta`` (talk
    about the conversation: "I have a question", "I'll try that", "that sounds good");
    ``disclosure`` (a first-person statement: the clause starts, after a discourse word
    such as "btw / also / since / because / as / 其实 / 因为 / 对了", with I / my / we /
    our / 我 / 我们 / 咱, or names "my <someone>" / 我<家人> anywhere, or "As a nurse"
    / 作为一名护士; a Chinese clause without a subject but with a durable cue, "在上海工作",
-   is the user's too: Chinese drops the subject); anything else is ``other``.
+   "血压有点高", "闺女考上了" (the user's body, people, possessions, job), is the user's
+   too: Chinese drops the subject); anything else is ``other``.
 3. **The memory** (:func:`analyse`): the disclosure clauses, and with them the turn's
    ``other`` clauses that are statements (a finite verb: "It felt welcoming; I want to
    study counseling next"), joined in their order with the separator they had. A clause that starts with he / she / they / 他 / 她 / 它 keeps
    the clause before it (its antecedent: "a gift for my wife, she loves gardening").
-4. **Kind of memory**: a disclosure is *durable* (profile: every friend of the user
-   sees it, seed 002 §2) when it names a lasting topic (:data:`DURABLE_EN` /
-   :data:`DURABLE_ZH`: family, pets, health, allergies, diet, home, work, study,
-   possessions, identity, dates, likes and dislikes, languages) and is not anchored to
-   a day (:data:`gateway.memorization.salience.EVENT_TIME`), unless it says the lasting
-   thing changed (:data:`CHANGE`: moved, started, quit, adopted, got married, 搬到,
-   辞职, 养了): "I moved to Berlin last month" is durable and keeps its date. Other
-   disclosures are episodes (event scope, one friend).
+4. **Kind of memory** (seed 002 §3.2: the profile, seen by every friend of the user, is
+   what holds about the user, their basic attributes and likes; events are episodes):
+   a memory with a disclosure is *durable* (profile) unless it tells an episode
+   (:func:`is_episode`): it names a one-off time (:data:`gateway.memorization.salience.EVENT_TIME`,
+   :data:`ONE_OFF_TIME`: yesterday, last weekend, this morning, 昨天, 上周末, 今天早上), a
+   one-off activity (:data:`ONE_OFF_ACTIVITY`: went to, watched, had a great dinner, 去了,
+   吃了) or a passing feeling (:data:`MOMENT`: exhausted, 好累) and no state, habit or
+   change (:data:`STATE`: now, since, anymore, every, 现在, 已经, 开始, 每天;
+   :data:`CHANGE`: moved, started, quit, 搬到, 辞职): "I'm colorblind", "my son just got
+   braces" and "I moved to Berlin last month" (keeping its date) are profile, "I went to
+   a jazz concert yesterday" is an event. A statement about something else (no
+   disclosure in the turn: :attr:`Analysis.statement`) is durable only when it names a lasting topic
+   (:data:`DURABLE_EN` / :data:`DURABLE_ZH`) and is not anchored to a day unless it
+   says the lasting thing changed.
 5. **Slot** (:func:`slot_of`): a statement about where the user lives, their work,
    studies, diet, relationship status or a pregnancy has a slot (and is durable,
    whatever its date); a later statement in the same slot supersedes the earlier
@@ -68,8 +78,8 @@ from gateway.memorization.salience import EVENT_TIME, PREFERENCE_CUES, is_small_
 from gateway.memory.records import MemoryType
 
 __all__ = [
-    "CHANGE", "DURABLE_EN", "DURABLE_ZH", "Analysis", "Clause", "ClauseKind", "about_someone", "analyse", "clause_kind",
-    "clauses", "slot_of",
+    "CHANGE", "DURABLE_EN", "DURABLE_ZH", "MOMENT", "ONE_OFF_ACTIVITY", "ONE_OFF_TIME", "STATE", "Analysis", "Clause",
+    "ClauseKind", "about_someone", "analyse", "clause_kind", "clauses", "is_episode", "slot_of",
 ]
 
 ClauseKind = Literal["disclosure", "question", "request", "small_talk", "meta", "other"]
@@ -77,8 +87,8 @@ ClauseKind = Literal["disclosure", "question", "request", "small_talk", "meta", 
 #: Longest text analysed (characters); a turn is cut to this first (work stays bounded).
 MAX_CHARS = 4000
 
-_SENTENCE = re.compile(r"[^.!?。！？;；\n]+[.!?。！？;；\n]*")
-_CLAUSE_CUT = re.compile(r"\s*[,，、:：]\s*|\s+(?=(?:but|so|and\s+then|and\s+(?:can|could|what|how|please|i'd\s+like))\b)"
+_SENTENCE = re.compile(r"[^.!?。！？;；…～\n]+[.!?。！？;；…～\n]*")
+_CLAUSE_CUT = re.compile(r"\s*[,，、:：]\s*|(?<=[\u3400-\u9fff])\s+(?=[\u3400-\u9fff])|\s+(?=(?:but|so|and\s+then|and\s+(?:can|could|what|how|please|i'd\s+like))\b)"
                          r"|(?=但是|所以|不过|可是)", re.IGNORECASE)
 _ASKED = re.compile(r"[?？]")
 _LEAD_EN = re.compile(
@@ -96,20 +106,22 @@ _LEAD_ZH = re.compile(r"^(?:对了|顺便说一下|顺便说|顺便|另外|其�
 _FIRST_PERSON_EN = re.compile(r"^(?:i|i'm|im|i've|ive|i'd|i'll|my|we|we're|we've|we'd|our|me\s+and|mine)\b", re.IGNORECASE)
 _PEOPLE_EN = (r"(?:wife|husband|partner|spouse|fianc[ée]e?|boyfriend|girlfriend|son|daughter|kids?|children|child|baby|"
               r"toddler|twins?|mom|mum|mother|dad|father|parents?|brother|sister|siblings?|grandma|grandmother|"
-              r"grandpa|grandfather|grandparents?|aunt|uncle|cousin|nephew|niece|family|roommate|flatmate|boss|"
+              r"grandpa|grandfather|grandparents?|grandsons?|granddaughters?|grandkids?|grandchild(?:ren)?|in-laws|"
+              r"aunt|uncle|cousin|nephew|niece|family|roommate|flatmate|boss|"
               r"dog|cat|puppy|kitten|pet|hamster|rabbit|bird|parrot|horse|fish)")
 _MY_SOMEONE_EN = re.compile(r"\b(?:my|our)\s+(?:\w+\s+){0,2}" + _PEOPLE_EN + r"\b", re.IGNORECASE)
 _AS_A_EN = re.compile(r"^as\s+an?\s+\w+", re.IGNORECASE)
 #: A casual statement that drops its subject "I" ("Finally moved out!", "Got a new job",
 #: "Just adopted a kitten"): a past-tense verb of a life change first.
 _DROPPED_I_EN = re.compile(
-    r"^(?:(?:just|finally|recently|also|officially)\s+)?(?:got|moved|started|adopted|quit|bought|switched|signed|joined|landed|"
+    r"^(?:(?:just|finally|recently|also|officially)\s+)?(?:got|went|been|moved|started|adopted|quit|bought|switched|signed|joined|landed|"
     r"passed|graduated|finished|booked|became|decided|turned|lost|broke|left|sold|began|married|retired|proposed|"
     r"enrolled|transferred|relocated)\b", re.IGNORECASE)
 _PRONOUN_EN = re.compile(r"^(?:he|she|they|he's|she's|they're|his|her|their|it's)\b", re.IGNORECASE)
 
 _FIRST_PERSON_ZH = re.compile(r"^(?:我|咱们|咱|俺)")
 _PEOPLE_ZH = (r"(?:老婆|老公|妻子|丈夫|爱人|太太|先生|对象|男朋友|女朋友|未婚夫|未婚妻|儿子|女儿|孩子|小孩|宝宝|娃|双胞胎|妈妈|"
+              r"闺女|媳妇|老伴|孙子|孙女|外孙女?|儿媳|女婿|公公|婆婆|岳父|岳母|老爸|老妈|男友|女友|伴侣|"
               r"爸爸|妈|爸|父母|爸妈|哥哥|姐姐|弟弟|妹妹|爷爷|奶奶|外公|外婆|姥姥|姥爷|家人|室友|老板|领导|猫|狗|狗狗|猫咪|宠物)")
 _MY_SOMEONE_ZH = re.compile(r"我(?:的|们|们家的?|家的?)?" + _PEOPLE_ZH)
 _AS_A_ZH = re.compile(r"^作为(?:一[名个位])?")
@@ -122,7 +134,7 @@ _NAMED_PERSON = re.compile(r"\b(?:my|our)\s+(?:\w+\s+)?" + _PEOPLE_EN + r"(?:'s\
 _QUESTION_START_EN = re.compile(
     r"^(?:what|what's|whats|why|how|how's|when|where|which|who|whom|whose|is|are|am|was|were|do|does|did|can|could|"
     r"would|will|should|shall|may|might|have|has|had|isn't|aren't|don't|doesn't|didn't|won't|wouldn't|shouldn't|"
-    r"any\s+(?:idea|ideas|tips|suggestions|recommendations|thoughts)|anything|is\s+there|are\s+there)\b",
+    r"any|anything|is\s+there|are\s+there)\b",
     re.IGNORECASE,
 )
 _QUESTION_IN_EN = re.compile(
@@ -162,8 +174,8 @@ _META_EN = re.compile(
     re.IGNORECASE,
 )
 
-_QUESTION_END_ZH = re.compile(r"(?:吗|呢|么|嘛|没有|不|吧)[。！!]*$")
-_QUESTION_WORD_ZH = re.compile(r"什么(?!都|也)|怎么|怎样|咋|如何|哪|为什么|为啥|几[个点天岁号次种本]|多少|能不能|可不可以|可以不可以|"
+_QUESTION_END_ZH = re.compile(r"(?:吗|呢|么|嘛|没有|不|吧)[。！!～~…\s]*$")
+_QUESTION_WORD_ZH = re.compile(r"什么(?!都|也)|怎么|怎样|咋|如何|哪|为什么|为啥|(?<![前这那好十])几[个点天岁号次种本]|多少|能不能|可不可以|可以不可以|"
                                r"有没有|是不是|要不要|该不该|好不好|行不行|会不会|用不用|需不需要|是否")
 _REQUEST_ZH = re.compile(r"^(?:请|麻烦|帮我|帮忙|给我|替我|你能|你可以|你帮|能不能|可以帮|可不可以|告诉我|推荐|建议|写|列|讲|说说|"
                          r"介绍|解释|翻译|总结|查|算|比较|分析|设计|规划|安排|整理|来|出|做个|做一|生成)"
@@ -197,13 +209,14 @@ DURABLE_EN = re.compile(
 )
 #: Lasting topics (Chinese).
 DURABLE_ZH = re.compile(
-    _PEOPLE_ZH + r"|过敏|不耐受|糖尿病|哮喘|高血压|失眠|抑郁|焦虑|怀孕|确诊|诊断|病|药|手术|受伤|近视|眼镜|"
+    _PEOPLE_ZH + r"|过敏|不耐受|糖尿病|哮喘|高血压|血压|血糖|血脂|胆固醇|痛风|颈椎|腰椎|腰|膝盖|腿|肩|脖子|嗓子|胃|牙|矫正|视力|体重|湿疹|鼻炎|失眠|抑郁|焦虑|怀孕|确诊|诊断|病|药|手术|受伤|近视|眼镜|"
     r"素|吃肉|不吃|不能吃|不喝|戒|忌口|清真|辣|咖啡|茶|酒|烟|海鲜|花生|坚果|鸡蛋|牛奶|乳糖|麸质|"
     r"住|搬|老家|家乡|出生|长大|城市|小区|房子|公寓|租|"
-    r"工作|上班|公司|职业|工程师|程序员|老师|护士|医生|经理|设计师|律师|学生|自由职业|创业|退休|升职|辞职|离职|跳槽|入职|"
+    r"工作|上班|公司|职业|工程师|程序员|老师|护士|医生|经理|设计师|律师|会计|销售|客服|厨师|司机|编辑|记者|公务员|"
+    r"前端|后端|运营|学生|在\S{1,8}(?:做|当|干)(?!饭|菜)|自由职业|创业|退休|升职|辞职|离职|跳槽|入职|"
     r"失业|夜班|加班|同事|专业|大学|学校|读书|年级|博士|硕士|上学|毕业|"
     r"叫|名字|岁|生日|纪念日|结婚|离婚|订婚|单身|恋爱|"
-    r"车|自行车|电动车|开车|电脑|手机|钢琴|吉他|相机|"
+    r"车|自行车|电动车|开车|电脑|手机|房|钢琴|吉他|相机|"
     r"喜欢|爱|讨厌|偏好|最爱|受不了|热爱|怕|说|语|学|爱好|练|跑步|马拉松|健身|"
     r"每天|每周|平时|一直|从来|经常|总是|习惯"
 )
@@ -214,6 +227,43 @@ CHANGE = re.compile(
     r"retired|graduated|became|switched|gave\s+up|no\s+longer|anymore|any\s+more|not\s+\w+\s+anymore|"
     r"bought|sold|broke\s+up)\b"
     r"|搬|换了|辞职|离职|跳槽|入职|养了|结婚|离婚|分手|生了|确诊|退休|毕业|开始|不再|戒了|买了|卖了",
+    re.IGNORECASE,
+)
+#: A one-off moment (seed 002 §3.2: events are episodes, the profile is what holds): a
+#: day or part of one named as when it happened, beyond :data:`EVENT_TIME` ("the other
+#: day", "last weekend", 上周末, 今天早上, 前几天).
+ONE_OFF_TIME = re.compile(
+    r"\b(?:the\s+other\s+day|earlier\s+today|this\s+past\s+(?:week|weekend)|over\s+the\s+weekend|"
+    r"at\s+the\s+weekend|on\s+(?:mon|tues|wednes|thurs|fri|satur|sun)day(?!s|\s+(?:nights|mornings|evenings|afternoons)))\b"
+    r"|今早|今天早上|前几天|那天|上次",
+    re.IGNORECASE,
+)
+#: Something that holds rather than happens: a state or a change of one ("now", "since",
+#: "anymore", 现在, 已经, 开始) or a habit ("every", "usually", 一直, 每天, 平时).
+STATE = re.compile(
+    r"\b(?:now|since|anymore|any\s+more|no\s+longer|currently|these\s+days|nowadays|still|for\s+good|"
+    r"always|usually|normally|generally|often|never|every|most\s+(?:days|mornings|evenings|nights|weekends)|"
+    r"lately|recently|for\s+(?:(?:\d+|a\s+few|a\s+couple\s+of|two|three|four|five|six|many|several)\s+)?"
+    r"(?:days|weeks|months|years|ages))\b"
+    r"|现在|已经|开始|目前|如今|一直|不再|从此|以后|每天|每周|每个|经常|总是|平时|一般|老是|最近|这几年|多年|好几年",
+    re.IGNORECASE,
+)
+#: A one-off activity told in the past ("I went to a jazz concert", "we watched Dune",
+#: "had a rough day at work", 去看了一场电影, 吃了火锅): an episode whatever its date.
+ONE_OFF_ACTIVITY = re.compile(
+    r"\b(?:went\s+(?:to|out|for|on|hiking|shopping|camping|swimming|skiing|running)|visited|watched|attended|"
+    r"saw\s+(?:a|an|the)|ate|tried\s+(?:a|an|the|out)|cooked|baked|hosted|celebrated|threw\s+a|"
+    r"caught\s+(?:a|the)|ran\s+into|had\s+(?:a|an)\s+(?:\w+\s+){0,2}(?:day|time|night|evening|morning|"
+    r"afternoon|weekend|meeting|party|dinner|lunch|breakfast|date|call|chat|fight|argument|talk))\b"
+    r"|去了|看了|吃了|参加了|见了|玩了|逛了|聚餐|聚了|爬了|喝了",
+    re.IGNORECASE,
+)
+#: How the user feels right now ("I'm exhausted", "feeling stressed", 好累, 有点烦): an
+#: episode unless :data:`STATE` says it lasts.
+MOMENT = re.compile(
+    r"\b(?:feel|feeling|felt|tired|exhausted|stressed|bored|hungry|sleepy|nervous|excited|overwhelmed|"
+    r"upset|annoyed|frustrated|worried|sad|happy|grumpy|hungover)\b"
+    r"|好累|很累|太累|累死|累了|好困|犯困|困了|饿了|好饿|好烦|很烦|烦死|心烦|烦躁|紧张|激动|开心|难过|郁闷|心情|无聊|崩溃",
     re.IGNORECASE,
 )
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -260,7 +310,7 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"restaurant|cafe|café|bar|salon|studio|company|startup|clinic|practice|farm|agency)\b|"
         r"开了(?:一)?家|开(?:了)?(?:一)?(?:家|个)\S{0,6}(?:店|馆|公司|餐厅|工作室)|"
         r"\b(?:i'm|i\s+am)\s+(?:now\s+)?(?:an?\s+)?(?:\w+\s+)?" + _OCCUPATIONS + r"\b|"
-        r"在\S{0,12}(?:工作|上班|公司|单位|集团|医院|银行|工厂)|辞职|离职|跳槽|入职|退休|失业|换了?(?:份|个)?工作|新工作",
+        r"(?<![现正实好存])在\S{0,12}(?:工作|上班|公司|单位|集团|医院|银行|工厂)|辞职|离职|跳槽|入职|退休|失业|换了?(?:份|个)?工作|新工作",
         re.IGNORECASE)),
     ("residence", re.compile(
         r"\b(?:live|living|lives|moved|moving|relocated|relocating|based|transferred)\s+(?:\w+\s+)?(?:in|into|to|at|near|by)\b"
@@ -348,7 +398,7 @@ def clauses(text: str) -> list[Clause]:
     """The clauses of ``text`` (step 1 of the module docstring). Linear in ``len(text)``."""
     out: list[Clause] = []
     for number, sentence in enumerate(_SENTENCE.findall(text[:MAX_CHARS])):
-        body = sentence.rstrip(".!?。！？;；\n \t")
+        body = sentence.rstrip(".!?。！？;；…～\n \t")
         end = sentence[len(body):]
         asked = bool(_ASKED.search(end))
         pieces: list[tuple[str, str]] = []
@@ -463,7 +513,7 @@ def analyse(text: str) -> Analysis:
                     said.append(i)
             sentences = {parts[i].sentence for i in said}
             said = [i for i, k in enumerate(kinds) if k == "other" and parts[i].sentence in sentences]
-        return Analysis((), kinds, dropped, _formed(_joined(parts, said)) if said else None)
+        return Analysis((), kinds, dropped, _formed(_joined(parts, said), told=False) if said else None)
     groups = _groups(parts, kinds, kept)
     merged: list[list[int]] = []
     for group in groups:  # a fragment joins the memory after it ("Work's been rough. I'm a barista...")
@@ -473,7 +523,7 @@ def analyse(text: str) -> Analysis:
             merged.append(group)
     if len(merged) > 1 and not _says_enough(_joined(parts, merged[-1])):
         merged[-2:] = [merged[-2] + merged[-1]]
-    return Analysis(tuple(_formed(_joined(parts, group)) for group in merged), kinds)
+    return Analysis(tuple(_formed(_joined(parts, group)) for group in merged), kinds)  # all told with a disclosure
 
 
 def _groups(parts: list[Clause], kinds: tuple[ClauseKind, ...], kept: list[int]) -> list[list[int]]:
@@ -493,8 +543,8 @@ def _groups(parts: list[Clause], kinds: tuple[ClauseKind, ...], kept: list[int])
     return groups
 
 
-def _formed(memory: str) -> Formed:
-    durable = _durable(memory)
+def _formed(memory: str, told: bool = True) -> Formed:
+    durable = _durable(memory, told)
     slot = slot_of(memory) if durable else None
     kind = MemoryType.EPISODIC
     if durable:
@@ -548,12 +598,28 @@ def _says_enough(text: str) -> bool:
     return len(_LATIN_WORD.findall(text)) >= STATEMENT_WORDS
 
 
-def _durable(memory: str) -> bool:
+def _durable(memory: str, told: bool = True) -> bool:
+    """Step 4 of the module docstring: ``told``: ``memory`` holds a disclosure (the user
+    about themselves or their people), else it is a statement about something else."""
     if slot_of(memory) or _NAMED_PERSON.search(memory) or _PLAN.search(memory):
         return True  # where the user lives, works, studies, what they eat, who their people are: lasting whatever the date
     if ended_of(memory):
         return True  # something lasting ended ("I stopped running", "我不喝咖啡了"): lasting whatever the date
+    if told:
+        return not is_episode(memory)
     topical = bool(DURABLE_EN.search(memory) or DURABLE_ZH.search(memory))
     if not topical:
         return False
     return not EVENT_TIME.search(memory) or bool(CHANGE.search(memory))
+
+
+def is_episode(text: str) -> bool:
+    """A disclosure that tells an episode, not something that holds (seed 002 §3.2: the
+    profile is the user's stable attributes and likes, events are what happened): it
+    names a one-off time (:data:`EVENT_TIME`, :data:`ONE_OFF_TIME`), a one-off activity
+    (:data:`ONE_OFF_ACTIVITY`) or a passing feeling (:data:`MOMENT`), and no state, habit
+    or change (:data:`STATE`, :data:`CHANGE`). Linear in ``len(text)``."""
+    if STATE.search(text) or CHANGE.search(text):
+        return False
+    return bool(EVENT_TIME.search(text) or ONE_OFF_TIME.search(text) or ONE_OFF_ACTIVITY.search(text)
+                or MOMENT.search(text))

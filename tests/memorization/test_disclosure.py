@@ -144,3 +144,62 @@ async def test_a_request_is_not_stored_and_the_reason_is_counted(env):
     assert outcome == "done" and written == [] and plan is not None
     assert plan.dropped == {"request": 1, "question": 1} and plan.skipped == 2
     assert (await store.list(ALICE)).items == []
+
+
+@pytest.mark.parametrize(("turn", "profile"), [
+    # a first-person disclosure holds (profile) whatever its topic...
+    ("heads up I'm colorblind (red-green).", True),
+    ("My son just got braces.", True),
+    ("Our daughter got into a university in Beijing!", True),
+    ("I've been exhausted for weeks.", True),  # a state: "for weeks"
+    ("我是做平面设计的", True),
+    ("我女儿牛奶蛋白过敏", True),
+    ("我昨天开始戒糖了", True),  # dated, but a change: 开始
+    ("我上个月开始学钢琴", True),
+    # ...unless it tells an episode: a one-off time, a one-off activity, a passing feeling
+    ("We had a lovely dinner at my mum's last weekend.", False),
+    ("I watched Dune with my brother.", False),
+    ("I'm exhausted.", False),
+    ("I saw my doctor on Monday.", False),
+    ("我今天早上跑了五公里", False),
+    ("我前几天跟同事吃了火锅", False),
+])
+def test_a_disclosure_is_profile_unless_it_tells_an_episode(turn: str, profile: bool):
+    (found,) = analyse(turn).memories
+    assert found.durable is profile
+
+
+def test_a_habit_on_a_weekday_is_not_a_one_off_time():
+    (found,) = analyse("I'm taking a pottery class on Thursday nights.").memories
+    assert found.durable
+
+
+@pytest.mark.parametrize(("turn", "memory", "slot"), [
+    ("Went fully vegan last month… any easy swap for my Sunday omelette?", "Went fully vegan last month", "diet"),
+    ("血压有点高，饮食上要注意什么", "血压有点高", None),
+    ("车卖了 现在坐地铁上班 通勤路上听什么好", "车卖了，现在坐地铁上班", None),
+    ("闺女考起了！北京的大学", "闺女考起了！北京的大学", None),
+    ("在杭州做会计，月底特别忙，有什么提神的办法吗", "在杭州做会计，月底特别忙", None),
+])
+def test_an_update_before_a_question_and_a_chinese_statement_without_subject_are_kept(
+        turn: str, memory: str, slot: str | None):
+    (found,) = analyse(turn).memories
+    assert (found.text, found.slot, found.durable) == (memory, slot, True)
+
+
+@pytest.mark.parametrize("turn", [
+    "奶茶可以喝么 珍珠那种",  # a question without its question mark, then a fragment
+    "燕麦片可以吃吗～",
+    "在家做饭有什么简单的菜",
+    "Any easy swap for my Sunday omelette…",
+])
+def test_a_question_without_a_question_mark_forms_nothing(turn: str):
+    found = analyse(turn)
+    assert found.memories == () and found.dropped == "question"
+
+
+def test_a_statement_told_beside_a_disclosure_is_as_lasting_as_the_disclosure():
+    found = analyse("The internship is at Siemens, I'm working on embedded firmware.").memories
+    assert [m.durable for m in found] == [True] * len(found) and "Siemens" in found[0].text
+    alone = analyse("The internship is at Siemens.")  # no disclosure in the turn: a statement
+    assert alone.memories == () and alone.statement is not None and not alone.statement.durable

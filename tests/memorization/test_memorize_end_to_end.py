@@ -106,7 +106,7 @@ async def test_verbatim_mode_stores_each_user_turn_once(start_gateway, env):
     config = memorize_config("verbatim")
     gw = start(start_gateway, config)
     history: list[dict[str, Any]] = []
-    for text, stream in [("I adopted a puppy named Rex.", False), ("Rex loves the beach.", True), ("We walk at 7am.", False)]:
+    for text, stream in [("I adopted a puppy named Rex.", False), ("Rex loves the beach.", True), ("We walked to the beach at 7am today.", False)]:
         history.append({"role": "user", "content": text})
         if stream:
             await chat(gw, history, stream=True)
@@ -119,11 +119,11 @@ async def test_verbatim_mode_stores_each_user_turn_once(start_gateway, env):
     store = await env.store(gw.config.memory.key_prefix)
     await env.drain(config, store)
     items = (await store.list(ALICE, limit=50)).items
-    assert sorted(r.text for r in items) == sorted(["I adopted a puppy named Rex.", "Rex loves the beach.", "We walk at 7am."])
+    assert sorted(r.text for r in items) == sorted(["I adopted a puppy named Rex.", "Rex loves the beach.", "We walked to the beach at 7am today."])
     rex = next(r for r in items if "puppy" in r.text)
     assert rex.scope.value == "profile" and rex.type.value == "semantic"  # a pet is a lasting fact
     walk = next(r for r in items if "7am" in r.text)
-    assert walk.scope.value == "event" and walk.type.value == "episodic"
+    assert walk.scope.value == "event" and walk.type.value == "episodic"  # an episode: a one-off day (today), no state cue
     assert {"adopted", "puppy", "rex"} <= set(rex.keywords)
     assert not env.model_double.calls
 
