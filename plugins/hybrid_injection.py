@@ -212,10 +212,7 @@ def memory_items(hits: Sequence[ScoredMemory]) -> tuple[Item, ...]:
     return tuple(items)
 
 
-@functools.lru_cache(maxsize=4096)
 def _folded(text: str) -> str:
-    """``text`` NFKC-normalised, case-folded, spacing collapsed, end punctuation dropped
-    (pure, so the last 4096 answers are remembered: the same memories recur)."""
     return " ".join(unicodedata.normalize("NFKC", text).casefold().split()).rstrip(".!。！")
 
 
