@@ -280,7 +280,7 @@ def measure(
                 if "memorize" in mode:
                     cell.lag = lag_after(port, lag_wait)
                 sent = len(samples.total) + samples.errors + warmup
-                cell.cpu_split_ms = {k: (v - split[k]) * 1000 / max(sent, 1) for k, v in cpu_split(child.pid).items()}
+                cell.cpu_split_ms = {k: max(v - split[k], 0.0) * 1000 / max(sent, 1) for k, v in cpu_split(child.pid).items()}
                 cell.cpu_ms = sum(cell.cpu_split_ms.values())
                 cells.append(cell)
                 click.echo(json.dumps(cell.row()), err=True)
