@@ -19,7 +19,11 @@ request. Per cell: req/s, p50/p99 of the whole reply (ms), and the share of repl
 served with memory (status 200 without ``x-memgate-degraded``), with the degraded
 reasons, and the CPU time of the gateway process and its children (its embedded
 redis-server) per request sent, which moves far less than req/s when other work shares
-the machine (for ``recall+memorize`` it includes memorizing, until the lag wait ends).
+the machine (for ``recall+memorize`` it includes memorizing, until the lag wait ends),
+split into the gateway's event-loop thread (``loop``: HTTP, the chain, the store's
+Python side; one core at most, so ``1000 / loop`` ms is the req/s ceiling of one gateway
+process), its other threads (``threads``: the embedding model's worker) and its
+children (``redis``: the embedded redis-server).
 For ``recall+memorize`` the memorization lag (``memgate_memorize_lag_seconds``
 from ``/metrics``) is read when the load stops and polled until it is under 5 s (at
 most ``--lag-wait`` seconds). The load average is reported before and after each cell:
@@ -156,6 +160,26 @@ async def seed(port: int, tenants: int, memories: int, concurrency: int = 16) ->
     return time.perf_counter() - started
 
 
+def cpu_split(pid: int) -> dict[str, float]:
+    """CPU seconds so far of ``pid``'s main thread (``loop``), its other threads
+    (``threads``) and its live descendants (``redis``), from ``/proc`` (Linux; zeros
+    elsewhere). Resolution: one clock tick (10 ms)."""
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    out = {"loop": 0.0, "threads": 0.0, "redis": 0.0}
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return out
+    for task in tasks:
+        try:
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        out["loop" if task.name == str(pid) else "threads"] += (int(fields[11]) + int(fields[12])) / tick
+    out["redis"] = max(cpu_seconds(pid) - out["loop"] - out["threads"], 0.0)
+    return out
+
+
 def memorize_lag(port: int) -> float | None:
     """``memgate_memorize_lag_seconds`` from ``/metrics`` (None when absent)."""
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
@@ -176,6 +200,7 @@ class Cell:
     load_after: float
     lag: dict[str, Any] = field(default_factory=dict)
     cpu_ms: float | None = None  # gateway + its redis-server, per request sent (warm-up included)
+    cpu_split_ms: dict[str, float] = field(default_factory=dict)  # cpu_ms by loop / threads / redis
 
     @property
     def served(self) -> int:
@@ -197,6 +222,7 @@ class Cell:
             "with_memory": round(share, 4) if self.mode != "off" else None,
             "memory_req_s": round(rps * share, 1) if self.mode != "off" else None,
             "cpu_ms": None if self.cpu_ms is None else round(self.cpu_ms, 2),
+            "cpu_split_ms": {k: round(v, 2) for k, v in self.cpu_split_ms.items()},
             "errors": s.errors, "degraded": s.degraded,
             "load": f"{self.load_before:.2f}->{self.load_after:.2f}", **({"lag": self.lag} if self.lag else {}),
         }
@@ -204,8 +230,9 @@ class Cell:
 
 def render(cells: list[Cell]) -> str:
     """A Markdown table of the cells."""
-    lines = ["| provider | plugins | c | req/s | p50 ms | p99 ms | with memory | req/s with memory | CPU ms / req | load avg | notes |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|"]
+    lines = ["| provider | plugins | c | req/s | p50 ms | p99 ms | with memory | req/s with memory | CPU ms / req "
+             "| loop / threads / redis | load avg | notes |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|---|"]
     for cell in cells:
         r = cell.row()
         share = "-" if r["with_memory"] is None else f"{r['with_memory'] * 100:.1f} %"
@@ -215,8 +242,9 @@ def render(cells: list[Cell]) -> str:
             notes += f" errors {r['errors']}"
         if "lag" in r:
             notes += f" lag {r['lag']}"
+        split = " / ".join(str(r["cpu_split_ms"].get(k, "-")) for k in ("loop", "threads", "redis"))
         lines.append(f"| {r['provider']} | {r['mode']} | {r['c']} | {r['req_s']} | {r['p50_ms']} | {r['p99_ms']} "
-                     f"| {share} | {mem} | {r['cpu_ms']} | {r['load']} | {notes} |")
+                     f"| {share} | {mem} | {r['cpu_ms']} | {split} | {r['load']} | {notes} |")
     return "\n".join(lines)
 
 
@@ -244,7 +272,7 @@ def measure(
                     {"role": "system", "content": "You are a helpful assistant."},
                     {"role": "user", "content": user_message(f"{secrets.token_hex(2)}-")},
                 ]}).encode()
-                before, cpu = os.getloadavg()[0], cpu_seconds(child.pid)
+                before, split = os.getloadavg()[0], cpu_split(child.pid)
                 samples = run_loadgen("127.0.0.1", port, "/v1" + CHAT_PATH, body, headers, requests=n,
                                       concurrency=concurrency, warmup=warmup,
                                       workdir=workdir, timeout=60.0, tenants=tenants)
@@ -252,7 +280,8 @@ def measure(
                 if "memorize" in mode:
                     cell.lag = lag_after(port, lag_wait)
                 sent = len(samples.total) + samples.errors + warmup
-                cell.cpu_ms = (cpu_seconds(child.pid) - cpu) * 1000 / max(sent, 1)
+                cell.cpu_split_ms = {k: max(v - split[k], 0.0) * 1000 / max(sent, 1) for k, v in cpu_split(child.pid).items()}
+                cell.cpu_ms = sum(cell.cpu_split_ms.values())
                 cells.append(cell)
                 click.echo(json.dumps(cell.row()), err=True)
         finally:

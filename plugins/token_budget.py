@@ -29,7 +29,14 @@ from pydantic import Field, field_validator
 
 from gateway.sdk import CallContext, ChatRequest, Injection, PluginConfig, Services
 from plugins.budget import fit_window, injected_tokens, trim_injected
-from plugins.tokens import FALLBACK_ENCODING, REPLY_PRIMING, TokenCounter, is_offline, utf8_upper_bound
+from plugins.tokens import (
+    FALLBACK_ENCODING,
+    MODELS_REMEMBERED,
+    REPLY_PRIMING,
+    TokenCounter,
+    is_offline,
+    utf8_upper_bound,
+)
 
 __all__ = ['DEFAULT_WINDOWS', 'THREAD_BYTES', 'BudgetReport', 'TokenBudget', 'TokenBudgetConfig']
 
@@ -94,6 +101,7 @@ class TokenBudget:
     def __init__(self, config: TokenBudgetConfig, services: Services) -> None:
         self.config = config
         self.counter = TokenCounter(config.encodings)
+        self._windows: dict[str, int | None] = {}
         self.metrics = services.metrics
         self.metrics.counter(
             "memgate_tokens_saved_total", "Prompt tokens removed by token_budget (injected memory trimmed, old turns dropped)."
@@ -104,10 +112,17 @@ class TokenBudget:
         self.counter.warm()
 
     def window(self, model: str) -> int | None:
-        for glob, size in self.config.context_windows.items():
-            if fnmatch.fnmatchcase(model, glob):
-                return size
-        return self.config.default_window
+        """The context window of ``model``: the first matching glob's, else
+        ``default_window`` (remembered per model name, for at most
+        :data:`~plugins.tokens.MODELS_REMEMBERED` names)."""
+        if model in self._windows:
+            return self._windows[model]
+        size = next((size for glob, size in self.config.context_windows.items() if fnmatch.fnmatchcase(model, glob)),
+                    self.config.default_window)
+        if len(self._windows) >= MODELS_REMEMBERED:
+            self._windows.clear()
+        self._windows[model] = size
+        return size
 
     def prompt_limit(self, request: ChatRequest) -> int | None:
         window = self.window(request.model)

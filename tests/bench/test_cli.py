@@ -64,3 +64,5 @@ def test_bench_load_measures_replies_with_memory_through_a_real_gateway(tmp_path
     assert [(r["mode"], r["c"]) for r in rows] == [("recall", 1), ("recall", 4)]
     for row in rows:
         assert row["errors"] == 0 and row["with_memory"] == 1.0 and row["req_s"] > 0 and row["cpu_ms"] > 0, rows
+        split = row["cpu_split_ms"]
+        assert set(split) == {"loop", "threads", "redis"} and split["loop"] > 0, rows

