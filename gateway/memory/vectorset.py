@@ -233,13 +233,18 @@ class VectorSetBackend:
         query = np.asarray(vector, dtype=np.float32)
 
         def finish(replies: Sequence[object]) -> dict[str, float]:
-            out = {}
+            found, rows = [], []
             for doc_id, stored in zip(ids, replies[0], strict=True):  # type: ignore[call-overload]
                 emb = _stored_vector(stored, raw)
                 if emb is not None:
-                    norm = float(np.linalg.norm(emb)) or 1.0
-                    out[doc_id] = clamp01(float(emb @ query) / norm)
-            return out
+                    found.append(doc_id)
+                    rows.append(emb)
+            if not rows:
+                return {}
+            matrix = np.stack(rows)  # one product for every candidate, not one per id
+            norms = np.linalg.norm(matrix, axis=1)
+            cosines = (matrix @ query) / np.where(norms > 0, norms, 1.0)
+            return {doc_id: clamp01(float(c)) for doc_id, c in zip(found, cosines, strict=True)}
 
         return finish
 
