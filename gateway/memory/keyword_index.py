@@ -73,10 +73,11 @@ local function bm25(keys, first, last, nterms, count, cap)
     end
   end
   -- the best count, by insertion into a sorted array (a full sort of every id cost 2x)
-  local out, n = {}, 0
-  for _, id in ipairs(ids) do
-    local s, last_id = scores[id], out[n]
-    if n < count or s > scores[last_id] or (s == scores[last_id] and id > last_id) then
+  local out, n, worst, worst_id = {}, 0, 0, nil
+  for i = 1, nids do
+    local id = ids[i]
+    local s = scores[id]
+    if n < count or s > worst or (s == worst and id > worst_id) then
       local k = (n < count) and n + 1 or n
       while k > 1 do
         local prev = out[k - 1]
@@ -87,6 +88,8 @@ local function bm25(keys, first, last, nterms, count, cap)
       end
       out[k] = id
       if n < count then n = n + 1 end
+      worst_id = out[n]
+      worst = scores[worst_id]
     end
   end
   -- id, score pairs; the score as a string: a Lua number in a reply is cut to an integer
