@@ -15,6 +15,10 @@ Backends (``--backend``): ``auto`` measures every backend the server offers, sid
 ``--tenants N`` spreads each size over N tenants in the one index (issue 15 item 5:
 ``--sizes 100k --tenants 10000 --backend search``).
 
+``--redis-url URL --keep`` leaves the memories in place; ``--reuse`` then queries them
+instead of inserting again (a 100k seed takes minutes), e.g. to measure two versions of
+the code on the same data in one sitting.
+
 Targets (issue 3): store query p95 <= 5 ms at 100k memories in a tenant; query embedding
 p50 <= 15 ms. Run from a checkout: ``python -m bench store --sizes 1k,10k,100k``.
 
@@ -196,6 +200,14 @@ async def query_latency(store, tenants, dims, rng, queries: int, hybrid: bool) -
     return percentiles(samples) | {"server_us": round((await server_usec(client) - before) / queries, 1)}
 
 
+async def seeded(store: TenantMemoryStore, tenants: list[Tenant], per_tenant: int) -> bool:
+    """True when every tenant already holds ``per_tenant`` memories (a ``--keep`` run's)."""
+    for tenant in tenants:
+        if await store.count(tenant) != per_tenant:
+            return False
+    return True
+
+
 async def bench_size(client, name: str, backend: str, args: Options, rng) -> dict:
     total, n_tenants = SIZES[name]
     n_tenants = args.tenants or n_tenants
@@ -205,16 +217,21 @@ async def bench_size(client, name: str, backend: str, args: Options, rng) -> dic
                           search_ef=args.ef, calibrate=False)
     tenants = [Tenant(f"user{i}", "friend") for i in range(n_tenants)]
     async with open_store(client, config, embedder=RandomDims(args.dims), check_model=False) as store:
-        before = await used_memory(client)
-        seconds = await insert(store, tenants, total, args.dims, rng)
-        after = await used_memory(client)
+        reused = args.reuse and await seeded(store, tenants, total // n_tenants)
+        if reused:  # two --reuse runs with one --seed send the same queries
+            insert_per_s = bytes_per_memory = None
+        else:
+            before = await used_memory(client)
+            seconds = await insert(store, tenants, total, args.dims, rng)
+            after = await used_memory(client)
+            insert_per_s, bytes_per_memory = round(total / seconds), round((after - before) / total)
         result = {
             "backend": backend, "size": name, "memories": total, "tenants": n_tenants, "ef": args.ef,
-            "insert_per_s": round(total / seconds), "bytes_per_memory": round((after - before) / total),
+            "reused": reused, "insert_per_s": insert_per_s, "bytes_per_memory": bytes_per_memory,
             "vector_query_ms": await query_latency(store, tenants, args.dims, rng, args.queries, False),
             "hybrid_query_ms": await query_latency(store, tenants, args.dims, rng, args.queries, True),
         }
-        if not args.keep and args.redis_url is not None:  # a temporary server just goes
+        if not args.keep and not reused and args.redis_url is not None:  # a temporary server just goes
             for tenant in tenants:
                 await store.forget_user(tenant.user_id)
             if backend == "search":
@@ -287,6 +304,7 @@ class Options:
     ef: int = MemoryConfig().search_ef
     seed: int = 1
     keep: bool = False
+    reuse: bool = False
     cluster: bool = False
     concurrency: int = 16
     backend: str = "auto"
@@ -310,6 +328,9 @@ def _sizes(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str,
 @click.option("--ef", type=int, default=MemoryConfig().search_ef, show_default=True, help="VSIM EF (memory.search_ef).")
 @click.option("--seed", type=int, default=1, show_default=True)
 @click.option("--keep", is_flag=True, help="Keep the inserted data.")
+@click.option("--reuse", is_flag=True,
+              help="With --redis-url: query the memories an earlier --keep run left (same size and tenants) "
+              "instead of inserting; no insert rate or bytes per memory then.")
 @click.option("--cluster", is_flag=True, help="On one plain node, then local Redis Clusters of 1 and 3 primaries (module docstring).")
 @click.option("--concurrency", type=int, default=16, show_default=True, help="--cluster: concurrent writers / searchers.")
 @click.option("--backend", type=click.Choice(BACKEND_CHOICES), default="auto", show_default=True,

@@ -43,7 +43,7 @@ POSTINGS_PER_TERM = 1000
 #: strings, ``%.17g``: Redis would cut a Lua number to an integer). Shared by :data:`BM25` and the vector set backend's ranking script.
 BM25_FUNCTION = """
 local function bm25(keys, first, last, nterms, count, cap)
-  local scores, ids = {}, {}
+  local scores, ids, nids = {}, {}, 0
   for base = first, last, nterms + 1 do
     local total = redis.call('ZCARD', keys[base])
     for t = 1, nterms do
@@ -52,11 +52,18 @@ local function bm25(keys, first, last, nterms, count, cap)
       if df > 0 then
         local idf = math.log(1 + (math.max(total - df, 0) + 0.5) / (df + 0.5))
         local rows = redis.call('ZRANGE', key, 0, cap - 1, 'REV', 'WITHSCORES')
+        -- postings of short records often share one weight: its score string (interned,
+        -- so compared by pointer) is converted once per run of equal weights
+        local weight, gain = nil, 0
         for j = 1, #rows, 2 do
-          local id, gain = rows[j], idf * tonumber(rows[j + 1])
+          local id, w = rows[j], rows[j + 1]
+          if w ~= weight then
+            weight, gain = w, idf * tonumber(w)
+          end
           local old = scores[id]
           if old == nil then
-            ids[#ids + 1] = id
+            nids = nids + 1
+            ids[nids] = id
             scores[id] = gain
           else
             scores[id] = old + gain
@@ -66,10 +73,11 @@ local function bm25(keys, first, last, nterms, count, cap)
     end
   end
   -- the best count, by insertion into a sorted array (a full sort of every id cost 2x)
-  local out, n = {}, 0
-  for _, id in ipairs(ids) do
-    local s, last_id = scores[id], out[n]
-    if n < count or s > scores[last_id] or (s == scores[last_id] and id > last_id) then
+  local out, n, worst, worst_id = {}, 0, 0, nil
+  for i = 1, nids do
+    local id = ids[i]
+    local s = scores[id]
+    if n < count or s > worst or (s == worst and id > worst_id) then
       local k = (n < count) and n + 1 or n
       while k > 1 do
         local prev = out[k - 1]
@@ -80,6 +88,8 @@ local function bm25(keys, first, last, nterms, count, cap)
       end
       out[k] = id
       if n < count then n = n + 1 end
+      worst_id = out[n]
+      worst = scores[worst_id]
     end
   end
   -- id, score pairs; the score as a string: a Lua number in a reply is cut to an integer

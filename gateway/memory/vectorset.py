@@ -24,7 +24,7 @@ from gateway.memory.ranking import clamp01, cosine_from_vsim
 from gateway.memory.records import MemoryRecord, indexed_text
 from gateway.memory.scripts import Script, Writes
 
-__all__ = ['LIVE_ONLY', 'QUANTIZATION_FLAGS', 'RANK', 'REBUILD_BATCH', 'VectorSetBackend']
+__all__ = ['EMBEDDINGS', 'LIVE_ONLY', 'QUANTIZATION_FLAGS', 'RANK', 'REBUILD_BATCH', 'VectorSetBackend']
 
 QUANTIZATION_FLAGS = {"q8": "Q8", "bin": "BIN", "noquant": "NOQUANT"}
 REBUILD_BATCH = 1000
@@ -45,6 +45,24 @@ local out = {}
 for i = 1, nparts do out[i] = redis.call('VSIM', KEYS[i], unpack(vsim)) end
 if nterms > 0 then
   out[nparts + 1] = bm25(KEYS, nparts + 1, #KEYS, nterms, tonumber(ARGV[3]), tonumber(ARGV[4]))
+end
+return out
+""")
+
+
+#: The stored vector of each id: KEYS the vector set of each partition; ARGV ``raw`` (1:
+#: ``VEMB ... RAW``, 0: plain ``VEMB``) then the ids. Reply: per id the ``VEMB`` reply of
+#: the first set holding it, ``false`` (nil) when none does.
+EMBEDDINGS = Script("vectorset-embeddings", """#!lua flags=no-writes
+local raw, out = ARGV[1] == '1', {}
+for i = 2, #ARGV do
+  local found = false
+  for k = 1, #KEYS do
+    local reply
+    if raw then reply = redis.call('VEMB', KEYS[k], ARGV[i], 'RAW') else reply = redis.call('VEMB', KEYS[k], ARGV[i]) end
+    if reply then found = reply break end
+  end
+  out[i - 1] = found
 end
 return out
 """)
@@ -203,23 +221,30 @@ class VectorSetBackend:
     def queue_similarities(
         self, pipe: Pipeline, parts: Sequence[Partition], ids: Sequence[str], vector: np.ndarray
     ) -> Callable[[Sequence[object]], dict[str, float]]:
-        """``VEMB ... RAW`` of each id in each partition's set (the quantized bytes: 384
-        int8 instead of 384 doubles as text; missing elements answer nil) for Q8 and
-        NOQUANT sets, plain ``VEMB`` (dequantized) for BIN ones."""
-        raw = ["RAW"] if self._quant != "BIN" else []
-        asked = [(doc_id, self._keys.vector_set(part)) for doc_id in ids for part in parts]
-        for doc_id, key in asked:
-            pipe.execute_command("VEMB", key, doc_id, *raw)
+        """One :data:`EMBEDDINGS` call: ``VEMB ... RAW`` of each id in the first partition's
+        set that has it (the quantized bytes: 384 int8 instead of 384 doubles as text) for
+        Q8 and NOQUANT sets, plain ``VEMB`` (dequantized) for BIN ones. One command
+        instead of one per id and partition: each command costs the client more than the
+        server (:mod:`gateway.memory.scripts`)."""
+        raw = self._quant != "BIN"
+        if not ids:
+            return lambda replies: {}
+        EMBEDDINGS.queue(pipe, [self._keys.vector_set(part) for part in parts], [1 if raw else 0, *ids])
         query = np.asarray(vector, dtype=np.float32)
 
         def finish(replies: Sequence[object]) -> dict[str, float]:
-            out = {}
-            for (doc_id, _key), stored in zip(asked, replies, strict=True):
-                emb = _stored_vector(stored, bool(raw))
+            found, rows = [], []
+            for doc_id, stored in zip(ids, replies[0], strict=True):  # type: ignore[call-overload]
+                emb = _stored_vector(stored, raw)
                 if emb is not None:
-                    norm = float(np.linalg.norm(emb)) or 1.0
-                    out[doc_id] = clamp01(float(emb @ query) / norm)
-            return out
+                    found.append(doc_id)
+                    rows.append(emb)
+            if not rows:
+                return {}
+            matrix = np.stack(rows)  # one product for every candidate, not one per id
+            norms = np.linalg.norm(matrix, axis=1)
+            cosines = (matrix @ query) / np.where(norms > 0, norms, 1.0)
+            return {doc_id: clamp01(float(c)) for doc_id, c in zip(found, cosines, strict=True)}
 
         return finish
 

@@ -216,3 +216,26 @@ async def test_an_oversized_context_is_refused_naming_the_field(vstore):
     with pytest.raises(PayloadTooLarge) as caught:
         await vstore.add(ALICE_TUTOR, NewMemory(scope="event", type="episodic", text="t", context_after="x" * 100_000))
     assert caught.value.param == "context_after"
+
+
+
+async def test_stored_vectors_of_both_partitions_are_read_by_one_command(vstore, commands_sent):
+    # one EMBEDDINGS call reads the stored vector of every keyword-only candidate, whatever
+    # partition holds it (before: a VEMB per candidate and partition); unknown ids are left out
+    profile = await vstore.add(Tenant("alice"), NewMemory(scope="profile", type="semantic", text="Zorbly likes tea"))
+    events = await vstore.add(ALICE_TUTOR, [event(f"Zorbly note {i}") for i in range(6)])
+    targets = [profile, *events]
+    vector = (await vstore._embedder.embed_many(["weather report"]))[0]
+    parts = visible_partitions(ALICE_TUTOR)
+    ids = [r.id for r in targets] + ["01a0000000000000000000000000ffff"]
+    commands_sent.clear()
+    pipe = vstore._repo.client.pipeline(transaction=False)
+    finish = vstore._repo.backend.queue_similarities(pipe, parts, ids, vector)
+    found = finish(await pipe.execute())
+    assert commands_sent == ["EVALSHA"], commands_sent
+    assert set(found) == {r.id for r in targets}
+    stored = await vstore._embedder.embed_many([r.text for r in targets])
+    tolerance = {"noquant": 1e-5, "q8": 0.02, "bin": 0.35}[vstore._config.quantization]
+    for record, emb in zip(targets, stored, strict=True):
+        expected = float(emb @ vector / np.linalg.norm(emb) / np.linalg.norm(vector))
+        assert found[record.id] == pytest.approx(max(expected, 0.0), abs=tolerance)
