@@ -47,7 +47,8 @@ from gateway.memorization.disclosure import slot_of
 from gateway.memorization.plan import Op, Plan
 from gateway.memory.records import MemoryRecord, MemoryType, NewMemory, Scope, Tenant
 
-__all__ = ["CANDIDATES", "MIN_OVERLAP", "MIN_SIMILARITY", "is_near_duplicate", "merge_near_duplicates", "normalised"]
+__all__ = ["CANDIDATES", "MIN_OVERLAP", "MIN_SIMILARITY", "decide", "is_near_duplicate", "merge_near_duplicates",
+           "normalised", "searches_of"]
 
 #: Existing memories compared per new one (the search's best hits).
 CANDIDATES = 5
@@ -117,24 +118,57 @@ def _merge(op: Op, target: str, why: str) -> Op:
     return Op(kind="merge", id=op.id, target=target, memory=op.memory, reason=f"near-duplicate of {target} ({why})")
 
 
+#: One search a plan's add needs: ``(index of the op in plan.ops, query text, search
+#: keyword arguments)`` (:func:`searches_of`).
+Search = tuple[int, str, dict[str, Any]]
+
+
+def searches_of(plan: Plan, events: bool = True) -> list[Search]:
+    """The store searches :func:`decide` may read for ``plan``: one per ``add`` of a
+    profile memory (of any memory with ``events``), its text as the query, top
+    :data:`SLOT_CANDIDATES` of its scope when it fills a slot, else top
+    :data:`CANDIDATES` of its scope and type. (An add whose text an earlier add of the plan
+    already says needs none; it is searched anyway, so the searches can all run at once.)"""
+    out: list[Search] = []
+    for index, op in enumerate(plan.ops):
+        memory = op.memory
+        if op.kind != "add" or memory is None or not op.id or not (events or memory.scope is Scope.PROFILE):
+            continue
+        slot = memory.metadata.get("slot") if memory.scope is Scope.PROFILE else None
+        out.append((index, memory.text, {"top_k": SLOT_CANDIDATES if slot else CANDIDATES,
+                                         "scopes": [memory.scope.value],
+                                         "types": None if slot else [memory.type.value]}))
+    return out
+
+
 async def merge_near_duplicates(store: Any, tenant: Tenant, plan: Plan, events: bool = True) -> Plan:
     """``plan`` with each ``add`` whose memory duplicates an existing live memory of
     ``tenant`` (same scope and type) or an earlier add of the plan turned into a
-    ``merge`` onto it (module docstring). One ``store.search`` per add; ``events`` False:
-    per profile add only (an event is then compared with the plan's earlier adds only;
-    ``verbatim_merge_duplicates: profile``, the default: a search costs about as much as
-    storing the memory, and the duplicates that matter are facts repeated to several
-    friends).
+    ``merge`` onto it (module docstring). One ``store.search`` per add (:func:`searches_of`);
+    ``events`` False: per profile add only (an event is then compared with the plan's
+    earlier adds only; ``verbatim_merge_duplicates: profile``, the default: a search
+    costs about as much as storing the memory, and the duplicates that matter are facts
+    repeated to several friends). The memorization worker runs the searches of a whole
+    read batch at once instead (:func:`searches_of`, :func:`decide`).
 
     Raises:
         gateway.errors.MemoryUnavailable: the store is down (the worker retries the job).
     """
+    hits = {index: await store.search(tenant, text, **options) for index, text, options in searches_of(plan, events)}
+    return decide(plan, hits)
+
+
+def decide(plan: Plan, hits: dict[int, list[Any]]) -> Plan:
+    """``plan`` with near-duplicate adds turned into merges and slot-filling ones into
+    supersedes (module docstring), given the store's ``hits`` (``ScoredMemory`` list) for
+    the adds :func:`searches_of` named, by op index; an add without hits is compared with
+    the plan's earlier adds only. Pure: no I/O."""
     ops: list[Op] = []
     # earlier adds of the plan by (scope, type, normalised text): each text is normalised
     # once, so the plan is checked in time linear in its text (not adds x earlier adds)
     earlier: dict[tuple[Scope, MemoryType, str], list[Op]] = {}
     merged = superseded = 0
-    for op in plan.ops:
+    for index, op in enumerate(plan.ops):
         memory = op.memory
         if op.kind != "add" or memory is None or not op.id:
             ops.append(op)
@@ -144,11 +178,9 @@ async def merge_near_duplicates(store: Any, tenant: Tenant, plan: Plan, events: 
                        and _same_episode(memory, e.memory.type, e.memory.occurred_at)), None)
         why = "same text in this job"
         replaced: list[MemoryRecord] = []
-        if target is None and (events or memory.scope is Scope.PROFILE):
+        if target is None and index in hits:
             slot = memory.metadata.get("slot") if memory.scope is Scope.PROFILE else None
-            hits = await store.search(tenant, memory.text, top_k=SLOT_CANDIDATES if slot else CANDIDATES,
-                                      scopes=[memory.scope.value], types=None if slot else [memory.type.value])
-            for hit in hits:
+            for hit in hits[index]:
                 record: MemoryRecord = hit.record
                 if record.id == op.id or record.retired or record.metadata.get("kind") == "gist":
                     continue

@@ -29,6 +29,7 @@ caught: cancellation (shutdown) leaves the job un-acked, to be reclaimed.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import socket
@@ -142,8 +143,12 @@ class Worker:
             except Exception:
                 job = None
             lanes.setdefault(lane_of(entry_id, job), []).append((position, entry_id, fields, deliveries, job))
-        slots = asyncio.Semaphore(self.config.concurrency)
         outcomes: list[str] = [""] * len(entries)
+        if any(job is not None and deliveries <= self.config.max_deliveries and self.processor.batchable(job)
+               for items in lanes.values() for _p, _e, _f, deliveries, job in items):
+            await self._handle_waves(list(lanes.values()), outcomes)
+            return outcomes
+        slots = asyncio.Semaphore(self.config.concurrency)
 
         async def run_lane(items: list[tuple[int, str, dict, int, Job | None]]) -> None:
             for position, entry_id, fields, deliveries, job in items:
@@ -158,6 +163,71 @@ class Worker:
         if errors:
             raise errors[0]
         return outcomes
+
+    async def _handle_waves(self, lanes: list[list[tuple[int, str, dict, int, Job | None]]], outcomes: list[str]) -> None:
+        """Handle the lanes' entries in waves: wave k holds the k-th entry of every lane
+        (so a conversation's jobs stay in stream order, each after the one before it was
+        settled), cut into groups of up to ``concurrency``. In a group, the batchable jobs
+        (:meth:`JobProcessor.batchable`) run as one :meth:`JobProcessor.run_batch` and
+        are settled together (:meth:`_handle_group`); the others run one by one
+        (:meth:`handle`). Between groups the worker yields to the event loop.
+
+        Raises:
+            Exception: as :meth:`handle_batch`.
+        """
+        depth = max(len(items) for items in lanes)
+        errors: list[Exception] = []
+        for k in range(depth):
+            wave = [items[k] for items in lanes if k < len(items)]
+            for at in range(0, len(wave), self.config.concurrency):
+                group = wave[at:at + self.config.concurrency]
+                batch = [item for item in group if item[4] is not None and item[3] <= self.config.max_deliveries
+                         and self.processor.batchable(item[4])]
+                single = [item for item in group if item not in batch]
+                try:
+                    if batch:
+                        for (position, *_rest), outcome in zip(batch, await self._handle_group(batch), strict=True):
+                            outcomes[position] = outcome
+                    for position, entry_id, fields, deliveries, job in single:
+                        outcomes[position] = await self.handle(entry_id, fields, deliveries, job)
+                except Exception as exc:  # settle the rest first (as handle_batch does)
+                    errors.append(exc)
+                await asyncio.sleep(0)  # let the request path run between groups
+        if errors:
+            raise errors[0]
+
+    async def _handle_group(self, items: list[tuple[int, str, dict, int, Job | None]]) -> list[str]:
+        """Process ``items`` (batchable jobs, none of one conversation) with one
+        :meth:`JobProcessor.run_batch` under ``job_timeout_s``, each in its own job span,
+        then settle them together (:meth:`JobQueue.complete_many`: done markers, then the
+        acks, as :meth:`handle` settles one). When the batch raises or overruns, each job
+        is handled on its own instead (:meth:`handle`: its own budget, retry or dead
+        letter; what the batch wrote is replay-safe). Returns the outcomes in ``items``
+        order."""
+        jobs = [job for _p, _e, _f, _d, job in items if job is not None]
+        started = time.perf_counter()
+        results: list[tuple[str, Any, list[str]]] | None = None
+        with contextlib.ExitStack() as spans:
+            opened = [spans.enter_context(job_span(self.telemetry, job, entry_id))
+                      for _p, entry_id, _f, _d, job in items if job is not None]
+            try:
+                async with asyncio.timeout(self.config.job_timeout_s):
+                    ran = await self.processor.run_batch(jobs)
+            except Exception as exc:
+                log.info("memorize worker %s: a batch of %d jobs failed (%r); handling them one by one",
+                         self.name, len(jobs), exc)
+            else:
+                results = ran
+                for span, (outcome, _plan, _ids) in zip(opened, ran, strict=True):
+                    if span.is_recording():
+                        span.set_attribute("memgate.outcome", outcome)
+                        span.set_attribute("memgate.batch_size", len(jobs))
+        if results is None:
+            return [await self.handle(e, f, d, job) for _p, e, f, d, job in items]
+        await self.queue.complete_many([(entry_id, job) for (_p, entry_id, _f, _d, _j), job in zip(items, jobs, strict=True)],
+                                       self.processor.config.queue.done_ttl_s)
+        self._inc("memgate_memorize_job_seconds_total", time.perf_counter() - started)
+        return [self._count(outcome) for outcome, _plan, _ids in results]
 
     async def handle(self, entry_id: str, fields: dict, deliveries: int = 1, job: Job | None = None) -> str:
         """Process one entry and settle it (ack, retry or dead letter); returns the outcome.
