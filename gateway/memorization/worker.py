@@ -35,6 +35,7 @@ import os
 import socket
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import ValidationError
@@ -43,7 +44,7 @@ from gateway.memorization.config import WorkerConfig
 from gateway.memorization.jobs import Job, job_from_fields, retried
 from gateway.memorization.observe import job_span
 from gateway.memorization.processor import JobProcessor
-from gateway.memorization.queue import JobQueue
+from gateway.memorization.queue import JobQueue, entry_ms, parse_ref
 from gateway.model_client import ModelOutputError
 
 log = logging.getLogger("memgate.memorize")
@@ -87,8 +88,9 @@ class Worker:
     """One consumer of the group."""
 
     def __init__(self, processor: JobProcessor, config: WorkerConfig, telemetry: Any = None,
-                 name: str | None = None) -> None:
+                 name: str | None = None, busy: Callable[[], bool] | None = None) -> None:
         self.processor = processor
+        self.busy = busy
         self.queue: JobQueue = processor.queue
         self.config = config
         self.telemetry = telemetry
@@ -110,11 +112,25 @@ class Worker:
                     last_claim = time.monotonic()
                     await self.reclaim_once()
                 entries = await self.queue.read(self.name, self.config.batch, self.config.block_ms)
+                while entries and not stop.is_set() and self.yields(entries):  # noqa: ASYNC110 (polls busy())
+                    await asyncio.sleep(self.config.yield_pause_ms / 1000)
                 await self.handle_batch([(entry_id, fields, 1) for entry_id, fields in entries])
             except Exception as exc:  # Redis down, etc.: keep the worker alive
                 log.warning("memorize worker %s: %r", self.name, exc)
                 self._inc("memgate_memorize_failures_total", error="loop")
                 await asyncio.sleep(1.0)
+
+    def yields(self, entries: list[tuple[str, Any]], now_ms: int | None = None) -> bool:
+        """Whether to pause ``yield_pause_ms`` before handling ``entries`` (a read batch):
+        the request path sharing this worker's event loop is saturated (``busy()``: its
+        memory searches queue for admission) and the oldest entry is younger than
+        ``yield_max_lag_s``. Past that age the worker works regardless, so under
+        sustained load the lag stays near ``yield_max_lag_s`` instead of growing."""
+        if self.busy is None or self.config.yield_max_lag_s <= 0 or not self.busy():
+            return False
+        now = int(time.time() * 1000) if now_ms is None else now_ms
+        oldest = min(entry_ms(parse_ref(entry_id)[1]) for entry_id, *_ in entries)
+        return now - oldest < self.config.yield_max_lag_s * 1000
 
     async def reclaim_once(self) -> int:
         """XAUTOCLAIM stuck jobs and handle them; returns how many."""

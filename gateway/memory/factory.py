@@ -219,6 +219,11 @@ class LazyEmbedder:
                 self._inner = inner
             return self._inner
 
+    @property
+    def batch_max(self) -> int | None:
+        """The loaded embedder's ``batch_max`` (None before the first call or without one)."""
+        return getattr(self._inner, "batch_max", None)
+
     async def embed_many(self, texts: Sequence[str]) -> np.ndarray:
         """See :class:`~gateway.memory.embeddings.base.Embedder` (loads on first call)."""
         return await (await self._embedder()).embed_many(texts)

@@ -3,6 +3,7 @@ Redis cache in front of either."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol, runtime_checkable
 
@@ -69,12 +70,18 @@ async def embed_texts(
     embedder: Embedder, texts: Iterable[str], known: Mapping[str, np.ndarray] | None = None,
 ) -> dict[str, np.ndarray]:
     """The vector of each distinct text of ``texts`` (shape ``(dimensions,)`` each), those
-    in ``known`` taken from it, the others embedded in one ``embed_many`` call."""
+    in ``known`` taken from it, the others embedded in one ``embed_many`` call, or, when
+    the embedder has a ``batch_max`` (the micro-batcher, which cuts a larger call into
+    small bulk pieces run one after the other), in concurrent calls of up to
+    ``batch_max`` texts, so each is one forward pass."""
     out = dict(known or {})
     missing = [t for t in dict.fromkeys(texts) if t not in out]
-    if missing:
-        vectors = np.asarray(await embedder.embed_many(missing), dtype=np.float32)
-        out.update(zip(missing, vectors, strict=True))
+    if not missing:
+        return out
+    size = getattr(embedder, "batch_max", None) or len(missing)
+    chunks = [missing[at:at + size] for at in range(0, len(missing), size)]
+    for chunk, vectors in zip(chunks, await asyncio.gather(*(embedder.embed_many(c) for c in chunks)), strict=True):
+        out.update(zip(chunk, np.asarray(vectors, dtype=np.float32), strict=True))
     return out
 
 

@@ -42,6 +42,12 @@ class CachedEmbedder:
 
         self._cluster = is_cluster(client)
 
+    @property
+    def batch_max(self) -> int | None:
+        """Most texts the model takes in one pass: the micro-batcher's, when ``inner`` has
+        one (None otherwise)."""
+        return getattr(self.inner, "batch_max", None)
+
     def _key(self, text: str) -> str:
         digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
         return self._keys.embedding_cache(self.model, self.dimensions, digest)
