@@ -4,8 +4,10 @@ A user who says "I'm allergic to peanuts" to one friend and "I am allergic to pe
 to another, or a client that resends a chunk under a new session id, would otherwise
 leave copies that crowd recall. Before a verbatim plan is applied
 (:func:`merge_near_duplicates`), each new memory is compared with the memories of the
-same user, scope and type that search finds for its text (``top_k`` =
-:data:`CANDIDATES`), and with the plan's earlier memories:
+same user, scope and type nearest to its text (the vector ranking alone, ``top_k`` =
+:data:`CANDIDATES`: a duplicate is what is nearest; the keyword ranking's extra
+candidates and their record reads cost a profile search most of its time), and with the
+plan's earlier memories:
 
 - **duplicate** when the normalised texts are equal (:func:`normalised`: NFKC, case
   folded, English contractions expanded, punctuation, emoji and spaces removed), or
@@ -21,7 +23,8 @@ same user, scope and type that search finds for its text (``top_k`` =
 Supersede, when the new memory is a profile statement that fills a slot (its
 ``metadata.slot``: residence, employer, diet, relationship status;
 :func:`gateway.memorization.disclosure.slot_of`) and is no duplicate: every live profile
-memory among the search's :data:`SLOT_CANDIDATES` best hits that fills the same slot
+memory among the hybrid search's :data:`SLOT_CANDIDATES` best hits (vector and keyword
+rankings: the earlier statement may share words more than meaning) that fills the same slot
 (its own ``metadata.slot``, or the slot its text names) is retired for it: the newest
 becomes an op ``update`` (retired with ``superseded_by``, kept for audit, never recalled
 again), the others ``delete`` (retired). "I moved to Berlin" retires "I live in Lisbon";
@@ -45,6 +48,7 @@ from typing import Any
 
 from gateway.memorization.disclosure import slot_of
 from gateway.memorization.plan import Op, Plan
+from gateway.memory.embeddings.base import embed_query
 from gateway.memory.records import MemoryRecord, MemoryType, NewMemory, Scope, Tenant
 
 __all__ = ["CANDIDATES", "MIN_OVERLAP", "MIN_SIMILARITY", "decide", "is_near_duplicate", "merge_near_duplicates",
@@ -119,7 +123,8 @@ def _merge(op: Op, target: str, why: str) -> Op:
 
 
 #: One search a plan's add needs: ``(index of the op in plan.ops, query text, search
-#: keyword arguments)`` (:func:`searches_of`).
+#: keyword arguments)`` (:func:`searches_of`); ``hybrid`` among the arguments: whether the
+#: keyword ranking takes part (only for a slot-filling memory).
 Search = tuple[int, str, dict[str, Any]]
 
 
@@ -127,7 +132,7 @@ def searches_of(plan: Plan, events: bool = True) -> list[Search]:
     """The store searches :func:`decide` may read for ``plan``: one per ``add`` of a
     profile memory (of any memory with ``events``), its text as the query, top
     :data:`SLOT_CANDIDATES` of its scope when it fills a slot, else top
-    :data:`CANDIDATES` of its scope and type. (An add whose text an earlier add of the plan
+    :data:`CANDIDATES` of its scope and type by the vector ranking alone. (An add whose text an earlier add of the plan
     already says needs none; it is searched anyway, so the searches can all run at once.)"""
     out: list[Search] = []
     for index, op in enumerate(plan.ops):
@@ -137,7 +142,7 @@ def searches_of(plan: Plan, events: bool = True) -> list[Search]:
         slot = memory.metadata.get("slot") if memory.scope is Scope.PROFILE else None
         out.append((index, memory.text, {"top_k": SLOT_CANDIDATES if slot else CANDIDATES,
                                          "scopes": [memory.scope.value],
-                                         "types": None if slot else [memory.type.value]}))
+                                         "types": None if slot else [memory.type.value], "hybrid": bool(slot)}))
     return out
 
 
@@ -154,8 +159,19 @@ async def merge_near_duplicates(store: Any, tenant: Tenant, plan: Plan, events: 
     Raises:
         gateway.errors.MemoryUnavailable: the store is down (the worker retries the job).
     """
-    hits = {index: await store.search(tenant, text, **options) for index, text, options in searches_of(plan, events)}
+    hits = {index: await search(store, tenant, text, options) for index, text, options in searches_of(plan, events)}
     return decide(plan, hits)
+
+
+async def search(store: Any, tenant: Tenant, text: str, options: dict[str, Any],
+                 vector: Any = None) -> list[Any]:
+    """One search of :func:`searches_of`: ``store.search_by_vector`` with ``vector`` (the
+    text's query vector; embedded here when None), hybrid (``query_text``) only when
+    ``options["hybrid"]``."""
+    fields = {k: v for k, v in options.items() if k != "hybrid"}
+    if vector is None:
+        vector = await embed_query(store.embedder, text)
+    return list(await store.search_by_vector(tenant, vector, query_text=text if options["hybrid"] else None, **fields))
 
 
 def decide(plan: Plan, hits: dict[int, list[Any]]) -> Plan:

@@ -22,7 +22,7 @@ from gateway.memorization.config import MemorizeConfig
 from gateway.memorization.extract import Extractor
 from gateway.memorization.inference import Inferrer
 from gateway.memorization.jobs import Job, JobHeader
-from gateway.memorization.neardup import decide, merge_near_duplicates, searches_of
+from gateway.memorization.neardup import decide, merge_near_duplicates, search, searches_of
 from gateway.memorization.plan import Plan
 from gateway.memorization.queue import JobQueue
 from gateway.memorization.redact import Redactor
@@ -168,8 +168,8 @@ class JobProcessor:
         views = [v for _p, _j, plan in live for op in plan.ops if op.memory is not None for v in embedded_views(op.memory)]
         vectors = await embed_texts(embedder, [*(query_text(embedder, text) for _n, (_i, text, _o) in searches), *views])
         found = await asyncio.gather(*(
-            self.store.search_by_vector(Tenant(live[n][1].user_id, live[n][1].friend_id),
-                                        vectors[query_text(embedder, text)], query_text=text, **options)
+            search(self.store, Tenant(live[n][1].user_id, live[n][1].friend_id), text, options,
+                   vectors[query_text(embedder, text)])
             for n, (_i, text, options) in searches))
         hits: dict[int, dict[int, list[Any]]] = {}
         for (n, (index, _text, _options)), found_hits in zip(searches, found, strict=True):
