@@ -183,23 +183,26 @@ class Worker:
     async def _handle_waves(self, lanes: list[list[tuple[int, str, dict, int, Job | None]]], outcomes: list[str]) -> None:
         """Handle the lanes' entries in waves: wave k holds the k-th entry of every lane
         (so a conversation's jobs stay in stream order, each after the one before it was
-        settled), cut into groups of up to ``concurrency``. In a group, the batchable jobs
-        (:meth:`JobProcessor.batchable`) run as one :meth:`JobProcessor.run_batch` and
-        are settled together (:meth:`_handle_group`); the others run one by one
-        (:meth:`handle`). Between groups the worker yields to the event loop.
+        settled), cut into groups of up to half of ``concurrency`` jobs, two groups at a
+        time (while one group's texts are embedded in the embedder's thread, the other's
+        searches and writes run on the loop: at most ``concurrency`` jobs in flight). In a
+        group, the batchable jobs (:meth:`JobProcessor.batchable`) run as one
+        :meth:`JobProcessor.run_batch` and are settled together (:meth:`_handle_group`);
+        the others run one by one (:meth:`handle`). Each group ends with a yield to the
+        event loop.
 
         Raises:
             Exception: as :meth:`handle_batch`.
         """
-        depth = max(len(items) for items in lanes)
+        size = max(1, self.config.concurrency // 2)
+        slots = asyncio.Semaphore(2)
         errors: list[Exception] = []
-        for k in range(depth):
-            wave = [items[k] for items in lanes if k < len(items)]
-            for at in range(0, len(wave), self.config.concurrency):
-                group = wave[at:at + self.config.concurrency]
-                batch = [item for item in group if item[4] is not None and item[3] <= self.config.max_deliveries
-                         and self.processor.batchable(item[4])]
-                single = [item for item in group if item not in batch]
+
+        async def run(group: list[tuple[int, str, dict, int, Job | None]]) -> None:
+            batch = [item for item in group if item[4] is not None and item[3] <= self.config.max_deliveries
+                     and self.processor.batchable(item[4])]
+            single = [item for item in group if item not in batch]
+            async with slots:
                 try:
                     if batch:
                         for (position, *_rest), outcome in zip(batch, await self._handle_group(batch), strict=True):
@@ -209,6 +212,10 @@ class Worker:
                 except Exception as exc:  # settle the rest first (as handle_batch does)
                     errors.append(exc)
                 await asyncio.sleep(0)  # let the request path run between groups
+
+        for k in range(max(len(items) for items in lanes)):
+            wave = [items[k] for items in lanes if k < len(items)]
+            await asyncio.gather(*(run(wave[at:at + size]) for at in range(0, len(wave), size)))
         if errors:
             raise errors[0]
 
