@@ -7,7 +7,11 @@ longer than ``claim_min_idle_ms`` (their worker died) -> XREADGROUP up to ``batc
 jobs (BLOCK) -> handle the batch (:meth:`Worker.handle_batch`): up to ``concurrency`` jobs
 at once, so their embeddings share the embedder's micro-batches and their Redis round
 trips overlap (issue 10, item 3); jobs of one conversation (:func:`lane_of`) run one after
-the other in stream order. Each job is still settled on its own (ack, retry or dead
+the other in stream order. Verbatim jobs of different conversations run as batches
+(:meth:`Worker._handle_waves`, :meth:`JobProcessor.run_batch`: shared round trips and
+embedding calls, settled together; a failed batch is handled job by job). Between read
+batches an in-serve worker yields to a saturated request path (:meth:`Worker.yields`).
+Each job is still settled on its own (ack, retry or dead
 letter), so at-least-once delivery, idempotent writes and forget epochs hold per job as
 before. Handling: unreadable entry -> dead letter; delivered more than
 ``max_deliveries`` times without an ack (it keeps killing or wedging workers, so every
