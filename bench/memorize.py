@@ -7,7 +7,11 @@ Figures:
   the candidate turns + two Redis round trips: claim, XADD) for a request carrying ``--history``
   messages, over ``--enqueues`` calls; target p99 <= 1 ms.
 - **verbatim jobs/s per worker**: ``--jobs`` jobs enqueued, then one worker drains them
-  (redaction, plan, embedding with the real local model, store write, ack).
+  (redaction, plan, near-duplicate search, embedding with the store's model, store
+  write, ack). Each job is one user message that is a disclosure ("I walked my dog Rex
+  to lake number <i> and we met Anna."): verbatim mode (formation ``disclosure``) forms
+  one profile memory of it, with two views (the reply follows it: ``context_after``), and
+  searches the user's profile for a near-duplicate first (each number is new: none is).
 - **extract jobs/s per worker**: the same with an in-process instant memory model (an
   object answering ``complete_json`` at once with 2 facts; no HTTP), so the figure is
   the pipeline's own cost: decide/extract/reconcile plumbing, 2 searches, embedding,
@@ -158,6 +162,7 @@ async def run(args: Options) -> dict[str, Any]:
         memory = MemoryConfig(redis_url=url, key_prefix="bm" + uuid.uuid4().hex[:8],
                               embedding={"provider": args.provider})
         async with open_store(client, memory) as store:
+            await store.warm()  # the model's first pass (session start-up) is not a job's cost
             results["verbatim"] = await bench_worker(client, store, "verbatim", args.jobs)
             results["extract_instant_model"] = await bench_worker(client, store, "extract", args.jobs)
             keys = [k async for k in client.scan_iter(match=memory.key_prefix + ":*", count=1000)]

@@ -10,6 +10,11 @@ seconds in for ``--stop-for`` seconds and started again on the same files, or wi
 commands sent meanwhile run when it resumes, the case where a claim's reply is lost). Then the
 gateway drains its buffer and queue (the backlog's speed is the worker's: one in-serve
 worker), and the turns stored are counted against the requests answered 200 (accepted).
+Every message is a disclosure (:func:`message`: one memory per turn, after a
+near-duplicate search), so the worker does verbatim mode's real work; the gateway embeds
+with the product's default embedder unless ``--embedder local``. Reported: accepted,
+memorized, lost, dead letters, and the seconds from Redis's return (and from the end of
+the load) until everything was stored.
 """
 
 from __future__ import annotations
@@ -31,16 +36,25 @@ from tests.support.loopback import LoopbackServer
 from tests.support.upstream_double import UpstreamDouble
 
 
+def message(n: int) -> str:
+    """The ``n``-th user message: a disclosure (verbatim mode forms one profile memory of
+    it, searched for near-duplicates first), each with its own number, so none is a
+    near-duplicate of another (numbers must match) and every accepted turn is one record."""
+    return f"I walked my dog to lake number {n} and met my friend {uuid.uuid4().hex[:6]} there."
+
+
 async def load(url: str, seconds: float, concurrency: int, redis: StoppableRedis, stop_at: float, stop_for: float,
                pause: bool = False) -> dict:
-    accepted = errors = 0
+    accepted = errors = sent = 0
     started = time.monotonic()
+    resumed: list[float] = []
 
     async def client() -> None:
-        nonlocal accepted, errors
+        nonlocal accepted, errors, sent
         async with httpx.AsyncClient(timeout=30) as http:
             while time.monotonic() - started < seconds:
-                body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": f"note {uuid.uuid4().hex}"}]}
+                sent += 1
+                body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": message(sent)}]}
                 r = await http.post(url + "/v1/chat/completions", json=body, headers={"Authorization": f"Bearer {ALICE_KEY}"})
                 if r.status_code == 200:
                     accepted += 1
@@ -52,9 +66,10 @@ async def load(url: str, seconds: float, concurrency: int, redis: StoppableRedis
         await asyncio.to_thread(redis.pause if pause else redis.stop)
         await asyncio.sleep(stop_for)
         await asyncio.to_thread(redis.resume if pause else redis.start)
+        resumed.append(time.monotonic())
 
     await asyncio.gather(outage(), *(client() for _ in range(concurrency)))
-    return {"accepted": accepted, "errors": errors}
+    return {"accepted": accepted, "errors": errors, "resumed_at": resumed[0], "load_ended_at": time.monotonic()}
 
 
 async def count_stored(url: str) -> int:
@@ -65,15 +80,16 @@ async def count_stored(url: str) -> int:
 
 
 async def wait_drained(gateway: GatewayServer, memorization: object, timeout_s: float) -> float:
-    """Seconds until the gateway's buffer and the queue are empty (nothing waiting, in
-    flight or parked for retry), polled every 0.5 s, at most ``timeout_s``."""
+    """The :func:`time.monotonic` moment the gateway's buffer and the queue were found
+    empty (nothing waiting, in flight or parked for retry), polled every 0.2 s, at most
+    ``timeout_s`` from now."""
     started = time.monotonic()
     while time.monotonic() - started < timeout_s:
         stats = await gateway.on_server_loop(memorization.queue.stats())  # type: ignore[attr-defined]
         if memorization.buffered == 0 and stats.length == 0 and stats.pending == 0 and stats.retrying == 0:  # type: ignore[attr-defined]
             break
-        await asyncio.sleep(0.5)
-    return time.monotonic() - started
+        await asyncio.sleep(0.2)
+    return time.monotonic()
 
 
 @click.command("outage")
@@ -83,7 +99,10 @@ async def wait_drained(gateway: GatewayServer, memorization: object, timeout_s: 
 @click.option("--stop-for", default=6.0, show_default=True, help="Seconds Redis stays down.")
 @click.option("--drain-timeout", default=900.0, show_default=True, help="Most seconds to wait for the backlog.")
 @click.option("--pause", is_flag=True, help="Stall Redis (SIGSTOP / SIGCONT) instead of stopping it.")
-def command(seconds: float, concurrency: int, stop_at: float, stop_for: float, drain_timeout: float, pause: bool) -> None:
+@click.option("--embedder", type=click.Choice(["product", "local"]), default="product", show_default=True,
+              help="product: the gateway's own (onnx int8 for a new store); local: the tests' torch MiniLM.")
+def command(seconds: float, concurrency: int, stop_at: float, stop_for: float, drain_timeout: float, pause: bool,
+            embedder: str) -> None:
     """Turns accepted vs memorized across a Redis stop."""
     redis = StoppableRedis(Path(tempfile.mkdtemp(prefix="mg-bench-outage-")))
     redis.start()
@@ -93,18 +112,22 @@ def command(seconds: float, concurrency: int, stop_at: float, stop_for: float, d
         {"name": "auto_recall"}, {"name": "hybrid_injection"},
         {"name": "memorize", "config": {"mode": "verbatim", "worker": {"block_ms": 50}}},
     ])
-    gateway = GatewayServer(config, embedder=SharedLocalModel().for_gateway()).start()
+    # the product's embedder (memory.embedding.provider auto: onnx int8 for a new store);
+    # --embedder local: the test suite's shared torch MiniLM instead (the figures before
+    # this bench used it)
+    gateway = GatewayServer(config, embedder=SharedLocalModel().for_gateway() if embedder == "local" else None).start()
     try:
-        stalled = time.monotonic()
         result = asyncio.run(load(gateway.url, seconds, concurrency, redis, stop_at, stop_for, pause))
         memorize = next(p.instance for p in gateway.gateway.chains.default.plugins if p.name == "memorize")
-        waited = asyncio.run(wait_drained(gateway, memorize.memorization, drain_timeout))
+        drained_at = asyncio.run(wait_drained(gateway, memorize.memorization, drain_timeout))
         queue = asyncio.run(gateway.on_server_loop(memorize.memorization.queue.stats()))
         stored = asyncio.run(count_stored(gateway.url))
-        result.update(memorized=stored, lost=result["accepted"] - stored, drain_s=round(waited, 1),
-                      dead_letters=queue.dead, redis_down_s=stop_for, concurrency=concurrency, seconds=seconds,
-                      how="SIGSTOP" if pause else "stop",
-                      all_stored_s_after_redis_back=round(time.monotonic() - stalled - stop_at - stop_for, 1))
+        resumed_at, ended_at = result.pop("resumed_at"), result.pop("load_ended_at")
+        result.update(memorized=stored, lost=result["accepted"] - stored, dead_letters=queue.dead,
+                      redis_down_s=stop_for, concurrency=concurrency, seconds=seconds,
+                      how="SIGSTOP" if pause else "stop", embedder=embedder,
+                      drained_s_after_load=round(drained_at - ended_at, 1),
+                      all_stored_s_after_redis_back=round(drained_at - resumed_at, 1))
         click.echo(json.dumps(result))
     finally:
         gateway.stop()

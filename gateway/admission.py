@@ -217,6 +217,12 @@ class AdmissionRegistry:
         self._clock = clock
         self._admissions: dict[AdmissionConfig, Admission] = {}
 
+    def busy(self) -> bool:
+        """Whether a memory search waits for a slot now (every slot of some admission is
+        taken): the request path is saturated. The in-serve memorization worker pauses
+        then (``memorize.worker.yield_max_lag_s``)."""
+        return any(admission.queue.waiting for admission in self._admissions.values())
+
     def get(self, config: AdmissionConfig) -> Admission:
         """The shared admission for ``config`` (created on first use)."""
         admission = self._admissions.get(config)

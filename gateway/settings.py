@@ -371,7 +371,7 @@ class SettingsStore:
         try:
             async with self._redis.pipeline(transaction=True) as pipe:
                 if sets:
-                    pipe.hset(key, mapping=sets)  # type: ignore[arg-type]  # str values
+                    pipe.hset(key, mapping=sets)
                 if dels:
                     pipe.hdel(key, *dels)
                 await pipe.execute()

@@ -46,6 +46,7 @@ class MemorizePlugin:
     def __init__(self, config: MemorizeConfig, services: Services) -> None:
         self.config = config
         self.memorization = services.memorization(config)
+        self._busy = services.admission.busy  # the request path's memory searches queue
         self._workers: contextlib.AsyncExitStack | None = None
 
     async def on_complete(self, call: CallContext, reply: AssembledReply) -> None:
@@ -58,9 +59,10 @@ class MemorizePlugin:
         return await self.memorization.ingest(tenant.user_id, tenant.friend_id or "", chunk, datetime.now(UTC))
 
     async def start(self) -> None:
-        """Start ``worker.in_serve`` workers (none when memory has no store)."""
+        """Start ``worker.in_serve`` workers (none when memory has no store); they yield
+        to the gateway's requests while its memory searches queue for admission."""
         stack = contextlib.AsyncExitStack()
-        await stack.enter_async_context(self.memorization.workers(self.config.worker.in_serve))
+        await stack.enter_async_context(self.memorization.workers(self.config.worker.in_serve, busy=self._busy))
         self._workers = stack
 
     async def stop(self) -> None:

@@ -20,12 +20,24 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
+
 from gateway.errors import NotFound
 from gateway.memorization.plan import Plan
-from gateway.memory.records import MAX_METADATA_BYTES, MemoryPatch, MemoryRecord, NewMemory, Tenant, build_record
+from gateway.memory.embeddings.base import embed_texts, memory_vector
+from gateway.memory.records import (
+    MAX_METADATA_BYTES,
+    MemoryPatch,
+    MemoryRecord,
+    NewMemory,
+    Tenant,
+    build_record,
+    embedded_views,
+)
 
 MAX_CHAIN = 8
 #: Most ``metadata.merged`` entries (and merged-in ``source_messages``) one record keeps;
@@ -75,7 +87,39 @@ async def apply_plan(store: Any, tenant: Tenant, plan: Plan, now: datetime | Non
     Raises:
         gateway.errors.MemoryUnavailable and other store errors: the worker retries the job.
     """
+    records, written = await _records_of(store, tenant, plan, now or datetime.now(UTC))
+    if records:
+        await store.import_records(records)
+    return written
+
+
+async def apply_plans(
+    store: Any, plans: Sequence[tuple[Tenant, Plan]], vectors: Mapping[str, np.ndarray] | None = None,
+    now: datetime | None = None,
+) -> list[list[str]]:
+    """:func:`apply_plan` for several plans (the jobs of one read batch), each plan's
+    records one group of ``store.import_embedded``: one ``embed_many`` call for every view
+    not in ``vectors`` (text -> vector, e.g. embedded with the batch's near-duplicate
+    searches), one round trip reading the versions replaced, one writing every plan's
+    records (a plan's records are written whole or not at all). Merges onto stored
+    records and deletes are applied per op first, as :func:`apply_plan` does. Returns the
+    ids written, per plan.
+
+    Raises:
+        gateway.errors.MemoryUnavailable and other store errors: the worker retries the jobs.
+    """
     now = now or datetime.now(UTC)
+    collected = [await _records_of(store, tenant, plan, now) for tenant, plan in plans]
+    records = [r for group, _ in collected for r in group]
+    if records:
+        known = await embed_texts(store.embedder, (v for r in records for v in embedded_views(r)), vectors)
+        await store.import_embedded([[(r, memory_vector(r, known)) for r in group] for group, _ in collected if group])
+    return [written for _, written in collected]
+
+
+async def _records_of(store: Any, tenant: Tenant, plan: Plan, now: datetime) -> tuple[list[MemoryRecord], list[str]]:
+    """The records ``plan`` writes (to import) and their ids that count as written; merges
+    onto stored records and deletes are applied here (module docstring)."""
     records: list[MemoryRecord] = []
     written: list[str] = []
     for op in plan.ops:
@@ -116,9 +160,7 @@ async def apply_plan(store: Any, tenant: Tenant, plan: Plan, now: datetime | Non
                 continue
             if not target.retired:
                 await store.retire(tenant, op.target, op.reason or "contradicted")
-    if records:
-        await store.import_records(records)
-    return written
+    return records, written
 
 
 async def undo(store: Any, tenant: Tenant, ids: list[str]) -> None:

@@ -80,6 +80,13 @@ class WorkerConfig(_Frozen):
         "stay sequential, in stream order). Concurrent jobs' texts share the embedder's "
         "micro-batches and their Redis round trips overlap (issue 10, item 3); 1: one job at a time.",
     )
+    yield_max_lag_s: float = Field(
+        2.0, ge=0,
+        description="An in-serve worker pauses (yield_pause_ms at a time) while the gateway's memory "
+        "searches queue for admission (the request path is saturated), as long as the oldest job it "
+        "read is younger than this; then it works regardless, so the lag stays bounded. 0: never pauses.",
+    )
+    yield_pause_ms: int = Field(20, ge=1, le=1000, description="One pause of a yielding in-serve worker.")
     claim_min_idle_ms: int = Field(
         60_000, ge=1,
         description="XAUTOCLAIM min-idle-time: a job delivered but not acked for this long "

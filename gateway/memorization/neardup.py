@@ -4,8 +4,10 @@ A user who says "I'm allergic to peanuts" to one friend and "I am allergic to pe
 to another, or a client that resends a chunk under a new session id, would otherwise
 leave copies that crowd recall. Before a verbatim plan is applied
 (:func:`merge_near_duplicates`), each new memory is compared with the memories of the
-same user, scope and type that search finds for its text (``top_k`` =
-:data:`CANDIDATES`), and with the plan's earlier memories:
+same user, scope and type nearest to its text (the vector ranking alone, ``top_k`` =
+:data:`CANDIDATES`: a duplicate is what is nearest; the keyword ranking's extra
+candidates and their record reads cost a profile search most of its time), and with the
+plan's earlier memories:
 
 - **duplicate** when the normalised texts are equal (:func:`normalised`: NFKC, case
   folded, English contractions expanded, punctuation, emoji and spaces removed), or
@@ -21,7 +23,8 @@ same user, scope and type that search finds for its text (``top_k`` =
 Supersede, when the new memory is a profile statement that fills a slot (its
 ``metadata.slot``: residence, employer, diet, relationship status;
 :func:`gateway.memorization.disclosure.slot_of`) and is no duplicate: every live profile
-memory among the search's :data:`SLOT_CANDIDATES` best hits that fills the same slot
+memory among the hybrid search's :data:`SLOT_CANDIDATES` best hits (vector and keyword
+rankings: the earlier statement may share words more than meaning) that fills the same slot
 (its own ``metadata.slot``, or the slot its text names) is retired for it: the newest
 becomes an op ``update`` (retired with ``superseded_by``, kept for audit, never recalled
 again), the others ``delete`` (retired). "I moved to Berlin" retires "I live in Lisbon";
@@ -58,9 +61,11 @@ from typing import Any
 from gateway.memorization.changes import Ended, ended_of, is_about
 from gateway.memorization.disclosure import about_someone, slot_of
 from gateway.memorization.plan import Op, Plan
+from gateway.memory.embeddings.base import embed_query
 from gateway.memory.records import MemoryRecord, MemoryType, NewMemory, Scope, Tenant
 
-__all__ = ["CANDIDATES", "MIN_OVERLAP", "MIN_SIMILARITY", "is_near_duplicate", "merge_near_duplicates", "normalised"]
+__all__ = ["CANDIDATES", "MIN_OVERLAP", "MIN_SIMILARITY", "decide", "is_near_duplicate", "merge_near_duplicates",
+           "normalised", "searches_of"]
 
 #: Existing memories compared per new one (the search's best hits).
 CANDIDATES = 5
@@ -165,24 +170,74 @@ def _ends(ended: tuple[Ended, ...], older: str, similarity: float) -> bool:
     return any(is_about(e, older) and (bool(e.who) or not other) for e in ended)
 
 
+#: One search a plan's add needs: ``(index of the op in plan.ops, query text, search
+#: keyword arguments)`` (:func:`searches_of`); ``hybrid`` among the arguments: whether the
+#: keyword ranking takes part (for a slot-filling memory or one that says something ended).
+Search = tuple[int, str, dict[str, Any]]
+
+
+def searches_of(plan: Plan, events: bool = True) -> list[Search]:
+    """The store searches :func:`decide` may read for ``plan``: one per ``add`` of a
+    profile memory (of any memory with ``events``), its text as the query, top
+    :data:`SLOT_CANDIDATES` of its scope when it fills a slot, else top
+    :data:`CANDIDATES` of its scope and type by the vector ranking alone; a profile memory
+    that says something ended (:func:`gateway.memorization.changes.ended_of`) searches as a
+    slot-filling one does, over both scopes (the ended thing may be an episode). (An add
+    whose text an earlier add of the plan already says needs none; it is searched anyway,
+    so the searches can all run at once.)"""
+    out: list[Search] = []
+    for index, op in enumerate(plan.ops):
+        memory = op.memory
+        if op.kind != "add" or memory is None or not op.id or not (events or memory.scope is Scope.PROFILE):
+            continue
+        slot = memory.metadata.get("slot") if memory.scope is Scope.PROFILE else None
+        ended = memory.scope is Scope.PROFILE and bool(ended_of(memory.text))
+        wide = bool(slot) or ended
+        scopes = [Scope.PROFILE.value, Scope.EVENT.value] if ended else [memory.scope.value]
+        out.append((index, memory.text, {"top_k": SLOT_CANDIDATES if wide else CANDIDATES, "scopes": scopes,
+                                         "types": None if wide else [memory.type.value], "hybrid": wide}))
+    return out
+
+
 async def merge_near_duplicates(store: Any, tenant: Tenant, plan: Plan, events: bool = True) -> Plan:
     """``plan`` with each ``add`` whose memory duplicates an existing live memory of
     ``tenant`` (same scope and type) or an earlier add of the plan turned into a
-    ``merge`` onto it (module docstring). One ``store.search`` per add; ``events`` False:
-    per profile add only (an event is then compared with the plan's earlier adds only;
-    ``verbatim_merge_duplicates: profile``, the default: a search costs about as much as
-    storing the memory, and the duplicates that matter are facts repeated to several
-    friends).
+    ``merge`` onto it (module docstring). One ``store.search`` per add (:func:`searches_of`);
+    ``events`` False: per profile add only (an event is then compared with the plan's
+    earlier adds only; ``verbatim_merge_duplicates: profile``, the default: a search
+    costs about as much as storing the memory, and the duplicates that matter are facts
+    repeated to several friends). The memorization worker runs the searches of a whole
+    read batch at once instead (:func:`searches_of`, :func:`decide`).
 
     Raises:
         gateway.errors.MemoryUnavailable: the store is down (the worker retries the job).
     """
+    hits = {index: await search(store, tenant, text, options) for index, text, options in searches_of(plan, events)}
+    return decide(plan, hits)
+
+
+async def search(store: Any, tenant: Tenant, text: str, options: dict[str, Any],
+                 vector: Any = None) -> list[Any]:
+    """One search of :func:`searches_of`: ``store.search_by_vector`` with ``vector`` (the
+    text's query vector; embedded here when None), hybrid (``query_text``) only when
+    ``options["hybrid"]``."""
+    fields = {k: v for k, v in options.items() if k != "hybrid"}
+    if vector is None:
+        vector = await embed_query(store.embedder, text)
+    return list(await store.search_by_vector(tenant, vector, query_text=text if options["hybrid"] else None, **fields))
+
+
+def decide(plan: Plan, hits: dict[int, list[Any]]) -> Plan:
+    """``plan`` with near-duplicate adds turned into merges and slot-filling ones into
+    supersedes (module docstring), given the store's ``hits`` (``ScoredMemory`` list) for
+    the adds :func:`searches_of` named, by op index; an add without hits is compared with
+    the plan's earlier adds only. Pure: no I/O."""
     ops: list[Op] = []
     # earlier adds of the plan by (scope, type, normalised text): each text is normalised
     # once, so the plan is checked in time linear in its text (not adds x earlier adds)
     earlier: dict[tuple[Scope, MemoryType, str], list[Op]] = {}
     merged = superseded = 0
-    for op in plan.ops:
+    for index, op in enumerate(plan.ops):
         memory = op.memory
         if op.kind != "add" or memory is None or not op.id:
             ops.append(op)
@@ -193,14 +248,10 @@ async def merge_near_duplicates(store: Any, tenant: Tenant, plan: Plan, events: 
         why = "same text in this job"
         replaced: list[MemoryRecord] = []
         ended: tuple[Ended, ...] = ()
-        if target is None and (events or memory.scope is Scope.PROFILE):
+        if target is None and index in hits:
             slot = memory.metadata.get("slot") if memory.scope is Scope.PROFILE else None
             ended = ended_of(memory.text) if memory.scope is Scope.PROFILE else ()
-            wide = bool(slot or ended)
-            scopes = [Scope.PROFILE.value, Scope.EVENT.value] if ended else [memory.scope.value]
-            hits = await store.search(tenant, memory.text, top_k=SLOT_CANDIDATES if wide else CANDIDATES,
-                                      scopes=scopes, types=None if wide else [memory.type.value])
-            for hit in hits:
+            for hit in hits[index]:
                 record: MemoryRecord = hit.record
                 if record.id == op.id or record.retired or record.metadata.get("kind") == "gist":
                     continue

@@ -14,19 +14,21 @@ from __future__ import annotations
 
 import asyncio
 import functools
+from collections.abc import Sequence
 from typing import Any
 
-from gateway.memorization.apply import apply_plan, undo
+from gateway.memorization.apply import apply_plan, apply_plans, undo
 from gateway.memorization.config import MemorizeConfig
 from gateway.memorization.extract import Extractor
 from gateway.memorization.inference import Inferrer
 from gateway.memorization.jobs import Job, JobHeader
-from gateway.memorization.neardup import merge_near_duplicates
+from gateway.memorization.neardup import decide, merge_near_duplicates, search, searches_of
 from gateway.memorization.plan import Plan
 from gateway.memorization.queue import JobQueue
 from gateway.memorization.redact import Redactor
 from gateway.memorization.verbatim import verbatim_plan
-from gateway.memory.records import Tenant
+from gateway.memory.embeddings.base import embed_texts, query_text
+from gateway.memory.records import Tenant, embedded_views
 
 #: Above this many characters a job is redacted, and a verbatim job planned, in a worker
 #: thread (about 1 ms of regex work on the loop at this size; measured with
@@ -102,6 +104,100 @@ class JobProcessor:
             return "stale", None, []
         return "done", plan, written
 
+    def batchable(self, job: Job) -> bool:
+        """Whether :meth:`run_batch` takes ``job``: a verbatim job, on a store that takes
+        pre-embedded groups (``embedder``, ``import_embedded``)."""
+        return self._is_verbatim(job) and hasattr(self.store, "import_embedded") and hasattr(self.store, "embedder")
+
+    async def run_batch(self, jobs: Sequence[Job]) -> list[tuple[str, Plan | None, list[str]]]:
+        """:meth:`run` for several :meth:`batchable` jobs at once, none depending on
+        another's writes (no two of one conversation: the worker runs those in later
+        batches), each job's result as :meth:`run` gives it. Same steps and the same
+        outcome for each job, with the Redis round trips and embedding calls shared:
+
+        1. one round trip: every job's done marker, forget epoch and stored plan (and its
+           claim dropped);
+        2. redaction and verbatim planning per job (pure; in a thread for a big job);
+        3. near-duplicate searches (:func:`~gateway.memorization.neardup.searches_of`) of
+           every plan, their query texts and every new memory's views embedded in one
+           ``embed_many`` call, the searches run concurrently, then
+           :func:`~gateway.memorization.neardup.decide` per plan;
+        4. every plan's records written in one round trip, a plan's records whole or not
+           at all (:func:`~gateway.memorization.apply.apply_plans`);
+        5. one round trip re-reads the epochs; a job whose user was forgotten meanwhile
+           has its records erased (:func:`~gateway.memorization.apply.undo`): ``stale``.
+
+        Raises:
+            Any error of a step (Redis, the embedder, a job's data): nothing is settled;
+            the worker then runs the jobs one by one (:meth:`run`), which is safe after a
+            partial write: op ids are fixed and merges idempotent (module docstring).
+        """
+        keys, client = self.queue.keys, self.queue.client
+        pipe = client.pipeline(transaction=False)
+        for job in jobs:
+            pipe.exists(keys.done(job.user_id, job.job_id))
+            pipe.get(keys.epoch(job.user_id))
+            pipe.get(keys.plan(job.user_id, job.job_id))
+            pipe.hdel(keys.claims(job.user_id), job.job_id)  # on the stream: no longer only claimed
+            pipe.zrem(keys.claimed(job.user_id), job.job_id)
+        replies = await pipe.execute()
+        results: list[tuple[str, Plan | None, list[str]]] = [("stale", None, [])] * len(jobs)
+        live: list[tuple[int, Job, Plan]] = []
+        fresh: set[int] = set()  # indexes in ``live`` of plans made now (a stored plan is replayed as stored)
+        for position, job in enumerate(jobs):
+            done, epoch, stored = replies[5 * position:5 * position + 3]
+            if done:
+                results[position] = ("duplicate", None, [])
+                continue
+            if int(epoch or 0) != job.epoch:
+                continue
+            redacted = await self.redacted_async(job)
+            if not stored:
+                fresh.add(len(live))
+            plan = Plan.model_validate_json(stored) if stored else await self._verbatim_plan(redacted)
+            if plan.skipped and self.telemetry is not None:
+                for reason, count in (plan.dropped or {"small_talk": plan.skipped}).items():
+                    self.telemetry.metrics.inc("memgate_memorize_turns_skipped_total", count, reason=reason)
+            live.append((position, redacted, plan))
+        if not live:
+            return results
+        embedder = self.store.embedder
+        mode = self.config.verbatim_merge_duplicates
+        searches = [(n, search) for n, (_p, _job, plan) in enumerate(live) if n in fresh and mode != "off"
+                    for search in searches_of(plan, events=mode == "all")]
+        views = [v for _p, _j, plan in live for op in plan.ops if op.memory is not None for v in embedded_views(op.memory)]
+        vectors = await embed_texts(embedder, [*(query_text(embedder, text) for _n, (_i, text, _o) in searches), *views])
+        found = await asyncio.gather(*(
+            search(self.store, Tenant(live[n][1].user_id, live[n][1].friend_id), text, options,
+                   vectors[query_text(embedder, text)])
+            for n, (_i, text, options) in searches))
+        hits: dict[int, dict[int, list[Any]]] = {}
+        for (n, (index, _text, _options)), found_hits in zip(searches, found, strict=True):
+            hits.setdefault(n, {})[index] = found_hits
+        plans = [(Tenant(job.user_id, job.friend_id), decide(plan, hits[n]) if n in hits else plan)
+                 for n, (_p, job, plan) in enumerate(live)]
+        written = await apply_plans(self.store, plans, vectors)
+        pipe = client.pipeline(transaction=False)
+        for _p, job, _plan in live:
+            pipe.get(keys.epoch(job.user_id))
+        epochs = await pipe.execute()
+        for (position, job, _plan), (tenant, plan), ids, epoch in zip(live, plans, written, epochs, strict=True):
+            if int(epoch or 0) != job.epoch:
+                await undo(self.store, tenant, ids)
+                continue
+            results[position] = ("done", plan, ids)
+        return results
+
+    async def _verbatim_plan(self, job: Job) -> Plan:
+        """The verbatim plan of a redacted ``job`` before near-duplicate merging."""
+        make = functools.partial(verbatim_plan, job, [t.text for t in job.turns], self.config.verbatim_roles,
+                                 skip_small_talk=self.config.verbatim_skip_small_talk,
+                                 profile=self.config.verbatim_profile,
+                                 context_after=self.config.verbatim_context_after,
+                                 formation=self.config.formation)
+        # linear (keywords, salience per turn) but pure Python: a big job (a bulk ingest) plans in a thread
+        return await asyncio.to_thread(make) if _chars(job) > OFF_LOOP_CHARS else make()
+
     async def _plan(self, job: Job, started_ms: int) -> Plan:
         """A new plan for ``job`` (none was stored), stored ``SET NX`` unless it is a
         verbatim one: that is a pure function of the job (op ids from job id and turn
@@ -128,13 +224,7 @@ class JobProcessor:
                 return Plan(decision="inference needs a memory model")
             return await self._inferrer.plan(job)
         if self._is_verbatim(job):
-            make = functools.partial(verbatim_plan, job, [t.text for t in job.turns], self.config.verbatim_roles,
-                                     skip_small_talk=self.config.verbatim_skip_small_talk,
-                                     profile=self.config.verbatim_profile,
-                                     context_after=self.config.verbatim_context_after,
-                                     formation=self.config.formation)
-            # linear (keywords, salience per turn) but pure Python: a big job (a bulk ingest) plans in a thread
-            plan = await asyncio.to_thread(make) if _chars(job) > OFF_LOOP_CHARS else make()
+            plan = await self._verbatim_plan(job)
             if self.config.verbatim_merge_duplicates != "off" and plan.ops:
                 plan = await merge_near_duplicates(self.store, Tenant(job.user_id, job.friend_id), plan,
                                                    events=self.config.verbatim_merge_duplicates == "all")

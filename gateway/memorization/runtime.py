@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from gateway.memorization.config import MemorizeConfig
@@ -29,12 +29,14 @@ def queue_for(config: MemorizeConfig, redis: Any) -> JobQueue:
 @contextlib.asynccontextmanager
 async def run_workers(
     config: MemorizeConfig, redis: Any, store: Any, upstreams: Any = None, n: int = 1,
-    telemetry: Any = None, model: Any = None, stop_grace_s: float = 10.0,
+    telemetry: Any = None, model: Any = None, stop_grace_s: float = 10.0, busy: Callable[[], bool] | None = None,
 ) -> AsyncIterator[list[Worker]]:
     """``n`` workers as tasks until exit; on exit each finishes its current job (up to
     ``stop_grace_s``), then is cancelled (an unfinished job stays pending and is
     reclaimed). ``model``: a memory-model client to use instead of building one from
-    ``config.model`` (its owner closes it). Gauges are registered on ``telemetry``."""
+    ``config.model`` (its owner closes it). Gauges are registered on ``telemetry``.
+    ``busy``: whether the request path on the same event loop is saturated (the workers
+    yield to it then: :meth:`Worker.yields`)."""
     queue = queue_for(config, redis)
     await queue.ensure_group()
     owned = None
@@ -43,7 +45,7 @@ async def run_workers(
 
         model = owned = ModelClient(config.model, upstreams)
     processor = JobProcessor(config, store, queue, model, telemetry=telemetry)
-    workers = [Worker(processor, config.worker, telemetry, consumer_name(i)) for i in range(n)]
+    workers = [Worker(processor, config.worker, telemetry, consumer_name(i), busy=busy) for i in range(n)]
     if telemetry is not None:
         register_queue_gauges(telemetry.metrics, queue)
     stop = asyncio.Event()

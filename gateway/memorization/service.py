@@ -22,7 +22,7 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -292,12 +292,15 @@ class Memorization:
             self._buffer.clear()
 
     @contextlib.asynccontextmanager
-    async def workers(self, count: int) -> AsyncIterator[list[Any]]:
-        """``count`` workers as tasks for the duration of the ``async with``."""
+    async def workers(self, count: int, busy: Callable[[], bool] | None = None) -> AsyncIterator[list[Any]]:
+        """``count`` workers as tasks for the duration of the ``async with``; ``busy``:
+        whether the request path sharing their event loop is saturated (they yield then,
+        :meth:`gateway.memorization.worker.Worker.yields`)."""
         if self.store is None or count <= 0:
             yield []
             return
-        async with run_workers(self.config, self.redis, self.store, self.upstreams, count, self.telemetry) as workers:
+        async with run_workers(self.config, self.redis, self.store, self.upstreams, count, self.telemetry,
+                               busy=busy) as workers:
             yield workers
 
     async def run_workers(self, count: int, stop: asyncio.Event) -> None:

@@ -7,7 +7,11 @@ longer than ``claim_min_idle_ms`` (their worker died) -> XREADGROUP up to ``batc
 jobs (BLOCK) -> handle the batch (:meth:`Worker.handle_batch`): up to ``concurrency`` jobs
 at once, so their embeddings share the embedder's micro-batches and their Redis round
 trips overlap (issue 10, item 3); jobs of one conversation (:func:`lane_of`) run one after
-the other in stream order. Each job is still settled on its own (ack, retry or dead
+the other in stream order. Verbatim jobs of different conversations run as batches
+(:meth:`Worker._handle_waves`, :meth:`JobProcessor.run_batch`: shared round trips and
+embedding calls, settled together; a failed batch is handled job by job). Between read
+batches an in-serve worker yields to a saturated request path (:meth:`Worker.yields`).
+Each job is still settled on its own (ack, retry or dead
 letter), so at-least-once delivery, idempotent writes and forget epochs hold per job as
 before. Handling: unreadable entry -> dead letter; delivered more than
 ``max_deliveries`` times without an ack (it keeps killing or wedging workers, so every
@@ -29,11 +33,13 @@ caught: cancellation (shutdown) leaves the job un-acked, to be reclaimed.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import socket
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import ValidationError
@@ -42,7 +48,7 @@ from gateway.memorization.config import WorkerConfig
 from gateway.memorization.jobs import Job, job_from_fields, retried
 from gateway.memorization.observe import job_span
 from gateway.memorization.processor import JobProcessor
-from gateway.memorization.queue import JobQueue
+from gateway.memorization.queue import JobQueue, entry_ms, parse_ref
 from gateway.model_client import ModelOutputError
 
 log = logging.getLogger("memgate.memorize")
@@ -86,8 +92,9 @@ class Worker:
     """One consumer of the group."""
 
     def __init__(self, processor: JobProcessor, config: WorkerConfig, telemetry: Any = None,
-                 name: str | None = None) -> None:
+                 name: str | None = None, busy: Callable[[], bool] | None = None) -> None:
         self.processor = processor
+        self.busy = busy
         self.queue: JobQueue = processor.queue
         self.config = config
         self.telemetry = telemetry
@@ -109,11 +116,25 @@ class Worker:
                     last_claim = time.monotonic()
                     await self.reclaim_once()
                 entries = await self.queue.read(self.name, self.config.batch, self.config.block_ms)
+                while entries and not stop.is_set() and self.yields(entries):  # noqa: ASYNC110 (polls busy())
+                    await asyncio.sleep(self.config.yield_pause_ms / 1000)
                 await self.handle_batch([(entry_id, fields, 1) for entry_id, fields in entries])
             except Exception as exc:  # Redis down, etc.: keep the worker alive
                 log.warning("memorize worker %s: %r", self.name, exc)
                 self._inc("memgate_memorize_failures_total", error="loop")
                 await asyncio.sleep(1.0)
+
+    def yields(self, entries: list[tuple[str, Any]], now_ms: int | None = None) -> bool:
+        """Whether to pause ``yield_pause_ms`` before handling ``entries`` (a read batch):
+        the request path sharing this worker's event loop is saturated (``busy()``: its
+        memory searches queue for admission) and the oldest entry is younger than
+        ``yield_max_lag_s``. Past that age the worker works regardless, so under
+        sustained load the lag stays near ``yield_max_lag_s`` instead of growing."""
+        if self.busy is None or self.config.yield_max_lag_s <= 0 or not self.busy():
+            return False
+        now = int(time.time() * 1000) if now_ms is None else now_ms
+        oldest = min(entry_ms(parse_ref(entry_id)[1]) for entry_id, *_ in entries)
+        return now - oldest < self.config.yield_max_lag_s * 1000
 
     async def reclaim_once(self) -> int:
         """XAUTOCLAIM stuck jobs and handle them; returns how many."""
@@ -142,8 +163,12 @@ class Worker:
             except Exception:
                 job = None
             lanes.setdefault(lane_of(entry_id, job), []).append((position, entry_id, fields, deliveries, job))
-        slots = asyncio.Semaphore(self.config.concurrency)
         outcomes: list[str] = [""] * len(entries)
+        if any(job is not None and deliveries <= self.config.max_deliveries and self.processor.batchable(job)
+               for items in lanes.values() for _p, _e, _f, deliveries, job in items):
+            await self._handle_waves(list(lanes.values()), outcomes)
+            return outcomes
+        slots = asyncio.Semaphore(self.config.concurrency)
 
         async def run_lane(items: list[tuple[int, str, dict, int, Job | None]]) -> None:
             for position, entry_id, fields, deliveries, job in items:
@@ -158,6 +183,78 @@ class Worker:
         if errors:
             raise errors[0]
         return outcomes
+
+    async def _handle_waves(self, lanes: list[list[tuple[int, str, dict, int, Job | None]]], outcomes: list[str]) -> None:
+        """Handle the lanes' entries in waves: wave k holds the k-th entry of every lane
+        (so a conversation's jobs stay in stream order, each after the one before it was
+        settled), cut into groups of up to half of ``concurrency`` jobs, two groups at a
+        time (while one group's texts are embedded in the embedder's thread, the other's
+        searches and writes run on the loop: at most ``concurrency`` jobs in flight). In a
+        group, the batchable jobs (:meth:`JobProcessor.batchable`) run as one
+        :meth:`JobProcessor.run_batch` and are settled together (:meth:`_handle_group`);
+        the others run one by one (:meth:`handle`). Each group ends with a yield to the
+        event loop.
+
+        Raises:
+            Exception: as :meth:`handle_batch`.
+        """
+        size = max(1, self.config.concurrency // 2)
+        slots = asyncio.Semaphore(2)
+        errors: list[Exception] = []
+
+        async def run(group: list[tuple[int, str, dict, int, Job | None]]) -> None:
+            batch = [item for item in group if item[4] is not None and item[3] <= self.config.max_deliveries
+                     and self.processor.batchable(item[4])]
+            single = [item for item in group if item not in batch]
+            async with slots:
+                try:
+                    if batch:
+                        for (position, *_rest), outcome in zip(batch, await self._handle_group(batch), strict=True):
+                            outcomes[position] = outcome
+                    for position, entry_id, fields, deliveries, job in single:
+                        outcomes[position] = await self.handle(entry_id, fields, deliveries, job)
+                except Exception as exc:  # settle the rest first (as handle_batch does)
+                    errors.append(exc)
+                await asyncio.sleep(0)  # let the request path run between groups
+
+        for k in range(max(len(items) for items in lanes)):
+            wave = [items[k] for items in lanes if k < len(items)]
+            await asyncio.gather(*(run(wave[at:at + size]) for at in range(0, len(wave), size)))
+        if errors:
+            raise errors[0]
+
+    async def _handle_group(self, items: list[tuple[int, str, dict, int, Job | None]]) -> list[str]:
+        """Process ``items`` (batchable jobs, none of one conversation) with one
+        :meth:`JobProcessor.run_batch` under ``job_timeout_s``, each in its own job span,
+        then settle them together (:meth:`JobQueue.complete_many`: done markers, then the
+        acks, as :meth:`handle` settles one). When the batch raises or overruns, each job
+        is handled on its own instead (:meth:`handle`: its own budget, retry or dead
+        letter; what the batch wrote is replay-safe). Returns the outcomes in ``items``
+        order."""
+        jobs = [job for _p, _e, _f, _d, job in items if job is not None]
+        started = time.perf_counter()
+        results: list[tuple[str, Any, list[str]]] | None = None
+        with contextlib.ExitStack() as spans:
+            opened = [spans.enter_context(job_span(self.telemetry, job, entry_id))
+                      for _p, entry_id, _f, _d, job in items if job is not None]
+            try:
+                async with asyncio.timeout(self.config.job_timeout_s):
+                    ran = await self.processor.run_batch(jobs)
+            except Exception as exc:
+                log.info("memorize worker %s: a batch of %d jobs failed (%r); handling them one by one",
+                         self.name, len(jobs), exc)
+            else:
+                results = ran
+                for span, (outcome, _plan, _ids) in zip(opened, ran, strict=True):
+                    if span.is_recording():
+                        span.set_attribute("memgate.outcome", outcome)
+                        span.set_attribute("memgate.batch_size", len(jobs))
+        if results is None:
+            return [await self.handle(e, f, d, job) for _p, e, f, d, job in items]
+        await self.queue.complete_many([(entry_id, job) for (_p, entry_id, _f, _d, _j), job in zip(items, jobs, strict=True)],
+                                       self.processor.config.queue.done_ttl_s)
+        self._inc("memgate_memorize_job_seconds_total", time.perf_counter() - started)
+        return [self._count(outcome) for outcome, _plan, _ids in results]
 
     async def handle(self, entry_id: str, fields: dict, deliveries: int = 1, job: Job | None = None) -> str:
         """Process one entry and settle it (ack, retry or dead letter); returns the outcome.

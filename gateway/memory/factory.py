@@ -219,6 +219,11 @@ class LazyEmbedder:
                 self._inner = inner
             return self._inner
 
+    @property
+    def batch_max(self) -> int | None:
+        """The loaded embedder's ``batch_max`` (None before the first call or without one)."""
+        return getattr(self._inner, "batch_max", None)
+
     async def embed_many(self, texts: Sequence[str]) -> np.ndarray:
         """See :class:`~gateway.memory.embeddings.base.Embedder` (loads on first call)."""
         return await (await self._embedder()).embed_many(texts)
@@ -238,7 +243,7 @@ async def _lazy_embedder(
     dimensions = config.embedding.dimensions
     if dimensions is None:
         with redis_boundary():
-            recorded = StoreSettings.from_hash(await client.hgetall(keys.meta))  # type: ignore[arg-type]  # bytes replies
+            recorded = StoreSettings.from_hash(await client.hgetall(keys.meta))
         if recorded is not None and recorded.embedding_model == model:
             dimensions = recorded.embedding_dims
     return None if dimensions is None else LazyEmbedder(load, model, dimensions)
@@ -280,7 +285,7 @@ async def open_store(
     async with AsyncExitStack() as stack:
         keys = KeySpace(config.key_prefix)
         with redis_boundary():
-            recorded = StoreSettings.from_hash(await client.hgetall(keys.meta))  # type: ignore[arg-type]  # bytes replies
+            recorded = StoreSettings.from_hash(await client.hgetall(keys.meta))
             chosen = await choose_backend(client, config.backend, recorded.backend if recorded else None)
             backend = make_backend(chosen, client, keys, config)
         if embedder is None:

@@ -7,7 +7,7 @@ keys. Export/import speak JSONL, one :class:`MemoryRecord` JSON per line
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 
 import numpy as np
 from pydantic import ValidationError
@@ -20,7 +20,7 @@ from gateway.memory.records import MemoryRecord, Scope, check_tenant_id
 from gateway.memory.repository import RecordRepository
 from gateway.memory.validation import check_text
 
-__all__ = ['export_user', 'forget_user', 'import_records', 'record_to_jsonl', 'records_from_jsonl', 'reembed']
+__all__ = ['export_user', 'forget_user', 'import_embedded', 'import_records', 'record_to_jsonl', 'records_from_jsonl', 'reembed']
 
 
 async def forget_user(repo: RecordRepository, user_id: str) -> int:
@@ -89,6 +89,36 @@ async def _import_batch(repo: RecordRepository, embedder: Embedder, batch: list[
         writes.append((record, vector, existing))
     await repo.write(writes)
     return len(writes)
+
+
+async def import_embedded(
+    repo: RecordRepository, config: MemoryConfig, groups: Sequence[Sequence[tuple[MemoryRecord, np.ndarray]]]
+) -> int:
+    """Store groups of ``(record, vector)`` as given (ids, times, retirement kept; the
+    caller embedded them with the store's model, :func:`embed_memories`); a record whose
+    id exists for that user replaces it. One round trip reads the versions being replaced,
+    one writes every group (:meth:`RecordRepository.write_groups`: a group, one user's,
+    is written whole or not at all). Returns the number stored.
+
+    Raises:
+        UnprocessableInput / PayloadTooLarge / InvalidRequest: a record fails the checks
+            (nothing is written).
+    """
+    checked = [[(_check_imported(record, config.max_text_chars), vector) for record, vector in group]
+               for group in groups]
+    wanted: dict[str, list[str]] = {}
+    for group in checked:
+        for record, _vector in group:
+            wanted.setdefault(record.user_id, []).append(record.id)
+    found = await repo.fetch_many(wanted)
+    moved = [old for group in checked for record, _v in group
+             if (old := found.get((record.user_id, record.id))) is not None and old.scope is not record.scope]
+    if moved:  # a replay that changed the record's scope: its old partition's entries go first
+        await repo.remove(moved)
+    writes = [[(record, vector, None if (old := found.get((record.user_id, record.id))) is None
+                or old.scope is not record.scope else old) for record, vector in group] for group in checked]
+    await repo.write_groups(writes)
+    return sum(len(group) for group in writes)
 
 
 async def reembed(repo: RecordRepository, embedder: Embedder, batch_size: int) -> int:

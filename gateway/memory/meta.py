@@ -62,7 +62,7 @@ async def check_settings(client: aredis.Redis, keys: KeySpace, wanted: StoreSett
     Raises:
         StoreMismatch: the recorded settings differ (message: :func:`mismatch_message`).
     """
-    stored = StoreSettings.from_hash(await client.hgetall(keys.meta))  # type: ignore[arg-type]  # bytes replies
+    stored = StoreSettings.from_hash(await client.hgetall(keys.meta))
     if stored is None:
         await record_settings(client, keys, wanted)
     elif stored != wanted:
@@ -72,4 +72,4 @@ async def check_settings(client: aredis.Redis, keys: KeySpace, wanted: StoreSett
 async def record_settings(client: aredis.Redis, keys: KeySpace, settings: StoreSettings) -> None:
     """Overwrite the recorded settings (after a re-embed)."""
     fields = {k: str(v) for k, v in asdict(settings).items()}
-    await client.hset(keys.meta, mapping=fields)  # type: ignore[arg-type]  # redis-py stubs: invariant Mapping
+    await client.hset(keys.meta, mapping=fields)

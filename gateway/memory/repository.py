@@ -10,7 +10,7 @@ records is harmless.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from itertools import groupby
 from typing import Any, TypeVar
 
@@ -25,7 +25,7 @@ from gateway.memory.keys import KeySpace, Partition
 from gateway.memory.records import MemoryRecord
 from gateway.memory.scripts import Batch, Script
 
-__all__ = ['FETCH_RECORDS', 'SCAN_BATCH', 'WRITE_CHUNK', 'RecordRepository', 'Write']
+__all__ = ['FETCH_RECORDS', 'SCAN_BATCH', 'WRITE_CHUNK', 'RecordRepository', 'Write', 'packed']
 
 #: ``(new record, its vector or None when unchanged, the version it replaces or None)``
 Write = tuple[MemoryRecord, np.ndarray | None, MemoryRecord | None]
@@ -46,6 +46,36 @@ return out
 def _records(ids: Sequence[str], replies: Sequence[object]) -> dict[str, MemoryRecord]:
     """:data:`FETCH_RECORDS` replies for ``ids`` -> the records that exist, by id."""
     return {d: record_from_reply(flat) for d, flat in zip(ids, replies, strict=True) if flat}  # type: ignore[arg-type]
+
+
+def packed(groups: Sequence[Sequence[Write]], chunk: int = WRITE_CHUNK) -> dict[str, list[list[Write]]]:
+    """``groups`` (each one user's writes) packed per user, in order, into chunks of up to
+    ``chunk`` writes, one atomic script call each (:meth:`RecordRepository.write_groups`):
+    a group goes whole into one chunk unless it alone holds more than ``chunk`` writes
+    (it is then cut into chunks of its own). Empty groups are left out.
+
+    >>> r = lambda u: (MemoryRecord.model_construct(user_id=u), None, None)
+    >>> {u: [len(c) for c in cs] for u, cs in packed([[r("a")] * 10, [r("a")] * 10, [r("b")] * 3], 16).items()}
+    {'a': [10, 10], 'b': [3]}
+
+    Raises:
+        ValueError: a group mixes users.
+    """
+    by_user: dict[str, list[list[Write]]] = {}
+    for group in groups:
+        if not group:
+            continue
+        users = {w[0].user_id for w in group}
+        if len(users) != 1:
+            raise ValueError("a write group must hold one user's records")
+        chunks = by_user.setdefault(users.pop(), [])
+        if len(group) > chunk:
+            chunks.extend(list(group[at:at + chunk]) for at in range(0, len(group), chunk))
+        elif chunks and len(chunks[-1]) + len(group) <= chunk:
+            chunks[-1].extend(group)
+        else:
+            chunks.append(list(group))
+    return by_user
 
 
 class RecordRepository:
@@ -94,6 +124,52 @@ class RecordRepository:
                 for record, vector, old in mine[at:at + WRITE_CHUNK]:
                     self._queue_write(batch, record, vector, old)
                 await self._apply(batch, user_id)
+
+    async def fetch_many(self, wanted: Mapping[str, Sequence[str]]) -> dict[tuple[str, str], MemoryRecord]:
+        """Records among ``wanted`` (user id -> record ids) by ``(user id, record id)``,
+        missing ones left out: one :data:`FETCH_RECORDS` per user, all in one round trip."""
+        users = [(user_id, list(ids)) for user_id, ids in wanted.items() if ids]
+        if not users:
+            return {}
+
+        def build(pipe: Pipeline) -> None:
+            for user_id, ids in users:
+                FETCH_RECORDS.queue(pipe, [self.keys.record(user_id, doc_id) for doc_id in ids])
+
+        replies = await scripts.execute(self.client, build)
+        return {(user_id, doc_id): record for (user_id, ids), reply in zip(users, replies, strict=True)
+                for doc_id, record in _records(ids, reply).items()}
+
+    async def write_groups(self, groups: Sequence[Sequence[Write]]) -> None:
+        """Store several groups of writes (each group one user's: e.g. the records of one
+        memorization job) in one round trip: per user, the ``users`` set's SADD, then its
+        groups packed in order into :class:`~gateway.memory.scripts.Batch` script calls of
+        up to :data:`WRITE_CHUNK` records, a group never split across two calls unless it
+        alone holds more than :data:`WRITE_CHUNK` records (then it is chunked as
+        :meth:`write` does). Each script call is atomic, so a group is written whole or
+        not at all; a failed round trip may have applied some groups and not others.
+
+        Raises:
+            ValueError: a group mixes users.
+        """
+        by_user = packed(groups)
+        if not by_user:
+            return
+        batches: list[Batch] = []
+        for chunks in by_user.values():
+            for chunk in chunks:
+                batch = Batch()
+                for record, vector, old in chunk:
+                    self._queue_write(batch, record, vector, old)
+                batches.append(batch)
+
+        def build(pipe: Pipeline) -> None:
+            for user_id in by_user:
+                pipe.sadd(self.keys.users, user_id)
+            for batch in batches:
+                batch.queue(pipe)
+
+        await scripts.execute(self.client, build)
 
     async def _apply(self, batch: Batch, new_user: str | None = None) -> None:
         def build(pipe: Pipeline) -> None:

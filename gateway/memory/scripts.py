@@ -64,10 +64,10 @@ async def run(client: aredis.Redis, script: Script, keys: Sequence[str], args: S
     """``EVALSHA`` ``script`` (one command, no pipeline); on ``NOSCRIPT`` load every
     script and run it once more. Raises what the script raises (``ResponseError``)."""
     try:
-        return await client.evalsha(script.sha, len(keys), *keys, *args)  # type: ignore[arg-type]
+        return await client.evalsha(script.sha, len(keys), *keys, *args)
     except NoScriptError:
         await _load_all(client)
-        return await client.evalsha(script.sha, len(keys), *keys, *args)  # type: ignore[arg-type]
+        return await client.evalsha(script.sha, len(keys), *keys, *args)
 
 
 async def execute(client: aredis.Redis, build: Callable[[Pipeline], None]) -> list:

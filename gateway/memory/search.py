@@ -206,7 +206,7 @@ class SearchBackend:
         fields: dict[str, str | bytes] = {KEYWORD_FIELD: keyword_field(record)}
         if vector is not None:
             fields[VECTOR_FIELD] = np.asarray(vector, dtype=np.float32).tobytes()
-        pipe.hset(self._keys.record(record.user_id, record.id), mapping=fields)  # type: ignore[arg-type]  # redis-py stubs: invariant Mapping
+        pipe.hset(self._keys.record(record.user_id, record.id), mapping=fields)
 
     def queue_remove(self, pipe: Writes, record: MemoryRecord) -> None:
         """Nothing: deleting the hash removes it from the index."""

@@ -126,6 +126,12 @@ class MemoryStore(Protocol):
         """Store records as given (ids and times kept), re-embedded; upserts by id."""
         ...
 
+    async def import_embedded(self, groups: Sequence[Sequence[tuple[MemoryRecord, np.ndarray]]]) -> int:
+        """:meth:`import_records` with the vectors given (the store's model's, shape
+        (dimensions,) each), one round trip for every group; each group (one user's
+        records) is written whole or not at all."""
+        ...
+
     async def reembed(self) -> int:
         """Re-embed every record with the current model, rebuild the index, record the
         model (what ``memgate memories reembed`` runs); returns the records re-embedded."""

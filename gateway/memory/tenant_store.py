@@ -387,6 +387,15 @@ class TenantMemoryStore:
         with redis_boundary():
             return await maintenance.import_records(self._repo, self._embedder, self._config, records)
 
+    async def import_embedded(self, groups: Sequence[Sequence[tuple[MemoryRecord, np.ndarray]]]) -> int:
+        """:meth:`import_records` for records the caller embedded with :attr:`embedder`
+        (:func:`~gateway.memory.embeddings.base.embed_memories`), in groups each written
+        whole or not at all, every group in one round trip
+        (:func:`maintenance.import_embedded`)."""
+        checked = [[(record, check_vector(vector, self.dimensions)) for record, vector in group] for group in groups]
+        with redis_boundary():
+            return await maintenance.import_embedded(self._repo, self._config, checked)
+
     async def reembed(self) -> int:
         with redis_boundary():
             return await maintenance.reembed(self._repo, self._embedder, self._config.embedding.batch_size)

@@ -137,7 +137,7 @@ class RedisKeyStore:
             # between leaves an id without a record, which list() skips and no lookup
             # finds (the key was never handed out).
             await self._redis.hset(self._ids_key, key_id, digest)
-            await self._redis.hset(self._record_key(digest), mapping=fields)  # type: ignore[arg-type]  # str values
+            await self._redis.hset(self._record_key(digest), mapping=fields)
         except RedisError as exc:
             raise KeyStoreUnavailable(f"key store unreachable: {exc}") from None
         return key, _stored(digest, {k: str(v) for k, v in fields.items()})

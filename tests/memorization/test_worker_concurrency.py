@@ -1,10 +1,11 @@
-"""One worker handles the jobs of a read batch concurrently (issue 10, item 3): jobs of
-different tenants overlap and are each stored exactly once; jobs of one conversation
-still run one after the other, in stream order."""
+"""One worker handles the jobs of a read batch together: verbatim jobs of different
+conversations are processed as one batch and written in one call, each job's records a
+group of their own, and each stored exactly once; jobs of one conversation still run one
+after the other, in stream order (a later one sees the earlier one's write); a batch that
+fails is handled job by job."""
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from datetime import datetime, timezone
 from typing import Any
@@ -16,9 +17,6 @@ from gateway.memorization.worker import Worker
 from gateway.memory.records import Tenant
 from tests.memorization.conftest import memorize_config
 
-#: How long a write waits for the others it expects to overlap with (a deadline, not a
-#: delay: with concurrent jobs the wait ends as soon as they arrive).
-OVERLAP_DEADLINE_S = 3.0
 REDIS_MODES = ["single", "cluster"]  # every test once on one node, once on the local cluster
 
 
@@ -29,46 +27,31 @@ def job(user_id: str, conversation_id: str, text: str) -> Job:
                enqueued_at=now, turns=(turn,))
 
 
-class OverlapProbe:
-    """Wraps ``store.import_records``: records, per write, which other writes were in
-    flight when it started, and holds each write until ``expected`` writes have been in
-    flight at once (or the deadline passed)."""
+class WriteProbe:
+    """Wraps ``store.import_embedded`` (the worker's batched write): records, per call, the
+    texts of each group it was given."""
 
-    def __init__(self, store: Any, expected: int) -> None:
-        self.store, self.expected = store, expected
-        self.original = store.import_records
-        self.in_flight: set[str] = set()
-        self.started: list[tuple[str, frozenset[str]]] = []
-        self.peak = 0
-        self.changed = asyncio.Condition()
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        self.original = store.import_embedded
+        self.calls: list[list[list[str]]] = []
 
-    async def import_records(self, records: Any) -> int:
-        records = list(records)
-        name = records[0].text
-        async with self.changed:
-            self.started.append((name, frozenset(self.in_flight)))
-            self.in_flight.add(name)
-            self.peak = max(self.peak, len(self.in_flight))
-            self.changed.notify_all()
-            try:
-                async with asyncio.timeout(OVERLAP_DEADLINE_S):
-                    await self.changed.wait_for(lambda: self.peak >= self.expected)
-            except TimeoutError:
-                pass
-        try:
-            return await self.original(records)
-        finally:
-            self.in_flight.discard(name)
+    async def import_embedded(self, groups: Any) -> int:
+        self.calls.append([[record.text for record, _vector in group] for group in groups])
+        return await self.original(groups)
 
-    def __enter__(self) -> OverlapProbe:
-        self.store.import_records = self.import_records
+    def call_of(self, text: str) -> int:
+        return next(n for n, call in enumerate(self.calls) for group in call if text in group)
+
+    def __enter__(self) -> WriteProbe:
+        self.store.import_embedded = self.import_embedded
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.store.import_records = self.original
+        self.store.import_embedded = self.original
 
 
-async def test_a_batch_of_jobs_for_different_tenants_is_processed_concurrently_and_stored_exactly_once(env):
+async def test_a_batch_of_jobs_for_different_tenants_is_written_in_one_call_and_stored_exactly_once(env):
     config = memorize_config("verbatim", worker={"batch": 16, "concurrency": 8})
     store = await env.store("t" + uuid.uuid4().hex[:12])
     queue = queue_for(config, env.redis)
@@ -76,10 +59,10 @@ async def test_a_batch_of_jobs_for_different_tenants_is_processed_concurrently_a
     jobs = [job(user, "c1", f"{user} keeps bees on the roof.") for user in users]
     for job_ in jobs:
         await queue.push(job_)
-    with OverlapProbe(store, expected=3) as probe:
+    with WriteProbe(store) as probe:
         await env.drain(config, store)
-    assert probe.peak == 3  # all three writes were in flight at once
-    assert sorted(name for name, _ in probe.started) == sorted(f"{u} keeps bees on the roof." for u in users)
+    # one write for the batch, each job's records its own group (written whole or not at all)
+    assert [sorted(map(tuple, call)) for call in probe.calls] == [sorted((f"{u} keeps bees on the roof.",) for u in users)]
     for user in users:
         items = (await store.list(Tenant(user, "tutor"))).items
         assert [r.text for r in items] == [f"{user} keeps bees on the roof."]
@@ -100,11 +83,47 @@ async def test_jobs_of_one_conversation_keep_their_order_while_others_run_alongs
     await queue.push(job(user, "conv-a", first))
     await queue.push(job(user, "conv-a", second))
     await queue.push(job(user, "conv-b", other))
-    with OverlapProbe(store, expected=2) as probe:
+    with WriteProbe(store) as probe:
         await env.drain(config, store)
-    order = [name for name, _ in probe.started]
-    assert order.index(first) < order.index(second)
-    overlapping = dict(probe.started)
-    assert first not in overlapping[second]  # the second job started after the first finished
-    assert probe.peak == 2  # the other conversation ran alongside
+    assert probe.call_of(first) == probe.call_of(other)  # the other conversation ran alongside
+    assert probe.call_of(second) > probe.call_of(first)  # the second job was written after the first
     assert sorted(r.text for r in (await store.list(Tenant(user, "tutor"))).items) == sorted([first, second, other])
+
+
+async def test_a_later_job_of_a_conversation_sees_the_earlier_ones_write(env):
+    # the repeat is merged into the memory the first job of the same read batch stored
+    config = memorize_config("verbatim", worker={"batch": 16, "concurrency": 8})
+    store = await env.store("t" + uuid.uuid4().hex[:12])
+    queue = queue_for(config, env.redis)
+    user = "u-" + uuid.uuid4().hex[:8]
+    await queue.push(job(user, "conv-a", "I am allergic to peanuts."))
+    await queue.push(job(user, "conv-a", "I'm allergic to peanuts!"))
+    await env.drain(config, store)
+    items = (await store.list(Tenant(user, "tutor"))).items
+    assert [r.text for r in items] == ["I am allergic to peanuts."]
+    assert items[0].metadata["mentions"] == 2
+
+
+async def test_a_batch_that_fails_is_handled_job_by_job(env):
+    config = memorize_config("verbatim", worker={"batch": 16, "concurrency": 8})
+    store = await env.store("t" + uuid.uuid4().hex[:12])
+    queue = queue_for(config, env.redis)
+    users = [f"u{i}-{uuid.uuid4().hex[:6]}" for i in range(2)]
+    await queue.ensure_group()
+    for user in users:
+        await queue.push(job(user, "c1", f"{user} keeps bees on the roof."))
+    processor = JobProcessor(config, store, queue)
+    calls = []
+
+    async def broken(jobs: Any) -> Any:
+        calls.append(len(jobs))
+        raise ConnectionError("lost the reply")
+
+    processor.run_batch = broken  # type: ignore[method-assign]
+    worker = Worker(processor, config.worker)
+    entries = await queue.read(worker.name, 16, None)
+    assert await worker.handle_batch([(e, f, 1) for e, f in entries]) == ["done", "done"]
+    assert calls == [2]
+    assert [[r.text for r in (await store.list(Tenant(u, "tutor"))).items] for u in users] == \
+        [[f"{u} keeps bees on the roof."] for u in users]
+    assert await queue.drained()

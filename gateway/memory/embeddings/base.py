@@ -3,14 +3,16 @@ Redis cache in front of either."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from gateway.memory.records import MemoryRecord, NewMemory, embedded_views
 
-__all__ = ['QUERY_PREFIX', 'QUERY_PREFIXES', 'Embedder', 'embed_memories', 'embed_one', 'embed_query', 'normalize_rows']
+__all__ = ['QUERY_PREFIX', 'QUERY_PREFIXES', 'Embedder', 'embed_memories', 'embed_one', 'embed_query', 'embed_texts',
+           'memory_vector', 'normalize_rows', 'query_text']
 
 #: How a search text is marked for an asymmetric model (E5's ``query: `` convention,
 #: Wang et al. 2022/2024 model cards); stored texts go unmarked.
@@ -64,13 +66,50 @@ async def embed_memories(embedder: Embedder, memories: Sequence[NewMemory | Memo
     return normalize_rows(np.add.reduceat(vectors, starts, axis=0))
 
 
+async def embed_texts(
+    embedder: Embedder, texts: Iterable[str], known: Mapping[str, np.ndarray] | None = None,
+) -> dict[str, np.ndarray]:
+    """The vector of each distinct text of ``texts`` (shape ``(dimensions,)`` each), those
+    in ``known`` taken from it, the others embedded in one ``embed_many`` call, or, when
+    the embedder has a ``batch_max`` (the micro-batcher, which cuts a larger call into
+    small bulk pieces run one after the other), in concurrent calls of up to
+    ``batch_max`` texts, so each is one forward pass."""
+    out = dict(known or {})
+    missing = [t for t in dict.fromkeys(texts) if t not in out]
+    if not missing:
+        return out
+    size = getattr(embedder, "batch_max", None) or len(missing)
+    chunks = [missing[at:at + size] for at in range(0, len(missing), size)]
+    for chunk, vectors in zip(chunks, await asyncio.gather(*(embedder.embed_many(c) for c in chunks)), strict=True):
+        out.update(zip(chunk, np.asarray(vectors, dtype=np.float32), strict=True))
+    return out
+
+
+def query_text(embedder: Embedder, text: str) -> str:
+    """The text :func:`embed_query` embeds for the search text ``text``."""
+    return (QUERY_PREFIX if embedder.model in QUERY_PREFIXES else "") + text
+
+
+def memory_vector(memory: NewMemory | MemoryRecord, vectors: Mapping[str, np.ndarray]) -> np.ndarray:
+    """``memory``'s vector from the vectors of its views (``vectors``: text -> vector, as
+    :func:`embed_texts` returns), as :func:`embed_memories` computes it: the one view's
+    vector, or the normalised sum of the two.
+
+    Raises:
+        KeyError: a view is not in ``vectors``.
+    """
+    views = embedded_views(memory)
+    if len(views) == 1:
+        return vectors[views[0]]
+    return normalize_rows(np.sum([vectors[v] for v in views], axis=0, keepdims=True))[0]
+
+
 async def embed_query(embedder: Embedder, text: str) -> np.ndarray:
     """Shape ``(dimensions,)``: the vector of a search text. For an asymmetric model
     (:data:`QUERY_PREFIXES`, by ``embedder.model``, so it works through the batcher, the
     cache and the lazy loader) the text is sent as ``query: <text>``; otherwise as
     :func:`embed_one`."""
-    prefix = QUERY_PREFIX if embedder.model in QUERY_PREFIXES else ""
-    return await embed_one(embedder, prefix + text)
+    return await embed_one(embedder, query_text(embedder, text))
 
 
 def normalize_rows(matrix: np.ndarray) -> np.ndarray:

@@ -42,6 +42,12 @@ class CachedEmbedder:
 
         self._cluster = is_cluster(client)
 
+    @property
+    def batch_max(self) -> int | None:
+        """Most texts the model takes in one pass: the micro-batcher's, when ``inner`` has
+        one (None otherwise)."""
+        return getattr(self.inner, "batch_max", None)
+
     def _key(self, text: str) -> str:
         digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
         return self._keys.embedding_cache(self.model, self.dimensions, digest)
@@ -58,7 +64,7 @@ class CachedEmbedder:
         try:
             async with self._budget():
                 with redis_boundary():
-                    cached = await (self._client.mget_nonatomic(keys) if self._cluster  # type: ignore[attr-defined]  # RedisCluster's
+                    cached = await (self._client.mget_nonatomic(keys) if self._cluster
                                     else self._client.mget(keys))
         except (MemoryUnavailable, TimeoutError):
             if not self._cluster:
