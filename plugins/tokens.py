@@ -23,7 +23,7 @@ from typing import Any
 
 import tiktoken
 
-from gateway.sdk import count_tokens
+from gateway.chain.sdk import count_tokens
 
 __all__ = ['FALLBACK_ENCODING', 'IMAGE_TOKENS', 'OFFLINE_SUFFIX', 'REPLY_PRIMING', 'TOKENS_PER_MESSAGE', 'TOKENS_PER_NAME', 'TokenCounter', 'is_offline', 'utf8_upper_bound']
 
@@ -74,7 +74,7 @@ class TokenCounter:
     @staticmethod
     def text(encoding: tiktoken.Encoding, text: str) -> int:
         """Tokens of ``text`` (special-token text counted as ordinary text)."""
-        return count_tokens(encoding, text)  # gateway.text: no GIL-held int list for long texts
+        return count_tokens(encoding, text)  # gateway.runtime.text: no GIL-held int list for long texts
 
     def content(self, encoding: tiktoken.Encoding, content: Any) -> int:
         if isinstance(content, str):

@@ -12,13 +12,13 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from gateway.cli import main
+from gateway.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
 
 NOT_EMBEDDING = """
 import json, sys
-from gateway.cli import main
+from gateway.cli.main import main
 config, out = sys.argv[1], sys.argv[2]
 for args in (["memories", "list", "--user", "zoe"], ["memories", "export", "--user", "zoe", "--out", out]):
     try:
@@ -42,7 +42,7 @@ def write_config(tmp_path, redis_url):
 def memgate(*args, script=None):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.pop("HF_HUB_DISABLE_PROGRESS_BARS", None)
-    command = [sys.executable, "-c", script, *args] if script else [sys.executable, "-m", "gateway.cli", *args]
+    command = [sys.executable, "-c", script, *args] if script else [sys.executable, "-m", "gateway.cli.main", *args]
     return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
 
 

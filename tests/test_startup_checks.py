@@ -7,9 +7,9 @@ import logging
 import pytest
 from click.testing import CliRunner
 
-from gateway.cli import main
-from gateway.config import ConfigError, parse_config
-from gateway.validate import validate_plugins
+from gateway.chain.validate import validate_plugins
+from gateway.cli.main import main
+from gateway.runtime.config import ConfigError, parse_config
 
 
 def serve(tmp_path, data):

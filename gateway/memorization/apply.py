@@ -23,9 +23,9 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from gateway.errors import NotFound
 from gateway.memorization.plan import Plan
 from gateway.memory.records import MAX_METADATA_BYTES, MemoryPatch, MemoryRecord, NewMemory, Tenant, build_record
+from gateway.runtime.errors import NotFound
 
 MAX_CHAIN = 8
 #: Most ``metadata.merged`` entries (and merged-in ``source_messages``) one record keeps;
@@ -73,7 +73,7 @@ async def apply_plan(store: Any, tenant: Tenant, plan: Plan, now: datetime | Non
     """Write ``plan``; returns the ids of the records written (for undo on forget).
 
     Raises:
-        gateway.errors.MemoryUnavailable and other store errors: the worker retries the job.
+        gateway.runtime.errors.MemoryUnavailable and other store errors: the worker retries the job.
     """
     now = now or datetime.now(UTC)
     records: list[MemoryRecord] = []

@@ -127,7 +127,7 @@ async def merge_near_duplicates(store: Any, tenant: Tenant, plan: Plan, events: 
     friends).
 
     Raises:
-        gateway.errors.MemoryUnavailable: the store is down (the worker retries the job).
+        gateway.runtime.errors.MemoryUnavailable: the store is down (the worker retries the job).
     """
     ops: list[Op] = []
     # earlier adds of the plan by (scope, type, normalised text): each text is normalised

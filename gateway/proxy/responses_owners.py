@@ -56,8 +56,8 @@ from typing import TYPE_CHECKING, Any
 
 from redis.exceptions import RedisError
 
-from gateway.errors import MemoryUnavailable, NotFound
 from gateway.proxy.principal import Principal
+from gateway.runtime.errors import MemoryUnavailable, NotFound
 
 if TYPE_CHECKING:
     import redis.asyncio as aioredis

@@ -7,8 +7,6 @@ from datetime import date, datetime, timezone
 
 import pytest
 
-from gateway.proxy.assembly import reply_from_completion
-from gateway.proxy.wire import ChatRequest
 from gateway.memorization.capture import CONTEXT_CHARS, capture_exchange, conversation_id, memorize_disabled
 from gateway.memorization.config import RedactionConfig, RedactionRule, WorkerConfig
 from gateway.memorization.dates import relative_in, resolve_occurred
@@ -23,6 +21,8 @@ from gateway.memorization.redact import Redactor, luhn_ok
 from gateway.memorization.schemas import ExtractedFact, Inferences, ReconcileDecision
 from gateway.memorization.worker import backoff_s
 from gateway.memory.records import MemoryRecord, NewMemory, Scope, Tenant, build_record
+from gateway.proxy.assembly import reply_from_completion
+from gateway.proxy.wire import ChatRequest
 
 WED = datetime(2024, 5, 8, 15, 30, tzinfo=timezone.utc)  # a Wednesday
 

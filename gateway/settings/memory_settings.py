@@ -60,7 +60,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
-from gateway.errors import InvalidRequest, MemoryUnavailable, PermissionDenied
 from gateway.memory.keys import escape_key_part
 from gateway.memory.records import (
     JsonBoolean,
@@ -70,6 +69,7 @@ from gateway.memory.records import (
     _json_number,
     check_tenant_id,
 )
+from gateway.runtime.errors import InvalidRequest, MemoryUnavailable, PermissionDenied
 
 if TYPE_CHECKING:
     import redis.asyncio as aioredis
@@ -217,7 +217,7 @@ def parse_assignments(pairs: Iterable[str], where: str = "") -> dict[str, Any]:
 
 class SettingsConfig(BaseModel):
     """``settings:`` in gateway.yaml: operator defaults and locks of the per-user memory
-    settings (:mod:`gateway.settings`).
+    settings (:mod:`gateway.settings.memory_settings`).
 
     Example::
 
@@ -469,7 +469,7 @@ class SettingsService:
         fallbacks: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> SettingsView:
         """The settings as the routes show them (read from Redis, not the cache);
-        ``fallbacks`` (:meth:`gateway.chain.PluginChain.setting_fallbacks`) fills
+        ``fallbacks`` (:meth:`gateway.chain.chain.PluginChain.setting_fallbacks`) fills
         ``in_use`` for the names nobody set.
 
         Raises:

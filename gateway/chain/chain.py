@@ -1,7 +1,7 @@
 """The plugin chain: builds plugins from ``gateway.yaml`` and runs every hook.
 
 The chain owns every loop, time budget, span and fail-open rule; plugins (see
-:mod:`gateway.sdk`) stay plain code. Order (Envoy/Starlette onion): request hooks run in
+:mod:`gateway.chain.sdk`) stay plain code. Order (Envoy/Starlette onion): request hooks run in
 ``plugins:`` order; response, stream and completion hooks in reverse. A plugin's
 ``runs_after`` / ``runs_before`` are checked at start-up and a bad order is refused with a
 message naming both entries; the chain never reorders silently. A plugin's
@@ -29,14 +29,14 @@ without the exception type), logged, set on the hook's span (``memgate.degraded`
 named in ``x-memgate-degraded`` as ``plugin:reason`` (``timeout``, ``deadline``,
 ``error:<ExceptionType>``; each entry the reply carries is counted once more in
 ``memgate_degraded_total{plugin,reason}``, by :mod:`gateway.proxy.chat`). A hook that raises
-:class:`~gateway.sdk.Skipped` is not a failure: its change is dropped, the call goes on,
+:class:`~gateway.chain.sdk.Skipped` is not a failure: its change is dropped, the call goes on,
 and ``plugin:reason`` is counted in ``memgate_plugin_skips_total`` and named the same way.
 
 Request phase: each hook's change (the request it returns and what it put in
 ``call.injection``) is kept only if the hook succeeds; after the last hook the chain
-renders ``call.injection`` into the request once (:func:`gateway.injection.render`).
+renders ``call.injection`` into the request once (:func:`gateway.chain.injection.render`).
 A request rewriter may declare ``request_fallback(call, request) -> ChatRequest``
-(:class:`~gateway.sdk.RequestRewriter`): when its hook raised ``Skipped``, failed or
+(:class:`~gateway.chain.sdk.RequestRewriter`): when its hook raised ``Skipped``, failed or
 overran its budget, the chain goes on with the fallback of the hook's input instead of
 dropping the change (``Skipped``) or applying ``on_failure`` (seed 004: a context
 selector that fails falls back to the most recent messages, never to everything).
@@ -52,7 +52,7 @@ Completion observers run after the client has the whole reply, in tasks owned by
 app's lifespan (:class:`CompletionRunner`); beyond ``chain.max_pending_completions`` in
 flight, new runs are shed and counted.
 
-Per-user switches (:mod:`gateway.settings`): a plugin may declare ``settings_switches``,
+Per-user switches (:mod:`gateway.settings.memory_settings`): a plugin may declare ``settings_switches``,
 names of boolean memory settings; for a call where one of them is off
 (``call.settings``), none of that plugin's hooks run (request, reply, stream, completion),
 as if it were not in the chain for this call. The chain reads the declaration only; what a
@@ -74,11 +74,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from gateway.config import ChainConfig, ConfigError, GatewayConfig, PluginEntry, PluginOverride, format_validation_error
-from gateway.injection import render
-from gateway.proxy.principal import Principal
-from gateway.proxy.wire import ChatRequest, Chunk
-from gateway.sdk import (
+from gateway.chain.injection import render
+from gateway.chain.sdk import (
     AssembledReply,
     BackgroundWorkers,
     CallContext,
@@ -94,7 +91,10 @@ from gateway.sdk import (
     StreamFilter,
     Warmup,
 )
-from gateway.telemetry import Telemetry
+from gateway.proxy.principal import Principal
+from gateway.proxy.wire import ChatRequest, Chunk
+from gateway.runtime.config import ChainConfig, ConfigError, GatewayConfig, PluginEntry, PluginOverride, format_validation_error
+from gateway.runtime.telemetry import Telemetry
 
 __all__ = ["ChainFactory", "CompletionRunner", "LoadedPlugin", "PluginChain", "check_key_overrides", "check_order", "plugin_config",
            "resolve_plugin_class", "validate_key_plugins"]
@@ -299,14 +299,14 @@ class ChainFactory:
         return [p.instance for p in self.default.plugins if isinstance(p.instance, BackgroundWorkers)]
 
     async def start(self) -> None:
-        """Start the default chain's :class:`~gateway.sdk.Lifecycle` plugins, in order."""
+        """Start the default chain's :class:`~gateway.chain.sdk.Lifecycle` plugins, in order."""
         for plugin in self.default.plugins:
             if isinstance(plugin.instance, Lifecycle):
                 await plugin.instance.start()
                 self._started.append(plugin.instance)
 
     async def warm(self) -> list[str]:
-        """Call :meth:`~gateway.sdk.Warmup.warm` of every built instance (every key
+        """Call :meth:`~gateway.chain.sdk.Warmup.warm` of every built instance (every key
         variant), each in a worker thread; a failure is collected, not raised. Returns
         ``"<plugin>: <error type>: <message>"`` per failure (empty: all warm)."""
         failures = []
@@ -360,7 +360,7 @@ class PluginChain:
     def setting_fallbacks(self) -> dict[str, dict[str, Any]]:
         """For each memory setting, what the plugins of this chain use when nobody set it
         (their own config; the optional plugin method ``setting_fallbacks()``, see
-        :class:`gateway.sdk.CallContext`): ``{setting: {plugin: value}}``."""
+        :class:`gateway.chain.sdk.CallContext`): ``{setting: {plugin: value}}``."""
         used: dict[str, dict[str, Any]] = {}
         for plugin in self.plugins:
             method = getattr(plugin.instance, "setting_fallbacks", None)

@@ -263,7 +263,7 @@ class Metrics:
     def exposed(self) -> CollectorRegistry:
         """What a scrape shows: this registry; in prometheus_client's multiprocess mode
         (``PROMETHEUS_MULTIPROC_DIR`` set before prometheus_client was imported, as
-        ``server.workers`` > 1 does: :mod:`gateway.server`) the counters and histograms of
+        ``server.workers`` > 1 does: :mod:`gateway.cli.server`) the counters and histograms of
         every process writing to that directory, added up (``MultiProcessCollector``),
         plus this process's scrape-time gauges."""
         if not _multiprocess_mode():

@@ -44,9 +44,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from gateway.errors import InvalidRequest
 from gateway.memory.records import MAX_TENANT_ID_CHARS, tenant_id_problem
 from gateway.proxy.principal import Principal
+from gateway.runtime.errors import InvalidRequest
 
 __all__ = ["MAX_SPEAKER_NAME_CHARS", "attribute", "check_speaker_name", "resolve_speaker", "speaker_user_id"]
 

@@ -27,7 +27,7 @@ from typing import Any
 
 import click
 
-from gateway.cli_support import load, redis_for, redis_url_for
+from gateway.cli.support import load, redis_for, redis_url_for
 from gateway.lorebook.model import Lorebook, LoreEntry
 from gateway.lorebook.repository import LorebookRepository
 from gateway.lorebook.sillytavern import LorebookFormatError, export_world_info, import_lorebook, parse_upload

@@ -1,6 +1,6 @@
 """Checks on client JSON before the gateway works on it (issue 9 item 6), sans-IO.
 
-Each check is linear in the body's size and raises :class:`~gateway.errors.InvalidRequest`
+Each check is linear in the body's size and raises :class:`~gateway.runtime.errors.InvalidRequest`
 (400) naming the field where there is one:
 
 - :func:`decode_utf8`: JSON text is UTF-8 (RFC 8259 section 8.1); anything else is 400,
@@ -23,7 +23,7 @@ import json
 import re
 from typing import Any
 
-from gateway.errors import InvalidRequest
+from gateway.runtime.errors import InvalidRequest
 
 __all__ = [
     "MAX_JSON_DEPTH", "check_json_body", "check_nesting", "check_surrogates", "decode_utf8", "find_lone_surrogate", "json_type",

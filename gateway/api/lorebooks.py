@@ -1,5 +1,5 @@
 """Lorebook REST API (issue 12, item 4), scoped like the memory API
-(:mod:`gateway.memory_api`): the caller's key names the role (``friend_id``) and user.
+(:mod:`gateway.api.memories`): the caller's key names the role (``friend_id``) and user.
 
 - ``POST /v1/lorebooks`` (body: SillyTavern World Info JSON: a world file, a Character Card
   V2/V3 JSON or its ``character_book``, :mod:`gateway.lorebook.upload`; PNG cards through
@@ -24,7 +24,7 @@ only name the caller's role. Entry edits are read-modify-write (last writer wins
 Errors use the OpenAI envelope: a body that is not one of those shapes is 400 naming the
 field at fault; so is a book over the size limits or with a regex key RE2 cannot run
 (:func:`gateway.lorebook.model.book_problem`, checked before anything is written). An
-import takes the caller's bulk slot (:mod:`gateway.fair_share`: one at a time per user).
+import takes the caller's bulk slot (:mod:`gateway.runtime.fair_share`: one at a time per user).
 """
 
 from __future__ import annotations
@@ -40,13 +40,13 @@ from litestar.di import NamedDependency, Provide
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromPath, JSONBody, QueryParameter
 
-from gateway.errors import InvalidRequest, NotFound, PermissionDenied, UnprocessableInput
+from gateway.api.memories import errors, json_body_guard, provide_principal
 from gateway.lorebook.model import Lorebook, LoreEntry, book_problem, entry_problem
 from gateway.lorebook.repository import LorebookRepository
 from gateway.lorebook.sillytavern import Imported, LorebookFormatError, export_world_info, import_lorebook
 from gateway.lorebook.upload import BookSummary, CardIn, EntryBody, ImportReport, LorebookUpload
-from gateway.memory_api import errors, json_body_guard, provide_principal
 from gateway.proxy.principal import Principal
+from gateway.runtime.errors import InvalidRequest, NotFound, PermissionDenied, UnprocessableInput
 
 __all__ = ["BookSummary", "ImportReport", "LorebooksController"]
 

@@ -32,7 +32,7 @@ on these), ``recency`` the memory's age. The store ranks by the first two only
 
 The recall inspector runs the request hooks of the default plugin chain (no key's
 plugin overrides: the inspected user is named, not a key)
-(:meth:`gateway.chain.PluginChain.rewrite`, the same budgets and fail-open rules as a chat
+(:meth:`gateway.chain.chain.PluginChain.rewrite`, the same budgets and fail-open rules as a chat
 call, counted in ``memgate_request_phase_seconds`` like one) and stops there: the chat
 call never goes upstream and nothing is memorized (reply and completion hooks never run).
 ``call.upstream`` refuses every call (a hook that would call the chat upstream on the
@@ -64,7 +64,8 @@ from litestar.di import NamedDependency, Provide
 from litestar.params import FromPath, JSONBody, PathParameter, QueryParameter
 from pydantic import BaseModel, ConfigDict, Field
 
-from gateway.errors import InvalidRequest, NotFound, PermissionDenied, UnprocessableInput, UpstreamError
+from gateway.api.memories import MemoryId, SearchRequest, admin_guard, errors, json_body_guard
+from gateway.chain.sdk import CallContext
 from gateway.memorization.disclosure import analyse
 from gateway.memory.ids import MEMORY_ID_PATTERN
 from gateway.memory.keys import KeySpace, Partition
@@ -82,13 +83,12 @@ from gateway.memory.records import (
 )
 from gateway.memory.redis_errors import redis_boundary
 from gateway.memory.tokenize import index_terms, stem, tokenize
-from gateway.memory_api import MemoryId, SearchRequest, admin_guard, errors, json_body_guard
 from gateway.proxy.keystore import RedisKeyStore
 from gateway.proxy.principal import Principal
 from gateway.proxy.upstream import UpstreamCaller, forward_headers
 from gateway.proxy.wire import ChatRequest
-from gateway.sdk import CallContext
-from gateway.text import count_tokens
+from gateway.runtime.errors import InvalidRequest, NotFound, PermissionDenied, UnprocessableInput, UpstreamError
+from gateway.runtime.text import count_tokens
 
 __all__ = ["ADMIN_REPLY_MODELS", "ADMIN_REQUEST_MODELS", "admin_controllers", "explain_hit", "message_origins", "prompt_tokens"]
 
@@ -577,7 +577,7 @@ def _jsonable(value: Any) -> Any:
 
 async def inspect_recall(gateway: Any, body: InspectRequest) -> dict[str, Any]:
     """What a chat call of ``body.user_id`` to ``body.friend_id`` would recall and send
-    (module docstring), with that user's memory settings (:mod:`gateway.settings`; no
+    (module docstring), with that user's memory settings (:mod:`gateway.settings.memory_settings`; no
     key's own layer: the inspector acts for no key). Returns ``recalled`` (memories plugins report in their
     annotations, with text), ``injected`` (every trimmable injected item: owner, id,
     text, score, group), ``messages`` (the request that would go upstream, each with its
@@ -749,8 +749,8 @@ class AdminConsoleController(Controller):
 
     @post("/keys", status_code=201, summary="Mint a key (shown once)", responses=errors(403, 404))
     async def create_key(self, gateway: NamedDependency[Any], data: JSONBody[NewKey]) -> CreatedKey:
-        from gateway.chain import validate_key_plugins
-        from gateway.config import ConfigError, PluginOverride
+        from gateway.chain.chain import validate_key_plugins
+        from gateway.runtime.config import ConfigError, PluginOverride
 
         check_tenant_id(data.user_id, "user_id")
         check_tenant_id(data.friend_id, "friend_id")
@@ -859,7 +859,7 @@ class AdminConsoleController(Controller):
 
 
 
-#: Models whose OpenAPI schemas come from pydantic (:func:`gateway.memory_api.apply_pydantic_schemas`).
+#: Models whose OpenAPI schemas come from pydantic (:func:`gateway.api.memories.apply_pydantic_schemas`).
 ADMIN_REQUEST_MODELS: tuple[type[BaseModel], ...] = (AdminSearchRequest, NewKey, InspectRequest)
 ADMIN_REPLY_MODELS: tuple[type[BaseModel], ...] = (
     UserList, ExplainedHits, History, KeyList, KeyRow, CreatedKey, QueueList, DeadLetters, Retried,

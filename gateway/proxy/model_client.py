@@ -34,9 +34,9 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from gateway.config import UpstreamTarget
-from gateway.errors import UpstreamError
 from gateway.proxy.upstream import Upstream, UpstreamPool, forward_headers, open_stream
+from gateway.runtime.config import UpstreamTarget
+from gateway.runtime.errors import UpstreamError
 
 T = TypeVar("T", bound=BaseModel)
 log = logging.getLogger("memgate.model")

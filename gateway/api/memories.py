@@ -18,8 +18,8 @@
   /v1/admin/users/{user_id}/settings?friend_id=F`` (any user's memory settings). ``user_id``
   is best sent percent-encoded (``urllib.parse.quote(user_id, safe="")``); it may contain
   ``/``.
-- ``GET | PUT /v1/memory/settings``: the caller's memory settings (:mod:`gateway.settings`,
-  :class:`~gateway.settings.SettingsView`; PUT takes a :class:`~gateway.settings.SettingsPatch`).
+- ``GET | PUT /v1/memory/settings``: the caller's memory settings (:mod:`gateway.settings.memory_settings`,
+  :class:`~gateway.settings.memory_settings.SettingsView`; PUT takes a :class:`~gateway.settings.memory_settings.SettingsPatch`).
 
 The tenant is the key's (user_id, friend_id); a service key may name the end user with
 ``X-Memgate-User`` / ``X-Memgate-Friend`` as on the chat route (percent-encoded UTF-8,
@@ -44,9 +44,6 @@ from litestar.params import FromPath, JSONBody, PathParameter, QueryParameter
 from litestar.response import Response, Stream
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, RootModel, Tag, ValidationError
 
-from gateway.errors import InvalidRequest, MethodNotAllowed, NotFound, PermissionDenied, UnprocessableInput
-from gateway.fair_share import INGEST, WRITES, FairShare
-from gateway.json_input import check_json_body, decode_utf8
 from gateway.lorebook.model import LoreEntry
 from gateway.lorebook.upload import BookSummary, EntryBody, ImportReport, LorebookUpload
 from gateway.memorization.ingest import IngestResult, NewConversation
@@ -70,7 +67,10 @@ from gateway.memory.records import (
 from gateway.memory.store import MemoryStore
 from gateway.proxy.auth import Authenticator, resolve_end_user
 from gateway.proxy.principal import Principal
-from gateway.settings import SettingsPatch, SettingsService, SettingsView
+from gateway.runtime.errors import InvalidRequest, MethodNotAllowed, NotFound, PermissionDenied, UnprocessableInput
+from gateway.runtime.fair_share import INGEST, WRITES, FairShare
+from gateway.runtime.json_input import check_json_body, decode_utf8
+from gateway.settings.memory_settings import SettingsPatch, SettingsService, SettingsView
 
 __all__ = ["PARAM_ALIASES", "MemoryApi", "caller_principal", "memory_controllers", "param_name", "parse_jsonl", "tenant_of"]
 
@@ -185,10 +185,10 @@ class MemoryApi:
     settings: SettingsService
     ingester_for: Callable[[Principal], Any] = lambda _principal: None
     #: Slots of bulk work (conversation ingests, lorebook and admin imports): one at a
-    #: time per user, four per process (:data:`gateway.fair_share.INGEST`).
+    #: time per user, four per process (:data:`gateway.runtime.fair_share.INGEST`).
     bulk: FairShare = field(default_factory=lambda: FairShare(*INGEST))
     #: Slots of single memory writes (``POST /v1/memories`` with a NewMemory, ``PATCH``):
-    #: two at a time per user, sixteen per process (:data:`gateway.fair_share.WRITES`).
+    #: two at a time per user, sixteen per process (:data:`gateway.runtime.fair_share.WRITES`).
     writes: FairShare = field(default_factory=lambda: FairShare(*WRITES))
 
 
@@ -200,7 +200,7 @@ def _api(state: State) -> MemoryApi:
 def _fallbacks(state: State, principal: Principal | None) -> dict[str, dict[str, Any]]:
     """What the plugins of ``principal``'s chain (None: the default chain, for the admin
     routes, which act for no key) use for the memory settings nobody set
-    (:meth:`gateway.chain.PluginChain.setting_fallbacks`); empty without a gateway."""
+    (:meth:`gateway.chain.chain.PluginChain.setting_fallbacks`); empty without a gateway."""
     gateway = getattr(state, "gateway", None)
     if gateway is None:
         return {}
@@ -213,7 +213,7 @@ async def caller_principal(auth: Authenticator, headers: Mapping[str, str]) -> P
     the ``Authorization: Bearer`` key's principal, for a service key acting for the end
     user named by ``X-Memgate-User`` / ``X-Memgate-Friend``
     (:func:`gateway.proxy.auth.resolve_end_user`). The REST routes and the MCP server
-    (:mod:`gateway.mcp_server`) both resolve callers here.
+    (:mod:`gateway.api.mcp`) both resolve callers here.
 
     Raises:
         AuthenticationFailed: missing, unknown or revoked key (401).
@@ -246,7 +246,7 @@ async def provide_store(state: State) -> Any:
 
 
 async def json_body_guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
-    """Bodies are checked before litestar parses them (:func:`gateway.json_input.check_json_body`):
+    """Bodies are checked before litestar parses them (:func:`gateway.runtime.json_input.check_json_body`):
     invalid UTF-8, nesting deeper than 128 levels and lone surrogates are 400 naming the
     field, not a decoder crash (500) after the fact."""
     if isinstance(connection, Request) and connection.method in ("POST", "PATCH", "PUT"):
@@ -344,7 +344,7 @@ class MemoriesController(Controller):
 
 
 class MemorySettingsController(Controller):
-    """The caller's memory settings (:mod:`gateway.settings`): the key's user and friend,
+    """The caller's memory settings (:mod:`gateway.settings.memory_settings`): the key's user and friend,
     or the end user a service key names with ``X-Memgate-User`` / ``X-Memgate-Friend``.
     Effective values include the key's own overrides (``memgate keys create --set``)."""
 
@@ -490,7 +490,7 @@ def apply_pydantic_schemas(
 ) -> None:
     """Replace, in a served OpenAPI document (a dict), the component schemas of
     :data:`REQUEST_MODELS` and :data:`REPLY_MODELS` (and of other routes' ``requests``
-    and ``replies`` models, e.g. :mod:`gateway.admin_api`'s) with pydantic's JSON Schemas
+    and ``replies`` models, e.g. :mod:`gateway.api.admin.console_api`'s) with pydantic's JSON Schemas
     (nested models and enums hoisted into components too)."""
     schemas = openapi.setdefault("components", {}).setdefault("schemas", {})
     template = "#/components/schemas/{model}"

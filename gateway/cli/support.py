@@ -1,7 +1,7 @@
 """What every ``memgate`` command shares: the ``--config`` option, loading the config,
 finding the Redis a command should use, and composing the gateway's parts for commands
-that need plugins (forget, workers). Imported by :mod:`gateway.cli`,
-:mod:`gateway.memory_cli` and :mod:`gateway.memorization.cli`; imports none of them.
+that need plugins (forget, workers). Imported by :mod:`gateway.cli.main`,
+:mod:`gateway.cli.memories` and :mod:`gateway.cli.worker`; imports none of them.
 
 Commands that need Redis use ``memory.redis_url`` from the config; without one they use
 the embedded server of the data dir's owner (a running ``memgate serve`` or worker), or
@@ -17,8 +17,8 @@ from typing import Any
 import click
 import redis.asyncio as aioredis
 
-from gateway.config import ConfigError, GatewayConfig, load_config
-from gateway.redis_server import EmbeddedRedis, EmbeddedRedisError
+from gateway.runtime.config import ConfigError, GatewayConfig, load_config
+from gateway.runtime.redis_server import EmbeddedRedis, EmbeddedRedisError
 
 __all__ = ["CONFIG_OPTION", "composed", "load", "redis_for", "redis_url_for"]
 
@@ -32,7 +32,7 @@ def load(config_path: str, *, strict: bool = False) -> GatewayConfig:
     """The config for a command. Not ``strict`` (every command but ``serve``): a
     ``clients`` entry whose variable is unset (``key: ${GROUP_BOT_KEY}``) is left out
     with a warning rather than stopping a command that does not need that key
-    (:func:`gateway.config.load_config`)."""
+    (:func:`gateway.runtime.config.load_config`)."""
     try:
         return load_config(config_path, skip_unset_clients=not strict)
     except ConfigError as exc:

@@ -16,8 +16,8 @@ from typing import Any
 
 import click
 
-from gateway.cli_support import composed, load, redis_for, redis_url_for
-from gateway.config import GatewayConfig
+from gateway.cli.support import composed, load, redis_for, redis_url_for
+from gateway.runtime.config import GatewayConfig
 
 __all__ = ['Action', 'default_friend', 'register']
 
@@ -99,8 +99,8 @@ def _run(config: GatewayConfig | str, action: Action, *, check_model: bool = Tru
 
 
 def _tenant(user: str, friend: str | None) -> Any:
-    from gateway.errors import InvalidRequest
     from gateway.memory.records import Tenant
+    from gateway.runtime.errors import InvalidRequest
 
     try:
         return Tenant(user, friend)
@@ -218,7 +218,7 @@ def register(main: click.Group, config_option: Callable[[Any], Any]) -> None:
     @click.argument("path", type=click.File("rb"))
     def import_(config_path: str, path: Any) -> None:
         """Store records from JSONL (ids and times kept, re-embedded)."""
-        from gateway.memory_api import parse_jsonl
+        from gateway.api.memories import parse_jsonl
 
         records = parse_jsonl(path.read())
         click.echo(f"imported {_run(config_path, lambda s, _: s.import_records(records))} records")

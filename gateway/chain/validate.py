@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from gateway.chain import (
+from gateway.chain.chain import (
     check_conflicts,
     check_key_overrides,
     check_order,
@@ -19,7 +19,7 @@ from gateway.chain import (
     resolve_plugin_class,
     validate_key_plugins,
 )
-from gateway.config import GatewayConfig
+from gateway.runtime.config import GatewayConfig
 
 __all__ = ['validate_key_plugins', 'validate_plugins']
 

@@ -9,7 +9,7 @@ process binds the socket, spawns N processes that each build the whole gateway
 one that dies or hangs. What the processes share and what each keeps:
 
 - **Redis**: ``memory.redis_url``, or the embedded redis-server, which this supervising
-  process owns (:class:`gateway.redis_server.EmbeddedRedis`, restarted by its watchdog)
+  process owns (:class:`gateway.runtime.redis_server.EmbeddedRedis`, restarted by its watchdog)
   and hands to every gateway process as ``memory.redis_url``; a gateway process that dies
   takes no Redis with it. ``memgate worker`` processes on the same data dir reuse it.
 - **per process**: the key cache (``auth.cache_ttl_s``), the settings cache
@@ -18,7 +18,7 @@ one that dies or hangs. What the processes share and what each keeps:
 - **metrics**: prometheus_client's multiprocess mode (``PROMETHEUS_MULTIPROC_DIR``, a
   fresh private directory made here unless the environment names one): every process
   writes its counters and histograms to files there and ``GET /metrics``, whichever
-  process answers it, adds up all of them (:meth:`gateway.metrics.Metrics.render`).
+  process answers it, adds up all of them (:meth:`gateway.runtime.metrics.Metrics.render`).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from typing import Any
 import uvicorn
 
 from gateway.app import create_app
-from gateway.config import GatewayConfig
+from gateway.runtime.config import GatewayConfig
 
 __all__ = ['MULTIPROC_ENV', 'serve', 'serve_processes', 'uvicorn_config']
 
@@ -120,7 +120,7 @@ def _shared_redis(config: GatewayConfig) -> Iterator[GatewayConfig]:
     if config.memory.redis_url:
         yield config
         return
-    from gateway.redis_server import EmbeddedRedis
+    from gateway.runtime.redis_server import EmbeddedRedis
 
     server = EmbeddedRedis(config.memory.data_dir / "redis", supervise=True)
     url = server.open()
@@ -137,7 +137,7 @@ def serve_processes(config: GatewayConfig) -> None:
     interpreter: the config is pickled to it) and builds its own gateway.
 
     Raises:
-        gateway.redis_server.EmbeddedRedisError: the embedded Redis cannot start.
+        gateway.runtime.redis_server.EmbeddedRedisError: the embedded Redis cannot start.
         SystemExit: the port cannot be bound (uvicorn logs why).
     """
     from uvicorn.supervisors import Multiprocess

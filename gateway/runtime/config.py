@@ -12,7 +12,7 @@ Durations: every duration key, here and in each plugin's ``Config``, ends with i
 Top-level sections other code and docs rely on: ``server``, ``upstream``, ``clients``,
 ``memory``, ``plugins`` (chain order), ``telemetry``; plus ``chain`` (time budgets),
 ``auth`` (key cache) and ``settings`` (per-user memory settings: operator ``defaults``
-and ``locked`` names, :class:`gateway.settings.SettingsConfig`; precedence built-in <
+and ``locked`` names, :class:`gateway.settings.memory_settings.SettingsConfig`; precedence built-in <
 ``settings.defaults`` < a key's ``settings`` < the user's stored values, locks win).
 """
 
@@ -28,10 +28,10 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from gateway.errors import InvalidRequest
 from gateway.memory.config import MemoryConfig
 from gateway.memory.records import tenant_id_problem
-from gateway.settings import SettingsConfig, check_overrides
+from gateway.runtime.errors import InvalidRequest
+from gateway.settings.memory_settings import SettingsConfig, check_overrides
 
 _log = logging.getLogger(__name__)
 
@@ -162,7 +162,7 @@ class ClientConfig(Frozen):
         False,
         description="Group-chat key (needs `service`): each request acts as the speaker of "
         "its last user message, `<user_id>/<messages[i].name>`, and each turn is memorized "
-        "for its own speaker (gateway/speakers.py; README \"Group chats\").",
+        "for its own speaker (gateway/speakers/group.py; README \"Group chats\").",
     )
     allowed_models: list[str] = Field(
         default_factory=lambda: ["*"], description="Model-name globs this key may use."
@@ -171,7 +171,7 @@ class ClientConfig(Frozen):
         default_factory=dict, description="Per-key plugin overrides by plugin name."
     )
     settings: dict[str, Any] = Field(
-        default_factory=dict, description="Per-key memory settings (gateway.settings), between "
+        default_factory=dict, description="Per-key memory settings (gateway.settings.memory_settings), between "
         "settings.defaults and the user's stored values, e.g. {recall_rounds: 2}.",
     )
 
@@ -265,7 +265,7 @@ class AuthConfig(Frozen):
 
 
 class McpConfig(Frozen):
-    """The Streamable HTTP MCP endpoint at ``/mcp`` (gateway/mcp_server.py)."""
+    """The Streamable HTTP MCP endpoint at ``/mcp`` (gateway/api/mcp.py)."""
 
     dns_rebinding_protection: bool = Field(
         True, description="Check the Host and Origin headers of /mcp requests against the lists below "
@@ -311,7 +311,7 @@ class GatewayConfig(Frozen):
     mcp: McpConfig = Field(default_factory=McpConfig, description="The /mcp endpoint.")
     settings: SettingsConfig = Field(
         default_factory=SettingsConfig, description="Per-user memory settings: operator defaults "
-        "and locks (gateway.settings)."
+        "and locks (gateway.settings.memory_settings)."
     )
 
     @model_validator(mode="after")
@@ -336,7 +336,7 @@ class GatewayConfig(Frozen):
     @model_validator(mode="after")
     def _speakers_apart(self) -> GatewayConfig:
         """Refuse an ordinary key whose user id lies inside a group key's namespace
-        (``<user_id>/...``, where that key's speakers live; gateway/speakers.py): the
+        (``<user_id>/...``, where that key's speakers live; gateway/speakers/group.py): the
         key would read and write a speaker's memories. Keys minted in Redis are not
         checked (README "Memory per speaker")."""
         for j, group in enumerate(self.clients):

@@ -16,7 +16,7 @@ are structured content, with the same JSON as text content):
   "content"}]}``, profiles in relevance order, events in chronological order, dates
   ``YYYY-MM-DD``. Seed 002 lists ``friend_id`` as a parameter; here the friend is the
   caller's (tenancy by construction), as in the ``tool_splice`` plugin. The user's memory
-  settings apply as on the chat path (:meth:`gateway.settings.SettingsService.for_call`,
+  settings apply as on the chat path (:meth:`gateway.settings.memory_settings.SettingsService.for_call`,
   same precedence, same fail-open read): ``recall_enabled`` off gives empty lists; an
   omitted argument takes the effective ``profile_topk`` / ``event_topk`` /
   ``similarity_threshold`` (seed 002 §4.1 defaults 5, 5, 0.5); a given one is bounded by
@@ -24,9 +24,9 @@ are structured content, with the same JSON as text content):
   hits, at least that similarity.
 
 Every tool acts on the caller's tenant exactly like the REST memory API: the key's
-principal (:func:`gateway.memory_api.caller_principal`: a service key may name the end
+principal (:func:`gateway.api.memories.caller_principal`: a service key may name the end
 user with ``X-Memgate-User`` / ``X-Memgate-Friend``) mapped to ``Tenant(user_id,
-friend_id)`` (:func:`gateway.memory_api.tenant_of`), through the same store. Another
+friend_id)`` (:func:`gateway.api.memories.tenant_of`), through the same store. Another
 tenant's memory id is "not found", never a leak.
 
 Errors are MCP tool errors (``isError: true``) whose text names the field at fault:
@@ -41,7 +41,7 @@ Transports:
   server-side session: each POST carries its own key, any gateway process can answer)
   with JSON replies; ``GET`` (the standalone SSE stream a stateless server never writes
   to) is 405, so no client can hold streams open. DNS-rebinding protection is on by
-  default (``mcp:`` in gateway.yaml, :class:`gateway.config.McpConfig`): the ``Host``
+  default (``mcp:`` in gateway.yaml, :class:`gateway.runtime.config.McpConfig`): the ``Host``
   header must be in ``allowed_hosts`` (else 421) and a present ``Origin`` in
   ``allowed_origins`` (else 403), checked before the key, with the SDK's
   :class:`~mcp.server.transport_security.TransportSecuritySettings` rules (exact, or
@@ -64,8 +64,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.requests import Request
 
 from gateway import __version__
-from gateway.config import McpConfig
-from gateway.errors import MemgateError, MethodNotAllowed, PermissionDenied
+from gateway.api.memories import caller_principal, tenant_of
 from gateway.memory.ids import MEMORY_ID_PATTERN
 from gateway.memory.records import (
     KeywordList,
@@ -79,10 +78,11 @@ from gateway.memory.records import (
     profile_topic,
 )
 from gateway.memory.store import MemoryStore
-from gateway.memory_api import caller_principal, tenant_of
 from gateway.proxy.auth import Authenticator
 from gateway.proxy.principal import Principal
-from gateway.settings import CallSettings, SettingsService
+from gateway.runtime.config import McpConfig
+from gateway.runtime.errors import MemgateError, MethodNotAllowed, PermissionDenied
+from gateway.settings.memory_settings import CallSettings, SettingsService
 
 __all__ = [
     "PRINCIPAL_SCOPE_KEY", "Deleted", "McpHttpEndpoint", "MemoryTools", "RecallEvent", "RecallProfile",
@@ -458,7 +458,7 @@ async def serve_stdio(
 
     Raises:
         AuthenticationFailed, KeyStoreUnavailable, InvalidRequest: as
-            :func:`gateway.memory_api.caller_principal`, before anything is served.
+            :func:`gateway.api.memories.caller_principal`, before anything is served.
     """
     principal = await caller_principal(auth, {"authorization": f"Bearer {key}", **end_user})
     await build_server(store, lambda _ctx: principal, settings).run_stdio_async()

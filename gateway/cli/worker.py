@@ -1,6 +1,6 @@
 """``memgate worker``: memorization workers as a separate process (issue 5, item 2).
 
-Wire with ``main.add_command(worker_command)`` in :mod:`gateway.cli`. The process opens
+Wire with ``main.add_command(worker_command)`` in :mod:`gateway.cli.main`. The process opens
 Redis and the memory store from the same ``gateway.yaml`` as ``memgate serve``, runs
 ``-n`` workers in the shared consumer group and stops cleanly on SIGINT/SIGTERM (each
 worker finishes its current job; an interrupted one is reclaimed by another worker).
@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from gateway.cli_support import composed, load, redis_url_for
+from gateway.cli.support import composed, load, redis_url_for
 
 
 async def run_worker_process(config: Any, redis_url: str, n: int, stop: asyncio.Event | None = None,
@@ -23,7 +23,7 @@ async def run_worker_process(config: Any, redis_url: str, n: int, stop: asyncio.
     """Run ``n`` workers of every plugin with background workers (``memorize``) in the
     config's default chain until ``stop`` or SIGINT/SIGTERM; with ``metrics_port``, serve
     this process's metrics on ``metrics_host`` (127.0.0.1 by default; 0.0.0.0 in a container
-    Prometheus scrapes, deploy/k8s) (:meth:`gateway.metrics.Metrics.serving`).
+    Prometheus scrapes, deploy/k8s) (:meth:`gateway.runtime.metrics.Metrics.serving`).
 
     Raises:
         click.ClickException: no enabled plugin runs background workers.

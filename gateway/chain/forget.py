@@ -1,7 +1,7 @@
 """Forgetting a user: the one place both the admin API and the CLI go through.
 
 Order matters (issue 5, "forget wins over a late job"): first every plugin's
-``forget_user`` hook runs (:class:`gateway.sdk.Forgetter`; e.g. memorize makes the user's
+``forget_user`` hook runs (:class:`gateway.chain.sdk.Forgetter`; e.g. memorize makes the user's
 queued jobs stale under its own configured queue prefix, personalization drops its
 cache), then every stored record of the user is erased.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from gateway.sdk import Forgetter
+from gateway.chain.sdk import Forgetter
 
 __all__ = ["forget_user"]
 

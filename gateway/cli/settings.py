@@ -1,5 +1,5 @@
 """``memgate settings get|set``: a user's memory settings from the command line
-(:mod:`gateway.settings`). Works on Redis directly (same URL and key prefix as the
+(:mod:`gateway.settings.memory_settings`). Works on Redis directly (same URL and key prefix as the
 gateway's config), whether or not a gateway runs; a running gateway applies a change
 within ``settings.cache_ttl_s``.
 
@@ -20,9 +20,9 @@ from typing import Any
 
 import click
 
-from gateway.cli_support import load, redis_for, redis_url_for
-from gateway.errors import MemgateError
-from gateway.settings import SettingsService, SettingsStore, parse_assignments
+from gateway.cli.support import load, redis_for, redis_url_for
+from gateway.runtime.errors import MemgateError
+from gateway.settings.memory_settings import SettingsService, SettingsStore, parse_assignments
 
 __all__ = ["register"]
 

@@ -3,7 +3,7 @@
 A plugin is a class with ``name``, a pydantic ``Config`` model (subclass of
 :class:`PluginConfig`, owned by the plugin) and a constructor
 ``Plugin(config, services)``. It implements only the capabilities it needs; the chain
-(:mod:`gateway.chain`) groups plugins by capability once at start-up and owns every loop,
+(:mod:`gateway.chain.chain`) groups plugins by capability once at start-up and owns every loop,
 time budget, span and fail-open rule, so plugin code stays plain:
 
 ============================  ===============================================================
@@ -29,7 +29,7 @@ Rules a plugin can rely on (and must follow):
 - values in, values out: never mutate ``request`` or ``body``; return a new value;
 - what a request hook injects for the model (system sections, a spliced tool exchange,
   tool definitions) goes into ``call.injection`` (an immutable
-  :class:`~gateway.injection.Injection`, replaced, never edited); the chain renders it
+  :class:`~gateway.chain.injection.Injection`, replaced, never edited); the chain renders it
   into the request once, after the last request hook;
 - per-call state lives in ``call.state[plugin.name]``, never on the instance (shared
   by every call);
@@ -54,11 +54,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from gateway.admission import Admission, AdmissionConfig, AdmissionRegistry, Overloaded
-from gateway.breaker import BreakerConfig, BreakerRegistry, CircuitBreaker, ShardedBreaker
-from gateway.errors import InvalidRequest, MemgateError, MemoryUnavailable, UpstreamError
-from gateway.fair_share import FairShare
-from gateway.injection import Exchange, Injection, Item, SystemPart
+from gateway.chain.injection import Exchange, Injection, Item, SystemPart
 from gateway.lorebook.model import ENTRY_TYPES, Lorebook, LoreEntry, parse_regex_key
 from gateway.lorebook.repository import LorebookRepository
 from gateway.memorization.capture import CONVERSATION_HEADER, conversation_id
@@ -67,14 +63,18 @@ from gateway.memorization.ingest import IngestResult, NewConversation
 from gateway.memory.embeddings.base import Embedder
 from gateway.memory.embeddings.batching import EmbeddingOverloaded
 from gateway.memory.records import MemoryRecord, MemoryType, NewMemory, Scope, ScoredMemory, Tenant, profile_topic
-from gateway.model_client import ModelClient, ModelConfig, ModelOutputError
 from gateway.proxy.assembly import AssembledReply
+from gateway.proxy.model_client import ModelClient, ModelConfig, ModelOutputError
 from gateway.proxy.principal import Principal
 from gateway.proxy.sse import SSEDecoder
 from gateway.proxy.upstream import UpstreamCaller, UpstreamPool
 from gateway.proxy.wire import ChatRequest, Chunk, message_text
-from gateway.settings import SETTING_NAMES, CallSettings, MemorySettings
-from gateway.text import count_tokens, is_cjk, prompt_language
+from gateway.runtime.admission import Admission, AdmissionConfig, AdmissionRegistry, Overloaded
+from gateway.runtime.breaker import BreakerConfig, BreakerRegistry, CircuitBreaker, ShardedBreaker
+from gateway.runtime.errors import InvalidRequest, MemgateError, MemoryUnavailable, UpstreamError
+from gateway.runtime.fair_share import FairShare
+from gateway.runtime.text import count_tokens, is_cjk, prompt_language
+from gateway.settings.memory_settings import SETTING_NAMES, CallSettings, MemorySettings
 
 if TYPE_CHECKING:
     import asyncio
@@ -83,7 +83,7 @@ if TYPE_CHECKING:
 
     from gateway.memorization.service import Memorization
     from gateway.memory.store import MemoryStore
-    from gateway.telemetry import Metrics, Telemetry
+    from gateway.runtime.telemetry import Metrics, Telemetry
 
 __all__ = [
     "CONVERSATION_HEADER",
@@ -200,9 +200,9 @@ class CallContext:
         sent: the request as it went upstream (set by the chain after the request
             phase; None before, and when the client's bytes went unchanged).
 
-    Set by the gateway before any hook (:mod:`gateway.settings`):
+    Set by the gateway before any hook (:mod:`gateway.settings.memory_settings`):
         settings: the caller's effective memory settings for this call
-            (:class:`~gateway.settings.CallSettings`; ``call.settings.recall_rounds``,
+            (:class:`~gateway.settings.memory_settings.CallSettings`; ``call.settings.recall_rounds``,
             ``call.settings.value(name, fallback)``). A plugin that declares
             ``settings_switches: ClassVar[tuple[str, ...]]`` (names of boolean settings)
             does not run for a call where any of them is off: none of its hooks. A plugin
@@ -245,8 +245,8 @@ class CallContext:
 
 
 def _no_telemetry() -> Telemetry:
-    from gateway.config import TelemetryConfig
-    from gateway.telemetry import Telemetry
+    from gateway.runtime.config import TelemetryConfig
+    from gateway.runtime.telemetry import Telemetry
 
     return Telemetry(TelemetryConfig())
 
@@ -263,14 +263,14 @@ class Services:
         telemetry: spans and metrics (a non-recording one by default).
         breakers: the gateway's circuit breakers, one per breaker config.
         admission: the gateway's memory-search admission control, one per admission
-            config (:mod:`gateway.admission`).
+            config (:mod:`gateway.runtime.admission`).
         key_prefix: the Redis key prefix (``memory.key_prefix``) for a plugin's own keys
             (:class:`LorebookRepository`).
         embedder: the gateway's embedding model (the memory store's, behind its Redis
             vector cache and micro-batcher); use :meth:`embed`. None without memory.
         memorizations: every :class:`~gateway.memorization.service.Memorization` handed
             out by :meth:`memorization`, in order (the admin console's queue status,
-            :mod:`gateway.admin_api`).
+            :mod:`gateway.api.admin.console_api`).
     """
 
     redis: aioredis.Redis | None = None
@@ -311,7 +311,7 @@ class Services:
 
     @property
     def metrics(self) -> Metrics:
-        """The gateway's Prometheus metrics (:class:`gateway.metrics.Metrics`). A plugin
+        """The gateway's Prometheus metrics (:class:`gateway.runtime.metrics.Metrics`). A plugin
         declares a counter of its own once (``metrics.counter(name, help, labels)``, name
         ending in ``_total``) before ``metrics.inc(name, amount, **labels)``, and a
         histogram once (``metrics.histogram(name, help, labels, buckets)``) before

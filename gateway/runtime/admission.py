@@ -7,7 +7,7 @@ store failures and opens, and *every* reply goes out without memory. With admiss
 control, at most ``max_concurrent`` searches are in flight; the others wait in a FIFO
 with their own deadline, and a request is shed (``Skipped("overloaded")``, recorded in
 ``x-memgate-degraded``) only when it cannot be served before its deadline. The breaker
-is left to what it is for: errors of Redis or the model (:mod:`gateway.breaker`).
+is left to what it is for: errors of Redis or the model (:mod:`gateway.runtime.breaker`).
 
 Two layers:
 

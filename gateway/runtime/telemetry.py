@@ -12,7 +12,7 @@ the OpenTelemetry GenAI semantic conventions (``gen_ai.operation.name``,
 Exporter ``none`` (default) uses the API's non-recording tracer: no span cost, but the
 client's ``traceparent`` still reaches the upstream unchanged.
 
-Metrics (:class:`gateway.metrics.Metrics`, on prometheus_client: one registry per
+Metrics (:class:`gateway.runtime.metrics.Metrics`, on prometheus_client: one registry per
 ``Telemetry``) are served at ``GET /metrics``.
 """
 
@@ -35,8 +35,8 @@ from opentelemetry.sdk.trace.export import (
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-from gateway.config import TelemetryConfig
-from gateway.metrics import Metrics
+from gateway.runtime.config import TelemetryConfig
+from gateway.runtime.metrics import Metrics
 
 __all__ = ["Metrics", "Telemetry", "set_error"]
 

@@ -19,13 +19,13 @@ from typing import Any
 
 import click
 
-from gateway.cli_support import CONFIG_OPTION, load, redis_for, redis_url_for
-from gateway.config import ConfigError
-from gateway.lorebook_cli import register as register_lorebook
-from gateway.memorization.cli import worker_command
-from gateway.memory_cli import default_friend
-from gateway.memory_cli import register as register_memories
-from gateway.settings_cli import register as register_settings
+from gateway.cli.lorebooks import register as register_lorebook
+from gateway.cli.memories import default_friend
+from gateway.cli.memories import register as register_memories
+from gateway.cli.settings import register as register_settings
+from gateway.cli.support import CONFIG_OPTION, load, redis_for, redis_url_for
+from gateway.cli.worker import worker_command
+from gateway.runtime.config import ConfigError
 
 __all__ = ['VERBOSITY', 'keys', 'keys_create', 'keys_list', 'keys_revoke', 'main', 'mcp_command', 'serve']
 
@@ -67,8 +67,8 @@ def serve(config_path: str, host: str | None, port: int | None, workers: int | N
             update={k: v for k, v in {"host": host, "port": port, "workers": workers}.items() if v is not None}
         )
         config = config.model_copy(update={"server": server})
-    from gateway.server import serve as run
-    from gateway.validate import validate_plugins
+    from gateway.chain.validate import validate_plugins
+    from gateway.cli.server import serve as run
 
     try:
         validate_plugins(config)
@@ -139,9 +139,9 @@ def keys_create(
     memgate keys create --user groupbot --friend kiki --service --group --plugin context_selection
     --plugin-config 'context_selection={"bot_names": ["Kiki"]}'
     """
-    from gateway.errors import InvalidRequest, PermissionDenied
     from gateway.memory.records import check_tenant_id
-    from gateway.settings import parse_assignments
+    from gateway.runtime.errors import InvalidRequest, PermissionDenied
+    from gateway.settings.memory_settings import parse_assignments
 
     config = load(config_path)
     friend_id = default_friend(config, user_id, friend_id)
@@ -182,8 +182,8 @@ def _plugin_overrides(
     if not (enable or disable or plugin_configs):  # no override: no plugin imports (a quick command)
         return {}
     from gateway.app import default_registry
-    from gateway.chain import validate_key_plugins
-    from gateway.config import PluginOverride
+    from gateway.chain.chain import validate_key_plugins
+    from gateway.runtime.config import PluginOverride
 
     both = set(enable) & set(disable)
     if both:
@@ -232,7 +232,7 @@ def keys_revoke(config_path: str, key_id: str) -> None:
     Keys declared in gateway.yaml (clients:) are not in Redis: the command says so
     and names the entry (remove it there and restart).
     """
-    from gateway.errors import NotFound
+    from gateway.runtime.errors import NotFound
 
     config = load(config_path)
     for i, client in enumerate(config.clients):
@@ -261,18 +261,18 @@ def mcp_command(config_path: str) -> None:
     key may act for an end user named by MEMGATE_END_USER / MEMGATE_END_FRIEND
     (percent-encoded as the X-Memgate-User / X-Memgate-Friend headers; not
     MEMGATE_USER, which the default gateway.yaml reads for its dev key). The tools
-    and their tenancy are those of /mcp on the gateway (gateway/mcp_server.py); the
+    and their tenancy are those of /mcp on the gateway (gateway/api/mcp.py); the
     config's store is opened as "memgate memories" does (the embedding model loads on
     the first call that embeds; Redis as for every command: memory.redis_url, else the
     embedded server of a running "memgate serve", else one started for the command).
     stdout carries only the protocol; logs go to stderr.
     """
-    from gateway.errors import MemgateError
-    from gateway.mcp_server import serve_stdio
+    from gateway.api.mcp import serve_stdio
     from gateway.memory.factory import open_store
     from gateway.proxy.auth import Authenticator
     from gateway.proxy.keystore import RedisKeyStore
-    from gateway.settings import SettingsService, SettingsStore
+    from gateway.runtime.errors import MemgateError
+    from gateway.settings.memory_settings import SettingsService, SettingsStore
 
     key = os.environ.get("MEMGATE_API_KEY", "").strip()
     if not key:
