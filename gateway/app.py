@@ -55,10 +55,15 @@ from opentelemetry.sdk.trace.export import SpanExporter
 
 from gateway import __version__
 from gateway.api.admin.console_api import ADMIN_REPLY_MODELS, ADMIN_REQUEST_MODELS, admin_controllers, prompt_tokens
+from gateway.api.admin.users import AdminUsersController
 from gateway.api.console import console_router
+from gateway.api.guards import MemoryApi
 from gateway.api.lorebooks import LorebooksController
 from gateway.api.mcp import McpHttpEndpoint, open_http_endpoint
-from gateway.api.memories import MemoryApi, apply_pydantic_schemas, memory_controllers, param_name
+from gateway.api.memories import MemoriesController
+from gateway.api.openapi import apply_pydantic_schemas
+from gateway.api.responses import param_name
+from gateway.api.settings import MemorySettingsController
 from gateway.chain.chain import ChainFactory, CompletionRunner
 from gateway.chain.forget import forget_user
 from gateway.chain.sdk import Services
@@ -552,7 +557,9 @@ def create_app(
         healthz,
         readyz,
         metrics,
-        *memory_controllers(),
+        MemoriesController,
+        AdminUsersController,
+        MemorySettingsController,
         LorebooksController,
         *admin_controllers(),  # the web console's admin API (gateway.api.admin.console_api)
         console_router(),  # GET /console/: the web console (gateway.api.console)

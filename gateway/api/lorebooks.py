@@ -40,7 +40,8 @@ from litestar.di import NamedDependency, Provide
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromPath, JSONBody, QueryParameter
 
-from gateway.api.memories import errors, json_body_guard, provide_principal
+from gateway.api.guards import json_body_guard, provide_principal
+from gateway.api.responses import errors
 from gateway.lorebook.model import Lorebook, LoreEntry, book_problem, entry_problem
 from gateway.lorebook.repository import LorebookRepository
 from gateway.lorebook.sillytavern import Imported, LorebookFormatError, export_world_info, import_lorebook

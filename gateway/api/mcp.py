@@ -24,9 +24,9 @@ are structured content, with the same JSON as text content):
   hits, at least that similarity.
 
 Every tool acts on the caller's tenant exactly like the REST memory API: the key's
-principal (:func:`gateway.api.memories.caller_principal`: a service key may name the end
+principal (:func:`gateway.api.guards.caller_principal`: a service key may name the end
 user with ``X-Memgate-User`` / ``X-Memgate-Friend``) mapped to ``Tenant(user_id,
-friend_id)`` (:func:`gateway.api.memories.tenant_of`), through the same store. Another
+friend_id)`` (:func:`gateway.api.guards.tenant_of`), through the same store. Another
 tenant's memory id is "not found", never a leak.
 
 Errors are MCP tool errors (``isError: true``) whose text names the field at fault:
@@ -64,7 +64,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.requests import Request
 
 from gateway import __version__
-from gateway.api.memories import caller_principal, tenant_of
+from gateway.api.guards import caller_principal, tenant_of
 from gateway.memory.ids import MEMORY_ID_PATTERN
 from gateway.memory.records import (
     KeywordList,
@@ -458,7 +458,7 @@ async def serve_stdio(
 
     Raises:
         AuthenticationFailed, KeyStoreUnavailable, InvalidRequest: as
-            :func:`gateway.api.memories.caller_principal`, before anything is served.
+            :func:`gateway.api.guards.caller_principal`, before anything is served.
     """
     principal = await caller_principal(auth, {"authorization": f"Bearer {key}", **end_user})
     await build_server(store, lambda _ctx: principal, settings).run_stdio_async()

@@ -218,7 +218,7 @@ def register(main: click.Group, config_option: Callable[[Any], Any]) -> None:
     @click.argument("path", type=click.File("rb"))
     def import_(config_path: str, path: Any) -> None:
         """Store records from JSONL (ids and times kept, re-embedded)."""
-        from gateway.api.memories import parse_jsonl
+        from gateway.api.admin.users import parse_jsonl
 
         records = parse_jsonl(path.read())
         click.echo(f"imported {_run(config_path, lambda s, _: s.import_records(records))} records")

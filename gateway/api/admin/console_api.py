@@ -64,7 +64,9 @@ from litestar.di import NamedDependency, Provide
 from litestar.params import FromPath, JSONBody, PathParameter, QueryParameter
 from pydantic import BaseModel, ConfigDict, Field
 
-from gateway.api.memories import MemoryId, SearchRequest, admin_guard, errors, json_body_guard
+from gateway.api.guards import admin_guard, json_body_guard
+from gateway.api.memories import MemoryId, SearchRequest
+from gateway.api.responses import errors
 from gateway.chain.sdk import CallContext
 from gateway.memorization.disclosure import analyse
 from gateway.memory.ids import MEMORY_ID_PATTERN
@@ -859,7 +861,7 @@ class AdminConsoleController(Controller):
 
 
 
-#: Models whose OpenAPI schemas come from pydantic (:func:`gateway.api.memories.apply_pydantic_schemas`).
+#: Models whose OpenAPI schemas come from pydantic (:func:`gateway.api.openapi.apply_pydantic_schemas`).
 ADMIN_REQUEST_MODELS: tuple[type[BaseModel], ...] = (AdminSearchRequest, NewKey, InspectRequest)
 ADMIN_REPLY_MODELS: tuple[type[BaseModel], ...] = (
     UserList, ExplainedHits, History, KeyList, KeyRow, CreatedKey, QueueList, DeadLetters, Retried,

@@ -3,7 +3,7 @@
 ``/console/`` by litestar's static files router.
 
 The page asks for an admin key, keeps it in ``sessionStorage`` (gone when the tab closes)
-and calls the admin JSON API (:mod:`gateway.api.admin.console_api`, :mod:`gateway.api.memories`) with
+and calls the admin JSON API (:mod:`gateway.api.admin`) with
 ``Authorization: Bearer``. The files carry no key and are served with
 ``Cache-Control: no-store`` and a Content-Security-Policy that allows only the gateway's
 own scripts and styles (no inline script, so markup smuggled into a memory could not run
