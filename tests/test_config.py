@@ -50,11 +50,12 @@ def test_config_is_frozen(tmp_path):
 def test_shipped_gateway_yaml_is_valid():
     from pathlib import Path
 
+    from gateway.app import default_registry
     from gateway.chain.validate import validate_plugins
 
     config = load_config(Path(__file__).resolve().parent.parent / "gateway.yaml",
                          {"OPENAI_API_KEY": "sk-x", "MEMGATE_KEY": "k", "MEMGATE_ADMIN_KEY": "a"})
-    validate_plugins(config)
+    validate_plugins(config, default_registry())
 
 
 def test_relative_paths_resolve_against_the_config_folder(tmp_path, monkeypatch):

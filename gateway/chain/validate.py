@@ -24,12 +24,11 @@ from gateway.runtime.config import GatewayConfig
 __all__ = ['validate_key_plugins', 'validate_plugins']
 
 
-def validate_plugins(config: GatewayConfig, registry: Mapping[str, type] | None = None) -> None:
-    """Raises ConfigError on the first invalid plugin entry or client override."""
-    if registry is None:
-        from gateway.app import default_registry
-
-        registry = default_registry()
+def validate_plugins(config: GatewayConfig, registry: Mapping[str, type]) -> None:
+    """Raises ConfigError on the first invalid plugin entry or client override.
+    ``registry``: plugin classes by name (the built-in ones:
+    :func:`gateway.app.default_registry`, which the caller passes: the chain sits below
+    the composition root and never imports it)."""
     classes = {e.name: resolve_plugin_class(e.name, registry) for e in config.plugins}
     check_order([e.name for e in config.plugins], list(classes.values()))
     ordered = [classes[e.name] for e in config.plugins]

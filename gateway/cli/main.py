@@ -67,11 +67,12 @@ def serve(config_path: str, host: str | None, port: int | None, workers: int | N
             update={k: v for k, v in {"host": host, "port": port, "workers": workers}.items() if v is not None}
         )
         config = config.model_copy(update={"server": server})
+    from gateway.app import default_registry
     from gateway.chain.validate import validate_plugins
     from gateway.cli.server import serve as run
 
     try:
-        validate_plugins(config)
+        validate_plugins(config, default_registry())
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
     base = f"http://{config.server.host}:{config.server.port}"
