@@ -62,7 +62,7 @@ def setting_fallbacks(state: State, principal: Principal | None) -> dict[str, di
     if gateway is None:
         return {}
     chain = gateway.chains.default if principal is None else gateway.chains.for_principal(principal)
-    return chain.settingsetting_fallbacks()
+    return chain.setting_fallbacks()
 
 
 async def caller_principal(auth: Authenticator, headers: Mapping[str, str]) -> Principal:
