@@ -1,7 +1,7 @@
 """``python -m bench fairness``: one tenant's bulk or hostile calls against another
 tenant's latency.
 
-One gateway process (``python -m gateway.cli.main serve``, this checkout's, with its embedded
+One gateway process (``python -m gateway.cli serve``, this checkout's, with its embedded
 Redis and in-serve memorization worker; plugins ``world_book``, ``auto_recall``,
 ``hybrid_injection`` and ``memorize`` in verbatim mode) in front of the bench's asyncio
 upstream (fixed reply). Tenant B (a service key naming ``tenant-b``) sends small chat
@@ -67,7 +67,7 @@ def start_gateway(upstream_port: int, workdir: Path) -> tuple[Child, int]:
         "plugins": PLUGINS,
         "telemetry": {"exporter": "none"},
     }, indent=2))
-    child = Child("memgate-fairness", [sys.executable, "-m", "gateway.cli.main", "serve", "--config", str(conf)],
+    child = Child("memgate-fairness", [sys.executable, "-m", "gateway.cli", "serve", "--config", str(conf)],
                   workdir / "memgate.out", env=python_env())
     try:
         child.wait_ready(f"http://127.0.0.1:{port}/healthz", timeout=180)

@@ -1,6 +1,6 @@
 """``python -m bench load``: the memory path under load (issue 10, item 5).
 
-One gateway process (``python -m gateway.cli.main serve``, this checkout's, with its in-serve
+One gateway process (``python -m gateway.cli serve``, this checkout's, with its in-serve
 memorization worker and its embedded Redis) in front of a fixed-body upstream (nginx,
 one worker, when installed; else the bench's asyncio server, :mod:`bench.proxy.upstream`).
 Tenants are seeded through the API: ``--tenants`` x ``--memories`` memories via
@@ -120,7 +120,7 @@ def start_gateway(upstream_port: int, workdir: Path, data_dir: Path, mode: str, 
     workdir.mkdir(parents=True, exist_ok=True)
     conf = workdir / f"gateway-{mode}.yaml"
     conf.write_text(json.dumps(gateway_config(upstream_port, port, data_dir, mode, provider, generous_budgets), indent=2))
-    child = Child(f"memgate-{mode}", [sys.executable, "-m", "gateway.cli.main", "serve", "--config", str(conf)],
+    child = Child(f"memgate-{mode}", [sys.executable, "-m", "gateway.cli", "serve", "--config", str(conf)],
                   workdir / f"memgate-{mode}.out", env=python_env())
     try:
         child.wait_ready(f"http://127.0.0.1:{port}/healthz", timeout=180)

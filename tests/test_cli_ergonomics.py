@@ -42,7 +42,7 @@ def write_config(tmp_path, redis_url):
 def memgate(*args, script=None):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.pop("HF_HUB_DISABLE_PROGRESS_BARS", None)
-    command = [sys.executable, "-c", script, *args] if script else [sys.executable, "-m", "gateway.cli.main", *args]
+    command = [sys.executable, "-c", script, *args] if script else [sys.executable, "-m", "gateway.cli", *args]
     return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
 
 

@@ -488,7 +488,7 @@ def start_image_command(tmp_path: Path, environment: dict[str, str], port: int) 
     command[command.index(IMAGE_CONFIG)] = str(CONTAINER_CONFIG)
     env = {**container_environment(environment), "PATH": os.environ["PATH"], "HOME": str(tmp_path / "home"),
            "PYTHONPATH": f"{blocker}{os.pathsep}{ROOT}", "MEMGATE_PORT": str(port)}
-    return subprocess.Popen([sys.executable, "-m", "gateway.cli.main", *command, "--host", "127.0.0.1"],
+    return subprocess.Popen([sys.executable, "-m", "gateway.cli", *command, "--host", "127.0.0.1"],
                             cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 

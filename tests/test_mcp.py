@@ -39,7 +39,7 @@ async def http_session(gw: Any, key: str, **headers: str) -> AsyncIterator[Clien
 @contextlib.asynccontextmanager
 async def stdio_session(config_path: str, key: str, errlog: TextIO = sys.stderr, **env: str) -> AsyncIterator[ClientSession]:
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "gateway.cli.main", "mcp", "--config", config_path],
+        command=sys.executable, args=["-m", "gateway.cli", "mcp", "--config", config_path],
         env={"MEMGATE_API_KEY": key, "PYTHONPATH": str(ROOT), **env}, cwd=str(ROOT),
     )
     async with stdio_client(params, errlog) as (read, write), ClientSession(read, write) as session:

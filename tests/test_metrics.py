@@ -156,7 +156,7 @@ async def test_a_worker_process_serves_its_job_counter_on_its_metrics_port(tmp_p
     path.write_text(json.dumps(settings))
     process = await asyncio.create_subprocess_exec(
         # --metrics-host: another loopback address than the default, as a container's 0.0.0.0 would be
-        sys.executable, "-m", "gateway.cli.main", "worker", "--config", str(path), "--metrics-port", "0",
+        sys.executable, "-m", "gateway.cli", "worker", "--config", str(path), "--metrics-port", "0",
         "--metrics-host", "127.0.0.2", cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
         stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
     )

@@ -1,6 +1,6 @@
 """Embedded Redis ownership and config paths (issue 9 items 2 and 3), through real processes.
 
-Each test runs ``memgate`` as a subprocess (``python -m gateway.cli.main``) on a temporary data
+Each test runs ``memgate`` as a subprocess (``python -m gateway.cli``) on a temporary data
 dir with the embedded redis-server, the upstream double on loopback, and the ``openai``
 embedding provider with a fixed size (no model is loaded and no embedding is requested).
 Waits poll a condition with a deadline.
@@ -73,7 +73,7 @@ def write_config(folder: Path, upstream_url: str, port: int = 0, plugins: list |
 def memgate(*args: str, cwd: Path, **popen: Any) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
     options = {"stdout": subprocess.PIPE, "stderr": subprocess.STDOUT, **popen}
-    return subprocess.Popen([sys.executable, "-m", "gateway.cli.main", *args], cwd=cwd, env=env, text=True, **options)
+    return subprocess.Popen([sys.executable, "-m", "gateway.cli", *args], cwd=cwd, env=env, text=True, **options)
 
 
 def run_memgate(*args: str, cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:

@@ -1,7 +1,7 @@
 """The proxies under test, each started as a child process on a free loopback port.
 
 - ``direct``: the fixed-body upstream itself (the baseline every figure is compared to);
-- ``memgate``: ``python -m gateway.cli.main serve`` (this checkout's) with every plugin off, the embedded Redis
+- ``memgate``: ``python -m gateway.cli serve`` (this checkout's) with every plugin off, the embedded Redis
   under the bench's temp dir, and a model route (``bench-sse`` -> the SSE path);
 - ``litellm``: LiteLLM's proxy (``litellm --config``) with the same two models, one
   worker, a master key and no database, when ``litellm`` is on PATH or importable
@@ -78,7 +78,7 @@ def start_gateway(upstream_port: int, workdir: Path) -> Target:
     workdir.mkdir(parents=True, exist_ok=True)
     conf = workdir / "gateway.yaml"
     conf.write_text(json.dumps(gateway_config(upstream_port, port, workdir / "data"), indent=2))
-    argv = [sys.executable, "-m", "gateway.cli.main", "serve", "--config", str(conf)]
+    argv = [sys.executable, "-m", "gateway.cli", "serve", "--config", str(conf)]
     child = Child("memgate", argv, workdir / "memgate.out", env=python_env())
     target = Target("memgate", port, "/v1" + CHAT_PATH, "/v1" + CHAT_PATH,
                     {"authorization": f"Bearer {GATEWAY_KEY}"}, child)

@@ -1,6 +1,6 @@
 """Real ``memgate serve`` and ``memgate worker`` processes for the multi-process tests.
 
-Each command runs as ``python -m gateway.cli.main ...`` from the checkout, in a session of its
+Each command runs as ``python -m gateway.cli ...`` from the checkout, in a session of its
 own (so the gateway's spawned processes can be stopped with their supervisor), with its
 stderr in a file the helpers read to learn pids and readiness.
 """
@@ -62,7 +62,7 @@ class MemgateProcess:
     def start(self) -> MemgateProcess:
         with open(self.log, "wb") as err:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "gateway.cli.main", *self.args], cwd=ROOT,
+                [sys.executable, "-m", "gateway.cli", *self.args], cwd=ROOT,
                 env={**os.environ, "PYTHONPATH": str(ROOT)}, stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL, stderr=err, start_new_session=True,
             )
