@@ -43,7 +43,7 @@ from bench.proxy.process import Child, free_port
 from bench.proxy.stats import percentile
 from bench.proxy.upstream import start_builtin
 from gateway.memorization.keys import QueueKeys
-from gateway.redis_server import EmbeddedRedis
+from gateway.runtime.redis_server import EmbeddedRedis
 
 BIGQ_STREAM = QueueKeys("bigq").stream(0)
 
@@ -217,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
             port = free_port()
             config = work / "gateway.yaml"
             config.write_text(yaml.safe_dump(gateway_yaml(port, upstream_port, redis.url)))
-            argv_gw = [sys.executable, "-c", "from gateway.cli import main; main()", "serve", "--config", str(config)]
+            argv_gw = [sys.executable, "-c", "from gateway.cli.main import main; main()", "serve", "--config", str(config)]
             env = {"HF_HUB_OFFLINE": "1", "PYTHONPATH": os.environ.get("PYTHONPATH", os.getcwd())}
             gateway = Child("gateway", argv_gw, work / "gateway.out", env=env)
             children.append(gateway)

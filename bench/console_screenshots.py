@@ -21,7 +21,7 @@ import httpx
 import redis
 
 from gateway.memorization.keys import QueueKeys
-from gateway.redis_server import EmbeddedRedis
+from gateway.runtime.redis_server import EmbeddedRedis
 from tests.support.browser import missing_browser, open_chromium, waiter
 from tests.support.embedding import SharedLocalModel
 from tests.support.gateway import ADMIN_KEY, ALICE_KEY, BOB_KEY, GatewayServer, make_config

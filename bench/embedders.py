@@ -186,7 +186,7 @@ def paraphrase_table(names: list[str], json_out: Path | None = None) -> str:
     import tempfile
 
     from bench import paraphrases
-    from gateway.redis_server import EmbeddedRedis
+    from gateway.runtime.redis_server import EmbeddedRedis
 
     async def one(name: str, redis_url: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         embedder = await load(name)

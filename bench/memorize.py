@@ -61,10 +61,10 @@ class InstantModel:
 
 
 def _call(plugin: Any, messages: list[dict[str, Any]]) -> tuple[Any, Any]:
+    from gateway.chain.sdk import CallContext
     from gateway.proxy.assembly import reply_from_completion
     from gateway.proxy.principal import Principal
     from gateway.proxy.wire import ChatRequest
-    from gateway.sdk import CallContext
 
     call = CallContext(request_id="req_" + uuid.uuid4().hex, principal=Principal("k", "bench", "friend"),
                        original=ChatRequest(model="gpt-4o-mini", messages=messages), headers={},
@@ -79,7 +79,7 @@ def _history(n: int, tag: str) -> list[dict[str, Any]]:
 
 
 async def bench_enqueue(redis: Any, count: int, history: int) -> dict[str, Any]:
-    from gateway.sdk import Services
+    from gateway.chain.sdk import Services
     from plugins.memorize import MemorizePlugin
 
     config = MemorizeConfig(queue={"key_prefix": "bq" + uuid.uuid4().hex[:8]})
@@ -108,7 +108,7 @@ def _percentiles(samples: list[float]) -> dict[str, float]:
 
 
 async def bench_worker(redis: Any, store: Any, mode: str, jobs: int) -> dict[str, float]:
-    from gateway.sdk import Services
+    from gateway.chain.sdk import Services
     from plugins.memorize import MemorizePlugin
 
     config = MemorizeConfig(mode=mode, queue={"key_prefix": "bq" + uuid.uuid4().hex[:8]}, worker={"block_ms": 20})
@@ -149,7 +149,7 @@ async def run(args: Options) -> dict[str, Any]:
 
     from gateway.memory.config import MemoryConfig
     from gateway.memory.factory import open_store
-    from gateway.redis_server import EmbeddedRedis
+    from gateway.runtime.redis_server import EmbeddedRedis
 
     server = None
     url = args.redis_url

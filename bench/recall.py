@@ -30,8 +30,8 @@ import click
 import numpy as np
 
 from bench.store import percentiles, sentence, unit_rows
-from gateway.chain import CompletionRunner, LoadedPlugin, PluginChain
-from gateway.config import ChainConfig, TelemetryConfig, UpstreamConfig
+from gateway.chain.chain import CompletionRunner, LoadedPlugin, PluginChain
+from gateway.chain.sdk import CallContext, Services
 from gateway.memory.config import EmbeddingConfig, MemoryConfig
 from gateway.memory.embeddings import load_embedder
 from gateway.memory.embeddings.base import Embedder
@@ -40,9 +40,9 @@ from gateway.memory.records import NewMemory, Tenant
 from gateway.proxy.principal import Principal
 from gateway.proxy.upstream import UpstreamCaller, UpstreamPool
 from gateway.proxy.wire import ChatRequest
-from gateway.redis_server import EmbeddedRedis
-from gateway.sdk import CallContext, Services
-from gateway.telemetry import Telemetry
+from gateway.runtime.config import ChainConfig, TelemetryConfig, UpstreamConfig
+from gateway.runtime.redis_server import EmbeddedRedis
+from gateway.runtime.telemetry import Telemetry
 from plugins.auto_recall import AutoRecall
 from plugins.hybrid_injection import HybridInjection
 from plugins.personalization import Personalization

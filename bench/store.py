@@ -54,7 +54,7 @@ from gateway.memory.keys import KeySpace
 from gateway.memory.records import NewMemory, Tenant
 from gateway.memory.search import index_name
 from gateway.memory.tenant_store import TenantMemoryStore
-from gateway.redis_server import EmbeddedRedis
+from gateway.runtime.redis_server import EmbeddedRedis
 
 #: size name -> (memories, tenants)
 SIZES = {"1k": (1_000, 1), "10k": (10_000, 1), "100k": (100_000, 1), "1m": (1_000_000, 10_000)}

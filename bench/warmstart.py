@@ -104,7 +104,7 @@ def command(providers: tuple[str, ...], rounds: int, child: str | None) -> None:
         args = json.loads(child)
         click.echo("RESULT " + json.dumps(_one(**args)))
         return
-    from gateway.redis_server import EmbeddedRedis
+    from gateway.runtime.redis_server import EmbeddedRedis
 
     redis = EmbeddedRedis(Path(tempfile.mkdtemp(prefix="mg-bench-warm-")))
     redis.start()

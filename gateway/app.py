@@ -5,22 +5,22 @@ serves it with litestar. Nothing exists at import time.
 (:func:`gateway.memory.factory.open_redis`: the embedded server when ``memory.redis_url``
 is empty), the upstream pool, the memory store (:func:`gateway.memory.factory.open_store`,
 the same composition the tests use), the key store and authenticator, the completion
-runner, the plugin :class:`~gateway.sdk.Services`, the chain (every plugin built and
+runner, the plugin :class:`~gateway.chain.sdk.Services`, the chain (every plugin built and
 validated, key overrides included), then starts the plugins' lifecycles (memorization
 workers), and finally the proxy routes. The result, :class:`Gateway`, has every part
 set: nothing is filled in later.
 
 Litestar serves the app. The proxy routes (chat completions, embeddings, models) are raw
 ASGI handlers (byte-exact relay, disconnect watching); health, metrics and the memory API
-(:mod:`gateway.memory_api`, a litestar Controller with guards and dependency injection)
+(:mod:`gateway.api.memories`, a litestar Controller with guards and dependency injection)
 are ordinary litestar handlers. ``/mcp`` serves the memory as MCP tools over Streamable
-HTTP (:mod:`gateway.mcp_server`; the SDK's session manager runs in the lifespan, inside
+HTTP (:mod:`gateway.api.mcp`; the SDK's session manager runs in the lifespan, inside
 the composed gateway). Everything bound to the event loop is created in the lifespan, on
 the server's loop. The lifespan then warms the models (:meth:`Gateway.warm`: embedder,
 calibration, tokenizers, each run once) before uvicorn accepts a connection, so the first
 request finds them loaded; ``/readyz`` reports them as ``checks.models``.
 
-``GET /metrics`` serves the gateway's own registry (:mod:`gateway.metrics`) in the
+``GET /metrics`` serves the gateway's own registry (:mod:`gateway.runtime.metrics`) in the
 format the scraper's ``Accept`` asks for (Prometheus text 0.0.4 by default). Every routed
 request is measured once: the proxy routes by :class:`~gateway.proxy.handler.ProxyRoute`,
 the litestar handlers by the :class:`_HttpMetrics` middleware.
@@ -54,21 +54,23 @@ from litestar.routes import HTTPRoute
 from opentelemetry.sdk.trace.export import SpanExporter
 
 from gateway import __version__
-from gateway.admin_api import ADMIN_REPLY_MODELS, ADMIN_REQUEST_MODELS, admin_controllers, prompt_tokens
-from gateway.breaker import BreakerRegistry
-from gateway.chain import ChainFactory, CompletionRunner
-from gateway.config import GatewayConfig
-from gateway.console import console_router
-from gateway.errors import MemgateError, error_envelope
-from gateway.forget import forget_user
+from gateway.api.admin.console_api import ADMIN_REPLY_MODELS, ADMIN_REQUEST_MODELS, admin_controllers, prompt_tokens
+from gateway.api.admin.users import AdminUsersController
+from gateway.api.console import console_router
+from gateway.api.guards import MemoryApi
+from gateway.api.lorebooks import LorebooksController
+from gateway.api.mcp import McpHttpEndpoint, open_http_endpoint
+from gateway.api.memories import MemoriesController
+from gateway.api.openapi import apply_pydantic_schemas
+from gateway.api.responses import param_name
+from gateway.api.settings import MemorySettingsController
+from gateway.chain.chain import ChainFactory, CompletionRunner
+from gateway.chain.forget import forget_user
+from gateway.chain.sdk import Services
 from gateway.lorebook.repository import LorebookRepository
-from gateway.lorebook_api import LorebooksController
-from gateway.mcp_server import McpHttpEndpoint, open_http_endpoint
 from gateway.memory.factory import is_cluster, open_redis, open_store
 from gateway.memory.keys import KeySpace, escape_key_part
 from gateway.memory.store import MemoryStore
-from gateway.memory_api import MemoryApi, apply_pydantic_schemas, memory_controllers, param_name
-from gateway.metrics import Metrics, bounded_method
 from gateway.proxy.auth import Authenticator
 from gateway.proxy.chat import ChatCompletions
 from gateway.proxy.keystore import RedisKeyStore
@@ -76,9 +78,12 @@ from gateway.proxy.passthrough import Embeddings, Models
 from gateway.proxy.responses import Responses
 from gateway.proxy.responses_owners import ResponseOwners
 from gateway.proxy.upstream import UpstreamPool, forward_headers, open_stream
-from gateway.sdk import Services
-from gateway.settings import SettingsService, SettingsStore
-from gateway.telemetry import Telemetry
+from gateway.runtime.breaker import BreakerRegistry
+from gateway.runtime.config import GatewayConfig
+from gateway.runtime.errors import MemgateError, error_envelope
+from gateway.runtime.metrics import Metrics, bounded_method
+from gateway.runtime.telemetry import Telemetry
+from gateway.settings.memory_settings import SettingsService, SettingsStore
 
 __all__ = ["Gateway", "Warmth", "compose", "create_app", "default_registry"]
 
@@ -129,9 +134,9 @@ class Gateway:
         """Erase every memory of ``user_id``, the user's own lorebooks (their
         conversation timers too), memory settings and Responses tenancy records; every
         plugin's forget hook and the Responses records' run first
-        (:func:`gateway.forget.forget_user`). Then the same for every user the memory
+        (:func:`gateway.chain.forget.forget_user`). Then the same for every user the memory
         store knows under ``<user_id>/``: a group key's speakers are ``<namespace>/<name>``
-        (:mod:`gateway.speakers`), so forgetting a group's namespace forgets its speakers
+        (:mod:`gateway.speakers.group`), so forgetting a group's namespace forgets its speakers
         (one read of the store's users set). Returns the memory records erased."""
         erased = await self._forget_one(user_id)
         for speaker in await self._users_under(user_id):
@@ -160,8 +165,8 @@ class Gateway:
         """Load and run once every model the request path uses, so the first request
         pays no first use: the store's embedder and calibration
         (:meth:`~gateway.memory.tenant_store.TenantMemoryStore.warm`), the console's
-        token counter (:func:`gateway.admin_api.prompt_tokens`) and every plugin's
-        :class:`~gateway.sdk.Warmup` (tokenizers). Heavy work runs off the event loop.
+        token counter (:func:`gateway.api.admin.console_api.prompt_tokens`) and every plugin's
+        :class:`~gateway.chain.sdk.Warmup` (tokenizers). Heavy work runs off the event loop.
         A failure is logged (warning, ``memgate`` logger) and kept in :attr:`warmth`
         (``/readyz`` reports it); the gateway serves anyway, loading on first use.
         Returns :attr:`Warmth.state`."""
@@ -244,7 +249,7 @@ def warn_missing_upstream_keys(config: GatewayConfig) -> list[str]:
 
 def slot_owner(client: Any) -> Any:
     """``shard_of`` for the recall breakers on a Redis Cluster
-    (:class:`gateway.breaker.ShardedBreaker`): the ``host:port`` of the node serving the
+    (:class:`gateway.runtime.breaker.ShardedBreaker`): the ``host:port`` of the node serving the
     user's hash slot (the ``{<escaped user>}`` tag of every key of the user,
     :mod:`gateway.memory.keys`) in the client's current slot table, which the client
     refreshes itself after a failover (MOVED, connection errors)."""
@@ -549,15 +554,17 @@ def create_app(
         asgi(path=["/v1/models", "/models"], is_mount=True, copy_scope=False, opt=itself)(models),
         # mounted as models: POST /v1/responses and the stored-response routes under it
         asgi(path=["/v1/responses", "/responses"], is_mount=True, copy_scope=False, opt=itself)(responses),
-        # memory as MCP tools, Streamable HTTP (gateway.mcp_server; Bearer key as every route)
+        # memory as MCP tools, Streamable HTTP (gateway.api.mcp; Bearer key as every route)
         asgi(path="/mcp", copy_scope=False)(mcp),
         healthz,
         readyz,
         metrics,
-        *memory_controllers(),
+        MemoriesController,
+        AdminUsersController,
+        MemorySettingsController,
         LorebooksController,
-        *admin_controllers(),  # the web console's admin API (gateway.admin_api)
-        console_router(),  # GET /console/: the web console (gateway.console)
+        *admin_controllers(),  # the web console's admin API (gateway.api.admin.console_api)
+        console_router(),  # GET /console/: the web console (gateway.api.console)
         openapi_assets_router(),  # GET /openapi/ui/...: Swagger UI's files, from the swagger-ui-bundle package
     ]
     app = Litestar(

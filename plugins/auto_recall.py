@@ -57,7 +57,7 @@ basic attributes and likes; a request rarely names the attribute it needs ("what
 I wear today?" needs the city), and with an English-only embedder a Chinese request
 ranks them by chance, so relevance alone would let any other fact push them out.
 
-Memory settings (:mod:`gateway.settings`, ``call.settings``): off for a call when
+Memory settings (:mod:`gateway.settings.memory_settings`, ``call.settings``): off for a call when
 ``recall_enabled`` or ``auto_recall`` (seed 000's P1 switch) is off
 (``settings_switches``). When set (yaml ``settings.defaults``, the key, the user),
 ``similarity_threshold`` replaces ``threshold`` (the lowest cosine kept), and
@@ -74,7 +74,16 @@ from typing import Any, ClassVar
 
 from pydantic import Field, model_validator
 
-from gateway.sdk import AdmissionConfig, BreakerConfig, CallContext, ChatRequest, PluginConfig, ScoredMemory, is_cjk, message_text
+from gateway.chain.sdk import (
+    AdmissionConfig,
+    BreakerConfig,
+    CallContext,
+    ChatRequest,
+    PluginConfig,
+    ScoredMemory,
+    is_cjk,
+    message_text,
+)
 from plugins.guarded_memory import GuardedMemory, SearchSpec, caller_tenant
 
 __all__ = ['FOLLOW_UP_ENDS', 'FOLLOW_UP_STARTS', 'PROFILE_POOL', 'AutoRecall', 'AutoRecallConfig', 'RecallResult', 'build_query', 'cap_per_scope', 'is_follow_up', 'length_units', 'pick_profile', 'recall_annotation', 'split_by_relevance']
@@ -120,7 +129,7 @@ class AutoRecallConfig(PluginConfig):
     )
     breaker: BreakerConfig = Field(default_factory=BreakerConfig, description="Memory-store circuit breaker.")
     admission: AdmissionConfig = Field(
-        default_factory=AdmissionConfig, description="Memory-search admission control (gateway.admission): "
+        default_factory=AdmissionConfig, description="Memory-search admission control (gateway.runtime.admission): "
         "searches that cannot be served before the request's deadline are shed (`overloaded`).",
     )
 
@@ -149,7 +158,7 @@ def is_follow_up(text: str, follow_up_chars: int) -> bool:
     """Short (see :func:`length_units`) or starting/ending like a follow-up question."""
     lowered = text.strip().lower()
     return (
-        length_units(lowered[:follow_up_chars]) < follow_up_chars  # bounded: see gateway.text.length_units
+        length_units(lowered[:follow_up_chars]) < follow_up_chars  # bounded: see gateway.runtime.text.length_units
         or lowered.startswith(FOLLOW_UP_STARTS)
         or lowered.endswith(FOLLOW_UP_ENDS)
     )

@@ -21,7 +21,7 @@ from typing import Any
 
 import tiktoken
 
-from gateway.sdk import Injection
+from gateway.chain.sdk import Injection
 from plugins.tokens import TokenCounter
 
 __all__ = ['SYSTEM_ROLES', 'droppable_units', 'fit_window', 'injected_tokens', 'trim_injected']

@@ -34,7 +34,7 @@ gateway removes the extension before the request goes upstream, on every key: th
   no time window.
 
 A malformed ``memgate`` field is the client's error: a 400 naming the field
-(:class:`~gateway.sdk.RequestRejected`), nothing sent upstream.
+(:class:`~gateway.chain.sdk.RequestRejected`), nothing sent upstream.
 
 Never an empty context (seed 004 §5.1's fallback): when no earlier message reaches the
 threshold, the ``fallback_messages`` most recent go (``Plan.fallback``:
@@ -44,7 +44,7 @@ Fallback (seed 004 §3.3/§10.1): a selection slower than ``build_budget_ms`` (`
 budget: the request goes with the most recent ``fallback_messages`` (seed: 10) earlier
 messages instead, never an empty context (system messages and the current turn always
 go), and the reason is counted and named in ``x-memgate-degraded``
-(``context_selection:<reason>``) through the chain's :class:`~gateway.sdk.Skipped` /
+(``context_selection:<reason>``) through the chain's :class:`~gateway.chain.sdk.Skipped` /
 ``request_fallback`` rules.
 
 Usage records (seed 004 §4.1 ``ContextUsageRecord``; ``usage_records``, off by default):
@@ -73,7 +73,16 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from gateway.sdk import AssembledReply, CallContext, ChatRequest, PluginConfig, RequestRejected, Services, Skipped, message_text
+from gateway.chain.sdk import (
+    AssembledReply,
+    CallContext,
+    ChatRequest,
+    PluginConfig,
+    RequestRejected,
+    Services,
+    Skipped,
+    message_text,
+)
 from plugins.context_scoring import MAX_TEXT_CHARS, Params, Selection, Turn, Weights, select_context
 from plugins.tokens import FALLBACK_ENCODING, TokenCounter
 
@@ -382,7 +391,7 @@ class ContextSelection:
                   "reason (fallback rate = fallbacks / builds; seed 004 §10.2).", ("reason",))
 
     def warm(self) -> None:
-        """:class:`~gateway.sdk.Warmup`: one token count with the plugin's encoding."""
+        """:class:`~gateway.chain.sdk.Warmup`: one token count with the plugin's encoding."""
         self.counter.warm()
 
     async def rewrite_request(self, call: CallContext, request: ChatRequest) -> ChatRequest:

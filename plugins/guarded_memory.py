@@ -1,6 +1,6 @@
 """Memory-store searches for the recall plugins: tenant from the caller, a time limit,
-admission control (:mod:`gateway.admission`, ``services.admission``) and the shared
-circuit breaker (:mod:`gateway.breaker`, ``services.breakers``).
+admission control (:mod:`gateway.runtime.admission`, ``services.admission``) and the shared
+circuit breaker (:mod:`gateway.runtime.breaker`, ``services.breakers``).
 
 Every failure the plugins tolerate becomes :class:`RecallSkipped` with a short reason
 that the chain puts into ``x-memgate-degraded`` (``auto_recall:memory_unavailable``):
@@ -30,7 +30,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gateway.sdk import (
+from gateway.chain.sdk import (
     Admission,
     CallContext,
     CircuitBreaker,
@@ -59,7 +59,7 @@ class SearchSpec:
 
 class RecallSkipped(Skipped):
     """Memory was not consulted for this request; ``reason`` names why. A
-    :class:`~gateway.sdk.Skipped`: raised out of a hook, the chain records it."""
+    :class:`~gateway.chain.sdk.Skipped`: raised out of a hook, the chain records it."""
 
 
 def caller_tenant(call: CallContext) -> Tenant:

@@ -12,7 +12,7 @@ the ``memory_search`` tool is added, unless the client sent ``tool_choice: "none
 asked for ``n`` > 1, already defines a tool of that name, or the model is not in the
 upstream's ``supports_tools`` globs.
 
-Memory settings (:mod:`gateway.settings`, ``call.settings``): off for a call when
+Memory settings (:mod:`gateway.settings.memory_settings`, ``call.settings``): off for a call when
 ``recall_enabled`` is off (``settings_switches``; with ``auto_recall`` off there is
 nothing to inject either). When set (yaml ``settings.defaults``, the key, the user),
 ``recall_rounds`` replaces ``max_rounds`` and ``similarity_threshold`` replaces
@@ -22,7 +22,7 @@ Reply phase: the tool loop, :mod:`plugins.memory_search_rounds` (non-stream
 :meth:`HybridInjection.filter_response`; streams :meth:`~HybridInjection.on_chunk` /
 :meth:`~HybridInjection.on_stream_end`), with its fallbacks for a failed round. On
 ``/v1/responses`` the gateway runs the loop in the Responses form and this plugin answers
-each round (:class:`~gateway.sdk.ToolRunner`: :meth:`HybridInjection.run_tool_calls`).
+each round (:class:`~gateway.chain.sdk.ToolRunner`: :meth:`HybridInjection.run_tool_calls`).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
-from gateway.sdk import (
+from gateway.chain.sdk import (
     BreakerConfig,
     CallContext,
     ChatRequest,
@@ -178,7 +178,7 @@ class HybridInjection:
     def stream_fallback(self, call: CallContext) -> list[Chunk] | None:
         return self.loop.stream_fallback(self._state(call))
 
-    # -- the tool loop of other wire formats (gateway.sdk.ToolRunner: /v1/responses) --
+    # -- the tool loop of other wire formats (gateway.chain.sdk.ToolRunner: /v1/responses) --
 
     def offered_tools(self, call: CallContext) -> frozenset[str]:
         return frozenset((TOOL_NAME,)) if self._state(call) is not None else frozenset()

@@ -1,17 +1,17 @@
 """``memorize``: after each chat completion, enqueue a memorization job (issue 5).
 
-Capabilities (:mod:`gateway.sdk`):
+Capabilities (:mod:`gateway.chain.sdk`):
 
-- :class:`~gateway.sdk.CompletionObserver` ``on_complete``: runs after the client has the
+- :class:`~gateway.chain.sdk.CompletionObserver` ``on_complete``: runs after the client has the
   whole reply, streamed or not, or after it went away (such a job is marked
   ``partial``). It reads the client's request from ``call.original`` and the request
   span's W3C traceparent from ``call.trace_context`` (the job's span links to it).
-- :class:`~gateway.sdk.Lifecycle`: starts ``worker.in_serve`` workers with the gateway.
-- :class:`~gateway.sdk.BackgroundWorkers`: what ``memgate worker -n N`` runs.
-- :class:`~gateway.sdk.ConversationIngester`: ``POST /v1/memories`` with ``messages`` forms
+- :class:`~gateway.chain.sdk.Lifecycle`: starts ``worker.in_serve`` workers with the gateway.
+- :class:`~gateway.chain.sdk.BackgroundWorkers`: what ``memgate worker -n N`` runs.
+- :class:`~gateway.chain.sdk.ConversationIngester`: ``POST /v1/memories`` with ``messages`` forms
   the chunk's memories with this configuration, synchronously
   (:meth:`gateway.memorization.service.Memorization.ingest`).
-- :class:`~gateway.sdk.Forgetter`: a forgotten user's queued jobs become stale (under this
+- :class:`~gateway.chain.sdk.Forgetter`: a forgotten user's queued jobs become stale (under this
   configuration's own ``queue.key_prefix``).
 
 Request-path cost: hashing the candidate turns plus two Redis round trips when a turn is
@@ -30,7 +30,7 @@ import contextlib
 from datetime import UTC, datetime
 from typing import ClassVar
 
-from gateway.sdk import AssembledReply, CallContext, IngestResult, MemorizeConfig, NewConversation, Services, Tenant
+from gateway.chain.sdk import AssembledReply, CallContext, IngestResult, MemorizeConfig, NewConversation, Services, Tenant
 
 __all__ = ["MemorizePlugin"]
 

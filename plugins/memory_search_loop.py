@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gateway.sdk import Chunk, ScoredMemory
+from gateway.chain.sdk import Chunk, ScoredMemory
 
 __all__ = ['MEMORY_SEARCH_TOOL', 'TOOL_NAME', 'StreamRound', 'ToolCall', 'parse_search_arguments', 'round_messages', 'search_result', 'split_calls']
 

@@ -22,7 +22,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from gateway.sdk import CallContext, Chunk, SSEDecoder, UpstreamError
+from gateway.chain.sdk import CallContext, Chunk, SSEDecoder, UpstreamError
 from plugins.guarded_memory import GuardedMemory, RecallSkipped, caller_tenant
 from plugins.memory_search_loop import (
     StreamRound,

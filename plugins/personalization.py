@@ -9,7 +9,7 @@ context (order 20), whichever of this plugin and ``hybrid_injection`` runs first
 Nothing found: the request is unchanged. The part is droppable: ``token_budget`` drops it
 after the last memory when the injected text is over budget.
 
-Forgetting a user (:class:`~gateway.sdk.Forgetter`) drops the user's cached entries.
+Forgetting a user (:class:`~gateway.chain.sdk.Forgetter`) drops the user's cached entries.
 
 How they are read: a filtered vector search with the fixed query :data:`PREFERENCE_QUERY`
 (its vector comes from the store's embedding cache after the first request, and the
@@ -22,7 +22,7 @@ plugin instance: per-gateway state like the breaker, not per-call state; a chat 
 sends many messages and preferences change rarely, so a new preference applies within
 ``cache_ttl_s``. At most ``cache_size`` tenants are kept (oldest entry evicted first).
 
-Memory settings (:mod:`gateway.settings`): off for a call when ``recall_enabled`` or
+Memory settings (:mod:`gateway.settings.memory_settings`): off for a call when ``recall_enabled`` or
 ``personalization`` (seed 000 P3's switch) is off (``settings_switches``).
 """
 
@@ -35,7 +35,7 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
-from gateway.sdk import (
+from gateway.chain.sdk import (
     AdmissionConfig,
     BreakerConfig,
     CallContext,
@@ -67,7 +67,7 @@ class PersonalizationConfig(PluginConfig):
     cache_size: int = Field(10_000, ge=1, description="Most tenants whose preferences are cached.")
     breaker: BreakerConfig = Field(default_factory=BreakerConfig, description="Memory-store circuit breaker.")
     admission: AdmissionConfig = Field(
-        default_factory=AdmissionConfig, description="Memory-search admission control (gateway.admission)."
+        default_factory=AdmissionConfig, description="Memory-search admission control (gateway.runtime.admission)."
     )
 
 

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from gateway.sdk import MemoryRecord
+from gateway.chain.sdk import MemoryRecord
 from plugins.prompts import FREE_FORM_LINE, LANGUAGE_LINE, PERSONALIZATION, PERSONALIZATION_HEADER, Language
 
 __all__ = ['CUES', 'KNOWN_ORDER', 'LANGUAGE_PATTERNS', 'Preference', 'cue_preferences', 'extract_preferences', 'render_personalization', 'resolve']

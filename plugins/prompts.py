@@ -5,15 +5,15 @@
 - :data:`PERSONALIZATION`: seed 000 P3 ``getPersonalizationPrompt`` lines, verbatim in
   ``zh``; ``en`` is a translation. Keys are ``(preference type, value)``; ``language`` and
   free-form preferences use the ``language`` / ``free_form`` lines.
-- :func:`prompt_language` (from :mod:`gateway.text`): which of the two a request gets.
+- :func:`prompt_language` (from :mod:`gateway.runtime.text`): which of the two a request gets.
 """
 
 from __future__ import annotations
 
-# is_cjk / prompt_language moved to gateway.text (linear, bounded: issue 9); re-exported.
+# is_cjk / prompt_language moved to gateway.runtime.text (linear, bounded: issue 9); re-exported.
 from typing import Literal
 
-from gateway.sdk import MemoryRecord
+from gateway.chain.sdk import MemoryRecord
 
 __all__ = ['FREE_FORM_LINE', 'LANGUAGE_LINE', 'MEMORY_CONTEXT', 'MEMORY_ITEMS', 'PERSONALIZATION', 'PERSONALIZATION_HEADER', 'Language', 'memory_line', 'render_memory_context']
 

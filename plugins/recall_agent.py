@@ -4,7 +4,7 @@ before the main model call.
 Each round searches the caller's profile (``profile_topk``) and events (``event_topk``)
 for each planned query, keeping hits with a cosine score of at least
 ``similarity_threshold`` (the best score per memory). Between rounds the memory model
-(:class:`gateway.model_client.ModelClient`, structured JSON output) sees the user's
+(:class:`gateway.proxy.model_client.ModelClient`, structured JSON output) sees the user's
 message and what was found, and answers :class:`Plan` ``{"queries": [...], "done":
 bool}``; ``done`` or no new query ends the agent, and so does the round limit (seed 002
 §6.5). Round one uses the user message itself as the only query when ``first_round_direct``
@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from gateway.sdk import MemgateError, ModelClient, ModelOutputError, ScoredMemory, Tenant
+from gateway.chain.sdk import MemgateError, ModelClient, ModelOutputError, ScoredMemory, Tenant
 from plugins.guarded_memory import GuardedMemory, RecallSkipped
 
 __all__ = ['MAX_QUERIES_PER_ROUND', 'PLANNER_PROMPT', 'AgentSettings', 'Found', 'Plan', 'RecallAgent', 'describe_found', 'next_queries', 'planner_messages']

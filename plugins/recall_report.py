@@ -13,7 +13,7 @@ budget trimming) and ``degraded``. Standard fields are never altered.
   latest choices chunk (and any chunks after it) until the next one arrives, so the
   client sees each chunk one chunk later; with ``show_recall: false`` nothing is held.
 
-Per user (:mod:`gateway.settings`, ``call.settings``), whatever ``show_recall`` says:
+Per user (:mod:`gateway.settings.memory_settings`, ``call.settings``), whatever ``show_recall`` says:
 
 - ``show_tool_calls`` (seed 002 §5.2 "显示工具调用"): the same ``memgate`` field, plus
   ``memgate.tool_calls``: every tool call the gateway spliced into the conversation (the
@@ -39,7 +39,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from gateway.sdk import CallContext, Chunk, PluginConfig
+from gateway.chain.sdk import CallContext, Chunk, PluginConfig
 
 __all__ = ['RecallReport', 'RecallReportConfig', 'report']
 

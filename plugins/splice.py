@@ -22,7 +22,7 @@ import string
 from collections.abc import Sequence
 from typing import Any
 
-from gateway.sdk import ScoredMemory, profile_topic
+from gateway.chain.sdk import ScoredMemory, profile_topic
 
 __all__ = ['CALL_ID_ALPHABET', 'RECALL_MEMORY_TOOL', 'TOOL_NAME', 'new_call_id', 'recall_payload', 'splice_messages']
 

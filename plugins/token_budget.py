@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field, field_validator
 
-from gateway.sdk import CallContext, ChatRequest, Injection, PluginConfig, Services
+from gateway.chain.sdk import CallContext, ChatRequest, Injection, PluginConfig, Services
 from plugins.budget import fit_window, injected_tokens, trim_injected
 from plugins.tokens import (
     FALLBACK_ENCODING,
@@ -108,7 +108,7 @@ class TokenBudget:
         )
 
     def warm(self) -> None:
-        """:class:`~gateway.sdk.Warmup`: one token count with every configured encoding."""
+        """:class:`~gateway.chain.sdk.Warmup`: one token count with every configured encoding."""
         self.counter.warm()
 
     def window(self, model: str) -> int | None:

@@ -34,7 +34,7 @@ from typing import Any
 
 import tiktoken
 
-from gateway.sdk import count_tokens
+from gateway.chain.sdk import count_tokens
 
 __all__ = ['COUNT_CACHE_SIZE', 'FALLBACK_ENCODING', 'IMAGE_TOKENS', 'MODELS_REMEMBERED', 'OFFLINE_SUFFIX', 'REPLY_PRIMING', 'TOKENS_PER_MESSAGE', 'TOKENS_PER_NAME', 'TokenCounter', 'is_offline', 'utf8_upper_bound']
 
@@ -113,7 +113,7 @@ class TokenCounter:
                 self._counts.move_to_end(key)
                 self.hits += 1
                 return found
-        count = count_tokens(encoding, text)  # gateway.text: no GIL-held int list for long texts
+        count = count_tokens(encoding, text)  # gateway.runtime.text: no GIL-held int list for long texts
         with self._lock:
             self.misses += 1
             self._counts[key] = count

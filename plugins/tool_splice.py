@@ -4,7 +4,7 @@ had called a ``recall_memory`` tool itself.
 The recall agent (:mod:`plugins.recall_agent`) runs first; its result becomes an assistant
 message with one ``recall_memory`` tool call and the matching ``tool`` message, right
 after the last user message, with the tool's definition added to ``tools``
-(:mod:`plugins.splice` for the exact shape; an :class:`~gateway.sdk.Exchange` of
+(:mod:`plugins.splice` for the exact shape; an :class:`~gateway.chain.sdk.Exchange` of
 ``call.injection`` that the chain renders), so
 the main model sees a standard tool-call chain (seed 002 §3.1 stage two).
 
@@ -15,10 +15,10 @@ the request arrived (default 2.5 s, inside seed 002's 3 s and the chain's 3 s re
 deadline; give the plugin entry a ``budget_ms`` of about 3000, the chain's default hook
 budget of 1 s would cut it off); past it, what was found so far is spliced. When the agent
 found nothing because of a failure (store down, model error, timeout), the hook raises
-:class:`~gateway.sdk.Skipped` with the first such note (``tool_splice:timeout`` in
+:class:`~gateway.chain.sdk.Skipped` with the first such note (``tool_splice:timeout`` in
 ``x-memgate-degraded``); notes of a partial success are in the annotations.
 
-Memory settings (:mod:`gateway.settings`, per user and friend, ``call.settings``): off
+Memory settings (:mod:`gateway.settings.memory_settings`, per user and friend, ``call.settings``): off
 when ``recall_enabled`` is off (``settings_switches``); ``recall_rounds``,
 ``profile_topk``, ``event_topk`` and ``similarity_threshold`` replace ``rounds``,
 ``profile_topk``, ``event_topk`` and ``similarity_threshold`` of the config for the call
@@ -35,7 +35,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from gateway.sdk import (
+from gateway.chain.sdk import (
     BreakerConfig,
     CallContext,
     ChatRequest,

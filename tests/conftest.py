@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from gateway.redis_server import EmbeddedRedis
+from gateway.runtime.redis_server import EmbeddedRedis
 
 
 @pytest.fixture(scope="session", autouse=True)

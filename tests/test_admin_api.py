@@ -1,4 +1,4 @@
-"""The console's admin API (gateway/admin_api.py) end to end on a real gateway: admin
+"""The console's admin API (gateway/api/admin/console_api.py) end to end on a real gateway: admin
 keys only, every route names its user and keeps the store's tenancy, search explains its
 hits, supersede history, keys over HTTP, queue and dead letters, stats, the recall
 inspector (never calls the upstream); and the console's static files."""
@@ -13,7 +13,7 @@ import httpx
 import pytest
 import redis
 
-from gateway.admin_api import explain_hit, message_origins
+from gateway.api.admin.console_api import explain_hit, message_origins
 from gateway.memorization.keys import QueueKeys
 from gateway.memory.records import MemoryRecord, ScoredMemory
 from tests.support.gateway import ADMIN_KEY, ALICE_KEY, BOB_KEY

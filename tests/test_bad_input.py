@@ -250,7 +250,7 @@ def test_sdk_models_retrieve(start_gateway, upstream):
 
 @pytest.fixture
 def own_redis(tmp_path):
-    from gateway.redis_server import EmbeddedRedis
+    from gateway.runtime.redis_server import EmbeddedRedis
 
     server = EmbeddedRedis(tmp_path / "redis")
     server.start()

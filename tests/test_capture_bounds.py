@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 import httpx
 
-from gateway.sdk import PluginConfig
+from gateway.chain.sdk import PluginConfig
 from tests.support.gateway import ALICE_KEY
 from tests.support.upstream_double import SSEReply, fixture
 

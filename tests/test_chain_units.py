@@ -1,5 +1,5 @@
 """The plugin chain on its own (no server, no Redis): fake plugins, a real
-:class:`~gateway.chain.ChainFactory` / :class:`~gateway.chain.PluginChain`, real telemetry
+:class:`~gateway.chain.chain.ChainFactory` / :class:`~gateway.chain.chain.PluginChain`, real telemetry
 with an in-memory span exporter.
 
 Overruns are made with hooks that await an :class:`asyncio.Event` nobody sets, under
@@ -19,22 +19,22 @@ import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from pydantic import Field
 
-import gateway.chain as chain_module
-from gateway.chain import ChainFactory, CompletionRunner, PluginChain
-from gateway.config import (
+import gateway.chain.chain as chain_module
+from gateway.chain.chain import ChainFactory, CompletionRunner, PluginChain
+from gateway.chain.injection import SystemPart
+from gateway.chain.sdk import CallContext, PluginConfig, Services, Skipped
+from gateway.proxy.assembly import AssembledReply
+from gateway.proxy.principal import Principal
+from gateway.proxy.upstream import UpstreamCaller, UpstreamPool
+from gateway.proxy.wire import ChatRequest, Chunk
+from gateway.runtime.config import (
     ChainConfig,
     ConfigError,
     PluginEntry,
     TelemetryConfig,
     UpstreamConfig,
 )
-from gateway.injection import SystemPart
-from gateway.proxy.assembly import AssembledReply
-from gateway.proxy.principal import Principal
-from gateway.proxy.upstream import UpstreamCaller, UpstreamPool
-from gateway.proxy.wire import ChatRequest, Chunk
-from gateway.sdk import CallContext, PluginConfig, Services, Skipped
-from gateway.telemetry import Telemetry
+from gateway.runtime.telemetry import Telemetry
 
 #: Small budgets so overruns end quickly (the hooks that overrun wait forever).
 FAST = ChainConfig(hook_budget_ms=40, reply_budget_ms=40, chunk_budget_ms=40, completion_budget_ms=40)

@@ -12,13 +12,13 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from gateway.cli import main
+from gateway.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
 
 NOT_EMBEDDING = """
 import json, sys
-from gateway.cli import main
+from gateway.cli.main import main
 config, out = sys.argv[1], sys.argv[2]
 for args in (["memories", "list", "--user", "zoe"], ["memories", "export", "--user", "zoe", "--out", out]):
     try:

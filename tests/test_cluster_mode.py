@@ -10,8 +10,8 @@ import uuid
 
 import httpx
 import pytest
-from redis.cluster import RedisCluster
 from pydantic import ValidationError
+from redis.cluster import RedisCluster
 
 from gateway.memorization.keys import QueueKeys
 from gateway.memory.config import MemoryConfig
@@ -111,7 +111,7 @@ def test_the_cli_works_on_a_cluster(redis_cluster_url, tmp_path):
 
     from click.testing import CliRunner
 
-    from gateway.cli import main
+    from gateway.cli.main import main
 
     config = tmp_path / "gateway.yaml"
     config.write_text(json.dumps({"memory": {"redis_url": redis_cluster_url, "cluster": True,

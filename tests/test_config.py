@@ -2,7 +2,7 @@
 
 import pytest
 
-from gateway.config import ConfigError, load_config
+from gateway.runtime.config import ConfigError, load_config
 
 
 def write(tmp_path, text):
@@ -50,11 +50,12 @@ def test_config_is_frozen(tmp_path):
 def test_shipped_gateway_yaml_is_valid():
     from pathlib import Path
 
-    from gateway.validate import validate_plugins
+    from gateway.app import default_registry
+    from gateway.chain.validate import validate_plugins
 
     config = load_config(Path(__file__).resolve().parent.parent / "gateway.yaml",
                          {"OPENAI_API_KEY": "sk-x", "MEMGATE_KEY": "k", "MEMGATE_ADMIN_KEY": "a"})
-    validate_plugins(config)
+    validate_plugins(config, default_registry())
 
 
 def test_relative_paths_resolve_against_the_config_folder(tmp_path, monkeypatch):
@@ -92,7 +93,7 @@ clients:
 """)
     with pytest.raises(ConfigError, match="GROUP_BOT_KEY is not set"):  # serve: strict
         load_config(path, {})
-    with caplog.at_level("WARNING", logger="gateway.config"):
+    with caplog.at_level("WARNING", logger="gateway.runtime.config"):
         config = load_config(path, {}, skip_unset_clients=True)
     assert [c.user_id for c in config.clients] == ["demo"]
     assert "clients.1 left out" in caplog.text and "GROUP_BOT_KEY" in caplog.text

@@ -17,7 +17,7 @@ from litestar import Litestar, Request, get, put
 from litestar.params import FromPath, FromQuery, JSONBody
 from litestar.response import Response
 
-from gateway.console import console_router
+from gateway.api.console import console_router
 from gateway.memorization.keys import QueueKeys
 from tests.support.browser import open_chromium, waiter
 from tests.support.gateway import ADMIN_KEY, ALICE_KEY

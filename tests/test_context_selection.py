@@ -17,7 +17,7 @@ import redis
 import redis.asyncio as aioredis
 
 import plugins.context_selection as context_selection
-from gateway.config import PluginOverride
+from gateway.runtime.config import PluginOverride
 from plugins.context_selection import export_usage
 from tests.support.gateway import ADMIN_KEY, ALICE_KEY, BOB_KEY
 from tests.support.upstream_double import SSEReply

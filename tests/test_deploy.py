@@ -111,7 +111,7 @@ def image_command() -> list[str]:
 def memgate_params(args: list[str]) -> dict[str, Any]:
     """The parsed options of ``memgate <args>``; raises (click) on an unknown subcommand
     or option, as the real command line would."""
-    from gateway.cli import main
+    from gateway.cli.main import main
 
     name, *rest = args
     assert name in main.commands, f"{name!r} is not a memgate subcommand ({sorted(main.commands)})"
@@ -127,7 +127,7 @@ def container_environment(extra: dict[str, str] | None = None) -> dict[str, str]
 
 
 def container_config() -> Any:
-    from gateway.config import load_config
+    from gateway.runtime.config import load_config
 
     return load_config(CONTAINER_CONFIG, container_environment())
 
@@ -277,7 +277,7 @@ def test_the_container_config_is_gateway_yaml_but_for_the_documented_container_k
 
     assert stripped(CONTAINER_CONFIG) == stripped(ROOT / "gateway.yaml")
     assert config_env_names(required_only=True) == {"MEMGATE_KEY", "MEMGATE_ADMIN_KEY", "MEMGATE_REDIS_URL"}
-    from gateway.config import ConfigError, load_config
+    from gateway.runtime.config import ConfigError, load_config
 
     environment = container_environment()
     del environment["MEMGATE_REDIS_URL"]

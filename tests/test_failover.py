@@ -89,10 +89,10 @@ async def test_an_enqueue_failing_with_a_non_redis_error_is_buffered_not_dropped
 
     import redis.asyncio as aredis
 
+    from gateway.chain.sdk import CallContext, Services
     from gateway.proxy.assembly import reply_from_completion
     from gateway.proxy.principal import Principal
     from gateway.proxy.wire import ChatRequest
-    from gateway.sdk import CallContext, Services
     from plugins.memorize import MemorizePlugin
     from tests.memorization.conftest import memorize_config, user_stream
     from tests.support.upstream_double import completion

@@ -1,4 +1,4 @@
-"""Fair share of bulk work (:mod:`gateway.fair_share`): one tenant's many bulk calls wait
+"""Fair share of bulk work (:mod:`gateway.runtime.fair_share`): one tenant's many bulk calls wait
 behind each other, not in front of another tenant's call."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from gateway.fair_share import FairShare
+from gateway.runtime.fair_share import FairShare
 
 
 async def test_one_tenants_calls_queue_behind_each_other_and_another_tenant_goes_first() -> None:

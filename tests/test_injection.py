@@ -2,7 +2,7 @@
 
 import json
 
-from gateway.injection import Exchange, Injection, Item, SystemPart, render
+from gateway.chain.injection import Exchange, Injection, Item, SystemPart, render
 from gateway.proxy.wire import ChatRequest
 from plugins.prompts import render_memory_context
 from plugins.splice import RECALL_MEMORY_TOOL, splice_messages

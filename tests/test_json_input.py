@@ -1,13 +1,18 @@
-"""gateway.json_input, sans-IO: depth counting ignores strings, surrogate pairs are fine,
+"""gateway.runtime.json_input, sans-IO: depth counting ignores strings, surrogate pairs are fine,
 the field at fault is named."""
 
 import json
 
 import pytest
 
-from gateway.errors import InvalidRequest
-from gateway.json_input import (
-    MAX_JSON_DEPTH, check_json_body, find_lone_surrogate, nesting_depth, parse_json_object, value_depth,
+from gateway.runtime.errors import InvalidRequest
+from gateway.runtime.json_input import (
+    MAX_JSON_DEPTH,
+    check_json_body,
+    find_lone_surrogate,
+    nesting_depth,
+    parse_json_object,
+    value_depth,
 )
 
 

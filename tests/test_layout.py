@@ -79,13 +79,13 @@ def test_the_product_has_no_import_cycle_not_even_through_lazy_imports():
 def test_plugins_import_only_the_sdk_from_the_core():
     for path in (ROOT / "plugins").rglob("*.py"):
         core = sorted(m for m in imports(path) if m.split(".")[0] == "gateway")
-        assert set(core) <= {"gateway.sdk"} | {f"gateway.sdk.{n}" for n in _sdk_names()}, (path.name, core)
+        assert set(core) <= {"gateway.chain.sdk"} | {f"gateway.chain.sdk.{n}" for n in _sdk_names()}, (path.name, core)
 
 
 def _sdk_names() -> set[str]:
-    import gateway.sdk
+    import gateway.chain.sdk
 
-    return set(gateway.sdk.__all__)
+    return set(gateway.chain.sdk.__all__)
 
 
 def test_the_core_never_names_a_plugin():

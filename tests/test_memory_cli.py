@@ -4,7 +4,7 @@ import json
 
 from click.testing import CliRunner
 
-from gateway.cli import main
+from gateway.cli.main import main
 
 
 def write_config(tmp_path, redis_url):

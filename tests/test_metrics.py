@@ -20,10 +20,10 @@ import openai
 import redis.asyncio as aredis
 from prometheus_client.parser import text_string_to_metric_families
 
+from gateway.chain.sdk import CallContext, Services
 from gateway.proxy.assembly import reply_from_completion
 from gateway.proxy.principal import Principal
 from gateway.proxy.wire import ChatRequest
-from gateway.sdk import CallContext, Services
 from plugins.memorize import MemorizePlugin
 from tests.memorization.conftest import memorize_config
 from tests.support import plugins as tp
@@ -187,7 +187,7 @@ async def test_a_worker_process_serves_its_job_counter_on_its_metrics_port(tmp_p
 
 
 def test_the_facade_refuses_undeclared_names_and_labels():
-    from gateway.metrics import Metrics
+    from gateway.runtime.metrics import Metrics
 
     metrics = Metrics()
     for bad in (lambda: metrics.inc("memgate_typo_total"),
@@ -211,7 +211,7 @@ def test_the_facade_refuses_undeclared_names_and_labels():
 def test_a_plugin_declares_its_own_histogram_once_and_observes_into_it():
     import pytest
 
-    from gateway.metrics import Metrics
+    from gateway.runtime.metrics import Metrics
 
     metrics = Metrics()
     metrics.histogram("memgate_test_kept_messages", "messages kept", buckets=(1, 5, 10))
@@ -228,8 +228,8 @@ def test_a_plugin_declares_its_own_histogram_once_and_observes_into_it():
 def test_latency_quantiles_read_from_buckets_are_close_to_the_values():
     """The Stats page reads p50/p95/p99 as the bound of the bucket holding them: from 1 ms
     to 3 s that bound is within 1.5x of the value (a 29 ms recall phase is "<= 30 ms")."""
-    from gateway.admin_api import histogram_summary
-    from gateway.metrics import LATENCY_BUCKETS, Metrics
+    from gateway.api.admin.console_api import histogram_summary
+    from gateway.runtime.metrics import LATENCY_BUCKETS, Metrics
 
     for ms in range(1, 3000):
         bound = next(b for b in LATENCY_BUCKETS if b >= ms / 1000)

@@ -7,8 +7,8 @@ import httpx
 import openai
 import pytest
 
-from gateway.config import ConfigError, parse_config
-from gateway.validate import validate_plugins
+from gateway.chain.validate import validate_plugins
+from gateway.runtime.config import ConfigError, parse_config
 from tests.support import plugins as tp
 from tests.support.gateway import ALICE_KEY, BOB_KEY
 from tests.support.upstream_double import fixture

@@ -44,10 +44,10 @@ async def test_a_cluster_that_is_down_makes_the_store_unavailable_not_broken(tmp
     connection."""
     import time
 
-    from gateway.errors import MemoryUnavailable
     from gateway.memory.factory import open_memory
     from gateway.memory.keys import KeySpace
     from gateway.memory.records import NewMemory, Tenant
+    from gateway.runtime.errors import MemoryUnavailable
     from tests.memory.fakes import HashEmbedder
 
     with LocalCluster(tmp_path, primaries=3, replicas=0) as cluster:

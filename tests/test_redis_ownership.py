@@ -27,7 +27,7 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from gateway.redis_server import (
+from gateway.runtime.redis_server import (
     URL_FILE,
     DataDirBusy,
     EmbeddedRedis,

@@ -22,10 +22,10 @@ import openai
 import pytest
 import redis
 
+from gateway.chain.sdk import CallContext, PluginConfig
 from gateway.memorization.keys import QueueKeys
 from gateway.memory.records import Tenant
 from gateway.proxy.wire import Chunk
-from gateway.sdk import CallContext, PluginConfig
 from tests.recall.conftest import REGISTRY, TOOL_CHAIN, memory, seed  # noqa: F401  (seed: fixture)
 from tests.recall.streams import SEARCH_CALL_ID, tool_round
 from tests.recall.test_e2e_tool_loop import (

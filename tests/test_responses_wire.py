@@ -4,7 +4,7 @@ reach (a spliced tool exchange, dropped turns, messages at a depth, the conversa
 
 from __future__ import annotations
 
-from gateway.injection import Exchange, Injection, Item, SystemPart, render
+from gateway.chain.injection import Exchange, Injection, Item, SystemPart, render
 from gateway.proxy.responses_wire import apply_edits, chain_view, check_request, referenced_items
 
 RECALL_TOOL = {"type": "function", "function": {"name": "recall_memory", "parameters": {"type": "object", "properties": {}}}}

@@ -1,4 +1,4 @@
-"""Memory settings units on real Redis (gateway/settings.py): precedence and locks, the
+"""Memory settings units on real Redis (gateway/settings/memory_settings.py): precedence and locks, the
 per-process cache and its invalidation, fail-open reads, config validation, the CLI."""
 
 from __future__ import annotations
@@ -11,14 +11,21 @@ import pytest
 import redis.asyncio as aioredis
 from click.testing import CliRunner
 
-from gateway.chain import LoadedPlugin
-from gateway.cli import main
-from gateway.config import ConfigError, parse_config
-from gateway.errors import InvalidRequest, PermissionDenied
+from gateway.chain.chain import LoadedPlugin
+from gateway.chain.sdk import CallContext
+from gateway.cli.main import main
 from gateway.proxy.keystore import RedisKeyStore
-from gateway.sdk import CallContext
-from gateway.settings import CallSettings, MemorySettings, SettingsConfig, SettingsService, SettingsStore, effective
 from gateway.proxy.principal import Principal
+from gateway.runtime.config import ConfigError, parse_config
+from gateway.runtime.errors import InvalidRequest, PermissionDenied
+from gateway.settings.memory_settings import (
+    CallSettings,
+    MemorySettings,
+    SettingsConfig,
+    SettingsService,
+    SettingsStore,
+    effective,
+)
 
 
 class Clock:

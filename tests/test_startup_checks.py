@@ -7,9 +7,10 @@ import logging
 import pytest
 from click.testing import CliRunner
 
-from gateway.cli import main
-from gateway.config import ConfigError, parse_config
-from gateway.validate import validate_plugins
+from gateway.app import default_registry
+from gateway.chain.validate import validate_plugins
+from gateway.cli.main import main
+from gateway.runtime.config import ConfigError, parse_config
 
 
 def serve(tmp_path, data):
@@ -46,15 +47,15 @@ SPLICE = {"name": "tool_splice", "config": {"rounds": 1}}
 def test_hybrid_injection_with_tool_splice_is_refused(tmp_path, plugins, clients):
     data = {"plugins": plugins, "clients": clients}
     with pytest.raises(ConfigError, match="cannot be enabled together"):
-        validate_plugins(parse_config(data))
+        validate_plugins(parse_config(data), default_registry())
     result = serve(tmp_path, data)
     assert result.exit_code == 1
     assert "'tool_splice' and 'hybrid_injection' cannot be enabled together" in result.output
 
 
 def test_either_injection_plugin_alone_is_fine():
-    validate_plugins(parse_config({"plugins": [{"name": "hybrid_injection"}, {**SPLICE, "enabled": False}]}))
-    validate_plugins(parse_config({"plugins": [SPLICE]}))
+    validate_plugins(parse_config({"plugins": [{"name": "hybrid_injection"}, {**SPLICE, "enabled": False}]}), default_registry())
+    validate_plugins(parse_config({"plugins": [SPLICE]}), default_registry())
 
 
 async def test_the_composed_gateway_refuses_the_combination_too(upstream, redis_url, shared_model):

@@ -2,7 +2,7 @@
 
 What the gateway added is every upstream message that is not one the client sent (the
 probe sends one user message, so: the system message(s) the recall plugins insert;
-``placement: separate``, :func:`gateway.injection.render`). Its text is
+``placement: separate``, :func:`gateway.chain.injection.render`). Its text is
 :attr:`Injected.text`, where probe keys are looked for.
 
 Lines, read top to bottom (:func:`parse_injected`):

@@ -79,7 +79,7 @@ def gateway_config(upstream_url: str, data_dir: Path, admin_key: str, config_pat
     double, the admin key ``admin_key``, ``memory.data_dir`` the given dir. With
     ``redis_url`` (an already running Redis, e.g. the test suite's) the memory and
     memorize queue key prefixes are fresh so runs never meet."""
-    from gateway.config import ConfigError, interpolate_tree, parse_config, resolve_paths
+    from gateway.runtime.config import ConfigError, interpolate_tree, parse_config, resolve_paths
 
     environ = {"MEMGATE_UPSTREAM_URL": upstream_url + "/v1", "OPENAI_API_KEY": "sk-upstream-double",
                "MEMGATE_ADMIN_KEY": admin_key, "MEMGATE_KEY": "sk-dev-" + secrets.token_hex(8),

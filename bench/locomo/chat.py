@@ -157,7 +157,7 @@ def recall_registry() -> dict[str, type] | None:
 def gateway_config(upstream_url: str, redis_url: str, conversations: list[Conversation], ks: tuple[int, ...],
                    with_recall: bool, queue_prefix: str, memory_prefix: str,
                    backend: str = "auto") -> tuple[Any, dict[str, tuple[str, str]]]:
-    from gateway.config import parse_config
+    from gateway.runtime.config import parse_config
 
     off = {"enabled": False}
     clients, keys = [], {}
@@ -193,7 +193,7 @@ async def run_async(path: str, ks: tuple[int, ...], redis_url: str | None, worke
     conversations = load_locomo(path)
     server = None
     if redis_url is None:
-        from gateway.redis_server import EmbeddedRedis
+        from gateway.runtime.redis_server import EmbeddedRedis
 
         server = EmbeddedRedis(Path(tempfile.mkdtemp(prefix="memgate-locomo-chat-")))
         redis_url = await asyncio.to_thread(server.start)

@@ -131,7 +131,7 @@ async def run(path: str, ks: tuple[int, ...], variants: list[str], redis_url: st
     from gateway.memory.config import EmbeddingConfig, MemoryConfig
     from gateway.memory.embeddings import load_provider
     from gateway.memory.factory import open_memory
-    from gateway.redis_server import EmbeddedRedis
+    from gateway.runtime.redis_server import EmbeddedRedis
 
     conversations = load_locomo(path)
     server = None

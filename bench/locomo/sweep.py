@@ -137,7 +137,7 @@ async def ask(client: httpx.AsyncClient, conversation: Any, ks: tuple[int, ...],
 
 async def run_async(path: str, ks: tuple[int, ...], names: list[str], embedder: str) -> list[dict[str, Any]]:
     from gateway.app import create_app
-    from gateway.redis_server import EmbeddedRedis
+    from gateway.runtime.redis_server import EmbeddedRedis
     from plugins import builtin_plugins
 
     conversations = load_locomo(path)

@@ -26,7 +26,6 @@ from typing import Any
 
 import numpy as np
 
-from gateway.errors import NotFound
 from gateway.memorization.plan import Plan
 from gateway.memory.embeddings.base import embed_texts, memory_vector
 from gateway.memory.records import (
@@ -38,6 +37,7 @@ from gateway.memory.records import (
     build_record,
     embedded_views,
 )
+from gateway.runtime.errors import NotFound
 
 MAX_CHAIN = 8
 #: Most ``metadata.merged`` entries (and merged-in ``source_messages``) one record keeps;
@@ -85,7 +85,7 @@ async def apply_plan(store: Any, tenant: Tenant, plan: Plan, now: datetime | Non
     """Write ``plan``; returns the ids of the records written (for undo on forget).
 
     Raises:
-        gateway.errors.MemoryUnavailable and other store errors: the worker retries the job.
+        gateway.runtime.errors.MemoryUnavailable and other store errors: the worker retries the job.
     """
     records, written = await _records_of(store, tenant, plan, now or datetime.now(UTC))
     if records:
@@ -106,7 +106,7 @@ async def apply_plans(
     ids written, per plan.
 
     Raises:
-        gateway.errors.MemoryUnavailable and other store errors: the worker retries the jobs.
+        gateway.runtime.errors.MemoryUnavailable and other store errors: the worker retries the jobs.
     """
     now = now or datetime.now(UTC)
     collected = [await _records_of(store, tenant, plan, now) for tenant, plan in plans]

@@ -22,7 +22,7 @@ from gateway.memorization.dedupe import hashed_turns
 from gateway.memorization.jobs import JobHeader, Turn
 from gateway.proxy.assembly import AssembledReply
 from gateway.proxy.wire import ChatRequest, message_text
-from gateway.text import truncate_text
+from gateway.runtime.text import truncate_text
 
 CONVERSATION_HEADER = "x-memgate-conversation-id"
 MEMORIZE_HEADER = "x-memgate-memorize"
@@ -83,7 +83,7 @@ def source_of(message: dict[str, Any]) -> dict[str, str]:
 
 
 def group_conversation_id(request: ChatRequest, headers: dict[str, str]) -> str:
-    """The conversation id of a group key's request (:mod:`gateway.speakers`): the header
+    """The conversation id of a group key's request (:mod:`gateway.speakers.group`): the header
     or ``metadata.conversation_id`` as for every key, else the body ``user`` (the group:
     a group key's ``user`` is not an identity), else the prefix hash of
     :func:`conversation_id`. A group bot sends a window of recent messages that slides,

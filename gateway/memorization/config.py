@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from gateway.model_client import ModelConfig
+from gateway.proxy.model_client import ModelConfig
 
 
 class _Frozen(BaseModel):

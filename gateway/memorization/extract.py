@@ -23,7 +23,6 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from gateway.errors import NotFound
 from gateway.memorization.config import MemorizeConfig
 from gateway.memorization.facts import already_known, reconcile_ops, render_candidates, to_new_memory, usable_facts
 from gateway.memorization.jobs import Job
@@ -31,6 +30,7 @@ from gateway.memorization.plan import Op, Plan, gist_id_for
 from gateway.memorization.prompts import DECIDE, EXTRACT, GIST_RULE, RECONCILE, language_of, render_conversation
 from gateway.memorization.schemas import Decision, Extraction, Reconciliation
 from gateway.memory.records import MemoryRecord, MemoryType, NewMemory, Scope, Source, Tenant
+from gateway.runtime.errors import NotFound
 
 SYSTEM = {"en": "You are a careful memory manager. Answer with JSON only.",
           "zh": "你是一个严谨的记忆管理器。只用 JSON 回答。"}

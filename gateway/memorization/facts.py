@@ -5,7 +5,7 @@
   friendship, so it is stored as an *event* memory with ``metadata.speaker="assistant"``
   and never as the user's profile. Preference slots (seed 000 P3): ``type=preference``
   with ``metadata {"slot", "value"}`` for personalization. ``occurred_at`` comes from
-  :func:`gateway.memorization.dates.resolve_occurred` (message time if unknown).
+  :func:`gateway.memory.dates.resolve_occurred` (message time if unknown).
 - :func:`usable_facts` (issue 9, item 14): placeholder or empty facts (``"..."``, ``"N/A"``,
   the prompt's own example) are dropped, identical facts (:func:`normalized` text) kept
   once, at most ``max_facts`` kept; :func:`already_known` tells a fact whose text an
@@ -23,10 +23,10 @@ import re
 from collections.abc import Sequence
 from datetime import datetime
 
-from gateway.memorization.dates import resolve_occurred
 from gateway.memorization.jobs import Job
 from gateway.memorization.plan import Op, memory_id_for
 from gateway.memorization.schemas import ExtractedFact, ReconcileDecision
+from gateway.memory.dates import resolve_occurred
 from gateway.memory.records import MemoryRecord, MemoryType, NewMemory, Scope, Source
 
 PREFERENCE_SLOTS = ("technical_depth", "language", "response_length", "code_style")

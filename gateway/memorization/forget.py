@@ -1,7 +1,7 @@
 """Forgetting a user wins over late jobs (issue 5, item 6).
 
 :func:`forget_queue_state` (the ``memorize`` plugin's forget hook, run by
-:func:`gateway.forget.forget_user` before the store erases the memories) INCRements the
+:func:`gateway.chain.forget.forget_user` before the store erases the memories) INCRements the
 user's forget epoch, then deletes the user's memorization keys (seen hashes,
 conversations, plans, done markers; never the epoch). Jobs
 carry the epoch read at enqueue; a worker drops a job whose epoch is old and re-checks

@@ -31,11 +31,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from gateway.errors import InvalidRequest
 from gateway.memorization.capture import CONTEXT_AFTER_CHARS, CONTEXT_CHARS
 from gateway.memorization.dedupe import hashed_turns
 from gateway.memorization.jobs import Job, Turn
 from gateway.memory.records import JsonDateTime, Metadata
+from gateway.runtime.errors import InvalidRequest
 
 __all__ = ["MAX_CHUNK_MESSAGES", "MAX_SOURCE_METADATA_BYTES", "ConversationMessage", "IngestResult",
            "NewConversation", "conversation_job"]

@@ -58,7 +58,7 @@ class JobHeader(_Frozen):
     enqueued_at: AwareDatetime = Field(description="When the job was enqueued (UTC).")
     client_metadata: dict[str, str] = Field(default_factory=dict, description="The request's `metadata` strings.")
     inference: bool = Field(
-        True, description="The user's `inference` memory setting at enqueue (gateway.settings): false, "
+        True, description="The user's `inference` memory setting at enqueue (gateway.settings.memory_settings): false, "
         "this conversation never triggers an inference job.",
     )
 

@@ -210,7 +210,7 @@ async def merge_near_duplicates(store: Any, tenant: Tenant, plan: Plan, events: 
     read batch at once instead (:func:`searches_of`, :func:`decide`).
 
     Raises:
-        gateway.errors.MemoryUnavailable: the store is down (the worker retries the job).
+        gateway.runtime.errors.MemoryUnavailable: the store is down (the worker retries the job).
     """
     hits = {index: await search(store, tenant, text, options) for index, text, options in searches_of(plan, events)}
     return decide(plan, hits)

@@ -8,7 +8,7 @@ slots (seed 000 P3). Placeholders use ``str.format`` names.
 
 from __future__ import annotations
 
-from gateway.text import cjk_share_language
+from gateway.runtime.text import cjk_share_language
 
 DECIDE = {
     "en": (
@@ -134,8 +134,8 @@ INFER = {
 
 def language_of(texts: list[str]) -> str:
     """``"zh"`` when at least 20% of the letters are CJK, else ``"en"``; looks at the first
-    :data:`gateway.text.LANGUAGE_PREFIX_CHARS` characters of each text
-    (:func:`gateway.text.cjk_share_language`, linear and bounded).
+    :data:`gateway.runtime.text.LANGUAGE_PREFIX_CHARS` characters of each text
+    (:func:`gateway.runtime.text.cjk_share_language`, linear and bounded).
 
     >>> language_of(["我昨天去了北京"]), language_of(["I went to Beijing"])
     ('zh', 'en')

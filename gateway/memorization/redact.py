@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from gateway.memorization.config import RedactionConfig
-from gateway.text import truncate_text
+from gateway.runtime.text import truncate_text
 
 API_KEY_RE = re.compile(
     r"\b(?:sk-(?:proj-|ant-)?[A-Za-z0-9_\-]{16,}"
@@ -94,7 +94,7 @@ class Redactor:
     """Applies the configured detectors in order; build once with :meth:`from_config`.
 
     ``max_chars``: texts are first cut to this many characters
-    (:func:`gateway.text.truncate_text`, no half word kept at the cut), so the work per
+    (:func:`gateway.runtime.text.truncate_text`, no half word kept at the cut), so the work per
     text is bounded and nothing past the cut is ever stored or sent unscanned. None: no
     cut (only for callers that bound their texts themselves)."""
 

@@ -1,6 +1,6 @@
 """Running workers: inside ``memgate serve`` (the ``memorize`` plugin's lifecycle, through
 :class:`gateway.memorization.service.Memorization`) or in a ``memgate worker`` process
-(:mod:`gateway.memorization.cli`).
+(:mod:`gateway.cli.worker`).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ async def run_workers(
     await queue.ensure_group()
     owned = None
     if model is None and config.mode == "extract":
-        from gateway.model_client import ModelClient
+        from gateway.proxy.model_client import ModelClient
 
         model = owned = ModelClient(config.model, upstreams)
     processor = JobProcessor(config, store, queue, model, telemetry=telemetry)

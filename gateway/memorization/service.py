@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from gateway.errors import MemoryModelFailed, MemoryUnavailable, PermissionDenied, UpstreamError
 from gateway.memorization.capture import capture_exchange, group_conversation_id, memorize_disabled
 from gateway.memorization.config import MemorizeConfig
 from gateway.memorization.forget import forget_queue_state
@@ -36,8 +35,9 @@ from gateway.memorization.processor import JobProcessor
 from gateway.memorization.queue import ClaimedNotQueued
 from gateway.memorization.runtime import queue_for, run_workers
 from gateway.memory.redis_errors import UNAVAILABLE_ERRORS
-from gateway.model_client import ModelClient, ModelOutputError
-from gateway.speakers import attribute, speaker_user_id
+from gateway.proxy.model_client import ModelClient, ModelOutputError
+from gateway.runtime.errors import MemoryModelFailed, MemoryUnavailable, PermissionDenied, UpstreamError
+from gateway.speakers.group import attribute, speaker_user_id
 
 __all__ = ["Memorization", "MemorizeConfig"]
 
@@ -109,15 +109,15 @@ class Memorization:
         return len(self._buffer)
 
     async def enqueue(self, call: Any, reply: Any, now: datetime) -> str | None:
-        """``call``: the :class:`gateway.sdk.CallContext`; ``reply``: its
-        :class:`~gateway.sdk.AssembledReply` (typed loosely: the SDK imports this module).
+        """``call``: the :class:`gateway.chain.sdk.CallContext`; ``reply``: its
+        :class:`~gateway.chain.sdk.AssembledReply` (typed loosely: the SDK imports this module).
 
         Returns the stream entry id of the job, None when there was nothing new (or it was
         disabled by header, or the body did not parse), or ``"buffered"`` when Redis could
         not take it now (see module docstring). Two Redis round trips (claim, then XADD to the
         user's queue shard; one when no turn is new).
 
-        A group key's call (``principal.namespace`` set, :mod:`gateway.speakers`) makes one
+        A group key's call (``principal.namespace`` set, :mod:`gateway.speakers.group`) makes one
         job per speaker with turns in the candidate window, each holding only the turns
         attributed to that speaker (the reply goes with the speaker answered), enqueued
         one after the other (two round trips each); returns the last entry id.

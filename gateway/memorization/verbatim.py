@@ -1,7 +1,7 @@
 """``verbatim`` mode: no model; each new turn (of ``verbatim_roles``, default the user's)
 is stored as it was said, with keywords (:func:`gateway.memorization.keywords.keywords_of`)
 and ``occurred_at`` = message time, or the day a relative expression in it names ("I went
-there yesterday", "我上周五去了北京": :func:`gateway.memorization.dates.relative_in`, kept in
+there yesterday", "我上周五去了北京": :func:`gateway.memory.dates.relative_in`, kept in
 ``metadata.occurred_expression``): an episodic *event* memory of the (user, friend) pair,
 or, for a user turn stating a preference or fact about the user, a *profile* memory
 (``verbatim_profile``); small talk is skipped (``verbatim_skip_small_talk``;
@@ -16,13 +16,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from gateway.memorization.dates import relative_in
 from gateway.memorization.disclosure import Formed, analyse
 from gateway.memorization.facts import base_metadata
 from gateway.memorization.jobs import Job, Turn
 from gateway.memorization.keywords import keywords_of
 from gateway.memorization.plan import Op, Plan, memory_id_for
 from gateway.memorization.salience import confirmed_type, is_affirmation, is_small_talk, profile_type, proposition
+from gateway.memory.dates import relative_in
 from gateway.memory.records import MemoryType, NewMemory, Scope, Source
 
 #: How a turn becomes a memory (``memorize.verbatim_formation``): ``disclosure``, the

@@ -49,14 +49,14 @@ from gateway.memorization.jobs import Job, job_from_fields, retried
 from gateway.memorization.observe import job_span
 from gateway.memorization.processor import JobProcessor
 from gateway.memorization.queue import JobQueue, entry_ms, parse_ref
-from gateway.model_client import ModelOutputError
+from gateway.proxy.model_client import ModelOutputError
 
 log = logging.getLogger("memgate.memorize")
 
 
 def is_permanent(exc: BaseException) -> bool:
     """A failure a retry would repeat: the memory model's answer is invalid even after
-    :class:`~gateway.model_client.ModelClient`'s repair attempt (temperature 0 answers the
+    :class:`~gateway.proxy.model_client.ModelClient`'s repair attempt (temperature 0 answers the
     same way again), or the job's own data fails validation."""
     return isinstance(exc, (ModelOutputError, ValidationError, UnicodeError))
 

@@ -33,7 +33,7 @@ from gateway.memory.redis_errors import redis_boundary
 from gateway.memory.repository import RecordRepository
 from gateway.memory.tenant_store import TenantMemoryStore
 from gateway.memory.vectorset import VectorSetBackend
-from gateway.redis_server import EmbeddedRedis
+from gateway.runtime.redis_server import EmbeddedRedis
 
 __all__ = ['BackendUnavailable', 'LazyEmbedder', 'choose_backend', 'cluster_client', 'embedded_redis', 'has_query_engine', 'has_vector_sets', 'is_cluster', 'make_backend', 'open_memory', 'open_redis', 'open_store', 'redis_client']
 
@@ -280,7 +280,7 @@ async def open_store(
         BackendUnavailable: see :func:`choose_backend`.
         gateway.memory.meta.StoreMismatch: the store was built with another model, size
             or backend; the message names ``memgate memories reembed``.
-        gateway.errors.MemoryUnavailable: Redis is unreachable.
+        gateway.runtime.errors.MemoryUnavailable: Redis is unreachable.
     """
     async with AsyncExitStack() as stack:
         keys = KeySpace(config.key_prefix)

@@ -13,8 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
-from gateway.errors import UnprocessableInput
 from gateway.memory.records import MemoryRecord, MemoryType, Scope
+from gateway.runtime.errors import UnprocessableInput
 
 __all__ = ['SearchFilter', 'vector_attributes', 'vectorset_filter']
 

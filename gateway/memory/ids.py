@@ -10,7 +10,7 @@ import re
 import secrets
 import time
 
-from gateway.errors import InvalidRequest
+from gateway.runtime.errors import InvalidRequest
 
 __all__ = ['MEMORY_ID_PATTERN', 'check_memory_id', 'new_memory_id']
 

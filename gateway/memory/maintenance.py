@@ -12,13 +12,13 @@ from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 import numpy as np
 from pydantic import ValidationError
 
-from gateway.errors import UnprocessableInput
 from gateway.memory.config import MemoryConfig
 from gateway.memory.embeddings.base import Embedder, embed_memories
 from gateway.memory.meta import StoreSettings, record_settings
 from gateway.memory.records import MemoryRecord, Scope, check_tenant_id
 from gateway.memory.repository import RecordRepository
 from gateway.memory.validation import check_text
+from gateway.runtime.errors import UnprocessableInput
 
 __all__ = ['export_user', 'forget_user', 'import_embedded', 'import_records', 'record_to_jsonl', 'records_from_jsonl', 'reembed']
 

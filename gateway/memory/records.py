@@ -18,9 +18,9 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, model_validator
 
-from gateway.errors import InvalidRequest
-from gateway.json_input import value_depth
 from gateway.memory.ids import MEMORY_ID_PATTERN
+from gateway.runtime.errors import InvalidRequest
+from gateway.runtime.json_input import value_depth
 
 __all__ = ['MAX_BASED_ON', 'MAX_KEYWORDS', 'MAX_KEYWORD_CHARS', 'MAX_METADATA_BYTES', 'MAX_METADATA_DEPTH', 'MAX_TENANT_ID_CHARS', 'NON_BLANK', 'NON_BLANK_SCHEMA', 'STORED', 'JsonBoolean', 'JsonDateTime', 'JsonInteger', 'JsonNumber', 'KeywordList', 'MemoryPage', 'MemoryPatch', 'MemoryRecord', 'MemoryType', 'Metadata', 'NewMemory', 'Scope', 'ScoredMemory', 'Source', 'Tenant', 'UnitNumber', 'build_record', 'check_metadata', 'check_tenant_id', 'embedded_views', 'indexed_text', 'profile_topic', 'tenant_id_problem', 'visible_to']
 

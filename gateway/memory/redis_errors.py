@@ -1,4 +1,4 @@
-"""redis-py errors -> :class:`~gateway.errors.MemoryUnavailable`, once, at the store
+"""redis-py errors -> :class:`~gateway.runtime.errors.MemoryUnavailable`, once, at the store
 boundary (architecture.md, "errors translated once at the boundary").
 
 redis-py drops a broken connection and opens a new one on the next command, so once
@@ -12,7 +12,7 @@ from contextlib import contextmanager
 
 import redis.exceptions
 
-from gateway.errors import MemoryUnavailable
+from gateway.runtime.errors import MemoryUnavailable
 
 __all__ = ['UNAVAILABLE_ERRORS', 'redis_boundary']
 

@@ -11,7 +11,7 @@ function here gives one signal in [0, 1] (or a period) for one record or one que
   labels of :data:`EMOTIONS`), or a record's own ``emotion`` mapped onto them.
 - :func:`query_period`: the time span a question names, relative to the request time
   ("last summer", "in May 2023", "two weeks ago", 上周, 去年, 五月), reusing the relative
-  expressions of :mod:`gateway.memorization.dates`.
+  expressions of :mod:`gateway.memory.dates`.
 - :func:`is_when_question`: "when did ...", "what date", 什么时候, 哪天.
 - :func:`speaker_of`: who said a memory (seed 004's user continuity / mention relation:
   a question naming a person prefers what that person said).
@@ -25,7 +25,7 @@ import calendar
 import re
 from datetime import UTC, datetime, timedelta
 
-from gateway.memorization.dates import _RELATIVE_RE, _shift_months, resolve_occurred
+from gateway.memory.dates import _RELATIVE_RE, _shift_months, resolve_occurred
 from gateway.memory.records import MemoryRecord
 
 __all__ = ['EMOTIONS', 'carries_date', 'emotion_of', 'is_when_question', 'query_period', 'recency', 'record_emotion', 'speaker_of']
@@ -152,7 +152,7 @@ def query_period(text: str, now: datetime, max_chars: int = 2000) -> tuple[datet
     names none. The first of, in order: an ISO date; a month with a year or day ("May
     2023", "May 7, 2023", "2023年5月", "五月"; a bare month is its latest occurrence up to
     ``now``); a season ("last summer": the three months from June of last year, 去年夏天);
-    a relative expression of :mod:`gateway.memorization.dates` ("two weeks ago": that
+    a relative expression of :mod:`gateway.memory.dates` ("two weeks ago": that
     week, "yesterday", 上周, 去年, 上个月); a year ("in 2022", 2022年).
 
     >>> now = datetime(2024, 8, 20, tzinfo=UTC)

@@ -6,7 +6,7 @@ memories are visible to every friend of their user, event memories only to their
 (user, friend) pair. The admin operations (``forget_user``, ``export_user``,
 ``import_records``, ``reembed``) name users explicitly and are for trusted callers only.
 
-Errors (gateway.errors): malformed id -> InvalidRequest (400); not visible -> NotFound
+Errors (gateway.runtime.errors): malformed id -> InvalidRequest (400); not visible -> NotFound
 (404); text over ``memory.max_text_chars`` -> PayloadTooLarge (413); unknown scope/type,
 wrong vector size, event without friend -> UnprocessableInput (422); Redis or the
 embedding model unreachable -> MemoryUnavailable (503). The store recovers by itself

@@ -38,7 +38,6 @@ import numpy as np
 from pydantic import ValidationError
 
 import gateway.memory.maintenance as maintenance
-from gateway.errors import NotFound, UnprocessableInput
 from gateway.memory.calibration import calibration_for
 from gateway.memory.config import MemoryConfig
 from gateway.memory.embeddings.base import Embedder, embed_memories, embed_query
@@ -60,6 +59,7 @@ from gateway.memory.redis_errors import redis_boundary
 from gateway.memory.repository import RecordRepository
 from gateway.memory.tokenize import _CJK_RE, tokenize
 from gateway.memory.validation import check_new_memory, check_range, check_text, check_vector
+from gateway.runtime.errors import NotFound, UnprocessableInput
 
 __all__ = ['MAX_PAGE', 'MAX_TEXT_KEYWORDS', 'MIN_CANDIDATES', 'WARM_TEXT', 'TenantMemoryStore', 'recomputed_keywords', 'select_hits']
 
@@ -144,7 +144,7 @@ class TenantMemoryStore:
     @property
     def embedder(self) -> Embedder:
         """The store's embedder (Redis vector cache in front of the model), shared with
-        plugins through :meth:`gateway.sdk.Services.embed`."""
+        plugins through :meth:`gateway.chain.sdk.Services.embed`."""
         return self._embedder
 
     async def add(self, tenant, memories):
@@ -217,7 +217,7 @@ class TenantMemoryStore:
         time). The embedder runs off the event loop (each provider's own threads).
 
         Raises:
-            gateway.errors.MemoryUnavailable: the model or Redis failed.
+            gateway.runtime.errors.MemoryUnavailable: the model or Redis failed.
         """
         model = getattr(self._embedder, "inner", self._embedder)  # the CachedEmbedder's model
         await model.embed_many([WARM_TEXT])

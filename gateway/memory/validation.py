@@ -1,4 +1,4 @@
-"""Input checks at the store boundary, sans-IO; each raises an error of gateway.errors."""
+"""Input checks at the store boundary, sans-IO; each raises an error of gateway.runtime.errors."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from gateway.errors import PayloadTooLarge, UnprocessableInput
 from gateway.memory.records import NewMemory, Scope, Tenant
+from gateway.runtime.errors import PayloadTooLarge, UnprocessableInput
 
 __all__ = ['check_new_memory', 'check_range', 'check_text', 'check_vector']
 

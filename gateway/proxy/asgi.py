@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
-from gateway.errors import MemgateError, PayloadTooLarge
+from gateway.runtime.errors import MemgateError, PayloadTooLarge
 
 __all__ = ['JSON_HEADERS', 'ClientGone', 'DisconnectWatcher', 'Receive', 'Scope', 'Send', 'read_body', 'request_headers', 'send_bytes', 'send_error']
 

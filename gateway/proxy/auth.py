@@ -19,11 +19,11 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from urllib.parse import unquote
 
-from gateway.config import ClientConfig
-from gateway.errors import AuthenticationFailed, InvalidRequest
 from gateway.memory.records import check_tenant_id
 from gateway.proxy.keystore import RedisKeyStore, key_digest
 from gateway.proxy.principal import Principal
+from gateway.runtime.config import ClientConfig
+from gateway.runtime.errors import AuthenticationFailed, InvalidRequest
 
 __all__ = ['FRIEND_HEADER', 'FRIEND_HEADER_NAME', 'USER_HEADER', 'USER_HEADER_NAME', 'Authenticator', 'header_id', 'principal_from_client', 'resolve_end_user']
 
@@ -152,7 +152,7 @@ def resolve_end_user(
     validated even when empty, so an empty id is an error, never the service key's own
     tenant. Header ids are decoded by :func:`header_id`; body ids are used as
     sent. An ordinary key's ids never change and these fields are not checked for it.
-    For a group key (:mod:`gateway.speakers`) the body ``user`` is the group, not an
+    For a group key (:mod:`gateway.speakers.group`) the body ``user`` is the group, not an
     identity: only the header names the namespace.
 
     Raises:

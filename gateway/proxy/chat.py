@@ -4,7 +4,7 @@ The path of one request (docs/architecture.md):
 
 1. read the body (``server.max_body_bytes``), resolve the bearer key to a principal
    (service keys may name the end user; a group key acts as the speaker of the last user
-   message, :mod:`gateway.speakers`), check the model is allowed;
+   message, :mod:`gateway.speakers.group`), check the model is allowed;
 2. request phase: the principal's plugin chain rewrites a :class:`ChatRequest` under
    the chain's budgets; the messages' ``memgate`` extension field is then removed
    (:func:`~gateway.proxy.wire.without_extension`, on every key, plugins or not); an
@@ -35,7 +35,6 @@ from typing import Any
 
 from opentelemetry.trace import SpanKind
 
-from gateway.errors import MemgateError
 from gateway.proxy.asgi import Send, send_bytes
 from gateway.proxy.assembly import ReplyAssembler, reply_from_completion
 from gateway.proxy.handler import Incoming
@@ -45,7 +44,8 @@ from gateway.proxy.principal import Principal
 from gateway.proxy.relay import RelayState, error_event, relay_events, relay_passthrough
 from gateway.proxy.upstream import relay_headers
 from gateway.proxy.wire import ChatRequest, without_extension
-from gateway.speakers import resolve_speaker
+from gateway.runtime.errors import MemgateError
+from gateway.speakers.group import resolve_speaker
 
 __all__ = ["ChatCompletions"]
 
@@ -88,7 +88,7 @@ class ChatCompletions(ModelRoute):
                 raise
 
     def route_principal(self, principal: Principal, body: dict[str, Any]) -> Principal:
-        """A group key's call runs as the speaker answered (:func:`gateway.speakers.resolve_speaker`)."""
+        """A group key's call runs as the speaker answered (:func:`gateway.speakers.group.resolve_speaker`)."""
         return resolve_speaker(principal, body)
 
     async def _prepare(

@@ -5,7 +5,7 @@ Layout (``<p>`` is the key prefix, ``mg`` by default):
 
 - ``<p>:keys:h:<sha256>`` hash: ``key_id``, ``user_id``, ``friend_id``, ``admin``,
   ``service``, ``group`` (absent on keys minted before it: 0), ``allowed_models`` (JSON list), ``plugins`` (JSON),
-  ``settings`` (JSON: the key's memory settings overrides, :mod:`gateway.settings`; absent in older records),
+  ``settings`` (JSON: the key's memory settings overrides, :mod:`gateway.settings.memory_settings`; absent in older records),
   ``created_at``, ``revoked_at`` (empty while valid). A revoked key's record stays for audit.
 - ``<p>:keys:ids`` hash: ``key_id`` -> sha256, for ``list`` and ``revoke`` by id.
 
@@ -24,11 +24,11 @@ from typing import Any
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
-from gateway.config import PluginOverride
-from gateway.errors import InvalidRequest, KeyStoreUnavailable, NotFound, PermissionDenied
 from gateway.memory.records import check_tenant_id
 from gateway.proxy.principal import Principal
-from gateway.settings import check_overrides
+from gateway.runtime.config import PluginOverride
+from gateway.runtime.errors import InvalidRequest, KeyStoreUnavailable, NotFound, PermissionDenied
+from gateway.settings.memory_settings import check_overrides
 
 __all__ = ['RedisKeyStore', 'StoredKey', 'key_digest']
 
@@ -96,7 +96,7 @@ class RedisKeyStore:
     ) -> tuple[str, StoredKey]:
         """Mint a key. Returns ``(key, record)``; the key is shown once and not stored.
 
-        ``settings``: the key's memory settings overrides (:mod:`gateway.settings`);
+        ``settings``: the key's memory settings overrides (:mod:`gateway.settings.memory_settings`);
         ``locked``: the operator's locked names (``settings.locked``), refused here.
 
         Raises:

@@ -2,12 +2,12 @@
 ``POST /v1/responses`` (:mod:`.responses`).
 
 One accepted call, in order (:meth:`ModelRoute.accept`): the bearer key resolves to a
-principal, the body parses as a JSON object (:mod:`gateway.json_input`: 400 naming the
+principal, the body parses as a JSON object (:mod:`gateway.runtime.json_input`: 400 naming the
 field), ``model`` is a non-empty string (400, ``param: model``) the key may use (403
 ``model_not_allowed``), a service key may name the end user (body ``user`` or the
 ``X-Memgate-*`` headers), then the principal's plugin chain and the upstream routed by
 model are chosen. :meth:`ModelRoute.call_context` builds the
-:class:`~gateway.sdk.CallContext` plugins see. Replies carry :meth:`ModelRoute.meta_headers`
+:class:`~gateway.chain.sdk.CallContext` plugins see. Replies carry :meth:`ModelRoute.meta_headers`
 (``x-memgate-overhead-ms``, ``x-memgate-degraded``); an upstream failure before the first
 byte is an error response, after it one error event (:meth:`ModelRoute.fail`).
 """
@@ -20,10 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from gateway.chain import ChainFactory, PluginChain
-from gateway.config import GatewayConfig
-from gateway.errors import InvalidRequest, MemgateError, PermissionDenied
-from gateway.json_input import json_type, parse_json_object
+from gateway.chain.chain import ChainFactory, PluginChain
+from gateway.chain.sdk import CallContext
 from gateway.proxy.asgi import Send, send_error
 from gateway.proxy.auth import Authenticator, resolve_end_user
 from gateway.proxy.handler import ProxyRoute
@@ -31,9 +29,11 @@ from gateway.proxy.principal import Principal
 from gateway.proxy.relay import RelayState
 from gateway.proxy.upstream import Upstream, UpstreamCaller, UpstreamPool, forward_headers
 from gateway.proxy.wire import ChatRequest
-from gateway.sdk import CallContext
-from gateway.settings import SettingsService
-from gateway.telemetry import Telemetry
+from gateway.runtime.config import GatewayConfig
+from gateway.runtime.errors import InvalidRequest, MemgateError, PermissionDenied
+from gateway.runtime.json_input import json_type, parse_json_object
+from gateway.runtime.telemetry import Telemetry
+from gateway.settings.memory_settings import SettingsService
 
 __all__ = ["SSE_HEADERS", "Accepted", "ModelRoute", "Prepared", "traceparent_of_span"]
 
@@ -130,7 +130,7 @@ class ModelRoute(ProxyRoute):
 
     async def load_settings(self, call: CallContext, chain: PluginChain) -> None:
         """The caller's effective memory settings into ``call.settings``
-        (:mod:`gateway.settings`): one cached Redis read when the chain has plugins; a
+        (:mod:`gateway.settings.memory_settings`): one cached Redis read when the chain has plugins; a
         failed or slow read falls back to the defaults and is named
         ``settings:<problem>`` in ``x-memgate-degraded``."""
         if not chain.plugins:

@@ -19,11 +19,11 @@ from __future__ import annotations
 import json
 from urllib.parse import quote, unquote
 
-from gateway.errors import InvalidRequest, NotFound, PermissionDenied
-from gateway.json_input import parse_json_object
 from gateway.proxy.asgi import Send, send_bytes
 from gateway.proxy.handler import Incoming, ProxyRoute
 from gateway.proxy.upstream import forward_headers, relay_headers
+from gateway.runtime.errors import InvalidRequest, NotFound, PermissionDenied
+from gateway.runtime.json_input import parse_json_object
 
 __all__ = ["Embeddings", "Models"]
 

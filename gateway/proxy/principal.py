@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from gateway.config import PluginOverride
+from gateway.runtime.config import PluginOverride
 
 __all__ = ['Principal']
 
@@ -26,10 +26,10 @@ class Principal:
         allowed_models: model-name globs (fnmatch) the key may call.
         plugins: per-key plugin overrides by plugin name.
         group: a group key (a service key for group chats): each request acts as the
-            speaker of its last user message (:mod:`gateway.speakers`).
+            speaker of its last user message (:mod:`gateway.speakers.group`).
         namespace: set on a group key's principal once it acts as a speaker: the
             namespace (the key's user) its speakers live in; None otherwise.
-        settings: per-key memory settings overrides (:mod:`gateway.settings`; between
+        settings: per-key memory settings overrides (:mod:`gateway.settings.memory_settings`; between
             ``settings.defaults`` and the user's stored values).
     """
 

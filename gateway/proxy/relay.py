@@ -20,14 +20,14 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
-from gateway.chain import PluginChain
-from gateway.errors import MemgateError
+from gateway.chain.chain import PluginChain
+from gateway.chain.sdk import CallContext
 from gateway.proxy.asgi import Send
 from gateway.proxy.assembly import ReplyAssembler
 from gateway.proxy.sse import SSEDecoder
 from gateway.proxy.upstream import UpstreamResponse
 from gateway.proxy.wire import Chunk
-from gateway.sdk import CallContext
+from gateway.runtime.errors import MemgateError
 
 __all__ = ['RelayState', 'error_event', 'relay_events', 'relay_passthrough']
 

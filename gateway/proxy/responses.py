@@ -59,9 +59,8 @@ from urllib.parse import quote, unquote
 
 from opentelemetry.trace import SpanKind
 
-from gateway.chain import ChainFactory
-from gateway.config import GatewayConfig
-from gateway.errors import InvalidRequest, MemgateError, MemoryUnavailable, MethodNotAllowed, NotFound
+from gateway.chain.chain import ChainFactory
+from gateway.chain.sdk import CallContext
 from gateway.proxy.asgi import Send, send_bytes
 from gateway.proxy.auth import Authenticator, resolve_end_user
 from gateway.proxy.handler import Incoming
@@ -91,9 +90,10 @@ from gateway.proxy.responses_wire import (
 from gateway.proxy.sse import SSEDecoder
 from gateway.proxy.upstream import UpstreamPool, UpstreamResponse, forward_headers, relay_headers
 from gateway.proxy.wire import without_extension
-from gateway.sdk import CallContext
-from gateway.settings import SettingsService
-from gateway.telemetry import Telemetry
+from gateway.runtime.config import GatewayConfig
+from gateway.runtime.errors import InvalidRequest, MemgateError, MemoryUnavailable, MethodNotAllowed, NotFound
+from gateway.runtime.telemetry import Telemetry
+from gateway.settings.memory_settings import SettingsService
 
 __all__ = ["Responses", "responses_error_event"]
 
@@ -284,7 +284,7 @@ class Responses(ModelRoute):
                 raise
 
     def route_principal(self, principal: Principal, body: dict[str, Any]) -> Principal:
-        """Group keys (memory per speaker, :mod:`gateway.speakers`) are chat-completions
+        """Group keys (memory per speaker, :mod:`gateway.speakers.group`) are chat-completions
         only: a Responses request has no per-message speaker ``name`` to attribute.
 
         Raises:

@@ -1,7 +1,7 @@
 """The gateway's own tool loop (``memory_search``) in the Responses form, invisible to the
 client, stream or not.
 
-When a plugin offered a tool of its own (:class:`~gateway.sdk.ToolRunner`), each reply is
+When a plugin offered a tool of its own (:class:`~gateway.chain.sdk.ToolRunner`), each reply is
 a *round*. A round is **hidden** when its output calls only the gateway's tools: no
 ``message`` item and no call the client must answer (:data:`CLIENT_CALL_TYPES`), the
 plugin has rounds left and the response ``completed``. The gateway then runs the calls
@@ -38,12 +38,12 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gateway.chain import LoadedPlugin, PluginChain
-from gateway.errors import UpstreamError
+from gateway.chain.chain import LoadedPlugin, PluginChain
+from gateway.chain.sdk import CallContext, ToolRunner
 from gateway.proxy.responses_wire import CLIENT_CALL_TYPES, dumps, input_items, output_of
 from gateway.proxy.sse import SSEDecoder, SSEEvent
-from gateway.sdk import CallContext, ToolRunner
-from gateway.telemetry import Telemetry
+from gateway.runtime.errors import UpstreamError
+from gateway.runtime.telemetry import Telemetry
 
 __all__ = ["Emitter", "ToolLoop"]
 

@@ -60,7 +60,7 @@ Two more ways to reach a stored response's content by id, with the same rule:
   checked), so they are not looked up.
 
 Forgetting a user (:meth:`ResponseOwners.forget_user`, run with the plugins' forget hooks
-by :func:`gateway.forget.forget_user`): every record written for a user (any friend) is
+by :func:`gateway.chain.forget.forget_user`): every record written for a user (any friend) is
 also listed in the user's index ``<p>:responses:user:<escaped user id>``, a sorted set of
 record keys scored by the epoch millisecond each expires at, written **before** the
 record (so a record that exists is always listed; expired entries are trimmed on each
@@ -80,10 +80,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from redis.exceptions import RedisError
 
-from gateway.errors import MemoryUnavailable, NotFound
 from gateway.memory.keys import escape_key_part
 from gateway.memory.scripts import Script, execute
 from gateway.proxy.principal import Principal
+from gateway.runtime.errors import MemoryUnavailable, NotFound
 
 if TYPE_CHECKING:
     import redis.asyncio as aioredis
@@ -168,7 +168,7 @@ FORGET_BATCH = 500
 
 class ResponseOwners:
     """The records of the module docstring in Redis; also the hook that forgets a user's
-    records (:class:`gateway.sdk.Forgetter`, run by :func:`gateway.forget.forget_user`).
+    records (:class:`gateway.chain.sdk.Forgetter`, run by :func:`gateway.chain.forget.forget_user`).
 
     Args:
         redis: the gateway's Redis client.

@@ -49,11 +49,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from gateway.errors import InvalidRequest
-from gateway.injection import Injection, _appended
-from gateway.json_input import json_type
+from gateway.chain.injection import Injection, _appended
 from gateway.proxy.assembly import AssembledChoice, AssembledReply
 from gateway.proxy.wire import ChatRequest
+from gateway.runtime.errors import InvalidRequest
+from gateway.runtime.json_input import json_type
 
 __all__ = [
     "CLIENT_CALL_TYPES",

@@ -29,8 +29,8 @@ from typing import Any
 import aiohttp
 from yarl import URL
 
-from gateway.config import UpstreamConfig, UpstreamTarget
-from gateway.errors import UpstreamConnectError, UpstreamError, UpstreamTimeout
+from gateway.runtime.config import UpstreamConfig, UpstreamTarget
+from gateway.runtime.errors import UpstreamConnectError, UpstreamError, UpstreamTimeout
 
 __all__ = ['DROP_RESPONSE', 'Upstream', 'UpstreamCaller', 'UpstreamPool', 'UpstreamResponse', 'forward_headers', 'open_stream', 'relay_headers', 'translate_errors']
 

@@ -79,7 +79,7 @@ from typing import NamedTuple
 import ahocorasick
 import regex
 
-from gateway.sdk import LoreEntry, is_cjk, parse_regex_key
+from gateway.chain.sdk import LoreEntry, is_cjk, parse_regex_key
 from plugins.world_book.emotions import EMOTION_WORDS
 
 __all__ = ["Activated", "Activation", "CompiledBook", "EngineSettings", "activate"]

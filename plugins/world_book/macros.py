@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from gateway.sdk import message_text
+from gateway.chain.sdk import message_text
 
 __all__ = ["MacroContext", "context_for", "names_from_request", "substitute"]
 

@@ -1,7 +1,7 @@
 """``world_book`` (seed 001): SillyTavern-compatible world-book triggers for role memory.
 
 Per request: the caller's books (the role's, ``principal.friend_id``, and the user's own
-for that role; :class:`~gateway.sdk.LorebookRepository`) are compiled once per book
+for that role; :class:`~gateway.chain.sdk.LorebookRepository`) are compiled once per book
 version and cached (``cache_size`` scopes, least recently used evicted; compiling runs
 off the event loop); the engine (:mod:`plugins.world_book.engine`) activates entries
 against the chat's user and assistant messages; activated entries are injected by their
@@ -26,7 +26,7 @@ SillyTavern's budget) caps the summed tokens of the activated contents (SDK
 
 **Semantic triggers** (seed 001 ``triggerType`` semantic; SillyTavern's "vectorized"
 entries): the last ``scan_depth`` messages (their last ``semantic_query_chars``
-characters) are embedded through :meth:`gateway.sdk.Services.embed` and compared with each
+characters) are embedded through :meth:`gateway.chain.sdk.Services.embed` and compared with each
 semantic entry's content; the ``semantic_max_entries`` most similar at or above
 ``semantic_threshold`` activate (engine rule 11). Entry vectors are embedded once per
 compiled book (so once per book version), 64 per call, in a task that outlives a slow
@@ -37,17 +37,17 @@ slower than ``semantic_timeout_ms`` the other triggers still work and
 
 The conversation (timed effects' scope) is the ``x-memgate-conversation-id`` header,
 else the request's ``metadata.conversation_id``, else a hash of the system messages and
-the first user message (:func:`gateway.sdk.conversation_id`, shared with memorization).
+the first user message (:func:`gateway.chain.sdk.conversation_id`, shared with memorization).
 Its sticky / cooldown state is kept in Redis for a week after its last request.
 ``random_seed`` makes probability and group draws reproducible per (conversation, chat
 length); unset, they use the system's randomness.
 
-Untrusted books: regex keys run on RE2 (linear time, :func:`gateway.sdk.parse_regex_key`);
+Untrusted books: regex keys run on RE2 (linear time, :func:`gateway.chain.sdk.parse_regex_key`);
 a request whose regex work (regex keys x scanned characters) is over ``max_scan_work``,
 or whose books hold more than ``max_entries`` entries, goes on without world-book entries
 (``x-memgate-degraded`` ``world_book:scan_budget`` / ``too_large``); an activation of more
 than :data:`INLINE_SCAN_WORK` character-passes runs in a thread (at most
-``scans_per_user`` per user, ``scans_total`` in all: :class:`gateway.sdk.FairShare`) and
+``scans_per_user`` per user, ``scans_total`` in all: :class:`gateway.chain.sdk.FairShare`) and
 fails open past ``scan_timeout_ms`` (``world_book:scan_timeout``). Only that request is
 affected.
 
@@ -74,7 +74,7 @@ import numpy as np
 import tiktoken
 from pydantic import Field
 
-from gateway.sdk import (
+from gateway.chain.sdk import (
     ENTRY_TYPES,
     CallContext,
     ChatRequest,
@@ -219,11 +219,11 @@ class WorldBook:
         self._scans = FairShare(config.scans_per_user, max(config.scans_total, config.scans_per_user))
 
     def warm(self) -> None:
-        """:class:`~gateway.sdk.Warmup`: one token count with the plugin's encoding."""
+        """:class:`~gateway.chain.sdk.Warmup`: one token count with the plugin's encoding."""
         count_tokens(self.encoding, "What did I say about the weekend?")
 
     async def forget_user(self, user_id: str) -> None:
-        """:class:`~gateway.sdk.Forgetter`: compiled books of the user are dropped from the
+        """:class:`~gateway.chain.sdk.Forgetter`: compiled books of the user are dropped from the
         cache (the gateway erases the user's books and timers, :meth:`Gateway.forget_user`)."""
         for scope in [s for s in self._books if s[1] == user_id]:
             del self._books[scope]

@@ -58,7 +58,7 @@ T = {t["id"]: t["user"] for s in USER["sessions"] for t in s["turns"]}
 
 def _system(texts: list[str], personalization: bool = False, language: str = "en") -> str:
     """The injected system text as the chain builds it: personalization, then the memory
-    context, joined by a blank line (gateway.injection.Injection.system_text)."""
+    context, joined by a blank line (gateway.chain.injection.Injection.system_text)."""
     parts = []
     if personalization:
         chosen = {"response_length": Preference("response_length", "concise", "m1", datetime.now(UTC))}

@@ -10,7 +10,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from bench.cli import main as bench_main
-from gateway.cli import main as memgate_main
+from gateway.cli.main import main as memgate_main
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -26,7 +26,7 @@ def test_python_m_bench_lists_every_benchmark():
 
 def test_the_product_cli_has_no_bench_command_and_imports_no_bench_code():
     assert "bench" not in memgate_main.commands
-    done = subprocess.run([sys.executable, "-c", "import sys, gateway.cli, gateway.app; "
+    done = subprocess.run([sys.executable, "-c", "import sys, gateway.cli.main, gateway.app; "
                            "print(sorted(m for m in sys.modules if m == 'bench' or m.startswith(('bench.', 'tests'))))"],
                           cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr

@@ -30,9 +30,14 @@ import pytest
 
 from gateway.memorization.runtime import queue_for, wait_drained
 from gateway.memory.records import Tenant
-from tests.memorization.conftest import REGISTRY, memorize_config, user_stream
-from tests.memorization.conftest import env  # noqa: F401, F811 (a fixture used by name)
+from tests.memorization.conftest import (
+    REGISTRY,
+    env,  # noqa: F401, F811 (a fixture used by name)
+    memorize_config,
+    user_stream,
+)
 from tests.support.gateway import ALICE_KEY
+
 
 def free_port() -> int:
     import socket

@@ -21,7 +21,7 @@ from gateway.memorization.config import MemorizeConfig
 from gateway.memorization.runtime import queue_for, run_workers, wait_drained
 from gateway.memory.config import MemoryConfig
 from gateway.memory.factory import open_store, redis_client
-from gateway.model_client import ModelClient, ModelConfig
+from gateway.proxy.model_client import ModelClient, ModelConfig
 from plugins.memorize import MemorizePlugin
 from tests.memorization.memory_model import MemoryModel
 

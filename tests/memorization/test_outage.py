@@ -15,7 +15,7 @@ import httpx
 import redis
 from openai import OpenAI
 
-from gateway.redis_server import find_redis_server
+from gateway.runtime.redis_server import find_redis_server
 from tests.support.gateway import ADMIN_KEY, ALICE_KEY, GatewayServer, make_config
 
 

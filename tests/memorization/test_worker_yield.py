@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import time
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
 import pytest
 
-from gateway.errors import UnprocessableInput
 from gateway.memorization.jobs import Job, Turn
 from gateway.memorization.observe import register_queue_gauges
 from gateway.memorization.processor import JobProcessor
@@ -19,13 +18,14 @@ from gateway.memorization.queue import entry_ms, parse_ref
 from gateway.memorization.runtime import queue_for, run_workers, wait_drained
 from gateway.memorization.worker import Worker
 from gateway.memory.records import MemoryType, NewMemory, Scope, Tenant, build_record
+from gateway.runtime.errors import UnprocessableInput
 from tests.memorization.conftest import memorize_config
 
 REDIS_MODES = ["single"]
 
 
 def job(user_id: str, text: str) -> Job:
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     turn = Turn(role="user", text=text, hash=uuid.uuid4().hex, at=now, index=0)
     return Job(job_id=uuid.uuid4().hex, user_id=user_id, friend_id="tutor", conversation_id="c1",
                enqueued_at=now, turns=(turn,))
@@ -92,7 +92,7 @@ async def test_the_lag_gauge_is_the_age_of_the_oldest_job_waiting(env):
 async def test_a_batched_write_with_one_bad_record_writes_nothing(env):
     store = await env.store("t" + uuid.uuid4().hex[:12])
     tenant = Tenant("u-" + uuid.uuid4().hex[:8], "tutor")
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
 
     def record(text: str) -> Any:
         memory = NewMemory(scope=Scope.PROFILE, type=MemoryType.SEMANTIC, text=text)

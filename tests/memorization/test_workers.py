@@ -9,19 +9,19 @@ from typing import Any
 
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from gateway.proxy.assembly import reply_from_completion
-from gateway.proxy.wire import ChatRequest
-from gateway.config import TelemetryConfig
-from gateway.forget import forget_user
-from gateway.memorization.service import Memorization
+from gateway.chain.forget import forget_user
+from gateway.chain.sdk import CallContext, Services
 from gateway.memorization.jobs import job_from_fields
 from gateway.memorization.processor import JobProcessor
 from gateway.memorization.runtime import queue_for
+from gateway.memorization.service import Memorization
 from gateway.memorization.worker import Worker
 from gateway.memory.records import Tenant
-from gateway.sdk import CallContext, Services
+from gateway.proxy.assembly import reply_from_completion
 from gateway.proxy.principal import Principal
-from gateway.telemetry import Telemetry
+from gateway.proxy.wire import ChatRequest
+from gateway.runtime.config import TelemetryConfig
+from gateway.runtime.telemetry import Telemetry
 from plugins.memorize import MemorizePlugin
 from tests.memorization.conftest import memorize_config, user_stream
 from tests.memorization.memory_model import fact
@@ -177,7 +177,7 @@ async def test_inference_every_n_conversations_keeps_only_grounded_confident_con
 
 
 async def test_a_user_whose_inference_setting_is_off_triggers_no_inference(env):
-    from gateway.settings import CallSettings, MemorySettings
+    from gateway.settings.memory_settings import CallSettings, MemorySettings
 
     config = memorize_config("extract", inference={"enabled": True, "interval": 1, "min_confidence": 0.6})
     store = await fresh_store(env)

@@ -7,11 +7,11 @@ from datetime import datetime, timedelta, timezone
 import numpy as np
 import pytest
 
-from gateway.errors import InvalidRequest, NotFound, PayloadTooLarge, UnprocessableInput
 from gateway.memory import MemoryPatch, MemoryRecord, NewMemory, Tenant
 from gateway.memory.filters import SearchFilter
 from gateway.memory.keys import visible_partitions
 from gateway.memory.maintenance import record_to_jsonl, records_from_jsonl
+from gateway.runtime.errors import InvalidRequest, NotFound, PayloadTooLarge, UnprocessableInput
 
 ALICE_TUTOR = Tenant("alice", "tutor")
 ALICE_CHEF = Tenant("alice", "chef")

@@ -13,10 +13,10 @@ import httpx
 import numpy as np
 import pytest
 
-from gateway.errors import MemoryUnavailable
 from gateway.memory.config import EmbeddingConfig
 from gateway.memory.embeddings import BatchingEmbedder, EmbeddingOverloaded
 from gateway.memory.embeddings.openai_api import OpenAIEmbedder
+from gateway.runtime.errors import MemoryUnavailable
 
 TEXTS = [
     "I moved to Berlin last spring.", "My sister adopted a grey cat.", "tax law",

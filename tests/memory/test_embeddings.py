@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 import redis.asyncio as aredis
 
-from gateway.errors import MemoryUnavailable
 from gateway.memory.config import EmbeddingConfig
 from gateway.memory.embeddings import CachedEmbedder, load_embedder
 from gateway.memory.embeddings.local import model_path
 from gateway.memory.embeddings.openai_api import OpenAIEmbedder, parse_embeddings, request_body
 from gateway.memory.keys import KeySpace
+from gateway.runtime.errors import MemoryUnavailable
 from tests.memory.conftest import fresh_prefix
 from tests.memory.fakes import CountingEmbedder
 

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 import redis.asyncio as aredis
 
-from gateway.errors import MemoryUnavailable
 from gateway.memory import MemoryConfig, NewMemory, StoreMismatch, Tenant
 from gateway.memory.factory import BackendUnavailable, choose_backend, open_memory
-from gateway.redis_server import EmbeddedRedis
+from gateway.runtime.errors import MemoryUnavailable
+from gateway.runtime.redis_server import EmbeddedRedis
 from tests.memory.conftest import fresh_prefix
 from tests.memory.fakes import HashEmbedder
 

@@ -7,11 +7,11 @@ from datetime import datetime, timezone
 import pytest
 from pydantic import ValidationError
 
-from gateway.errors import InvalidRequest
 from gateway.memory.codec import MEMO_MAX_BYTES, absent_fields, record_from_hash, record_from_reply, record_to_hash
 from gateway.memory.ids import check_memory_id, new_memory_id
 from gateway.memory.keys import KeySpace, Partition, escape_key_part, visible_partitions
 from gateway.memory.records import MAX_METADATA_BYTES, MemoryRecord, NewMemory, Scope, Tenant, build_record, visible_to
+from gateway.runtime.errors import InvalidRequest
 
 NOW = datetime(2025, 3, 1, 12, 0, tzinfo=timezone.utc)
 

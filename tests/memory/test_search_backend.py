@@ -20,7 +20,7 @@ from gateway.memory.filters import SearchFilter
 from gateway.memory.keys import KeySpace, visible_partitions
 from gateway.memory.search import SearchBackend, index_name
 from gateway.memory.tenant_store import TenantMemoryStore
-from gateway.settings import SettingsStore
+from gateway.settings.memory_settings import SettingsStore
 from tests.memory.conftest import backend_url, drop_search_index, fresh_prefix
 from tests.memory.fakes import HashEmbedder
 from tests.memory.test_tenancy import HOSTILE_IDS

@@ -6,15 +6,15 @@ from datetime import datetime, timezone
 
 import pytest
 
-from gateway.errors import UnprocessableInput
 from gateway.memory.filters import SearchFilter, vector_attributes, vectorset_filter
-from gateway.memory.vectorset import _is_live
 from gateway.memory.keys import KeySpace, Partition
 from gateway.memory.ranking import bm25_idf, bm25_term_weight, cosine_from_distance, cosine_from_vsim, weighted_rrf
 from gateway.memory.records import MemoryType, NewMemory, Tenant, build_record
 from gateway.memory.search import index_schema, tenant_filter
 from gateway.memory.tenant_store import select_hits
 from gateway.memory.tokenize import term_frequencies, tokenize
+from gateway.memory.vectorset import _is_live
+from gateway.runtime.errors import UnprocessableInput
 
 T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
 T1 = datetime(2024, 6, 1, tzinfo=timezone.utc)

@@ -208,7 +208,7 @@ async def test_embed_memories_averages_each_memorys_views():
 
 
 async def test_an_oversized_context_is_refused_naming_the_field(vstore):
-    from gateway.errors import PayloadTooLarge
+    from gateway.runtime.errors import PayloadTooLarge
 
     with pytest.raises(PayloadTooLarge) as caught:
         await vstore.add(ALICE_TUTOR, NewMemory(scope="event", type="episodic", text="t", context="x" * 100_000))

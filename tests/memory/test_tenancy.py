@@ -8,10 +8,10 @@ from collections.abc import AsyncIterator
 import numpy as np
 import pytest
 
-from gateway.errors import InvalidRequest, NotFound
 from gateway.memory import NewMemory, Tenant
 from gateway.memory.factory import open_memory
 from gateway.memory.keys import KeySpace
+from gateway.runtime.errors import InvalidRequest, NotFound
 from tests.memory.conftest import backend_config, drop_search_index
 from tests.memory.fakes import HashEmbedder
 

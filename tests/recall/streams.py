@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from gateway.proxy.wire import Chunk
 from gateway.proxy.sse import SSEDecoder
+from gateway.proxy.wire import Chunk
 from tests.support.upstream_double import fixture
 
 ROUND1_ID = "chatcmpl-Dx0XpqH8w09uBXwq1zFGYdETjtnEl"

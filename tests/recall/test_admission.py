@@ -6,11 +6,11 @@ import asyncio
 
 import pytest
 
-from gateway.admission import Admission, AdmissionConfig, AdmissionQueue, Overloaded
-from gateway.breaker import BreakerConfig, CircuitBreaker
+from gateway.chain.sdk import MemoryUnavailable
 from gateway.memory.embeddings.batching import EmbeddingOverloaded
 from gateway.memory.records import Tenant
-from gateway.sdk import MemoryUnavailable
+from gateway.runtime.admission import Admission, AdmissionConfig, AdmissionQueue, Overloaded
+from gateway.runtime.breaker import BreakerConfig, CircuitBreaker
 from plugins.guarded_memory import GuardedMemory, RecallSkipped
 
 TENANT = Tenant("alice", "bot")

@@ -2,7 +2,7 @@
 
 import time
 
-from gateway.breaker import BreakerConfig, BreakerRegistry, CircuitBreaker
+from gateway.runtime.breaker import BreakerConfig, BreakerRegistry, CircuitBreaker
 
 
 class Clock:
@@ -85,7 +85,7 @@ def test_an_abandoned_probe_lets_the_next_call_probe():
 
 
 def test_a_sharded_breaker_opens_only_the_failing_shard_and_a_moved_user_starts_closed():
-    from gateway.breaker import ShardedBreaker
+    from gateway.runtime.breaker import ShardedBreaker
 
     shards = {"ana": "node-1", "ben": "node-2"}
     sharded = BreakerRegistry(Clock(), shard_of=shards.__getitem__).get(BreakerConfig(failure_threshold=2))
@@ -100,7 +100,7 @@ def test_a_sharded_breaker_opens_only_the_failing_shard_and_a_moved_user_starts_
 
 
 async def test_guarded_memory_keeps_serving_the_users_of_healthy_shards():
-    from gateway.sdk import MemoryUnavailable, Tenant
+    from gateway.chain.sdk import MemoryUnavailable, Tenant
     from plugins.guarded_memory import GuardedMemory, RecallSkipped
 
     class HalfDownStore:

@@ -3,14 +3,14 @@
 import pytest
 import tiktoken
 
+from gateway.chain.injection import Injection
+from gateway.chain.sdk import Services
 from plugins.budget import droppable_units, fit_window, injected_tokens, trim_injected
-from gateway.injection import Injection
-from gateway.sdk import Services
-from tests.test_injection import memory, prefs
 from plugins.splice import RECALL_MEMORY_TOOL
 from plugins.token_budget import TokenBudget, TokenBudgetConfig
 from plugins.tokens import TokenCounter, utf8_upper_bound
 from tests.recall.records import hit
+from tests.test_injection import memory, prefs
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +61,7 @@ def memories(*scores):
 
 
 def splice_of(spliced):
-    from gateway.injection import Exchange, Item
+    from gateway.chain.injection import Exchange, Item
     from plugins.splice import splice_messages
 
     items = (Item(spliced.record.id, spliced.record.text, spliced.score, group="profile", data=spliced),)

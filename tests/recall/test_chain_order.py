@@ -2,8 +2,8 @@
 
 import pytest
 
-from gateway.config import ConfigError, parse_config
-from gateway.validate import validate_plugins
+from gateway.chain.validate import validate_plugins
+from gateway.runtime.config import ConfigError, parse_config
 from tests.recall.conftest import REGISTRY
 
 RECOMMENDED = ["recall_report", "auto_recall", "hybrid_injection", "personalization", "tool_splice", "token_budget"]

@@ -17,8 +17,8 @@ import httpx
 import pytest
 import redis
 
-from gateway.breaker import BreakerRegistry
-from gateway.redis_server import EmbeddedRedis
+from gateway.runtime.breaker import BreakerRegistry
+from gateway.runtime.redis_server import EmbeddedRedis
 from plugins.auto_recall import AutoRecall
 from plugins.hybrid_injection import HybridInjection
 from tests.recall.conftest import REGISTRY

@@ -12,8 +12,8 @@ import json
 
 import httpx
 
-from gateway.breaker import BreakerConfig
 from gateway.memory.records import Tenant
+from gateway.runtime.breaker import BreakerConfig
 from tests.recall.conftest import REGISTRY, memory
 from tests.support.gateway import ALICE_KEY
 

@@ -7,7 +7,8 @@ import json
 import openai
 
 from gateway.memory.records import Tenant
-from tests.recall.conftest import REGISTRY, TOOL_CHAIN as CHAIN, memory
+from tests.recall.conftest import REGISTRY, memory
+from tests.recall.conftest import TOOL_CHAIN as CHAIN
 from tests.recall.streams import CLIENT_CALL_ID, ROUND1_ID, SEARCH_CALL_ID, answer_round, tool_round
 from tests.support.gateway import ALICE_KEY
 from tests.support.upstream_double import COMPLETION, JSONReply, SSEReply

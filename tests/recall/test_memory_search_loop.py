@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from plugins.memory_search_loop import StreamRound, parse_search_arguments, round_messages, search_result, split_calls, ToolCall
+from plugins.memory_search_loop import StreamRound, ToolCall, parse_search_arguments, round_messages, search_result, split_calls
 from tests.recall.records import hit
 from tests.recall.streams import CLIENT_CALL_ID, ROUND1_ID, SEARCH_CALL_ID, answer_round, chunks, tool_round
 

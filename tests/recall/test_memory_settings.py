@@ -235,7 +235,7 @@ def test_key_overrides_sit_between_yaml_defaults_and_the_users_values(start_gate
 
 
 def test_settings_unreachable_fail_open_to_the_defaults_and_say_so(start_gateway, upstream, tmp_path):
-    from gateway.redis_server import EmbeddedRedis
+    from gateway.runtime.redis_server import EmbeddedRedis
 
     server = EmbeddedRedis(tmp_path / "redis")
     server.start()

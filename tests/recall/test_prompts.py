@@ -1,6 +1,6 @@
 """Language choice and the seed 000 templates."""
 
-from gateway.text import prompt_language
+from gateway.runtime.text import prompt_language
 from plugins.prompts import MEMORY_CONTEXT, render_memory_context
 
 

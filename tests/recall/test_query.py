@@ -2,7 +2,7 @@
 
 import pytest
 
-from plugins.auto_recall import AutoRecallConfig, build_query, is_follow_up, recall_annotation, RecallResult, split_by_relevance
+from plugins.auto_recall import AutoRecallConfig, RecallResult, build_query, is_follow_up, recall_annotation, split_by_relevance
 from tests.recall.records import hit
 
 

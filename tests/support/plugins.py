@@ -7,8 +7,8 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
+from gateway.chain.sdk import PluginConfig
 from gateway.proxy.wire import ChatRequest, Chunk
-from gateway.sdk import PluginConfig
 
 EVENTS: list[str] = []  # hook calls, in order, across the recording plugins
 

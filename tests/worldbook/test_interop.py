@@ -124,7 +124,7 @@ def test_cli_import_then_export_round_trips_a_real_lorebook(tmp_path, redis_url)
 
     from click.testing import CliRunner
 
-    from gateway.cli import main
+    from gateway.cli.main import main
 
     config = tmp_path / "gateway.yaml"
     config.write_text(json.dumps({"memory": {"redis_url": redis_url, "key_prefix": "cli" + uuid.uuid4().hex[:8]}}))
@@ -194,7 +194,7 @@ def test_cli_lists_edits_and_deletes_books_and_entries(tmp_path, redis_url):
 
     from click.testing import CliRunner
 
-    from gateway.cli import main
+    from gateway.cli.main import main
 
     config = tmp_path / "gateway.yaml"
     config.write_text(json.dumps({"memory": {"redis_url": redis_url, "key_prefix": "cli" + uuid.uuid4().hex[:8]}}))
@@ -225,7 +225,7 @@ def test_cli_import_names_the_book_after_its_file_by_default(tmp_path, redis_url
 
     from click.testing import CliRunner
 
-    from gateway.cli import main
+    from gateway.cli.main import main
 
     config = tmp_path / "gateway.yaml"
     config.write_text(json.dumps({"memory": {"redis_url": redis_url, "key_prefix": "cli" + uuid.uuid4().hex[:8]}}))

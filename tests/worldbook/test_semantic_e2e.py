@@ -10,8 +10,8 @@ import threading
 import openai
 import pytest
 
-from gateway.errors import MemoryUnavailable
 from gateway.lorebook.model import Lorebook, LoreEntry
+from gateway.runtime.errors import MemoryUnavailable
 from tests.support.gateway import ALICE_KEY, GatewayServer, make_config
 from tests.worldbook.test_world_book_e2e import SYSTEM, put
 

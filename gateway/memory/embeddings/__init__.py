@@ -58,7 +58,7 @@ async def load_provider(
     Raises:
         ValueError: openai provider without ``base_url`` and without an upstream URL;
             unknown local model.
-        gateway.errors.MemoryUnavailable: the embeddings API probe failed.
+        gateway.runtime.errors.MemoryUnavailable: the embeddings API probe failed.
     """
     provider = resolve_provider(config, None)
     if provider == "local":

@@ -38,7 +38,7 @@ class Embedder(Protocol):
         """Shape ``(len(texts), dimensions)``, float32, rows L2-normalized.
 
         Raises:
-            gateway.errors.MemoryUnavailable: the model or the embeddings API is unreachable.
+            gateway.runtime.errors.MemoryUnavailable: the model or the embeddings API is unreachable.
         """
         ...
 

@@ -15,7 +15,7 @@ request waits at most ``batch_wait_ms`` for company (0: not at all).
 - Every caller gets the rows of its own texts, in its order.
 - An error of the inner call is raised to every caller of that batch.
 - More than ``queue_max`` texts waiting: :class:`EmbeddingOverloaded` at once (a
-  :class:`~gateway.errors.MemoryUnavailable`, 503: recall fails open, a memorization job
+  :class:`~gateway.runtime.errors.MemoryUnavailable`, 503: recall fails open, a memorization job
   retries with backoff).
 - A caller cancelled while waiting is dropped from its batch (not sent to the model if
   the batch has not started).
@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from gateway.errors import MemoryUnavailable
 from gateway.memory.embeddings.base import Embedder
+from gateway.runtime.errors import MemoryUnavailable
 
 __all__ = ['BULK_PIECE', 'BatchingEmbedder', 'EmbeddingOverloaded']
 

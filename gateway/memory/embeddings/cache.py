@@ -14,10 +14,10 @@ from typing import Any
 import numpy as np
 import redis.asyncio as aredis
 
-from gateway.errors import MemoryUnavailable
 from gateway.memory.embeddings.base import Embedder
 from gateway.memory.keys import KeySpace
 from gateway.memory.redis_errors import redis_boundary
+from gateway.runtime.errors import MemoryUnavailable
 
 __all__ = ['CLUSTER_CACHE_BUDGET_S', 'CachedEmbedder']
 

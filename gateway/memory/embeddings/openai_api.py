@@ -11,9 +11,9 @@ from typing import Any
 import httpx
 import numpy as np
 
-from gateway.errors import MemoryUnavailable
 from gateway.memory.config import EmbeddingConfig
 from gateway.memory.embeddings.base import normalize_rows
+from gateway.runtime.errors import MemoryUnavailable
 
 __all__ = ['KNOWN_DIMENSIONS', 'OpenAIEmbedder', 'parse_embeddings', 'request_body']
 

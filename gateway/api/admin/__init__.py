@@ -1,0 +1,1 @@
+"""The admin API (admin keys only): everything under ``/v1/admin/``."""

@@ -1,0 +1,492 @@
+"""The plugin SDK: the one module a plugin imports.
+
+A plugin is a class with ``name``, a pydantic ``Config`` model (subclass of
+:class:`PluginConfig`, owned by the plugin) and a constructor
+``Plugin(config, services)``. It implements only the capabilities it needs; the chain
+(:mod:`gateway.chain.chain`) groups plugins by capability once at start-up and owns every loop,
+time budget, span and fail-open rule, so plugin code stays plain:
+
+============================  ===============================================================
+capability                    hook(s)
+============================  ===============================================================
+:class:`RequestRewriter`      ``rewrite_request(call, request) -> ChatRequest`` (YAML order)
+:class:`ResponseFilter`       ``filter_response(call, body) -> body`` and its fallback
+                              ``response_fallback(call, body) -> body`` (non-stream replies)
+:class:`StreamFilter`         ``on_chunk(call, chunk) -> [chunks]``, ``on_stream_end(call)``
+                              (async iterator) and ``stream_fallback(call)``
+:class:`CompletionObserver`   ``on_complete(call, reply)`` after the client has the reply
+:class:`Lifecycle`            ``start()`` / ``stop()`` with the gateway (background tasks)
+:class:`BackgroundWorkers`    ``run_workers(count, stop)`` for ``memgate worker`` processes
+:class:`Forgetter`            ``forget_user(user_id)`` before a user's memories are erased
+:class:`ConversationIngester` ``ingest(tenant, chunk) -> IngestResult``: ``POST /v1/memories``
+                              with ``messages`` (the caller's chain's first such plugin)
+:class:`ToolRunner`           ``offered_tools``, ``tool_rounds_left``, ``run_tool_calls``: the
+                              plugin's own tools answered on ``/v1/responses``
+============================  ===============================================================
+
+Rules a plugin can rely on (and must follow):
+
+- values in, values out: never mutate ``request`` or ``body``; return a new value;
+- what a request hook injects for the model (system sections, a spliced tool exchange,
+  tool definitions) goes into ``call.injection`` (an immutable
+  :class:`~gateway.chain.injection.Injection`, replaced, never edited); the chain renders it
+  into the request once, after the last request hook;
+- per-call state lives in ``call.state[plugin.name]``, never on the instance (shared
+  by every call);
+- to say "I could not do my job for this call" raise :class:`Skipped` with a short
+  reason: the chain drops this hook's change, counts it
+  (``memgate_plugin_skips_total``), names it in ``x-memgate-degraded`` as
+  ``plugin:reason`` and on the hook's span. Any other exception or an overrun is a
+  failure: counted in ``memgate_plugin_failures_total``, named the same way, and the
+  declared fallback runs (``on_failure`` of the entry for request hooks; the
+  ``*_fallback`` method for reply hooks). Plugins never catch ``Exception`` to fail open
+  themselves, and never touch ``x-memgate-degraded`` except through
+  :meth:`CallContext.note_degraded` (the hook did its job, but only in part).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+from gateway.chain.injection import Exchange, Injection, Item, SystemPart
+from gateway.lorebook.model import ENTRY_TYPES, Lorebook, LoreEntry, parse_regex_key
+from gateway.lorebook.repository import LorebookRepository
+from gateway.memorization.capture import CONVERSATION_HEADER, conversation_id
+from gateway.memorization.config import MemorizeConfig
+from gateway.memorization.ingest import IngestResult, NewConversation
+from gateway.memory.embeddings.base import Embedder
+from gateway.memory.embeddings.batching import EmbeddingOverloaded
+from gateway.memory.records import MemoryRecord, MemoryType, NewMemory, Scope, ScoredMemory, Tenant, profile_topic
+from gateway.proxy.assembly import AssembledReply
+from gateway.proxy.model_client import ModelClient, ModelConfig, ModelOutputError
+from gateway.proxy.principal import Principal
+from gateway.proxy.sse import SSEDecoder
+from gateway.proxy.upstream import UpstreamCaller, UpstreamPool
+from gateway.proxy.wire import ChatRequest, Chunk, message_text
+from gateway.runtime.admission import Admission, AdmissionConfig, AdmissionRegistry, Overloaded
+from gateway.runtime.breaker import BreakerConfig, BreakerRegistry, CircuitBreaker, ShardedBreaker
+from gateway.runtime.errors import InvalidRequest, MemgateError, MemoryUnavailable, UpstreamError
+from gateway.runtime.fair_share import FairShare
+from gateway.runtime.text import count_tokens, is_cjk, prompt_language
+from gateway.settings.memory_settings import SETTING_NAMES, CallSettings, MemorySettings
+
+if TYPE_CHECKING:
+    import asyncio
+
+    import redis.asyncio as aioredis
+
+    from gateway.memorization.service import Memorization
+    from gateway.memory.store import MemoryStore
+    from gateway.runtime.telemetry import Metrics, Telemetry
+
+__all__ = [
+    "CONVERSATION_HEADER",
+    "ENTRY_TYPES",
+    "SETTING_NAMES",
+    "Admission",
+    "AdmissionConfig",
+    "AssembledReply",
+    "BackgroundWorkers",
+    "BreakerConfig",
+    "CallContext",
+    "CallSettings",
+    "ChatRequest",
+    "Chunk",
+    "CircuitBreaker",
+    "CompletionObserver",
+    "ConversationIngester",
+    "Embedder",
+    "EmbeddingOverloaded",
+    "Exchange",
+    "FairShare",
+    "Forgetter",
+    "IngestResult",
+    "Injection",
+    "Item",
+    "Lifecycle",
+    "LoreEntry",
+    "Lorebook",
+    "LorebookRepository",
+    "MemgateError",
+    "MemorizeConfig",
+    "MemoryRecord",
+    "MemorySettings",
+    "MemoryType",
+    "MemoryUnavailable",
+    "ModelClient",
+    "ModelConfig",
+    "ModelOutputError",
+    "NewConversation",
+    "NewMemory",
+    "Overloaded",
+    "PluginConfig",
+    "Principal",
+    "RequestRejected",
+    "RequestRewriter",
+    "ResponseFilter",
+    "SSEDecoder",
+    "Scope",
+    "ScoredMemory",
+    "Services",
+    "ShardedBreaker",
+    "Skipped",
+    "StreamFilter",
+    "SystemPart",
+    "Tenant",
+    "ToolRunner",
+    "UpstreamError",
+    "Warmup",
+    "conversation_id",
+    "count_tokens",
+    "is_cjk",
+    "message_text",
+    "parse_regex_key",
+    "profile_topic",
+    "prompt_language",
+]
+
+
+class PluginConfig(BaseModel):
+    """Base for a plugin's ``Config``: frozen, unknown keys rejected (a typo stops
+    start-up with the key's path)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Skipped(Exception):
+    """Raised by a hook: it could not do its job for this call (``reason``: a short
+    snake_case word such as ``breaker_open``). See the module docstring."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class RequestRejected(InvalidRequest):
+    """Raised by a ``rewrite_request`` hook when the client's request is invalid for a
+    documented extension the plugin reads (e.g. a malformed per-message field): the one
+    failure the chain does not fail open on; the client gets a 400 in the OpenAI error
+    envelope naming ``param`` (brief: bad input gets a clear 4xx naming the field).
+    Anything else a hook raises still fails open."""
+
+
+@dataclass(eq=False)
+class CallContext:
+    """One chat call as the chain and plugins see it; complete when built.
+
+    Set once by the gateway when the call is accepted:
+        request_id: the gateway's id for this call.
+        principal: the caller, after any service-key end-user naming.
+        original: the request as the client sent it (what fail-open forwards); None when
+            the body does not parse as a chat request (then no request hook runs).
+        headers: the client's request headers (lower-case names).
+        upstream: makes further upstream calls on this call's behalf (tool loops), with
+            the client call's upstream, headers and trace context.
+        started: ``time.perf_counter()`` when the request arrived.
+        deadline_s: the request phase's deadline, seconds after ``started``.
+        trace_context: W3C ``traceparent`` of the request span (or the client's).
+
+    Owned by the chain, in phase order (plugins read them; writes as documented):
+        state: per-plugin scratch space, ``state[plugin.name]`` (read/write).
+        injection: what request hooks inject (replace it with a new value).
+        annotations: what plugins report to a client that asked to see it (the
+            ``memgate`` field; seed 002 "show tool calls"); ``annotations[plugin.name]``.
+        sent: the request as it went upstream (set by the chain after the request
+            phase; None before, and when the client's bytes went unchanged).
+
+    Set by the gateway before any hook (:mod:`gateway.settings.memory_settings`):
+        settings: the caller's effective memory settings for this call
+            (:class:`~gateway.settings.memory_settings.CallSettings`; ``call.settings.recall_rounds``,
+            ``call.settings.value(name, fallback)``). A plugin that declares
+            ``settings_switches: ClassVar[tuple[str, ...]]`` (names of boolean settings)
+            does not run for a call where any of them is off: none of its hooks. A plugin
+            whose own config stands in for a numeric setting nobody set may say so with a
+            method ``setting_fallbacks() -> dict[str, Any]`` (``{"similarity_threshold":
+            0.3}``): the settings routes and the console show it as the value in use.
+    """
+
+    request_id: str
+    principal: Principal
+    original: ChatRequest | None
+    headers: Mapping[str, str]
+    upstream: UpstreamCaller
+    started: float = field(default_factory=time.perf_counter)
+    deadline_s: float = 3.0
+    trace_context: str | None = None
+    state: dict[str, Any] = field(default_factory=dict)
+    injection: Injection = field(default_factory=Injection)
+    annotations: dict[str, Any] = field(default_factory=dict)
+    sent: ChatRequest | None = None
+    settings: CallSettings = field(default_factory=CallSettings)
+    _degraded: list[str] = field(default_factory=list)
+
+    @property
+    def degraded(self) -> tuple[str, ...]:
+        """``plugin:reason`` entries so far (sent as ``x-memgate-degraded``)."""
+        return tuple(self._degraded)
+
+    def time_left(self) -> float:
+        """Seconds left of the request phase's deadline (may be negative)."""
+        return self.deadline_s - (time.perf_counter() - self.started)
+
+    def note_degraded(self, plugin: str, reason: str) -> None:
+        """Say that ``plugin``'s hook did its job only in part (one of its sources was
+        slow or down, e.g. ``world_book`` without its semantic triggers): ``plugin:reason``
+        goes into ``x-memgate-degraded`` and ``memgate_degraded_total`` as for
+        :class:`Skipped`, but the hook's change is kept. ``reason``: a short snake_case
+        word."""
+        self._degraded.append(f"{plugin}:{reason}")
+
+
+def _no_telemetry() -> Telemetry:
+    from gateway.runtime.config import TelemetryConfig
+    from gateway.runtime.telemetry import Telemetry
+
+    return Telemetry(TelemetryConfig())
+
+
+@dataclass(frozen=True)
+class Services:
+    """Shared resources handed to plugin constructors, built once by the composition root
+    (:func:`gateway.app.compose`).
+
+    Attributes:
+        redis: the async Redis client (None when memory is not configured).
+        memory: the memory store (:class:`gateway.memory.store.MemoryStore`), None if off.
+        upstreams: the upstream pool (for :meth:`model_client`); None in unit tests.
+        telemetry: spans and metrics (a non-recording one by default).
+        breakers: the gateway's circuit breakers, one per breaker config.
+        admission: the gateway's memory-search admission control, one per admission
+            config (:mod:`gateway.runtime.admission`).
+        key_prefix: the Redis key prefix (``memory.key_prefix``) for a plugin's own keys
+            (:class:`LorebookRepository`).
+        embedder: the gateway's embedding model (the memory store's, behind its Redis
+            vector cache and micro-batcher); use :meth:`embed`. None without memory.
+        memorizations: every :class:`~gateway.memorization.service.Memorization` handed
+            out by :meth:`memorization`, in order (the admin console's queue status,
+            :mod:`gateway.api.admin.console_api`).
+    """
+
+    redis: aioredis.Redis | None = None
+    memory: MemoryStore | None = None
+    upstreams: UpstreamPool | None = None
+    telemetry: Telemetry = field(default_factory=_no_telemetry)
+    breakers: BreakerRegistry = field(default_factory=BreakerRegistry)
+    admission: AdmissionRegistry = field(default_factory=AdmissionRegistry)
+    key_prefix: str = "mg"
+    memorizations: list[Any] = field(default_factory=list, compare=False, repr=False)
+    embedder: Embedder | None = None
+
+    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Unit-length vectors of ``texts``: shape ``(len(texts), dimensions)``, float32,
+        the model of ``memory.embedding`` (cosine similarity = dot product).
+
+        The gateway's embedder does the work: the model runs in its worker thread (never
+        on the event loop), concurrent callers share micro-batches
+        (``memory.embedding.batch_max``), and vectors are cached in Redis by the text's
+        sha256 for ``memory.embedding.cache_ttl_s``, so embedding the same text again costs
+        one MGET. No deadline of its own: wrap the call in ``asyncio.timeout``.
+
+        Raises:
+            MemoryUnavailable: no embedder (memory not configured), the model or the
+                embeddings API failed, or the queue is full (:class:`EmbeddingOverloaded`);
+                the only exception, so a caller can fail open on it alone.
+        """
+        if self.embedder is None:
+            raise MemoryUnavailable("no embedding model (memory: section)")
+        if not texts:
+            return np.zeros((0, self.embedder.dimensions), dtype=np.float32)
+        try:
+            return await self.embedder.embed_many(list(texts))
+        except MemoryUnavailable:
+            raise
+        except Exception as exc:  # one documented error for plugins
+            raise MemoryUnavailable(f"embedding failed: {type(exc).__name__}: {exc}") from exc
+
+    @property
+    def metrics(self) -> Metrics:
+        """The gateway's Prometheus metrics (:class:`gateway.runtime.metrics.Metrics`). A plugin
+        declares a counter of its own once (``metrics.counter(name, help, labels)``, name
+        ending in ``_total``) before ``metrics.inc(name, amount, **labels)``, and a
+        histogram once (``metrics.histogram(name, help, labels, buckets)``) before
+        ``metrics.observe(name, value, **labels)``."""
+        return self.telemetry.metrics
+
+    def model_client(self, config: ModelConfig) -> ModelClient:
+        """A client for the memory model ``config`` names (the caller closes it)."""
+        return ModelClient(config, self.upstreams)
+
+    def memorization(self, config: MemorizeConfig) -> Memorization:
+        """The memorization queue and workers for ``config`` (seeds 000, 002, 003).
+
+        Raises:
+            ValueError: memory is not configured (no Redis).
+        """
+        from gateway.memorization.service import Memorization
+
+        if self.redis is None:
+            raise ValueError("memorization needs Redis (memory: section)")
+        memorization = Memorization(config, self.redis, self.memory, self.upstreams, self.telemetry)
+        self.memorizations.append(memorization)
+        return memorization
+
+
+@runtime_checkable
+class RequestRewriter(Protocol):
+    """Rewrites the request before it goes upstream (YAML order)."""
+
+    name: ClassVar[str]
+
+    async def rewrite_request(self, call: CallContext, request: ChatRequest) -> ChatRequest:
+        """The request to pass on (``request`` itself when unchanged; never mutate it).
+
+        Budget: the entry's ``budget_ms`` (else ``chain.hook_budget_ms``), and the phase's
+        deadline. Raise :class:`Skipped` to drop this hook's change; any other exception
+        fails the hook (the entry's ``on_failure`` decides what goes upstream).
+
+        Optional: a rewriter may also define ``request_fallback(call, request) ->
+        ChatRequest``, what goes on instead when this hook raised :class:`Skipped`, failed
+        or overran (not past the phase deadline: then the client's request goes). It gets
+        the hook's input, must not raise or do I/O, and replaces ``on_failure``."""
+        ...
+
+
+@runtime_checkable
+class ResponseFilter(Protocol):
+    """Changes a non-stream reply (reverse YAML order); may call upstream again through
+    ``call.upstream`` (tool loops)."""
+
+    name: ClassVar[str]
+
+    async def filter_response(self, call: CallContext, body: dict[str, Any]) -> dict[str, Any]:
+        """The body to pass on. Budget: ``budget_ms`` or ``chain.reply_budget_ms``."""
+        ...
+
+    def response_fallback(self, call: CallContext, body: dict[str, Any]) -> dict[str, Any]:
+        """What the client gets when :meth:`filter_response` failed or overran; ``body``
+        is the filter's input. Must not raise, must not do I/O, and must not leak the
+        plugin's internal state (its own tool calls) to the client."""
+        ...
+
+
+@runtime_checkable
+class StreamFilter(Protocol):
+    """Changes a streamed reply chunk by chunk (reverse YAML order); may continue the
+    stream with further upstream calls in :meth:`on_stream_end`."""
+
+    name: ClassVar[str]
+
+    async def on_chunk(self, call: CallContext, chunk: Chunk) -> Sequence[Chunk]:
+        """The chunks to pass on for one chunk (none, it, or others). Budget:
+        ``chain.chunk_budget_ms`` per chunk."""
+        ...
+
+    def on_stream_end(self, call: CallContext) -> AsyncIterator[Chunk]:
+        """Chunks after the upstream's last one (before ``[DONE]``). Budget: ``budget_ms``
+        or ``chain.reply_budget_ms`` for the whole iteration."""
+        ...
+
+    def stream_fallback(self, call: CallContext) -> Sequence[Chunk] | None:
+        """After :meth:`on_chunk` or :meth:`on_stream_end` failed: None to pass the rest of
+        the stream through unchanged, or the chunks that end the client's stream (the
+        chain then relays nothing more of the upstream's). Must not raise or do I/O."""
+        ...
+
+
+@runtime_checkable
+class CompletionObserver(Protocol):
+    """Sees the whole reply after the client has it (reverse YAML order), in the
+    background. Budget: ``chain.completion_budget_ms``."""
+
+    name: ClassVar[str]
+
+    async def on_complete(self, call: CallContext, reply: AssembledReply) -> None: ...
+
+
+@runtime_checkable
+class Lifecycle(Protocol):
+    """Started after the chain is built and stopped before the gateway closes (the
+    default chain's instances only; per-key variants share the same background work)."""
+
+    name: ClassVar[str]
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+
+@runtime_checkable
+class Warmup(Protocol):
+    """Exercises once, at start-up, what the plugin loaded when it was built (a
+    tokenizer: one token count), so the first request pays no first-use cost. Called for
+    every instance (key variants too) in a worker thread, before ``/readyz`` reports ready
+    and before the first request; an exception is logged and reported by ``/readyz``
+    (``checks.models``), the gateway still serves."""
+
+    name: ClassVar[str]
+
+    def warm(self) -> None: ...
+
+
+@runtime_checkable
+class BackgroundWorkers(Protocol):
+    """Work that ``memgate worker -n N`` processes run outside the gateway."""
+
+    name: ClassVar[str]
+
+    async def run_workers(self, count: int, stop: asyncio.Event) -> None:
+        """Run ``count`` workers until ``stop`` is set, then finish the work in hand."""
+        ...
+
+
+@runtime_checkable
+class Forgetter(Protocol):
+    """Called for every plugin instance before a user's memories are erased (admin
+    forget, ``memgate memories forget``): drop what the plugin keeps about the user."""
+
+    name: ClassVar[str]
+
+    async def forget_user(self, user_id: str) -> None: ...
+
+
+@runtime_checkable
+class ConversationIngester(Protocol):
+    """Forms memories from a conversation chunk now, for ``tenant`` (issue 11, item 1):
+    what ``POST /v1/memories`` with ``messages`` runs, with the caller's chain's first
+    plugin that has this hook (none: 404). Errors are the API's (4xx/5xx envelopes)."""
+
+    name: ClassVar[str]
+
+    async def ingest(self, tenant: Tenant, chunk: NewConversation) -> IngestResult: ...
+
+
+@runtime_checkable
+class ToolRunner(Protocol):
+    """Answers the model's calls of tools the plugin offered itself (``memory_search``)
+    for routes whose replies the chat-shaped filters cannot read: ``/v1/responses`` runs
+    the tool loop in the Responses form (:mod:`gateway.proxy.responses_loop`) and asks the
+    plugin for each round. Budget per round: the entry's ``budget_ms`` or
+    ``chain.reply_budget_ms``; a failing round fails open (the client gets the reply so
+    far without the gateway's calls)."""
+
+    name: ClassVar[str]
+
+    def offered_tools(self, call: CallContext) -> frozenset[str]:
+        """Names of the function tools this plugin added to this call's request (empty
+        when it offered none)."""
+        ...
+
+    def tool_rounds_left(self, call: CallContext) -> int:
+        """How many more rounds of calls the plugin will answer for this call."""
+        ...
+
+    async def run_tool_calls(self, call: CallContext, calls: Sequence[tuple[str, str]]) -> list[str]:
+        """One round: ``(name, JSON arguments)`` per call in, one result string per call
+        out (what goes back to the model as the call's output)."""
+        ...

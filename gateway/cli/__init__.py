@@ -1,0 +1,1 @@
+"""The ``memgate`` command line (:mod:`.main`) and its commands, one module each."""

@@ -1,0 +1,98 @@
+"""What every ``memgate`` command shares: the ``--config`` option, loading the config,
+finding the Redis a command should use, and composing the gateway's parts for commands
+that need plugins (forget, workers). Imported by :mod:`gateway.cli.main`,
+:mod:`gateway.cli.memories` and :mod:`gateway.cli.worker`; imports none of them.
+
+Commands that need Redis use ``memory.redis_url`` from the config; without one they use
+the embedded server of the data dir's owner (a running ``memgate serve`` or worker), or
+start one for the duration of the command (:func:`redis_url_for`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import click
+import redis.asyncio as aioredis
+
+from gateway.runtime.config import ConfigError, GatewayConfig, load_config
+from gateway.runtime.redis_server import EmbeddedRedis, EmbeddedRedisError
+
+__all__ = ["CONFIG_OPTION", "composed", "load", "redis_for", "redis_url_for"]
+
+CONFIG_OPTION = click.option(
+    "--config", "config_path", default="gateway.yaml", show_default=True,
+    type=click.Path(dir_okay=False), help="Path of gateway.yaml.",
+)
+
+
+def load(config_path: str, *, strict: bool = False) -> GatewayConfig:
+    """The config for a command. Not ``strict`` (every command but ``serve``): a
+    ``clients`` entry whose variable is unset (``key: ${GROUP_BOT_KEY}``) is left out
+    with a warning rather than stopping a command that does not need that key
+    (:func:`gateway.runtime.config.load_config`)."""
+    try:
+        return load_config(config_path, skip_unset_clients=not strict)
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+@contextlib.contextmanager
+def redis_url_for(config: GatewayConfig, *, supervise: bool = False) -> Iterator[str]:
+    """The Redis URL the config points at: ``memory.redis_url``, else the embedded server
+    of ``memory.data_dir/redis``, reused from its owner (a running ``memgate serve`` or
+    worker) or started for the duration of the command (:meth:`EmbeddedRedis.open`: never
+    a second server on one data dir). ``supervise``: restart / take over the embedded
+    server while the command runs (long-lived commands such as ``memgate worker``).
+
+    Raises:
+        click.ClickException: the data dir is owned by a process whose server does not
+            answer, or no usable redis-server (the message says which and what to do).
+    """
+    if config.memory.redis_url:
+        yield config.memory.redis_url
+        return
+    server = EmbeddedRedis(config.memory.data_dir / "redis", supervise=supervise)
+    try:
+        url = server.open()
+    except EmbeddedRedisError as exc:
+        raise click.ClickException(str(exc)) from None
+    try:
+        yield url
+    finally:
+        server.stop()
+
+
+@contextlib.asynccontextmanager
+async def redis_for(url: str, cluster: bool = False) -> AsyncIterator[aioredis.Redis]:
+    """A client of ``url`` for one CLI command (2 s connect, 5 s read timeouts); with
+    ``cluster`` (``memory.cluster``) a Redis Cluster client of the seed nodes in ``url``."""
+    if cluster:
+        from gateway.memory.config import MemoryConfig
+        from gateway.memory.factory import redis_client
+
+        client = redis_client(url, MemoryConfig(redis_url=url, cluster=True, socket_timeout_s=5))
+    else:
+        client = aioredis.from_url(url, socket_connect_timeout=2, socket_timeout=5)
+    try:
+        yield client
+    finally:
+        await client.aclose()
+
+
+def with_redis_url(config: GatewayConfig, url: str) -> GatewayConfig:
+    """``config`` with ``memory.redis_url`` set to ``url``."""
+    return config.model_copy(update={"memory": config.memory.model_copy(update={"redis_url": url})})
+
+
+@contextlib.asynccontextmanager
+async def composed(config: GatewayConfig, url: str, **options: Any) -> AsyncIterator[Any]:
+    """The gateway's parts (:func:`gateway.app.compose`) on the Redis at ``url``, plugins
+    built but not started (``start_plugins=False`` unless given)."""
+    from gateway.app import compose
+
+    options.setdefault("start_plugins", False)
+    async with compose(with_redis_url(config, url), **options) as gateway:
+        yield gateway

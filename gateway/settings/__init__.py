@@ -1,0 +1,1 @@
+"""Per-user memory settings (:mod:`.memory_settings`): models, store, service."""

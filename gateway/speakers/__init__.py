@@ -1,0 +1,1 @@
+"""Group chats: each speaker is an end user inside the key's namespace (:mod:`.group`)."""

@@ -1,0 +1,138 @@
+"""The packages of ``gateway/`` import one way only (docs/design.md, "Layers").
+
+Every package has a layer (:data:`LAYERS`, lowest first); a module may import modules of
+its own package and of packages in lower layers. An import of a higher layer is allowed
+only as one of the module edges in :data:`EXCEPTIONS`, each with its reason; an exception
+that no longer occurs fails too, so the list shrinks as the code is fixed. Imports inside
+functions count (``ast`` walks the whole file). A package must not import another
+package's private name (``_name``) either, except :data:`PRIVATE_EXCEPTIONS`. Module-level
+import cycles are tests/test_layout.py's.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: Packages of ``gateway/``, lowest first. ``gateway`` itself (``__version__``) is below all.
+LAYERS = (
+    "gateway",
+    "runtime",       # config, errors, metrics, telemetry, embedded Redis, admission, breakers
+    "memory",        # records, store, backends, embeddings, ranking
+    "lorebook",
+    "settings",
+    "speakers",
+    "proxy",         # the request path: wire values, auth, upstream, routes
+    "memorization",  # queue, workers, formation
+    "chain",         # the plugin chain and the SDK
+    "api",           # every non-proxy HTTP surface
+    "app",           # the composition root
+    "cli",           # every command
+)
+
+#: Upward imports that stay, ``(importer, imported): reason``. Each is a module edge.
+#: proxy -> chain: ``proxy/`` holds both the values the chain works on (wire, principal,
+#: assembly, sse, upstream) and the routes that run the chain; splitting it (values below
+#: the chain, routes above) removes these. runtime.config -> domains: ``GatewayConfig``
+#: composes every domain's config model, so it sits above them; the rest of runtime is below.
+EXCEPTIONS: dict[tuple[str, str], str] = {
+    ("gateway.runtime.config", "gateway.memory.config"): "GatewayConfig composes MemoryConfig (memory:)",
+    ("gateway.runtime.config", "gateway.memory.records"):
+        "client ids in gateway.yaml obey the store's tenant id rule (tenant_id_problem)",
+    ("gateway.runtime.config", "gateway.settings.memory_settings"): "GatewayConfig composes SettingsConfig (settings:)",
+    ("gateway.speakers.group", "gateway.proxy.principal"):
+        "a speaker is a Principal for another user; Principal is a value of the request path",
+    ("gateway.proxy.model_route", "gateway.chain.chain"): "the routes by model run the key's chain variant",
+    ("gateway.proxy.model_route", "gateway.chain.sdk"): "as above (CallContext)",
+    ("gateway.proxy.relay", "gateway.chain.chain"): "the relay runs the chain's stream filters",
+    ("gateway.proxy.relay", "gateway.chain.sdk"): "as above (CallContext)",
+    ("gateway.proxy.responses", "gateway.chain.chain"): "the Responses route runs the chain",
+    ("gateway.proxy.responses", "gateway.chain.sdk"): "as above (CallContext)",
+    ("gateway.proxy.responses_loop", "gateway.chain.chain"): "the Responses tool loop runs the chain's tool runners",
+    ("gateway.proxy.responses_loop", "gateway.chain.sdk"): "as above (CallContext, ToolRunner)",
+    ("gateway.proxy.responses_wire", "gateway.chain.injection"): "Responses input is rendered like a chat request",
+}
+
+#: Private names imported from another package, ``(importer, imported, name): reason``.
+PRIVATE_EXCEPTIONS: dict[tuple[str, str, str], str] = {
+    ("gateway.memorization.keywords", "gateway.memory.tokenize", "_CJK_RE"):
+        "the CJK character class of the tokenizer; make it public in memory.tokenize",
+    ("gateway.settings.memory_settings", "gateway.memory.records", "_json_integer"):
+        "the JSON-integer validator of the records; make it public in memory.records",
+    ("gateway.settings.memory_settings", "gateway.memory.records", "_json_number"): "as above (JSON number)",
+    ("gateway.proxy.responses_wire", "gateway.chain.injection", "_appended"):
+        "how injected messages are appended; make it public in chain.injection",
+}
+
+
+def layer(package: str) -> int:
+    return LAYERS.index(package)
+
+
+def package_of(module: str) -> str:
+    """``gateway.memory.store`` -> ``memory``; ``gateway.app`` -> ``app``; ``gateway`` -> ``gateway``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imported(path: Path) -> list[tuple[str, tuple[str, ...]]]:
+    """``(module, names)`` of every absolute ``gateway`` import of ``path``, at any depth."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found += [(alias.name, ()) for alias in node.names if alias.name.split(".")[0] == "gateway"]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and node.module.split(".")[0] == "gateway":
+            found.append((node.module, tuple(alias.name for alias in node.names)))
+    return found
+
+
+def edges() -> dict[tuple[str, str], tuple[str, ...]]:
+    """``{(importer, imported): names}`` between modules of different gateway packages."""
+    found: dict[tuple[str, str], tuple[str, ...]] = {}
+    for path in sorted((ROOT / "gateway").rglob("*.py")):
+        me = module_name(path)
+        for module, names in imported(path):
+            if package_of(module) != package_of(me):
+                found[(me, module)] = found.get((me, module), ()) + names
+    return found
+
+
+def upward(all_edges: dict[tuple[str, str], tuple[str, ...]]) -> set[tuple[str, str]]:
+    return {(a, b) for a, b in all_edges if layer(package_of(b)) > layer(package_of(a))}
+
+
+def test_every_package_has_a_layer():
+    packages = {p.name for p in (ROOT / "gateway").iterdir() if (p / "__init__.py").exists()}
+    modules = {p.stem for p in (ROOT / "gateway").glob("*.py") if p.stem != "__init__"}
+    assert packages | modules == set(LAYERS) - {"gateway"}, "a new top-level package needs a place in LAYERS"
+
+
+def test_upward_finds_an_import_of_a_higher_layer():
+    fake = {("gateway.memory.store", "gateway.proxy.wire"): (), ("gateway.proxy.chat", "gateway.memory.store"): ()}
+    assert upward(fake) == {("gateway.memory.store", "gateway.proxy.wire")}
+
+
+def test_packages_import_only_lower_layers_except_the_listed_edges():
+    found = upward(edges())
+    assert found - EXCEPTIONS.keys() == set(), "upward imports (fix them, or list them in EXCEPTIONS with a reason)"
+    assert EXCEPTIONS.keys() - found == set(), "exceptions that no longer occur: remove them from EXCEPTIONS"
+
+
+def test_no_two_way_import_between_packages_outside_the_exceptions():
+    pairs = {(package_of(a), package_of(b)) for a, b in edges() if (a, b) not in EXCEPTIONS}
+    assert {(a, b) for a, b in pairs if (b, a) in pairs} == set()
+
+
+def test_no_package_imports_another_packages_private_name():
+    private = {(a, b, n) for (a, b), names in edges().items() for n in names if n.startswith("_") and not n.startswith("__")}
+    assert private - PRIVATE_EXCEPTIONS.keys() == set(), "make the name public, or list it in PRIVATE_EXCEPTIONS"
+    assert PRIVATE_EXCEPTIONS.keys() - private == set(), "exceptions that no longer occur: remove them"
