@@ -52,7 +52,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Ended", "ended_of", "is_about", "ordered_terms", "terms"]
+__all__ = ["MY_SOMEONE_ZH", "PEOPLE_ZH", "PRONOUN_EN", "PRONOUN_ZH", "Ended", "ended_of", "is_about", "ordered_terms", "terms"]
 
 #: English words that name no topic (articles, pronouns, auxiliaries, fillers): never a
 #: shared term.
@@ -83,6 +83,16 @@ PHRASE_WORDS = 6
 #: Characters before a cue read for its subject (the start of its clause, bounded so the
 #: work per cue is constant).
 LOOKBACK = 60
+
+#: Who a clause is about (shared with :mod:`gateway.memorization.disclosure`, which reads
+#: the subject of a statement the same way): a bare pronoun, the user's people (zh).
+PRONOUN_EN = re.compile(r"^(?:he|she|they|he's|she's|they're|his|her|their|it's)\b", re.IGNORECASE)
+
+PEOPLE_ZH = (r"(?:老婆|老公|妻子|丈夫|爱人|太太|先生|对象|男朋友|女朋友|未婚夫|未婚妻|儿子|女儿|孩子|小孩|宝宝|娃|双胞胎|妈妈|"
+             r"闺女|媳妇|老伴|孙子|孙女|外孙女?|儿媳|女婿|公公|婆婆|岳父|岳母|老爸|老妈|男友|女友|伴侣|"
+             r"爸爸|妈|爸|父母|爸妈|哥哥|姐姐|弟弟|妹妹|爷爷|奶奶|外公|外婆|姥姥|姥爷|家人|室友|老板|领导|猫|狗|狗狗|猫咪|宠物)")
+MY_SOMEONE_ZH = re.compile(r"我(?:的|们|们家的?|家的?)?" + PEOPLE_ZH)
+PRONOUN_ZH = re.compile(r"^(?:他|她|它|他们|她们)")
 
 _OBJECT_EN = re.compile(
     r"\b(?:stopped(?!\s+(?:by|at|for|in|off|over|working)\b)|quit(?!\s+it\b)|gave\s+up(?:\s+on)?|"
@@ -209,19 +219,17 @@ def _subject(text: str, start: int) -> frozenset[str] | None:
     anyone (a dropped subject: "Finally sold the car", "上个月不喝咖啡了"); else the
     terms naming the other one ("my husband", "Maya", 我老公); None for a bare pronoun
     (he / she / 他 / 她: whom it means is in another sentence)."""
-    from gateway.memorization.disclosure import _MY_SOMEONE_ZH, _PEOPLE_ZH, _PRONOUN_EN, _PRONOUN_ZH
-
     clause = _CLAUSE_END.split(text[max(0, start - LOOKBACK):start])[-1].strip()
     if _CJK_RUN.search(clause):
-        if _PRONOUN_ZH.search(clause):
+        if PRONOUN_ZH.search(clause):
             return None
-        someone = _MY_SOMEONE_ZH.search(clause)
+        someone = MY_SOMEONE_ZH.search(clause)
         if someone:
-            return frozenset(re.findall(_PEOPLE_ZH, someone.group()))
+            return frozenset(re.findall(PEOPLE_ZH, someone.group()))
         return frozenset()
     if _USER_EN.search(clause):
         return frozenset()
-    if _PRONOUN_EN.search(clause) or re.search(r"\b(?:he|she|they|it)\b", clause, re.IGNORECASE):
+    if PRONOUN_EN.search(clause) or re.search(r"\b(?:he|she|they|it)\b", clause, re.IGNORECASE):
         return None
     return terms(clause)
 

@@ -73,6 +73,10 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from gateway.memorization.changes import MY_SOMEONE_ZH as _MY_SOMEONE_ZH
+from gateway.memorization.changes import PEOPLE_ZH as _PEOPLE_ZH
+from gateway.memorization.changes import PRONOUN_EN as _PRONOUN_EN
+from gateway.memorization.changes import PRONOUN_ZH as _PRONOUN_ZH
 from gateway.memorization.changes import ended_of
 from gateway.memorization.salience import EVENT_TIME, PREFERENCE_CUES, is_small_talk
 from gateway.memory.records import MemoryType
@@ -117,15 +121,8 @@ _DROPPED_I_EN = re.compile(
     r"^(?:(?:just|finally|recently|also|officially)\s+)?(?:got|went|been|moved|started|adopted|quit|bought|switched|signed|joined|landed|"
     r"passed|graduated|finished|booked|became|decided|turned|lost|broke|left|sold|began|married|retired|proposed|"
     r"enrolled|transferred|relocated)\b", re.IGNORECASE)
-_PRONOUN_EN = re.compile(r"^(?:he|she|they|he's|she's|they're|his|her|their|it's)\b", re.IGNORECASE)
-
 _FIRST_PERSON_ZH = re.compile(r"^(?:我|咱们|咱|俺)")
-_PEOPLE_ZH = (r"(?:老婆|老公|妻子|丈夫|爱人|太太|先生|对象|男朋友|女朋友|未婚夫|未婚妻|儿子|女儿|孩子|小孩|宝宝|娃|双胞胎|妈妈|"
-              r"闺女|媳妇|老伴|孙子|孙女|外孙女?|儿媳|女婿|公公|婆婆|岳父|岳母|老爸|老妈|男友|女友|伴侣|"
-              r"爸爸|妈|爸|父母|爸妈|哥哥|姐姐|弟弟|妹妹|爷爷|奶奶|外公|外婆|姥姥|姥爷|家人|室友|老板|领导|猫|狗|狗狗|猫咪|宠物)")
-_MY_SOMEONE_ZH = re.compile(r"我(?:的|们|们家的?|家的?)?" + _PEOPLE_ZH)
 _AS_A_ZH = re.compile(r"^作为(?:一[名个位])?")
-_PRONOUN_ZH = re.compile(r"^(?:他|她|它|他们|她们)")
 #: Someone of the user's introduced by name ("my husband Chris", "我女儿叫朵朵"): lasting.
 _NAMED_PERSON = re.compile(r"\b(?:my|our)\s+(?:\w+\s+)?" + _PEOPLE_EN + r"(?:'s\s+name\s+is|\s+is\s+(?:called|named))?\s+(?-i:[A-Z][a-z]+)\b"
                            r"|\b(?:named|called)\s+(?-i:[A-Z][a-z]+)\b"
