@@ -212,3 +212,28 @@ async def test_a_rejection_naming_the_format_downgrades_even_if_the_small_model_
         assert model.formats[3:] == ["json_object_schema"]  # remembered: no json_schema attempt
     finally:
         await client.aclose()
+
+
+async def test_a_raw_newline_inside_a_fact_is_read_and_a_placeholder_gist_is_not_stored(env):
+    # Gemma 3 270M under llama-cpp-python's schema grammar writes a literal newline inside
+    # a JSON string (strict JSON forbids it) and copies the prompt's "..." as the gist
+    config = memorize_config("extract")
+    store = await fresh_store(env)
+    env.model_double.on("memorize_extraction", '{ "facts": [{"text": "The user brews beer at home.\n" }], "gist": "..."}')
+    await enqueue(env, config, "I brew beer at home.")
+    await env.drain_with(config, store)
+    assert await queue_for(config, env.redis).dead_letters() == []
+    items = (await store.list(ALICE)).items
+    assert [r.text for r in items] == ["The user brews beer at home."]  # no gist record "<date>: ..."
+
+
+async def test_a_raw_newline_does_not_hide_a_schema_violation(env):
+    from gateway.memorization.schemas import Extraction
+    from gateway.model_client import ModelOutputError, parse_json_reply
+
+    try:
+        parse_json_reply('{"facts": [{"text": "a\nb", "scope": "forever"}]}', Extraction)
+    except ModelOutputError as exc:
+        assert "'profile' or 'event'" in str(exc)  # the schema's error, not the newline's
+    else:
+        raise AssertionError("expected ModelOutputError")
