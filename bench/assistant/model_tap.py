@@ -41,7 +41,7 @@ def describe(body: Any) -> tuple[str, str, str, bool]:
     fmt = (body.get("response_format") or {}) if isinstance(body, dict) else {}
     kind = str(fmt.get("type", "none"))
     step = str((fmt.get("json_schema") or {}).get("name", "")) if kind == "json_schema" else ""
-    texts = [m.get("content") for m in messages if isinstance(m, dict) and isinstance(m.get("content"), str)]
+    texts: list[str] = [m["content"] for m in messages if isinstance(m, dict) and isinstance(m.get("content"), str)]
     if not step:
         found = next((_NAME.search(t) for t in texts if _NAME.search(t)), None)
         step = found.group(1) if found else "unknown"

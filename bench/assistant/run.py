@@ -313,7 +313,7 @@ async def run_async(users: Sequence[User], config_path: Path = DEFAULT_CONFIG, r
                 tapped.stop()
     timing["total_s"] = round(time.monotonic() - started, 2)
     busy = timing["replay_s"] + timing["drain_s"]
-    timing["jobs_per_s"] = round(sum(jobs.values()) / busy, 3) if busy else None
+    timing["jobs_per_s"] = round(sum(jobs.values()) / busy, 3) if busy else 0.0
     return {"config": str(config_path), "probe_friend": probe_friend, "replayed_requests": run.sent,
             "mode": "extract" if extract else "config", "model": vars(extract) if extract else None,
             "job_outcomes": jobs, "dead_letters": [d.get("error", "")[:300] for d in dead.get("data", [])],
