@@ -490,9 +490,11 @@ def slot_of(text: str) -> str | None:
     """The supersede slot a durable statement fills (``residence``, ``work``, ``study``,
     ``diet``, ``relationship``, ``vehicle``, ``pregnancy``), or None. A statement led by "my
     <someone>" / 我<家人> or a pronoun is about that person: it fills only
-    :data:`_SHARED_SLOTS`."""
+    :data:`_SHARED_SLOTS`, or ``school`` / ``school:<son|daughter|grandson|granddaughter>``
+    when it says a child's school stage (:data:`_SCHOOL`: "我女儿上初二" -> ``school:daughter``,
+    "朵朵考上一中了" -> ``school``; compare two slots with :func:`same_slot`)."""
     someone = about_someone(text)
-    if _SCHOOL.search(text) and (someone or _CJK.search(text) and not _FIRST_PERSON_ZH.search(_core_zh(text))):
+    if _SCHOOL.search(text) and (someone or (bool(_CJK.search(text)) and not _FIRST_PERSON_ZH.search(_core_zh(text)))):
         who = [key for key, pattern in _SCHOOL_WHO if pattern.search(text)]
         return f"school:{who[0]}" if len(who) == 1 else "school"
     for name, pattern in _SLOTS:
