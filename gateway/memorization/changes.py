@@ -126,6 +126,12 @@ _ENDED_ZH = re.compile(
     rf"|(?P<h>{_ZH}{{1,6}}?)(?:搬走|搬出去|搬出)了"
     rf"|(?P<i>{_ZH}{{1,6}}?)(?:已经)?(?:卖|戒|退|停)掉?了"
 )
+#: A habit switched (Chinese): 改 / 换成 / 改成 / 现在只 / 现在都 + a verb of habit ("现在只喝红茶了",
+#: "改骑车上班了"): what the user did with that verb before has ended, whatever its object
+#: was. The older memory must state a habit with the same verb (:data:`_HABIT_ZH` a few
+#: characters before it: "每天早上都要喝两杯美式"), so "我喜欢喝汤" is not retired.
+_SWITCH_ZH = re.compile(r"(?:改成?|换成|转成|现在(?:只|都|就只|一般|基本)|如今只)(?P<v>[喝吃抽用骑开坐打练玩听看戴])")
+_HABIT_ZH = r"(?:每天|天天|每周|每晚|每早|早上|晚上|平时|经常|常常|一直|总是|都要|都会|习惯|通常|一般)"
 #: Groups of :data:`_ENDED_ZH` whose phrase comes before the cue: only its part after
 #: the last function character is the thing ("我上个月把车卖了": "车").
 _BEFORE_ZH = frozenset("dfghi")
@@ -144,13 +150,16 @@ class Ended:
     memory must say where someone lives (:data:`_LIVING`), ``who``: the terms of whoever
     the ending is about when that is not the user ("my sister moved out": ``sister``;
     "Maya doesn't eat dairy anymore": ``maya``), which the older memory must hold too;
-    empty: the user's own ending, which never retires a memory about someone else."""
+    empty: the user's own ending, which never retires a memory about someone else;
+    ``habit``: a switched habit (:data:`_SWITCH_ZH`), ``phrase`` its verb, which the older
+    memory must state as a habit."""
 
     phrase: str
     terms: frozenset[str]
     head: str
     living: bool = False
     who: frozenset[str] = frozenset()
+    habit: bool = False
 
 
 def _stem(word: str) -> str:
@@ -265,6 +274,11 @@ def ended_of(text: str) -> tuple[Ended, ...]:
         who = _subject(text, match.start())
         if who is not None:
             found.append(_ended(phrase, who=who))
+    for match in _SWITCH_ZH.finditer(text):
+        who = _subject(text, match.start())
+        if who is not None:
+            verb = match.group("v")
+            found.append(Ended(verb, frozenset({verb}), verb, who=who, habit=True))
     return tuple(e for e in found if e is not None)
 
 
@@ -275,6 +289,9 @@ def is_about(ended: Ended, older: str) -> bool:
     ``ended.living``, says where someone lives. (Whether ``older`` is about someone else
     of the user's is the caller's test: :func:`gateway.memorization.neardup`.)"""
     held = terms(older)
+    if ended.habit:
+        said = re.search(_HABIT_ZH + r"[^，。,.!?！？；;]{0,6}?" + re.escape(ended.head), older)
+        return bool(said) and (not ended.who or ended.who <= held)
     folded = older.casefold()
     shared = {t for t in ended.terms if t in held or (len(t) == 1 and _CJK_RUN.match(t) and t in folded)}
     if ended.head not in shared or len(shared) < (len(ended.terms) + 1) // 2:
