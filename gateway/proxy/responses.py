@@ -74,17 +74,21 @@ from gateway.proxy.responses_owners import (
     ConversationNotFound,
     ItemNotFound,
     PreviousResponseNotFound,
+    ResourceNotFound,
     ResponseNotFound,
     ResponseOwners,
     conversation_of,
 )
 from gateway.proxy.responses_wire import (
+    RESOURCE_NOUNS,
     ResponsesAssembler,
     apply_edits,
     chain_view,
     check_request,
+    container_ids,
     dumps,
     referenced_items,
+    referenced_resources,
     reply_from_response,
 )
 from gateway.proxy.sse import SSEDecoder
@@ -152,6 +156,8 @@ class Responses(ModelRoute):
     ) -> None:
         super().__init__(config, auth, chains, upstreams, telemetry, settings)
         self._owners = owners
+        #: ``upstream.responses_shared_ids`` as sets, by kind
+        self._shared = {kind: frozenset(ids) for kind, ids in config.upstream.responses_shared_ids.model_dump().items()}
 
     @property
     def owners(self) -> ResponseOwners:
@@ -228,24 +234,37 @@ class Responses(ModelRoute):
         except ValueError:
             return
         data = value.get(field) if isinstance(value, dict) else None
-        ids = [i["id"] for i in data if isinstance(i, dict) and isinstance(i.get("id"), str)] \
-            if isinstance(data, list) else []
-        owner = await self._owners.owner_of(rid) if ids else None
+        items = [i for i in data if isinstance(i, dict)] if isinstance(data, list) else []
+        owner = await self._owners.owner_of(rid) if items else None
         if owner is not None:
-            await self._record_owned(rid, ids, owner)
+            await self._record_owned(rid, items, owner, containers=field == "output")
 
-    async def _record_owned(self, rid: str, ids: list[str], owner: Principal) -> None:
+    def _created(self, items: list[Any], containers: bool = True) -> tuple[list[str], list[str]]:
+        """The item ids of output ``items`` and, when ``containers``, the container ids
+        they name (:func:`~.responses_wire.container_ids`) that the operator does not
+        share (a shared container stays everyone's, never one tenant's)."""
+        ids = [i["id"] for i in items if isinstance(i, dict) and isinstance(i.get("id"), str)]
+        shared = self._shared["containers"]
+        made = [c for i in items for c in container_ids(i) if c not in shared] if containers else []
+        return ids, made
+
+    async def _record_owned(self, rid: str, items: list[Any], owner: Principal, containers: bool = True) -> None:
         try:
-            await self._owners.record_items(ids, owner)
+            ids, made = self._created(items, containers)
+            await self._owners.record_items(ids, owner, made)
         except MemoryUnavailable as exc:
             log.warning("items of response %s not recorded: %s", rid, exc.message)
 
-    async def _record_items(self, call: CallContext, item_ids: list[str]) -> None:
-        """Record ``call``'s tenant as the owner of output items (failure: as :meth:`_record`)."""
+    async def _record_items(self, call: CallContext, items: list[Any]) -> None:
+        """Record ``call``'s tenant as the owner of output items and the containers they
+        name (failure: as :meth:`_record`)."""
+        ids, made = self._created(items)
+        if not ids and not made:
+            return
         try:
-            await self._owners.record_items(item_ids, call.principal)
+            await self._owners.record_items(ids, call.principal, made)
         except MemoryUnavailable as exc:
-            log.warning("response items %s not recorded: %s", item_ids[:3], exc.message)
+            log.warning("response items %s not recorded: %s", ids[:3], exc.message)
             call._degraded.append("responses:unrecorded")
 
     async def _record(self, call: CallContext, rid: str, previous: str | None) -> None:
@@ -336,6 +355,11 @@ class Responses(ModelRoute):
             unowned = await self._owners.unowned_item(referenced_items(items), principal)
             if unowned is not None:
                 raise ItemNotFound(*unowned)
+        refused = await self._owners.unshared_resource(
+            referenced_resources(body), principal, self._shared)
+        if refused is not None:
+            kind, resource_id, param = refused
+            raise ResourceNotFound(RESOURCE_NOUNS[kind], resource_id, param)
         conversation = conversation_of(body)
         if conversation is not None and not await self._owners.claim_conversation(conversation, principal):
             raise ConversationNotFound(conversation)
@@ -404,10 +428,8 @@ class Responses(ModelRoute):
             if parsed is not None and isinstance(parsed.get("id"), str):
                 await self._record(call, parsed["id"], prepared.previous)
                 output = parsed.get("output")
-                ids = [i["id"] for i in output if isinstance(i, dict) and isinstance(i.get("id"), str)] \
-                    if isinstance(output, list) else []
-                if ids:
-                    await self._record_items(call, ids)
+                if isinstance(output, list):
+                    await self._record_items(call, output)
         up_time = time.perf_counter() - up_started
         overhead = (time.perf_counter() - call.started) - up_time
         state.first_byte_at = time.perf_counter()
