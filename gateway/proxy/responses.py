@@ -206,6 +206,8 @@ class Responses(ModelRoute):
             listed = await response.aread() if names_items and not stream else None
             if listed is not None:  # recorded before the client sees the ids
                 await self._record_listed(rid, listed, "data" if kind == "input_items" else "output")
+            if method == "DELETE" and 200 <= response.status_code < 300:
+                await self._owners.forget(rid)  # before the client learns it is deleted
             incoming.responded = True
             await send({"type": "http.response.start", "status": response.status_code,
                         "headers": relay_headers(response.raw_headers)})
@@ -223,8 +225,6 @@ class Responses(ModelRoute):
                 async for part in response.aiter_raw():
                     await send({"type": "http.response.body", "body": part, "more_body": True})
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
-        if method == "DELETE" and 200 <= response.status_code < 300:
-            await self._owners.forget(rid)
 
     async def _record_listed(self, rid: str, body: bytes, field: str) -> None:
         """Record the ids of the items a stored-response route's JSON ``body`` lists in
