@@ -81,7 +81,7 @@ from gateway.chain.sdk import (
     ChatRequest,
     PluginConfig,
     ScoredMemory,
-    is_cjk,
+    length_units,
     message_text,
 )
 from plugins.guarded_memory import GuardedMemory, SearchSpec, caller_tenant
@@ -147,11 +147,6 @@ class RecallResult:
     query: str
     high: tuple[ScoredMemory, ...]
     low: tuple[ScoredMemory, ...]
-
-
-def length_units(text: str) -> int:
-    """Length where a CJK character counts 3 and anything else 1."""
-    return sum(3 if is_cjk(c) else 1 for c in text)
 
 
 def is_follow_up(text: str, follow_up_chars: int) -> bool:

@@ -73,7 +73,7 @@ from gateway.runtime.admission import Admission, AdmissionConfig, AdmissionRegis
 from gateway.runtime.breaker import BreakerConfig, BreakerRegistry, CircuitBreaker, ShardedBreaker
 from gateway.runtime.errors import InvalidRequest, MemgateError, MemoryUnavailable, UpstreamError
 from gateway.runtime.fair_share import FairShare
-from gateway.runtime.text import count_tokens, is_cjk, prompt_language
+from gateway.runtime.text import CJK_CLASS, count_tokens, folded, is_cjk, length_units, prompt_language
 from gateway.settings.memory_settings import SETTING_NAMES, CallSettings, MemorySettings
 
 if TYPE_CHECKING:
@@ -86,6 +86,7 @@ if TYPE_CHECKING:
     from gateway.runtime.telemetry import Metrics, Telemetry
 
 __all__ = [
+    "CJK_CLASS",
     "CONVERSATION_HEADER",
     "ENTRY_TYPES",
     "SETTING_NAMES",
@@ -144,7 +145,9 @@ __all__ = [
     "Warmup",
     "conversation_id",
     "count_tokens",
+    "folded",
     "is_cjk",
+    "length_units",
     "message_text",
     "parse_regex_key",
     "profile_topic",

@@ -63,6 +63,7 @@ from gateway.memorization.disclosure import about_someone, slot_of
 from gateway.memorization.plan import Op, Plan
 from gateway.memory.embeddings.base import embed_query
 from gateway.memory.records import MemoryRecord, MemoryType, NewMemory, Scope, Tenant
+from gateway.runtime.text import CJK_CLASS
 
 __all__ = ["CANDIDATES", "MIN_OVERLAP", "MIN_SIMILARITY", "decide", "is_near_duplicate", "merge_near_duplicates",
            "normalised", "searches_of"]
@@ -97,7 +98,7 @@ CHANGE_MIN_SIMILARITY = 0.2
 _CONTRACTIONS = ((re.compile(r"n't\b"), " not"), (re.compile(r"'m\b"), " am"), (re.compile(r"'re\b"), " are"),
                  (re.compile(r"'ve\b"), " have"), (re.compile(r"'ll\b"), " will"), (re.compile(r"'d\b"), " would"))
 _STRIP = re.compile(r"[\W_]+", re.UNICODE)
-_TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]|[^\W_]+", re.UNICODE)
+_TOKEN = re.compile(rf"[{CJK_CLASS}]|[^\W_]+", re.UNICODE)
 _NUMBER = re.compile(r"\d+|[零一二三四五六七八九十百千万两]+")
 _NEGATION = re.compile(r"\b(?:not|no|never|none|nothing|nobody|without)\b|[不没别无未非]")
 

@@ -21,11 +21,11 @@ from functools import lru_cache
 
 import snowballstemmer
 
+from gateway.runtime.text import CJK_CLASS, CJK_RE
+
 __all__ = ['MAX_TOKEN_CHARS', 'STOP_WORDS', 'index_terms', 'stem', 'term_frequencies', 'tokenize']
 
-_CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
-_RUN_RE = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")
-_CJK_RE = re.compile(rf"[{_CJK}]")
+_RUN_RE = re.compile(rf"[{CJK_CLASS}]+|[^\W_{CJK_CLASS}]+")
 STOP_WORDS = frozenset(
     "a an and are as at be been but by did do does for from had has have he her him his how "
     "i if in into is it its me my no not of on or our she so than that the their them then "
@@ -46,7 +46,7 @@ def tokenize(text: str) -> list[str]:
     """
     tokens: list[str] = []
     for run in _RUN_RE.findall(unicodedata.normalize("NFKC", text).casefold()):
-        if _CJK_RE.match(run):
+        if CJK_RE.match(run):
             tokens.extend(_cjk_tokens(run))
         elif len(run) > 1 and run not in STOP_WORDS:
             tokens.append(run[:MAX_TOKEN_CHARS])
