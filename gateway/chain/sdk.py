@@ -74,6 +74,14 @@ from gateway.runtime.breaker import BreakerConfig, BreakerRegistry, CircuitBreak
 from gateway.runtime.errors import InvalidRequest, MemgateError, MemoryUnavailable, UpstreamError
 from gateway.runtime.fair_share import FairShare
 from gateway.runtime.text import CJK_CLASS, count_tokens, folded, is_cjk, length_units, prompt_language
+from gateway.runtime.tokens import (
+    FALLBACK_ENCODING,
+    MODELS_REMEMBERED,
+    REPLY_PRIMING,
+    TokenCounter,
+    is_offline,
+    utf8_upper_bound,
+)
 from gateway.settings.memory_settings import SETTING_NAMES, CallSettings, MemorySettings
 
 if TYPE_CHECKING:
@@ -89,6 +97,9 @@ __all__ = [
     "CJK_CLASS",
     "CONVERSATION_HEADER",
     "ENTRY_TYPES",
+    "FALLBACK_ENCODING",
+    "MODELS_REMEMBERED",
+    "REPLY_PRIMING",
     "SETTING_NAMES",
     "Admission",
     "AdmissionConfig",
@@ -140,6 +151,7 @@ __all__ = [
     "StreamFilter",
     "SystemPart",
     "Tenant",
+    "TokenCounter",
     "ToolRunner",
     "UpstreamError",
     "Warmup",
@@ -147,11 +159,13 @@ __all__ = [
     "count_tokens",
     "folded",
     "is_cjk",
+    "is_offline",
     "length_units",
     "message_text",
     "parse_regex_key",
     "profile_topic",
     "prompt_language",
+    "utf8_upper_bound",
 ]
 
 
