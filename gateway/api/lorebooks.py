@@ -1,4 +1,4 @@
-"""Lorebook REST API (issue 12, item 4), scoped like the memory API
+"""Lorebook REST API, scoped like the memory API
 (:mod:`gateway.api.memories`): the caller's key names the role (``friend_id``) and user.
 
 - ``POST /v1/lorebooks`` (body: SillyTavern World Info JSON: a world file, a Character Card

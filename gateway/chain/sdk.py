@@ -474,7 +474,7 @@ class Forgetter(Protocol):
 
 @runtime_checkable
 class ConversationIngester(Protocol):
-    """Forms memories from a conversation chunk now, for ``tenant`` (issue 11, item 1):
+    """Forms memories from a conversation chunk now, for ``tenant``:
     what ``POST /v1/memories`` with ``messages`` runs, with the caller's chain's first
     plugin that has this hook (none: 404). Errors are the API's (4xx/5xx envelopes)."""
 

@@ -1,4 +1,4 @@
-"""``memgate memories ...``: the memory API from the command line (issue 3 item 7).
+"""``memgate memories ...``: the memory API from the command line.
 
 Works on the store directly (same Redis and key prefix as the gateway's config), so it
 works whether or not a gateway runs. ``list`` and ``search`` print a table for people

@@ -1,4 +1,4 @@
-"""Keywords of a turn for verbatim memories (issue 5, item 3), sans-IO.
+"""Keywords of a turn for verbatim memories, sans-IO.
 
 Tokens of :func:`gateway.memory.tokenize.tokenize` (NFKC, casefold, English stop words
 removed, CJK aware) minus a few more conversational fillers; for CJK runs the character

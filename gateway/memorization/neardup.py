@@ -1,4 +1,4 @@
-"""Near-identical verbatim memories are merged, not stored twice (issue 11, item 4).
+"""Near-identical verbatim memories are merged, not stored twice.
 
 A user who says "I'm allergic to peanuts" to one friend and "I am allergic to peanuts."
 to another, or a client that resends a chunk under a new session id, would otherwise

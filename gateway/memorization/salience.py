@@ -1,4 +1,4 @@
-"""What a verbatim memory is worth (issue 11, item 4), sans-IO, zh + en, no model.
+"""What a verbatim memory is worth, sans-IO, zh + en, no model.
 
 :func:`is_small_talk`: greetings, thanks, acknowledgements and sign-offs ("hi", "Thanks,
 that's all for now", "好的谢谢", "哈哈哈", "q4") carry nothing to remember. A turn is small

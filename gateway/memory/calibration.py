@@ -1,4 +1,4 @@
-"""A relevance score that means the same whatever the embedder (issue 11 item 2).
+"""A relevance score that means the same whatever the embedder.
 
 Cosine similarities are not comparable across embedding models: all-MiniLM-L6-v2 gives a
 question and the memory that answers it ~0.4 in English, while its Chinese scores all sit

@@ -1,4 +1,4 @@
-"""Memory records and their input/output shapes (issue 3, item 2).
+"""Memory records and their input/output shapes.
 
 Vocabulary from memory research: *episodic* memories are events that happened (Tulving
 1972), *semantic* ones are facts; *trait*, *goal* and *preference* describe the user
@@ -66,7 +66,7 @@ def check_metadata(value: dict[str, Any]) -> dict[str, Any]:
 
 #: Validation context of records read back from the store (:func:`codec.record_from_hash`):
 #: their metadata passed :func:`check_metadata` when written, so a read skips its walk and
-#: serialization (a search reads every hit's record; issue 10).
+#: serialization (a search reads every hit's record).
 STORED = {"stored": True}
 
 
@@ -189,7 +189,7 @@ class Source(StrEnum):
 def tenant_id_problem(value: object) -> str | None:
     """Why ``value`` is not a usable user/friend id, or None when it is.
 
-    The one definition of the id rules (issue 9 item 4), applied to config keys, minted
+    The one definition of the id rules, applied to config keys, minted
     keys, per-request end-user ids (body ``user``, ``X-Memgate-User`` /
     ``X-Memgate-Friend``), the memory API, admin routes and the CLI: a non-empty ``str``
     of at most 256 characters, without control characters (Unicode category Cc: NUL, tab,

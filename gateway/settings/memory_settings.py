@@ -1,4 +1,4 @@
-"""Per-user memory settings (seed 002 §5, seed 000's UI switches; issue 14 item 1).
+"""Per-user memory settings (seed 002 §5, seed 000's UI switches).
 
 Ten settings per ``(user_id, friend_id)``, with their seed defaults and bounds
 (:class:`MemorySettings`):

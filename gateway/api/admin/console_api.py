@@ -1,4 +1,4 @@
-"""Admin JSON API behind the web console (issue 14 item 2); admin keys only (403 otherwise).
+"""Admin JSON API behind the web console; admin keys only (403 otherwise).
 
 Every route names the user it acts on explicitly, so tenancy stays what the memory store
 enforces (:class:`~gateway.memory.records.Tenant`): an admin reads and writes user U's
