@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import re
 import threading
-import unicodedata
 from collections import Counter
 from functools import lru_cache
 
 import snowballstemmer
 
-from gateway.runtime.text import CJK_CLASS, CJK_RE
+from gateway.runtime.text import CJK_CLASS, CJK_RE, casefolded
 
 __all__ = ['MAX_TOKEN_CHARS', 'STOP_WORDS', 'index_terms', 'stem', 'term_frequencies', 'tokenize']
 
@@ -45,7 +44,7 @@ def tokenize(text: str) -> list[str]:
     ['moved', 'berlin', '2023', '我', '喜', '欢', '猫', '我喜', '喜欢', '欢猫']
     """
     tokens: list[str] = []
-    for run in _RUN_RE.findall(unicodedata.normalize("NFKC", text).casefold()):
+    for run in _RUN_RE.findall(casefolded(text)):
         if CJK_RE.match(run):
             tokens.extend(_cjk_tokens(run))
         elif len(run) > 1 and run not in STOP_WORDS:

@@ -11,7 +11,8 @@ message used to cost ~1.9 s of event-loop time in ``prompt_language`` alone.
   hangul), defined here only; :data:`HAN_CLASS` / :data:`HAN_RE`: Han ideographs alone
   (Chinese-specific rules). Every module that asks "is this CJK" uses these.
 - :func:`is_cjk`: one character is a CJK ideograph, kana or hangul.
-- :func:`folded`: the comparison form of a text (NFKC, case folded, spaces collapsed).
+- :func:`casefolded`: NFKC + case folding; :func:`folded`: that with white space collapsed
+  (the comparison form of a text).
 - :func:`prompt_language`: ``zh`` or ``en`` from the first :data:`LANGUAGE_PREFIX_CHARS`
   characters (a language does not change after a few thousand characters; what follows
   in a huge message is usually pasted data).
@@ -62,6 +63,16 @@ def is_cjk(char: str) -> bool:
     return CJK_RE.fullmatch(char) is not None
 
 
+def casefolded(text: str) -> str:
+    """``text`` NFKC-normalised and case folded (full-width letters and digits become
+    ASCII, ``ß`` becomes ``ss``): what matching and tokenizing compare. Linear.
+
+    >>> casefolded("Ｓtraße")
+    'strasse'
+    """
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
 def folded(text: str) -> str:
     """The form two texts are compared in: NFKC, case folded, every run of white space
     one space, no space at either end. Linear in ``len(text)``.
@@ -69,7 +80,7 @@ def folded(text: str) -> str:
     >>> folded("  Ｉ like\tCATS ")
     'i like cats'
     """
-    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+    return " ".join(casefolded(text).split())
 
 
 def prompt_language(text: str, limit: int = LANGUAGE_PREFIX_CHARS) -> Language:
