@@ -81,7 +81,7 @@ from gateway.proxy.upstream import UpstreamPool, forward_headers, open_stream
 from gateway.runtime.breaker import BreakerRegistry
 from gateway.runtime.config import GatewayConfig
 from gateway.runtime.errors import MemgateError, error_envelope
-from gateway.runtime.metrics import Metrics, bounded_method
+from gateway.runtime.metrics import Metrics, StatusRecorder, observe_http_request
 from gateway.runtime.telemetry import Telemetry
 from gateway.settings.memory_settings import SettingsService, SettingsStore
 
@@ -436,26 +436,15 @@ class _HttpMetrics(ASGIMiddleware):
 
     async def handle(self, scope: Any, receive: Any, send: Any, next_app: Any) -> None:
         started = time.perf_counter()
-        status = 0
-
-        async def tracked(message: Any) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            await send(message)
-
+        tracked = StatusRecorder(send)
         try:
             await next_app(scope, receive, tracked)
         except Exception as exc:
-            status = status or getattr(exc, "status_code", None) or getattr(exc, "status", None) or 500
+            tracked.status = tracked.status or getattr(exc, "status_code", None) or getattr(exc, "status", None) or 500
             raise
         finally:
             metrics: Metrics = self._running.gateway.telemetry.metrics
-            metrics.observe(
-                "memgate_http_request_duration_seconds", time.perf_counter() - started,
-                route=scope.get("path_template") or "unmatched", method=bounded_method(scope["method"]),
-                status=str(status or 499),
-            )
+            observe_http_request(metrics, scope, "unmatched", started, tracked.status)
 
 
 #: Where the OpenAPI document (``openapi.json``) and its interactive UI are served.

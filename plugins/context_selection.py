@@ -74,6 +74,7 @@ from typing import Any, ClassVar
 from pydantic import Field
 
 from gateway.chain.sdk import (
+    FALLBACK_ENCODING,
     AssembledReply,
     CallContext,
     ChatRequest,
@@ -81,10 +82,10 @@ from gateway.chain.sdk import (
     RequestRejected,
     Services,
     Skipped,
+    TokenCounter,
     message_text,
 )
 from plugins.context_scoring import MAX_TEXT_CHARS, Params, Selection, Turn, Weights, select_context
-from plugins.tokens import FALLBACK_ENCODING, TokenCounter
 
 __all__ = ["ContextSelection", "ContextSelectionConfig", "ContextWeights", "InvalidExtension", "Plan",
            "RecordingContextSelection", "export_usage", "plan_request", "usage_record"]
@@ -441,7 +442,7 @@ class ContextSelection:
 
     def _count_tokens(self, messages: Sequence[dict[str, Any]], plan: Plan) -> None:
         """Prompt tokens of the messages before and after (cl100k, OpenAI's chat message
-        counting; :mod:`plugins.tokens`). Only requests that dropped something count (a
+        counting; :mod:`gateway.runtime.tokens`). Only requests that dropped something count (a
         request that keeps everything saves nothing and costs no tokenizing); the fallback
         skips prompts over :data:`THREAD_CHARS` (it must not block the event loop)."""
         before = sum(self.counter.message(self.encoding, m) for m in messages)

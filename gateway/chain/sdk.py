@@ -73,7 +73,15 @@ from gateway.runtime.admission import Admission, AdmissionConfig, AdmissionRegis
 from gateway.runtime.breaker import BreakerConfig, BreakerRegistry, CircuitBreaker, ShardedBreaker
 from gateway.runtime.errors import InvalidRequest, MemgateError, MemoryUnavailable, UpstreamError
 from gateway.runtime.fair_share import FairShare
-from gateway.runtime.text import count_tokens, is_cjk, prompt_language
+from gateway.runtime.text import CJK_CLASS, count_tokens, folded, is_cjk, length_units, prompt_language
+from gateway.runtime.tokens import (
+    FALLBACK_ENCODING,
+    MODELS_REMEMBERED,
+    REPLY_PRIMING,
+    TokenCounter,
+    is_offline,
+    utf8_upper_bound,
+)
 from gateway.settings.memory_settings import SETTING_NAMES, CallSettings, MemorySettings
 
 if TYPE_CHECKING:
@@ -86,8 +94,12 @@ if TYPE_CHECKING:
     from gateway.runtime.telemetry import Metrics, Telemetry
 
 __all__ = [
+    "CJK_CLASS",
     "CONVERSATION_HEADER",
     "ENTRY_TYPES",
+    "FALLBACK_ENCODING",
+    "MODELS_REMEMBERED",
+    "REPLY_PRIMING",
     "SETTING_NAMES",
     "Admission",
     "AdmissionConfig",
@@ -139,16 +151,21 @@ __all__ = [
     "StreamFilter",
     "SystemPart",
     "Tenant",
+    "TokenCounter",
     "ToolRunner",
     "UpstreamError",
     "Warmup",
     "conversation_id",
     "count_tokens",
+    "folded",
     "is_cjk",
+    "is_offline",
+    "length_units",
     "message_text",
     "parse_regex_key",
     "profile_topic",
     "prompt_language",
+    "utf8_upper_bound",
 ]
 
 
@@ -457,7 +474,7 @@ class Forgetter(Protocol):
 
 @runtime_checkable
 class ConversationIngester(Protocol):
-    """Forms memories from a conversation chunk now, for ``tenant`` (issue 11, item 1):
+    """Forms memories from a conversation chunk now, for ``tenant``:
     what ``POST /v1/memories`` with ``messages`` runs, with the caller's chain's first
     plugin that has this hook (none: 404). Errors are the API's (4xx/5xx envelopes)."""
 

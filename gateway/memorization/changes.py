@@ -52,6 +52,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from gateway.runtime.text import HAN_CLASS
+
 __all__ = ["MY_SOMEONE_ZH", "PEOPLE_ZH", "PRONOUN_EN", "PRONOUN_ZH", "Ended", "ended_of", "is_about", "ordered_terms", "terms"]
 
 #: English words that name no topic (articles, pronouns, auxiliaries, fillers): never a
@@ -69,8 +71,8 @@ STOPWORDS_EN = frozenset(
 #: "那辆车" and "我的车" share 车).
 FUNCTION_ZH = frozenset("我你您他她它的了是也都就和很太这那们吗呢吧啊不还再已把被给让个一在着过辆只杯瓶件位")
 
-_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
-_TERM = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+|[a-z][a-z'-]*[a-z]|[a-z]")
+_CJK_RUN = re.compile(f"[{HAN_CLASS}]+")
+_TERM = re.compile(f"[{HAN_CLASS}]+|[a-z][a-z'-]*[a-z]|[a-z]")
 _STOP_AT = re.compile(
     r"\s+(?:and|but|now|because|since|so|anymore|any\s+more|any\s+longer|last|this|ago|after|when|which|who|"
     r"yesterday|today|tonight|recently|lately|completely|entirely|altogether|cold\s+turkey|for\s+(?:good|now|a\s+while)|"
@@ -113,7 +115,7 @@ _SUBJECT_EN = re.compile(
 #: Capitalised words before "moved out" that name no one ("Finally moved out!": the user).
 _NO_NAME = frozenset("i we he she they it finally just recently also so and but then now we've i've".split())
 #: A Chinese phrase character: CJK, or a Latin letter or digit ("不用iPhone了").
-_ZH = r"[\u3400-\u4dbf\u4e00-\u9fffA-Za-z0-9]"
+_ZH = f"[{HAN_CLASS}A-Za-z0-9]"
 _ENDED_ZH = re.compile(
     rf"(?:不再|已经不|再也不|没再|不想再)(?P<a>{_ZH}{{1,8}})"
     rf"|不(?P<b>{_ZH}{{1,6}}?)了"

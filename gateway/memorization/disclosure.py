@@ -80,6 +80,7 @@ from gateway.memorization.changes import PRONOUN_ZH as _PRONOUN_ZH
 from gateway.memorization.changes import ended_of
 from gateway.memorization.salience import EVENT_TIME, PREFERENCE_CUES, is_small_talk
 from gateway.memory.records import MemoryType
+from gateway.runtime.text import HAN_RE
 
 __all__ = [
     "CHANGE", "DURABLE_EN", "DURABLE_ZH", "MOMENT", "ONE_OFF_ACTIVITY", "ONE_OFF_TIME", "STATE", "Analysis", "Clause",
@@ -263,7 +264,7 @@ MOMENT = re.compile(
     r"|好累|很累|太累|累死|累了|好困|犯困|困了|饿了|好饿|好烦|很烦|烦死|心烦|烦躁|紧张|激动|开心|难过|郁闷|心情|无聊|崩溃",
     re.IGNORECASE,
 )
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_CJK = HAN_RE
 #: A plan of the user's ("We're going to Japan in April", "报了十月份的全马"): it holds
 #: until it happens, so every friend should know it (profile), with its date.
 _PLAN = re.compile(r"\b(?:i'm|i\s+am|we're|we\s+are)\s+(?:going|flying|heading|travel(?:l)?ing|moving|getting)\s+(?:to|married)\b"

@@ -1,4 +1,4 @@
-"""``extract`` mode: decide -> extract -> reconcile (issue 5, item 3; seed 003's
+"""``extract`` mode: decide -> extract -> reconcile (seed 003's
 decide -> summarize -> embed -> store, with mem0's reconcile step, Chhikara et al. 2025).
 
 1. **decide** (seed 003 decision prompt): nothing worth keeping -> an empty plan.
@@ -10,7 +10,7 @@ decide -> summarize -> embed -> store, with mem0's reconcile step, Chhikara et a
    DELETE / NOOP per fact; skipped when no fact has a neighbour (all ADD).
 
 Placeholder and empty facts are dropped and identical ones kept once; a fact whose text a
-live memory already has is neither reconciled nor stored (issue 9, item 14). A placeholder
+live memory already has is neither reconciled nor stored. A placeholder
 gist (``"..."``, the prompt's own example; :func:`is_placeholder`) leaves the stored gist as it is.
 
 Model calls use ``ModelClient.complete_json`` (JSON schema with ``maxItems`` =

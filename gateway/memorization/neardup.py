@@ -1,4 +1,4 @@
-"""Near-identical verbatim memories are merged, not stored twice (issue 11, item 4).
+"""Near-identical verbatim memories are merged, not stored twice.
 
 A user who says "I'm allergic to peanuts" to one friend and "I am allergic to peanuts."
 to another, or a client that resends a chunk under a new session id, would otherwise
@@ -63,6 +63,7 @@ from gateway.memorization.disclosure import about_someone, same_slot, slot_of
 from gateway.memorization.plan import Op, Plan
 from gateway.memory.embeddings.base import embed_query
 from gateway.memory.records import MemoryRecord, MemoryType, NewMemory, Scope, Tenant
+from gateway.runtime.text import CJK_CLASS, HAN_CLASS
 
 __all__ = ["CANDIDATES", "MIN_OVERLAP", "MIN_SIMILARITY", "ZH_MIN_CONTAINMENT", "decide", "is_near_duplicate", "merge_near_duplicates",
            "normalised", "searches_of"]
@@ -105,11 +106,11 @@ ZH_MIN_CONTAINMENT = 0.8
 _CONTRACTIONS = ((re.compile(r"n't\b"), " not"), (re.compile(r"'m\b"), " am"), (re.compile(r"'re\b"), " are"),
                  (re.compile(r"'ve\b"), " have"), (re.compile(r"'ll\b"), " will"), (re.compile(r"'d\b"), " would"))
 _STRIP = re.compile(r"[\W_]+", re.UNICODE)
-_TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]|[^\W_]+", re.UNICODE)
+_TOKEN = re.compile(rf"[{CJK_CLASS}]|[^\W_]+", re.UNICODE)
 #: Numbers two statements must share to be duplicates; a lone 一 before a measure word is
 #: the article "a" ("一家公司": a company), no number.
 _NUMBER = re.compile(r"\d+|(?!一[个家只条位件次种点些下份辆台本张间所门句回趟])[零一二三四五六七八九十百千万两]+")
-_CJK_CHAR = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_CJK_CHAR = re.compile(rf"[{HAN_CLASS}]")
 _NEGATION = re.compile(r"\b(?:not|no|never|none|nothing|nobody|without)\b|[不没别无未非]")
 
 

@@ -1,4 +1,4 @@
-"""Observability of memorization (issue 5, item 7).
+"""Observability of memorization.
 
 Counters (``Metrics.inc``): ``memgate_memorize_jobs_total{outcome}`` (done, duplicate,
 stale, retried, dead), ``memgate_memorize_failures_total{error}``,

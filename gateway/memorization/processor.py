@@ -85,7 +85,7 @@ class JobProcessor:
         pipe.get(self.queue.keys.plan(job.user_id, job.job_id))
         pipe.hdel(self.queue.keys.claims(job.user_id), job.job_id)  # on the stream: no longer only claimed
         pipe.zrem(self.queue.keys.claimed(job.user_id), job.job_id)
-        done, epoch, stored, *_claim = await pipe.execute()  # one round trip (issue 10, item 3)
+        done, epoch, stored, *_claim = await pipe.execute()  # one round trip
         if done:
             return "duplicate", None, []
         if int(epoch or 0) != job.epoch:

@@ -153,7 +153,7 @@ class Memorization:
             return "buffered"
         try:
             return await self._push(pending)
-        except Exception as exc:  # never drop an accepted turn (issue 15 item 4)
+        except Exception as exc:  # never drop an accepted turn
             # RETRYABLE (Redis unreachable, failing over), or a non-Redis error of the
             # client: redis-py's cluster client can raise AttributeError on a connection
             # torn down under it while a node dies (seen in bench failover). Either way

@@ -5,7 +5,7 @@ extract mode, seeds 000/003). "Configurable; default the upstream": a
 :class:`ModelConfig` names a model and optionally another base URL and key; without
 them the gateway's upstream (routed by model name) is used.
 
-Structured output (issue 9, item 14): :meth:`ModelClient.complete_json` asks for
+Structured output: :meth:`ModelClient.complete_json` asks for
 ``response_format: {"type": "json_schema", ...}`` (OpenAI Structured Outputs) when
 ``structured_outputs`` is on, else ``{"type": "json_object"}``. A server that rejects a
 format (llama-cpp-python's server answers 500 to ``json_schema``) is detected: when a call
@@ -65,7 +65,7 @@ class ModelConfig(BaseModel):
     temperature: float = Field(0.0, ge=0, le=2, description="Sampling temperature.")
     max_tokens: int = Field(
         1024, ge=16, le=65_536,
-        description="Cap on each reply's length, sent with every call (issue 9: a small local "
+        description="Cap on each reply's length, sent with every call (a small local "
         "model without it can generate to its context limit and hold a server slot); 1,024 "
         "tokens fits an extraction of 12 facts with room to spare.",
     )

@@ -49,7 +49,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from gateway.chain.injection import Injection, _appended
+from gateway.chain.injection import Injection, appended
 from gateway.proxy.assembly import AssembledChoice, AssembledReply
 from gateway.proxy.wire import ChatRequest
 from gateway.runtime.errors import InvalidRequest
@@ -471,7 +471,7 @@ def apply_edits(body: dict[str, Any], view: ChainView, result: ChatRequest, inje
     text = injection.system_text()
     first_system = next((m for m, o in zip(view.request.messages, view.origins, strict=True)
                          if m.get("role") in ("system", "developer")), None)
-    appended_first = _appended(first_system, text) if first_system is not None and text else None
+    appended_first = appended(first_system, text) if first_system is not None and text else None
     kept: list[int] = []
     added: list[dict[str, Any]] = []
     out_items: list[Any] = []

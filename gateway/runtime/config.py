@@ -5,7 +5,7 @@ typo stops start-up with the dotted path of the bad key (``plugins.2.config.limt
 Secrets come from ``${ENV}`` interpolation (``${NAME}`` or ``${NAME:-default}``), never
 from the file itself; an unset variable without a default is an error naming it.
 Relative paths (``memory.data_dir``, a local embedding model directory) are relative to the
-folder of the config file, not the current directory (:func:`load_config`, issue 9 item 3).
+folder of the config file, not the current directory (:func:`load_config`).
 Durations: every duration key, here and in each plugin's ``Config``, ends with its unit,
 ``_ms`` (milliseconds) or ``_s`` (seconds); no other suffix or bare name means a duration.
 
@@ -220,7 +220,7 @@ class ClientConfig(Frozen):
     @field_validator("user_id", "friend_id")
     @classmethod
     def _usable_id(cls, value: str) -> str:
-        problem = tenant_id_problem(value)  # the one set of id rules (issue 9 item 4)
+        problem = tenant_id_problem(value)  # the one set of id rules
         if problem is not None:
             raise ValueError(f"id {problem}")
         return value
@@ -472,7 +472,7 @@ def _clients_with_their_variables(clients: list[Any], environ: dict[str, str] | 
 
 
 def resolve_paths(config: GatewayConfig, base_dir: Path) -> GatewayConfig:
-    """``config`` with its relative filesystem paths joined to ``base_dir`` (issue 9 item 3).
+    """``config`` with its relative filesystem paths joined to ``base_dir``.
 
     ``load_config`` passes the config file's folder: running ``memgate`` from another
     directory then uses the same store rather than silently creating an empty one under

@@ -33,6 +33,7 @@ import asyncio
 import contextlib
 import inspect
 import logging
+import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -42,7 +43,7 @@ from prometheus_client.exposition import choose_encoder
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 
-__all__ = ["COUNTERS", "GAUGES", "HISTOGRAMS", "Metrics", "bounded_method"]
+__all__ = ["COUNTERS", "GAUGES", "HISTOGRAMS", "Metrics", "StatusRecorder", "bounded_method", "observe_http_request"]
 
 log = logging.getLogger("memgate.metrics")
 
@@ -123,6 +124,32 @@ def _multiprocess_mode() -> bool:
 def bounded_method(method: str) -> str:
     """The method as a label value: a standard method, else ``other`` (bounded cardinality)."""
     return method if method in _METHODS else "other"
+
+
+class StatusRecorder:
+    """An ASGI ``send`` that passes every message on and remembers the response status
+    (:attr:`status`: 0 until ``http.response.start`` is sent)."""
+
+    def __init__(self, send: Callable[[dict[str, Any]], Awaitable[None]]) -> None:
+        self._send = send
+        self.status = 0
+
+    async def __call__(self, message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            self.status = message["status"]
+        await self._send(message)
+
+
+def observe_http_request(metrics: Metrics, scope: Mapping[str, Any], route: str, started: float, status: int) -> None:
+    """One observation of ``memgate_http_request_duration_seconds``: the seconds since
+    ``started`` (``time.perf_counter``), labelled by the scope's ``path_template`` (else
+    ``route``), :func:`bounded_method` and ``status`` (0: none was sent, the client left:
+    499)."""
+    metrics.observe(
+        "memgate_http_request_duration_seconds", time.perf_counter() - started,
+        route=scope.get("path_template") or route, method=bounded_method(scope["method"]),
+        status=str(status or 499),
+    )
 
 
 GaugeReader = Callable[[], "Mapping[str, float] | Awaitable[Mapping[str, float]]"]

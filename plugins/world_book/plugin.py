@@ -76,6 +76,7 @@ from pydantic import Field
 
 from gateway.chain.sdk import (
     ENTRY_TYPES,
+    FALLBACK_ENCODING,
     CallContext,
     ChatRequest,
     FairShare,
@@ -88,7 +89,6 @@ from gateway.chain.sdk import (
     count_tokens,
     message_text,
 )
-from plugins.tokens import FALLBACK_ENCODING
 from plugins.world_book.emotions import EMOTION_WORDS
 from plugins.world_book.engine import Activated, Activation, CompiledBook, EngineSettings, activate
 from plugins.world_book.macros import MacroContext, context_for, substitute
