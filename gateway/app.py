@@ -313,9 +313,10 @@ async def compose(
             runner = await stack.enter_async_context(
                 CompletionRunner(config.chain.max_pending_completions, telemetry)
             )
+            lorebooks = LorebookRepository(redis, config.memory.key_prefix)
             services = Services(
                 redis=redis, memory=store, upstreams=upstreams, telemetry=telemetry,
-                key_prefix=config.memory.key_prefix, embedder=store.embedder,
+                key_prefix=config.memory.key_prefix, embedder=store.embedder, lorebooks=lorebooks,
                 breakers=BreakerRegistry(shard_of=slot_owner(redis) if is_cluster(redis) else None),
             )
             chains = ChainFactory(
@@ -335,7 +336,7 @@ async def compose(
                 chat=ChatCompletions(config, auth, chains, upstreams, telemetry, settings),
                 embeddings=Embeddings(config, auth, upstreams, telemetry),
                 models=Models(config, auth, upstreams, telemetry),
-                lorebooks=LorebookRepository(redis, config.memory.key_prefix),
+                lorebooks=lorebooks,
                 responses=Responses(config, auth, chains, upstreams, telemetry, settings, ResponseOwners(
                     redis, config.memory.key_prefix, config.upstream.responses_retention_s,
                     config.upstream.conversation_claims_ttl_s)),

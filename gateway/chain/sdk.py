@@ -47,7 +47,7 @@ Rules a plugin can rely on (and must follow):
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
@@ -55,8 +55,9 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from gateway.chain.injection import Exchange, Injection, Item, SystemPart
+from gateway.chain.plugin_store import plugin_key
 from gateway.lorebook.model import ENTRY_TYPES, Lorebook, LoreEntry, parse_regex_key
-from gateway.lorebook.repository import LorebookRepository
+from gateway.lorebook.repository import TimedState
 from gateway.memorization.capture import CONVERSATION_HEADER, conversation_id
 from gateway.memorization.config import MemorizeConfig
 from gateway.memorization.ingest import IngestResult, NewConversation
@@ -112,7 +113,7 @@ __all__ = [
     "Lifecycle",
     "LoreEntry",
     "Lorebook",
-    "LorebookRepository",
+    "Lorebooks",
     "MemgateError",
     "MemorizeConfig",
     "MemoryRecord",
@@ -126,6 +127,7 @@ __all__ = [
     "NewMemory",
     "Overloaded",
     "PluginConfig",
+    "PluginStore",
     "Principal",
     "RequestRejected",
     "RequestRewriter",
@@ -147,6 +149,7 @@ __all__ = [
     "is_cjk",
     "message_text",
     "parse_regex_key",
+    "plugin_key",
     "profile_topic",
     "prompt_language",
 ]
@@ -251,21 +254,88 @@ def _no_telemetry() -> Telemetry:
     return Telemetry(TelemetryConfig())
 
 
-@dataclass(frozen=True)
+class PluginStore(Protocol):
+    """A plugin's own keys and Redis Streams (:meth:`Services.store`). Every key lives under
+    the gateway's key prefix and the plugin's name (``<memory.key_prefix>:plugin:<name>:<key>``,
+    :func:`plugin_key`); ``key`` is any non-empty text (escaped), so a plugin cannot reach
+    another's keys or the core's. Errors are the Redis client's (a plugin hook lets them
+    fail open through the chain)."""
+
+    def key(self, key: str) -> str:
+        """The full Redis key of ``key`` (for logs and operators' tools)."""
+        ...
+
+    async def get(self, key: str) -> bytes | None:
+        """The value of ``key``, None when absent."""
+        ...
+
+    async def set(self, key: str, value: bytes | str, ttl_s: int | None = None) -> None:
+        """Store ``value`` at ``key``, expiring after ``ttl_s`` seconds (> 0) if given."""
+        ...
+
+    async def delete(self, *keys: str) -> int:
+        """Delete ``keys`` (keys or streams); how many existed."""
+        ...
+
+    async def stream_add(self, stream: str, fields: Mapping[str, str], max_len: int | None = None) -> str:
+        """Append one entry to ``stream`` (``XADD``, capped at about ``max_len`` entries,
+        ``MAXLEN ~``); the entry's id."""
+        ...
+
+    async def stream_range(
+        self, stream: str, after: str | None = None, count: int = 1000,
+    ) -> list[tuple[str, dict[str, str]]]:
+        """Up to ``count`` entries ``(id, fields)`` of ``stream``, oldest first, after the
+        entry id ``after`` (None: from the start); empty at the end."""
+        ...
+
+    async def stream_delete(self, stream: str, ids: Sequence[str]) -> int:
+        """Delete the entries ``ids`` of ``stream``; how many existed."""
+        ...
+
+    async def stream_length(self, stream: str) -> int:
+        """Entries in ``stream`` (0 when it does not exist)."""
+        ...
+
+
+class Lorebooks(Protocol):
+    """The gateway's lorebooks (``/v1/lorebooks``; :mod:`gateway.lorebook.repository`), as a
+    plugin reads them: per ``(friend_id, user_id)`` scope, plus the timed-effect state of a
+    conversation the plugin keeps there."""
+
+    async def versions(self, friend_id: str, user_id: str | None) -> tuple[int, int]:
+        """``(role-wide version, user version)``: change on every write of the scope."""
+        ...
+
+    async def books(self, friend_id: str, user_id: str | None) -> list[Lorebook]:
+        """The role-wide books then the user's (``user_id``), each by id."""
+        ...
+
+    async def timed_state(self, friend_id: str, user_id: str, conversation: str) -> TimedState:
+        """The timed effects (sticky, cooldown) of one conversation."""
+        ...
+
+    async def save_timed_state(
+        self, friend_id: str, user_id: str, conversation: str, changed: Mapping[str, tuple[int, int, int, int, int]],
+        expired: Iterable[str] = (),
+    ) -> None:
+        """Write the ``changed`` entries and drop the ``expired`` entry ids of one conversation."""
+        ...
+
+
 class Services:
     """Shared resources handed to plugin constructors, built once by the composition root
-    (:func:`gateway.app.compose`).
+    (:func:`gateway.app.compose`). The Redis client stays inside: a plugin keeps its own
+    data through :meth:`store`.
 
     Attributes:
-        redis: the async Redis client (None when memory is not configured).
         memory: the memory store (:class:`gateway.memory.store.MemoryStore`), None if off.
         upstreams: the upstream pool (for :meth:`model_client`); None in unit tests.
         telemetry: spans and metrics (a non-recording one by default).
         breakers: the gateway's circuit breakers, one per breaker config.
         admission: the gateway's memory-search admission control, one per admission
             config (:mod:`gateway.runtime.admission`).
-        key_prefix: the Redis key prefix (``memory.key_prefix``) for a plugin's own keys
-            (:class:`LorebookRepository`).
+        lorebooks: the gateway's lorebooks (:class:`Lorebooks`), None without memory.
         embedder: the gateway's embedding model (the memory store's, behind its Redis
             vector cache and micro-batcher); use :meth:`embed`. None without memory.
         memorizations: every :class:`~gateway.memorization.service.Memorization` handed
@@ -273,15 +343,43 @@ class Services:
             :mod:`gateway.api.admin.console_api`).
     """
 
-    redis: aioredis.Redis | None = None
-    memory: MemoryStore | None = None
-    upstreams: UpstreamPool | None = None
-    telemetry: Telemetry = field(default_factory=_no_telemetry)
-    breakers: BreakerRegistry = field(default_factory=BreakerRegistry)
-    admission: AdmissionRegistry = field(default_factory=AdmissionRegistry)
-    key_prefix: str = "mg"
-    memorizations: list[Any] = field(default_factory=list, compare=False, repr=False)
-    embedder: Embedder | None = None
+    def __init__(
+        self,
+        *,
+        redis: aioredis.Redis | None = None,
+        memory: MemoryStore | None = None,
+        upstreams: UpstreamPool | None = None,
+        telemetry: Telemetry | None = None,
+        breakers: BreakerRegistry | None = None,
+        admission: AdmissionRegistry | None = None,
+        key_prefix: str = "mg",
+        embedder: Embedder | None = None,
+        lorebooks: Lorebooks | None = None,
+    ) -> None:
+        """``redis``: the gateway's async client (None when memory is not configured),
+        for :meth:`store` and :meth:`memorization`; ``key_prefix``: ``memory.key_prefix``."""
+        self._redis = redis
+        self._key_prefix = key_prefix
+        self.memory = memory
+        self.upstreams = upstreams
+        self.telemetry = telemetry if telemetry is not None else _no_telemetry()
+        self.breakers = breakers if breakers is not None else BreakerRegistry()
+        self.admission = admission if admission is not None else AdmissionRegistry()
+        self.embedder = embedder
+        self.lorebooks = lorebooks
+        self.memorizations: list[Any] = []
+
+    def store(self, plugin: str) -> PluginStore:
+        """The key/value and stream space of the plugin named ``plugin`` (its ``name``).
+
+        Raises:
+            ValueError: memory is not configured (no Redis).
+        """
+        from gateway.chain.plugin_store import RedisPluginStore
+
+        if self._redis is None:
+            raise ValueError(f"{plugin} needs Redis (memory: section)")
+        return RedisPluginStore(self._redis, self._key_prefix, plugin)
 
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Unit-length vectors of ``texts``: shape ``(len(texts), dimensions)``, float32,
@@ -330,9 +428,9 @@ class Services:
         """
         from gateway.memorization.service import Memorization
 
-        if self.redis is None:
+        if self._redis is None:
             raise ValueError("memorization needs Redis (memory: section)")
-        memorization = Memorization(config, self.redis, self.memory, self.upstreams, self.telemetry)
+        memorization = Memorization(config, self._redis, self.memory, self.upstreams, self.telemetry)
         self.memorizations.append(memorization)
         return memorization
 

@@ -1,7 +1,7 @@
 """``world_book`` (seed 001): SillyTavern-compatible world-book triggers for role memory.
 
 Per request: the caller's books (the role's, ``principal.friend_id``, and the user's own
-for that role; :class:`~gateway.chain.sdk.LorebookRepository`) are compiled once per book
+for that role; :class:`~gateway.chain.sdk.Lorebooks`) are compiled once per book
 version and cached (``cache_size`` scopes, least recently used evicted; compiling runs
 off the event loop); the engine (:mod:`plugins.world_book.engine`) activates entries
 against the chat's user and assistant messages; activated entries are injected by their
@@ -79,7 +79,6 @@ from gateway.chain.sdk import (
     CallContext,
     ChatRequest,
     FairShare,
-    LorebookRepository,
     MemoryUnavailable,
     PluginConfig,
     Services,
@@ -195,10 +194,10 @@ class WorldBook:
     runs_before: ClassVar[tuple[str, ...]] = ("token_budget",)
 
     def __init__(self, config: WorldBookConfig, services: Services) -> None:
-        if services.redis is None:
+        if services.lorebooks is None:
             raise ValueError("world_book needs Redis (memory: section)")
         self.config = config
-        self.repository = LorebookRepository(services.redis, services.key_prefix)
+        self.repository = services.lorebooks
         words = {k: tuple(v) for k, v in EMOTION_WORDS.items()}
         for category, extra in config.emotion_words.items():
             words[category] = (*words.get(category, ()), *extra)
