@@ -41,7 +41,7 @@ Rules a plugin can rely on (and must follow):
   declared fallback runs (``on_failure`` of the entry for request hooks; the
   ``*_fallback`` method for reply hooks). Plugins never catch ``Exception`` to fail open
   themselves, and never touch ``x-memgate-degraded`` except through
-  :meth:`CallContext.note_degraded` (the hook did its job, but only in part).
+  :meth:`CallContext.degrade` (the hook did its job, but only in part).
 """
 
 from __future__ import annotations
@@ -227,7 +227,7 @@ class CallContext:
     annotations: dict[str, Any] = field(default_factory=dict)
     sent: ChatRequest | None = None
     settings: CallSettings = field(default_factory=CallSettings)
-    _degraded: list[str] = field(default_factory=list)
+    _degraded: list[str] = field(default_factory=list, init=False)
 
     @property
     def degraded(self) -> tuple[str, ...]:
@@ -238,13 +238,15 @@ class CallContext:
         """Seconds left of the request phase's deadline (may be negative)."""
         return self.deadline_s - (time.perf_counter() - self.started)
 
-    def note_degraded(self, plugin: str, reason: str) -> None:
-        """Say that ``plugin``'s hook did its job only in part (one of its sources was
-        slow or down, e.g. ``world_book`` without its semantic triggers): ``plugin:reason``
-        goes into ``x-memgate-degraded`` and ``memgate_degraded_total`` as for
-        :class:`Skipped`, but the hook's change is kept. ``reason``: a short snake_case
-        word."""
-        self._degraded.append(f"{plugin}:{reason}")
+    def degrade(self, source: str, reason: str) -> None:
+        """Report that ``source`` (a plugin's ``name``; the core's own parts use ``chain``,
+        ``settings``, ``responses``) did its job for this call only in part (one of its
+        sources was slow or down, e.g. ``world_book`` without its semantic triggers):
+        ``source:reason`` goes into ``x-memgate-degraded`` and ``memgate_degraded_total``
+        (the same entry as a :class:`Skipped` hook's), and a hook's change is kept.
+        ``reason``: a short snake_case word (``:``-separated detail allowed). The one way
+        an entry gets there: the chain reports skipped and failed hooks through it too."""
+        self._degraded.append(f"{source}:{reason}")
 
 
 def _no_telemetry() -> Telemetry:

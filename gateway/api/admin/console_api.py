@@ -603,7 +603,7 @@ async def inspect_recall(gateway: Any, body: InspectRequest) -> dict[str, Any]:
     if chain.plugins:  # the user's memory settings, as their chat request would read them
         call.settings, problem = await gateway.settings.for_call(tenant.user_id, body.friend_id, {}, call.time_left())
         if problem is not None:
-            call._degraded.append(f"settings:{problem}")
+            call.degrade("settings", problem)
     started = time.perf_counter()
     sent = await chain.rewrite(call, request) if chain.rewriters else request
     elapsed = (time.perf_counter() - started) * 1000.0
