@@ -78,6 +78,8 @@ from gateway.chain.sdk import (
     AssembledReply,
     CallContext,
     ChatRequest,
+    CounterFamily,
+    HistogramFamily,
     PluginConfig,
     PluginStore,
     RequestRejected,
@@ -92,6 +94,26 @@ __all__ = ["ContextSelection", "ContextSelectionConfig", "ContextWeights", "Inva
            "RecordingContextSelection", "export_usage", "plan_request", "usage_record"]
 
 log = logging.getLogger("memgate.plugins.context_selection")
+
+#: The plugin's metric families (seed 004 §8.1), declared when it is built.
+METRICS = (
+    HistogramFamily("memgate_context_build_seconds", "context_selection: time to score and select one request's "
+                    "context, seconds (seed 004 §8.1 avg_context_build_time)."),
+    HistogramFamily("memgate_context_kept_messages", "context_selection: earlier messages kept per request "
+                    "(seed 004 §8.1 avg_context_message_count).", buckets=(0, 1, 2, 3, 5, 8, 10, 15, 20, 30, 50, 100)),
+    HistogramFamily("memgate_context_mean_relevance", "context_selection: mean relevance score of the kept messages "
+                    "per request (seed 004 §8.1 avg_relevance_score).",
+                    buckets=(0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)),
+    CounterFamily("memgate_context_tokens_total", "context_selection: prompt tokens of the messages before and after "
+                  "selection (token savings rate = 1 - after/before; seed 004 §8.1).", ("stage",)),
+    CounterFamily("memgate_context_builds_total", "context_selection: requests handled, by outcome "
+                  "(selected, fallback).", ("outcome",)),
+    CounterFamily("memgate_context_fallbacks_total", "context_selection: fallbacks to the most recent messages, by "
+                  "reason (fallback rate = fallbacks / builds; seed 004 §10.2).", ("reason",)),
+)
+#: :class:`RecordingContextSelection`'s own counter.
+USAGE_RECORDS = CounterFamily("memgate_context_usage_records_total",
+                              "context_selection: ContextUsageRecords written to the usage stream.")
 
 #: The per-message extension field (removed before the request goes upstream).
 EXTENSION = "memgate"
@@ -378,20 +400,8 @@ class ContextSelection:
         )
         self.counter = TokenCounter({"*": FALLBACK_ENCODING})
         self.encoding = self.counter.encoding("*")
-        m = self.metrics = services.metrics
-        m.histogram("memgate_context_build_seconds", "context_selection: time to score and select one request's "
-                    "context, seconds (seed 004 §8.1 avg_context_build_time).")
-        m.histogram("memgate_context_kept_messages", "context_selection: earlier messages kept per request "
-                    "(seed 004 §8.1 avg_context_message_count).", buckets=(0, 1, 2, 3, 5, 8, 10, 15, 20, 30, 50, 100))
-        m.histogram("memgate_context_mean_relevance", "context_selection: mean relevance score of the kept messages "
-                    "per request (seed 004 §8.1 avg_relevance_score).",
-                    buckets=(0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0))
-        m.counter("memgate_context_tokens_total", "context_selection: prompt tokens of the messages before and after "
-                  "selection (token savings rate = 1 - after/before; seed 004 §8.1).", ("stage",))
-        m.counter("memgate_context_builds_total", "context_selection: requests handled, by outcome "
-                  "(selected, fallback).", ("outcome",))
-        m.counter("memgate_context_fallbacks_total", "context_selection: fallbacks to the most recent messages, by "
-                  "reason (fallback rate = fallbacks / builds; seed 004 §10.2).", ("reason",))
+        self.metrics = services.metrics
+        self.metrics.declare(*METRICS)
 
     def warm(self) -> None:
         """:class:`~gateway.chain.sdk.Warmup`: one token count with the plugin's encoding."""
@@ -461,8 +471,7 @@ class RecordingContextSelection(ContextSelection):
     def __init__(self, config: ContextSelectionConfig, services: Services) -> None:
         super().__init__(config, services)
         self.store = services.store(self.name)
-        self.metrics.counter("memgate_context_usage_records_total", "context_selection: ContextUsageRecords written "
-                             "to the usage stream.")
+        self.metrics.declare(USAGE_RECORDS)
 
     async def on_complete(self, call: CallContext, reply: AssembledReply) -> None:
         plan = call.state.get(self.name)

@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field, field_validator
 
-from gateway.chain.sdk import CallContext, ChatRequest, Injection, PluginConfig, Services
+from gateway.chain.sdk import CallContext, ChatRequest, CounterFamily, Injection, PluginConfig, Services
 from plugins.budget import fit_window, injected_tokens, trim_injected
 from plugins.tokens import (
     FALLBACK_ENCODING,
@@ -50,6 +50,12 @@ DEFAULT_WINDOWS: dict[str, int] = {
 
 
 THREAD_BYTES = 64 * 1024
+
+#: The plugin's metric families (declared when it is built).
+METRICS = (
+    CounterFamily("memgate_tokens_saved_total",
+                  "Prompt tokens removed by token_budget (injected memory trimmed, old turns dropped)."),
+)
 
 
 class TokenBudgetConfig(PluginConfig):
@@ -103,9 +109,7 @@ class TokenBudget:
         self.counter = TokenCounter(config.encodings)
         self._windows: dict[str, int | None] = {}
         self.metrics = services.metrics
-        self.metrics.counter(
-            "memgate_tokens_saved_total", "Prompt tokens removed by token_budget (injected memory trimmed, old turns dropped)."
-        )
+        self.metrics.declare(*METRICS)
 
     def warm(self) -> None:
         """:class:`~gateway.chain.sdk.Warmup`: one token count with every configured encoding."""

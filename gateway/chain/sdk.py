@@ -74,6 +74,7 @@ from gateway.runtime.admission import Admission, AdmissionConfig, AdmissionRegis
 from gateway.runtime.breaker import BreakerConfig, BreakerRegistry, CircuitBreaker, ShardedBreaker
 from gateway.runtime.errors import InvalidRequest, MemgateError, MemoryUnavailable, UpstreamError
 from gateway.runtime.fair_share import FairShare
+from gateway.runtime.metrics import CounterFamily, HistogramFamily
 from gateway.runtime.text import count_tokens, is_cjk, prompt_language
 from gateway.settings.memory_settings import SETTING_NAMES, CallSettings, MemorySettings
 
@@ -84,7 +85,7 @@ if TYPE_CHECKING:
 
     from gateway.memorization.service import Memorization
     from gateway.memory.store import MemoryStore
-    from gateway.runtime.telemetry import Metrics, Telemetry
+    from gateway.runtime.telemetry import Telemetry
 
 __all__ = [
     "CONVERSATION_HEADER",
@@ -102,11 +103,13 @@ __all__ = [
     "CircuitBreaker",
     "CompletionObserver",
     "ConversationIngester",
+    "CounterFamily",
     "Embedder",
     "EmbeddingOverloaded",
     "Exchange",
     "FairShare",
     "Forgetter",
+    "HistogramFamily",
     "IngestResult",
     "Injection",
     "Item",
@@ -127,6 +130,7 @@ __all__ = [
     "NewMemory",
     "Overloaded",
     "PluginConfig",
+    "PluginMetrics",
     "PluginStore",
     "Principal",
     "RequestRejected",
@@ -300,6 +304,28 @@ class PluginStore(Protocol):
         ...
 
 
+class PluginMetrics(Protocol):
+    """A plugin's own Prometheus metrics (:attr:`Services.metrics`). The plugin declares its
+    families once, when it is built (``metrics.declare(*FAMILIES)`` with
+    :class:`CounterFamily` / :class:`HistogramFamily` values: name, HELP, label names,
+    buckets; declaring the same family again is a no-op), then counts with ``inc`` and
+    ``observe``. The core's metrics module lists only the core's own families; a family
+    shows in ``GET /metrics`` once its owner declared it.
+
+    Raises (every method): ``ValueError`` for an undeclared name, labels other than the
+    family's, or a name declared differently (a programming error)."""
+
+    def declare(self, *families: CounterFamily | HistogramFamily) -> None: ...
+
+    def inc(self, name: str, amount: float = 1.0, **labels: str) -> None:
+        """Add ``amount`` (>= 0) to a declared counter."""
+        ...
+
+    def observe(self, name: str, seconds: float, **labels: str) -> None:
+        """One observation in a declared histogram (in the unit its name says)."""
+        ...
+
+
 class Lorebooks(Protocol):
     """The gateway's lorebooks (``/v1/lorebooks``; :mod:`gateway.lorebook.repository`), as a
     plugin reads them: per ``(friend_id, user_id)`` scope, plus the timed-effect state of a
@@ -410,12 +436,8 @@ class Services:
             raise MemoryUnavailable(f"embedding failed: {type(exc).__name__}: {exc}") from exc
 
     @property
-    def metrics(self) -> Metrics:
-        """The gateway's Prometheus metrics (:class:`gateway.runtime.metrics.Metrics`). A plugin
-        declares a counter of its own once (``metrics.counter(name, help, labels)``, name
-        ending in ``_total``) before ``metrics.inc(name, amount, **labels)``, and a
-        histogram once (``metrics.histogram(name, help, labels, buckets)``) before
-        ``metrics.observe(name, value, **labels)``."""
+    def metrics(self) -> PluginMetrics:
+        """The gateway's Prometheus metrics, as a plugin uses them (:class:`PluginMetrics`)."""
         return self.telemetry.metrics
 
     def model_client(self, config: ModelConfig) -> ModelClient:
