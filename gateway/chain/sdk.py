@@ -49,7 +49,7 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, NotRequired, Protocol, TypedDict, cast, runtime_checkable
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
@@ -133,6 +133,8 @@ __all__ = [
     "PluginMetrics",
     "PluginStore",
     "Principal",
+    "RecallAnnotation",
+    "RecalledMemory",
     "RequestRejected",
     "RequestRewriter",
     "ResponseFilter",
@@ -156,7 +158,46 @@ __all__ = [
     "plugin_key",
     "profile_topic",
     "prompt_language",
+    "recalled_memories",
 ]
+
+
+class RecalledMemory(TypedDict):
+    """One memory a plugin recalled for a call, as it reports it in its annotation
+    (:class:`RecallAnnotation`): ``id``; ``score`` (the ranking score, 4 decimals);
+    ``relevance`` (``high``: injected as relevant, ``low``: kept as a lead); ``scope``
+    (``profile`` / ``event``); ``calibrated`` (the calibrated relevance that decided the
+    set, None when the store has no calibration) and ``cosine``."""
+
+    id: str
+    score: float
+    relevance: Literal["high", "low"]
+    scope: str
+    calibrated: float | None
+    cosine: float
+
+
+class RecallAnnotation(TypedDict):
+    """A recall plugin's ``call.annotations[name]``: the ``query`` searched, the
+    ``memories`` recalled (:class:`RecalledMemory`) and, when set, the ``high_threshold``
+    they were split at. Shown to a client that asked (the ``memgate`` field) and read by
+    the admin recall inspector (:func:`recalled_memories`), which adds each memory's text."""
+
+    query: str
+    memories: list[RecalledMemory]
+    high_threshold: NotRequired[float]
+
+
+def recalled_memories(annotations: Mapping[str, Any]) -> list[tuple[str, RecalledMemory]]:
+    """``(plugin, memory)`` for every :class:`RecalledMemory` the call's annotations
+    report, in plugin then rank order; annotations of other shapes are skipped."""
+    found: list[tuple[str, RecalledMemory]] = []
+    for owner, note in annotations.items():
+        rows = note.get("memories") if isinstance(note, dict) else None
+        for row in rows if isinstance(rows, list) else []:
+            if isinstance(row, dict) and isinstance(row.get("id"), str):
+                found.append((owner, cast("RecalledMemory", row)))
+    return found
 
 
 class PluginConfig(BaseModel):

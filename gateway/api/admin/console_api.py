@@ -67,7 +67,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from gateway.api.guards import admin_guard, json_body_guard
 from gateway.api.memories import MemoryId, SearchRequest
 from gateway.api.responses import errors
-from gateway.chain.sdk import CallContext
+from gateway.chain.sdk import CallContext, recalled_memories
 from gateway.memorization.disclosure import analyse
 from gateway.memory.ids import MEMORY_ID_PATTERN
 from gateway.memory.keys import KeySpace, Partition
@@ -610,10 +610,8 @@ async def inspect_recall(gateway: Any, body: InspectRequest) -> dict[str, Any]:
     origins = message_origins(request.messages, sent.messages)
     added_tools = [t for t in (sent.tools or []) if t not in (request.tools or [])]
     recalled: dict[str, dict[str, Any]] = {}
-    for owner, note in call.annotations.items():
-        for row in (note.get("memories") or []) if isinstance(note, dict) else []:
-            if isinstance(row, dict) and isinstance(row.get("id"), str):
-                recalled.setdefault(row["id"], {**_jsonable(row), "reported_by": owner})
+    for owner, memory in recalled_memories(call.annotations):
+        recalled.setdefault(memory["id"], {**_jsonable(memory), "reported_by": owner})
     for memory_id, row in recalled.items():
         try:
             record = await gateway.store.get(tenant, memory_id)
