@@ -41,7 +41,14 @@ Rules a plugin can rely on (and must follow):
   declared fallback runs (``on_failure`` of the entry for request hooks; the
   ``*_fallback`` method for reply hooks). Plugins never catch ``Exception`` to fail open
   themselves, and never touch ``x-memgate-degraded`` except through
-  :meth:`CallContext.degrade` (the hook did its job, but only in part).
+  :meth:`CallContext.degrade` (the hook did its job, but only in part);
+- what a plugin keeps in Redis goes through its :class:`PluginStore`
+  (``services.store(name)``: keys and streams under ``<memory.key_prefix>:plugin:<name>:``);
+  plugins never get the Redis client itself;
+- a plugin's metrics are declared by the plugin (:class:`CounterFamily`,
+  :class:`HistogramFamily`, ``services.metrics.declare``) before it counts into them;
+- a plugin that reports recalled memories annotates a :class:`RecallAnnotation`
+  (the admin recall inspector reads it through :func:`recalled_memories`).
 """
 
 from __future__ import annotations
