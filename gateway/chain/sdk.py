@@ -414,9 +414,6 @@ class Services:
         lorebooks: the gateway's lorebooks (:class:`Lorebooks`), None without memory.
         embedder: the gateway's embedding model (the memory store's, behind its Redis
             vector cache and micro-batcher); use :meth:`embed`. None without memory.
-        memorizations: every :class:`~gateway.memorization.service.Memorization` handed
-            out by :meth:`memorization`, in order (the admin console's queue status,
-            :mod:`gateway.api.admin.console_api`).
     """
 
     def __init__(
@@ -431,9 +428,12 @@ class Services:
         key_prefix: str = "mg",
         embedder: Embedder | None = None,
         lorebooks: Lorebooks | None = None,
+        memorizations: list[Memorization] | None = None,
     ) -> None:
         """``redis``: the gateway's async client (None when memory is not configured),
-        for :meth:`store` and :meth:`memorization`; ``key_prefix``: ``memory.key_prefix``."""
+        for :meth:`store` and :meth:`memorization`; ``key_prefix``: ``memory.key_prefix``;
+        ``memorizations``: the composition root's list that every memorization handed out
+        by :meth:`memorization` is appended to (the admin console reads it there)."""
         self._redis = redis
         self._key_prefix = key_prefix
         self.memory = memory
@@ -443,7 +443,7 @@ class Services:
         self.admission = admission if admission is not None else AdmissionRegistry()
         self.embedder = embedder
         self.lorebooks = lorebooks
-        self.memorizations: list[Any] = []
+        self._memorizations: list[Memorization] = memorizations if memorizations is not None else []
 
     def store(self, plugin: str) -> PluginStore:
         """The key/value and stream space of the plugin named ``plugin`` (its ``name``).
@@ -503,7 +503,7 @@ class Services:
         if self._redis is None:
             raise ValueError("memorization needs Redis (memory: section)")
         memorization = Memorization(config, self._redis, self.memory, self.upstreams, self.telemetry)
-        self.memorizations.append(memorization)
+        self._memorizations.append(memorization)
         return memorization
 
 

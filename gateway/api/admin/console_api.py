@@ -368,7 +368,7 @@ class Retried(BaseModel):
 def _memorizations(gateway: Any) -> list[Any]:
     """One memorization per queue (prefix, group): plugins built per key share queues."""
     unique: dict[tuple[str, str], Any] = {}
-    for m in gateway.services.memorizations:
+    for m in gateway.memorizations:
         unique.setdefault((m.config.queue.key_prefix, m.config.queue.group), m)
     return list(unique.values())
 
