@@ -65,12 +65,12 @@ from gateway.chain.injection import Exchange, Injection, Item, SystemPart
 from gateway.chain.plugin_store import plugin_key
 from gateway.lorebook.model import ENTRY_TYPES, Lorebook, LoreEntry, parse_regex_key
 from gateway.lorebook.repository import TimedState
-from gateway.memorization.capture import CONVERSATION_HEADER, conversation_id
+from gateway.memorization.capture import conversation_id
 from gateway.memorization.config import MemorizeConfig
 from gateway.memorization.ingest import IngestResult, NewConversation
 from gateway.memory.embeddings.base import Embedder
 from gateway.memory.embeddings.batching import EmbeddingOverloaded
-from gateway.memory.records import MemoryRecord, MemoryType, NewMemory, Scope, ScoredMemory, Tenant, profile_topic
+from gateway.memory.records import MemoryRecord, MemoryType, Scope, ScoredMemory, Tenant, profile_topic
 from gateway.proxy.assembly import AssembledReply
 from gateway.proxy.model_client import ModelClient, ModelConfig, ModelOutputError
 from gateway.proxy.principal import Principal
@@ -83,7 +83,7 @@ from gateway.runtime.errors import InvalidRequest, MemgateError, MemoryUnavailab
 from gateway.runtime.fair_share import FairShare
 from gateway.runtime.metrics import CounterFamily, HistogramFamily
 from gateway.runtime.text import count_tokens, is_cjk, prompt_language
-from gateway.settings.memory_settings import SETTING_NAMES, CallSettings, MemorySettings
+from gateway.settings.memory_settings import CallSettings
 
 if TYPE_CHECKING:
     import asyncio
@@ -95,9 +95,7 @@ if TYPE_CHECKING:
     from gateway.runtime.telemetry import Telemetry
 
 __all__ = [
-    "CONVERSATION_HEADER",
     "ENTRY_TYPES",
-    "SETTING_NAMES",
     "Admission",
     "AdmissionConfig",
     "AssembledReply",
@@ -127,14 +125,12 @@ __all__ = [
     "MemgateError",
     "MemorizeConfig",
     "MemoryRecord",
-    "MemorySettings",
     "MemoryType",
     "MemoryUnavailable",
     "ModelClient",
     "ModelConfig",
     "ModelOutputError",
     "NewConversation",
-    "NewMemory",
     "Overloaded",
     "PluginConfig",
     "PluginMetrics",
