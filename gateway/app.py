@@ -68,6 +68,7 @@ from gateway.chain.chain import ChainFactory, CompletionRunner
 from gateway.chain.forget import forget_user
 from gateway.chain.sdk import Services
 from gateway.lorebook.repository import LorebookRepository
+from gateway.memorization.service import Memorization
 from gateway.memory.factory import is_cluster, open_redis, open_store
 from gateway.memory.keys import KeySpace, escape_key_part
 from gateway.memory.store import MemoryStore
@@ -128,6 +129,9 @@ class Gateway:
     lorebooks: LorebookRepository
     responses: Responses
     settings: SettingsService
+    #: Every memorization the plugins asked :meth:`Services.memorization` for, in order
+    #: (the admin console's queue status and dead letters).
+    memorizations: list[Memorization] = field(default_factory=list)
     warmth: Warmth = field(default_factory=Warmth)
 
     async def forget_user(self, user_id: str) -> int:
@@ -313,9 +317,11 @@ async def compose(
             runner = await stack.enter_async_context(
                 CompletionRunner(config.chain.max_pending_completions, telemetry)
             )
-            services = Services(
+            lorebooks = LorebookRepository(redis, config.memory.key_prefix)
+            memorizations: list[Memorization] = []
+            services = Services(memorizations=memorizations,
                 redis=redis, memory=store, upstreams=upstreams, telemetry=telemetry,
-                key_prefix=config.memory.key_prefix, embedder=store.embedder,
+                key_prefix=config.memory.key_prefix, embedder=store.embedder, lorebooks=lorebooks,
                 breakers=BreakerRegistry(shard_of=slot_owner(redis) if is_cluster(redis) else None),
             )
             chains = ChainFactory(
@@ -335,11 +341,11 @@ async def compose(
                 chat=ChatCompletions(config, auth, chains, upstreams, telemetry, settings),
                 embeddings=Embeddings(config, auth, upstreams, telemetry),
                 models=Models(config, auth, upstreams, telemetry),
-                lorebooks=LorebookRepository(redis, config.memory.key_prefix),
+                lorebooks=lorebooks,
                 responses=Responses(config, auth, chains, upstreams, telemetry, settings, ResponseOwners(
                     redis, config.memory.key_prefix, config.upstream.responses_retention_s,
                     config.upstream.conversation_claims_ttl_s)),
-                settings=settings,
+                settings=settings, memorizations=memorizations,
             )
     finally:
         telemetry.shutdown()

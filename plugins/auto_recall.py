@@ -70,7 +70,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
@@ -80,6 +80,7 @@ from gateway.chain.sdk import (
     CallContext,
     ChatRequest,
     PluginConfig,
+    RecallAnnotation,
     ScoredMemory,
     length_units,
     message_text,
@@ -217,13 +218,14 @@ def cap_per_scope(hits: Sequence[ScoredMemory], caps: dict[str, int]) -> list[Sc
     return out
 
 
-def recall_annotation(result: RecallResult, high_threshold: float | None = None) -> dict[str, Any]:
+def recall_annotation(result: RecallResult, high_threshold: float | None = None) -> RecallAnnotation:
     """What ``recall_report`` shows: the query and each hit's id, ranking ``score``, set
     (``relevance``: ``high`` / ``low``) and the figures that decided it: ``calibrated``
     (the calibrated relevance, compared with ``high_threshold``; None when the store has
     no calibration, then the score decided) and ``cosine``."""
-    rows = [(h, "high") for h in result.high] + [(h, "low") for h in result.low]
-    note: dict[str, Any] = {
+    rows: list[tuple[ScoredMemory, Literal["high", "low"]]] = (
+        [(h, "high") for h in result.high] + [(h, "low") for h in result.low])
+    note: RecallAnnotation = {
         "query": result.query,
         "memories": [
             {"id": h.record.id, "score": round(h.score, 4), "relevance": rel, "scope": h.record.scope.value,

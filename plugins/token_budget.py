@@ -33,6 +33,7 @@ from gateway.chain.sdk import (
     REPLY_PRIMING,
     CallContext,
     ChatRequest,
+    CounterFamily,
     Injection,
     PluginConfig,
     Services,
@@ -54,6 +55,12 @@ DEFAULT_WINDOWS: dict[str, int] = {
 
 
 THREAD_BYTES = 64 * 1024
+
+#: The plugin's metric families (declared when it is built).
+METRICS = (
+    CounterFamily("memgate_tokens_saved_total",
+                  "Prompt tokens removed by token_budget (injected memory trimmed, old turns dropped)."),
+)
 
 
 class TokenBudgetConfig(PluginConfig):
@@ -107,9 +114,7 @@ class TokenBudget:
         self.counter = TokenCounter(config.encodings)
         self._windows: dict[str, int | None] = {}
         self.metrics = services.metrics
-        self.metrics.counter(
-            "memgate_tokens_saved_total", "Prompt tokens removed by token_budget (injected memory trimmed, old turns dropped)."
-        )
+        self.metrics.declare(*METRICS)
 
     def warm(self) -> None:
         """:class:`~gateway.chain.sdk.Warmup`: one token count with every configured encoding."""

@@ -46,7 +46,7 @@ from pydantic import ValidationError
 
 from gateway.memorization.config import WorkerConfig
 from gateway.memorization.jobs import Job, job_from_fields, retried
-from gateway.memorization.observe import job_span
+from gateway.memorization.observe import declare_metrics, job_span
 from gateway.memorization.processor import JobProcessor
 from gateway.memorization.queue import JobQueue, entry_ms, parse_ref
 from gateway.proxy.model_client import ModelOutputError
@@ -98,6 +98,7 @@ class Worker:
         self.queue: JobQueue = processor.queue
         self.config = config
         self.telemetry = telemetry
+        declare_metrics(telemetry)
         self.name = name or consumer_name()
         self.handled = 0
 

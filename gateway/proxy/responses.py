@@ -268,7 +268,7 @@ class Responses(ModelRoute):
             await self._owners.record_items(ids, call.principal, made)
         except MemoryUnavailable as exc:
             log.warning("response items %s not recorded: %s", ids[:3], exc.message)
-            call._degraded.append("responses:unrecorded")
+            call.degrade("responses", "unrecorded")
 
     async def _record(self, call: CallContext, rid: str, previous: str | None) -> None:
         """Record ``call``'s tenant as the creator of ``rid``; a Redis failure is logged and
@@ -278,7 +278,7 @@ class Responses(ModelRoute):
             await self._owners.record(rid, call.principal, previous)
         except MemoryUnavailable as exc:
             log.warning("response %s created but not recorded: %s", rid, exc.message)
-            call._degraded.append("responses:unrecorded")
+            call.degrade("responses", "unrecorded")
 
     # -- create -------------------------------------------------------------------------
 

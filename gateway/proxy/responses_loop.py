@@ -228,7 +228,7 @@ class ToolLoop:
         plugin = next(iter(self.runners.values()))[0].name
         reason = "timeout" if isinstance(exc, TimeoutError) else f"error:{type(exc).__name__}"
         log.warning("responses tool loop round failed (%s): %r", plugin, exc)
-        self.call._degraded.append(f"{plugin}:{reason}")
+        self.call.degrade(plugin, reason)
         self.telemetry.metrics.inc("memgate_plugin_failures_total", plugin=plugin, hook="responses_tool_loop",
                                    reason=reason.split(":")[0])
 

@@ -68,7 +68,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from gateway.api.guards import admin_guard, json_body_guard
 from gateway.api.memories import MemoryId, SearchRequest
 from gateway.api.responses import errors
-from gateway.chain.sdk import CallContext
+from gateway.chain.sdk import CallContext, recalled_memories
 from gateway.memorization.disclosure import analyse
 from gateway.memory.ids import MEMORY_ID_PATTERN
 from gateway.memory.keys import KeySpace, Partition
@@ -367,7 +367,7 @@ class Retried(BaseModel):
 def _memorizations(gateway: Any) -> list[Any]:
     """One memorization per queue (prefix, group): plugins built per key share queues."""
     unique: dict[tuple[str, str], Any] = {}
-    for m in gateway.services.memorizations:
+    for m in gateway.memorizations:
         unique.setdefault((m.config.queue.key_prefix, m.config.queue.group), m)
     return list(unique.values())
 
@@ -593,17 +593,15 @@ async def inspect_recall(gateway: Any, body: InspectRequest) -> dict[str, Any]:
     if chain.plugins:  # the user's memory settings, as their chat request would read them
         call.settings, problem = await gateway.settings.for_call(tenant.user_id, body.friend_id, {}, call.time_left())
         if problem is not None:
-            call._degraded.append(f"settings:{problem}")
+            call.degrade("settings", problem)
     started = time.perf_counter()
     sent = await chain.rewrite(call, request) if chain.rewriters else request
     elapsed = (time.perf_counter() - started) * 1000.0
     origins = message_origins(request.messages, sent.messages)
     added_tools = [t for t in (sent.tools or []) if t not in (request.tools or [])]
     recalled: dict[str, dict[str, Any]] = {}
-    for owner, note in call.annotations.items():
-        for row in (note.get("memories") or []) if isinstance(note, dict) else []:
-            if isinstance(row, dict) and isinstance(row.get("id"), str):
-                recalled.setdefault(row["id"], {**_jsonable(row), "reported_by": owner})
+    for owner, memory in recalled_memories(call.annotations):
+        recalled.setdefault(memory["id"], {**_jsonable(memory), "reported_by": owner})
     for memory_id, row in recalled.items():
         try:
             record = await gateway.store.get(tenant, memory_id)
