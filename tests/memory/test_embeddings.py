@@ -97,6 +97,24 @@ async def test_cache_serves_repeated_texts_from_redis(redis_url, local_model):
         await client.aclose()
 
 
+async def test_cache_write_back_is_not_waited_for_and_lands_in_redis(redis_url, local_model):
+    # the new vector is served from memory until its SET is done, then from Redis
+    client = aredis.Redis.from_url(redis_url)
+    counting = CountingEmbedder(local_model)
+    keys = KeySpace(fresh_prefix())
+    cached = CachedEmbedder(counting, client, keys, ttl_seconds=60)
+    try:
+        first = await cached.embed_many(["yellow lemons"])
+        await cached.flush()
+        assert await client.get(cached._key("yellow lemons")) == first[0].tobytes()
+        assert 0 < await client.ttl(cached._key("yellow lemons")) <= 60
+        fresh = CachedEmbedder(counting, client, keys, ttl_seconds=60)  # nothing pending: read from Redis
+        again = await fresh.embed_many(["yellow lemons"])
+        assert counting.texts == ["yellow lemons"] and np.array_equal(again, first)
+    finally:
+        await client.aclose()
+
+
 def test_packaged_weights_are_the_published_ones_and_a_tampered_copy_is_refused(tmp_path):
     from gateway.memory.embeddings.local import _check_packaged
 
