@@ -336,40 +336,39 @@ class TenantMemoryStore:
         return [[h.model_copy(update={"relevance": fit.relevance(h.similarity)}) for h in hits] for hits in out]
 
     async def _collect_all(self, tenant, plans, ranked, query, signals):
-        """Fetch every candidate of every search in one round trip (candidates whose
-        cosine is known to miss the search's ``threshold`` are dropped unfetched,
-        keyword-only ones get their cosine from the backend's stored vector in the same
-        round trip), keep those visible to ``tenant`` that pass the search's filter and
-        ``threshold``, and return each search's best ``top_k`` by :func:`ranking.rerank`.
-        The base score of :func:`ranking.rerank` is :func:`ranking.convex_scores` of the
-        kept candidates when the ranking gave BM25 scores (convex fusion), else the RRF
-        score or the cosine."""
+        """Fetch every candidate of every search in one round trip, each record once
+        (candidates whose cosine is known to miss the search's ``threshold`` are dropped
+        unfetched, keyword-only ones get their cosine from the backend's stored vector in
+        the same round trip), keep those visible to ``tenant`` that pass the search's
+        filter and ``threshold``, and return each search's best ``top_k`` by
+        :func:`ranking.rerank`. The base score of :func:`ranking.rerank` is
+        :func:`ranking.convex_scores` of the kept candidates when the ranking gave BM25
+        scores (convex fusion), else the RRF score or the cosine."""
         backend = self._repo.backend
         orders = [[d for d in order if cosines.get(d, plan.threshold) >= plan.threshold]
                   for plan, (order, cosines, _, _) in zip(plans, ranked, strict=True)]
+        wanted = builtins.list(dict.fromkeys(d for order in orders for d in order))
+        if not wanted:
+            return [[] for _ in plans]
         readers: builtins.list[typing.Any] = []
 
         def build(pipe: typing.Any) -> None:
-            readers.clear()
+            readers[:] = [self._repo.queue_fetch(pipe, tenant.user_id, wanted)]
             for plan, order, (_, cosines, _, _) in zip(plans, orders, ranked, strict=True):
-                if not order:
-                    readers.append(None)
-                    continue
                 at = len(pipe)
-                records = self._repo.queue_fetch(pipe, tenant.user_id, order)
                 stored = backend.queue_similarities(pipe, plan.parts, [d for d in order if d not in cosines], query)
-                readers.append((at, len(pipe), records, stored))
+                readers.append((at, len(pipe), stored))
 
-        replies = await scripts.execute(self._repo.client, build) if any(orders) else []
+        replies = await scripts.execute(self._repo.client, build)
+        records = readers[0](replies[0])
         out: builtins.list[builtins.list[ScoredMemory]] = []
-        for plan, order, reader, (_, cosines, fused, keyword_scores) in zip(plans, orders, readers or [None] * len(plans),
-                                                                              ranked, strict=True):
-            if reader is None:
+        for plan, order, (at, end, read_stored), (_, cosines, fused, keyword_scores) in zip(
+            plans, orders, readers[1:], ranked, strict=True
+        ):
+            if not order:
                 out.append([])
                 continue
-            at, end, read_records, read_stored = reader
-            records = read_records(replies[at])
-            cosines.update(read_stored(replies[at + 1:end]))
+            cosines.update(read_stored(replies[at:end]))
             hits = {h.record.id: h for h in select_hits(order, records, cosines, tenant, plan.flt, plan.threshold,
                                                          len(order), fused)}
             eligible = {d: h.record for d, h in hits.items()}

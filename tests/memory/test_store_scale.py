@@ -187,6 +187,7 @@ async def test_keyword_only_hit_is_read_with_its_vector_in_one_round_trip(vstore
     target = await vstore.add(ALICE_TUTOR, event("Fennimore painted the shed"))
     await vstore.add(ALICE_TUTOR, [event(f"note {i} about the weather") for i in range(25)])
     vector = -(await vstore._embedder.embed_many([target.text]))[0]  # the target ranks last by vector
+    await vstore.embedder.flush()  # its cache write-back is not counted
     await vstore.search_by_vector(ALICE_TUTOR, vector, top_k=1, query_text="Fennimore")  # loads the script
     requests_sent.clear()
     hits = await vstore.search_by_vector(ALICE_TUTOR, vector, top_k=1, query_text="Fennimore")
