@@ -117,8 +117,8 @@ class CachedEmbedder:
 
     async def flush(self) -> None:
         """Wait for the write-backs under way."""
-        while self._writes:
-            await asyncio.gather(*self._writes, return_exceptions=True)
+        while running := [task for task in self._writes if not task.done()]:
+            await asyncio.gather(*running, return_exceptions=True)
 
     def _budget(self) -> Any:
         """On a cluster, :data:`CLUSTER_CACHE_BUDGET_S` per cache round trip (the client
