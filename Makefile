@@ -42,7 +42,7 @@ browser:
 test: install-test browser
 	$(BIN)/ruff check gateway plugins bench
 	$(BIN)/mypy
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n 2 --dist loadfile --durations=15
 
 # The benchmarks run from the checkout with the test support (tests/support) and the test extra.
 bench-proxy: install-test

@@ -51,9 +51,9 @@ from typing import Any
 
 import click
 
+from gateway.chain.sdk import FALLBACK_ENCODING, TokenCounter
 from plugins.context_scoring import Params, Turn, select_context
 from plugins.context_selection import _turn, plan_request
-from plugins.tokens import FALLBACK_ENCODING, TokenCounter
 
 DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "irc" / "irc-dev.json"
 THREAD_HORIZON = 100

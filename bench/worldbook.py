@@ -28,8 +28,8 @@ import click
 import numpy as np
 import tiktoken
 
+from gateway.chain.sdk import FALLBACK_ENCODING
 from gateway.lorebook.model import LoreEntry
-from plugins.tokens import FALLBACK_ENCODING
 from plugins.world_book.engine import CompiledBook, EngineSettings, activate
 
 CJK = "龙月星风火水山林雪云花影剑灯桥门塔湖岛城"

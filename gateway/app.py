@@ -68,6 +68,7 @@ from gateway.chain.chain import ChainFactory, CompletionRunner
 from gateway.chain.forget import forget_user
 from gateway.chain.sdk import Services
 from gateway.lorebook.repository import LorebookRepository
+from gateway.memorization.service import Memorization
 from gateway.memory.factory import is_cluster, open_redis, open_store
 from gateway.memory.keys import KeySpace, escape_key_part
 from gateway.memory.store import MemoryStore
@@ -81,7 +82,7 @@ from gateway.proxy.upstream import UpstreamPool, forward_headers, open_stream
 from gateway.runtime.breaker import BreakerRegistry
 from gateway.runtime.config import GatewayConfig
 from gateway.runtime.errors import MemgateError, error_envelope
-from gateway.runtime.metrics import Metrics, bounded_method
+from gateway.runtime.metrics import Metrics, StatusRecorder, observe_http_request
 from gateway.runtime.telemetry import Telemetry
 from gateway.settings.memory_settings import SettingsService, SettingsStore
 
@@ -128,6 +129,9 @@ class Gateway:
     lorebooks: LorebookRepository
     responses: Responses
     settings: SettingsService
+    #: Every memorization the plugins asked :meth:`Services.memorization` for, in order
+    #: (the admin console's queue status and dead letters).
+    memorizations: list[Memorization] = field(default_factory=list)
     warmth: Warmth = field(default_factory=Warmth)
 
     async def forget_user(self, user_id: str) -> int:
@@ -313,9 +317,11 @@ async def compose(
             runner = await stack.enter_async_context(
                 CompletionRunner(config.chain.max_pending_completions, telemetry)
             )
-            services = Services(
+            lorebooks = LorebookRepository(redis, config.memory.key_prefix)
+            memorizations: list[Memorization] = []
+            services = Services(memorizations=memorizations,
                 redis=redis, memory=store, upstreams=upstreams, telemetry=telemetry,
-                key_prefix=config.memory.key_prefix, embedder=store.embedder,
+                key_prefix=config.memory.key_prefix, embedder=store.embedder, lorebooks=lorebooks,
                 breakers=BreakerRegistry(shard_of=slot_owner(redis) if is_cluster(redis) else None),
             )
             chains = ChainFactory(
@@ -335,11 +341,11 @@ async def compose(
                 chat=ChatCompletions(config, auth, chains, upstreams, telemetry, settings),
                 embeddings=Embeddings(config, auth, upstreams, telemetry),
                 models=Models(config, auth, upstreams, telemetry),
-                lorebooks=LorebookRepository(redis, config.memory.key_prefix),
+                lorebooks=lorebooks,
                 responses=Responses(config, auth, chains, upstreams, telemetry, settings, ResponseOwners(
                     redis, config.memory.key_prefix, config.upstream.responses_retention_s,
                     config.upstream.conversation_claims_ttl_s)),
-                settings=settings,
+                settings=settings, memorizations=memorizations,
             )
     finally:
         telemetry.shutdown()
@@ -436,26 +442,15 @@ class _HttpMetrics(ASGIMiddleware):
 
     async def handle(self, scope: Any, receive: Any, send: Any, next_app: Any) -> None:
         started = time.perf_counter()
-        status = 0
-
-        async def tracked(message: Any) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            await send(message)
-
+        tracked = StatusRecorder(send)
         try:
             await next_app(scope, receive, tracked)
         except Exception as exc:
-            status = status or getattr(exc, "status_code", None) or getattr(exc, "status", None) or 500
+            tracked.status = tracked.status or getattr(exc, "status_code", None) or getattr(exc, "status", None) or 500
             raise
         finally:
             metrics: Metrics = self._running.gateway.telemetry.metrics
-            metrics.observe(
-                "memgate_http_request_duration_seconds", time.perf_counter() - started,
-                route=scope.get("path_template") or "unmatched", method=bounded_method(scope["method"]),
-                status=str(status or 499),
-            )
+            observe_http_request(metrics, scope, "unmatched", started, tracked.status)
 
 
 #: Where the OpenAPI document (``openapi.json``) and its interactive UI are served.

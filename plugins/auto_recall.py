@@ -19,7 +19,7 @@ threshold-study`` from a checkout, 12 facts, 24 questions about them, 36 unrelat
 - Chinese: the model is English-only, so scores are compressed: related 0.51-0.89
   (median 0.56), unrelated 0.38-0.64 (median 0.54; 25 % reach 0.6, none 0.7).
 
-That was the cosine. Since issue 11 the split uses each hit's calibrated ``relevance``
+That was the cosine. The split now uses each hit's calibrated ``relevance``
 (:mod:`gateway.memory.calibration`): with this model "I'm vegetarian" for "What should we
 eat tonight?" is cosine 0.38 but relevance 0.89 (high), while Chinese relevance stays
 under 0.8 unless the texts are near-identical. The cosine-era reasoning follows.
@@ -70,7 +70,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
@@ -80,8 +80,9 @@ from gateway.chain.sdk import (
     CallContext,
     ChatRequest,
     PluginConfig,
+    RecallAnnotation,
     ScoredMemory,
-    is_cjk,
+    length_units,
     message_text,
 )
 from plugins.guarded_memory import GuardedMemory, SearchSpec, caller_tenant
@@ -147,11 +148,6 @@ class RecallResult:
     query: str
     high: tuple[ScoredMemory, ...]
     low: tuple[ScoredMemory, ...]
-
-
-def length_units(text: str) -> int:
-    """Length where a CJK character counts 3 and anything else 1."""
-    return sum(3 if is_cjk(c) else 1 for c in text)
 
 
 def is_follow_up(text: str, follow_up_chars: int) -> bool:
@@ -222,13 +218,14 @@ def cap_per_scope(hits: Sequence[ScoredMemory], caps: dict[str, int]) -> list[Sc
     return out
 
 
-def recall_annotation(result: RecallResult, high_threshold: float | None = None) -> dict[str, Any]:
+def recall_annotation(result: RecallResult, high_threshold: float | None = None) -> RecallAnnotation:
     """What ``recall_report`` shows: the query and each hit's id, ranking ``score``, set
     (``relevance``: ``high`` / ``low``) and the figures that decided it: ``calibrated``
     (the calibrated relevance, compared with ``high_threshold``; None when the store has
     no calibration, then the score decided) and ``cosine``."""
-    rows = [(h, "high") for h in result.high] + [(h, "low") for h in result.low]
-    note: dict[str, Any] = {
+    rows: list[tuple[ScoredMemory, Literal["high", "low"]]] = (
+        [(h, "high") for h in result.high] + [(h, "low") for h in result.low])
+    note: RecallAnnotation = {
         "query": result.query,
         "memories": [
             {"id": h.record.id, "score": round(h.score, 4), "relevance": rel, "scope": h.record.scope.value,

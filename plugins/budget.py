@@ -21,8 +21,7 @@ from typing import Any
 
 import tiktoken
 
-from gateway.chain.sdk import Injection
-from plugins.tokens import TokenCounter
+from gateway.chain.sdk import Injection, TokenCounter
 
 __all__ = ['SYSTEM_ROLES', 'droppable_units', 'fit_window', 'injected_tokens', 'trim_injected']
 

@@ -73,6 +73,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from gateway.chain.sdk import CJK_CLASS
+
 __all__ = [
     "MAX_TEXT_CHARS",
     "Params",
@@ -94,9 +96,8 @@ MAX_NAME_CHARS = 64
 #: a text full of ``@`` costs.
 MAX_AT_MENTIONS = 16
 
-_CJK = "\u4e00-\u9fff\u3400-\u4dbf\u3040-\u30ff\uac00-\ud7af\uf900-\ufaff"
-_WORD_RE = re.compile(f"[^\\W_{_CJK}]{{2,}}")
-_CJK_RUNS_RE = re.compile(f"[{_CJK}]+")
+_WORD_RE = re.compile(f"[^\\W_{CJK_CLASS}]{{2,}}")
+_CJK_RUNS_RE = re.compile(f"[{CJK_CLASS}]+")
 # the mark after a name that addresses someone at the start of a turn
 _ADDRESS_RE = re.compile("[:,：，、]")
 

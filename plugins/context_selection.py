@@ -48,7 +48,8 @@ go), and the reason is counted and named in ``x-memgate-degraded``
 ``request_fallback`` rules.
 
 Usage records (seed 004 §4.1 ``ContextUsageRecord``; ``usage_records``, off by default):
-one JSON record per call on a capped Redis Stream, written after the reply
+one JSON record per call on a capped Redis Stream in the plugin's key space
+(:meth:`~gateway.chain.sdk.Services.store`), written after the reply
 (:class:`RecordingContextSelection`), exported as JSONL by
 ``python -m plugins.context_usage_export``, a user's records deleted on admin forget.
 
@@ -66,7 +67,7 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, ClassVar
@@ -74,22 +75,46 @@ from typing import Any, ClassVar
 from pydantic import Field
 
 from gateway.chain.sdk import (
+    FALLBACK_ENCODING,
     AssembledReply,
     CallContext,
     ChatRequest,
+    CounterFamily,
+    HistogramFamily,
     PluginConfig,
+    PluginStore,
     RequestRejected,
     Services,
     Skipped,
+    TokenCounter,
     message_text,
 )
 from plugins.context_scoring import MAX_TEXT_CHARS, Params, Selection, Turn, Weights, select_context
-from plugins.tokens import FALLBACK_ENCODING, TokenCounter
 
 __all__ = ["ContextSelection", "ContextSelectionConfig", "ContextWeights", "InvalidExtension", "Plan",
            "RecordingContextSelection", "export_usage", "plan_request", "usage_record"]
 
 log = logging.getLogger("memgate.plugins.context_selection")
+
+#: The plugin's metric families (seed 004 §8.1), declared when it is built.
+METRICS = (
+    HistogramFamily("memgate_context_build_seconds", "context_selection: time to score and select one request's "
+                    "context, seconds (seed 004 §8.1 avg_context_build_time)."),
+    HistogramFamily("memgate_context_kept_messages", "context_selection: earlier messages kept per request "
+                    "(seed 004 §8.1 avg_context_message_count).", buckets=(0, 1, 2, 3, 5, 8, 10, 15, 20, 30, 50, 100)),
+    HistogramFamily("memgate_context_mean_relevance", "context_selection: mean relevance score of the kept messages "
+                    "per request (seed 004 §8.1 avg_relevance_score).",
+                    buckets=(0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)),
+    CounterFamily("memgate_context_tokens_total", "context_selection: prompt tokens of the messages before and after "
+                  "selection (token savings rate = 1 - after/before; seed 004 §8.1).", ("stage",)),
+    CounterFamily("memgate_context_builds_total", "context_selection: requests handled, by outcome "
+                  "(selected, fallback).", ("outcome",)),
+    CounterFamily("memgate_context_fallbacks_total", "context_selection: fallbacks to the most recent messages, by "
+                  "reason (fallback rate = fallbacks / builds; seed 004 §10.2).", ("reason",)),
+)
+#: :class:`RecordingContextSelection`'s own counter.
+USAGE_RECORDS = CounterFamily("memgate_context_usage_records_total",
+                              "context_selection: ContextUsageRecords written to the usage stream.")
 
 #: The per-message extension field (removed before the request goes upstream).
 EXTENSION = "memgate"
@@ -152,8 +177,9 @@ class ContextSelectionConfig(PluginConfig):
     usage_records: bool = Field(
         False, description="Record a ContextUsageRecord per request (trigger, kept ids with scores, the reply) on a "
         "capped Redis Stream, to tune weights from real traffic later (seed 004 §4.1, §11.1); needs memory's Redis.")
-    usage_stream: str = Field("memgate:context_usage", pattern=r"^[A-Za-z0-9_.:-]{1,128}$",
-                              description="Redis Stream key of the usage records.")
+    usage_stream: str = Field("context_usage", pattern=r"^[A-Za-z0-9_.-]{1,64}$",
+                              description="Name of the usage records' Redis Stream in the plugin's key space "
+                              "(<memory.key_prefix>:plugin:context_selection:<usage_stream>).")
     usage_max_records: int = Field(100_000, ge=100, description="Approximate cap of the stream (XADD MAXLEN ~).")
     usage_max_reply_chars: int = Field(4000, ge=0, description="Characters of the reply kept in a record.")
 
@@ -375,20 +401,8 @@ class ContextSelection:
         )
         self.counter = TokenCounter({"*": FALLBACK_ENCODING})
         self.encoding = self.counter.encoding("*")
-        m = self.metrics = services.metrics
-        m.histogram("memgate_context_build_seconds", "context_selection: time to score and select one request's "
-                    "context, seconds (seed 004 §8.1 avg_context_build_time).")
-        m.histogram("memgate_context_kept_messages", "context_selection: earlier messages kept per request "
-                    "(seed 004 §8.1 avg_context_message_count).", buckets=(0, 1, 2, 3, 5, 8, 10, 15, 20, 30, 50, 100))
-        m.histogram("memgate_context_mean_relevance", "context_selection: mean relevance score of the kept messages "
-                    "per request (seed 004 §8.1 avg_relevance_score).",
-                    buckets=(0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0))
-        m.counter("memgate_context_tokens_total", "context_selection: prompt tokens of the messages before and after "
-                  "selection (token savings rate = 1 - after/before; seed 004 §8.1).", ("stage",))
-        m.counter("memgate_context_builds_total", "context_selection: requests handled, by outcome "
-                  "(selected, fallback).", ("outcome",))
-        m.counter("memgate_context_fallbacks_total", "context_selection: fallbacks to the most recent messages, by "
-                  "reason (fallback rate = fallbacks / builds; seed 004 §10.2).", ("reason",))
+        self.metrics = services.metrics
+        self.metrics.declare(*METRICS)
 
     def warm(self) -> None:
         """:class:`~gateway.chain.sdk.Warmup`: one token count with the plugin's encoding."""
@@ -441,7 +455,7 @@ class ContextSelection:
 
     def _count_tokens(self, messages: Sequence[dict[str, Any]], plan: Plan) -> None:
         """Prompt tokens of the messages before and after (cl100k, OpenAI's chat message
-        counting; :mod:`plugins.tokens`). Only requests that dropped something count (a
+        counting; :mod:`gateway.runtime.tokens`). Only requests that dropped something count (a
         request that keeps everything saves nothing and costs no tokenizing); the fallback
         skips prompts over :data:`THREAD_CHARS` (it must not block the event loop)."""
         before = sum(self.counter.message(self.encoding, m) for m in messages)
@@ -457,55 +471,51 @@ class RecordingContextSelection(ContextSelection):
 
     def __init__(self, config: ContextSelectionConfig, services: Services) -> None:
         super().__init__(config, services)
-        if services.redis is None:
-            raise ValueError("context_selection.usage_records needs Redis (the memory: section)")
-        self.redis = services.redis
-        self.metrics.counter("memgate_context_usage_records_total", "context_selection: ContextUsageRecords written "
-                             "to the usage stream.")
+        self.store = services.store(self.name)
+        self.metrics.declare(USAGE_RECORDS)
 
     async def on_complete(self, call: CallContext, reply: AssembledReply) -> None:
         plan = call.state.get(self.name)
         if not isinstance(plan, Plan) or plan.target is None:
             return
         record = usage_record(call, plan, reply.text[:self.config.usage_max_reply_chars], datetime.now(UTC))
-        await self.redis.xadd(
+        await self.store.stream_add(
             self.config.usage_stream, {"record": json.dumps(record, ensure_ascii=False)},
-            maxlen=self.config.usage_max_records, approximate=True,
+            max_len=self.config.usage_max_records,
         )
         self.metrics.inc("memgate_context_usage_records_total")
 
     async def forget_user(self, user_id: str) -> None:
         """Delete ``user_id``'s records (a scan of the stream, 1,000 entries per read)."""
-        start = "-"
+        after: str | None = None
         while True:
-            rows: Any = await self.redis.xrange(self.config.usage_stream, min=start, count=1000)
+            rows = await self.store.stream_range(self.config.usage_stream, after=after, count=1000)
             if not rows:
                 return
             doomed = [entry for entry, fields in rows if _record_user(fields) == user_id]
             if doomed:
-                await self.redis.xdel(self.config.usage_stream, *doomed)
-            last = rows[-1][0]
-            start = "(" + (last.decode() if isinstance(last, bytes) else last)
+                await self.store.stream_delete(self.config.usage_stream, doomed)
+            after = rows[-1][0]
 
 
-def _record_user(fields: Any) -> str | None:
-    raw = fields.get(b"record", fields.get("record"))
+def _record_user(fields: Mapping[str, str]) -> str | None:
     try:
-        return json.loads(raw).get("user_id")
+        return json.loads(fields.get("record", "")).get("user_id")
     except (TypeError, ValueError, AttributeError):
         return None
 
 
-async def export_usage(redis: Any, stream: str, count: int = 1000) -> AsyncIterator[str]:
-    """Every record on ``stream`` as JSONL lines (oldest first), read ``count`` at a time."""
-    start = "-"
+async def export_usage(store: PluginStore, stream: str, count: int = 1000) -> AsyncIterator[str]:
+    """Every record on the plugin's ``stream`` (``store``: the plugin's
+    :class:`~gateway.chain.sdk.PluginStore`) as JSONL lines, oldest first, read ``count``
+    at a time."""
+    after: str | None = None
     while True:
-        rows: Any = await redis.xrange(stream, min=start, count=count)
+        rows = await store.stream_range(stream, after=after, count=count)
         if not rows:
             return
         for _, fields in rows:
-            raw = fields.get(b"record", fields.get("record"))
+            raw = fields.get("record")
             if raw is not None:
-                yield (raw.decode() if isinstance(raw, bytes) else raw) + "\n"
-        last = rows[-1][0]
-        start = "(" + (last.decode() if isinstance(last, bytes) else last)
+                yield raw + "\n"
+        after = rows[-1][0]

@@ -1,9 +1,10 @@
-"""``python -m plugins.context_usage_export --redis-url URL [--stream KEY] > usage.jsonl``:
+"""``python -m plugins.context_usage_export --redis-url URL [--key-prefix P] [--stream NAME] > usage.jsonl``:
 the ``context_selection`` usage records (seed 004 ``ContextUsageRecord``, written when the
 plugin's ``usage_records`` is on) as JSONL, oldest first, for tuning weights offline.
 
 An admin tool run by an operator with access to the gateway's Redis (the same URL as
-``memory.redis_url``); it only reads the stream.
+``memory.redis_url`` and the same ``memory.key_prefix``); it only reads the stream, in the
+plugin's key space (``<key prefix>:plugin:context_selection:<stream>``).
 """
 
 from __future__ import annotations
@@ -14,14 +15,16 @@ import sys
 import click
 import redis.asyncio as aioredis
 
-from plugins.context_selection import ContextSelectionConfig, export_usage
+from gateway.chain.sdk import Services
+from plugins.context_selection import ContextSelection, ContextSelectionConfig, export_usage
 
 
-async def _export(url: str, stream: str) -> int:
+async def _export(url: str, key_prefix: str, stream: str) -> int:
     client = aioredis.from_url(url)
     lines = 0
     try:
-        async for line in export_usage(client, stream):
+        store = Services(redis=client, key_prefix=key_prefix).store(ContextSelection.name)
+        async for line in export_usage(store, stream):
             sys.stdout.write(line)
             lines += 1
     finally:
@@ -31,11 +34,12 @@ async def _export(url: str, stream: str) -> int:
 
 @click.command()
 @click.option("--redis-url", required=True, help="The gateway's Redis (memory.redis_url).")
+@click.option("--key-prefix", default="mg", show_default=True, help="The gateway's memory.key_prefix.")
 @click.option("--stream", default=ContextSelectionConfig().usage_stream, show_default=True,
               help="The plugin's usage_stream.")
-def main(redis_url: str, stream: str) -> None:
+def main(redis_url: str, key_prefix: str, stream: str) -> None:
     """Print every usage record as one JSON object per line."""
-    count = asyncio.run(_export(redis_url, stream))
+    count = asyncio.run(_export(redis_url, key_prefix, stream))
     click.echo(f"{count} records", err=True)
 
 

@@ -28,7 +28,6 @@ each round (:class:`~gateway.chain.sdk.ToolRunner`: :meth:`HybridInjection.run_t
 from __future__ import annotations
 
 import functools
-import unicodedata
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
 from typing import Any, ClassVar, Literal
@@ -45,6 +44,7 @@ from gateway.chain.sdk import (
     ScoredMemory,
     Services,
     SystemPart,
+    folded,
     message_text,
     prompt_language,
 )
@@ -204,16 +204,12 @@ def memory_items(hits: Sequence[ScoredMemory]) -> tuple[Item, ...]:
     seen: set[str] = set()
     items = []
     for hit in hits:
-        key = _folded(hit.record.text)
+        key = folded(hit.record.text).rstrip(".!。！")
         if key in seen:
             continue
         seen.add(key)
         items.append(Item(hit.record.id, memory_line(hit.record), hit.score))
     return tuple(items)
-
-
-def _folded(text: str) -> str:
-    return " ".join(unicodedata.normalize("NFKC", text).casefold().split()).rstrip(".!。！")
 
 
 def _render_memories(template: str, kept: tuple[Item, ...]) -> str | None:

@@ -1,4 +1,4 @@
-"""``memorize``: after each chat completion, enqueue a memorization job (issue 5).
+"""``memorize``: after each chat completion, enqueue a memorization job.
 
 Capabilities (:mod:`gateway.chain.sdk`):
 

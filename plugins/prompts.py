@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-# is_cjk / prompt_language moved to gateway.runtime.text (linear, bounded: issue 9); re-exported.
 from typing import Literal
 
 from gateway.chain.sdk import MemoryRecord

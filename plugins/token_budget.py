@@ -11,7 +11,7 @@ Runs after the injecting plugins (``runs_after``). Two limits (:mod:`plugins.bud
     request whose UTF-8 size is already under the limit is not tokenized at all (each
     token is at least one byte).
 
-Counting uses offline tiktoken encodings only (:mod:`plugins.tokens`), loaded once when the
+Counting uses offline tiktoken encodings only (:mod:`gateway.runtime.tokens`), loaded once when the
 plugin is built. What was saved goes to ``call.state["token_budget"]`` (a
 :class:`BudgetReport`), ``call.annotations["token_budget"]`` and the
 ``memgate_tokens_saved_total`` counter.
@@ -27,16 +27,21 @@ from typing import Any, ClassVar
 
 from pydantic import Field, field_validator
 
-from gateway.chain.sdk import CallContext, ChatRequest, Injection, PluginConfig, Services
-from plugins.budget import fit_window, injected_tokens, trim_injected
-from plugins.tokens import (
+from gateway.chain.sdk import (
     FALLBACK_ENCODING,
     MODELS_REMEMBERED,
     REPLY_PRIMING,
+    CallContext,
+    ChatRequest,
+    CounterFamily,
+    Injection,
+    PluginConfig,
+    Services,
     TokenCounter,
     is_offline,
     utf8_upper_bound,
 )
+from plugins.budget import fit_window, injected_tokens, trim_injected
 
 __all__ = ['DEFAULT_WINDOWS', 'THREAD_BYTES', 'BudgetReport', 'TokenBudget', 'TokenBudgetConfig']
 
@@ -50,6 +55,12 @@ DEFAULT_WINDOWS: dict[str, int] = {
 
 
 THREAD_BYTES = 64 * 1024
+
+#: The plugin's metric families (declared when it is built).
+METRICS = (
+    CounterFamily("memgate_tokens_saved_total",
+                  "Prompt tokens removed by token_budget (injected memory trimmed, old turns dropped)."),
+)
 
 
 class TokenBudgetConfig(PluginConfig):
@@ -103,9 +114,7 @@ class TokenBudget:
         self.counter = TokenCounter(config.encodings)
         self._windows: dict[str, int | None] = {}
         self.metrics = services.metrics
-        self.metrics.counter(
-            "memgate_tokens_saved_total", "Prompt tokens removed by token_budget (injected memory trimmed, old turns dropped)."
-        )
+        self.metrics.declare(*METRICS)
 
     def warm(self) -> None:
         """:class:`~gateway.chain.sdk.Warmup`: one token count with every configured encoding."""
@@ -114,7 +123,7 @@ class TokenBudget:
     def window(self, model: str) -> int | None:
         """The context window of ``model``: the first matching glob's, else
         ``default_window`` (remembered per model name, for at most
-        :data:`~plugins.tokens.MODELS_REMEMBERED` names)."""
+        :data:`~gateway.runtime.tokens.MODELS_REMEMBERED` names)."""
         if model in self._windows:
             return self._windows[model]
         size = next((size for glob, size in self.config.context_windows.items() if fnmatch.fnmatchcase(model, glob)),

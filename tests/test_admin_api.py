@@ -299,7 +299,7 @@ def test_the_recall_inspector_shows_what_would_be_recalled_and_sent_without_the_
         off = admin.post("/v1/admin/recall/inspect", json={"user_id": "alice", "friend_id": "tutor", "messages": messages}).json()
         assert off["recalled"] == [] and [m["origin"] for m in off["messages"]] == ["client", "client"]
     assert upstream.chat_requests() == []  # nothing went to the model, nothing was memorized
-    assert gw.gateway.services.memorizations[0].buffered == 0
+    assert gw.gateway.memorizations[0].buffered == 0
 
 
 def test_the_inspector_runs_a_recall_agent_but_never_sends_the_chat_call(start_gateway, upstream):

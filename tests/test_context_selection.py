@@ -17,6 +17,7 @@ import redis
 import redis.asyncio as aioredis
 
 import plugins.context_selection as context_selection
+from gateway.chain.sdk import Services
 from gateway.runtime.config import PluginOverride
 from plugins.context_selection import export_usage
 from tests.support.gateway import ADMIN_KEY, ALICE_KEY, BOB_KEY
@@ -202,13 +203,16 @@ def wait_for(predicate, timeout=30.0):
 
 
 def test_usage_records_go_on_a_capped_stream_export_as_jsonl_and_are_forgotten(start_gateway, upstream, redis_url):
-    stream = f"t:{uuid.uuid4().hex[:8]}:context_usage"
+    stream = f"t{uuid.uuid4().hex[:8]}_context_usage"
     gw = start_gateway(plugins=plugin_entry(usage_records=True, usage_stream=stream, usage_max_records=100),
                        clients=[*CLIENTS, {"key": ADMIN_KEY, "user_id": "ops", "admin": True, "key_id": "ops"}])
+    prefix = gw.config.memory.key_prefix
+    key = f"{prefix}:plugin:context_selection:{stream}"  # under the gateway's prefix, in the plugin's space
     reply = client(gw).chat.completions.create(model="gpt-4o", messages=copy.deepcopy(GROUP))
     sync = redis.Redis.from_url(redis_url)
     try:
-        rows = wait_for(lambda: sync.xrange(stream))
+        rows = wait_for(lambda: sync.xrange(key))
+        assert not sync.exists(stream)
         record = json.loads(rows[0][1][b"record"])
         assert record["trigger_message_id"] == "m7"
         assert record["context_message_ids"] == ["m2", "m4"]
@@ -220,7 +224,8 @@ def test_usage_records_go_on_a_capped_stream_export_as_jsonl_and_are_forgotten(s
         async def export():
             client_ = aioredis.Redis.from_url(redis_url)
             try:
-                return [line async for line in export_usage(client_, stream)]
+                store = Services(redis=client_, key_prefix=prefix).store("context_selection")
+                return [line async for line in export_usage(store, stream)]
             finally:
                 await client_.aclose()
 
@@ -230,9 +235,9 @@ def test_usage_records_go_on_a_capped_stream_export_as_jsonl_and_are_forgotten(s
         forget = httpx.post(gw.base_url + "/admin/users/groupbot/forget",
                             headers={"authorization": f"Bearer {ADMIN_KEY}"}, timeout=20)
         assert forget.status_code == 200, forget.text
-        assert sync.xlen(stream) == 0
+        assert sync.xlen(key) == 0
     finally:
-        sync.delete(stream)
+        sync.delete(key)
         sync.close()
 
 

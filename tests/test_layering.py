@@ -56,15 +56,7 @@ EXCEPTIONS: dict[tuple[str, str], str] = {
 }
 
 #: Private names imported from another package, ``(importer, imported, name): reason``.
-PRIVATE_EXCEPTIONS: dict[tuple[str, str, str], str] = {
-    ("gateway.memorization.keywords", "gateway.memory.tokenize", "_CJK_RE"):
-        "the CJK character class of the tokenizer; make it public in memory.tokenize",
-    ("gateway.settings.memory_settings", "gateway.memory.records", "_json_integer"):
-        "the JSON-integer validator of the records; make it public in memory.records",
-    ("gateway.settings.memory_settings", "gateway.memory.records", "_json_number"): "as above (JSON number)",
-    ("gateway.proxy.responses_wire", "gateway.chain.injection", "_appended"):
-        "how injected messages are appended; make it public in chain.injection",
-}
+PRIVATE_EXCEPTIONS: dict[tuple[str, str, str], str] = {}
 
 
 def layer(package: str) -> int:

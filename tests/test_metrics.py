@@ -225,6 +225,34 @@ def test_a_plugin_declares_its_own_histogram_once_and_observes_into_it():
         metrics.histogram("memgate_test_kept_total", "a counter's name")
 
 
+async def test_owners_declare_their_families_through_the_sdk_values_and_only_declared_gauges_show():
+    import pytest
+
+    from gateway.chain.sdk import CounterFamily, HistogramFamily, Services
+    from gateway.memorization.observe import declare_metrics
+    from gateway.runtime.metrics import GaugeFamily
+
+    services = Services()
+    text = (await services.telemetry.metrics.render())[0].decode()
+    assert "memgate_memorize_jobs_total" not in text  # the core's module no longer lists them
+    services.metrics.declare(CounterFamily("memgate_plugin_widgets_total", "Widgets.", ("kind",)),
+                             HistogramFamily("memgate_plugin_widget_seconds", "Widget time.", buckets=(0.1, 1.0)))
+    services.metrics.inc("memgate_plugin_widgets_total", 2, kind="a")
+    services.metrics.observe("memgate_plugin_widget_seconds", 0.5)
+    declare_metrics(services.telemetry)
+    metrics = services.telemetry.metrics
+    metrics.declare(GaugeFamily("memgate_plugin_widgets_up", "Widgets answered."))
+    metrics.register_gauges("w", lambda: {"memgate_plugin_widgets_up": 1.0})
+    metrics.register_gauges("bad", lambda: {"memgate_undeclared": 1.0})  # left out, logged
+    text = (await metrics.render())[0].decode()
+    assert value(text, "memgate_plugin_widgets_total", kind="a") == 2.0
+    assert value(text, "memgate_plugin_widget_seconds_count") == 1.0
+    assert value(text, "memgate_plugin_widgets_up") == 1.0 and "memgate_undeclared" not in text
+    assert "# HELP memgate_memorize_jobs_total Memorization jobs settled" in text
+    with pytest.raises(ValueError, match="another type"):
+        metrics.declare(GaugeFamily("memgate_plugin_widgets_total", "a counter's name"))
+
+
 def test_latency_quantiles_read_from_buckets_are_close_to_the_values():
     """The Stats page reads p50/p95/p99 as the bound of the bucket holding them: from 1 ms
     to 3 s that bound is within 1.5x of the value (a 29 ms recall phase is "<= 30 ms")."""

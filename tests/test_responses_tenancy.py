@@ -437,7 +437,7 @@ def test_items_first_seen_on_a_retrieve_are_the_owners(start_gateway, upstream, 
 def test_memgate_memories_forget_deletes_the_users_responses_records(start_gateway, upstream, stored, tmp_path):
     from click.testing import CliRunner
 
-    from gateway.cli import main
+    from gateway.cli.main import main
 
     gw = start_gateway()
     alice, bob = sdk(gw, ALICE_KEY), sdk(gw, BOB_KEY)

@@ -41,6 +41,7 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +58,7 @@ from bench.assistant.metrics import (
     stored_summary,
     summarize,
 )
+from bench.assistant.model_tap import ModelTap
 from bench.assistant.prompt import read_request
 from tests.support.loopback import LoopbackServer
 from tests.support.upstream_double import ConversationScript, UpstreamDouble
@@ -72,13 +74,39 @@ _JOBS = re.compile(r'^memgate_memorize_jobs_total\{[^}]*outcome="([a-z_]+)"[^}]*
 log = logging.getLogger(__name__)
 
 
+@dataclass(frozen=True)
+class ExtractModel:
+    """``--mode extract``: the memory model the ``memorize`` plugin calls (any
+    OpenAI-compatible chat endpoint, e.g. ``python -m llama_cpp.server`` on loopback).
+    ``url`` is the base URL (``.../v1``); calls go through a :class:`ModelTap` that records
+    them. A small local model answers in seconds to minutes per call on this machine, so
+    the memory-model timeout, the job budget (three calls and one repair) and the drain
+    timeout are raised with it."""
+
+    url: str
+    name: str
+    max_tokens: int = 512
+    timeout_s: float = 300.0
+    max_facts: int = 5
+    structured_outputs: bool = True
+
+    def memorize(self, tapped_url: str) -> dict[str, Any]:
+        """Keys set in the ``memorize`` plugin's config."""
+        return {"mode": "extract", "max_facts": self.max_facts,
+                "model": {"model": self.name, "base_url": tapped_url, "api_key": "none",
+                          "timeout_s": self.timeout_s, "max_tokens": self.max_tokens,
+                          "structured_outputs": self.structured_outputs},
+                "worker": {"job_timeout_s": self.timeout_s * 5}}
+
+
 def gateway_config(upstream_url: str, data_dir: Path, admin_key: str, config_path: Path = DEFAULT_CONFIG,
-                   redis_url: str | None = None) -> Any:
+                   redis_url: str | None = None, memorize: dict[str, Any] | None = None) -> Any:
     """``config_path`` as ``memgate serve`` would load it with these environment values
     only (nothing else of the caller's environment leaks in): the upstream is the
     double, the admin key ``admin_key``, ``memory.data_dir`` the given dir. With
     ``redis_url`` (an already running Redis, e.g. the test suite's) the memory and
-    memorize queue key prefixes are fresh so runs never meet."""
+    memorize queue key prefixes are fresh so runs never meet. ``memorize``: keys set in
+    the ``memorize`` plugin's config (one level of nesting merged, e.g. ``worker``)."""
     from gateway.runtime.config import ConfigError, interpolate_tree, parse_config, resolve_paths
 
     environ = {"MEMGATE_UPSTREAM_URL": upstream_url + "/v1", "OPENAI_API_KEY": "sk-upstream-double",
@@ -89,6 +117,12 @@ def gateway_config(upstream_url: str, data_dir: Path, admin_key: str, config_pat
         raise ConfigError(f"{config_path}: the top level must be a mapping")
     data = interpolate_tree(data, environ)
     data.setdefault("memory", {})["data_dir"] = str(data_dir)
+    for entry in data.get("plugins") or []:
+        if memorize and entry.get("name") == "memorize":
+            config = entry.get("config") or {}
+            for key, value in memorize.items():
+                config[key] = {**(config.get(key) or {}), **value} if isinstance(value, dict) else value
+            entry["config"] = config
     if redis_url:
         tag = secrets.token_hex(4)
         data["memory"]["key_prefix"] = "ab" + tag
@@ -186,6 +220,15 @@ class Run:
         text = (await http.get("/metrics")).text
         return int(sum(float(v) for outcome, v in _JOBS.findall(text) if outcome in FINAL_OUTCOMES))
 
+    async def job_outcomes(self, http: httpx.AsyncClient) -> dict[str, int]:
+        """Memorization jobs per final outcome (``/metrics``)."""
+        text = (await http.get("/metrics")).text
+        out: Counter[str] = Counter()
+        for outcome, value in _JOBS.findall(text):
+            if outcome in FINAL_OUTCOMES:
+                out[outcome] += int(float(value))
+        return dict(out)
+
     async def wait_drained(self, http: httpx.AsyncClient) -> None:
         """Until as many jobs finished as requests were replayed and every queue is empty
         (nothing waiting, in flight, retrying or buffered), polled every 50 ms.
@@ -231,21 +274,26 @@ class Run:
 
 async def run_async(users: Sequence[User], config_path: Path = DEFAULT_CONFIG, redis_url: str | None = None,
                     concurrency: int = 4, probe_friend: str = FRIEND,
-                    double: UpstreamDouble | None = None) -> dict[str, Any]:
+                    double: UpstreamDouble | None = None, extract: ExtractModel | None = None,
+                    drain_timeout_s: float = 180.0) -> dict[str, Any]:
     """The whole run (module docstring); the result as :func:`report` reads it.
-    ``double``: the upstream double to use (a test reads what it received)."""
+    ``double``: the upstream double to use (a test reads what it received); ``extract``:
+    run ``memorize`` in extract mode with that model (its calls recorded, ``model_calls``)."""
     from gateway.app import create_app
 
     started = time.monotonic()
     double, script = double or UpstreamDouble(), ConversationScript()
     double.default = script
     upstream = LoopbackServer(double, lifespan="off").start()
+    tap = ModelTap(extract.url, timeout_s=extract.timeout_s * 2) if extract else None
+    tapped = LoopbackServer(tap, lifespan="off").start() if tap else None
     admin_key = "sk-bench-admin-" + secrets.token_hex(12)
     with tempfile.TemporaryDirectory(prefix="memgate-assistant-") as tmp:
-        config = gateway_config(upstream.url, Path(tmp) / "data", admin_key, config_path, redis_url)
+        memorize = extract.memorize(tapped.url + "/v1") if extract and tapped else None
+        config = gateway_config(upstream.url, Path(tmp) / "data", admin_key, config_path, redis_url, memorize)
         gateway = LoopbackServer(create_app(config)).start(timeout=300)
         try:
-            run = Run(gateway.url, admin_key, script, users, concurrency, probe_friend=probe_friend)
+            run = Run(gateway.url, admin_key, script, users, concurrency, drain_timeout_s, probe_friend)
             async with httpx.AsyncClient(base_url=gateway.url, timeout=120) as http:
                 await run.mint_keys(http)
                 timing = await run.replay(http)
@@ -257,11 +305,20 @@ async def run_async(users: Sequence[User], config_path: Path = DEFAULT_CONFIG, r
                 timing["probes_s"] = round(time.monotonic() - started_probes, 2)
                 listed = {u.user: await run.memories(http, u) for u in users}
                 stored = {u.user: stored_summary(u, listed[u.user]) for u in users}
+                jobs = await run.job_outcomes(http)
+                dead = (await http.get("/v1/admin/queue/dead", headers=run.admin, params={"limit": 500})).json()
         finally:
             gateway.stop()
             upstream.stop()
+            if tapped:
+                tapped.stop()
     timing["total_s"] = round(time.monotonic() - started, 2)
+    busy = timing["replay_s"] + timing["drain_s"]
+    timing["jobs_per_s"] = round(sum(jobs.values()) / busy, 3) if busy else 0.0
     return {"config": str(config_path), "probe_friend": probe_friend, "replayed_requests": run.sent,
+            "mode": "extract" if extract else "config", "model": vars(extract) if extract else None,
+            "job_outcomes": jobs, "dead_letters": [d.get("error", "")[:300] for d in dead.get("data", [])],
+            "model_calls": tap.rows() if tap else [],
             "degraded_replay": dict(run.degraded_replay), "timing": timing,
             "groups": groups(users, probes, stored),
             "probes": [vars(p) for p in probes], "stored": stored,
@@ -316,17 +373,50 @@ def report(result: dict[str, Any]) -> str:
     degraded = ", ".join(f"{k} x{n}" for k, n in result["degraded_replay"].items()) or "none"
     lines += ["", f"{result['replayed_requests']} chat requests replayed (x-memgate-degraded: {degraded}); "
               f"replay {t['replay_s']} s, drain {t['drain_s']} s, probes {t['probes_s']} s, total {t['total_s']} s; "
-              f"config {result['config']}, probes as friend {result['probe_friend']!r}"]
+              f"config {result['config']}, probes as friend {result['probe_friend']!r}",
+              f"memorization jobs: {result.get('job_outcomes', {})}, {t.get('jobs_per_s')} jobs/s over replay + drain"]
+    if result.get("model"):
+        lines.append(model_report(result))
     return "\n".join(lines)
 
 
+def model_report(result: dict[str, Any]) -> str:
+    """Memory-model calls per step: count, repairs, non-200 answers, answers that are not
+    JSON, seconds per call; then the dead letters' errors, counted."""
+    calls = result["model_calls"]
+    model = result["model"]
+    lines = ["", f"memory model {model['name']!r} at {model['url']} (max_tokens {model['max_tokens']}, "
+             f"max_facts {model['max_facts']}); response_format asked: "
+             f"{dict(Counter(c['response_format'] for c in calls))}",
+             "| step | calls | repairs | non-200 | not JSON | s/call (mean) | s/call (max) |", "|---|---:|---:|---:|---:|---:|---:|"]
+    for step in sorted({c["step"] for c in calls}):
+        mine = [c for c in calls if c["step"] == step]
+        seconds = [c["seconds"] for c in mine]
+        lines.append(f"| {step} | {len(mine)} | {sum(c['repair'] for c in mine)} | "
+                     f"{sum(c['status'] != 200 for c in mine)} | {sum(not _is_json(c['content']) for c in mine)} | "
+                     f"{sum(seconds) / len(seconds):.1f} | {max(seconds):.1f} |")
+    errors = Counter(re.sub(r"[0-9]+", "N", e)[:120] for e in result["dead_letters"])
+    lines += [f"dead letters: {len(result['dead_letters'])}"] + [f"  {n} x {e}" for e, n in errors.most_common(5)]
+    return "\n".join(lines)
+
+
+def _is_json(content: Any) -> bool:
+    try:
+        json.loads(content) if isinstance(content, str) else None
+    except ValueError:
+        return False
+    return isinstance(content, str)
+
+
 def main(users: Sequence[User], json_out: str | None = None, config_path: Path = DEFAULT_CONFIG,
-         redis_url: str | None = None, concurrency: int = 4, probe_friend: str = FRIEND) -> dict[str, Any]:
+         redis_url: str | None = None, concurrency: int = 4, probe_friend: str = FRIEND,
+         extract: ExtractModel | None = None, drain_timeout_s: float = 180.0) -> dict[str, Any]:
     """Run, print the tables, write the JSON."""
     for name in ("httpx", "httpx2", "openai", "mcp"):
         logging.getLogger(name).setLevel(logging.WARNING)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    result = asyncio.run(run_async(users, config_path, redis_url, concurrency, probe_friend))
+    result = asyncio.run(run_async(users, config_path, redis_url, concurrency, probe_friend,
+                                   extract=extract, drain_timeout_s=drain_timeout_s))
     print(report(result))
     if json_out:
         Path(json_out).write_text(json.dumps(result, indent=2, ensure_ascii=False), encoding="utf-8")

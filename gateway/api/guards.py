@@ -27,7 +27,7 @@ from gateway.settings.memory_settings import SettingsService
 
 __all__ = [
     "MemoryApi", "admin_guard", "api_state", "caller_principal", "json_body_guard", "provide_principal",
-    "provide_store", "provide_tenant", "setting_fallbacks", "tenant_of",
+    "provide_store", "provide_tenant", "require_admin", "require_admin_or_service", "setting_fallbacks", "tenant_of",
 ]
 
 
@@ -114,5 +114,18 @@ async def admin_guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRou
     """Admin keys only (403 otherwise; 401 for an unknown key)."""
     headers = {k.lower(): v for k, v in connection.headers.items()}
     principal = await api_state(connection.app.state).auth.authenticate(headers.get("authorization"))
+    require_admin(principal)
+
+
+def require_admin(principal: Principal) -> None:
+    """Raises PermissionDenied (403) unless ``principal`` holds an admin key."""
     if not principal.admin:
         raise PermissionDenied("this route needs an admin key")
+
+
+def require_admin_or_service(principal: Principal, what: str, param: str | None = None) -> None:
+    """Raises PermissionDenied (403, ``param`` named) unless ``principal`` holds an admin
+    or a service key; ``what`` names the action in the message ("``what`` needs an admin
+    or service key")."""
+    if not (principal.admin or principal.service):
+        raise PermissionDenied(f"{what} needs an admin or service key", param=param)

@@ -1,4 +1,4 @@
-"""Lorebook REST API (issue 12, item 4), scoped like the memory API
+"""Lorebook REST API, scoped like the memory API
 (:mod:`gateway.api.memories`): the caller's key names the role (``friend_id``) and user.
 
 - ``POST /v1/lorebooks`` (body: SillyTavern World Info JSON: a world file, a Character Card
@@ -40,14 +40,14 @@ from litestar.di import NamedDependency, Provide
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromPath, JSONBody, QueryParameter
 
-from gateway.api.guards import json_body_guard, provide_principal
+from gateway.api.guards import json_body_guard, provide_principal, require_admin_or_service
 from gateway.api.responses import errors
 from gateway.lorebook.model import Lorebook, LoreEntry, book_problem, entry_problem
 from gateway.lorebook.repository import LorebookRepository
 from gateway.lorebook.sillytavern import Imported, LorebookFormatError, export_world_info, import_lorebook
 from gateway.lorebook.upload import BookSummary, CardIn, EntryBody, ImportReport, LorebookUpload
 from gateway.proxy.principal import Principal
-from gateway.runtime.errors import InvalidRequest, NotFound, PermissionDenied, UnprocessableInput
+from gateway.runtime.errors import InvalidRequest, NotFound, UnprocessableInput
 
 __all__ = ["BookSummary", "ImportReport", "LorebooksController"]
 
@@ -63,8 +63,7 @@ async def provide_lorebooks(state: State) -> Any:
 def _owner(principal: Principal, scope: LorebookScope) -> str | None:
     if scope == "user":
         return principal.user_id
-    if not (principal.admin or principal.service):
-        raise PermissionDenied("scope=role (every user of the role) needs an admin or service key", param="scope")
+    require_admin_or_service(principal, "scope=role (every user of the role)", param="scope")
     return None
 
 

@@ -1,4 +1,4 @@
-"""Memory as MCP tools (issue 13 item 2), with the official ``mcp`` Python SDK (2.x).
+"""Memory as MCP tools, with the official ``mcp`` Python SDK (2.x).
 
 Tools (input and output schemas are the pydantic models and annotations below; outputs
 are structured content, with the same JSON as text content):

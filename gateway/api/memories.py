@@ -1,4 +1,4 @@
-"""Memory REST API (issue 3 item 7), scoped to the caller's key.
+"""Memory REST API, scoped to the caller's key.
 
 - ``GET /v1/memories`` (``scope``, ``type``, ``cursor``, ``limit``): the caller's visible
   memories, newest first, paginated.

@@ -376,13 +376,13 @@ class PluginChain:
     # -- bookkeeping -------------------------------------------------------------------
 
     def _failed(self, call: CallContext, name: str, hook: str, reason: str, span: Any = None) -> None:
-        call._degraded.append(f"{name}:{reason}")
+        call.degrade(name, reason)
         self._telemetry.metrics.inc("memgate_plugin_failures_total", plugin=name, hook=hook, reason=reason.split(":")[0])
         if span is not None and span.is_recording():
             span.set_attribute("memgate.degraded", reason)
 
     def _skipped(self, call: CallContext, name: str, hook: str, reason: str, span: Any = None) -> None:
-        call._degraded.append(f"{name}:{reason}")
+        call.degrade(name, reason)
         self._telemetry.metrics.inc("memgate_plugin_skips_total", plugin=name, hook=hook, reason=reason)
         if span is not None and span.is_recording():
             span.set_attribute("memgate.skipped", reason)

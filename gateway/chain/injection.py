@@ -35,6 +35,7 @@ __all__ = [
     "Item",
     "Placement",
     "SystemPart",
+    "appended",
     "render",
 ]
 
@@ -175,7 +176,9 @@ def last_user_index(messages: Sequence[dict[str, Any]]) -> int | None:
     return None
 
 
-def _appended(message: dict[str, Any], text: str) -> dict[str, Any]:
+def appended(message: dict[str, Any], text: str) -> dict[str, Any]:
+    """``message`` with ``text`` added at the end of its content (a new message; the
+    given one is not mutated): a text part for list content, else after a blank line."""
     content = message.get("content")
     if isinstance(content, list):
         return {**message, "content": [*content, {"type": "text", "text": text}]}
@@ -196,7 +199,7 @@ def render(request: ChatRequest, injection: Injection) -> ChatRequest:
     if text:
         at = first_system_index(messages)
         if at is not None and injection.placement == "append":
-            messages[at] = _appended(messages[at], text)
+            messages[at] = appended(messages[at], text)
         else:
             role = messages[at]["role"] if at is not None else "system"
             messages.insert(0 if at is None else at + 1, {"role": role, "content": text})

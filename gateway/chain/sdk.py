@@ -41,28 +41,36 @@ Rules a plugin can rely on (and must follow):
   declared fallback runs (``on_failure`` of the entry for request hooks; the
   ``*_fallback`` method for reply hooks). Plugins never catch ``Exception`` to fail open
   themselves, and never touch ``x-memgate-degraded`` except through
-  :meth:`CallContext.note_degraded` (the hook did its job, but only in part).
+  :meth:`CallContext.degrade` (the hook did its job, but only in part);
+- what a plugin keeps in Redis goes through its :class:`PluginStore`
+  (``services.store(name)``: keys and streams under ``<memory.key_prefix>:plugin:<name>:``);
+  plugins never get the Redis client itself;
+- a plugin's metrics are declared by the plugin (:class:`CounterFamily`,
+  :class:`HistogramFamily`, ``services.metrics.declare``) before it counts into them;
+- a plugin that reports recalled memories annotates a :class:`RecallAnnotation`
+  (the admin recall inspector reads it through :func:`recalled_memories`).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, NotRequired, Protocol, TypedDict, cast, runtime_checkable
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from gateway.chain.injection import Exchange, Injection, Item, SystemPart
+from gateway.chain.plugin_store import plugin_key
 from gateway.lorebook.model import ENTRY_TYPES, Lorebook, LoreEntry, parse_regex_key
-from gateway.lorebook.repository import LorebookRepository
-from gateway.memorization.capture import CONVERSATION_HEADER, conversation_id
+from gateway.lorebook.repository import TimedState
+from gateway.memorization.capture import conversation_id
 from gateway.memorization.config import MemorizeConfig
 from gateway.memorization.ingest import IngestResult, NewConversation
 from gateway.memory.embeddings.base import Embedder
 from gateway.memory.embeddings.batching import EmbeddingOverloaded
-from gateway.memory.records import MemoryRecord, MemoryType, NewMemory, Scope, ScoredMemory, Tenant, profile_topic
+from gateway.memory.records import MemoryRecord, MemoryType, Scope, ScoredMemory, Tenant, profile_topic
 from gateway.proxy.assembly import AssembledReply
 from gateway.proxy.model_client import ModelClient, ModelConfig, ModelOutputError
 from gateway.proxy.principal import Principal
@@ -73,8 +81,17 @@ from gateway.runtime.admission import Admission, AdmissionConfig, AdmissionRegis
 from gateway.runtime.breaker import BreakerConfig, BreakerRegistry, CircuitBreaker, ShardedBreaker
 from gateway.runtime.errors import InvalidRequest, MemgateError, MemoryUnavailable, UpstreamError
 from gateway.runtime.fair_share import FairShare
-from gateway.runtime.text import count_tokens, is_cjk, prompt_language
-from gateway.settings.memory_settings import SETTING_NAMES, CallSettings, MemorySettings
+from gateway.runtime.metrics import CounterFamily, HistogramFamily
+from gateway.runtime.text import CJK_CLASS, count_tokens, folded, is_cjk, length_units, prompt_language
+from gateway.runtime.tokens import (
+    FALLBACK_ENCODING,
+    MODELS_REMEMBERED,
+    REPLY_PRIMING,
+    TokenCounter,
+    is_offline,
+    utf8_upper_bound,
+)
+from gateway.settings.memory_settings import CallSettings
 
 if TYPE_CHECKING:
     import asyncio
@@ -83,12 +100,14 @@ if TYPE_CHECKING:
 
     from gateway.memorization.service import Memorization
     from gateway.memory.store import MemoryStore
-    from gateway.runtime.telemetry import Metrics, Telemetry
+    from gateway.runtime.telemetry import Telemetry
 
 __all__ = [
-    "CONVERSATION_HEADER",
+    "CJK_CLASS",
     "ENTRY_TYPES",
-    "SETTING_NAMES",
+    "FALLBACK_ENCODING",
+    "MODELS_REMEMBERED",
+    "REPLY_PRIMING",
     "Admission",
     "AdmissionConfig",
     "AssembledReply",
@@ -101,32 +120,36 @@ __all__ = [
     "CircuitBreaker",
     "CompletionObserver",
     "ConversationIngester",
+    "CounterFamily",
     "Embedder",
     "EmbeddingOverloaded",
     "Exchange",
     "FairShare",
     "Forgetter",
+    "HistogramFamily",
     "IngestResult",
     "Injection",
     "Item",
     "Lifecycle",
     "LoreEntry",
     "Lorebook",
-    "LorebookRepository",
+    "Lorebooks",
     "MemgateError",
     "MemorizeConfig",
     "MemoryRecord",
-    "MemorySettings",
     "MemoryType",
     "MemoryUnavailable",
     "ModelClient",
     "ModelConfig",
     "ModelOutputError",
     "NewConversation",
-    "NewMemory",
     "Overloaded",
     "PluginConfig",
+    "PluginMetrics",
+    "PluginStore",
     "Principal",
+    "RecallAnnotation",
+    "RecalledMemory",
     "RequestRejected",
     "RequestRewriter",
     "ResponseFilter",
@@ -139,17 +162,62 @@ __all__ = [
     "StreamFilter",
     "SystemPart",
     "Tenant",
+    "TokenCounter",
     "ToolRunner",
     "UpstreamError",
     "Warmup",
     "conversation_id",
     "count_tokens",
+    "folded",
     "is_cjk",
+    "is_offline",
+    "length_units",
     "message_text",
     "parse_regex_key",
+    "plugin_key",
     "profile_topic",
     "prompt_language",
+    "recalled_memories",
+    "utf8_upper_bound",
 ]
+
+
+class RecalledMemory(TypedDict):
+    """One memory a plugin recalled for a call, as it reports it in its annotation
+    (:class:`RecallAnnotation`): ``id``; ``score`` (the ranking score, 4 decimals);
+    ``relevance`` (``high``: injected as relevant, ``low``: kept as a lead); ``scope``
+    (``profile`` / ``event``); ``calibrated`` (the calibrated relevance that decided the
+    set, None when the store has no calibration) and ``cosine``."""
+
+    id: str
+    score: float
+    relevance: Literal["high", "low"]
+    scope: str
+    calibrated: float | None
+    cosine: float
+
+
+class RecallAnnotation(TypedDict):
+    """A recall plugin's ``call.annotations[name]``: the ``query`` searched, the
+    ``memories`` recalled (:class:`RecalledMemory`) and, when set, the ``high_threshold``
+    they were split at. Shown to a client that asked (the ``memgate`` field) and read by
+    the admin recall inspector (:func:`recalled_memories`), which adds each memory's text."""
+
+    query: str
+    memories: list[RecalledMemory]
+    high_threshold: NotRequired[float]
+
+
+def recalled_memories(annotations: Mapping[str, Any]) -> list[tuple[str, RecalledMemory]]:
+    """``(plugin, memory)`` for every :class:`RecalledMemory` the call's annotations
+    report, in plugin then rank order; annotations of other shapes are skipped."""
+    found: list[tuple[str, RecalledMemory]] = []
+    for owner, note in annotations.items():
+        rows = note.get("memories") if isinstance(note, dict) else None
+        for row in rows if isinstance(rows, list) else []:
+            if isinstance(row, dict) and isinstance(row.get("id"), str):
+                found.append((owner, cast("RecalledMemory", row)))
+    return found
 
 
 class PluginConfig(BaseModel):
@@ -224,7 +292,7 @@ class CallContext:
     annotations: dict[str, Any] = field(default_factory=dict)
     sent: ChatRequest | None = None
     settings: CallSettings = field(default_factory=CallSettings)
-    _degraded: list[str] = field(default_factory=list)
+    _degraded: list[str] = field(default_factory=list, init=False)
 
     @property
     def degraded(self) -> tuple[str, ...]:
@@ -235,13 +303,15 @@ class CallContext:
         """Seconds left of the request phase's deadline (may be negative)."""
         return self.deadline_s - (time.perf_counter() - self.started)
 
-    def note_degraded(self, plugin: str, reason: str) -> None:
-        """Say that ``plugin``'s hook did its job only in part (one of its sources was
-        slow or down, e.g. ``world_book`` without its semantic triggers): ``plugin:reason``
-        goes into ``x-memgate-degraded`` and ``memgate_degraded_total`` as for
-        :class:`Skipped`, but the hook's change is kept. ``reason``: a short snake_case
-        word."""
-        self._degraded.append(f"{plugin}:{reason}")
+    def degrade(self, source: str, reason: str) -> None:
+        """Report that ``source`` (a plugin's ``name``; the core's own parts use ``chain``,
+        ``settings``, ``responses``) did its job for this call only in part (one of its
+        sources was slow or down, e.g. ``world_book`` without its semantic triggers):
+        ``source:reason`` goes into ``x-memgate-degraded`` and ``memgate_degraded_total``
+        (the same entry as a :class:`Skipped` hook's), and a hook's change is kept.
+        ``reason``: a short snake_case word (``:``-separated detail allowed). The one way
+        an entry gets there: the chain reports skipped and failed hooks through it too."""
+        self._degraded.append(f"{source}:{reason}")
 
 
 def _no_telemetry() -> Telemetry:
@@ -251,37 +321,154 @@ def _no_telemetry() -> Telemetry:
     return Telemetry(TelemetryConfig())
 
 
-@dataclass(frozen=True)
+class PluginStore(Protocol):
+    """A plugin's own keys and Redis Streams (:meth:`Services.store`). Every key lives under
+    the gateway's key prefix and the plugin's name (``<memory.key_prefix>:plugin:<name>:<key>``,
+    :func:`plugin_key`); ``key`` is any non-empty text (escaped), so a plugin cannot reach
+    another's keys or the core's. Errors are the Redis client's (a plugin hook lets them
+    fail open through the chain)."""
+
+    def key(self, key: str) -> str:
+        """The full Redis key of ``key`` (for logs and operators' tools)."""
+        ...
+
+    async def get(self, key: str) -> bytes | None:
+        """The value of ``key``, None when absent."""
+        ...
+
+    async def set(self, key: str, value: bytes | str, ttl_s: int | None = None) -> None:
+        """Store ``value`` at ``key``, expiring after ``ttl_s`` seconds (> 0) if given."""
+        ...
+
+    async def delete(self, *keys: str) -> int:
+        """Delete ``keys`` (keys or streams); how many existed."""
+        ...
+
+    async def stream_add(self, stream: str, fields: Mapping[str, str], max_len: int | None = None) -> str:
+        """Append one entry to ``stream`` (``XADD``, capped at about ``max_len`` entries,
+        ``MAXLEN ~``); the entry's id."""
+        ...
+
+    async def stream_range(
+        self, stream: str, after: str | None = None, count: int = 1000,
+    ) -> list[tuple[str, dict[str, str]]]:
+        """Up to ``count`` entries ``(id, fields)`` of ``stream``, oldest first, after the
+        entry id ``after`` (None: from the start); empty at the end."""
+        ...
+
+    async def stream_delete(self, stream: str, ids: Sequence[str]) -> int:
+        """Delete the entries ``ids`` of ``stream``; how many existed."""
+        ...
+
+    async def stream_length(self, stream: str) -> int:
+        """Entries in ``stream`` (0 when it does not exist)."""
+        ...
+
+
+class PluginMetrics(Protocol):
+    """A plugin's own Prometheus metrics (:attr:`Services.metrics`). The plugin declares its
+    families once, when it is built (``metrics.declare(*FAMILIES)`` with
+    :class:`CounterFamily` / :class:`HistogramFamily` values: name, HELP, label names,
+    buckets; declaring the same family again is a no-op), then counts with ``inc`` and
+    ``observe``. The core's metrics module lists only the core's own families; a family
+    shows in ``GET /metrics`` once its owner declared it.
+
+    Raises (every method): ``ValueError`` for an undeclared name, labels other than the
+    family's, or a name declared differently (a programming error)."""
+
+    def declare(self, *families: CounterFamily | HistogramFamily) -> None: ...
+
+    def inc(self, name: str, amount: float = 1.0, **labels: str) -> None:
+        """Add ``amount`` (>= 0) to a declared counter."""
+        ...
+
+    def observe(self, name: str, seconds: float, **labels: str) -> None:
+        """One observation in a declared histogram (in the unit its name says)."""
+        ...
+
+
+class Lorebooks(Protocol):
+    """The gateway's lorebooks (``/v1/lorebooks``; :mod:`gateway.lorebook.repository`), as a
+    plugin reads them: per ``(friend_id, user_id)`` scope, plus the timed-effect state of a
+    conversation the plugin keeps there."""
+
+    async def versions(self, friend_id: str, user_id: str | None) -> tuple[int, int]:
+        """``(role-wide version, user version)``: change on every write of the scope."""
+        ...
+
+    async def books(self, friend_id: str, user_id: str | None) -> list[Lorebook]:
+        """The role-wide books then the user's (``user_id``), each by id."""
+        ...
+
+    async def timed_state(self, friend_id: str, user_id: str, conversation: str) -> TimedState:
+        """The timed effects (sticky, cooldown) of one conversation."""
+        ...
+
+    async def save_timed_state(
+        self, friend_id: str, user_id: str, conversation: str, changed: Mapping[str, tuple[int, int, int, int, int]],
+        expired: Iterable[str] = (),
+    ) -> None:
+        """Write the ``changed`` entries and drop the ``expired`` entry ids of one conversation."""
+        ...
+
+
 class Services:
     """Shared resources handed to plugin constructors, built once by the composition root
-    (:func:`gateway.app.compose`).
+    (:func:`gateway.app.compose`). The Redis client stays inside: a plugin keeps its own
+    data through :meth:`store`.
 
     Attributes:
-        redis: the async Redis client (None when memory is not configured).
         memory: the memory store (:class:`gateway.memory.store.MemoryStore`), None if off.
         upstreams: the upstream pool (for :meth:`model_client`); None in unit tests.
         telemetry: spans and metrics (a non-recording one by default).
         breakers: the gateway's circuit breakers, one per breaker config.
         admission: the gateway's memory-search admission control, one per admission
             config (:mod:`gateway.runtime.admission`).
-        key_prefix: the Redis key prefix (``memory.key_prefix``) for a plugin's own keys
-            (:class:`LorebookRepository`).
+        lorebooks: the gateway's lorebooks (:class:`Lorebooks`), None without memory.
         embedder: the gateway's embedding model (the memory store's, behind its Redis
             vector cache and micro-batcher); use :meth:`embed`. None without memory.
-        memorizations: every :class:`~gateway.memorization.service.Memorization` handed
-            out by :meth:`memorization`, in order (the admin console's queue status,
-            :mod:`gateway.api.admin.console_api`).
     """
 
-    redis: aioredis.Redis | None = None
-    memory: MemoryStore | None = None
-    upstreams: UpstreamPool | None = None
-    telemetry: Telemetry = field(default_factory=_no_telemetry)
-    breakers: BreakerRegistry = field(default_factory=BreakerRegistry)
-    admission: AdmissionRegistry = field(default_factory=AdmissionRegistry)
-    key_prefix: str = "mg"
-    memorizations: list[Any] = field(default_factory=list, compare=False, repr=False)
-    embedder: Embedder | None = None
+    def __init__(
+        self,
+        *,
+        redis: aioredis.Redis | None = None,
+        memory: MemoryStore | None = None,
+        upstreams: UpstreamPool | None = None,
+        telemetry: Telemetry | None = None,
+        breakers: BreakerRegistry | None = None,
+        admission: AdmissionRegistry | None = None,
+        key_prefix: str = "mg",
+        embedder: Embedder | None = None,
+        lorebooks: Lorebooks | None = None,
+        memorizations: list[Memorization] | None = None,
+    ) -> None:
+        """``redis``: the gateway's async client (None when memory is not configured),
+        for :meth:`store` and :meth:`memorization`; ``key_prefix``: ``memory.key_prefix``;
+        ``memorizations``: the composition root's list that every memorization handed out
+        by :meth:`memorization` is appended to (the admin console reads it there)."""
+        self._redis = redis
+        self._key_prefix = key_prefix
+        self.memory = memory
+        self.upstreams = upstreams
+        self.telemetry = telemetry if telemetry is not None else _no_telemetry()
+        self.breakers = breakers if breakers is not None else BreakerRegistry()
+        self.admission = admission if admission is not None else AdmissionRegistry()
+        self.embedder = embedder
+        self.lorebooks = lorebooks
+        self._memorizations: list[Memorization] = memorizations if memorizations is not None else []
+
+    def store(self, plugin: str) -> PluginStore:
+        """The key/value and stream space of the plugin named ``plugin`` (its ``name``).
+
+        Raises:
+            ValueError: memory is not configured (no Redis).
+        """
+        from gateway.chain.plugin_store import RedisPluginStore
+
+        if self._redis is None:
+            raise ValueError(f"{plugin} needs Redis (memory: section)")
+        return RedisPluginStore(self._redis, self._key_prefix, plugin)
 
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Unit-length vectors of ``texts``: shape ``(len(texts), dimensions)``, float32,
@@ -310,12 +497,8 @@ class Services:
             raise MemoryUnavailable(f"embedding failed: {type(exc).__name__}: {exc}") from exc
 
     @property
-    def metrics(self) -> Metrics:
-        """The gateway's Prometheus metrics (:class:`gateway.runtime.metrics.Metrics`). A plugin
-        declares a counter of its own once (``metrics.counter(name, help, labels)``, name
-        ending in ``_total``) before ``metrics.inc(name, amount, **labels)``, and a
-        histogram once (``metrics.histogram(name, help, labels, buckets)``) before
-        ``metrics.observe(name, value, **labels)``."""
+    def metrics(self) -> PluginMetrics:
+        """The gateway's Prometheus metrics, as a plugin uses them (:class:`PluginMetrics`)."""
         return self.telemetry.metrics
 
     def model_client(self, config: ModelConfig) -> ModelClient:
@@ -330,10 +513,10 @@ class Services:
         """
         from gateway.memorization.service import Memorization
 
-        if self.redis is None:
+        if self._redis is None:
             raise ValueError("memorization needs Redis (memory: section)")
-        memorization = Memorization(config, self.redis, self.memory, self.upstreams, self.telemetry)
-        self.memorizations.append(memorization)
+        memorization = Memorization(config, self._redis, self.memory, self.upstreams, self.telemetry)
+        self._memorizations.append(memorization)
         return memorization
 
 
@@ -457,7 +640,7 @@ class Forgetter(Protocol):
 
 @runtime_checkable
 class ConversationIngester(Protocol):
-    """Forms memories from a conversation chunk now, for ``tenant`` (issue 11, item 1):
+    """Forms memories from a conversation chunk now, for ``tenant``:
     what ``POST /v1/memories`` with ``messages`` runs, with the caller's chain's first
     plugin that has this hook (none: 404). Errors are the API's (4xx/5xx envelopes)."""
 

@@ -1,5 +1,5 @@
-"""``memgate lorebook import|export|list|delete|put-entry``: lorebooks from the command line
-(issue 12, item 4). Works on Redis directly (same URL and key prefix as the gateway's
+"""``memgate lorebook import|export|list|delete|put-entry``: lorebooks from the command line.
+Works on Redis directly (same URL and key prefix as the gateway's
 config), so it works whether or not a gateway runs.
 
 - ``memgate lorebook import FILE --friend F [--user U] [--id ID] [--name N]``: a world

@@ -1,4 +1,4 @@
-"""``memgate memories ...``: the memory API from the command line (issue 3 item 7).
+"""``memgate memories ...``: the memory API from the command line.
 
 Works on the store directly (same Redis and key prefix as the gateway's config), so it
 works whether or not a gateway runs. ``list`` and ``search`` print a table for people
@@ -202,11 +202,12 @@ def register(main: click.Group, config_option: Callable[[Any], Any]) -> None:
     @click.option("--out", type=click.File("w"), default="-", help="JSONL file (default stdout).")
     def export(config_path: str, user: str, out: Any) -> None:
         """Every memory of a user (all friends) as JSONL."""
+        from gateway.memory.maintenance import record_to_jsonl
 
         async def action(store: Any, _: Any) -> int:
             count = 0
             async for record in store.export_user(user):
-                out.write(record.model_dump_json() + "\n")
+                out.write(record_to_jsonl(record))
                 count += 1
             return count
 

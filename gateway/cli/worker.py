@@ -1,4 +1,4 @@
-"""``memgate worker``: memorization workers as a separate process (issue 5, item 2).
+"""``memgate worker``: memorization workers as a separate process.
 
 Wire with ``main.add_command(worker_command)`` in :mod:`gateway.cli.main`. The process opens
 Redis and the memory store from the same ``gateway.yaml`` as ``memgate serve``, runs

@@ -1,4 +1,4 @@
-"""SillyTavern World Info interop: import and export lorebooks (issue 12, item 4).
+"""SillyTavern World Info interop: import and export lorebooks.
 
 Accepted input (:func:`import_lorebook`):
 

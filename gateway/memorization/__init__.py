@@ -1,4 +1,4 @@
-"""Memorization (issue 5): finished chat exchanges become long-term memories.
+"""Memorization: finished chat exchanges become long-term memories.
 
 Request path (plugin ``memorize``, :mod:`plugins.memorize`): capture the new turns
 (:mod:`.capture`, :mod:`.dedupe`) and enqueue one job (:mod:`.queue`, Redis Streams).

@@ -1,4 +1,4 @@
-"""What a finished exchange turns into on the request path (issue 5, item 1), sans-IO.
+"""What a finished exchange turns into on the request path, sans-IO.
 
 :func:`capture_exchange` takes the request the client sent (whole history), the assembled
 reply and the arrival time, and returns the job header plus every candidate turn with
@@ -126,7 +126,7 @@ def capture_exchange(
     and the start of the one after it (for a user message, usually the reply) as
     ``context_after`` (:data:`CONTEXT_CHARS` and :data:`CONTEXT_AFTER_CHARS`). Each text is cut to ``max_chars`` (``redaction.max_chars``)
     before it is hashed or queued: the job never holds more than the worker would use, and hashing stays
-    bounded per message (issue 9).
+    bounded per message.
 
     ``include`` (group keys, one capture per speaker): only the messages at these indexes
     are turns (the reply when it holds ``len(messages)``); contexts and occurrence counts

@@ -52,7 +52,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Ended", "ended_of", "is_about", "ordered_terms", "terms"]
+from gateway.runtime.text import HAN_CLASS
+
+__all__ = ["MY_SOMEONE_ZH", "PEOPLE_ZH", "PRONOUN_EN", "PRONOUN_ZH", "Ended", "ended_of", "is_about", "ordered_terms", "terms"]
 
 #: English words that name no topic (articles, pronouns, auxiliaries, fillers): never a
 #: shared term.
@@ -69,8 +71,8 @@ STOPWORDS_EN = frozenset(
 #: "那辆车" and "我的车" share 车).
 FUNCTION_ZH = frozenset("我你您他她它的了是也都就和很太这那们吗呢吧啊不还再已把被给让个一在着过辆只杯瓶件位")
 
-_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
-_TERM = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+|[a-z][a-z'-]*[a-z]|[a-z]")
+_CJK_RUN = re.compile(f"[{HAN_CLASS}]+")
+_TERM = re.compile(f"[{HAN_CLASS}]+|[a-z][a-z'-]*[a-z]|[a-z]")
 _STOP_AT = re.compile(
     r"\s+(?:and|but|now|because|since|so|anymore|any\s+more|any\s+longer|last|this|ago|after|when|which|who|"
     r"yesterday|today|tonight|recently|lately|completely|entirely|altogether|cold\s+turkey|for\s+(?:good|now|a\s+while)|"
@@ -83,6 +85,16 @@ PHRASE_WORDS = 6
 #: Characters before a cue read for its subject (the start of its clause, bounded so the
 #: work per cue is constant).
 LOOKBACK = 60
+
+#: Who a clause is about (shared with :mod:`gateway.memorization.disclosure`, which reads
+#: the subject of a statement the same way): a bare pronoun, the user's people (zh).
+PRONOUN_EN = re.compile(r"^(?:he|she|they|he's|she's|they're|his|her|their|it's)\b", re.IGNORECASE)
+
+PEOPLE_ZH = (r"(?:老婆|老公|妻子|丈夫|爱人|太太|先生|对象|男朋友|女朋友|未婚夫|未婚妻|儿子|女儿|孩子|小孩|宝宝|娃|双胞胎|妈妈|"
+             r"闺女|媳妇|老伴|孙子|孙女|外孙女?|儿媳|女婿|公公|婆婆|岳父|岳母|老爸|老妈|男友|女友|伴侣|"
+             r"爸爸|妈|爸|父母|爸妈|哥哥|姐姐|弟弟|妹妹|爷爷|奶奶|外公|外婆|姥姥|姥爷|家人|室友|老板|领导|猫|狗|狗狗|猫咪|宠物)")
+MY_SOMEONE_ZH = re.compile(r"我(?:的|们|们家的?|家的?)?" + PEOPLE_ZH)
+PRONOUN_ZH = re.compile(r"^(?:他|她|它|他们|她们)")
 
 _OBJECT_EN = re.compile(
     r"\b(?:stopped(?!\s+(?:by|at|for|in|off|over|working)\b)|quit(?!\s+it\b)|gave\s+up(?:\s+on)?|"
@@ -103,7 +115,7 @@ _SUBJECT_EN = re.compile(
 #: Capitalised words before "moved out" that name no one ("Finally moved out!": the user).
 _NO_NAME = frozenset("i we he she they it finally just recently also so and but then now we've i've".split())
 #: A Chinese phrase character: CJK, or a Latin letter or digit ("不用iPhone了").
-_ZH = r"[\u3400-\u4dbf\u4e00-\u9fffA-Za-z0-9]"
+_ZH = f"[{HAN_CLASS}A-Za-z0-9]"
 _ENDED_ZH = re.compile(
     rf"(?:不再|已经不|再也不|没再|不想再)(?P<a>{_ZH}{{1,8}})"
     rf"|不(?P<b>{_ZH}{{1,6}}?)了"
@@ -116,6 +128,12 @@ _ENDED_ZH = re.compile(
     rf"|(?P<h>{_ZH}{{1,6}}?)(?:搬走|搬出去|搬出)了"
     rf"|(?P<i>{_ZH}{{1,6}}?)(?:已经)?(?:卖|戒|退|停)掉?了"
 )
+#: A habit switched (Chinese): 改 / 换成 / 改成 / 现在只 / 现在都 + a verb of habit ("现在只喝红茶了",
+#: "改骑车上班了"): what the user did with that verb before has ended, whatever its object
+#: was. The older memory must state a habit with the same verb (:data:`_HABIT_ZH` a few
+#: characters before it: "每天早上都要喝两杯美式"), so "我喜欢喝汤" is not retired.
+_SWITCH_ZH = re.compile(r"(?:改成?|换成|转成|现在(?:只|都|就只|一般|基本)|如今只)(?P<v>[喝吃抽用骑开坐打练玩听看戴])")
+_HABIT_ZH = r"(?:每天|天天|每周|每晚|每早|早上|晚上|平时|经常|常常|一直|总是|都要|都会|习惯|通常|一般)"
 #: Groups of :data:`_ENDED_ZH` whose phrase comes before the cue: only its part after
 #: the last function character is the thing ("我上个月把车卖了": "车").
 _BEFORE_ZH = frozenset("dfghi")
@@ -134,13 +152,16 @@ class Ended:
     memory must say where someone lives (:data:`_LIVING`), ``who``: the terms of whoever
     the ending is about when that is not the user ("my sister moved out": ``sister``;
     "Maya doesn't eat dairy anymore": ``maya``), which the older memory must hold too;
-    empty: the user's own ending, which never retires a memory about someone else."""
+    empty: the user's own ending, which never retires a memory about someone else;
+    ``habit``: a switched habit (:data:`_SWITCH_ZH`), ``phrase`` its verb, which the older
+    memory must state as a habit."""
 
     phrase: str
     terms: frozenset[str]
     head: str
     living: bool = False
     who: frozenset[str] = frozenset()
+    habit: bool = False
 
 
 def _stem(word: str) -> str:
@@ -209,19 +230,17 @@ def _subject(text: str, start: int) -> frozenset[str] | None:
     anyone (a dropped subject: "Finally sold the car", "上个月不喝咖啡了"); else the
     terms naming the other one ("my husband", "Maya", 我老公); None for a bare pronoun
     (he / she / 他 / 她: whom it means is in another sentence)."""
-    from gateway.memorization.disclosure import _MY_SOMEONE_ZH, _PEOPLE_ZH, _PRONOUN_EN, _PRONOUN_ZH
-
     clause = _CLAUSE_END.split(text[max(0, start - LOOKBACK):start])[-1].strip()
     if _CJK_RUN.search(clause):
-        if _PRONOUN_ZH.search(clause):
+        if PRONOUN_ZH.search(clause):
             return None
-        someone = _MY_SOMEONE_ZH.search(clause)
+        someone = MY_SOMEONE_ZH.search(clause)
         if someone:
-            return frozenset(re.findall(_PEOPLE_ZH, someone.group()))
+            return frozenset(re.findall(PEOPLE_ZH, someone.group()))
         return frozenset()
     if _USER_EN.search(clause):
         return frozenset()
-    if _PRONOUN_EN.search(clause) or re.search(r"\b(?:he|she|they|it)\b", clause, re.IGNORECASE):
+    if PRONOUN_EN.search(clause) or re.search(r"\b(?:he|she|they|it)\b", clause, re.IGNORECASE):
         return None
     return terms(clause)
 
@@ -257,6 +276,11 @@ def ended_of(text: str) -> tuple[Ended, ...]:
         who = _subject(text, match.start())
         if who is not None:
             found.append(_ended(phrase, who=who))
+    for match in _SWITCH_ZH.finditer(text):
+        who = _subject(text, match.start())
+        if who is not None:
+            verb = match.group("v")
+            found.append(Ended(verb, frozenset({verb}), verb, who=who, habit=True))
     return tuple(e for e in found if e is not None)
 
 
@@ -267,6 +291,9 @@ def is_about(ended: Ended, older: str) -> bool:
     ``ended.living``, says where someone lives. (Whether ``older`` is about someone else
     of the user's is the caller's test: :func:`gateway.memorization.neardup`.)"""
     held = terms(older)
+    if ended.habit:
+        said = re.search(_HABIT_ZH + r"[^，。,.!?！？；;]{0,6}?" + re.escape(ended.head), older)
+        return bool(said) and (not ended.who or ended.who <= held)
     folded = older.casefold()
     shared = {t for t in ended.terms if t in held or (len(t) == 1 and _CJK_RUN.match(t) and t in folded)}
     if ended.head not in shared or len(shared) < (len(ended.terms) + 1) // 2:

@@ -1,4 +1,4 @@
-"""Configuration of memorization (the ``memorize`` plugin's ``config:``), issue 5.
+"""Configuration of memorization (the ``memorize`` plugin's ``config:``).
 
 One frozen model per concern (queue, worker, redaction, gists, inference), all with
 ``extra="forbid"`` and a description on every field (architecture.md, "Config"). The same
@@ -29,7 +29,7 @@ class QueueConfig(_Frozen):
     group: str = Field("memorize", min_length=1, description="Consumer group name on every shard's stream.")
     shards: int = Field(
         1, ge=1, le=1024,
-        description="Job streams the queue is sharded into (issue 15); a user's jobs always go to "
+        description="Job streams the queue is sharded into; a user's jobs always go to "
         "the same shard (a stable hash of the user id), every worker reads every shard. On Redis "
         "Cluster a few per primary spread the queue's load; 1 on a single node. Change it only "
         "with the queue drained: jobs left on a shard >= the new count are not read.",
@@ -43,7 +43,7 @@ class QueueConfig(_Frozen):
         300.0, gt=0,
         description="A job whose turns were claimed (added to the seen set) but that no worker "
         "has taken this long after is queued again by the user's next enqueue: its gateway died "
-        "between the claim and the XADD (issue 15). A long backlog can make a duplicate, which "
+        "between the claim and the XADD. A long backlog can make a duplicate, which "
         "the job's done marker turns into a no-op.",
     )
     done_ttl_s: int = Field(
@@ -78,7 +78,7 @@ class WorkerConfig(_Frozen):
         16, ge=1, le=1000,
         description="Jobs of one read batch a worker handles at once (jobs of one conversation "
         "stay sequential, in stream order). Concurrent jobs' texts share the embedder's "
-        "micro-batches and their Redis round trips overlap (issue 10, item 3); 1: one job at a time.",
+        "micro-batches and their Redis round trips overlap; 1: one job at a time.",
     )
     yield_max_lag_s: float = Field(
         2.0, ge=0,
@@ -103,14 +103,14 @@ class WorkerConfig(_Frozen):
     job_timeout_s: float = Field(
         120.0, gt=0,
         description="Budget of one job (seconds). A job that overruns it is dead-lettered at once "
-        "with the reason (issue 9: it would overrun again and hold the worker each time); "
+        "with the reason (it would overrun again and hold the worker each time); "
         "120 s is four memory-model calls at their 30 s default timeout.",
     )
     max_deliveries: int = Field(
         3, ge=1, le=100,
         description="Deliveries (XPENDING delivery count) after which a job that was never "
         "acked is dead-lettered instead of handled again: a job that kills or wedges its worker "
-        "(and so survives a restart un-acked) is tried this many times, not forever (issue 9).",
+        "(and so survives a restart un-acked) is tried this many times, not forever.",
     )
 
 
@@ -135,7 +135,7 @@ class RedactionConfig(_Frozen):
         32_000, ge=100, le=10_000_000,
         description="Longest text kept per turn (characters): the request path enqueues at most "
         "this much of each message and the worker cuts every turn to it before redaction, so "
-        "redaction and the memory model see bounded input (issue 9; 32,000 characters is ~8k "
+        "redaction and the memory model see bounded input (32,000 characters is ~8k "
         "tokens, four times what a verbatim memory keeps). Applies with redaction off too.",
     )
 

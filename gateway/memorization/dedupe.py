@@ -1,4 +1,4 @@
-"""Recognising turns already memorized (issue 5, item 1), sans-IO.
+"""Recognising turns already memorized, sans-IO.
 
 Clients resend the whole history with every request. Each user/assistant message gets a
 content hash; the tenant's Redis set of hashes (``QueueKeys.seen``) is checked and

@@ -73,13 +73,18 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from gateway.memorization.changes import MY_SOMEONE_ZH as _MY_SOMEONE_ZH
+from gateway.memorization.changes import PEOPLE_ZH as _PEOPLE_ZH
+from gateway.memorization.changes import PRONOUN_EN as _PRONOUN_EN
+from gateway.memorization.changes import PRONOUN_ZH as _PRONOUN_ZH
 from gateway.memorization.changes import ended_of
 from gateway.memorization.salience import EVENT_TIME, PREFERENCE_CUES, is_small_talk
 from gateway.memory.records import MemoryType
+from gateway.runtime.text import HAN_RE
 
 __all__ = [
     "CHANGE", "DURABLE_EN", "DURABLE_ZH", "MOMENT", "ONE_OFF_ACTIVITY", "ONE_OFF_TIME", "STATE", "Analysis", "Clause",
-    "ClauseKind", "about_someone", "analyse", "clause_kind", "clauses", "is_episode", "slot_of",
+    "ClauseKind", "about_someone", "analyse", "clause_kind", "clauses", "is_episode", "same_slot", "slot_of",
 ]
 
 ClauseKind = Literal["disclosure", "question", "request", "small_talk", "meta", "other"]
@@ -117,15 +122,8 @@ _DROPPED_I_EN = re.compile(
     r"^(?:(?:just|finally|recently|also|officially)\s+)?(?:got|went|been|moved|started|adopted|quit|bought|switched|signed|joined|landed|"
     r"passed|graduated|finished|booked|became|decided|turned|lost|broke|left|sold|began|married|retired|proposed|"
     r"enrolled|transferred|relocated)\b", re.IGNORECASE)
-_PRONOUN_EN = re.compile(r"^(?:he|she|they|he's|she's|they're|his|her|their|it's)\b", re.IGNORECASE)
-
 _FIRST_PERSON_ZH = re.compile(r"^(?:我|咱们|咱|俺)")
-_PEOPLE_ZH = (r"(?:老婆|老公|妻子|丈夫|爱人|太太|先生|对象|男朋友|女朋友|未婚夫|未婚妻|儿子|女儿|孩子|小孩|宝宝|娃|双胞胎|妈妈|"
-              r"闺女|媳妇|老伴|孙子|孙女|外孙女?|儿媳|女婿|公公|婆婆|岳父|岳母|老爸|老妈|男友|女友|伴侣|"
-              r"爸爸|妈|爸|父母|爸妈|哥哥|姐姐|弟弟|妹妹|爷爷|奶奶|外公|外婆|姥姥|姥爷|家人|室友|老板|领导|猫|狗|狗狗|猫咪|宠物)")
-_MY_SOMEONE_ZH = re.compile(r"我(?:的|们|们家的?|家的?)?" + _PEOPLE_ZH)
 _AS_A_ZH = re.compile(r"^作为(?:一[名个位])?")
-_PRONOUN_ZH = re.compile(r"^(?:他|她|它|他们|她们)")
 #: Someone of the user's introduced by name ("my husband Chris", "我女儿叫朵朵"): lasting.
 _NAMED_PERSON = re.compile(r"\b(?:my|our)\s+(?:\w+\s+)?" + _PEOPLE_EN + r"(?:'s\s+name\s+is|\s+is\s+(?:called|named))?\s+(?-i:[A-Z][a-z]+)\b"
                            r"|\b(?:named|called)\s+(?-i:[A-Z][a-z]+)\b"
@@ -266,7 +264,7 @@ MOMENT = re.compile(
     r"|好累|很累|太累|累死|累了|好困|犯困|困了|饿了|好饿|好烦|很烦|烦死|心烦|烦躁|紧张|激动|开心|难过|郁闷|心情|无聊|崩溃",
     re.IGNORECASE,
 )
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_CJK = HAN_RE
 #: A plan of the user's ("We're going to Japan in April", "报了十月份的全马"): it holds
 #: until it happens, so every friend should know it (profile), with its date.
 _PLAN = re.compile(r"\b(?:i'm|i\s+am|we're|we\s+are)\s+(?:going|flying|heading|travel(?:l)?ing|moving|getting)\s+(?:to|married)\b"
@@ -296,6 +294,27 @@ _OCCUPATIONS = (r"(?:barista|nurse|teacher|engineer|developer|programmer|designe
                 r"driver|pilot|scientist|researcher|postdoc|professor|lecturer|consultant|analyst|writer|journalist|"
                 r"editor|photographer|artist|musician|paramedic|firefighter|officer|soldier|farmer|librarian|"
                 r"therapist|social\s+worker|freelancer|contractor|intern|product\s+manager|data\s+scientist)")
+#: Chinese job titles for the work slot after 我是 / 当 / 做 ("我是一名护士", "当上销售经理",
+#: "在车企做销售"): the title says the job, like :data:`_OCCUPATIONS` in English.
+_OCCUPATIONS_ZH = (r"(?:老师|教师|医生|护士|程序员|工程师|设计师|会计|律师|销售|经理|总监|主管|司机|厨师|店长|业务员|客服|"
+                   r"公务员|文员|编辑|记者|主播|运营|产品经理|架构师|研究员|教授|保安|保洁|快递员|外卖员|药剂师|警察)")
+#: A child's school stage (the class, the school level, an entrance exam passed): "女儿上初二",
+#: "朵朵考上市一中了", "my son starts high school". A statement about someone else of the
+#: user's ("my son", 我女儿), or a Chinese one with no subject (the child named: "朵朵上高一了"),
+#: that says one fills the ``school`` slot (:func:`slot_of`); the user's own ("我考上研究生了")
+#: is not theirs. 初一 / 初三 after 年 / 月 are days, 高一点 is "a bit higher".
+_SCHOOL = re.compile(r"[上读]了?(?:小学|初中|高中|大学|幼儿园|托班)|(?<![年月最起提])[初高][一二三](?![十百点些倍截头])|"
+                     r"[一二三四五六]年级|考上|考进|升(?:初中|高中|大学|入)|小升初|"
+                     r"\b(?:kindergarten|preschool|pre-k|daycare|elementary|middle\s+school|high\s+school|junior\s+high|"
+                     r"(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|"
+                     r"\d{1,2}(?:st|nd|rd|th))\s+grade|grade\s+\d{1,2}|freshman|sophomore|got\s+into)\b", re.IGNORECASE)
+#: Whose school stage it is, when the sentence says: son / daughter / grandchild (the
+#: ``school`` slot's key: "school:daughter"); a name or "孩子" leaves it unkeyed, and an
+#: unkeyed school slot meets any keyed one (:func:`same_slot`).
+_SCHOOL_WHO = (("daughter", re.compile(r"女儿|闺女|\bdaughter\b", re.IGNORECASE)),
+               ("son", re.compile(r"儿子|\bson\b", re.IGNORECASE)),
+               ("granddaughter", re.compile(r"孙女|\bgranddaughter\b", re.IGNORECASE)),
+               ("grandson", re.compile(r"孙子|\bgrandson\b", re.IGNORECASE)))
 #: Two characters before 人 that name no place: "我们年轻人", "我们打工人" are no locals.
 #: "我们成都人" / "我们东北人" (we <place> people: the locals, where the speaker lives) fill
 #: the residence slot.
@@ -310,7 +329,9 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"restaurant|cafe|café|bar|salon|studio|company|startup|clinic|practice|farm|agency)\b|"
         r"开了(?:一)?家|开(?:了)?(?:一)?(?:家|个)\S{0,6}(?:店|馆|公司|餐厅|工作室)|"
         r"\b(?:i'm|i\s+am)\s+(?:now\s+)?(?:an?\s+)?(?:\w+\s+)?" + _OCCUPATIONS + r"\b|"
-        r"(?<![现正实好存])在\S{0,12}(?:工作|上班|公司|单位|集团|医院|银行|工厂)|辞职|离职|跳槽|入职|退休|失业|换了?(?:份|个)?工作|新工作",
+        r"(?<![现正实好存])在\S{0,12}(?:工作|上班|公司|单位|集团|医院|银行|工厂)|辞职|离职|跳槽|入职|退休|失业|换了?(?:份|个)?工作|新工作|"
+        r"辞(?:了|掉)(?:工作|职)?|被裁|裁员|升职|升任|转正|当上|(?:找|换)(?:到)?了?(?:一)?(?:份|个)\S{0,10}工作|"
+        r"我是做\S{1,8}?的|(?:我是|我当|我做|当了?|做了?)(?:一名|一个|个)?\S{0,8}?" + _OCCUPATIONS_ZH + r"(?!\S{0,2}(?:朋友|同学|家|说))",
         re.IGNORECASE)),
     ("residence", re.compile(
         r"\b(?:live|living|lives|moved|moving|relocated|relocating|based|transferred)\s+(?:\w+\s+)?(?:in|into|to|at|near|by)\b"
@@ -321,7 +342,7 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"|我们(?!" + _NOT_PLACE_ZH + r")[\u4e00-\u9fff]{2}人(?!家|员|士|物|类|口|群|民|生|工)",
         re.IGNORECASE)),
     ("study", re.compile(r"\b(?:student|studying|majoring|major\s+in|courses?|degree\s+in|enrolled|phd\s+in|"
-                         r"master'?s\s+in)\b|读(?:研|博|大学|本科|大[一二三四]|高[一二三]|初[一二三])|专业|在读|上大学|转专业",
+                         r"master'?s\s+in)\b|读(?:研|博|大学|本科|大[一二三四]|高[一二三]|初[一二三])|专业|在读|上大学|转专业|考上|考研|研究生",
                          re.IGNORECASE)),
     ("diet", re.compile(r"\b(?:vegetarian|vegan|pescatarian|plant-based|keto|carnivore)\b|"
                         r"\beat(?:ing|s)?\s+(?:meat|fish|chicken|pork|beef)\b|"
@@ -467,12 +488,29 @@ def slot_of(text: str) -> str | None:
     """The supersede slot a durable statement fills (``residence``, ``work``, ``study``,
     ``diet``, ``relationship``, ``vehicle``, ``pregnancy``), or None. A statement led by "my
     <someone>" / 我<家人> or a pronoun is about that person: it fills only
-    :data:`_SHARED_SLOTS`."""
+    :data:`_SHARED_SLOTS`, or ``school`` / ``school:<son|daughter|grandson|granddaughter>``
+    when it says a child's school stage (:data:`_SCHOOL`: "我女儿上初二" -> ``school:daughter``,
+    "朵朵考上一中了" -> ``school``; compare two slots with :func:`same_slot`)."""
     someone = about_someone(text)
+    if _SCHOOL.search(text) and (someone or (bool(_CJK.search(text)) and not _FIRST_PERSON_ZH.search(_core_zh(text)))):
+        who = [key for key, pattern in _SCHOOL_WHO if pattern.search(text)]
+        return f"school:{who[0]}" if len(who) == 1 else "school"
     for name, pattern in _SLOTS:
         if pattern.search(text) and (not someone or name in _SHARED_SLOTS):
             return name
     return None
+
+
+def same_slot(a: str | None, b: str | None) -> bool:
+    """Two memories' slots (:func:`slot_of`) are one: equal, or both ``school`` and one of
+    them not keyed by whose school it is ("朵朵考上一中了" and "我女儿上初二")."""
+    if not a or not b:
+        return False
+    if a == b:
+        return True
+    base_a, _, who_a = a.partition(":")
+    base_b, _, who_b = b.partition(":")
+    return base_a == base_b == "school" and not (who_a and who_b)
 
 
 def about_someone(text: str) -> bool:

@@ -1,4 +1,4 @@
-"""``extract`` mode: decide -> extract -> reconcile (issue 5, item 3; seed 003's
+"""``extract`` mode: decide -> extract -> reconcile (seed 003's
 decide -> summarize -> embed -> store, with mem0's reconcile step, Chhikara et al. 2025).
 
 1. **decide** (seed 003 decision prompt): nothing worth keeping -> an empty plan.
@@ -10,7 +10,8 @@ decide -> summarize -> embed -> store, with mem0's reconcile step, Chhikara et a
    DELETE / NOOP per fact; skipped when no fact has a neighbour (all ADD).
 
 Placeholder and empty facts are dropped and identical ones kept once; a fact whose text a
-live memory already has is neither reconciled nor stored (issue 9, item 14).
+live memory already has is neither reconciled nor stored. A placeholder
+gist (``"..."``, the prompt's own example; :func:`is_placeholder`) leaves the stored gist as it is.
 
 Model calls use ``ModelClient.complete_json`` (JSON schema with ``maxItems`` =
 ``max_facts`` on the facts, pydantic-validated, one repair attempt); a
@@ -24,7 +25,14 @@ from datetime import datetime
 from typing import Any
 
 from gateway.memorization.config import MemorizeConfig
-from gateway.memorization.facts import already_known, reconcile_ops, render_candidates, to_new_memory, usable_facts
+from gateway.memorization.facts import (
+    already_known,
+    is_placeholder,
+    reconcile_ops,
+    render_candidates,
+    to_new_memory,
+    usable_facts,
+)
 from gateway.memorization.jobs import Job
 from gateway.memorization.plan import Op, Plan, gist_id_for
 from gateway.memorization.prompts import DECIDE, EXTRACT, GIST_RULE, RECONCILE, language_of, render_conversation
@@ -70,7 +78,7 @@ class Extractor:
         facts = usable_facts(extraction.facts, self._config.max_facts)
         memories = [to_new_memory(f, job, message_time) for f in facts]
         ops = await self._reconcile(job, tenant, lang, memories)
-        if self._config.gists.enabled and extraction.gist and extraction.gist.strip():
+        if self._config.gists.enabled and extraction.gist and not is_placeholder(extraction.gist):
             ops.append(self._gist_op(job, gist_id, extraction.gist, started_ms))
         return Plan(ops=tuple(ops), decision=f"{len(memories)} fact(s): {decision.reason[:200]}")
 

@@ -1,4 +1,4 @@
-"""Turning the memory model's answers into memories and writes (issue 5, item 3), sans-IO.
+"""Turning the memory model's answers into memories and writes, sans-IO.
 
 - :func:`to_new_memory`: an extracted fact becomes a :class:`NewMemory`. Speaker
   attribution: a fact from an assistant turn is about the persona's side of this
@@ -6,7 +6,7 @@
   and never as the user's profile. Preference slots (seed 000 P3): ``type=preference``
   with ``metadata {"slot", "value"}`` for personalization. ``occurred_at`` comes from
   :func:`gateway.memory.dates.resolve_occurred` (message time if unknown).
-- :func:`usable_facts` (issue 9, item 14): placeholder or empty facts (``"..."``, ``"N/A"``,
+- :func:`usable_facts`: placeholder or empty facts (``"..."``, ``"N/A"``,
   the prompt's own example) are dropped, identical facts (:func:`normalized` text) kept
   once, at most ``max_facts`` kept; :func:`already_known` tells a fact whose text an
   existing candidate memory already has (it is not stored again, nor sent to reconcile).

@@ -1,4 +1,4 @@
-"""Forgetting a user wins over late jobs (issue 5, item 6).
+"""Forgetting a user wins over late jobs.
 
 :func:`forget_queue_state` (the ``memorize`` plugin's forget hook, run by
 :func:`gateway.chain.forget.forget_user` before the store erases the memories) INCRements the

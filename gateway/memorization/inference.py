@@ -1,4 +1,4 @@
-"""Memory inference (seed 000 P4; issue 5, item 5): conclusions drawn from several
+"""Memory inference (seed 000 P4): conclusions drawn from several
 memories, stored as ``type=inference``, ``source=inference`` with ``confidence`` and
 ``based_on`` (ids that exist in the tenant, checked here: the model only sees short ids
 ``m1..`` and an id it invents is dropped, as is a conclusion resting on fewer than two

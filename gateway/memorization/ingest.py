@@ -1,4 +1,4 @@
-"""Conversation ingest (issue 11, item 1): ``POST /v1/memories`` with ``messages``.
+"""Conversation ingest: ``POST /v1/memories`` with ``messages``.
 
 mem0 and Zep take a conversation chunk and form the memories themselves; so does memgate:
 the chunk becomes a memorization :class:`~gateway.memorization.jobs.Job` exactly like a

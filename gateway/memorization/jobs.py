@@ -1,4 +1,4 @@
-"""The memorization job: what the request path hands the workers (issue 5, item 1).
+"""The memorization job: what the request path hands the workers.
 
 A job is one finished chat exchange of one tenant (or, ``kind="inference"``, a request to
 draw conclusions over the tenant's memories). It is written to the stream as three fields

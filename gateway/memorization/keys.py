@@ -25,7 +25,7 @@ user's SCAN pattern):
 
 A user's jobs always go to shard :meth:`QueueKeys.shard_of` (a stable hash of the user
 id), so the jobs of one conversation stay in one stream, in order. Every script and
-MULTI touches one slot only: a shard's three keys, or one user's keys (issue 15).
+MULTI touches one slot only: a shard's three keys, or one user's keys.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Keywords of a turn for verbatim memories (issue 5, item 3), sans-IO.
+"""Keywords of a turn for verbatim memories, sans-IO.
 
 Tokens of :func:`gateway.memory.tokenize.tokenize` (NFKC, casefold, English stop words
 removed, CJK aware) minus a few more conversational fillers; for CJK runs the character
@@ -8,7 +8,8 @@ CJKAnalyzer). Unique, in order of first appearance, at most ``limit``.
 
 from __future__ import annotations
 
-from gateway.memory.tokenize import _CJK_RE, tokenize
+from gateway.memory.tokenize import tokenize
+from gateway.runtime.text import CJK_RE
 
 FILLERS = frozenset(
     "about also am any just like really so some very yeah yes ok okay oh well hey hi hello "
@@ -24,7 +25,7 @@ def keywords_of(text: str, limit: int = 12) -> list[str]:
     for token in tokenize(text):
         if token in FILLERS or token in out or (token.isdigit() and len(token) < 3):
             continue
-        if _CJK_RE.match(token) and len(token) == 1:
+        if CJK_RE.match(token) and len(token) == 1:
             continue
         out.append(token)
         if len(out) == limit:

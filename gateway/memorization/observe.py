@@ -1,5 +1,6 @@
-"""Observability of memorization (issue 5, item 7).
+"""Observability of memorization.
 
+Every family is declared here (:data:`METRICS`), not in the core's metrics module.
 Counters (``Metrics.inc``): ``memgate_memorize_jobs_total{outcome}`` (done, duplicate,
 stale, retried, dead), ``memgate_memorize_failures_total{error}``,
 ``memgate_memorize_job_seconds_total`` (sum of job durations; with the jobs counter it
@@ -24,6 +25,40 @@ from opentelemetry.trace import Link, SpanContext, SpanKind, TraceFlags
 
 from gateway.memorization.jobs import Job
 from gateway.memorization.queue import JobQueue
+from gateway.runtime.metrics import CounterFamily, GaugeFamily, MetricFamily
+
+#: Every metric family of memorization, declared by whatever part counts first
+#: (:func:`declare_metrics`: the service, a processor, a worker).
+METRICS: tuple[MetricFamily, ...] = (
+    CounterFamily("memgate_memorize_jobs_total",
+                  "Memorization jobs settled, by outcome (done, duplicate, stale, retried, dead).", ("outcome",)),
+    CounterFamily("memgate_memorize_failures_total",
+                  "Memorization job attempts that raised, by exception type (loop: the worker loop itself).",
+                  ("error",)),
+    CounterFamily("memgate_memorize_turns_skipped_total",
+                  "Turns verbatim memorization formed no memory from, by reason: request, question, small_talk, "
+                  "meta (talk about the conversation), other (memorize.verbatim_formation).", ("reason",)),
+    CounterFamily("memgate_memorize_reclaimed_total",
+                  "Memorization jobs taken over from a dead or stuck worker (XAUTOCLAIM)."),
+    CounterFamily("memgate_memorize_shed_total",
+                  "Captured turns never handed to Redis: the in-process buffer overflowed, or the gateway "
+                  "stopped with turns still buffered (queue.buffer_max_jobs)."),
+    CounterFamily("memgate_memorize_job_seconds_total",
+                  "Seconds spent processing memorization jobs that completed (with the jobs counter: mean seconds "
+                  "per job)."),
+    GaugeFamily("memgate_memorize_queue_up", "1 when the memorization queue's Redis answered this scrape, else 0."),
+    GaugeFamily("memgate_memorize_queue_length", "Memorization jobs on the stream (waiting plus delivered, not acked)."),
+    GaugeFamily("memgate_memorize_queue_pending", "Memorization jobs delivered to a worker and not acked."),
+    GaugeFamily("memgate_memorize_retrying", "Memorization jobs parked for a retry."),
+    GaugeFamily("memgate_memorize_dead_letters", "Memorization jobs on the dead-letter stream."),
+    GaugeFamily("memgate_memorize_lag_seconds", "Age of the oldest memorization job on the stream, seconds."),
+)
+
+
+def declare_metrics(telemetry: Any) -> None:
+    """Declare :data:`METRICS` on ``telemetry``'s metrics (None: nothing to declare)."""
+    if telemetry is not None:
+        telemetry.metrics.declare(*METRICS)
 
 
 def link_from_traceparent(traceparent: str | None) -> Link | None:
@@ -63,6 +98,7 @@ def job_span(telemetry: Any, job: Job, entry_id: str) -> Iterator[Any]:
 
 def register_queue_gauges(metrics: Any, queue: JobQueue) -> None:
     """Queue gauges at ``GET /metrics`` (read from Redis; any gateway shows the shared queue)."""
+    metrics.declare(*METRICS)
 
     async def read() -> Mapping[str, float]:
         try:

@@ -1,4 +1,4 @@
-"""A job's planned writes, and the ids that make replaying them harmless (issue 5, item 2).
+"""A job's planned writes, and the ids that make replaying them harmless.
 
 Idempotency: the worker first computes the job's plan (model calls, searches), stores it
 under ``plan:<job>`` with ``SET NX`` (the first plan wins; a replay or a concurrent

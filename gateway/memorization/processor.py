@@ -23,6 +23,7 @@ from gateway.memorization.extract import Extractor
 from gateway.memorization.inference import Inferrer
 from gateway.memorization.jobs import Job, JobHeader
 from gateway.memorization.neardup import decide, merge_near_duplicates, search, searches_of
+from gateway.memorization.observe import declare_metrics
 from gateway.memorization.plan import Plan
 from gateway.memorization.queue import JobQueue
 from gateway.memorization.redact import Redactor
@@ -46,6 +47,7 @@ class JobProcessor:
         self.queue = queue
         self.redactor = redactor or Redactor.from_config(config.redaction)
         self.telemetry = telemetry  # counts skipped turns (memgate_memorize_turns_skipped_total)
+        declare_metrics(telemetry)
         self._extractor = Extractor(config, store, model) if model is not None else None
         self._inferrer = Inferrer(config.inference, store, model) if model is not None else None
 
@@ -85,7 +87,7 @@ class JobProcessor:
         pipe.get(self.queue.keys.plan(job.user_id, job.job_id))
         pipe.hdel(self.queue.keys.claims(job.user_id), job.job_id)  # on the stream: no longer only claimed
         pipe.zrem(self.queue.keys.claimed(job.user_id), job.job_id)
-        done, epoch, stored, *_claim = await pipe.execute()  # one round trip (issue 10, item 3)
+        done, epoch, stored, *_claim = await pipe.execute()  # one round trip
         if done:
             return "duplicate", None, []
         if int(epoch or 0) != job.epoch:

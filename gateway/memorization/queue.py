@@ -1,5 +1,5 @@
-"""The durable job queue on Redis Streams with one consumer group (issue 5, item 2),
-sharded into ``queue.shards`` streams (issue 15): a user's jobs always go to shard
+"""The durable job queue on Redis Streams with one consumer group,
+sharded into ``queue.shards`` streams: a user's jobs always go to shard
 :meth:`~gateway.memorization.keys.QueueKeys.shard_of`, each shard has its own stream,
 retry zset and dead-letter stream under one hash tag (one slot on Redis Cluster), and
 every shard has the same consumer group. With one shard (the default) this is one stream.
@@ -265,7 +265,7 @@ class JobQueue:
                     raise
 
     async def adopt_legacy(self, batch: int = 500) -> int:
-        """Move the jobs, retries and dead letters of the queue before issue 15 (one stream
+        """Move the jobs, retries and dead letters of the queue from before it was sharded (one stream
         ``<prefix>:jobs``, ``<prefix>:retry``, ``<prefix>:dead``) to their users' shards;
         returns how many were moved. Each is written to its shard before it is deleted
         from the old key, so a crash or a second worker doing the same can only duplicate

@@ -1,5 +1,4 @@
-"""Privacy redaction before anything is stored or sent to the memory model (issue 5,
-item 6), sans-IO.
+"""Privacy redaction before anything is stored or sent to the memory model, sans-IO.
 
 Each detector replaces what it finds with ``[<name>]``. Built-in order: API keys, emails, card
 numbers (13-19 digits with optional spaces/dashes, kept only if the Luhn checksum holds:
@@ -8,7 +7,7 @@ groups, or a mainland-China mobile ``1[3-9]xxxxxxxxx``; ISO dates such as ``2023
 and clock times are left alone). Configured extra patterns run first: they are the more
 specific ones (a US SSN would otherwise be taken for a phone number).
 
-Linear time (issue 9, item 1). Every built-in pattern is linear in the text by
+Linear time. Every built-in pattern is linear in the text by
 construction: a match may only *start* where the previous character cannot belong to it
 (a negative lookbehind on the pattern's own first character class, or ``\b``), so inside
 a long run of such characters (80 KB of hex) each position is rejected after one step,

@@ -36,9 +36,20 @@ async def run_workers(
     reclaimed). ``model``: a memory-model client to use instead of building one from
     ``config.model`` (its owner closes it). Gauges are registered on ``telemetry``.
     ``busy``: whether the request path on the same event loop is saturated (the workers
-    yield to it then: :meth:`Worker.yields`)."""
+    yield to it then: :meth:`Worker.yields`).
+
+    Before the first job the store's models run once (``store.warm()``: the embedder and
+    the calibration, seconds in a fresh process), so no job pays them inside its
+    ``worker.job_timeout_s``; a warm-up that fails is logged and the workers start anyway
+    (the jobs then fail and retry as they would have)."""
     queue = queue_for(config, redis)
     await queue.ensure_group()
+    warm = getattr(store, "warm", None)
+    if warm is not None:
+        try:
+            await warm()
+        except Exception as exc:  # the model or Redis: the jobs will meet it again, with retries
+            log.warning("memorize workers: warming the store's models failed: %r", exc)
     owned = None
     if model is None and config.mode == "extract":
         from gateway.proxy.model_client import ModelClient

@@ -1,4 +1,4 @@
-"""What a verbatim memory is worth (issue 11, item 4), sans-IO, zh + en, no model.
+"""What a verbatim memory is worth, sans-IO, zh + en, no model.
 
 :func:`is_small_talk`: greetings, thanks, acknowledgements and sign-offs ("hi", "Thanks,
 that's all for now", "好的谢谢", "哈哈哈", "q4") carry nothing to remember. A turn is small
@@ -31,6 +31,7 @@ from __future__ import annotations
 import re
 
 from gateway.memory.records import MemoryType
+from gateway.runtime.text import CJK_RE
 
 __all__ = ['AFFIRM_EN', 'AFFIRM_ZH', 'EVENT_TIME', 'FACT_CUES', 'MIN_CONTENT_CHARS', 'PREFERENCE_CUES', 'PROPOSITION_CHARS', 'SMALL_TALK_EN',
            'SMALL_TALK_ZH', 'confirmed_type', 'is_affirmation', 'is_small_talk', 'profile_type', 'proposition']
@@ -160,7 +161,7 @@ _SECOND_PERSON = ((re.compile(r"\byou\s+are\b", re.I), "I am"), (re.compile(r"\b
                   (re.compile("你们"), "我们"), (re.compile("您|你"), "我"))
 _WORD = re.compile(r"[a-z0-9']+")
 _STRIP = re.compile(r"[\W_]+", re.UNICODE)  # punctuation, emoji, spaces
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_CJK = CJK_RE
 
 
 def _only_zh_small_talk(text: str) -> bool:

@@ -31,6 +31,7 @@ from gateway.memorization.capture import capture_exchange, group_conversation_id
 from gateway.memorization.config import MemorizeConfig
 from gateway.memorization.forget import forget_queue_state
 from gateway.memorization.ingest import IngestResult, NewConversation, conversation_job
+from gateway.memorization.observe import declare_metrics
 from gateway.memorization.processor import JobProcessor
 from gateway.memorization.queue import ClaimedNotQueued
 from gateway.memorization.runtime import queue_for, run_workers
@@ -96,6 +97,7 @@ class Memorization:
         self.store = store
         self.upstreams = upstreams
         self.telemetry = telemetry
+        declare_metrics(telemetry)
         self.queue = queue_for(config, redis)
         self._buffer: deque[_Pending] = deque()
         self._wake = asyncio.Event()
@@ -153,7 +155,7 @@ class Memorization:
             return "buffered"
         try:
             return await self._push(pending)
-        except Exception as exc:  # never drop an accepted turn (issue 15 item 4)
+        except Exception as exc:  # never drop an accepted turn
             # RETRYABLE (Redis unreachable, failing over), or a non-Redis error of the
             # client: redis-py's cluster client can raise AttributeError on a connection
             # torn down under it while a node dies (seen in bench failover). Either way

@@ -159,7 +159,7 @@ def _memory(job: Job, turn: Turn, kept: str, kind: MemoryType | None, context_af
         meta["speaker"] = turn.name
     occurred = turn.at
     relative = relative_in(kept, turn.at)
-    if relative is not None:  # "yesterday", "上周五": the day it names (issue 11, item 3)
+    if relative is not None:  # "yesterday", "上周五": the day it names
         meta["occurred_expression"], occurred = relative
     return NewMemory(
         scope=Scope.PROFILE if kind else Scope.EVENT, type=kind or MemoryType.EPISODIC,

@@ -1,12 +1,12 @@
-"""Workers: read jobs from the consumer group, process, ack, retry, reclaim, dead-letter
-(issue 5, item 2). Any number of workers, in ``memgate serve`` or ``memgate worker``
+"""Workers: read jobs from the consumer group, process, ack, retry, reclaim, dead-letter.
+Any number of workers, in ``memgate serve`` or ``memgate worker``
 processes, share the group; each has its own consumer name.
 
 Loop of one worker: promote due retries -> every ``claim_every_s`` XAUTOCLAIM jobs idle
 longer than ``claim_min_idle_ms`` (their worker died) -> XREADGROUP up to ``batch`` new
 jobs (BLOCK) -> handle the batch (:meth:`Worker.handle_batch`): up to ``concurrency`` jobs
 at once, so their embeddings share the embedder's micro-batches and their Redis round
-trips overlap (issue 10, item 3); jobs of one conversation (:func:`lane_of`) run one after
+trips overlap; jobs of one conversation (:func:`lane_of`) run one after
 the other in stream order. Verbatim jobs of different conversations run as batches
 (:meth:`Worker._handle_waves`, :meth:`JobProcessor.run_batch`: shared round trips and
 embedding calls, settled together; a failed batch is handled job by job). Between read
@@ -16,7 +16,7 @@ letter), so at-least-once delivery, idempotent writes and forget epochs hold per
 before. Handling: unreadable entry -> dead letter; delivered more than
 ``max_deliveries`` times without an ack (it keeps killing or wedging workers, so every
 restart would reclaim it again) -> dead letter; otherwise process under
-``job_timeout_s``; success -> done marker + XACK + XDEL. Failures (issue 9):
+``job_timeout_s``; success -> done marker + XACK + XDEL. Failures:
 
 - overran ``job_timeout_s`` -> dead letter at once ("overran job_timeout_s=...");
 - a non-retryable error (:func:`is_permanent`: the memory model's answer is still
@@ -46,7 +46,7 @@ from pydantic import ValidationError
 
 from gateway.memorization.config import WorkerConfig
 from gateway.memorization.jobs import Job, job_from_fields, retried
-from gateway.memorization.observe import job_span
+from gateway.memorization.observe import declare_metrics, job_span
 from gateway.memorization.processor import JobProcessor
 from gateway.memorization.queue import JobQueue, entry_ms, parse_ref
 from gateway.proxy.model_client import ModelOutputError
@@ -98,6 +98,7 @@ class Worker:
         self.queue: JobQueue = processor.queue
         self.config = config
         self.telemetry = telemetry
+        declare_metrics(telemetry)
         self.name = name or consumer_name()
         self.handled = 0
 

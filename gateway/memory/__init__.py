@@ -1,4 +1,4 @@
-"""Long-term memory store of memgate (issue 3): records, tenancy, two Redis backends.
+"""Long-term memory store of memgate: records, tenancy, two Redis backends.
 
 Entry point: ``async with open_memory(config.memory, upstream_base_url=...) as store``;
 ``store`` follows :class:`MemoryStore`.

@@ -1,4 +1,4 @@
-"""A relevance score that means the same whatever the embedder (issue 11 item 2).
+"""A relevance score that means the same whatever the embedder.
 
 Cosine similarities are not comparable across embedding models: all-MiniLM-L6-v2 gives a
 question and the memory that answers it ~0.4 in English, while its Chinese scores all sit
@@ -37,7 +37,7 @@ from importlib import resources
 import numpy as np
 
 from gateway.memory.embeddings.base import Embedder
-from gateway.memory.tokenize import _CJK_RE
+from gateway.runtime.text import CJK_RE
 
 __all__ = ['MIN_STD', 'PAIRS_FILE', 'Calibration', 'LanguageFit', 'calibration_for', 'fit', 'load_pairs']
 
@@ -97,7 +97,7 @@ class Calibration:
     def fit_for(self, query: str) -> LanguageFit:
         """The fit for ``query``: ``zh`` when it has a CJK character (first 2,000
         characters looked at), else ``en``."""
-        return self.fits["zh" if _CJK_RE.search(query[:2000]) else "en"]
+        return self.fits["zh" if CJK_RE.search(query[:2000]) else "en"]
 
     def relevance(self, cosine: float, query: str) -> float:
         """P(related) of a hit with ``cosine`` to ``query`` (:meth:`fit_for`)."""

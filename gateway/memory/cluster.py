@@ -1,4 +1,4 @@
-"""Which Redis client a caller holds (issue 15): a leaf module, so the store's low-level
+"""Which Redis client a caller holds: a leaf module, so the store's low-level
 modules (scripts, the embedding cache) can ask without importing the factory that builds
 the clients (:mod:`gateway.memory.factory` imports them)."""
 

@@ -1,4 +1,4 @@
-"""The ``memory:`` section of ``gateway.yaml`` (issue 3, items 1 and 5).
+"""The ``memory:`` section of ``gateway.yaml``.
 
 Parsed once at start-up into frozen models with ``extra="forbid"``: a typo stops start-up
 with the path of the bad key (architecture.md, "Config").
@@ -328,7 +328,7 @@ class MemoryConfig(BaseModel):
 
     cluster: bool = Field(
         False,
-        description="Redis Cluster mode (issue 15): redis_url names one or more nodes of the "
+        description="Redis Cluster mode: redis_url names one or more nodes of the "
         "cluster, comma-separated (`redis://h1:7000,redis://h2:7000`, seed nodes: the rest is "
         "discovered), and the client routes each key to its slot's primary "
         "(redis.asyncio.cluster.RedisCluster). Needs redis_url; no embedded server.",

@@ -1,5 +1,5 @@
 """When a fact happened: the memory model's ``occurred`` answer resolved against the
-message time (issue 5, item 3), sans-IO.
+message time, sans-IO.
 
 The model is asked for an ISO date (``2024-05-07``, ``2024-05-07T18:00``, or ``2024-05``
 / ``2024``) or, when the speaker was relative, the expression itself ("yesterday",
@@ -9,7 +9,7 @@ datetimes at the start of the day (or of the week/month/year) meant; None when t
 expression is not understood (the caller then uses the message time).
 
 :func:`relative_in` finds such an expression inside a message (verbatim mode has no model
-to name it, issue 11 item 3), so "I went to a support group yesterday" said on 8 May is
+to name it), so "I went to a support group yesterday" said on 8 May is
 an event of 7 May.
 """
 

@@ -3,9 +3,9 @@ choice, embedder, recorded-settings check. The one memory composition: the gatew
 (:func:`gateway.app.compose`), workers, the CLI and the tests all go through
 :func:`open_redis` + :func:`open_store` (or :func:`open_memory`, which is both).
 
-Backend ``auto`` (issue 3, item 4): the backend the store recorded when the server still
+Backend ``auto``: the backend the store recorded when the server still
 offers it (a server that gains the Query Engine keeps serving a vectorset store instead
-of refusing to start until a re-embed; issue 15 item 5), else ``search`` when the server
+of refusing to start until a re-embed), else ``search`` when the server
 has the Query Engine (``FT._LIST`` answers), else ``vectorset`` when ``COMMAND INFO VADD``
 knows the command, else :class:`BackendUnavailable`. On Redis Cluster (``memory.cluster``)
 ``auto`` is ``vectorset`` and ``search`` is refused: the search index is per node and
@@ -67,7 +67,7 @@ async def choose_backend(client: aredis.Redis, wanted: str, recorded: str | None
     if is_cluster(client):
         # The search backend keeps one index per key prefix on the node it is created on;
         # on a cluster each primary would need its own index and every query routing to
-        # the node of the tenant's slot, which is not built (issue 15 item 5): refuse it
+        # the node of the tenant's slot, which is not built: refuse it
         # rather than search one node's records only.
         if wanted == "search":
             raise BackendUnavailable(
@@ -105,7 +105,7 @@ def redis_client(url: str, config: MemoryConfig) -> aredis.Redis:
     connections idle for 30 s, and a blocking pool of ``memory.max_connections`` (a caller
     waits for a free connection up to the socket timeout instead of failing at once).
 
-    With ``memory.cluster`` (issue 15): a :class:`redis.asyncio.cluster.RedisCluster` of
+    With ``memory.cluster``: a :class:`redis.asyncio.cluster.RedisCluster` of
     the seed nodes in ``url`` (comma-separated ``redis://host:port``; credentials and TLS
     from the first), same timeouts and health check, up to ``memory.max_connections``
     connections per node (redis-py's cluster pool does not block: past it a command
@@ -173,7 +173,7 @@ async def embedded_redis(config: MemoryConfig) -> AsyncIterator[str]:
     """The redis-server of ``data_dir/redis`` (off the event loop): started and stopped
     on exit, or the running one of the data dir's owner reused (:meth:`EmbeddedRedis.open`),
     with the watchdog that restarts it (or takes it over from a departed owner) meanwhile;
-    after 5 failed restarts in 60 s the process exits with status 1 (issue 9 item 2)."""
+    after 5 failed restarts in 60 s the process exits with status 1."""
     server = EmbeddedRedis(config.data_dir / "redis", supervise=True)
     url = await asyncio.to_thread(server.open)
     try:

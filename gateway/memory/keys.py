@@ -1,4 +1,4 @@
-"""Redis key naming: tenancy by key, not by filter string (issue 3, item 3).
+"""Redis key naming: tenancy by key, not by filter string.
 
 Every key of a user lives under ``<prefix>:{<user>}:`` where ``<user>`` is the user id
 percent-encoded (:func:`escape_key_part`), inside a Redis Cluster hash tag ``{...}`` so a

@@ -149,16 +149,25 @@ def record_to_jsonl(record: MemoryRecord) -> str:
     return record.model_dump_json() + "\n"
 
 
-def records_from_jsonl(lines: Iterable[str]) -> Iterator[MemoryRecord]:
-    """Parse JSONL lines (blank lines skipped).
+def records_from_jsonl(lines: Iterable[str], user_id: str | None = None) -> Iterator[MemoryRecord]:
+    """Parse JSONL lines, one :class:`MemoryRecord` JSON per line (blank lines skipped):
+    the one reader of the export format (admin import route, ``memgate memories import``).
 
     Raises:
-        UnprocessableInput: a line is not a valid record (its 1-based number in the message).
+        UnprocessableInput: a line is not a valid record (its 1-based number, the field
+            and the reason in the message), or ``user_id`` is given and a record belongs
+            to another user.
     """
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            yield MemoryRecord.model_validate_json(line)
+            record = MemoryRecord.model_validate_json(line)
         except ValidationError as exc:
-            raise UnprocessableInput(f"line {number}: not a memory record: {exc.errors()[0]['msg']}") from None
+            error = exc.errors()[0]
+            field = ".".join(str(part) for part in error["loc"])
+            raise UnprocessableInput(
+                f"line {number}: not a memory record: {field + ': ' if field else ''}{error['msg']}") from None
+        if user_id is not None and record.user_id != user_id:
+            raise UnprocessableInput(f"line {number}: record belongs to user {record.user_id!r}, not {user_id!r}")
+        yield record

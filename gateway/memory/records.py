@@ -1,4 +1,4 @@
-"""Memory records and their input/output shapes (issue 3, item 2).
+"""Memory records and their input/output shapes.
 
 Vocabulary from memory research: *episodic* memories are events that happened (Tulving
 1972), *semantic* ones are facts; *trait*, *goal* and *preference* describe the user
@@ -22,7 +22,7 @@ from gateway.memory.ids import MEMORY_ID_PATTERN
 from gateway.runtime.errors import InvalidRequest
 from gateway.runtime.json_input import value_depth
 
-__all__ = ['MAX_BASED_ON', 'MAX_KEYWORDS', 'MAX_KEYWORD_CHARS', 'MAX_METADATA_BYTES', 'MAX_METADATA_DEPTH', 'MAX_TENANT_ID_CHARS', 'NON_BLANK', 'NON_BLANK_SCHEMA', 'STORED', 'JsonBoolean', 'JsonDateTime', 'JsonInteger', 'JsonNumber', 'KeywordList', 'MemoryPage', 'MemoryPatch', 'MemoryRecord', 'MemoryType', 'Metadata', 'NewMemory', 'Scope', 'ScoredMemory', 'Source', 'Tenant', 'UnitNumber', 'build_record', 'check_metadata', 'check_tenant_id', 'embedded_views', 'indexed_text', 'profile_topic', 'tenant_id_problem', 'visible_to']
+__all__ = ['MAX_BASED_ON', 'MAX_KEYWORDS', 'MAX_KEYWORD_CHARS', 'MAX_METADATA_BYTES', 'MAX_METADATA_DEPTH', 'MAX_TENANT_ID_CHARS', 'NON_BLANK', 'NON_BLANK_SCHEMA', 'STORED', 'JsonBoolean', 'JsonDateTime', 'JsonInteger', 'JsonNumber', 'KeywordList', 'MemoryPage', 'MemoryPatch', 'MemoryRecord', 'MemoryType', 'Metadata', 'NewMemory', 'Scope', 'ScoredMemory', 'Source', 'Tenant', 'UnitNumber', 'build_record', 'check_metadata', 'check_tenant_id', 'embedded_views', 'indexed_text', 'json_integer', 'json_number', 'profile_topic', 'tenant_id_problem', 'visible_to']
 
 MAX_TENANT_ID_CHARS = 256
 #: ``metadata`` limits, checked when the request is validated (before any embedding):
@@ -66,7 +66,7 @@ def check_metadata(value: dict[str, Any]) -> dict[str, Any]:
 
 #: Validation context of records read back from the store (:func:`codec.record_from_hash`):
 #: their metadata passed :func:`check_metadata` when written, so a read skips its walk and
-#: serialization (a search reads every hit's record; issue 10).
+#: serialization (a search reads every hit's record).
 STORED = {"stored": True}
 
 
@@ -110,13 +110,25 @@ def _check_lists(record: Any, info: ValidationInfo) -> Any:
     return record
 
 
-def _json_number(value: Any) -> Any:
+def json_number(value: Any) -> Any:
+    """``value`` when it is a JSON number (an int or float, not a bool); a pydantic
+    before-validator (:data:`JsonNumber`), so ``"0.5"`` or ``true`` is refused, not coerced.
+
+    Raises:
+        ValueError: anything else ("must be a JSON number").
+    """
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError("must be a JSON number")
     return value
 
 
-def _json_integer(value: Any) -> Any:
+def json_integer(value: Any) -> Any:
+    """``value`` as an int when it is a JSON integer (an int, or a float with no fraction
+    such as ``3.0``; not a bool); the before-validator of :data:`JsonInteger`.
+
+    Raises:
+        ValueError: anything else ("must be a JSON integer").
+    """
     if isinstance(value, float) and value.is_integer():
         return int(value)
     if isinstance(value, bool) or not isinstance(value, int):
@@ -139,12 +151,12 @@ def _json_datetime(value: Any) -> Any:
 # JSON scalars as the schema says: litestar validates bodies with ``strict=False``, which
 # would take ``false`` for 0.0, ``"0.5"`` for 0.5, ``0`` for false and a number of seconds
 # for a date-time; these refuse them (Python callers may still pass datetime objects).
-JsonNumber = Annotated[float, BeforeValidator(_json_number)]
-JsonInteger = Annotated[int, BeforeValidator(_json_integer)]
+JsonNumber = Annotated[float, BeforeValidator(json_number)]
+JsonInteger = Annotated[int, BeforeValidator(json_integer)]
 JsonBoolean = Annotated[bool, BeforeValidator(_json_boolean)]
 JsonDateTime = Annotated[AwareDatetime, BeforeValidator(_json_datetime)]
 #: A JSON number in [0, 1] (bounds inside the type so ``UnitNumber | None`` keeps them).
-UnitNumber = Annotated[float, Field(ge=0.0, le=1.0), BeforeValidator(_json_number)]
+UnitNumber = Annotated[float, Field(ge=0.0, le=1.0), BeforeValidator(json_number)]
 
 
 class Scope(StrEnum):
@@ -177,7 +189,7 @@ class Source(StrEnum):
 def tenant_id_problem(value: object) -> str | None:
     """Why ``value`` is not a usable user/friend id, or None when it is.
 
-    The one definition of the id rules (issue 9 item 4), applied to config keys, minted
+    The one definition of the id rules, applied to config keys, minted
     keys, per-request end-user ids (body ``user``, ``X-Memgate-User`` /
     ``X-Memgate-Friend``), the memory API, admin routes and the CLI: a non-empty ``str``
     of at most 256 characters, without control characters (Unicode category Cc: NUL, tab,

@@ -3,7 +3,7 @@
 A search used to send a dozen commands (a ``VSIM`` per partition, the BM25 script, an
 ``HGETALL`` per candidate); each costs the client far more than the server (packing,
 a read with its timeout, reply callbacks): ~12 commands were ~60 % of a search's CPU in
-the gateway (issue 10, profile of ``python -m bench load``). The store's scripts batch
+the gateway (profile of ``python -m bench load``). The store's scripts batch
 them server-side into one command per round trip. Every key a script touches belongs to
 one user (the ``{user}`` hash tag), so they run on Redis Cluster too.
 
@@ -111,7 +111,7 @@ class Batch:
     """Write commands collected for :data:`ATOMIC`, with the subset of redis-py's pipeline
     methods the store's writers use (so a writer queues on either). A record write was a
     MULTI of ~8 commands, each answering ``QUEUED`` that the client reads and parses; as
-    one script call it is one reply (issue 10, item 3: the worker's largest cost)."""
+    one script call it is one reply (the worker's largest cost)."""
 
     def __init__(self) -> None:
         self.keys: dict[str, None] = {}  # insertion-ordered set

@@ -1,4 +1,4 @@
-"""Ranking signals besides similarity and BM25 (issue 11 item 2, seeds 001 and 004), sans-IO.
+"""Ranking signals besides similarity and BM25 (seeds 001 and 004), sans-IO.
 
 Seed 001 ranks memories by semantic similarity, keywords, time decay ("时间邻近性") and
 emotional relevance ("情感相关性"); seed 004 weights time decay and keyword overlap. Each

@@ -58,9 +58,10 @@ from gateway.memory.records import (
 )
 from gateway.memory.redis_errors import redis_boundary
 from gateway.memory.repository import RecordRepository
-from gateway.memory.tokenize import _CJK_RE, tokenize
+from gateway.memory.tokenize import tokenize
 from gateway.memory.validation import check_new_memory, check_range, check_text, check_vector
 from gateway.runtime.errors import NotFound, UnprocessableInput
+from gateway.runtime.text import CJK_RE
 
 __all__ = ['MAX_PAGE', 'MAX_TEXT_KEYWORDS', 'MIN_CANDIDATES', 'WARM_TEXT', 'TenantMemoryStore', 'recomputed_keywords', 'select_hits']
 
@@ -120,7 +121,7 @@ def recomputed_keywords(old_text: str, old_keywords: Sequence[str], new_text: st
         return extras
     fresh = []
     for term in tokenize(new_text):
-        if term in fresh or term in extras or (len(term) == 1 and _CJK_RE.match(term)):
+        if term in fresh or term in extras or (len(term) == 1 and CJK_RE.match(term)):
             continue
         fresh.append(term)
         if len(fresh) == MAX_TEXT_KEYWORDS:

@@ -15,17 +15,16 @@ from __future__ import annotations
 
 import re
 import threading
-import unicodedata
 from collections import Counter
 from functools import lru_cache
 
 import snowballstemmer
 
+from gateway.runtime.text import CJK_CLASS, CJK_RE, casefolded
+
 __all__ = ['MAX_TOKEN_CHARS', 'STOP_WORDS', 'index_terms', 'stem', 'term_frequencies', 'tokenize']
 
-_CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
-_RUN_RE = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")
-_CJK_RE = re.compile(rf"[{_CJK}]")
+_RUN_RE = re.compile(rf"[{CJK_CLASS}]+|[^\W_{CJK_CLASS}]+")
 STOP_WORDS = frozenset(
     "a an and are as at be been but by did do does for from had has have he her him his how "
     "i if in into is it its me my no not of on or our she so than that the their them then "
@@ -45,8 +44,8 @@ def tokenize(text: str) -> list[str]:
     ['moved', 'berlin', '2023', '我', '喜', '欢', '猫', '我喜', '喜欢', '欢猫']
     """
     tokens: list[str] = []
-    for run in _RUN_RE.findall(unicodedata.normalize("NFKC", text).casefold()):
-        if _CJK_RE.match(run):
+    for run in _RUN_RE.findall(casefolded(text)):
+        if CJK_RE.match(run):
             tokens.extend(_cjk_tokens(run))
         elif len(run) > 1 and run not in STOP_WORDS:
             tokens.append(run[:MAX_TOKEN_CHARS])

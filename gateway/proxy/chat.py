@@ -99,7 +99,7 @@ class ChatCompletions(ModelRoute):
         parsed, unparsable = _parse_request(body) if (chain.rewriters or chain.observers) else (None, None)
         call = self.call_context(accepted, parsed, headers, started, traceparent)
         if unparsable:
-            call._degraded.append(f"chain:unparsable_request:{unparsable}")
+            call.degrade("chain", f"unparsable_request:{unparsable}")
         await self.load_settings(call, chain)
         out_body: dict[str, Any] | None = None
         if chain.rewriters and parsed is not None:

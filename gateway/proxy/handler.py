@@ -29,7 +29,7 @@ from gateway.proxy.auth import Authenticator
 from gateway.proxy.upstream import Upstream, UpstreamPool, open_stream
 from gateway.runtime.config import GatewayConfig
 from gateway.runtime.errors import MemgateError, MethodNotAllowed
-from gateway.runtime.metrics import bounded_method
+from gateway.runtime.metrics import StatusRecorder, observe_http_request
 from gateway.runtime.telemetry import Telemetry
 
 __all__ = ["Incoming", "ProxyRoute"]
@@ -75,22 +75,11 @@ class ProxyRoute:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         started = time.perf_counter()
-        status = 0
-
-        async def tracked(message: Any) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            await send(message)
-
+        tracked = StatusRecorder(send)
         try:
             await self._serve(scope, receive, tracked, started)
         finally:
-            self._telemetry.metrics.observe(
-                "memgate_http_request_duration_seconds", time.perf_counter() - started,
-                route=scope.get("path_template") or self.route, method=bounded_method(scope["method"]),
-                status=str(status or 499),
-            )
+            observe_http_request(self._telemetry.metrics, scope, self.route, started, tracked.status)
 
     async def _serve(self, scope: Scope, receive: Receive, send: Send, started: float) -> None:
         if scope["method"] not in self.methods:

@@ -5,13 +5,15 @@ extract mode, seeds 000/003). "Configurable; default the upstream": a
 :class:`ModelConfig` names a model and optionally another base URL and key; without
 them the gateway's upstream (routed by model name) is used.
 
-Structured output (issue 9, item 14): :meth:`ModelClient.complete_json` asks for
+Structured output: :meth:`ModelClient.complete_json` asks for
 ``response_format: {"type": "json_schema", ...}`` (OpenAI Structured Outputs) when
 ``structured_outputs`` is on, else ``{"type": "json_object"}``. A server that rejects a
 format (llama-cpp-python's server answers 500 to ``json_schema``) is detected: when a call
 fails with 400, 422, 500 or 501, the same call is made in the next formats of the ladder
-json_schema -> json_object -> prompt-only JSON (no ``response_format``, the schema stated
-in the system message); the first that answers (validly, unless the rejection named the
+json_schema -> json_object_schema (``{"type": "json_object", "schema": ...}``, the
+Anyscale-style form llama-cpp-python's server turns into a grammar, so a small local model
+can only answer the schema) -> json_object -> prompt-only JSON (no ``response_format``,
+the schema's keys named in the system message); the first that answers (validly, unless the rejection named the
 format) is kept for the rest of the client's life (one client per memory-model upstream and model). If every format
 fails, or a lower one answers but not validly while the rejection did not name the
 format (llama-cpp-python's does: "response_format"), the error was not about the format:
@@ -56,13 +58,14 @@ class ModelConfig(BaseModel):
         True,
         description="Start with response_format json_schema (OpenAI Structured Outputs); "
         "False: start with json_object. Either way a server that rejects the format is "
-        "detected and the client falls back (json_object, then prompt-only JSON).",
+        "detected and the client falls back (json_object with the schema as `schema`, "
+        "then json_object, then prompt-only JSON).",
     )
     timeout_s: float = Field(30.0, gt=0, description="Seconds for one memory-model call.")
     temperature: float = Field(0.0, ge=0, le=2, description="Sampling temperature.")
     max_tokens: int = Field(
         1024, ge=16, le=65_536,
-        description="Cap on each reply's length, sent with every call (issue 9: a small local "
+        description="Cap on each reply's length, sent with every call (a small local "
         "model without it can generate to its context limit and hold a server slot); 1,024 "
         "tokens fits an extraction of 12 facts with room to spare.",
     )
@@ -97,7 +100,7 @@ def rejected(status: int, raw: bytes) -> UpstreamError:
 #: Statuses with which servers reject a response_format they do not support: OpenAI-style
 #: 400/422, llama-cpp-python's server 500 (an exception in its schema-to-grammar step), 501.
 FORMAT_REJECTION_STATUSES = frozenset({400, 422, 500, 501})
-LADDER = ("json_schema", "json_object", "prompt")
+LADDER = ("json_schema", "json_object_schema", "json_object", "prompt")
 
 
 def schema_with_limits(schema: type[BaseModel], max_items: dict[str, int] | None) -> dict[str, Any]:
@@ -114,11 +117,13 @@ def format_request(mode: str, messages: list[dict[str, Any]], json_schema: dict[
                    name: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """``(messages, params)`` of a JSON call in ``mode`` (see :data:`LADDER`).
 
-    ``json_schema``: the schema goes in ``response_format``. ``json_object`` and ``prompt``:
-    the system message names the answer and its keys (``Answer with only a JSON object
-    (<name>) with the keys "a", "b".``), not the whole schema: SmolLM2-135M shown the
-    schema copied it back until ``max_tokens`` (``make e2e-local``); the prompts themselves
-    show an example answer. ``json_object`` also sets ``response_format``.
+    ``json_schema``: the schema goes in ``response_format``. ``json_object_schema``,
+    ``json_object`` and ``prompt``: the system message names the answer and its keys
+    (``Answer with only a JSON object (<name>) with the keys "a", "b".``), not the whole
+    schema: SmolLM2-135M shown the schema copied it back until ``max_tokens`` (``make
+    e2e-local``); the prompts themselves show an example answer. ``json_object`` also sets
+    ``response_format``; ``json_object_schema`` sets it with the schema as ``schema``
+    (llama-cpp-python's server constrains the reply to it with a grammar).
     """
     if mode == "json_schema":
         return messages, {"response_format": {"type": "json_schema", "json_schema": {
@@ -128,6 +133,8 @@ def format_request(mode: str, messages: list[dict[str, Any]], json_schema: dict[
         stated = [{**messages[0], "content": messages[0]["content"] + "\n" + hint}, *messages[1:]]
     else:
         stated = [{"role": "system", "content": hint}, *messages]
+    if mode == "json_object_schema":
+        return stated, {"response_format": {"type": "json_object", "schema": json_schema}}
     return stated, ({"response_format": {"type": "json_object"}} if mode == "json_object" else {})
 
 
@@ -184,8 +191,8 @@ class ModelClient:
 
     @property
     def json_mode(self) -> str:
-        """The structured-output format in use: ``json_schema``, ``json_object`` or
-        ``prompt`` (module docstring: it only moves down the ladder)."""
+        """The structured-output format in use: ``json_schema``, ``json_object_schema``,
+        ``json_object`` or ``prompt`` (module docstring: it only moves down the ladder)."""
         return self._mode
 
     async def complete_json(self, messages: list[dict[str, Any]], schema: type[T], name: str,
@@ -258,6 +265,11 @@ class ModelClient:
 def parse_json_reply(content: Any, schema: type[T]) -> T:
     """Validate a model's JSON text (optionally inside a ```json fence) into ``schema``.
 
+    Raw control characters inside strings (a literal newline in a fact: JSON forbids them,
+    but llama-cpp-python's schema grammar lets a small model write them, seen with
+    Gemma 3 270M) are read as the characters they are (``json.loads(strict=False)``)
+    rather than failing the whole answer.
+
     Raises:
         ModelOutputError: not JSON or not matching the schema.
     """
@@ -270,4 +282,12 @@ def parse_json_reply(content: Any, schema: type[T]) -> T:
     try:
         return schema.model_validate_json(text)
     except ValidationError as exc:
-        raise ModelOutputError(f"model output does not match {schema.__name__}: {exc.errors()[:3]}") from None
+        error = exc
+    if any(e.get("type") == "json_invalid" and "control character" in str(e.get("msg")) for e in error.errors()):
+        try:
+            return schema.model_validate(json.loads(text, strict=False))
+        except ValidationError as exc:
+            error = exc
+        except ValueError:
+            pass
+    raise ModelOutputError(f"model output does not match {schema.__name__}: {error.errors()[:3]}") from None

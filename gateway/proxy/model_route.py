@@ -140,7 +140,7 @@ class ModelRoute(ProxyRoute):
             principal.user_id, principal.friend_id, principal.settings, call.time_left()
         )
         if problem is not None:
-            call._degraded.append(f"settings:{problem}")
+            call.degrade("settings", problem)
 
     def complete(self, prepared: Prepared, state: RelayState, *, cancelled: bool) -> None:
         """Hand the assembled reply to the chain's completion observers (memorization),

@@ -40,7 +40,10 @@ sent; stream: before the first event naming it); the stored-response routes and
 (admin keys pass); so do a ``conversation`` claimed by another tenant and an input item
 naming a stored item not recorded for the caller (an ``item_reference``, any item's
 ``id``, an ``approval_request_id``; recorded: output items of the caller's responses,
-input items listed to it). The id in the path is percent-decoded once and must match
+input items listed to it); and a container, vector store, stored prompt or file id
+(:func:`~.responses_wire.referenced_resources`) that is neither in
+``upstream.responses_shared_ids`` nor, for a container, recorded for the caller (the
+``container_id`` of a call in its responses' output). The id in the path is percent-decoded once and must match
 :data:`~.responses_owners.RESPONSE_ID` (else 404 for every key, nothing sent upstream),
 and it is percent-encoded again in the upstream path.
 """
@@ -74,17 +77,21 @@ from gateway.proxy.responses_owners import (
     ConversationNotFound,
     ItemNotFound,
     PreviousResponseNotFound,
+    ResourceNotFound,
     ResponseNotFound,
     ResponseOwners,
     conversation_of,
 )
 from gateway.proxy.responses_wire import (
+    RESOURCE_NOUNS,
     ResponsesAssembler,
     apply_edits,
     chain_view,
     check_request,
+    container_ids,
     dumps,
     referenced_items,
+    referenced_resources,
     reply_from_response,
 )
 from gateway.proxy.sse import SSEDecoder
@@ -152,6 +159,8 @@ class Responses(ModelRoute):
     ) -> None:
         super().__init__(config, auth, chains, upstreams, telemetry, settings)
         self._owners = owners
+        #: ``upstream.responses_shared_ids`` as sets, by kind
+        self._shared = {kind: frozenset(ids) for kind, ids in config.upstream.responses_shared_ids.model_dump().items()}
 
     @property
     def owners(self) -> ResponseOwners:
@@ -197,6 +206,8 @@ class Responses(ModelRoute):
             listed = await response.aread() if names_items and not stream else None
             if listed is not None:  # recorded before the client sees the ids
                 await self._record_listed(rid, listed, "data" if kind == "input_items" else "output")
+            if method == "DELETE" and 200 <= response.status_code < 300:
+                await self._owners.forget(rid)  # before the client learns it is deleted
             incoming.responded = True
             await send({"type": "http.response.start", "status": response.status_code,
                         "headers": relay_headers(response.raw_headers)})
@@ -214,8 +225,6 @@ class Responses(ModelRoute):
                 async for part in response.aiter_raw():
                     await send({"type": "http.response.body", "body": part, "more_body": True})
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
-        if method == "DELETE" and 200 <= response.status_code < 300:
-            await self._owners.forget(rid)
 
     async def _record_listed(self, rid: str, body: bytes, field: str) -> None:
         """Record the ids of the items a stored-response route's JSON ``body`` lists in
@@ -228,25 +237,38 @@ class Responses(ModelRoute):
         except ValueError:
             return
         data = value.get(field) if isinstance(value, dict) else None
-        ids = [i["id"] for i in data if isinstance(i, dict) and isinstance(i.get("id"), str)] \
-            if isinstance(data, list) else []
-        owner = await self._owners.owner_of(rid) if ids else None
+        items = [i for i in data if isinstance(i, dict)] if isinstance(data, list) else []
+        owner = await self._owners.owner_of(rid) if items else None
         if owner is not None:
-            await self._record_owned(rid, ids, owner)
+            await self._record_owned(rid, items, owner, containers=field == "output")
 
-    async def _record_owned(self, rid: str, ids: list[str], owner: Principal) -> None:
+    def _created(self, items: list[Any], containers: bool = True) -> tuple[list[str], list[str]]:
+        """The item ids of output ``items`` and, when ``containers``, the container ids
+        they name (:func:`~.responses_wire.container_ids`) that the operator does not
+        share (a shared container stays everyone's, never one tenant's)."""
+        ids = [i["id"] for i in items if isinstance(i, dict) and isinstance(i.get("id"), str)]
+        shared = self._shared["containers"]
+        made = [c for i in items for c in container_ids(i) if c not in shared] if containers else []
+        return ids, made
+
+    async def _record_owned(self, rid: str, items: list[Any], owner: Principal, containers: bool = True) -> None:
         try:
-            await self._owners.record_items(ids, owner)
+            ids, made = self._created(items, containers)
+            await self._owners.record_items(ids, owner, made)
         except MemoryUnavailable as exc:
             log.warning("items of response %s not recorded: %s", rid, exc.message)
 
-    async def _record_items(self, call: CallContext, item_ids: list[str]) -> None:
-        """Record ``call``'s tenant as the owner of output items (failure: as :meth:`_record`)."""
+    async def _record_items(self, call: CallContext, items: list[Any]) -> None:
+        """Record ``call``'s tenant as the owner of output items and the containers they
+        name (failure: as :meth:`_record`)."""
+        ids, made = self._created(items)
+        if not ids and not made:
+            return
         try:
-            await self._owners.record_items(item_ids, call.principal)
+            await self._owners.record_items(ids, call.principal, made)
         except MemoryUnavailable as exc:
-            log.warning("response items %s not recorded: %s", item_ids[:3], exc.message)
-            call._degraded.append("responses:unrecorded")
+            log.warning("response items %s not recorded: %s", ids[:3], exc.message)
+            call.degrade("responses", "unrecorded")
 
     async def _record(self, call: CallContext, rid: str, previous: str | None) -> None:
         """Record ``call``'s tenant as the creator of ``rid``; a Redis failure is logged and
@@ -256,7 +278,7 @@ class Responses(ModelRoute):
             await self._owners.record(rid, call.principal, previous)
         except MemoryUnavailable as exc:
             log.warning("response %s created but not recorded: %s", rid, exc.message)
-            call._degraded.append("responses:unrecorded")
+            call.degrade("responses", "unrecorded")
 
     # -- create -------------------------------------------------------------------------
 
@@ -336,6 +358,11 @@ class Responses(ModelRoute):
             unowned = await self._owners.unowned_item(referenced_items(items), principal)
             if unowned is not None:
                 raise ItemNotFound(*unowned)
+        refused = await self._owners.unshared_resource(
+            referenced_resources(body), principal, self._shared)
+        if refused is not None:
+            kind, resource_id, param = refused
+            raise ResourceNotFound(RESOURCE_NOUNS[kind], resource_id, param)
         conversation = conversation_of(body)
         if conversation is not None and not await self._owners.claim_conversation(conversation, principal):
             raise ConversationNotFound(conversation)
@@ -404,10 +431,8 @@ class Responses(ModelRoute):
             if parsed is not None and isinstance(parsed.get("id"), str):
                 await self._record(call, parsed["id"], prepared.previous)
                 output = parsed.get("output")
-                ids = [i["id"] for i in output if isinstance(i, dict) and isinstance(i.get("id"), str)] \
-                    if isinstance(output, list) else []
-                if ids:
-                    await self._record_items(call, ids)
+                if isinstance(output, list):
+                    await self._record_items(call, output)
         up_time = time.perf_counter() - up_started
         overhead = (time.perf_counter() - call.started) - up_time
         state.first_byte_at = time.perf_counter()

@@ -40,7 +40,7 @@ from typing import Any
 
 from gateway.chain.chain import LoadedPlugin, PluginChain
 from gateway.chain.sdk import CallContext, ToolRunner
-from gateway.proxy.responses_wire import CLIENT_CALL_TYPES, dumps, input_items, output_of
+from gateway.proxy.responses_wire import CLIENT_CALL_TYPES, container_ids, dumps, input_items, output_of
 from gateway.proxy.sse import SSEDecoder, SSEEvent
 from gateway.runtime.errors import UpstreamError
 from gateway.runtime.telemetry import Telemetry
@@ -62,8 +62,9 @@ class Emitter:
     only the events that change. ``sent`` counts the events the client got (the next
     ``sequence_number``). ``claim`` is awaited with each new response id an event's
     ``response`` carries, before that event is written (the route records its creator);
-    ``claim_items`` likewise with the id of each new item of a ``response.output_item.added``
-    or ``.done`` event (the route records the item's owner)."""
+    ``claim_items`` likewise with each item of a ``response.output_item.added`` or
+    ``.done`` event whose id or container ids (:func:`~.responses_wire.container_ids`)
+    are new (the route records the item's and the container's owner)."""
 
     write: Write
     observe: Callable[[dict[str, Any]], None] | None = None
@@ -71,19 +72,21 @@ class Emitter:
     dropped: set[int] = field(default_factory=set)
     claim: Callable[[str], Awaitable[None]] | None = None
     claimed: set[str] = field(default_factory=set)
-    claim_items: Callable[[list[str]], Awaitable[None]] | None = None
-    items_claimed: set[str] = field(default_factory=set)
+    claim_items: Callable[[list[dict[str, Any]]], Awaitable[None]] | None = None
+    items_claimed: set[tuple[Any, tuple[str, ...]]] = field(default_factory=set)
 
     async def claim_id(self, data: dict[str, Any]) -> None:
         """Await :attr:`claim` for the id of ``data["response"]`` when it is new, and
-        :attr:`claim_items` for the id of ``data["item"]`` of an output item event."""
+        :attr:`claim_items` for ``data["item"]`` of an output item event when its id or
+        container ids are new."""
         item = data.get("item")
         if self.claim_items is not None and isinstance(item, dict) \
                 and data.get("type") in ("response.output_item.added", "response.output_item.done"):
             item_id = item.get("id")
-            if isinstance(item_id, str) and item_id not in self.items_claimed:
-                self.items_claimed.add(item_id)
-                await self.claim_items([item_id])
+            mark = (item_id if isinstance(item_id, str) else None, tuple(container_ids(item)))
+            if mark != (None, ()) and mark not in self.items_claimed:
+                self.items_claimed.add(mark)
+                await self.claim_items([item])
         response = data.get("response")
         if self.claim is None or not isinstance(response, dict):
             return
@@ -225,7 +228,7 @@ class ToolLoop:
         plugin = next(iter(self.runners.values()))[0].name
         reason = "timeout" if isinstance(exc, TimeoutError) else f"error:{type(exc).__name__}"
         log.warning("responses tool loop round failed (%s): %r", plugin, exc)
-        self.call._degraded.append(f"{plugin}:{reason}")
+        self.call.degrade(plugin, reason)
         self.telemetry.metrics.inc("memgate_plugin_failures_total", plugin=plugin, hook="responses_tool_loop",
                                    reason=reason.split(":")[0])
 

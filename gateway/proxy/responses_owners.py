@@ -59,6 +59,25 @@ Two more ways to reach a stored response's content by id, with the same rule:
   them within the request's own context (its input, or a ``previous_response_id`` that is
   checked), so they are not looked up.
 
+Upstream resources named by id (:func:`~.responses_wire.referenced_resources`):
+containers (``tools[i].container``, a shell tool's ``environment.container_id``, a
+replayed call's ``container_id``), vector stores (``tools[i].vector_store_ids``), stored
+prompts (``prompt.id``) and files (the ``file_id`` of an ``input_file`` / ``input_image``
+content part, of a prompt variable, of an image-generation mask, a container's
+``file_ids``). The shared upstream key reaches every one of them, so a create may name
+only (:meth:`ResponseOwners.unshared_resource`) the ids the operator lists in
+``upstream.responses_shared_ids`` (its own resources, made at the upstream) and the
+containers the gateway saw created for the caller: the ``container_id`` of a
+``code_interpreter_call`` (or a ``shell_call``'s ``environment.container_id``) among the
+output items it records (non-stream, stream, ``GET`` / ``cancel``; not the input items
+listed, which echo what a client sent), recorded as ``<p>:responses:container:<id>``
+with the items (same tenant, ``SET NX``, TTL, index). The gateway does not proxy
+``/v1/files``, ``/v1/vector_stores`` or prompts, so such ids are never a tenant's own: an
+unlisted one is refused for every key but admin keys. The refusal
+(:class:`ResourceNotFound`: 404, ``param`` the field, e.g. ``tools[0].vector_store_ids[1]``,
+made before the upstream is called) reads the same whether the id exists, is another
+tenant's or was made up.
+
 Forgetting a user (:meth:`ResponseOwners.forget_user`, run with the plugins' forget hooks
 by :func:`gateway.chain.forget.forget_user`): every record written for a user (any friend) is
 also listed in the user's index ``<p>:responses:user:<escaped user id>``, a sorted set of
@@ -76,6 +95,7 @@ import json
 import logging
 import re
 import time
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from redis.exceptions import RedisError
@@ -88,8 +108,8 @@ from gateway.runtime.errors import MemoryUnavailable, NotFound
 if TYPE_CHECKING:
     import redis.asyncio as aioredis
 
-__all__ = ["RESPONSE_ID", "ConversationNotFound", "ItemNotFound", "PreviousResponseNotFound", "ResponseNotFound",
-           "ResponseOwners", "conversation_of"]
+__all__ = ["RESPONSE_ID", "ConversationNotFound", "ItemNotFound", "PreviousResponseNotFound", "ResourceNotFound",
+           "ResponseNotFound", "ResponseOwners", "conversation_of"]
 
 log = logging.getLogger("memgate.proxy")
 
@@ -140,6 +160,18 @@ class ItemNotFound(NotFound):
 
     def __init__(self, item_id: str, param: str) -> None:
         super().__init__(f"Item with id '{_shown(item_id)}' not found.", param=param)
+
+
+class ResourceNotFound(NotFound):
+    """A container, vector store, prompt or file id a create may not name (404, ``param``
+    the field, no code): the same answer whether the id exists or not (module docstring)."""
+
+    code = None  # type: ignore[assignment]
+
+    def __init__(self, noun: str, resource_id: str, param: str) -> None:
+        super().__init__(f"{noun} with id '{_shown(resource_id)}' not found. A key may name only the "
+                         "containers its own responses created and the ids the gateway's operator shares "
+                         "(upstream.responses_shared_ids).", param=param)
 
 
 def conversation_of(body: dict[str, Any]) -> str | None:
@@ -193,6 +225,9 @@ class ResponseOwners:
 
     def item_key(self, item_id: str) -> str:
         return f"{self._prefix}:responses:item:{item_id}"
+
+    def container_key(self, container_id: str) -> str:
+        return f"{self._prefix}:responses:container:{container_id}"
 
     def user_key(self, user_id: str) -> str:
         """The user's index: a sorted set of the record keys written for the user (any
@@ -256,22 +291,24 @@ class ResponseOwners:
             raise MemoryUnavailable(f"conversation owner record: {exc!r}") from None
         return True
 
-    async def record_items(self, item_ids: list[str], principal: Principal) -> None:
-        """Record ``principal``'s tenant as the owner of each item id (``SET NX``: an
-        item keeps its first owner), expiring with the responses' records.
+    async def record_items(self, item_ids: list[str], principal: Principal, container_ids: Sequence[str] = ()) -> None:
+        """Record ``principal``'s tenant as the owner of each item id and container id
+        (``SET NX``: an item or container keeps its first owner), expiring with the
+        responses' records.
 
         Raises:
             MemoryUnavailable: Redis failed (503).
         """
-        ids = [i for i in item_ids if RESPONSE_ID.fullmatch(i)]
-        if not ids:
+        keys = [self.item_key(i) for i in item_ids if RESPONSE_ID.fullmatch(i)] \
+            + [self.container_key(c) for c in container_ids if RESPONSE_ID.fullmatch(c)]
+        if not keys:
             return
         value = self._tenant(principal)
         try:
-            await self._index(principal, [self.item_key(i) for i in ids], self._ttl_ms)
+            await self._index(principal, keys, self._ttl_ms)
             async with self._redis.pipeline(transaction=False) as pipe:
-                for item_id in ids:
-                    pipe.set(self.item_key(item_id), value, px=self._ttl_ms, nx=True)
+                for key in keys:
+                    pipe.set(key, value, px=self._ttl_ms, nx=True)
                 await pipe.execute()
         except RedisError as exc:
             raise MemoryUnavailable(f"response item record: {exc!r}") from None
@@ -298,6 +335,35 @@ class ResponseOwners:
         for (item_id, param), raw in zip(item_ids, raws, strict=True):
             if not self._is(raw, principal):
                 return item_id, param
+        return None
+
+    async def unshared_resource(self, refs: list[tuple[str, str, str]], principal: Principal,
+                                shared: Mapping[str, Collection[str]]) -> tuple[str, str, str] | None:
+        """The first ``(kind, id, param)`` of ``refs``
+        (:func:`~.responses_wire.referenced_resources`) that ``principal`` may not name:
+        not in ``shared[kind]`` and, for a container, not recorded for its tenant; or
+        None (always None for an admin key). At most one pipelined round trip.
+
+        Raises:
+            MemoryUnavailable: Redis failed (503: the check fails closed).
+        """
+        if principal.admin:
+            return None
+        pending = [ref for ref in refs if ref[1] not in shared.get(ref[0], ())]
+        lookups = [ref[1] for ref in pending if ref[0] == "containers" and RESPONSE_ID.fullmatch(ref[1])]
+        raws: list[Any] = []
+        if lookups:
+            try:
+                async with self._redis.pipeline(transaction=False) as pipe:  # keys in any slot (cluster)
+                    for container_id in lookups:
+                        pipe.get(self.container_key(container_id))
+                    raws = await pipe.execute()
+            except RedisError as exc:
+                raise MemoryUnavailable(f"container owner lookup: {exc!r}") from None
+        owned = {c for c, raw in zip(lookups, raws, strict=True) if self._is(raw, principal)}
+        for ref in pending:
+            if ref[0] != "containers" or ref[1] not in owned:
+                return ref
         return None
 
     async def owner_of(self, response_id: str) -> Principal | None:
@@ -354,7 +420,7 @@ class ResponseOwners:
 
     async def forget_user(self, user_id: str) -> None:
         """Delete every record of ``user_id`` (all friends: responses, conversation
-        claims, items) and the user's index; records another user holds stay (each key
+        claims, items, containers) and the user's index; records another user holds stay (each key
         is deleted only while its value names ``user_id``). Index entries are removed
         after their records, :data:`FORGET_BATCH` at a time, so an interrupted forget
         leaves what a second one finishes, and records written meanwhile are forgotten

@@ -49,7 +49,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from gateway.chain.injection import Injection, _appended
+from gateway.chain.injection import Injection, appended
 from gateway.proxy.assembly import AssembledChoice, AssembledReply
 from gateway.proxy.wire import ChatRequest
 from gateway.runtime.errors import InvalidRequest
@@ -62,12 +62,14 @@ __all__ = [
     "apply_edits",
     "chain_view",
     "check_request",
+    "container_ids",
     "dumps",
     "function_calls",
     "input_items",
     "item_type",
     "output_of",
     "referenced_items",
+    "referenced_resources",
     "reply_from_response",
 ]
 
@@ -152,6 +154,126 @@ def referenced_items(items: list[Any]) -> list[tuple[str, str]]:
     (:data:`ITEM_ID_FIELDS`), in order: ``("rs_1", "input[3].id")``."""
     return [(item[name], f"input[{i}].{name}") for i, item in enumerate(items) if isinstance(item, dict)
             for name in ITEM_ID_FIELDS if isinstance(item.get(name), str)]
+
+
+#: The kinds of upstream resources a create names by id (the keys of
+#: ``upstream.responses_shared_ids``), with the noun a refusal uses.
+RESOURCE_NOUNS = {"containers": "Container", "vector_stores": "Vector store", "prompts": "Prompt", "files": "File"}
+
+
+def _id_list(value: Any, at: str, kind: str, out: list[tuple[str, str, str]]) -> None:
+    if value is None:
+        return
+    if not isinstance(value, list):
+        raise _bad(at, "an array of strings", value)
+    for k, one in enumerate(value):
+        if not isinstance(one, str):
+            raise _bad(f"{at}[{k}]", "a string", one)
+        out.append((kind, one, f"{at}[{k}]"))
+
+
+def _id(value: Any, at: str, kind: str, out: list[tuple[str, str, str]]) -> None:
+    if value is None:
+        return
+    if not isinstance(value, str):
+        raise _bad(at, "a string or null", value)
+    out.append((kind, value, at))
+
+
+def _container(container: Any, at: str, out: list[tuple[str, str, str]], *, named: bool = True) -> None:
+    """A ``container`` (code interpreter: an id when ``named``) or an ``environment``
+    (shell; ``named=False``: a computer tool's ``environment`` is a string that names no
+    resource): an object with ``container_id`` (``container_reference``) or ``file_ids``
+    (``auto`` / ``container_auto``: a new container with those files)."""
+    if isinstance(container, str) and named:
+        out.append(("containers", container, at))
+    elif isinstance(container, dict):
+        _id(container.get("container_id"), f"{at}.container_id", "containers", out)
+        _id_list(container.get("file_ids"), f"{at}.file_ids", "files", out)
+    elif container is not None and named:
+        raise _bad(at, "a string or an object", container)
+
+
+def _tools(tools: Any, at: str, out: list[tuple[str, str, str]]) -> None:
+    """Resource ids of a ``tools`` array (of the request, or of an ``additional_tools``
+    / ``tool_search_output`` input item): ``container`` of ``code_interpreter``,
+    ``environment`` of ``shell``, ``vector_store_ids`` of ``file_search``,
+    ``input_image_mask.file_id`` of ``image_generation`` (OpenAI SDK ``ToolParam``)."""
+    if not isinstance(tools, list):
+        return
+    for i, tool in enumerate(tools):
+        if not isinstance(tool, dict):
+            continue
+        here = f"{at}[{i}]"
+        _container(tool.get("container"), f"{here}.container", out)
+        _container(tool.get("environment"), f"{here}.environment", out, named=False)
+        _id_list(tool.get("vector_store_ids"), f"{here}.vector_store_ids", "vector_stores", out)
+        mask = tool.get("input_image_mask")
+        if isinstance(mask, dict):
+            _id(mask.get("file_id"), f"{here}.input_image_mask.file_id", "files", out)
+
+
+def _parts(value: Any, at: str, out: list[tuple[str, str, str]]) -> None:
+    """``file_id`` of each content part (``input_file``, ``input_image``, a computer
+    call's screenshot) of ``value``, an array of parts or one part."""
+    parts = value if isinstance(value, list) else [value] if isinstance(value, dict) else []
+    for j, part in enumerate(parts):
+        if isinstance(part, dict):
+            _id(part.get("file_id"), f"{at}[{j}].file_id" if isinstance(value, list) else f"{at}.file_id",
+                "files", out)
+
+
+def referenced_resources(body: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """``(kind, id, param)`` of every upstream resource a create names by id, kinds as
+    in :data:`RESOURCE_NOUNS`, in request order: the tools' containers, vector stores
+    and files (:func:`_tools`, also of input items carrying ``tools``); ``prompt.id``
+    and each ``prompt.variables`` value's ``file_id``; each input item's content or
+    output parts' ``file_id``, and the ``container_id`` / ``environment`` of a replayed
+    code interpreter or shell call. Linear in the request.
+
+    Raises:
+        InvalidRequest: one of these fields has the wrong type (400 naming it):
+            ``prompt`` not an object or null, ``prompt.id`` not a string, an id not a
+            string (or null where the API allows it), an id list not an array.
+    """
+    out: list[tuple[str, str, str]] = []
+    _tools(body.get("tools"), "tools", out)
+    prompt = body.get("prompt")
+    if isinstance(prompt, dict):
+        if not isinstance(prompt.get("id"), str):
+            raise _bad("prompt.id", "a string", prompt.get("id"))
+        out.append(("prompts", prompt["id"], "prompt.id"))
+        variables = prompt.get("variables")
+        if isinstance(variables, dict):
+            for name, value in variables.items():
+                if isinstance(value, dict):
+                    _id(value.get("file_id"), f"prompt.variables.{name}.file_id", "files", out)
+    elif prompt is not None:
+        raise _bad("prompt", "an object or null", prompt)
+    items = body.get("input")
+    for i, item in enumerate(items if isinstance(items, list) else []):
+        if not isinstance(item, dict):
+            continue
+        at = f"input[{i}]"
+        for name in ("content", "output"):
+            _parts(item.get(name), f"{at}.{name}", out)
+        _id(item.get("container_id"), f"{at}.container_id", "containers", out)
+        _container(item.get("environment"), f"{at}.environment", out, named=False)
+        _tools(item.get("tools"), f"{at}.tools", out)
+    return out
+
+
+def container_ids(item: Any) -> list[str]:
+    """The container ids an output item names: a ``code_interpreter_call``'s
+    ``container_id`` (a ``container: {"type": "auto"}`` tool makes the container that
+    call ran in) and a ``shell_call``'s ``environment.container_id``."""
+    if not isinstance(item, dict):
+        return []
+    found = [item["container_id"]] if isinstance(item.get("container_id"), str) else []
+    environment = item.get("environment")
+    if isinstance(environment, dict) and isinstance(environment.get("container_id"), str):
+        found.append(environment["container_id"])
+    return found
 
 
 def _check_item(item: Any, at: str) -> None:
@@ -349,7 +471,7 @@ def apply_edits(body: dict[str, Any], view: ChainView, result: ChatRequest, inje
     text = injection.system_text()
     first_system = next((m for m, o in zip(view.request.messages, view.origins, strict=True)
                          if m.get("role") in ("system", "developer")), None)
-    appended_first = _appended(first_system, text) if first_system is not None and text else None
+    appended_first = appended(first_system, text) if first_system is not None and text else None
     kept: list[int] = []
     added: list[dict[str, Any]] = []
     out_items: list[Any] = []

@@ -6,7 +6,7 @@ keep-alive, no cookie jar, no automatic decompression or retries). Measured with
 ``httpx.AsyncClient`` over the aiohttp transport (``httpx-aiohttp``) gave 1,437 req/s at
 641 us of gateway CPU per request, of which ~25% was httpx's own request/response layer
 (``build_request``, cookie extraction, auth/redirect wrappers); calling the aiohttp session
-directly gave 2,748 req/s at 355 us (plain httpx with its own pool: 718 req/s, issue 2).
+directly gave 2,748 req/s at 355 us (plain httpx with its own pool: 718 req/s).
 The proxy path is what the project exists for, so it talks to aiohttp directly;
 :class:`UpstreamResponse` exposes the small slice of a response the relay uses.
 

@@ -1,4 +1,4 @@
-"""Admission control for memory-store searches (issue 10, item 2): shed load per request.
+"""Admission control for memory-store searches: shed load per request.
 
 Why: recall is a queue in front of one embedding thread and one Redis. Without a limit,
 at 64 concurrent users every search waits behind every other, all of them pass the

@@ -91,7 +91,7 @@ class CircuitBreaker:
 
 class ShardedBreaker:
     """One :class:`CircuitBreaker` per shard of the memory store, for a store spread over
-    several servers (Redis Cluster, issue 15 item 4): a dead shard opens only its own
+    several servers (Redis Cluster): a dead shard opens only its own
     breaker, so users whose data lives on the other shards keep their memory, and a
     tenant moved to a new shard (a replica promoted) starts on a closed breaker instead of
     waiting out the old one's cool-down.

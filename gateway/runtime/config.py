@@ -5,7 +5,7 @@ typo stops start-up with the dotted path of the bad key (``plugins.2.config.limt
 Secrets come from ``${ENV}`` interpolation (``${NAME}`` or ``${NAME:-default}``), never
 from the file itself; an unset variable without a default is an error naming it.
 Relative paths (``memory.data_dir``, a local embedding model directory) are relative to the
-folder of the config file, not the current directory (:func:`load_config`, issue 9 item 3).
+folder of the config file, not the current directory (:func:`load_config`).
 Durations: every duration key, here and in each plugin's ``Config``, ends with its unit,
 ``_ms`` (milliseconds) or ``_s`` (seconds); no other suffix or bare name means a duration.
 
@@ -35,7 +35,7 @@ from gateway.settings.memory_settings import SettingsConfig, check_overrides
 
 _log = logging.getLogger(__name__)
 
-__all__ = ['AuthConfig', 'ChainConfig', 'ClientConfig', 'ConfigError', 'Frozen', 'GatewayConfig', 'McpConfig', 'PluginEntry', 'PluginOverride', 'ServerConfig', 'TelemetryConfig', 'UpstreamConfig', 'UpstreamRoute', 'UpstreamTarget', 'format_validation_error', 'interpolate_env', 'interpolate_tree', 'load_config', 'parse_config', 'resolve_paths']
+__all__ = ['AuthConfig', 'ChainConfig', 'ClientConfig', 'ConfigError', 'Frozen', 'GatewayConfig', 'McpConfig', 'PluginEntry', 'PluginOverride', 'ResponsesSharedIds', 'ServerConfig', 'TelemetryConfig', 'UpstreamConfig', 'UpstreamRoute', 'UpstreamTarget', 'format_validation_error', 'interpolate_env', 'interpolate_tree', 'load_config', 'parse_config', 'resolve_paths']
 
 
 class Frozen(BaseModel):
@@ -108,6 +108,25 @@ class UpstreamRoute(UpstreamTarget):
     )
 
 
+class ResponsesSharedIds(Frozen):
+    """Upstream resource ids every key may name in a Responses create (the operator's
+    own: made at the upstream, not through the gateway); any other id is refused unless
+    the gateway saw it created for the caller (gateway/proxy/responses_owners.py)."""
+
+    containers: list[str] = Field(
+        default_factory=list, description="Container ids (`cntr_...`, `tools[].container`, a shell "
+        "tool's `environment.container_id`) every key may use; the containers a key's own "
+        "responses created are its own without this.")
+    vector_stores: list[str] = Field(
+        default_factory=list, description="Vector store ids (`vs_...`, a file_search tool's "
+        "`vector_store_ids`) every key may search.")
+    prompts: list[str] = Field(
+        default_factory=list, description="Stored prompt ids (`pmpt_...`, `prompt.id`) every key may use.")
+    files: list[str] = Field(
+        default_factory=list, description="File ids (`file-...`: `input_file` / `input_image` "
+        "`file_id`, a container's `file_ids`, an image mask, a prompt variable) every key may name.")
+
+
 class UpstreamConfig(UpstreamTarget):
     """The default upstream, plus optional routes chosen by the first matching model glob."""
 
@@ -136,6 +155,13 @@ class UpstreamConfig(UpstreamTarget):
         "that used it lasts after its last use (each create naming it by its owner "
         "restarts the time); past it, the id is unclaimed and the next tenant to use it "
         "claims it (gateway/proxy/responses_owners.py).",
+    )
+    responses_shared_ids: ResponsesSharedIds = Field(
+        default_factory=ResponsesSharedIds,
+        description="Containers, vector stores, stored prompts and files of the default upstream "
+        "that every key may name in a Responses create; other ids of these kinds are refused "
+        "(404 naming the field) unless the gateway saw the container created by the caller's "
+        "own response (gateway/proxy/responses_owners.py).",
     )
 
 
@@ -194,7 +220,7 @@ class ClientConfig(Frozen):
     @field_validator("user_id", "friend_id")
     @classmethod
     def _usable_id(cls, value: str) -> str:
-        problem = tenant_id_problem(value)  # the one set of id rules (issue 9 item 4)
+        problem = tenant_id_problem(value)  # the one set of id rules
         if problem is not None:
             raise ValueError(f"id {problem}")
         return value
@@ -446,7 +472,7 @@ def _clients_with_their_variables(clients: list[Any], environ: dict[str, str] | 
 
 
 def resolve_paths(config: GatewayConfig, base_dir: Path) -> GatewayConfig:
-    """``config`` with its relative filesystem paths joined to ``base_dir`` (issue 9 item 3).
+    """``config`` with its relative filesystem paths joined to ``base_dir``.
 
     ``load_config`` passes the config file's folder: running ``memgate`` from another
     directory then uses the same store rather than silently creating an empty one under

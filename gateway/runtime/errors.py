@@ -8,7 +8,7 @@ honours ``x-should-retry`` (openai-python ``_should_retry``).
 Errors of the libraries below (aiohttp, httpx, redis) are translated into this tree where they are
 caught, never re-raised raw to the HTTP layer.
 
-Errors reveal nothing internal (issue 9 item 8): an error class with a ``public_message``
+Errors reveal nothing internal: an error class with a ``public_message``
 sends that fixed text to the client instead of its ``message``, which keeps the details
 (socket paths, hosts, library messages) for the server log only.
 """

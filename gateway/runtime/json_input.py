@@ -1,4 +1,4 @@
-"""Checks on client JSON before the gateway works on it (issue 9 item 6), sans-IO.
+"""Checks on client JSON before the gateway works on it, sans-IO.
 
 Each check is linear in the body's size and raises :class:`~gateway.runtime.errors.InvalidRequest`
 (400) naming the field where there is one:

@@ -2,9 +2,10 @@
 
 Each :class:`Metrics` owns a ``CollectorRegistry`` of its own (not the process-wide
 default), so several gateways in one process (the tests) never share or clash. Every
-family is declared up front with HELP text and fixed label names (:data:`COUNTERS`,
-:data:`HISTOGRAMS`, :data:`GAUGES`; plugins may add theirs with :meth:`Metrics.counter`
-and :meth:`Metrics.histogram`);
+family is declared with HELP text and fixed label names: the request path's and the
+chain's up front (:data:`COUNTERS`, :data:`HISTOGRAMS`); every other owner (a plugin, the
+memorization service) declares its own (:class:`CounterFamily`, :class:`HistogramFamily`,
+:class:`GaugeFamily`, :meth:`Metrics.declare`) before using them;
 call sites use a small facade:
 
 - ``inc(name, amount=1, **labels)``: a counter (``name`` ends in ``_total``);
@@ -33,7 +34,9 @@ import asyncio
 import contextlib
 import inspect
 import logging
+import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, disable_created_metrics, start_http_server
@@ -42,7 +45,10 @@ from prometheus_client.exposition import choose_encoder
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 
-__all__ = ["COUNTERS", "GAUGES", "HISTOGRAMS", "Metrics", "bounded_method"]
+__all__ = [
+    "COUNTERS", "HISTOGRAMS", "LATENCY_BUCKETS", "CounterFamily", "GaugeFamily", "HistogramFamily", "MetricFamily",
+    "Metrics", "StatusRecorder", "bounded_method", "observe_http_request",
+]
 
 log = logging.getLogger("memgate.metrics")
 
@@ -60,19 +66,6 @@ COUNTERS: dict[str, tuple[str, tuple[str, ...]]] = {
         "Chat calls the upstream failed (502/504 or one mid-stream error event), by error code.", ("code",)),
     "memgate_completions_shed_total": (
         "Completion-hook runs shed past chain.max_pending_completions.", ()),
-    "memgate_memorize_jobs_total": (
-        "Memorization jobs settled, by outcome (done, duplicate, stale, retried, dead).", ("outcome",)),
-    "memgate_memorize_failures_total": (
-        "Memorization job attempts that raised, by exception type (loop: the worker loop itself).", ("error",)),
-    "memgate_memorize_turns_skipped_total": (
-        "Turns verbatim memorization formed no memory from, by reason: request, question, small_talk, "
-        "meta (talk about the conversation), other (memorize.verbatim_formation).", ("reason",)),
-    "memgate_memorize_reclaimed_total": ("Memorization jobs taken over from a dead or stuck worker (XAUTOCLAIM).", ()),
-    "memgate_memorize_shed_total": (
-        "Captured turns never handed to Redis: the in-process buffer overflowed, or the gateway "
-        "stopped with turns still buffered (queue.buffer_max_jobs).", ()),
-    "memgate_memorize_job_seconds_total": (
-        "Seconds spent processing memorization jobs that completed (with the jobs counter: mean seconds per job).", ()),
 }
 
 #: Latency buckets in seconds: sub-millisecond gateway work up to long streamed replies.
@@ -99,15 +92,38 @@ HISTOGRAMS: dict[str, tuple[str, tuple[str, ...], tuple[float, ...]]] = {
         "by chain.request_deadline_ms), seconds.", (), LATENCY_BUCKETS),
 }
 
-#: Gauges read at scrape time: name -> HELP (no labels).
-GAUGES: dict[str, str] = {
-    "memgate_memorize_queue_up": "1 when the memorization queue's Redis answered this scrape, else 0.",
-    "memgate_memorize_queue_length": "Memorization jobs on the stream (waiting plus delivered, not acked).",
-    "memgate_memorize_queue_pending": "Memorization jobs delivered to a worker and not acked.",
-    "memgate_memorize_retrying": "Memorization jobs parked for a retry.",
-    "memgate_memorize_dead_letters": "Memorization jobs on the dead-letter stream.",
-    "memgate_memorize_lag_seconds": "Age of the oldest memorization job on the stream, seconds.",
-}
+
+@dataclass(frozen=True)
+class CounterFamily:
+    """A counter its owner declares (:meth:`Metrics.declare`): ``name`` ends in ``_total``;
+    ``help`` is the HELP text; ``labels`` the label names every sample carries."""
+
+    name: str
+    help: str
+    labels: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class HistogramFamily:
+    """A histogram its owner declares: values in the unit its name says (seconds with the
+    default :data:`LATENCY_BUCKETS`)."""
+
+    name: str
+    help: str
+    labels: tuple[str, ...] = ()
+    buckets: tuple[float, ...] = LATENCY_BUCKETS
+
+
+@dataclass(frozen=True)
+class GaugeFamily:
+    """A gauge without labels whose value a reader gives at scrape time
+    (:meth:`Metrics.register_gauges`)."""
+
+    name: str
+    help: str
+
+
+MetricFamily = CounterFamily | HistogramFamily | GaugeFamily
 
 _METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 
@@ -125,6 +141,32 @@ def bounded_method(method: str) -> str:
     return method if method in _METHODS else "other"
 
 
+class StatusRecorder:
+    """An ASGI ``send`` that passes every message on and remembers the response status
+    (:attr:`status`: 0 until ``http.response.start`` is sent)."""
+
+    def __init__(self, send: Callable[[dict[str, Any]], Awaitable[None]]) -> None:
+        self._send = send
+        self.status = 0
+
+    async def __call__(self, message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            self.status = message["status"]
+        await self._send(message)
+
+
+def observe_http_request(metrics: Metrics, scope: Mapping[str, Any], route: str, started: float, status: int) -> None:
+    """One observation of ``memgate_http_request_duration_seconds``: the seconds since
+    ``started`` (``time.perf_counter``), labelled by the scope's ``path_template`` (else
+    ``route``), :func:`bounded_method` and ``status`` (0: none was sent, the client left:
+    499)."""
+    metrics.observe(
+        "memgate_http_request_duration_seconds", time.perf_counter() - started,
+        route=scope.get("path_template") or route, method=bounded_method(scope["method"]),
+        status=str(status or 499),
+    )
+
+
 GaugeReader = Callable[[], "Mapping[str, float] | Awaitable[Mapping[str, float]]"]
 
 
@@ -133,14 +175,12 @@ class _Readings(Collector):
 
     def __init__(self) -> None:
         self.values: dict[str, float] = {}
-
-    def describe(self) -> list[Metric]:
-        return [GaugeMetricFamily(name, help_) for name, help_ in GAUGES.items()]
+        self.declared: dict[str, str] = {}  # name -> HELP
 
     def collect(self) -> Iterable[Metric]:
         values = self.values  # replaced whole by refresh: safe from the scrape thread
         for name, value in values.items():
-            yield GaugeMetricFamily(name, GAUGES[name], value=value)
+            yield GaugeMetricFamily(name, self.declared[name], value=value)
 
 
 class Metrics:
@@ -168,6 +208,31 @@ class Metrics:
         if child is None:
             child = self._children[key] = family.labels(**labels) if labels or family._labelnames else family
         return child
+
+    def declare(self, *families: MetricFamily) -> None:
+        """Declare the families of their owner (a plugin, a core service); declaring the
+        same family again is a no-op.
+
+        Raises:
+            ValueError: as :meth:`counter`, :meth:`histogram`, :meth:`gauge`.
+        """
+        for family in families:
+            if isinstance(family, CounterFamily):
+                self.counter(family.name, family.help, family.labels)
+            elif isinstance(family, HistogramFamily):
+                self.histogram(family.name, family.help, family.labels, family.buckets)
+            else:
+                self.gauge(family.name, family.help)
+
+    def gauge(self, name: str, help_: str) -> None:
+        """Declare a scrape-time gauge (no labels); declaring it again is a no-op.
+
+        Raises:
+            ValueError: the name is a counter's or a histogram's.
+        """
+        if name in self._counters or name in self._histograms:
+            raise ValueError(f"metric {name!r} is declared as another type")
+        self._readings.declared.setdefault(name, help_)
 
     def counter(self, name: str, help_: str, labels: Sequence[str] = ()) -> None:
         """Declare a counter (``name`` ends in ``_total``); declaring the same family again
@@ -228,7 +293,7 @@ class Metrics:
 
     def register_gauges(self, key: str, read: GaugeReader) -> None:
         """Gauges read at scrape time; ``read()`` returns (or awaits to) ``{name: value}``
-        with names from :data:`GAUGES`. Registering ``key`` again replaces its reader."""
+        with names declared by :meth:`gauge`. Registering ``key`` again replaces its reader."""
         self._readers[key] = read
 
     async def refresh(self) -> None:
@@ -240,7 +305,7 @@ class Metrics:
                 if inspect.isawaitable(result):
                     result = await result
                 for name, value in result.items():
-                    if name not in GAUGES:
+                    if name not in self._readings.declared:
                         raise ValueError(f"gauge reader {key!r}: undeclared gauge {name!r}")
                     values[name] = float(value)
             except Exception as exc:  # a scrape never fails because one reader did

@@ -1,10 +1,10 @@
-"""Embedded ``redis-server`` child process (issue 3 "Embedded default", issue 9 item 2).
+"""Embedded ``redis-server`` child process.
 
 When ``memory.redis_url`` is not set, ``memgate serve``, the CLI and the test session run a
 real Redis >= 8.0 (vector sets need 8.0) as a child process listening on a unix socket only
 (``--port 0``), with AOF persistence under a data directory.
 
-Ownership (issue 9 item 2): one data dir has at most one redis-server and one owner.
+Ownership: one data dir has at most one redis-server and one owner.
 
 - The owner holds ``fcntl.flock`` on ``<data_dir>/redis.lock`` (its pid written inside) for
   as long as it runs the server; the kernel releases the lock when the owner dies, however

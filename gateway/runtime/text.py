@@ -1,4 +1,5 @@
-"""Linear, bounded text helpers for per-request and per-job work (issue 9, item 1).
+"""The text home: the CJK character classes, comparison folding, and linear, bounded
+text helpers for per-request and per-job work.
 
 Everything here runs on the event loop for every chat request (language of the prompt,
 length of a follow-up) or in every memorization job, so each function looks at a
@@ -6,7 +7,12 @@ bounded prefix of its input and does its counting with compiled regular expressi
 (C speed, no backtracking) rather than a Python loop over every character: a 10 MB
 message used to cost ~1.9 s of event-loop time in ``prompt_language`` alone.
 
+- :data:`CJK_CLASS` / :data:`CJK_RE`: the CJK character class (Han ideographs, kana,
+  hangul), defined here only; :data:`HAN_CLASS` / :data:`HAN_RE`: Han ideographs alone
+  (Chinese-specific rules). Every module that asks "is this CJK" uses these.
 - :func:`is_cjk`: one character is a CJK ideograph, kana or hangul.
+- :func:`casefolded`: NFKC + case folding; :func:`folded`: that with white space collapsed
+  (the comparison form of a text).
 - :func:`prompt_language`: ``zh`` or ``en`` from the first :data:`LANGUAGE_PREFIX_CHARS`
   characters (a language does not change after a few thousand characters; what follows
   in a huge message is usually pasted data).
@@ -22,6 +28,7 @@ message used to cost ~1.9 s of event-loop time in ``prompt_language`` alone.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable
 from typing import Any, Literal
 
@@ -30,10 +37,19 @@ Language = Literal["zh", "en"]
 #: Characters of a message looked at to decide its language (4,096: a few paragraphs).
 LANGUAGE_PREFIX_CHARS = 4096
 
-#: The scripts of zh/ja/ko text: CJK unified ideographs (+ extension A and B),
-#: compatibility ideographs, hiragana + katakana, hangul syllables.
-_CJK_CLASS = "\u4e00-\u9fff\u3400-\u4dbf\u3040-\u30ff\uac00-\ud7af\U00020000-\U0002a6df\uf900-\ufaff"
-CJK_RE = re.compile(f"[{_CJK_CLASS}]")
+#: Han ideographs (the inside of a regex ``[...]``): CJK unified ideographs, extension A,
+#: compatibility ideographs, extension B.
+HAN_CLASS = "\u4e00-\u9fff\u3400-\u4dbf\uf900-\ufaff\U00020000-\U0002a6df"
+#: Hiragana and katakana.
+KANA_CLASS = "\u3040-\u30ff"
+#: Hangul syllables.
+HANGUL_CLASS = "\uac00-\ud7af"
+#: The scripts of zh/ja/ko text (the inside of a regex ``[...]``): Han, kana, hangul.
+CJK_CLASS = HAN_CLASS + KANA_CLASS + HANGUL_CLASS
+#: One CJK character.
+CJK_RE = re.compile(f"[{CJK_CLASS}]")
+#: One Han ideograph.
+HAN_RE = re.compile(f"[{HAN_CLASS}]")
 _LATIN_WORD_RE = re.compile(r"[A-Za-z]+")
 _LETTER_RE = re.compile(r"[^\W\d_]")  # a letter: a word character, not a digit or "_"
 
@@ -45,6 +61,26 @@ def is_cjk(char: str) -> bool:
     (True, False, True)
     """
     return CJK_RE.fullmatch(char) is not None
+
+
+def casefolded(text: str) -> str:
+    """``text`` NFKC-normalised and case folded (full-width letters and digits become
+    ASCII, ``ß`` becomes ``ss``): what matching and tokenizing compare. Linear.
+
+    >>> casefolded("Ｓtraße")
+    'strasse'
+    """
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+def folded(text: str) -> str:
+    """The form two texts are compared in: NFKC, case folded, every run of white space
+    one space, no space at either end. Linear in ``len(text)``.
+
+    >>> folded("  Ｉ like\tCATS ")
+    'i like cats'
+    """
+    return " ".join(casefolded(text).split())
 
 
 def prompt_language(text: str, limit: int = LANGUAGE_PREFIX_CHARS) -> Language:

@@ -1,4 +1,4 @@
-"""Per-user memory settings (seed 002 §5, seed 000's UI switches; issue 14 item 1).
+"""Per-user memory settings (seed 002 §5, seed 000's UI switches).
 
 Ten settings per ``(user_id, friend_id)``, with their seed defaults and bounds
 (:class:`MemorySettings`):
@@ -65,9 +65,9 @@ from gateway.memory.records import (
     JsonBoolean,
     JsonInteger,
     JsonNumber,
-    _json_integer,  # the JSON-type checks behind JsonInteger / JsonNumber
-    _json_number,
     check_tenant_id,
+    json_integer,  # the JSON-type checks behind JsonInteger / JsonNumber
+    json_number,
 )
 from gateway.runtime.errors import InvalidRequest, MemoryUnavailable, PermissionDenied
 
@@ -132,9 +132,9 @@ BOUNDS: dict[str, dict[str, int | float]] = _bounds()
 
 # bounds inside the type, so the JSON Schema of the optional fields keeps them as
 # minimum/maximum (pydantic drops them to non-standard ge/le on ``X | None`` otherwise)
-_Rounds = Annotated[int, Field(ge=1, le=5), BeforeValidator(_json_integer)]
-_TopK = Annotated[int, Field(ge=1, le=10), BeforeValidator(_json_integer)]
-_Threshold = Annotated[float, Field(ge=0.0, le=1.0), BeforeValidator(_json_number)]
+_Rounds = Annotated[int, Field(ge=1, le=5), BeforeValidator(json_integer)]
+_TopK = Annotated[int, Field(ge=1, le=10), BeforeValidator(json_integer)]
+_Threshold = Annotated[float, Field(ge=0.0, le=1.0), BeforeValidator(json_number)]
 
 
 class SettingsPatch(BaseModel):

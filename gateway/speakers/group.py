@@ -1,4 +1,4 @@
-"""Group chats: each speaker is an end user inside the key's namespace (issue 16 item 7).
+"""Group chats: each speaker is an end user inside the key's namespace.
 
 A **group key** (``clients[].group: true`` with ``service: true``, or ``memgate keys
 create --service --group``) serves a bot in group chats, where one request carries many

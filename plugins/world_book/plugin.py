@@ -1,7 +1,7 @@
 """``world_book`` (seed 001): SillyTavern-compatible world-book triggers for role memory.
 
 Per request: the caller's books (the role's, ``principal.friend_id``, and the user's own
-for that role; :class:`~gateway.chain.sdk.LorebookRepository`) are compiled once per book
+for that role; :class:`~gateway.chain.sdk.Lorebooks`) are compiled once per book
 version and cached (``cache_size`` scopes, least recently used evicted; compiling runs
 off the event loop); the engine (:mod:`plugins.world_book.engine`) activates entries
 against the chat's user and assistant messages; activated entries are injected by their
@@ -76,10 +76,10 @@ from pydantic import Field
 
 from gateway.chain.sdk import (
     ENTRY_TYPES,
+    FALLBACK_ENCODING,
     CallContext,
     ChatRequest,
     FairShare,
-    LorebookRepository,
     MemoryUnavailable,
     PluginConfig,
     Services,
@@ -88,7 +88,6 @@ from gateway.chain.sdk import (
     count_tokens,
     message_text,
 )
-from plugins.tokens import FALLBACK_ENCODING
 from plugins.world_book.emotions import EMOTION_WORDS
 from plugins.world_book.engine import Activated, Activation, CompiledBook, EngineSettings, activate
 from plugins.world_book.macros import MacroContext, context_for, substitute
@@ -195,10 +194,10 @@ class WorldBook:
     runs_before: ClassVar[tuple[str, ...]] = ("token_budget",)
 
     def __init__(self, config: WorldBookConfig, services: Services) -> None:
-        if services.redis is None:
+        if services.lorebooks is None:
             raise ValueError("world_book needs Redis (memory: section)")
         self.config = config
-        self.repository = LorebookRepository(services.redis, services.key_prefix)
+        self.repository = services.lorebooks
         words = {k: tuple(v) for k, v in EMOTION_WORDS.items()}
         for category, extra in config.emotion_words.items():
             words[category] = (*words.get(category, ()), *extra)
@@ -252,7 +251,7 @@ class WorldBook:
         friend, user = call.principal.friend_id, call.principal.user_id
         book = await self.compiled(friend, user)
         if book is None:
-            call.note_degraded(self.name, "too_large")
+            call.degrade(self.name, "too_large")
             return request
         if not book.entries:
             return request
@@ -264,7 +263,7 @@ class WorldBook:
         scanned = sum(len(t) for t in texts[max(0, len(texts) - deepest):]) if deepest else 0
         work = scanned * (1 + len(book.regexes))  # an automaton pass plus one pass per regex key
         if scanned * len(book.regexes) > self.config.max_scan_work:
-            call.note_degraded(self.name, "scan_budget")
+            call.degrade(self.name, "scan_budget")
             return request
         similarity = await self._similarity(call, book, texts) if book.semantic else None
         timed = await self.repository.timed_state(friend, user, conversation)
@@ -284,7 +283,7 @@ class WorldBook:
                 result = await asyncio.wait_for(asyncio.shield(task), self.config.scan_timeout_ms / 1000)
             except TimeoutError:  # the scan finishes in its thread, holding the user's slot till then
                 task.add_done_callback(_seen)
-                call.note_degraded(self.name, "scan_timeout")
+                call.degrade(self.name, "scan_timeout")
                 return request
         if result.timed or result.expired:
             await self.repository.save_timed_state(friend, user, conversation, result.timed, result.expired)
@@ -342,10 +341,10 @@ class WorldBook:
                 query_vector = (await self.services.embed([query]))[0]
                 vectors = await asyncio.shield(entries)
         except TimeoutError:
-            call.note_degraded(self.name, "semantic_timeout")
+            call.degrade(self.name, "semantic_timeout")
             return None
         except MemoryUnavailable:
-            call.note_degraded(self.name, "semantic_unavailable")
+            call.degrade(self.name, "semantic_unavailable")
             return None
         if len(vectors) > INLINE_ROWS:  # ~5 ms at 10,000 rows: off the event loop
             above, scores = await asyncio.to_thread(_above, vectors, query_vector, self.config.semantic_threshold)

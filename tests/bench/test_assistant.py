@@ -270,3 +270,43 @@ def test_three_users_through_the_real_gateway(tmp_path: Path, redis_url: str):
     for user in users:  # no request or small talk became a memory
         formed = result["stored"][user.user]["turns_with_memory"]
         assert formed.get("request", 0) == 0 and formed.get("small_talk", 0) == 0, (user.user, formed)
+
+
+def test_extract_mode_calls_the_given_model_through_the_tap_and_stores_its_facts(tmp_path: Path, redis_url: str):
+    """``--mode extract --model-url``: memorize runs in extract mode against that model
+    (here the memory-model double on its own loopback server), every call is recorded
+    with its step and conversation, and the extracted facts are what is stored."""
+    from bench.assistant.run import ExtractModel, model_report
+    from tests.memorization.memory_model import MemoryModel, fact
+    from tests.support.loopback import LoopbackServer
+
+    users = [u for u in load_users() if u.user == "en-dana"]
+    config = yaml.safe_load(DEFAULT_CONFIG.read_text())
+    for entry in config["plugins"]:
+        if entry["name"] == "personalization":
+            entry["config"] = {**(entry.get("config") or {}), "cache_ttl_s": 0}
+    path = tmp_path / "gateway.yaml"
+    path.write_text(yaml.safe_dump(config))
+    model = MemoryModel()
+    model.always["memorize_extraction"] = {"facts": [fact("The user keeps bees on the roof")], "gist": None}
+    model_double = UpstreamDouble()
+    model_double.default = model
+    server = LoopbackServer(model_double, lifespan="off").start()
+    try:
+        extract = ExtractModel(server.url + "/v1", "tiny", max_tokens=64, timeout_s=10)
+        result = asyncio.run(run_async(users, path, redis_url=redis_url, extract=extract, drain_timeout_s=60))
+    finally:
+        server.stop()
+
+    turns = len(users[0].turns)
+    assert result["mode"] == "extract" and result["job_outcomes"].get("done") == turns
+    assert result["dead_letters"] == []
+    steps = Counter(c["step"] for c in result["model_calls"])
+    assert steps["memorize_decision"] == turns and steps["memorize_extraction"] == turns
+    assert all(c["status"] == 200 and c["response_format"] == "json_schema" for c in result["model_calls"])
+    first_user_turn = users[0].sessions[0].turns[0].user
+    assert any(first_user_turn in c["conversation"] for c in result["model_calls"])
+    assert all(b["max_tokens"] == 64 and b["model"] == "tiny" for b in model.calls["memorize_decision"])
+    texts = {m["text"] for m in result["memories"]["en-dana"] if not m["retired"]}
+    assert "The user keeps bees on the roof" in texts
+    assert "| memorize_extraction |" in model_report(result) and "jobs/s" in report(result)

@@ -52,6 +52,21 @@ if not LLAMA_PYTHON:
     pytest.skip("opt-in: run `make e2e-local` (needs MEMGATE_E2E_LLAMA_PYTHON)", allow_module_level=True)
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+#: ``python -m llama_cpp.server`` with llama.cpp's extra CPU buffer types off
+#: (``use_extra_bufts``: weight repacking and the AMX kernels). A native build on a CPU that
+#: reports AMX (this machine: amx_int8) segfaults in ``ggml_backend_amx_mul_mat`` on the
+#: first decode; without the extra buffer types the plain CPU kernels run.
+SERVER_WITHOUT_EXTRA_BUFFERS = (
+    "import runpy, sys, llama_cpp, llama_cpp.llama\n"
+    "default = llama_cpp.llama_model_default_params\n"
+    "def params():\n"
+    "    p = default()\n"
+    "    p.use_extra_bufts = False\n"
+    "    return p\n"
+    "llama_cpp.llama_model_default_params = llama_cpp.llama.llama_cpp.llama_model_default_params = params\n"
+    "sys.argv[0] = 'llama_cpp.server'\n"
+    "runpy.run_module('llama_cpp.server', run_name='__main__')\n"
+)
 ALICE = Tenant("alice", "tutor")
 
 
@@ -69,12 +84,13 @@ def gguf_path() -> Path:
 
 @pytest.fixture(scope="module")
 def llama_server(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
-    """``python -m llama_cpp.server`` on a loopback port; yields its base URL (``.../v1``)."""
+    """``llama_cpp.server`` (:data:`SERVER_WITHOUT_EXTRA_BUFFERS`) on a loopback port; yields
+    its base URL (``.../v1``)."""
     model = gguf_path()
     assert model.is_file(), f"no GGUF at {model}"
     port = free_port()
     log = tmp_path_factory.mktemp("llama") / "server.log"
-    argv = [LLAMA_PYTHON, "-m", "llama_cpp.server", "--model", str(model), "--model_alias", "smollm2",
+    argv = [LLAMA_PYTHON, "-c", SERVER_WITHOUT_EXTRA_BUFFERS, "--model", str(model), "--model_alias", "smollm2",
             "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096", "--n_threads", "2"]
     with log.open("wb") as out:
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,

@@ -58,6 +58,8 @@ class MemoryModel:
         body = rec.json or {}
         fmt = body.get("response_format") or {}
         kind = fmt.get("type") or "prompt"
+        if kind == "json_object" and "schema" in fmt:  # the Anyscale-style form llama-cpp-python reads
+            kind = "json_object_schema"
         name = (fmt.get("json_schema") or {}).get("name")
         if not name:  # json_object / prompt-only: the client states the schema's name in the prompt
             system = next((m.get("content") for m in body.get("messages", []) if m.get("role") == "system"), "")

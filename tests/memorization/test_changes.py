@@ -26,7 +26,7 @@ ALICE = Tenant("alice", "tutor")
     ("I gave up coffee in January.", ["coff"]),
     ("I no longer work weekends at the bookshop", ["bookshop"]),
     ("my sister moved out last week.", ["sister"]),
-    ("我不喝咖啡了，现在只喝茶", ["咖啡"]),
+    ("我不喝咖啡了，现在只喝茶", ["咖啡", "喝"]),  # and the switched habit of drinking
     ("我已经不去健身房了", ["身房"]),
     ("我把烟戒了", ["烟"]),
     ("咖啡换成了茶", ["咖啡"]),

@@ -186,7 +186,7 @@ def test_a_failing_memory_model_is_a_502_that_tells_nothing_of_its_output(start_
     if failure == "unusable_output":
         env.model_double.always["memorize_extraction"] = {"facts": secret}  # fails the schema, repair too
     else:
-        env.model_double.reject_formats = {"json_schema", "json_object", "prompt"}
+        env.model_double.reject_formats = {"json_schema", "json_object_schema", "json_object", "prompt"}
         env.model_double.reject_with = JSONReply({"error": {"message": secret, "type": "server_error"}}, status=500)
     with client(gw) as alice:
         failed = alice.post("/v1/memories", json={**CHUNK, "mode": "extract"})

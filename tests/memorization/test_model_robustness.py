@@ -111,7 +111,7 @@ async def test_placeholder_empty_and_repeated_facts_are_never_stored(env):
     assert shown == ["New fact 0: The user owns a trumpet"]
 
 
-async def test_a_server_rejecting_json_schema_with_500_gets_json_object_and_it_is_remembered(env):
+async def test_a_server_rejecting_json_schema_with_500_gets_json_object_with_the_schema_and_it_is_remembered(env):
     # one job at a time: concurrent jobs' first calls would all go out before the rejection
     config = memorize_config("extract", gists={"enabled": False}, worker={"concurrency": 1})
     store = await fresh_store(env)
@@ -123,25 +123,43 @@ async def test_a_server_rejecting_json_schema_with_500_gets_json_object_and_it_i
     await enqueue(env, config, "I swim on Mondays.")
     await env.drain_with(config, store)
     assert await texts(store) == ["The user rows on Sundays", "The user swims on Mondays"]
-    # one rejected json_schema call, then json_object for every call of the same client
+    # one rejected json_schema call, then json_object with the schema (llama-cpp-python's
+    # grammar-constrained form) for every call of the same client
     assert model.formats[0] == "json_schema" and model.formats.count("json_schema") == 1
-    assert set(model.formats[1:]) == {"json_object"}
+    assert set(model.formats[1:]) == {"json_object_schema"}
     sent = model.calls["memorize_extraction"][0]
     assert sent["messages"][0]["content"].endswith(
         'Answer with only a JSON object (memorize_extraction) with the keys "facts", "gist".')
+    schema = sent["response_format"]["schema"]
+    assert sent["response_format"]["type"] == "json_object"
+    assert schema["properties"]["facts"]["maxItems"] == config.max_facts and "$defs" in schema
+
+
+async def test_a_server_rejecting_the_schema_in_json_object_gets_plain_json_object(env):
+    config = memorize_config("extract", gists={"enabled": False}, worker={"concurrency": 1})
+    store = await fresh_store(env)
+    model = env.model_double
+    model.reject_formats = {"json_schema", "json_object_schema"}
+    model.on("memorize_extraction", {"facts": [fact("The user knits scarves")]})
+    await enqueue(env, config, "I knit scarves.")
+    await env.drain_with(config, store)
+    assert await texts(store) == ["The user knits scarves"]
+    assert model.formats[:3] == ["json_schema", "json_object_schema", "json_object"]
+    assert set(model.formats[3:]) == {"json_object"}
+    assert model.calls["memorize_extraction"][0]["response_format"] == {"type": "json_object"}
 
 
 async def test_a_server_rejecting_both_formats_gets_prompt_only_json(env):
     config = memorize_config("extract", gists={"enabled": False})
     store = await fresh_store(env)
     model = env.model_double
-    model.reject_formats = {"json_schema", "json_object"}
+    model.reject_formats = {"json_schema", "json_object_schema", "json_object"}
     model.on("memorize_extraction", {"facts": [fact("The user paints watercolours")]})
     await enqueue(env, config, "I paint watercolours.")
     await env.drain_with(config, store)
     assert await texts(store) == ["The user paints watercolours"]
-    assert model.formats[:3] == ["json_schema", "json_object", "prompt"]
-    assert set(model.formats[3:]) == {"prompt"}
+    assert model.formats[:4] == ["json_schema", "json_object_schema", "json_object", "prompt"]
+    assert set(model.formats[4:]) == {"prompt"}
     assert "response_format" not in model.calls["memorize_extraction"][0]
 
 
@@ -157,7 +175,8 @@ async def test_a_failing_server_is_an_upstream_error_not_a_downgrade(env):
     try:
         # every format rejected; then: structured formats rejected without naming the
         # format and the prompt-only answer unusable (an overloaded server)
-        for rejected in ({"json_schema", "json_object", "prompt"}, {"json_schema", "json_object"}):
+        for rejected in ({"json_schema", "json_object_schema", "json_object", "prompt"},
+                         {"json_schema", "json_object_schema", "json_object"}):
             model.reject_formats = rejected
             model.always["memorize_decision"] = "Sorry, I am overloaded."
             try:
@@ -187,9 +206,34 @@ async def test_a_rejection_naming_the_format_downgrades_even_if_the_small_model_
             pass
         else:
             raise AssertionError("expected ModelOutputError after the repair call")
-        assert client.json_mode == "json_object"
-        assert model.formats == ["json_schema", "json_object", "json_object"]  # answer + one repair
+        assert client.json_mode == "json_object_schema"
+        assert model.formats == ["json_schema", "json_object_schema", "json_object_schema"]  # answer + one repair
         assert (await client.complete_json(messages, Decision, "memorize_decision")).should_remember
-        assert model.formats[3:] == ["json_object"]  # remembered: no json_schema attempt
+        assert model.formats[3:] == ["json_object_schema"]  # remembered: no json_schema attempt
     finally:
         await client.aclose()
+
+
+async def test_a_raw_newline_inside_a_fact_is_read_and_a_placeholder_gist_is_not_stored(env):
+    # Gemma 3 270M under llama-cpp-python's schema grammar writes a literal newline inside
+    # a JSON string (strict JSON forbids it) and copies the prompt's "..." as the gist
+    config = memorize_config("extract")
+    store = await fresh_store(env)
+    env.model_double.on("memorize_extraction", '{ "facts": [{"text": "The user brews beer at home.\n" }], "gist": "..."}')
+    await enqueue(env, config, "I brew beer at home.")
+    await env.drain_with(config, store)
+    assert await queue_for(config, env.redis).dead_letters() == []
+    items = (await store.list(ALICE)).items
+    assert [r.text for r in items] == ["The user brews beer at home."]  # no gist record "<date>: ..."
+
+
+async def test_a_raw_newline_does_not_hide_a_schema_violation(env):
+    from gateway.memorization.schemas import Extraction
+    from gateway.proxy.model_client import ModelOutputError, parse_json_reply
+
+    try:
+        parse_json_reply('{"facts": [{"text": "a\nb", "scope": "forever"}]}', Extraction)
+    except ModelOutputError as exc:
+        assert "'profile' or 'event'" in str(exc)  # the schema's error, not the newline's
+    else:
+        raise AssertionError("expected ModelOutputError")

@@ -78,12 +78,16 @@ async def test_the_lag_gauge_is_the_age_of_the_oldest_job_waiting(env):
     assert (await queue.stats(now_ms=born + 7000)).lag_seconds == pytest.approx(7.0)
 
     class Metrics:
+        def declare(self, *families: Any) -> None:
+            self.declared = {f.name for f in families}
+
         def register_gauges(self, key: str, read: Any) -> None:
             self.read = read
 
     metrics = Metrics()
     register_queue_gauges(metrics, queue)
     gauges = await metrics.read()
+    assert set(gauges) <= metrics.declared  # the gauges' owner declares them
     assert gauges["memgate_memorize_queue_up"] == 1.0
     assert gauges["memgate_memorize_lag_seconds"] >= (time.time() * 1000 - born) / 1000 - 1.0
     assert gauges["memgate_memorize_queue_length"] == 2.0

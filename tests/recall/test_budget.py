@@ -4,11 +4,10 @@ import pytest
 import tiktoken
 
 from gateway.chain.injection import Injection
-from gateway.chain.sdk import Services
+from gateway.chain.sdk import Services, TokenCounter, utf8_upper_bound
 from plugins.budget import droppable_units, fit_window, injected_tokens, trim_injected
 from plugins.splice import RECALL_MEMORY_TOOL
 from plugins.token_budget import TokenBudget, TokenBudgetConfig
-from plugins.tokens import TokenCounter, utf8_upper_bound
 from tests.recall.records import hit
 from tests.test_injection import memory, prefs
 

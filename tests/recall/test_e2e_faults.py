@@ -8,7 +8,7 @@ loaded machine does not trip it, and where the test is about tripping it Redis i
 stopped (SIGSTOP), so the search can never finish in time; "no I/O while open" is
 checked by counting the store calls, not by timing them."""
 
-import dataclasses
+import copy
 import json
 import os
 import signal
@@ -70,7 +70,9 @@ def clocked():
     def seam(services):
         store = CountingStore(services.memory)
         stores.append(store)
-        return dataclasses.replace(services, breakers=breakers, memory=store)
+        seamed = copy.copy(services)  # the gateway's services with this test's breakers and store
+        seamed.breakers, seamed.memory = breakers, store
+        return seamed
 
     class ClockedAutoRecall(AutoRecall):
         def __init__(self, config, services) -> None:

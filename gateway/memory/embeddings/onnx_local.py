@@ -21,7 +21,7 @@ sentence-transformers model's, so an existing store is never silently mixed (see
 
 from __future__ import annotations
 
-import asyncio
+import functools
 import json
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from gateway.memory.config import EmbeddingConfig
-from gateway.memory.embeddings.base import normalize_rows
+from gateway.memory.embeddings.base import ThreadedEmbedder, normalize_rows
 from gateway.memory.embeddings.derived import cache_root, derived_dir
 from gateway.memory.embeddings.local import model_path
 from gateway.memory.embeddings.onnx_export import MARKER, RECIPE
@@ -114,17 +114,12 @@ def _load(model_name: str, cache: Path | None, threads: int, batch_size: int) ->
     return _Runtime(build_or_find(model_name, cache), threads, batch_size)
 
 
-class OnnxEmbedder:
+class OnnxEmbedder(ThreadedEmbedder):
     """See module docstring. Build with :meth:`load`; close with :meth:`aclose`."""
 
     def __init__(self, model_name: str, runtime: _Runtime, executor: ThreadPoolExecutor, config: EmbeddingConfig):
-        self.model = model_identity(model_name)
+        super().__init__(model_identity(model_name), runtime.dimensions, executor, config, config.queue_size)
         self._runtime = runtime
-        self._executor = executor
-        self._slots = asyncio.Semaphore(config.queue_size)
-        if config.dimensions is not None and config.dimensions != runtime.dimensions:
-            raise ValueError(f"memory.embedding.dimensions={config.dimensions} but {self.model} makes {runtime.dimensions}")
-        self.dimensions = runtime.dimensions
 
     @classmethod
     async def load(cls, config: EmbeddingConfig) -> OnnxEmbedder:
@@ -135,29 +130,9 @@ class OnnxEmbedder:
             ValueError: unknown model name.
             ImportError: onnxruntime missing, or torch missing when an export is needed.
         """
-        executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memgate-embed")
-        loop = asyncio.get_running_loop()
-        try:
-            runtime = await loop.run_in_executor(
-                executor, _load, config.model_name, config.model_cache_dir, config.threads, config.batch_size
-            )
-            return cls(config.model_name, runtime, executor, config)
-        except BaseException:
-            executor.shutdown(wait=False)
-            raise
+        load = functools.partial(_load, config.model_name, config.model_cache_dir, config.threads, config.batch_size)
+        return await cls.started(load, lambda runtime, executor: cls(config.model_name, runtime, executor, config))
 
     def encode_sync(self, texts: Sequence[str]) -> np.ndarray:
         """The vectors, computed in the calling thread (benchmarks, tests)."""
         return self._runtime.encode(list(texts))
-
-    async def embed_many(self, texts: Sequence[str]) -> np.ndarray:
-        """See :class:`~gateway.memory.embeddings.base.Embedder`."""
-        if not texts:
-            return np.zeros((0, self.dimensions), dtype=np.float32)
-        async with self._slots:
-            loop = asyncio.get_running_loop()
-            return await loop.run_in_executor(self._executor, self._runtime.encode, list(texts))
-
-    async def aclose(self) -> None:
-        self._executor.shutdown(wait=False, cancel_futures=True)
-

