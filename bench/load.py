@@ -23,7 +23,9 @@ the machine (for ``recall+memorize`` it includes memorizing, until the lag wait 
 split into the gateway's event-loop thread (``loop``: HTTP, the chain, the store's
 Python side; one core at most, so ``1000 / loop`` ms is the req/s ceiling of one gateway
 process), its other threads (``threads``: the embedding model's worker) and its
-children (``redis``: the embedded redis-server).
+children (``redis``: the embedded redis-server), and the Redis commands per request sent
+(``INFO commandstats`` deltas of the embedded server: ``redis_cmds`` counts every command,
+those a Lua script runs included, as Redis counts them; ``top_cmds`` the five most frequent).
 For ``recall+memorize`` the memorization lag (``memgate_memorize_lag_seconds``
 from ``/metrics``) is read when the load stops and polled until it is under 5 s (at
 most ``--lag-wait`` seconds). The load average is reported before and after each cell:
@@ -180,6 +182,25 @@ def cpu_split(pid: int) -> dict[str, float]:
     return out
 
 
+def redis_counts(data_dir: Path) -> dict[str, int]:
+    """Calls so far per command (``INFO commandstats``) of the embedded redis-server of
+    ``data_dir``; empty when its ``redis.url`` is missing or it does not answer."""
+    import redis
+
+    url_file = data_dir / "redis" / "redis.url"
+    try:
+        client = redis.Redis.from_url(url_file.read_text().strip())
+    except OSError:
+        return {}
+    try:
+        stats = client.info("commandstats")
+        return {name.removeprefix("cmdstat_"): int(v["calls"]) for name, v in stats.items()}
+    except redis.RedisError:
+        return {}
+    finally:
+        client.close()
+
+
 def memorize_lag(port: int) -> float | None:
     """``memgate_memorize_lag_seconds`` from ``/metrics`` (None when absent)."""
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
@@ -201,6 +222,7 @@ class Cell:
     lag: dict[str, Any] = field(default_factory=dict)
     cpu_ms: float | None = None  # gateway + its redis-server, per request sent (warm-up included)
     cpu_split_ms: dict[str, float] = field(default_factory=dict)  # cpu_ms by loop / threads / redis
+    redis_cmds: dict[str, float] = field(default_factory=dict)  # Redis commands per request sent, by name
 
     @property
     def served(self) -> int:
@@ -223,6 +245,8 @@ class Cell:
             "memory_req_s": round(rps * share, 1) if self.mode != "off" else None,
             "cpu_ms": None if self.cpu_ms is None else round(self.cpu_ms, 2),
             "cpu_split_ms": {k: round(v, 2) for k, v in self.cpu_split_ms.items()},
+            "redis_cmds": round(sum(self.redis_cmds.values()), 1),
+            "top_cmds": {k: round(v, 1) for k, v in sorted(self.redis_cmds.items(), key=lambda kv: -kv[1])[:5]},
             "errors": s.errors, "degraded": s.degraded,
             "load": f"{self.load_before:.2f}->{self.load_after:.2f}", **({"lag": self.lag} if self.lag else {}),
         }
@@ -231,8 +255,8 @@ class Cell:
 def render(cells: list[Cell]) -> str:
     """A Markdown table of the cells."""
     lines = ["| provider | plugins | c | req/s | p50 ms | p99 ms | with memory | req/s with memory | CPU ms / req "
-             "| loop / threads / redis | load avg | notes |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|---|"]
+             "| loop / threads / redis | Redis cmds / req | load avg | notes |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|---|---|"]
     for cell in cells:
         r = cell.row()
         share = "-" if r["with_memory"] is None else f"{r['with_memory'] * 100:.1f} %"
@@ -244,7 +268,8 @@ def render(cells: list[Cell]) -> str:
             notes += f" lag {r['lag']}"
         split = " / ".join(str(r["cpu_split_ms"].get(k, "-")) for k in ("loop", "threads", "redis"))
         lines.append(f"| {r['provider']} | {r['mode']} | {r['c']} | {r['req_s']} | {r['p50_ms']} | {r['p99_ms']} "
-                     f"| {share} | {mem} | {r['cpu_ms']} | {split} | {r['load']} | {notes} |")
+                     f"| {share} | {mem} | {r['cpu_ms']} | {split} | {r['redis_cmds']} "
+                     f"| {r['load']} | {notes} |")
     return "\n".join(lines)
 
 
@@ -272,7 +297,7 @@ def measure(
                     {"role": "system", "content": "You are a helpful assistant."},
                     {"role": "user", "content": user_message(f"{secrets.token_hex(2)}-")},
                 ]}).encode()
-                before, split = os.getloadavg()[0], cpu_split(child.pid)
+                before, split, commands = os.getloadavg()[0], cpu_split(child.pid), redis_counts(data_dir)
                 samples = run_loadgen("127.0.0.1", port, "/v1" + CHAT_PATH, body, headers, requests=n,
                                       concurrency=concurrency, warmup=warmup,
                                       workdir=workdir, timeout=60.0, tenants=tenants)
@@ -282,6 +307,9 @@ def measure(
                 sent = len(samples.total) + samples.errors + warmup
                 cell.cpu_split_ms = {k: max(v - split[k], 0.0) * 1000 / max(sent, 1) for k, v in cpu_split(child.pid).items()}
                 cell.cpu_ms = sum(cell.cpu_split_ms.values())
+                after = redis_counts(data_dir)
+                cell.redis_cmds = {k: (v - commands.get(k, 0)) / max(sent, 1) for k, v in after.items()
+                                   if v > commands.get(k, 0)}
                 cells.append(cell)
                 click.echo(json.dumps(cell.row()), err=True)
         finally:

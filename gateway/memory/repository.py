@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from itertools import groupby
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 import redis.asyncio as aredis
@@ -32,7 +32,6 @@ Write = tuple[MemoryRecord, np.ndarray | None, MemoryRecord | None]
 SCAN_BATCH = 1000
 #: Records per atomic write script (:meth:`RecordRepository.write`).
 WRITE_CHUNK = 16
-T = TypeVar("T")
 
 #: ``HGETALL`` of every key in one command (:mod:`gateway.memory.scripts`): a reply per
 #: key, a flat ``[field, value, ...]`` list, empty for a missing key.
@@ -94,20 +93,12 @@ class RecordRepository:
         replies = await scripts.run(self.client, FETCH_RECORDS, keys)
         return _records(ids, replies)  # type: ignore[arg-type]
 
-    async def fetch_with(
-        self, user_id: str, ids: Sequence[str], queue_more: Callable[[Pipeline], Callable[[list], T]]
-    ) -> tuple[dict[str, MemoryRecord], T]:
-        """:meth:`fetch` plus more reads in the same round trip: ``queue_more`` queues them
-        on the pipeline and returns the function that turns their replies into a result."""
-        keys = [self.keys.record(user_id, doc_id) for doc_id in ids]
-
-        def build(pipe: Pipeline) -> None:
-            FETCH_RECORDS.queue(pipe, keys)
-            finish[:] = [queue_more(pipe)]
-
-        finish: list[Callable[[list], T]] = []
-        replies = await scripts.execute(self.client, build)
-        return _records(ids, replies[0]), finish[0](replies[1:])
+    def queue_fetch(self, pipe: Pipeline, user_id: str, ids: Sequence[str]) -> Callable[[object], dict[str, MemoryRecord]]:
+        """:meth:`fetch` queued on ``pipe`` (one :data:`FETCH_RECORDS` call, so other reads
+        share its round trip); returns the function that turns that call's reply into
+        :meth:`fetch`'s result."""
+        FETCH_RECORDS.queue(pipe, [self.keys.record(user_id, doc_id) for doc_id in ids])
+        return lambda reply: _records(ids, reply)  # type: ignore[arg-type]
 
     async def write(self, writes: Sequence[Write]) -> None:
         """Store new or changed records with their index entries: per user, one round trip

@@ -29,15 +29,16 @@ from __future__ import annotations
 
 import asyncio
 import builtins
-import functools
 import typing
 from collections.abc import AsyncIterator, Iterable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import numpy as np
 from pydantic import ValidationError
 
 import gateway.memory.maintenance as maintenance
+import gateway.memory.scripts as scripts
 from gateway.memory.calibration import calibration_for
 from gateway.memory.config import MemoryConfig
 from gateway.memory.embeddings.base import Embedder, embed_memories, embed_query
@@ -130,6 +131,16 @@ def recomputed_keywords(old_text: str, old_keywords: Sequence[str], new_text: st
 
 def _now() -> datetime:
     return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """One search's checked options and the partitions it reads (none: no hits)."""
+
+    top_k: int
+    threshold: float
+    flt: SearchFilter
+    parts: builtins.list[Partition]
 
 
 class TenantMemoryStore:
@@ -272,13 +283,12 @@ class TenantMemoryStore:
     ) -> builtins.list[builtins.list[ScoredMemory]]:
         """One :meth:`search` per entry of ``searches`` (each a dict of :meth:`search`'s
         keyword arguments: ``top_k``, ``threshold``, ``scopes``, ``types``...) for one
-        ``query``, embedded once; the searches run concurrently. Same errors as
+        ``query``, embedded once; the searches share their round trips (every ranking in
+        one, then every candidate fetch in one: :meth:`_search_vector`). Same errors as
         :meth:`search`."""
         check_text(query, self._config.max_text_chars, "query")
         vector = await embed_query(self._embedder, query)
-        return builtins.list(await asyncio.gather(*(
-            self.search_by_vector(tenant, vector, query_text=query, **options) for options in searches
-        )))
+        return await self._search_vector(tenant, vector, query, searches)
 
     async def search_by_vector(
         self, tenant: Tenant, vector, top_k: int = 5, threshold: float = 0.0,
@@ -286,63 +296,121 @@ class TenantMemoryStore:
         occurred_after: datetime | None = None, occurred_before: datetime | None = None,
         include_retired: bool = False, query_text: str | None = None,
     ) -> builtins.list[ScoredMemory]:
-        query = check_vector(vector, self.dimensions)
+        (hits,) = await self._search_vector(tenant, vector, query_text, [{
+            "top_k": top_k, "threshold": threshold, "scopes": scopes, "types": types,
+            "occurred_after": occurred_after, "occurred_before": occurred_before,
+            "include_retired": include_retired,
+        }])
+        return hits
+
+    def _plan(
+        self, tenant: Tenant, top_k: int = 5, threshold: float = 0.0,
+        scopes: Iterable[str] | None = None, types: Iterable[str] | None = None,
+        occurred_after: datetime | None = None, occurred_before: datetime | None = None,
+        include_retired: bool = False,
+    ) -> _Plan:
+        """One search's checked options (400/422 as :meth:`search`)."""
         check_range(top_k, 1, self._config.max_top_k, "top_k")
         check_range(threshold, 0.0, 1.0, "threshold")
         flt = SearchFilter.build(scopes, types, occurred_after, occurred_before, include_retired)
-        parts = visible_partitions(tenant, flt.scopes)
-        if not parts:
-            return []
+        return _Plan(top_k, threshold, flt, visible_partitions(tenant, flt.scopes))
+
+    async def _search_vector(
+        self, tenant: Tenant, vector, query_text: str | None, searches: Sequence[dict[str, typing.Any]],
+    ) -> builtins.list[builtins.list[ScoredMemory]]:
+        """The hits of each search of ``searches`` (:meth:`_plan`'s keyword arguments) for
+        one query vector: every search's rankings in one round trip (:meth:`_rank_all`),
+        then every search's candidates in one more (:meth:`_collect_all`)."""
+        query = check_vector(vector, self.dimensions)
+        plans = [self._plan(tenant, **options) for options in searches]
+        live = [plan for plan in plans if plan.parts]
+        if not live:
+            return [[] for _ in plans]
         calibration = await calibration_for(self._embedder) if self._config.calibrate else None
         with redis_boundary():
-            order, cosines, fused, keyword_scores = await self._rank(parts, query, query_text, flt, top_k)
-            hits = await self._collect_ranked(
-                tenant, parts, order, cosines, query, flt, threshold, top_k, fused, QuerySignals.of(query_text, _now()),
-                keyword_scores,
-            )
+            ranked = await self._rank_all(live, query, query_text)
+            found = iter(await self._collect_all(tenant, live, ranked, query, QuerySignals.of(query_text, _now())))
+        out = [next(found) if plan.parts else [] for plan in plans]
         if calibration is None:
-            return hits
+            return out
         fit = calibration.fit_for(query_text or "")
-        return [h.model_copy(update={"relevance": fit.relevance(h.similarity)}) for h in hits]
+        return [[h.model_copy(update={"relevance": fit.relevance(h.similarity)}) for h in hits] for hits in out]
 
-    async def _collect_ranked(self, tenant, parts, order, cosines, query, flt, threshold, top_k, fused, signals,
-                              keyword_scores=None):
-        """Fetch every candidate (one round trip; candidates whose cosine is known to miss
-        ``threshold`` are dropped unfetched, keyword-only ones get their cosine from the
-        backend's stored vector in the same round trip), keep those visible to ``tenant``
-        that pass ``flt`` and ``threshold``, and return the best ``top_k`` by
-        :func:`ranking.rerank`. ``keyword_scores`` (id -> BM25; convex fusion): the base
-        score of :func:`ranking.rerank` is then :func:`ranking.convex_scores` of the kept
-        candidates, else ``fused`` (RRF) or the cosine."""
+    async def _collect_all(self, tenant, plans, ranked, query, signals):
+        """Fetch every candidate of every search in one round trip, each record once
+        (candidates whose cosine is known to miss the search's ``threshold`` are dropped
+        unfetched, keyword-only ones get their cosine from the backend's stored vector in
+        the same round trip), keep those visible to ``tenant`` that pass the search's
+        filter and ``threshold``, and return each search's best ``top_k`` by
+        :func:`ranking.rerank`. The base score of :func:`ranking.rerank` is
+        :func:`ranking.convex_scores` of the kept candidates when the ranking gave BM25
+        scores (convex fusion), else the RRF score or the cosine."""
         backend = self._repo.backend
-        order = [d for d in order if cosines.get(d, threshold) >= threshold]
-        if not order:
-            return []
-        unscored = [d for d in order if d not in cosines]
-        records, stored = await self._repo.fetch_with(
-            tenant.user_id, order, functools.partial(_queue_similarities, backend, parts, unscored, query)
-        )
-        cosines.update(stored)
-        hits = {h.record.id: h for h in select_hits(order, records, cosines, tenant, flt, threshold, len(order), fused)}
-        eligible = {d: h.record for d, h in hits.items()}
-        if keyword_scores is None:
-            base = {d: h.score for d, h in hits.items()}
-        else:  # ties: the vector ranking's order, then the keyword ranking's (as weighted_rrf)
-            base = convex_scores({d: h.similarity for d, h in hits.items()},
-                                 {d: keyword_scores[d] for d in hits if d in keyword_scores}, self._config.hybrid_alpha)
-        ranked = rerank(list(hits), base, eligible, signals, self._config.ranking)
-        return [hits[d].model_copy(update={"score": clamp01(score)}) for d, score in ranked[:top_k]]
+        orders = [[d for d in order if cosines.get(d, plan.threshold) >= plan.threshold]
+                  for plan, (order, cosines, _, _) in zip(plans, ranked, strict=True)]
+        wanted = builtins.list(dict.fromkeys(d for order in orders for d in order))
+        if not wanted:
+            return [[] for _ in plans]
+        readers: builtins.list[typing.Any] = []
 
-    async def _rank(self, parts: Sequence[Partition], query: np.ndarray, text, flt, top_k: int):
+        def build(pipe: typing.Any) -> None:
+            readers[:] = [self._repo.queue_fetch(pipe, tenant.user_id, wanted)]
+            for plan, order, (_, cosines, _, _) in zip(plans, orders, ranked, strict=True):
+                at = len(pipe)
+                stored = backend.queue_similarities(pipe, plan.parts, [d for d in order if d not in cosines], query)
+                readers.append((at, len(pipe), stored))
+
+        replies = await scripts.execute(self._repo.client, build)
+        records = readers[0](replies[0])
+        out: builtins.list[builtins.list[ScoredMemory]] = []
+        for plan, order, (at, end, read_stored), (_, cosines, fused, keyword_scores) in zip(
+            plans, orders, readers[1:], ranked, strict=True
+        ):
+            if not order:
+                out.append([])
+                continue
+            cosines.update(read_stored(replies[at:end]))
+            hits = {h.record.id: h for h in select_hits(order, records, cosines, tenant, plan.flt, plan.threshold,
+                                                         len(order), fused)}
+            eligible = {d: h.record for d, h in hits.items()}
+            if keyword_scores is None:
+                base = {d: h.score for d, h in hits.items()}
+            else:  # ties: the vector ranking's order, then the keyword ranking's (as weighted_rrf)
+                base = convex_scores({d: h.similarity for d, h in hits.items()},
+                                     {d: keyword_scores[d] for d in hits if d in keyword_scores},
+                                     self._config.hybrid_alpha)
+            ranked_ids = rerank(list(hits), base, eligible, signals, self._config.ranking)
+            out.append([hits[d].model_copy(update={"score": clamp01(score)}) for d, score in ranked_ids[:plan.top_k]])
+        return out
+
+    async def _rank_all(self, plans: Sequence[_Plan], query: np.ndarray, text: str | None):
+        """Each search's ranking (:meth:`_fuse`); with several searches and a backend that
+        queues its ranking (``queue_rank``), all in one round trip."""
+        backend, alpha = self._repo.backend, self._config.hybrid_alpha
+        text = text if bool(text) and alpha < 1.0 else None
+        counts = [max(plan.top_k * self._config.candidate_factor, MIN_CANDIDATES) for plan in plans]
+        queue_rank = getattr(backend, "queue_rank", None)
+        if len(plans) == 1 or queue_rank is None:
+            rankings = await asyncio.gather(*(backend.rank(plan.parts, query, text, count, plan.flt)
+                                              for plan, count in zip(plans, counts, strict=True)))
+        else:
+            finishers: builtins.list[typing.Any] = []
+
+            def build(pipe: typing.Any) -> None:
+                finishers[:] = [queue_rank(pipe, plan.parts, query, text, count, plan.flt)
+                                for plan, count in zip(plans, counts, strict=True)]
+
+            replies = await scripts.execute(self._repo.client, build)
+            rankings = [await finish(reply) for finish, reply in zip(finishers, replies, strict=True)]
+        return [self._fuse(vector_hits, keyword_hits) for vector_hits, keyword_hits in rankings]
+
+    def _fuse(self, vector_hits, keyword_hits):
         """Candidate ids in ranking order, the cosines the vector ranking gave, the RRF
         scores (``memory.fusion`` rrf) and the keyword ranking's BM25 scores (convex: the
-        fusion waits for every candidate's cosine, :meth:`_collect_ranked`; the order is
+        fusion waits for every candidate's cosine, :meth:`_collect_all`; the order is
         then the vector ranking's followed by the keyword-only ids). Both None when only
         the vector ranking ran or the keyword ranking found nothing."""
-        backend, alpha = self._repo.backend, self._config.hybrid_alpha
-        count = max(top_k * self._config.candidate_factor, MIN_CANDIDATES)
-        fusing = bool(text) and alpha < 1.0
-        vector_hits, keyword_hits = await backend.rank(parts, query, text if fusing else None, count, flt)
+        alpha = self._config.hybrid_alpha
         vector_ids = [doc_id for doc_id, _ in vector_hits]
         if not keyword_hits:
             return vector_ids, dict(vector_hits), None, None
@@ -401,8 +469,3 @@ class TenantMemoryStore:
         with redis_boundary():
             return await maintenance.reembed(self._repo, self._embedder, self._config.embedding.batch_size)
 
-
-def _queue_similarities(backend: typing.Any, parts: typing.Any, ids: list[str], query: typing.Any, pipe: typing.Any) -> typing.Any:
-    """Queue on ``pipe`` the similarity reads of ``ids`` (records fetched in the same round
-    trip); returns the function that reads their replies."""
-    return backend.queue_similarities(pipe, parts, ids, query)

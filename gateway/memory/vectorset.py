@@ -10,7 +10,7 @@ Keyword ranking: :class:`~gateway.memory.keyword_index.KeywordIndex`.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 import numpy as np
 import redis.asyncio as aredis
@@ -179,6 +179,24 @@ class VectorSetBackend:
         doubles VSIM time: they ask ``WITHATTRIBS`` and drop retired hits here, and fall
         back to ``FILTER`` (a second round trip) only when a full reply lost hits that
         way."""
+        keys, args, finish = self._rank_call(parts, vector, text, count, flt)
+        return await finish(await scripts.run(self._client, RANK, keys, args))
+
+    def queue_rank(
+        self, pipe: Pipeline, parts: Sequence[Partition], vector: np.ndarray, text: str | None, count: int,
+        flt: SearchFilter,
+    ) -> Callable[[object], Awaitable[tuple[list[tuple[str, float]], list[tuple[str, float]]]]]:
+        """:meth:`rank` queued on ``pipe`` (its :data:`RANK` call, so several searches share
+        one round trip); returns the coroutine function that turns that call's reply into
+        :meth:`rank`'s result (with the same fallback round trip)."""
+        keys, args, finish = self._rank_call(parts, vector, text, count, flt)
+        RANK.queue(pipe, keys, args)
+        return finish
+
+    def _rank_call(
+        self, parts: Sequence[Partition], vector: np.ndarray, text: str | None, count: int, flt: SearchFilter
+    ) -> tuple[list[str], list, Callable[[object], Awaitable[tuple[list[tuple[str, float]], list[tuple[str, float]]]]]]:
+        """The :data:`RANK` keys and arguments of :meth:`rank`, and its reply's reader."""
         blob = np.asarray(vector, dtype=np.float32).tobytes()
         expression = vectorset_filter(flt)
         live_only = expression == LIVE_ONLY
@@ -186,23 +204,26 @@ class VectorSetBackend:
         bm25_keys, nterms = self._keywords.search_keys(parts, text) if text is not None else ([], 0)
         vsim = ["FP32", blob, *self._vsim_options(count, extra)]
         keys = [self._keys.vector_set(part) for part in parts] + bm25_keys
-        replies = await scripts.run(self._client, RANK, keys, [len(parts), nterms, count, POSTINGS_PER_TERM, *vsim])
-        assert isinstance(replies, list)
-        keyword_hits = search_reply(replies[len(parts)]) if nterms else []
-        if not live_only:
-            return _best([(d, s) for r in replies[: len(parts)] for d, s, _ in _rows(r)], count), keyword_hits
-        dropped = False
-        hits = []
-        for reply in replies[: len(parts)]:
-            rows = _rows(reply, with_attribs=True)
-            live = [(d, s) for d, s, attrs in rows if _is_live(attrs)]
-            dropped |= len(rows) == count and len(live) < len(rows)
-            hits += live
-        if dropped:
-            pipe = self._client.pipeline(transaction=False)
-            self._queue_vsim(pipe, parts, blob, count, ["FILTER", expression])
-            hits = [(d, s) for r in await pipe.execute() for d, s, _ in _rows(r)]
-        return _best(hits, count), keyword_hits
+
+        async def finish(replies: object) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
+            assert isinstance(replies, list)
+            keyword_hits = search_reply(replies[len(parts)]) if nterms else []
+            if not live_only:
+                return _best([(d, s) for r in replies[: len(parts)] for d, s, _ in _rows(r)], count), keyword_hits
+            dropped = False
+            hits = []
+            for reply in replies[: len(parts)]:
+                rows = _rows(reply, with_attribs=True)
+                live = [(d, s) for d, s, attrs in rows if _is_live(attrs)]
+                dropped |= len(rows) == count and len(live) < len(rows)
+                hits += live
+            if dropped:
+                pipe = self._client.pipeline(transaction=False)
+                self._queue_vsim(pipe, parts, blob, count, ["FILTER", expression])
+                hits = [(d, s) for r in await pipe.execute() for d, s, _ in _rows(r)]
+            return _best(hits, count), keyword_hits
+
+        return keys, [len(parts), nterms, count, POSTINGS_PER_TERM, *vsim], finish
 
     def _vsim_options(self, count: int, extra: list) -> list:
         """VSIM's arguments after the query vector (scores, count, EF, NOTHREAD, ``extra``)."""

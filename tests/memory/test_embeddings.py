@@ -97,6 +97,47 @@ async def test_cache_serves_repeated_texts_from_redis(redis_url, local_model):
         await client.aclose()
 
 
+async def test_cache_write_back_is_not_waited_for_and_lands_in_redis(redis_url, local_model):
+    # the new vector is served from memory until its SET is done, then from Redis
+    client = aredis.Redis.from_url(redis_url)
+    counting = CountingEmbedder(local_model)
+    keys = KeySpace(fresh_prefix())
+    cached = CachedEmbedder(counting, client, keys, ttl_seconds=60)
+    try:
+        first = await cached.embed_many(["yellow lemons"])
+        await cached.flush()
+        assert await client.get(cached._key("yellow lemons")) == first[0].tobytes()
+        assert 0 < await client.ttl(cached._key("yellow lemons")) <= 60
+        fresh = CachedEmbedder(counting, client, keys, ttl_seconds=60)  # nothing pending: read from Redis
+        again = await fresh.embed_many(["yellow lemons"])
+        assert counting.texts == ["yellow lemons"] and np.array_equal(again, first)
+    finally:
+        await client.aclose()
+
+
+async def test_a_failed_cache_write_back_does_not_fail_the_embedding(redis_url, local_model):
+    # a Redis user that may read but not SET: the vectors come back, the failed write-back
+    # leaves nothing behind, and the text is embedded again next time
+    admin = aredis.Redis.from_url(redis_url)
+    user = f"nowrite-{fresh_prefix()}"
+    await admin.execute_command("ACL", "SETUSER", user, "on", ">pw", "~*", "+@all", "-set")
+    client = aredis.Redis.from_url(redis_url, username=user, password="pw")
+    counting = CountingEmbedder(local_model)
+    cached = CachedEmbedder(counting, client, KeySpace(fresh_prefix()), ttl_seconds=60)
+    try:
+        first = await cached.embed_many(["purple figs"])
+        assert np.array_equal(first, await local_model.embed_many(["purple figs"]))
+        await cached.flush()
+        assert await admin.exists(cached._key("purple figs")) == 0
+        await cached.embed_many(["purple figs"])
+        assert counting.texts == ["purple figs", "purple figs"]
+    finally:
+        await cached.flush()
+        await client.aclose()
+        await admin.execute_command("ACL", "DELUSER", user)
+        await admin.aclose()
+
+
 def test_packaged_weights_are_the_published_ones_and_a_tampered_copy_is_refused(tmp_path):
     from gateway.memory.embeddings.local import _check_packaged
 

@@ -72,12 +72,35 @@ async def test_hybrid_search_is_one_round_trip_for_rankings_and_one_for_records(
     await vstore.add(ALICE_TUTOR, [event(f"A friend fixed a bicycle on day {i}") for i in range(30)])
     query = "Zorblax fixed the red bicycle"
     vector = (await vstore._embedder.embed_many([query]))[0]
+    await vstore.embedder.flush()  # its cache write-back is not counted
     await vstore.search_by_vector(ALICE_TUTOR, vector, top_k=1, query_text=query)  # loads the script
     requests_sent.clear()
     hits = await vstore.search_by_vector(ALICE_TUTOR, vector, top_k=1, query_text=query)
     assert [h.record.id for h in hits] == [target.id]
     assert hits[0].similarity == pytest.approx(1.0, abs=0.02) and 0 < hits[0].score <= 1
     assert len(requests_sent) == 2, requests_sent  # rankings, then the one record
+
+
+async def test_searches_of_one_query_share_their_round_trips_and_find_what_each_finds_alone(vstore, requests_sent):
+    # auto_recall's two searches (both scopes, then the profile alone): both rankings in
+    # one round trip, both candidate fetches in one more, the hits those of each search alone
+    await vstore.add(Tenant("alice"), [NewMemory(scope="profile", type="semantic", text=f"Likes red bicycles, kind {i}")
+                                       for i in range(6)])
+    await vstore.add(ALICE_TUTOR, [event(f"Fixed a red bicycle on day {i}") for i in range(8)])
+    query = "red bicycle repairs"
+    searches = [{"top_k": 5, "threshold": 0.0, "scopes": ["profile", "event"]},
+                {"top_k": 4, "threshold": 0.0, "scopes": ["profile"]},
+                {"top_k": 3, "threshold": 0.0, "scopes": ["event"], "types": ["semantic"]}]  # no record matches
+    alone = [await vstore.search(ALICE_TUTOR, query, **options) for options in searches]
+    await vstore.embedder.flush()
+    requests_sent.clear()
+    together = await vstore.search_many(ALICE_TUTOR, query, searches)
+    assert len(requests_sent) == 3, requests_sent  # the query's cached vector, the rankings, the records
+    assert [[h.record.id for h in hits] for hits in together] == [[h.record.id for h in hits] for hits in alone]
+    for mine, reference in zip(together, alone, strict=True):  # recency moved by microseconds
+        assert [h.score for h in mine] == pytest.approx([h.score for h in reference], abs=1e-6)
+    assert {h.record.scope.value for h in together[1]} == {"profile"} and len(together[1]) == 4
+    assert together[2] == []
 
 
 async def test_bm25_in_redis_ranks_as_the_reference_formula_with_capped_postings(vstore, monkeypatch):
@@ -116,6 +139,7 @@ async def test_hybrid_search_over_two_partitions_is_two_commands(vstore, command
     profile = await vstore.add(Tenant("alice"), NewMemory(scope="profile", type="semantic", text="Likes red bicycles"))
     added = [profile, *await vstore.add(ALICE_TUTOR, [event(f"Fixed a red bicycle on day {i}") for i in range(8)])]
     vector = (await vstore._embedder.embed_many(["red bicycle"]))[0]
+    await vstore.embedder.flush()  # its cache write-back is not counted
     await vstore.search_by_vector(ALICE_TUTOR, vector, top_k=5, query_text="red bicycle")  # loads the scripts
     commands_sent.clear()
     hits = await vstore.search_by_vector(ALICE_TUTOR, vector, top_k=5, query_text="red bicycle")
@@ -126,6 +150,7 @@ async def test_hybrid_search_over_two_partitions_is_two_commands(vstore, command
 async def test_candidates_under_the_threshold_are_not_fetched(vstore, commands_sent):
     await vstore.add(ALICE_TUTOR, [event(f"note {i} about the weather") for i in range(30)])
     vector = (await vstore._embedder.embed_many(["a totally unrelated question"]))[0]
+    await vstore.embedder.flush()  # its cache write-back is not counted
     await vstore.search_by_vector(ALICE_TUTOR, vector, top_k=5)  # loads the scripts
     commands_sent.clear()
     hits = await vstore.search_by_vector(ALICE_TUTOR, vector, top_k=5, threshold=0.999)
@@ -162,6 +187,7 @@ async def test_keyword_only_hit_is_read_with_its_vector_in_one_round_trip(vstore
     target = await vstore.add(ALICE_TUTOR, event("Fennimore painted the shed"))
     await vstore.add(ALICE_TUTOR, [event(f"note {i} about the weather") for i in range(25)])
     vector = -(await vstore._embedder.embed_many([target.text]))[0]  # the target ranks last by vector
+    await vstore.embedder.flush()  # its cache write-back is not counted
     await vstore.search_by_vector(ALICE_TUTOR, vector, top_k=1, query_text="Fennimore")  # loads the script
     requests_sent.clear()
     hits = await vstore.search_by_vector(ALICE_TUTOR, vector, top_k=1, query_text="Fennimore")
@@ -226,6 +252,7 @@ async def test_stored_vectors_of_both_partitions_are_read_by_one_command(vstore,
     events = await vstore.add(ALICE_TUTOR, [event(f"Zorbly note {i}") for i in range(6)])
     targets = [profile, *events]
     vector = (await vstore._embedder.embed_many(["weather report"]))[0]
+    await vstore.embedder.flush()  # the cache write-back of "weather report" is not counted
     parts = visible_partitions(ALICE_TUTOR)
     ids = [r.id for r in targets] + ["01a0000000000000000000000000ffff"]
     commands_sent.clear()

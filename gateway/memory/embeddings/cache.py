@@ -1,6 +1,10 @@
 """A Redis cache in front of any embedder: key = model + dims + sha256(text), value =
 the float32 vector bytes, TTL ``cache_ttl_s``. One MGET per batch; only the texts
-missing from the cache reach the model, in one ``embed_many`` call. The keys spread over
+missing from the cache reach the model, in one ``embed_many`` call. The write-back of new
+vectors is not waited for (one round trip less before a search): it runs as a task, and
+until it is done the vectors are served from memory, so a text embedded once is not
+embedded again meanwhile; a write-back that fails is logged and dropped (the text is
+embedded again next time). The keys spread over
 a cluster's slots, so on Redis Cluster the MGET is ``mget_nonatomic`` (redis-py: one MGET
 per slot, pipelined per node)."""
 
@@ -8,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,6 +25,8 @@ from gateway.memory.redis_errors import redis_boundary
 from gateway.runtime.errors import MemoryUnavailable
 
 __all__ = ['CLUSTER_CACHE_BUDGET_S', 'CachedEmbedder']
+
+log = logging.getLogger(__name__)
 
 #: Seconds a cache read or write-back may take on Redis Cluster before it is skipped: a
 #: quarter of the recall plugins' 800 ms store limit, far above a healthy round trip
@@ -38,6 +45,9 @@ class CachedEmbedder:
         self._client = client
         self._keys = keys
         self._ttl = ttl_seconds
+        #: Vectors whose write-back is under way, by cache key (module docstring).
+        self._pending: dict[str, bytes] = {}
+        self._writes: set[asyncio.Task[None]] = set()
         from gateway.memory.cluster import is_cluster
 
         self._cluster = is_cluster(client)
@@ -53,40 +63,62 @@ class CachedEmbedder:
         return self._keys.embedding_cache(self.model, self.dimensions, digest)
 
     async def embed_many(self, texts: Sequence[str]) -> np.ndarray:
-        """See :class:`Embedder`. Raises MemoryUnavailable when Redis is down; on Redis
-        Cluster the cache is best effort instead: a read or write-back that fails or takes
-        longer than :data:`CLUSTER_CACHE_BUDGET_S` (the cache key's node is down, e.g.
-        during a failover) is skipped and the model embeds."""
+        """See :class:`Embedder`. Raises MemoryUnavailable when Redis is down (the cache
+        read fails); on Redis Cluster the cache is best effort instead: a read that fails
+        or takes longer than :data:`CLUSTER_CACHE_BUDGET_S` (the cache key's node is down,
+        e.g. during a failover) is skipped and the model embeds. The write-back of new
+        vectors runs after this returns (module docstring)."""
         if not texts or self._ttl == 0:
             return await self.inner.embed_many(texts)
         keys = [self._key(t) for t in texts]
-        cached: Any = [None] * len(keys)
-        try:
-            async with self._budget():
-                with redis_boundary():
-                    cached = await (self._client.mget_nonatomic(keys) if self._cluster
-                                    else self._client.mget(keys))
-        except (MemoryUnavailable, TimeoutError):
-            if not self._cluster:
-                raise
-            # on a cluster the cache keys live on other nodes than the tenant's data: a
-            # dead shard must not fail (or slow) every user's query
+        cached: Any = [self._pending.get(k) for k in keys]
+        wanted = [k for k, blob in zip(keys, cached, strict=True) if blob is None]
+        if wanted:
+            found: Any = [None] * len(wanted)
+            try:
+                async with self._budget():
+                    with redis_boundary():
+                        found = await (self._client.mget_nonatomic(wanted) if self._cluster
+                                       else self._client.mget(wanted))
+            except (MemoryUnavailable, TimeoutError):
+                if not self._cluster:
+                    raise
+                # on a cluster the cache keys live on other nodes than the tenant's data: a
+                # dead shard must not fail (or slow) every user's query
+            replies = iter(found)
+            cached = [blob if blob is not None else next(replies) for blob in cached]
         out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
         missing = [i for i, blob in enumerate(cached) if not self._fill(out, i, blob)]
         if missing:
             fresh = await self.inner.embed_many([texts[i] for i in missing])
             out[missing] = fresh
-            try:
-                async with self._budget():
-                    with redis_boundary():
-                        pipe = self._client.pipeline(transaction=False)
-                        for i, row in zip(missing, fresh, strict=True):
-                            pipe.set(keys[i], row.astype(np.float32).tobytes(), ex=self._ttl)
-                        await pipe.execute()
-            except (MemoryUnavailable, TimeoutError):
-                if not self._cluster:
-                    raise
+            rows = {keys[i]: row.astype(np.float32).tobytes() for i, row in zip(missing, fresh, strict=True)}
+            self._pending.update(rows)
+            task = asyncio.get_running_loop().create_task(self._write_back(rows))
+            self._writes.add(task)
+            task.add_done_callback(self._writes.discard)
         return out
+
+    async def _write_back(self, rows: dict[str, bytes]) -> None:
+        """SET each vector with the TTL (one pipeline); logged and dropped on failure."""
+        try:
+            async with self._budget():
+                with redis_boundary():
+                    pipe = self._client.pipeline(transaction=False)
+                    for key, blob in rows.items():
+                        pipe.set(key, blob, ex=self._ttl)
+                    await pipe.execute()
+        except Exception as exc:  # nobody awaits this task: log, never raise
+            log.warning("embedding cache write-back of %d vectors skipped: %r", len(rows), exc)
+        finally:
+            for key, blob in rows.items():
+                if self._pending.get(key) is blob:
+                    del self._pending[key]
+
+    async def flush(self) -> None:
+        """Wait for the write-backs under way."""
+        while running := [task for task in self._writes if not task.done()]:
+            await asyncio.gather(*running, return_exceptions=True)
 
     def _budget(self) -> Any:
         """On a cluster, :data:`CLUSTER_CACHE_BUDGET_S` per cache round trip (the client
@@ -100,4 +132,5 @@ class CachedEmbedder:
         return True
 
     async def aclose(self) -> None:
+        await self.flush()
         await self.inner.aclose()
