@@ -65,6 +65,8 @@ import redis.exceptions
 
 from gateway.memorization.jobs import Job, job_fields, job_from_fields
 from gateway.memorization.keys import QueueKeys
+from gateway.memory.scripts import Script
+from gateway.memory.scripts import run as run_script
 
 log = logging.getLogger("memgate.memorize")
 
@@ -120,6 +122,11 @@ for _, job in ipairs(due) do
 end
 return #due
 """
+
+#: The two scripts, run like the store's (loaded on ``NOSCRIPT``, then ``EVAL`` with the
+#: source: :mod:`gateway.memory.scripts`).
+CLAIM_SCRIPT = Script("memorize_claim", _CLAIM)
+PROMOTE_SCRIPT = Script("memorize_promote", _PROMOTE)
 
 
 #: A stream entry id as Redis writes it: ``<ms>-<seq>`` in ASCII digits.
@@ -184,8 +191,6 @@ class JobQueue:
         self.client = client
         self.keys = keys
         self.group = group
-        self._claim = client.register_script(_CLAIM)
-        self._promote = client.register_script(_PROMOTE)
         self._next_shard = 0  # where the next read sweep starts
 
     @property
@@ -218,8 +223,8 @@ class JobQueue:
         for digest, turn_json in turns:
             args += [digest, turn_json]
         seen, claims, claimed = self.keys.seen(user_id, friend_id), self.keys.claims(user_id), self.keys.claimed(user_id)
-        epoch, hashes, texts, stale, own = await self._claim(
-            keys=[seen, self.keys.epoch(user_id), claims, claimed], args=args)
+        reply: Any = await run_script(self.client, CLAIM_SCRIPT, [seen, self.keys.epoch(user_id), claims, claimed], args)
+        epoch, hashes, texts, stale, own = reply
         shard = self.keys.shard_of(user_id)
         for claim in stale:  # a gateway died between claim and XADD (or the backlog is long)
             held = json.loads(claim)
@@ -419,7 +424,9 @@ class JobQueue:
         now = int(time.time() * 1000) if now_ms is None else now_ms
         moved = 0
         for shard in self.shards:
-            moved += int(await self._promote(keys=[self.keys.retry(shard), self.keys.stream(shard)], args=[now, count]))
+            promoted: Any = await run_script(self.client, PROMOTE_SCRIPT, [self.keys.retry(shard), self.keys.stream(shard)],
+                                             [now, count])
+            moved += int(promoted)
         return moved
 
     async def dead_letters(self, count: int = 100) -> list[tuple[str, dict[str, str]]]:

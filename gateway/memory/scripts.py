@@ -8,16 +8,22 @@ them server-side into one command per round trip. Every key a script touches bel
 one user (the ``{user}`` hash tag), so they run on Redis Cluster too.
 
 :class:`Script` holds a source and its SHA1; a server that lost its script cache (a
-restart) answers ``NOSCRIPT``, and :func:`run` / :func:`execute` load every script of
-:data:`SCRIPTS` and try once more.
+restart, or a replica promoted on a cluster: scripts are not replicated) answers
+``NOSCRIPT``, and :func:`run` / :func:`execute` load every script of :data:`SCRIPTS` and
+try once more. If the node still answers ``NOSCRIPT`` (on a cluster, right after a
+failover, the client's ``SCRIPT LOAD`` can reach the nodes of a topology that is about to
+change), the third try sends ``EVAL`` with the source, which any node runs (and caches).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
+from contextvars import ContextVar
 
 import redis.asyncio as aredis
+import redis.exceptions
 from redis.asyncio.client import Pipeline
 from redis.exceptions import NoScriptError
 
@@ -38,8 +44,16 @@ class Script:
     def queue(self, pipe: Pipeline, keys: Sequence[str], args: Sequence[object] = ()) -> None:
         """Queue ``EVALSHA`` of this script on ``pipe`` (run it with :func:`execute`).
         ``execute_command``, not ``pipe.evalsha``: redis-py's cluster pipeline blocks the
-        latter but routes the raw command by its keys (one slot: one user's keys)."""
-        pipe.execute_command("EVALSHA", self.sha, len(keys), *keys, *args)
+        latter but routes the raw command by its keys (one slot: one user's keys). ``EVAL``
+        with the source instead on :func:`execute`'s last try (module docstring)."""
+        if _WITH_SOURCE.get():
+            pipe.execute_command("EVAL", self.source, len(keys), *keys, *args)
+        else:
+            pipe.execute_command("EVALSHA", self.sha, len(keys), *keys, *args)
+
+
+#: True while :func:`execute` builds its last try: scripts are queued as ``EVAL``.
+_WITH_SOURCE: ContextVar[bool] = ContextVar("memgate_scripts_with_source", default=False)
 
 
 #: Every script, loaded together on ``NOSCRIPT``.
@@ -47,12 +61,15 @@ SCRIPTS: list[Script] = []
 
 
 async def _load_all(client: aredis.Redis) -> None:
-    """``SCRIPT LOAD`` every script: pipelined on one node; on a cluster one command per
-    script, which redis-py sends to every primary (a promoted replica has an empty script
-    cache: scripts are not replicated)."""
+    """``SCRIPT LOAD`` every script: pipelined on one node; on a cluster on every primary
+    the client knows, one node at a time (a promoted replica has an empty script cache:
+    scripts are not replicated; a primary that is down is skipped)."""
     if is_cluster(client):
+        nodes = client.get_primaries()
         for script in SCRIPTS:
-            await client.script_load(script.source)
+            for node in nodes:
+                with contextlib.suppress(redis.exceptions.ConnectionError, redis.exceptions.TimeoutError):
+                    await client.execute_command("SCRIPT LOAD", script.source, target_nodes=node)
         return
     pipe = client.pipeline(transaction=False)
     for script in SCRIPTS:
@@ -62,26 +79,36 @@ async def _load_all(client: aredis.Redis) -> None:
 
 async def run(client: aredis.Redis, script: Script, keys: Sequence[str], args: Sequence[object] = ()) -> object:
     """``EVALSHA`` ``script`` (one command, no pipeline); on ``NOSCRIPT`` load every
-    script and run it once more. Raises what the script raises (``ResponseError``)."""
+    script and run it once more, then as ``EVAL`` (module docstring). Raises what the
+    script raises (``ResponseError``)."""
     try:
         return await client.evalsha(script.sha, len(keys), *keys, *args)
     except NoScriptError:
         await _load_all(client)
+    try:
         return await client.evalsha(script.sha, len(keys), *keys, *args)
+    except NoScriptError:
+        return await client.eval(script.source, len(keys), *keys, *args)
 
 
 async def execute(client: aredis.Redis, build: Callable[[Pipeline], None]) -> list:
     """Queue commands with ``build`` on a fresh non-transactional pipeline and run it; on
-    ``NOSCRIPT`` load every script and run a rebuilt pipeline once more."""
-    for attempt in (1, 2):
+    ``NOSCRIPT`` load every script and run a rebuilt pipeline once more, then once with
+    the scripts sent as ``EVAL`` (module docstring)."""
+    for attempt in (1, 2, 3):
         pipe = client.pipeline(transaction=False)
-        build(pipe)
+        token = _WITH_SOURCE.set(attempt == 3)
+        try:
+            build(pipe)
+        finally:
+            _WITH_SOURCE.reset(token)
         try:
             return await pipe.execute()
         except NoScriptError:
-            if attempt == 2:
+            if attempt == 3:
                 raise
-            await _load_all(client)
+            if attempt == 1:
+                await _load_all(client)
     raise AssertionError("unreachable")
 
 

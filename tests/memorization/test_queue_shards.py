@@ -17,7 +17,8 @@ import redis.asyncio as aredis
 
 from gateway.memorization.jobs import Job, Turn
 from gateway.memorization.keys import QueueKeys
-from gateway.memorization.queue import ClaimedNotQueued, parse_ref
+from gateway.memorization.queue import CLAIM_SCRIPT, ClaimedNotQueued, parse_ref
+from gateway.memory.scripts import run as run_script
 from gateway.memorization.runtime import queue_for
 from gateway.memorization.service import Memorization, _Pending
 from gateway.memory.factory import is_cluster
@@ -210,7 +211,7 @@ async def test_turns_claimed_by_a_gateway_that_died_before_its_xadd_are_queued_b
     lost = job("alice", "x").model_dump(exclude={"turns", "epoch"}, mode="json")
     turn = '{"role":"user","text":"I restore old clocks.","hash":"h-lost","index":0,"at":"2026-01-01T00:00:00Z"}'
     keys = [queue.keys.seen("alice", "tutor"), queue.keys.epoch("alice"), queue.keys.claims("alice"), queue.keys.claimed("alice")]
-    await queue._claim(keys=keys, args=[600, now, 300_000, lost["job_id"], json.dumps(lost), "0", "h-lost", turn])  # then the gateway died
+    await run_script(queue.client, CLAIM_SCRIPT, keys, [600, now, 300_000, lost["job_id"], json.dumps(lost), "0", "h-lost", turn])  # then the gateway died
     assert await queue.enqueue(json.dumps(lost), "alice", "tutor", [("h-lost", turn)], 600, now_ms=now + 1000) is None
     assert (await queue.stats()).length == 0  # seen, and not stale yet: nothing queued
     later = job("alice", "y").model_dump(exclude={"turns", "epoch"}, mode="json")
@@ -237,7 +238,7 @@ async def test_a_retry_resumes_its_own_claim_that_redis_ran_after_the_call_timed
     lost = job("alice", "x").model_dump(exclude={"turns", "epoch"}, mode="json")
     turn = '{"role":"user","text":"I restore old clocks.","hash":"h-lost","index":0,"at":"2026-01-01T00:00:00Z"}'
     keys = [queue.keys.seen("alice", "tutor"), queue.keys.epoch("alice"), queue.keys.claims("alice"), queue.keys.claimed("alice")]
-    await queue._claim(keys=keys, args=[600, now, 300_000, lost["job_id"], json.dumps(lost), "0", "h-lost", turn])
+    await run_script(queue.client, CLAIM_SCRIPT, keys, [600, now, 300_000, lost["job_id"], json.dumps(lost), "0", "h-lost", turn])
     assert await queue.enqueue(json.dumps(lost), "alice", "tutor", [("h-lost", turn)], 600, now_ms=now + 1000) is None
     assert (await queue.stats()).length == 0
     assert await queue.enqueue(json.dumps(lost), "alice", "tutor", [("h-lost", turn)], 600, now_ms=now + 1000,
