@@ -66,7 +66,7 @@ from gateway.api.responses import param_name
 from gateway.api.settings import MemorySettingsController
 from gateway.chain.chain import ChainFactory, CompletionRunner
 from gateway.chain.forget import forget_user
-from gateway.chain.sdk import Services
+from gateway.chain.services import PluginServices
 from gateway.lorebook.repository import LorebookRepository
 from gateway.memorization.service import Memorization
 from gateway.memory.factory import is_cluster, open_redis, open_store
@@ -121,7 +121,7 @@ class Gateway:
     store: MemoryStore
     auth: Authenticator
     runner: CompletionRunner
-    services: Services
+    services: PluginServices
     chains: ChainFactory
     chat: ChatCompletions
     embeddings: Embeddings
@@ -129,7 +129,7 @@ class Gateway:
     lorebooks: LorebookRepository
     responses: Responses
     settings: SettingsService
-    #: Every memorization the plugins asked :meth:`Services.memorization` for, in order
+    #: Every memorization the plugins asked :meth:`~gateway.chain.sdk.Services.memorization` for, in order
     #: (the admin console's queue status and dead letters).
     memorizations: list[Memorization] = field(default_factory=list)
     warmth: Warmth = field(default_factory=Warmth)
@@ -319,7 +319,7 @@ async def compose(
             )
             lorebooks = LorebookRepository(redis, config.memory.key_prefix)
             memorizations: list[Memorization] = []
-            services = Services(memorizations=memorizations,
+            services = PluginServices(memorizations=memorizations,
                 redis=redis, memory=store, upstreams=upstreams, telemetry=telemetry,
                 key_prefix=config.memory.key_prefix, embedder=store.embedder, lorebooks=lorebooks,
                 breakers=BreakerRegistry(shard_of=slot_owner(redis) if is_cluster(redis) else None),

@@ -28,13 +28,13 @@ import asyncio
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from gateway.chain.sdk import (
     Admission,
     CallContext,
     CircuitBreaker,
     EmbeddingOverloaded,
+    MemoryRecall,
     MemoryUnavailable,
     Overloaded,
     ScoredMemory,
@@ -68,11 +68,12 @@ def caller_tenant(call: CallContext) -> Tenant:
 
 
 class GuardedMemory:
-    """``search`` on the store under a time limit, admission control and the breaker
-    (see module docstring). ``admission`` None: no concurrency limit (tool loops)."""
+    """``search`` on the store (``services.memory``, None: memory off) under a time limit,
+    admission control and the breaker (see module docstring). ``admission`` None: no
+    concurrency limit (tool loops)."""
 
     def __init__(
-        self, store: Any, breaker: CircuitBreaker | ShardedBreaker, timeout_s: float, admission: Admission | None = None
+        self, store: MemoryRecall | None, breaker: CircuitBreaker | ShardedBreaker, timeout_s: float, admission: Admission | None = None
     ) -> None:
         self.store = store
         self.breaker = breaker
@@ -165,7 +166,10 @@ class GuardedMemory:
         options = [{"top_k": spec.top_k, "threshold": spec.threshold,
                     "scopes": None if spec.scopes is None else list(spec.scopes),
                     "types": None if spec.types is None else list(spec.types)} for spec in specs]
+        assert self.store is not None  # search_many returned early without a store
         async with asyncio.timeout(max(0.0, limit_s)):
-            if len(options) == 1:
-                return [await self.store.search(tenant, query, **options[0])]
+            if len(specs) == 1:
+                (spec,) = specs
+                return [await self.store.search(tenant, query, top_k=spec.top_k, threshold=spec.threshold,
+                                                scopes=spec.scopes, types=spec.types)]
             return list(await self.store.search_many(tenant, query, options))  # the query embedded once

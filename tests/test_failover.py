@@ -89,7 +89,8 @@ async def test_an_enqueue_failing_with_a_non_redis_error_is_buffered_not_dropped
 
     import redis.asyncio as aredis
 
-    from gateway.chain.sdk import CallContext, Services
+    from gateway.chain.sdk import CallContext
+    from gateway.chain.services import PluginServices
     from gateway.proxy.assembly import reply_from_completion
     from gateway.proxy.principal import Principal
     from gateway.proxy.wire import ChatRequest
@@ -98,7 +99,7 @@ async def test_an_enqueue_failing_with_a_non_redis_error_is_buffered_not_dropped
     from tests.support.upstream_double import completion
 
     redis = aredis.Redis.from_url(redis_url)
-    plugin = MemorizePlugin(memorize_config("verbatim"), Services(redis=redis))
+    plugin = MemorizePlugin(memorize_config("verbatim"), PluginServices(redis=redis))
     queue = plugin.memorization.queue
     real_append, failures = queue.append, []
 

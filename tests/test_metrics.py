@@ -20,7 +20,8 @@ import openai
 import redis.asyncio as aredis
 from prometheus_client.parser import text_string_to_metric_families
 
-from gateway.chain.sdk import CallContext, Services
+from gateway.chain.sdk import CallContext
+from gateway.chain.services import PluginServices
 from gateway.proxy.assembly import reply_from_completion
 from gateway.proxy.principal import Principal
 from gateway.proxy.wire import ChatRequest
@@ -126,7 +127,7 @@ def test_every_degraded_entry_is_counted_once_with_the_request_phase(start_gatew
 
 
 async def enqueue_one(redis: aredis.Redis, config, text: str) -> str | None:
-    plugin = MemorizePlugin(config, Services(redis=redis))
+    plugin = MemorizePlugin(config, PluginServices(redis=redis))
     call = CallContext(request_id="req_" + uuid.uuid4().hex, principal=Principal("k", "wally", "tutor"),
                        original=ChatRequest(model="gpt-4o-mini", messages=[{"role": "user", "content": text}]),
                        headers={}, upstream=None)  # type: ignore[arg-type]  # no upstream calls
@@ -228,11 +229,12 @@ def test_a_plugin_declares_its_own_histogram_once_and_observes_into_it():
 async def test_owners_declare_their_families_through_the_sdk_values_and_only_declared_gauges_show():
     import pytest
 
-    from gateway.chain.sdk import CounterFamily, HistogramFamily, Services
+    from gateway.chain.sdk import CounterFamily, HistogramFamily
+    from gateway.chain.services import PluginServices
     from gateway.memorization.observe import declare_metrics
     from gateway.runtime.metrics import GaugeFamily
 
-    services = Services()
+    services = PluginServices()
     text = (await services.telemetry.metrics.render())[0].decode()
     assert "memgate_memorize_jobs_total" not in text  # the core's module no longer lists them
     services.metrics.declare(CounterFamily("memgate_plugin_widgets_total", "Widgets.", ("kind",)),
