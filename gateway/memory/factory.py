@@ -307,7 +307,7 @@ async def open_store(
                 await check_settings(client, keys, settings)
             await backend.prepare(embedder.dimensions)
         cached = CachedEmbedder(embedder, client, keys, config.embedding.cache_ttl_s)
-        stack.push_async_callback(cached.flush)  # its cache write-backs land before the client closes
+        stack.push_async_callback(cached.close)  # its cache write-backs land before the client closes
         yield TenantMemoryStore(RecordRepository(client, keys, backend), cached, config)
 
 
