@@ -63,8 +63,8 @@ class InstantModel:
 def _call(plugin: Any, messages: list[dict[str, Any]]) -> tuple[Any, Any]:
     from gateway.chain.sdk import CallContext
     from gateway.proxy.assembly import reply_from_completion
-    from gateway.proxy.principal import Principal
     from gateway.proxy.wire import ChatRequest
+    from gateway.runtime.principal import Principal
 
     call = CallContext(request_id="req_" + uuid.uuid4().hex, principal=Principal("k", "bench", "friend"),
                        original=ChatRequest(model="gpt-4o-mini", messages=messages), headers={},

@@ -38,10 +38,10 @@ from gateway.memory.embeddings import load_embedder
 from gateway.memory.embeddings.base import Embedder
 from gateway.memory.factory import open_store, redis_client
 from gateway.memory.records import NewMemory, Tenant
-from gateway.proxy.principal import Principal
 from gateway.proxy.upstream import UpstreamCaller, UpstreamPool
 from gateway.proxy.wire import ChatRequest
 from gateway.runtime.config import ChainConfig, TelemetryConfig, UpstreamConfig
+from gateway.runtime.principal import Principal
 from gateway.runtime.redis_server import EmbeddedRedis
 from gateway.runtime.telemetry import Telemetry
 from plugins.auto_recall import AutoRecall

@@ -25,7 +25,6 @@ from gateway.chain.injection import SystemPart
 from gateway.chain.sdk import CallContext, PluginConfig, Services, Skipped
 from gateway.chain.services import PluginServices
 from gateway.proxy.assembly import AssembledReply
-from gateway.proxy.principal import Principal
 from gateway.proxy.upstream import UpstreamCaller, UpstreamPool
 from gateway.proxy.wire import ChatRequest, Chunk
 from gateway.runtime.config import (
@@ -35,6 +34,7 @@ from gateway.runtime.config import (
     TelemetryConfig,
     UpstreamConfig,
 )
+from gateway.runtime.principal import Principal
 from gateway.runtime.telemetry import Telemetry
 
 #: Small budgets so overruns end quickly (the hooks that overrun wait forever).

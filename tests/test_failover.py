@@ -92,8 +92,8 @@ async def test_an_enqueue_failing_with_a_non_redis_error_is_buffered_not_dropped
     from gateway.chain.sdk import CallContext
     from gateway.chain.services import PluginServices
     from gateway.proxy.assembly import reply_from_completion
-    from gateway.proxy.principal import Principal
     from gateway.proxy.wire import ChatRequest
+    from gateway.runtime.principal import Principal
     from plugins.memorize import MemorizePlugin
     from tests.memorization.conftest import memorize_config, user_stream
     from tests.support.upstream_double import completion

@@ -42,8 +42,6 @@ EXCEPTIONS: dict[tuple[str, str], str] = {
     ("gateway.runtime.config", "gateway.memory.records"):
         "client ids in gateway.yaml obey the store's tenant id rule (tenant_id_problem)",
     ("gateway.runtime.config", "gateway.settings.memory_settings"): "GatewayConfig composes SettingsConfig (settings:)",
-    ("gateway.speakers.group", "gateway.proxy.principal"):
-        "a speaker is a Principal for another user; Principal is a value of the request path",
     ("gateway.proxy.model_route", "gateway.chain.chain"): "the routes by model run the key's chain variant",
     ("gateway.proxy.model_route", "gateway.chain.sdk"): "as above (CallContext)",
     ("gateway.proxy.relay", "gateway.chain.chain"): "the relay runs the chain's stream filters",

@@ -23,8 +23,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from gateway.chain.sdk import CallContext
 from gateway.chain.services import PluginServices
 from gateway.proxy.assembly import reply_from_completion
-from gateway.proxy.principal import Principal
 from gateway.proxy.wire import ChatRequest
+from gateway.runtime.principal import Principal
 from plugins.memorize import MemorizePlugin
 from tests.memorization.conftest import memorize_config
 from tests.support import plugins as tp

@@ -15,9 +15,9 @@ from gateway.chain.chain import LoadedPlugin
 from gateway.chain.sdk import CallContext
 from gateway.cli.main import main
 from gateway.proxy.keystore import RedisKeyStore
-from gateway.proxy.principal import Principal
 from gateway.runtime.config import ConfigError, parse_config
 from gateway.runtime.errors import InvalidRequest, PermissionDenied
+from gateway.runtime.principal import Principal
 from gateway.settings.memory_settings import (
     CallSettings,
     MemorySettings,

@@ -91,9 +91,9 @@ from gateway.chain.sdk import (
     StreamFilter,
     Warmup,
 )
-from gateway.proxy.principal import Principal
 from gateway.proxy.wire import ChatRequest, Chunk
 from gateway.runtime.config import ChainConfig, ConfigError, GatewayConfig, PluginEntry, PluginOverride, format_validation_error
+from gateway.runtime.principal import Principal
 from gateway.runtime.telemetry import Telemetry
 
 __all__ = ["ChainFactory", "CompletionRunner", "LoadedPlugin", "PluginChain", "check_key_overrides", "check_order", "plugin_config",

@@ -82,7 +82,6 @@ from gateway.memory.embeddings.batching import EmbeddingOverloaded
 from gateway.memory.records import MemoryRecord, ScoredMemory, Tenant, profile_topic
 from gateway.proxy.assembly import AssembledReply
 from gateway.proxy.model_client import ModelClient, ModelConfig, ModelOutputError
-from gateway.proxy.principal import Principal
 from gateway.proxy.sse import SSEDecoder
 from gateway.proxy.upstream import UpstreamCaller
 from gateway.proxy.wire import ChatRequest, Chunk, message_text
@@ -91,6 +90,7 @@ from gateway.runtime.breaker import BreakerConfig, BreakerRegistry, CircuitBreak
 from gateway.runtime.errors import InvalidRequest, MemgateError, MemoryUnavailable, UpstreamError
 from gateway.runtime.fair_share import FairShare
 from gateway.runtime.metrics import CounterFamily, HistogramFamily
+from gateway.runtime.principal import Principal
 from gateway.runtime.text import CJK_CLASS, count_tokens, folded, is_cjk, length_units, prompt_language
 from gateway.runtime.tokens import (
     FALLBACK_ENCODING,

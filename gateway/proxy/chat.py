@@ -40,11 +40,11 @@ from gateway.proxy.assembly import ReplyAssembler, reply_from_completion
 from gateway.proxy.handler import Incoming
 from gateway.proxy.model_route import SSE_HEADERS, ModelRoute, traceparent_of_span
 from gateway.proxy.model_route import Prepared as RoutePrepared
-from gateway.proxy.principal import Principal
 from gateway.proxy.relay import RelayState, error_event, relay_events, relay_passthrough
 from gateway.proxy.upstream import relay_headers
 from gateway.proxy.wire import ChatRequest, without_extension
 from gateway.runtime.errors import MemgateError
+from gateway.runtime.principal import Principal
 from gateway.speakers.group import resolve_speaker
 
 __all__ = ["ChatCompletions"]

@@ -69,7 +69,6 @@ from gateway.proxy.auth import Authenticator, resolve_end_user
 from gateway.proxy.handler import Incoming
 from gateway.proxy.model_route import SSE_HEADERS, ModelRoute, traceparent_of_span
 from gateway.proxy.model_route import Prepared as RoutePrepared
-from gateway.proxy.principal import Principal
 from gateway.proxy.relay import RelayState
 from gateway.proxy.responses_loop import Emitter, ToolLoop
 from gateway.proxy.responses_owners import (
@@ -99,6 +98,7 @@ from gateway.proxy.upstream import UpstreamPool, UpstreamResponse, forward_heade
 from gateway.proxy.wire import without_extension
 from gateway.runtime.config import GatewayConfig
 from gateway.runtime.errors import InvalidRequest, MemgateError, MemoryUnavailable, MethodNotAllowed, NotFound
+from gateway.runtime.principal import Principal
 from gateway.runtime.telemetry import Telemetry
 from gateway.settings.memory_settings import SettingsService
 

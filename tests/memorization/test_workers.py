@@ -19,9 +19,9 @@ from gateway.memorization.service import Memorization
 from gateway.memorization.worker import Worker
 from gateway.memory.records import Tenant
 from gateway.proxy.assembly import reply_from_completion
-from gateway.proxy.principal import Principal
 from gateway.proxy.wire import ChatRequest
 from gateway.runtime.config import TelemetryConfig
+from gateway.runtime.principal import Principal
 from gateway.runtime.telemetry import Telemetry
 from plugins.memorize import MemorizePlugin
 from tests.memorization.conftest import memorize_config, user_stream
