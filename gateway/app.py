@@ -67,6 +67,7 @@ from gateway.api.settings import MemorySettingsController
 from gateway.chain.chain import ChainFactory, CompletionRunner
 from gateway.chain.forget import forget_user
 from gateway.chain.services import PluginServices
+from gateway.config import GatewayConfig
 from gateway.lorebook.repository import LorebookRepository
 from gateway.memorization.service import Memorization
 from gateway.memory.factory import is_cluster, open_redis, open_store
@@ -80,7 +81,6 @@ from gateway.proxy.responses import Responses
 from gateway.proxy.responses_owners import ResponseOwners
 from gateway.proxy.upstream import UpstreamPool, forward_headers, open_stream
 from gateway.runtime.breaker import BreakerRegistry
-from gateway.runtime.config import GatewayConfig
 from gateway.runtime.errors import MemgateError, error_envelope
 from gateway.runtime.metrics import Metrics, StatusRecorder, observe_http_request
 from gateway.runtime.telemetry import Telemetry

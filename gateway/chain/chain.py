@@ -91,8 +91,9 @@ from gateway.chain.sdk import (
     StreamFilter,
     Warmup,
 )
+from gateway.config import GatewayConfig
 from gateway.proxy.wire import ChatRequest, Chunk
-from gateway.runtime.config import ChainConfig, ConfigError, GatewayConfig, PluginEntry, PluginOverride, format_validation_error
+from gateway.runtime.config import ChainConfig, ConfigError, PluginEntry, PluginOverride, format_validation_error
 from gateway.runtime.principal import Principal
 from gateway.runtime.telemetry import Telemetry
 

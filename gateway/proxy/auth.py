@@ -19,9 +19,9 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from urllib.parse import unquote
 
+from gateway.config import ClientConfig
 from gateway.memory.records import check_tenant_id
 from gateway.proxy.keystore import RedisKeyStore, key_digest
-from gateway.runtime.config import ClientConfig
 from gateway.runtime.errors import AuthenticationFailed, InvalidRequest
 from gateway.runtime.principal import Principal
 

@@ -64,6 +64,7 @@ from opentelemetry.trace import SpanKind
 
 from gateway.chain.chain import ChainFactory
 from gateway.chain.sdk import CallContext
+from gateway.config import GatewayConfig
 from gateway.proxy.asgi import Send, send_bytes
 from gateway.proxy.auth import Authenticator, resolve_end_user
 from gateway.proxy.handler import Incoming
@@ -96,7 +97,6 @@ from gateway.proxy.responses_wire import (
 from gateway.proxy.sse import SSEDecoder
 from gateway.proxy.upstream import UpstreamPool, UpstreamResponse, forward_headers, relay_headers
 from gateway.proxy.wire import without_extension
-from gateway.runtime.config import GatewayConfig
 from gateway.runtime.errors import InvalidRequest, MemgateError, MemoryUnavailable, MethodNotAllowed, NotFound
 from gateway.runtime.principal import Principal
 from gateway.runtime.telemetry import Telemetry
