@@ -74,12 +74,12 @@ from gateway.memory.factory import is_cluster, open_redis, open_store
 from gateway.memory.keys import KeySpace, escape_key_part
 from gateway.memory.store import MemoryStore
 from gateway.proxy.auth import Authenticator
-from gateway.proxy.chat import ChatCompletions
 from gateway.proxy.keystore import RedisKeyStore
 from gateway.proxy.passthrough import Embeddings, Models
-from gateway.proxy.responses import Responses
 from gateway.proxy.responses_owners import ResponseOwners
 from gateway.proxy.upstream import UpstreamPool, forward_headers, open_stream
+from gateway.routes.chat import ChatCompletions
+from gateway.routes.responses import Responses
 from gateway.runtime.breaker import BreakerRegistry
 from gateway.runtime.errors import MemgateError, error_envelope
 from gateway.runtime.metrics import Metrics, StatusRecorder, observe_http_request

@@ -668,7 +668,7 @@ class ConversationIngester(Protocol):
 class ToolRunner(Protocol):
     """Answers the model's calls of tools the plugin offered itself (``memory_search``)
     for routes whose replies the chat-shaped filters cannot read: ``/v1/responses`` runs
-    the tool loop in the Responses form (:mod:`gateway.proxy.responses_loop`) and asks the
+    the tool loop in the Responses form (:mod:`gateway.routes.responses_loop`) and asks the
     plugin for each round. Budget per round: the entry's ``budget_ms`` or
     ``chain.reply_budget_ms``; a failing round fails open (the client gets the reply so
     far without the gateway's calls)."""

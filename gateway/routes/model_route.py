@@ -26,9 +26,9 @@ from gateway.config import GatewayConfig
 from gateway.proxy.asgi import Send, send_error
 from gateway.proxy.auth import Authenticator, resolve_end_user
 from gateway.proxy.handler import ProxyRoute
-from gateway.proxy.relay import RelayState
 from gateway.proxy.upstream import Upstream, UpstreamCaller, UpstreamPool, forward_headers
 from gateway.proxy.wire import ChatRequest
+from gateway.routes.relay import RelayState
 from gateway.runtime.errors import InvalidRequest, MemgateError, PermissionDenied
 from gateway.runtime.json_input import json_type, parse_json_object
 from gateway.runtime.principal import Principal
