@@ -55,7 +55,7 @@ class MemorizePlugin:
     def __init__(self, config: MemorizeConfig, services: Services) -> None:
         self.config = config
         self.memorization: Memorizer = services.memorization(config)
-        self._busy = services.admission.busy  # the request path's memory searches queue
+        self._busy = services.recall_saturated  # the request path's memory searches queue
         self._workers: contextlib.AsyncExitStack | None = None
 
     async def on_complete(self, call: CallContext, reply: AssembledReply) -> None:

@@ -44,7 +44,7 @@ Rules a plugin can rely on (and must follow):
   :meth:`CallContext.degrade` (the hook did its job, but only in part);
 - a plugin gets capabilities, not the core's parts (:class:`Services`, implemented by
   :class:`gateway.chain.services.PluginServices`): it searches memories through
-  ``services.memory`` (:class:`MemoryRecall`), forms them through
+  ``services.recall(breaker, timeout_s, admission)`` (:class:`GuardedRecall`), forms them through
   ``services.memorization(config)`` (:class:`Memorizer`), embeds through
   ``services.embed``; it never gets the Redis client, the memory store, the upstream pool
   or the embedding model;
@@ -78,15 +78,14 @@ from gateway.lorebook.repository import TimedState
 from gateway.memorization.capture import conversation_id
 from gateway.memorization.config import MemorizeConfig
 from gateway.memorization.ingest import IngestResult, NewConversation
-from gateway.memory.embeddings.batching import EmbeddingOverloaded
 from gateway.memory.records import MemoryRecord, ScoredMemory, Tenant, profile_topic
 from gateway.proxy.assembly import AssembledReply
 from gateway.proxy.model_client import ModelClient, ModelConfig, ModelOutputError
 from gateway.proxy.sse import SSEDecoder
 from gateway.proxy.upstream import UpstreamCaller
 from gateway.proxy.wire import ChatRequest, Chunk, message_text
-from gateway.runtime.admission import Admission, AdmissionConfig, AdmissionRegistry, Overloaded
-from gateway.runtime.breaker import BreakerConfig, BreakerRegistry, CircuitBreaker, ShardedBreaker
+from gateway.runtime.admission import AdmissionConfig
+from gateway.runtime.breaker import BreakerConfig
 from gateway.runtime.errors import InvalidRequest, MemgateError, MemoryUnavailable, UpstreamError
 from gateway.runtime.fair_share import FairShare
 from gateway.runtime.metrics import CounterFamily, HistogramFamily
@@ -108,7 +107,6 @@ __all__ = [
     "FALLBACK_ENCODING",
     "MODELS_REMEMBERED",
     "REPLY_PRIMING",
-    "Admission",
     "AdmissionConfig",
     "AssembledReply",
     "BackgroundWorkers",
@@ -117,14 +115,13 @@ __all__ = [
     "CallSettings",
     "ChatRequest",
     "Chunk",
-    "CircuitBreaker",
     "CompletionObserver",
     "ConversationIngester",
     "CounterFamily",
-    "EmbeddingOverloaded",
     "Exchange",
     "FairShare",
     "Forgetter",
+    "GuardedRecall",
     "HistogramFamily",
     "IngestResult",
     "Injection",
@@ -136,26 +133,25 @@ __all__ = [
     "MemgateError",
     "MemorizeConfig",
     "Memorizer",
-    "MemoryRecall",
     "MemoryRecord",
     "MemoryUnavailable",
     "ModelClient",
     "ModelConfig",
     "ModelOutputError",
     "NewConversation",
-    "Overloaded",
     "PluginConfig",
     "PluginMetrics",
     "PluginStore",
     "RecallAnnotation",
+    "RecallSkipped",
     "RecalledMemory",
     "RequestRejected",
     "RequestRewriter",
     "ResponseFilter",
     "SSEDecoder",
     "ScoredMemory",
+    "SearchSpec",
     "Services",
-    "ShardedBreaker",
     "Skipped",
     "StreamFilter",
     "SystemPart",
@@ -164,6 +160,7 @@ __all__ = [
     "ToolRunner",
     "UpstreamError",
     "Warmup",
+    "caller_tenant",
     "conversation_id",
     "count_tokens",
     "folded",
@@ -404,31 +401,57 @@ class Lorebooks(Protocol):
         ...
 
 
-class MemoryRecall(Protocol):
-    """The memory store as a plugin reads it (:attr:`Services.memory`): hybrid search of one
-    tenant's memories, nothing else (no writes, deletes or listing; memories are formed
-    through :meth:`Services.memorization`). No deadline of its own: wrap a call in
-    ``asyncio.timeout``.
+@dataclass(frozen=True)
+class SearchSpec:
+    """One search of :meth:`GuardedRecall.search_many`: how many hits (``top_k``), the lowest
+    cosine (``threshold``), the scopes and types searched (None: all)."""
 
-    Raises (both methods): :class:`MemoryUnavailable` when Redis or the embedding model is
-    down, :class:`EmbeddingOverloaded` when the embedding queue is full; ``ValueError`` for
-    an option :meth:`search_many` does not know."""
+    top_k: int
+    threshold: float
+    scopes: Iterable[str] | None = None
+    types: Iterable[str] | None = None
+
+
+class RecallSkipped(Skipped):
+    """Memory was not consulted for this request; ``reason`` names why (see
+    :class:`GuardedRecall`). A :class:`Skipped`: raised out of a hook, the chain records it."""
+
+
+def caller_tenant(call: CallContext) -> Tenant:
+    """The memory tenant of the caller: ``Tenant(user_id, friend_id)`` from its key."""
+    return Tenant(call.principal.user_id, call.principal.friend_id)
+
+
+class GuardedRecall(Protocol):
+    """Memory searches as the request path may run them (:meth:`Services.recall`): under a
+    time limit, the gateway's circuit breaker for the given :class:`BreakerConfig` (per
+    store node on a cluster) and, when given, its admission control for the
+    :class:`AdmissionConfig` (one queue per config, shared by every plugin using it).
+
+    Raises (both methods) :class:`RecallSkipped`, whose ``reason`` the chain puts into
+    ``x-memgate-degraded``: ``memory_disabled`` (no store), ``breaker_open`` (no I/O at
+    all), ``memory_unavailable`` (Redis or the embedding model down), ``memory_timeout``
+    (the store did not answer in its fair share of the time while the gateway was not
+    saturated), ``overloaded`` (shed by admission control or a full embedding queue, or
+    its time went to waiting); ``ValueError`` for an unknown scope or type."""
 
     async def search(
-        self, tenant: Tenant, query: str, top_k: int = 5, threshold: float = 0.0,
+        self, tenant: Tenant, query: str, top_k: int, threshold: float,
         scopes: Iterable[str] | None = None, types: Iterable[str] | None = None,
+        time_left: float | None = None,
     ) -> list[ScoredMemory]:
         """Up to ``top_k`` memories of ``tenant`` for ``query``, in ranking order
         (:class:`ScoredMemory`: ``score`` the ranking score, ``similarity`` the cosine in
-        [0, 1] that ``threshold`` applies to), of the ``scopes`` and ``types`` given
-        (None: all)."""
+        [0, 1] that ``threshold`` applies to), of the ``scopes`` and ``types`` given (None:
+        all). ``time_left``: seconds left of the request's deadline (``call.time_left()``),
+        None for no cut."""
         ...
 
     async def search_many(
-        self, tenant: Tenant, query: str, searches: Sequence[Mapping[str, Any]],
+        self, tenant: Tenant, query: str, specs: Sequence[SearchSpec], time_left: float | None = None,
     ) -> list[list[ScoredMemory]]:
-        """One :meth:`search` per entry of ``searches`` (its keyword arguments: ``top_k``,
-        ``threshold``, ``scopes``, ``types``) for one ``query``, embedded once."""
+        """One list of hits per spec for one query (embedded once), as one guarded call: one
+        admission slot, one time limit, one breaker outcome."""
         ...
 
 
@@ -477,19 +500,23 @@ class Services(Protocol):
     the whole memory store, the upstream pool and the embedding model stay in the core.
 
     Attributes:
-        memory: search the memory store (:class:`MemoryRecall`), None if memory is off.
-        breakers: the gateway's circuit breakers, one per :class:`BreakerConfig`
-            (``breakers.get(config)``).
-        admission: the gateway's memory-search admission control, one per
-            :class:`AdmissionConfig` (``admission.get(config)``; ``admission.busy()``:
-            whether any search queues).
         lorebooks: the gateway's lorebooks (:class:`Lorebooks`), None without memory.
     """
 
-    memory: MemoryRecall | None
-    breakers: BreakerRegistry
-    admission: AdmissionRegistry
     lorebooks: Lorebooks | None
+
+    def recall(
+        self, breaker: BreakerConfig, timeout_s: float, admission: AdmissionConfig | None = None,
+    ) -> GuardedRecall:
+        """Memory searches under ``timeout_s`` seconds each, the gateway's breaker for
+        ``breaker`` and, when given, its admission control for ``admission`` (None: no
+        concurrency limit, e.g. tool loops); see :class:`GuardedRecall`."""
+        ...
+
+    def recall_saturated(self) -> bool:
+        """Whether any memory search of the request path waits for admission right now
+        (background work sharing the event loop yields then)."""
+        ...
 
     def store(self, plugin: str) -> PluginStore:
         """The key/value and stream space of the plugin named ``plugin`` (its ``name``):

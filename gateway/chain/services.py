@@ -4,8 +4,10 @@
 plugin constructor; it holds the Redis client, the memory store, the upstream pool and the
 telemetry, and gives a plugin only the narrow views the SDK declares:
 
-- ``memory``: :class:`StoreRecall`, the store's ``search`` and ``search_many`` and nothing
-  else (:class:`gateway.chain.sdk.MemoryRecall`);
+- ``recall(breaker, timeout_s, admission)``: guarded searches
+  (:class:`gateway.chain.recall.GuardedMemory`) of :class:`StoreRecall`, the store's
+  ``search`` and ``search_many`` and nothing else, under the gateway's breakers
+  (``breakers``) and admission control (``admission``);
 - ``store(name)``: the plugin's keys and streams under the key prefix
   (:class:`gateway.chain.plugin_store.RedisPluginStore`);
 - ``metrics``: declare and count the plugin's own families;
@@ -20,10 +22,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from gateway.chain.plugin_store import RedisPluginStore
+from gateway.chain.recall import GuardedMemory, MemoryRecall
 from gateway.memory.records import ScoredMemory, Tenant
 from gateway.proxy.model_client import ModelClient, ModelConfig
-from gateway.runtime.admission import AdmissionRegistry
-from gateway.runtime.breaker import BreakerRegistry
+from gateway.runtime.admission import AdmissionConfig, AdmissionRegistry
+from gateway.runtime.breaker import BreakerConfig, BreakerRegistry
 from gateway.runtime.config import TelemetryConfig
 from gateway.runtime.errors import MemoryUnavailable
 from gateway.runtime.telemetry import Telemetry
@@ -31,7 +34,7 @@ from gateway.runtime.telemetry import Telemetry
 if TYPE_CHECKING:
     import redis.asyncio as aioredis
 
-    from gateway.chain.sdk import Lorebooks, Memorizer, MemoryRecall, PluginMetrics, PluginStore
+    from gateway.chain.sdk import GuardedRecall, Lorebooks, Memorizer, PluginMetrics, PluginStore
     from gateway.memorization.config import MemorizeConfig
     from gateway.memorization.service import Memorization
     from gateway.memory.embeddings.base import Embedder
@@ -42,7 +45,7 @@ __all__ = ["PluginServices", "StoreRecall"]
 
 
 class StoreRecall:
-    """The memory store as a plugin searches it (:class:`gateway.chain.sdk.MemoryRecall`):
+    """The memory store as recall searches it (:class:`gateway.chain.recall.MemoryRecall`):
     forwards ``search`` and ``search_many`` to the store; the store's other methods (writes,
     deletes, listing, the embedder, the Redis client) are not reachable through it."""
 
@@ -104,6 +107,18 @@ class PluginServices:
         self.admission = admission if admission is not None else AdmissionRegistry()
         self.lorebooks = lorebooks
         self._memorizations: list[Memorization] = memorizations if memorizations is not None else []
+
+    def recall(
+        self, breaker: BreakerConfig, timeout_s: float, admission: AdmissionConfig | None = None,
+    ) -> GuardedRecall:
+        """See :meth:`gateway.chain.sdk.Services.recall`: the store's searches (``memory``)
+        under ``breakers.get(breaker)`` and ``admission.get(admission)``."""
+        queue = self.admission.get(admission) if admission is not None else None
+        return GuardedMemory(self.memory, self.breakers.get(breaker), timeout_s, queue)
+
+    def recall_saturated(self) -> bool:
+        """See :meth:`gateway.chain.sdk.Services.recall_saturated`."""
+        return self.admission.busy()
 
     def store(self, plugin: str) -> PluginStore:
         """See :meth:`gateway.chain.sdk.Services.store`.
