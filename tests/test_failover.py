@@ -61,7 +61,7 @@ async def test_a_dead_shard_holding_embedding_cache_keys_does_not_fail_embedding
     from tests.support.redis_cluster import LocalCluster
 
     cluster = LocalCluster(tmp_path / "cluster", primaries=3, replicas=0).start()  # no failover: it stays down
-    client = None
+    client = cached = None
     try:
         config = MemoryConfig(redis_url=cluster.url, cluster=True, key_prefix="fo", socket_timeout_s=10.0)
         client = redis_client(cluster.url, config)
@@ -73,6 +73,8 @@ async def test_a_dead_shard_holding_embedding_cache_keys_does_not_fail_embedding
         got = await cached.embed_many([text])
         assert got.tolist() == expected.tolist()
     finally:
+        if cached is not None:
+            await cached.close()  # its write-back (to the dead node) ends before the client closes
         if client is not None:
             await client.aclose()
         cluster.stop()
