@@ -252,7 +252,7 @@ class HttpPath:
 
     def __init__(self, params: Params) -> None:
         from gateway.app import create_app
-        from gateway.runtime.config import parse_config
+        from gateway.config import parse_config
         from plugins import builtin_plugins
         from tests.support.loopback import LoopbackServer
         from tests.support.upstream_double import UpstreamDouble

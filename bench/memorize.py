@@ -63,8 +63,8 @@ class InstantModel:
 def _call(plugin: Any, messages: list[dict[str, Any]]) -> tuple[Any, Any]:
     from gateway.chain.sdk import CallContext
     from gateway.proxy.assembly import reply_from_completion
-    from gateway.proxy.principal import Principal
     from gateway.proxy.wire import ChatRequest
+    from gateway.runtime.principal import Principal
 
     call = CallContext(request_id="req_" + uuid.uuid4().hex, principal=Principal("k", "bench", "friend"),
                        original=ChatRequest(model="gpt-4o-mini", messages=messages), headers={},
@@ -79,11 +79,11 @@ def _history(n: int, tag: str) -> list[dict[str, Any]]:
 
 
 async def bench_enqueue(redis: Any, count: int, history: int) -> dict[str, Any]:
-    from gateway.chain.sdk import Services
+    from gateway.chain.services import PluginServices
     from plugins.memorize import MemorizePlugin
 
     config = MemorizeConfig(queue={"key_prefix": "bq" + uuid.uuid4().hex[:8]})
-    plugin = MemorizePlugin(config, Services(redis=redis))
+    plugin = MemorizePlugin(config, PluginServices(redis=redis))
     now = datetime.now(UTC)
     samples = []
     base = _history(history - 1, "h")
@@ -108,11 +108,11 @@ def _percentiles(samples: list[float]) -> dict[str, float]:
 
 
 async def bench_worker(redis: Any, store: Any, mode: str, jobs: int) -> dict[str, float]:
-    from gateway.chain.sdk import Services
+    from gateway.chain.services import PluginServices
     from plugins.memorize import MemorizePlugin
 
     config = MemorizeConfig(mode=mode, queue={"key_prefix": "bq" + uuid.uuid4().hex[:8]}, worker={"block_ms": 20})
-    plugin = MemorizePlugin(config, Services(redis=redis))
+    plugin = MemorizePlugin(config, PluginServices(redis=redis))
     now = datetime.now(UTC)
     for i in range(jobs):
         call, reply = _call(plugin, [{"role": "user", "content": f"I walked my dog Rex to lake number {i} and we met Anna."}])

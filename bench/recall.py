@@ -31,16 +31,17 @@ import numpy as np
 
 from bench.store import percentiles, sentence, unit_rows
 from gateway.chain.chain import CompletionRunner, LoadedPlugin, PluginChain
-from gateway.chain.sdk import CallContext, Services
+from gateway.chain.sdk import CallContext
+from gateway.chain.services import PluginServices
 from gateway.memory.config import EmbeddingConfig, MemoryConfig
 from gateway.memory.embeddings import load_embedder
 from gateway.memory.embeddings.base import Embedder
 from gateway.memory.factory import open_store, redis_client
 from gateway.memory.records import NewMemory, Tenant
-from gateway.proxy.principal import Principal
 from gateway.proxy.upstream import UpstreamCaller, UpstreamPool
 from gateway.proxy.wire import ChatRequest
 from gateway.runtime.config import ChainConfig, TelemetryConfig, UpstreamConfig
+from gateway.runtime.principal import Principal
 from gateway.runtime.redis_server import EmbeddedRedis
 from gateway.runtime.telemetry import Telemetry
 from plugins.auto_recall import AutoRecall
@@ -105,7 +106,7 @@ UPSTREAMS = UpstreamPool(UpstreamConfig(base_url="http://127.0.0.1:9/v1"))
 
 
 def recall_chain(store) -> tuple[PluginChain, list[Timed]]:
-    services = Services(memory=store)
+    services = PluginServices(memory=store)
     classes: list[Any] = [AutoRecall, HybridInjection, Personalization, TokenBudget]
     timed = [Timed(cls(cls.Config(), services)) for cls in classes]
     telemetry = Telemetry(TelemetryConfig())

@@ -66,21 +66,21 @@ from gateway.api.responses import param_name
 from gateway.api.settings import MemorySettingsController
 from gateway.chain.chain import ChainFactory, CompletionRunner
 from gateway.chain.forget import forget_user
-from gateway.chain.sdk import Services
+from gateway.chain.services import PluginServices
+from gateway.config import GatewayConfig
 from gateway.lorebook.repository import LorebookRepository
 from gateway.memorization.service import Memorization
 from gateway.memory.factory import is_cluster, open_redis, open_store
 from gateway.memory.keys import KeySpace, escape_key_part
 from gateway.memory.store import MemoryStore
 from gateway.proxy.auth import Authenticator
-from gateway.proxy.chat import ChatCompletions
 from gateway.proxy.keystore import RedisKeyStore
 from gateway.proxy.passthrough import Embeddings, Models
-from gateway.proxy.responses import Responses
 from gateway.proxy.responses_owners import ResponseOwners
 from gateway.proxy.upstream import UpstreamPool, forward_headers, open_stream
+from gateway.routes.chat import ChatCompletions
+from gateway.routes.responses import Responses
 from gateway.runtime.breaker import BreakerRegistry
-from gateway.runtime.config import GatewayConfig
 from gateway.runtime.errors import MemgateError, error_envelope
 from gateway.runtime.metrics import Metrics, StatusRecorder, observe_http_request
 from gateway.runtime.telemetry import Telemetry
@@ -121,7 +121,7 @@ class Gateway:
     store: MemoryStore
     auth: Authenticator
     runner: CompletionRunner
-    services: Services
+    services: PluginServices
     chains: ChainFactory
     chat: ChatCompletions
     embeddings: Embeddings
@@ -129,7 +129,7 @@ class Gateway:
     lorebooks: LorebookRepository
     responses: Responses
     settings: SettingsService
-    #: Every memorization the plugins asked :meth:`Services.memorization` for, in order
+    #: Every memorization the plugins asked :meth:`~gateway.chain.sdk.Services.memorization` for, in order
     #: (the admin console's queue status and dead letters).
     memorizations: list[Memorization] = field(default_factory=list)
     warmth: Warmth = field(default_factory=Warmth)
@@ -319,7 +319,7 @@ async def compose(
             )
             lorebooks = LorebookRepository(redis, config.memory.key_prefix)
             memorizations: list[Memorization] = []
-            services = Services(memorizations=memorizations,
+            services = PluginServices(memorizations=memorizations,
                 redis=redis, memory=store, upstreams=upstreams, telemetry=telemetry,
                 key_prefix=config.memory.key_prefix, embedder=store.embedder, lorebooks=lorebooks,
                 breakers=BreakerRegistry(shard_of=slot_owner(redis) if is_cluster(redis) else None),

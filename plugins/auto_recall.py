@@ -43,7 +43,7 @@ the ones the search left out or found only low are added to ``high``, after its 
 photography classes nearby?" needs the city; "what should I cook?" the allergy). So the
 facts reach the prompt in any language, also where the embedder scores Chinese poorly.
 Both searches run as one guarded call with the query embedded once
-(:meth:`~plugins.guarded_memory.GuardedMemory.search_many`).
+(:meth:`~gateway.chain.sdk.GuardedRecall.search_many`).
 
 Which lasting facts (:func:`pick_profile`): the profile search asks for
 :data:`PROFILE_POOL` times ``profile_limit`` candidates, ranked by the store (relevance to
@@ -82,10 +82,11 @@ from gateway.chain.sdk import (
     PluginConfig,
     RecallAnnotation,
     ScoredMemory,
+    SearchSpec,
+    caller_tenant,
     length_units,
     message_text,
 )
-from plugins.guarded_memory import GuardedMemory, SearchSpec, caller_tenant
 
 __all__ = ['FOLLOW_UP_ENDS', 'FOLLOW_UP_STARTS', 'PROFILE_POOL', 'AutoRecall', 'AutoRecallConfig', 'RecallResult', 'build_query', 'cap_per_scope', 'is_follow_up', 'length_units', 'pick_profile', 'recall_annotation', 'split_by_relevance']
 
@@ -125,7 +126,7 @@ class AutoRecallConfig(PluginConfig):
     max_query_chars: int = Field(2000, ge=16, description="Longest query; longer keeps its end.")
     timeout_ms: float = Field(
         800.0, gt=0, description="Time limit of the search, cut to the request's remaining deadline; "
-        "past it the request goes on without memories (plugins.guarded_memory says when the breaker "
+        "past it the request goes on without memories (gateway.chain.sdk.GuardedRecall says when the breaker "
         "counts a failure; the chain's hook budget still applies).",
     )
     breaker: BreakerConfig = Field(default_factory=BreakerConfig, description="Memory-store circuit breaker.")
@@ -250,10 +251,7 @@ class AutoRecall:
 
     def __init__(self, config: AutoRecallConfig, services: Any) -> None:
         self.config = config
-        self.memory = GuardedMemory(
-            services.memory, services.breakers.get(config.breaker), config.timeout_ms / 1000,
-            services.admission.get(config.admission),
-        )
+        self.memory = services.recall(config.breaker, config.timeout_ms / 1000, config.admission)
 
     def setting_fallbacks(self) -> dict[str, Any]:
         """What this plugin uses for a memory setting nobody set (its own config)."""

@@ -13,22 +13,17 @@ import asyncio
 import sys
 
 import click
-import redis.asyncio as aioredis
 
-from gateway.chain.sdk import Services
+from gateway.chain.sdk import open_plugin_store
 from plugins.context_selection import ContextSelection, ContextSelectionConfig, export_usage
 
 
 async def _export(url: str, key_prefix: str, stream: str) -> int:
-    client = aioredis.from_url(url)
     lines = 0
-    try:
-        store = Services(redis=client, key_prefix=key_prefix).store(ContextSelection.name)
+    async with open_plugin_store(url, key_prefix, ContextSelection.name) as store:
         async for line in export_usage(store, stream):
             sys.stdout.write(line)
             lines += 1
-    finally:
-        await client.aclose()
     return lines
 
 

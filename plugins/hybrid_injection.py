@@ -49,7 +49,6 @@ from gateway.chain.sdk import (
     prompt_language,
 )
 from plugins.auto_recall import RecallResult
-from plugins.guarded_memory import GuardedMemory
 from plugins.memory_search_loop import MEMORY_SEARCH_TOOL, TOOL_NAME, ToolCall
 from plugins.memory_search_rounds import LoopSettings, LoopState, MemorySearchRounds
 from plugins.prompts import MEMORY_CONTEXT, memory_line, render_memory_context
@@ -92,7 +91,7 @@ class HybridInjection:
 
     def __init__(self, config: HybridInjectionConfig, services: Services) -> None:
         self.config = config
-        memory = GuardedMemory(services.memory, services.breakers.get(config.breaker), config.timeout_ms / 1000)
+        memory = services.recall(config.breaker, config.timeout_ms / 1000)
         settings = LoopSettings(config.max_rounds, config.search_top_k, config.max_top_k, config.search_threshold, GATEWAY_TOOLS)
         self.loop = MemorySearchRounds(memory, settings, self.name)
 

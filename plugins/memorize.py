@@ -10,7 +10,7 @@ Capabilities (:mod:`gateway.chain.sdk`):
 - :class:`~gateway.chain.sdk.BackgroundWorkers`: what ``memgate worker -n N`` runs.
 - :class:`~gateway.chain.sdk.ConversationIngester`: ``POST /v1/memories`` with ``messages`` forms
   the chunk's memories with this configuration, synchronously
-  (:meth:`gateway.memorization.service.Memorization.ingest`).
+  (:meth:`gateway.chain.sdk.Memorizer.ingest`).
 - :class:`~gateway.chain.sdk.Forgetter`: a forgotten user's queued jobs become stale (under this
   configuration's own ``queue.key_prefix``).
 
@@ -30,7 +30,16 @@ import contextlib
 from datetime import UTC, datetime
 from typing import ClassVar
 
-from gateway.chain.sdk import AssembledReply, CallContext, IngestResult, MemorizeConfig, NewConversation, Services, Tenant
+from gateway.chain.sdk import (
+    AssembledReply,
+    CallContext,
+    IngestResult,
+    MemorizeConfig,
+    Memorizer,
+    NewConversation,
+    Services,
+    Tenant,
+)
 
 __all__ = ["MemorizePlugin"]
 
@@ -45,8 +54,8 @@ class MemorizePlugin:
 
     def __init__(self, config: MemorizeConfig, services: Services) -> None:
         self.config = config
-        self.memorization = services.memorization(config)
-        self._busy = services.admission.busy  # the request path's memory searches queue
+        self.memorization: Memorizer = services.memorization(config)
+        self._busy = services.recall_saturated  # the request path's memory searches queue
         self._workers: contextlib.AsyncExitStack | None = None
 
     async def on_complete(self, call: CallContext, reply: AssembledReply) -> None:

@@ -22,8 +22,15 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from gateway.chain.sdk import CallContext, Chunk, SSEDecoder, UpstreamError
-from plugins.guarded_memory import GuardedMemory, RecallSkipped, caller_tenant
+from gateway.chain.sdk import (
+    CallContext,
+    Chunk,
+    GuardedRecall,
+    RecallSkipped,
+    SSEDecoder,
+    UpstreamError,
+    caller_tenant,
+)
 from plugins.memory_search_loop import (
     StreamRound,
     ToolCall,
@@ -97,7 +104,7 @@ def without_our_calls(body: dict[str, Any], first_id: str | None) -> dict[str, A
 class MemorySearchRounds:
     """The loop for one plugin instance (shared by calls; state in :class:`LoopState`)."""
 
-    def __init__(self, memory: GuardedMemory, settings: LoopSettings, annotation_key: str) -> None:
+    def __init__(self, memory: GuardedRecall, settings: LoopSettings, annotation_key: str) -> None:
         self.memory = memory
         self.settings = settings
         self.annotation_key = annotation_key

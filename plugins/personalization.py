@@ -44,10 +44,10 @@ from gateway.chain.sdk import (
     Services,
     SystemPart,
     Tenant,
+    caller_tenant,
     message_text,
     prompt_language,
 )
-from plugins.guarded_memory import GuardedMemory, caller_tenant
 from plugins.preferences import Preference, extract_preferences, render_personalization, resolve
 
 __all__ = ['PERSONALIZATION_ORDER', 'PREFERENCE_QUERY', 'PREFERENCE_TYPES', 'Personalization', 'PersonalizationConfig']
@@ -82,10 +82,7 @@ class Personalization:
 
     def __init__(self, config: PersonalizationConfig, services: Services) -> None:
         self.config = config
-        self.memory = GuardedMemory(
-            services.memory, services.breakers.get(config.breaker), config.timeout_ms / 1000,
-            services.admission.get(config.admission),
-        )
+        self.memory = services.recall(config.breaker, config.timeout_ms / 1000, config.admission)
         self._cache: OrderedDict[Tenant, tuple[float, dict[str, Preference]]] = OrderedDict()
 
     async def rewrite_request(self, call: CallContext, request: ChatRequest) -> ChatRequest:

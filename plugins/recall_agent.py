@@ -26,8 +26,15 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from gateway.chain.sdk import MemgateError, ModelClient, ModelOutputError, ScoredMemory, Tenant
-from plugins.guarded_memory import GuardedMemory, RecallSkipped
+from gateway.chain.sdk import (
+    GuardedRecall,
+    MemgateError,
+    ModelClient,
+    ModelOutputError,
+    RecallSkipped,
+    ScoredMemory,
+    Tenant,
+)
 
 __all__ = ['MAX_QUERIES_PER_ROUND', 'PLANNER_PROMPT', 'AgentSettings', 'Found', 'Plan', 'RecallAgent', 'describe_found', 'next_queries', 'planner_messages']
 
@@ -108,7 +115,7 @@ def next_queries(plan: Plan, found: Found) -> list[str]:
 class RecallAgent:
     """See module docstring."""
 
-    def __init__(self, memory: GuardedMemory, model: ModelClient | None, settings: AgentSettings) -> None:
+    def __init__(self, memory: GuardedRecall, model: ModelClient | None, settings: AgentSettings) -> None:
         self.memory = memory
         self.model = model
         self.settings = settings

@@ -47,10 +47,10 @@ from gateway.chain.sdk import (
     ScoredMemory,
     Services,
     Skipped,
+    caller_tenant,
     message_text,
 )
 from plugins.auto_recall import RecallResult, build_query
-from plugins.guarded_memory import GuardedMemory, caller_tenant
 from plugins.recall_agent import AgentSettings, Found, RecallAgent
 from plugins.splice import RECALL_MEMORY_TOOL, TOOL_NAME, new_call_id, splice_messages
 
@@ -88,7 +88,7 @@ class ToolSplice:
 
     def __init__(self, config: ToolSpliceConfig, services: Services) -> None:
         self.config = config
-        memory = GuardedMemory(services.memory, services.breakers.get(config.breaker), config.search_timeout_ms / 1000)
+        memory = services.recall(config.breaker, config.search_timeout_ms / 1000)
         needs_model = config.rounds > 1 or not config.first_round_direct
         self.model: ModelClient | None
         try:  # a user's recall_rounds setting may ask for more rounds than the config

@@ -23,8 +23,8 @@ import gateway.chain.chain as chain_module
 from gateway.chain.chain import ChainFactory, CompletionRunner, PluginChain
 from gateway.chain.injection import SystemPart
 from gateway.chain.sdk import CallContext, PluginConfig, Services, Skipped
+from gateway.chain.services import PluginServices
 from gateway.proxy.assembly import AssembledReply
-from gateway.proxy.principal import Principal
 from gateway.proxy.upstream import UpstreamCaller, UpstreamPool
 from gateway.proxy.wire import ChatRequest, Chunk
 from gateway.runtime.config import (
@@ -34,6 +34,7 @@ from gateway.runtime.config import (
     TelemetryConfig,
     UpstreamConfig,
 )
+from gateway.runtime.principal import Principal
 from gateway.runtime.telemetry import Telemetry
 
 #: Small budgets so overruns end quickly (the hooks that overrun wait forever).
@@ -146,7 +147,7 @@ class Harness:
         self.telemetry = Telemetry(TelemetryConfig(), self.exporter)
         assert self.telemetry.recording
         self.pool = UpstreamPool(UpstreamConfig(base_url="http://127.0.0.1:9/v1"))
-        services = Services(redis=None, memory=None, upstreams=self.pool, telemetry=self.telemetry)
+        services = PluginServices(redis=None, memory=None, upstreams=self.pool, telemetry=self.telemetry)
         self.runner = CompletionRunner(10, self.telemetry)
         self.factory = ChainFactory(
             [PluginEntry(**e) for e in entries], REGISTRY, services, config, self.telemetry, self.runner

@@ -2,7 +2,8 @@
 
 import pytest
 
-from gateway.runtime.config import ConfigError, load_config
+from gateway.config import load_config
+from gateway.runtime.config import ConfigError
 
 
 def write(tmp_path, text):
@@ -93,7 +94,7 @@ clients:
 """)
     with pytest.raises(ConfigError, match="GROUP_BOT_KEY is not set"):  # serve: strict
         load_config(path, {})
-    with caplog.at_level("WARNING", logger="gateway.runtime.config"):
+    with caplog.at_level("WARNING", logger="gateway.config"):
         config = load_config(path, {}, skip_unset_clients=True)
     assert [c.user_id for c in config.clients] == ["demo"]
     assert "clients.1 left out" in caplog.text and "GROUP_BOT_KEY" in caplog.text

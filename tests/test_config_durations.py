@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pydantic import BaseModel
 
 from gateway.app import default_registry
-from gateway.runtime.config import GatewayConfig
+from gateway.config import GatewayConfig
 
 TIME_WORDS = re.compile(r"\b(seconds?|milliseconds?|timeout|ttl|deadline|budget|delay|interval between|cool-?down|idle time)\b", re.I)
 

@@ -17,7 +17,7 @@ import redis
 import redis.asyncio as aioredis
 
 import plugins.context_selection as context_selection
-from gateway.chain.sdk import Services
+from gateway.chain.services import PluginServices
 from gateway.runtime.config import PluginOverride
 from plugins.context_selection import export_usage
 from tests.support.gateway import ADMIN_KEY, ALICE_KEY, BOB_KEY
@@ -224,7 +224,7 @@ def test_usage_records_go_on_a_capped_stream_export_as_jsonl_and_are_forgotten(s
         async def export():
             client_ = aioredis.Redis.from_url(redis_url)
             try:
-                store = Services(redis=client_, key_prefix=prefix).store("context_selection")
+                store = PluginServices(redis=client_, key_prefix=prefix).store("context_selection")
                 return [line async for line in export_usage(store, stream)]
             finally:
                 await client_.aclose()

@@ -127,7 +127,7 @@ def container_environment(extra: dict[str, str] | None = None) -> dict[str, str]
 
 
 def container_config() -> Any:
-    from gateway.runtime.config import load_config
+    from gateway.config import load_config
 
     return load_config(CONTAINER_CONFIG, container_environment())
 
@@ -277,7 +277,8 @@ def test_the_container_config_is_gateway_yaml_but_for_the_documented_container_k
 
     assert stripped(CONTAINER_CONFIG) == stripped(ROOT / "gateway.yaml")
     assert config_env_names(required_only=True) == {"MEMGATE_KEY", "MEMGATE_ADMIN_KEY", "MEMGATE_REDIS_URL"}
-    from gateway.runtime.config import ConfigError, load_config
+    from gateway.config import load_config
+    from gateway.runtime.config import ConfigError
 
     environment = container_environment()
     del environment["MEMGATE_REDIS_URL"]

@@ -61,7 +61,7 @@ async def test_a_dead_shard_holding_embedding_cache_keys_does_not_fail_embedding
     from tests.support.redis_cluster import LocalCluster
 
     cluster = LocalCluster(tmp_path / "cluster", primaries=3, replicas=0).start()  # no failover: it stays down
-    client = None
+    client = cached = None
     try:
         config = MemoryConfig(redis_url=cluster.url, cluster=True, key_prefix="fo", socket_timeout_s=10.0)
         client = redis_client(cluster.url, config)
@@ -73,6 +73,8 @@ async def test_a_dead_shard_holding_embedding_cache_keys_does_not_fail_embedding
         got = await cached.embed_many([text])
         assert got.tolist() == expected.tolist()
     finally:
+        if cached is not None:
+            await cached.close()  # its write-back (to the dead node) ends before the client closes
         if client is not None:
             await client.aclose()
         cluster.stop()
@@ -89,16 +91,17 @@ async def test_an_enqueue_failing_with_a_non_redis_error_is_buffered_not_dropped
 
     import redis.asyncio as aredis
 
-    from gateway.chain.sdk import CallContext, Services
+    from gateway.chain.sdk import CallContext
+    from gateway.chain.services import PluginServices
     from gateway.proxy.assembly import reply_from_completion
-    from gateway.proxy.principal import Principal
     from gateway.proxy.wire import ChatRequest
+    from gateway.runtime.principal import Principal
     from plugins.memorize import MemorizePlugin
     from tests.memorization.conftest import memorize_config, user_stream
     from tests.support.upstream_double import completion
 
     redis = aredis.Redis.from_url(redis_url)
-    plugin = MemorizePlugin(memorize_config("verbatim"), Services(redis=redis))
+    plugin = MemorizePlugin(memorize_config("verbatim"), PluginServices(redis=redis))
     queue = plugin.memorization.queue
     real_append, failures = queue.append, []
 

@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from gateway.cli.main import main
-from gateway.runtime.config import ClientConfig
+from gateway.config import ClientConfig
 from gateway.speakers.group import speaker_user_id
 from tests.support import plugins as tp
 from tests.support.gateway import SERVICE_KEY, make_config

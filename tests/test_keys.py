@@ -8,9 +8,9 @@ import pytest
 from click.testing import CliRunner
 
 from gateway.cli.main import main
+from gateway.config import ClientConfig
 from gateway.proxy.auth import Authenticator, resolve_end_user
 from gateway.proxy.keystore import RedisKeyStore, key_digest
-from gateway.runtime.config import ClientConfig
 from gateway.runtime.errors import AuthenticationFailed, KeyStoreUnavailable
 from tests.support import plugins as tp
 from tests.support.gateway import ALICE_KEY, SERVICE_KEY

@@ -8,7 +8,8 @@ import openai
 import pytest
 
 from gateway.chain.validate import validate_plugins
-from gateway.runtime.config import ConfigError, parse_config
+from gateway.config import parse_config
+from gateway.runtime.config import ConfigError
 from tests.support import plugins as tp
 from tests.support.gateway import ALICE_KEY, BOB_KEY
 from tests.support.upstream_double import fixture

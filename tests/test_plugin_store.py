@@ -8,7 +8,8 @@ import uuid
 import pytest
 import redis.asyncio as aioredis
 
-from gateway.chain.sdk import Services, plugin_key
+from gateway.chain.sdk import plugin_key
+from gateway.chain.services import PluginServices
 
 
 @pytest.fixture
@@ -20,8 +21,8 @@ async def client(redis_url: str):
 
 async def test_keys_and_streams_live_under_the_prefix_and_the_plugins_name(client) -> None:
     prefix = "t" + uuid.uuid4().hex[:10]
-    mine = Services(redis=client, key_prefix=prefix).store("alpha")
-    other = Services(redis=client, key_prefix=prefix).store("beta")
+    mine = PluginServices(redis=client, key_prefix=prefix).store("alpha")
+    other = PluginServices(redis=client, key_prefix=prefix).store("beta")
 
     await mine.set("count", "1", ttl_s=60)
     assert await mine.get("count") == b"1"
@@ -55,9 +56,9 @@ async def test_a_key_cannot_leave_the_plugins_space() -> None:
 
 def test_without_redis_a_plugin_store_is_refused_at_construction() -> None:
     with pytest.raises(ValueError, match="needs Redis"):
-        Services().store("alpha")
+        PluginServices().store("alpha")
 
 
 def test_plugins_get_no_raw_redis_client() -> None:
-    services = Services(redis=object(), key_prefix="mg")  # type: ignore[arg-type]
+    services = PluginServices(redis=object(), key_prefix="mg")  # type: ignore[arg-type]
     assert not hasattr(services, "redis")

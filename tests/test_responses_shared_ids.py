@@ -13,7 +13,8 @@ import openai
 import pytest
 import redis
 
-from gateway.runtime.config import ConfigError, parse_config
+from gateway.config import parse_config
+from gateway.runtime.config import ConfigError
 from tests.support.gateway import ADMIN_KEY, ALICE_KEY, BOB_KEY
 from tests.support.responses_double import StoredResponses
 

@@ -1,11 +1,11 @@
 """The Responses request as the chain sees it and the chain's edits mapped back
-(gateway.proxy.responses_wire), without a server: the cases the end-to-end tests do not
+(gateway.routes.responses_wire), without a server: the cases the end-to-end tests do not
 reach (a spliced tool exchange, dropped turns, messages at a depth, the conversation)."""
 
 from __future__ import annotations
 
 from gateway.chain.injection import Exchange, Injection, Item, SystemPart, render
-from gateway.proxy.responses_wire import apply_edits, chain_view, check_request, referenced_items
+from gateway.routes.responses_wire import apply_edits, chain_view, check_request, referenced_items
 
 RECALL_TOOL = {"type": "function", "function": {"name": "recall_memory", "parameters": {"type": "object", "properties": {}}}}
 ITEMS = [

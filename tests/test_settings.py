@@ -14,10 +14,11 @@ from click.testing import CliRunner
 from gateway.chain.chain import LoadedPlugin
 from gateway.chain.sdk import CallContext
 from gateway.cli.main import main
+from gateway.config import parse_config
 from gateway.proxy.keystore import RedisKeyStore
-from gateway.proxy.principal import Principal
-from gateway.runtime.config import ConfigError, parse_config
+from gateway.runtime.config import ConfigError
 from gateway.runtime.errors import InvalidRequest, PermissionDenied
+from gateway.runtime.principal import Principal
 from gateway.settings.memory_settings import (
     CallSettings,
     MemorySettings,

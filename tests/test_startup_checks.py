@@ -10,7 +10,8 @@ from click.testing import CliRunner
 from gateway.app import default_registry
 from gateway.chain.validate import validate_plugins
 from gateway.cli.main import main
-from gateway.runtime.config import ConfigError, parse_config
+from gateway.config import parse_config
+from gateway.runtime.config import ConfigError
 
 
 def serve(tmp_path, data):

@@ -6,9 +6,20 @@ import httpx
 
 from tests.support import plugins as tp
 from tests.support.gateway import ALICE_KEY
+from tests.support.processes import poll
 
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 PARENT = f"00-{TRACE_ID}-00f067aa0ba902b7-01"
+
+
+def finished_spans(gw, name: str) -> dict:  # noqa: ANN001
+    """The gateway's finished spans by name, once ``name`` is among them: the request span
+    ends just after the reply's last bytes went out, so the client may be faster."""
+    def spans() -> dict | None:
+        found = {s.name: s for s in gw.spans.get_finished_spans()}
+        return found if name in found else None
+
+    return poll(spans, 10, f"the span {name!r} to end")
 
 
 def test_traceparent_is_continued_and_propagated_with_gen_ai_attributes(start_gateway, upstream):
@@ -19,7 +30,7 @@ def test_traceparent_is_continued_and_propagated_with_gen_ai_attributes(start_ga
     assert response.status_code == 200
     sent = upstream.chat_requests()[-1].headers["traceparent"]
     assert sent.split("-")[1] == TRACE_ID and sent != PARENT  # same trace, our span as parent
-    spans = {s.name: s for s in gw.spans.get_finished_spans()}
+    spans = finished_spans(gw, "chat gpt-4o")
     request = spans["chat gpt-4o"]
     assert format(request.context.trace_id, "032x") == TRACE_ID
     assert format(request.parent.span_id, "016x") == "00f067aa0ba902b7"
@@ -40,7 +51,7 @@ def test_usage_attributes_on_streams(start_gateway, upstream):
                       json={"model": "gpt-4o", "messages": [], "stream": True},
                       headers={"authorization": f"Bearer {ALICE_KEY}"}, timeout=30) as r:
         r.read()
-    request = next(s for s in gw.spans.get_finished_spans() if s.name == "chat gpt-4o")
+    request = finished_spans(gw, "chat gpt-4o")["chat gpt-4o"]
     assert request.attributes["gen_ai.usage.input_tokens"] == 14
     assert request.attributes["gen_ai.usage.output_tokens"] == 30
     assert request.attributes["gen_ai.response.model"] == "gpt-4o-2024-08-06"

@@ -107,7 +107,8 @@ def gateway_config(upstream_url: str, data_dir: Path, admin_key: str, config_pat
     ``redis_url`` (an already running Redis, e.g. the test suite's) the memory and
     memorize queue key prefixes are fresh so runs never meet. ``memorize``: keys set in
     the ``memorize`` plugin's config (one level of nesting merged, e.g. ``worker``)."""
-    from gateway.runtime.config import ConfigError, interpolate_tree, parse_config, resolve_paths
+    from gateway.config import parse_config, resolve_paths
+    from gateway.runtime.config import ConfigError, interpolate_tree
 
     environ = {"MEMGATE_UPSTREAM_URL": upstream_url + "/v1", "OPENAI_API_KEY": "sk-upstream-double",
                "MEMGATE_ADMIN_KEY": admin_key, "MEMGATE_KEY": "sk-dev-" + secrets.token_hex(8),

@@ -110,7 +110,7 @@ def gateway_config(keys: dict[tuple[str, str], str], redis_url: str, embedder: s
     """The memory-only gateway of the API benchmarks: one key per ``(way, sample id)``,
     fresh key prefixes, ``memorize`` in verbatim mode storing both speakers' turns (no
     in-serve worker: conversation ingest memorizes inline)."""
-    from gateway.runtime.config import parse_config
+    from gateway.config import parse_config
 
     return parse_config({
         "server": {"host": "127.0.0.1", "port": 0},

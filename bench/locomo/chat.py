@@ -157,7 +157,7 @@ def recall_registry() -> dict[str, type] | None:
 def gateway_config(upstream_url: str, redis_url: str, conversations: list[Conversation], ks: tuple[int, ...],
                    with_recall: bool, queue_prefix: str, memory_prefix: str,
                    backend: str = "auto") -> tuple[Any, dict[str, tuple[str, str]]]:
-    from gateway.runtime.config import parse_config
+    from gateway.config import parse_config
 
     off = {"enabled": False}
     clients, keys = [], {}

@@ -19,10 +19,10 @@ from litestar.handlers import BaseRouteHandler
 from gateway.memory.records import Tenant
 from gateway.memory.store import MemoryStore
 from gateway.proxy.auth import Authenticator, resolve_end_user
-from gateway.proxy.principal import Principal
 from gateway.runtime.errors import PermissionDenied
 from gateway.runtime.fair_share import INGEST, WRITES, FairShare
 from gateway.runtime.json_input import check_json_body
+from gateway.runtime.principal import Principal
 from gateway.settings.memory_settings import SettingsService
 
 __all__ = [

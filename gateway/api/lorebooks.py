@@ -46,8 +46,8 @@ from gateway.lorebook.model import Lorebook, LoreEntry, book_problem, entry_prob
 from gateway.lorebook.repository import LorebookRepository
 from gateway.lorebook.sillytavern import Imported, LorebookFormatError, export_world_info, import_lorebook
 from gateway.lorebook.upload import BookSummary, CardIn, EntryBody, ImportReport, LorebookUpload
-from gateway.proxy.principal import Principal
 from gateway.runtime.errors import InvalidRequest, NotFound, UnprocessableInput
+from gateway.runtime.principal import Principal
 
 __all__ = ["BookSummary", "ImportReport", "LorebooksController"]
 

@@ -79,9 +79,9 @@ from gateway.memory.records import (
 )
 from gateway.memory.store import MemoryStore
 from gateway.proxy.auth import Authenticator
-from gateway.proxy.principal import Principal
 from gateway.runtime.config import McpConfig
 from gateway.runtime.errors import MemgateError, MethodNotAllowed, PermissionDenied
+from gateway.runtime.principal import Principal
 from gateway.settings.memory_settings import CallSettings, SettingsService
 
 __all__ = [

@@ -51,8 +51,8 @@ from gateway.memory.records import (
     ScoredMemory,
     Tenant,
 )
-from gateway.proxy.principal import Principal
 from gateway.runtime.errors import NotFound, UnprocessableInput
+from gateway.runtime.principal import Principal
 
 __all__ = ["MemoriesController", "MemoryBody", "MemoryId", "SearchRequest", "SearchResponse"]
 

@@ -12,7 +12,7 @@ from litestar.params import JSONBody
 
 from gateway.api.guards import api_state, json_body_guard, provide_principal, setting_fallbacks
 from gateway.api.responses import errors
-from gateway.proxy.principal import Principal
+from gateway.runtime.principal import Principal
 from gateway.settings.memory_settings import SettingsPatch, SettingsView
 
 __all__ = ["MemorySettingsController"]

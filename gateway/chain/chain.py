@@ -28,7 +28,7 @@ Every failure is counted (``memgate_plugin_failures_total{plugin,hook,reason}``,
 without the exception type), logged, set on the hook's span (``memgate.degraded``) and
 named in ``x-memgate-degraded`` as ``plugin:reason`` (``timeout``, ``deadline``,
 ``error:<ExceptionType>``; each entry the reply carries is counted once more in
-``memgate_degraded_total{plugin,reason}``, by :mod:`gateway.proxy.chat`). A hook that raises
+``memgate_degraded_total{plugin,reason}``, by :mod:`gateway.routes.chat`). A hook that raises
 :class:`~gateway.chain.sdk.Skipped` is not a failure: its change is dropped, the call goes on,
 and ``plugin:reason`` is counted in ``memgate_plugin_skips_total`` and named the same way.
 
@@ -91,9 +91,10 @@ from gateway.chain.sdk import (
     StreamFilter,
     Warmup,
 )
-from gateway.proxy.principal import Principal
+from gateway.config import GatewayConfig
 from gateway.proxy.wire import ChatRequest, Chunk
-from gateway.runtime.config import ChainConfig, ConfigError, GatewayConfig, PluginEntry, PluginOverride, format_validation_error
+from gateway.runtime.config import ChainConfig, ConfigError, PluginEntry, PluginOverride, format_validation_error
+from gateway.runtime.principal import Principal
 from gateway.runtime.telemetry import Telemetry
 
 __all__ = ["ChainFactory", "CompletionRunner", "LoadedPlugin", "PluginChain", "check_key_overrides", "check_order", "plugin_config",

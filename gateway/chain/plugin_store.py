@@ -9,7 +9,8 @@ segment). Stream field values are text (UTF-8).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import contextlib
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from gateway.memory.keys import escape_key_part
@@ -17,7 +18,7 @@ from gateway.memory.keys import escape_key_part
 if TYPE_CHECKING:
     import redis.asyncio as aioredis
 
-__all__ = ["RedisPluginStore", "plugin_key"]
+__all__ = ["RedisPluginStore", "open_plugin_store", "plugin_key"]
 
 
 def plugin_key(key_prefix: str, plugin: str, key: str) -> str:
@@ -31,6 +32,20 @@ def plugin_key(key_prefix: str, plugin: str, key: str) -> str:
     if not key or not plugin:
         raise ValueError("a plugin key needs a plugin name and a non-empty key")
     return f"{key_prefix}:plugin:{escape_key_part(plugin)}:{escape_key_part(key)}"
+
+
+@contextlib.asynccontextmanager
+async def open_plugin_store(redis_url: str, key_prefix: str, plugin: str) -> AsyncIterator[RedisPluginStore]:
+    """``plugin``'s keys and streams in the Redis at ``redis_url`` (``redis://...``), for an
+    operator's tool run outside the gateway (the same ``memory.redis_url`` and
+    ``memory.key_prefix``); the connection is closed on exit."""
+    import redis.asyncio as aioredis
+
+    client = aioredis.from_url(redis_url)
+    try:
+        yield RedisPluginStore(client, key_prefix, plugin)
+    finally:
+        await client.aclose()
 
 
 def _text(value: Any) -> str:

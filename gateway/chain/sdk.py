@@ -42,9 +42,16 @@ Rules a plugin can rely on (and must follow):
   ``*_fallback`` method for reply hooks). Plugins never catch ``Exception`` to fail open
   themselves, and never touch ``x-memgate-degraded`` except through
   :meth:`CallContext.degrade` (the hook did its job, but only in part);
+- a plugin gets capabilities, not the core's parts (:class:`Services`, implemented by
+  :class:`gateway.chain.services.PluginServices`): it searches memories through
+  ``services.recall(breaker, timeout_s, admission)`` (:class:`GuardedRecall`), forms them through
+  ``services.memorization(config)`` (:class:`Memorizer`), embeds through
+  ``services.embed``; it never gets the Redis client, the memory store, the upstream pool
+  or the embedding model;
 - what a plugin keeps in Redis goes through its :class:`PluginStore`
-  (``services.store(name)``: keys and streams under ``<memory.key_prefix>:plugin:<name>:``);
-  plugins never get the Redis client itself;
+  (``services.store(name)``: keys and streams under ``<memory.key_prefix>:plugin:<name>:``;
+  an operator's tool outside the gateway opens the same space with
+  :func:`open_plugin_store`);
 - a plugin's metrics are declared by the plugin (:class:`CounterFamily`,
   :class:`HistogramFamily`, ``services.metrics.declare``) before it counts into them;
 - a plugin that reports recalled memories annotates a :class:`RecallAnnotation`
@@ -53,35 +60,36 @@ Rules a plugin can rely on (and must follow):
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import time
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, NotRequired, Protocol, TypedDict, cast, runtime_checkable
+from datetime import datetime
+from typing import Any, ClassVar, Literal, NotRequired, Protocol, TypedDict, cast, runtime_checkable
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from gateway.chain.injection import Exchange, Injection, Item, SystemPart
-from gateway.chain.plugin_store import plugin_key
+from gateway.chain.plugin_store import open_plugin_store, plugin_key
 from gateway.lorebook.model import ENTRY_TYPES, Lorebook, LoreEntry, parse_regex_key
 from gateway.lorebook.repository import TimedState
 from gateway.memorization.capture import conversation_id
 from gateway.memorization.config import MemorizeConfig
 from gateway.memorization.ingest import IngestResult, NewConversation
-from gateway.memory.embeddings.base import Embedder
-from gateway.memory.embeddings.batching import EmbeddingOverloaded
-from gateway.memory.records import MemoryRecord, MemoryType, Scope, ScoredMemory, Tenant, profile_topic
+from gateway.memory.records import MemoryRecord, ScoredMemory, Tenant, profile_topic
 from gateway.proxy.assembly import AssembledReply
 from gateway.proxy.model_client import ModelClient, ModelConfig, ModelOutputError
-from gateway.proxy.principal import Principal
 from gateway.proxy.sse import SSEDecoder
-from gateway.proxy.upstream import UpstreamCaller, UpstreamPool
+from gateway.proxy.upstream import UpstreamCaller
 from gateway.proxy.wire import ChatRequest, Chunk, message_text
-from gateway.runtime.admission import Admission, AdmissionConfig, AdmissionRegistry, Overloaded
-from gateway.runtime.breaker import BreakerConfig, BreakerRegistry, CircuitBreaker, ShardedBreaker
+from gateway.runtime.admission import AdmissionConfig
+from gateway.runtime.breaker import BreakerConfig
 from gateway.runtime.errors import InvalidRequest, MemgateError, MemoryUnavailable, UpstreamError
 from gateway.runtime.fair_share import FairShare
 from gateway.runtime.metrics import CounterFamily, HistogramFamily
+from gateway.runtime.principal import Principal
 from gateway.runtime.text import CJK_CLASS, count_tokens, folded, is_cjk, length_units, prompt_language
 from gateway.runtime.tokens import (
     FALLBACK_ENCODING,
@@ -93,22 +101,12 @@ from gateway.runtime.tokens import (
 )
 from gateway.settings.memory_settings import CallSettings
 
-if TYPE_CHECKING:
-    import asyncio
-
-    import redis.asyncio as aioredis
-
-    from gateway.memorization.service import Memorization
-    from gateway.memory.store import MemoryStore
-    from gateway.runtime.telemetry import Telemetry
-
 __all__ = [
     "CJK_CLASS",
     "ENTRY_TYPES",
     "FALLBACK_ENCODING",
     "MODELS_REMEMBERED",
     "REPLY_PRIMING",
-    "Admission",
     "AdmissionConfig",
     "AssembledReply",
     "BackgroundWorkers",
@@ -117,15 +115,13 @@ __all__ = [
     "CallSettings",
     "ChatRequest",
     "Chunk",
-    "CircuitBreaker",
     "CompletionObserver",
     "ConversationIngester",
     "CounterFamily",
-    "Embedder",
-    "EmbeddingOverloaded",
     "Exchange",
     "FairShare",
     "Forgetter",
+    "GuardedRecall",
     "HistogramFamily",
     "IngestResult",
     "Injection",
@@ -136,28 +132,26 @@ __all__ = [
     "Lorebooks",
     "MemgateError",
     "MemorizeConfig",
+    "Memorizer",
     "MemoryRecord",
-    "MemoryType",
     "MemoryUnavailable",
     "ModelClient",
     "ModelConfig",
     "ModelOutputError",
     "NewConversation",
-    "Overloaded",
     "PluginConfig",
     "PluginMetrics",
     "PluginStore",
-    "Principal",
     "RecallAnnotation",
+    "RecallSkipped",
     "RecalledMemory",
     "RequestRejected",
     "RequestRewriter",
     "ResponseFilter",
     "SSEDecoder",
-    "Scope",
     "ScoredMemory",
+    "SearchSpec",
     "Services",
-    "ShardedBreaker",
     "Skipped",
     "StreamFilter",
     "SystemPart",
@@ -166,6 +160,7 @@ __all__ = [
     "ToolRunner",
     "UpstreamError",
     "Warmup",
+    "caller_tenant",
     "conversation_id",
     "count_tokens",
     "folded",
@@ -173,6 +168,7 @@ __all__ = [
     "is_offline",
     "length_units",
     "message_text",
+    "open_plugin_store",
     "parse_regex_key",
     "plugin_key",
     "profile_topic",
@@ -314,13 +310,6 @@ class CallContext:
         self._degraded.append(f"{source}:{reason}")
 
 
-def _no_telemetry() -> Telemetry:
-    from gateway.runtime.config import TelemetryConfig
-    from gateway.runtime.telemetry import Telemetry
-
-    return Telemetry(TelemetryConfig())
-
-
 class PluginStore(Protocol):
     """A plugin's own keys and Redis Streams (:meth:`Services.store`). Every key lives under
     the gateway's key prefix and the plugin's name (``<memory.key_prefix>:plugin:<name>:<key>``,
@@ -412,63 +401,131 @@ class Lorebooks(Protocol):
         ...
 
 
-class Services:
-    """Shared resources handed to plugin constructors, built once by the composition root
-    (:func:`gateway.app.compose`). The Redis client stays inside: a plugin keeps its own
-    data through :meth:`store`.
+@dataclass(frozen=True)
+class SearchSpec:
+    """One search of :meth:`GuardedRecall.search_many`: how many hits (``top_k``), the lowest
+    cosine (``threshold``), the scopes and types searched (None: all)."""
+
+    top_k: int
+    threshold: float
+    scopes: Iterable[str] | None = None
+    types: Iterable[str] | None = None
+
+
+class RecallSkipped(Skipped):
+    """Memory was not consulted for this request; ``reason`` names why (see
+    :class:`GuardedRecall`). A :class:`Skipped`: raised out of a hook, the chain records it."""
+
+
+def caller_tenant(call: CallContext) -> Tenant:
+    """The memory tenant of the caller: ``Tenant(user_id, friend_id)`` from its key."""
+    return Tenant(call.principal.user_id, call.principal.friend_id)
+
+
+class GuardedRecall(Protocol):
+    """Memory searches as the request path may run them (:meth:`Services.recall`): under a
+    time limit, the gateway's circuit breaker for the given :class:`BreakerConfig` (per
+    store node on a cluster) and, when given, its admission control for the
+    :class:`AdmissionConfig` (one queue per config, shared by every plugin using it).
+
+    Raises (both methods) :class:`RecallSkipped`, whose ``reason`` the chain puts into
+    ``x-memgate-degraded``: ``memory_disabled`` (no store), ``breaker_open`` (no I/O at
+    all), ``memory_unavailable`` (Redis or the embedding model down), ``memory_timeout``
+    (the store did not answer in its fair share of the time while the gateway was not
+    saturated), ``overloaded`` (shed by admission control or a full embedding queue, or
+    its time went to waiting); ``ValueError`` for an unknown scope or type."""
+
+    async def search(
+        self, tenant: Tenant, query: str, top_k: int, threshold: float,
+        scopes: Iterable[str] | None = None, types: Iterable[str] | None = None,
+        time_left: float | None = None,
+    ) -> list[ScoredMemory]:
+        """Up to ``top_k`` memories of ``tenant`` for ``query``, in ranking order
+        (:class:`ScoredMemory`: ``score`` the ranking score, ``similarity`` the cosine in
+        [0, 1] that ``threshold`` applies to), of the ``scopes`` and ``types`` given (None:
+        all). ``time_left``: seconds left of the request's deadline (``call.time_left()``),
+        None for no cut."""
+        ...
+
+    async def search_many(
+        self, tenant: Tenant, query: str, specs: Sequence[SearchSpec], time_left: float | None = None,
+    ) -> list[list[ScoredMemory]]:
+        """One list of hits per spec for one query (embedded once), as one guarded call: one
+        admission slot, one time limit, one breaker outcome."""
+        ...
+
+
+class Memorizer(Protocol):
+    """The gateway's memorization for one :class:`MemorizeConfig` (:meth:`Services.memorization`;
+    seeds 000, 002, 003): the request-path enqueue, the workers, the synchronous ingest and
+    a user's queue state. Every key lives under the configuration's ``queue.key_prefix``."""
+
+    async def enqueue(self, call: CallContext, reply: AssembledReply, now: datetime) -> str | None:
+        """Queue the call's new turns as one job; its id, None when every turn was seen
+        before (or the job waits in the in-process buffer for Redis)."""
+        ...
+
+    async def ingest(self, user_id: str, friend_id: str, chunk: NewConversation, now: datetime) -> IngestResult:
+        """Form the chunk's memories now (``POST /v1/memories`` with ``messages``)."""
+        ...
+
+    def workers(
+        self, count: int, busy: Callable[[], bool] | None = None,
+    ) -> contextlib.AbstractAsyncContextManager[list[Any]]:
+        """``count`` workers as tasks for the duration of the ``async with``; ``busy``:
+        whether the request path sharing their event loop is saturated (they yield then)."""
+        ...
+
+    async def run_workers(self, count: int, stop: asyncio.Event) -> None:
+        """Run ``count`` workers until ``stop`` is set (``memgate worker``)."""
+        ...
+
+    async def flush(self, timeout_s: float) -> int:
+        """Retry buffered jobs for up to ``timeout_s`` seconds; how many are still buffered."""
+        ...
+
+    async def aclose(self) -> None:
+        """Stop the buffer's flusher (jobs still buffered are counted as shed)."""
+        ...
+
+    async def forget_user(self, user_id: str) -> None:
+        """Drop the user's buffered and queued jobs and their queue state."""
+        ...
+
+
+class Services(Protocol):
+    """What a plugin constructor gets (``Plugin(config, services)``), built once by the
+    composition root (:func:`gateway.app.compose`; the core's implementation is
+    :class:`gateway.chain.services.PluginServices`). Capabilities only: the Redis client,
+    the whole memory store, the upstream pool and the embedding model stay in the core.
 
     Attributes:
-        memory: the memory store (:class:`gateway.memory.store.MemoryStore`), None if off.
-        upstreams: the upstream pool (for :meth:`model_client`); None in unit tests.
-        telemetry: spans and metrics (a non-recording one by default).
-        breakers: the gateway's circuit breakers, one per breaker config.
-        admission: the gateway's memory-search admission control, one per admission
-            config (:mod:`gateway.runtime.admission`).
         lorebooks: the gateway's lorebooks (:class:`Lorebooks`), None without memory.
-        embedder: the gateway's embedding model (the memory store's, behind its Redis
-            vector cache and micro-batcher); use :meth:`embed`. None without memory.
     """
 
-    def __init__(
-        self,
-        *,
-        redis: aioredis.Redis | None = None,
-        memory: MemoryStore | None = None,
-        upstreams: UpstreamPool | None = None,
-        telemetry: Telemetry | None = None,
-        breakers: BreakerRegistry | None = None,
-        admission: AdmissionRegistry | None = None,
-        key_prefix: str = "mg",
-        embedder: Embedder | None = None,
-        lorebooks: Lorebooks | None = None,
-        memorizations: list[Memorization] | None = None,
-    ) -> None:
-        """``redis``: the gateway's async client (None when memory is not configured),
-        for :meth:`store` and :meth:`memorization`; ``key_prefix``: ``memory.key_prefix``;
-        ``memorizations``: the composition root's list that every memorization handed out
-        by :meth:`memorization` is appended to (the admin console reads it there)."""
-        self._redis = redis
-        self._key_prefix = key_prefix
-        self.memory = memory
-        self.upstreams = upstreams
-        self.telemetry = telemetry if telemetry is not None else _no_telemetry()
-        self.breakers = breakers if breakers is not None else BreakerRegistry()
-        self.admission = admission if admission is not None else AdmissionRegistry()
-        self.embedder = embedder
-        self.lorebooks = lorebooks
-        self._memorizations: list[Memorization] = memorizations if memorizations is not None else []
+    lorebooks: Lorebooks | None
+
+    def recall(
+        self, breaker: BreakerConfig, timeout_s: float, admission: AdmissionConfig | None = None,
+    ) -> GuardedRecall:
+        """Memory searches under ``timeout_s`` seconds each, the gateway's breaker for
+        ``breaker`` and, when given, its admission control for ``admission`` (None: no
+        concurrency limit, e.g. tool loops); see :class:`GuardedRecall`."""
+        ...
+
+    def recall_saturated(self) -> bool:
+        """Whether any memory search of the request path waits for admission right now
+        (background work sharing the event loop yields then)."""
+        ...
 
     def store(self, plugin: str) -> PluginStore:
-        """The key/value and stream space of the plugin named ``plugin`` (its ``name``).
+        """The key/value and stream space of the plugin named ``plugin`` (its ``name``):
+        keys under ``<memory.key_prefix>:plugin:<plugin>:``.
 
         Raises:
             ValueError: memory is not configured (no Redis).
         """
-        from gateway.chain.plugin_store import RedisPluginStore
-
-        if self._redis is None:
-            raise ValueError(f"{plugin} needs Redis (memory: section)")
-        return RedisPluginStore(self._redis, self._key_prefix, plugin)
+        ...
 
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Unit-length vectors of ``texts``: shape ``(len(texts), dimensions)``, float32,
@@ -482,42 +539,27 @@ class Services:
 
         Raises:
             MemoryUnavailable: no embedder (memory not configured), the model or the
-                embeddings API failed, or the queue is full (:class:`EmbeddingOverloaded`);
-                the only exception, so a caller can fail open on it alone.
+                embeddings API failed, or the queue is full; the only exception, so a
+                caller can fail open on it alone.
         """
-        if self.embedder is None:
-            raise MemoryUnavailable("no embedding model (memory: section)")
-        if not texts:
-            return np.zeros((0, self.embedder.dimensions), dtype=np.float32)
-        try:
-            return await self.embedder.embed_many(list(texts))
-        except MemoryUnavailable:
-            raise
-        except Exception as exc:  # one documented error for plugins
-            raise MemoryUnavailable(f"embedding failed: {type(exc).__name__}: {exc}") from exc
+        ...
 
     @property
     def metrics(self) -> PluginMetrics:
         """The gateway's Prometheus metrics, as a plugin uses them (:class:`PluginMetrics`)."""
-        return self.telemetry.metrics
+        ...
 
     def model_client(self, config: ModelConfig) -> ModelClient:
         """A client for the memory model ``config`` names (the caller closes it)."""
-        return ModelClient(config, self.upstreams)
+        ...
 
-    def memorization(self, config: MemorizeConfig) -> Memorization:
-        """The memorization queue and workers for ``config`` (seeds 000, 002, 003).
+    def memorization(self, config: MemorizeConfig) -> Memorizer:
+        """The memorization queue and workers for ``config`` (:class:`Memorizer`).
 
         Raises:
             ValueError: memory is not configured (no Redis).
         """
-        from gateway.memorization.service import Memorization
-
-        if self._redis is None:
-            raise ValueError("memorization needs Redis (memory: section)")
-        memorization = Memorization(config, self._redis, self.memory, self.upstreams, self.telemetry)
-        self._memorizations.append(memorization)
-        return memorization
+        ...
 
 
 @runtime_checkable
@@ -653,7 +695,7 @@ class ConversationIngester(Protocol):
 class ToolRunner(Protocol):
     """Answers the model's calls of tools the plugin offered itself (``memory_search``)
     for routes whose replies the chat-shaped filters cannot read: ``/v1/responses`` runs
-    the tool loop in the Responses form (:mod:`gateway.proxy.responses_loop`) and asks the
+    the tool loop in the Responses form (:mod:`gateway.routes.responses_loop`) and asks the
     plugin for each round. Budget per round: the entry's ``budget_ms`` or
     ``chain.reply_budget_ms``; a failing round fails open (the client gets the reply so
     far without the gateway's calls)."""

@@ -19,7 +19,7 @@ from gateway.chain.chain import (
     resolve_plugin_class,
     validate_key_plugins,
 )
-from gateway.runtime.config import GatewayConfig
+from gateway.config import GatewayConfig
 
 __all__ = ['validate_key_plugins', 'validate_plugins']
 

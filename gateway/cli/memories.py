@@ -17,7 +17,7 @@ from typing import Any
 import click
 
 from gateway.cli.support import composed, load, redis_for, redis_url_for
-from gateway.runtime.config import GatewayConfig
+from gateway.config import GatewayConfig
 
 __all__ = ['Action', 'default_friend', 'register']
 

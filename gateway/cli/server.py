@@ -37,7 +37,7 @@ from typing import Any
 import uvicorn
 
 from gateway.app import create_app
-from gateway.runtime.config import GatewayConfig
+from gateway.config import GatewayConfig
 
 __all__ = ['MULTIPROC_ENV', 'serve', 'serve_processes', 'uvicorn_config']
 

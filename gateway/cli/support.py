@@ -17,7 +17,8 @@ from typing import Any
 import click
 import redis.asyncio as aioredis
 
-from gateway.runtime.config import ConfigError, GatewayConfig, load_config
+from gateway.config import GatewayConfig, load_config
+from gateway.runtime.config import ConfigError
 from gateway.runtime.redis_server import EmbeddedRedis, EmbeddedRedisError
 
 __all__ = ["CONFIG_OPTION", "composed", "load", "redis_for", "redis_url_for"]
@@ -32,7 +33,7 @@ def load(config_path: str, *, strict: bool = False) -> GatewayConfig:
     """The config for a command. Not ``strict`` (every command but ``serve``): a
     ``clients`` entry whose variable is unset (``key: ${GROUP_BOT_KEY}``) is left out
     with a warning rather than stopping a command that does not need that key
-    (:func:`gateway.runtime.config.load_config`)."""
+    (:func:`gateway.config.load_config`)."""
     try:
         return load_config(config_path, skip_unset_clients=not strict)
     except ConfigError as exc:

@@ -243,7 +243,7 @@ class MemoryConfig(BaseModel):
         Path("./data"),
         description="Directory for the embedded Redis's files (under data_dir/redis). A "
         "relative path is relative to the folder of the gateway.yaml it comes from "
-        "(gateway.runtime.config.load_config), not to the current directory.",
+        "(gateway.config.load_config), not to the current directory.",
     )
     backend: Literal["auto", "search", "vectorset"] = Field(
         "auto",

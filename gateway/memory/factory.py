@@ -138,32 +138,79 @@ def cluster_client(urls: str, config: MemoryConfig) -> aredis.Redis:
 
 
 def _failover_safe(base: Any) -> Any:
-    """redis-py's async ``RedisCluster`` whose topology refresh does not fetch ``COMMAND``
-    again once it has it (found by ``python -m bench failover``).
+    """redis-py's async ``RedisCluster`` made safe across topology changes (found by
+    ``python -m bench failover``; redis-py 7.4).
 
-    After a command fails on a dead primary, the next command of *any* caller refreshes
-    the topology and then loads the command table from the default node; while the dead
-    primary still holds its slots (until its replica is promoted) that node may be the
-    dead one, and the failure closes every node's connections: commands of users on
-    healthy nodes failed with ConnectionError (or ``AttributeError`` on a connection closed
-    under them) and opened their breakers. The command table is static for a server
-    version, so it is loaded once; the slot table is refreshed as before."""
+    1. Its topology refresh does not fetch ``COMMAND`` again once it has it. After a
+       command fails on a dead primary, the next command of *any* caller refreshes the
+       topology and then loads the command table from the default node; while the dead
+       primary still holds its slots (until its replica is promoted) that node may be the
+       dead one, and the failure closes every node's connections: commands of users on
+       healthy nodes failed with ConnectionError (or ``AttributeError`` on a connection
+       closed under them) and opened their breakers. The command table is static for a
+       server version, so it is loaded once; the slot table is refreshed as before.
+    2. One node object per node. A refresh builds new node objects; redis-py keeps the
+       old ones in its node cache but puts the new ones in its slot table, so commands
+       opened connections on objects that the next refresh dropped with the connections
+       still open ("Unclosed ClusterNode object" at garbage collection, and sockets held
+       until then). After each refresh the slot table points at the cached objects.
+    3. Nothing is left open. Nodes that leave the topology (a killed primary) are
+       disconnected once none of their connections is in use (at the next refresh), and
+       :meth:`aclose` disconnects every node it still knows of, also when redis-py's own
+       ``aclose`` skips (it closes nothing while a refresh is pending)."""
 
     class FailoverSafeCluster(base):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            #: Nodes that left the topology while some of their connections were in use.
+            self.retired_nodes: list[Any] = []
+
         async def initialize(self, **refresh: Any) -> Any:
             """redis-py 7's ``RedisCluster.initialize`` without the ``COMMAND`` fetch once
             the command table is loaded (``refresh``: whatever a later redis-py passes on
-            to its nodes manager)."""
+            to its nodes manager); then one object per node (class docstring)."""
             state: Any = self  # redis-py's private fields, as its own initialize uses them
+            manager = state.nodes_manager
+            before = dict(manager.nodes_cache)
             if not (state._initialize and state.commands_parser.commands):
-                return await super().initialize(**refresh)
+                result = await super().initialize(**refresh)
+                await self._settle_nodes(before)
+                return result
             if not state._lock:
                 state._lock = asyncio.Lock()
             async with state._lock:
                 if state._initialize:
-                    await state.nodes_manager.initialize(**refresh)
+                    await manager.initialize(**refresh)
                     state._initialize = False
+                    await self._settle_nodes(before)
             return self
+
+        async def _settle_nodes(self, before: dict[str, Any]) -> None:
+            """Point the slot table at the cached node objects; disconnect the nodes that
+            left the topology once their connections are all idle."""
+            manager: Any = self.nodes_manager
+            cache = manager.nodes_cache
+            manager.slots_cache = {
+                slot: [cache.get(node.name, node) for node in nodes] for slot, nodes in manager.slots_cache.items()
+            }
+            self.retired_nodes += [node for name, node in before.items() if name not in cache]
+            idle: list[Any] = []
+            busy: list[Any] = []
+            for node in self.retired_nodes:
+                (idle if len(node._free) == len(node._connections) else busy).append(node)
+            self.retired_nodes = busy
+            await asyncio.gather(*(node.disconnect() for node in idle), return_exceptions=True)
+
+        async def aclose(self) -> None:
+            """redis-py's ``aclose``, then every node still known (cached, startup, slot
+            table, retired) disconnected."""
+            await super().aclose()
+            manager: Any = self.nodes_manager
+            slot_nodes = [node for nodes in manager.slots_cache.values() for node in nodes]
+            nodes = {id(node): node for node in [*manager.nodes_cache.values(), *manager.startup_nodes.values(),
+                                                  *slot_nodes, *self.retired_nodes]}
+            self.retired_nodes = []
+            await asyncio.gather(*(node.disconnect() for node in nodes.values()), return_exceptions=True)
 
     return FailoverSafeCluster
 
@@ -307,7 +354,7 @@ async def open_store(
                 await check_settings(client, keys, settings)
             await backend.prepare(embedder.dimensions)
         cached = CachedEmbedder(embedder, client, keys, config.embedding.cache_ttl_s)
-        stack.push_async_callback(cached.flush)  # its cache write-backs land before the client closes
+        stack.push_async_callback(cached.close)  # its cache write-backs land before the client closes
         yield TenantMemoryStore(RecordRepository(client, keys, backend), cached, config)
 
 

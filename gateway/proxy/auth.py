@@ -19,11 +19,11 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from urllib.parse import unquote
 
+from gateway.config import ClientConfig
 from gateway.memory.records import check_tenant_id
 from gateway.proxy.keystore import RedisKeyStore, key_digest
-from gateway.proxy.principal import Principal
-from gateway.runtime.config import ClientConfig
 from gateway.runtime.errors import AuthenticationFailed, InvalidRequest
+from gateway.runtime.principal import Principal
 
 __all__ = ['FRIEND_HEADER', 'FRIEND_HEADER_NAME', 'USER_HEADER', 'USER_HEADER_NAME', 'Authenticator', 'header_id', 'principal_from_client', 'resolve_end_user']
 

@@ -24,10 +24,10 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from gateway.config import GatewayConfig
 from gateway.proxy.asgi import ClientGone, DisconnectWatcher, Receive, Scope, Send, read_body, request_headers, send_error
 from gateway.proxy.auth import Authenticator
 from gateway.proxy.upstream import Upstream, UpstreamPool, open_stream
-from gateway.runtime.config import GatewayConfig
 from gateway.runtime.errors import MemgateError, MethodNotAllowed
 from gateway.runtime.metrics import StatusRecorder, observe_http_request
 from gateway.runtime.telemetry import Telemetry

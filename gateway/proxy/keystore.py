@@ -25,9 +25,9 @@ import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
 from gateway.memory.records import check_tenant_id
-from gateway.proxy.principal import Principal
 from gateway.runtime.config import PluginOverride
 from gateway.runtime.errors import InvalidRequest, KeyStoreUnavailable, NotFound, PermissionDenied
+from gateway.runtime.principal import Principal
 from gateway.settings.memory_settings import check_overrides
 
 __all__ = ['RedisKeyStore', 'StoredKey', 'key_digest']

@@ -102,8 +102,8 @@ from redis.exceptions import RedisError
 
 from gateway.memory.keys import escape_key_part
 from gateway.memory.scripts import Script, execute
-from gateway.proxy.principal import Principal
 from gateway.runtime.errors import MemoryUnavailable, NotFound
+from gateway.runtime.principal import Principal
 
 if TYPE_CHECKING:
     import redis.asyncio as aioredis

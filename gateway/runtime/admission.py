@@ -18,7 +18,7 @@ Two layers:
   the queue is full, or its deadline has passed; a waiter whose deadline no longer
   leaves one service time when a slot frees is shed instead of admitted.
 - :class:`Admission`: the asyncio wrapper (one per gateway and config, shared by every
-  recall plugin through ``services.admission``, like the breakers).
+  recall plugin through ``services.recall(breaker, timeout_s, admission)``, like the breakers).
 
 Prediction: with ``k`` tickets waiting ahead and all slots busy, a newcomer starts after
 about ``(k // max_concurrent + 1) * ewma`` seconds (slots free in waves of one service

@@ -12,7 +12,7 @@ States (Nygard, "Release It!", the Circuit Breaker pattern):
 Sans-IO: the clock is injected, so the state machine is tested with literal times.
 
 Why the breaker is not per call: it describes the health of Redis for one gateway, which
-is per-gateway state by nature. :class:`BreakerRegistry` (``services.breakers`` of the
+is per-gateway state by nature. :class:`BreakerRegistry` (behind ``services.recall`` of the
 plugin SDK) keeps one breaker per breaker config, so every recall plugin of one gateway,
 whatever its per-key config variant, shares it.
 """

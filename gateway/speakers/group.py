@@ -45,8 +45,8 @@ from dataclasses import replace
 from typing import Any
 
 from gateway.memory.records import MAX_TENANT_ID_CHARS, tenant_id_problem
-from gateway.proxy.principal import Principal
 from gateway.runtime.errors import InvalidRequest
+from gateway.runtime.principal import Principal
 
 __all__ = ["MAX_SPEAKER_NAME_CHARS", "attribute", "check_speaker_name", "resolve_speaker", "speaker_user_id"]
 

@@ -10,7 +10,8 @@ from typing import Any
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from gateway.chain.forget import forget_user
-from gateway.chain.sdk import CallContext, Services
+from gateway.chain.sdk import CallContext
+from gateway.chain.services import PluginServices
 from gateway.memorization.jobs import job_from_fields
 from gateway.memorization.processor import JobProcessor
 from gateway.memorization.runtime import queue_for
@@ -18,9 +19,9 @@ from gateway.memorization.service import Memorization
 from gateway.memorization.worker import Worker
 from gateway.memory.records import Tenant
 from gateway.proxy.assembly import reply_from_completion
-from gateway.proxy.principal import Principal
 from gateway.proxy.wire import ChatRequest
 from gateway.runtime.config import TelemetryConfig
+from gateway.runtime.principal import Principal
 from gateway.runtime.telemetry import Telemetry
 from plugins.memorize import MemorizePlugin
 from tests.memorization.conftest import memorize_config, user_stream
@@ -33,7 +34,7 @@ REDIS_MODES = ["single", "cluster"]  # every test once on one node, once on the 
 
 
 async def enqueue(env: Any, config: Any, *user_texts: str, reply: str = "Noted.", settings: Any = None) -> str | None:
-    plugin = MemorizePlugin(config, Services(redis=env.redis))
+    plugin = MemorizePlugin(config, PluginServices(redis=env.redis))
     messages = [{"role": "user", "content": t} for t in user_texts]
     call = CallContext(request_id="req_" + uuid.uuid4().hex, principal=Principal("k", "alice", "tutor"),
                        original=ChatRequest(model="gpt-4o-mini", messages=messages), headers={},
@@ -232,7 +233,7 @@ async def test_the_memorize_plugin_starts_serve_workers_with_its_lifecycle_and_e
     config = memorize_config("verbatim")
     store = await fresh_store(env)
     telemetry = Telemetry(TelemetryConfig())
-    services = Services(redis=env.redis, memory=store, upstreams=None, telemetry=telemetry)  # type: ignore[arg-type]
+    services = PluginServices(redis=env.redis, memory=store, upstreams=None, telemetry=telemetry)  # type: ignore[arg-type]
     plugin = MemorizePlugin(config, services)
     await enqueue(env, config, "I am learning to sail.")
     await plugin.start()

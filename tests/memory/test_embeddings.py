@@ -94,6 +94,7 @@ async def test_cache_serves_repeated_texts_from_redis(redis_url, local_model):
         assert counting.texts == ["red apples", "green pears", "blue plums"]
         assert np.array_equal(again[0], first[1]) and np.array_equal(again[2], first[0])
     finally:
+        await cached.close()
         await client.aclose()
 
 
@@ -103,15 +104,39 @@ async def test_cache_write_back_is_not_waited_for_and_lands_in_redis(redis_url, 
     counting = CountingEmbedder(local_model)
     keys = KeySpace(fresh_prefix())
     cached = CachedEmbedder(counting, client, keys, ttl_seconds=60)
+    fresh = CachedEmbedder(counting, client, keys, ttl_seconds=60)
     try:
         first = await cached.embed_many(["yellow lemons"])
         await cached.flush()
         assert await client.get(cached._key("yellow lemons")) == first[0].tobytes()
         assert 0 < await client.ttl(cached._key("yellow lemons")) <= 60
-        fresh = CachedEmbedder(counting, client, keys, ttl_seconds=60)  # nothing pending: read from Redis
-        again = await fresh.embed_many(["yellow lemons"])
+        again = await fresh.embed_many(["yellow lemons"])  # nothing pending there: read from Redis
         assert counting.texts == ["yellow lemons"] and np.array_equal(again, first)
     finally:
+        await cached.close()
+        await fresh.close()
+        await client.aclose()
+
+
+async def test_close_lands_the_queued_write_backs_then_stops_the_one_writer(redis_url, local_model):
+    # every miss goes to one writer task; close() waits for what is queued, cancels the
+    # writer, and a text embedded after close is served but not written back (the store
+    # closes its Redis client right after: nothing may write on it then)
+    client = aredis.Redis.from_url(redis_url)
+    cached = CachedEmbedder(local_model, client, KeySpace(fresh_prefix()), ttl_seconds=60)
+    try:
+        await cached.embed_many(["red kites"])
+        writer = cached._writer
+        await cached.embed_many(["grey herons"])
+        assert writer is not None and cached._writer is writer  # one writer for both misses
+        await cached.close()
+        assert writer.done() and cached._writer is None
+        assert await client.exists(cached._key("red kites"), cached._key("grey herons")) == 2
+        late = await cached.embed_many(["white storks"])
+        assert np.array_equal(late, await local_model.embed_many(["white storks"]))
+        assert cached._writer is None and await client.exists(cached._key("white storks")) == 0
+    finally:
+        await cached.close()
         await client.aclose()
 
 
@@ -132,7 +157,7 @@ async def test_a_failed_cache_write_back_does_not_fail_the_embedding(redis_url, 
         await cached.embed_many(["purple figs"])
         assert counting.texts == ["purple figs", "purple figs"]
     finally:
-        await cached.flush()
+        await cached.close()
         await client.aclose()
         await admin.execute_command("ACL", "DELUSER", user)
         await admin.aclose()

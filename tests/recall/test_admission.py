@@ -6,12 +6,12 @@ import asyncio
 
 import pytest
 
-from gateway.chain.sdk import MemoryUnavailable
+from gateway.chain.recall import GuardedMemory
+from gateway.chain.sdk import MemoryUnavailable, RecallSkipped
 from gateway.memory.embeddings.batching import EmbeddingOverloaded
 from gateway.memory.records import Tenant
 from gateway.runtime.admission import Admission, AdmissionConfig, AdmissionQueue, Overloaded
 from gateway.runtime.breaker import BreakerConfig, CircuitBreaker
-from plugins.guarded_memory import GuardedMemory, RecallSkipped
 
 TENANT = Tenant("alice", "bot")
 

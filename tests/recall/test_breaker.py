@@ -100,8 +100,8 @@ def test_a_sharded_breaker_opens_only_the_failing_shard_and_a_moved_user_starts_
 
 
 async def test_guarded_memory_keeps_serving_the_users_of_healthy_shards():
-    from gateway.chain.sdk import MemoryUnavailable, Tenant
-    from plugins.guarded_memory import GuardedMemory, RecallSkipped
+    from gateway.chain.recall import GuardedMemory
+    from gateway.chain.sdk import MemoryUnavailable, RecallSkipped, Tenant
 
     class HalfDownStore:
         async def search(self, tenant, query, **options):

@@ -4,7 +4,8 @@ import pytest
 import tiktoken
 
 from gateway.chain.injection import Injection
-from gateway.chain.sdk import Services, TokenCounter, utf8_upper_bound
+from gateway.chain.sdk import TokenCounter, utf8_upper_bound
+from gateway.chain.services import PluginServices
 from plugins.budget import droppable_units, fit_window, injected_tokens, trim_injected
 from plugins.splice import RECALL_MEMORY_TOOL
 from plugins.token_budget import TokenBudget, TokenBudgetConfig
@@ -117,7 +118,7 @@ def test_fit_window_drops_oldest_units_and_never_splits_a_call_from_its_results(
 def test_the_window_limit_is_the_models_minus_the_reply_reserve():
     from gateway.proxy.wire import ChatRequest
 
-    plugin = TokenBudget(TokenBudgetConfig(), Services())
+    plugin = TokenBudget(TokenBudgetConfig(), PluginServices())
     ask = lambda **f: ChatRequest.model_validate({"model": "gpt-4o-mini-2024-07-18", "messages": [], **f})  # noqa: E731
     assert plugin.prompt_limit(ask()) == 128_000 - 1024
     assert plugin.prompt_limit(ask(max_tokens=4000)) == 124_000

@@ -3,7 +3,8 @@
 import pytest
 
 from gateway.chain.validate import validate_plugins
-from gateway.runtime.config import ConfigError, parse_config
+from gateway.config import parse_config
+from gateway.runtime.config import ConfigError
 from tests.recall.conftest import REGISTRY
 
 RECOMMENDED = ["recall_report", "auto_recall", "hybrid_injection", "personalization", "tool_splice", "token_budget"]

@@ -9,7 +9,7 @@ from typing import Any
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from gateway.app import create_app
-from gateway.runtime.config import GatewayConfig, parse_config
+from gateway.config import GatewayConfig, parse_config
 from tests.support.loopback import LoopbackServer
 
 ALICE_KEY = "sk-test-alice-0123456789"

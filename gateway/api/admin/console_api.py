@@ -87,10 +87,10 @@ from gateway.memory.records import (
 from gateway.memory.redis_errors import redis_boundary
 from gateway.memory.tokenize import index_terms, stem, tokenize
 from gateway.proxy.keystore import RedisKeyStore
-from gateway.proxy.principal import Principal
 from gateway.proxy.upstream import UpstreamCaller, forward_headers
 from gateway.proxy.wire import ChatRequest
 from gateway.runtime.errors import InvalidRequest, NotFound, PermissionDenied, UnprocessableInput, UpstreamError
+from gateway.runtime.principal import Principal
 from gateway.runtime.tokens import FALLBACK_ENCODING, TokenCounter
 
 __all__ = ["ADMIN_REPLY_MODELS", "ADMIN_REQUEST_MODELS", "admin_controllers", "explain_hit", "message_origins", "prompt_tokens"]

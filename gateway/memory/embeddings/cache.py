@@ -1,16 +1,21 @@
 """A Redis cache in front of any embedder: key = model + dims + sha256(text), value =
 the float32 vector bytes, TTL ``cache_ttl_s``. One MGET per batch; only the texts
 missing from the cache reach the model, in one ``embed_many`` call. The write-back of new
-vectors is not waited for (one round trip less before a search): it runs as a task, and
-until it is done the vectors are served from memory, so a text embedded once is not
-embedded again meanwhile; a write-back that fails is logged and dropped (the text is
-embedded again next time). The keys spread over
+vectors is not waited for (one round trip less before a search): one writer task per
+cache (started on the first miss, in the running event loop) takes every batch queued
+since its last round trip and SETs them in one pipeline; until a vector is written it is
+served from memory, so a text embedded once is not embedded again meanwhile. A write-back
+that fails is logged and dropped (the text is embedded again next time).
+:meth:`CachedEmbedder.close` (the store calls it before its Redis client closes) lets the
+writer finish what is queued, then cancels it; vectors embedded after that are not
+written back. The keys spread over
 a cluster's slots, so on Redis Cluster the MGET is ``mget_nonatomic`` (redis-py: one MGET
 per slot, pipelined per node)."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import logging
 from collections.abc import Sequence
@@ -45,9 +50,14 @@ class CachedEmbedder:
         self._client = client
         self._keys = keys
         self._ttl = ttl_seconds
-        #: Vectors whose write-back is under way, by cache key (module docstring).
+        #: Vectors queued or being written back, by cache key (module docstring).
         self._pending: dict[str, bytes] = {}
-        self._writes: set[asyncio.Task[None]] = set()
+        #: Batches queued for the writer, oldest first.
+        self._queue: list[dict[str, bytes]] = []
+        self._writer: asyncio.Task[None] | None = None
+        self._wake: asyncio.Event | None = None
+        self._idle: asyncio.Event | None = None
+        self._closed = False
         from gateway.memory.cluster import is_cluster
 
         self._cluster = is_cluster(client)
@@ -92,12 +102,35 @@ class CachedEmbedder:
         if missing:
             fresh = await self.inner.embed_many([texts[i] for i in missing])
             out[missing] = fresh
-            rows = {keys[i]: row.astype(np.float32).tobytes() for i, row in zip(missing, fresh, strict=True)}
-            self._pending.update(rows)
-            task = asyncio.get_running_loop().create_task(self._write_back(rows))
-            self._writes.add(task)
-            task.add_done_callback(self._writes.discard)
+            if not self._closed:
+                self._enqueue({keys[i]: row.astype(np.float32).tobytes() for i, row in zip(missing, fresh, strict=True)})
         return out
+
+    def _enqueue(self, rows: dict[str, bytes]) -> None:
+        """Queue ``rows`` for the writer, starting it in the running loop when there is
+        none there (first miss; or the loop it ran in has ended)."""
+        self._pending.update(rows)
+        self._queue.append(rows)
+        loop = asyncio.get_running_loop()
+        if self._writer is None or self._writer.done() or self._writer.get_loop() is not loop:
+            self._wake, self._idle = asyncio.Event(), asyncio.Event()
+            self._writer = loop.create_task(self._write_forever(self._wake, self._idle))
+        assert self._wake is not None and self._idle is not None
+        self._idle.clear()
+        self._wake.set()
+
+    async def _write_forever(self, wake: asyncio.Event, idle: asyncio.Event) -> None:
+        """The writer: every batch queued so far in one pipeline, then wait for more."""
+        while True:
+            while self._queue:
+                rows: dict[str, bytes] = {}
+                for batch in self._queue:
+                    rows.update(batch)
+                self._queue.clear()
+                await self._write_back(rows)
+            wake.clear()
+            idle.set()
+            await wake.wait()
 
     async def _write_back(self, rows: dict[str, bytes]) -> None:
         """SET each vector with the TTL (one pipeline); logged and dropped on failure."""
@@ -108,7 +141,7 @@ class CachedEmbedder:
                     for key, blob in rows.items():
                         pipe.set(key, blob, ex=self._ttl)
                     await pipe.execute()
-        except Exception as exc:  # nobody awaits this task: log, never raise
+        except Exception as exc:  # nobody awaits the writer: log, never raise
             log.warning("embedding cache write-back of %d vectors skipped: %r", len(rows), exc)
         finally:
             for key, blob in rows.items():
@@ -116,9 +149,25 @@ class CachedEmbedder:
                     del self._pending[key]
 
     async def flush(self) -> None:
-        """Wait for the write-backs under way."""
-        while running := [task for task in self._writes if not task.done()]:
-            await asyncio.gather(*running, return_exceptions=True)
+        """Wait until the writer has written (or dropped) every batch queued so far."""
+        writer, idle = self._writer, self._idle
+        if writer is None or writer.done() or idle is None or writer.get_loop() is not asyncio.get_running_loop():
+            return
+        await idle.wait()
+
+    async def close(self) -> None:
+        """Stop writing back: let the writer finish what is queued (:meth:`flush`), then
+        cancel it. Idempotent; the cache still answers reads after it."""
+        self._closed = True
+        await self.flush()
+        writer, self._writer = self._writer, None
+        if writer is not None and not writer.done():
+            writer.cancel()
+            if writer.get_loop() is asyncio.get_running_loop():
+                with contextlib.suppress(asyncio.CancelledError):
+                    await writer
+        self._queue.clear()
+        self._pending.clear()
 
     def _budget(self) -> Any:
         """On a cluster, :data:`CLUSTER_CACHE_BUDGET_S` per cache round trip (the client
@@ -132,5 +181,6 @@ class CachedEmbedder:
         return True
 
     async def aclose(self) -> None:
-        await self.flush()
+        """:meth:`close`, then close the inner embedder."""
+        await self.close()
         await self.inner.aclose()

@@ -40,8 +40,8 @@ from typing import Any
 
 from gateway.chain.chain import LoadedPlugin, PluginChain
 from gateway.chain.sdk import CallContext, ToolRunner
-from gateway.proxy.responses_wire import CLIENT_CALL_TYPES, container_ids, dumps, input_items, output_of
 from gateway.proxy.sse import SSEDecoder, SSEEvent
+from gateway.routes.responses_wire import CLIENT_CALL_TYPES, container_ids, dumps, input_items, output_of
 from gateway.runtime.errors import UpstreamError
 from gateway.runtime.telemetry import Telemetry
 

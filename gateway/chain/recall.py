@@ -1,6 +1,8 @@
-"""Memory-store searches for the recall plugins: tenant from the caller, a time limit,
-admission control (:mod:`gateway.runtime.admission`, ``services.admission``) and the shared
-circuit breaker (:mod:`gateway.runtime.breaker`, ``services.breakers``).
+"""Guarded memory searches, the core's side of :meth:`gateway.chain.sdk.Services.recall`
+(:class:`gateway.chain.sdk.GuardedRecall`): a time limit, admission control
+(:mod:`gateway.runtime.admission`, one queue per gateway and config) and the shared
+circuit breaker (:mod:`gateway.runtime.breaker`, one per gateway and config, per node on a
+cluster) around the store's search.
 
 Every failure the plugins tolerate becomes :class:`RecallSkipped` with a short reason
 that the chain puts into ``x-memgate-degraded`` (``auto_recall:memory_unavailable``):
@@ -26,53 +28,53 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Protocol
 
-from gateway.chain.sdk import (
-    Admission,
-    CallContext,
-    CircuitBreaker,
-    EmbeddingOverloaded,
-    MemoryUnavailable,
-    Overloaded,
-    ScoredMemory,
-    ShardedBreaker,
-    Skipped,
-    Tenant,
-)
+from gateway.chain.sdk import RecallSkipped, SearchSpec
+from gateway.memory.embeddings.batching import EmbeddingOverloaded
+from gateway.memory.records import ScoredMemory, Tenant
+from gateway.runtime.admission import Admission, Overloaded
+from gateway.runtime.breaker import CircuitBreaker, ShardedBreaker
+from gateway.runtime.errors import MemoryUnavailable
 
-__all__ = ['GuardedMemory', 'RecallSkipped', 'SearchSpec', 'caller_tenant']
+__all__ = ['GuardedMemory', 'MemoryRecall']
 
 
-@dataclass(frozen=True)
-class SearchSpec:
-    """One search of :meth:`GuardedMemory.search_many`: how many hits, the lowest cosine,
-    the scopes and types searched (None: all)."""
+class MemoryRecall(Protocol):
+    """The memory store as recall reads it (:class:`gateway.chain.services.StoreRecall`):
+    hybrid search of one tenant's memories, nothing else (no writes, deletes or listing).
+    No deadline of its own: :class:`GuardedMemory` wraps each call in ``asyncio.timeout``.
 
-    top_k: int
-    threshold: float
-    scopes: Iterable[str] | None = None
-    types: Iterable[str] | None = None
+    Raises (both methods): :class:`~gateway.runtime.errors.MemoryUnavailable` when Redis or the embedding model is
+    down, :class:`~gateway.memory.embeddings.batching.EmbeddingOverloaded` when the embedding queue is full; ``ValueError`` for
+    an option :meth:`search_many` does not know."""
 
+    async def search(
+        self, tenant: Tenant, query: str, top_k: int = 5, threshold: float = 0.0,
+        scopes: Iterable[str] | None = None, types: Iterable[str] | None = None,
+    ) -> list[ScoredMemory]:
+        """Up to ``top_k`` memories of ``tenant`` for ``query``, in ranking order
+        (:class:`ScoredMemory`: ``score`` the ranking score, ``similarity`` the cosine in
+        [0, 1] that ``threshold`` applies to), of the ``scopes`` and ``types`` given
+        (None: all)."""
+        ...
 
-class RecallSkipped(Skipped):
-    """Memory was not consulted for this request; ``reason`` names why. A
-    :class:`~gateway.chain.sdk.Skipped`: raised out of a hook, the chain records it."""
-
-
-def caller_tenant(call: CallContext) -> Tenant:
-    """The memory tenant of the caller: ``Tenant(user_id, friend_id)`` from its key."""
-    return Tenant(call.principal.user_id, call.principal.friend_id)
+    async def search_many(
+        self, tenant: Tenant, query: str, searches: Sequence[Mapping[str, Any]],
+    ) -> list[list[ScoredMemory]]:
+        """One :meth:`search` per entry of ``searches`` (its keyword arguments: ``top_k``,
+        ``threshold``, ``scopes``, ``types``) for one ``query``, embedded once."""
+        ...
 
 
 class GuardedMemory:
-    """``search`` on the store under a time limit, admission control and the breaker
-    (see module docstring). ``admission`` None: no concurrency limit (tool loops)."""
+    """:class:`gateway.chain.sdk.GuardedRecall`: ``search`` on the store (None: memory off)
+    under a time limit, admission control and the breaker (see module docstring).
+    ``admission`` None: no concurrency limit (tool loops)."""
 
     def __init__(
-        self, store: Any, breaker: CircuitBreaker | ShardedBreaker, timeout_s: float, admission: Admission | None = None
+        self, store: MemoryRecall | None, breaker: CircuitBreaker | ShardedBreaker, timeout_s: float, admission: Admission | None = None
     ) -> None:
         self.store = store
         self.breaker = breaker
@@ -165,7 +167,10 @@ class GuardedMemory:
         options = [{"top_k": spec.top_k, "threshold": spec.threshold,
                     "scopes": None if spec.scopes is None else list(spec.scopes),
                     "types": None if spec.types is None else list(spec.types)} for spec in specs]
+        assert self.store is not None  # search_many returned early without a store
         async with asyncio.timeout(max(0.0, limit_s)):
-            if len(options) == 1:
-                return [await self.store.search(tenant, query, **options[0])]
+            if len(specs) == 1:
+                (spec,) = specs
+                return [await self.store.search(tenant, query, top_k=spec.top_k, threshold=spec.threshold,
+                                                scopes=spec.scopes, types=spec.types)]
             return list(await self.store.search_many(tenant, query, options))  # the query embedded once

@@ -22,16 +22,16 @@ from typing import Any
 
 from gateway.chain.chain import ChainFactory, PluginChain
 from gateway.chain.sdk import CallContext
+from gateway.config import GatewayConfig
 from gateway.proxy.asgi import Send, send_error
 from gateway.proxy.auth import Authenticator, resolve_end_user
 from gateway.proxy.handler import ProxyRoute
-from gateway.proxy.principal import Principal
-from gateway.proxy.relay import RelayState
 from gateway.proxy.upstream import Upstream, UpstreamCaller, UpstreamPool, forward_headers
 from gateway.proxy.wire import ChatRequest
-from gateway.runtime.config import GatewayConfig
+from gateway.routes.relay import RelayState
 from gateway.runtime.errors import InvalidRequest, MemgateError, PermissionDenied
 from gateway.runtime.json_input import json_type, parse_json_object
+from gateway.runtime.principal import Principal
 from gateway.runtime.telemetry import Telemetry
 from gateway.settings.memory_settings import SettingsService
 

@@ -64,14 +64,10 @@ from opentelemetry.trace import SpanKind
 
 from gateway.chain.chain import ChainFactory
 from gateway.chain.sdk import CallContext
+from gateway.config import GatewayConfig
 from gateway.proxy.asgi import Send, send_bytes
 from gateway.proxy.auth import Authenticator, resolve_end_user
 from gateway.proxy.handler import Incoming
-from gateway.proxy.model_route import SSE_HEADERS, ModelRoute, traceparent_of_span
-from gateway.proxy.model_route import Prepared as RoutePrepared
-from gateway.proxy.principal import Principal
-from gateway.proxy.relay import RelayState
-from gateway.proxy.responses_loop import Emitter, ToolLoop
 from gateway.proxy.responses_owners import (
     RESPONSE_ID,
     ConversationNotFound,
@@ -82,7 +78,14 @@ from gateway.proxy.responses_owners import (
     ResponseOwners,
     conversation_of,
 )
-from gateway.proxy.responses_wire import (
+from gateway.proxy.sse import SSEDecoder
+from gateway.proxy.upstream import UpstreamPool, UpstreamResponse, forward_headers, relay_headers
+from gateway.proxy.wire import without_extension
+from gateway.routes.model_route import SSE_HEADERS, ModelRoute, traceparent_of_span
+from gateway.routes.model_route import Prepared as RoutePrepared
+from gateway.routes.relay import RelayState
+from gateway.routes.responses_loop import Emitter, ToolLoop
+from gateway.routes.responses_wire import (
     RESOURCE_NOUNS,
     ResponsesAssembler,
     apply_edits,
@@ -94,11 +97,8 @@ from gateway.proxy.responses_wire import (
     referenced_resources,
     reply_from_response,
 )
-from gateway.proxy.sse import SSEDecoder
-from gateway.proxy.upstream import UpstreamPool, UpstreamResponse, forward_headers, relay_headers
-from gateway.proxy.wire import without_extension
-from gateway.runtime.config import GatewayConfig
 from gateway.runtime.errors import InvalidRequest, MemgateError, MemoryUnavailable, MethodNotAllowed, NotFound
+from gateway.runtime.principal import Principal
 from gateway.runtime.telemetry import Telemetry
 from gateway.settings.memory_settings import SettingsService
 

@@ -12,7 +12,7 @@ The path of one request (docs/architecture.md):
 3. upstream call on the pooled client of the upstream routed by model; error statuses
    come back unchanged (status, body, rate-limit headers);
 4. non-stream: body relayed byte for byte unless a response filter changed it; stream:
-   :mod:`gateway.proxy.relay`;
+   :mod:`gateway.routes.relay`;
 5. completion phase: the assembled reply (``cancelled`` if the client left) goes to
    completion observers in the background.
 
@@ -38,13 +38,13 @@ from opentelemetry.trace import SpanKind
 from gateway.proxy.asgi import Send, send_bytes
 from gateway.proxy.assembly import ReplyAssembler, reply_from_completion
 from gateway.proxy.handler import Incoming
-from gateway.proxy.model_route import SSE_HEADERS, ModelRoute, traceparent_of_span
-from gateway.proxy.model_route import Prepared as RoutePrepared
-from gateway.proxy.principal import Principal
-from gateway.proxy.relay import RelayState, error_event, relay_events, relay_passthrough
 from gateway.proxy.upstream import relay_headers
 from gateway.proxy.wire import ChatRequest, without_extension
+from gateway.routes.model_route import SSE_HEADERS, ModelRoute, traceparent_of_span
+from gateway.routes.model_route import Prepared as RoutePrepared
+from gateway.routes.relay import RelayState, error_event, relay_events, relay_passthrough
 from gateway.runtime.errors import MemgateError
+from gateway.runtime.principal import Principal
 from gateway.speakers.group import resolve_speaker
 
 __all__ = ["ChatCompletions"]
