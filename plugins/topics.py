@@ -13,13 +13,14 @@ profile (family, partner, children, pets, health, diet, home, work, studies, get
 around, travel, pastimes, money, occasions), the same kinds verbatim formation keeps
 (:mod:`gateway.memorization.disclosure`); a request word that needs one of them without
 naming it maps to it ("nearby", "附近", "what should I wear" need where the user lives;
-"vet" the pet; "meds" the user's health). English cues match whole words, any case
-(a cue ending in ``*`` any word it starts); Chinese cues match as substrings (Chinese has
-no spaces). A text may have several topics or none ("thanks!", "爱你").
+"vet" the pet; "meds" the user's health). English cues match whole words or two-word
+phrases, any case (a cue ending in ``*`` any word it starts; a hyphen reads as a space:
+"road-trip" is "road trip"); Chinese cues match anywhere in a run of Chinese characters
+(Chinese has no spaces). A text may have several topics or none ("thanks!", "爱你").
 
-Cost: one scan of the text per topic, each a compiled alternation of literal words (no
-nested quantifiers), so linear in the text's length; texts are cut to
-:data:`MAX_CHARS` first.
+Cost: one pass over the words and the Chinese characters, with a few dictionary look-ups
+where a cue can start (:func:`topics_of`), so linear in the text's length; texts are cut
+to :data:`MAX_CHARS` first. About 0.02-0.06 ms for a memory of a sentence or two.
 """
 
 from __future__ import annotations
@@ -28,8 +29,9 @@ import re
 
 __all__ = ["MAX_CHARS", "TOPICS", "topics_of"]
 
-#: Longest text read (characters; the request's end is kept by the caller).
-MAX_CHARS = 4000
+#: Longest text read (characters): a request's topics are in its first lines, a memory
+#: is a sentence or two.
+MAX_CHARS = 1000
 
 _EN: dict[str, str] = {
     "partner": "wife husband partner spouse boyfriend girlfriend bf gf fiance fiancee fiancé fiancée hubby married "
@@ -55,7 +57,7 @@ _EN: dict[str, str] = {
     "home": "home house apartment flat condo live lives living moved move moving neighborhood neighbourhood city town "
             "suburb* nearby near-me local locally area rent renting landlord roommate* flatmate* housemate* "
             "weather wear outfit places spots outing outings housewarming",
-    "work": "work works working job jobs boss manager colleague* coworker* co-worker* office shift shifts career "
+    "work": "work works working job jobs boss manager colleague* coworker* co-worker co-workers office shift shifts career "
             "promotion raise salary paycheck interview* resume cv company firm client clients meeting* hire "
             "hiring intern* maternity paternity research researcher postdoc onboarding employer employee* coworking business startup freelanc* retire* quit "
             "resign* fired laid-off workplace hr",
@@ -106,28 +108,40 @@ _ZH: dict[str, str] = {
 #: Every topic name, in a fixed order.
 TOPICS: tuple[str, ...] = tuple(_EN)
 
-
-def _en_pattern(words: str) -> re.Pattern[str]:
-    parts = []
-    for word in words.split():
-        stem = word.rstrip("*")
-        body = r"[-\s]".join(re.escape(part) for part in stem.split("-"))  # "road-trip" also "road trip"
-        parts.append(body + (r"\w*" if word.endswith("*") else ""))
-    return re.compile(r"(?<![\w'])(?:" + "|".join(sorted(parts, key=len, reverse=True)) + r")(?![\w'])", re.IGNORECASE)
+_WORD = re.compile(r"\w+")  # "kid's" is "kid" and "s"
+_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 
 
-def _zh_pattern(words: str) -> re.Pattern[str]:
-    return re.compile("|".join(re.escape(w) for w in sorted(words.split(), key=len, reverse=True)), re.IGNORECASE)
+def _index(lexicon: dict[str, str]) -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]], tuple[int, ...]]:
+    """``(exact, prefix, prefix lengths)`` of a lexicon: each cue (lower case, a hyphen
+    read as a space) to the topics naming it; a cue ending in ``*`` is a prefix."""
+    exact: dict[str, set[str]] = {}
+    prefix: dict[str, set[str]] = {}
+    for topic, words in lexicon.items():
+        for word in words.split():
+            key = word.rstrip("*").replace("-", " ").lower()
+            (prefix if word.endswith("*") else exact).setdefault(key, set()).add(topic)
+    lengths = tuple(sorted({len(k) for k in prefix}))
+    return ({k: frozenset(v) for k, v in exact.items()}, {k: frozenset(v) for k, v in prefix.items()}, lengths)
 
 
-_PATTERNS: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = tuple(
-    (topic, _en_pattern(_EN[topic]), _zh_pattern(_ZH[topic])) for topic in TOPICS
-)
+_EN_EXACT, _EN_PREFIX, _EN_LENGTHS = _index(_EN)
+_ZH_EXACT = _index(_ZH)[0]
+_ZH_LENGTHS = tuple(sorted({len(k) for k in _ZH_EXACT}))
+#: Look-ups are tried only where a cue can start: the first word of a two-word English
+#: cue, the first four letters of an English prefix cue (none is shorter), the first
+#: character of a Chinese cue.
+_EN_FIRSTS = frozenset(k.split()[0] for k in _EN_EXACT if " " in k)
+_HEAD = min(_EN_LENGTHS)
+_EN_HEADS = frozenset(k[:_HEAD] for k in _EN_PREFIX)
+_ZH_HEADS = frozenset(k[0] for k in _ZH_EXACT)
 
 
 def topics_of(text: str) -> frozenset[str]:
     """The topics (names of :data:`TOPICS`) whose cues occur in ``text`` (its first
-    :data:`MAX_CHARS` characters).
+    :data:`MAX_CHARS` characters): English cues as whole words or two-word phrases
+    (any case; a ``*`` cue as the start of a word), Chinese cues anywhere in a run of
+    Chinese characters. Linear: a few dictionary look-ups per word and per character.
 
     >>> sorted(topics_of("I have a vet appointment tomorrow"))
     ['pets']
@@ -136,5 +150,24 @@ def topics_of(text: str) -> frozenset[str]:
     >>> topics_of("thanks!")
     frozenset()
     """
-    head = text[:MAX_CHARS]
-    return frozenset(topic for topic, en, zh in _PATTERNS if en.search(head) or zh.search(head))
+    head = text[:MAX_CHARS].lower()
+    found: set[str] = set()
+    words = _WORD.findall(head)
+    for i, word in enumerate(words):
+        found.update(_EN_EXACT.get(word, ()))
+        if word in _EN_FIRSTS and i + 1 < len(words):
+            found.update(_EN_EXACT.get(f"{word} {words[i + 1]}", ()))
+        if word[:_HEAD] in _EN_HEADS:
+            for length in _EN_LENGTHS:
+                if length > len(word):
+                    break
+                found.update(_EN_PREFIX.get(word[:length], ()))
+    for run in _CJK_RUN.findall(head):
+        for i, char in enumerate(run):
+            if char not in _ZH_HEADS:
+                continue
+            for length in _ZH_LENGTHS:
+                if i + length > len(run):
+                    break
+                found.update(_ZH_EXACT.get(run[i:i + length], ()))
+    return frozenset(found)
