@@ -94,7 +94,7 @@ _ZH: dict[str, str] = {
     "home": "家 住在 住的 住处 居住 住哪 搬 房子 租房 房租 房东 小区 附近 周边 本地 城市 这边 天气 穿什么 穿啥 室友 去哪 好去处 "
             "哪里玩 哪儿玩 逛 一楼 楼下",
     "work": "工作 上班 下班 老板 领导 同事 公司 单位 加班 夜班 白班 倒班 值班 排班 面试 简历 工资 薪水 涨薪 加薪 入职 离职 辞职 跳槽 "
-            "实习 招聘 招人 职场 项目 出差 报到 滴滴 外卖员 美团 出租 收银 厂 开店 店里 看店 门店",
+            "实习 招聘 招人 职场 项目 出差 报到 外企 国企 央企 事业单位 编制 滴滴 外卖员 美团 出租 收银 厂 开店 店里 看店 门店",
     "study": "学习 自学 考试 考研 复习 备考 改考 考上 考公 考证 大学 专业 学校 课 上课 论文 作业 读书 留学 日语 英语 研究生 博士 "
              "硕士 导师 毕业 培训 研究",
     "getting_around": "车 开车 地铁 公交 通勤 驾照 骑 自行车 电动车 电瓶车 停车 堵车 自驾 打车",
@@ -108,7 +108,9 @@ _ZH: dict[str, str] = {
 #: Every topic name, in a fixed order.
 TOPICS: tuple[str, ...] = tuple(_EN)
 
-_WORD = re.compile(r"\w+")  # "kid's" is "kid" and "s"
+#: A word: a run of Latin letters and digits, so "kid's" is "kid" and "s", and a word typed
+#: inside Chinese is one ("在外企做HR" has "hr").
+_WORD = re.compile(r"[a-z0-9\u00c0-\u024f]+")
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 
 

@@ -19,6 +19,8 @@ from plugins.topics import MAX_CHARS, TOPICS, topics_of
     ("孙子下个月上小学了", {"kids"}),
     ("周末附近有什么好玩的", {"home", "pastimes"}),
     ("老板让我下周出差", {"work", "travel"}),
+    ("我在外企做HR", {"work"}),  # an English word typed inside Chinese is still a word
+    ("My fiancée's kid", {"partner", "kids"}),
 ])
 def test_a_text_gets_the_topics_its_cues_name(text, topics):
     assert topics_of(text) == topics
