@@ -34,35 +34,56 @@ English out of even the low set (unrelated Chinese still lands there: it only ma
 tool available).
 
 Lasting facts (``profile_limit``, default 5): besides the search below, the user's
-best-ranked profile memories (family, health, diet, home, work, likes: what verbatim
-formation files as profile, :mod:`gateway.memorization.disclosure`) are searched on
-their own, with no similarity floor (unless the user set ``similarity_threshold``), and
-the ones the search left out or found only low are added to ``high``, after its hits
+profile memories (family, health, diet, home, work, likes: what verbatim formation files
+as profile, :mod:`gateway.memorization.disclosure`) are searched on their own, with no
+similarity floor (unless the user set ``similarity_threshold``); up to ``profile_limit``
+of them are picked (below), and the ones the search left out or found only low are added
+to ``high``, after its hits
 (the ranking is kept; they come last): seed 002 gives the profile its own top-k (§4.1
 ``profile_topk``), and a request rarely shares words with the fact it needs ("any
 photography classes nearby?" needs the city; "what should I cook?" the allergy). So the
 facts reach the prompt in any language, also where the embedder scores Chinese poorly.
-Both searches run as one guarded call with the query embedded once
+The searches run as one guarded call with the query embedded once
 (:meth:`~gateway.chain.sdk.GuardedRecall.search_many`).
 
 Which lasting facts (:func:`pick_profile`): the profile search asks for
 :data:`PROFILE_POOL` times ``profile_limit`` candidates, ranked by the store (relevance to
 the request, then recency and importance: README "How memories are ranked"; superseded
-memories are retired and never candidates). The user's basic attributes, the memories
-with a supersede slot (where they live, their work, studies, diet, relationship,
-vehicle, a pregnancy: ``metadata.slot``, one current memory per slot), take up to half
-the places (rounded up), best-ranked first; the best-ranked other facts fill the rest, so
-an allergy or a child's age keeps its place. Seed 002 §3.2 calls the profile the user's
-basic attributes and likes; a request rarely names the attribute it needs ("what should
-I wear today?" needs the city), and with an English-only embedder a Chinese request
-ranks them by chance, so relevance alone would let any other fact push them out.
+memories are retired and never candidates). Each candidate and the query get their life
+topics (:func:`plugins.topics.topics_of`: family, partner, kids, pets, health, diet, home,
+work, studies, getting around, travel, pastimes, money, occasions; cue lexicons in
+English and Chinese, read the same way on both sides). The places go, best-ranked first
+within each group, to the candidates that share a topic with the request ("I have a vet
+appointment" and "my cat Pepper has been throwing up" are both ``pets``; "小宝宝晚上老哭"
+and "外孙刚满月" both ``kids``); then to the user's basic attributes, the memories with a
+supersede slot (where they live, their work, studies, diet, relationship, vehicle, a
+pregnancy: ``metadata.slot``, one current memory per slot), up to half the places
+(rounded up); then to the best-ranked others. (Keeping the places from candidates with
+no topic, "爱你", "make it shorter", cut junk lines but lost facts the lexicons do not
+cover, "I can't stand coriander" before they named it: recall fell on every split of
+``python -m bench assistant``, so the ranking fills the rest.) Seed 002
+§3.2 calls the profile the user's basic attributes and likes; a request rarely names the
+attribute it needs ("what should I wear today?" needs the city: ``home``), and with an
+English-only embedder a Chinese request ranks them by chance, so relevance alone would
+let any other fact push them out.
+
+Facts told as episodes (``topic_events``, default 2): "my son Theo turned 2 last week" is
+an event (it names a day), yet "birthday party ideas for my kid" needs it. When the
+request has a topic, a third search in the same call (``topic_events`` times
+:data:`PROFILE_POOL` event candidates, the same floor as the profile search) adds the
+best-ranked events that share a topic with the request and are not shown yet
+(:func:`pick_topical`), after the profile facts. The three searches share the query's
+embedding and their round trips (:meth:`~gateway.chain.sdk.GuardedRecall.search_many`).
+Work per request: one topic scan of the query and of each candidate's text, linear in
+their length.
 
 Memory settings (:mod:`gateway.settings.memory_settings`, ``call.settings``): off for a call when
 ``recall_enabled`` or ``auto_recall`` (seed 000's P1 switch) is off
 (``settings_switches``). When set (yaml ``settings.defaults``, the key, the user),
 ``similarity_threshold`` replaces ``threshold`` (the lowest cosine kept), and
 ``profile_topk`` / ``event_topk`` replace ``limit``: the search asks for their sum and at
-most that many of each scope are kept (``profile_topk`` also replaces ``profile_limit``).
+most that many of each scope are kept (``profile_topk`` also replaces ``profile_limit``,
+and ``event_topk`` caps ``topic_events``).
 Unset, the config applies (0.3, 5 and 5, above).
 """
 
@@ -87,8 +108,9 @@ from gateway.chain.sdk import (
     length_units,
     message_text,
 )
+from plugins.topics import topics_of
 
-__all__ = ['FOLLOW_UP_ENDS', 'FOLLOW_UP_STARTS', 'PROFILE_POOL', 'AutoRecall', 'AutoRecallConfig', 'RecallResult', 'build_query', 'cap_per_scope', 'is_follow_up', 'length_units', 'pick_profile', 'recall_annotation', 'split_by_relevance']
+__all__ = ['FOLLOW_UP_ENDS', 'FOLLOW_UP_STARTS', 'PROFILE_POOL', 'AutoRecall', 'AutoRecallConfig', 'RecallResult', 'build_query', 'cap_per_scope', 'is_follow_up', 'length_units', 'pick_profile', 'pick_topical', 'recall_annotation', 'split_by_relevance']
 
 FOLLOW_UP_STARTS = (
     "and ", "but ", "so ", "then ", "also ", "what about", "how about", "why", "it ", "it's",
@@ -118,6 +140,12 @@ class AutoRecallConfig(PluginConfig):
         "home, work, likes) that reach the prompt on every request, best-ranked first, whatever their "
         "similarity to the request (seed 002 §4.1 profile_topk 5): 'any photography classes nearby?' needs "
         "the user's city although no word matches. 0: profile memories compete with events by relevance.",
+    )
+    topic_events: int = Field(
+        2, ge=0, le=10, description="Event memories (episodes, which may hold lasting facts: 'my son Theo "
+        "turned 2 last week') that share a life topic with the request (plugins.topics: 'birthday party ideas "
+        "for my kid' and the son are both 'kids') added to the prompt whatever their similarity, best-ranked "
+        "first; 0: events reach the prompt by relevance only.",
     )
     follow_up_chars: int = Field(
         20, ge=0, description="A last user message shorter than this (CJK characters count 3) is a "
@@ -190,21 +218,48 @@ def _relevance(hit: ScoredMemory) -> float:
     return hit.relevance if hit.relevance is not None else hit.similarity
 
 
-def pick_profile(hits: Sequence[ScoredMemory], limit: int) -> tuple[ScoredMemory, ...]:
-    """The ``limit`` lasting facts of ``hits`` (profile candidates, best first) that reach
-    the prompt (module docstring): memories with a ``metadata.slot`` take up to
-    ``ceil(limit / 2)`` places, best first, and the best-ranked others the rest (slot
-    memories too when the others run out). The store's order is kept. Linear in
-    ``len(hits)``."""
+def pick_profile(hits: Sequence[ScoredMemory], limit: int, topics: frozenset[str] = frozenset()) -> tuple[ScoredMemory, ...]:
+    """Up to ``limit`` lasting facts of ``hits`` (profile candidates, best first) that
+    reach the prompt (module docstring), chosen in this order, each group best-ranked
+    first: memories that share one of the request's ``topics``
+    (:func:`plugins.topics.topics_of`); memories with a ``metadata.slot`` while slot
+    memories hold fewer than ``ceil(limit / 2)`` places; the rest. The store's order is
+    kept in the result. Linear in the text of ``hits``."""
     if limit <= 0:
         return ()
-    slotted = [i for i, h in enumerate(hits) if h.record.metadata.get("slot")]
-    chosen = set(slotted[:(limit + 1) // 2])
+    slotted = [bool(h.record.metadata.get("slot")) for h in hits]
+    chosen: set[int] = set()
+    slots_left = (limit + 1) // 2
+    if topics:
+        for i, h in enumerate(hits):
+            if len(chosen) < limit and topics_of(h.record.text) & topics:
+                chosen.add(i)
+                slots_left -= slotted[i]
+    for i in range(len(hits)):
+        if slots_left <= 0 or len(chosen) >= limit:
+            break
+        if slotted[i] and i not in chosen:
+            chosen.add(i)
+            slots_left -= 1
     for i in range(len(hits)):
         if len(chosen) >= limit:
             break
         chosen.add(i)
     return tuple(h for i, h in enumerate(hits) if i in chosen)
+
+
+def pick_topical(hits: Sequence[ScoredMemory], limit: int, topics: frozenset[str],
+                 shown: set[str]) -> tuple[ScoredMemory, ...]:
+    """The first ``limit`` of ``hits`` (event candidates, best first) not in ``shown``
+    (ids) that share one of the request's ``topics`` (module docstring). Linear in the
+    text of ``hits``."""
+    out: list[ScoredMemory] = []
+    for h in hits:
+        if len(out) >= limit:
+            break
+        if h.record.id not in shown and topics_of(h.record.text) & topics:
+            out.append(h)
+    return tuple(out)
 
 
 def cap_per_scope(hits: Sequence[ScoredMemory], caps: dict[str, int]) -> list[ScoredMemory]:
@@ -273,15 +328,23 @@ class AutoRecall:
         if profile_limit and "profile" in cfg.scopes:
             floor = threshold if "similarity_threshold" in settings.explicit else 0.0  # the user's own cut applies
             specs = [SearchSpec(limit, threshold, cfg.scopes), SearchSpec(profile_limit * PROFILE_POOL, floor, ["profile"])]
-            hits, profile = await self.memory.search_many(tenant, query, specs, time_left=time_left)
-            picked = pick_profile(profile, profile_limit)
+            topics = topics_of(query)
+            topic_events = cfg.topic_events if per_scope is None else min(cfg.topic_events, per_scope["event"])
+            if topic_events and topics and "event" in cfg.scopes:
+                specs.append(SearchSpec(topic_events * PROFILE_POOL, floor, ["event"]))
+            found = await self.memory.search_many(tenant, query, specs, time_left=time_left)
+            hits, profile = found[0], found[1]
+            picked = pick_profile(profile, profile_limit, topics)
             if per_scope is not None:
                 hits = cap_per_scope(hits, per_scope)
             high, low = split_by_relevance(hits, cfg.high_relevance_threshold)
             shown = {h.record.id for h in high}
             extra = tuple(h for h in picked if h.record.id not in shown)  # lasting facts the ranking left out
-            high = (*high, *extra)
-            low = tuple(h for h in low if h.record.id not in {e.record.id for e in extra})
+            shown |= {h.record.id for h in extra}
+            told = pick_topical(found[2], topic_events, topics, shown) if len(found) > 2 else ()
+            added = {h.record.id for h in (*extra, *told)}
+            high = (*high, *extra, *told)
+            low = tuple(h for h in low if h.record.id not in added)
         else:
             hits = await self.memory.search(tenant, query, limit, threshold, cfg.scopes, time_left=time_left)
             if per_scope is not None:

@@ -1,10 +1,12 @@
 """Which lasting facts reach the prompt on every request (plugins.auto_recall.pick_profile):
-the current slot memories (the user's basic attributes) hold up to half the places, the
-best-ranked others fill the rest; the store's order is kept."""
+the facts sharing a life topic with the request first, then the current slot memories (the
+user's basic attributes) up to half the places, the best-ranked others fill the rest; the
+store's order is kept. And which events join them by topic (pick_topical)."""
 
 from __future__ import annotations
 
-from plugins.auto_recall import pick_profile
+from plugins.auto_recall import pick_profile, pick_topical
+from plugins.topics import topics_of
 from tests.recall.records import hit
 
 
@@ -32,3 +34,38 @@ def test_without_slot_facts_the_ranking_decides_and_slots_fill_when_others_run_o
     slots = [hit(f"slot {n}", 0.9 - n / 100, metadata={"slot": f"s{n}"}) for n in range(4)]
     assert _texts(pick_profile([*slots, hit("fact", 0.1)], 5)) == ["slot 0", "slot 1", "slot 2", "slot 3", "fact"]
     assert pick_profile(slots, 0) == ()
+
+
+def test_facts_sharing_a_topic_with_the_request_come_first_whatever_their_rank():
+    ranked = [hit(f"I work as a nurse {n}", 0.9 - n / 100) for n in range(5)]
+    ranked.append(hit("My rabbit Clover is eleven", 0.1))
+    picked = pick_profile(ranked, 5, topics_of("I have a vet appointment tomorrow"))
+    assert "My rabbit Clover is eleven" in _texts(picked) and len(picked) == 5
+    assert _texts(picked)[-1] == "My rabbit Clover is eleven"  # the store's order is kept
+    assert "My rabbit Clover is eleven" not in _texts(pick_profile(ranked, 5))  # no topic: the ranking decides
+
+
+def test_chinese_facts_are_picked_by_topic_as_english_ones():
+    ranked = [hit(text, 0.9 - n / 100) for n, text in enumerate(["爱你", "好的谢谢", "在杭州做后端", "每天喝两杯咖啡", "我芒果过敏"])]
+    ranked.append(hit("外孙刚满月", 0.2))
+    picked = _texts(pick_profile(ranked, 5, topics_of("小宝宝晚上老哭咋办")))
+    assert "外孙刚满月" in picked and "我芒果过敏" not in picked
+
+
+def test_topic_facts_count_against_the_slot_share_and_slots_keep_up_to_half():
+    others = [hit(f"fact {n}", 0.9 - n / 100) for n in range(4)]
+    slots = [hit(f"I live in city {n}", 0.5 - n / 100, metadata={"slot": f"s{n}"}) for n in range(4)]
+    pet = hit("our dog Rex", 0.1, metadata={"slot": "pet"})
+    assert _texts(pick_profile([*others, *slots, pet], 5)) == ["fact 0", "fact 1", "I live in city 0", "I live in city 1", "I live in city 2"]
+    picked = _texts(pick_profile([*others, *slots, pet], 5, frozenset({"pets"})))
+    assert picked == ["fact 0", "fact 1", "I live in city 0", "I live in city 1", "our dog Rex"]
+
+
+def test_topical_events_are_the_best_ranked_sharing_a_topic_and_not_shown():
+    events = [hit("Went to a jazz concert", 0.9, scope="event"), hit("my son Theo turned 2 last week", 0.5, scope="event"),
+              hit("Theo's first day at daycare", 0.4, scope="event"), hit("our kid lost a tooth", 0.3, scope="event")]
+    kids = topics_of("birthday party ideas for my kid")
+    assert _texts(pick_topical(events, 2, kids, set())) == ["my son Theo turned 2 last week", "Theo's first day at daycare"]
+    shown = {events[1].record.id}
+    assert _texts(pick_topical(events, 2, kids, shown)) == ["Theo's first day at daycare", "our kid lost a tooth"]
+    assert pick_topical(events, 0, kids, set()) == () and pick_topical(events, 2, frozenset(), set()) == ()

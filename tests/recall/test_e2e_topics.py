@@ -1,0 +1,61 @@
+"""End to end through the real gateway (real Redis, the default embedder, the openai SDK):
+a lasting fact the request needs reaches the prompt because it shares a life topic with
+the request (plugins.topics), not because its words or its embedding match: a profile
+fact among better-ranked ones, in English and in Chinese, and a fact told as an event."""
+
+from __future__ import annotations
+
+import openai
+
+from gateway.memory.records import Tenant
+from tests.recall.conftest import CHAIN, REGISTRY, memory
+from tests.support.gateway import ALICE_KEY
+
+ALICE = Tenant("alice", "tutor")
+
+
+def _prompt(gw, upstream, text: str) -> str:
+    client = openai.OpenAI(base_url=gw.base_url, api_key=ALICE_KEY, max_retries=0)
+    client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": text}])
+    return "\n".join(str(m["content"]) for m in upstream.chat_requests()[-1].json["messages"] if m["role"] == "system")
+
+
+def _profile(text: str):
+    return memory(text, scope="profile", type="semantic")
+
+
+def test_the_pet_reaches_a_vet_question_past_five_better_ranked_facts(start_gateway, upstream, seed):
+    gw = start_gateway(registry=REGISTRY, plugins=CHAIN)
+    seed(gw, ALICE, *[_profile(t) for t in (
+        "I always bring my own lunch to work", "Tomorrow I start my evening pottery class",
+        "I should bring my reading glasses more often", "Tomorrow my sister flies in from Oslo",
+        "I bring a thermos of green tea everywhere", "I teach maths at a secondary school",
+    )], _profile("Our beagle Pepper is eleven"))
+    prompt = _prompt(gw, upstream, "What should I bring to the vet tomorrow?")
+    assert "Our beagle Pepper is eleven" in prompt
+    assert prompt.count("Pepper") == 1 and sum(line.startswith(("1. ", "2. ", "3. ", "4. ", "5. ", "6. "))
+                                               for line in prompt.splitlines()) <= 6
+
+
+def test_a_chinese_grandchild_reaches_a_question_about_a_crying_baby(start_gateway, upstream, seed):
+    gw = start_gateway(registry=REGISTRY, plugins=CHAIN)
+    seed(gw, ALICE, *[_profile(t) for t in (
+        "我每天晚上去跳广场舞", "晚上老睡不着觉", "老伴晚上打呼噜", "我晚上不吃主食",
+        "晚上喜欢听收音机", "我住在天津河西区",
+    )], _profile("外孙刚满月"))
+    prompt = _prompt(gw, upstream, "小宝宝晚上老哭咋办")
+    assert "外孙刚满月" in prompt
+
+
+def test_a_fact_told_as_an_event_joins_by_topic_and_topic_events_zero_turns_it_off(start_gateway, upstream, seed):
+    fact = "Leo started daycare on Tuesday and cried at drop-off"
+    events = [memory(t, scope="event") for t in (
+        "Had a great time at the office party ideas session", "The party at Sam's place was loud",
+        "Watched a documentary about bees", fact,
+    )]
+    question = "any birthday party ideas for my kid?"
+    for topic_events, expected in ((2, True), (0, False)):
+        plugins = [CHAIN[0], {"name": "auto_recall", "config": {"topic_events": topic_events}}, *CHAIN[2:]]
+        gw = start_gateway(registry=REGISTRY, plugins=plugins)  # a fresh key prefix: seeded anew
+        seed(gw, ALICE, *events)
+        assert (fact in _prompt(gw, upstream, question)) is expected

@@ -1,0 +1,49 @@
+"""Life topics of a request or a memory by cue lexicons (plugins.topics.topics_of): the
+same reading on both sides, English by whole words, Chinese by substrings."""
+
+from __future__ import annotations
+
+import pytest
+
+from plugins.topics import MAX_CHARS, TOPICS, topics_of
+
+
+@pytest.mark.parametrize(("text", "topics"), [
+    ("Should I get a check-up at the vet for Mochi?", {"pets", "health"}),
+    ("high blood pressure", {"health"}),  # a cue of two words, also with a hyphen: "road-trip"
+    ("Our tabby cat naps on the radiator", {"pets"}),
+    ("any photography classes nearby?", {"home", "pastimes", "study"}),
+    ("What should I wear to the wedding on Saturday?", {"home", "partner"}),
+    ("I'm lactose intolerant", {"health", "diet"}),
+    ("我家狗狗最近不爱吃东西", {"pets", "diet", "home"}),
+    ("孙子下个月上小学了", {"kids"}),
+    ("周末附近有什么好玩的", {"home", "pastimes"}),
+    ("老板让我下周出差", {"work", "travel"}),
+    ("我在外企做HR", {"work"}),  # an English word typed inside Chinese is still a word
+    ("My fiancée's kid", {"partner", "kids"}),
+])
+def test_a_text_gets_the_topics_its_cues_name(text, topics):
+    assert topics_of(text) == topics
+
+
+@pytest.mark.parametrize("text", [
+    "thanks, that's great!", "make it shorter", "好的好的", "爱你", "lol ok", "",
+    "the category of the concatenated catalogue",  # "cat" only as a whole word
+    "我实在忍不住笑了",  # 住 only in words of living somewhere (住在, 住的...), not in 忍不住
+    "芒果班戟",  # 班 only in shifts (上班, 夜班...), not in 班戟
+])
+def test_small_talk_and_look_alike_words_have_no_topic(text):
+    assert topics_of(text) == frozenset()
+
+
+def test_a_request_and_the_fact_it_needs_share_a_topic_although_no_word_matches():
+    assert topics_of("I have a vet appointment tomorrow") & topics_of("my rabbit Clover is eleven")
+    assert topics_of("小宝宝晚上老哭咋办") & topics_of("外孙刚满月")
+    assert topics_of("any good weekend outings around here?") & topics_of("We live in Porto")
+    assert not topics_of("help me fix this python error") & topics_of("my rabbit Clover is eleven")
+
+
+def test_only_the_first_max_chars_are_read_and_every_topic_is_known():
+    assert topics_of("x " * MAX_CHARS + "my dog") == frozenset()
+    assert topics_of("my dog " + "x " * MAX_CHARS) == {"pets"}
+    assert {t for text in ("my dog", "my wife", "my son", "my mum") for t in topics_of(text)} <= set(TOPICS)
