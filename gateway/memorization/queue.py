@@ -358,6 +358,34 @@ class JobQueue:
         deliveries = {_id(p["message_id"]): int(p["times_delivered"]) for p in pending}
         return [(entry_ref(shard, i), f, deliveries.get(i, 1)) for i, f in claimed]
 
+    async def own_pending(self, consumer: str, count: int) -> list[tuple[str, dict, int]]:
+        """Entries delivered to ``consumer`` and not acked yet: its own pending entries list
+        (XREADGROUP from id ``0``, which reads the consumer's history instead of new
+        entries), up to ``count`` in all, shard by shard, each with its delivery count
+        (XPENDING). Entries deleted meanwhile are acked and skipped (as :meth:`reclaim`).
+        Used by a worker whose batch failed half-way (Redis went away while it settled
+        its jobs): it takes them up again as soon as Redis answers, instead of leaving
+        them to another worker's XAUTOCLAIM after ``claim_min_idle_ms``."""
+        out: list[tuple[str, dict, int]] = []
+        for shard in self.shards:
+            if len(out) >= count:
+                break
+            stream = self.keys.stream(shard)
+            reply: Any = await self.client.xreadgroup(self.group, consumer, {stream: "0"}, count=count - len(out))
+            rows = [(_id(i), f) for _, entries in reply or () for i, f in entries]
+            gone = [i for i, f in rows if not f]
+            if gone:
+                await self.client.xack(stream, self.group, *gone)
+            live = [(i, f) for i, f in rows if f]
+            if not live:
+                continue
+            pending: Any = await self.client.xpending_range(
+                stream, self.group, min=live[0][0], max=live[-1][0], count=len(live) * 4, consumername=consumer,
+            )
+            deliveries = {_id(p["message_id"]): int(p["times_delivered"]) for p in pending}
+            out += [(entry_ref(shard, i), f, deliveries.get(i, 1)) for i, f in live]
+        return out
+
     async def is_done(self, job: Job) -> bool:
         return bool(await self.client.exists(self.keys.done(job.user_id, job.job_id)))
 
