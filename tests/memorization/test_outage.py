@@ -161,7 +161,9 @@ async def test_a_worker_takes_up_its_own_unsettled_jobs_once_redis_answers(env):
     """A batch whose settling fails (Redis refuses the worker's XACK here, as a stalled
     Redis times it out) stays in the worker's own pending list; once Redis answers again
     the same worker takes it up at once, not after ``claim_min_idle_ms`` (10 minutes here:
-    XAUTOCLAIM is no way out within the test's deadline)."""
+    XAUTOCLAIM is no way out within the test's deadline). Taking it up again while the
+    settling still fails counts as no delivery (``max_deliveries`` is for jobs that kill
+    their worker), so the job is not dead-lettered for it."""
     import uuid
 
     import redis.asyncio as aredis
@@ -174,6 +176,8 @@ async def test_a_worker_takes_up_its_own_unsettled_jobs_once_redis_answers(env):
     from gateway.proxy.assembly import reply_from_completion
     from gateway.proxy.principal import Principal
     from gateway.proxy.wire import ChatRequest
+    from gateway.runtime.config import TelemetryConfig
+    from gateway.runtime.telemetry import Telemetry
     from plugins.memorize import MemorizePlugin
     from tests.memorization.conftest import memorize_config, user_stream
     from tests.support.upstream_double import completion
@@ -185,11 +189,12 @@ async def test_a_worker_takes_up_its_own_unsettled_jobs_once_redis_answers(env):
     own = aredis.Redis.from_url(env.redis_url, username=user, password="any")
     queue = queue_for(config, own)
     await queue.ensure_group()
-    worker = Worker(JobProcessor(config, store, queue), config.worker)
+    telemetry = Telemetry(TelemetryConfig())
+    worker = Worker(JobProcessor(config, store, queue), config.worker, telemetry)
     stop = asyncio.Event()
     task = asyncio.create_task(worker.run(stop))
     try:
-        await env.redis.acl_setuser(user, commands=["-xack"])
+        await env.redis.acl_setuser(user, enabled=True, nopass=True, commands=["-xack"])
         call = CallContext(request_id="req_" + uuid.uuid4().hex, principal=Principal("k", "alice", "tutor"),
                            original=ChatRequest(model="gpt-4o-mini", messages=[{"role": "user", "content": "I keep bees."}]),
                            headers={}, upstream=None)  # type: ignore[arg-type]  # no upstream calls
@@ -203,13 +208,20 @@ async def test_a_worker_takes_up_its_own_unsettled_jobs_once_redis_answers(env):
                 and {c["name"] for c in pending["consumers"]} == {worker.name.encode()}
 
         await wait_for(stored_but_pending, timeout=60)
-        await env.redis.acl_setuser(user, commands=["+xack"])
+
+        async def retried_often() -> bool:  # the worker took it up again and again, failing to settle
+            return telemetry.metrics.get("memgate_memorize_failures_total", error="loop") >= 2 + config.worker.max_deliveries
+
+        await wait_for(retried_often, timeout=60)
+        await env.redis.acl_setuser(user, enabled=True, nopass=True, commands=["+xack"])
 
         async def settled() -> bool:
             return (await env.redis.xpending(stream, queue.group))["pending"] == 0 and await env.redis.xlen(stream) == 0
 
         await wait_for(settled, timeout=30)
         assert await store.count(Tenant("alice", "tutor")) == 1  # taken up, not stored twice
+        # its own retries are no deliveries: not dead-lettered as a job that kills workers
+        assert await queue_for(config, env.redis).dead_letters() == []
     finally:
         stop.set()
         await asyncio.wait_for(task, 30)
