@@ -42,8 +42,9 @@ naming a stored item not recorded for the caller (an ``item_reference``, any ite
 ``id``, an ``approval_request_id``; recorded: output items of the caller's responses,
 input items listed to it); and a container, vector store, stored prompt or file id
 (:func:`~.responses_wire.referenced_resources`) that is neither in
-``upstream.responses_shared_ids`` nor, for a container, recorded for the caller (the
-``container_id`` of a call in its responses' output). The id in the path is percent-decoded once and must match
+``upstream.responses_shared_ids`` (with the key's own ``responses_shared_ids``) nor, for
+a container, recorded for the caller (the ``container_id`` of a call in its responses'
+output, hidden tool-loop rounds included). The id in the path is percent-decoded once and must match
 :data:`~.responses_owners.RESPONSE_ID` (else 404 for every key, nothing sent upstream),
 and it is percent-encoded again in the upstream path.
 """
