@@ -16,7 +16,10 @@ with the product's default embedder unless ``--embedder local``. Reported: accep
 memorized, lost, dead letters, and the seconds from Redis's return (and from the end of
 the load) until everything was stored; the turns not yet stored when the load ended
 (``backlog_at_load_end``) and the rate at which the worker, alone then, stored them
-(``drain_jobs_per_s``). ``--rate R``: a paced load instead of the closed loop (each
+(``drain_jobs_per_s``); per turn, the seconds from the later of its acceptance and
+Redis's return until its record was written (``turn_lag_p50_s``, ``turn_lag_max_s``: the
+worst is what "every accepted turn memorized within N s of the stall's end" asks, also
+for a turn accepted just before the load ends). ``--rate R``: a paced load instead of the closed loop (each
 client sends R requests per second, the rate of a chat app's users, not of a load test).
 """
 
@@ -28,6 +31,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Awaitable, Callable
+from datetime import datetime
 from pathlib import Path
 
 import click
@@ -57,6 +61,8 @@ async def load(url: str, seconds: float, concurrency: int, redis: StoppableRedis
     accepted = errors = sent = 0
     started = time.monotonic()
     resumed: list[float] = []
+    resumed_wall: list[float] = []
+    accepted_at: dict[str, float] = {}  # message -> epoch seconds its 200 arrived
 
     async def client(index: int) -> None:
         nonlocal accepted, errors, sent
@@ -70,10 +76,12 @@ async def load(url: str, seconds: float, concurrency: int, redis: StoppableRedis
                         break
                     await asyncio.sleep(max(0.0, due - time.monotonic()))
                 sent += 1
-                body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": message(sent)}]}
+                text = message(sent)
+                body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": text}]}
                 r = await http.post(url + "/v1/chat/completions", json=body, headers={"Authorization": f"Bearer {ALICE_KEY}"})
                 if r.status_code == 200:
                     accepted += 1
+                    accepted_at[text] = time.time()
                 else:
                     errors += 1
 
@@ -83,12 +91,13 @@ async def load(url: str, seconds: float, concurrency: int, redis: StoppableRedis
         await asyncio.sleep(stop_for)
         await asyncio.to_thread(redis.resume if pause else redis.start)
         resumed.append(time.monotonic())
+        resumed_wall.append(time.time())
 
     await asyncio.gather(outage(), *(client(i) for i in range(concurrency)))
     ended = time.monotonic()
     left = await backlog() if backlog is not None else None
     return {"accepted": accepted, "errors": errors, "resumed_at": resumed[0], "load_ended_at": ended,
-            "backlog_at_load_end": left}
+            "backlog_at_load_end": left, "accepted_at": accepted_at, "resumed_wall": resumed_wall[0]}
 
 
 async def backlog_of(gateway: GatewayServer, memorization: object) -> int:
@@ -98,11 +107,25 @@ async def backlog_of(gateway: GatewayServer, memorization: object) -> int:
     return int(memorization.buffered + stats.length + stats.retrying)  # type: ignore[attr-defined]
 
 
-async def count_stored(url: str) -> int:
+async def stored_records(url: str) -> list[dict]:
+    """alice's records (the admin export, one JSON object a line)."""
     async with httpx.AsyncClient(timeout=120) as http:
         r = await http.get(url + "/v1/admin/users/alice/export", headers={"Authorization": f"Bearer {ADMIN_KEY}"})
         r.raise_for_status()
-        return len(r.text.splitlines())
+        return [json.loads(line) for line in r.text.splitlines()]
+
+
+def turn_lags(records: list[dict], accepted_at: dict[str, float], resumed_wall: float) -> list[float]:
+    """For each stored turn, the seconds from the later of its acceptance (its 200) and
+    Redis's return until its record was written (``created_at``): what "every turn
+    memorized within N s of the stall's end" measures, for turns of the stall and after it."""
+    lags = []
+    for record in records:
+        at = accepted_at.get(record.get("text", ""))
+        if at is not None:
+            written = datetime.fromisoformat(record["created_at"]).timestamp()
+            lags.append(written - max(at, resumed_wall))
+    return lags
 
 
 async def wait_drained(gateway: GatewayServer, memorization: object, timeout_s: float) -> float:
@@ -150,7 +173,9 @@ def command(seconds: float, concurrency: int, stop_at: float, stop_for: float, d
                                   backlog=lambda: backlog_of(gateway, memorize.memorization)))
         drained_at = asyncio.run(wait_drained(gateway, memorize.memorization, drain_timeout))
         queue = asyncio.run(gateway.on_server_loop(memorize.memorization.queue.stats()))
-        stored = asyncio.run(count_stored(gateway.url))
+        records = asyncio.run(stored_records(gateway.url))
+        stored = len(records)
+        lags = sorted(turn_lags(records, result.pop("accepted_at"), result.pop("resumed_wall")))
         resumed_at, ended_at = result.pop("resumed_at"), result.pop("load_ended_at")
         result.update(memorized=stored, lost=result["accepted"] - stored, dead_letters=queue.dead,
                       redis_down_s=stop_for, concurrency=concurrency, seconds=seconds,
@@ -158,7 +183,9 @@ def command(seconds: float, concurrency: int, stop_at: float, stop_for: float, d
                       load="closed loop" if rate is None else f"{rate:g} req/s per client",
                       drained_s_after_load=round(drained_at - ended_at, 1),
                       drain_jobs_per_s=round(result["backlog_at_load_end"] / max(drained_at - ended_at, 1e-3), 1),
-                      all_stored_s_after_redis_back=round(drained_at - resumed_at, 1))
+                      all_stored_s_after_redis_back=round(drained_at - resumed_at, 1),
+                      turn_lag_p50_s=round(lags[len(lags) // 2], 2) if lags else None,
+                      turn_lag_max_s=round(lags[-1], 2) if lags else None)
         click.echo(json.dumps(result))
     finally:
         gateway.stop()
