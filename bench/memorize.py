@@ -111,17 +111,19 @@ def _percentiles(samples: list[float]) -> dict[str, float]:
     return {"p50_ms": statistics.median(ordered), "p99_ms": ordered[int(len(ordered) * 0.99) - 1], "max_ms": ordered[-1]}
 
 
-async def bench_worker(redis: Any, store: Any, mode: str, jobs: int, recalled: bool = False) -> dict[str, float]:
+async def bench_worker(redis: Any, store: Any, mode: str, jobs: int, recalled: bool = False,
+                       worker: dict[str, Any] | None = None) -> dict[str, float]:
     """``recalled``: each message is first embedded as a recall query through the store's
     embedder (what ``auto_recall`` does on the request path; not timed), so the worker
     finds the message's vector in the embedding cache and embeds only the second view.
     Also reported: the process's CPU per job while the worker drains (the embedding
-    thread included)."""
+    thread included). ``worker``: ``memorize.worker`` settings over the bench's own."""
     from gateway.chain.sdk import Services
     from gateway.memory.embeddings.base import query_text
     from plugins.memorize import MemorizePlugin
 
-    config = MemorizeConfig(mode=mode, queue={"key_prefix": "bq" + uuid.uuid4().hex[:8]}, worker={"block_ms": 20})
+    config = MemorizeConfig(mode=mode, queue={"key_prefix": "bq" + uuid.uuid4().hex[:8]},
+                            worker={"block_ms": 20, **(worker or {})})
     plugin = MemorizePlugin(config, Services(redis=redis))
     now = datetime.now(UTC)
     first = jobs if recalled else 0  # other numbers than the plain run's: nothing cached from it
@@ -157,6 +159,7 @@ class Options:
     history: int = 20
     provider: str = "auto"
     json_out: str | None = None
+    worker: str | None = None
 
 
 async def run(args: Options) -> dict[str, Any]:
@@ -178,9 +181,11 @@ async def run(args: Options) -> dict[str, Any]:
                               embedding={"provider": args.provider})
         async with open_store(client, memory) as store:
             await store.warm()  # the model's first pass (session start-up) is not a job's cost
-            results["verbatim"] = await bench_worker(client, store, "verbatim", args.jobs)
-            results["verbatim_recalled"] = await bench_worker(client, store, "verbatim", args.jobs, recalled=True)
-            results["extract_instant_model"] = await bench_worker(client, store, "extract", args.jobs)
+            worker = json.loads(args.worker) if args.worker else None
+            results["verbatim"] = await bench_worker(client, store, "verbatim", args.jobs, worker=worker)
+            results["verbatim_recalled"] = await bench_worker(client, store, "verbatim", args.jobs, recalled=True,
+                                                              worker=worker)
+            results["extract_instant_model"] = await bench_worker(client, store, "extract", args.jobs, worker=worker)
             keys = [k async for k in client.scan_iter(match=memory.key_prefix + ":*", count=1000)]
             for start in range(0, len(keys), 500):
                 await client.unlink(*keys[start:start + 500])
@@ -200,6 +205,8 @@ async def run(args: Options) -> dict[str, Any]:
               type=click.Choice(["auto", "local", "onnx", "model2vec"]),
               help="memory.embedding.provider of the bench store (auto: onnx for a new store).")
 @click.option("--json", "json_out", default=None, type=click.Path(dir_okay=False), help="Write results as JSON here.")
+@click.option("--worker", default=None,
+              help='memorize.worker settings for the worker runs, as JSON, e.g. \'{"batch": 128}\'.')
 def command(**settings: object) -> None:
     """Memorization jobs/s per worker and the enqueue cost on the request path."""
     args = Options(**settings)  # type: ignore[arg-type]
