@@ -12,6 +12,10 @@ Figures:
   to lake number <i> and we met Anna."): verbatim mode (formation ``disclosure``) forms
   one profile memory of it, with two views (the reply follows it: ``context_after``), and
   searches the user's profile for a near-duplicate first (each number is new: none is).
+- **verbatim, recalled**: as many jobs (other numbers), run after the verbatim ones (their
+  memories are in the profile searched) and after each message was embedded as a
+  recall query, as ``auto_recall`` does on the request path (not timed): the worker finds
+  the message's vector in the embedding cache and embeds only the second view.
 - **extract jobs/s per worker**: the same with an in-process instant memory model (an
   object answering ``complete_json`` at once with 2 facts; no HTTP), so the figure is
   the pipeline's own cost: decide/extract/reconcile plumbing, 2 searches, embedding,
@@ -107,23 +111,36 @@ def _percentiles(samples: list[float]) -> dict[str, float]:
     return {"p50_ms": statistics.median(ordered), "p99_ms": ordered[int(len(ordered) * 0.99) - 1], "max_ms": ordered[-1]}
 
 
-async def bench_worker(redis: Any, store: Any, mode: str, jobs: int) -> dict[str, float]:
+async def bench_worker(redis: Any, store: Any, mode: str, jobs: int, recalled: bool = False,
+                       worker: dict[str, Any] | None = None) -> dict[str, float]:
+    """``recalled``: each message is first embedded as a recall query through the store's
+    embedder (what ``auto_recall`` does on the request path; not timed), so the worker
+    finds the message's vector in the embedding cache and embeds only the second view.
+    Also reported: the process's CPU per job while the worker drains (the embedding
+    thread included). ``worker``: ``memorize.worker`` settings over the bench's own."""
     from gateway.chain.services import PluginServices
+    from gateway.memory.embeddings.base import query_text
     from plugins.memorize import MemorizePlugin
 
-    config = MemorizeConfig(mode=mode, queue={"key_prefix": "bq" + uuid.uuid4().hex[:8]}, worker={"block_ms": 20})
+    config = MemorizeConfig(mode=mode, queue={"key_prefix": "bq" + uuid.uuid4().hex[:8]},
+                            worker={"block_ms": 20, **(worker or {})})
     plugin = MemorizePlugin(config, PluginServices(redis=redis))
     now = datetime.now(UTC)
-    for i in range(jobs):
-        call, reply = _call(plugin, [{"role": "user", "content": f"I walked my dog Rex to lake number {i} and we met Anna."}])
+    first = jobs if recalled else 0  # other numbers than the plain run's: nothing cached from it
+    texts = [f"I walked my dog Rex to lake number {i} and we met Anna." for i in range(first, first + jobs)]
+    for text in texts:
+        call, reply = _call(plugin, [{"role": "user", "content": text}])
         await plugin.memorization.enqueue(call, reply, now)
+    if recalled:
+        await store.embedder.embed_many([query_text(store.embedder, t) for t in texts])
+        await store.embedder.flush()  # the cache write-back landed, as a request's does long before its job runs
     model = InstantModel() if mode == "extract" else None
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     async with run_workers(config, redis, store, n=1, model=model):
         await wait_drained(queue_for(config, redis), timeout_s=600, poll_s=0.05)
-    seconds = time.perf_counter() - started
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
     await _cleanup(redis, config)
-    return {"jobs": jobs, "seconds": seconds, "jobs_per_s": jobs / seconds}
+    return {"jobs": jobs, "seconds": seconds, "jobs_per_s": jobs / seconds, "cpu_ms_per_job": cpu / jobs * 1000}
 
 
 async def _cleanup(redis: Any, config: MemorizeConfig) -> None:
@@ -142,6 +159,7 @@ class Options:
     history: int = 20
     provider: str = "auto"
     json_out: str | None = None
+    worker: str | None = None
 
 
 async def run(args: Options) -> dict[str, Any]:
@@ -163,8 +181,11 @@ async def run(args: Options) -> dict[str, Any]:
                               embedding={"provider": args.provider})
         async with open_store(client, memory) as store:
             await store.warm()  # the model's first pass (session start-up) is not a job's cost
-            results["verbatim"] = await bench_worker(client, store, "verbatim", args.jobs)
-            results["extract_instant_model"] = await bench_worker(client, store, "extract", args.jobs)
+            worker = json.loads(args.worker) if args.worker else None
+            results["verbatim"] = await bench_worker(client, store, "verbatim", args.jobs, worker=worker)
+            results["verbatim_recalled"] = await bench_worker(client, store, "verbatim", args.jobs, recalled=True,
+                                                              worker=worker)
+            results["extract_instant_model"] = await bench_worker(client, store, "extract", args.jobs, worker=worker)
             keys = [k async for k in client.scan_iter(match=memory.key_prefix + ":*", count=1000)]
             for start in range(0, len(keys), 500):
                 await client.unlink(*keys[start:start + 500])
@@ -184,6 +205,8 @@ async def run(args: Options) -> dict[str, Any]:
               type=click.Choice(["auto", "local", "onnx", "model2vec"]),
               help="memory.embedding.provider of the bench store (auto: onnx for a new store).")
 @click.option("--json", "json_out", default=None, type=click.Path(dir_okay=False), help="Write results as JSON here.")
+@click.option("--worker", default=None,
+              help='memorize.worker settings for the worker runs, as JSON, e.g. \'{"batch": 128}\'.')
 def command(**settings: object) -> None:
     """Memorization jobs/s per worker and the enqueue cost on the request path."""
     args = Options(**settings)  # type: ignore[arg-type]
@@ -193,8 +216,9 @@ def command(**settings: object) -> None:
           f"p99 {e['p99_ms']:.3f} ms  max {e['max_ms']:.3f} ms  ({e['calls']} calls)")
     print(f"embedding provider: {args.provider}")
     print(f"  reference: Redis PING round trip p50 {e['ping']['p50_ms']:.3f} ms  p99 {e['ping']['p99_ms']:.3f} ms")
-    for name in ("verbatim", "extract_instant_model"):
+    for name in ("verbatim", "verbatim_recalled", "extract_instant_model"):
         r = results[name]
-        print(f"{name:<22} 1 worker: {r['jobs_per_s']:.1f} jobs/s ({r['jobs']} jobs in {r['seconds']:.2f} s)")
+        print(f"{name:<22} 1 worker: {r['jobs_per_s']:.1f} jobs/s ({r['jobs']} jobs in {r['seconds']:.2f} s, "
+              f"{r['cpu_ms_per_job']:.2f} ms CPU per job)")
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(results, indent=2))

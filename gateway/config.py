@@ -31,6 +31,7 @@ from gateway.runtime.config import (
     McpConfig,
     PluginEntry,
     PluginOverride,
+    ResponsesSharedIds,
     ServerConfig,
     TelemetryConfig,
     UpstreamConfig,
@@ -80,6 +81,13 @@ class ClientConfig(Frozen):
     settings: dict[str, Any] = Field(
         default_factory=dict, description="Per-key memory settings (gateway.settings.memory_settings), between "
         "settings.defaults and the user's stored values, e.g. {recall_rounds: 2}.",
+    )
+    responses_shared_ids: ResponsesSharedIds = Field(
+        default_factory=ResponsesSharedIds,
+        description="Upstream containers, vector stores, stored prompts and files this key may name "
+        "in a Responses create, in addition to `upstream.responses_shared_ids` (which every key may "
+        "name); a listed container stays unrecorded when this key's responses run in it, as "
+        "a globally shared one does (gateway/proxy/responses_owners.py).",
     )
 
     @field_validator("settings")

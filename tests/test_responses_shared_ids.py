@@ -215,3 +215,53 @@ def test_the_shared_ids_config_rejects_unknown_kinds():
     assert config.upstream.responses_shared_ids.containers == []
     with pytest.raises(ConfigError, match=r"responses_shared_ids\.vectorstores"):
         parse_config({"upstream": {"responses_shared_ids": {"vectorstores": ["vs_1"]}}})
+
+
+def test_a_keys_own_shared_ids_are_merged_with_the_global_ones(start_gateway, upstream, stored):
+    """``clients[].responses_shared_ids``: what that key may name besides the global list;
+    other keys still get the 404."""
+    key_container = stored.new_container()
+    gw = start_gateway(
+        upstream={"responses_shared_ids": {"vector_stores": ["vs_op"]}},
+        clients=[
+            {"key": ALICE_KEY, "user_id": "alice", "friend_id": "tutor", "key_id": "alice",
+             "responses_shared_ids": {"vector_stores": ["vs_alice"], "files": ["file-alice"],
+                                      "containers": [key_container], "prompts": ["pmpt_alice"]}},
+            {"key": BOB_KEY, "user_id": "bob", "friend_id": "tutor", "key_id": "bob"},
+            {"key": ADMIN_KEY, "user_id": "ops", "admin": True, "key_id": "ops"},
+        ])
+    alice, bob = sdk(gw, ALICE_KEY), sdk(gw, BOB_KEY)
+    search = {"input": "find it", "tools": [{"type": "file_search", "vector_store_ids": ["vs_op", "vs_alice"]}]}
+    own = [
+        search,
+        {"input": "hi", "prompt": {"id": "pmpt_alice"}},
+        {"input": [{"role": "user", "content": [{"type": "input_file", "file_id": "file-alice"}]}]},
+    ]
+    for create in own:
+        for stream in (False, True):
+            reply = alice.responses.create(model="gpt-4.1", stream=stream, **create)
+            if stream:
+                assert [e.type for e in reply][-1] == "response.completed"
+            assert upstream.responses_requests()[-1].json["input"] == create["input"]
+    assert run_code(alice, key_container, stream=False)[1] == key_container
+    with redis.Redis.from_url(gw.config.memory.redis_url) as client:  # the key's shared container: nobody's
+        assert client.get(key_of(gw, "container", key_container)) is None
+    before = len(upstream.requests)
+    refused(bob, "tools[0].vector_store_ids[1]", "Vector store", "vs_alice", **search)
+    refused(bob, "prompt.id", "Prompt", "pmpt_alice", input="hi", prompt={"id": "pmpt_alice"})
+    refused(bob, "tools[0].container", "Container", key_container, input="run it",
+            tools=[{"type": "code_interpreter", "container": key_container}])
+    refused(alice, "tools[0].vector_store_ids[0]", "Vector store", "vs_bob", input="find it",
+            tools=[{"type": "file_search", "vector_store_ids": ["vs_bob"]}])
+    assert len(upstream.requests) == before
+    bob.responses.create(model="gpt-4.1", input="find it",  # the global list is bob's too
+                         tools=[{"type": "file_search", "vector_store_ids": ["vs_op"]}])
+
+
+def test_a_keys_shared_ids_config_is_checked():
+    base = {"key": "k" * 20, "user_id": "u"}
+    config = parse_config({"clients": [{**base, "responses_shared_ids": {"files": ["file-1"]}}]})
+    assert config.clients[0].responses_shared_ids.files == ["file-1"]
+    assert config.clients[0].responses_shared_ids.containers == []
+    with pytest.raises(ConfigError, match=r"responses_shared_ids\.file"):
+        parse_config({"clients": [{**base, "responses_shared_ids": {"file": ["file-1"]}}]})

@@ -358,6 +358,39 @@ class JobQueue:
         deliveries = {_id(p["message_id"]): int(p["times_delivered"]) for p in pending}
         return [(entry_ref(shard, i), f, deliveries.get(i, 1)) for i, f in claimed]
 
+    async def own_pending(self, consumer: str, count: int) -> list[tuple[str, dict, int]]:
+        """Entries delivered to ``consumer`` and not acked yet (its own pending entries
+        list), up to ``count`` in all, shard by shard, each with its delivery count: the
+        ids and counts from XPENDING, the fields by XRANGE (one pipelined round trip per
+        shard). Neither touches the pending list, so reading it again and again (a worker
+        that keeps failing to settle) neither counts as a delivery (XREADGROUP from id
+        ``0`` would: ``max_deliveries`` would then dead-letter a job no worker died of) nor
+        resets the idle time XAUTOCLAIM goes by. Entries deleted meanwhile are acked and
+        skipped (as :meth:`reclaim`). Used by a worker whose batch failed half-way (Redis
+        went away while it settled its jobs): it takes them up again as soon as Redis
+        answers, instead of leaving them to another worker's XAUTOCLAIM after
+        ``claim_min_idle_ms``."""
+        out: list[tuple[str, dict, int]] = []
+        for shard in self.shards:
+            if len(out) >= count:
+                break
+            stream = self.keys.stream(shard)
+            pending: Any = await self.client.xpending_range(
+                stream, self.group, min="-", max="+", count=count - len(out), consumername=consumer)
+            if not pending:
+                continue
+            ids = [_id(p["message_id"]) for p in pending]
+            pipe = self.client.pipeline(transaction=False)  # one key: one slot
+            for entry in ids:
+                pipe.xrange(stream, min=entry, max=entry, count=1)
+            rows: list[Any] = await pipe.execute()
+            gone = [entry for entry, found in zip(ids, rows, strict=True) if not found or not found[0][1]]
+            if gone:
+                await self.client.xack(stream, self.group, *gone)
+            out += [(entry_ref(shard, entry), found[0][1], int(p["times_delivered"]))
+                    for entry, found, p in zip(ids, rows, pending, strict=True) if found and found[0][1]]
+        return out
+
     async def is_done(self, job: Job) -> bool:
         return bool(await self.client.exists(self.keys.done(job.user_id, job.job_id)))
 

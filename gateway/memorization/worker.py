@@ -2,7 +2,9 @@
 Any number of workers, in ``memgate serve`` or ``memgate worker``
 processes, share the group; each has its own consumer name.
 
-Loop of one worker: promote due retries -> every ``claim_every_s`` XAUTOCLAIM jobs idle
+Loop of one worker: promote due retries -> after a failed round of the loop, the
+entries it was handed and did not settle (its own pending list, :meth:`Worker.recover`)
+-> every ``claim_every_s`` XAUTOCLAIM jobs idle
 longer than ``claim_min_idle_ms`` (their worker died) -> XREADGROUP up to ``batch`` new
 jobs (BLOCK) -> handle the batch (:meth:`Worker.handle_batch`): up to ``concurrency`` jobs
 at once, so their embeddings share the embedder's micro-batches and their Redis round
@@ -107,12 +109,20 @@ class Worker:
             self.telemetry.metrics.inc(name, amount, **labels)
 
     async def run(self, stop: asyncio.Event) -> None:
-        """Work until ``stop`` is set (the current job is finished first)."""
+        """Work until ``stop`` is set (the current job is finished first). After a failure
+        of the loop (Redis unreachable while a batch was settled), the worker first takes
+        up the entries it was handed and did not settle (:meth:`recover`) once Redis
+        answers again, so a stall delays those jobs by the stall, not by
+        ``claim_min_idle_ms``."""
         await self.queue.ensure_group()
         last_claim = 0.0
+        unsettled = False
         while not stop.is_set():
             try:
                 await self.queue.promote_due()
+                if unsettled:
+                    await self.recover()
+                    unsettled = False
                 if time.monotonic() - last_claim >= self.config.claim_every_s:
                     last_claim = time.monotonic()
                     await self.reclaim_once()
@@ -123,7 +133,22 @@ class Worker:
             except Exception as exc:  # Redis down, etc.: keep the worker alive
                 log.warning("memorize worker %s: %r", self.name, exc)
                 self._inc("memgate_memorize_failures_total", error="loop")
+                unsettled = True  # a batch may have been left half-settled: recover() it
                 await asyncio.sleep(1.0)
+
+    async def recover(self) -> int:
+        """Handle the entries delivered to this worker and not settled
+        (:meth:`JobQueue.own_pending`), a read batch at a time, until none is left; returns
+        how many. A job whose records were written before its batch failed finds its
+        done marker (``duplicate``) or rewrites the same ids (replay-safe: op ids are
+        fixed)."""
+        handled = 0
+        while entries := await self.queue.own_pending(self.name, self.config.batch):
+            await self.handle_batch(entries)
+            handled += len(entries)
+        if handled:
+            log.info("memorize worker %s: took up %d unsettled job(s) of its own", self.name, handled)
+        return handled
 
     def yields(self, entries: list[tuple[str, Any]], now_ms: int | None = None) -> bool:
         """Whether to pause ``yield_pause_ms`` before handling ``entries`` (a read batch):

@@ -46,6 +46,7 @@ def principal_from_client(client: ClientConfig) -> Principal:
         plugins=dict(client.plugins),
         group=client.group,
         settings=dict(client.settings),
+        shared_ids={kind: frozenset(ids) for kind, ids in client.responses_shared_ids.model_dump().items() if ids},
     )
 
 

@@ -66,10 +66,12 @@ prompts (``prompt.id``) and files (the ``file_id`` of an ``input_file`` / ``inpu
 content part, of a prompt variable, of an image-generation mask, a container's
 ``file_ids``). The shared upstream key reaches every one of them, so a create may name
 only (:meth:`ResponseOwners.unshared_resource`) the ids the operator lists in
-``upstream.responses_shared_ids`` (its own resources, made at the upstream) and the
+``upstream.responses_shared_ids`` (its own resources, made at the upstream; a key's own
+``responses_shared_ids`` add to the list for that key) and the
 containers the gateway saw created for the caller: the ``container_id`` of a
 ``code_interpreter_call`` (or a ``shell_call``'s ``environment.container_id``) among the
-output items it records (non-stream, stream, ``GET`` / ``cancel``; not the input items
+output items it records (non-stream, stream, ``GET`` / ``cancel``, and the hidden rounds
+of the gateway's own tool loop; not the input items
 listed, which echo what a client sent), recorded as ``<p>:responses:container:<id>``
 with the items (same tenant, ``SET NX``, TTL, index). The gateway does not proxy
 ``/v1/files``, ``/v1/vector_stores`` or prompts, so such ids are never a tenant's own: an

@@ -42,8 +42,9 @@ naming a stored item not recorded for the caller (an ``item_reference``, any ite
 ``id``, an ``approval_request_id``; recorded: output items of the caller's responses,
 input items listed to it); and a container, vector store, stored prompt or file id
 (:func:`~.responses_wire.referenced_resources`) that is neither in
-``upstream.responses_shared_ids`` nor, for a container, recorded for the caller (the
-``container_id`` of a call in its responses' output). The id in the path is percent-decoded once and must match
+``upstream.responses_shared_ids`` (with the key's own ``responses_shared_ids``) nor, for
+a container, recorded for the caller (the ``container_id`` of a call in its responses'
+output, hidden tool-loop rounds included). The id in the path is percent-decoded once and must match
 :data:`~.responses_owners.RESPONSE_ID` (else 404 for every key, nothing sent upstream),
 and it is percent-encoded again in the upstream path.
 """
@@ -242,18 +243,26 @@ class Responses(ModelRoute):
         if owner is not None:
             await self._record_owned(rid, items, owner, containers=field == "output")
 
-    def _created(self, items: list[Any], containers: bool = True) -> tuple[list[str], list[str]]:
+    def _shared_for(self, principal: Principal) -> dict[str, frozenset[str]]:
+        """The resource ids ``principal`` may name, by kind: ``upstream.responses_shared_ids``
+        merged with its key's own ``responses_shared_ids`` (:attr:`Principal.shared_ids`)."""
+        if not principal.shared_ids:
+            return self._shared
+        return {kind: ids | principal.shared_ids.get(kind, frozenset()) for kind, ids in self._shared.items()}
+
+    def _created(self, items: list[Any], principal: Principal, containers: bool = True) -> tuple[list[str], list[str]]:
         """The item ids of output ``items`` and, when ``containers``, the container ids
-        they name (:func:`~.responses_wire.container_ids`) that the operator does not
-        share (a shared container stays everyone's, never one tenant's)."""
+        they name (:func:`~.responses_wire.container_ids`) that are not shared with
+        ``principal`` (:meth:`_shared_for`: a shared container stays everyone's, or the
+        key's, never one tenant's)."""
         ids = [i["id"] for i in items if isinstance(i, dict) and isinstance(i.get("id"), str)]
-        shared = self._shared["containers"]
+        shared = self._shared_for(principal)["containers"]
         made = [c for i in items for c in container_ids(i) if c not in shared] if containers else []
         return ids, made
 
     async def _record_owned(self, rid: str, items: list[Any], owner: Principal, containers: bool = True) -> None:
         try:
-            ids, made = self._created(items, containers)
+            ids, made = self._created(items, owner, containers)
             await self._owners.record_items(ids, owner, made)
         except MemoryUnavailable as exc:
             log.warning("items of response %s not recorded: %s", rid, exc.message)
@@ -261,13 +270,25 @@ class Responses(ModelRoute):
     async def _record_items(self, call: CallContext, items: list[Any]) -> None:
         """Record ``call``'s tenant as the owner of output items and the containers they
         name (failure: as :meth:`_record`)."""
-        ids, made = self._created(items)
+        ids, made = self._created(items, call.principal)
+        await self._record_ids(call, ids, made)
+
+    async def _record_hidden(self, call: CallContext, items: list[Any]) -> None:
+        """Record ``call``'s tenant as the owner of the containers that the output ``items``
+        of a hidden round of the gateway's tool loop (:mod:`.responses_loop`) name: a
+        container the upstream made in such a round is the caller's, as one made in the
+        visible reply is. The round's item ids are not recorded (the client never sees
+        them). Failure: as :meth:`_record`."""
+        _ids, made = self._created(items, call.principal)
+        await self._record_ids(call, [], made)
+
+    async def _record_ids(self, call: CallContext, ids: list[str], made: list[str]) -> None:
         if not ids and not made:
             return
         try:
             await self._owners.record_items(ids, call.principal, made)
         except MemoryUnavailable as exc:
-            log.warning("response items %s not recorded: %s", ids[:3], exc.message)
+            log.warning("response items %s / containers %s not recorded: %s", ids[:3], made[:3], exc.message)
             call.degrade("responses", "unrecorded")
 
     async def _record(self, call: CallContext, rid: str, previous: str | None) -> None:
@@ -335,7 +356,8 @@ class Responses(ModelRoute):
         stripped = without_extension((out if out is not None else body).get("input"))
         if stripped is not None:  # the gateway's extension field never goes upstream, plugins or not
             out = {**(out if out is not None else body), "input": stripped}
-        loop = ToolLoop.for_call(chain, call, out if out is not None else body, self._telemetry)
+        loop = ToolLoop.for_call(chain, call, out if out is not None else body, self._telemetry,
+                                 record_hidden=lambda items: self._record_hidden(call, items))
         data = raw if out is None else dumps(out)
         return Prepared(call, chain, accepted.model, accepted.stream, data, loop,
                         previous if isinstance(previous, str) else None)
@@ -359,7 +381,7 @@ class Responses(ModelRoute):
             if unowned is not None:
                 raise ItemNotFound(*unowned)
         refused = await self._owners.unshared_resource(
-            referenced_resources(body), principal, self._shared)
+            referenced_resources(body), principal, self._shared_for(principal))
         if refused is not None:
             kind, resource_id, param = refused
             raise ResourceNotFound(RESOURCE_NOUNS[kind], resource_id, param)

@@ -12,7 +12,10 @@ appended to ``input``; everything else of the request is what went upstream firs
 rounds left and the client has no tools of its own, the next round asks for
 ``tool_choice: "none"``. The first round that is not hidden is the reply: the client sees
 that response (its ``id``, which holds the whole exchange upstream, so a later
-``previous_response_id`` works) with any gateway call removed.
+``previous_response_id`` works) with any gateway call removed. Before the next round is
+asked, a hidden round's output items go to ``record_hidden`` (the route records the
+containers they name, e.g. a ``code_interpreter_call``'s ``container_id``, as the
+caller's, as it does for the reply's own items).
 
 Streams: a round's events are held until an item the client must see starts
 (``response.output_item.added`` of a message or a client call); then they flow. Events of
@@ -53,6 +56,8 @@ TERMINAL = frozenset({"response.completed", "response.incomplete", "response.fai
 #: Opens a round's upstream call: ``(body) -> async context manager of the response``.
 Post = Callable[[bytes], contextlib.AbstractAsyncContextManager[Any]]
 Write = Callable[[bytes], Awaitable[None]]
+#: Records what a hidden round made: ``(its output items) -> None`` (ToolLoop.record_hidden).
+RecordHidden = Callable[[list[dict[str, Any]]], Awaitable[None]]
 
 
 @dataclass
@@ -158,23 +163,27 @@ class ToolLoop:
 
     def __init__(
         self, call: CallContext, runners: dict[str, tuple[LoadedPlugin, Any]], sent: dict[str, Any],
-        telemetry: Telemetry,
+        telemetry: Telemetry, record_hidden: RecordHidden | None = None,
     ) -> None:
         self.call = call
         self.runners = runners
         self.sent = sent
         self.telemetry = telemetry
+        #: awaited with a hidden round's output items before the next round is asked
+        #: (the route records the containers they name as the caller's)
+        self.record_hidden = record_hidden
         self.extra: list[Any] = []
         self.rounds = 0
 
     @classmethod
-    def for_call(cls, chain: PluginChain, call: CallContext, sent: dict[str, Any], telemetry: Telemetry) -> ToolLoop | None:
+    def for_call(cls, chain: PluginChain, call: CallContext, sent: dict[str, Any], telemetry: Telemetry,
+                 record_hidden: RecordHidden | None = None) -> ToolLoop | None:
         runners: dict[str, tuple[LoadedPlugin, Any]] = {}
         for plugin in chain.plugins:
             if isinstance(plugin.instance, ToolRunner):
                 for name in plugin.instance.offered_tools(call):
                     runners[name] = (plugin, plugin.instance)
-        return cls(call, runners, sent, telemetry) if runners else None
+        return cls(call, runners, sent, telemetry, record_hidden) if runners else None
 
     # -- rounds ------------------------------------------------------------------------
 
@@ -215,6 +224,8 @@ class ToolLoop:
             async with asyncio.timeout(plugin.reply_budget_s):
                 answers = await runner.run_tool_calls(self.call, [(i["name"], i.get("arguments") or "") for i in items])
             results.update((i.get("call_id", ""), a) for i, a in zip(items, answers, strict=True))
+        if self.record_hidden is not None:
+            await self.record_hidden([i for i in output if isinstance(i, dict)])
         self.rounds += 1
         self.extra += [*output, *({"type": "function_call_output", "call_id": i.get("call_id", ""),
                                    "output": results[i.get("call_id", "")]} for i in ours)]

@@ -31,6 +31,9 @@ class Principal:
             namespace (the key's user) its speakers live in; None otherwise.
         settings: per-key memory settings overrides (:mod:`gateway.settings.memory_settings`; between
             ``settings.defaults`` and the user's stored values).
+        shared_ids: upstream resource ids this key may name in a Responses create besides
+            ``upstream.responses_shared_ids``, by kind (``containers``, ``vector_stores``,
+            ``prompts``, ``files``): the key config's own ``responses_shared_ids``.
     """
 
     key_id: str
@@ -43,6 +46,7 @@ class Principal:
     group: bool = False
     namespace: str | None = None
     settings: Mapping[str, Any] = field(default_factory=dict)
+    shared_ids: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
     def may_use(self, model: str) -> bool:
         """True if ``model`` matches one of :attr:`allowed_models`."""

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import tempfile
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
@@ -154,3 +155,76 @@ async def test_a_turn_buffered_during_a_stall_is_memorized_without_another_messa
         gateway.stop()
         if server.proc and server.proc.poll() is None:
             server.stop()
+
+
+async def test_a_worker_takes_up_its_own_unsettled_jobs_once_redis_answers(env):
+    """A batch whose settling fails (Redis refuses the worker's XACK here, as a stalled
+    Redis times it out) stays in the worker's own pending list; once Redis answers again
+    the same worker takes it up at once, not after ``claim_min_idle_ms`` (10 minutes here:
+    XAUTOCLAIM is no way out within the test's deadline). Taking it up again while the
+    settling still fails counts as no delivery (``max_deliveries`` is for jobs that kill
+    their worker), so the job is not dead-lettered for it."""
+    import uuid
+
+    import redis.asyncio as aredis
+
+    from gateway.memorization.processor import JobProcessor
+    from gateway.memorization.runtime import queue_for
+    from gateway.memorization.worker import Worker
+    from gateway.memory.records import Tenant
+    from gateway.chain.sdk import CallContext
+    from gateway.chain.services import PluginServices
+    from gateway.proxy.assembly import reply_from_completion
+    from gateway.runtime.principal import Principal
+    from gateway.proxy.wire import ChatRequest
+    from gateway.runtime.config import TelemetryConfig
+    from gateway.runtime.telemetry import Telemetry
+    from plugins.memorize import MemorizePlugin
+    from tests.memorization.conftest import memorize_config, user_stream
+    from tests.support.upstream_double import completion
+
+    config = memorize_config("verbatim", worker={"claim_min_idle_ms": 600_000, "claim_every_s": 0.05})
+    store = await env.store("t" + uuid.uuid4().hex[:12])
+    user = "mgworker" + uuid.uuid4().hex[:8]  # the worker's own Redis user: its XACK can be refused
+    await env.redis.acl_setuser(user, enabled=True, nopass=True, categories=["+@all"], keys=["*"], channels=["*"])
+    own = aredis.Redis.from_url(env.redis_url, username=user, password="any")
+    queue = queue_for(config, own)
+    await queue.ensure_group()
+    telemetry = Telemetry(TelemetryConfig())
+    worker = Worker(JobProcessor(config, store, queue), config.worker, telemetry)
+    stop = asyncio.Event()
+    task = asyncio.create_task(worker.run(stop))
+    try:
+        await env.redis.acl_setuser(user, enabled=True, nopass=True, commands=["-xack"])
+        call = CallContext(request_id="req_" + uuid.uuid4().hex, principal=Principal("k", "alice", "tutor"),
+                           original=ChatRequest(model="gpt-4o-mini", messages=[{"role": "user", "content": "I keep bees."}]),
+                           headers={}, upstream=None)  # type: ignore[arg-type]  # no upstream calls
+        await MemorizePlugin(config, PluginServices(redis=env.redis)).memorization.enqueue(
+            call, reply_from_completion(completion("Noted.")), datetime.now(UTC))
+        stream = user_stream(queue)
+
+        async def stored_but_pending() -> bool:  # written, its entry not acked: in the worker's own list
+            pending = await env.redis.xpending(stream, queue.group)
+            return await store.count(Tenant("alice", "tutor")) == 1 and pending["pending"] == 1 \
+                and {c["name"] for c in pending["consumers"]} == {worker.name.encode()}
+
+        await wait_for(stored_but_pending, timeout=60)
+
+        async def retried_often() -> bool:  # the worker took it up again and again, failing to settle
+            return telemetry.metrics.get("memgate_memorize_failures_total", error="loop") >= 2 + config.worker.max_deliveries
+
+        await wait_for(retried_often, timeout=60)
+        await env.redis.acl_setuser(user, enabled=True, nopass=True, commands=["+xack"])
+
+        async def settled() -> bool:
+            return (await env.redis.xpending(stream, queue.group))["pending"] == 0 and await env.redis.xlen(stream) == 0
+
+        await wait_for(settled, timeout=30)
+        assert await store.count(Tenant("alice", "tutor")) == 1  # taken up, not stored twice
+        # its own retries are no deliveries: not dead-lettered as a job that kills workers
+        assert await queue_for(config, env.redis).dead_letters() == []
+    finally:
+        stop.set()
+        await asyncio.wait_for(task, 30)
+        await own.aclose()
+        await env.redis.acl_deluser(user)

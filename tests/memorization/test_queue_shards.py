@@ -246,3 +246,29 @@ async def test_a_retry_resumes_its_own_claim_that_redis_ran_after_the_call_timed
     await env.drain(config, store)
     assert [r.text for r in (await store.list(Tenant("alice", "tutor"))).items] == ["I restore old clocks."]
     assert await queue.enqueue(json.dumps(lost), "alice", "tutor", [("h-lost", turn)], 600, resume=True) is None
+
+
+async def test_a_consumers_own_pending_entries_are_read_on_every_shard_without_counting_a_delivery(env):
+    """``own_pending``: what a worker was handed and did not settle, over every shard,
+    with the delivery counts as they were (reading them again counts none); another
+    consumer's entries are not listed, and an entry deleted meanwhile is acked away."""
+    config = memorize_config("verbatim", queue={"shards": 3})
+    queue = queue_for(config, env.redis)
+    await queue.ensure_group()
+    users = [group[0] for group in users_by_shard(queue.keys, 1).values()]
+    for user in users:
+        await queue.push(job(user, f"{user} keeps bees"))
+    mine = await queue.read("w1", 2, None)
+    theirs = await queue.read("w2", 10, None)
+    assert len(mine) == 2 and len(theirs) == 1
+    for _ in range(3):  # e.g. a worker that keeps failing to settle them
+        found = await queue.own_pending("w1", 10)
+        assert sorted((ref, deliveries) for ref, _f, deliveries in found) == sorted((ref, 1) for ref, _f in mine)
+        assert all(job_fields == dict(fields) for (_r, job_fields, _d), (_m, fields) in
+                   zip(sorted(found), sorted(mine), strict=True))
+    assert [ref for ref, *_ in await queue.own_pending("w2", 10)] == [ref for ref, _f in theirs]
+    assert len(await queue.own_pending("w1", 1)) == 1  # count bounds the whole list
+    shard, entry = parse_ref(mine[0][0])
+    await env.redis.xdel(queue.keys.stream(shard), entry)  # settled by someone else meanwhile
+    assert [ref for ref, *_ in await queue.own_pending("w1", 10)] == [mine[1][0]]
+    assert (await queue.stats()).pending == 2  # the deleted one was acked: mine[1] and theirs remain

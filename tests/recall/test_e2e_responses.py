@@ -16,8 +16,8 @@ from pydantic import TypeAdapter
 from gateway.memory.records import Tenant
 from gateway.proxy.sse import SSEDecoder
 from tests.recall.conftest import CHAIN, REGISTRY, TOOL_CHAIN, memory
-from tests.support.gateway import ALICE_KEY
-from tests.support.responses_double import own_items, own_response
+from tests.support.gateway import ALICE_KEY, BOB_KEY
+from tests.support.responses_double import own_items, own_response, stream_events
 from tests.support.upstream_double import JSONReply, SSEReply, fixture, fixture_json
 
 HIGH_Q = "How old is my daughter Emma? She is seven, right?"
@@ -193,3 +193,47 @@ def test_a_failed_round_fails_open_without_the_gateways_call(start_gateway, upst
         assert not any(e.get("item") for e in events)  # no output item of the gateway's
     else:
         assert reply.json()["output"] == [] and "hybrid_injection:error:UpstreamError" in reply.headers["x-memgate-degraded"]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_container_made_in_a_hidden_round_is_the_callers(start_gateway, upstream, seed, stream):
+    """A hidden round (the gateway's memory_search call) that also ran the code
+    interpreter in a new container: the container is recorded as the caller's, as one of
+    the visible reply's is, so alice may name it later and bob may not; the hidden
+    round's items stay nobody's."""
+    gw = seeded(start_gateway, seed)
+    hidden = json.loads(fixture_json("responses_memory_search_call"))
+    container = "cntr_" + "7" * 48
+    ci = {"id": "ci_hidden", "type": "code_interpreter_call", "status": "completed", "code": "print(6 * 7)",
+          "container_id": container, "outputs": [{"type": "logs", "logs": "42"}]}
+    hidden["output"].insert(0, ci)
+    first = SSEReply(stream_events(hidden, fixture("responses_memory_search_call"))) if stream \
+        else JSONReply(json.dumps(hidden).encode())
+    answer = SSEReply(fixture("responses_memory_search_answer")) if stream \
+        else JSONReply(fixture_json("responses_memory_search_answer"))
+    upstream.enqueue(first, answer)
+    tools = [{"type": "code_interpreter", "container": {"type": "auto"}}]
+    reply = sdk(gw).responses.create(model="gpt-4.1", input=LOW_Q, tools=tools, stream=stream)
+    if stream:
+        events = list(reply)
+        assert events[-1].type == "response.completed"
+        assert not any(getattr(getattr(e, "item", None), "container_id", None) for e in events)  # nothing seen
+    else:
+        assert [item.type for item in reply.output] == ["message"]
+    _first, second_round = upstream.responses_requests()
+    assert [i.get("container_id") for i in second_round.json["input"] if i.get("type") == "code_interpreter_call"] \
+        == [container]  # the next round carried the hidden call
+    prefix = gw.config.memory.key_prefix
+    with redis.Redis.from_url(gw.config.memory.redis_url) as client:
+        assert json.loads(client.get(f"{prefix}:responses:container:{container}")) == {"user": "alice", "friend": "tutor"}
+        assert client.get(f"{prefix}:responses:item:ci_hidden") is None
+        assert client.get(f"{prefix}:responses:item:{hidden['output'][1]['id']}") is None
+    reuse = [{"type": "code_interpreter", "container": container}]
+    bob = openai.OpenAI(base_url=gw.base_url, api_key=BOB_KEY, max_retries=0)
+    with pytest.raises(openai.NotFoundError) as caught:
+        bob.responses.create(model="gpt-4.1", input="run it", tools=reuse)
+    assert caught.value.body["param"] == "tools[0].container"
+    assert len(upstream.responses_requests()) == 2  # bob's never went upstream
+    upstream.enqueue(JSONReply(fixture_json("responses_text")))
+    sdk(gw).responses.create(model="gpt-4.1", input="run it again", tools=reuse)  # alice's own: forwarded
+    assert upstream.responses_requests()[-1].json["tools"][0]["container"] == container
