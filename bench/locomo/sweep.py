@@ -132,7 +132,7 @@ async def ask(client: httpx.AsyncClient, conversation: Any, ks: tuple[int, ...],
         response = await client.post("/v1/memories/search", json={"query": q.question, "top_k": max(ks)})
         response.raise_for_status()
         ranked = [d for hit in response.json()["data"] for d in dia_ids(hit["record"])]
-        table.add(CATEGORIES.get(q.category, str(q.category)), q.evidence, ranked)
+        table.add(CATEGORIES.get(q.category, str(q.category)), q.evidence, ranked, conversation.sample_id)
 
 
 async def run_async(path: str, ks: tuple[int, ...], names: list[str], embedder: str) -> list[dict[str, Any]]:
@@ -167,12 +167,19 @@ async def run_async(path: str, ks: tuple[int, ...], names: list[str], embedder: 
                 rows = {r["category"]: r for r in table.rows()}
                 row[way] = {cat: {k: round(100 * v, 1) for k, v in r.items() if k.startswith("recall@")}
                             for cat, r in rows.items()}
+                row[way]["conversations"] = {g["group"]: {k: None if v is None else round(100 * v, 1)
+                                                          for k, v in g.items() if "recall@" in k}
+                                             for g in table.group_rows()}
             results.append(row)
             t, i = row["turns"], row["ingest"]
             print(f"{name:<22} turns R@5/10/25 {t['all']['recall@5']:5.1f} {t['all']['recall@10']:5.1f} "
                   f"{t['all']['recall@25']:5.1f} mh {t['multi-hop']['recall@10']:5.1f} | ingest "
                   f"{i['all']['recall@5']:5.1f} {i['all']['recall@10']:5.1f} {i['all']['recall@25']:5.1f} "
                   f"mh {i['multi-hop']['recall@10']:5.1f} tmp {i['temporal']['recall@10']:5.1f}", flush=True)
+            for way in WAYS:
+                print(f"{'':<22}   {way:<6} R@10 (multi-hop) per conversation: " + "  ".join(
+                    f"{g} {v['recall@10']:5.1f} ({v['multi-hop recall@10'] or 0.0:5.1f})"
+                    for g, v in row[way]["conversations"].items()), flush=True)
         for client in clients.values():
             await client.aclose()
     finally:
