@@ -115,6 +115,13 @@ for _alpha in (0.3, 0.4):
             VARIANTS[f"convex {_alpha} n{_neighbour} s{_session}"] = {
                 "fusion": "convex", "hybrid_alpha": _alpha,
                 "ranking": {**_DEFAULT_SIGNALS, "neighbour_weight": _neighbour, "session_weight": _session}}
+#: one weight at a time over the current defaults (leave-one-conversation-out checks: the
+#: per-conversation lines show whether a gain holds on both dev conversations)
+for _signal, _values in {"hybrid_alpha": (0.2, 0.3, 0.4, 0.5), "neighbour_weight": (0.0, 0.3, 0.5, 0.7),
+                         "session_weight": (0.0, 0.1, 0.15, 0.2, 0.3)}.items():
+    for _value in _values:
+        VARIANTS[f"now {_signal.split('_')[0]} {_value}"] = (
+            {_signal: _value} if _signal == "hybrid_alpha" else {"ranking": {_signal: _value}})
 
 
 def apply(base: Any, overrides: dict[str, Any]) -> Any:
