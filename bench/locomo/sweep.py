@@ -15,6 +15,7 @@ import json
 import logging
 import tempfile
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -142,7 +143,13 @@ async def ask(client: httpx.AsyncClient, conversation: Any, ks: tuple[int, ...],
         table.add(CATEGORIES.get(q.category, str(q.category)), q.evidence, ranked, conversation.sample_id)
 
 
-async def run_async(path: str, ks: tuple[int, ...], names: list[str], embedder: str) -> list[dict[str, Any]]:
+async def run_async(path: str, ks: tuple[int, ...], names: list[str], embedder: str,
+                    variants: dict[str, dict[str, Any]] | None = None,
+                    on_variant: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+    """Store both ways once, then ask every question per variant name (``variants``:
+    name -> memory config overrides, default :data:`VARIANTS`; ``on_variant(name)`` is
+    called before each one's questions, :mod:`bench.locomo.probes` sets its probe there)."""
+    variants = VARIANTS if variants is None else variants
     from gateway.app import create_app
     from gateway.runtime.redis_server import EmbeddedRedis
     from plugins import builtin_plugins
@@ -165,7 +172,9 @@ async def run_async(path: str, ks: tuple[int, ...], names: list[str], embedder: 
         store = app.state.gateway.store
         base = store._config
         for name in names:
-            store._config = apply(base, VARIANTS[name])
+            store._config = apply(base, variants[name])
+            if on_variant is not None:
+                on_variant(name)
             row: dict[str, Any] = {"variant": name}
             for way in WAYS:
                 table = RecallTable(ks)
