@@ -19,6 +19,7 @@ from bench.fairness import command as fairness
 from bench.irc_data import command as irc_convert
 from bench.load import command as load
 from bench.locomo.cli import command as locomo
+from bench.locomo.probes import command as locomo_probes
 from bench.locomo.sweep import command as locomo_sweep
 from bench.memorize import command as memorize
 from bench.outage import command as outage
@@ -42,5 +43,6 @@ def main(verbose: bool) -> None:
 
 
 for _command in (proxy, store, recall, memorize, locomo, threshold_study, outage, load, context, worldbook,
-                 console_screenshots, verbatim, failover, locomo_sweep, irc_convert, fairness, assistant, warmstart):
+                 console_screenshots, verbatim, failover, locomo_sweep, locomo_probes, irc_convert, fairness, assistant,
+                 warmstart):
     main.add_command(_command)

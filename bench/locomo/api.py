@@ -141,7 +141,7 @@ async def measure(client: httpx.AsyncClient, way: str, conversation: Conversatio
         response = await client.post("/v1/memories/search", json={"query": q.question, "top_k": max(ks)})
         response.raise_for_status()
         ranked = [d for hit in response.json()["data"] for d in dia_ids(hit["record"])]
-        table.add(CATEGORIES.get(q.category, str(q.category)), q.evidence, ranked)
+        table.add(CATEGORIES.get(q.category, str(q.category)), q.evidence, ranked, conversation.sample_id)
         asked += 1
     return stored, time.perf_counter() - started, asked
 
@@ -172,7 +172,7 @@ async def run_async(path: str, ks: tuple[int, ...], redis_url: str | None, embed
                 async with httpx.AsyncClient(base_url=gateway.url, headers=headers, timeout=600) as client:
                     s, q, n = await measure(client, way, c, ks, table)
                 store_s, query_s, questions = store_s + s, query_s + q, questions + n
-            results.append({"way": way, "backend": backend, "questions": questions, "rows": table.rows(), "table": table.format(),
+            results.append({"way": way, "backend": backend, "questions": questions, "rows": table.rows(), "conversations": table.group_rows(), "table": table.format(),
                             "store_seconds": round(store_s, 2), "query_ms_mean": round(1000 * query_s / max(questions, 1), 2),
                             "malformed_evidence_ids": sum(q.malformed for c in conversations for q in c.questions)})
     finally:

@@ -119,7 +119,8 @@ async def ask(client: httpx.AsyncClient, url: str, key: str, script: Conversatio
             continue
         category = CATEGORIES.get(q.category, str(q.category))
         hits = await store.search(tenant, q.question, top_k=max(ks))
-        direct.add(category, q.evidence, [d for h in hits for d in hashes.get(h.record.metadata.get("turn_hash"), [])])
+        direct.add(category, q.evidence, [d for h in hits for d in hashes.get(h.record.metadata.get("turn_hash"), [])],
+                   conversation.sample_id)
         if injected is not None:
             qid = f"{conversation.sample_id}-q{i}"
             response = await client.post(url, headers={"authorization": f"Bearer {key}", "x-memgate-memorize": "off"}, json={
@@ -128,7 +129,7 @@ async def ask(client: httpx.AsyncClient, url: str, key: str, script: Conversatio
             response.raise_for_status()
             body = script.received.get(qid, {})
             prompt = "\n".join(str(m.get("content")) for m in body.get("messages", []))
-            injected.add(category, q.evidence, ranked_dia_ids(prompt, records, hashes))
+            injected.add(category, q.evidence, ranked_dia_ids(prompt, records, hashes), conversation.sample_id)
         asked += 1
     return asked
 
@@ -229,9 +230,11 @@ async def run_async(path: str, ks: tuple[int, ...], redis_url: str | None, worke
                 questions += await ask(client, url, keys[c.sample_id][1], script, store, c,
                                        hashes[c.sample_id], ks, injected, direct)
             result.update(questions=questions, malformed_evidence_ids=sum(q.malformed for c in conversations for q in c.questions),
-                          direct_rows=direct.rows(), direct_table=direct.format())
+                          direct_rows=direct.rows(), direct_conversations=direct.group_rows(),
+                          direct_table=direct.format())
             if injected is not None:
-                result.update(injected_rows=injected.rows(), injected_table=injected.format())
+                result.update(injected_rows=injected.rows(), injected_conversations=injected.group_rows(),
+                              injected_table=injected.format())
             else:
                 result["todo"] = "recall plugins not importable: only the direct store search was measured"
     finally:

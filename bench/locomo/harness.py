@@ -116,7 +116,7 @@ async def evaluate(store: Any, conversations: list[Conversation], variant: Varia
             hits = await store.search(tenant, q.question, top_k=max(ks))
             query_s += time.perf_counter() - started
             ranked = [h.record.metadata.get("dia_id") for h in hits]
-            table.add(CATEGORIES.get(q.category, str(q.category)), q.evidence, ranked)
+            table.add(CATEGORIES.get(q.category, str(q.category)), q.evidence, ranked, conversation.sample_id)
             questions += 1
     return {"variant": variant.name, "rows": table.rows(), "table": table.format(),
             "questions": questions, "skipped_no_evidence": skipped,

@@ -15,6 +15,7 @@ import json
 import logging
 import tempfile
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -115,6 +116,13 @@ for _alpha in (0.3, 0.4):
             VARIANTS[f"convex {_alpha} n{_neighbour} s{_session}"] = {
                 "fusion": "convex", "hybrid_alpha": _alpha,
                 "ranking": {**_DEFAULT_SIGNALS, "neighbour_weight": _neighbour, "session_weight": _session}}
+#: one weight at a time over the current defaults (leave-one-conversation-out checks: the
+#: per-conversation lines show whether a gain holds on both dev conversations)
+for _signal, _values in {"hybrid_alpha": (0.2, 0.3, 0.4, 0.5), "neighbour_weight": (0.0, 0.3, 0.5, 0.7),
+                         "session_weight": (0.0, 0.1, 0.15, 0.2, 0.3)}.items():
+    for _value in _values:
+        VARIANTS[f"now {_signal.split('_')[0]} {_value}"] = (
+            {_signal: _value} if _signal == "hybrid_alpha" else {"ranking": {_signal: _value}})
 
 
 def apply(base: Any, overrides: dict[str, Any]) -> Any:
@@ -132,10 +140,16 @@ async def ask(client: httpx.AsyncClient, conversation: Any, ks: tuple[int, ...],
         response = await client.post("/v1/memories/search", json={"query": q.question, "top_k": max(ks)})
         response.raise_for_status()
         ranked = [d for hit in response.json()["data"] for d in dia_ids(hit["record"])]
-        table.add(CATEGORIES.get(q.category, str(q.category)), q.evidence, ranked)
+        table.add(CATEGORIES.get(q.category, str(q.category)), q.evidence, ranked, conversation.sample_id)
 
 
-async def run_async(path: str, ks: tuple[int, ...], names: list[str], embedder: str) -> list[dict[str, Any]]:
+async def run_async(path: str, ks: tuple[int, ...], names: list[str], embedder: str,
+                    variants: dict[str, dict[str, Any]] | None = None,
+                    on_variant: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+    """Store both ways once, then ask every question per variant name (``variants``:
+    name -> memory config overrides, default :data:`VARIANTS`; ``on_variant(name)`` is
+    called before each one's questions, :mod:`bench.locomo.probes` sets its probe there)."""
+    variants = VARIANTS if variants is None else variants
     from gateway.app import create_app
     from gateway.runtime.redis_server import EmbeddedRedis
     from plugins import builtin_plugins
@@ -158,7 +172,9 @@ async def run_async(path: str, ks: tuple[int, ...], names: list[str], embedder: 
         store = app.state.gateway.store
         base = store._config
         for name in names:
-            store._config = apply(base, VARIANTS[name])
+            store._config = apply(base, variants[name])
+            if on_variant is not None:
+                on_variant(name)
             row: dict[str, Any] = {"variant": name}
             for way in WAYS:
                 table = RecallTable(ks)
@@ -167,12 +183,19 @@ async def run_async(path: str, ks: tuple[int, ...], names: list[str], embedder: 
                 rows = {r["category"]: r for r in table.rows()}
                 row[way] = {cat: {k: round(100 * v, 1) for k, v in r.items() if k.startswith("recall@")}
                             for cat, r in rows.items()}
+                row[way]["conversations"] = {g["group"]: {k: None if v is None else round(100 * v, 1)
+                                                          for k, v in g.items() if "recall@" in k}
+                                             for g in table.group_rows()}
             results.append(row)
             t, i = row["turns"], row["ingest"]
             print(f"{name:<22} turns R@5/10/25 {t['all']['recall@5']:5.1f} {t['all']['recall@10']:5.1f} "
                   f"{t['all']['recall@25']:5.1f} mh {t['multi-hop']['recall@10']:5.1f} | ingest "
                   f"{i['all']['recall@5']:5.1f} {i['all']['recall@10']:5.1f} {i['all']['recall@25']:5.1f} "
                   f"mh {i['multi-hop']['recall@10']:5.1f} tmp {i['temporal']['recall@10']:5.1f}", flush=True)
+            for way in WAYS:
+                print(f"{'':<22}   {way:<6} R@10 (multi-hop) per conversation: " + "  ".join(
+                    f"{g} {v['recall@10']:5.1f} ({v['multi-hop recall@10'] or 0.0:5.1f})"
+                    for g, v in row[way]["conversations"].items()), flush=True)
         for client in clients.values():
             await client.aclose()
     finally:

@@ -96,3 +96,15 @@ async def test_evaluate_finds_the_evidence_turns(redis_url, shared_model):
     assert {r["category"]: r for r in best["rows"]}["all"]["recall@3"] == 1.0
     rows = {r["category"]: r for r in vector["rows"]}
     assert rows["single-hop"]["recall@1"] == 1.0  # "name of Ann's dog" -> the beagle turn
+
+
+def test_recall_table_breaks_down_per_conversation():
+    table = RecallTable((1,))
+    table.add("multi-hop", ["a", "b"], ["a"], "conv-1")
+    table.add("single-hop", ["c"], ["x"], "conv-1")
+    table.add("single-hop", ["c"], ["c"], "conv-2")
+    groups = {g["group"]: g for g in table.group_rows()}
+    assert groups["conv-1"]["recall@1"] == 0.25 and groups["conv-1"]["multi-hop recall@1"] == 0.5
+    assert groups["conv-2"]["recall@1"] == 1.0 and groups["conv-2"]["multi-hop recall@1"] is None
+    assert [g["group"] for g in table.group_rows()] == ["conv-1", "conv-2"]
+    assert "conv-2" in table.format() and table.rows()[0]["recall@1"] == 0.5
