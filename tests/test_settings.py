@@ -8,11 +8,12 @@ import json
 import uuid
 
 import pytest
+from pydantic import Field
 import redis.asyncio as aioredis
 from click.testing import CliRunner
 
-from gateway.chain.chain import LoadedPlugin
-from gateway.chain.sdk import CallContext
+from gateway.chain.chain import LoadedPlugin, check_settings, settings_schema
+from gateway.chain.sdk import CallContext, JsonBoolean, JsonInteger, PluginConfig, UserSettings
 from gateway.cli.main import main
 from gateway.config import parse_config
 from gateway.proxy.keystore import RedisKeyStore
@@ -20,13 +21,14 @@ from gateway.runtime.config import ConfigError
 from gateway.runtime.errors import InvalidRequest, PermissionDenied
 from gateway.runtime.principal import Principal
 from gateway.settings.memory_settings import (
+    CORE,
     CallSettings,
-    MemorySettings,
     SettingsConfig,
     SettingsService,
     SettingsStore,
-    effective,
 )
+
+effective = CORE.effective
 
 
 class Clock:
@@ -51,7 +53,7 @@ def test_precedence_is_yaml_then_key_then_user_and_locks_win():
 def test_call_settings_replace_plugin_config_only_when_set_somewhere():
     unset = CallSettings()
     assert unset.value("similarity_threshold", 0.3) == 0.3 and unset.similarity_threshold == 0.5
-    assert CallSettings(MemorySettings(similarity_threshold=0.9), frozenset({"similarity_threshold"})).value(
+    assert CallSettings({**CORE.defaults(), "similarity_threshold": 0.9}, frozenset({"similarity_threshold"})).value(
         "similarity_threshold", 0.3) == 0.9
 
 
@@ -59,20 +61,102 @@ def test_a_plugin_switched_off_by_a_setting_does_not_run_for_the_call():
     plugin = LoadedPlugin("p", object(), 1.0, 1.0, "original", switches=("recall_enabled", "personalization"))
     call = CallContext(request_id="r", principal=Principal("k", "u"), original=None, headers={}, upstream=None)  # type: ignore[arg-type]
     assert plugin.runs_for(call)
-    call.settings = CallSettings(MemorySettings(personalization=False))
+    call.settings = CallSettings({**CORE.defaults(), "personalization": False})
     assert not plugin.runs_for(call)
     assert LoadedPlugin("q", object(), 1.0, 1.0, "original").runs_for(call)
+    # settings that do not carry a plugin's switch (built without its schema) take its declared default
+    call.settings = CallSettings()
+    assert not LoadedPlugin("r", object(), 1.0, 1.0, "original", ("flag",), {"flag": False}).runs_for(call)
+    assert LoadedPlugin("r", object(), 1.0, 1.0, "original", ("flag",), {"flag": True}).runs_for(call)
+
+
+class Flagged:
+    """A plugin declaring settings of its own (no hook: the table is all that reads it)."""
+
+    name = "flagged"
+    Config = PluginConfig
+    settings_switches = ("recall_enabled", "flag_on")
+
+    class Settings(UserSettings):
+        flag_on: JsonBoolean = True
+        depth: JsonInteger = Field(2, ge=1, le=4, description="How deep.")
+
+    def __init__(self, config, services) -> None:
+        self.config = config
 
 
 def test_config_refuses_bad_defaults_unknown_locks_and_bad_key_settings():
-    with pytest.raises(ConfigError, match="settings.defaults.*recall_rounds"):
-        parse_config({"settings": {"defaults": {"recall_rounds": 6}}})
+    schema = settings_schema([], {"flagged": Flagged})
+
+    def check(raw):
+        check_settings(parse_config(raw), schema)
+
+    with pytest.raises(ConfigError, match="settings.defaults.recall_rounds"):
+        check({"settings": {"defaults": {"recall_rounds": 6}}})
+    with pytest.raises(ConfigError, match="settings.defaults.depth"):
+        check({"settings": {"defaults": {"depth": 5}}})
     with pytest.raises(ConfigError, match="settings.locked.*recal_rounds"):
-        parse_config({"settings": {"locked": ["recal_rounds"]}})
-    with pytest.raises(ConfigError, match="clients.0.settings.*profile_topk"):
-        parse_config({"clients": [{"key": "k", "user_id": "u", "settings": {"profile_topk": 0}}]})
-    ok = parse_config({"clients": [{"key": "k", "user_id": "u", "settings": {"profile_topk": 2}}]})
-    assert ok.clients[0].settings == {"profile_topk": 2}
+        check({"settings": {"locked": ["recal_rounds"]}})
+    with pytest.raises(ConfigError, match="clients.0.settings.profile_topk"):
+        check({"clients": [{"key": "k", "user_id": "u", "settings": {"profile_topk": 0}}]})
+    with pytest.raises(ConfigError, match="clients.0.settings.flag_on: must be true or false"):
+        check({"clients": [{"key": "k", "user_id": "u", "settings": {"flag_on": "no"}}]})
+    ok = parse_config({"clients": [{"key": "k", "user_id": "u", "settings": {"profile_topk": 2, "flag_on": False}}],
+                       "settings": {"defaults": {"depth": 3}, "locked": ["flag_on"]}})
+    check_settings(ok, schema)
+    assert ok.clients[0].settings == {"profile_topk": 2, "flag_on": False}
+    with pytest.raises(ConfigError, match="settings.defaults.depth: unknown setting"):  # without the plugin
+        check_settings(ok, settings_schema([], {}))
+
+
+def test_plugins_declare_settings_the_core_merges_once():
+    schema = settings_schema([], {"flagged": Flagged})
+    assert schema.names[:8] == tuple(CORE.names) and schema.names[8:] == ("flag_on", "depth")
+    assert schema.bounds["depth"] == {"minimum": 1, "maximum": 4} and schema.owners == {
+        "flag_on": ("flagged",), "depth": ("flagged",)}
+    values, explicit = schema.effective(SettingsConfig(defaults={"depth": 3}, locked=["flag_on"]), {"flag_on": False}, {})
+    assert (values.depth, values.flag_on, explicit) == (3, True, frozenset({"depth"}))  # a lock wins over the key
+    with pytest.raises(InvalidRequest) as bad:
+        schema.check({"depth": 0})
+    assert bad.value.param == "depth" and "greater than or equal to 1" in bad.value.message
+    patch = schema.patch.model_json_schema()["properties"]
+    assert patch["depth"]["anyOf"][0] == {"type": "integer", "minimum": 1, "maximum": 4}
+    # the built-in plugins declare their switches themselves
+    from plugins import builtin_plugins
+
+    builtin = settings_schema([], builtin_plugins())
+    assert builtin.owners == {"auto_recall": ("auto_recall",), "personalization": ("personalization",)}
+
+
+def test_clashing_declarations_stop_start_up_naming_them():
+    class Twin(Flagged):
+        name = "twin"
+
+        class Settings(UserSettings):
+            depth: JsonInteger = Field(2, ge=1, le=5, description="How deep.")
+
+    class Core(Flagged):
+        class Settings(UserSettings):
+            recall_rounds: JsonInteger = 3
+
+    class Required(Flagged):
+        class Settings(UserSettings):
+            needed: JsonBoolean
+
+    class BadSwitch(Flagged):
+        Settings = None  # type: ignore[assignment]
+        settings_switches = ("recall_rounds",)
+
+    same = type("Same", (Flagged,), {"name": "same"})
+    assert settings_schema([], {"flagged": Flagged, "same": same}).owners["depth"] == ("flagged", "same")
+    with pytest.raises(ConfigError, match="'flagged' and 'twin' declare setting 'depth' differently"):
+        settings_schema([], {"flagged": Flagged, "twin": Twin})
+    with pytest.raises(ConfigError, match="'core' declares setting 'recall_rounds', a core setting"):
+        settings_schema([], {"core": Core})
+    with pytest.raises(ConfigError, match="'required': setting 'needed' needs a default"):
+        settings_schema([], {"required": Required})
+    with pytest.raises(ConfigError, match="'bad' declares settings switch 'recall_rounds', which is not a boolean"):
+        settings_schema([], {"bad": BadSwitch})
 
 
 async def test_a_write_applies_at_once_in_its_process_and_within_the_ttl_elsewhere(redis_url):
@@ -108,7 +192,7 @@ async def test_a_failed_or_slow_read_gives_the_defaults_and_says_so(redis_url):
 
     slow = SettingsService(SettingsConfig(read_timeout_ms=20), Hanging(None))  # type: ignore[arg-type]
     settings, problem = await slow.for_call("u", "f", {})
-    assert problem == "timeout" and settings.values == MemorySettings()
+    assert problem == "timeout" and settings.values == CORE.defaults()
 
 
 async def test_writes_refuse_locked_and_unknown_names_naming_them(redis_url):

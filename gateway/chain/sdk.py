@@ -52,6 +52,10 @@ Rules a plugin can rely on (and must follow):
   (``services.store(name)``: keys and streams under ``<memory.key_prefix>:plugin:<name>:``;
   an operator's tool outside the gateway opens the same space with
   :func:`open_plugin_store`);
+- a plugin's per-user settings fields are declared by the plugin: a nested class
+  ``Settings(UserSettings)`` whose fields (strict JSON types, a default, bounds) the
+  gateway merges with the core's into the settings of ``/v1/memory/settings``, the CLI and
+  ``gateway.yaml``'s ``settings:``; the values arrive in ``call.settings``;
 - a plugin's metrics are declared by the plugin (:class:`CounterFamily`,
   :class:`HistogramFamily`, ``services.metrics.declare``) before it counts into them;
 - a plugin that reports recalled memories annotates a :class:`RecallAnnotation`
@@ -78,7 +82,7 @@ from gateway.lorebook.repository import TimedState
 from gateway.memorization.capture import conversation_id
 from gateway.memorization.config import MemorizeConfig
 from gateway.memorization.ingest import IngestResult, NewConversation
-from gateway.memory.records import MemoryRecord, ScoredMemory, Tenant, profile_topic
+from gateway.memory.records import JsonBoolean, JsonInteger, JsonNumber, MemoryRecord, ScoredMemory, Tenant, profile_topic
 from gateway.proxy.assembly import AssembledReply
 from gateway.proxy.model_client import ModelClient, ModelConfig, ModelOutputError
 from gateway.proxy.sse import SSEDecoder
@@ -99,7 +103,7 @@ from gateway.runtime.tokens import (
     is_offline,
     utf8_upper_bound,
 )
-from gateway.settings.memory_settings import CallSettings
+from gateway.settings.memory_settings import CallSettings, UserSettings
 
 __all__ = [
     "CJK_CLASS",
@@ -126,6 +130,9 @@ __all__ = [
     "IngestResult",
     "Injection",
     "Item",
+    "JsonBoolean",
+    "JsonInteger",
+    "JsonNumber",
     "Lifecycle",
     "LoreEntry",
     "Lorebook",
@@ -159,6 +166,7 @@ __all__ = [
     "TokenCounter",
     "ToolRunner",
     "UpstreamError",
+    "UserSettings",
     "Warmup",
     "caller_tenant",
     "conversation_id",
@@ -267,9 +275,11 @@ class CallContext:
     Set by the gateway before any hook (:mod:`gateway.settings.memory_settings`):
         settings: the caller's effective memory settings for this call
             (:class:`~gateway.settings.memory_settings.CallSettings`; ``call.settings.recall_rounds``,
-            ``call.settings.value(name, fallback)``). A plugin that declares
-            ``settings_switches: ClassVar[tuple[str, ...]]`` (names of boolean settings)
-            does not run for a call where any of them is off: none of its hooks. A plugin
+            ``call.settings.value(name, fallback)``): the core's settings and every
+            plugin's declared ones (a plugin's nested ``Settings(UserSettings)`` class). A
+            plugin that declares ``settings_switches: ClassVar[tuple[str, ...]]`` (names of
+            boolean settings, the core's or declared) does not run for a call where any of
+            them is off: none of its hooks. A plugin
             whose own config stands in for a numeric setting nobody set may say so with a
             method ``setting_fallbacks() -> dict[str, Any]`` (``{"similarity_threshold":
             0.3}``): the settings routes and the console show it as the value in use.
