@@ -84,6 +84,10 @@ class Flagged:
     def __init__(self, config, services) -> None:
         self.config = config
 
+    async def rewrite_request(self, call, request):
+        note = {"role": "system", "content": f"FLAG depth={call.settings.depth}"}
+        return request.model_copy(update={"messages": [note, *request.messages]})
+
 
 def test_config_refuses_bad_defaults_unknown_locks_and_bad_key_settings():
     schema = settings_schema([], {"flagged": Flagged})
@@ -306,3 +310,37 @@ def test_the_routes_show_what_recall_uses_for_a_setting_nobody_set(start_gateway
     assert admin["in_use"]["similarity_threshold"]["auto_recall"] == 0.3
     changed = httpx.put(gw.url + "/v1/memory/settings", json={"similarity_threshold": 0.4}, headers=alice, timeout=30).json()
     assert changed["settings"]["similarity_threshold"] == 0.4 and "similarity_threshold" not in changed["in_use"]
+
+
+def test_a_plugin_declared_setting_is_served_checked_and_obeyed(start_gateway, upstream):
+    """A plugin outside the built-ins (``module:Class``) declares two settings: the routes,
+    their OpenAPI schema and the chat path take them as the core's own."""
+    import httpx
+    import openai
+
+    from tests.support.gateway import ALICE_KEY
+
+    gw = start_gateway(plugins=[{"name": "tests.test_settings:Flagged"}])
+    alice = {"authorization": f"Bearer {ALICE_KEY}"}
+    components = httpx.get(gw.url + "/openapi/openapi.json", timeout=30).json()["components"]["schemas"]
+    assert {"flag_on", "depth"} <= set(components["SettingsPatch"]["properties"])
+    assert components["MemorySettings"]["properties"]["depth"]["maximum"] == 4
+    view = httpx.get(gw.url + "/v1/memory/settings", headers=alice, timeout=30).json()
+    assert (view["settings"]["flag_on"], view["settings"]["depth"], view["bounds"]["depth"]) == (
+        True, 2, {"minimum": 1, "maximum": 4})
+    bad = httpx.put(gw.url + "/v1/memory/settings", json={"depth": 9}, headers=alice, timeout=30)
+    assert bad.status_code == 400 and bad.json()["error"]["param"] == "depth"
+
+    client = openai.OpenAI(base_url=gw.base_url, api_key=ALICE_KEY, max_retries=0)
+
+    def first_sent() -> dict:
+        upstream.requests.clear()
+        client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": "hi"}])
+        return [r for r in upstream.requests if r.path.endswith("/chat/completions")][-1].json["messages"][0]
+
+    assert first_sent()["content"] == "FLAG depth=2"
+    off = httpx.put(gw.url + "/v1/memory/settings", json={"flag_on": False, "depth": 3}, headers=alice, timeout=30)
+    assert off.status_code == 200 and off.json()["overrides"] == {"flag_on": False, "depth": 3}
+    assert first_sent() == {"role": "user", "content": "hi"}  # switched off: the plugin did not run
+    httpx.put(gw.url + "/v1/memory/settings", json={"flag_on": True}, headers=alice, timeout=30)
+    assert first_sent()["content"] == "FLAG depth=3"

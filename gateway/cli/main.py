@@ -296,6 +296,7 @@ def mcp_command(config_path: str) -> None:
             lazy_embedder=True,
         ) as store:
             auth = Authenticator(config.clients, RedisKeyStore(client, memory.key_prefix), config.auth.cache_ttl_s)
+            # the core's settings suffice (the tools read recall_enabled); no plugin imports
             settings = SettingsService(config.settings, SettingsStore(client, memory.key_prefix))
             await serve_stdio(store, auth, key, end_user, settings)
 
