@@ -46,7 +46,9 @@ Rules a plugin can rely on (and must follow):
   :class:`gateway.chain.services.PluginServices`): it searches memories through
   ``services.recall(breaker, timeout_s, admission)`` (:class:`GuardedRecall`), forms them through
   ``services.memorization(config)`` (:class:`Memorizer`), embeds through
-  ``services.embed``; it never gets the Redis client, the memory store, the upstream pool
+  ``services.embed``, calls the memory model through ``services.model_client(config)``
+  (:class:`MemoryModel`) and counts tokens through ``services.token_counter(encodings)``
+  (:class:`TokenCounting`); it never gets the Redis client, the memory store, the upstream pool
   or the embedding model;
 - what a plugin keeps in Redis goes through its :class:`PluginStore`
   (``services.store(name)``: keys and streams under ``<memory.key_prefix>:plugin:<name>:``;
