@@ -43,11 +43,16 @@ def test_precedence_is_yaml_then_key_then_user_and_locks_win():
     config = SettingsConfig(defaults={"recall_rounds": 2, "profile_topk": 4}, locked=["profile_topk"])
     values, explicit = effective(config, {"recall_rounds": 3, "event_topk": 7, "profile_topk": 9},
                                  {"recall_rounds": 5, "profile_topk": 1, "show_thinking": True})
-    assert (values.recall_rounds, values.event_topk, values.profile_topk, values.show_thinking) == (5, 7, 4, True)
+    assert (values["recall_rounds"], values["event_topk"], values["profile_topk"], values["show_thinking"]) == (5, 7, 4, True)
     assert explicit == {"recall_rounds", "profile_topk", "event_topk", "show_thinking"}
     # a stored value outside today's bounds is ignored, not a crash
     values, _ = effective(SettingsConfig(), {}, {"recall_rounds": 9, "similarity_threshold": 0.7})
-    assert (values.recall_rounds, values.similarity_threshold) == (3, 0.7)
+    assert (values["recall_rounds"], values["similarity_threshold"]) == (3, 0.7)
+    assert schema_model_accepts(values)
+
+
+def schema_model_accepts(values) -> bool:
+    return CORE.model.model_validate(values).model_dump() == values
 
 
 def test_call_settings_replace_plugin_config_only_when_set_somewhere():
@@ -119,7 +124,9 @@ def test_plugins_declare_settings_the_core_merges_once():
     assert schema.bounds["depth"] == {"minimum": 1, "maximum": 4} and schema.owners == {
         "flag_on": ("flagged",), "depth": ("flagged",)}
     values, explicit = schema.effective(SettingsConfig(defaults={"depth": 3}, locked=["flag_on"]), {"flag_on": False}, {})
-    assert (values.depth, values.flag_on, explicit) == (3, True, frozenset({"depth"}))  # a lock wins over the key
+    assert (values["depth"], values["flag_on"], explicit) == (3, True, frozenset({"depth"}))  # a lock wins over the key
+    values, _ = schema.effective(SettingsConfig(), {"depth": 2.0, "flag_on": "yes"}, {"depth": 7})
+    assert (values["depth"], type(values["depth"]), values["flag_on"]) == (2, int, True)  # bad values ignored one by one
     with pytest.raises(InvalidRequest) as bad:
         schema.check({"depth": 0})
     assert bad.value.param == "depth" and "greater than or equal to 1" in bad.value.message

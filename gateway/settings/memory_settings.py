@@ -63,9 +63,9 @@ import json
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, create_model, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter, ValidationError, create_model, field_validator
 
 from gateway.memory.keys import escape_key_part
 from gateway.memory.records import (
@@ -242,7 +242,12 @@ class SettingsSchema:
         self.names: tuple[str, ...] = tuple(self.model.model_fields)
         self.bounds: dict[str, dict[str, int | float]] = _bounds(self.model)
         self.owners: dict[str, tuple[str, ...]] = {name: tuple(who) for name, who in owners.items()}
-        self._defaults = self.model()
+        self._defaults_dict: dict[str, Any] = self.model().model_dump()
+        # one validator per field (its type, bounds and JSON-type check), for effective()
+        self._fields: dict[str, TypeAdapter[Any]] = {
+            name: TypeAdapter(cast(Any, Annotated[(info.annotation, *info.metadata)]))
+            for name, info in self.model.model_fields.items()
+        }
 
     def openapi_models(self) -> tuple[tuple[type[BaseModel], ...], tuple[type[BaseModel], ...]]:
         """``(request models, reply models)`` whose component schemas document this
@@ -251,7 +256,7 @@ class SettingsSchema:
 
     def defaults(self) -> dict[str, Any]:
         """Every setting's built-in default."""
-        return self._defaults.model_dump()
+        return dict(self._defaults_dict)
 
     def check(self, values: Mapping[str, Any], where: str = "") -> dict[str, Any]:
         """``values`` validated as setting overrides (known names, in range, JSON types);
@@ -306,24 +311,25 @@ class SettingsSchema:
 
     def effective(
         self, config: SettingsConfig, key_overrides: Mapping[str, Any], stored: Mapping[str, Any]
-    ) -> tuple[BaseModel, frozenset[str]]:
-        """The effective settings (a :attr:`model`) and the names set at some layer (yaml
-        default, key, user), by the precedence in the module docstring. Values that no
-        longer validate (bounds changed, a plugin's field gone) are ignored, field by field."""
-        values: dict[str, Any] = {}
+    ) -> tuple[dict[str, Any], frozenset[str]]:
+        """The effective settings (``{name: value}``, every name, valid for :attr:`model`)
+        and the names set at some layer (yaml default, key, user), by the precedence in the
+        module docstring. Values that no longer validate (bounds changed, a plugin's field
+        gone) are ignored, field by field (one field check each, not a model's)."""
+        values = dict(self._defaults_dict)
         explicit: set[str] = set()
         locked = set(config.locked)
         for layer, lockable in ((config.defaults, False), (key_overrides, True), (stored, True)):
             for name, value in layer.items():
-                if (lockable and name in locked) or name not in self.names or value is None:
+                field_check = self._fields.get(name)
+                if (lockable and name in locked) or field_check is None or value is None:
                     continue
                 try:
-                    self.check({name: value}, "")
-                except InvalidRequest:
+                    values[name] = field_check.validate_python(value)
+                except ValidationError:
                     continue
-                values[name] = value
                 explicit.add(name)
-        return self.model.model_validate(values), frozenset(explicit)
+        return values, frozenset(explicit)
 
 
 #: The core's settings alone (no plugin fields): what a :class:`CallSettings` built outside
@@ -551,7 +557,7 @@ class SettingsService:
                 if reason is not None:
                     self._remember(pair, {}, min(self.config.failure_cache_s, self.config.cache_ttl_s or self.config.failure_cache_s))
         values, explicit = self.schema.effective(self.config, key_overrides, stored)
-        return CallSettings(values.model_dump(), explicit), reason
+        return CallSettings(values, explicit), reason
 
     def _loading(self, pair: tuple[str, str]) -> asyncio.Future[dict[str, Any] | None]:
         """The one read of ``pair`` in flight (single flight: a burst of requests of one
@@ -594,7 +600,7 @@ class SettingsService:
         values, explicit = self.schema.effective(self.config, key_overrides, stored)
         in_use = {name: dict(used) for name, used in (fallbacks or {}).items() if name not in explicit and used}
         return SettingsView(
-            user_id=user_id, friend_id=friend_id, settings=values.model_dump(), overrides=stored,
+            user_id=user_id, friend_id=friend_id, settings=values, overrides=stored,
             locked=list(self.config.locked), bounds=self.schema.bounds, in_use=in_use,
         )
 
