@@ -241,11 +241,19 @@ def test_cli_settings_get_set_and_keys_create_with_settings(redis_url, tmp_path)
     assert locked.exit_code != 0 and "inference: locked" in locked.output
     runner.invoke(main, ["settings", "set", *base, "recall_rounds=null"])
     assert json.loads(runner.invoke(main, ["settings", "get", *base]).stdout)["overrides"] == {"show_tool_calls": True}
+    # a built-in plugin's own setting (personalization declares it) is set and checked the same way
+    plugin_field = runner.invoke(main, ["settings", "set", *base, "personalization=false"])
+    assert plugin_field.exit_code == 0 and json.loads(plugin_field.stdout)["settings"]["personalization"] is False
+    bad_plugin_field = runner.invoke(main, ["settings", "set", *base, "personalization=3"])
+    assert bad_plugin_field.exit_code != 0 and "personalization: must be true or false" in bad_plugin_field.output
 
     created = runner.invoke(main, ["keys", "create", "--config", str(config), "--user", "erin", "--friend", "pal",
                                    "--set", "profile_topk=2", "--set", "show_thinking=true"])
     assert created.exit_code == 0, created.output
     assert json.loads(created.stdout)["settings"] == {"profile_topk": 2, "show_thinking": True}
+    with_switch = runner.invoke(main, ["keys", "create", "--config", str(config), "--user", "erin", "--friend", "pal",
+                                       "--set", "auto_recall=false"])
+    assert with_switch.exit_code == 0 and json.loads(with_switch.stdout)["settings"] == {"auto_recall": False}
     bad_key = runner.invoke(main, ["keys", "create", "--config", str(config), "--user", "erin", "--friend", "pal",
                                    "--set", "profile_topk"])
     assert bad_key.exit_code != 0 and "name=value" in bad_key.output
