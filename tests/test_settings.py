@@ -8,9 +8,9 @@ import json
 import uuid
 
 import pytest
-from pydantic import Field
 import redis.asyncio as aioredis
 from click.testing import CliRunner
+from pydantic import Field
 
 from gateway.chain.chain import LoadedPlugin, check_settings, settings_schema
 from gateway.chain.sdk import CallContext, JsonBoolean, JsonInteger, PluginConfig, UserSettings
@@ -100,21 +100,21 @@ def test_config_refuses_bad_defaults_unknown_locks_and_bad_key_settings():
     def check(raw):
         check_settings(parse_config(raw), schema)
 
-    with pytest.raises(ConfigError, match="settings.defaults.recall_rounds"):
+    with pytest.raises(ConfigError, match=r"settings.defaults.recall_rounds"):
         check({"settings": {"defaults": {"recall_rounds": 6}}})
-    with pytest.raises(ConfigError, match="settings.defaults.depth"):
+    with pytest.raises(ConfigError, match=r"settings.defaults.depth"):
         check({"settings": {"defaults": {"depth": 5}}})
-    with pytest.raises(ConfigError, match="settings.locked.*recal_rounds"):
+    with pytest.raises(ConfigError, match=r"settings.locked.*recal_rounds"):
         check({"settings": {"locked": ["recal_rounds"]}})
-    with pytest.raises(ConfigError, match="clients.0.settings.profile_topk"):
+    with pytest.raises(ConfigError, match=r"clients.0.settings.profile_topk"):
         check({"clients": [{"key": "k", "user_id": "u", "settings": {"profile_topk": 0}}]})
-    with pytest.raises(ConfigError, match="clients.0.settings.flag_on: must be true or false"):
+    with pytest.raises(ConfigError, match=r"clients.0.settings.flag_on: must be true or false"):
         check({"clients": [{"key": "k", "user_id": "u", "settings": {"flag_on": "no"}}]})
     ok = parse_config({"clients": [{"key": "k", "user_id": "u", "settings": {"profile_topk": 2, "flag_on": False}}],
                        "settings": {"defaults": {"depth": 3}, "locked": ["flag_on"]}})
     check_settings(ok, schema)
     assert ok.clients[0].settings == {"profile_topk": 2, "flag_on": False}
-    with pytest.raises(ConfigError, match="settings.defaults.depth: unknown setting"):  # without the plugin
+    with pytest.raises(ConfigError, match=r"settings.defaults.depth: unknown setting"):  # without the plugin
         check_settings(ok, settings_schema([], {}))
 
 
@@ -160,13 +160,13 @@ def test_clashing_declarations_stop_start_up_naming_them():
 
     same = type("Same", (Flagged,), {"name": "same"})
     assert settings_schema([], {"flagged": Flagged, "same": same}).owners["depth"] == ("flagged", "same")
-    with pytest.raises(ConfigError, match="'flagged' and 'twin' declare setting 'depth' differently"):
+    with pytest.raises(ConfigError, match=r"'flagged' and 'twin' declare setting 'depth' differently"):
         settings_schema([], {"flagged": Flagged, "twin": Twin})
-    with pytest.raises(ConfigError, match="'core' declares setting 'recall_rounds', a core setting"):
+    with pytest.raises(ConfigError, match=r"'core' declares setting 'recall_rounds', a core setting"):
         settings_schema([], {"core": Core})
-    with pytest.raises(ConfigError, match="'required': setting 'needed' needs a default"):
+    with pytest.raises(ConfigError, match=r"'required': setting 'needed' needs a default"):
         settings_schema([], {"required": Required})
-    with pytest.raises(ConfigError, match="'bad' declares settings switch 'recall_rounds', which is not a boolean"):
+    with pytest.raises(ConfigError, match=r"'bad' declares settings switch 'recall_rounds', which is not a boolean"):
         settings_schema([], {"bad": BadSwitch})
 
 
