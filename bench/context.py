@@ -51,7 +51,7 @@ from typing import Any
 
 import click
 
-from gateway.chain.sdk import FALLBACK_ENCODING, TokenCounter
+from gateway.runtime.tokens import FALLBACK_ENCODING, TokenCounter
 from plugins.context_scoring import Params, Turn, select_context
 from plugins.context_selection import _turn, plan_request
 

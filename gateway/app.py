@@ -64,7 +64,7 @@ from gateway.api.memories import MemoriesController
 from gateway.api.openapi import apply_pydantic_schemas
 from gateway.api.responses import param_name
 from gateway.api.settings import MemorySettingsController
-from gateway.chain.chain import ChainFactory, CompletionRunner
+from gateway.chain.chain import ChainFactory, CompletionRunner, check_settings, settings_schema
 from gateway.chain.forget import forget_user
 from gateway.chain.services import PluginServices
 from gateway.config import GatewayConfig
@@ -329,12 +329,14 @@ async def compose(
                 config.chain, telemetry, runner,
             )
             stack.push_async_callback(chains.aclose)
+            check_settings(config, chains.settings_schema)
             for i, client in enumerate(config.clients):
                 if client.plugins:
                     chains.validate_overrides(client.plugins, f"clients.{i}")
             if start_plugins:
                 await chains.start()
-            settings = SettingsService(config.settings, SettingsStore(redis, config.memory.key_prefix))
+            settings = SettingsService(
+                config.settings, SettingsStore(redis, config.memory.key_prefix), schema=chains.settings_schema)
             yield Gateway(
                 config=config, telemetry=telemetry, redis=redis, upstreams=upstreams, store=store,
                 auth=auth, runner=runner, services=services, chains=chains,
@@ -583,6 +585,10 @@ def create_app(
         ),
     )
     app.before_send.append(_options_allow(app))
+    # the settings routes' shapes: the core's settings and the plugin table's (checked again by compose)
+    schema = settings_schema(config.plugins, registry if registry is not None else default_registry())
+    requests, replies = schema.openapi_models()
     apply_pydantic_schemas(  # cached, served as is
-        app.plugins.get("OpenAPIPlugin").provide_openapi_schema(), ADMIN_REQUEST_MODELS, ADMIN_REPLY_MODELS)
+        app.plugins.get("OpenAPIPlugin").provide_openapi_schema(), (*ADMIN_REQUEST_MODELS, *requests),
+        (*ADMIN_REPLY_MODELS, *replies))
     return app

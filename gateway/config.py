@@ -38,8 +38,7 @@ from gateway.runtime.config import (
     format_validation_error,
     interpolate_tree,
 )
-from gateway.runtime.errors import InvalidRequest
-from gateway.settings.memory_settings import SettingsConfig, check_overrides
+from gateway.settings.memory_settings import SettingsConfig, check_names
 
 _log = logging.getLogger(__name__)
 
@@ -80,7 +79,8 @@ class ClientConfig(Frozen):
     )
     settings: dict[str, Any] = Field(
         default_factory=dict, description="Per-key memory settings (gateway.settings.memory_settings), between "
-        "settings.defaults and the user's stored values, e.g. {recall_rounds: 2}.",
+        "settings.defaults and the user's stored values, e.g. {recall_rounds: 2}; checked against the "
+        "core's and the plugins' settings at start-up.",
     )
     responses_shared_ids: ResponsesSharedIds = Field(
         default_factory=ResponsesSharedIds,
@@ -93,10 +93,7 @@ class ClientConfig(Frozen):
     @field_validator("settings")
     @classmethod
     def _valid_settings(cls, value: dict[str, Any]) -> dict[str, Any]:
-        try:
-            return {k: v for k, v in check_overrides(value, "").items() if v is not None}
-        except InvalidRequest as exc:
-            raise ValueError(exc.message) from None
+        return check_names(value)  # names and values: gateway.chain.chain.check_settings
 
     @field_validator("user_id", "friend_id")
     @classmethod

@@ -100,10 +100,12 @@ from gateway.chain.sdk import (
     BreakerConfig,
     CallContext,
     ChatRequest,
+    JsonBoolean,
     PluginConfig,
     RecallAnnotation,
     ScoredMemory,
     SearchSpec,
+    UserSettings,
     caller_tenant,
     length_units,
     message_text,
@@ -301,6 +303,12 @@ class AutoRecall:
     Config = AutoRecallConfig
     runs_after: ClassVar[tuple[str, ...]] = ()
     runs_before: ClassVar[tuple[str, ...]] = ("hybrid_injection", "personalization", "token_budget")
+
+    class Settings(UserSettings):
+        """This plugin's per-user setting (``/v1/memory/settings``)."""
+
+        auto_recall: JsonBoolean = Field(True, description="Seed 000 P1 switch: the per-request memory search (default on).")
+
     #: Seed 002's "启用记忆召回" and seed 000's autoRecallEnabled: either off, no search.
     settings_switches: ClassVar[tuple[str, ...]] = ("recall_enabled", "auto_recall")
 

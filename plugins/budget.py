@@ -21,21 +21,21 @@ from typing import Any
 
 import tiktoken
 
-from gateway.chain.sdk import Injection, TokenCounter
+from gateway.chain.sdk import Injection, TokenCounting
 
 __all__ = ['SYSTEM_ROLES', 'droppable_units', 'fit_window', 'injected_tokens', 'trim_injected']
 
 SYSTEM_ROLES = ("system", "developer")
 
 
-def injected_tokens(injection: Injection, counter: TokenCounter, encoding: tiktoken.Encoding) -> int:
+def injected_tokens(injection: Injection, counter: TokenCounting, encoding: tiktoken.Encoding) -> int:
     """Tokens the injection adds: its system text and its spliced messages."""
     total = counter.text(encoding, injection.system_text() or "")
     return total + sum(counter.message(encoding, m) for m in injection.spliced_messages())
 
 
 def trim_injected(
-    injection: Injection, counter: TokenCounter, encoding: tiktoken.Encoding, budget: int
+    injection: Injection, counter: TokenCounting, encoding: tiktoken.Encoding, budget: int
 ) -> tuple[Injection, list[str], int, int]:
     """``(trimmed injection, dropped ids, tokens before, tokens after)``: drop the
     lowest-scored item (over every part and exchange) while over ``budget``, then whole
@@ -84,7 +84,7 @@ def fit_window(
     """``(messages that fit, messages dropped, resulting tokens)``.
 
     Args:
-        counts: tokens of each message (``TokenCounter.message``).
+        counts: tokens of each message (``TokenCounting.message``).
         fixed: tokens outside the messages (reply priming, tool definitions).
         limit: the most prompt tokens allowed (window minus the completion reserve).
     """

@@ -86,7 +86,6 @@ from gateway.chain.sdk import (
     RequestRejected,
     Services,
     Skipped,
-    TokenCounter,
     message_text,
 )
 from plugins.context_scoring import MAX_TEXT_CHARS, Params, Selection, Turn, Weights, select_context
@@ -399,7 +398,7 @@ class ContextSelection:
             half_life_s=config.time_half_life_s,
             half_life_turns=config.position_half_life,
         )
-        self.counter = TokenCounter({"*": FALLBACK_ENCODING})
+        self.counter = services.token_counter({"*": FALLBACK_ENCODING})
         self.encoding = self.counter.encoding("*")
         self.metrics = services.metrics
         self.metrics.declare(*METRICS)

@@ -40,10 +40,12 @@ from gateway.chain.sdk import (
     BreakerConfig,
     CallContext,
     ChatRequest,
+    JsonBoolean,
     PluginConfig,
     Services,
     SystemPart,
     Tenant,
+    UserSettings,
     caller_tenant,
     message_text,
     prompt_language,
@@ -78,6 +80,13 @@ class Personalization:
     Config = PersonalizationConfig
     runs_after: ClassVar[tuple[str, ...]] = ()
     runs_before: ClassVar[tuple[str, ...]] = ("token_budget",)
+
+    class Settings(UserSettings):
+        """This plugin's per-user setting (``/v1/memory/settings``)."""
+
+        personalization: JsonBoolean = Field(
+            True, description="Seed 000 P3 switch: answers personalized from preferences (default on).")
+
     settings_switches: ClassVar[tuple[str, ...]] = ("recall_enabled", "personalization")
 
     def __init__(self, config: PersonalizationConfig, services: Services) -> None:

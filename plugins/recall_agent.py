@@ -4,7 +4,7 @@ before the main model call.
 Each round searches the caller's profile (``profile_topk``) and events (``event_topk``)
 for each planned query, keeping hits with a cosine score of at least
 ``similarity_threshold`` (the best score per memory). Between rounds the memory model
-(:class:`gateway.proxy.model_client.ModelClient`, structured JSON output) sees the user's
+(:class:`gateway.chain.sdk.MemoryModel`, structured JSON output) sees the user's
 message and what was found, and answers :class:`Plan` ``{"queries": [...], "done":
 bool}``; ``done`` or no new query ends the agent, and so does the round limit (seed 002
 §6.5). Round one uses the user message itself as the only query when ``first_round_direct``
@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from gateway.chain.sdk import (
     GuardedRecall,
     MemgateError,
-    ModelClient,
+    MemoryModel,
     ModelOutputError,
     RecallSkipped,
     ScoredMemory,
@@ -115,7 +115,7 @@ def next_queries(plan: Plan, found: Found) -> list[str]:
 class RecallAgent:
     """See module docstring."""
 
-    def __init__(self, memory: GuardedRecall, model: ModelClient | None, settings: AgentSettings) -> None:
+    def __init__(self, memory: GuardedRecall, model: MemoryModel | None, settings: AgentSettings) -> None:
         self.memory = memory
         self.model = model
         self.settings = settings

@@ -37,7 +37,6 @@ from gateway.chain.sdk import (
     Injection,
     PluginConfig,
     Services,
-    TokenCounter,
     is_offline,
     utf8_upper_bound,
 )
@@ -111,7 +110,7 @@ class TokenBudget:
 
     def __init__(self, config: TokenBudgetConfig, services: Services) -> None:
         self.config = config
-        self.counter = TokenCounter(config.encodings)
+        self.counter = services.token_counter(config.encodings)
         self._windows: dict[str, int | None] = {}
         self.metrics = services.metrics
         self.metrics.declare(*METRICS)

@@ -41,7 +41,7 @@ from gateway.chain.sdk import (
     ChatRequest,
     Exchange,
     Item,
-    ModelClient,
+    MemoryModel,
     ModelConfig,
     PluginConfig,
     ScoredMemory,
@@ -90,7 +90,7 @@ class ToolSplice:
         self.config = config
         memory = services.recall(config.breaker, config.search_timeout_ms / 1000)
         needs_model = config.rounds > 1 or not config.first_round_direct
-        self.model: ModelClient | None
+        self.model: MemoryModel | None
         try:  # a user's recall_rounds setting may ask for more rounds than the config
             self.model = services.model_client(config.model)
         except ValueError:  # no upstream pool and no base_url (unit tests)

@@ -13,7 +13,6 @@ from gateway.lorebook.model import LoreEntry
 from gateway.lorebook.upload import BookSummary, EntryBody, ImportReport, LorebookUpload
 from gateway.memorization.ingest import IngestResult, NewConversation
 from gateway.memory.records import MemoryPage, MemoryPatch, MemoryRecord, NewMemory, ScoredMemory
-from gateway.settings.memory_settings import SettingsPatch, SettingsView
 
 __all__ = ["REPLY_MODELS", "REQUEST_MODELS", "apply_pydantic_schemas"]
 
@@ -22,11 +21,13 @@ __all__ = ["REPLY_MODELS", "REQUEST_MODELS", "apply_pydantic_schemas"]
 #: (request bodies in validation mode, replies in serialization mode). Litestar's own
 #: generator drops ``extra="forbid"`` (``additionalProperties: false``) and zero-valued
 #: bounds (``ge=0``), so the served schema would not match what the API enforces.
+#: The settings routes' models depend on the plugin table: ``create_app`` passes them
+#: (:meth:`gateway.settings.memory_settings.SettingsSchema.openapi_models`).
 REQUEST_MODELS: tuple[type[BaseModel], ...] = (
-    MemoryBody, NewMemory, NewConversation, MemoryPatch, SearchRequest, LorebookUpload, EntryBody, SettingsPatch)
+    MemoryBody, NewMemory, NewConversation, MemoryPatch, SearchRequest, LorebookUpload, EntryBody)
 REPLY_MODELS: tuple[type[BaseModel], ...] = (
     MemoryRecord, MemoryPage, ScoredMemory, SearchResponse, ImportResult, ForgetResult, ErrorResponse,
-    ImportReport, BookSummary, LoreEntry, IngestResult, SettingsView,
+    ImportReport, BookSummary, LoreEntry, IngestResult,
 )
 
 

@@ -52,11 +52,14 @@ Completion observers run after the client has the whole reply, in tasks owned by
 app's lifespan (:class:`CompletionRunner`); beyond ``chain.max_pending_completions`` in
 flight, new runs are shed and counted.
 
-Per-user switches (:mod:`gateway.settings.memory_settings`): a plugin may declare ``settings_switches``,
-names of boolean memory settings; for a call where one of them is off
-(``call.settings``), none of that plugin's hooks run (request, reply, stream, completion),
-as if it were not in the chain for this call. The chain reads the declaration only; what a
-setting means is the plugin's business.
+Per-user settings (:mod:`gateway.settings.memory_settings`): a plugin may declare fields of
+its own (a nested ``Settings`` class, a :class:`~gateway.chain.sdk.UserSettings`); the
+factory merges every plugin of the plugin table's with the core's into the gateway's
+:class:`~gateway.settings.memory_settings.SettingsSchema` (:func:`settings_schema`). A plugin
+may declare ``settings_switches``, names of boolean memory settings; for a call where one of
+them is off (``call.settings``), none of that plugin's hooks run (request, reply, stream,
+completion), as if it were not in the chain for this call. The chain reads the declarations
+only; what a setting means is the plugin's business.
 
 Only ``Exception`` is caught, never ``BaseException``: a client disconnect (task
 cancellation) always propagates.
@@ -72,7 +75,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from gateway.chain.injection import render
 from gateway.chain.sdk import (
@@ -94,11 +97,13 @@ from gateway.chain.sdk import (
 from gateway.config import GatewayConfig
 from gateway.proxy.wire import ChatRequest, Chunk
 from gateway.runtime.config import ChainConfig, ConfigError, PluginEntry, PluginOverride, format_validation_error
+from gateway.runtime.errors import InvalidRequest
 from gateway.runtime.principal import Principal
 from gateway.runtime.telemetry import Telemetry
+from gateway.settings.memory_settings import SettingsSchema
 
-__all__ = ["ChainFactory", "CompletionRunner", "LoadedPlugin", "PluginChain", "check_key_overrides", "check_order", "plugin_config",
-           "resolve_plugin_class", "validate_key_plugins"]
+__all__ = ["ChainFactory", "CompletionRunner", "LoadedPlugin", "PluginChain", "check_key_overrides", "check_order", "check_settings", "plugin_config",
+           "resolve_plugin_class", "settings_schema", "validate_key_plugins"]
 
 log = logging.getLogger("memgate.chain")
 
@@ -115,10 +120,12 @@ class LoadedPlugin:
     #: Boolean memory settings that must all be on for this plugin to run for a call
     #: (the plugin class's ``settings_switches``).
     switches: tuple[str, ...] = ()
+    #: The declared defaults of :attr:`switches`, for settings that do not carry them.
+    switch_defaults: Mapping[str, Any] = field(default_factory=dict)
 
     def runs_for(self, call: CallContext) -> bool:
         """False when one of :attr:`switches` is off in ``call.settings``."""
-        return not self.switches or call.settings.switched_on(self.switches)
+        return not self.switches or call.settings.switched_on(self.switches, self.switch_defaults)
 
 
 def resolve_plugin_class(name: str, registry: Mapping[str, type]) -> type:
@@ -136,6 +143,53 @@ def resolve_plugin_class(name: str, registry: Mapping[str, type]) -> type:
         except (ImportError, AttributeError) as exc:
             raise ConfigError(f"plugins: cannot import {name!r}: {exc}") from None
     raise ConfigError(f"plugins: unknown plugin {name!r} (built-ins: {', '.join(sorted(registry))})")
+
+
+def settings_schema(entries: Sequence[PluginEntry], registry: Mapping[str, type]) -> SettingsSchema:
+    """The gateway's per-user settings: the core's and the fields every plugin of the plugin
+    table declares (its ``Settings`` class): the ``registry``'s plugins, then those
+    ``entries`` name by import path, in that order. Each plugin's ``settings_switches`` must
+    name boolean settings of the result.
+
+    Raises:
+        ConfigError: an import fails, a declaration clashes (a core name, two plugins
+            declaring one name differently, no default) or a switch is not a boolean setting.
+    """
+    classes = dict(registry)
+    for entry in entries:
+        if entry.name not in classes:
+            classes[entry.name] = resolve_plugin_class(entry.name, registry)
+    declared: dict[str, type[BaseModel]] = {}
+    for name, cls in classes.items():
+        model = getattr(cls, "Settings", None)
+        if isinstance(model, type) and issubclass(model, BaseModel):
+            declared[name] = model
+    try:
+        schema = SettingsSchema(declared)
+    except ValueError as exc:
+        raise ConfigError(f"plugins: {exc}") from None
+    for name, cls in classes.items():
+        for switch in getattr(cls, "settings_switches", ()):
+            info = schema.model.model_fields.get(switch)
+            if info is None or info.annotation is not bool:
+                raise ConfigError(f"plugins: {name!r} declares settings switch {switch!r}, which is not a boolean "
+                                  f"setting (boolean settings: {[n for n, i in schema.model.model_fields.items() if i.annotation is bool]})")
+    return schema
+
+
+def check_settings(config: GatewayConfig, schema: SettingsSchema) -> None:
+    """``settings.defaults``, ``settings.locked`` and every ``clients[].settings`` of
+    ``config`` against ``schema`` (names known, values in range).
+
+    Raises:
+        ConfigError: the first problem, naming its path (``clients.0.settings.profile_topk``).
+    """
+    try:
+        schema.check_config(config.settings)
+        for i, client in enumerate(config.clients):
+            schema.check(client.settings, f"clients.{i}.settings.")
+    except InvalidRequest as exc:
+        raise ConfigError(f"invalid config: {exc.message}") from None
 
 
 def plugin_config(cls: type, raw: Mapping[str, Any], path: str) -> Any:
@@ -228,6 +282,9 @@ class ChainFactory:
         self._runner = runner
         self._classes = [resolve_plugin_class(e.name, registry) for e in self._entries]
         check_order([e.name for e in self._entries], self._classes)
+        #: The gateway's per-user settings (:func:`settings_schema`).
+        self.settings_schema = settings_schema(self._entries, registry)
+        self._switch_defaults = self.settings_schema.defaults()
         self._instances: dict[tuple[type, str], Any] = {}
         self._cache: dict[Any, PluginChain] = {}
         self._started: list[Any] = []
@@ -275,7 +332,7 @@ class ChainFactory:
                 budget_s=(entry.budget_ms or self._config.hook_budget_ms) / 1000.0,
                 reply_budget_s=(entry.budget_ms or self._config.reply_budget_ms) / 1000.0,
                 on_failure=entry.on_failure,
-                switches=tuple(getattr(cls, "settings_switches", ())),
+                switches=tuple(getattr(cls, "settings_switches", ())), switch_defaults=self._switch_defaults,
             ))
         return PluginChain(loaded, self._config, self._telemetry, self._runner)
 

@@ -1,8 +1,9 @@
 """Forgetting a user: the one place both the admin API and the CLI go through.
 
 Order matters (forget wins over a late job): first every ``forget_user`` hook
-runs (:class:`gateway.chain.sdk.Forgetter`; e.g. memorize makes the user's queued jobs stale
-under its own configured queue prefix, personalization drops its cache; the gateway's
+runs (:class:`gateway.chain.sdk.Forgetter`; e.g. a plugin's memorization makes the user's
+queued jobs stale under its own configured queue prefix, a plugin drops what it cached
+about the user; the gateway's
 own Responses tenancy records go the same way,
 :meth:`gateway.proxy.responses_owners.ResponseOwners.forget_user`), then every stored
 record of the user is erased. A hook that raises (Redis down: 503) stops the forget

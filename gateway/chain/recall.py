@@ -5,7 +5,7 @@ circuit breaker (:mod:`gateway.runtime.breaker`, one per gateway and config, per
 cluster) around the store's search.
 
 Every failure the plugins tolerate becomes :class:`RecallSkipped` with a short reason
-that the chain puts into ``x-memgate-degraded`` (``auto_recall:memory_unavailable``):
+that the chain puts into ``x-memgate-degraded`` (``<plugin>:memory_unavailable``):
 
 - ``breaker_open``: the breaker refused the call (no I/O at all);
 - ``memory_unavailable``: Redis or the embedding model is down (``MemoryUnavailable``);

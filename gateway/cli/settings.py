@@ -20,19 +20,23 @@ from typing import Any
 
 import click
 
-from gateway.cli.support import load, redis_for, redis_url_for
+from gateway.cli.support import load, redis_for, redis_url_for, settings_schema_of
 from gateway.runtime.errors import MemgateError
-from gateway.settings.memory_settings import SettingsService, SettingsStore, parse_assignments
+from gateway.settings.memory_settings import SettingsService, SettingsStore
 
 __all__ = ["register"]
 
 
 def _run(config_path: str, action: Callable[[SettingsService], Awaitable[Any]]) -> Any:
+    """Run ``action`` with the settings service of the config's gateway: its settings are
+    the core's and its plugins' (:func:`gateway.cli.support.settings_schema_of`)."""
     config = load(config_path)
+    schema = settings_schema_of(config)
 
     async def go(url: str) -> Any:
         async with redis_for(url, config.memory.cluster) as client:
-            return await action(SettingsService(config.settings, SettingsStore(client, config.memory.key_prefix)))
+            return await action(SettingsService(
+                config.settings, SettingsStore(client, config.memory.key_prefix), schema=schema))
 
     with redis_url_for(config) as url:
         try:
@@ -64,9 +68,6 @@ def register(main: click.Group, config_option: Callable[[Any], Any]) -> None:
     @click.argument("assignments", nargs=-1, required=True)
     def set_(config_path: str, user_id: str, friend_id: str, assignments: tuple[str, ...]) -> None:
         """Store NAME=VALUE settings (JSON values; NAME=null: back to the default)."""
-        try:
-            changes = parse_assignments(assignments)
-        except MemgateError as exc:
-            raise click.ClickException(exc.message) from None
-        view = _run(config_path, lambda service: service.update(user_id, friend_id, changes, {}))
+        view = _run(config_path, lambda service: service.update(
+            user_id, friend_id, service.schema.parse_assignments(assignments), {}))
         click.echo(json.dumps(view.model_dump(mode="json"), indent=2, ensure_ascii=False))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 import redis.asyncio as aioredis
@@ -21,7 +21,10 @@ from gateway.config import GatewayConfig, load_config
 from gateway.runtime.config import ConfigError
 from gateway.runtime.redis_server import EmbeddedRedis, EmbeddedRedisError
 
-__all__ = ["CONFIG_OPTION", "composed", "load", "redis_for", "redis_url_for"]
+if TYPE_CHECKING:
+    from gateway.settings.memory_settings import SettingsSchema
+
+__all__ = ["CONFIG_OPTION", "composed", "load", "redis_for", "redis_url_for", "settings_schema_of"]
 
 CONFIG_OPTION = click.option(
     "--config", "config_path", default="gateway.yaml", show_default=True,
@@ -38,6 +41,26 @@ def load(config_path: str, *, strict: bool = False) -> GatewayConfig:
         return load_config(config_path, skip_unset_clients=not strict)
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
+
+
+def settings_schema_of(config: GatewayConfig) -> SettingsSchema:
+    """The per-user settings of the gateway ``config`` describes (the core's and its plugin
+    table's, :func:`gateway.chain.chain.settings_schema`; imports the plugins), with the
+    config's ``settings:`` and ``clients[].settings`` checked against them.
+
+    Raises:
+        click.ClickException: a plugin fails to import, a declaration clashes, or the
+            config names an unknown setting or a bad value (the message names its path).
+    """
+    from gateway.app import default_registry
+    from gateway.chain.chain import check_settings, settings_schema
+
+    try:
+        schema = settings_schema(config.plugins, default_registry())
+        check_settings(config, schema)
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from None
+    return schema
 
 
 @contextlib.contextmanager

@@ -31,7 +31,7 @@ __all__ = ["CONVERSATION_TTL_S", "LorebookRepository", "TimedState"]
 CONVERSATION_TTL_S = 7 * 24 * 3600
 
 #: ``entry id -> (sticky start, sticky end, cooldown start, cooldown end, protected)``,
-#: in chat-message counts (:data:`plugins.world_book.engine.TimedState`).
+#: in chat-message counts, as the trigger engine keeps them (SDK ``Lorebooks.timed_state``).
 TimedState = dict[str, tuple[int, int, int, int, int]]
 
 

@@ -28,7 +28,7 @@ from gateway.memory.records import check_tenant_id
 from gateway.runtime.config import PluginOverride
 from gateway.runtime.errors import InvalidRequest, KeyStoreUnavailable, NotFound, PermissionDenied
 from gateway.runtime.principal import Principal
-from gateway.settings.memory_settings import check_overrides
+from gateway.settings.memory_settings import CORE, SettingsSchema
 
 __all__ = ['RedisKeyStore', 'StoredKey', 'key_digest']
 
@@ -93,11 +93,14 @@ class RedisKeyStore:
         group: bool = False,
         settings: dict[str, Any] | None = None,
         locked: tuple[str, ...] = (),
+        schema: SettingsSchema = CORE,
     ) -> tuple[str, StoredKey]:
         """Mint a key. Returns ``(key, record)``; the key is shown once and not stored.
 
         ``settings``: the key's memory settings overrides (:mod:`gateway.settings.memory_settings`);
-        ``locked``: the operator's locked names (``settings.locked``), refused here.
+        ``locked``: the operator's locked names (``settings.locked``), refused here;
+        ``schema``: the gateway's settings (the core's and its plugins',
+        :func:`gateway.chain.chain.settings_schema`) the ``settings`` are checked against.
 
         Raises:
             InvalidRequest: ``user_id`` or ``friend_id`` breaks the id rules
@@ -110,7 +113,7 @@ class RedisKeyStore:
         check_tenant_id(friend_id, "friend_id")
         if group and not service:
             raise InvalidRequest("group: a group key must be a service key", param="group")
-        overrides = {k: v for k, v in check_overrides(settings or {}, "settings.").items() if v is not None}
+        overrides = {k: v for k, v in schema.check(settings or {}, "settings.").items() if v is not None}
         for name in overrides:
             if name in locked:
                 raise PermissionDenied(f"settings.{name}: locked by the operator (settings.locked)", param=name)

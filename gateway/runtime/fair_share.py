@@ -12,8 +12,8 @@ yield the event loop (chunked, or off the loop in a thread) so that requests tha
 slot (ordinary chats) keep their latency.
 
 Limits in force (README "Limits"): :data:`INGEST` for conversation ingests and imports,
-:data:`WRITES` for single memory writes, world-book scans off the loop per plugin
-instance (``plugins.world_book``).
+:data:`WRITES` for single memory writes; a plugin may hold one of its own (world-book
+scans off the loop, per plugin instance).
 """
 
 from __future__ import annotations

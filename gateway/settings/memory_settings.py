@@ -1,28 +1,35 @@
 """Per-user memory settings (seed 002 §5, seed 000's UI switches).
 
-Ten settings per ``(user_id, friend_id)``, with their seed defaults and bounds
-(:class:`MemorySettings`):
+Settings per ``(user_id, friend_id)``: the core's eight (:class:`CoreSettings`), with their
+seed defaults and bounds, plus the fields the plugins of the gateway's plugin table declare
+(each plugin's ``Settings`` model, a :class:`UserSettings`), merged once at start-up into one
+:class:`SettingsSchema`:
 
 ======================  =======  =========  ==============================================
 name                    type     default    what (source)
 ======================  =======  =========  ==============================================
 ``recall_enabled``      bool     true       recall before the answer at all (seed 002 §5.1
                                             "启用记忆召回"): off, no recall plugin runs
-``recall_rounds``       1-5      3          most recall-agent / memory_search rounds (§5.1)
+``recall_rounds``       1-5      3          most recall search rounds (§5.1)
 ``profile_topk``        1-10     5          most profile memories recalled (§5.1)
 ``event_topk``          1-10     5          most event memories recalled (§5.1)
 ``similarity_threshold`` 0-1     0.5        lowest cosine a recalled memory needs (§5.1)
 ``show_tool_calls``     bool     false      show the recall step to the client (§5.2)
 ``show_thinking``       bool     false      show the recall agent's reasoning (§5.2)
-``auto_recall``         bool     true       seed 000 P1 switch (autoRecallEnabled): the
-                                            per-request search of the seed 000 path
-``personalization``     bool     true       seed 000 P3: the personalization section
 ``inference``           bool     true       seed 000 P4: may this user's conversations
                                             trigger memory inference (it runs only where
-                                            the operator enabled ``memorize``'s
+                                            the operator enabled memorization's
                                             ``inference.enabled``, off by default, seed
                                             000's ``inferenceEnabled: false``)
 ======================  =======  =========  ==============================================
+
+A plugin's fields (a seed 000 switch of its own, say) follow, in plugin-table order. Two
+plugins may declare the same field only identically; a plugin may not redeclare a core
+field (either stops start-up naming both). The schema drives everything a client sees: the
+``MemorySettings``, ``SettingsPatch`` and ``SettingsView`` shapes of the HTTP routes and
+their OpenAPI components (:meth:`SettingsSchema.openapi_models`), the CLI's ``name=value``
+parsing, ``settings.defaults`` / ``settings.locked`` / ``clients[].settings`` checks
+(:meth:`SettingsSchema.check_config`, at start-up and in the settings commands).
 
 Precedence, lowest first (:func:`effective`): the built-in defaults above <
 ``settings.defaults`` in ``gateway.yaml`` < the key's own overrides (``memgate keys
@@ -56,9 +63,9 @@ import json
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter, ValidationError, create_model, field_validator
 
 from gateway.memory.keys import escape_key_part
 from gateway.memory.records import (
@@ -75,25 +82,31 @@ if TYPE_CHECKING:
     import redis.asyncio as aioredis
 
 __all__ = [
-    "BOUNDS",
-    "SETTING_NAMES",
+    "CORE",
     "CallSettings",
-    "MemorySettings",
+    "CoreSettings",
     "SettingsConfig",
     "SettingsPatch",
+    "SettingsSchema",
     "SettingsService",
     "SettingsStore",
     "SettingsView",
-    "check_overrides",
-    "effective",
-    "parse_assignments",
+    "UserSettings",
+    "check_names",
 ]
 
 
-class MemorySettings(BaseModel):
-    """The ten settings with their seed defaults and bounds (module docstring)."""
+class UserSettings(BaseModel):
+    """Base of the per-user settings fields a plugin declares (its ``Settings`` class):
+    each field has a default and, for numbers, its bounds (``Field(ge=..., le=...)``); use
+    the strict JSON types (``JsonBoolean``, ``JsonInteger``, ``JsonNumber``) so ``"true"``
+    or ``1`` is refused for a boolean, not coerced."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class CoreSettings(UserSettings):
+    """The core's eight settings with their seed defaults and bounds (module docstring)."""
 
     recall_enabled: JsonBoolean = Field(True, description="Recall memories before the answer (seed 002 §5.1, default on).")
     recall_rounds: JsonInteger = Field(3, ge=1, le=5, description="Most recall search rounds (seed 002 §5.1: 1-5, default 3).")
@@ -104,30 +117,10 @@ class MemorySettings(BaseModel):
     )
     show_tool_calls: JsonBoolean = Field(False, description="Show the recall step to the client (seed 002 §5.2, default off).")
     show_thinking: JsonBoolean = Field(False, description="Show the recall agent's reasoning (seed 002 §5.2, default off).")
-    auto_recall: JsonBoolean = Field(True, description="Seed 000 P1 switch: the per-request memory search (default on).")
-    personalization: JsonBoolean = Field(True, description="Seed 000 P3 switch: answers personalized from preferences (default on).")
     inference: JsonBoolean = Field(
         True, description="Seed 000 P4 switch: this user's conversations may trigger memory inference, where the "
         "operator enabled memorize inference (off by default).",
     )
-
-
-#: The setting names, in :class:`MemorySettings` order.
-SETTING_NAMES: tuple[str, ...] = tuple(MemorySettings.model_fields)
-
-
-def _bounds() -> dict[str, dict[str, int | float]]:
-    out: dict[str, dict[str, int | float]] = {}
-    for name, info in MemorySettings.model_fields.items():
-        lo = next((m.ge for m in info.metadata if hasattr(m, "ge")), None)
-        hi = next((m.le for m in info.metadata if hasattr(m, "le")), None)
-        if lo is not None and hi is not None:
-            out[name] = {"minimum": lo, "maximum": hi}
-    return out
-
-
-#: ``{name: {"minimum", "maximum"}}`` of the numeric settings (from :class:`MemorySettings`).
-BOUNDS: dict[str, dict[str, int | float]] = _bounds()
 
 
 # bounds inside the type, so the JSON Schema of the optional fields keeps them as
@@ -137,10 +130,13 @@ _TopK = Annotated[int, Field(ge=1, le=10), BeforeValidator(json_integer)]
 _Threshold = Annotated[float, Field(ge=0.0, le=1.0), BeforeValidator(json_number)]
 
 
-class SettingsPatch(BaseModel):
-    """Body of ``PUT /v1/memory/settings``: any of the ten settings; ``null`` removes the
+_PATCH_DOC = """Body of ``PUT /v1/memory/settings``: any of the settings; ``null`` removes the
     stored override (back to the default); an absent name is left as it is. Unknown names
     and out-of-range values are refused (400, ``param`` is the name)."""
+
+
+class _CorePatch(BaseModel):
+    """The core's fields of ``PUT /v1/memory/settings`` (:meth:`SettingsSchema.check`)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -151,68 +147,241 @@ class SettingsPatch(BaseModel):
     similarity_threshold: _Threshold | None = Field(None, description="Lowest cosine similarity (0-1).")
     show_tool_calls: JsonBoolean | None = Field(None, description="Show the recall step to the client.")
     show_thinking: JsonBoolean | None = Field(None, description="Show the recall agent's reasoning.")
-    auto_recall: JsonBoolean | None = Field(None, description="Seed 000 P1 switch.")
-    personalization: JsonBoolean | None = Field(None, description="Seed 000 P3 switch.")
     inference: JsonBoolean | None = Field(None, description="Seed 000 P4 switch.")
 
+
+class SettingsPatch(BaseModel):
+    """Body of ``PUT /v1/memory/settings``: any of the settings; ``null`` removes the
+    stored override (back to the default); an absent name is left as it is. Unknown names
+    and out-of-range values are refused (400, ``param`` is the name). The routes take the
+    body as this open object and check it with the gateway's :class:`SettingsSchema`
+    (its :attr:`SettingsSchema.patch` is the documented shape, of the same name)."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+
     def changes(self) -> dict[str, Any]:
-        """``{name: value or None}`` for the names the body carried (``null`` kept)."""
-        return {name: getattr(self, name) for name in self.model_fields_set}
+        """``{name: value or None}`` as the body carried them (unchecked)."""
+        return dict(self.model_extra or {})
 
 
 class SettingsView(BaseModel):
     """What the settings routes answer (``GET``/``PUT /v1/memory/settings`` and the admin
-    routes)."""
+    routes); ``settings`` has every name of the gateway's :class:`SettingsSchema`."""
 
     object: str = Field("memory.settings", description="Always memory.settings.")
     user_id: str = Field(description="The user the settings are for.")
     friend_id: str = Field(description="The friend (persona) the settings are for.")
-    settings: MemorySettings = Field(description="Effective values of all ten settings.")
+    settings: dict[str, Any] = Field(description="Effective values of all the settings.")
     overrides: dict[str, Any] = Field(description="The values stored for this user and friend.")
     locked: list[str] = Field(description="Names the operator locked (settings.locked).")
     bounds: dict[str, dict[str, int | float]] = Field(description="minimum/maximum of the numeric settings.")
     in_use: dict[str, dict[str, Any]] = Field(
         default_factory=dict, description="For a setting nobody set (no settings.defaults, key or stored value), "
         "what the plugins of the caller's chain use instead, by plugin (their own config), e.g. "
-        "{\"similarity_threshold\": {\"auto_recall\": 0.3}}: `settings` then shows the seed default, not what recall uses.")
+        "{\"similarity_threshold\": {\"some_plugin\": 0.3}}: `settings` then shows the seed default, not what the "
+        "plugin uses.")
 
 
-def check_overrides(values: Mapping[str, Any], where: str) -> dict[str, Any]:
-    """``values`` validated as setting overrides (known names, in range, JSON types).
+def _bounds(model: type[BaseModel]) -> dict[str, dict[str, int | float]]:
+    out: dict[str, dict[str, int | float]] = {}
+    for name, info in model.model_fields.items():
+        lo = next((m.ge for m in info.metadata if hasattr(m, "ge")), None)
+        hi = next((m.le for m in info.metadata if hasattr(m, "le")), None)
+        if lo is not None and hi is not None:
+            out[name] = {"minimum": lo, "maximum": hi}
+    return out
+
+
+class SettingsSchema:
+    """The settings of one gateway: :class:`CoreSettings` and the fields each plugin of its
+    plugin table declares (``declared``: ``{plugin name: its UserSettings model}``, in
+    table order), merged once.
+
+    Attributes:
+        model: ``MemorySettings``, every field with its default and bounds (frozen).
+        patch: ``SettingsPatch``, every field optional (``null``: back to the default).
+        view: ``SettingsView`` with ``settings`` as :attr:`model` (OpenAPI only).
+        names: the setting names, core first, then the plugins' in table order.
+        bounds: ``{name: {"minimum", "maximum"}}`` of the bounded numeric settings.
+        owners: ``{name: (plugin, ...)}`` of the plugin-declared settings.
 
     Raises:
-        InvalidRequest: an unknown name or a bad value (400, ``param`` is the name, the
-            message starts with ``where``).
+        ValueError: a plugin redeclares a core field, declares a field without a default,
+            or two plugins declare one name differently (the message names them).
     """
-    try:
-        patch = SettingsPatch.model_validate(dict(values))
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        name = str(err["loc"][0]) if err["loc"] else None
-        msg = str(err["msg"]).removeprefix("Value error, ")
-        reason = "unknown setting" if err["type"] == "extra_forbidden" else msg[:1].lower() + msg[1:]
-        known = f" (known: {', '.join(SETTING_NAMES)})" if err["type"] == "extra_forbidden" else ""
-        raise InvalidRequest(f"{where}{name}: {reason}{known}", param=name) from None
-    return patch.changes()
 
+    def __init__(self, declared: Mapping[str, type[BaseModel]] | None = None) -> None:
+        fields: dict[str, Any] = {}
+        owners: dict[str, list[str]] = {}
+        for plugin, model in (declared or {}).items():
+            for name, info in model.model_fields.items():
+                if name in CoreSettings.model_fields:
+                    raise ValueError(f"plugin {plugin!r} declares setting {name!r}, a core setting")
+                if info.is_required():
+                    raise ValueError(f"plugin {plugin!r}: setting {name!r} needs a default")
+                if name in fields:
+                    if repr(fields[name]) != repr(info):
+                        raise ValueError(f"plugins {owners[name][0]!r} and {plugin!r} declare setting {name!r} differently")
+                    owners[name].append(plugin)
+                    continue
+                fields[name] = info
+                owners[name] = [plugin]
+        self.model: type[BaseModel] = create_model(  # type: ignore[call-overload]  # dynamic fields
+            "MemorySettings", __base__=CoreSettings, __doc__="Every memory setting with its default and bounds.",
+            **{name: (info.annotation, info) for name, info in fields.items()},
+        )
+        self.patch: type[BaseModel] = create_model(  # type: ignore[call-overload]
+            "SettingsPatch", __base__=_CorePatch, __doc__=_PATCH_DOC,
+            **{name: (Annotated[(info.annotation, *info.metadata)] | None, Field(None, description=info.description))
+               for name, info in fields.items()},
+        )
+        self.view: type[BaseModel] = create_model(
+            "SettingsView", __base__=SettingsView, __doc__=SettingsView.__doc__,
+            settings=(self.model, Field(description="Effective values of all the settings.")),
+        )
+        self.names: tuple[str, ...] = tuple(self.model.model_fields)
+        self.bounds: dict[str, dict[str, int | float]] = _bounds(self.model)
+        self.owners: dict[str, tuple[str, ...]] = {name: tuple(who) for name, who in owners.items()}
+        self._defaults_dict: dict[str, Any] = self.model().model_dump()
+        # one validator per field (its type, bounds and JSON-type check), for effective()
+        self._fields: dict[str, TypeAdapter[Any]] = {
+            name: TypeAdapter(cast(Any, Annotated[(info.annotation, *info.metadata)]))
+            for name, info in self.model.model_fields.items()
+        }
 
-def parse_assignments(pairs: Iterable[str], where: str = "") -> dict[str, Any]:
-    """``["recall_rounds=2", "show_thinking=true", "profile_topk=null"]`` -> overrides
-    (values read as JSON, else as a string; ``null`` removes). For the CLI.
+    def openapi_models(self) -> tuple[tuple[type[BaseModel], ...], tuple[type[BaseModel], ...]]:
+        """``(request models, reply models)`` whose component schemas document this
+        gateway's settings routes (:func:`gateway.api.openapi.apply_pydantic_schemas`)."""
+        return (self.patch,), (self.view,)
 
-    Raises:
-        InvalidRequest: a pair without ``=``, an unknown name or a bad value.
-    """
-    raw: dict[str, Any] = {}
-    for pair in pairs:
-        name, sep, text = pair.partition("=")
-        if not sep or not name.strip():
-            raise InvalidRequest(f"{where}{pair!r}: expected name=value", param=pair)
+    def defaults(self) -> dict[str, Any]:
+        """Every setting's built-in default."""
+        return dict(self._defaults_dict)
+
+    def check(self, values: Mapping[str, Any], where: str = "") -> dict[str, Any]:
+        """``values`` validated as setting overrides (known names, in range, JSON types);
+        ``{name: value or None}`` for the names given.
+
+        Raises:
+            InvalidRequest: an unknown name or a bad value (400, code ``invalid_value`` as
+                the routes' other body errors, ``param`` is the name, the message starts
+                with ``where``).
+        """
         try:
-            raw[name.strip()] = json.loads(text)
-        except ValueError:
-            raw[name.strip()] = text
-    return check_overrides(raw, where)
+            patch = self.patch.model_validate(dict(values))
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            name = str(err["loc"][0]) if err["loc"] else None
+            msg = str(err["msg"]).removeprefix("Value error, ")
+            reason = "unknown setting" if err["type"] == "extra_forbidden" else msg[:1].lower() + msg[1:]
+            known = f" (known: {', '.join(self.names)})" if err["type"] == "extra_forbidden" else ""
+            raise InvalidRequest(f"{where}{name}: {reason}{known}", param=name, code="invalid_value") from None
+        return {name: getattr(patch, name) for name in patch.model_fields_set}
+
+    def parse_assignments(self, pairs: Iterable[str], where: str = "") -> dict[str, Any]:
+        """``["recall_rounds=2", "show_thinking=true", "profile_topk=null"]`` -> overrides
+        (values read as JSON, else as a string; ``null`` removes). For the CLI.
+
+        Raises:
+            InvalidRequest: a pair without ``=``, an unknown name or a bad value.
+        """
+        raw: dict[str, Any] = {}
+        for pair in pairs:
+            name, sep, text = pair.partition("=")
+            if not sep or not name.strip():
+                raise InvalidRequest(f"{where}{pair!r}: expected name=value", param=pair)
+            try:
+                raw[name.strip()] = json.loads(text)
+            except ValueError:
+                raw[name.strip()] = text
+        return self.check(raw, where)
+
+    def check_config(self, config: SettingsConfig, where: str = "settings") -> None:
+        """``settings.defaults`` and ``settings.locked`` of gateway.yaml against this schema.
+
+        Raises:
+            InvalidRequest: the first bad default or unknown locked name, the message
+                starting with its path (``settings.defaults.recall_rounds: ...``).
+        """
+        self.check(config.defaults, f"{where}.defaults.")
+        unknown = [n for n in config.locked if n not in self.names]
+        if unknown:
+            raise InvalidRequest(
+                f"{where}.locked: unknown setting(s) {unknown} (known: {', '.join(self.names)})", param="locked")
+
+    def effective(
+        self, config: SettingsConfig, key_overrides: Mapping[str, Any], stored: Mapping[str, Any]
+    ) -> tuple[dict[str, Any], frozenset[str]]:
+        """The effective settings (``{name: value}``, every name, valid for :attr:`model`)
+        and the names set at some layer (yaml default, key, user), by the precedence in the
+        module docstring. Values that no longer validate (bounds changed, a plugin's field
+        gone) are ignored, field by field (one field check each, not a model's)."""
+        values = dict(self._defaults_dict)
+        explicit: set[str] = set()
+        locked = set(config.locked)
+        for layer, lockable in ((config.defaults, False), (key_overrides, True), (stored, True)):
+            for name, value in layer.items():
+                field_check = self._fields.get(name)
+                if (lockable and name in locked) or field_check is None or value is None:
+                    continue
+                try:
+                    values[name] = field_check.validate_python(value)
+                except ValidationError:
+                    continue
+                explicit.add(name)
+        return values, frozenset(explicit)
+
+
+#: The core's settings alone (no plugin fields): what a :class:`CallSettings` built outside
+#: a gateway, and a :class:`SettingsService` given no schema, use.
+CORE = SettingsSchema()
+
+
+def _core_values() -> Mapping[str, Any]:
+    return CORE.defaults()
+
+
+@dataclass(frozen=True)
+class CallSettings:
+    """The settings of one chat call, as plugins see them (``call.settings``).
+
+    Attributes:
+        values: the effective settings, ``{name: value}``: every name of the gateway's
+            :class:`SettingsSchema`.
+        explicit: names set at some layer (yaml ``settings.defaults``, the key, the user);
+            the others are the built-in defaults.
+    """
+
+    values: Mapping[str, Any] = field(default_factory=_core_values)
+    explicit: frozenset[str] = frozenset()
+
+    def __getattr__(self, name: str) -> Any:
+        values = self.__dict__.get("values", {})
+        if name in values:
+            return values[name]
+        raise AttributeError(name)
+
+    def value(self, name: str, fallback: Any) -> Any:
+        """The setting when it was set at some layer, else ``fallback`` (the plugin's own
+        config value): built-in defaults never replace a plugin's configuration."""
+        return self.values[name] if name in self.explicit else fallback
+
+    def switched_on(self, switches: Iterable[str], defaults: Mapping[str, Any] | None = None) -> bool:
+        """True when every named boolean setting is on; a name these values do not carry
+        (settings built without the plugin's schema) takes ``defaults[name]`` (its
+        declared default), else counts as on."""
+        fallback = defaults or {}
+        return all(bool(self.values.get(name, fallback.get(name, True))) for name in switches)
+
+
+def check_names(values: Mapping[str, Any]) -> dict[str, Any]:
+    """``values`` without the ``None`` entries, each name a non-empty string: the shape
+    check of ``settings.defaults`` and ``clients[].settings`` at parse time (the names and
+    values are checked against the :class:`SettingsSchema` once the plugin table is known)."""
+    for name in values:
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"setting names are non-empty strings, not {name!r}")
+    return {k: v for k, v in values.items() if v is not None}
 
 
 class SettingsConfig(BaseModel):
@@ -231,7 +400,7 @@ class SettingsConfig(BaseModel):
 
     defaults: dict[str, Any] = Field(
         default_factory=dict, description="Default values replacing the built-in (seed) defaults; "
-        "any of the ten settings, validated with their bounds.",
+        "any of the settings (the core's and the plugins'), validated with their bounds at start-up.",
     )
     locked: list[str] = Field(
         default_factory=list, description="Setting names users and keys cannot change: they always "
@@ -253,68 +422,12 @@ class SettingsConfig(BaseModel):
     @field_validator("defaults")
     @classmethod
     def _valid_defaults(cls, value: dict[str, Any]) -> dict[str, Any]:
-        try:
-            return {k: v for k, v in check_overrides(value, "").items() if v is not None}
-        except InvalidRequest as exc:
-            raise ValueError(exc.message) from None
+        return check_names(value)  # names and values: SettingsSchema.check_config
 
     @field_validator("locked")
     @classmethod
-    def _known_names(cls, value: list[str]) -> list[str]:
-        unknown = [n for n in value if n not in SETTING_NAMES]
-        if unknown:
-            raise ValueError(f"unknown setting(s) {unknown} (known: {', '.join(SETTING_NAMES)})")
+    def _once(cls, value: list[str]) -> list[str]:
         return list(dict.fromkeys(value))
-
-
-def effective(
-    config: SettingsConfig, key_overrides: Mapping[str, Any], stored: Mapping[str, Any]
-) -> tuple[MemorySettings, frozenset[str]]:
-    """The effective settings and the names set at some layer (yaml default, key, user),
-    by the precedence in the module docstring. Stored values that no longer validate
-    (bounds changed) are ignored, field by field."""
-    values: dict[str, Any] = dict(config.defaults)
-    explicit = set(values)
-    locked = set(config.locked)
-    for layer in (key_overrides, stored):
-        for name, value in layer.items():
-            if name in locked or name not in SETTING_NAMES or value is None:
-                continue
-            try:
-                check_overrides({name: value}, "")
-            except InvalidRequest:
-                continue
-            values[name] = value
-            explicit.add(name)
-    return MemorySettings.model_validate(values), frozenset(explicit)
-
-
-@dataclass(frozen=True)
-class CallSettings:
-    """The settings of one chat call, as plugins see them (``call.settings``).
-
-    Attributes:
-        values: the effective :class:`MemorySettings`.
-        explicit: names set at some layer (yaml ``settings.defaults``, the key, the user);
-            the others are the built-in defaults.
-    """
-
-    values: MemorySettings = field(default_factory=MemorySettings)
-    explicit: frozenset[str] = frozenset()
-
-    def __getattr__(self, name: str) -> Any:
-        if name in SETTING_NAMES:
-            return getattr(self.values, name)
-        raise AttributeError(name)
-
-    def value(self, name: str, fallback: Any) -> Any:
-        """The setting when it was set at some layer, else ``fallback`` (the plugin's own
-        config value): built-in defaults never replace a plugin's configuration."""
-        return getattr(self.values, name) if name in self.explicit else fallback
-
-    def switched_on(self, switches: Iterable[str]) -> bool:
-        """True when every named boolean setting is on."""
-        return all(bool(getattr(self.values, name)) for name in switches)
 
 
 class SettingsStore:
@@ -330,7 +443,8 @@ class SettingsStore:
         return f"{self._prefix}:{{{escape_key_part(user_id)}}}:settings:{escape_key_part(friend_id)}"
 
     async def read(self, user_id: str, friend_id: str) -> dict[str, Any]:
-        """The stored values (``{}`` when none); names no longer known are dropped."""
+        """The stored values (``{}`` when none; values that are not JSON are dropped; the
+        service drops names its schema does not know)."""
         try:
             raw = await self._redis.hgetall(self.key(user_id, friend_id))
         except Exception as exc:  # redis errors and connection failures alike
@@ -338,11 +452,10 @@ class SettingsStore:
         out = {}
         for k, v in raw.items():
             name = k.decode() if isinstance(k, bytes) else k
-            if name in SETTING_NAMES:
-                try:
-                    out[name] = json.loads(v)
-                except ValueError:
-                    continue
+            try:
+                out[name] = json.loads(v)
+            except ValueError:
+                continue
         return out
 
     async def forget_user(self, user_id: str) -> int:
@@ -386,14 +499,18 @@ class SettingsService:
         config: ``settings:`` of gateway.yaml.
         store: the Redis store; None (no Redis): defaults only, writes 503.
         clock: monotonic seconds (tests).
+        schema: the gateway's settings (:class:`SettingsSchema`: the core's and its plugins');
+            None: the core's alone (:data:`CORE`).
     """
 
     MAX_CACHE = 50_000
 
     def __init__(
-        self, config: SettingsConfig, store: SettingsStore | None, clock: Callable[[], float] = time.monotonic
+        self, config: SettingsConfig, store: SettingsStore | None, clock: Callable[[], float] = time.monotonic,
+        schema: SettingsSchema | None = None,
     ) -> None:
         self.config = config
+        self.schema = schema if schema is not None else CORE
         self._store = store
         self._clock = clock
         self._cache: dict[tuple[str, str], tuple[dict[str, Any], float]] = {}
@@ -439,7 +556,7 @@ class SettingsService:
                     stored, reason = {}, "timeout"
                 if reason is not None:
                     self._remember(pair, {}, min(self.config.failure_cache_s, self.config.cache_ttl_s or self.config.failure_cache_s))
-        values, explicit = effective(self.config, key_overrides, stored)
+        values, explicit = self.schema.effective(self.config, key_overrides, stored)
         return CallSettings(values, explicit), reason
 
     def _loading(self, pair: tuple[str, str]) -> asyncio.Future[dict[str, Any] | None]:
@@ -457,7 +574,7 @@ class SettingsService:
     async def _load(self, pair: tuple[str, str], writes: int) -> dict[str, Any] | None:
         assert self._store is not None
         try:
-            stored = await self._store.read(*pair)
+            stored = self._known(await self._store.read(*pair))
         except MemoryUnavailable:
             return None
         if writes == self._writes:
@@ -478,14 +595,18 @@ class SettingsService:
         """
         check_tenant_id(user_id, "user_id")
         check_tenant_id(friend_id, "friend_id")
-        stored = await self._store.read(user_id, friend_id) if self._store is not None else {}
+        stored = self._known(await self._store.read(user_id, friend_id)) if self._store is not None else {}
         self._remember((user_id, friend_id), stored, self.config.cache_ttl_s)
-        values, explicit = effective(self.config, key_overrides, stored)
+        values, explicit = self.schema.effective(self.config, key_overrides, stored)
         in_use = {name: dict(used) for name, used in (fallbacks or {}).items() if name not in explicit and used}
         return SettingsView(
             user_id=user_id, friend_id=friend_id, settings=values, overrides=stored,
-            locked=list(self.config.locked), bounds=BOUNDS, in_use=in_use,
+            locked=list(self.config.locked), bounds=self.schema.bounds, in_use=in_use,
         )
+
+    def _known(self, stored: dict[str, Any]) -> dict[str, Any]:
+        """``stored`` without the names the schema does not know (a plugin since removed)."""
+        return {name: value for name, value in stored.items() if name in self.schema.names}
 
     async def forget_user(self, user_id: str) -> int:
         """Erase the user's stored settings (every friend) and this process's cache of
@@ -523,7 +644,7 @@ class SettingsService:
         """
         check_tenant_id(user_id, "user_id")
         check_tenant_id(friend_id, "friend_id")
-        changes = check_overrides(body, "")
+        changes = self.schema.check(body, "")
         self.check_writable(changes)
         if self._store is None:
             raise MemoryUnavailable("settings need Redis (memory: section)")

@@ -178,14 +178,14 @@ async def test_inference_every_n_conversations_keeps_only_grounded_confident_con
 
 
 async def test_a_user_whose_inference_setting_is_off_triggers_no_inference(env):
-    from gateway.settings.memory_settings import CallSettings, MemorySettings
+    from gateway.settings.memory_settings import CORE, CallSettings
 
     config = memorize_config("extract", inference={"enabled": True, "interval": 1, "min_confidence": 0.6})
     store = await fresh_store(env)
     env.model_double.on("memorize_extraction", {"facts": [fact("The user writes Rust at work"), fact("The user maintains a Rust crate")]})
     env.model_double.on("memorize_inference", {"inferences": [
         {"conclusion": "The user is a professional Rust developer", "confidence": 0.85, "basedOn": ["m1", "m2"]}]})
-    off = CallSettings(MemorySettings(inference=False), frozenset({"inference"}))
+    off = CallSettings({**CORE.defaults(), "inference": False}, frozenset({"inference"}))
     await enqueue(env, config, "At work I write Rust, and I maintain a crate.", settings=off)
     await env.drain(config, store)
     assert sorted(r.text for r in (await store.list(ALICE)).items) == [

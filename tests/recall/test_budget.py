@@ -4,8 +4,9 @@ import pytest
 import tiktoken
 
 from gateway.chain.injection import Injection
-from gateway.chain.sdk import TokenCounter, utf8_upper_bound
+from gateway.chain.sdk import utf8_upper_bound
 from gateway.chain.services import PluginServices
+from gateway.runtime.tokens import TokenCounter
 from plugins.budget import droppable_units, fit_window, injected_tokens, trim_injected
 from plugins.splice import RECALL_MEMORY_TOOL
 from plugins.token_budget import TokenBudget, TokenBudgetConfig

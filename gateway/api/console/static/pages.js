@@ -282,9 +282,11 @@ function memorizationPreview(m) {
 }
 
 // What splits recalled memories into high (prompt) and low (memory_search tool): the
-// calibrated relevance against auto_recall's high_relevance_threshold.
+// calibrated relevance against the high_threshold a recall plugin reports in its
+// annotation (the SDK's RecallAnnotation; the first plugin that reports one).
 function highRule(out) {
-  const note = (out.annotations || {}).auto_recall || {};
+  const note = Object.values(out.annotations || {}).find(
+    (n) => n && typeof n === "object" && n.high_threshold !== undefined) || {};
   const cut = note.high_threshold;
   return cut === undefined ? "High or low: by the calibrated relevance (the ranking score where a store has no calibration)."
     : `High (into the prompt) when the calibrated relevance is at least ${cut}; the rest is low (left to the memory_search tool).`;
