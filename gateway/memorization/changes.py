@@ -39,6 +39,10 @@ Chinese the change-of-state 了 with a negation ("不喝咖啡了": no longer dr
   (not 戒指, a ring), 把 X 戒了 / 卖了 / 退了 / 停了, X (已经)卖了 / 戒了 / 退了 / 停了 (the
   topic first: "车已经卖掉了"); 以前 + X ("以前住在上海"); 从 X 改成 / 换成; X 改成 / 换成 (X the old
   thing: "咖啡换成了茶"); X 搬走了 / 搬出去了 (as *moved out*, needs :data:`_LIVING`).
+- A habit switched within its class (:data:`SWITCH_CLASSES`: drinks, exercise):
+  *switched to* / *took up ... instead* / 改 / 换成 + a member of the class ends the
+  older habit of that class, whatever its member ("switched to decaf" after "I drink
+  three espressos a day"); an added habit ("I also play tennis now") ends nothing.
 
 A cue word that is no ending is excluded where English has a common other use:
 "stopped by / at / for", "stopped working" (a machine), "quit it", "sold out", "no more
@@ -54,7 +58,7 @@ from dataclasses import dataclass
 
 from gateway.runtime.text import HAN_CLASS
 
-__all__ = ["MY_SOMEONE_ZH", "PEOPLE_ZH", "PRONOUN_EN", "PRONOUN_ZH", "Ended", "ended_of", "is_about", "ordered_terms", "terms"]
+__all__ = ["MY_SOMEONE_ZH", "PEOPLE_ZH", "PRONOUN_EN", "PRONOUN_ZH", "SWITCH_CLASSES", "Ended", "ended_of", "is_about", "ordered_terms", "terms"]
 
 #: English words that name no topic (articles, pronouns, auxiliaries, fillers): never a
 #: shared term.
@@ -134,6 +138,38 @@ _ENDED_ZH = re.compile(
 #: characters before it: "每天早上都要喝两杯美式"), so "我喜欢喝汤" is not retired.
 _SWITCH_ZH = re.compile(r"(?:改成?|换成|转成|现在(?:只|都|就只|一般|基本)|如今只)(?P<v>[喝吃抽用骑开坐打练玩听看戴])")
 _HABIT_ZH = r"(?:每天|天天|每周|每晚|每早|早上|晚上|平时|经常|常常|一直|总是|都要|都会|习惯|通常|一般)"
+#: A habit switched to another of its kind (English and Chinese): "switched to green tea",
+#: "took up swimming instead", "现在改游泳了", "换成茶了": a switch cue (*switch to*,
+#: *instead*, 改 / 换成 / 改成 / 转成) with a member of a closed class of habits
+#: (:data:`SWITCH_CLASSES`: what the user drinks, the exercise they do) says the habit of
+#: that class the user had before has ended, whatever its member was (the grammar of
+#: substitution: *instead* and *switch to* presuppose a replaced alternative of the same
+#: kind; Swan, *Practical English Usage*, "instead"). The older memory must state a habit
+#: (:data:`_HABIT_EN` / :data:`_HABIT_ZH`) with a member of the same class: "I drink 5
+#: coffees a day", "每天下班去撸铁"; a liking ("I love tea") or a one-off is not retired.
+SWITCH_CLASSES: tuple[tuple[str, str], ...] = (
+    ("drink", r"\b(?:coffees?|espressos?|lattes?|cappuccinos?|americanos?|tea|teas|matcha|decaf|sodas?|colas?|coke|"
+              r"energy\s+drinks?|beers?|wine|alcohol)\b|咖啡|美式|拿铁|奶茶|茶|可乐|啤酒|白酒|红酒"),
+    ("exercise", r"\b(?:run|runs|running|jog|jogging|swim|swimming|gym|lifting|weightlifting|weights|yoga|pilates|cycling|"
+                 r"spin|spinning|climbing|bouldering|boxing|crossfit|tennis|badminton|basketball|football|soccer|hiking|"
+                 r"rowing|dancing|martial\s+arts|karate|judo)\b"
+                 r"|跑步|慢跑|夜跑|游泳|健身|撸铁|举铁|瑜伽|普拉提|骑行|动感单车|攀岩|拳击|羽毛球|网球|篮球|足球|乒乓球|爬山|徒步|跳舞|广场舞|跳绳"),
+)
+_SWITCH_CUE_EN = r"(?:switched|switching|changed|moved|converted|gone|went|changing)\s+(?:over\s+)?to\s+(?:[\w'-]+\s+){0,2}?"
+_SWITCH_CUE_ZH = r"(?:改成?了?|换成了?|转成了?|改为|换了?)(?:去|练|做|喝|玩|打)?"
+_SWITCH_CLASS_RE = tuple(
+    (name, re.compile(rf"\b{_SWITCH_CUE_EN}(?P<m>{members})|(?P<n>{members})[^.;!?。；！？]{{0,30}}?\binstead\b"
+                      rf"|\b(?:took|taken|taking)\s+up\s+(?:[\w'-]+\s+){{0,2}}?(?P<o>{members})[^.;!?。；！？]{{0,30}}?\binstead\b"
+                      rf"|{_SWITCH_CUE_ZH}(?P<z>{members})", re.IGNORECASE))
+    for name, members in SWITCH_CLASSES)
+_SWITCH_MEMBERS = {name: re.compile(members, re.IGNORECASE) for name, members in SWITCH_CLASSES}
+#: A habit said in English: a frequency ("a day", "every morning", "twice a week", "usually").
+_HABIT_EN = (r"\b(?:every|each|daily|nightly|weekly|a\s+(?:day|week|night|morning)|per\s+(?:day|week)|usually|always|"
+             r"most\s+(?:days|mornings|evenings|nights)|(?:once|twice|\w+\s+times)\s+a\s+week|"
+             r"(?:i|we)\s+(?:\w+\s+)?(?:drink|do|go|play|run|swim|lift|train|practi[cs]e))\b")
+_HABIT_EN_RE = re.compile(_HABIT_EN, re.IGNORECASE)
+#: A Chinese habit cue a few characters before a class member ("每天下班去撸铁").
+_HABIT_BEFORE_ZH = re.compile(_HABIT_ZH + r"[^，。,.!?！？；;]{0,8}?$")
 #: Groups of :data:`_ENDED_ZH` whose phrase comes before the cue: only its part after
 #: the last function character is the thing ("我上个月把车卖了": "车").
 _BEFORE_ZH = frozenset("dfghi")
@@ -276,6 +312,12 @@ def ended_of(text: str) -> tuple[Ended, ...]:
         who = _subject(text, match.start())
         if who is not None:
             found.append(_ended(phrase, who=who))
+    for name, pattern in _SWITCH_CLASS_RE:
+        for match in pattern.finditer(text):
+            who = _subject(text, match.start())
+            if who is not None:
+                member = next(g for g in match.groups() if g)
+                found.append(Ended(member, frozenset({f"class:{name}"}), f"class:{name}", who=who, habit=True))
     for match in _SWITCH_ZH.finditer(text):
         who = _subject(text, match.start())
         if who is not None:
@@ -288,9 +330,17 @@ def is_about(ended: Ended, older: str) -> bool:
     """``older`` (an earlier memory's text) is about ``ended``: it holds ``ended.head``
     and at least half (rounded up) of ``ended.terms`` (a lone CJK character counts when
     ``older`` holds it anywhere: "烟" in "抽烟"), every term of ``ended.who`` and, when
-    ``ended.living``, says where someone lives. (Whether ``older`` is about someone else
+    ``ended.living``, says where someone lives. A switched habit of a class
+    (``head`` ``class:<name>``, :data:`SWITCH_CLASSES`) is about ``older`` when ``older``
+    names a member of the class as a habit (a frequency beside it). (Whether ``older`` is about someone else
     of the user's is the caller's test: :func:`gateway.memorization.neardup`.)"""
     held = terms(older)
+    if ended.habit and ended.head.startswith("class:"):  # a habit of the class, with another or the same member
+        members = _SWITCH_MEMBERS[ended.head[len("class:"):]]
+        found = list(members.finditer(older))  # a habit cue just before a member (zh), or anywhere beside one (en)
+        habitual = any(_HABIT_BEFORE_ZH.search(older[max(0, m.start() - 24):m.start()]) for m in found) or \
+            (bool(found) and bool(_HABIT_EN_RE.search(older)))
+        return habitual and (not ended.who or ended.who <= held)
     if ended.habit:
         said = re.search(_HABIT_ZH + r"[^，。,.!?！？；;]{0,6}?" + re.escape(ended.head), older)
         return bool(said) and (not ended.who or ended.who <= held)

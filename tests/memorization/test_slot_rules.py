@@ -1,0 +1,127 @@
+"""Category rules of verbatim formation (gateway.memorization.disclosure,
+gateway.memorization.changes): which clauses are no memory (colloquial questions,
+reactions to the assistant), which facts hold whatever their date (conditions found
+out), which statements fill a supersede slot and whose they are, and habits switched
+within a class; the supersedes run on real Redis. Examples are written for these tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from gateway.memorization.changes import ended_of, is_about
+from gateway.memorization.disclosure import analyse, slot_of
+from gateway.memory.records import Tenant
+from tests.memorization.conftest import memorize_config
+from tests.memorization.test_workers import enqueue, fresh_store
+
+ALICE = Tenant("alice", "tutor")
+
+
+@pytest.mark.parametrize("turn", [
+    "周末带孩子去公园要准备啥",      # 啥: colloquial 什么
+    "晚饭吃点啥好",
+    "ok love it, thanks x",          # a reaction with its "I" dropped
+    "你说得太对了",                   # the assistant's words judged: about the conversation
+    "哈哈哈你太懂我了",
+    "说到我心坎里了",
+])
+def test_colloquial_questions_and_reactions_form_no_memory(turn: str):
+    found = analyse(turn)
+    assert found.memories == () and found.statement is None, found
+
+
+def test_a_statement_with_an_everything_word_is_no_question():
+    (found,) = analyse("我啥都吃，就是不吃香菜").memories
+    assert "香菜" in found.text
+
+
+@pytest.mark.parametrize(("turn", "needle"), [
+    ("just found out I'm lactose intolerant?!", "lactose intolerant"),
+    ("turns out my son is allergic to kiwi??", "allergic to kiwi"),
+])
+def test_news_told_with_a_question_mark_is_a_statement(turn: str, needle: str):
+    (found,) = analyse(turn).memories
+    assert needle in found.text and found.durable
+
+
+@pytest.mark.parametrize("turn", [
+    "Last weekend I ate shrimp at a wedding and found out I'm allergic to shellfish.",
+    "上周吃了一次虾，才发现自己对虾过敏",
+])
+def test_a_condition_found_out_on_a_day_is_profile(turn: str):
+    (found,) = analyse(turn).memories
+    assert found.durable
+
+
+@pytest.mark.parametrize(("text", "slot"), [
+    ("I quit my retail job last month", "work"),
+    ("They made me team lead in March", "work"),
+    ("I'm a stay-at-home dad now", "work"),
+    ("I got a design internship at a studio", "work"),
+    ("我升主管了", "work"),
+    ("我现在是家庭主妇", "work"),
+    ("我是做前端的", "work"),
+    ("we split up in the spring", "relationship"),
+    ("I'm seeing someone new", "relationship"),
+    ("the band split up", None),
+    ("My cousin moved to Denver", None),
+    ("our bassist lives in Leeds", None),
+    ("our new townhouse is near the river in Ghent", "residence"),
+    ("我们在青岛买了套房", "residence"),
+    ("My Toyota needs new tires", "vehicle"),
+    ("I bike to work most days", "vehicle"),
+    ("现在坐公交上班", "vehicle"),
+    ("She's at Oakridge Elementary now", "school"),
+    ("My girl changed schools in March", "school:daughter"),
+    ("我博二，导师管得很严", "study"),
+    ("I had a course of antibiotics for a chest infection", None),
+])
+def test_slot_vocabulary_and_whose_statement_it_is(text: str, slot: str | None):
+    assert slot_of(text) == slot
+
+
+@pytest.mark.parametrize(("new", "old", "about"), [
+    ("Switched to decaf last week, my sleep is so much better.", "I drink three espressos a day.", True),
+    ("膝盖不行了，现在改骑行了", "我每天早上都去跑步", True),
+    ("I took up rowing instead, easier on my back", "I go running every evening", True),
+    ("Switched to decaf last week.", "I love green tea.", False),        # a liking, no habit
+    ("现在改骑行了", "我每天早上喝咖啡", False),                            # another class
+])
+def test_a_habit_switched_ends_the_older_habit_of_its_class(new: str, old: str, about: bool):
+    assert any(is_about(e, old) for e in ended_of(new)) is about
+
+
+def test_an_added_habit_switches_nothing():
+    assert ended_of("I also play tennis on Sundays now.") == ()
+
+
+async def _memorize(env: Any, config: Any, store: Any, *texts: str) -> None:
+    for text in texts:
+        await enqueue(env, config, text)
+        await env.drain(config, store)
+
+
+@pytest.mark.parametrize(("before", "after"), [
+    ("I drink three espressos a day.", "Switched to decaf last week, my sleep is so much better."),
+    ("我每天早上都去跑步", "膝盖不行了，现在改骑行了"),
+    ("My Subaru is in the shop again.", "Sold the car, I bike to work now."),
+    ("I'm dating a guy from my climbing gym.", "We split up over the summer."),
+    ("我现在是全职妈妈", "下个月回公司上班，还是做会计"),
+])
+async def test_a_new_value_of_the_same_attribute_supersedes_the_old(env, before: str, after: str):
+    config = memorize_config("verbatim")
+    store = await fresh_store(env)
+    await _memorize(env, config, store, before, after)
+    records = (await store.list(ALICE)).items
+    old = next(r for r in records if r.text.startswith(before.rstrip(".")))
+    live = [r for r in records if not r.retired]
+    assert old.retired and old.superseded_by in {r.id for r in live}, [(r.text, r.retired) for r in records]
+
+
+async def test_another_habit_added_retires_nothing(env):
+    config = memorize_config("verbatim")
+    store = await fresh_store(env)
+    await _memorize(env, config, store, "I go running every morning.", "I also play tennis on Sundays now.")
+    assert not any(r.retired for r in (await store.list(ALICE)).items)
