@@ -13,7 +13,8 @@ nested quantifiers, one pass over the clauses):
 
 1. **Clauses** (:func:`clauses`): sentences end at ``. ! ? 。 ！ ？ ; ； … ～`` and line
    breaks ("Went vegan last month… any swap for my omelette?" is a statement, then a
-   question); a sentence is cut at commas (``, ，、``), at a space between two Chinese
+   question); a sentence is cut at commas and colons (``, ，、 :``), at a dash before a request
+   ("head of platform now — can u help me..."), at a space between two Chinese
    characters (typed instead of a comma: "车卖了 现在坐地铁"), and before "but / so / and
    then" and 但是 / 所以 / 不过 / 可是. A clause remembers whether its sentence ended in a question mark
    (only the sentence's last clause is the question: "I'm vegetarian, what can I cook?").
@@ -103,7 +104,7 @@ from gateway.runtime.text import HAN_RE
 
 __all__ = [
     "CHANGE", "DURABLE_EN", "DURABLE_ZH", "MOMENT", "ONE_OFF_ACTIVITY", "ONE_OFF_TIME", "STATE", "Analysis", "Clause",
-    "ClauseKind", "about_someone", "analyse", "clause_kind", "clauses", "is_episode", "same_slot", "slot_of",
+    "ClauseKind", "about_someone", "analyse", "clause_kind", "clauses", "is_episode", "same_slot", "slot_of", "slots_of",
 ]
 
 ClauseKind = Literal["disclosure", "question", "request", "small_talk", "meta", "other"]
@@ -112,7 +113,7 @@ ClauseKind = Literal["disclosure", "question", "request", "small_talk", "meta", 
 MAX_CHARS = 4000
 
 _SENTENCE = re.compile(r"[^.!?。！？;；…～\n]+[.!?。！？;；…～\n]*")
-_CLAUSE_CUT = re.compile(r"\s*[,，、:：]\s*|(?<=[\u3400-\u9fff])\s+(?=[\u3400-\u9fff])|\s+(?=(?:but|so|and\s+then|and\s+(?:can|could|what|how|please|i'd\s+like))\b)"
+_CLAUSE_CUT = re.compile(r"\s*[,，、:：]\s*|\s*[—–]\s*(?=(?:can|could|would|will|what|how|please|pls|any|anything|help|is\s+there)\b)|(?<=[\u3400-\u9fff])\s+(?=[\u3400-\u9fff])|\s+(?=(?:but|so|and\s+then|and\s+(?:can|could|what|how|please|i'd\s+like))\b)"
                          r"|(?=但是|所以|不过|可是)", re.IGNORECASE)
 _ASKED = re.compile(r"[?？]")
 _LEAD_EN = re.compile(
@@ -136,7 +137,8 @@ _PEOPLE_EN = (r"(?:wife|husband|partner|spouse|fianc[ée]e?|boyfriend|girlfriend
               r"friends?|bestie|colleagues?|co-?workers?|classmates?|bandmates?|teammates?|neighbou?rs?|landlord|"
               r"drummer|bassist|guitarist|singer|"
               r"dog|cat|puppy|kitten|pet|hamster|rabbit|bird|parrot|horse|fish)")
-_MY_SOMEONE_EN = re.compile(r"\b(?:my|our)\s+(?:\w+\s+){0,2}" + _PEOPLE_EN + r"\b", re.IGNORECASE)
+_MY_SOMEONE_EN = re.compile(r"\b(?:my|our)\s+(?:\w+\s+){0,2}" + _PEOPLE_EN + r"\b"
+                            r"|\bthe\s+(?:kids|grandkids|children|grandchildren|twins|baby|little\s+ones?)\b", re.IGNORECASE)
 _AS_A_EN = re.compile(r"^as\s+an?\s+\w+", re.IGNORECASE)
 #: A casual statement that drops its subject "I" ("Finally moved out!", "Got a new job",
 #: "Just adopted a kitten"): a past-tense verb of a life change first.
@@ -144,6 +146,15 @@ _DROPPED_I_EN = re.compile(
     r"^(?:(?:just|finally|recently|also|officially)\s+)?(?:got|went|been|moved|started|adopted|quit|bought|switched|signed|joined|landed|"
     r"passed|graduated|finished|booked|became|decided|turned|lost|broke|left|sold|began|married|retired|proposed|"
     r"enrolled|transferred|relocated)\b", re.IGNORECASE)
+#: A self-description with "I'm" dropped, a bare role noun phrase with no verb ("arch
+#: major at UT Austin", "sophomore", "night-shift nurse here"): read as :data:`_AS_A_EN`
+#: ("As a nurse") is, the user's own role (:func:`clause_kind` checks there is no verb).
+_ROLE_NP_EN = re.compile(r"^(?:an?\s+)?(?:[\w'-]+\s+){0,3}?(?:major|student|undergrad|grad\s+student|sophomore|freshman|"
+                         r"postdoc|phd\s+candidate|resident|intern|retiree|" + r"|".join(
+                             ["barista", "nurse", "teacher", "engineer", "developer", "dev", "programmer", "designer",
+                              "lawyer", "doctor", "accountant", "chef", "pharmacist", "architect", "electrician",
+                              "mechanic", "consultant", "freelancer"]) + r")(?:\s+(?:at|in|from|for|with)\s+.{1,40}|\s+here)?$",
+                         re.IGNORECASE)
 _FIRST_PERSON_ZH = re.compile(r"^(?:我|咱们|咱|俺)")
 _AS_A_ZH = re.compile(r"^作为(?:一[名个位])?")
 #: Someone of the user's introduced by name ("my husband Chris", "我女儿叫朵朵"): lasting.
@@ -173,6 +184,7 @@ _REQUEST_EN = re.compile(
     r"|^i\s+(?:want|need|require)\s+(?:you|a|an|some|the|your|help|ideas|advice|tips|suggestions|recommendations|"
     r"options|recipes?|something|anything|more|to\s+know|to\s+find|to\s+figure|to\s+get\s+(?:a|an|some|ideas|help)|"
     r"to\s+ask)\b"
+    r"|^(?:need|want|looking\s+for)\s+(?:a|an|some|help|ideas|advice|tips|suggestions|recommendations|recipes?)\b"
     r"|^i(?:'m|\s+am)\s+(?:looking|searching)\s+for\b|^i(?:'m|\s+am)\s+trying\s+to\s+(?:figure|find|decide|choose|"
     r"work\s+out|understand|pick)\b|^help\s+me\b|^let's\b|^lets\b",
     re.IGNORECASE,
@@ -181,6 +193,7 @@ _META_EN = re.compile(
     r"^i\s+have\s+(?:a|another|one\s+more|some)\s+(?:quick\s+)?(?:question|request|favou?r|idea|thought)s?\b"
     r"|^i(?:'ll|\s+will)\b(?!.*\b(?:next|tomorrow|tonight|on\s+(?:mon|tues|wednes|thurs|fri|satur|sun)day|in\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)\w*)\b)"
     r"|^i\s+(?:think|guess|suppose|agree|disagree|see|understand|get\s+it|know|mean|bet|hope\s+so|appreciate)\b"
+    r"|^i\s+hope\s+(?:i'm|i\s+am|i\s+did|this|that|it|you)\b"
     r"|^i(?:'m|\s+am)\s+(?:back|here|ready|done|confused|lost|sorry|glad|happy\s+to\s+hear|good|fine|ok|okay|not\s+sure)\s*$"
     r"|^(?:that|this|it)(?:'s|\s+is|\s+was|\s+sounds|\s+looks|\s+seems|\s+makes)\s+(?:so\s+|really\s+|very\s+|super\s+)?"
     r"(?:good|great|helpful|useful|perfect|fine|ok|okay|nice|awesome|amazing|interesting|cool|fair|true|right|sense|smart|"
@@ -377,17 +390,18 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"我是做\S{1,8}?的|(?:我(?:现在|目前|如今)?是|我当|我做|当了?|做了?)(?:一名|一个|个)?\S{0,8}?" + _OCCUPATIONS_ZH + r"(?!\S{0,2}(?:朋友|同学|家|说))",
         re.IGNORECASE)),
     ("residence", re.compile(
-        r"\b(?:live|living|lives|moved|moving|relocated|relocating|based|transferred)\s+(?:\w+\s+)?(?:in|into|to|at|near|by)\b"
+        r"\b(?:live|living|lives|moved|moving|relocated|relocating|based)\s+(?:\w+\s+)?(?:in|into|to|at|near|by)\b"
         r"|\b(?:our|my)\s+(?:new\s+|own\s+)?(?:place|home|apartment|flat|house|studio)\s+(?:is\s+)?(?:in|near)\b"
         r"|\b(?:apartment|flat|house|studio|condo)\s+(?:in|near)\s+(?-i:[A-Z])|\bclosed\s+on\s+a\s+(?:house|home|condo|flat)\b"
         r"|\b(?:our|my)\s+(?:new\s+|own\s+)?(?:place|home|apartment|flat|house|studio|condo|townhouse)\b[^.!?;]{0,40}?\b(?:in|near)\s+(?-i:[A-Z])"
         r"|\bbought\s+(?:a|an|our|my)\s+(?:\w+\s+)?(?:house|home|condo|flat|apartment|place)\s+(?:in|near)\b"
         r"|在\S{1,8}?买了?(?:个|套|一套|一个|间)?\S{0,3}房|在\S{1,6}养老"
         r"|\b(?:i'm|i\s+am|we're|we\s+are)\s+in\s+(?-i:[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\s*(?:$|[,.!]|and\b)"
-        r"|住(?!院|宿|酒店|了一晚)|搬(?:到|去|家|来)|调(?:到|去)|外派|定居|现居"
+        r"|住(?!院|宿|酒店|了一晚)|搬(?:到|去|家|来)|定居|现居"
         r"|我们(?!" + _NOT_PLACE_ZH + r")[\u4e00-\u9fff]{2}人(?!家|员|士|物|类|口|群|民|生|工)",
         re.IGNORECASE)),
-    ("study", re.compile(r"\b(?:student|studying|majoring|major\s+in|degree\s+in|enrolled|phd\s+in|"
+    ("study", re.compile(r"\b(?:student|studying|majoring|major\s+in|degree\s+in|enrolled|phd\s+in|sophomore|freshman|undergrad|"
+                         r"[\w-]+\s+major(?=\s+(?:at|in|from)\b|\s*[,.;!?]|\s*$)|"
                          r"master'?s\s+in|(?:switched|changed|dropped|taking|doing|my)\s+(?:\w+\s+)?courses?|courses?\s+(?:in|at)|"
                          r"(?:my|new)\s+(?:phd\s+|thesis\s+)?(?:advisor|adviser|supervisor)|thesis\s+(?:topic|is\s+on))\b"
                          r"|读(?:研|博|大学|本科|大[一二三四]|高[一二三]|初[一二三])|专业|在读|上大学|转专业|考上|考研|研究生"
@@ -542,6 +556,8 @@ def clause_kind(clause: Clause, first: bool = False) -> ClauseKind:
         return "meta"
     if _FIRST_PERSON_EN.search(core) or _MY_SOMEONE_EN.search(core) or _AS_A_EN.search(core) or _DROPPED_I_EN.search(core):
         return "disclosure"
+    if _ROLE_NP_EN.match(core) and not _VERB_EN.search(core):
+        return "disclosure"  # "arch major at UT Austin": "I'm" dropped
     if _PRONOUN_EN.search(core) and not first:
         return "disclosure"  # "..., she loves gardening": its antecedent is kept with it
     return "other"
@@ -561,6 +577,17 @@ def slot_of(text: str) -> str | None:
     if _SCHOOL.search(text) and (someone or (bool(_CJK.search(text)) and not _FIRST_PERSON_ZH.search(_core_zh(text)))):
         who = [key for key, pattern in _SCHOOL_WHO if pattern.search(text)]
         return f"school:{who[0]}" if len(who) == 1 else "school"
+    found = slots_of(text, first=True)
+    return found[0] if found else None
+
+
+def slots_of(text: str, first: bool = False) -> tuple[str, ...]:
+    """Every slot of :data:`_SLOTS` a statement fills, in order (:func:`slot_of` reads the
+    first; ``first``: stop there). A transfer by the employer to a place
+    (:data:`_TRANSFER`: "公司把我调到重庆了", "I got transferred to Denver") fills
+    ``work`` and ``residence``: it changes where the user works and lives; to a
+    department ("调去门诊") only ``work``. Linear in ``len(text)``."""
+    out: list[str] = []
     led = False  # the clause before was led by someone of the user's
     for piece in _SLOT_PIECE.split(text):
         core = _core_zh(_core_en(piece))
@@ -571,9 +598,24 @@ def slot_of(text: str) -> str | None:
             led = about_someone(piece) and not _EXPLETIVE.match(core) and not _ME_OBJECT.search(piece)
         mine = not led  # a clause with no subject of its own has the one before ("my sister got a job, now works at Globex")
         for name, pattern in _SLOTS:
-            if pattern.search(piece) and (mine or name in _SHARED_SLOTS):
-                return name
-    return None
+            if (mine or name in _SHARED_SLOTS) and name not in out and pattern.search(piece):
+                out.append(name)
+                if first:
+                    return tuple(out)
+        if mine:
+            transfer = _TRANSFER.search(piece)
+            if transfer:
+                unit = transfer.group("unit") or transfer.group("dept")
+                out.extend(n for n in (("work",) if unit else ("work", "residence")) if n not in out)
+    return tuple(out)
+
+
+#: A transfer by the employer (Chinese 调到 / 调去 / 派到, English "transferred to"),
+#: ``unit``: to a unit of the organisation (科 部 门诊 组 岗 处 室 中心 分行 ...: a
+#: department, not a place).
+_TRANSFER = re.compile(r"(?:调|派|外派|调动)(?:到|去|往)(?:了)?(?P<unit>\S{0,6}?(?:科|部|门诊|组|岗|处|室|中心|分行|支行|病房|车间|项目))?"
+                       r"|\b(?:got\s+|been\s+|was\s+)?transferred\s+to\b(?P<dept>\s+(?:the\s+)?\w+\s+(?:team|department|dept|unit|ward|desk))?",
+                       re.IGNORECASE)
 
 
 #: Where :func:`slot_of` cuts a statement into clauses, each with its own subject ("our
@@ -656,13 +698,23 @@ def analyse(text: str) -> Analysis:
 def _groups(parts: list[Clause], kinds: tuple[ClauseKind, ...], kept: list[int]) -> list[list[int]]:
     """``kept`` cut into memories: a clause that fills a slot starts its own memory,
     which its continuations (``other`` clauses) and further clauses of the same slot
-    join ("I'm not vegetarian anymore, I eat fish now"); the next other disclosure
-    starts another."""
+    join ("I'm not vegetarian anymore, I eat fish now"), and so does a clause without a
+    slot led by a pronoun (its antecedent is in the group: "my boy switched schools, he's
+    at Westdene now"); a clause after one that ends in a colon is what the colon
+    announces ("Big news at work: they made me manager"), one memory with it. The next
+    other disclosure starts another."""
     groups: list[list[int]] = []
     current: str | None = None  # the slot of the last group
     for i in kept:
         own = slot_of(parts[i].text) if kinds[i] == "disclosure" else None
-        if groups and (own == current or (own is None and (current is None or kinds[i] != "disclosure"))):
+        core = _core_zh(_core_en(parts[i].text))
+        anaphor = own is None and bool(_PRONOUN_EN.match(core) or _PRONOUN_ZH.match(core))
+        announced = bool(groups) and groups[-1][-1] == i - 1 and parts[i - 1].sep.strip()[:1] in (":", "：")
+        if announced:
+            groups[-1].append(i)
+            current = own or current
+            continue
+        if groups and (own == current or anaphor or (own is None and (current is None or kinds[i] != "disclosure"))):
             groups[-1].append(i)  # same slot, a continuation, or more of the unslotted rest
             continue
         groups.append([i])

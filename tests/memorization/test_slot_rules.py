@@ -125,3 +125,41 @@ async def test_another_habit_added_retires_nothing(env):
     store = await fresh_store(env)
     await _memorize(env, config, store, "I go running every morning.", "I also play tennis on Sundays now.")
     assert not any(r.retired for r in (await store.list(ALICE)).items)
+
+
+@pytest.mark.parametrize(("turn", "memories"), [
+    # a pronoun-led clause continues the memory of its antecedent, slot and all
+    ("My girl changed schools in March, she's at Oakridge now", ["My girl changed schools in March, she's at Oakridge now"]),
+    # what a colon announces belongs to it
+    ("Good news from the office: they made me team lead.", ["Good news from the office: they made me team lead."]),
+    # a request after a dash is cut off
+    ("got promoted to shift supervisor — can you help me plan the rota?", ["got promoted to shift supervisor"]),
+    # "I'm" dropped before a role
+    ("Need a weekly plan please. nursing student at McGill, second year", ["nursing student at McGill, second year"]),
+])
+def test_what_one_memory_holds(turn: str, memories: list[str]):
+    assert [m.text for m in analyse(turn).memories] == memories
+
+
+def test_hoping_it_goes_right_is_talk_about_the_chat():
+    assert analyse("I hope I'm doing this right").memories == ()
+
+
+@pytest.mark.parametrize(("text", "slots"), [
+    ("公司把我派到成都了", ("work", "residence")),
+    ("我调去急诊科了", ("work",)),                     # a department, not a place
+    ("I got transferred to Phoenix", ("work", "residence")),
+    ("I got transferred to the billing team", ("work",)),
+])
+def test_a_transfer_fills_work_and_residence_unless_it_is_to_a_department(text: str, slots: tuple[str, ...]):
+    from gateway.memorization.disclosure import slots_of
+    assert slots_of(text) == slots
+
+
+async def test_a_transfer_to_a_city_retires_the_old_city(env):
+    config = memorize_config("verbatim")
+    store = await fresh_store(env)
+    await _memorize(env, config, store, "我们住在苏州，离园区很近", "公司把我派到成都了，下个月就过去")
+    records = (await store.list(ALICE)).items
+    old = next(r for r in records if r.text.startswith("我们住在苏州"))
+    assert old.retired
