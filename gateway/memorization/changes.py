@@ -28,7 +28,7 @@ Chinese the change-of-state 了 with a negation ("不喝咖啡了": no longer dr
 
 - English, object after the cue: *stopped*, *quit*, *gave up (on)*, *got rid of*,
   *sold*, *no longer*, *no more*, *used to*, *switched from*, *moved out of / away from*,
-  *broke up with*, *cancelled*, *done / finished with*, *cut out*, *dropped out of*; *not / don't / can't / isn't ... anymore (any more, any longer)*, the words in
+  *broke up with*, *cancelled*, *done / finished with*, *cut out*, *dropped out of*, *taking a break from*, *paused*; *not / don't / can't / isn't ... anymore (any more, any longer)*, the words in
   between ("I don't eat dairy anymore": "eat dairy").
 - English, subject before the cue: "my/our <X>" or a name ("Jo") + "moved out / moved
   away / passed away / is over". *moved out / away* ends only where X lives, so the older memory must also
@@ -38,7 +38,7 @@ Chinese the change-of-state 了 with a negation ("不喝咖啡了": no longer dr
   change-of-state 了: "我不喝咖啡了"); 戒了 / 卖了 / 退了 / 放弃了 / 停了 + X, 戒(掉) + X
   (not 戒指, a ring), 把 X 戒了 / 卖了 / 退了 / 停了, X (已经)卖了 / 戒了 / 退了 / 停了 (the
   topic first: "车已经卖掉了"); 以前 + X ("以前住在上海"); 从 X 改成 / 换成; X 改成 / 换成 (X the old
-  thing: "咖啡换成了茶"); X 搬走了 / 搬出去了 (as *moved out*, needs :data:`_LIVING`).
+  thing: "咖啡换成了茶"); X (先) 放一放 / 搁置 / 暂停 (put aside: "日语先放一放了"); X 搬走了 / 搬出去了 (as *moved out*, needs :data:`_LIVING`).
 - A habit switched within its class (:data:`SWITCH_CLASSES`: drinks, exercise):
   *switched to* / *took up ... instead* / 改 / 换成 + a member of the class ends the
   older habit of that class, whatever its member ("switched to decaf" after "I drink
@@ -105,7 +105,7 @@ _OBJECT_EN = re.compile(
     r"given\s+up(?:\s+on)?|got\s+rid\s+of|sold(?!\s+out\b)|no\s+longer|"
     r"(?<!'m\s)(?<!am\s)(?<!'re\s)(?<!are\s)(?<!is\s)(?<!'s\s)(?<!get\s)(?<!got\s)(?<!be\s)(?<!getting\s)(?<!been\s)"
     r"used\s+to|switched\s+from|moved\s+(?:out\s+of|away\s+from)|broke\s+up\s+with|cancel+ed|no\s+more(?!\s+than\b)|"
-    r"(?:done|finished)\s+with|cut\s+out|dropped\s+out\s+of)"
+    r"(?:done|finished)\s+with|cut\s+out|dropped\s+out\s+of|(?:taking|took|taken)\s+a\s+break\s+from|paused)"
     r"\s+(?P<x>[^,.;:!?()\n]{1,80})",
     re.IGNORECASE)
 _NOT_ANYMORE_EN = re.compile(
@@ -131,6 +131,7 @@ _ENDED_ZH = re.compile(
     rf"|(?P<g>{_ZH}{{1,6}}?)(?:改成|换成)"
     rf"|(?P<h>{_ZH}{{1,6}}?)(?:搬走|搬出去|搬出)了"
     rf"|(?P<i>{_ZH}{{1,6}}?)(?:已经)?(?:卖|戒|退|停)掉?了"
+    rf"|(?P<k>{_ZH}{{1,6}}?)(?:先|暂时|就)?(?:放一放|放一下|放下了|搁置|搁下|暂停)了?"
 )
 #: A habit switched (Chinese): 改 / 换成 / 改成 / 现在只 / 现在都 + a verb of habit ("现在只喝红茶了",
 #: "改骑车上班了"): what the user did with that verb before has ended, whatever its object
@@ -172,7 +173,7 @@ _HABIT_EN_RE = re.compile(_HABIT_EN, re.IGNORECASE)
 _HABIT_BEFORE_ZH = re.compile(_HABIT_ZH + r"[^，。,.!?！？；;]{0,8}?$")
 #: Groups of :data:`_ENDED_ZH` whose phrase comes before the cue: only its part after
 #: the last function character is the thing ("我上个月把车卖了": "车").
-_BEFORE_ZH = frozenset("dfghi")
+_BEFORE_ZH = frozenset("dfghik")
 _CLAUSE_END = re.compile(r"[,.;:!?，。；：！？、\n]")
 _USER_EN = re.compile(r"\b(?:i|i'm|im|i've|i'd|we|we're|we've|we'd|me|myself)\b", re.IGNORECASE)
 #: Words that say where someone lives: what "moved out / 搬走了" ends.

@@ -14,7 +14,9 @@ nested quantifiers, one pass over the clauses):
 1. **Clauses** (:func:`clauses`): sentences end at ``. ! ? 。 ！ ？ ; ； … ～`` and line
    breaks ("Went vegan last month… any swap for my omelette?" is a statement, then a
    question); a sentence is cut at commas and colons (``, ，、 :``), at a dash before a request
-   ("head of platform now — can u help me..."), at a space between two Chinese
+   ("head of platform now — can u help me..."), before "and" that starts a clause of
+   its own (a noun phrase and a finite verb: "We live in Tucson and the grandkids are
+   visiting"), at a space between two Chinese
    characters (typed instead of a comma: "车卖了 现在坐地铁"), and before "but / so / and
    then" and 但是 / 所以 / 不过 / 可是. A clause remembers whether its sentence ended in a question mark
    (only the sentence's last clause is the question: "I'm vegetarian, what can I cook?").
@@ -113,7 +115,8 @@ ClauseKind = Literal["disclosure", "question", "request", "small_talk", "meta", 
 MAX_CHARS = 4000
 
 _SENTENCE = re.compile(r"[^.!?。！？;；…～\n]+[.!?。！？;；…～\n]*")
-_CLAUSE_CUT = re.compile(r"\s*[,，、:：]\s*|\s*[—–]\s*(?=(?:can|could|would|will|what|how|please|pls|any|anything|help|is\s+there)\b)|(?<=[\u3400-\u9fff])\s+(?=[\u3400-\u9fff])|\s+(?=(?:but|so|and\s+then|and\s+(?:can|could|what|how|please|i'd\s+like))\b)"
+_CLAUSE_CUT = re.compile(r"\s*[,，、:：]\s*|\s+(?=and\s+(?:the|my|our|his|her|their)\s+(?:[\w'-]+\s+){0,2}?"
+                         r"(?:is|are|was|were|has|have|had|will|keeps?|gets?)\b)|\s*[—–]\s*(?=(?:can|could|would|will|what|how|please|pls|any|anything|help|is\s+there)\b)|(?<=[\u3400-\u9fff])\s+(?=[\u3400-\u9fff])|\s+(?=(?:but|so|and\s+then|and\s+(?:can|could|what|how|please|i'd\s+like))\b)"
                          r"|(?=但是|所以|不过|可是)", re.IGNORECASE)
 _ASKED = re.compile(r"[?？]")
 _LEAD_EN = re.compile(
@@ -385,6 +388,7 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"restaurant|cafe|café|bar|salon|studio|company|startup|clinic|practice|farm|agency)\b|"
         r"开了(?:一)?家|开(?:了)?(?:一)?(?:家|个)\S{0,6}(?:店|馆|公司|餐厅|工作室)|"
         r"\b(?:i'm|i\s+am)\s+(?:now\s+)?(?:an?\s+)?(?:\w+\s+)?" + _OCCUPATIONS + r"\b|"
+        r"^(?:\w+\s+){0,2}?as\s+an?\s+(?:[\w-]+\s+)?" + _OCCUPATIONS + r"\b|"
         r"(?<![现正实好存])在\S{0,12}(?:工作|上班|公司|单位|集团|医院|银行|工厂)|辞职|离职|跳槽|入职|退休|失业|换了?(?:份|个)?工作|新工作|"
         r"辞(?:了|掉)(?:工作|职)?|被裁|裁员|升职|升任|转正|当上|(?:找|换)(?:到)?了?(?:一)?(?:份|个)\S{0,10}工作|"
         r"我是做\S{1,8}?的|(?:我(?:现在|目前|如今)?是|我当|我做|当了?|做了?)(?:一名|一个|个)?\S{0,8}?" + _OCCUPATIONS_ZH + r"(?!\S{0,2}(?:朋友|同学|家|说))",
@@ -585,8 +589,8 @@ def slots_of(text: str, first: bool = False) -> tuple[str, ...]:
     """Every slot of :data:`_SLOTS` a statement fills, in order (:func:`slot_of` reads the
     first; ``first``: stop there). A transfer by the employer to a place
     (:data:`_TRANSFER`: "公司把我调到重庆了", "I got transferred to Denver") fills
-    ``work`` and ``residence``: it changes where the user works and lives; to a
-    department ("调去门诊") only ``work``. Linear in ``len(text)``."""
+    ``work`` and ``residence``: it changes where the user works and lives; one to a
+    department ("调去门诊") neither (the occupation and the home stay). Linear in ``len(text)``."""
     out: list[str] = []
     led = False  # the clause before was led by someone of the user's
     for piece in _SLOT_PIECE.split(text):
@@ -605,8 +609,8 @@ def slots_of(text: str, first: bool = False) -> tuple[str, ...]:
         if mine:
             transfer = _TRANSFER.search(piece)
             if transfer:
-                unit = transfer.group("unit") or transfer.group("dept")
-                out.extend(n for n in (("work",) if unit else ("work", "residence")) if n not in out)
+                if not (transfer.group("unit") or transfer.group("dept")):  # to a department: the job and home stay
+                    out.extend(n for n in ("work", "residence") if n not in out)
     return tuple(out)
 
 

@@ -147,9 +147,9 @@ def test_hoping_it_goes_right_is_talk_about_the_chat():
 
 @pytest.mark.parametrize(("text", "slots"), [
     ("公司把我派到成都了", ("work", "residence")),
-    ("我调去急诊科了", ("work",)),                     # a department, not a place
+    ("我调去急诊科了", ()),                            # a department: job and home stay
     ("I got transferred to Phoenix", ("work", "residence")),
-    ("I got transferred to the billing team", ("work",)),
+    ("I got transferred to the billing team", ()),
 ])
 def test_a_transfer_fills_work_and_residence_unless_it_is_to_a_department(text: str, slots: tuple[str, ...]):
     from gateway.memorization.disclosure import slots_of
@@ -163,3 +163,20 @@ async def test_a_transfer_to_a_city_retires_the_old_city(env):
     records = (await store.list(ALICE)).items
     old = next(r for r in records if r.text.startswith("我们住在苏州"))
     assert old.retired
+
+
+def test_and_with_a_subject_and_verb_of_its_own_starts_another_memory():
+    found = analyse("We rent a flat in Porto and the twins are starting nursery soon.").memories
+    assert [m.slot for m in found] == ["residence", None] and "twins" in found[1].text
+
+
+def test_as_a_job_title_fills_the_work_slot():
+    assert slot_of("As a night-shift pharmacist at a hospital, my sleep is a mess.") == "work"
+
+
+@pytest.mark.parametrize(("new", "old"), [
+    ("吉他先放一放了，最近忙", "我在学吉他，每天练半小时"),
+    ("I'm taking a break from choir this term", "I sing in a choir on Tuesdays"),
+])
+def test_putting_something_aside_ends_it(new: str, old: str):
+    assert any(is_about(e, old) for e in ended_of(new))
