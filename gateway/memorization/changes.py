@@ -31,7 +31,7 @@ Chinese the change-of-state 了 with a negation ("不喝咖啡了": no longer dr
   *broke up with*, *cancelled*, *done / finished with*, *cut out*, *dropped out of*, *taking a break from*, *paused*; *not / don't / can't / isn't ... anymore (any more, any longer)*, the words in
   between ("I don't eat dairy anymore": "eat dairy").
 - English, subject before the cue: "my/our <X>" or a name ("Jo") + "moved out / moved
-  away / passed away / is over". *moved out / away* ends only where X lives, so the older memory must also
+  away / passed away / died / is over". *moved out / away* ends only where X lives, so the older memory must also
   say where someone lives (:data:`_LIVING`): "my sister moved out" retires "my sister
   lives with us", not "my sister is a nurse".
 - Chinese: 不再 / 已经不 / 再也不 / 没再 / 不想再 + X; 不 + X + 了 (negation with the
@@ -114,7 +114,7 @@ _NOT_ANYMORE_EN = re.compile(
     re.IGNORECASE)
 _SUBJECT_EN = re.compile(
     r"(?:\b(?:my|our)\s+(?P<x>(?:[\w'-]+\s+){0,2}?[\w'-]+)|\b(?P<n>(?-i:[A-Z][a-z]+)))\s+"
-    r"(?P<cue>moved\s+out|moved\s+away|passed\s+away|(?:is|are)\s+over)\b",
+    r"(?P<cue>moved\s+out|moved\s+away|passed\s+away|died|(?:is|are)\s+over)\b",
     re.IGNORECASE)
 #: Capitalised words before "moved out" that name no one ("Finally moved out!": the user).
 _NO_NAME = frozenset("i we he she they it finally just recently also so and but then now we've i've".split())

@@ -106,7 +106,8 @@ from gateway.runtime.text import HAN_RE
 
 __all__ = [
     "CHANGE", "DURABLE_EN", "DURABLE_ZH", "MOMENT", "ONE_OFF_ACTIVITY", "ONE_OFF_TIME", "STATE", "Analysis", "Clause",
-    "ClauseKind", "about_someone", "analyse", "clause_kind", "clauses", "is_episode", "same_slot", "slot_of", "slots_of",
+    "ClauseKind", "about_someone", "analyse", "clause_kind", "clauses", "continues_relationship", "is_episode", "same_slot",
+    "slot_of", "slots_of",
 ]
 
 ClauseKind = Literal["disclosure", "question", "request", "small_talk", "meta", "other"]
@@ -379,7 +380,9 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("work", re.compile(
         r"\b(?:work|working|works)\s+(?:\w+\s+){0,2}(?:at|for|as)\b|\bjob\s+(?:at|as)\b|\bjoined\b|"
         r"\b(?:left|quit)\s+(?:my\s+job|my\s+position|the\s+company|(?-i:[A-Z])\w+)|\blaid\s+off\b|\bnew\s+job\b|"
-        r"\b(?:left|quit)\s+(?:my|the|that)\s+(?:\w+\s+){0,2}(?:job|position|gig)\b|\b(?:got|landed|started|starting|doing|my|an?)\s+(?:\w+\s+){0,3}internship\b|\b(?:got\s+)?promoted\b|"
+        r"\b(?:left|quit)\s+(?:my|the|that)\s+(?:\w+\s+){0,2}(?:job|position|gig)\b|"
+        r"\b(?:took|accepted|got|landed|started)\s+(?:a|an|the)\s+(?:\w+\s+){0,2}(?:job|position|role|offer)\b|\bnew\s+(?:role|position)\b|"
+        r"转行|\b(?:got|landed|started|starting|doing|my|an?)\s+(?:\w+\s+){0,3}internship\b|\b(?:got\s+)?promoted\b|"
         r"\bmade\s+(?:me\s+)?(?:the\s+|a\s+)?(?:\w+\s+)?(?:head|lead|manager|director|chief|partner|supervisor)\b|"
         r"\b(?:stay-at-home|stay\s+at\s+home|full-time|full\s+time)\s+(?:mom|mum|dad|parent|mother|father)\b|\bhomemaker\b|"
         r"升(?:职|任|了)?(?:为|成)?了?\S{0,4}?(?:组长|经理|主管|总监|主任|队长|店长|主编|合伙人|负责人)|"
@@ -399,7 +402,7 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"|\b(?:apartment|flat|house|studio|condo)\s+(?:in|near)\s+(?-i:[A-Z])|\bclosed\s+on\s+a\s+(?:house|home|condo|flat)\b"
         r"|\b(?:our|my)\s+(?:new\s+|own\s+)?(?:place|home|apartment|flat|house|studio|condo|townhouse)\b[^.!?;]{0,40}?\b(?:in|near)\s+(?-i:[A-Z])"
         r"|\bbought\s+(?:a|an|our|my)\s+(?:\w+\s+)?(?:house|home|condo|flat|apartment|place)\s+(?:in|near)\b"
-        r"|在\S{1,8}?买了?(?:个|套|一套|一个|间)?\S{0,3}房|在\S{1,6}养老"
+        r"|在\S{1,8}?买了?(?:个|套|一套|一个|间)?\S{0,3}房|在\S{1,6}养老|回(?:到)?老家|\bsettled\s+in\b"
         r"|\b(?:i'm|i\s+am|we're|we\s+are)\s+in\s+(?-i:[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\s*(?:$|[,.!]|and\b)"
         r"|住(?!院|宿|酒店|了一晚)|搬(?:到|去|家|来)|定居|现居"
         r"|我们(?!" + _NOT_PLACE_ZH + r")[\u4e00-\u9fff]{2}人(?!家|员|士|物|类|口|群|民|生|工)",
@@ -418,9 +421,12 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
                                 r"dating|together\s+(?:for\s+)?\d+\s+years)\b|\bmy\s+(?:girlfriend|boyfriend)\b|"
                                 r"\b(?:we|i)\s+(?:\w+\s+)?split\s+up\b|\bsplit\s+up\s+with\b|\b(?:the|our|my)\s+relationship(?:'s|\s+is)\s+over\b|"
                                 r"\b(?:i'm|i\s+am|i've\s+been)\s+seeing\s+someone\b|\bmy\s+new\s+(?:partner|boyfriend|girlfriend)\b|"
-                                r"结婚|离婚|单身|订婚|分手|恋爱|脱单|男朋友|女朋友", re.IGNORECASE)),
+                                r"结婚|离婚|单身|订婚|分手|恋爱|脱单|男朋友|女朋友|领证|复合", re.IGNORECASE)),
     ("vehicle", re.compile(r"\b(?:my|our)\s+(?:\w+\s+){0,2}(?:car|truck|van|suv|motorcycle|motorbike|scooter|e-?bike)\b"
-                           r"|\b(?:i|we)\s+(?:drive|ride)\s+(?:a|an)\b|\b(?:got|bought|leased)\s+(?:a|an)\s+(?:new\s+|used\s+)?"
+                           r"|\b(?:i|we)\s+(?:drive|ride)\s+(?:a|an)\b"
+                           r"|\b(?:went\s+with|ended\s+up\s+(?:with|buying|getting|going\s+with))\s+(?:a|an|the)\s+(?:new\s+|used\s+)?(?:\w+\s+)?"
+                           r"(?:car|truck|van|suv|motorcycle|scooter|e-?bike|honda|toyota|ford|nissan|mazda|subaru|hyundai|kia|"
+                           r"volkswagen|vw|bmw|audi|tesla|volvo|jeep|prius|civic|corolla|camry)\b|\b(?:got|bought|leased)\s+(?:a|an)\s+(?:new\s+|used\s+)?"
                            r"(?:\w+\s+)?(?:car|truck|van|suv|motorcycle|motorbike|scooter|e-?bike)\b"
                            r"|\b(?:my|our)\s+(?:\w+\s+){0,2}(?:honda|toyota|ford|chevy|chevrolet|nissan|mazda|subaru|hyundai|kia|"
                            r"volkswagen|vw|bmw|audi|mercedes|tesla|volvo|jeep|prius|civic|corolla|camry|accord|jetta|golf)\b"
@@ -433,6 +439,22 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("pregnancy", re.compile(r"\b(?:pregnant|expecting\s+(?:a|our|twins)|due\s+in|was\s+born|were\s+born|gave\s+birth|"
                              r"(?:she|he|baby|they)(?:'s|'re|\s+is|\s+are)\s+here)\b|怀孕|预产期|出生|生了|宝宝出生", re.IGNORECASE)),
 )
+#: A relationship going on, not ending (engaged, married, moving in together, 领证, 结婚,
+#: 订婚): it retires an older status ("I'm single") but not what was said about the
+#: partner ("my boyfriend Jay is a gamer" stays: the same person, now a fiancé;
+#: :func:`continues_relationship`).
+_PROGRESSION = re.compile(r"\b(?:engaged|married|marrying|wedding|proposed|moved\s+in\s+together|moving\s+in\s+together)\b"
+                          r"|领证|结婚|订婚|求婚|婚礼|同居", re.IGNORECASE)
+_ENDING_RELATIONSHIP = re.compile(r"\b(?:divorc\w*|separated|broke\s+up|split\s+up|single|over|ex|seeing\s+someone|new\s+(?:partner|boyfriend|girlfriend))\b"
+                                  r"|离婚|分手|单身|前任|前夫|前妻", re.IGNORECASE)
+
+
+def continues_relationship(new: str) -> bool:
+    """``new`` (a ``relationship`` statement) says the relationship goes on (:data:`_PROGRESSION`)
+    and nothing that ends it: it leaves what was said about the partner live."""
+    return bool(_PROGRESSION.search(new)) and not _ENDING_RELATIONSHIP.search(new)
+
+
 #: Slots a sentence about someone else of the user's can still fill: "my girlfriend
 #: Zoe..." says the user is in a relationship; "she was born on May 3rd" ends a pregnancy.
 _SHARED_SLOTS = ("relationship", "pregnancy")

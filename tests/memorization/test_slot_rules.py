@@ -180,3 +180,36 @@ def test_as_a_job_title_fills_the_work_slot():
 ])
 def test_putting_something_aside_ends_it(new: str, old: str):
     assert any(is_about(e, old) for e in ended_of(new))
+
+
+@pytest.mark.parametrize(("text", "slot"), [
+    ("we ended up going with the Mazda", "vehicle"),
+    ("I took a job at the city library", "work"),
+    ("I accepted the offer from Stripe", "work"),
+    ("他转行做销售了", None),                          # someone else's
+    ("转行做销售了", "work"),
+    ("我们回老家了", "residence"),
+    ("我们上个月领证了", "relationship"),
+])
+def test_more_ways_to_say_a_new_value(text: str, slot: str | None):
+    assert slot_of(text) == slot
+
+
+def test_a_pet_that_died_ends_what_was_said_about_it():
+    (ended,) = ended_of("our cat Miso died last week")
+    assert is_about(ended, "Our cat Miso sleeps on my keyboard")
+
+
+@pytest.mark.parametrize(("before", "after", "retired"), [
+    ("My girlfriend Ana is a huge board game nerd.", "We got engaged last weekend!", False),   # the same partner
+    ("我男朋友小周是个球迷", "我们下个月领证", False),
+    ("I'm single and honestly loving it.", "We got engaged last weekend!", True),          # the old status
+    ("My boyfriend Leo cooks every night.", "Leo and I broke up, I'm single again.", True),
+])
+async def test_a_relationship_that_goes_on_keeps_what_was_said_about_the_partner(env, before: str, after: str,
+                                                                                 retired: bool):
+    config = memorize_config("verbatim")
+    store = await fresh_store(env)
+    await _memorize(env, config, store, before, after)
+    old = next(r for r in (await store.list(ALICE)).items if r.text.startswith(before[:12]))
+    assert old.retired is retired
