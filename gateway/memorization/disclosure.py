@@ -106,8 +106,7 @@ from gateway.runtime.text import HAN_RE
 
 __all__ = [
     "CHANGE", "DURABLE_EN", "DURABLE_ZH", "MOMENT", "ONE_OFF_ACTIVITY", "ONE_OFF_TIME", "STATE", "Analysis", "Clause",
-    "ClauseKind", "about_someone", "analyse", "clause_kind", "clauses", "continues_relationship", "is_episode", "same_slot",
-    "slot_of", "slots_of",
+    "ClauseKind", "about_someone", "analyse", "clause_kind", "clauses", "is_episode", "same_slot", "slot_of", "slots_of",
 ]
 
 ClauseKind = Literal["disclosure", "question", "request", "small_talk", "meta", "other"]
@@ -403,6 +402,7 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"|\b(?:our|my)\s+(?:new\s+|own\s+)?(?:place|home|apartment|flat|house|studio|condo|townhouse)\b[^.!?;]{0,40}?\b(?:in|near)\s+(?-i:[A-Z])"
         r"|\bbought\s+(?:a|an|our|my)\s+(?:\w+\s+)?(?:house|home|condo|flat|apartment|place)\s+(?:in|near)\b"
         r"|在\S{1,8}?买了?(?:个|套|一套|一个|间)?\S{0,3}房|在\S{1,6}养老|回(?:到)?老家|\bsettled\s+in\b"
+        r"|宿舍|合租|租了?(?:个|一个|一间|一套)?(?:房|单间|公寓)|\b(?:dorm|dorms|dormitory|halls\s+of\s+residence)\b"
         r"|\b(?:i'm|i\s+am|we're|we\s+are)\s+in\s+(?-i:[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\s*(?:$|[,.!]|and\b)"
         r"|住(?!院|宿|酒店|了一晚)|搬(?:到|去|家|来)|定居|现居"
         r"|我们(?!" + _NOT_PLACE_ZH + r")[\u4e00-\u9fff]{2}人(?!家|员|士|物|类|口|群|民|生|工)",
@@ -439,22 +439,6 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("pregnancy", re.compile(r"\b(?:pregnant|expecting\s+(?:a|our|twins)|due\s+in|was\s+born|were\s+born|gave\s+birth|"
                              r"(?:she|he|baby|they)(?:'s|'re|\s+is|\s+are)\s+here)\b|怀孕|预产期|出生|生了|宝宝出生", re.IGNORECASE)),
 )
-#: A relationship going on, not ending (engaged, married, moving in together, 领证, 结婚,
-#: 订婚): it retires an older status ("I'm single") but not what was said about the
-#: partner ("my boyfriend Jay is a gamer" stays: the same person, now a fiancé;
-#: :func:`continues_relationship`).
-_PROGRESSION = re.compile(r"\b(?:engaged|married|marrying|wedding|proposed|moved\s+in\s+together|moving\s+in\s+together)\b"
-                          r"|领证|结婚|订婚|求婚|婚礼|同居", re.IGNORECASE)
-_ENDING_RELATIONSHIP = re.compile(r"\b(?:divorc\w*|separated|broke\s+up|split\s+up|single|over|ex|seeing\s+someone|new\s+(?:partner|boyfriend|girlfriend))\b"
-                                  r"|离婚|分手|单身|前任|前夫|前妻", re.IGNORECASE)
-
-
-def continues_relationship(new: str) -> bool:
-    """``new`` (a ``relationship`` statement) says the relationship goes on (:data:`_PROGRESSION`)
-    and nothing that ends it: it leaves what was said about the partner live."""
-    return bool(_PROGRESSION.search(new)) and not _ENDING_RELATIONSHIP.search(new)
-
-
 #: Slots a sentence about someone else of the user's can still fill: "my girlfriend
 #: Zoe..." says the user is in a relationship; "she was born on May 3rd" ends a pregnancy.
 _SHARED_SLOTS = ("relationship", "pregnancy")

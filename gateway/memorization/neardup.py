@@ -27,9 +27,7 @@ memory among the hybrid search's :data:`SLOT_CANDIDATES` best hits (vector and k
 rankings: the earlier statement may share words more than meaning) that fills the same slot
 (its own ``metadata.slot``, or the slot its text names; the new memory may fill more
 than one: a transfer by the employer, "公司把我调到重庆了", fills work and residence,
-:func:`gateway.memorization.disclosure.slots_of`) is retired for it (a relationship that
-goes on, "we're getting married", leaves what was said about the partner live:
-:func:`gateway.memorization.disclosure.continues_relationship`): the newest
+:func:`gateway.memorization.disclosure.slots_of`) is retired for it: the newest
 becomes an op ``update`` (retired with ``superseded_by``, kept for audit, never recalled
 again), the others ``delete`` (retired). "I moved to Berlin" retires "I live in Lisbon";
 "I'm not vegetarian anymore" retires "I've been vegetarian since last year".
@@ -63,7 +61,7 @@ import unicodedata
 from typing import Any
 
 from gateway.memorization.changes import Ended, ended_of, is_about
-from gateway.memorization.disclosure import about_someone, continues_relationship, same_slot, slot_of, slots_of
+from gateway.memorization.disclosure import about_someone, same_slot, slot_of, slots_of
 from gateway.memorization.plan import Op, Plan
 from gateway.memory.embeddings.base import embed_query
 from gateway.memory.records import MemoryRecord, MemoryType, NewMemory, Scope, Tenant
@@ -284,7 +282,6 @@ def decide(plan: Plan, hits: dict[int, list[Any]]) -> Plan:
         if target is None and index in hits:
             slot = memory.metadata.get("slot") if memory.scope is Scope.PROFILE else None
             slots = (slot, *slots_of(memory.text)) if slot else ()  # a transfer fills work and residence
-            going_on = slot == "relationship" and continues_relationship(memory.text)
             ended = ended_of(memory.text) if memory.scope is Scope.PROFILE else ()
             for hit in hits[index]:
                 record: MemoryRecord = hit.record
@@ -294,7 +291,7 @@ def decide(plan: Plan, hits: dict[int, list[Any]]) -> Plan:
                         _same_episode(memory, record.type, record.occurred_at) and \
                         is_near_duplicate(memory.text, record.text, hit.similarity):
                     target, why = record.id, f"similarity {hit.similarity:.3f}"
-                if slot and record.scope is Scope.PROFILE and not (going_on and about_someone(record.text)) and \
+                if slot and record.scope is Scope.PROFILE and \
                         any(same_slot(record.metadata.get("slot") or slot_of(record.text), new) for new in slots):
                     replaced.append(record)
                 elif ended and _same_speaker(memory, record) and _ends(ended, record.text, hit.similarity):
