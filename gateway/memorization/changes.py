@@ -39,6 +39,8 @@ Chinese the change-of-state 了 with a negation ("不喝咖啡了": no longer dr
   (not 戒指, a ring), 把 X 戒了 / 卖了 / 退了 / 停了, X (已经)卖了 / 戒了 / 退了 / 停了 (the
   topic first: "车已经卖掉了"); 以前 + X ("以前住在上海"); 从 X 改成 / 换成; X 改成 / 换成 (X the old
   thing: "咖啡换成了茶"); X (先) 放一放 / 搁置 / 暂停 (put aside: "日语先放一放了"); X 搬走了 / 搬出去了 (as *moved out*, needs :data:`_LIVING`).
+- A plan changed (:data:`_PLAN_CHANGE`: "change of plans", 计划有变): the older plan
+  sharing a content term with the new one ends.
 - A habit switched within its class (:data:`SWITCH_CLASSES`: drinks, exercise):
   *switched to* / *took up ... instead* / 改 / 换成 + a member of the class ends the
   older habit of that class, whatever its member ("switched to decaf" after "I drink
@@ -171,6 +173,19 @@ _HABIT_EN = (r"\b(?:every|each|daily|nightly|weekly|a\s+(?:day|week|night|mornin
 _HABIT_EN_RE = re.compile(_HABIT_EN, re.IGNORECASE)
 #: A Chinese habit cue a few characters before a class member ("每天下班去撸铁").
 _HABIT_BEFORE_ZH = re.compile(_HABIT_ZH + r"[^，。,.!?！？；;]{0,8}?$")
+#: A plan changed, said as such ("change of plans", "plans changed", 计划有变, 改计划):
+#: what follows is the new plan, and an older plan of the user's (:data:`_PLAN_OLD`:
+#: training for, going to, signed up, booked, 打算, 计划, 报了) that shares one of its
+#: content terms (not a month or weekday: :data:`_PLAN_WORDS`) is the one it replaces
+#: ("I'm training for the Chicago Marathon" / "change of plans: I got a spot in the
+#: Berlin Marathon").
+_PLAN_CHANGE = re.compile(r"\bchange\s+of\s+plans?\b|\bplans?\s+(?:have\s+|has\s+)?changed\b|\bchanged\s+(?:my|our)\s+plans?\b"
+                          r"|计划(?:有变|变了|改了)|改(?:了)?计划", re.IGNORECASE)
+_PLAN_OLD = re.compile(r"\b(?:i'm|i\s+am|we're|we\s+are)\s+(?:going|flying|heading|travel(?:l)?ing|moving|getting)\s+to\b"
+                       r"|\b(?:planning|plan)\s+(?:to|a|on)\b|\bsigned\s+up\s+for\b|\bregistered\s+for\b|\btraining\s+for\b"
+                       r"|\bbooked\s+(?:a|our|my|the)\b|打算|计划|准备(?!好)|报了|报名|要去", re.IGNORECASE)
+_PLAN_WORDS_EN = ("plan plans change changed now that that's trip january february march april may june july august september "
+                  "october november december monday tuesday wednesday thursday friday saturday sunday week month year weekend")
 #: Groups of :data:`_ENDED_ZH` whose phrase comes before the cue: only its part after
 #: the last function character is the thing ("我上个月把车卖了": "车").
 _BEFORE_ZH = frozenset("dfghik")
@@ -199,6 +214,7 @@ class Ended:
     living: bool = False
     who: frozenset[str] = frozenset()
     habit: bool = False
+    plan: bool = False
 
 
 def _stem(word: str) -> str:
@@ -220,6 +236,10 @@ def _stem(word: str) -> str:
     if len(word) > 3 and word.endswith("e"):
         word = word[:-1]
     return word
+
+
+#: :data:`_PLAN_WORDS_EN` as terms (stemmed): never what two plans share.
+_PLAN_WORDS = frozenset(_stem(w) for w in _PLAN_WORDS_EN.split())
 
 
 def ordered_terms(text: str) -> list[str]:
@@ -319,6 +339,12 @@ def ended_of(text: str) -> tuple[Ended, ...]:
             if who is not None:
                 member = next(g for g in match.groups() if g)
                 found.append(Ended(member, frozenset({f"class:{name}"}), f"class:{name}", who=who, habit=True))
+    change = _PLAN_CHANGE.search(text)
+    if change and _subject(text, change.start()) is not None:
+        shared = frozenset(t for t in ordered_terms(text[change.end():]) if t not in _PLAN_WORDS
+                           and not (_CJK_RUN.match(t) and (len(t) < 2 or set(t) & set("改去换"))))
+        if shared:
+            found.append(Ended(change.group(), shared, "plan", plan=True))
     for match in _SWITCH_ZH.finditer(text):
         who = _subject(text, match.start())
         if who is not None:
@@ -336,6 +362,8 @@ def is_about(ended: Ended, older: str) -> bool:
     names a member of the class as a habit (a frequency beside it). (Whether ``older`` is about someone else
     of the user's is the caller's test: :func:`gateway.memorization.neardup`.)"""
     held = terms(older)
+    if ended.plan:
+        return bool(_PLAN_OLD.search(older)) and bool(ended.terms & held)
     if ended.habit and ended.head.startswith("class:"):  # a habit of the class, with another or the same member
         members = _SWITCH_MEMBERS[ended.head[len("class:"):]]
         found = list(members.finditer(older))  # a habit cue just before a member (zh), or anywhere beside one (en)

@@ -213,3 +213,13 @@ async def test_a_new_relationship_status_retires_the_older_one(env, before: str,
     await _memorize(env, config, store, before, after)
     old = next(r for r in (await store.list(ALICE)).items if r.text.startswith(before[:12]))
     assert old.retired
+
+
+@pytest.mark.parametrize(("new", "old", "about"), [
+    ("Change of plans: we're doing the Amalfi coast trip in June instead.", "We're going to the Amalfi coast in May.", True),
+    ("Plans changed, I signed up for the Porto half marathon.", "I'm training for the Lisbon half marathon.", True),
+    ("Change of plans: we're doing the Amalfi coast trip in June instead.", "We're going to Oslo in June.", False),
+    ("Change of plans: we're doing the Amalfi coast trip in June instead.", "The Amalfi coast is gorgeous.", False),  # no plan
+])
+def test_a_changed_plan_ends_the_older_plan_it_shares_a_term_with(new: str, old: str, about: bool):
+    assert any(is_about(e, old) for e in ended_of(new)) is about
