@@ -248,7 +248,7 @@ DURABLE_EN = re.compile(
 DURABLE_ZH = re.compile(
     _PEOPLE_ZH + r"|过敏|不耐受|糖尿病|哮喘|高血压|血压|血糖|血脂|胆固醇|痛风|颈椎|腰椎|腰|膝盖|腿|肩|脖子|嗓子|胃|牙|矫正|视力|体重|湿疹|鼻炎|失眠|抑郁|焦虑|怀孕|确诊|诊断|病|药|手术|受伤|近视|眼镜|"
     r"素|吃肉|不吃|不能吃|不喝|戒|忌口|清真|辣|咖啡|茶|酒|烟|海鲜|花生|坚果|鸡蛋|牛奶|乳糖|麸质|"
-    r"住|搬|老家|家乡|出生|长大|城市|小区|房子|公寓|租|"
+    r"住|搬|老家|家乡|出生|长大|城市|小区|房子|公寓|租|宿舍|"
     r"工作|上班|公司|职业|工程师|程序员|老师|护士|医生|经理|设计师|律师|会计|销售|客服|厨师|司机|编辑|记者|公务员|"
     r"前端|后端|运营|学生|在\S{1,8}(?:做|当|干)(?!饭|菜)|自由职业|创业|退休|升职|辞职|离职|跳槽|入职|"
     r"失业|夜班|加班|同事|专业|大学|学校|读书|年级|博士|硕士|上学|毕业|"
@@ -696,7 +696,7 @@ def analyse(text: str) -> Analysis:
     groups = _groups(parts, kinds, kept)
     merged: list[list[int]] = []
     for group in groups:  # a fragment joins the memory after it ("Work's been rough. I'm a barista...")
-        if merged and not _says_enough(_joined(parts, merged[-1])):
+        if merged and not _says_enough(_joined(parts, merged[-1])) and not _first_person(parts[merged[-1][0]].text):
             merged[-1] = merged[-1] + group
         else:
             merged.append(group)
@@ -779,6 +779,14 @@ def _is_statement(text: str) -> bool:
     if _CJK.search(text):
         return len(_CJK.findall(text)) >= 4
     return bool(_VERB_EN.search(text))
+
+
+def _first_person(text: str) -> bool:
+    """``text`` (a clause) is led by I / we / 我 / 我们: a statement with its subject however
+    short ("我在武汉", "I'm 34"), no fragment for the memory after it to take in."""
+    if _CJK.search(text):
+        return bool(_FIRST_PERSON_ZH.search(_core_zh(text)))
+    return bool(_FIRST_PERSON_EN.search(_core_en(text)))
 
 
 def _says_enough(text: str) -> bool:
