@@ -28,7 +28,7 @@ Chinese the change-of-state 了 with a negation ("不喝咖啡了": no longer dr
 
 - English, object after the cue: *stopped*, *quit*, *gave up (on)*, *got rid of*,
   *sold*, *no longer*, *no more*, *used to*, *switched from*, *moved out of / away from*,
-  *broke up with*, *cancelled*, *done / finished with*, *cut out*, *dropped out of*, *taking a break from*, *paused*; *not / don't / can't / isn't ... anymore (any more, any longer)*, the words in
+  *broke up with*, *cancelled*, *done / finished with*, *cut out*, *dropped out of*, *taking a break from*, *paused*, *rehomed*, *gave away*; *not / don't / can't / isn't ... anymore (any more, any longer)*, the words in
   between ("I don't eat dairy anymore": "eat dairy").
 - English, subject before the cue: "my/our <X>" or a name ("Jo") + "moved out / moved
   away / passed away / died / is over". *moved out / away* ends only where X lives, so the older memory must also
@@ -110,6 +110,9 @@ _OBJECT_EN = re.compile(
     r"(?:done|finished)\s+with|cut\s+out|dropped\s+out\s+of|(?:taking|took|taken)\s+a\s+break\s+from|paused)"
     r"\s+(?P<x>[^,.;:!?()\n]{1,80})",
     re.IGNORECASE)
+#: A pet or a thing given up for good ("we rehomed Biscuit", "gave away the piano"):
+#: the object is one noun, a name or "the <noun>".
+_GAVE_AWAY_EN = re.compile(r"\b(?:rehomed|re-homed|gave\s+away)\s+(?:our\s+|my\s+|the\s+|his\s+|her\s+)?(?P<x>[\w'-]+)", re.IGNORECASE)
 _NOT_ANYMORE_EN = re.compile(
     r"\b(?:not|never|don't|dont|do\s+not|doesn't|does\s+not|didn't|can't|cannot|won't|isn't|aren't|i'm\s+not|am\s+not)"
     r"\s+(?P<x>(?:[\w'-]+\s+){0,4}?[\w'-]+)\s+(?:any\s?more|any\s+longer)\b",
@@ -314,7 +317,7 @@ def ended_of(text: str) -> tuple[Ended, ...]:
     ending or the ended phrase has no content term ("I quit, lol"). Linear in
     ``len(text)`` (each cue reads back at most :data:`LOOKBACK` characters)."""
     found: list[Ended | None] = []
-    for match in [*_OBJECT_EN.finditer(text), *_NOT_ANYMORE_EN.finditer(text)]:
+    for match in [*_OBJECT_EN.finditer(text), *_NOT_ANYMORE_EN.finditer(text), *_GAVE_AWAY_EN.finditer(text)]:
         who = _subject(text, match.start())
         if who is not None:
             phrase = match.group("x")

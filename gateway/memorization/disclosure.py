@@ -209,6 +209,13 @@ _META_EN = re.compile(
     r"|^my\s+(?:question|request|point|bad)\b",
     re.IGNORECASE,
 )
+#: A statement whose subject is a demonstrative pointing back at the other side's words
+#: ("that's a lot of sugar", "those look hard", 这个太贵了, 那也太难了吧): a reaction to the
+#: reply, not about the user, unless it names the user ("this is my first marathon").
+_DEICTIC_EN = re.compile(r"^(?:that|this|those|these)(?:'s|\s+is|\s+was|\s+are|\s+were|\s+sounds?|\s+looks?|\s+seems?|\s+would|"
+                         r"\s+might|\s+could|\s+will)\b", re.IGNORECASE)
+_DEICTIC_ZH = re.compile(r"^(?:这|那)(?:个|样|些|种)?(?:也|就|都|还|可)?(?:太|挺|真|好|有点|不|是|可以|应该|会|能|得|要)")
+_NAMES_USER = re.compile(r"\b(?:i|i'm|i've|i'd|my|our|we|we're|me|mine)\b|我|咱|俺", re.IGNORECASE)
 
 _QUESTION_END_ZH = re.compile(r"(?:吗|呢|么|嘛|没有|不|吧)[。！!～~…\s]*$")
 _QUESTION_WORD_ZH = re.compile(r"什么(?!都|也)|(?<![没])啥(?!都|也|的)|干[嘛吗]|怎么|怎样|咋|如何|哪|为什么|为啥|(?<![前这那好十])几[个点天岁号次种本]|多少|能不能|可不可以|可以不可以|"
@@ -381,7 +388,7 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"\b(?:left|quit)\s+(?:my\s+job|my\s+position|the\s+company|(?-i:[A-Z])\w+)|\blaid\s+off\b|\bnew\s+job\b|"
         r"\b(?:left|quit)\s+(?:my|the|that)\s+(?:\w+\s+){0,2}(?:job|position|gig)\b|"
         r"\b(?:took|accepted|got|landed|started)\s+(?:a|an|the)\s+(?:\w+\s+){0,2}(?:job|position|role|offer)\b|\bnew\s+(?:role|position)\b|"
-        r"转行|\b(?:got|landed|started|starting|doing|my|an?)\s+(?:\w+\s+){0,3}internship\b|\b(?:got\s+)?promoted\b|"
+        r"转行|自由职业|创业|\bwent\s+freelance\b|\bfreelancing\b|\bself-employed\b|\b(?:got|landed|started|starting|doing|my|an?)\s+(?:\w+\s+){0,3}internship\b|\b(?:got\s+)?promoted\b|"
         r"\bmade\s+(?:me\s+)?(?:the\s+|a\s+)?(?:\w+\s+)?(?:head|lead|manager|director|chief|partner|supervisor)\b|"
         r"\b(?:stay-at-home|stay\s+at\s+home|full-time|full\s+time)\s+(?:mom|mum|dad|parent|mother|father)\b|\bhomemaker\b|"
         r"升(?:职|任|了)?(?:为|成)?了?\S{0,4}?(?:组长|经理|主管|总监|主任|队长|店长|主编|合伙人|负责人)|"
@@ -401,7 +408,7 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"|\b(?:apartment|flat|house|studio|condo)\s+(?:in|near)\s+(?-i:[A-Z])|\bclosed\s+on\s+a\s+(?:house|home|condo|flat)\b"
         r"|\b(?:our|my)\s+(?:new\s+|own\s+)?(?:place|home|apartment|flat|house|studio|condo|townhouse)\b[^.!?;]{0,40}?\b(?:in|near)\s+(?-i:[A-Z])"
         r"|\bbought\s+(?:a|an|our|my)\s+(?:\w+\s+)?(?:house|home|condo|flat|apartment|place)\s+(?:in|near)\b"
-        r"|在\S{1,8}?买了?(?:个|套|一套|一个|间)?\S{0,3}房|在\S{1,6}养老|回(?:到)?老家|\bsettled\s+in\b"
+        r"|在\S{1,8}?买了?(?:个|套|一套|一个|间)?\S{0,3}房|在\S{1,6}养老|回(?:到)?老家|安家|落户|\bsettled\s+in\b"
         r"|宿舍|合租|租了?(?:个|一个|一间|一套)?(?:房|单间|公寓)|\b(?:dorm|dorms|dormitory|halls\s+of\s+residence)\b"
         r"|\b(?:i'm|i\s+am|we're|we\s+are)\s+in\s+(?-i:[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\s*(?:$|[,.!]|and\b)"
         r"|住(?!院|宿|酒店|了一晚)|搬(?:到|去|家|来)|定居|现居"
@@ -543,6 +550,8 @@ def clause_kind(clause: Clause, first: bool = False) -> ClauseKind:
             return "request"
         if clause.asked or _QUESTION_END_ZH.search(core) or _QUESTION_WORD_ZH.search(core):
             return "question"
+        if _DEICTIC_ZH.search(core) and not _NAMES_USER.search(core):
+            return "meta"  # 这个太贵了: about the reply
         if _META_ZH.search(core) or is_small_talk(core):
             return "meta" if core != text or not is_small_talk(core) else "small_talk"
         if _FIRST_PERSON_ZH.search(core) or _MY_SOMEONE_ZH.search(core) or _AS_A_ZH.search(core):
@@ -562,7 +571,7 @@ def clause_kind(clause: Clause, first: bool = False) -> ClauseKind:
         return "request"
     if _QUESTION_IN_EN.search(core) or clause.asked or _QUESTION_START_EN.search(core):
         return "question"
-    if _META_EN.search(core):
+    if _META_EN.search(core) or (_DEICTIC_EN.search(core) and not _NAMES_USER.search(core)):
         return "meta"
     if _FIRST_PERSON_EN.search(core) or _MY_SOMEONE_EN.search(core) or _AS_A_EN.search(core) or _DROPPED_I_EN.search(core):
         return "disclosure"

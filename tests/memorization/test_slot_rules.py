@@ -232,3 +232,33 @@ def test_a_changed_plan_ends_the_older_plan_it_shares_a_term_with(new: str, old:
 ])
 def test_a_short_first_person_statement_stays_its_own_memory(turn: str, memories: list[str]):
     assert [m.text for m in analyse(turn).memories] == memories
+
+
+@pytest.mark.parametrize("turn", [
+    "That's a lot of sugar for one cake.",
+    "those look way too hard for a beginner",
+    "这个太贵了",
+    "那也太麻烦了吧",
+])
+def test_a_reaction_to_the_reply_forms_no_memory(turn: str):
+    found = analyse(turn)
+    assert found.memories == () and found.statement is None, found
+
+
+@pytest.mark.parametrize("turn", ["That's my husband's old car, I drive it to work now.", "这是我女儿第一次出国"])
+def test_a_demonstrative_that_names_the_user_is_still_a_fact(turn: str):
+    assert analyse(turn).memories
+
+
+@pytest.mark.parametrize(("text", "slot"), [
+    ("I went freelance in the spring", "work"),
+    ("我辞职出来自己创业了", "work"),
+    ("我们在大理安家了", "residence"),
+])
+def test_freelancing_and_settling_down_are_slots(text: str, slot: str):
+    assert slot_of(text) == slot
+
+
+def test_a_rehomed_pet_ends_what_was_said_about_it():
+    (ended,) = ended_of("We rehomed Biscuit with my aunt")
+    assert is_about(ended, "Biscuit is a very needy tabby")
