@@ -705,7 +705,7 @@ def analyse(text: str) -> Analysis:
     groups = _groups(parts, kinds, kept)
     merged: list[list[int]] = []
     for group in groups:  # a fragment joins the memory after it ("Work's been rough. I'm a barista...")
-        if merged and not _says_enough(_joined(parts, merged[-1])) and not _first_person(parts[merged[-1][0]].text):
+        if merged and not _says_enough(_joined(parts, merged[-1])):
             merged[-1] = merged[-1] + group
         else:
             merged.append(group)
@@ -788,14 +788,6 @@ def _is_statement(text: str) -> bool:
     if _CJK.search(text):
         return len(_CJK.findall(text)) >= 4
     return bool(_VERB_EN.search(text))
-
-
-def _first_person(text: str) -> bool:
-    """``text`` (a clause) is led by I / we / 我 / 我们: a statement with its subject however
-    short ("我在武汉", "I'm 34"), no fragment for the memory after it to take in."""
-    if _CJK.search(text):
-        return bool(_FIRST_PERSON_ZH.search(_core_zh(text)))
-    return bool(_FIRST_PERSON_EN.search(_core_en(text)))
 
 
 def _says_enough(text: str) -> bool:

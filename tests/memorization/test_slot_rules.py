@@ -225,15 +225,6 @@ def test_a_changed_plan_ends_the_older_plan_it_shares_a_term_with(new: str, old:
     assert any(is_about(e, old) for e in ended_of(new)) is about
 
 
-@pytest.mark.parametrize(("turn", "memories"), [
-    # a short first-person statement is no fragment: a move retires the dorm, not the city
-    ("我在苏州 住公司宿舍 离地铁有点远", ["我在苏州", "住公司宿舍，离地铁有点远"]),
-    ("I'm 34, I work at a bakery in Leeds", ["I'm 34", "I work at a bakery in Leeds"]),
-])
-def test_a_short_first_person_statement_stays_its_own_memory(turn: str, memories: list[str]):
-    assert [m.text for m in analyse(turn).memories] == memories
-
-
 @pytest.mark.parametrize("turn", [
     "That's a lot of sugar for one cake.",
     "those look way too hard for a beginner",
