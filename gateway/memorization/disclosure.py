@@ -124,14 +124,17 @@ _LEAD_EN = re.compile(
     r"just\s+so\s+you\s+know|heads\s+up|quick\s+note|for\s+the\s+record|just\s+to\s+let\s+you\s+know|"
     r"for\s+context|for\s+reference|background|since|because|cause|cos|as|given\s+that|now\s+that|although|though|"
     r"ok(?:ay)?|yeah|yes|no|hmm+|um+|oh\s+and|plus|honestly|basically|currently|nowadays|these\s+days|lately|"
-    r"recently|yesterday|today|tonight|(?:last|this|next)\s+(?:week|weekend|month|year|night|morning|summer|winter|spring|fall|autumn)|"
-    r"(?:this|that)\s+(?:morning|afternoon|evening))\b[\s,:]*){0,3}",
+    r"recently)\b[\s,:]*){0,3}",
     re.IGNORECASE,
 )
 _LEAD_ZH = re.compile(r"^(?:哈{2,}|嘿{2,}|呵{2,}|对了|顺便说一下|顺便说|顺便|另外|其实|因为|既然|由于|话说|嗯+|哦+|啊|那个|所以|但是|不过|而且|"
                       r"就是|我跟你说|跟你说一下|跟你说|跟你讲一下|跟你讲|告诉你|说一下|补充一下|还有|然后|最近|现在|目前|平时|"
                       r"是这样的|说真的|老实说)*")
 
+#: A fronted time before the subject ("Last weekend I ate shrimp..."): skipped when
+#: looking for the subject (a clause that is only a time, "last spring", stays an answer).
+_TIME_LEAD_EN = re.compile(r"^(?:yesterday|today|tonight|(?:last|this|next)\s+(?:week|weekend|month|year|night|morning|summer|"
+                           r"winter|spring|fall|autumn)|(?:this|that)\s+(?:morning|afternoon|evening))\b[\s,]+(?=\S)", re.IGNORECASE)
 _FIRST_PERSON_EN = re.compile(r"^(?:i|i'm|im|i've|ive|i'd|i'll|my|we|we're|we've|we'd|our|me\s+and|mine)\b", re.IGNORECASE)
 _PEOPLE_EN = (r"(?:wife|husband|partner|spouse|fianc[ée]e?|boyfriend|girlfriend|son|daughter|kids?|children|child|baby|"
               r"toddler|twins?|mom|mum|mother|dad|father|parents?|brother|sister|siblings?|grandma|grandmother|"
@@ -573,7 +576,8 @@ def clause_kind(clause: Clause, first: bool = False) -> ClauseKind:
         return "question"
     if _META_EN.search(core) or (_DEICTIC_EN.search(core) and not _NAMES_USER.search(core)):
         return "meta"
-    if _FIRST_PERSON_EN.search(core) or _MY_SOMEONE_EN.search(core) or _AS_A_EN.search(core) or _DROPPED_I_EN.search(core):
+    subject = _TIME_LEAD_EN.sub("", core)
+    if _FIRST_PERSON_EN.search(subject) or _MY_SOMEONE_EN.search(core) or _AS_A_EN.search(core) or _DROPPED_I_EN.search(subject):
         return "disclosure"
     if _ROLE_NP_EN.match(core) and not _VERB_EN.search(core):
         return "disclosure"  # "arch major at UT Austin": "I'm" dropped
