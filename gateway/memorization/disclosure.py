@@ -106,7 +106,8 @@ from gateway.runtime.text import HAN_RE
 
 __all__ = [
     "CHANGE", "DURABLE_EN", "DURABLE_ZH", "MOMENT", "ONE_OFF_ACTIVITY", "ONE_OFF_TIME", "STATE", "Analysis", "Clause",
-    "ClauseKind", "about_someone", "analyse", "clause_kind", "clauses", "is_episode", "same_slot", "slot_of", "slots_of",
+    "ClauseKind", "about_someone", "analyse", "clause_kind", "clauses", "is_episode", "keeps_partner", "same_slot",
+    "slot_of", "slots_of",
 ]
 
 ClauseKind = Literal["disclosure", "question", "request", "small_talk", "meta", "other"]
@@ -449,6 +450,30 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("pregnancy", re.compile(r"\b(?:pregnant|expecting\s+(?:a|our|twins)|due\s+in|was\s+born|were\s+born|gave\s+birth|"
                              r"(?:she|he|baby|they)(?:'s|'re|\s+is|\s+are)\s+here)\b|怀孕|预产期|出生|生了|宝宝出生", re.IGNORECASE)),
 )
+#: A relationship going on (engaged, married, 领证, 结婚, 订婚), not ending: it retires
+#: what was said about the partner only when it names the partner again
+#: (:func:`keeps_partner`), so a change of status never loses who the partner is.
+_PROGRESSION = re.compile(r"\b(?:engaged|married|marrying|wedding|proposed|fianc[ée]e?)\b|领证|结婚|订婚|求婚|婚礼",
+                          re.IGNORECASE)
+_ENDED_RELATIONSHIP = re.compile(r"\b(?:divorc\w*|separated|broke\s+up|split\s+up|single|over|ex|seeing\s+someone)\b"
+                                 r"|离婚|分手|单身|前任|前夫|前妻", re.IGNORECASE)
+_NAME_EN = re.compile(r"(?<!^)(?<![.!?]\s)\b(?-i:[A-Z][a-z]+)\b")
+_NAME_ZH = re.compile(_PEOPLE_ZH + r"(?:叫)?(?P<n>[\u4e00-\u9fff]{2})")
+
+
+def keeps_partner(new: str, older: str) -> bool:
+    """``older`` (about someone of the user's: "我男朋友阿杰是个游戏迷") stays live beside a
+    newer ``relationship`` statement ``new`` that says the relationship goes on
+    (:data:`_PROGRESSION`: "我们十月份领证") without naming the partner again: retiring
+    it would lose who the partner is. A statement that ends a relationship, or that
+    names the partner ("I proposed to Zoe"), retires it as any slot statement does."""
+    if not _PROGRESSION.search(new) or _ENDED_RELATIONSHIP.search(new):
+        return False
+    names = {m.group() for m in _NAME_EN.finditer(older) if m.group() not in ("I", "My", "Our")}
+    names |= {m.group("n") for m in _NAME_ZH.finditer(older)}
+    return bool(names) and not any(name in new for name in names)
+
+
 #: Slots a sentence about someone else of the user's can still fill: "my girlfriend
 #: Zoe..." says the user is in a relationship; "she was born on May 3rd" ends a pregnancy.
 _SHARED_SLOTS = ("relationship", "pregnancy")
