@@ -51,8 +51,11 @@ the request, then recency and importance: README "How memories are ranked"; supe
 memories are retired and never candidates). The user's basic attributes, the memories
 with a supersede slot (where they live, their work, studies, diet, relationship,
 vehicle, a pregnancy: ``metadata.slot``, one current memory per slot), take up to half
-the places (rounded up), best-ranked first; the best-ranked other facts fill the rest, so
-an allergy or a child's age keeps its place. Seed 002 §3.2 calls the profile the user's
+the places (rounded up), best-ranked first; the best-ranked fact about the user's health
+(``metadata.attribute`` ``health``: an allergy, bad knees, 血压) one more, as long as a
+place is left for any other fact (a request rarely names the condition it must respect:
+"any hikes nearby?", "what should I order?"); the best-ranked other facts fill the rest, so
+a child's age keeps its place. Seed 002 §3.2 calls the profile the user's
 basic attributes and likes; a request rarely names the attribute it needs ("what should
 I wear today?" needs the city), and with an English-only embedder a Chinese request
 ranks them by chance, so relevance alone would let any other fact push them out.
@@ -192,13 +195,17 @@ def _relevance(hit: ScoredMemory) -> float:
 def pick_profile(hits: Sequence[ScoredMemory], limit: int) -> tuple[ScoredMemory, ...]:
     """The ``limit`` lasting facts of ``hits`` (profile candidates, best first) that reach
     the prompt (module docstring): memories with a ``metadata.slot`` take up to
-    ``ceil(limit / 2)`` places, best first, and the best-ranked others the rest (slot
-    memories too when the others run out). The store's order is kept. Linear in
-    ``len(hits)``."""
+    ``ceil(limit / 2)`` places, best first, the best-ranked memory marked
+    ``metadata.attribute`` (the user's health) one more when ``limit`` leaves room for
+    another fact, and the best-ranked others the rest (slot memories too when the others
+    run out). The store's order is kept. Linear in ``len(hits)``."""
     if limit <= 0:
         return ()
     slotted = [i for i, h in enumerate(hits) if h.record.metadata.get("slot")]
     chosen = set(slotted[:(limit + 1) // 2])
+    marked = next((i for i, h in enumerate(hits) if h.record.metadata.get("attribute") and i not in chosen), None)
+    if marked is not None and len(chosen) + 1 < limit:
+        chosen.add(marked)
     for i in range(len(hits)):
         if len(chosen) >= limit:
             break

@@ -105,7 +105,7 @@ from gateway.memory.records import MemoryType
 from gateway.runtime.text import HAN_RE
 
 __all__ = [
-    "CHANGE", "DURABLE_EN", "DURABLE_ZH", "MOMENT", "ONE_OFF_ACTIVITY", "ONE_OFF_TIME", "STATE", "Analysis", "Clause",
+    "CHANGE", "DURABLE_EN", "DURABLE_ZH", "HEALTH", "MOMENT", "ONE_OFF_ACTIVITY", "ONE_OFF_TIME", "STATE", "Analysis", "Clause",
     "ClauseKind", "about_someone", "analyse", "clause_kind", "clauses", "is_episode", "keeps_partner", "same_slot",
     "slot_of", "slots_of",
 ]
@@ -327,6 +327,19 @@ _PLAN = re.compile(r"\b(?:i'm|i\s+am|we're|we\s+are)\s+(?:going|flying|heading|t
 #: holds afterwards, so it is durable whatever its date or the episode around it.
 _CONDITION = re.compile(r"\b(?:allergic|allergy|allergies|intolerant|intolerance|celiac|coeliac|diagnosed\s+with|"
                         r"(?:pre)?diabetic|asthmatic|epileptic)\b|过敏|不耐受|确诊|查出|诊断出", re.IGNORECASE)
+#: The user's health (seed 002 §3.2 counts it among the basic attributes): a condition
+#: (:data:`_CONDITION`), a chronic complaint or a body part that limits them ("bad knees",
+#: "blood pressure", 膝盖, 血压, 痛风, 腰). A lasting fact naming one is marked
+#: ``attribute: health`` so the profile pick keeps a place for it
+#: (:func:`plugins.auto_recall.pick_profile`): "any hikes nearby?" needs the knees, "what
+#: should I order?" the allergy, and neither shares a word with the request.
+HEALTH = re.compile(
+    r"\b(?:allerg\w*|intoleran\w*|celiac|coeliac|(?:pre)?diabet\w*|asthma\w*|epilep\w*|migraines?|arthritis|gout|"
+    r"blood\s+pressure|cholesterol|insomnia|ibs|crohn'?s|eczema|anemi\w*|anaemi\w*|pregnan\w*|"
+    r"(?:bad|weak|sore|injured|dodgy)\s+(?:knees?|back|hips?|shoulders?|ankles?|wrists?)|plantar\s+fasciitis|"
+    r"back\s+pain|knee\s+pain|herniated|sciatica|medication)\b"
+    r"|过敏|不耐受|糖尿病|血糖|血压|高血压|血脂|胆固醇|痛风|哮喘|湿疹|鼻炎|失眠|贫血|腰椎|颈椎|膝盖|关节|胃病|胃不好|怀孕|"
+    r"吃药|服药", re.IGNORECASE)
 #: A mirative lead (the speaker's own surprise at new information: "turns out", "apparently",
 #: "found out", 原来, 才知道; e.g. DeLancey 1997 on mirativity): what follows is a statement
 #: even when the sentence ends in "??" ("turns out im allergic to cats??").
@@ -495,12 +508,15 @@ class Clause:
 class Formed:
     """One memory a turn forms: its text (the user's words), whether it is a lasting
     fact (profile scope), its type (``preference`` / ``semantic`` when lasting, else
-    ``episodic``) and its supersede slot (:func:`slot_of`) or None."""
+    ``episodic``), its supersede slot (:func:`slot_of`) or None, and ``attribute``:
+    ``health`` for a lasting fact about the user's health with no slot (:data:`HEALTH`),
+    else None."""
 
     text: str
     durable: bool
     type: MemoryType
     slot: str | None
+    attribute: str | None = None
 
 
 @dataclass(frozen=True)
@@ -776,7 +792,8 @@ def _formed(memory: str, told: bool = True) -> Formed:
     kind = MemoryType.EPISODIC
     if durable:
         kind = MemoryType.PREFERENCE if PREFERENCE_CUES.search(memory) and not slot else MemoryType.SEMANTIC
-    return Formed(memory, durable, kind, slot)
+    attribute = "health" if durable and not slot and HEALTH.search(memory) else None
+    return Formed(memory, durable, kind, slot, attribute)
 
 
 def _joined(parts: list[Clause], kept: list[int]) -> str:

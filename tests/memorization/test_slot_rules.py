@@ -257,3 +257,14 @@ def test_freelancing_and_settling_down_are_slots(text: str, slot: str):
 def test_a_rehomed_pet_ends_what_was_said_about_it():
     (ended,) = ended_of("We rehomed Biscuit with my aunt")
     assert is_about(ended, "Biscuit is a very needy tabby")
+
+
+@pytest.mark.parametrize(("turn", "attribute"), [
+    ("I've got bad knees, stairs are a nightmare", "health"),
+    ("我有痛风，海鲜不敢吃", "health"),
+    ("I moved to Leeds last year", None),     # a slot, not an attribute
+    ("I love hiking in the fells", None),
+])
+def test_a_lasting_health_fact_is_marked_for_the_profile_pick(turn: str, attribute: str | None):
+    (found,) = analyse(turn).memories
+    assert found.attribute == attribute
