@@ -196,14 +196,16 @@ def pick_profile(hits: Sequence[ScoredMemory], limit: int) -> tuple[ScoredMemory
     """The ``limit`` lasting facts of ``hits`` (profile candidates, best first) that reach
     the prompt (module docstring): memories with a ``metadata.slot`` take up to
     ``ceil(limit / 2)`` places, best first, the best-ranked memory marked
-    ``metadata.attribute`` (the user's health) one more when ``limit`` leaves room for
-    another fact, and the best-ranked others the rest (slot memories too when the others
-    run out). The store's order is kept. Linear in ``len(hits)``."""
+    ``metadata.attribute`` (the user's health; ``condition``, a diagnosed or chronic one,
+    before any other) one more when ``limit`` leaves room for another fact, and the
+    best-ranked others the rest (slot memories too when the others run out). The store's
+    order is kept. Linear in ``len(hits)``."""
     if limit <= 0:
         return ()
     slotted = [i for i, h in enumerate(hits) if h.record.metadata.get("slot")]
     chosen = set(slotted[:(limit + 1) // 2])
-    marked = next((i for i, h in enumerate(hits) if h.record.metadata.get("attribute") and i not in chosen), None)
+    marked = next((i for i, h in enumerate(hits) if h.record.metadata.get("attribute") == "condition" and i not in chosen),
+                  next((i for i, h in enumerate(hits) if h.record.metadata.get("attribute") and i not in chosen), None))
     if marked is not None and len(chosen) + 1 < limit:
         chosen.add(marked)
     for i in range(len(hits)):

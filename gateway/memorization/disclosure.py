@@ -105,7 +105,7 @@ from gateway.memory.records import MemoryType
 from gateway.runtime.text import HAN_RE
 
 __all__ = [
-    "CHANGE", "DURABLE_EN", "DURABLE_ZH", "HEALTH", "MOMENT", "ONE_OFF_ACTIVITY", "ONE_OFF_TIME", "STATE", "Analysis", "Clause",
+    "CHANGE", "CHRONIC", "DURABLE_EN", "DURABLE_ZH", "HEALTH", "MOMENT", "ONE_OFF_ACTIVITY", "ONE_OFF_TIME", "STATE", "Analysis", "Clause",
     "ClauseKind", "about_someone", "analyse", "clause_kind", "clauses", "is_episode", "keeps_partner", "same_slot",
     "slot_of", "slots_of",
 ]
@@ -340,6 +340,13 @@ HEALTH = re.compile(
     r"back\s+pain|knee\s+pain|herniated|sciatica|medication)\b"
     r"|过敏|不耐受|糖尿病|血糖|血压|高血压|血脂|胆固醇|痛风|哮喘|湿疹|鼻炎|失眠|贫血|腰椎|颈椎|膝盖|关节|胃病|胃不好|怀孕|"
     r"吃药|服药", re.IGNORECASE)
+#: A diagnosed or chronic condition among :data:`HEALTH` (an allergy, diabetes, high blood
+#: pressure, gout, 过敏, 高血压, 痛风): ``attribute: condition``, which the profile pick
+#: prefers to a passing complaint ("my knee aches after dancing").
+CHRONIC = re.compile(
+    r"\b(?:allerg\w*|intoleran\w*|celiac|coeliac|(?:pre)?diabet\w*|asthma\w*|epilep\w*|arthritis|gout|"
+    r"blood\s+pressure|cholesterol|ibs|crohn'?s|eczema|anemi\w*|anaemi\w*|pregnan\w*|medication)\b"
+    r"|过敏|不耐受|糖尿病|血糖|血压|血脂|胆固醇|痛风|哮喘|湿疹|鼻炎|贫血|怀孕|吃药|服药", re.IGNORECASE)
 #: A mirative lead (the speaker's own surprise at new information: "turns out", "apparently",
 #: "found out", 原来, 才知道; e.g. DeLancey 1997 on mirativity): what follows is a statement
 #: even when the sentence ends in "??" ("turns out im allergic to cats??").
@@ -509,8 +516,8 @@ class Formed:
     """One memory a turn forms: its text (the user's words), whether it is a lasting
     fact (profile scope), its type (``preference`` / ``semantic`` when lasting, else
     ``episodic``), its supersede slot (:func:`slot_of`) or None, and ``attribute``:
-    ``health`` for a lasting fact about the user's health with no slot (:data:`HEALTH`),
-    else None."""
+    ``condition`` (:data:`CHRONIC`) or ``health`` (:data:`HEALTH`) for a lasting fact
+    about the user's health with no slot, else None."""
 
     text: str
     durable: bool
@@ -792,7 +799,9 @@ def _formed(memory: str, told: bool = True) -> Formed:
     kind = MemoryType.EPISODIC
     if durable:
         kind = MemoryType.PREFERENCE if PREFERENCE_CUES.search(memory) and not slot else MemoryType.SEMANTIC
-    attribute = "health" if durable and not slot and HEALTH.search(memory) else None
+    attribute = None
+    if durable and not slot and HEALTH.search(memory):
+        attribute = "condition" if CHRONIC.search(memory) else "health"
     return Formed(memory, durable, kind, slot, attribute)
 
 

@@ -261,7 +261,8 @@ def test_a_rehomed_pet_ends_what_was_said_about_it():
 
 @pytest.mark.parametrize(("turn", "attribute"), [
     ("I've got bad knees, stairs are a nightmare", "health"),
-    ("我有痛风，海鲜不敢吃", "health"),
+    ("我有痛风，海鲜不敢吃", "condition"),
+    ("I'm allergic to penicillin", "condition"),
     ("I moved to Leeds last year", None),     # a slot, not an attribute
     ("I love hiking in the fells", None),
 ])

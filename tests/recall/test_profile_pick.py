@@ -37,7 +37,9 @@ def test_without_slot_facts_the_ranking_decides_and_slots_fill_when_others_run_o
 def test_a_health_fact_ranked_low_keeps_one_place_beside_the_slots():
     ranked = [hit(f"fact {n}", 0.9 - n / 100) for n in range(6)]
     ranked += [hit(f"slot {n}", 0.5 - n / 100, metadata={"slot": f"s{n}"}) for n in range(3)]
-    ranked += [hit("bad knees", 0.2, metadata={"attribute": "health"}), hit("allergic to kiwi", 0.1, metadata={"attribute": "health"})]
+    ranked += [hit("bad knees", 0.2, metadata={"attribute": "health"}), hit("sore back", 0.1, metadata={"attribute": "health"})]
     picked = pick_profile(ranked, 5)
     assert _texts(picked) == ["fact 0", "slot 0", "slot 1", "slot 2", "bad knees"]
+    ranked.append(hit("allergic to kiwi", 0.05, metadata={"attribute": "condition"}))  # a condition before a complaint
+    assert _texts(pick_profile(ranked, 5)) == ["fact 0", "slot 0", "slot 1", "slot 2", "allergic to kiwi"]
     assert _texts(pick_profile(ranked, 2)) == ["fact 0", "slot 0"]  # no room beside one other fact: no health place
