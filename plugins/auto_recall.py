@@ -51,8 +51,9 @@ the request, then recency and importance: README "How memories are ranked"; supe
 memories are retired and never candidates). The user's basic attributes, the memories
 with a supersede slot (where they live, their work, studies, diet, relationship,
 vehicle, a pregnancy: ``metadata.slot``, one current memory per slot), take up to half
-the places (rounded up), best-ranked first; the best-ranked fact about the user's health
-(``metadata.attribute`` ``health``: an allergy, bad knees, 血压) one more, as long as a
+the places (rounded up), best-ranked first; the best-ranked fact about the health of the
+user or their people (``metadata.attribute``: ``condition``, an allergy or 高血压, before
+``health``, bad knees) one more, as long as a
 place is left for any other fact (a request rarely names the condition it must respect:
 "any hikes nearby?", "what should I order?"); the best-ranked other facts fill the rest, so
 a child's age keeps its place. Seed 002 §3.2 calls the profile the user's
@@ -196,7 +197,7 @@ def pick_profile(hits: Sequence[ScoredMemory], limit: int) -> tuple[ScoredMemory
     """The ``limit`` lasting facts of ``hits`` (profile candidates, best first) that reach
     the prompt (module docstring): memories with a ``metadata.slot`` take up to
     ``ceil(limit / 2)`` places, best first, the best-ranked memory marked
-    ``metadata.attribute`` (the user's health; ``condition``, a diagnosed or chronic one,
+    ``metadata.attribute`` (health, the user's or their people's; ``condition``, a diagnosed or chronic one,
     before any other) one more when ``limit`` leaves room for another fact, and the
     best-ranked others the rest (slot memories too when the others run out). The store's
     order is kept. Linear in ``len(hits)``."""

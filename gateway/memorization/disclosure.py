@@ -327,7 +327,8 @@ _PLAN = re.compile(r"\b(?:i'm|i\s+am|we're|we\s+are)\s+(?:going|flying|heading|t
 #: holds afterwards, so it is durable whatever its date or the episode around it.
 _CONDITION = re.compile(r"\b(?:allergic|allergy|allergies|intolerant|intolerance|celiac|coeliac|diagnosed\s+with|"
                         r"(?:pre)?diabetic|asthmatic|epileptic)\b|过敏|不耐受|确诊|查出|诊断出", re.IGNORECASE)
-#: The user's health (seed 002 §3.2 counts it among the basic attributes): a condition
+#: The health of the user or their people (seed 002 §3.2 counts it among the basic
+#: attributes; "my daughter is allergic to peanuts" decides dinner too): a condition
 #: (:data:`_CONDITION`), a chronic complaint or a body part that limits them ("bad knees",
 #: "blood pressure", 膝盖, 血压, 痛风, 腰). A lasting fact naming one is marked
 #: ``attribute: health`` so the profile pick keeps a place for it
@@ -517,7 +518,7 @@ class Formed:
     fact (profile scope), its type (``preference`` / ``semantic`` when lasting, else
     ``episodic``), its supersede slot (:func:`slot_of`) or None, and ``attribute``:
     ``condition`` (:data:`CHRONIC`) or ``health`` (:data:`HEALTH`) for a lasting fact
-    about the user's health with no slot, else None."""
+    about the health of the user or their people with no slot, else None."""
 
     text: str
     durable: bool
