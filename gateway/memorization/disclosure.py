@@ -93,6 +93,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from gateway.memorization.changes import MY_SOMEONE_ZH as _MY_SOMEONE_ZH
@@ -653,12 +654,15 @@ def slot_of(text: str) -> str | None:
     return found[0] if found else None
 
 
+@lru_cache(maxsize=4096)
 def slots_of(text: str, first: bool = False) -> tuple[str, ...]:
     """Every slot of :data:`_SLOTS` a statement fills, in order (:func:`slot_of` reads the
     first; ``first``: stop there). A transfer by the employer to a place
     (:data:`_TRANSFER`: "公司把我调到重庆了", "I got transferred to Denver") fills
     ``work`` and ``residence``: it changes where the user works and lives; one to a
-    department ("调去门诊") neither (the occupation and the home stay). Linear in ``len(text)``."""
+    department ("调去门诊") neither (the occupation and the home stay). Linear in ``len(text)``;
+    cached (a pure function of the text, asked for the same clause and memory several
+    times while a turn is analysed)."""
     out: list[str] = []
     led = False  # the clause before was led by someone of the user's
     for piece in _SLOT_PIECE.split(text):
