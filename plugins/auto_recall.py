@@ -58,7 +58,11 @@ appointment" and "my cat Pepper has been throwing up" are both ``pets``; "小宝
 and "外孙刚满月" both ``kids``); then to the user's basic attributes, the memories with a
 supersede slot (where they live, their work, studies, diet, relationship, vehicle, a
 pregnancy: ``metadata.slot``, one current memory per slot), up to half the places
-(rounded up); then to the best-ranked others. (Keeping the places from candidates with
+(rounded up); then one place to the best-ranked fact about the health of the user or
+their people (``metadata.attribute``: ``condition``, an allergy or 高血压, before
+``health``, bad knees) while a place is left for any other fact (a request rarely names
+the condition it must respect: "any hikes nearby?", "what should I order?"); then to the
+best-ranked others. (Keeping the places from candidates with
 no topic, "爱你", "make it shorter", cut junk lines but lost facts the lexicons do not
 cover, "I can't stand coriander" before they named it: recall fell on every split of
 ``python -m bench assistant``, so the ranking fills the rest.) Seed 002
@@ -225,8 +229,11 @@ def pick_profile(hits: Sequence[ScoredMemory], limit: int, topics: frozenset[str
     reach the prompt (module docstring), chosen in this order, each group best-ranked
     first: memories that share one of the request's ``topics``
     (:func:`plugins.topics.topics_of`); memories with a ``metadata.slot`` while slot
-    memories hold fewer than ``ceil(limit / 2)`` places; the rest. The store's order is
-    kept in the result. Linear in the text of ``hits``."""
+    memories hold fewer than ``ceil(limit / 2)`` places; one memory marked
+    ``metadata.attribute`` (health, the user's or their people's; ``condition``, a
+    diagnosed or chronic one, before any other) when ``limit`` leaves room for another
+    fact; the rest. The store's order is kept in the result. Linear in the text of
+    ``hits``."""
     if limit <= 0:
         return ()
     slotted = [bool(h.record.metadata.get("slot")) for h in hits]
@@ -243,6 +250,11 @@ def pick_profile(hits: Sequence[ScoredMemory], limit: int, topics: frozenset[str
         if slotted[i] and i not in chosen:
             chosen.add(i)
             slots_left -= 1
+    if not any(hits[i].record.metadata.get("attribute") for i in chosen):
+        marked = next((i for i, h in enumerate(hits) if h.record.metadata.get("attribute") == "condition" and i not in chosen),
+                      next((i for i, h in enumerate(hits) if h.record.metadata.get("attribute") and i not in chosen), None))
+        if marked is not None and len(chosen) + 1 < limit:
+            chosen.add(marked)
     for i in range(len(hits)):
         if len(chosen) >= limit:
             break

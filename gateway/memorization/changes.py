@@ -28,17 +28,23 @@ Chinese the change-of-state 了 with a negation ("不喝咖啡了": no longer dr
 
 - English, object after the cue: *stopped*, *quit*, *gave up (on)*, *got rid of*,
   *sold*, *no longer*, *no more*, *used to*, *switched from*, *moved out of / away from*,
-  *broke up with*, *cancelled*, *done / finished with*, *cut out*, *dropped out of*; *not / don't / can't / isn't ... anymore (any more, any longer)*, the words in
+  *broke up with*, *cancelled*, *done / finished with*, *cut out*, *dropped out of*, *taking a break from*, *paused*, *rehomed*, *gave away*; *not / don't / can't / isn't ... anymore (any more, any longer)*, the words in
   between ("I don't eat dairy anymore": "eat dairy").
 - English, subject before the cue: "my/our <X>" or a name ("Jo") + "moved out / moved
-  away / passed away / is over". *moved out / away* ends only where X lives, so the older memory must also
+  away / passed away / died / is over". *moved out / away* ends only where X lives, so the older memory must also
   say where someone lives (:data:`_LIVING`): "my sister moved out" retires "my sister
   lives with us", not "my sister is a nurse".
 - Chinese: 不再 / 已经不 / 再也不 / 没再 / 不想再 + X; 不 + X + 了 (negation with the
   change-of-state 了: "我不喝咖啡了"); 戒了 / 卖了 / 退了 / 放弃了 / 停了 + X, 戒(掉) + X
   (not 戒指, a ring), 把 X 戒了 / 卖了 / 退了 / 停了, X (已经)卖了 / 戒了 / 退了 / 停了 (the
   topic first: "车已经卖掉了"); 以前 + X ("以前住在上海"); 从 X 改成 / 换成; X 改成 / 换成 (X the old
-  thing: "咖啡换成了茶"); X 搬走了 / 搬出去了 (as *moved out*, needs :data:`_LIVING`).
+  thing: "咖啡换成了茶"); X (先) 放一放 / 搁置 / 暂停 (put aside: "日语先放一放了"); X 搬走了 / 搬出去了 (as *moved out*, needs :data:`_LIVING`).
+- A plan changed (:data:`_PLAN_CHANGE`: "change of plans", 计划有变): the older plan
+  sharing a content term with the new one ends.
+- A habit switched within its class (:data:`SWITCH_CLASSES`: drinks, exercise):
+  *switched to* / *took up ... instead* / 改 / 换成 + a member of the class ends the
+  older habit of that class, whatever its member ("switched to decaf" after "I drink
+  three espressos a day"); an added habit ("I also play tennis now") ends nothing.
 
 A cue word that is no ending is excluded where English has a common other use:
 "stopped by / at / for", "stopped working" (a machine), "quit it", "sold out", "no more
@@ -54,7 +60,7 @@ from dataclasses import dataclass
 
 from gateway.runtime.text import HAN_CLASS
 
-__all__ = ["MY_SOMEONE_ZH", "PEOPLE_ZH", "PRONOUN_EN", "PRONOUN_ZH", "Ended", "ended_of", "is_about", "ordered_terms", "terms"]
+__all__ = ["MY_SOMEONE_ZH", "PEOPLE_ZH", "PRONOUN_EN", "PRONOUN_ZH", "SWITCH_CLASSES", "Ended", "ended_of", "is_about", "ordered_terms", "terms"]
 
 #: English words that name no topic (articles, pronouns, auxiliaries, fillers): never a
 #: shared term.
@@ -101,16 +107,19 @@ _OBJECT_EN = re.compile(
     r"given\s+up(?:\s+on)?|got\s+rid\s+of|sold(?!\s+out\b)|no\s+longer|"
     r"(?<!'m\s)(?<!am\s)(?<!'re\s)(?<!are\s)(?<!is\s)(?<!'s\s)(?<!get\s)(?<!got\s)(?<!be\s)(?<!getting\s)(?<!been\s)"
     r"used\s+to|switched\s+from|moved\s+(?:out\s+of|away\s+from)|broke\s+up\s+with|cancel+ed|no\s+more(?!\s+than\b)|"
-    r"(?:done|finished)\s+with|cut\s+out|dropped\s+out\s+of)"
+    r"(?:done|finished)\s+with|cut\s+out|dropped\s+out\s+of|(?:taking|took|taken)\s+a\s+break\s+from|paused)"
     r"\s+(?P<x>[^,.;:!?()\n]{1,80})",
     re.IGNORECASE)
+#: A pet or a thing given up for good ("we rehomed Biscuit", "gave away the piano"):
+#: the object is one noun, a name or "the <noun>".
+_GAVE_AWAY_EN = re.compile(r"\b(?:rehomed|re-homed|gave\s+away)\s+(?:our\s+|my\s+|the\s+|his\s+|her\s+)?(?P<x>[\w'-]+)", re.IGNORECASE)
 _NOT_ANYMORE_EN = re.compile(
     r"\b(?:not|never|don't|dont|do\s+not|doesn't|does\s+not|didn't|can't|cannot|won't|isn't|aren't|i'm\s+not|am\s+not)"
     r"\s+(?P<x>(?:[\w'-]+\s+){0,4}?[\w'-]+)\s+(?:any\s?more|any\s+longer)\b",
     re.IGNORECASE)
 _SUBJECT_EN = re.compile(
     r"(?:\b(?:my|our)\s+(?P<x>(?:[\w'-]+\s+){0,2}?[\w'-]+)|\b(?P<n>(?-i:[A-Z][a-z]+)))\s+"
-    r"(?P<cue>moved\s+out|moved\s+away|passed\s+away|(?:is|are)\s+over)\b",
+    r"(?P<cue>moved\s+out|moved\s+away|passed\s+away|died|(?:is|are)\s+over)\b",
     re.IGNORECASE)
 #: Capitalised words before "moved out" that name no one ("Finally moved out!": the user).
 _NO_NAME = frozenset("i we he she they it finally just recently also so and but then now we've i've".split())
@@ -127,6 +136,7 @@ _ENDED_ZH = re.compile(
     rf"|(?P<g>{_ZH}{{1,6}}?)(?:改成|换成)"
     rf"|(?P<h>{_ZH}{{1,6}}?)(?:搬走|搬出去|搬出)了"
     rf"|(?P<i>{_ZH}{{1,6}}?)(?:已经)?(?:卖|戒|退|停)掉?了"
+    rf"|(?P<k>{_ZH}{{1,6}}?)(?:先|暂时|就)?(?:放一放|放一下|放下了|搁置|搁下|暂停)了?"
 )
 #: A habit switched (Chinese): 改 / 换成 / 改成 / 现在只 / 现在都 + a verb of habit ("现在只喝红茶了",
 #: "改骑车上班了"): what the user did with that verb before has ended, whatever its object
@@ -134,9 +144,54 @@ _ENDED_ZH = re.compile(
 #: characters before it: "每天早上都要喝两杯美式"), so "我喜欢喝汤" is not retired.
 _SWITCH_ZH = re.compile(r"(?:改成?|换成|转成|现在(?:只|都|就只|一般|基本)|如今只)(?P<v>[喝吃抽用骑开坐打练玩听看戴])")
 _HABIT_ZH = r"(?:每天|天天|每周|每晚|每早|早上|晚上|平时|经常|常常|一直|总是|都要|都会|习惯|通常|一般)"
+#: A habit switched to another of its kind (English and Chinese): "switched to green tea",
+#: "took up swimming instead", "现在改游泳了", "换成茶了": a switch cue (*switch to*,
+#: *instead*, 改 / 换成 / 改成 / 转成) with a member of a closed class of habits
+#: (:data:`SWITCH_CLASSES`: what the user drinks, the exercise they do) says the habit of
+#: that class the user had before has ended, whatever its member was (the grammar of
+#: substitution: *instead* and *switch to* presuppose a replaced alternative of the same
+#: kind; Swan, *Practical English Usage*, "instead"). The older memory must state a habit
+#: (:data:`_HABIT_EN` / :data:`_HABIT_ZH`) with a member of the same class: "I drink 5
+#: coffees a day", "每天下班去撸铁"; a liking ("I love tea") or a one-off is not retired.
+SWITCH_CLASSES: tuple[tuple[str, str], ...] = (
+    ("drink", r"\b(?:coffees?|espressos?|lattes?|cappuccinos?|americanos?|tea|teas|matcha|decaf|sodas?|colas?|coke|"
+              r"energy\s+drinks?|beers?|wine|alcohol)\b|咖啡|美式|拿铁|奶茶|茶|可乐|啤酒|白酒|红酒"),
+    ("exercise", r"\b(?:run|runs|running|jog|jogging|swim|swimming|gym|lifting|weightlifting|weights|yoga|pilates|cycling|"
+                 r"spin|spinning|climbing|bouldering|boxing|crossfit|tennis|badminton|basketball|football|soccer|hiking|"
+                 r"rowing|dancing|martial\s+arts|karate|judo)\b"
+                 r"|跑步|慢跑|夜跑|游泳|健身|撸铁|举铁|瑜伽|普拉提|骑行|动感单车|攀岩|拳击|羽毛球|网球|篮球|足球|乒乓球|爬山|徒步|跳舞|广场舞|跳绳"),
+)
+_SWITCH_CUE_EN = r"(?:switched|switching|changed|moved|converted|gone|went|changing)\s+(?:over\s+)?to\s+(?:[\w'-]+\s+){0,2}?"
+_SWITCH_CUE_ZH = r"(?:改成?了?|换成了?|转成了?|改为|换了?)(?:去|练|做|喝|玩|打)?"
+_SWITCH_CLASS_RE = tuple(
+    (name, re.compile(rf"\b{_SWITCH_CUE_EN}(?P<m>{members})|(?P<n>{members})[^.;!?。；！？]{{0,30}}?\binstead\b"
+                      rf"|\b(?:took|taken|taking)\s+up\s+(?:[\w'-]+\s+){{0,2}}?(?P<o>{members})[^.;!?。；！？]{{0,30}}?\binstead\b"
+                      rf"|{_SWITCH_CUE_ZH}(?P<z>{members})", re.IGNORECASE))
+    for name, members in SWITCH_CLASSES)
+_SWITCH_MEMBERS = {name: re.compile(members, re.IGNORECASE) for name, members in SWITCH_CLASSES}
+#: A habit said in English: a frequency ("a day", "every morning", "twice a week", "usually").
+_HABIT_EN = (r"\b(?:every|each|daily|nightly|weekly|a\s+(?:day|week|night|morning)|per\s+(?:day|week)|usually|always|"
+             r"most\s+(?:days|mornings|evenings|nights)|(?:once|twice|\w+\s+times)\s+a\s+week|"
+             r"(?:i|we)\s+(?:\w+\s+)?(?:drink|do|go|play|run|swim|lift|train|practi[cs]e))\b")
+_HABIT_EN_RE = re.compile(_HABIT_EN, re.IGNORECASE)
+#: A Chinese habit cue a few characters before a class member ("每天下班去撸铁").
+_HABIT_BEFORE_ZH = re.compile(_HABIT_ZH + r"[^，。,.!?！？；;]{0,8}?$")
+#: A plan changed, said as such ("change of plans", "plans changed", 计划有变, 改计划):
+#: what follows is the new plan, and an older plan of the user's (:data:`_PLAN_OLD`:
+#: training for, going to, signed up, booked, 打算, 计划, 报了) that shares one of its
+#: content terms (not a month or weekday: :data:`_PLAN_WORDS`) is the one it replaces
+#: ("I'm training for the Chicago Marathon" / "change of plans: I got a spot in the
+#: Berlin Marathon").
+_PLAN_CHANGE = re.compile(r"\bchange\s+of\s+plans?\b|\bplans?\s+(?:have\s+|has\s+)?changed\b|\bchanged\s+(?:my|our)\s+plans?\b"
+                          r"|计划(?:有变|变了|改了)|改(?:了)?计划", re.IGNORECASE)
+_PLAN_OLD = re.compile(r"\b(?:i'm|i\s+am|we're|we\s+are)\s+(?:going|flying|heading|travel(?:l)?ing|moving|getting)\s+to\b"
+                       r"|\b(?:planning|plan)\s+(?:to|a|on)\b|\bsigned\s+up\s+for\b|\bregistered\s+for\b|\btraining\s+for\b"
+                       r"|\bbooked\s+(?:a|our|my|the)\b|打算|计划|准备(?!好)|报了|报名|要去", re.IGNORECASE)
+_PLAN_WORDS_EN = ("plan plans change changed now that that's trip january february march april may june july august september "
+                  "october november december monday tuesday wednesday thursday friday saturday sunday week month year weekend")
 #: Groups of :data:`_ENDED_ZH` whose phrase comes before the cue: only its part after
 #: the last function character is the thing ("我上个月把车卖了": "车").
-_BEFORE_ZH = frozenset("dfghi")
+_BEFORE_ZH = frozenset("dfghik")
 _CLAUSE_END = re.compile(r"[,.;:!?，。；：！？、\n]")
 _USER_EN = re.compile(r"\b(?:i|i'm|im|i've|i'd|we|we're|we've|we'd|me|myself)\b", re.IGNORECASE)
 #: Words that say where someone lives: what "moved out / 搬走了" ends.
@@ -162,6 +217,7 @@ class Ended:
     living: bool = False
     who: frozenset[str] = frozenset()
     habit: bool = False
+    plan: bool = False
 
 
 def _stem(word: str) -> str:
@@ -183,6 +239,10 @@ def _stem(word: str) -> str:
     if len(word) > 3 and word.endswith("e"):
         word = word[:-1]
     return word
+
+
+#: :data:`_PLAN_WORDS_EN` as terms (stemmed): never what two plans share.
+_PLAN_WORDS = frozenset(_stem(w) for w in _PLAN_WORDS_EN.split())
 
 
 def ordered_terms(text: str) -> list[str]:
@@ -257,7 +317,7 @@ def ended_of(text: str) -> tuple[Ended, ...]:
     ending or the ended phrase has no content term ("I quit, lol"). Linear in
     ``len(text)`` (each cue reads back at most :data:`LOOKBACK` characters)."""
     found: list[Ended | None] = []
-    for match in [*_OBJECT_EN.finditer(text), *_NOT_ANYMORE_EN.finditer(text)]:
+    for match in [*_OBJECT_EN.finditer(text), *_NOT_ANYMORE_EN.finditer(text), *_GAVE_AWAY_EN.finditer(text)]:
         who = _subject(text, match.start())
         if who is not None:
             phrase = match.group("x")
@@ -276,6 +336,18 @@ def ended_of(text: str) -> tuple[Ended, ...]:
         who = _subject(text, match.start())
         if who is not None:
             found.append(_ended(phrase, who=who))
+    for name, pattern in _SWITCH_CLASS_RE:
+        for match in pattern.finditer(text):
+            who = _subject(text, match.start())
+            if who is not None:
+                member = next(g for g in match.groups() if g)
+                found.append(Ended(member, frozenset({f"class:{name}"}), f"class:{name}", who=who, habit=True))
+    change = _PLAN_CHANGE.search(text)
+    if change and _subject(text, change.start()) is not None:
+        shared = frozenset(t for t in ordered_terms(text[change.end():]) if t not in _PLAN_WORDS
+                           and not (_CJK_RUN.match(t) and (len(t) < 2 or set(t) & set("改去换"))))
+        if shared:
+            found.append(Ended(change.group(), shared, "plan", plan=True))
     for match in _SWITCH_ZH.finditer(text):
         who = _subject(text, match.start())
         if who is not None:
@@ -288,9 +360,19 @@ def is_about(ended: Ended, older: str) -> bool:
     """``older`` (an earlier memory's text) is about ``ended``: it holds ``ended.head``
     and at least half (rounded up) of ``ended.terms`` (a lone CJK character counts when
     ``older`` holds it anywhere: "烟" in "抽烟"), every term of ``ended.who`` and, when
-    ``ended.living``, says where someone lives. (Whether ``older`` is about someone else
+    ``ended.living``, says where someone lives. A switched habit of a class
+    (``head`` ``class:<name>``, :data:`SWITCH_CLASSES`) is about ``older`` when ``older``
+    names a member of the class as a habit (a frequency beside it). (Whether ``older`` is about someone else
     of the user's is the caller's test: :func:`gateway.memorization.neardup`.)"""
     held = terms(older)
+    if ended.plan:
+        return bool(_PLAN_OLD.search(older)) and bool(ended.terms & held)
+    if ended.habit and ended.head.startswith("class:"):  # a habit of the class, with another or the same member
+        members = _SWITCH_MEMBERS[ended.head[len("class:"):]]
+        found = list(members.finditer(older))  # a habit cue just before a member (zh), or anywhere beside one (en)
+        habitual = any(_HABIT_BEFORE_ZH.search(older[max(0, m.start() - 24):m.start()]) for m in found) or \
+            (bool(found) and bool(_HABIT_EN_RE.search(older)))
+        return habitual and (not ended.who or ended.who <= held)
     if ended.habit:
         said = re.search(_HABIT_ZH + r"[^，。,.!?！？；;]{0,6}?" + re.escape(ended.head), older)
         return bool(said) and (not ended.who or ended.who <= held)

@@ -13,7 +13,10 @@ nested quantifiers, one pass over the clauses):
 
 1. **Clauses** (:func:`clauses`): sentences end at ``. ! ? 。 ！ ？ ; ； … ～`` and line
    breaks ("Went vegan last month… any swap for my omelette?" is a statement, then a
-   question); a sentence is cut at commas (``, ，、``), at a space between two Chinese
+   question); a sentence is cut at commas and colons (``, ，、 :``), at a dash before a request
+   ("head of platform now — can u help me..."), before "and" that starts a clause of
+   its own (a noun phrase and a finite verb: "We live in Tucson and the grandkids are
+   visiting"), at a space between two Chinese
    characters (typed instead of a comma: "车卖了 现在坐地铁"), and before "but / so / and
    then" and 但是 / 所以 / 不过 / 可是. A clause remembers whether its sentence ended in a question mark
    (only the sentence's last clause is the question: "I'm vegetarian, what can I cook?").
@@ -26,11 +29,18 @@ nested quantifiers, one pass over the clauses):
    / write / recommend", "can you", "please", "I'd like / I want / I need + a thing or
    you", "I'm looking for", "help me", 帮我 请 给我 推荐 我想要 我需要; ``question`` (the
    sentence's question mark, an interrogative or auxiliary first word, 吗/呢 at the end,
-   a Chinese question word: 什么 怎么 哪 几 多少 能不能 ... outside "什么都" and "前几天"; a
+   a Chinese question word: 什么 怎么 哪 几 多少 能不能 ... outside "什么都" and "前几天",
+   with the colloquial 啥 (什么) and 干嘛 outside "啥都"; a
    clause that starts with "any": "any easy swap for..."); ``meta`` (talk
-   about the conversation: "I have a question", "I'll try that", "that sounds good");
+   about the conversation: "I have a question", "I'll try that", "that sounds good",
+   a reaction with its "I" dropped, "love it", and a judgement of the assistant's words,
+   "你说得对", "说到我心坎里了", any Chinese clause led by 你 / 您: a statement about the
+   other side is no fact about the user);
+   a first-person statement after a mirative lead ("turns out", "just found out":
+   :data:`_MIRATIVE_EN`) is a ``disclosure`` even with "??" at its end;
    ``disclosure`` (a first-person statement: the clause starts, after a discourse word
-   such as "btw / also / since / because / as / 其实 / 因为 / 对了", with I / my / we /
+   such as "btw / also / since / because / as / 其实 / 因为 / 对了" or a fronted time
+   ("last weekend", "yesterday"), with I / my / we /
    our / 我 / 我们 / 咱, or names "my <someone>" / 我<家人> anywhere, or "As a nurse"
    / 作为一名护士; a Chinese clause without a subject but with a durable cue, "在上海工作",
    "血压有点高", "闺女考上了" (the user's body, people, possessions, job), is the user's
@@ -53,11 +63,23 @@ nested quantifiers, one pass over the clauses):
    disclosure in the turn: :attr:`Analysis.statement`) is durable only when it names a lasting topic
    (:data:`DURABLE_EN` / :data:`DURABLE_ZH`) and is not anchored to a day unless it
    says the lasting thing changed.
+   A lasting condition (:data:`_CONDITION`: an allergy, an intolerance, a diagnosis) is
+   durable even when it was found out in an episode ("ate shrimp last weekend and
+   found out I'm allergic").
 5. **Slot** (:func:`slot_of`): a statement about where the user lives, their work,
-   studies, diet, relationship status or a pregnancy has a slot (and is durable,
-   whatever its date); a later statement in the same slot supersedes the earlier
-   (:mod:`gateway.memorization.neardup`). A statement that something ended ("I stopped
-   running", "我不喝咖啡了": :func:`gateway.memorization.changes.ended_of`) is durable
+   studies, diet, relationship status, vehicle or commute, a child's school or a
+   pregnancy has a slot (and is durable, whatever its date); a later statement in the
+   same slot supersedes the earlier (:mod:`gateway.memorization.neardup`): the same
+   attribute with a new value needs no change word ("we ended up buying a Mazda" after
+   "my Honda Civic..."). Each slot's vocabulary is the attribute's own words (a job
+   title, "internship", "promoted", 升主管, 全职妈妈; a home "in <Place>", a home bought
+   somewhere, 在三亚买了套房; car makes; "bike to work", 通勤, 现在坐地铁; "switched
+   schools", 转学, 考取; "seeing someone", "we split up"; 导师, 研二), and whose
+   statement it is is read per clause (:func:`slot_of`: "our drummer moved to Calgary"
+   is no move of the user's). A statement that something ended ("I stopped
+   running", "我不喝咖啡了": :func:`gateway.memorization.changes.ended_of`), or that a
+   habit switched within its class ("switched to green tea", "现在改游泳了":
+   :data:`gateway.memorization.changes.SWITCH_CLASSES`), is durable
    too, whatever its date, and supersedes the older memory about the ended thing.
 
 What this cannot do (README "What verbatim cannot catch"): facts stated only in the
@@ -71,6 +93,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from gateway.memorization.changes import MY_SOMEONE_ZH as _MY_SOMEONE_ZH
@@ -83,8 +106,9 @@ from gateway.memory.records import MemoryType
 from gateway.runtime.text import HAN_RE
 
 __all__ = [
-    "CHANGE", "DURABLE_EN", "DURABLE_ZH", "MOMENT", "ONE_OFF_ACTIVITY", "ONE_OFF_TIME", "STATE", "Analysis", "Clause",
-    "ClauseKind", "about_someone", "analyse", "clause_kind", "clauses", "is_episode", "same_slot", "slot_of",
+    "CHANGE", "CHRONIC", "DURABLE_EN", "DURABLE_ZH", "HEALTH", "MOMENT", "ONE_OFF_ACTIVITY", "ONE_OFF_TIME", "STATE", "Analysis", "Clause",
+    "ClauseKind", "about_someone", "analyse", "clause_kind", "clauses", "is_episode", "keeps_partner", "same_slot",
+    "slot_of", "slots_of",
 ]
 
 ClauseKind = Literal["disclosure", "question", "request", "small_talk", "meta", "other"]
@@ -93,7 +117,8 @@ ClauseKind = Literal["disclosure", "question", "request", "small_talk", "meta", 
 MAX_CHARS = 4000
 
 _SENTENCE = re.compile(r"[^.!?。！？;；…～\n]+[.!?。！？;；…～\n]*")
-_CLAUSE_CUT = re.compile(r"\s*[,，、:：]\s*|(?<=[\u3400-\u9fff])\s+(?=[\u3400-\u9fff])|\s+(?=(?:but|so|and\s+then|and\s+(?:can|could|what|how|please|i'd\s+like))\b)"
+_CLAUSE_CUT = re.compile(r"\s*[,，、:：]\s*|\s+(?=and\s+(?:the|my|our|his|her|their)\s+(?:[\w'-]+\s+){0,2}?"
+                         r"(?:is|are|was|were|has|have|had|will|keeps?|gets?)\b)|\s*[—–]\s*(?=(?:can|could|would|will|what|how|please|pls|any|anything|help|is\s+there)\b)|(?<=[\u3400-\u9fff])\s+(?=[\u3400-\u9fff])|\s+(?=(?:but|so|and\s+then|and\s+(?:can|could|what|how|please|i'd\s+like))\b)"
                          r"|(?=但是|所以|不过|可是)", re.IGNORECASE)
 _ASKED = re.compile(r"[?？]")
 _LEAD_EN = re.compile(
@@ -104,17 +129,24 @@ _LEAD_EN = re.compile(
     r"recently)\b[\s,:]*){0,3}",
     re.IGNORECASE,
 )
-_LEAD_ZH = re.compile(r"^(?:对了|顺便说一下|顺便说|顺便|另外|其实|因为|既然|由于|话说|嗯+|哦+|啊|那个|所以|但是|不过|而且|"
+_LEAD_ZH = re.compile(r"^(?:哈{2,}|嘿{2,}|呵{2,}|对了|顺便说一下|顺便说|顺便|另外|其实|因为|既然|由于|话说|嗯+|哦+|啊|那个|所以|但是|不过|而且|"
                       r"就是|我跟你说|跟你说一下|跟你说|跟你讲一下|跟你讲|告诉你|说一下|补充一下|还有|然后|最近|现在|目前|平时|"
                       r"是这样的|说真的|老实说)*")
 
+#: A fronted time before the subject ("Last weekend I ate shrimp..."): skipped when
+#: looking for the subject (a clause that is only a time, "last spring", stays an answer).
+_TIME_LEAD_EN = re.compile(r"^(?:yesterday|today|tonight|(?:last|this|next)\s+(?:week|weekend|month|year|night|morning|summer|"
+                           r"winter|spring|fall|autumn)|(?:this|that)\s+(?:morning|afternoon|evening))\b[\s,]+(?=\S)", re.IGNORECASE)
 _FIRST_PERSON_EN = re.compile(r"^(?:i|i'm|im|i've|ive|i'd|i'll|my|we|we're|we've|we'd|our|me\s+and|mine)\b", re.IGNORECASE)
 _PEOPLE_EN = (r"(?:wife|husband|partner|spouse|fianc[ée]e?|boyfriend|girlfriend|son|daughter|kids?|children|child|baby|"
               r"toddler|twins?|mom|mum|mother|dad|father|parents?|brother|sister|siblings?|grandma|grandmother|"
               r"grandpa|grandfather|grandparents?|grandsons?|granddaughters?|grandkids?|grandchild(?:ren)?|in-laws|"
-              r"aunt|uncle|cousin|nephew|niece|family|roommate|flatmate|boss|"
+              r"aunt|uncle|cousin|nephew|niece|family|roommate|flatmate|boss|boy|girl|eldest|oldest|youngest|"
+              r"friends?|bestie|colleagues?|co-?workers?|classmates?|bandmates?|teammates?|neighbou?rs?|landlord|"
+              r"drummer|bassist|guitarist|singer|"
               r"dog|cat|puppy|kitten|pet|hamster|rabbit|bird|parrot|horse|fish)")
-_MY_SOMEONE_EN = re.compile(r"\b(?:my|our)\s+(?:\w+\s+){0,2}" + _PEOPLE_EN + r"\b", re.IGNORECASE)
+_MY_SOMEONE_EN = re.compile(r"\b(?:my|our)\s+(?:\w+\s+){0,2}" + _PEOPLE_EN + r"\b"
+                            r"|\bthe\s+(?:kids|grandkids|children|grandchildren|twins|baby|little\s+ones?)\b", re.IGNORECASE)
 _AS_A_EN = re.compile(r"^as\s+an?\s+\w+", re.IGNORECASE)
 #: A casual statement that drops its subject "I" ("Finally moved out!", "Got a new job",
 #: "Just adopted a kitten"): a past-tense verb of a life change first.
@@ -122,6 +154,15 @@ _DROPPED_I_EN = re.compile(
     r"^(?:(?:just|finally|recently|also|officially)\s+)?(?:got|went|been|moved|started|adopted|quit|bought|switched|signed|joined|landed|"
     r"passed|graduated|finished|booked|became|decided|turned|lost|broke|left|sold|began|married|retired|proposed|"
     r"enrolled|transferred|relocated)\b", re.IGNORECASE)
+#: A self-description with "I'm" dropped, a bare role noun phrase with no verb ("arch
+#: major at UT Austin", "sophomore", "night-shift nurse here"): read as :data:`_AS_A_EN`
+#: ("As a nurse") is, the user's own role (:func:`clause_kind` checks there is no verb).
+_ROLE_NP_EN = re.compile(r"^(?:an?\s+)?(?:[\w'-]+\s+){0,3}?(?:major|student|undergrad|grad\s+student|sophomore|freshman|"
+                         r"postdoc|phd\s+candidate|resident|intern|retiree|" + r"|".join(
+                             ["barista", "nurse", "teacher", "engineer", "developer", "dev", "programmer", "designer",
+                              "lawyer", "doctor", "accountant", "chef", "pharmacist", "architect", "electrician",
+                              "mechanic", "consultant", "freelancer"]) + r")(?:\s+(?:at|in|from|for|with)\s+.{1,40}|\s+here)?$",
+                         re.IGNORECASE)
 _FIRST_PERSON_ZH = re.compile(r"^(?:我|咱们|咱|俺)")
 _AS_A_ZH = re.compile(r"^作为(?:一[名个位])?")
 #: Someone of the user's introduced by name ("my husband Chris", "我女儿叫朵朵"): lasting.
@@ -151,6 +192,7 @@ _REQUEST_EN = re.compile(
     r"|^i\s+(?:want|need|require)\s+(?:you|a|an|some|the|your|help|ideas|advice|tips|suggestions|recommendations|"
     r"options|recipes?|something|anything|more|to\s+know|to\s+find|to\s+figure|to\s+get\s+(?:a|an|some|ideas|help)|"
     r"to\s+ask)\b"
+    r"|^(?:need|want|looking\s+for)\s+(?:a|an|some|help|ideas|advice|tips|suggestions|recommendations|recipes?)\b"
     r"|^i(?:'m|\s+am)\s+(?:looking|searching)\s+for\b|^i(?:'m|\s+am)\s+trying\s+to\s+(?:figure|find|decide|choose|"
     r"work\s+out|understand|pick)\b|^help\s+me\b|^let's\b|^lets\b",
     re.IGNORECASE,
@@ -159,6 +201,7 @@ _META_EN = re.compile(
     r"^i\s+have\s+(?:a|another|one\s+more|some)\s+(?:quick\s+)?(?:question|request|favou?r|idea|thought)s?\b"
     r"|^i(?:'ll|\s+will)\b(?!.*\b(?:next|tomorrow|tonight|on\s+(?:mon|tues|wednes|thurs|fri|satur|sun)day|in\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)\w*)\b)"
     r"|^i\s+(?:think|guess|suppose|agree|disagree|see|understand|get\s+it|know|mean|bet|hope\s+so|appreciate)\b"
+    r"|^i\s+hope\s+(?:i'm|i\s+am|i\s+did|this|that|it|you)\b"
     r"|^i(?:'m|\s+am)\s+(?:back|here|ready|done|confused|lost|sorry|glad|happy\s+to\s+hear|good|fine|ok|okay|not\s+sure)\s*$"
     r"|^(?:that|this|it)(?:'s|\s+is|\s+was|\s+sounds|\s+looks|\s+seems|\s+makes)\s+(?:so\s+|really\s+|very\s+|super\s+)?"
     r"(?:good|great|helpful|useful|perfect|fine|ok|okay|nice|awesome|amazing|interesting|cool|fair|true|right|sense|smart|"
@@ -167,13 +210,20 @@ _META_EN = re.compile(
     r"|^makes\s+sense\b|^hope\s+(?:you're|you\s+are|all\s+is|you\s+had)\b|^wish\s+me\s+luck\b|^fingers\s+crossed\b"
     r"|^you(?:'re|\s+are)\s+(?:a|the|so)?\s*(?:lifesaver|star|legend|best|genius|amazing|awesome|great|helpful|right)\b"
     r"|^thank(?:s|\s+you)\b"
-    r"|^i\s+(?:like|love|hate)\s+(?:it|that|this|these|those|them|your|the\s+(?:idea|first|second|last|third))\b"
+    r"|^(?:i\s+)?(?:like|love|hate)\s+(?:it|that|this|these|those|them|your|the\s+(?:idea|first|second|last|third))\b"
     r"|^my\s+(?:question|request|point|bad)\b",
     re.IGNORECASE,
 )
+#: A statement whose subject is a demonstrative pointing back at the other side's words
+#: ("that's a lot of sugar", "those look hard", 这个太贵了, 那也太难了吧): a reaction to the
+#: reply, not about the user, unless it names the user ("this is my first marathon").
+_DEICTIC_EN = re.compile(r"^(?:that|this|those|these)(?:'s|\s+is|\s+was|\s+are|\s+were|\s+sounds?|\s+looks?|\s+seems?|\s+would|"
+                         r"\s+might|\s+could|\s+will)\b", re.IGNORECASE)
+_DEICTIC_ZH = re.compile(r"^(?:这|那)(?:个|样|些|种)?(?:也|就|都|还|可)?(?:太|挺|真|好|有点|不|是|可以|应该|会|能|得|要)")
+_NAMES_USER = re.compile(r"\b(?:i|i'm|i've|i'd|my|our|we|we're|me|mine)\b|我|咱|俺", re.IGNORECASE)
 
 _QUESTION_END_ZH = re.compile(r"(?:吗|呢|么|嘛|没有|不|吧)[。！!～~…\s]*$")
-_QUESTION_WORD_ZH = re.compile(r"什么(?!都|也)|怎么|怎样|咋|如何|哪|为什么|为啥|(?<![前这那好十])几[个点天岁号次种本]|多少|能不能|可不可以|可以不可以|"
+_QUESTION_WORD_ZH = re.compile(r"什么(?!都|也)|(?<![没])啥(?!都|也|的)|干[嘛吗]|怎么|怎样|咋|如何|哪|为什么|为啥|(?<![前这那好十])几[个点天岁号次种本]|多少|能不能|可不可以|可以不可以|"
                                r"有没有|是不是|要不要|该不该|好不好|行不行|会不会|用不用|需不需要|是否")
 _REQUEST_ZH = re.compile(r"^(?:请|麻烦|帮我|帮忙|给我|替我|你能|你可以|你帮|能不能|可以帮|可不可以|告诉我|推荐|建议|写|列|讲|说说|"
                          r"介绍|解释|翻译|总结|查|算|比较|分析|设计|规划|安排|整理|来|出|做个|做一|生成)"
@@ -181,7 +231,8 @@ _REQUEST_ZH = re.compile(r"^(?:请|麻烦|帮我|帮忙|给我|替我|你能|你
                          r"推荐|建议|帮|得到|做个|做一)"
                          r"|^我(?:该|应该|能|可以|要不要)")
 _META_ZH = re.compile(r"^我(?:有个|有一个|还有个|还有一个)(?:问题|想法|请求)|^我(?:试试|看看|想想|考虑一下|知道了|明白了|懂了|觉得可以|觉得不错)"
-                      r"|^(?:这个|那个|这|那|听起来|看起来)(?:不错|挺好|很好|可以|好|太好了|有道理)")
+                      r"|^(?:这个|那个|这|那|听起来|看起来)(?:不错|挺好|很好|可以|好|太好了|有道理)"
+                      r"|^(?:你|您)(?!们)|^(?:说得|讲得)(?:对|好|是|有道理|太对)|^说到\S{0,3}心坎|^(?:有道理|太对了|确实是)")
 
 #: Lasting topics (English): a disclosure naming one is a profile fact unless anchored to a day.
 DURABLE_EN = re.compile(
@@ -209,7 +260,7 @@ DURABLE_EN = re.compile(
 DURABLE_ZH = re.compile(
     _PEOPLE_ZH + r"|过敏|不耐受|糖尿病|哮喘|高血压|血压|血糖|血脂|胆固醇|痛风|颈椎|腰椎|腰|膝盖|腿|肩|脖子|嗓子|胃|牙|矫正|视力|体重|湿疹|鼻炎|失眠|抑郁|焦虑|怀孕|确诊|诊断|病|药|手术|受伤|近视|眼镜|"
     r"素|吃肉|不吃|不能吃|不喝|戒|忌口|清真|辣|咖啡|茶|酒|烟|海鲜|花生|坚果|鸡蛋|牛奶|乳糖|麸质|"
-    r"住|搬|老家|家乡|出生|长大|城市|小区|房子|公寓|租|"
+    r"住|搬|老家|家乡|出生|长大|城市|小区|房子|公寓|租|宿舍|"
     r"工作|上班|公司|职业|工程师|程序员|老师|护士|医生|经理|设计师|律师|会计|销售|客服|厨师|司机|编辑|记者|公务员|"
     r"前端|后端|运营|学生|在\S{1,8}(?:做|当|干)(?!饭|菜)|自由职业|创业|退休|升职|辞职|离职|跳槽|入职|"
     r"失业|夜班|加班|同事|专业|大学|学校|读书|年级|博士|硕士|上学|毕业|"
@@ -224,7 +275,8 @@ CHANGE = re.compile(
     r"promoted|hired|fired|laid\s+off)|had\s+a\s+baby|was\s+(?:born|diagnosed|promoted|hired|fired)|diagnosed|"
     r"retired|graduated|became|switched|gave\s+up|no\s+longer|anymore|any\s+more|not\s+\w+\s+anymore|"
     r"bought|sold|broke\s+up)\b"
-    r"|搬|换了|辞职|离职|跳槽|入职|养了|结婚|离婚|分手|生了|确诊|退休|毕业|开始|不再|戒了|买了|卖了",
+    r"|搬|换了|辞职|离职|跳槽|入职|养了|结婚|离婚|分手|生了|确诊|退休|毕业|开始|不再|戒了|买了|卖了"
+    r"|升(?:职|任)|升了?(?:为|成)?\S{0,2}?(?:组长|经理|主管|总监|主任)|转学|考(?:上|进|取|起)了?|换导师",
     re.IGNORECASE,
 )
 #: A one-off moment (seed 002 §3.2: events are episodes, the profile is what holds): a
@@ -270,6 +322,39 @@ _CJK = HAN_RE
 _PLAN = re.compile(r"\b(?:i'm|i\s+am|we're|we\s+are)\s+(?:going|flying|heading|travel(?:l)?ing|moving|getting)\s+(?:to|married)\b"
                    r"|\b(?:planning|plan)\s+(?:to|a|on)\b|\bsigned\s+up\s+for\b|\bregistered\s+for\b|\btraining\s+for\b"
                    r"|\bbooked\s+(?:a|our|my|the)\b|打算|计划|准备(?!好)|报了|报名|要去", re.IGNORECASE)
+#: A lasting condition of the body (seed 002 §3.2 counts health among the user's basic
+#: attributes): an allergy, an intolerance, a diagnosis. Found out on a day ("ate mango
+#: the other day and found out I'm allergic", "前几天吃了芒果才知道自己芒果过敏") it still
+#: holds afterwards, so it is durable whatever its date or the episode around it.
+_CONDITION = re.compile(r"\b(?:allergic|allergy|allergies|intolerant|intolerance|celiac|coeliac|diagnosed\s+with|"
+                        r"(?:pre)?diabetic|asthmatic|epileptic)\b|过敏|不耐受|确诊|查出|诊断出", re.IGNORECASE)
+#: The health of the user or their people (seed 002 §3.2 counts it among the basic
+#: attributes; "my daughter is allergic to peanuts" decides dinner too): a condition
+#: (:data:`_CONDITION`), a chronic complaint or a body part that limits them ("bad knees",
+#: "blood pressure", 膝盖, 血压, 痛风, 腰). A lasting fact naming one is marked
+#: ``attribute: health`` so the profile pick keeps a place for it
+#: (:func:`plugins.auto_recall.pick_profile`): "any hikes nearby?" needs the knees, "what
+#: should I order?" the allergy, and neither shares a word with the request.
+HEALTH = re.compile(
+    r"\b(?:allerg\w*|intoleran\w*|celiac|coeliac|(?:pre)?diabet\w*|asthma\w*|epilep\w*|migraines?|arthritis|gout|"
+    r"blood\s+pressure|cholesterol|insomnia|ibs|crohn'?s|eczema|anemi\w*|anaemi\w*|pregnan\w*|"
+    r"(?:bad|weak|sore|injured|dodgy)\s+(?:knees?|back|hips?|shoulders?|ankles?|wrists?)|plantar\s+fasciitis|"
+    r"back\s+pain|knee\s+pain|herniated|sciatica|medication)\b"
+    r"|过敏|不耐受|糖尿病|血糖|血压|高血压|血脂|胆固醇|痛风|哮喘|湿疹|鼻炎|失眠|贫血|腰椎|颈椎|膝盖|关节|胃病|胃不好|怀孕|"
+    r"吃药|服药", re.IGNORECASE)
+#: A diagnosed or chronic condition among :data:`HEALTH` (an allergy, diabetes, high blood
+#: pressure, gout, 过敏, 高血压, 痛风): ``attribute: condition``, which the profile pick
+#: prefers to a passing complaint ("my knee aches after dancing").
+CHRONIC = re.compile(
+    r"\b(?:allerg\w*|intoleran\w*|celiac|coeliac|(?:pre)?diabet\w*|asthma\w*|epilep\w*|arthritis|gout|"
+    r"blood\s+pressure|cholesterol|ibs|crohn'?s|eczema|anemi\w*|anaemi\w*|pregnan\w*|medication)\b"
+    r"|过敏|不耐受|糖尿病|血糖|血压|血脂|胆固醇|痛风|哮喘|湿疹|鼻炎|贫血|怀孕|吃药|服药", re.IGNORECASE)
+#: A mirative lead (the speaker's own surprise at new information: "turns out", "apparently",
+#: "found out", 原来, 才知道; e.g. DeLancey 1997 on mirativity): what follows is a statement
+#: even when the sentence ends in "??" ("turns out im allergic to cats??").
+_MIRATIVE_EN = re.compile(r"^(?:(?:also|and|so|oh|btw|well)\s+)*(?:(?:it\s+)?turns\s+out|apparently|(?:i\s+)?(?:just\s+)?"
+                          r"found\s+out|(?:i\s+)?(?:just\s+)?learned|(?:i\s+)?(?:just\s+)?realized|guess\s+what)\b[\s,:]*(?:that\s+)?",
+                          re.IGNORECASE)
 _LATIN_WORD = re.compile(r"[A-Za-z0-9']+")
 _VERB_EN = re.compile(r"\b(?:is|are|was|were|be|been|being|has|have|had|does|did|do|feels?|felt|looks?|seems?|got|gets|went|goes|"
                       r"made|makes|said|says|loves?|likes?|hates?|wants?|needs?|works?|lives?|can|could|will|would|"
@@ -297,6 +382,7 @@ _OCCUPATIONS = (r"(?:barista|nurse|teacher|engineer|developer|programmer|designe
 #: Chinese job titles for the work slot after 我是 / 当 / 做 ("我是一名护士", "当上销售经理",
 #: "在车企做销售"): the title says the job, like :data:`_OCCUPATIONS` in English.
 _OCCUPATIONS_ZH = (r"(?:老师|教师|医生|护士|程序员|工程师|设计师|会计|律师|销售|经理|总监|主管|司机|厨师|店长|业务员|客服|"
+                   r"后端|前端|全栈|运维|测试|算法|全职妈妈|全职太太|全职爸爸|家庭主妇|宝妈|"
                    r"公务员|文员|编辑|记者|主播|运营|产品经理|架构师|研究员|教授|保安|保洁|快递员|外卖员|药剂师|警察)")
 #: A child's school stage (the class, the school level, an entrance exam passed): "女儿上初二",
 #: "朵朵考上市一中了", "my son starts high school". A statement about someone else of the
@@ -304,15 +390,17 @@ _OCCUPATIONS_ZH = (r"(?:老师|教师|医生|护士|程序员|工程师|设计�
 #: that says one fills the ``school`` slot (:func:`slot_of`); the user's own ("我考上研究生了")
 #: is not theirs. 初一 / 初三 after 年 / 月 are days, 高一点 is "a bit higher".
 _SCHOOL = re.compile(r"[上读]了?(?:小学|初中|高中|大学|幼儿园|托班)|(?<![年月最起提])[初高][一二三](?![十百点些倍截头])|"
-                     r"[一二三四五六]年级|考上|考进|升(?:初中|高中|大学|入)|小升初|"
+                     r"[一二三四五六]年级|考上|考进|考取|考起|升(?:初中|高中|大学|入)|小升初|转学|"
+                     r"\b(?:switched|changed|transferred|moved)\s+schools\b|\bnew\s+school\b|\b(?:primary|secondary|grade)\s+school\b|"
+                     r"\bat\s+(?:[\w']+\s+){1,3}(?:primary|elementary|academy)\b|"
                      r"\b(?:kindergarten|preschool|pre-k|daycare|elementary|middle\s+school|high\s+school|junior\s+high|"
                      r"(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|"
                      r"\d{1,2}(?:st|nd|rd|th))\s+grade|grade\s+\d{1,2}|freshman|sophomore|got\s+into)\b", re.IGNORECASE)
 #: Whose school stage it is, when the sentence says: son / daughter / grandchild (the
 #: ``school`` slot's key: "school:daughter"); a name or "孩子" leaves it unkeyed, and an
 #: unkeyed school slot meets any keyed one (:func:`same_slot`).
-_SCHOOL_WHO = (("daughter", re.compile(r"女儿|闺女|\bdaughter\b", re.IGNORECASE)),
-               ("son", re.compile(r"儿子|\bson\b", re.IGNORECASE)),
+_SCHOOL_WHO = (("daughter", re.compile(r"女儿|闺女|\b(?:daughter|girl)\b", re.IGNORECASE)),
+               ("son", re.compile(r"儿子|\b(?:son|boy)\b", re.IGNORECASE)),
                ("granddaughter", re.compile(r"孙女|\bgranddaughter\b", re.IGNORECASE)),
                ("grandson", re.compile(r"孙子|\bgrandson\b", re.IGNORECASE)))
 #: Two characters before 人 that name no place: "我们年轻人", "我们打工人" are no locals.
@@ -324,39 +412,90 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("work", re.compile(
         r"\b(?:work|working|works)\s+(?:\w+\s+){0,2}(?:at|for|as)\b|\bjob\s+(?:at|as)\b|\bjoined\b|"
         r"\b(?:left|quit)\s+(?:my\s+job|my\s+position|the\s+company|(?-i:[A-Z])\w+)|\blaid\s+off\b|\bnew\s+job\b|"
+        r"\b(?:left|quit)\s+(?:my|the|that)\s+(?:\w+\s+){0,2}(?:job|position|gig)\b|"
+        r"\b(?:took|accepted|got|landed|started)\s+(?:a|an|the)\s+(?:\w+\s+){0,2}(?:job|position|role|offer)\b|\bnew\s+(?:role|position)\b|"
+        r"转行|自由职业|创业|\bwent\s+freelance\b|\bfreelancing\b|\bself-employed\b|\b(?:got|landed|started|starting|doing|my|an?)\s+(?:\w+\s+){0,3}internship\b|\b(?:got\s+)?promoted\b|"
+        r"\bmade\s+(?:me\s+)?(?:the\s+|a\s+)?(?:\w+\s+)?(?:head|lead|manager|director|chief|partner|supervisor)\b|"
+        r"\b(?:stay-at-home|stay\s+at\s+home|full-time|full\s+time)\s+(?:mom|mum|dad|parent|mother|father)\b|\bhomemaker\b|"
+        r"升(?:职|任|了)?(?:为|成)?了?\S{0,4}?(?:组长|经理|主管|总监|主任|队长|店长|主编|合伙人|负责人)|"
         r"\bstarted\s+(?:at|working)\b|\bretired\b|\bunemployed\b|\bbetween\s+jobs\b|"
         r"\b(?:i|we)\s+(?:run|own|opened|started)\s+(?:a|an|my|our)\s+(?:\w+\s+){0,2}(?:business|shop|store|bakery|"
         r"restaurant|cafe|café|bar|salon|studio|company|startup|clinic|practice|farm|agency)\b|"
         r"开了(?:一)?家|开(?:了)?(?:一)?(?:家|个)\S{0,6}(?:店|馆|公司|餐厅|工作室)|"
         r"\b(?:i'm|i\s+am)\s+(?:now\s+)?(?:an?\s+)?(?:\w+\s+)?" + _OCCUPATIONS + r"\b|"
+        r"^(?:\w+\s+){0,2}?as\s+an?\s+(?:[\w-]+\s+)?" + _OCCUPATIONS + r"\b|"
         r"(?<![现正实好存])在\S{0,12}(?:工作|上班|公司|单位|集团|医院|银行|工厂)|辞职|离职|跳槽|入职|退休|失业|换了?(?:份|个)?工作|新工作|"
         r"辞(?:了|掉)(?:工作|职)?|被裁|裁员|升职|升任|转正|当上|(?:找|换)(?:到)?了?(?:一)?(?:份|个)\S{0,10}工作|"
-        r"我是做\S{1,8}?的|(?:我是|我当|我做|当了?|做了?)(?:一名|一个|个)?\S{0,8}?" + _OCCUPATIONS_ZH + r"(?!\S{0,2}(?:朋友|同学|家|说))",
+        r"我是做\S{1,8}?的|(?:我(?:现在|目前|如今)?是|我当|我做|当了?|做了?)(?:一名|一个|个)?\S{0,8}?" + _OCCUPATIONS_ZH + r"(?!\S{0,2}(?:朋友|同学|家|说))",
         re.IGNORECASE)),
     ("residence", re.compile(
-        r"\b(?:live|living|lives|moved|moving|relocated|relocating|based|transferred)\s+(?:\w+\s+)?(?:in|into|to|at|near|by)\b"
+        r"\b(?:live|living|lives|moved|moving|relocated|relocating|based)\s+(?:\w+\s+)?(?:in|into|to|at|near|by)\b"
         r"|\b(?:our|my)\s+(?:new\s+|own\s+)?(?:place|home|apartment|flat|house|studio)\s+(?:is\s+)?(?:in|near)\b"
         r"|\b(?:apartment|flat|house|studio|condo)\s+(?:in|near)\s+(?-i:[A-Z])|\bclosed\s+on\s+a\s+(?:house|home|condo|flat)\b"
+        r"|\b(?:our|my)\s+(?:new\s+|own\s+)?(?:place|home|apartment|flat|house|studio|condo|townhouse)\b[^.!?;]{0,40}?\b(?:in|near)\s+(?-i:[A-Z])"
+        r"|\bbought\s+(?:a|an|our|my)\s+(?:\w+\s+)?(?:house|home|condo|flat|apartment|place)\s+(?:in|near)\b"
+        r"|在\S{1,8}?买了?(?:个|套|一套|一个|间)?\S{0,3}房|在\S{1,6}养老|回(?:到)?老家|安家|落户|\bsettled\s+in\b"
+        r"|宿舍|合租|租了?(?:个|一个|一间|一套)?(?:房|单间|公寓)|\b(?:dorm|dorms|dormitory|halls\s+of\s+residence)\b"
         r"|\b(?:i'm|i\s+am|we're|we\s+are)\s+in\s+(?-i:[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\s*(?:$|[,.!]|and\b)"
-        r"|住(?!院|宿|酒店|了一晚)|搬(?:到|去|家|来)|调(?:到|去)|外派|定居|现居"
+        r"|住(?!院|宿|酒店|了一晚)|搬(?:到|去|家|来)|定居|现居"
         r"|我们(?!" + _NOT_PLACE_ZH + r")[\u4e00-\u9fff]{2}人(?!家|员|士|物|类|口|群|民|生|工)",
         re.IGNORECASE)),
-    ("study", re.compile(r"\b(?:student|studying|majoring|major\s+in|courses?|degree\s+in|enrolled|phd\s+in|"
-                         r"master'?s\s+in)\b|读(?:研|博|大学|本科|大[一二三四]|高[一二三]|初[一二三])|专业|在读|上大学|转专业|考上|考研|研究生",
+    ("study", re.compile(r"\b(?:student|studying|majoring|major\s+in|degree\s+in|enrolled|phd\s+in|sophomore|freshman|undergrad|"
+                         r"[\w-]+\s+major(?=\s+(?:at|in|from)\b|\s*[,.;!?]|\s*$)|"
+                         r"master'?s\s+in|(?:switched|changed|dropped|taking|doing|my)\s+(?:\w+\s+)?courses?|courses?\s+(?:in|at)|"
+                         r"(?:my|new)\s+(?:phd\s+|thesis\s+)?(?:advisor|adviser|supervisor)|thesis\s+(?:topic|is\s+on))\b"
+                         r"|读(?:研|博|大学|本科|大[一二三四]|高[一二三]|初[一二三])|专业|在读|上大学|转专业|考上|考研|研究生"
+                         r"|(?<![\u4e00-\u9fff])(?:研|博)[一二三四五](?![\u4e00-\u9fff]{0,1}[点些])|导师|研究方向|课题",
                          re.IGNORECASE)),
     ("diet", re.compile(r"\b(?:vegetarian|vegan|pescatarian|plant-based|keto|carnivore)\b|"
                         r"\beat(?:ing|s)?\s+(?:meat|fish|chicken|pork|beef)\b|"
                         r"素食|吃素|吃肉|不吃肉|开荤|吃(?:鱼|鸡|猪|牛|羊)|鸡肉|猪肉|牛肉", re.IGNORECASE)),
-    ("relationship", re.compile(r"\b(?:married|divorced|single|engaged|fianc[ée]e?|separated|widowed|broke\s+up|split\s+up|"
+    ("relationship", re.compile(r"\b(?:married|divorced|single|engaged|fianc[ée]e?|separated|widowed|broke\s+up|"
                                 r"dating|together\s+(?:for\s+)?\d+\s+years)\b|\bmy\s+(?:girlfriend|boyfriend)\b|"
-                                r"结婚|离婚|单身|订婚|分手|恋爱|脱单|男朋友|女朋友", re.IGNORECASE)),
+                                r"\b(?:we|i)\s+(?:\w+\s+)?split\s+up\b|\bsplit\s+up\s+with\b|\b(?:the|our|my)\s+relationship(?:'s|\s+is)\s+over\b|"
+                                r"\b(?:i'm|i\s+am|i've\s+been)\s+seeing\s+someone\b|\bmy\s+new\s+(?:partner|boyfriend|girlfriend)\b|"
+                                r"结婚|离婚|单身|订婚|分手|恋爱|脱单|男朋友|女朋友|领证|复合", re.IGNORECASE)),
     ("vehicle", re.compile(r"\b(?:my|our)\s+(?:\w+\s+){0,2}(?:car|truck|van|suv|motorcycle|motorbike|scooter|e-?bike)\b"
-                           r"|\b(?:i|we)\s+(?:drive|ride)\s+(?:a|an)\b|\b(?:got|bought|leased)\s+(?:a|an)\s+(?:new\s+|used\s+)?"
+                           r"|\b(?:i|we)\s+(?:drive|ride)\s+(?:a|an)\b"
+                           r"|\b(?:went\s+with|ended\s+up\s+(?:with|buying|getting|going\s+with))\s+(?:a|an|the)\s+(?:new\s+|used\s+)?(?:\w+\s+)?"
+                           r"(?:car|truck|van|suv|motorcycle|scooter|e-?bike|honda|toyota|ford|nissan|mazda|subaru|hyundai|kia|"
+                           r"volkswagen|vw|bmw|audi|tesla|volvo|jeep|prius|civic|corolla|camry)\b|\b(?:got|bought|leased)\s+(?:a|an)\s+(?:new\s+|used\s+)?"
                            r"(?:\w+\s+)?(?:car|truck|van|suv|motorcycle|motorbike|scooter|e-?bike)\b"
-                           r"|(?:我|我们|我家)的?(?:那|这)?辆|车换了|换了?(?:辆|台)?车|开的是|电动车|新车|卖了?车|车卖了", re.IGNORECASE)),
+                           r"|\b(?:my|our)\s+(?:\w+\s+){0,2}(?:honda|toyota|ford|chevy|chevrolet|nissan|mazda|subaru|hyundai|kia|"
+                           r"volkswagen|vw|bmw|audi|mercedes|tesla|volvo|jeep|prius|civic|corolla|camry|accord|jetta|golf)\b"
+                           r"|\b(?:commute|commuting|get\s+to\s+work|ride\s+to\s+work|drive\s+to\s+work|bike\s+to\s+work|"
+                           r"walk\s+to\s+work|(?:take|catch)\s+the\s+(?:bus|train|subway|metro|tube|tram)\s+to\s+work)\b"
+                           r"|(?:我|我们|我家)的?(?:那|这)?辆|车换了|换了?(?:辆|台)?车|开的是|电动车|新车|卖了?车|车卖了"
+                           r"|(?:比亚迪|特斯拉|丰田|本田|大众|宝马|奔驰|奥迪|理想|蔚来|小鹏)(?!股)"
+                           r"|通勤|(?:开车|骑车|坐地铁|坐公交|挤地铁|打车)(?:上下班|上班)|现在\S{0,4}?(?:共享单车|地铁|公交|骑车|步行|打车)",
+                           re.IGNORECASE)),
     ("pregnancy", re.compile(r"\b(?:pregnant|expecting\s+(?:a|our|twins)|due\s+in|was\s+born|were\s+born|gave\s+birth|"
                              r"(?:she|he|baby|they)(?:'s|'re|\s+is|\s+are)\s+here)\b|怀孕|预产期|出生|生了|宝宝出生", re.IGNORECASE)),
 )
+#: A relationship going on (engaged, married, 领证, 结婚, 订婚), not ending: it retires
+#: what was said about the partner only when it names the partner again
+#: (:func:`keeps_partner`), so a change of status never loses who the partner is.
+_PROGRESSION = re.compile(r"\b(?:engaged|married|marrying|wedding|proposed|fianc[ée]e?)\b|领证|结婚|订婚|求婚|婚礼",
+                          re.IGNORECASE)
+_ENDED_RELATIONSHIP = re.compile(r"\b(?:divorc\w*|separated|broke\s+up|split\s+up|single|over|ex|seeing\s+someone)\b"
+                                 r"|离婚|分手|单身|前任|前夫|前妻", re.IGNORECASE)
+_NAME_EN = re.compile(r"(?<!^)(?<![.!?]\s)\b(?-i:[A-Z][a-z]+)\b")
+_NAME_ZH = re.compile(_PEOPLE_ZH + r"(?:叫)?(?P<n>[\u4e00-\u9fff]{2})")
+
+
+def keeps_partner(new: str, older: str) -> bool:
+    """``older`` (about someone of the user's: "我男朋友阿杰是个游戏迷") stays live beside a
+    newer ``relationship`` statement ``new`` that says the relationship goes on
+    (:data:`_PROGRESSION`: "我们十月份领证") without naming the partner again: retiring
+    it would lose who the partner is. A statement that ends a relationship, or that
+    names the partner ("I proposed to Zoe"), retires it as any slot statement does."""
+    if not _PROGRESSION.search(new) or _ENDED_RELATIONSHIP.search(new):
+        return False
+    names = {m.group() for m in _NAME_EN.finditer(older) if m.group() not in ("I", "My", "Our")}
+    names |= {m.group("n") for m in _NAME_ZH.finditer(older)}
+    return bool(names) and not any(name in new for name in names)
+
+
 #: Slots a sentence about someone else of the user's can still fill: "my girlfriend
 #: Zoe..." says the user is in a relationship; "she was born on May 3rd" ends a pregnancy.
 _SHARED_SLOTS = ("relationship", "pregnancy")
@@ -378,12 +517,15 @@ class Clause:
 class Formed:
     """One memory a turn forms: its text (the user's words), whether it is a lasting
     fact (profile scope), its type (``preference`` / ``semantic`` when lasting, else
-    ``episodic``) and its supersede slot (:func:`slot_of`) or None."""
+    ``episodic``), its supersede slot (:func:`slot_of`) or None, and ``attribute``:
+    ``condition`` (:data:`CHRONIC`) or ``health`` (:data:`HEALTH`) for a lasting fact
+    about the health of the user or their people with no slot, else None."""
 
     text: str
     durable: bool
     type: MemoryType
     slot: str | None
+    attribute: str | None = None
 
 
 @dataclass(frozen=True)
@@ -461,6 +603,8 @@ def clause_kind(clause: Clause, first: bool = False) -> ClauseKind:
             return "request"
         if clause.asked or _QUESTION_END_ZH.search(core) or _QUESTION_WORD_ZH.search(core):
             return "question"
+        if _DEICTIC_ZH.search(core) and not _NAMES_USER.search(core):
+            return "meta"  # 这个太贵了: about the reply
         if _META_ZH.search(core) or is_small_talk(core):
             return "meta" if core != text or not is_small_talk(core) else "small_talk"
         if _FIRST_PERSON_ZH.search(core) or _MY_SOMEONE_ZH.search(core) or _AS_A_ZH.search(core):
@@ -471,14 +615,22 @@ def clause_kind(clause: Clause, first: bool = False) -> ClauseKind:
             return "disclosure"  # Chinese drops the subject: "在上海工作" is the user's
         return "other"
     core = _core_en(text) or text
+    surprise = _MIRATIVE_EN.match(text)
+    if surprise and surprise.end() < len(text):
+        told = _core_en(text[surprise.end():])
+        if _FIRST_PERSON_EN.search(told) or _MY_SOMEONE_EN.search(told):
+            return "disclosure"  # "turns out im allergic to cats??": news, not a question
     if _REQUEST_EN.search(core):
         return "request"
     if _QUESTION_IN_EN.search(core) or clause.asked or _QUESTION_START_EN.search(core):
         return "question"
-    if _META_EN.search(core):
+    if _META_EN.search(core) or (_DEICTIC_EN.search(core) and not _NAMES_USER.search(core)):
         return "meta"
-    if _FIRST_PERSON_EN.search(core) or _MY_SOMEONE_EN.search(core) or _AS_A_EN.search(core) or _DROPPED_I_EN.search(core):
+    subject = _TIME_LEAD_EN.sub("", core)
+    if _FIRST_PERSON_EN.search(subject) or _MY_SOMEONE_EN.search(core) or _AS_A_EN.search(core) or _DROPPED_I_EN.search(subject):
         return "disclosure"
+    if _ROLE_NP_EN.match(core) and not _VERB_EN.search(core):
+        return "disclosure"  # "arch major at UT Austin": "I'm" dropped
     if _PRONOUN_EN.search(core) and not first:
         return "disclosure"  # "..., she loves gardening": its antecedent is kept with it
     return "other"
@@ -486,8 +638,11 @@ def clause_kind(clause: Clause, first: bool = False) -> ClauseKind:
 
 def slot_of(text: str) -> str | None:
     """The supersede slot a durable statement fills (``residence``, ``work``, ``study``,
-    ``diet``, ``relationship``, ``vehicle``, ``pregnancy``), or None. A statement led by "my
-    <someone>" / 我<家人> or a pronoun is about that person: it fills only
+    ``diet``, ``relationship``, ``vehicle``, ``pregnancy``), or None. Read clause by clause
+    (:data:`_SLOT_PIECE`), the first slot found wins; a clause led by "my
+    <someone>" / 我<家人> or a pronoun (or, with no subject of its own, following such a
+    clause) is about that person, unless the user is the object ("they made me
+    manager": :data:`_ME_OBJECT`): it fills only
     :data:`_SHARED_SLOTS`, or ``school`` / ``school:<son|daughter|grandson|granddaughter>``
     when it says a child's school stage (:data:`_SCHOOL`: "我女儿上初二" -> ``school:daughter``,
     "朵朵考上一中了" -> ``school``; compare two slots with :func:`same_slot`)."""
@@ -495,10 +650,62 @@ def slot_of(text: str) -> str | None:
     if _SCHOOL.search(text) and (someone or (bool(_CJK.search(text)) and not _FIRST_PERSON_ZH.search(_core_zh(text)))):
         who = [key for key, pattern in _SCHOOL_WHO if pattern.search(text)]
         return f"school:{who[0]}" if len(who) == 1 else "school"
-    for name, pattern in _SLOTS:
-        if pattern.search(text) and (not someone or name in _SHARED_SLOTS):
-            return name
-    return None
+    found = slots_of(text, first=True)
+    return found[0] if found else None
+
+
+@lru_cache(maxsize=4096)
+def slots_of(text: str, first: bool = False) -> tuple[str, ...]:
+    """Every slot of :data:`_SLOTS` a statement fills, in order (:func:`slot_of` reads the
+    first; ``first``: stop there). A transfer by the employer to a place
+    (:data:`_TRANSFER`: "公司把我调到重庆了", "I got transferred to Denver") fills
+    ``work`` and ``residence``: it changes where the user works and lives; one to a
+    department ("调去门诊") neither (the occupation and the home stay). Linear in ``len(text)``;
+    cached (a pure function of the text, asked for the same clause and memory several
+    times while a turn is analysed)."""
+    out: list[str] = []
+    led = False  # the clause before was led by someone of the user's
+    for piece in _SLOT_PIECE.split(text):
+        core = _core_zh(_core_en(piece))
+        if not core:
+            continue
+        own = _OWN_SUBJECT.match(core)
+        if own:
+            led = about_someone(piece) and not _EXPLETIVE.match(core) and not _ME_OBJECT.search(piece)
+        mine = not led  # a clause with no subject of its own has the one before ("my sister got a job, now works at Globex")
+        for name, pattern in _SLOTS:
+            if (mine or name in _SHARED_SLOTS) and name not in out and pattern.search(piece):
+                out.append(name)
+                if first:
+                    return tuple(out)
+        if mine:
+            transfer = _TRANSFER.search(piece)
+            if transfer:
+                if not (transfer.group("unit") or transfer.group("dept")):  # to a department: the job and home stay
+                    out.extend(n for n in ("work", "residence") if n not in out)
+    return tuple(out)
+
+
+#: A transfer by the employer (Chinese 调到 / 调去 / 派到, English "transferred to"),
+#: ``unit``: to a unit of the organisation (科 部 门诊 组 岗 处 室 中心 分行 ...: a
+#: department, not a place).
+_TRANSFER = re.compile(r"(?:调|派|外派|调动)(?:到|去|往)(?:了)?(?P<unit>\S{0,6}?(?:科|部|门诊|组|岗|处|室|中心|分行|支行|病房|车间|项目))?"
+                       r"|\b(?:got\s+|been\s+|was\s+)?transferred\s+to\b(?P<dept>\s+(?:the\s+)?\w+\s+(?:team|department|dept|unit|ward|desk))?",
+                       re.IGNORECASE)
+
+
+#: Where :func:`slot_of` cuts a statement into clauses, each with its own subject ("our
+#: drummer moved to Calgary" is not the user's move; in "Well, it's done — our new condo
+#: is near our daughter in Portland" the home is).
+_SLOT_PIECE = re.compile(r"[,.;:!?，。；：！？\n]+|\s+[—–-]{1,2}\s+|—")
+#: A clause that names its own subject: the user, someone of the user's, a pronoun or a name.
+_OWN_SUBJECT = re.compile(r"(?:i|i'm|im|i've|i'd|we|we're|we've|my|our|me|he|she|they|he's|she's|they're|his|her|their|"
+                          r"it|it's)\b|(?-i:[A-Z][a-z]+)\s|我|咱|俺|他|她|它", re.IGNORECASE)
+#: The user as the object of what someone did to their work or home ("they made me
+#: finance manager", "公司把我调到重庆了"): the slot is still the user's.
+_ME_OBJECT = re.compile(r"\b(?:made|hired|promoted|fired|moved|transferred|offered|gave|let)\s+me\b|把我", re.IGNORECASE)
+#: "it's" / "it" with no one behind it ("Well, it's done"): no person leads the clause.
+_EXPLETIVE = re.compile(r"(?:it|it's|its)\b", re.IGNORECASE)
 
 
 def same_slot(a: str | None, b: str | None) -> bool:
@@ -567,13 +774,23 @@ def analyse(text: str) -> Analysis:
 def _groups(parts: list[Clause], kinds: tuple[ClauseKind, ...], kept: list[int]) -> list[list[int]]:
     """``kept`` cut into memories: a clause that fills a slot starts its own memory,
     which its continuations (``other`` clauses) and further clauses of the same slot
-    join ("I'm not vegetarian anymore, I eat fish now"); the next other disclosure
-    starts another."""
+    join ("I'm not vegetarian anymore, I eat fish now"), and so does a clause without a
+    slot led by a pronoun (its antecedent is in the group: "my boy switched schools, he's
+    at Westdene now"); a clause after one that ends in a colon is what the colon
+    announces ("Big news at work: they made me manager"), one memory with it. The next
+    other disclosure starts another."""
     groups: list[list[int]] = []
     current: str | None = None  # the slot of the last group
     for i in kept:
         own = slot_of(parts[i].text) if kinds[i] == "disclosure" else None
-        if groups and (own == current or (own is None and (current is None or kinds[i] != "disclosure"))):
+        core = _core_zh(_core_en(parts[i].text))
+        anaphor = own is None and bool(_PRONOUN_EN.match(core) or _PRONOUN_ZH.match(core))
+        announced = bool(groups) and groups[-1][-1] == i - 1 and parts[i - 1].sep.strip()[:1] in (":", "：")
+        if announced:
+            groups[-1].append(i)
+            current = own or current
+            continue
+        if groups and (own == current or anaphor or (own is None and (current is None or kinds[i] != "disclosure"))):
             groups[-1].append(i)  # same slot, a continuation, or more of the unslotted rest
             continue
         groups.append([i])
@@ -587,7 +804,10 @@ def _formed(memory: str, told: bool = True) -> Formed:
     kind = MemoryType.EPISODIC
     if durable:
         kind = MemoryType.PREFERENCE if PREFERENCE_CUES.search(memory) and not slot else MemoryType.SEMANTIC
-    return Formed(memory, durable, kind, slot)
+    attribute = None
+    if durable and not slot and HEALTH.search(memory):
+        attribute = "condition" if CHRONIC.search(memory) else "health"
+    return Formed(memory, durable, kind, slot, attribute)
 
 
 def _joined(parts: list[Clause], kept: list[int]) -> str:
@@ -641,6 +861,8 @@ def _durable(memory: str, told: bool = True) -> bool:
     about themselves or their people), else it is a statement about something else."""
     if slot_of(memory) or _NAMED_PERSON.search(memory) or _PLAN.search(memory):
         return True  # where the user lives, works, studies, what they eat, who their people are: lasting whatever the date
+    if _CONDITION.search(memory) and (told or _FIRST_PERSON_ZH.search(_core_zh(memory))):
+        return True  # an allergy or a diagnosis holds after the day it was found out
     if ended_of(memory):
         return True  # something lasting ended ("I stopped running", "我不喝咖啡了"): lasting whatever the date
     if told:

@@ -25,7 +25,11 @@ Supersede, when the new memory is a profile statement that fills a slot (its
 :func:`gateway.memorization.disclosure.slot_of`) and is no duplicate: every live profile
 memory among the hybrid search's :data:`SLOT_CANDIDATES` best hits (vector and keyword
 rankings: the earlier statement may share words more than meaning) that fills the same slot
-(its own ``metadata.slot``, or the slot its text names) is retired for it: the newest
+(its own ``metadata.slot``, or the slot its text names; the new memory may fill more
+than one: a transfer by the employer, "公司把我调到重庆了", fills work and residence,
+:func:`gateway.memorization.disclosure.slots_of`) is retired for it (not a memory about
+the partner when the relationship goes on and the new statement does not name them:
+:func:`gateway.memorization.disclosure.keeps_partner`): the newest
 becomes an op ``update`` (retired with ``superseded_by``, kept for audit, never recalled
 again), the others ``delete`` (retired). "I moved to Berlin" retires "I live in Lisbon";
 "I'm not vegetarian anymore" retires "I've been vegetarian since last year".
@@ -59,7 +63,7 @@ import unicodedata
 from typing import Any
 
 from gateway.memorization.changes import Ended, ended_of, is_about
-from gateway.memorization.disclosure import about_someone, same_slot, slot_of
+from gateway.memorization.disclosure import about_someone, keeps_partner, same_slot, slot_of, slots_of
 from gateway.memorization.plan import Op, Plan
 from gateway.memory.embeddings.base import embed_query
 from gateway.memory.records import MemoryRecord, MemoryType, NewMemory, Scope, Tenant
@@ -279,6 +283,7 @@ def decide(plan: Plan, hits: dict[int, list[Any]]) -> Plan:
         ended: tuple[Ended, ...] = ()
         if target is None and index in hits:
             slot = memory.metadata.get("slot") if memory.scope is Scope.PROFILE else None
+            slots = (slot, *slots_of(memory.text)) if slot else ()  # a transfer fills work and residence
             ended = ended_of(memory.text) if memory.scope is Scope.PROFILE else ()
             for hit in hits[index]:
                 record: MemoryRecord = hit.record
@@ -289,7 +294,8 @@ def decide(plan: Plan, hits: dict[int, list[Any]]) -> Plan:
                         is_near_duplicate(memory.text, record.text, hit.similarity):
                     target, why = record.id, f"similarity {hit.similarity:.3f}"
                 if slot and record.scope is Scope.PROFILE and \
-                        same_slot(record.metadata.get("slot") or slot_of(record.text), slot):
+                        any(same_slot(record.metadata.get("slot") or slot_of(record.text), new) for new in slots) and \
+                        not (slot == "relationship" and about_someone(record.text) and keeps_partner(memory.text, record.text)):
                     replaced.append(record)
                 elif ended and _same_speaker(memory, record) and _ends(ended, record.text, hit.similarity):
                     replaced.append(record)

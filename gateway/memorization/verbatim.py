@@ -147,6 +147,8 @@ def _formed_op(job: Job, turn: Turn, formed: Formed, n: int, context_after: bool
     memory = _memory(job, turn, formed.text, formed.type if formed.durable else None, context_after)
     if formed.slot:
         memory = memory.model_copy(update={"metadata": {**memory.metadata, "slot": formed.slot}})
+    elif formed.attribute:  # the user's health: the profile pick keeps a place for it
+        memory = memory.model_copy(update={"metadata": {**memory.metadata, "attribute": formed.attribute}})
     slot = turn.hash if n == 0 else f"{turn.hash}:{n}"
     return Op(kind="add", id=memory_id_for(job.job_id, slot, job.enqueued_ms), memory=memory, reason="verbatim")
 

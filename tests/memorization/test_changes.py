@@ -29,7 +29,7 @@ ALICE = Tenant("alice", "tutor")
     ("我不喝咖啡了，现在只喝茶", ["咖啡", "喝"]),  # and the switched habit of drinking
     ("我已经不去健身房了", ["身房"]),
     ("我把烟戒了", ["烟"]),
-    ("咖啡换成了茶", ["咖啡"]),
+    ("咖啡换成了茶", ["咖啡", "class:drink"]),  # and the drinking habit switched (SWITCH_CLASSES)
     ("我以前住在上海", ["上海"]),
     ("Jo moved out at the weekend, so we have a spare room.", ["jo"]),
     ("No more night shifts for me, I'm on days.", ["shift"]),

@@ -178,7 +178,7 @@ def test_a_habit_on_a_weekday_is_not_a_one_off_time():
     ("Went fully vegan last month… any easy swap for my Sunday omelette?", "Went fully vegan last month", "diet"),
     ("血压有点高，饮食上要注意什么", "血压有点高", None),
     ("车卖了 现在坐地铁上班 通勤路上听什么好", "车卖了，现在坐地铁上班", "vehicle"),
-    ("闺女考起了！北京的大学", "闺女考起了！北京的大学", None),
+    ("闺女考起了！北京的大学", "闺女考起了！北京的大学", "school:daughter"),  # 考起 (dialect 考上): an entrance exam passed
     ("在杭州做会计，月底特别忙，有什么提神的办法吗", "在杭州做会计，月底特别忙", "work"),  # a job title
 ])
 def test_an_update_before_a_question_and_a_chinese_statement_without_subject_are_kept(

@@ -69,3 +69,14 @@ def test_topical_events_are_the_best_ranked_sharing_a_topic_and_not_shown():
     shown = {events[1].record.id}
     assert _texts(pick_topical(events, 2, kids, shown)) == ["Theo's first day at daycare", "our kid lost a tooth"]
     assert pick_topical(events, 0, kids, set()) == () and pick_topical(events, 2, frozenset(), set()) == ()
+
+
+def test_a_health_fact_ranked_low_keeps_one_place_beside_the_slots():
+    ranked = [hit(f"fact {n}", 0.9 - n / 100) for n in range(6)]
+    ranked += [hit(f"slot {n}", 0.5 - n / 100, metadata={"slot": f"s{n}"}) for n in range(3)]
+    ranked += [hit("bad knees", 0.2, metadata={"attribute": "health"}), hit("sore back", 0.1, metadata={"attribute": "health"})]
+    picked = pick_profile(ranked, 5)
+    assert _texts(picked) == ["fact 0", "slot 0", "slot 1", "slot 2", "bad knees"]
+    ranked.append(hit("allergic to kiwi", 0.05, metadata={"attribute": "condition"}))  # a condition before a complaint
+    assert _texts(pick_profile(ranked, 5)) == ["fact 0", "slot 0", "slot 1", "slot 2", "allergic to kiwi"]
+    assert _texts(pick_profile(ranked, 2)) == ["fact 0", "slot 0"]  # no room beside one other fact: no health place
