@@ -40,7 +40,7 @@ browser:
 	else echo "make test: chromium/chromedriver missing and not installable here (needs root and apt-get): the browser tests will skip"; fi
 
 test: install-test browser
-	$(BIN)/ruff check gateway plugins bench
+	$(BIN)/ruff check gateway plugins bench tests
 	$(BIN)/mypy
 	$(BIN)/pytest -q -n 2 --dist loadfile --durations=15
 

@@ -104,7 +104,7 @@ def test_every_help_text_is_plain_text():
     import re
 
     seen = 0
-    for path, command in _commands(main, ["memgate"]):
+    for path, _command in _commands(main, ["memgate"]):
         result = CliRunner().invoke(main, [*path[1:], "--help"])
         assert result.exit_code == 0, (path, result.output)
         markup = re.findall(r"``|:(?:mod|class|func|meth|attr|data):`", result.output)
@@ -118,7 +118,7 @@ def test_commands_run_while_a_clients_variable_is_unset_and_serve_refuses(tmp_pa
     path = tmp_path / "gateway.yaml"
     path.write_text(json.dumps({
         "clients": [{"key": "k-zoe", "user_id": "zoe", "friend_id": "pal"},
-                    {"key": "${%s}" % unset, "user_id": "groupbot", "service": True, "group": True}],
+                    {"key": f"${{{unset}}}", "user_id": "groupbot", "service": True, "group": True}],
         "memory": {"redis_url": redis_url, "key_prefix": "cli" + uuid.uuid4().hex[:8]},
     }))
     listed = memgate("memories", "list", "--config", str(path), "--user", "zoe")  # friend from clients.0

@@ -24,7 +24,7 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="th
 KEYS = [f"k{i}" for i in range(48)]  # spread over every primary's slots
 
 
-async def round_of_traffic(client) -> int:  # noqa: ANN001
+async def round_of_traffic(client) -> int:
     """SET then GET every key, concurrently; how many failed."""
     async def one(key: str) -> int:
         try:
@@ -36,7 +36,7 @@ async def round_of_traffic(client) -> int:  # noqa: ANN001
     return sum(await asyncio.gather(*(one(k) for k in KEYS)))
 
 
-def assert_one_object_per_node(client) -> None:  # noqa: ANN001
+def assert_one_object_per_node(client) -> None:
     manager = client.nodes_manager
     for nodes in manager.slots_cache.values():
         assert all(node is manager.nodes_cache[node.name] for node in nodes)

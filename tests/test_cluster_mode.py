@@ -25,7 +25,7 @@ def client(gw, key: str) -> httpx.Client:
     return httpx.Client(base_url=gw.url, headers={"authorization": f"Bearer {key}"}, timeout=30)
 
 
-def poll(check, what: str, timeout_s: float = 60.0):  # noqa: ANN001, ANN201
+def poll(check, what: str, timeout_s: float = 60.0):
     """``check()`` until truthy (returned), with a deadline (memorization is asynchronous)."""
     deadline = time.monotonic() + timeout_s
     while not (result := check()):
@@ -35,7 +35,7 @@ def poll(check, what: str, timeout_s: float = 60.0):  # noqa: ANN001, ANN201
 
 
 def test_cluster_mode_needs_urls_of_redis_nodes():
-    with pytest.raises(ValidationError, match="needs memory.redis_url"):
+    with pytest.raises(ValidationError, match=r"needs memory\.redis_url"):
         MemoryConfig(cluster=True)
     with pytest.raises(ValidationError, match="redis:// or rediss://"):
         MemoryConfig(cluster=True, redis_url="redis://127.0.0.1:7000,unix:///tmp/redis.sock")
@@ -135,7 +135,7 @@ async def test_the_search_backend_is_refused_on_a_cluster_even_with_a_query_engi
     takes vectorset and search is refused with a message naming the setting."""
     from gateway.memory import factory
 
-    async def engine_everywhere(_client) -> bool:  # noqa: ANN001
+    async def engine_everywhere(_client) -> bool:
         return True
 
     monkeypatch.setattr(factory, "has_query_engine", engine_everywhere)
@@ -143,7 +143,7 @@ async def test_the_search_backend_is_refused_on_a_cluster_even_with_a_query_engi
     try:
         assert await factory.choose_backend(client_, "auto") == "vectorset"
         assert await factory.choose_backend(client_, "auto", recorded="search") == "vectorset"
-        with pytest.raises(factory.BackendUnavailable, match="memory.cluster"):
+        with pytest.raises(factory.BackendUnavailable, match=r"memory\.cluster"):
             await factory.choose_backend(client_, "search")
     finally:
         await client_.aclose()

@@ -49,7 +49,7 @@ def test_mid_stream_disconnect_closes_upstream(start_gateway, upstream):
     wait_for(lambda: upstream.disconnects)  # only a real disconnect is recorded
     assert upstream.completed_streams == completed  # cancelled, not run to its end
     wait_for(lambda: any("on_complete:cancelled" in e for e in tp.EVENTS))
-    partial = [e for e in tp.EVENTS if "on_complete" in e][0]
+    partial = next(e for e in tp.EVENTS if "on_complete" in e)
     assert int(partial.rsplit(":", 1)[1]) < 200  # a partial reply, not the whole text
     tp.EVENTS.clear()
 
@@ -77,10 +77,10 @@ async def test_a_thousand_aborted_streams_leave_no_pool_slot_taken(start_gateway
 
     limits = httpx.Limits(max_connections=50, max_keepalive_connections=0)
     async with httpx.AsyncClient(timeout=60, limits=limits) as client:
-        for start in range(0, 1000, 50):
+        for _start in range(0, 1000, 50):
             await asyncio.gather(*(abort_one(client) for _ in range(50)))
     deadline = time.monotonic() + 30
-    while upstream.open_responses and time.monotonic() < deadline:
+    while upstream.open_responses and time.monotonic() < deadline:  # noqa: ASYNC110 - another thread's counter
         await asyncio.sleep(0.01)
     assert upstream.open_responses == 0
     upstream.default = None

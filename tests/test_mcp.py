@@ -4,6 +4,7 @@ real ``memgate mcp`` subprocess; real Redis, the real local embedding model."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import sys
@@ -218,10 +219,10 @@ async def test_http_allow_lists_are_configurable(start_gateway: Any) -> None:
     headers = {"host": f"memgate.internal:{gw.port}", "origin": "https://app.example"}
     async with http_session(gw, ALICE_KEY, **headers) as alice:
         assert {t.name for t in (await alice.list_tools()).tools} == TOOLS
-    local = httpx.post(gw.url + "/mcp", json=INIT, headers=MCP_HEADERS)  # Host 127.0.0.1: no longer listed
+    local = await asyncio.to_thread(httpx.post, gw.url + "/mcp", json=INIT, headers=MCP_HEADERS)  # Host 127.0.0.1: no longer listed
     assert local.status_code == 421
     off = start_gateway(mcp={"dns_rebinding_protection": False})
-    anywhere = httpx.post(off.url + "/mcp", json=INIT, headers={**MCP_HEADERS, "host": "anything.example"})
+    anywhere = await asyncio.to_thread(httpx.post, off.url + "/mcp", json=INIT, headers={**MCP_HEADERS, "host": "anything.example"})
     assert anywhere.status_code == 200
 
 
@@ -266,11 +267,10 @@ async def test_stdio_serves_while_another_clients_variable_is_unset(tmp_path: An
     unset = "MEMGATE_TEST_UNSET_" + uuid.uuid4().hex[:8].upper()
     path = tmp_path / "gateway.yaml"
     path.write_text(
-        "memory: {redis_url: '%s', key_prefix: mcp%s}\n"
+        f"memory: {{redis_url: '{redis_url}', key_prefix: mcp{uuid.uuid4().hex[:8]}}}\n"
         "clients:\n"
-        "  - {key: %s, user_id: alice, friend_id: tutor, key_id: alice}\n"
-        "  - {key: '${%s}', user_id: groupbot, friend_id: kiki, service: true, group: true}\n"
-        % (redis_url, uuid.uuid4().hex[:8], ALICE_KEY, unset)
+        f"  - {{key: {ALICE_KEY}, user_id: alice, friend_id: tutor, key_id: alice}}\n"
+        f"  - {{key: '${{{unset}}}', user_id: groupbot, friend_id: kiki, service: true, group: true}}\n"
     )
     with (tmp_path / "stderr").open("w+") as errlog:
         async with stdio_session(str(path), ALICE_KEY, errlog) as alice:

@@ -12,7 +12,7 @@ import signal
 import sys
 import time
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
@@ -131,7 +131,7 @@ async def enqueue_one(redis: aredis.Redis, config, text: str) -> str | None:
     call = CallContext(request_id="req_" + uuid.uuid4().hex, principal=Principal("k", "wally", "tutor"),
                        original=ChatRequest(model="gpt-4o-mini", messages=[{"role": "user", "content": text}]),
                        headers={}, upstream=None)  # type: ignore[arg-type]  # no upstream calls
-    return await plugin.memorization.enqueue(call, reply_from_completion(completion("Noted.")), datetime.now(timezone.utc))
+    return await plugin.memorization.enqueue(call, reply_from_completion(completion("Noted.")), datetime.now(UTC))
 
 
 class StderrDrain:

@@ -4,6 +4,8 @@ client finds the new primary by itself, and the old node rejoins as a replica.""
 
 from __future__ import annotations
 
+import asyncio
+import time
 from pathlib import Path
 
 import pytest
@@ -42,7 +44,6 @@ async def test_a_cluster_that_is_down_makes_the_store_unavailable_not_broken(tmp
     CLUSTERDOWN even for slots of live primaries; the store turns that into
     MemoryUnavailable (503 on the memory API, fail-open on the chat path), like a lost
     connection."""
-    import time
 
     from gateway.memory.factory import open_memory
     from gateway.memory.keys import KeySpace
@@ -61,6 +62,6 @@ async def test_a_cluster_that_is_down_makes_the_store_unavailable_not_broken(tmp
             deadline = time.monotonic() + 30
             while b"cluster_state:fail" not in alive.command("CLUSTER", "INFO"):  # type: ignore[operator]
                 assert time.monotonic() < deadline, "the cluster was never marked failed"
-                time.sleep(0.05)  # polling cluster gossip: nothing to wait on
+                await asyncio.sleep(0.05)  # polling cluster gossip: nothing to wait on
             with pytest.raises(MemoryUnavailable):
                 await store.search(tenant, "bees", top_k=3)

@@ -12,7 +12,7 @@ TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 PARENT = f"00-{TRACE_ID}-00f067aa0ba902b7-01"
 
 
-def finished_spans(gw, name: str) -> dict:  # noqa: ANN001
+def finished_spans(gw, name: str) -> dict:
     """The gateway's finished spans by name, once ``name`` is among them: the request span
     ends just after the reply's last bytes went out, so the client may be faster."""
     def spans() -> dict | None:

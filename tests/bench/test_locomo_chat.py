@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from types import SimpleNamespace
 
 from bench.locomo.chat import exchanges, ranked_dia_ids, turn_line
 from bench.locomo.dataset import Turn
 
-AT = datetime(2023, 5, 8, tzinfo=timezone.utc)
+AT = datetime(2023, 5, 8, tzinfo=UTC)
 
 
 def _turn(dia: str, speaker: str, text: str, caption: str | None = None) -> Turn:

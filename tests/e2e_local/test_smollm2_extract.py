@@ -32,7 +32,7 @@ from gateway.memorization.runtime import queue_for, wait_drained
 from gateway.memory.records import Tenant
 from tests.memorization.conftest import (
     REGISTRY,
-    env,  # noqa: F401, F811 (a fixture used by name)
+    env,  # noqa: F401 (a fixture used by name)
     memorize_config,
     user_stream,
 )
@@ -83,7 +83,7 @@ def gguf_path() -> Path:
 
 
 @pytest.fixture(scope="module")
-def llama_server(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
+def llama_server(tmp_path_factory: pytest.TempPathFactory):
     """``llama_cpp.server`` (:data:`SERVER_WITHOUT_EXTRA_BUFFERS`) on a loopback port; yields
     its base URL (``.../v1``)."""
     model = gguf_path()

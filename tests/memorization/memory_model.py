@@ -47,14 +47,14 @@ class MemoryModel:
         self.reject_formats: set[str] = set()  # these formats get ``reject_with``
         self.reject_with: JSONReply = LLAMA_CPP_PYTHON_500
 
-    def on(self, name: str, *answers: Any) -> "MemoryModel":
+    def on(self, name: str, *answers: Any) -> MemoryModel:
         self.answers[name].extend(answers)
         return self
 
     def prompt_texts(self) -> str:
         return json.dumps(self.calls, ensure_ascii=False)
 
-    def __call__(self, rec: Recorded):  # noqa: ANN204
+    def __call__(self, rec: Recorded):
         body = rec.json or {}
         fmt = body.get("response_format") or {}
         kind = fmt.get("type") or "prompt"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import re
 import threading
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from gateway.memorization.config import RedactionConfig
 from gateway.memorization.jobs import Job, Turn
@@ -22,7 +22,7 @@ from gateway.memorization.redact import API_KEY_RE, CARD_RE, EMAIL_RE, PHONE_RE,
 from gateway.runtime.text import cjk_share_language, length_units, prompt_language, truncate_text
 from tests.memorization.conftest import memorize_config
 
-NOW = datetime(2024, 5, 8, 15, 30, tzinfo=timezone.utc)
+NOW = datetime(2024, 5, 8, 15, 30, tzinfo=UTC)
 HEX = "0123456789abcdef"
 
 
@@ -50,7 +50,7 @@ class _Spy:
     def __init__(self, pattern: re.Pattern[str], seen: list[int]) -> None:
         self.pattern, self.seen = pattern, seen
 
-    def sub(self, repl, text):  # noqa: ANN001, ANN201
+    def sub(self, repl, text):
         self.seen.append(len(text))
         return self.pattern.sub(repl, text)
 
@@ -134,11 +134,11 @@ def test_long_texts_are_counted_without_a_python_list_of_tokens():
     calls: list[str] = []
 
     class Spy:
-        def encode(self, text, **kw):  # noqa: ANN001, ANN003, ANN201
+        def encode(self, text, **kw):
             calls.append("list")
             return encoding.encode(text, **kw)
 
-        def encode_to_numpy(self, text, **kw):  # noqa: ANN001, ANN003, ANN201
+        def encode_to_numpy(self, text, **kw):
             calls.append("numpy")
             return encoding.encode_to_numpy(text, **kw)
 

@@ -3,7 +3,7 @@ reconcile and inference checks, keywords, language, backoff, span links."""
 
 from __future__ import annotations
 
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 
 import pytest
 
@@ -24,7 +24,7 @@ from gateway.memory.records import MemoryRecord, NewMemory, Scope, Tenant, build
 from gateway.proxy.assembly import reply_from_completion
 from gateway.proxy.wire import ChatRequest
 
-WED = datetime(2024, 5, 8, 15, 30, tzinfo=timezone.utc)  # a Wednesday
+WED = datetime(2024, 5, 8, 15, 30, tzinfo=UTC)  # a Wednesday
 
 
 @pytest.mark.parametrize("expression, expected", [
@@ -99,7 +99,7 @@ def test_conversation_id_prefers_header_then_metadata_then_the_history_prefix():
     assert conversation_id(request, {"x-memgate-conversation-id": "hdr"}) == "hdr"
     assert conversation_id(request, {}) == "meta-1"
     plain = ChatRequest(model="m", messages=[{"role": "system", "content": "S"}, {"role": "user", "content": "hi"}])
-    longer = plain.model_copy(update={"messages": plain.messages + [{"role": "assistant", "content": "x"}, {"role": "user", "content": "more"}]})
+    longer = plain.model_copy(update={"messages": [*plain.messages, {"role": "assistant", "content": "x"}, {"role": "user", "content": "more"}]})
     assert conversation_id(plain, {}) == conversation_id(longer, {}) != conversation_id(request.model_copy(update={"messages": [{"role": "user", "content": "hey"}]}), {})
     assert memorize_disabled({"x-memgate-memorize": "OFF"}) and not memorize_disabled({})
 

@@ -37,7 +37,7 @@ async def test_a_job_that_overruns_is_dead_lettered_at_once_and_the_next_job_is_
     model = env.model_double
     hung: list[str] = []
 
-    def hang_first_decision(rec):  # noqa: ANN001, ANN202
+    def hang_first_decision(rec):
         body = rec.json or {}
         name = ((body.get("response_format") or {}).get("json_schema") or {}).get("name")
         if name == "memorize_decision" and not hung:

@@ -72,9 +72,9 @@ def chat(client: OpenAI, text: str) -> None:
     client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": text}])
 
 
-async def wait_for(condition, timeout: float = 120.0) -> None:  # noqa: ANN001
+async def wait_for(condition, timeout: float = 120.0) -> None:
     async with asyncio.timeout(timeout):
-        while not await condition():
+        while not await condition():  # noqa: ASYNC110 - the condition is Redis state: nothing to await on
             await asyncio.sleep(0.05)
 
 
@@ -168,16 +168,16 @@ async def test_a_worker_takes_up_its_own_unsettled_jobs_once_redis_answers(env):
 
     import redis.asyncio as aredis
 
+    from gateway.chain.sdk import CallContext
+    from gateway.chain.services import PluginServices
     from gateway.memorization.processor import JobProcessor
     from gateway.memorization.runtime import queue_for
     from gateway.memorization.worker import Worker
     from gateway.memory.records import Tenant
-    from gateway.chain.sdk import CallContext
-    from gateway.chain.services import PluginServices
     from gateway.proxy.assembly import reply_from_completion
-    from gateway.runtime.principal import Principal
     from gateway.proxy.wire import ChatRequest
     from gateway.runtime.config import TelemetryConfig
+    from gateway.runtime.principal import Principal
     from gateway.runtime.telemetry import Telemetry
     from plugins.memorize import MemorizePlugin
     from tests.memorization.conftest import memorize_config, user_stream

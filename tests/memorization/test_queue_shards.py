@@ -18,11 +18,11 @@ import redis.asyncio as aredis
 from gateway.memorization.jobs import Job, Turn
 from gateway.memorization.keys import QueueKeys
 from gateway.memorization.queue import CLAIM_SCRIPT, ClaimedNotQueued, parse_ref
-from gateway.memory.scripts import run as run_script
 from gateway.memorization.runtime import queue_for
 from gateway.memorization.service import Memorization, _Pending
 from gateway.memory.factory import is_cluster
 from gateway.memory.records import Tenant
+from gateway.memory.scripts import run as run_script
 from tests.memorization.conftest import memorize_config
 
 REDIS_MODES = ["single", "cluster"]  # every test once on one node, once on the local cluster

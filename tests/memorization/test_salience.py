@@ -5,7 +5,7 @@ facts about the user as profile memories, measured on labelled zh + en turns
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from gateway.memorization.jobs import Job, Turn
@@ -39,7 +39,7 @@ def test_small_talk_rules_are_linear_and_keep_short_content():
 
 
 def _job(*texts: str) -> Job:
-    at = datetime(2026, 5, 1, tzinfo=timezone.utc)
+    at = datetime(2026, 5, 1, tzinfo=UTC)
     turns = tuple(Turn(role="user", text=t, at=at, hash=f"h{i}", index=i) for i, t in enumerate(texts))
     return Job(job_id="j" * 32, kind="turns", user_id="alice", friend_id="tutor", request_id="r",
                enqueued_at=at, turns=turns, epoch=0)

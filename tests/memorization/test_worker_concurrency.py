@@ -7,7 +7,7 @@ fails is handled job by job."""
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from gateway.memorization.jobs import Job, Turn
@@ -21,7 +21,7 @@ REDIS_MODES = ["single", "cluster"]  # every test once on one node, once on the 
 
 
 def job(user_id: str, conversation_id: str, text: str) -> Job:
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     turn = Turn(role="user", text=text, hash=uuid.uuid4().hex, at=now, index=0)
     return Job(job_id=uuid.uuid4().hex, user_id=user_id, friend_id="tutor", conversation_id=conversation_id,
                enqueued_at=now, turns=(turn,))

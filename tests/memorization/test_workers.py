@@ -4,7 +4,7 @@ inference, gists, trace links (issue 5, items 2, 4, 5, 6, 7)."""
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -41,7 +41,7 @@ async def enqueue(env: Any, config: Any, *user_texts: str, reply: str = "Noted."
                        upstream=None, trace_context=TRACEPARENT)  # type: ignore[arg-type]  # no upstream calls
     if settings is not None:
         call.settings = settings
-    return await plugin.memorization.enqueue(call, reply_from_completion(completion(reply)), datetime.now(timezone.utc))
+    return await plugin.memorization.enqueue(call, reply_from_completion(completion(reply)), datetime.now(UTC))
 
 
 async def fresh_store(env: Any) -> Any:
@@ -99,7 +99,7 @@ async def test_replaying_a_half_applied_job_writes_the_same_records(env):
     queue = queue_for(config, env.redis)
     env.model_double.on("memorize_extraction", {"facts": [fact("The user has two cats"), fact("The user works as a nurse")]})
     await enqueue(env, config, "I have two cats and I work as a nurse.")
-    (entry_id, fields), = [(i.decode(), f) for i, f in await env.redis.xrange(user_stream(queue))]
+    (_entry_id, fields), = [(i.decode(), f) for i, f in await env.redis.xrange(user_stream(queue))]
     job = job_from_fields(fields)
     client = env.model_client()
     processor = JobProcessor(config, store, queue, client)

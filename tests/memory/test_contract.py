@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
@@ -128,7 +128,7 @@ async def test_search_sees_profile_and_own_events_only(store):
 
 
 async def test_types_and_time_range_filter_search(store):
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     old = await store.add(ALICE_TUTOR, event("We visited Rome together", occurred_at=now - timedelta(days=400)))
     new = await store.add(ALICE_TUTOR, event("We visited Paris together", occurred_at=now - timedelta(days=2)))
     goal = await store.add(ALICE_TUTOR, profile("Alice wants to visit Tokyo", "goal"))

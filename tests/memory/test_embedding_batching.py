@@ -52,9 +52,9 @@ async def test_concurrent_callers_share_a_pass_and_get_their_own_vectors(local_m
     finally:
         await batcher.aclose()
     alone = [await local_model.embed_many([t]) for t in TEXTS]
-    for request, got in zip(requests, results):
+    for request, got in zip(requests, results, strict=True):
         assert got.shape == (len(request), 384)
-        for text, row in zip(request, got):
+        for text, row in zip(request, got, strict=True):
             assert float(row @ alone[TEXTS.index(text)][0]) > 0.9999, text
     # ten callers, twelve texts: coalesced into passes of at most 8 texts, requests never split
     assert len(recorder.calls) < len(requests)

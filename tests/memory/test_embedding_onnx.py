@@ -46,7 +46,7 @@ async def test_onnx_int8_matches_sentence_transformers(onnx_model, local_model):
     assert ours.shape == (len(SENTENCES), 384) and ours.dtype == np.float32
     assert np.allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-5)
     cosines = np.sum(ours * reference, axis=1)
-    assert cosines.min() >= 0.99, dict(zip(SENTENCES, cosines.round(4)))
+    assert cosines.min() >= 0.99, dict(zip(SENTENCES, cosines.round(4), strict=True))
     # dynamic quantization scales activations per batch, so a text's vector depends a
     # little on its batch companions: alone vs in the batch above, still >= 0.99
     alone = np.concatenate([await onnx_model.embed_many([s]) for s in SENTENCES])
@@ -102,7 +102,7 @@ async def test_auto_store_gets_onnx_and_a_local_store_is_not_opened_by_onnx(redi
         await client.aclose()
     async with open_memory(old) as store:  # provider auto: the recorded sentence-transformers model
         assert store._embedder.model == "all-MiniLM-L6-v2"
-    with pytest.raises(StoreMismatch, match="all-MiniLM-L6-v2\\+onnx-int8.*reembed"):
+    with pytest.raises(StoreMismatch, match=r"all-MiniLM-L6-v2\+onnx-int8.*reembed"):
         async with open_memory(old, embedder=onnx_model):
             pass
 

@@ -168,5 +168,5 @@ def test_packaged_weights_are_the_published_ones_and_a_tampered_copy_is_refused(
 
     assert (model_path("all-MiniLM-L6-v2") / "model.safetensors").is_file()  # checked on the way
     (tmp_path / "model.safetensors").write_bytes(b"not the weights")
-    with pytest.raises(ValueError, match="SHA-256.*reinstall"):
+    with pytest.raises(ValueError, match=r"SHA-256.*reinstall"):
         _check_packaged(tmp_path)

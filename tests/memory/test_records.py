@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from pydantic import ValidationError
@@ -13,7 +13,7 @@ from gateway.memory.keys import KeySpace, Partition, escape_key_part, visible_pa
 from gateway.memory.records import MAX_METADATA_BYTES, MemoryRecord, NewMemory, Scope, Tenant, build_record, visible_to
 from gateway.runtime.errors import InvalidRequest
 
-NOW = datetime(2025, 3, 1, 12, 0, tzinfo=timezone.utc)
+NOW = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
 
 
 def test_ids_carry_the_millisecond_time_and_sort_by_it():

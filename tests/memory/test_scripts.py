@@ -31,7 +31,7 @@ async def client(redis_url: str):
 async def test_run_and_execute_survive_an_empty_script_cache(client, monkeypatch, loads: bool) -> None:
     calls: list[int] = []
 
-    async def load_nothing(c) -> None:  # noqa: ANN001
+    async def load_nothing(c) -> None:
         calls.append(1)
 
     if not loads:

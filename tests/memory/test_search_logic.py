@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -16,8 +16,8 @@ from gateway.memory.tokenize import term_frequencies, tokenize
 from gateway.memory.vectorset import _is_live
 from gateway.runtime.errors import UnprocessableInput
 
-T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
-T1 = datetime(2024, 6, 1, tzinfo=timezone.utc)
+T0 = datetime(2024, 1, 1, tzinfo=UTC)
+T1 = datetime(2024, 6, 1, tzinfo=UTC)
 
 
 def test_vectorset_filter_uses_only_enums_and_numbers():

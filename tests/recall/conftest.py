@@ -43,7 +43,7 @@ def memory(text: str, scope: str | None = None, type: str = "episodic", **fields
 
 
 @pytest.fixture
-def seed(shared_model):  # noqa: ANN001, ANN201
+def seed(shared_model):
     """``seed(gw, Tenant, *NewMemory) -> [MemoryRecord]``: stores memories for the gateway."""
 
     def add(gw: Any, tenant: Tenant, *memories: NewMemory) -> list[MemoryRecord]:

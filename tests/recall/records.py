@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from gateway.memory.ids import new_memory_id
@@ -13,7 +13,7 @@ _counter = iter(range(1, 1_000_000))
 
 def when(day: str) -> datetime:
     """``"2026-01-05"`` -> that day at noon UTC."""
-    return datetime.fromisoformat(day).replace(hour=12, tzinfo=timezone.utc)
+    return datetime.fromisoformat(day).replace(hour=12, tzinfo=UTC)
 
 
 def record(

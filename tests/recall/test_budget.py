@@ -76,16 +76,16 @@ def test_trimming_drops_the_lowest_relevance_first_across_sections(counter):
     spliced = (hit("spliced profile " + "word " * 40, 0.85),)
     ctx = Injection().with_system(memory("{{ memoryItems }}", mem)).with_exchange(splice_of(spliced[0]))
     full = injected_tokens(ctx, counter, enc)
-    trimmed, dropped, before, after = trim_injected(ctx, counter, enc, full - 1)
+    _, dropped, before, after = trim_injected(ctx, counter, enc, full - 1)
     assert dropped == [mem[1].record.id] and before == full and after <= full - 1
-    trimmed, dropped, _, after = trim_injected(ctx, counter, enc, full // 2)
+    _, dropped, _, after = trim_injected(ctx, counter, enc, full // 2)
     assert dropped[:2] == [mem[1].record.id, spliced[0].record.id] and after <= full // 2
 
 
 def test_personalization_goes_last_and_a_fitting_context_is_untouched(counter):
     enc = counter.encoding("gpt-4o")
     ctx = Injection().with_system(prefs("PREFS " * 50)).with_system(memory("{{ memoryItems }}", memories(0.9)))
-    trimmed, dropped, _, after = trim_injected(ctx, counter, enc, 0)
+    _trimmed, dropped, _, after = trim_injected(ctx, counter, enc, 0)
     assert dropped[-1] == "personalization" and after == 0
     same, dropped, before, after = trim_injected(ctx, counter, enc, 10_000)
     assert same is ctx and dropped == [] and before == after

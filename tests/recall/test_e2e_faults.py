@@ -110,7 +110,7 @@ def own_redis(tmp_path):
 
 
 def test_redis_down_degrades_and_the_open_breaker_fails_fast(start_gateway, upstream, own_redis, clocked):
-    registry, clock, stores = clocked
+    registry, _clock, stores = clocked
     gw = start_gateway(registry=registry, plugins=PLUGINS, memory={"redis_url": own_redis.url})
     assert degraded_reasons(gw, upstream, 1) == [None]
     own_redis.stop()

@@ -31,7 +31,7 @@ def test_the_spliced_messages_form_a_valid_tool_call_chain(start_gateway, upstre
     seed_miso(gw, seed)
     ask(gw)
     sent = upstream.chat_requests()[-1].json
-    system, user, assistant, tool = sent["messages"]
+    _system, user, assistant, tool = sent["messages"]
     assert user == {"role": "user", "content": MISO_Q}
     (call,) = assistant["tool_calls"]
     assert re.fullmatch(r"call_[A-Za-z0-9]{24}", call["id"]) and tool["tool_call_id"] == call["id"]

@@ -30,7 +30,7 @@ class SharedLocalModel:
                 self._model = pool.submit(asyncio.run, LocalEmbedder.load(EmbeddingConfig())).result()
         return self._model
 
-    def for_gateway(self) -> "LoopLocalEmbedder":
+    def for_gateway(self) -> LoopLocalEmbedder:
         return LoopLocalEmbedder(self.get())
 
 

@@ -18,7 +18,7 @@ import time
 from collections import defaultdict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 from gateway.proxy.asgi import read_body
 from tests.support.openai_bodies import COMPLETION, FIXTURES, MODELS, completion, fixture, fixture_json
@@ -42,7 +42,7 @@ class Recorded:
 
 @dataclass
 class JSONReply:
-    body: Union[bytes, dict[str, Any]] = field(default_factory=lambda: dict(COMPLETION))
+    body: bytes | dict[str, Any] = field(default_factory=lambda: dict(COMPLETION))
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
 
@@ -63,8 +63,8 @@ class HangReply:
     then: Any = None
 
 
-Reply = Union[JSONReply, SSEReply, HangReply]
-Script = Union[Reply, Callable[[Recorded], Reply]]
+Reply = JSONReply | SSEReply | HangReply
+Script = Reply | Callable[[Recorded], Reply]
 
 
 class Abort(Exception):

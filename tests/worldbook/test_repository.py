@@ -62,5 +62,5 @@ def test_entry_fields_use_seed_001_names_and_reject_bad_keys():
     })
     assert entry.is_constant and entry.trigger_type == "emotional" and entry.role == "user"
     assert LoreEntry(id="e", content="c", keywords=("/a(/",)).keywords == ("/a(/",)  # kept, as a plain key
-    with pytest.raises(ValidationError, match="dates.0\n  String should match pattern"):
+    with pytest.raises(ValidationError, match=r"dates\.0\n  String should match pattern"):
         LoreEntry(id="e", content="c", dates=("tomorrow",))
