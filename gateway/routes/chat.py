@@ -43,7 +43,6 @@ from gateway.proxy.wire import ChatRequest, without_extension
 from gateway.routes.model_route import SSE_HEADERS, ModelRoute, traceparent_of_span
 from gateway.routes.model_route import Prepared as RoutePrepared
 from gateway.routes.relay import RelayState, error_event, relay_events, relay_passthrough
-from gateway.runtime.errors import MemgateError
 from gateway.runtime.principal import Principal
 from gateway.speakers.group import resolve_speaker
 
@@ -122,39 +121,12 @@ class ChatCompletions(ModelRoute):
         return Prepared(call, chain, accepted.model, stream, data, strip_usage)
 
     async def _forward(self, prepared: Prepared, send: Send, state: RelayState, span: Any) -> None:
-        call = prepared.call
-        upstream = call.upstream.upstream
-        out_headers = call.upstream.headers()
-        up_started = time.perf_counter()
-        try:
-            with self._telemetry.span(
-                f"upstream chat {prepared.model}", {"server.address": upstream.base_url}, kind=SpanKind.CLIENT
-            ):
-                self._telemetry.inject(out_headers)
-                async with self.upstream_call(
-                    upstream, "POST", "/chat/completions", prepared.body, out_headers
-                ) as response:
-                    up_headers_at = time.perf_counter()
-                    if prepared.stream and response.status_code == 200:
-                        overhead = (up_started - call.started) + (time.perf_counter() - up_headers_at)
-                        await self._stream(prepared, response, send, state, overhead)
-                    else:
-                        body = await response.aread()
-                        await self._reply(prepared, response, body, send, up_started, state)
-        except MemgateError as exc:
-            await self._fail(prepared, send, state, exc)
-        if span.is_recording() and state.assembler is not None:
-            reply = state.assembler.build()
-            if reply.usage:
-                span.set_attribute("gen_ai.usage.input_tokens", reply.usage.get("prompt_tokens", 0))
-                span.set_attribute("gen_ai.usage.output_tokens", reply.usage.get("completion_tokens", 0))
-            if reply.model:
-                span.set_attribute("gen_ai.response.model", reply.model)
-
-    async def _fail(self, prepared: Prepared, send: Send, state: RelayState, exc: MemgateError) -> None:
-        """Before the first byte: an error response; after it: one SSE error event."""
-        if await self.fail(prepared.call, send, state, exc, error_event):
-            self.complete(prepared, state, cancelled=False)
+        await self.forward(
+            prepared, send, state, span, path="/chat/completions",
+            stream=lambda response, overhead: self._stream(prepared, response, send, state, overhead),
+            reply=lambda response, body, up_started: self._reply(prepared, response, body, send, up_started, state),
+            error_event=error_event, usage_keys=("prompt_tokens", "completion_tokens"),
+        )
 
     async def _reply(
         self,

@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable
+import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
+
+from opentelemetry.trace import SpanKind
 
 from gateway.chain.chain import ChainFactory, PluginChain
 from gateway.chain.sdk import CallContext
@@ -191,6 +194,48 @@ class ModelRoute(ProxyRoute):
                 plugin, _, reason = entry.partition(":")
                 self._telemetry.metrics.inc("memgate_degraded_total", plugin=plugin, reason=reason)
         return headers
+
+    async def forward(
+        self, prepared: Prepared, send: Send, state: RelayState, span: Any, *, path: str,
+        stream: Callable[[Any, float], Awaitable[None]],
+        reply: Callable[[Any, bytes, float], Awaitable[None]],
+        error_event: Callable[[MemgateError], bytes],
+        usage_keys: tuple[str, str],
+    ) -> None:
+        """POST ``prepared.body`` to the routed upstream's ``path`` inside a client span
+        (``upstream <operation> <model>``, the W3C context injected): a 200 answer to a
+        stream request goes to ``stream(response, overhead_s)`` (overhead: the gateway's
+        time before the call plus after the upstream's headers), anything else is read
+        whole and goes to ``reply(response, body, up_started)``. An upstream failure is
+        answered by :meth:`fail` with ``error_event``. Afterwards the request ``span``
+        gets the reply's token usage (``usage_keys``: input and output keys of the wire's
+        ``usage``) and model (OpenTelemetry GenAI conventions)."""
+        call = prepared.call
+        upstream = call.upstream.upstream
+        out_headers = call.upstream.headers()
+        up_started = time.perf_counter()
+        operation = "chat" if path == "/chat/completions" else path.strip("/")
+        try:
+            with self._telemetry.span(
+                f"upstream {operation} {prepared.model}", {"server.address": upstream.base_url}, kind=SpanKind.CLIENT
+            ):
+                self._telemetry.inject(out_headers)
+                async with self.upstream_call(upstream, "POST", path, prepared.body, out_headers) as response:
+                    up_headers_at = time.perf_counter()
+                    if prepared.stream and response.status_code == 200:
+                        await stream(response, (up_started - call.started) + (time.perf_counter() - up_headers_at))
+                    else:
+                        await reply(response, await response.aread(), up_started)
+        except MemgateError as exc:
+            if await self.fail(call, send, state, exc, error_event):
+                self.complete(prepared, state, cancelled=False)
+        if span.is_recording() and state.assembler is not None:
+            built = state.assembler.build()
+            if built.usage:
+                span.set_attribute("gen_ai.usage.input_tokens", built.usage.get(usage_keys[0], 0))
+                span.set_attribute("gen_ai.usage.output_tokens", built.usage.get(usage_keys[1], 0))
+            if built.model:
+                span.set_attribute("gen_ai.response.model", built.model)
 
     async def fail(
         self, call: CallContext, send: Send, state: RelayState, exc: MemgateError,

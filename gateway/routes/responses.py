@@ -408,33 +408,12 @@ class Responses(ModelRoute):
         return post
 
     async def _forward(self, prepared: Prepared, send: Send, state: RelayState, emitter: Emitter, span: Any) -> None:
-        call = prepared.call
-        upstream = call.upstream.upstream
-        out_headers = call.upstream.headers()
-        up_started = time.perf_counter()
-        try:
-            with self._telemetry.span(
-                f"upstream responses {prepared.model}", {"server.address": upstream.base_url}, kind=SpanKind.CLIENT
-            ):
-                self._telemetry.inject(out_headers)
-                async with self.upstream_call(upstream, "POST", "/responses", prepared.body, out_headers) as response:
-                    up_headers_at = time.perf_counter()
-                    if prepared.stream and response.status_code == 200:
-                        overhead = (up_started - call.started) + (time.perf_counter() - up_headers_at)
-                        await self._stream(prepared, response, send, state, emitter, overhead)
-                    else:
-                        body = await response.aread()
-                        await self._reply(prepared, response, body, send, up_started, state)
-        except MemgateError as exc:
-            if await self.fail(call, send, state, exc, lambda e: responses_error_event(e, emitter.sent)):
-                self.complete(prepared, state, cancelled=False)
-        if span.is_recording() and state.assembler is not None:
-            reply = state.assembler.build()
-            if reply.usage:
-                span.set_attribute("gen_ai.usage.input_tokens", reply.usage.get("input_tokens", 0))
-                span.set_attribute("gen_ai.usage.output_tokens", reply.usage.get("output_tokens", 0))
-            if reply.model:
-                span.set_attribute("gen_ai.response.model", reply.model)
+        await self.forward(
+            prepared, send, state, span, path="/responses",
+            stream=lambda response, overhead: self._stream(prepared, response, send, state, emitter, overhead),
+            reply=lambda response, body, up_started: self._reply(prepared, response, body, send, up_started, state),
+            error_event=lambda exc: responses_error_event(exc, emitter.sent), usage_keys=("input_tokens", "output_tokens"),
+        )
 
     async def _reply(
         self, prepared: Prepared, response: Any, body: bytes, send: Send, up_started: float, state: RelayState,
