@@ -4,7 +4,8 @@ A user record (JSON object):
 
 - ``user``: tenant-safe id (``en-dana``); ``lang``: ``en`` | ``zh``; ``split``: ``dev`` |
   ``heldout`` | ``heldout2`` (a second held-out set by another author) | ``heldout3`` (a third, written blind) |
-  ``heldout4`` (a fourth, written blind) | ``heldout6`` (a sixth, written blind); ``persona``: a free note for the reader.
+  ``heldout4`` (a fourth, written blind) | ``heldout6`` (a sixth, written blind); ``persona``: a free
+  note for the reader.
 - ``sessions``: conversations in order, each ``{"id", "date", "turns"}`` (``date``: ISO day,
   informational: the replay runs on the wall clock). Each session is a new conversation.
 - a turn: ``id`` (unique in the user), ``kind`` (:data:`KINDS`), ``user`` (what the user
