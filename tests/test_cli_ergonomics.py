@@ -126,3 +126,37 @@ def test_commands_run_while_a_clients_variable_is_unset_and_serve_refuses(tmp_pa
     assert "clients.1 left out" in listed.stderr and unset in listed.stderr
     served = memgate("serve", "--config", str(path), "--port", "0")
     assert served.returncode == 1 and f"{unset} is not set" in served.stderr
+
+
+def test_a_missing_config_names_the_folder_searched_and_the_option(tmp_path, monkeypatch):
+    """Run outside the repo root: every command, serve included, says where it looked for
+    gateway.yaml and how to name another file, instead of a bare errno."""
+    monkeypatch.chdir(tmp_path)
+    for command in (["keys", "list"], ["memories", "list", "--user", "zoe"], ["serve"]):
+        result = CliRunner().invoke(main, command)
+        assert result.exit_code == 1, (command, result.output)
+        assert f"no config file gateway.yaml (in {tmp_path})" in result.output, result.output
+        assert "--config /path/to/gateway.yaml" in result.output and "Errno" not in result.output
+    absolute = CliRunner().invoke(main, ["keys", "list", "--config", str(tmp_path / "nope.yaml")])
+    assert absolute.exit_code == 1 and f"no config file {tmp_path / 'nope.yaml'}:" in absolute.output
+
+
+def test_serve_on_a_busy_port_stops_before_start_up_saying_how_to_pick_another(tmp_path, redis_url):
+    """A second ``memgate serve`` on a port in use stops at once with what to do, not with
+    uvicorn's ``[Errno 98]`` after loading the models and Redis."""
+    import socket
+
+    path = tmp_path / "gateway.yaml"
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        path.write_text(json.dumps({
+            "server": {"port": port},
+            "clients": [{"key": "k-zoe", "user_id": "zoe", "friend_id": "pal"}],
+            "memory": {"redis_url": redis_url, "key_prefix": "cli" + uuid.uuid4().hex[:8]},
+        }))
+        result = CliRunner().invoke(main, ["serve", "--config", str(path)])
+    assert result.exit_code == 1, result.output
+    assert f"127.0.0.1:{port} is already in use" in result.output and "--port N" in result.output
+    assert "memgate: starting on" not in result.output  # stopped before it announced a start

@@ -11,9 +11,11 @@ the duration of the command.
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
 import logging
 import os
+import socket
 import sys
 from typing import Any
 
@@ -75,6 +77,7 @@ def serve(config_path: str, host: str | None, port: int | None, workers: int | N
         validate_plugins(config, default_registry())
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
+    _check_listen(config.server.host, config.server.port)
     base = f"http://{config.server.host}:{config.server.port}"
     keys = ", ".join(
         f"{c.key_id or c.digest[:12]} (user {c.user_id}, friend {c.friend_id}{', admin' if c.admin else ''})"
@@ -83,6 +86,28 @@ def serve(config_path: str, host: str | None, port: int | None, workers: int | N
     click.echo(f"memgate: starting on {base} (OpenAI base_url {base}/v1, console {base}/console/); "
                f"config keys: {keys or 'none'}; Ctrl-C stops it", err=True)
     run(config)
+
+
+def _check_listen(host: str, port: int) -> None:
+    """Stop ``serve`` before it builds anything when ``host:port`` cannot be bound (a
+    probe socket with ``SO_REUSEADDR``, as uvicorn binds, closed at once), instead of
+    uvicorn's bare ``[Errno 98]`` after the models have loaded.
+
+    Raises:
+        click.ClickException: the port is in use (the message says how to pick another),
+            or the address cannot be bound (the system's reason).
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise click.ClickException(
+                    f"{host}:{port} is already in use (another memgate serve?): stop that process, or serve "
+                    "on another port with --port N (MEMGATE_PORT=N with the default gateway.yaml)") from None
+            raise click.ClickException(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
 
 
 @main.group()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -36,7 +37,18 @@ def load(config_path: str, *, strict: bool = False) -> GatewayConfig:
     """The config for a command. Not ``strict`` (every command but ``serve``): a
     ``clients`` entry whose variable is unset (``key: ${GROUP_BOT_KEY}``) is left out
     with a warning rather than stopping a command that does not need that key
-    (:func:`gateway.config.load_config`)."""
+    (:func:`gateway.config.load_config`).
+
+    Raises:
+        click.ClickException: no file at ``config_path`` (the message says where it looked
+            and how to name the file), or the config is invalid (its path and problem).
+    """
+    path = Path(config_path)
+    if not path.is_file():
+        where = config_path if path.is_absolute() else f"{config_path} (in {Path.cwd()})"
+        raise click.ClickException(
+            f"no config file {where}: run memgate in the folder that holds gateway.yaml "
+            "(the repo root) or pass --config /path/to/gateway.yaml")
     try:
         return load_config(config_path, skip_unset_clients=not strict)
     except ConfigError as exc:
