@@ -282,6 +282,7 @@ async def compose(
     embedder: Any = None,
     start_plugins: bool = True,
     lazy_embedder: bool = False,
+    warn_upstream: bool = True,
 ) -> AsyncIterator[Gateway]:
     """Build the gateway (module docstring); close everything on exit.
 
@@ -293,13 +294,17 @@ async def compose(
             but not their in-serve background work.
         lazy_embedder: load the embedding model only when something is embedded (CLI
             commands such as forget; :class:`gateway.memory.factory.LazyEmbedder`).
+        warn_upstream: False for CLI commands that never call the upstream (settings,
+            forget): no warning about a missing upstream key
+            (:func:`warn_missing_upstream_keys`).
 
     Raises:
         ConfigError: an invalid plugin entry or key override.
         BackendUnavailable, StoreMismatch, MemoryUnavailable: see
             :func:`gateway.memory.factory.open_store`.
     """
-    warn_missing_upstream_keys(config)
+    if warn_upstream:
+        warn_missing_upstream_keys(config)
     telemetry = Telemetry(config.telemetry, span_exporter)
     try:
         async with contextlib.AsyncExitStack() as stack:

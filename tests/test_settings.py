@@ -262,6 +262,31 @@ def test_cli_settings_get_set_and_keys_create_with_settings(redis_url, tmp_path)
     assert locked_key.exit_code != 0 and "inference" in locked_key.output
 
 
+
+def test_cli_settings_default_the_friend_and_show_what_the_plugins_use(redis_url, tmp_path):
+    """``memgate settings`` as the console's Settings page: ``--friend`` defaults to the
+    friend of the user's config key (as ``memgate memories`` does), and ``in_use`` says
+    what the config's chain uses for a setting nobody set, until one is set."""
+    config = tmp_path / "gateway.yaml"
+    config.write_text(json.dumps({
+        "clients": [{"key": "k-erin", "user_id": "erin", "friend_id": "pal"}],
+        "memory": {"redis_url": redis_url, "key_prefix": "tcli" + uuid.uuid4().hex[:8]},
+        "plugins": [{"name": "auto_recall", "config": {"threshold": 0.3}}, {"name": "hybrid_injection"}],
+    }))
+    runner = CliRunner()
+    got = runner.invoke(main, ["settings", "get", "--config", str(config), "--user", "erin"])
+    assert got.exit_code == 0, got.output
+    view = json.loads(got.stdout)
+    assert view["friend_id"] == "pal" and view["settings"]["similarity_threshold"] == 0.5
+    assert view["in_use"]["similarity_threshold"] == {"auto_recall": 0.3, "hybrid_injection": 0.3}
+    done = runner.invoke(main, ["settings", "set", "--config", str(config), "--user", "erin", "similarity_threshold=0.4"])
+    assert done.exit_code == 0, done.output
+    changed = json.loads(done.stdout)
+    assert changed["friend_id"] == "pal" and changed["overrides"] == {"similarity_threshold": 0.4}
+    assert "similarity_threshold" not in changed["in_use"]
+    nobody = runner.invoke(main, ["settings", "get", "--config", str(config), "--user", "nobody"])
+    assert nobody.exit_code == 2 and "--friend is required (no config key has user_id 'nobody')" in nobody.output
+
 class GatedStore(SettingsStore):
     """Reads Redis, then (first read only) waits for ``gate``; counts reads."""
 

@@ -233,7 +233,7 @@ def register(main: click.Group, config_option: Callable[[Any], Any]) -> None:
         config = load(config_path)
 
         async def go(url: str) -> int:
-            async with composed(config, url, lazy_embedder=True) as gateway:
+            async with composed(config, url, lazy_embedder=True, warn_upstream=False) as gateway:
                 return await gateway.forget_user(user)
 
         with redis_url_for(config) as url:
