@@ -93,8 +93,8 @@ Unset, the config applies (0.3, 5 and 5, above).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
@@ -107,6 +107,7 @@ from gateway.chain.sdk import (
     JsonBoolean,
     PluginConfig,
     RecallAnnotation,
+    RecalledMemory,
     ScoredMemory,
     SearchSpec,
     UserSettings,
@@ -126,6 +127,11 @@ FOLLOW_UP_STARTS = (
 FOLLOW_UP_ENDS = ("呢", "呢？", "呢?", "吗", "吗？", "吗?")
 #: Profile candidates searched per place of ``profile_limit`` (:func:`pick_profile`).
 PROFILE_POOL = 3
+#: Why a hit is ``high`` whatever its relevance (:attr:`RecallResult.added`, the
+#: annotation's ``added``): picked as a lasting fact (:func:`pick_profile`) or as an event
+#: on the request's topic (:func:`pick_topical`).
+LASTING_FACT = "lasting fact (profile_limit)"
+TOPICAL_EVENT = "event on the request's topic (topic_events)"
 
 
 class AutoRecallConfig(PluginConfig):
@@ -178,11 +184,14 @@ class AutoRecallConfig(PluginConfig):
 
 @dataclass(frozen=True)
 class RecallResult:
-    """What auto_recall found: ``high`` and ``low`` relevance hits, best first."""
+    """What auto_recall found: ``high`` and ``low`` relevance hits, best first; ``added``:
+    the ids of ``high`` hits that are there whatever their relevance, with why (a lasting
+    fact, a topical event: module docstring)."""
 
     query: str
     high: tuple[ScoredMemory, ...]
     low: tuple[ScoredMemory, ...]
+    added: Mapping[str, str] = field(default_factory=dict)
 
 
 def is_follow_up(text: str, follow_up_chars: int) -> bool:
@@ -292,17 +301,19 @@ def recall_annotation(result: RecallResult, high_threshold: float | None = None)
     """What ``recall_report`` shows: the query and each hit's id, ranking ``score``, set
     (``relevance``: ``high`` / ``low``) and the figures that decided it: ``calibrated``
     (the calibrated relevance, compared with ``high_threshold``; None when the store has
-    no calibration, then the score decided) and ``cosine``."""
+    no calibration, then the score decided) and ``cosine``; ``added`` for a high hit that
+    is there whatever its relevance (:attr:`RecallResult.added`)."""
     rows: list[tuple[ScoredMemory, Literal["high", "low"]]] = (
         [(h, "high") for h in result.high] + [(h, "low") for h in result.low])
-    note: RecallAnnotation = {
-        "query": result.query,
-        "memories": [
-            {"id": h.record.id, "score": round(h.score, 4), "relevance": rel, "scope": h.record.scope.value,
-             "calibrated": None if h.relevance is None else round(h.relevance, 4), "cosine": round(h.similarity, 4)}
-            for h, rel in rows
-        ],
-    }
+    memories: list[RecalledMemory] = []
+    for h, rel in rows:
+        row: RecalledMemory = {
+            "id": h.record.id, "score": round(h.score, 4), "relevance": rel, "scope": h.record.scope.value,
+            "calibrated": None if h.relevance is None else round(h.relevance, 4), "cosine": round(h.similarity, 4)}
+        if rel == "high" and h.record.id in result.added:
+            row["added"] = result.added[h.record.id]
+        memories.append(row)
+    note: RecallAnnotation = {"query": result.query, "memories": memories}
     if high_threshold is not None:
         note["high_threshold"] = high_threshold
     return note
@@ -362,7 +373,7 @@ class AutoRecall:
             extra = tuple(h for h in picked if h.record.id not in shown)  # lasting facts the ranking left out
             shown |= {h.record.id for h in extra}
             told = pick_topical(found[2], topic_events, topics, shown) if len(found) > 2 else ()
-            added = {h.record.id for h in (*extra, *told)}
+            added = {h.record.id: LASTING_FACT for h in extra} | {h.record.id: TOPICAL_EVENT for h in told}
             high = (*high, *extra, *told)
             low = tuple(h for h in low if h.record.id not in added)
         else:
@@ -370,7 +381,8 @@ class AutoRecall:
             if per_scope is not None:
                 hits = cap_per_scope(hits, per_scope)
             high, low = split_by_relevance(hits, cfg.high_relevance_threshold)
-        result = RecallResult(query, high, low)
+            added = {}
+        result = RecallResult(query, high, low, added)
         call.state[self.name] = result
         call.annotations[self.name] = recall_annotation(result, cfg.high_relevance_threshold)
         return request

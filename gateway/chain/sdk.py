@@ -193,7 +193,9 @@ class RecalledMemory(TypedDict):
     (:class:`RecallAnnotation`): ``id``; ``score`` (the ranking score, 4 decimals);
     ``relevance`` (``high``: injected as relevant, ``low``: kept as a lead); ``scope``
     (``profile`` / ``event``); ``calibrated`` (the calibrated relevance that decided the
-    set, None when the store has no calibration) and ``cosine``."""
+    set, None when the store has no calibration) and ``cosine``; ``added``, only on a
+    ``high`` memory the plugin put there whatever its relevance: why, in words (the
+    admin recall inspector shows it next to the set)."""
 
     id: str
     score: float
@@ -201,6 +203,7 @@ class RecalledMemory(TypedDict):
     scope: str
     calibrated: float | None
     cosine: float
+    added: NotRequired[str]
 
 
 class RecallAnnotation(TypedDict):

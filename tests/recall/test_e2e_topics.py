@@ -59,3 +59,32 @@ def test_a_fact_told_as_an_event_joins_by_topic_and_topic_events_zero_turns_it_o
         gw = start_gateway(registry=REGISTRY, plugins=plugins)  # a fresh key prefix: seeded anew
         seed(gw, ALICE, *events)
         assert (fact in _prompt(gw, upstream, question)) is expected
+
+
+def test_the_inspector_says_why_a_lasting_fact_is_high_below_the_cut(start_gateway, upstream, seed):
+    """A lasting fact picked past the ranking is ``high`` whatever its calibrated relevance:
+    the admin recall inspector (what the console shows) marks it ``added`` with why, and
+    only it; the hits high by relevance alone carry no ``added``."""
+    import httpx
+
+    from plugins.auto_recall import LASTING_FACT
+    from tests.support.gateway import ADMIN_KEY
+
+    gw = start_gateway(registry=REGISTRY, plugins=CHAIN)
+    seed(gw, ALICE, *[_profile(t) for t in (
+        "I always bring my own lunch to work", "Tomorrow I start my evening pottery class",
+        "I should bring my reading glasses more often", "Tomorrow my sister flies in from Oslo",
+        "I bring a thermos of green tea everywhere", "I teach maths at a secondary school",
+    )], _profile("Our beagle Pepper is eleven"))
+    out = httpx.post(gw.url + "/v1/admin/recall/inspect", headers={"authorization": f"Bearer {ADMIN_KEY}"}, json={
+        "user_id": "alice", "friend_id": "tutor",
+        "messages": [{"role": "user", "content": "What should I bring to the vet tomorrow?"}]}, timeout=60).json()
+    cut = out["annotations"]["auto_recall"]["high_threshold"]
+    rows = {m["text"]: m for m in out["recalled"]}
+    pet = rows["Our beagle Pepper is eleven"]
+    assert pet["relevance"] == "high" and pet["calibrated"] < cut and pet["added"] == LASTING_FACT
+    for row in out["recalled"]:
+        if "added" not in row:
+            assert (row["relevance"] == "high") == (row["calibrated"] >= cut), row
+        else:
+            assert row["relevance"] == "high"

@@ -62,6 +62,12 @@ def test_the_annotation_names_ids_scores_and_sets():
     assert note["high_threshold"] == 0.8
 
 
+def test_the_annotation_says_why_a_hit_was_added_to_high_and_only_there():
+    a, b = hit("a", 0.2), hit("b", 0.1)
+    note = recall_annotation(RecallResult("q", (a,), (b,), {a.record.id: "lasting fact", b.record.id: "ignored"}), 0.8)
+    assert [m.get("added") for m in note["memories"]] == ["lasting fact", None]
+
+
 def test_config_defaults_come_from_seed_000_and_refuse_an_inverted_threshold():
     config = AutoRecallConfig()
     assert (config.limit, config.high_relevance_threshold) == (5, 0.8)

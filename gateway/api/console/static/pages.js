@@ -249,7 +249,7 @@ const inspector = {
         out.recalled.map((m) => h("tr", {class: "recalled", dataset: {id: m.id}},
           h("td", {}, m.text === null ? `(${m.id}: gone)` : m.text),
           h("td", {class: "num insp-relevance"}, h("b", {}, fmtNum(m.calibrated ?? m.score))),
-          h("td", {class: "insp-set"}, [m.relevance, m.scope].filter(Boolean).join(" · ")),
+          h("td", {class: "insp-set"}, [m.relevance, m.scope, m.added].filter(Boolean).join(" · ")),
           h("td", {class: "num"}, fmtNum(m.score)), h("td", {class: "num"}, fmtNum(m.cosine)), h("td", {}, m.reported_by))),
         {id: "insp-recalled"}) : h("p", {class: "muted", id: "insp-recalled-none"}, "Nothing recalled."),
       h("h3", {}, "Injected items"),
@@ -288,8 +288,10 @@ function highRule(out) {
   const note = Object.values(out.annotations || {}).find(
     (n) => n && typeof n === "object" && n.high_threshold !== undefined) || {};
   const cut = note.high_threshold;
-  return cut === undefined ? "High or low: by the calibrated relevance (the ranking score where a store has no calibration)."
-    : `High (into the prompt) when the calibrated relevance is at least ${cut}; the rest is low (left to the memory_search tool).`;
+  // a plugin may add memories to high whatever their relevance (RecalledMemory.added: why, shown in Set)
+  const added = (out.recalled || []).some((m) => m.added) ? ", or when Set says why it was added" : "";
+  return cut === undefined ? `High or low: by the calibrated relevance (the ranking score where a store has no calibration)${added}.`
+    : `High (into the prompt) when the calibrated relevance is at least ${cut}${added}; the rest is low (left to the memory_search tool).`;
 }
 
 function figure(label, value, id) {
