@@ -91,6 +91,8 @@ def test_the_console_drives_the_admin_api_in_a_real_browser(driver, start_gatewa
     alice_row = wait(ec.visibility_of_element_located(by_css('#users-table tr[data-user="alice"]')), "alice's row")
     assert "tutor" in alice_row.text
     assert driver.execute_script("return sessionStorage.getItem('memgate.adminKey')") == ADMIN_KEY
+    # the page names its (empty) icon: no request for /favicon.ico, so no 404 in the browser's log
+    assert [e for e in driver.get_log("browser") if "favicon" in e["message"]] == []
 
     # her memories: the hostile one shows as text and never runs
     alice_row.find_element(*by_css('button[data-action="memories"]')).click()
