@@ -4,6 +4,12 @@ distilled from the local sentence-transformers weights, run by ``model2vec.Stati
 its tokens' vectors. ~100x faster than the transformer, English only (the vocabulary is
 the model's uncased WordPiece; word order and context are lost).
 
+A text whose every token is ``[UNK]`` gets a zero row (``[UNK]``'s row is zero, as every
+special token's), which the store refuses (``UnprocessableInput``: recall fails open, a
+memorization job is dead-lettered): Chinese messages made only of characters outside the
+244 the vocabulary holds (35 of the 544 in ``bench/assistant``'s data) and emoji-only
+messages; README "Embedders" has the counts.
+
 Distillation (first start, needs torch; cached like the onnx model, see
 :mod:`gateway.memory.embeddings.derived`) follows Model2Vec's ``distill_from_model``
 (model2vec 0.10, ``distill/distillation.py`` and ``distill/inference.py``), written here
