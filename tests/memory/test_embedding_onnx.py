@@ -18,6 +18,7 @@ from gateway.memory.embeddings.onnx_local import OnnxEmbedder
 from gateway.memory.factory import open_memory
 from gateway.memory.keys import KeySpace
 from gateway.memory.meta import StoreMismatch, StoreSettings, record_settings
+from gateway.memory.records import NewMemory, Tenant
 from tests.memory.conftest import fresh_prefix
 
 SENTENCES = [
@@ -117,5 +118,32 @@ async def test_model2vec_is_distilled_locally_and_keeps_meaning():
         assert vectors.shape == (3, 384)
         assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
         assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2] + 0.3
+    finally:
+        await model.aclose()
+
+
+async def test_model2vec_gives_a_text_with_no_known_token_a_vector_the_store_keeps(redis_url):
+    """Chinese outside MiniLM's 244 characters and emoji embed to a zero row in the static
+    table; they get a deterministic unit vector instead, and the store keeps the memory and
+    finds it by keyword (a zero vector was refused: the memory was lost)."""
+    from gateway.memory.embeddings.static import StaticEmbedder
+
+    model = await StaticEmbedder.load(EmbeddingConfig(provider="model2vec"))
+    try:
+        texts = ["周末去哪逛逛", "👍", "周末去哪逛逛", "I moved to Berlin"]
+        raw = model._static.encode(texts, use_multiprocessing=False)
+        assert not raw[0].any() and not raw[1].any()  # the case: the table has no vector for them
+        vectors = await model.embed_many(texts)
+        assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+        assert np.array_equal(vectors[0], vectors[2])  # the same text, the same vector
+        assert abs(float(vectors[0] @ vectors[1])) < 0.3 and abs(float(vectors[0] @ vectors[3])) < 0.3
+        config = MemoryConfig(redis_url=redis_url, backend="vectorset", key_prefix=fresh_prefix(),
+                              embedding=EmbeddingConfig(provider="model2vec"))
+        async with open_memory(config, embedder=model) as store:
+            tenant = Tenant("zoe", "pal")
+            await store.add(tenant, [NewMemory(scope="profile", type="semantic", text="周末去哪逛逛"),
+                                     NewMemory(scope="profile", type="semantic", text="I moved to Berlin")])
+            hits = await store.search(tenant, "周末逛逛", top_k=2)
+            assert hits and hits[0].record.text == "周末去哪逛逛"
     finally:
         await model.aclose()

@@ -4,11 +4,14 @@ distilled from the local sentence-transformers weights, run by ``model2vec.Stati
 its tokens' vectors. ~100x faster than the transformer, English only (the vocabulary is
 the model's uncased WordPiece; word order and context are lost).
 
-A text whose every token is ``[UNK]`` gets a zero row (``[UNK]``'s row is zero, as every
-special token's), which the store refuses (``UnprocessableInput``: recall fails open, a
-memorization job is dead-lettered): Chinese messages made only of characters outside the
-244 the vocabulary holds (35 of the 544 in ``bench/assistant``'s data) and emoji-only
-messages; README "Embedders" has the counts.
+A text whose every token is ``[UNK]`` (``[UNK]``'s row is zero, as every special
+token's) has no vector in this model: Chinese messages made only of characters outside
+the 244 the vocabulary holds (35 of the 544 in ``bench/assistant``'s data) and emoji-only
+messages. The store refuses a zero vector, so such a text gets a unit vector drawn from a
+generator seeded by the BLAKE2b digest of its text (:func:`unknown_text_vector`): the same
+text always the same vector, any two texts nearly orthogonal (|cosine| ~ 1/sqrt(384) ~
+0.05, under every relevance floor), so the vector ranking ignores it and the keyword
+ranking still finds it; the memory is stored and searched, not refused.
 
 Distillation (first start, needs torch; cached like the onnx model, see
 :mod:`gateway.memory.embeddings.derived`) follows Model2Vec's ``distill_from_model``
@@ -27,6 +30,7 @@ because its ``distill`` extra pins ``transformers<5.4``:
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import os
 import re
@@ -42,7 +46,7 @@ from gateway.memory.embeddings.base import ThreadedEmbedder, normalize_rows
 from gateway.memory.embeddings.derived import cache_root, derived_dir
 from gateway.memory.embeddings.local import model_path
 
-__all__ = ['MARKER', 'RECIPE', 'SIF_COEFFICIENT', 'StaticEmbedder', 'build_or_find', 'distill']
+__all__ = ['MARKER', 'RECIPE', 'SIF_COEFFICIENT', 'StaticEmbedder', 'build_or_find', 'distill', 'unknown_text_vector']
 
 #: Bumped whenever the steps above change (cache directory and model identity).
 RECIPE = "model2vec-384-v1"
@@ -133,5 +137,19 @@ class StaticEmbedder(ThreadedEmbedder):
                                  lambda static, executor: cls(config.model_name, static, executor, config))
 
     def encode_sync(self, texts: Sequence[str]) -> np.ndarray:
-        """The vectors, computed in the calling thread (benchmarks, tests)."""
-        return normalize_rows(self._static.encode(list(texts), use_multiprocessing=False))
+        """The vectors, computed in the calling thread (benchmarks, tests); a text with no
+        known token gets :func:`unknown_text_vector` (module docstring)."""
+        texts = list(texts)
+        vectors = normalize_rows(self._static.encode(texts, use_multiprocessing=False))
+        for i in np.flatnonzero(~vectors.any(axis=1)):
+            vectors[i] = unknown_text_vector(texts[i], vectors.shape[1])
+        return vectors
+
+
+def unknown_text_vector(text: str, dimensions: int) -> np.ndarray:
+    """A unit float32 vector of ``dimensions`` for ``text``, drawn from a standard normal
+    generator seeded by the 8-byte BLAKE2b digest of its UTF-8 bytes: deterministic across
+    processes, and nearly orthogonal to any other text's (module docstring)."""
+    seed = int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big")
+    vector = np.random.default_rng(seed).standard_normal(dimensions).astype(np.float32)
+    return vector / np.linalg.norm(vector)
