@@ -67,7 +67,7 @@ nested quantifiers, one pass over the clauses):
    durable even when it was found out in an episode ("ate shrimp last weekend and
    found out I'm allergic").
 5. **Slot** (:func:`slot_of`): a statement about where the user lives, their work,
-   studies, diet, relationship status, vehicle or commute, a child's school or a
+   studies, diet, relationship status, vehicle or commute, work shift, a child's school or a
    pregnancy has a slot (and is durable, whatever its date); a later statement in the
    same slot supersedes the earlier (:mod:`gateway.memorization.neardup`): the same
    attribute with a new value needs no change word ("we ended up buying a Mazda" after
@@ -385,10 +385,11 @@ STATEMENT_CJK = 8
 #: the first that matches wins (work before residence: "a sound engineer at a studio in
 #: Collingwood" is about work):
 #: where the user lives, their work (employer or occupation), what they study, their
-#: diet, their relationship status, the vehicle they drive and a pregnancy (ended by a
-#: birth). Each pattern
-#: names the slot's own words only, so "I work night shifts" has no slot and cannot
-#: retire "I work at Acme".
+#: diet, their relationship status, the vehicle they drive, a pregnancy (from trying to
+#: conceive to the birth) and the shift they work (nights, days, 夜班: the work schedule
+#: is its own attribute, seed 002 §3.2). Each pattern
+#: names the slot's own words only, so "I work night shifts" fills ``shift``, not
+#: ``work``, and cannot retire "I work at Acme".
 _OCCUPATIONS = (r"(?:barista|nurse|teacher|engineer|developer|programmer|designer|lawyer|doctor|dentist|manager|"
                 r"accountant|chef|cook|waiter|waitress|cashier|pharmacist|architect|electrician|plumber|mechanic|"
                 r"driver|pilot|scientist|researcher|postdoc|professor|lecturer|consultant|analyst|writer|journalist|"
@@ -429,7 +430,7 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"\b(?:left|quit)\s+(?:my\s+job|my\s+position|the\s+company|(?-i:[A-Z])\w+)|\blaid\s+off\b|\bnew\s+job\b|"
         r"\b(?:left|quit)\s+(?:my|the|that)\s+(?:\w+\s+){0,2}(?:job|position|gig)\b|"
         r"\b(?:took|accepted|got|landed|started)\s+(?:a|an|the)\s+(?:\w+\s+){0,2}(?:job|position|role|offer)\b|\bnew\s+(?:role|position)\b|"
-        r"转行|自由职业|创业|\bwent\s+freelance\b|\bfreelancing\b|\bself-employed\b|\b(?:got|landed|started|starting|doing|my|an?)\s+(?:\w+\s+){0,3}internship\b|\b(?:got\s+)?promoted\b|"
+        r"转行|自由职业|创业|拿到了?\S{0,6}offer|offer拿到|(?:去|到)\S{2,6}报到|\bwent\s+freelance\b|\bfreelancing\b|\bself-employed\b|\b(?:got|landed|started|starting|doing|my|an?)\s+(?:\w+\s+){0,3}internship\b|\b(?:got\s+)?promoted\b|"
         r"\bmade\s+(?:me\s+)?(?:the\s+|a\s+)?(?:\w+\s+)?(?:head|lead|manager|director|chief|partner|supervisor)\b|"
         r"\b(?:stay-at-home|stay\s+at\s+home|full-time|full\s+time)\s+(?:mom|mum|dad|parent|mother|father)\b|\bhomemaker\b|"
         r"升(?:职|任|了)?(?:为|成)?了?\S{0,4}?(?:组长|经理|主管|总监|主任|队长|店长|主编|合伙人|负责人)|"
@@ -444,7 +445,8 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"我是做\S{1,8}?的|(?:我(?:现在|目前|如今)?是|我当|我做|当了?|做了?)(?:一名|一个|个)?\S{0,8}?" + _OCCUPATIONS_ZH + r"(?!\S{0,2}(?:朋友|同学|家|说))",
         re.IGNORECASE)),
     ("residence", re.compile(
-        r"\b(?:live|living|lives|moved|moving|relocated|relocating|based)\s+(?:\w+\s+)?(?:in|into|to|at|near|by)\b"
+        r"\b(?:live|living|lives|moved|moving|relocated|relocating|based)\s+(?!up\b|forward\b|back\s+to\s+(?:the\s+)?\d)"
+        r"(?:\w+\s+)?(?:in|into|to|at|near|by)\b(?!\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun)\w*\s*\d)"
         r"|\b(?:our|my)\s+(?:new\s+|own\s+)?(?:place|home|apartment|flat|house|studio)\s+(?:is\s+)?(?:in|near)\b"
         r"|\b(?:apartment|flat|house|studio|condo)\s+(?:in|near)\s+(?-i:[A-Z])|\bclosed\s+on\s+a\s+(?:house|home|condo|flat)\b"
         r"|\b(?:our|my)\s+(?:new\s+|own\s+)?(?:place|home|apartment|flat|house|studio|condo|townhouse)\b[^.!?;]{0,40}?\b(?:in|near)\s+(?-i:[A-Z])"
@@ -467,7 +469,7 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
                         r"素食|吃素|吃肉|不吃肉|开荤|吃(?:鱼|鸡|猪|牛|羊)|鸡肉|猪肉|牛肉", re.IGNORECASE)),
     ("relationship", re.compile(r"\b(?:married|divorced|single|engaged|fianc[ée]e?|separated|widowed|broke\s+up|"
                                 r"dating|together\s+(?:for\s+)?\d+\s+years)\b|\bmy\s+(?:girlfriend|boyfriend)\b|"
-                                r"\b(?:we|i)\s+(?:\w+\s+)?split\s+up\b|\bsplit\s+up\s+with\b|\b(?:the|our|my)\s+relationship(?:'s|\s+is)\s+over\b|"
+                                r"\b(?:we|i)\s+(?:\w+\s+)?split\s+up\b|\b(?:we're|we\s+are|and\s+i\s+are)\s+(?:done|over|through|finished)\b|\bsplit\s+up\s+with\b|\b(?:the|our|my)\s+relationship(?:'s|\s+is)\s+over\b|"
                                 r"\b(?:i'm|i\s+am|i've\s+been)\s+seeing\s+someone\b|\bmy\s+new\s+(?:partner|boyfriend|girlfriend)\b|"
                                 r"结婚|离婚|单身|订婚|分手|恋爱|脱单|男朋友|女朋友|领证|复合", re.IGNORECASE)),
     ("vehicle", re.compile(r"\b(?:my|our)\s+(?:\w+\s+){0,2}(?:car|truck|van|suv|motorcycle|motorbike|scooter|e-?bike)\b"
@@ -485,7 +487,12 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
                            r"|通勤|(?:开车|骑车|坐地铁|坐公交|挤地铁|打车)(?:上下班|上班)|现在\S{0,4}?(?:共享单车|地铁|公交|骑车|步行|打车)",
                            re.IGNORECASE)),
     ("pregnancy", re.compile(r"\b(?:pregnant|expecting\s+(?:a|our|twins)|due\s+in|was\s+born|were\s+born|gave\s+birth|"
-                             r"(?:she|he|baby|they)(?:'s|'re|\s+is|\s+are)\s+here)\b|怀孕|怀上|预产期|出生|生了|宝宝出生", re.IGNORECASE)),
+                             r"trying\s+(?:to\s+conceive|for\s+a\s+baby)|ttc|ivf|"
+                             r"(?:she|he|baby|they)(?:'s|'re|\s+is|\s+are)\s+here)\b|怀孕|怀上|备孕|试管|预产期|出生|生了|宝宝出生", re.IGNORECASE)),
+    ("shift", re.compile(r"\b(?:work(?:ing|s)?\s+(?:nights|days|evenings|overnights|the\s+night\s+shift|the\s+day\s+shift)|"
+                         r"(?:night|day|evening|early|late|graveyard|overnight|swing)\s+(?:shifts?|rotation)|graveyard|"
+                         r"on\s+(?:nights|days|earlies|lates)|(?:nights|days)\s+(?:now|starting)|\d{1,2}\s*[ap]m?\s*-\s*\d{1,2}\s*[ap]m?\b(?=\s+(?:days|nights|shifts?)))\b"
+                         r"|夜班|白班|倒班|三班倒|早班|晚班|大夜|小夜", re.IGNORECASE)),
 )
 #: A relationship going on (engaged, married, 领证, 结婚, 订婚), not ending: it retires
 #: what was said about the partner only when it names the partner again
@@ -514,7 +521,8 @@ def keeps_partner(new: str, older: str) -> bool:
 #: A place the user is at, named in a statement: English "in / near / from / outside
 #: <Capitalised word>" (not a month, a weekday or a language: "in April", "in Spanish"),
 #: a Chinese place before what the user does there ("我在武汉读大三", "在深圳一家电商公司
-#: 做后端": 在 + two or three characters + a verb, a measure word or a pause), a name with
+#: 做后端": 在 + two or three characters + a verb or a measure word; not 在 + a verb,
+#: the progressive "在备孕"), a destination ("去深圳报到", "moving to Seattle"), a name with
 #: an administrative suffix (高新区, 郑州市, 南山区) or "<place>这边 / 那边" (郑州这边), and a
 #: commute's route (:data:`_ROUTE`). Read by :func:`keeps_other_fact`.
 _PLACE = re.compile(
@@ -522,8 +530,10 @@ _PLACE = re.compile(
     r"November|December|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|Christmas|Easter|English|Spanish|French|"
     r"German|Chinese|Japanese|Korean|Italian|Portuguese|Russian|Arabic|Hindi|Mandarin|Cantonese)\b)(?-i:[A-Z][a-z]+)"
     r"|在(?!一|这|那|哪|家|读|做|学|想|上班|上学|上课|外|线|网|公司|学校|医院|单位|附近|本地|当地|老家)"
-    r"(?P<zh>[\u4e00-\u9fff]{2,3}?)(?=一家|一所|的|读|上学|上班|工作|做|当|开|住|买|租|打工|生活|这边|那边|[，,。 ]|$)"
-    r"|[\u4e00-\u9fff]{1,4}(?:市|省|区|县|镇)(?![长委政])|[\u4e00-\u9fff]{2}(?:这边|那边)",
+    r"(?P<zh>[\u4e00-\u9fff]{2,3}?)(?=一家|一所|的|读|上学|上班|工作|做|当|开|住|买|租|打工|生活|这边|那边)"
+    r"|[\u4e00-\u9fff]{1,4}(?:市|省|区|县|镇)(?![长委政])|[\u4e00-\u9fff]{2}(?:这边|那边)"
+    r"|(?:去|到|来|回|\bbase\s*)(?!一|这|那|哪|家|公司|学校|医院|单位)[\u4e00-\u9fff]{2,3}?(?=报到|上班|工作|发展|读书|上学|定居|生活|[，,。 ]|$)"
+    r"|\b(?:to|into)\s+(?-i:[A-Z][a-z]+)(?=\s*(?:$|[,.;!]|for\b|next\b|this\b|in\s+(?-i:[A-Z])))",
     re.IGNORECASE)
 #: A commute's route, "from <A> to <B>" / "A到B" in a statement about the commute: where
 #: the user lives and works, which a new way to get there does not change.
@@ -546,7 +556,8 @@ def keeps_other_fact(new: str, new_slots: tuple[str, ...], older: str) -> bool:
     other: the slot is one attribute, seed 002 §3.2 lists home, work, family... as
     separate attributes):
 
-    - ``older`` names where the user is (:data:`_PLACE`, or a commute's route:
+    - ``older`` names where the user is (:data:`_PLACE` in a clause not about someone
+      else of the user's: :func:`about_someone`; or a commute's route:
       :data:`_ROUTE`) and ``new`` neither fills ``residence`` nor names a place: "我在深圳
       一家电商公司做后端" stays beside "我跳槽了，现在在一家游戏公司做服务端" (the job
       changed, the city did not); "I live in Lisbon" is retired by "we relocated to Berlin";
@@ -562,7 +573,8 @@ def keeps_other_fact(new: str, new_slots: tuple[str, ...], older: str) -> bool:
         return True
     if "residence" in new_slots or _PLACE.search(new):
         return False
-    return bool(_PLACE.search(older) or (_COMMUTE.search(older) and _ROUTE.search(older)))
+    own = [piece for piece in _SLOT_PIECE.split(older) if piece.strip() and not about_someone(piece)]
+    return any(_PLACE.search(piece) for piece in own) or bool(_COMMUTE.search(older) and _ROUTE.search(older))
 
 
 #: Slots a sentence about someone else of the user's can still fill: "my girlfriend
@@ -690,8 +702,15 @@ def _attributive(core: str) -> bool:
     return bool((HEALTH.search(core) and (person or _CONDITION.search(core))) or _DIET_WORD.search(core))
 
 
+#: The speaker's own affair named with its possessive dropped, as the subject
+#: ("Surgery got moved up to July 14", "Appointment is at 3", "Lease ends in May":
+#: situational ellipsis of the determiner, Biber et al. 1999, 3.7).
+_OWN_AFFAIR_EN = re.compile(r"^(?:surgery|operation|appointment|appt|procedure|biopsy|scan|mri|chemo|physio|therapy|treatment|"
+                            r"interview|lease|rent|mortgage|commute|shift|due\s+date|visa|wedding)\s+(?:is|was|got|has|had|"
+                            r"ends?|starts?|moved|went|will|keeps?|\w+ed)\b", re.IGNORECASE)
 #: "<Name> and I" / "my wife and I" as the subject: the user is part of it.
-_WITH_ME_EN = re.compile(r"^(?:(?:my|our)\s+)?[\w'-]+\s+and\s+(?:i|me)\b", re.IGNORECASE)
+_WITH_ME_EN = re.compile(r"^(?:(?:my|our)\s+)?[\w'-]+\s+and\s+(?:i|me)\b"
+                         r"|^guess\s+who(?:'s|\s+is|\s+just|\s+finally|\s+got)\b", re.IGNORECASE)  # "guess who's off nights": the speaker
 #: The user as the object of a statement ("Doc took me off the old pill", "they moved me
 #: to days"): what happened to the user is about the user.
 _ME_EN = re.compile(r"\b(?:me|myself)\b", re.IGNORECASE)
@@ -777,7 +796,7 @@ def clause_kind(clause: Clause, first: bool = False) -> ClauseKind:
         return "meta"
     subject = _TIME_LEAD_EN.sub("", core)
     if _FIRST_PERSON_EN.search(subject) or _MY_SOMEONE_EN.search(core) or _AS_A_EN.search(core) or _DROPPED_I_EN.search(subject) \
-            or _WITH_ME_EN.match(subject):
+            or _WITH_ME_EN.match(subject) or _OWN_AFFAIR_EN.match(subject):
         return "disclosure"
     verb = _VERB_EN.search(core)
     if _ROLE_NP_EN.match(core) and not verb:
@@ -793,7 +812,7 @@ def clause_kind(clause: Clause, first: bool = False) -> ClauseKind:
 
 def slot_of(text: str) -> str | None:
     """The supersede slot a durable statement fills (``residence``, ``work``, ``study``,
-    ``diet``, ``relationship``, ``vehicle``, ``pregnancy``), or None. Read clause by clause
+    ``diet``, ``relationship``, ``vehicle``, ``pregnancy``, ``shift``), or None. Read clause by clause
     (:data:`_SLOT_PIECE`), the first slot found wins; a clause led by "my
     <someone>" / 我<家人> or a pronoun (or, with no subject of its own, following such a
     clause) is about that person, unless the user is the object ("they made me
