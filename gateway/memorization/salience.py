@@ -164,8 +164,15 @@ _STRIP = re.compile(r"[\W_]+", re.UNICODE)  # punctuation, emoji, spaces
 _CJK = CJK_RE
 
 
+#: A term of address after small talk ("谢谢你啊闺女", "好的老师", "收到亲"): a vocative
+#: names the listener, it adds nothing about the speaker (vocatives in Chinese
+#: conversation, Li & Thompson 1981, 7.4 on terms of address), so it is dropped before
+#: the small-talk check.
+_VOCATIVE_ZH = re.compile(r"(?:啊|呀|哈)?(?:闺女|姑娘|小伙子|老师|亲爱的|亲|宝贝|宝|小助手|助手|同学|老铁|兄弟|姐妹)$")
+
+
 def _only_zh_small_talk(text: str) -> bool:
-    rest = text
+    rest = _VOCATIVE_ZH.sub("", text) if len(text) > 2 else text
     while rest:
         for phrase in SMALL_TALK_ZH:
             if rest.startswith(phrase):
