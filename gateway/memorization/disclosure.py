@@ -106,8 +106,8 @@ from gateway.memory.records import MemoryType
 from gateway.runtime.text import HAN_RE
 
 __all__ = [
-    "CHANGE", "CHRONIC", "DURABLE_EN", "DURABLE_ZH", "HEALTH", "MOMENT", "keeps_other_fact", "ONE_OFF_ACTIVITY", "ONE_OFF_TIME", "STATE", "Analysis", "Clause",
-    "ClauseKind", "about_someone", "analyse", "clause_kind", "clauses", "is_episode", "keeps_partner", "same_slot",
+    "CHANGE", "CHRONIC", "DURABLE_EN", "DURABLE_ZH", "HEALTH", "MOMENT", "ONE_OFF_ACTIVITY", "ONE_OFF_TIME", "STATE", "Analysis", "Clause",
+    "ClauseKind", "about_someone", "analyse", "clause_kind", "clauses", "is_episode", "keeps_other_fact", "keeps_partner", "same_slot",
     "slot_of", "slots_of",
 ]
 
