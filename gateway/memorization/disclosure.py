@@ -742,6 +742,11 @@ def _self_description(core: str) -> bool:
 _FROM_NOW_ON = re.compile(r"\bfrom\s+(?:now|here)\s+on(?:\s+out)?\b|\bfor\s+good\b", re.IGNORECASE)
 #: "<something> now" at the end of a fragment: the new state ("Metformin now", "days now").
 _NOW_END = re.compile(r"\b(?:now|these\s+days|nowadays)\W*$", re.IGNORECASE)
+#: A Chinese clause with no subject whose verb takes an indefinite object with 个 / 一个 /
+#: 一套 ... and no 了 ("南山区租个一室一厅", "买个二手车"): an unrealized event (V个N marks an
+#: indefinite, not yet had object; Li & Thompson 1981, 4.2 and 6.1 on 了 and realized
+#: events) that sets up the question after it, not a fact about the user.
+_INDEFINITE_ZH = re.compile(r"^[\u4e00-\u9fff]{0,6}?(?:租|买|找|换|报|学|办|弄|养|搞|开|装|请)(?:个|一个|一套|一辆|一只|一份|一间|点)")
 #: A Chinese alternative question (选择问句: "早上量好还是晚上量好", Li & Thompson 1981,
 #: 18.3): "A 还是 B" ending in a judgement.
 _ALTERNATIVE_ZH = re.compile(r"还是\S{0,12}?(?:好|对|行|合适|划算|呢)[。！!～~…\s]*$")
@@ -776,6 +781,8 @@ def clause_kind(clause: Clause, first: bool = False) -> ClauseKind:
             return "disclosure"
         if _PRONOUN_ZH.search(core):
             return "other" if first else "disclosure"
+        if _INDEFINITE_ZH.match(core) and "了" not in core:
+            return "other"  # 南山区租个一室一厅: something not yet done, the topic of an ask
         if (DURABLE_ZH.search(core) or CHANGE.search(core)) and not _REQUEST_ZH.search(core):
             return "disclosure"  # Chinese drops the subject: "在上海工作" is the user's
         return "other"
