@@ -137,7 +137,7 @@ _LEAD_EN = re.compile(
     r"just\s+so\s+you\s+know|heads\s+up|quick\s+note|for\s+the\s+record|just\s+to\s+let\s+you\s+know|"
     r"for\s+context|for\s+reference|background|since|because|cause|cos|as|given\s+that|now\s+that|although|though|"
     r"ok(?:ay)?|yeah|yes|no|hmm+|um+|oh\s+and|plus|honestly|basically|currently|nowadays|these\s+days|lately|"
-    r"recently|wait)\b[\s,:]*){0,3}",
+    r"recently|wait|ngl|tbh|tbf|imo|fwiw|lowkey|low\s+key|not\s+gonna\s+lie|to\s+be\s+honest)\b[\s,:]*){0,3}",
     re.IGNORECASE,
 )
 _LEAD_ZH = re.compile(r"^(?:哈{2,}|嘿{2,}|呵{2,}|对了|顺便说一下|顺便说|顺便|另外|其实|因为|既然|由于|话说|嗯+|哦+|啊|那个|所以|但是|不过|而且|"
@@ -454,7 +454,7 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"|在\S{1,8}?买了?(?:个|套|一套|一个|间)?\S{0,3}房|在\S{1,6}养老|回(?:到)?老家|安家|落户|\bsettled\s+in\b"
         r"|宿舍|合租|租了?(?:个|一个|一间|一套)?(?:房|单间|公寓)|\b(?:dorm|dorms|dormitory|halls\s+of\s+residence)\b"
         r"|\b(?:i'm|i\s+am|we're|we\s+are)\s+in\s+(?-i:[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\s*(?:$|[,.!]|and\b)"
-        r"|住(?!院|宿|酒店|了一晚)|搬(?:到|去|家|来)|定居|现居"
+        r"|住(?!院|宿|酒店|了一晚)|搬(?:到|去|家|来)|定居|现居|我(?:现在|目前|已经|如今)?(?:人)?在(?!家|这|那|哪|路上|公司|单位|医院|学校)[\u4e00-\u9fff]{2,3}了"
         r"|我们(?!" + _NOT_PLACE_ZH + r")[\u4e00-\u9fff]{2}人(?!家|员|士|物|类|口|群|民|生|工)",
         re.IGNORECASE)),
     ("study", re.compile(r"\b(?:student|studying|majoring|major\s+in|degree\s+in|enrolled|phd\s+in|sophomore|freshman|undergrad|"
@@ -533,7 +533,7 @@ _PLACE = re.compile(
     r"(?P<zh>[\u4e00-\u9fff]{2,3}?)(?=一家|一所|的|读|上学|上班|工作|做|当|开|住|买|租|打工|生活|这边|那边)"
     r"|[\u4e00-\u9fff]{1,4}(?:市|省|区|县|镇)(?![长委政])|[\u4e00-\u9fff]{2}(?:这边|那边)"
     r"|(?:去|来|回|调到|派到|\bbase\s*)(?!一|这|那|哪|家|公司|学校|医院|单位)[\u4e00-\u9fff]{2,3}?(?=报到|上班|工作|发展|读书|上学|定居|生活)"
-    r"|\bbase\s*[\u4e00-\u9fff]{2,3}"
+    r"|\bbase\s*[\u4e00-\u9fff]{2,3}|(?:搬到|搬去|换到|迁到|落户)(?!一|这|那|哪)[\u4e00-\u9fff]{2,3}"
     r"|\b(?:to|into)\s+(?-i:[A-Z][a-z]+)(?=\s*(?:$|[,.;!]|for\b|next\b|this\b|in\s+(?-i:[A-Z])))",
     re.IGNORECASE)
 #: A commute's route, "from <A> to <B>" / "A到B" in a statement about the commute: where
@@ -568,7 +568,7 @@ def keeps_other_fact(new: str, new_slots: tuple[str, ...], older: str) -> bool:
       (:data:`_THE_MOVE`: "搬家全靠我一个人"): it names no new home.
 
     Linear in the texts' length."""
-    if "residence" in new_slots and "residence" not in slots_of(_THE_MOVE.sub(" ", new)):
+    if "residence" in new_slots and not _PLACE.search(new) and "residence" not in slots_of(_THE_MOVE.sub(" ", new)):
         return True
     if "work" in new_slots and _PROMOTION.search(new) and not _PROMOTION.search(older):
         return True
@@ -945,11 +945,11 @@ def analyse(text: str) -> Analysis:
     groups = _groups(parts, kinds, kept)
     merged: list[list[int]] = []
     for group in groups:  # a fragment joins the memory after it ("Work's been rough. I'm a barista...")
-        if merged and not _says_enough(_joined(parts, merged[-1])):
+        if merged and not _says_enough(_joined(parts, merged[-1])) and not _two_slots(parts, merged[-1], group):
             merged[-1] = merged[-1] + group
         else:
             merged.append(group)
-    if len(merged) > 1 and not _says_enough(_joined(parts, merged[-1])):
+    if len(merged) > 1 and not _says_enough(_joined(parts, merged[-1])) and not _two_slots(parts, merged[-2], merged[-1]):
         merged[-2:] = [merged[-2] + merged[-1]]
     return Analysis(tuple(_formed(_joined(parts, group)) for group in merged), kinds)  # all told with a disclosure
 
@@ -965,7 +965,7 @@ def _groups(parts: list[Clause], kinds: tuple[ClauseKind, ...], kept: list[int])
     groups: list[list[int]] = []
     current: str | None = None  # the slot of the last group
     for i in kept:
-        own = slot_of(parts[i].text) if kinds[i] == "disclosure" else None
+        own = slot_of(parts[i].text) if kinds[i] in ("disclosure", "other") else None
         core = _core_zh(_core_en(parts[i].text))
         anaphor = own is None and bool(_PRONOUN_EN.match(core) or _PRONOUN_ZH.match(core))
         announced = bool(groups) and groups[-1][-1] == i - 1 and parts[i - 1].sep.strip()[:1] in (":", "：")
@@ -979,6 +979,13 @@ def _groups(parts: list[Clause], kinds: tuple[ClauseKind, ...], kept: list[int])
         groups.append([i])
         current = own
     return groups
+
+
+def _two_slots(parts: list[Clause], a: list[int], b: list[int]) -> bool:
+    """Groups ``a`` and ``b`` fill two different slots ("我们住徐汇" / "每天挤地铁通勤"):
+    each is a memory of its own however short, so a change of one retires only it."""
+    slot_a, slot_b = slot_of(_joined(parts, a)), slot_of(_joined(parts, b))
+    return bool(slot_a and slot_b and slot_a != slot_b)
 
 
 def _formed(memory: str, told: bool = True) -> Formed:
