@@ -709,6 +709,13 @@ def _attributive(core: str) -> bool:
 _OWN_AFFAIR_EN = re.compile(r"^(?:surgery|operation|appointment|appt|procedure|biopsy|scan|mri|chemo|physio|therapy|treatment|"
                             r"interview|lease|rent|mortgage|commute|shift|due\s+date|visa|wedding)\s+(?:is|was|got|has|had|"
                             r"ends?|starts?|moved|went|will|keeps?|\w+ed)\b", re.IGNORECASE)
+#: A reminder ("remember my blood sugar", "don't forget I'm vegan", 别忘了我..., 记得我...):
+#: the imperative of remembering restates a fact the other side was told (a directive
+#: whose content is an assertion: Searle 1976 on indirect assertives), so the clause is
+#: a disclosure when what follows names the user or their people.
+_REMINDER_EN = re.compile(r"^(?:remember|don't\s+forget|dont\s+forget|do\s+not\s+forget|keep\s+in\s+mind|bear\s+in\s+mind)\b"
+                          r"(?:\s+that)?", re.IGNORECASE)
+_REMINDER_ZH = re.compile(r"^(?:别忘了|不要忘了|记得|记住)")
 #: "<Name> and I" / "my wife and I" as the subject: the user is part of it.
 _WITH_ME_EN = re.compile(r"^(?:(?:my|our)\s+)?[\w'-]+\s+and\s+(?:i|me)\b"
                          r"|^guess\s+who(?:'s|\s+is|\s+just|\s+finally|\s+got)\b", re.IGNORECASE)  # "guess who's off nights": the speaker
@@ -769,6 +776,8 @@ def clause_kind(clause: Clause, first: bool = False) -> ClauseKind:
                                                                        or _QUESTION_WORD_ZH.search(core))
         if asks and _attributive(core):
             return "disclosure"  # 我家娃对鸡蛋过敏能吃啥: the ask carries a fact about the user's people
+        if _REMINDER_ZH.match(core) and (_FIRST_PERSON_ZH.search(core[2:].lstrip("了")) or _MY_SOMEONE_ZH.search(core)):
+            return "disclosure"  # 别忘了我对花生过敏: a reminder restates a fact
         if _REQUEST_ZH.search(core):
             return "request"
         if asks or _ALTERNATIVE_ZH.search(core):
@@ -796,6 +805,8 @@ def clause_kind(clause: Clause, first: bool = False) -> ClauseKind:
     asks = request or bool(_QUESTION_IN_EN.search(core) or clause.asked or _QUESTION_START_EN.search(core))
     if asks and _attributive(core):
         return "disclosure"  # "can my diabetic dad eat mango": the ask carries a fact about the user's people
+    if _REMINDER_EN.match(core) and (_NAMES_USER.search(core[8:]) or _MY_SOMEONE_EN.search(core)):
+        return "disclosure"  # "Remember my blood sugar though": a reminder restates a fact
     if request:
         return "request"
     if asks:

@@ -41,6 +41,9 @@ ALICE = Tenant("alice", "tutor")
     # the user as part of the subject or as the object
     ("my partner and I split up. 6 years. how do I tell my parents", "my partner and I split up. 6 years."),
     ("They moved me to the Leeds office last month.", "They moved me to the Leeds office"),
+    # a reminder restates a fact
+    ("don't forget I'm vegan, what's a good brunch spot", "I'm vegan"),
+    ("别忘了我对花生过敏，推荐个零食", "我对花生过敏"),
     # an afterthought fragment of its own sentence
     ("儿子考上了！复旦！", "复旦"),
     ("怀上了，刚满八周", "怀上了"),
@@ -57,6 +60,8 @@ def test_facts_carried_by_asks_and_fragments_are_kept_in_the_users_words(text: s
     "那周末去爬山好还是去游泳好",  # an alternative question
     "收到啦谢谢你老师",  # thanks with a term of address
     "爱了爱了",
+    "Remember to add the dates",  # a reminder of a task, no fact
+    "记得提醒我喝水",
     "城北租个两室一厅 大概多少钱",  # V个N: not yet done, the topic of the question
     "What should I cook for dinner tonight?",
     "wait whats the difference between a loan and a lease",
@@ -76,6 +81,8 @@ def test_a_term_of_address_alone_is_not_small_talk():
     ("最近在备孕", "pregnancy"),
     ("Surgery got moved up to July 14.", None),  # a date moved, no home
     ("I moved to Denver last year", "residence"),
+    ("我现在在西安了，过来陪女儿读书", "residence"),  # "I'm in Xi'an now"
+    ("tbh ive stopped eating meat, so vegetarian now", "diet"),  # a hedge lead before the subject
 ])
 def test_shift_and_conception_slots_and_a_moved_date_is_no_move(text: str, slot: str | None):
     assert slot_of(text) == slot
@@ -127,3 +134,11 @@ def test_a_slot_memory_meets_the_request_by_its_slot_whatever_its_words():
     assert shift.record.text in [h.record.text for h in pick_profile([*others, shift], 3, asks)]
     unslotted = hit(shift.record.text, 0.1)  # the same words without the slot: no topic, ranked out
     assert shift.record.text not in [h.record.text for h in pick_profile([*others, unslotted], 3, asks)]
+
+
+@pytest.mark.parametrize(("text", "slots"), [
+    ("我们住城南，每天坐地铁通勤", ["residence", "vehicle"]),
+    ("I'm a nurse in Leeds, and my commute is a 40 minute drive", ["work", "vehicle"]),
+])
+def test_two_slots_in_one_sentence_form_two_memories_so_a_change_retires_one(text: str, slots: list[str]):
+    assert [m.slot for m in analyse(text).memories] == slots
