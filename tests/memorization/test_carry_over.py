@@ -142,3 +142,11 @@ def test_a_slot_memory_meets_the_request_by_its_slot_whatever_its_words():
 ])
 def test_two_slots_in_one_sentence_form_two_memories_so_a_change_retires_one(text: str, slots: list[str]):
     assert [m.slot for m in analyse(text).memories] == slots
+
+
+@pytest.mark.parametrize(("fact", "ask"), [
+    ("I was told last month I'm prediabetic", "any restaurant ideas for tonight?"),
+    ("我血糖有点高", "晚饭吃点啥好"),
+])
+def test_a_condition_that_limits_food_meets_a_food_request(fact: str, ask: str):
+    assert "diet" in topics_of(fact) & topics_of(ask)
