@@ -150,3 +150,15 @@ def test_two_slots_in_one_sentence_form_two_memories_so_a_change_retires_one(tex
 ])
 def test_a_condition_that_limits_food_meets_a_food_request(fact: str, ask: str):
     assert "diet" in topics_of(fact) & topics_of(ask)
+
+
+@pytest.mark.parametrize(("question", "answer"), [
+    ("How many days a week do you train?", "4, sometimes 5 before a race"),
+    ("你一周去几次健身房？", "3，有时候4次"),
+])
+def test_an_answer_that_opens_with_a_bare_number_keeps_the_question(question: str, answer: str):
+    from gateway.memorization.verbatim import verbatim_plan
+    from tests.memorization.test_worth_remembering import _job
+    plan = verbatim_plan(_job(("user", answer), context=f"Nice. {question}"), [answer], ["user"], skip_small_talk=True,
+                         profile=True, formation="disclosure")
+    assert [op.memory.text for op in plan.ops if op.memory] == [f"{question} — {answer}"]
