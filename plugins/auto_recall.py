@@ -233,11 +233,30 @@ def _relevance(hit: ScoredMemory) -> float:
     return hit.relevance if hit.relevance is not None else hit.similarity
 
 
+#: The life topics (:data:`plugins.topics.TOPICS`) a memory's supersede ``metadata.slot``
+#: is about, whatever its words say ("guess who's off the graveyard rotation, 7a-7p days"
+#: names no work or sleep cue): the slot names the attribute. A work shift is about
+#: work and about sleep (``health``: shift work sets when the user sleeps); a pregnancy
+#: is health and a child to come; a child's school (``school:<who>``) is about kids.
+SLOT_TOPICS: dict[str, frozenset[str]] = {
+    "residence": frozenset({"home"}), "work": frozenset({"work"}), "shift": frozenset({"work", "health"}),
+    "study": frozenset({"study"}), "diet": frozenset({"diet"}), "relationship": frozenset({"partner"}),
+    "vehicle": frozenset({"getting_around"}), "pregnancy": frozenset({"health", "kids"}), "school": frozenset({"kids"}),
+}
+
+
+def memory_topics(record: Any) -> frozenset[str]:
+    """The topics of a memory: those its text names (:func:`plugins.topics.topics_of`) and
+    those of its slot (:data:`SLOT_TOPICS`)."""
+    slot = str(record.metadata.get("slot") or "").partition(":")[0]
+    return topics_of(record.text) | SLOT_TOPICS.get(slot, frozenset())
+
+
 def pick_profile(hits: Sequence[ScoredMemory], limit: int, topics: frozenset[str] = frozenset()) -> tuple[ScoredMemory, ...]:
     """Up to ``limit`` lasting facts of ``hits`` (profile candidates, best first) that
     reach the prompt (module docstring), chosen in this order, each group best-ranked
     first: memories that share one of the request's ``topics``
-    (:func:`plugins.topics.topics_of`); memories with a ``metadata.slot`` while slot
+    (:func:`memory_topics`: the memory's words and its slot); memories with a ``metadata.slot`` while slot
     memories hold fewer than ``ceil(limit / 2)`` places; one memory marked
     ``metadata.attribute`` (health, the user's or their people's; ``condition``, a
     diagnosed or chronic one, before any other) when ``limit`` leaves room for another
@@ -250,7 +269,7 @@ def pick_profile(hits: Sequence[ScoredMemory], limit: int, topics: frozenset[str
     slots_left = (limit + 1) // 2
     if topics:
         for i, h in enumerate(hits):
-            if len(chosen) < limit and topics_of(h.record.text) & topics:
+            if len(chosen) < limit and memory_topics(h.record) & topics:
                 chosen.add(i)
                 slots_left -= slotted[i]
     for i in range(len(hits)):

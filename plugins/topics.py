@@ -13,7 +13,9 @@ profile (family, partner, children, pets, health, diet, home, work, studies, get
 around, travel, pastimes, money, occasions), the same kinds verbatim formation keeps
 (:mod:`gateway.memorization.disclosure`); a request word that needs one of them without
 naming it maps to it ("nearby", "附近", "what should I wear" need where the user lives;
-"vet" the pet; "meds" the user's health). English cues match whole words or two-word
+"vet" the pet; "meds" the user's health; a condition that limits what the user eats,
+an allergy, diabetes, 痛风, is diet as well as health: "what should I order at brunch?"
+needs "I'm prediabetic"). English cues match whole words or two-word
 phrases, any case (a cue ending in ``*`` any word it starts; a hyphen reads as a space:
 "road-trip" is "road trip"); Chinese cues match anywhere in a run of Chinese characters
 (Chinese has no spaces). A text may have several topics or none ("thanks!", "爱你").
@@ -45,7 +47,7 @@ _EN: dict[str, str] = {
             "retriever terrier poodle husky dachshund hamster rabbit bunny parrot budgie guinea-pig aquarium kibble litter leash "
             "neuter* spay*",
     "health": "doctor doctors gp dentist hospital clinic nurse meds medication* medicine* pill pills prescription* "
-              "diagnos* allerg* asthma* diabet* insulin metformin blood-pressure cholesterol surgery surgeon "
+              "diagnos* allerg* asthma* diabet* prediabet* insulin metformin blood-pressure cholesterol surgery surgeon "
               "operation injur* pain knee knees back-pain hip fracture sprain* physio* therapy therapist anxiety "
               "depression migraine* headache* symptom* sick ill illness flu cough fever vaccine* checkup "
               "check-up pregnan* prenatal trimester ob-gyn thyroid celiac coeliac gluten lactose sleep "
@@ -53,7 +55,8 @@ _EN: dict[str, str] = {
     "diet": "eat eating eats food foods meal meals cook cooking recipe* dinner lunch breakfast brunch snack* diet "
             "vegetarian vegan veggie pescatarian keto halal kosher gluten dairy lactose allerg* peanut* nut nuts "
             "shellfish seafood meat fish pork beef chicken egg eggs restaurant* takeout takeaway grocer* menu bake "
-            "baking cake drink drinks drinking coffee tea alcohol beer wine sugar sweets spicy coriander cilantro curry",
+            "baking cake drink drinks drinking coffee tea alcohol beer wine sugar sweets spicy coriander cilantro curry "
+            "diabet* prediabet* celiac coeliac blood-sugar",
     "home": "home house apartment flat condo live lives living moved move moving neighborhood neighbourhood city town "
             "suburb* nearby near-me local locally area rent renting landlord roommate* flatmate* housemate* "
             "weather wear outfit places spots outing outings housewarming",
@@ -90,7 +93,7 @@ _ZH: dict[str, str] = {
               "产检 甲减 甲亢 甲状腺 体检 生病 感冒 发烧 咳嗽 症状 头晕 脱发 掉头发 怕冷 冰凉 乏力 身体 健康 "
               "痛风 腰间盘 复查 挂号 中医 吃药 保健 近视 眼镜 隐形 烟 戒烟 抽烟",
     "diet": "吃 饭 菜 做饭 食谱 菜谱 零食 早餐 早饭 午饭 午餐 晚饭 晚餐 饮食 素食 吃素 忌口 过敏 花生 海鲜 辣 "
-            "甜 奶茶 咖啡 喝 酒 餐厅 外卖 食堂 口味 营养 减肥 控糖",
+            "甜 奶茶 咖啡 喝 酒 餐厅 外卖 食堂 口味 营养 减肥 控糖 糖尿病 血糖 痛风 乳糖",
     "home": "家 住在 住的 住处 居住 住哪 搬 房子 租房 房租 房东 小区 附近 周边 本地 城市 这边 天气 穿什么 穿啥 室友 去哪 好去处 "
             "哪里玩 哪儿玩 逛 一楼 楼下",
     "work": "工作 上班 下班 老板 领导 同事 公司 单位 加班 夜班 白班 倒班 值班 排班 面试 简历 工资 薪水 涨薪 加薪 入职 离职 辞职 跳槽 "

@@ -94,7 +94,7 @@ LOOKBACK = 60
 
 #: Who a clause is about (shared with :mod:`gateway.memorization.disclosure`, which reads
 #: the subject of a statement the same way): a bare pronoun, the user's people (zh).
-PRONOUN_EN = re.compile(r"^(?:he|she|they|he's|she's|they're|his|her|their|it's)\b", re.IGNORECASE)
+PRONOUN_EN = re.compile(r"^(?:he|she|they|he's|she's|they're|hes|shes|theyre|his|her|their|it's)\b", re.IGNORECASE)
 
 PEOPLE_ZH = (r"(?:老婆|老公|妻子|丈夫|爱人|太太|先生|对象|男朋友|女朋友|未婚夫|未婚妻|儿子|女儿|孩子|小孩|宝宝|娃|双胞胎|妈妈|"
              r"闺女|媳妇|老伴|孙子|孙女|外孙女?|儿媳|女婿|公公|婆婆|岳父|岳母|老爸|老妈|男友|女友|伴侣|"

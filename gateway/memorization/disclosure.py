@@ -67,7 +67,7 @@ nested quantifiers, one pass over the clauses):
    durable even when it was found out in an episode ("ate shrimp last weekend and
    found out I'm allergic").
 5. **Slot** (:func:`slot_of`): a statement about where the user lives, their work,
-   studies, diet, relationship status, vehicle or commute, a child's school or a
+   studies, diet, relationship status, vehicle or commute, work shift, a child's school or a
    pregnancy has a slot (and is durable, whatever its date); a later statement in the
    same slot supersedes the earlier (:mod:`gateway.memorization.neardup`): the same
    attribute with a new value needs no change word ("we ended up buying a Mazda" after
@@ -107,7 +107,7 @@ from gateway.runtime.text import HAN_RE
 
 __all__ = [
     "CHANGE", "CHRONIC", "DURABLE_EN", "DURABLE_ZH", "HEALTH", "MOMENT", "ONE_OFF_ACTIVITY", "ONE_OFF_TIME", "STATE", "Analysis", "Clause",
-    "ClauseKind", "about_someone", "analyse", "clause_kind", "clauses", "is_episode", "keeps_partner", "same_slot",
+    "ClauseKind", "about_someone", "analyse", "clause_kind", "clauses", "is_episode", "keeps_other_fact", "keeps_partner", "same_slot",
     "slot_of", "slots_of",
 ]
 
@@ -117,16 +117,27 @@ ClauseKind = Literal["disclosure", "question", "request", "small_talk", "meta", 
 MAX_CHARS = 4000
 
 _SENTENCE = re.compile(r"[^.!?。！？;；…～\n]+[.!?。！？;；…～\n]*")
+#: People after whom a run-on sentence goes on with a pronoun subject and no comma ("a
+#: present for my mum shes turning 50", "for my twins Mateo and Lucia they're turning 4"
+#: cut before "she" / "they": a comma splice without the comma, Quirk et al. 1985, 13.4n on
+#: run-on sentences) and names after them are cut the same way by :data:`_CLAUSE_CUT`.
+_RUN_ON_PEOPLE = ("mum", "mom", "mother", "dad", "father", "wife", "husband", "partner", "son", "daughter", "kid", "kids",
+                  "boy", "girl", "twins", "sister", "brother", "grandma", "grandpa", "baby", "toddler", "dog", "cat", "puppy")
 _CLAUSE_CUT = re.compile(r"\s*[,，、:：]\s*|\s+(?=and\s+(?:the|my|our|his|her|their)\s+(?:[\w'-]+\s+){0,2}?"
                          r"(?:is|are|was|were|has|have|had|will|keeps?|gets?)\b)|\s*[—–]\s*(?=(?:can|could|would|will|what|how|please|pls|any|anything|help|is\s+there)\b)|(?<=[\u3400-\u9fff])\s+(?=[\u3400-\u9fff])|\s+(?=(?:but|so|and\s+then|and\s+(?:can|could|what|how|please|i'd\s+like))\b)"
-                         r"|(?=但是|所以|不过|可是)", re.IGNORECASE)
+                         r"|(?=但是|所以|不过|可是)"
+                         r"|\s+(?=(?:since|because|cause|cuz|coz|given\s+that|now\s+that|seeing\s+as)\s+(?:i|i'm|im|i've|ive|my|we|we're|our)\b)"
+                         r"|(?<=[\u3400-\u9fff])(?=因为我|既然我|反正我|由于我)"
+                         r"|(?:" + "|".join(rf"(?<=\b{w})" for w in _RUN_ON_PEOPLE) + r")[ \t]+"
+                         r"(?=(?:she|he|they|shes|hes|theyre|she's|he's|they're)\s)",
+                         re.IGNORECASE)
 _ASKED = re.compile(r"[?？]")
 _LEAD_EN = re.compile(
     r"^(?:(?:oh+|ah+|aw+|ooh+|wow|haha\w*|lol|well|also|and|but|so|btw|by\s+the\s+way|fyi|actually|anyway|ps|p\.s\.|"
     r"just\s+so\s+you\s+know|heads\s+up|quick\s+note|for\s+the\s+record|just\s+to\s+let\s+you\s+know|"
     r"for\s+context|for\s+reference|background|since|because|cause|cos|as|given\s+that|now\s+that|although|though|"
     r"ok(?:ay)?|yeah|yes|no|hmm+|um+|oh\s+and|plus|honestly|basically|currently|nowadays|these\s+days|lately|"
-    r"recently)\b[\s,:]*){0,3}",
+    r"recently|wait|ngl|tbh|tbf|imo|fwiw|lowkey|low\s+key|not\s+gonna\s+lie|to\s+be\s+honest)\b[\s,:]*){0,3}",
     re.IGNORECASE,
 )
 _LEAD_ZH = re.compile(r"^(?:哈{2,}|嘿{2,}|呵{2,}|对了|顺便说一下|顺便说|顺便|另外|其实|因为|既然|由于|话说|嗯+|哦+|啊|那个|所以|但是|不过|而且|"
@@ -153,7 +164,10 @@ _AS_A_EN = re.compile(r"^as\s+an?\s+\w+", re.IGNORECASE)
 _DROPPED_I_EN = re.compile(
     r"^(?:(?:just|finally|recently|also|officially)\s+)?(?:got|went|been|moved|started|adopted|quit|bought|switched|signed|joined|landed|"
     r"passed|graduated|finished|booked|became|decided|turned|lost|broke|left|sold|began|married|retired|proposed|"
-    r"enrolled|transferred|relocated)\b", re.IGNORECASE)
+    r"enrolled|transferred|relocated)\b"
+    r"|^(?:(?:just|finally|also|officially)\s+)?(?:going|heading|flying|moving|relocating)\s+(?!on\b|well\b|good\b|great\b|ok\b|crazy\b|nuts\b)"
+    r"|^(?:(?:still|now)\s+)?(?:working|living|staying)\s+(?:at|in|with|from|as|nights|days|remotely|full-time|part-time)\b",
+    re.IGNORECASE)
 #: A self-description with "I'm" dropped, a bare role noun phrase with no verb ("arch
 #: major at UT Austin", "sophomore", "night-shift nurse here"): read as :data:`_AS_A_EN`
 #: ("As a nurse") is, the user's own role (:func:`clause_kind` checks there is no verb).
@@ -259,7 +273,7 @@ DURABLE_EN = re.compile(
 #: Lasting topics (Chinese).
 DURABLE_ZH = re.compile(
     _PEOPLE_ZH + r"|过敏|不耐受|糖尿病|哮喘|高血压|血压|血糖|血脂|胆固醇|痛风|颈椎|腰椎|腰|膝盖|腿|肩|脖子|嗓子|胃|牙|矫正|视力|体重|湿疹|鼻炎|失眠|抑郁|焦虑|怀孕|确诊|诊断|病|药|手术|受伤|近视|眼镜|"
-    r"素|吃肉|不吃|不能吃|不喝|戒|忌口|清真|辣|咖啡|茶|酒|烟|海鲜|花生|坚果|鸡蛋|牛奶|乳糖|麸质|"
+    r"怀上|素|吃肉|不吃|不能吃|不喝|戒|忌口|清真|辣|咖啡|茶|酒|烟|海鲜|花生|坚果|鸡蛋|牛奶|乳糖|麸质|"
     r"住|搬|老家|家乡|出生|长大|城市|小区|房子|公寓|租|宿舍|"
     r"工作|上班|公司|职业|工程师|程序员|老师|护士|医生|经理|设计师|律师|会计|销售|客服|厨师|司机|编辑|记者|公务员|"
     r"前端|后端|运营|学生|在\S{1,8}(?:做|当|干)(?!饭|菜)|自由职业|创业|退休|升职|辞职|离职|跳槽|入职|"
@@ -292,6 +306,7 @@ ONE_OFF_TIME = re.compile(
 #: "anymore", 现在, 已经, 开始) or a habit ("every", "usually", 一直, 每天, 平时).
 STATE = re.compile(
     r"\b(?:now|since|anymore|any\s+more|no\s+longer|currently|these\s+days|nowadays|still|for\s+good|"
+    r"from\s+(?:now|here)\s+on(?:\s+out)?|"
     r"always|usually|normally|generally|often|never|every|most\s+(?:days|mornings|evenings|nights|weekends)|"
     r"lately|recently|for\s+(?:(?:\d+|a\s+few|a\s+couple\s+of|two|three|four|five|six|many|several)\s+)?"
     r"(?:days|weeks|months|years|ages))\b"
@@ -340,7 +355,7 @@ HEALTH = re.compile(
     r"blood\s+pressure|cholesterol|insomnia|ibs|crohn'?s|eczema|anemi\w*|anaemi\w*|pregnan\w*|"
     r"(?:bad|weak|sore|injured|dodgy)\s+(?:knees?|back|hips?|shoulders?|ankles?|wrists?)|plantar\s+fasciitis|"
     r"back\s+pain|knee\s+pain|herniated|sciatica|medication)\b"
-    r"|过敏|不耐受|糖尿病|血糖|血压|高血压|血脂|胆固醇|痛风|哮喘|湿疹|鼻炎|失眠|贫血|腰椎|颈椎|膝盖|关节|胃病|胃不好|怀孕|"
+    r"|过敏|不耐受|糖尿病|血糖|血压|高血压|血脂|胆固醇|痛风|哮喘|湿疹|鼻炎|失眠|贫血|腰椎|颈椎|膝盖|关节|胃病|胃不好|怀孕|怀上|"
     r"吃药|服药", re.IGNORECASE)
 #: A diagnosed or chronic condition among :data:`HEALTH` (an allergy, diabetes, high blood
 #: pressure, gout, 过敏, 高血压, 痛风): ``attribute: condition``, which the profile pick
@@ -370,10 +385,11 @@ STATEMENT_CJK = 8
 #: the first that matches wins (work before residence: "a sound engineer at a studio in
 #: Collingwood" is about work):
 #: where the user lives, their work (employer or occupation), what they study, their
-#: diet, their relationship status, the vehicle they drive and a pregnancy (ended by a
-#: birth). Each pattern
-#: names the slot's own words only, so "I work night shifts" has no slot and cannot
-#: retire "I work at Acme".
+#: diet, their relationship status, the vehicle they drive, a pregnancy (from trying to
+#: conceive to the birth) and the shift they work (nights, days, 夜班: the work schedule
+#: is its own attribute, seed 002 §3.2). Each pattern
+#: names the slot's own words only, so "I work night shifts" fills ``shift``, not
+#: ``work``, and cannot retire "I work at Acme".
 _OCCUPATIONS = (r"(?:barista|nurse|teacher|engineer|developer|programmer|designer|lawyer|doctor|dentist|manager|"
                 r"accountant|chef|cook|waiter|waitress|cashier|pharmacist|architect|electrician|plumber|mechanic|"
                 r"driver|pilot|scientist|researcher|postdoc|professor|lecturer|consultant|analyst|writer|journalist|"
@@ -414,7 +430,7 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"\b(?:left|quit)\s+(?:my\s+job|my\s+position|the\s+company|(?-i:[A-Z])\w+)|\blaid\s+off\b|\bnew\s+job\b|"
         r"\b(?:left|quit)\s+(?:my|the|that)\s+(?:\w+\s+){0,2}(?:job|position|gig)\b|"
         r"\b(?:took|accepted|got|landed|started)\s+(?:a|an|the)\s+(?:\w+\s+){0,2}(?:job|position|role|offer)\b|\bnew\s+(?:role|position)\b|"
-        r"转行|自由职业|创业|\bwent\s+freelance\b|\bfreelancing\b|\bself-employed\b|\b(?:got|landed|started|starting|doing|my|an?)\s+(?:\w+\s+){0,3}internship\b|\b(?:got\s+)?promoted\b|"
+        r"转行|自由职业|创业|拿到了?\S{0,6}offer|offer拿到|(?:去|到)\S{2,6}报到|\bwent\s+freelance\b|\bfreelancing\b|\bself-employed\b|\b(?:got|landed|started|starting|doing|my|an?)\s+(?:\w+\s+){0,3}internship\b|\b(?:got\s+)?promoted\b|"
         r"\bmade\s+(?:me\s+)?(?:the\s+|a\s+)?(?:\w+\s+)?(?:head|lead|manager|director|chief|partner|supervisor)\b|"
         r"\b(?:stay-at-home|stay\s+at\s+home|full-time|full\s+time)\s+(?:mom|mum|dad|parent|mother|father)\b|\bhomemaker\b|"
         r"升(?:职|任|了)?(?:为|成)?了?\S{0,4}?(?:组长|经理|主管|总监|主任|队长|店长|主编|合伙人|负责人)|"
@@ -429,7 +445,8 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"我是做\S{1,8}?的|(?:我(?:现在|目前|如今)?是|我当|我做|当了?|做了?)(?:一名|一个|个)?\S{0,8}?" + _OCCUPATIONS_ZH + r"(?!\S{0,2}(?:朋友|同学|家|说))",
         re.IGNORECASE)),
     ("residence", re.compile(
-        r"\b(?:live|living|lives|moved|moving|relocated|relocating|based)\s+(?:\w+\s+)?(?:in|into|to|at|near|by)\b"
+        r"\b(?:live|living|lives|moved|moving|relocated|relocating|based)\s+(?!up\b|forward\b|back\s+to\s+(?:the\s+)?\d)"
+        r"(?:\w+\s+)?(?:in|into|to|at|near|by)\b(?!\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun)\w*\s*\d)"
         r"|\b(?:our|my)\s+(?:new\s+|own\s+)?(?:place|home|apartment|flat|house|studio)\s+(?:is\s+)?(?:in|near)\b"
         r"|\b(?:apartment|flat|house|studio|condo)\s+(?:in|near)\s+(?-i:[A-Z])|\bclosed\s+on\s+a\s+(?:house|home|condo|flat)\b"
         r"|\b(?:our|my)\s+(?:new\s+|own\s+)?(?:place|home|apartment|flat|house|studio|condo|townhouse)\b[^.!?;]{0,40}?\b(?:in|near)\s+(?-i:[A-Z])"
@@ -437,7 +454,7 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"|在\S{1,8}?买了?(?:个|套|一套|一个|间)?\S{0,3}房|在\S{1,6}养老|回(?:到)?老家|安家|落户|\bsettled\s+in\b"
         r"|宿舍|合租|租了?(?:个|一个|一间|一套)?(?:房|单间|公寓)|\b(?:dorm|dorms|dormitory|halls\s+of\s+residence)\b"
         r"|\b(?:i'm|i\s+am|we're|we\s+are)\s+in\s+(?-i:[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\s*(?:$|[,.!]|and\b)"
-        r"|住(?!院|宿|酒店|了一晚)|搬(?:到|去|家|来)|定居|现居"
+        r"|住(?!院|宿|酒店|了一晚)|搬(?:到|去|家|来)|定居|现居|我(?:现在|目前|已经|如今)?(?:人)?在(?!家|这|那|哪|路上|公司|单位|医院|学校)[\u4e00-\u9fff]{2,3}了"
         r"|我们(?!" + _NOT_PLACE_ZH + r")[\u4e00-\u9fff]{2}人(?!家|员|士|物|类|口|群|民|生|工)",
         re.IGNORECASE)),
     ("study", re.compile(r"\b(?:student|studying|majoring|major\s+in|degree\s+in|enrolled|phd\s+in|sophomore|freshman|undergrad|"
@@ -452,7 +469,7 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
                         r"素食|吃素|吃肉|不吃肉|开荤|吃(?:鱼|鸡|猪|牛|羊)|鸡肉|猪肉|牛肉", re.IGNORECASE)),
     ("relationship", re.compile(r"\b(?:married|divorced|single|engaged|fianc[ée]e?|separated|widowed|broke\s+up|"
                                 r"dating|together\s+(?:for\s+)?\d+\s+years)\b|\bmy\s+(?:girlfriend|boyfriend)\b|"
-                                r"\b(?:we|i)\s+(?:\w+\s+)?split\s+up\b|\bsplit\s+up\s+with\b|\b(?:the|our|my)\s+relationship(?:'s|\s+is)\s+over\b|"
+                                r"\b(?:we|i)\s+(?:\w+\s+)?split\s+up\b|\b(?:we're|we\s+are|and\s+i\s+are)\s+(?:done|over|through|finished)\b|\bsplit\s+up\s+with\b|\b(?:the|our|my)\s+relationship(?:'s|\s+is)\s+over\b|"
                                 r"\b(?:i'm|i\s+am|i've\s+been)\s+seeing\s+someone\b|\bmy\s+new\s+(?:partner|boyfriend|girlfriend)\b|"
                                 r"结婚|离婚|单身|订婚|分手|恋爱|脱单|男朋友|女朋友|领证|复合", re.IGNORECASE)),
     ("vehicle", re.compile(r"\b(?:my|our)\s+(?:\w+\s+){0,2}(?:car|truck|van|suv|motorcycle|motorbike|scooter|e-?bike)\b"
@@ -470,7 +487,12 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
                            r"|通勤|(?:开车|骑车|坐地铁|坐公交|挤地铁|打车)(?:上下班|上班)|现在\S{0,4}?(?:共享单车|地铁|公交|骑车|步行|打车)",
                            re.IGNORECASE)),
     ("pregnancy", re.compile(r"\b(?:pregnant|expecting\s+(?:a|our|twins)|due\s+in|was\s+born|were\s+born|gave\s+birth|"
-                             r"(?:she|he|baby|they)(?:'s|'re|\s+is|\s+are)\s+here)\b|怀孕|预产期|出生|生了|宝宝出生", re.IGNORECASE)),
+                             r"trying\s+(?:to\s+conceive|for\s+a\s+baby)|ttc|ivf|"
+                             r"(?:she|he|baby|they)(?:'s|'re|\s+is|\s+are)\s+here)\b|怀孕|怀上|备孕|试管|预产期|出生|生了|宝宝出生", re.IGNORECASE)),
+    ("shift", re.compile(r"\b(?:work(?:ing|s)?\s+(?:nights|days|evenings|overnights|the\s+night\s+shift|the\s+day\s+shift)|"
+                         r"(?:night|day|evening|early|late|graveyard|overnight|swing)\s+(?:shifts?|rotation)|graveyard|"
+                         r"on\s+(?:nights|days|earlies|lates)|(?:nights|days)\s+(?:now|starting)|\d{1,2}\s*[ap]m?\s*-\s*\d{1,2}\s*[ap]m?\b(?=\s+(?:days|nights|shifts?)))\b"
+                         r"|夜班|白班|倒班|三班倒|早班|晚班|大夜|小夜", re.IGNORECASE)),
 )
 #: A relationship going on (engaged, married, 领证, 结婚, 订婚), not ending: it retires
 #: what was said about the partner only when it names the partner again
@@ -494,6 +516,66 @@ def keeps_partner(new: str, older: str) -> bool:
     names = {m.group() for m in _NAME_EN.finditer(older) if m.group() not in ("I", "My", "Our")}
     names |= {m.group("n") for m in _NAME_ZH.finditer(older)}
     return bool(names) and not any(name in new for name in names)
+
+
+#: A place the user is at, named in a statement: English "in / near / from / outside
+#: <Capitalised word>" (not a month, a weekday or a language: "in April", "in Spanish"),
+#: a Chinese place before what the user does there ("我在武汉读大三", "在深圳一家电商公司
+#: 做后端": 在 + two or three characters + a verb or a measure word; not 在 + a verb,
+#: the progressive "在备孕"), a destination ("去深圳报到", "moving to Seattle"), a name with
+#: an administrative suffix (高新区, 郑州市, 南山区) or "<place>这边 / 那边" (郑州这边), and a
+#: commute's route (:data:`_ROUTE`). Read by :func:`keeps_other_fact`.
+_PLACE = re.compile(
+    r"\b(?:in|near|from|outside)\s+(?!(?-i:January|February|March|April|May|June|July|August|September|October|"
+    r"November|December|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|Christmas|Easter|English|Spanish|French|"
+    r"German|Chinese|Japanese|Korean|Italian|Portuguese|Russian|Arabic|Hindi|Mandarin|Cantonese)\b)(?-i:[A-Z][a-z]+)"
+    r"|在(?!一|这|那|哪|家|读|做|学|想|上班|上学|上课|外|线|网|公司|学校|医院|单位|附近|本地|当地|老家)"
+    r"(?P<zh>[\u4e00-\u9fff]{2,3}?)(?=一家|一所|的|读|上学|上班|工作|做|当|开|住|买|租|打工|生活|这边|那边)"
+    r"|[\u4e00-\u9fff]{1,4}(?:市|省|区|县|镇)(?![长委政])|[\u4e00-\u9fff]{2}(?:这边|那边)"
+    r"|(?:去|来|回|调到|派到|\bbase\s*)(?!一|这|那|哪|家|公司|学校|医院|单位)[\u4e00-\u9fff]{2,3}?(?=报到|上班|工作|发展|读书|上学|定居|生活)"
+    r"|\bbase\s*[\u4e00-\u9fff]{2,3}|(?:搬到|搬去|换到|迁到|落户)(?!一|这|那|哪)[\u4e00-\u9fff]{2,3}"
+    r"|\b(?:to|into)\s+(?-i:[A-Z][a-z]+)(?=\s*(?:$|[,.;!]|for\b|next\b|this\b|in\s+(?-i:[A-Z])))",
+    re.IGNORECASE)
+#: A commute's route, "from <A> to <B>" / "A到B" in a statement about the commute: where
+#: the user lives and works, which a new way to get there does not change.
+_ROUTE = re.compile(r"(?:\bfrom\s+(?-i:[A-Z])\w+\s+to\s+(?-i:[A-Z])|[\u4e00-\u9fff]{2}到[\u4e00-\u9fff]{2})", re.IGNORECASE)
+_COMMUTE = re.compile(r"\bcommut\w*|通勤|上下班", re.IGNORECASE)
+#: A promotion: a new title at the same employer ("got promoted", "they made me team
+#: lead", 升组长, 当上主管, 转正): it changes the title, not where the user works.
+_PROMOTION = re.compile(r"\bpromoted\b|\bmade\s+(?:me\s+)?(?:the\s+|a\s+)?(?:\w+\s+)?(?:head|lead|manager|director|chief|"
+                        r"partner|supervisor)\b|升(?:职|任|了)?(?:为|成)?了?\S{0,4}?(?:组长|经理|主管|总监|主任|队长|店长|主编|"
+                        r"合伙人|负责人)|升职|当上|转正", re.IGNORECASE)
+#: The move itself, not where to ("搬家全靠我一个人", "the move was brutal", "moving day"):
+#: a residence statement saying only this names no new home.
+_THE_MOVE = re.compile(r"搬家|\b(?:the|our|my)\s+move\b|\bmoving\s+(?:day|boxes|house|truck|van)\b|\bunpacking\b", re.IGNORECASE)
+
+
+def keeps_other_fact(new: str, new_slots: tuple[str, ...], older: str) -> bool:
+    """``older`` (a live memory in the same slot as the newer statement ``new``, whose
+    slots are ``new_slots``) still holds a fact ``new`` does not change, so ``new`` does
+    not retire it (one memory can hold two facts; a change of one attribute keeps the
+    other: the slot is one attribute, seed 002 §3.2 lists home, work, family... as
+    separate attributes):
+
+    - ``older`` names where the user is (:data:`_PLACE` in a clause not about someone
+      else of the user's: :func:`about_someone`; or a commute's route:
+      :data:`_ROUTE`) and ``new`` neither fills ``residence`` nor names a place: "我在深圳
+      一家电商公司做后端" stays beside "我跳槽了，现在在一家游戏公司做服务端" (the job
+      changed, the city did not); "I live in Lisbon" is retired by "we relocated to Berlin";
+    - ``new`` is a promotion (:data:`_PROMOTION`) and ``older`` a work statement that is
+      no promotion: the employer stays;
+    - ``new`` fills ``residence`` only by talking about the move itself
+      (:data:`_THE_MOVE`: "搬家全靠我一个人"): it names no new home.
+
+    Linear in the texts' length."""
+    if "residence" in new_slots and not _PLACE.search(new) and "residence" not in slots_of(_THE_MOVE.sub(" ", new)):
+        return True
+    if "work" in new_slots and _PROMOTION.search(new) and not _PROMOTION.search(older):
+        return True
+    if "residence" in new_slots or _PLACE.search(new):
+        return False
+    own = [piece for piece in _SLOT_PIECE.split(older) if piece.strip() and not about_someone(piece)]
+    return any(_PLACE.search(piece) for piece in own) or bool(_COMMUTE.search(older) and _ROUTE.search(older))
 
 
 #: Slots a sentence about someone else of the user's can still fill: "my girlfriend
@@ -586,6 +668,97 @@ def _core_zh(text: str) -> str:
     return _LEAD_ZH.sub("", text.strip()).strip()
 
 
+#: The user's age or the age of someone of theirs ("my 7 year old", "turning 50", "三岁了").
+_AGE = re.compile(r"\b\d{1,3}[\s-]*(?:years?|yrs?|months?|mos?|weeks?)[\s-]*old\b|\bturn(?:s|ing|ed)\s+\d{1,3}\b"
+                  r"|\b(?:aged?)\s+\d{1,3}\b|[一二三四五六七八九十两\d]{1,3}(?:岁|个月大)", re.IGNORECASE)
+_MY_AGED_EN = re.compile(r"\b(?:my|our)\s+\d{1,2}[\s-]*(?:years?|yrs?|months?|mos?)[\s-]*old\b", re.IGNORECASE)
+#: A hypothetical, not a fact: "what if I were allergic", 如果我过敏.
+_HYPOTHETICAL = re.compile(r"\b(?:if|whether|suppose|supposing|imagine|hypothetically)\b|如果|要是|假如|万一", re.IGNORECASE)
+#: Diet words a verbless fragment describes the user by ("vegan now", "pescatarian remember").
+_DIET_WORD = re.compile(r"\b(?:vegetarian|vegan|pescatarian|plant-based|keto|gluten-free|dairy-free|lactose[\s-]intolerant|"
+                        r"halal|kosher|sober|teetotal)\b", re.IGNORECASE)
+
+
+def _attributive(core: str) -> bool:
+    """An ask (a request or a question) that carries a fact about the user or their people
+    as an attribute of the person it names (the attributive use of a state: Quirk et al.,
+    *A Comprehensive Grammar of the English Language*, 1985, 7.34 on attributive and
+    predicative adjectives; in Chinese the topic-comment clause before the question,
+    Li & Thompson 1981, ch. 4): "can my diabetic dad eat mango", "what do I get my
+    7 year old", "for my twins Mateo and Lucia", "我家娃对鸡蛋过敏能吃啥", "我孙女三岁了不爱
+    吃青菜咋办". The person must be the user's (:data:`_MY_SOMEONE_EN` / :data:`_MY_SOMEONE_ZH`
+    or I / 我) and the attribute lasting: a condition (:data:`HEALTH`), a diet
+    (:data:`_DIET_WORD`), an age (:data:`_AGE`) or a name (:data:`_NAMED_PERSON`); a
+    hypothetical ("what if I were allergic": :data:`_HYPOTHETICAL`) is none."""
+    if _HYPOTHETICAL.search(core):
+        return False
+    if not (_MY_SOMEONE_EN.search(core) or _MY_SOMEONE_ZH.search(core) or _NAMES_USER.search(core)
+            or _MY_AGED_EN.search(core)):
+        return False
+    if _MY_AGED_EN.search(core):
+        return True  # "my 7 year old": the person named by their age
+    person = bool(_MY_SOMEONE_EN.search(core) or _MY_SOMEONE_ZH.search(core))
+    if _NAMED_PERSON.search(core) or (person and _AGE.search(core)):
+        return True
+    return bool((HEALTH.search(core) and (person or _CONDITION.search(core))) or _DIET_WORD.search(core))
+
+
+#: The speaker's own affair named with its possessive dropped, as the subject
+#: ("Surgery got moved up to July 14", "Appointment is at 3", "Lease ends in May":
+#: situational ellipsis of the determiner, Biber et al. 1999, 3.7).
+_OWN_AFFAIR_EN = re.compile(r"^(?:surgery|operation|appointment|appt|procedure|biopsy|scan|mri|chemo|physio|therapy|treatment|"
+                            r"interview|lease|rent|mortgage|commute|shift|due\s+date|visa|wedding)\s+(?:is|was|got|has|had|"
+                            r"ends?|starts?|moved|went|will|keeps?|\w+ed)\b", re.IGNORECASE)
+#: A reminder ("remember my blood sugar", "don't forget I'm vegan", 别忘了我..., 记得我...):
+#: the imperative of remembering restates a fact the other side was told (a directive
+#: whose content is an assertion: Searle 1976 on indirect assertives), so the clause is
+#: a disclosure when what follows names the user or their people.
+_REMINDER_EN = re.compile(r"^(?:remember|don't\s+forget|dont\s+forget|do\s+not\s+forget|keep\s+in\s+mind|bear\s+in\s+mind)\b"
+                          r"(?:\s+that)?", re.IGNORECASE)
+_REMINDER_ZH = re.compile(r"^(?:别忘了|不要忘了|记得|记住)")
+#: "<Name> and I" / "my wife and I" as the subject: the user is part of it.
+_WITH_ME_EN = re.compile(r"^(?:(?:my|our)\s+)?[\w'-]+\s+and\s+(?:i|me)\b"
+                         r"|^guess\s+who(?:'s|\s+is|\s+just|\s+finally|\s+got)\b", re.IGNORECASE)  # "guess who's off nights": the speaker
+#: The user as the object of a statement ("Doc took me off the old pill", "they moved me
+#: to days"): what happened to the user is about the user.
+_ME_EN = re.compile(r"\b(?:me|myself)\b", re.IGNORECASE)
+#: A verbless fragment that starts "on <something>" ("on glipizide", "on night shifts this
+#: month", "on days now"): "I'm on ..." with the subject and copula dropped.
+_ON_EN = re.compile(r"^on\s+(?!it\b|(?:my|the|your)\s+way\b|top\b|second\b|(?:a|the)\s+(?:phone|call)\b)[\w-]+", re.IGNORECASE)
+_WH_EN = re.compile(r"\b(?:what|whats|what's|why|how|when|where|which|who)\b", re.IGNORECASE)
+
+
+def _self_description(core: str) -> bool:
+    """A verbless English fragment that describes the user with "I'm" dropped (conversational
+    ellipsis of subject and copula, Biber et al., *Longman Grammar of Spoken and Written
+    English*, 1999, 3.7 on situational ellipsis; Quirk et al. 1985, 12.47): a condition
+    ("Type 2 diabetic", "allergic to shellfish btw": :data:`HEALTH`), a diet ("vegan now":
+    :data:`_DIET_WORD`), "on <something>" (:data:`_ON_EN`), or a noun phrase with a state
+    word ("Metformin now", "bank fishing from here on out": :data:`STATE`) of at most eight
+    words. No question word ("now what")."""
+    words = _LATIN_WORD.findall(core)
+    if not words or len(words) > 8 or _WH_EN.search(core):
+        return False
+    if HEALTH.search(core) or _DIET_WORD.search(core) or _ON_EN.match(core):
+        return True
+    rest = _LATIN_WORD.findall(STATE.sub(" ", core))
+    return len(rest) < len(words) and len(rest) >= 1 and bool(_FROM_NOW_ON.search(core) or _NOW_END.search(core))
+
+
+#: "from now on", "from here on (out)", "for good": a lasting change of state.
+_FROM_NOW_ON = re.compile(r"\bfrom\s+(?:now|here)\s+on(?:\s+out)?\b|\bfor\s+good\b", re.IGNORECASE)
+#: "<something> now" at the end of a fragment: the new state ("Metformin now", "days now").
+_NOW_END = re.compile(r"\b(?:now|these\s+days|nowadays)\W*$", re.IGNORECASE)
+#: A Chinese clause with no subject whose verb takes an indefinite object with 个 / 一个 /
+#: 一套 ... and no 了 ("南山区租个一室一厅", "买个二手车"): an unrealized event (V个N marks an
+#: indefinite, not yet had object; Li & Thompson 1981, 4.2 and 6.1 on 了 and realized
+#: events) that sets up the question after it, not a fact about the user.
+_INDEFINITE_ZH = re.compile(r"^[\u4e00-\u9fff]{0,6}?(?:租|买|找|换|报|学|办|弄|养|搞|开|装|请)(?:个|一个|一套|一辆|一只|一份|一间|点)")
+#: A Chinese alternative question (选择问句: "早上量好还是晚上量好", Li & Thompson 1981,
+#: 18.3): "A 还是 B" ending in a judgement.
+_ALTERNATIVE_ZH = re.compile(r"还是\S{0,12}?(?:好|对|行|合适|划算|呢)[。！!～~…\s]*$")
+
+
 def clause_kind(clause: Clause, first: bool = False) -> ClauseKind:
     """The kind of one clause (step 2 of the module docstring); ``first``: the turn's
     first clause (a pronoun there has no antecedent in the turn: "他下夜班白天睡不好"
@@ -599,9 +772,15 @@ def clause_kind(clause: Clause, first: bool = False) -> ClauseKind:
         return "meta"  # only a discourse word: "跟你说一下", "heads up"
     if _CJK.search(text):
         core = _core_zh(text) or text
+        asks = bool(_REQUEST_ZH.search(core)) or clause.asked or bool(_QUESTION_END_ZH.search(core)
+                                                                       or _QUESTION_WORD_ZH.search(core))
+        if asks and _attributive(core):
+            return "disclosure"  # 我家娃对鸡蛋过敏能吃啥: the ask carries a fact about the user's people
+        if _REMINDER_ZH.match(core) and (_FIRST_PERSON_ZH.search(core[2:].lstrip("了")) or _MY_SOMEONE_ZH.search(core)):
+            return "disclosure"  # 别忘了我对花生过敏: a reminder restates a fact
         if _REQUEST_ZH.search(core):
             return "request"
-        if clause.asked or _QUESTION_END_ZH.search(core) or _QUESTION_WORD_ZH.search(core):
+        if asks or _ALTERNATIVE_ZH.search(core):
             return "question"
         if _DEICTIC_ZH.search(core) and not _NAMES_USER.search(core):
             return "meta"  # 这个太贵了: about the reply
@@ -611,6 +790,8 @@ def clause_kind(clause: Clause, first: bool = False) -> ClauseKind:
             return "disclosure"
         if _PRONOUN_ZH.search(core):
             return "other" if first else "disclosure"
+        if _INDEFINITE_ZH.match(core) and "了" not in core:
+            return "other"  # 南山区租个一室一厅: something not yet done, the topic of an ask
         if (DURABLE_ZH.search(core) or CHANGE.search(core)) and not _REQUEST_ZH.search(core):
             return "disclosure"  # Chinese drops the subject: "在上海工作" is the user's
         return "other"
@@ -620,17 +801,29 @@ def clause_kind(clause: Clause, first: bool = False) -> ClauseKind:
         told = _core_en(text[surprise.end():])
         if _FIRST_PERSON_EN.search(told) or _MY_SOMEONE_EN.search(told):
             return "disclosure"  # "turns out im allergic to cats??": news, not a question
-    if _REQUEST_EN.search(core):
+    request = bool(_REQUEST_EN.search(core))
+    asks = request or bool(_QUESTION_IN_EN.search(core) or clause.asked or _QUESTION_START_EN.search(core))
+    if asks and _attributive(core):
+        return "disclosure"  # "can my diabetic dad eat mango": the ask carries a fact about the user's people
+    if _REMINDER_EN.match(core) and (_NAMES_USER.search(core[8:]) or _MY_SOMEONE_EN.search(core)):
+        return "disclosure"  # "Remember my blood sugar though": a reminder restates a fact
+    if request:
         return "request"
-    if _QUESTION_IN_EN.search(core) or clause.asked or _QUESTION_START_EN.search(core):
+    if asks:
         return "question"
     if _META_EN.search(core) or (_DEICTIC_EN.search(core) and not _NAMES_USER.search(core)):
         return "meta"
     subject = _TIME_LEAD_EN.sub("", core)
-    if _FIRST_PERSON_EN.search(subject) or _MY_SOMEONE_EN.search(core) or _AS_A_EN.search(core) or _DROPPED_I_EN.search(subject):
+    if _FIRST_PERSON_EN.search(subject) or _MY_SOMEONE_EN.search(core) or _AS_A_EN.search(core) or _DROPPED_I_EN.search(subject) \
+            or _WITH_ME_EN.match(subject) or _OWN_AFFAIR_EN.match(subject):
         return "disclosure"
-    if _ROLE_NP_EN.match(core) and not _VERB_EN.search(core):
+    verb = _VERB_EN.search(core)
+    if _ROLE_NP_EN.match(core) and not verb:
         return "disclosure"  # "arch major at UT Austin": "I'm" dropped
+    if not verb and _self_description(core):
+        return "disclosure"  # "allergic to shellfish btw", "on night shifts this month", "vegan now": "I'm" dropped
+    if len(_LATIN_WORD.findall(core)) >= 3 and _ME_EN.search(core, 1):
+        return "disclosure"  # "Doc took me off the old pill": the user is the object
     if _PRONOUN_EN.search(core) and not first:
         return "disclosure"  # "..., she loves gardening": its antecedent is kept with it
     return "other"
@@ -638,7 +831,7 @@ def clause_kind(clause: Clause, first: bool = False) -> ClauseKind:
 
 def slot_of(text: str) -> str | None:
     """The supersede slot a durable statement fills (``residence``, ``work``, ``study``,
-    ``diet``, ``relationship``, ``vehicle``, ``pregnancy``), or None. Read clause by clause
+    ``diet``, ``relationship``, ``vehicle``, ``pregnancy``, ``shift``), or None. Read clause by clause
     (:data:`_SLOT_PIECE`), the first slot found wins; a clause led by "my
     <someone>" / 我<家人> or a pronoun (or, with no subject of its own, following such a
     clause) is about that person, unless the user is the object ("they made me
@@ -736,7 +929,8 @@ def analyse(text: str) -> Analysis:
     kept: list[int] = []
     told = "disclosure" in kinds
     for i, (clause, clause_type) in enumerate(zip(parts, kinds, strict=True)):
-        if clause_type == "other" and ((told and _is_statement(clause.text)) or _continues(parts, kept, i)):
+        if clause_type == "other" and ((told and _is_statement(clause.text)) or _continues(parts, kept, i)
+                                       or _afterthought(parts, kept, i)):
             kept.append(i)  # "It felt welcoming; I want to study counseling next."; "I moved, to Braga"
             continue
         if clause_type != "disclosure":
@@ -762,11 +956,11 @@ def analyse(text: str) -> Analysis:
     groups = _groups(parts, kinds, kept)
     merged: list[list[int]] = []
     for group in groups:  # a fragment joins the memory after it ("Work's been rough. I'm a barista...")
-        if merged and not _says_enough(_joined(parts, merged[-1])):
+        if merged and not _says_enough(_joined(parts, merged[-1])) and not _two_slots(parts, merged[-1], group):
             merged[-1] = merged[-1] + group
         else:
             merged.append(group)
-    if len(merged) > 1 and not _says_enough(_joined(parts, merged[-1])):
+    if len(merged) > 1 and not _says_enough(_joined(parts, merged[-1])) and not _two_slots(parts, merged[-2], merged[-1]):
         merged[-2:] = [merged[-2] + merged[-1]]
     return Analysis(tuple(_formed(_joined(parts, group)) for group in merged), kinds)  # all told with a disclosure
 
@@ -782,7 +976,7 @@ def _groups(parts: list[Clause], kinds: tuple[ClauseKind, ...], kept: list[int])
     groups: list[list[int]] = []
     current: str | None = None  # the slot of the last group
     for i in kept:
-        own = slot_of(parts[i].text) if kinds[i] == "disclosure" else None
+        own = slot_of(parts[i].text) if kinds[i] in ("disclosure", "other") else None
         core = _core_zh(_core_en(parts[i].text))
         anaphor = own is None and bool(_PRONOUN_EN.match(core) or _PRONOUN_ZH.match(core))
         announced = bool(groups) and groups[-1][-1] == i - 1 and parts[i - 1].sep.strip()[:1] in (":", "：")
@@ -796,6 +990,13 @@ def _groups(parts: list[Clause], kinds: tuple[ClauseKind, ...], kept: list[int])
         groups.append([i])
         current = own
     return groups
+
+
+def _two_slots(parts: list[Clause], a: list[int], b: list[int]) -> bool:
+    """Groups ``a`` and ``b`` fill two different slots ("我们住徐汇" / "每天挤地铁通勤"):
+    each is a memory of its own however short, so a change of one retires only it."""
+    slot_a, slot_b = slot_of(_joined(parts, a)), slot_of(_joined(parts, b))
+    return bool(slot_a and slot_b and slot_a != slot_b)
 
 
 def _formed(memory: str, told: bool = True) -> Formed:
@@ -835,6 +1036,20 @@ def _joiner(clause: Clause, adjacent: bool) -> str:
         stripped = sep.strip()
         return f"{stripped} " if stripped else " "
     return ". "
+
+
+def _afterthought(parts: list[Clause], kept: list[int], i: int) -> bool:
+    """Clause ``i`` is a verbless fragment of its own sentence right after a kept clause
+    ("so dan and I are done. 3 years.", "闺女考上了！南开！"): an afterthought that adds to
+    the statement before it (a right-dislocated or appended fragment, Biber et al. 1999,
+    3.7 / 14.3.3 on non-clausal units in conversation): at most three Latin words or four
+    CJK characters, no verb, no question mark."""
+    if not kept or kept[-1] != i - 1 or parts[i].asked or parts[i].sentence != parts[i - 1].sentence + 1:
+        return False
+    text = parts[i].text
+    if _CJK.search(text):
+        return len(_CJK.findall(text)) <= 4 and not CHANGE.search(text)
+    return 0 < len(_LATIN_WORD.findall(text)) <= 3 and not _VERB_EN.search(text)
 
 
 def _continues(parts: list[Clause], kept: list[int], i: int) -> bool:

@@ -31,7 +31,10 @@ than one: a transfer by the employer, "公司把我调到重庆了", fills work 
 the partner when the relationship goes on and the new statement does not name them:
 :func:`gateway.memorization.disclosure.keeps_partner`): the newest
 becomes an op ``update`` (retired with ``superseded_by``, kept for audit, never recalled
-again), the others ``delete`` (retired). "I moved to Berlin" retires "I live in Lisbon";
+again), the others ``delete`` (retired); not one that still holds a fact the new
+statement does not change (:func:`gateway.memorization.disclosure.keeps_other_fact`:
+"我在深圳一家电商公司做后端" keeps the city when a new job names none; a promotion keeps
+the employer; "搬家全靠我一个人" names no new home). "I moved to Berlin" retires "I live in Lisbon";
 "I'm not vegetarian anymore" retires "I've been vegetarian since last year".
 
 Supersede, too, when the new memory is a profile statement that says something ended
@@ -63,7 +66,7 @@ import unicodedata
 from typing import Any
 
 from gateway.memorization.changes import Ended, ended_of, is_about
-from gateway.memorization.disclosure import about_someone, keeps_partner, same_slot, slot_of, slots_of
+from gateway.memorization.disclosure import about_someone, keeps_other_fact, keeps_partner, same_slot, slot_of, slots_of
 from gateway.memorization.plan import Op, Plan
 from gateway.memory.embeddings.base import embed_query
 from gateway.memory.records import MemoryRecord, MemoryType, NewMemory, Scope, Tenant
@@ -295,7 +298,8 @@ def decide(plan: Plan, hits: dict[int, list[Any]]) -> Plan:
                     target, why = record.id, f"similarity {hit.similarity:.3f}"
                 if slot and record.scope is Scope.PROFILE and \
                         any(same_slot(record.metadata.get("slot") or slot_of(record.text), new) for new in slots) and \
-                        not (slot == "relationship" and about_someone(record.text) and keeps_partner(memory.text, record.text)):
+                        not (slot == "relationship" and about_someone(record.text) and keeps_partner(memory.text, record.text)) and \
+                        not keeps_other_fact(memory.text, slots, record.text):
                     replaced.append(record)
                 elif ended and _same_speaker(memory, record) and _ends(ended, record.text, hit.similarity):
                     replaced.append(record)

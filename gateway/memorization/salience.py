@@ -71,7 +71,7 @@ SMALL_TALK_ZH = tuple(sorted("""
 哈哈 哈 呵呵 嘿嘿 嘻嘻 哇 哇塞 厉害 棒 太棒了 不错 很好 真好 牛
 原来如此 原来是这样 懂啦 再见 拜拜 拜 回头见 下次见 先这样 就这样 那就这样 先这样吧 就这些 没有了 没了 暂时没有了
 在吗 在不在 在 笑死 笑死我了 稍等 稍等一下 等一下 等等 等下 我想想 让我想想 想想 继续 接着说 接着 真的吗 真的 真的假的
-帮大忙了 你也是 你也一样 同样 明天聊 改天聊 回头聊 有道理 说得对 确实 没错 对对 再来一个 再来 换一个 重来 重新来 啦啦 吧吧
+爱你 爱你哟 爱了 爱了爱了 爱死你了 比心 么么哒 帮大忙了 你也是 你也一样 同样 明天聊 改天聊 回头聊 有道理 说得对 确实 没错 对对 再来一个 再来 换一个 重来 重新来 啦啦 吧吧
 """.split(), key=len, reverse=True))
 
 #: First-person statements of a preference (``preference``), and standing instructions on
@@ -164,8 +164,15 @@ _STRIP = re.compile(r"[\W_]+", re.UNICODE)  # punctuation, emoji, spaces
 _CJK = CJK_RE
 
 
+#: A term of address after small talk ("谢谢你啊闺女", "好的老师", "收到亲"): a vocative
+#: names the listener, it adds nothing about the speaker (vocatives in Chinese
+#: conversation, Li & Thompson 1981, 7.4 on terms of address), so it is dropped before
+#: the small-talk check.
+_VOCATIVE_ZH = re.compile(r"(?:啊|呀|哈)?(?:闺女|姑娘|小伙子|老师|亲爱的|亲|宝贝|宝|小助手|助手|同学|老铁|兄弟|姐妹)$")
+
+
 def _only_zh_small_talk(text: str) -> bool:
-    rest = text
+    rest = _VOCATIVE_ZH.sub("", text) if len(text) > 2 else text
     while rest:
         for phrase in SMALL_TALK_ZH:
             if rest.startswith(phrase):

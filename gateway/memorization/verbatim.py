@@ -134,7 +134,7 @@ def _disclosed(job: Job, turn: Turn, kept: str, before: Turn | None, ops: list[O
         return [_formed_op(job, turn, formed, n, context_after) for n, formed in enumerate(found.memories)], None
     if turn.role == "user" and found.dropped in ("small_talk", "other", "meta"):
         answered = _confirmation(job, turn, kept, before, ops, by_position, True, context_after,
-                                 any_answer=found.dropped == "other")  # small talk: only a "yes" confirms
+                                 any_answer="other" in found.kinds)  # only small talk: only a "yes" confirms
         if answered is not None:
             op, slot = answered
             return [op], slot

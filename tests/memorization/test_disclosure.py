@@ -58,7 +58,7 @@ def test_a_pure_request_question_or_small_talk_forms_no_memory(turn: str, why: s
     ("I'm not vegetarian anymore.", True, "diet"),
     ("I left Acme and now work at Globex.", True, "work"),
     ("My wife works at Globex.", True, None),  # about the wife: no slot of the user's
-    ("I work night shifts.", True, None),
+    ("I work night shifts.", True, "shift"),  # the schedule, not the employer
     ("I went to a jazz concert yesterday.", False, None),
     ("我在腾讯上班", True, "work"),
     ("我昨天去看了一场电影", False, None),
