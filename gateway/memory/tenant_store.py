@@ -40,7 +40,7 @@ from pydantic import ValidationError
 import gateway.memory.maintenance as maintenance
 import gateway.memory.scripts as scripts
 from gateway.memory.calibration import calibration_for
-from gateway.memory.codec import record_from_reply
+from gateway.memory.codec import record_from_packed
 from gateway.memory.config import MemoryConfig
 from gateway.memory.embeddings.base import Embedder, embed_memories, embed_query
 from gateway.memory.filters import SearchFilter
@@ -371,7 +371,7 @@ class TenantMemoryStore:
             return [[] for _ in plans]
         read = {} if prefetched is None else prefetched.records
         stored = {} if prefetched is None else prefetched.vectors
-        records = {d: record_from_reply(read[d]) for d in wanted if read.get(d)}
+        records = {d: record_from_packed(read[d]) for d in wanted if read.get(d)}
         missing = [d for d in wanted if d not in read]
         needs = [[d for d in order if d not in cosines] for order, (_, cosines, _, _) in zip(orders, ranked, strict=True)]
         unread = {i for i, need in enumerate(needs) if any(d not in stored for d in need)}

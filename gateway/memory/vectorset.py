@@ -18,6 +18,7 @@ from redis.asyncio.client import Pipeline
 
 import gateway.memory.scripts as scripts
 from gateway.memory.backend import Prefetched
+from gateway.memory.codec import PACK_FUNCTION
 from gateway.memory.filters import SearchFilter, vector_attributes, vectorset_filter
 from gateway.memory.keys import KeySpace, Partition
 from gateway.memory.keyword_index import BM25_FUNCTION, POSTINGS_PER_TERM, KeywordIndex, search_reply
@@ -79,7 +80,7 @@ return out
 #: [part index], "vsim": VSIM arguments after the vector, "attribs": WITHATTRIBS given,
 #: "count", "floor": lowest VSIM score whose record is read}]}``; ARGV[2]: the query
 #: vector (FP32 bytes). Reply: ``{rankings, records, vectors}``: each search's :data:`RANK`
-#: reply; ``id, HGETALL reply`` pairs; ``id, VEMB reply or nil`` pairs (the first of the
+#: reply; ``id, HGETALL reply packed`` pairs (:data:`~gateway.memory.codec.PACK_FUNCTION`); ``id, VEMB reply or nil`` pairs (the first of the
 #: search's sets that holds the id).
 #:
 #: Which records: every VSIM row at or above both ``floor`` (the search's threshold, as a
@@ -88,7 +89,7 @@ return out
 #: BM25 hit. Which vectors: the BM25 hits not strictly above that ``count``-th score (those
 #: may be keyword-only). A superset of what the store reads after ranking
 #: (:meth:`VectorSetBackend.rank_and_read`); what it lacks the store reads in one more trip.
-SEARCH = Script("vectorset-search", "#!lua flags=no-writes\n" + BM25_FUNCTION + """
+SEARCH = Script("vectorset-search", "#!lua flags=no-writes\n" + BM25_FUNCTION + PACK_FUNCTION + """
 local spec = cjson.decode(ARGV[1])
 local blob, parts, nterms, cap = ARGV[2], spec.parts, spec.nterms, spec.cap
 local function is_live(a)
@@ -161,7 +162,7 @@ end
 local records = {}
 for i = 1, #wanted do
   records[2 * i - 1] = wanted[i]
-  records[2 * i] = redis.call('HGETALL', spec.prefix .. wanted[i])
+  records[2 * i] = pack(redis.call('HGETALL', spec.prefix .. wanted[i]))
 end
 return {rankings, records, vembs}
 """)
