@@ -133,7 +133,7 @@ end
 def unpack_fields(packed: bytes) -> list[bytes]:
     """The items :data:`PACK_FUNCTION` packed, in order (pure).
 
-    >>> unpack_fields(b"4:text5:a:b:0:")
+    >>> unpack_fields(b"4:text5:a:b:00:")
     [b'text', b'a:b:0', b'']
 
     Raises:
