@@ -124,8 +124,16 @@ def test_record_replies_parse_the_same_memoized_or_not():
 
 
 def packed(items: list[bytes]) -> bytes:
-    """What the store's search script's ``pack`` makes of a flat HGETALL reply."""
-    return b"".join(str(len(item)).encode() + b":" + item for item in items)
+    """What the store's search script's ``pack`` (Redis's cmsgpack) makes of a flat
+    HGETALL reply: a MessagePack array of strings."""
+    def item(b: bytes) -> bytes:
+        if len(b) < 32:
+            return bytes([0xA0 | len(b)]) + b
+        if len(b) < 256:
+            return bytes([0xD9, len(b)]) + b
+        return bytes([0xDA]) + len(b).to_bytes(2, "big") + b if len(b) < 65536 else bytes([0xDB]) + len(b).to_bytes(4, "big") + b
+    head = bytes([0x90 | len(items)]) if len(items) < 16 else bytes([0xDC]) + len(items).to_bytes(2, "big")
+    return head + b"".join(item(b) for b in items)
 
 
 def test_packed_records_parse_as_their_replies_binary_fields_included():
@@ -143,6 +151,8 @@ def test_packed_records_parse_as_their_replies_binary_fields_included():
     flat_big = [b for k, v in record_to_hash(big, KeySpace("mg")).items() for b in (k.encode(), v.encode())]
     assert record_from_packed(packed(flat_big)) == big
     assert unpack_fields(b"") == []
-    for broken in (b"5:abc", b"x:abc", b"3abc"):
+    assert unpack_fields(bytes([0x91, 0xC4, 2]) + b"\x00\xff") == [b"\x00\xff"]  # a binary
+    for broken in (b"\xa3abc", bytes([0x92, 0xA3]) + b"abc", bytes([0x91, 0xA5]) + b"abc",
+                   bytes([0x91, 0xA1]) + b"ab", bytes([0x91, 0x01])):
         with pytest.raises(ValueError):
             unpack_fields(broken)
