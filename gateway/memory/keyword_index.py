@@ -20,6 +20,7 @@ alone (:data:`BM25`). Scripts are loaded again when a server lost them
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import redis.asyncio as aredis
@@ -132,8 +133,14 @@ return bm25(KEYS, 1, #KEYS, tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[
 
 def query_terms(text: str) -> list[str]:
     """Unique index terms of ``text`` (stemmed tokens, :func:`tokenize.index_terms`) in
-    order, at most :data:`MAX_QUERY_TERMS`."""
-    return list(dict.fromkeys(index_terms(text)))[:MAX_QUERY_TERMS]
+    order, at most :data:`MAX_QUERY_TERMS`; the last 256 texts' terms are remembered (a
+    request's searches share one query text)."""
+    return list(_query_terms(text))
+
+
+@functools.lru_cache(maxsize=256)
+def _query_terms(text: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(index_terms(text)))[:MAX_QUERY_TERMS]
 
 class KeywordIndex:
     """See module docstring."""
