@@ -391,7 +391,7 @@ class TenantMemoryStore:
                 at, read_records = readers[-1]
                 records.update(read_records(replies[at]))
         out: builtins.list[builtins.list[ScoredMemory]] = []
-        terms: dict[str, tuple[float, ...]] = {}  # the records' signal terms, shared by the searches' reranks
+        derived: dict[str, typing.Any] = {}  # what rerank derives from each record, shared by the searches
         for i, (plan, order, (_, cosines, fused, keyword_scores)) in enumerate(zip(plans, orders, ranked, strict=True)):
             if not order:
                 out.append([])
@@ -409,7 +409,7 @@ class TenantMemoryStore:
                 base = convex_scores({d: row[1] for d, row in kept.items()},
                                      {d: keyword_scores[d] for d in kept if d in keyword_scores},
                                      self._config.hybrid_alpha)
-            ranked_ids = rerank(list(kept), base, eligible, signals, self._config.ranking, terms)
+            ranked_ids = rerank(list(kept), base, eligible, signals, self._config.ranking, derived)
             hits = []
             for d, score in ranked_ids[:plan.top_k]:
                 record, cosine, _ = kept[d]

@@ -240,7 +240,7 @@ def test_signal_terms_kept_across_the_reranks_of_one_query_give_the_same_scores(
     by_id = {r.id: r for r in records}
     for question in ("When was Melanie so happy at the lake in May?", "what did Jon buy", "I feel sad and lonely"):
         query = QuerySignals.of(question, NOW)
-        memo: dict[str, tuple[float, ...]] = {}
+        memo: dict = {}
         for subset in (records[:12], records[4:], records[::2]):  # overlapping candidate sets, one memo
             order = [r.id for r in subset]
             base = {d: 0.9 - 0.01 * k for k, d in enumerate(order)}
