@@ -94,7 +94,7 @@ local spec = cjson.decode(ARGV[1])
 local blob, parts, nterms, cap = ARGV[2], spec.parts, spec.nterms, spec.cap
 local function is_live(a)
   if not a or a == '' then return true end
-  if string.sub(a, -10) == '"live": 1}' then return true end
+  if string.find(a, '"live": 1}', -10, true) then return true end
   local ok, v = pcall(cjson.decode, a)
   if not ok or type(v) ~= 'table' then return true end
   return v.live == nil or v.live == 1
@@ -120,7 +120,7 @@ for s = 1, #spec.searches do
     end
   end
   local boundary = -math.huge
-  if #scores >= search.count then
+  if #scores > search.count then
     local sorted = {}
     for k = 1, #scores do sorted[k] = scores[k] end
     table.sort(sorted, function(a, b) return a > b end)
