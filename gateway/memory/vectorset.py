@@ -89,6 +89,9 @@ return out
 #: BM25 hit. Which vectors: the BM25 hits not strictly above that ``count``-th score (those
 #: may be keyword-only). A superset of what the store reads after ranking
 #: (:meth:`VectorSetBackend.rank_and_read`); what it lacks the store reads in one more trip.
+#: The record keys are built in the script from ``prefix`` (the ids are known only there):
+#: they carry the user's hash tag like every key given, so they are in the same slot on a
+#: Redis Cluster (tests/memory/test_contract.py runs there).
 SEARCH = Script("vectorset-search", "#!lua flags=no-writes\n" + BM25_FUNCTION + PACK_FUNCTION + """
 local spec = cjson.decode(ARGV[1])
 local blob, parts, nterms, cap = ARGV[2], spec.parts, spec.nterms, spec.cap
