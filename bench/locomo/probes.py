@@ -150,8 +150,8 @@ def wrapped_ranking() -> Iterator[None]:
     rerank, search_vector = tenant_store.rerank, tenant_store.TenantMemoryStore._search_vector
 
     def probe_rerank(order: Sequence[str], base: Any, records: Any, query: QuerySignals,
-                     config: RankingConfig) -> list[tuple[str, float]]:
-        return linked(rerank(order, base, records, query, config), records, query, _active)
+                     config: RankingConfig, memo: Any = None) -> list[tuple[str, float]]:
+        return linked(rerank(order, base, records, query, config, memo), records, query, _active)
 
     async def probe_search(self: Any, tenant: Any, vector: Any, query_text: str | None,
                            searches: Sequence[dict[str, Any]]) -> list[list[ScoredMemory]]:

@@ -11,6 +11,7 @@ and its index entries are written together.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
@@ -21,7 +22,24 @@ from gateway.memory.keys import Partition
 from gateway.memory.records import MemoryRecord
 from gateway.memory.scripts import Writes
 
-__all__ = ['IndexBackend']
+__all__ = ['IndexBackend', 'Prefetched']
+
+
+@dataclass(frozen=True, slots=True)
+class Prefetched:
+    """Several searches ranked in one command with their candidates read (a backend's
+    optional ``search``): each search's :meth:`IndexBackend.rank` result (``rankings``),
+    the record hash of each id the command read (``records``: the ``HGETALL`` reply packed
+    by :data:`~gateway.memory.codec.PACK_FUNCTION`, empty for a missing record) and each id's stored vector as the backend replied it
+    (``vectors``; None when absent) and the function that turns ids and their stored
+    vectors, in order, into each found vector's cosine in [0, 1] with a query vector
+    (``similarities``, as :meth:`IndexBackend.queue_similarities`' reader does). Ids in
+    neither map were not read."""
+
+    rankings: list[tuple[list[tuple[str, float]], list[tuple[str, float]]]]
+    records: dict[str, bytes]
+    vectors: dict[str, object]
+    similarities: Callable[[Sequence[str], Sequence[object], np.ndarray], dict[str, float]]
 
 
 class IndexBackend(Protocol):

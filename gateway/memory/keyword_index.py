@@ -20,6 +20,7 @@ alone (:data:`BM25`). Scripts are loaded again when a server lost them
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import redis.asyncio as aredis
@@ -36,38 +37,52 @@ __all__ = ['BM25', 'BM25_FUNCTION', 'MAX_QUERY_TERMS', 'POSTINGS_PER_TERM', 'Key
 MAX_QUERY_TERMS = 32
 POSTINGS_PER_TERM = 1000
 
-#: ``bm25(keys, first, last, nterms, count, cap)``: for each partition, ``keys[base]`` is
-#: its listing key and ``keys[base + 1 .. base + nterms]`` its postings key of each term
-#: (``base`` from ``first`` to ``last`` in steps of ``nterms + 1``); the best ``count``
-#: ids with their BM25 scores, flat: ``id, score, id, score, ...`` (scores as decimal
-#: strings, ``%.17g``: Redis would cut a Lua number to an integer). Shared by :data:`BM25` and the vector set backend's ranking script.
+#: ``bm25_terms(keys, base, nterms, cap)``: one partition's reads: ``keys[base]`` is its
+#: listing key and ``keys[base + 1 .. base + nterms]`` its postings key of each term; per
+#: term with postings, ``{idf, rows}`` (``rows``: its best ``cap`` postings, flat ``id,
+#: weight``). ``bm25_top(parts, count)``: the best ``count`` ids over those reads (a list of
+#: ``bm25_terms`` results, summed in order) with their BM25 scores, flat: ``id, score, id,
+#: score, ...`` (scores as decimal strings, ``%.17g``: Redis would cut a Lua number to an
+#: integer). ``bm25(keys, first, last, nterms, count, cap)``: both, for the partitions whose
+#: ``base`` runs from ``first`` to ``last`` in steps of ``nterms + 1``. Shared by
+#: :data:`BM25` and the vector set backend's scripts (which read a partition once for
+#: several searches: the same reads give the same scores).
 BM25_FUNCTION = """
-local function bm25(keys, first, last, nterms, count, cap)
+local function bm25_terms(keys, base, nterms, cap)
+  local total = redis.call('ZCARD', keys[base])
+  local out = {}
+  for t = 1, nterms do
+    local key = keys[base + t]
+    local df = redis.call('ZCARD', key)
+    if df > 0 then
+      local idf = math.log(1 + (math.max(total - df, 0) + 0.5) / (df + 0.5))
+      out[#out + 1] = {idf, redis.call('ZRANGE', key, 0, cap - 1, 'REV', 'WITHSCORES')}
+    end
+  end
+  return out
+end
+
+local function bm25_top(parts, count)
   local scores, ids, nids = {}, {}, 0
-  for base = first, last, nterms + 1 do
-    local total = redis.call('ZCARD', keys[base])
-    for t = 1, nterms do
-      local key = keys[base + t]
-      local df = redis.call('ZCARD', key)
-      if df > 0 then
-        local idf = math.log(1 + (math.max(total - df, 0) + 0.5) / (df + 0.5))
-        local rows = redis.call('ZRANGE', key, 0, cap - 1, 'REV', 'WITHSCORES')
-        -- postings of short records often share one weight: its score string (interned,
-        -- so compared by pointer) is converted once per run of equal weights
-        local weight, gain = nil, 0
-        for j = 1, #rows, 2 do
-          local id, w = rows[j], rows[j + 1]
-          if w ~= weight then
-            weight, gain = w, idf * tonumber(w)
-          end
-          local old = scores[id]
-          if old == nil then
-            nids = nids + 1
-            ids[nids] = id
-            scores[id] = gain
-          else
-            scores[id] = old + gain
-          end
+  for p = 1, #parts do
+    local terms = parts[p]
+    for t = 1, #terms do
+      local idf, rows = terms[t][1], terms[t][2]
+      -- postings of short records often share one weight: its score string (interned,
+      -- so compared by pointer) is converted once per run of equal weights
+      local weight, gain = nil, 0
+      for j = 1, #rows, 2 do
+        local id, w = rows[j], rows[j + 1]
+        if w ~= weight then
+          weight, gain = w, idf * tonumber(w)
+        end
+        local old = scores[id]
+        if old == nil then
+          nids = nids + 1
+          ids[nids] = id
+          scores[id] = gain
+        else
+          scores[id] = old + gain
         end
       end
     end
@@ -100,6 +115,12 @@ local function bm25(keys, first, last, nterms, count, cap)
   end
   return reply
 end
+
+local function bm25(keys, first, last, nterms, count, cap)
+  local parts = {}
+  for base = first, last, nterms + 1 do parts[#parts + 1] = bm25_terms(keys, base, nterms, cap) end
+  return bm25_top(parts, count)
+end
 """
 
 #: KEYS: for each partition its listing key then its postings key of each term.
@@ -112,8 +133,14 @@ return bm25(KEYS, 1, #KEYS, tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[
 
 def query_terms(text: str) -> list[str]:
     """Unique index terms of ``text`` (stemmed tokens, :func:`tokenize.index_terms`) in
-    order, at most :data:`MAX_QUERY_TERMS`."""
-    return list(dict.fromkeys(index_terms(text)))[:MAX_QUERY_TERMS]
+    order, at most :data:`MAX_QUERY_TERMS`; the last 256 texts' terms are remembered (a
+    request's searches share one query text)."""
+    return list(_query_terms(text))
+
+
+@functools.lru_cache(maxsize=256)
+def _query_terms(text: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(index_terms(text)))[:MAX_QUERY_TERMS]
 
 class KeywordIndex:
     """See module docstring."""

@@ -154,54 +154,80 @@ def _position(record: MemoryRecord) -> int | None:
     return position if isinstance(position, int) and not isinstance(position, bool) else None
 
 
+#: What :func:`rerank` derives from a record alone: its conversation (:func:`_group`), its
+#: position in it and its signal terms (:func:`_signal_terms`).
+_Derived = tuple[str, int | None, tuple[float, ...]]
+
+
+def _signal_terms(record: MemoryRecord, query: QuerySignals, config: RankingConfig) -> tuple[float, ...]:
+    """What :func:`rerank` adds to a candidate's score for ``record`` whatever the other
+    candidates are, in the order it adds them (recency, importance, emotion, priors,
+    period, date, speaker; a signal that does not apply adds nothing)."""
+    terms = []
+    if config.recency_weight:
+        terms.append(config.recency_weight * recency(record.occurred_at, query.now, config.recency_half_life_s))
+    terms.append(config.importance_weight * (record.importance - 0.5))
+    if config.emotion_weight and query.emotion is not None and record_emotion(record) == query.emotion:
+        terms.append(config.emotion_weight)
+    terms.append(config.type_priors.get(record.type.value, 0.0) + config.scope_priors.get(record.scope.value, 0.0))
+    if query.period is not None and query.period[0] <= record.occurred_at < query.period[1]:
+        terms.append(config.period_weight)
+    if query.when and config.dated_weight and carries_date(record):
+        terms.append(config.dated_weight)
+    if config.speaker_weight and query.words:
+        speaker = speaker_of(record)
+        if speaker and set(tokenize(speaker)) <= query.words:
+            terms.append(config.speaker_weight)
+    return tuple(terms)
+
+
 def rerank(
     order: Sequence[str], base: Mapping[str, float], records: Mapping[str, MemoryRecord],
-    query: QuerySignals, config: RankingConfig,
+    query: QuerySignals, config: RankingConfig, memo: dict[str, _Derived] | None = None,
 ) -> list[tuple[str, float]]:
     """``(id, score)`` of the ids of ``order`` that have a record, best first: ``base``
     (the fused score) plus each signal times its weight (:class:`RankingConfig`); ties
     keep ``order``. Linear in the number of candidates (times the neighbour window).
+    ``memo``: what is derived from each record alone (its conversation, position and
+    signal terms) by id, kept across the reranks of one query over the same records and
+    ranking config (computed once per record; the sums are the same, added in the same
+    order).
 
     >>> from datetime import UTC
     >>> now = datetime(2024, 1, 1, tzinfo=UTC)
     >>> rerank([], {}, {}, QuerySignals(now), RankingConfig())
     []
     """
+    memo = {} if memo is None else memo
     ids = [d for d in order if d in records]
-    groups = {d: _group(records[d]) for d in ids}
+    derived = {}
+    for d in ids:
+        known = memo.get(d)
+        if known is None:
+            record = records[d]
+            known = memo[d] = (_group(record), _position(record), _signal_terms(record, query, config))
+        derived[d] = known
+    groups = {d: known[0] for d, known in derived.items()}
     totals: dict[str, float] = {}
     for d in ids:
         totals[groups[d]] = totals.get(groups[d], 0.0) + base.get(d, 0.0)
     best_total = max(totals.values(), default=0.0) or 1.0
     at: dict[tuple[str, int], float] = {}
     for d in ids:
-        position = _position(records[d])
+        position = derived[d][1]
         if position is not None:
             key = (groups[d], position)
             at[key] = max(at.get(key, 0.0), base.get(d, 0.0))
     scored = []
     for rank, d in enumerate(ids):
-        record = records[d]
         score = base.get(d, 0.0)
-        if config.recency_weight:
-            score += config.recency_weight * recency(record.occurred_at, query.now, config.recency_half_life_s)
-        score += config.importance_weight * (record.importance - 0.5)
-        if config.emotion_weight and query.emotion is not None and record_emotion(record) == query.emotion:
-            score += config.emotion_weight
-        score += config.type_priors.get(record.type.value, 0.0) + config.scope_priors.get(record.scope.value, 0.0)
-        if query.period is not None and query.period[0] <= record.occurred_at < query.period[1]:
-            score += config.period_weight
-        if query.when and config.dated_weight and carries_date(record):
-            score += config.dated_weight
-        if config.speaker_weight and query.words:
-            speaker = speaker_of(record)
-            if speaker and set(tokenize(speaker)) <= query.words:
-                score += config.speaker_weight
+        group, position, terms = derived[d]
+        for term in terms:
+            score += term
         if config.session_weight:
-            score += config.session_weight * totals[groups[d]] / best_total
-        position = _position(record)
+            score += config.session_weight * totals[group] / best_total
         if config.neighbour_weight and position is not None:
-            near = max((at.get((groups[d], position + step), 0.0)
+            near = max((at.get((group, position + step), 0.0)
                         for w in range(1, config.neighbour_window + 1) for step in (-w, w)), default=0.0)
             score += config.neighbour_weight * near
         scored.append((rank, d, score))

@@ -59,17 +59,25 @@ def recency(occurred_at: datetime, now: datetime, half_life_s: float) -> float:
     return 0.5 ** (age / half_life_s)
 
 
+#: Per label, what :func:`emotion_of` counts: each en cue after a space and after a
+#: newline, then each zh cue.
+_CUES = {label: tuple(p + cue for cue in en for p in (" ", "\n")) + zh for label, (en, zh) in EMOTIONS.items()}
+
+
 def emotion_of(text: str, max_chars: int = 2000) -> str | None:
     """The label of :data:`EMOTIONS` whose cues occur most in ``text`` (first
-    ``max_chars`` characters; ties: the label listed first), or None.
+    ``max_chars`` characters; an en cue where a word starts, a zh cue anywhere; ties: the
+    label listed first), or None.
 
     >>> emotion_of("I was so happy and excited about it"), emotion_of("最近很焦虑"), emotion_of("the bus")
     ('joy', 'fear', None)
     """
     low = f" {text[:max_chars].lower()} "
     best, best_count = None, 0
-    for label, (en, zh) in EMOTIONS.items():
-        count = sum(low.count(" " + cue) + low.count("\n" + cue) for cue in en) + sum(low.count(cue) for cue in zh)
+    for label, cues in _CUES.items():
+        count = 0
+        for cue in cues:
+            count += low.count(cue)
         if count > best_count:
             best, best_count = label, count
     return best

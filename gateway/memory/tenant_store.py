@@ -40,6 +40,7 @@ from pydantic import ValidationError
 import gateway.memory.maintenance as maintenance
 import gateway.memory.scripts as scripts
 from gateway.memory.calibration import calibration_for
+from gateway.memory.codec import record_from_packed
 from gateway.memory.config import MemoryConfig
 from gateway.memory.embeddings.base import Embedder, embed_memories, embed_query
 from gateway.memory.filters import SearchFilter
@@ -90,6 +91,22 @@ def select_hits(
             if len(hits) == top_k:
                 break
     return hits
+
+
+def kept_candidates(
+    order: Sequence[str], records: dict[str, MemoryRecord], cosines: dict[str, float],
+    tenant: Tenant, flt: SearchFilter, threshold: float, fused: dict[str, float] | None = None,
+) -> dict[str, tuple[MemoryRecord, float, float]]:
+    """:func:`select_hits` of every candidate, without building the hits (pure): ``id ->
+    (record, cosine, score)`` in ``order``."""
+    kept = {}
+    for doc_id in order:
+        record, cosine = records.get(doc_id), cosines.get(doc_id)
+        if record is None or cosine is None or cosine < threshold:
+            continue
+        if visible_to(record, tenant) and flt.matches(record):
+            kept[doc_id] = (record, cosine, min(1.0, fused[doc_id]) if fused is not None else cosine)
+    return kept
 
 
 MAX_TEXT_KEYWORDS = 12  # as many as verbatim memorization derives from a turn
@@ -319,78 +336,108 @@ class TenantMemoryStore:
         self, tenant: Tenant, vector, query_text: str | None, searches: Sequence[dict[str, typing.Any]],
     ) -> builtins.list[builtins.list[ScoredMemory]]:
         """The hits of each search of ``searches`` (:meth:`_plan`'s keyword arguments) for
-        one query vector: every search's rankings in one round trip (:meth:`_rank_all`),
-        then every search's candidates in one more (:meth:`_collect_all`)."""
+        one query vector: every search's rankings, and with a backend that can (its
+        ``rank_and_read``) their candidates, in one round trip (:meth:`_rank_all`), then
+        the candidates not read yet in one more (:meth:`_collect_all`)."""
         query = check_vector(vector, self.dimensions)
         plans = [self._plan(tenant, **options) for options in searches]
         live = [plan for plan in plans if plan.parts]
         if not live:
             return [[] for _ in plans]
         calibration = await calibration_for(self._embedder) if self._config.calibrate else None
+        relevance = None if calibration is None else calibration.fit_for(query_text or "").relevance
         with redis_boundary():
-            ranked = await self._rank_all(live, query, query_text)
-            found = iter(await self._collect_all(tenant, live, ranked, query, QuerySignals.of(query_text, _now())))
-        out = [next(found) if plan.parts else [] for plan in plans]
-        if calibration is None:
-            return out
-        fit = calibration.fit_for(query_text or "")
-        return [[h.model_copy(update={"relevance": fit.relevance(h.similarity)}) for h in hits] for hits in out]
+            ranked, prefetched = await self._rank_all(tenant, live, query, query_text)
+            found = iter(await self._collect_all(tenant, live, ranked, query, QuerySignals.of(query_text, _now()),
+                                                 prefetched, relevance))
+        return [next(found) if plan.parts else [] for plan in plans]
 
-    async def _collect_all(self, tenant, plans, ranked, query, signals):
-        """Fetch every candidate of every search in one round trip, each record once
-        (candidates whose cosine is known to miss the search's ``threshold`` are dropped
-        unfetched, keyword-only ones get their cosine from the backend's stored vector in
-        the same round trip), keep those visible to ``tenant`` that pass the search's
-        filter and ``threshold``, and return each search's best ``top_k`` by
-        :func:`ranking.rerank`. The base score of :func:`ranking.rerank` is
+    async def _collect_all(self, tenant, plans, ranked, query, signals, prefetched=None, relevance=None):
+        """Every candidate of every search, each record read once (candidates whose cosine
+        is known to miss the search's ``threshold`` are dropped unread, keyword-only ones
+        get their cosine from the backend's stored vector), keep those visible to
+        ``tenant`` that pass the search's filter and ``threshold``, and return each
+        search's best ``top_k`` by :func:`ranking.rerank`. What ``prefetched``
+        (:class:`~gateway.memory.backend.Prefetched`) holds is not read again; the rest is
+        read in one round trip. The base score of :func:`ranking.rerank` is
         :func:`ranking.convex_scores` of the kept candidates when the ranking gave BM25
-        scores (convex fusion), else the RRF score or the cosine."""
+        scores (convex fusion), else the RRF score or the cosine. ``relevance``: the
+        calibration's cosine -> relevance, set on each hit when given."""
         backend = self._repo.backend
         orders = [[d for d in order if cosines.get(d, plan.threshold) >= plan.threshold]
                   for plan, (order, cosines, _, _) in zip(plans, ranked, strict=True)]
         wanted = builtins.list(dict.fromkeys(d for order in orders for d in order))
         if not wanted:
             return [[] for _ in plans]
-        readers: builtins.list[typing.Any] = []
+        read = {} if prefetched is None else prefetched.records
+        stored = {} if prefetched is None else prefetched.vectors
+        records = {d: record_from_packed(read[d]) for d in wanted if read.get(d)}
+        missing = [d for d in wanted if d not in read]
+        needs = [[d for d in order if d not in cosines] for order, (_, cosines, _, _) in zip(orders, ranked, strict=True)]
+        unread = {i for i, need in enumerate(needs) if any(d not in stored for d in need)}
+        readers: dict[int, typing.Any] = {}
+        if missing or unread:
+            def build(pipe: typing.Any) -> None:
+                readers.clear()
+                if missing:
+                    readers[-1] = (len(pipe), self._repo.queue_fetch(pipe, tenant.user_id, missing))
+                for i in sorted(unread):
+                    at = len(pipe)
+                    read_stored = backend.queue_similarities(pipe, plans[i].parts, needs[i], query)
+                    readers[i] = (at, len(pipe), read_stored)
 
-        def build(pipe: typing.Any) -> None:
-            readers[:] = [self._repo.queue_fetch(pipe, tenant.user_id, wanted)]
-            for plan, order, (_, cosines, _, _) in zip(plans, orders, ranked, strict=True):
-                at = len(pipe)
-                stored = backend.queue_similarities(pipe, plan.parts, [d for d in order if d not in cosines], query)
-                readers.append((at, len(pipe), stored))
-
-        replies = await scripts.execute(self._repo.client, build)
-        records = readers[0](replies[0])
+            replies = await scripts.execute(self._repo.client, build)
+            if missing:
+                at, read_records = readers[-1]
+                records.update(read_records(replies[at]))
         out: builtins.list[builtins.list[ScoredMemory]] = []
-        for plan, order, (at, end, read_stored), (_, cosines, fused, keyword_scores) in zip(
-            plans, orders, readers[1:], ranked, strict=True
-        ):
+        derived: dict[str, typing.Any] = {}  # what rerank derives from each record, shared by the searches
+        for i, (plan, order, (_, cosines, fused, keyword_scores)) in enumerate(zip(plans, orders, ranked, strict=True)):
             if not order:
                 out.append([])
                 continue
-            cosines.update(read_stored(replies[at:end]))
-            hits = {h.record.id: h for h in select_hits(order, records, cosines, tenant, plan.flt, plan.threshold,
-                                                         len(order), fused)}
-            eligible = {d: h.record for d, h in hits.items()}
+            if i in readers:
+                at, end, read_stored = readers[i]
+                cosines.update(read_stored(replies[at:end]))
+            elif needs[i]:
+                cosines.update(prefetched.similarities(needs[i], [stored[d] for d in needs[i]], query))
+            kept = kept_candidates(order, records, cosines, tenant, plan.flt, plan.threshold, fused)
+            eligible = {d: row[0] for d, row in kept.items()}
             if keyword_scores is None:
-                base = {d: h.score for d, h in hits.items()}
+                base = {d: row[2] for d, row in kept.items()}
             else:  # ties: the vector ranking's order, then the keyword ranking's (as weighted_rrf)
-                base = convex_scores({d: h.similarity for d, h in hits.items()},
-                                     {d: keyword_scores[d] for d in hits if d in keyword_scores},
+                base = convex_scores({d: row[1] for d, row in kept.items()},
+                                     {d: keyword_scores[d] for d in kept if d in keyword_scores},
                                      self._config.hybrid_alpha)
-            ranked_ids = rerank(list(hits), base, eligible, signals, self._config.ranking)
-            out.append([hits[d].model_copy(update={"score": clamp01(score)}) for d, score in ranked_ids[:plan.top_k]])
+            ranked_ids = rerank(list(kept), base, eligible, signals, self._config.ranking, derived)
+            hits = []
+            for d, score in ranked_ids[:plan.top_k]:
+                record, cosine, _ = kept[d]
+                if relevance is None:
+                    hits.append(ScoredMemory.model_construct(record=record, score=clamp01(score), similarity=cosine))
+                else:
+                    hits.append(ScoredMemory.model_construct(record=record, score=clamp01(score), similarity=cosine,
+                                                             relevance=relevance(cosine)))
+            out.append(hits)
         return out
 
-    async def _rank_all(self, plans: Sequence[_Plan], query: np.ndarray, text: str | None):
-        """Each search's ranking (:meth:`_fuse`); with several searches and a backend that
-        queues its ranking (``queue_rank``), all in one round trip."""
+    async def _rank_all(self, tenant: Tenant, plans: Sequence[_Plan], query: np.ndarray, text: str | None):
+        """Each search's ranking (:meth:`_fuse`) and what was read with it (None or the
+        backend's :class:`~gateway.memory.backend.Prefetched`): with a backend that ranks
+        and reads together (``rank_and_read``), one command; else with several searches
+        and a backend that queues its ranking (``queue_rank``), all in one round trip."""
         backend, alpha = self._repo.backend, self._config.hybrid_alpha
         text = text if bool(text) and alpha < 1.0 else None
         counts = [max(plan.top_k * self._config.candidate_factor, MIN_CANDIDATES) for plan in plans]
+        rank_and_read = getattr(backend, "rank_and_read", None)
         queue_rank = getattr(backend, "queue_rank", None)
-        if len(plans) == 1 or queue_rank is None:
+        prefetched = None
+        if rank_and_read is not None:
+            prefetched = await rank_and_read(tenant.user_id, [(plan.parts, count, plan.flt, plan.threshold)
+                                                              for plan, count in zip(plans, counts, strict=True)],
+                                             query, text)
+            rankings = prefetched.rankings
+        elif len(plans) == 1 or queue_rank is None:
             rankings = await asyncio.gather(*(backend.rank(plan.parts, query, text, count, plan.flt)
                                               for plan, count in zip(plans, counts, strict=True)))
         else:
@@ -402,7 +449,7 @@ class TenantMemoryStore:
 
             replies = await scripts.execute(self._repo.client, build)
             rankings = [await finish(reply) for finish, reply in zip(finishers, replies, strict=True)]
-        return [self._fuse(vector_hits, keyword_hits) for vector_hits, keyword_hits in rankings]
+        return [self._fuse(vector_hits, keyword_hits) for vector_hits, keyword_hits in rankings], prefetched
 
     def _fuse(self, vector_hits, keyword_hits):
         """Candidate ids in ranking order, the cosines the vector ranking gave, the RRF

@@ -17,6 +17,8 @@ import redis.asyncio as aredis
 from redis.asyncio.client import Pipeline
 
 import gateway.memory.scripts as scripts
+from gateway.memory.backend import Prefetched
+from gateway.memory.codec import PACK_FUNCTION
 from gateway.memory.filters import SearchFilter, vector_attributes, vectorset_filter
 from gateway.memory.keys import KeySpace, Partition
 from gateway.memory.keyword_index import BM25_FUNCTION, POSTINGS_PER_TERM, KeywordIndex, search_reply
@@ -24,7 +26,7 @@ from gateway.memory.ranking import clamp01, cosine_from_vsim
 from gateway.memory.records import MemoryRecord, indexed_text
 from gateway.memory.scripts import Script, Writes
 
-__all__ = ['EMBEDDINGS', 'LIVE_ONLY', 'QUANTIZATION_FLAGS', 'RANK', 'REBUILD_BATCH', 'VectorSetBackend']
+__all__ = ['EMBEDDINGS', 'LIVE_ONLY', 'QUANTIZATION_FLAGS', 'RANK', 'REBUILD_BATCH', 'SEARCH', 'VectorSetBackend']
 
 QUANTIZATION_FLAGS = {"q8": "Q8", "bin": "BIN", "noquant": "NOQUANT"}
 REBUILD_BATCH = 1000
@@ -68,6 +70,107 @@ return out
 """)
 
 
+#: Several searches of one user in one command, with their candidates' records: the
+#: rankings of :data:`RANK` for each search, each partition's BM25 reads done once for all
+#: of them, then the record hash of every candidate a search may keep and the stored
+#: vector of its keyword-only ones. KEYS: each partition's vector set, and with a keyword
+#: ranking its BM25 keys (:meth:`KeywordIndex.search_keys`' layout). ARGV[1]: JSON
+#: ``{"prefix": record key prefix, "raw": 1 (VEMB RAW) | 0, "nterms", "cap", "parts":
+#: [{"vs": key index, "bm": key index of its listing (0: none)}], "searches": [{"parts":
+#: [part index], "vsim": VSIM arguments after the vector, "attribs": WITHATTRIBS given,
+#: "count", "floor": lowest VSIM score whose record is read}]}``; ARGV[2]: the query
+#: vector (FP32 bytes). Reply: ``{rankings, records, vectors}``: each search's :data:`RANK`
+#: reply; ``id, HGETALL reply packed`` pairs (:data:`~gateway.memory.codec.PACK_FUNCTION`); ``id, VEMB reply or nil`` pairs (the first of the
+#: search's sets that holds the id).
+#:
+#: Which records: every VSIM row at or above both ``floor`` (the search's threshold, as a
+#: VSIM score, a hair lower) and the ``count``-th best live row's score (the vector ranking
+#: keeps the best ``count`` live rows: the liveness test is :func:`_is_live`'s), and every
+#: BM25 hit. Which vectors: the BM25 hits not strictly above that ``count``-th score (those
+#: may be keyword-only). A superset of what the store reads after ranking
+#: (:meth:`VectorSetBackend.rank_and_read`); what it lacks the store reads in one more trip.
+#: The record keys are built in the script from ``prefix`` (the ids are known only there):
+#: they carry the user's hash tag like every key given, so they are in the same slot on a
+#: Redis Cluster (tests/memory/test_contract.py runs there).
+SEARCH = Script("vectorset-search", "#!lua flags=no-writes\n" + BM25_FUNCTION + PACK_FUNCTION + """
+local spec = cjson.decode(ARGV[1])
+local blob, parts, nterms, cap = ARGV[2], spec.parts, spec.nterms, spec.cap
+local function is_live(a)
+  if not a or a == '' then return true end
+  if string.find(a, '"live": 1}', -10, true) then return true end
+  local ok, v = pcall(cjson.decode, a)
+  if not ok or type(v) ~= 'table' then return true end
+  return v.live == nil or v.live == 1
+end
+local reads = {}
+local rankings, want, wanted, vemb, vembs = {}, {}, {}, {}, {}
+local function add(id)
+  if not want[id] then want[id] = true wanted[#wanted + 1] = id end
+end
+for s = 1, #spec.searches do
+  local search = spec.searches[s]
+  local reply, rows, scores = {}, {}, {}
+  local step = search.attribs and 3 or 2
+  for i = 1, #search.parts do
+    local r = redis.call('VSIM', KEYS[parts[search.parts[i]].vs], 'FP32', blob, unpack(search.vsim))
+    reply[i] = r
+    for j = 1, #r, step do
+      local score = tonumber(r[j + 1])
+      if score ~= nil and (step == 2 or is_live(r[j + 2])) then
+        rows[#rows + 1] = r[j]
+        scores[#scores + 1] = score
+      end
+    end
+  end
+  local boundary = -math.huge
+  if #scores > search.count then
+    local sorted = {}
+    for k = 1, #scores do sorted[k] = scores[k] end
+    table.sort(sorted, function(a, b) return a > b end)
+    boundary = sorted[search.count]
+  end
+  local lowest = math.max(boundary, search.floor)
+  local strict = {}
+  for k = 1, #rows do
+    if scores[k] > boundary then strict[rows[k]] = true end
+    if scores[k] >= lowest then add(rows[k]) end
+  end
+  if nterms > 0 and parts[search.parts[1]].bm > 0 then
+    local sets = {}
+    for i = 1, #search.parts do
+      local p = search.parts[i]
+      if reads[p] == nil then reads[p] = bm25_terms(KEYS, parts[p].bm, nterms, cap) end
+      sets[i] = reads[p]
+    end
+    local top = bm25_top(sets, search.count)
+    reply[#search.parts + 1] = top
+    for j = 1, #top, 2 do
+      local id = top[j]
+      add(id)
+      if not strict[id] and vemb[id] == nil then
+        local found = false
+        for i = 1, #search.parts do
+          local key = KEYS[parts[search.parts[i]].vs]
+          if spec.raw == 1 then found = redis.call('VEMB', key, id, 'RAW') else found = redis.call('VEMB', key, id) end
+          if found then break end
+        end
+        vemb[id] = found
+        vembs[#vembs + 1] = id
+        vembs[#vembs + 1] = found
+      end
+    end
+  end
+  rankings[s] = reply
+end
+local records = {}
+for i = 1, #wanted do
+  records[2 * i - 1] = wanted[i]
+  records[2 * i] = pack(redis.call('HGETALL', spec.prefix .. wanted[i]))
+end
+return {rankings, records, vembs}
+""")
+
+
 def _rows(reply: object, with_attribs: bool = False) -> list[tuple[str, float, object]]:
     """VSIM WITHSCORES [WITHATTRIBS] reply (redis-py dict, or a flat RESP2 list) ->
     ``[(id, vsim score, attributes or None)]``."""
@@ -79,6 +182,11 @@ def _rows(reply: object, with_attribs: bool = False) -> list[tuple[str, float, o
     return [(k.decode() if isinstance(k, bytes) else str(k), float(s), a) for k, s, a in items]
 
 
+
+
+def _text(value: object) -> str:
+    """A reply's bulk string as str (replies may be bytes)."""
+    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 def _is_live(attributes: object) -> bool:
@@ -225,6 +333,75 @@ class VectorSetBackend:
 
         return keys, [len(parts), nterms, count, POSTINGS_PER_TERM, *vsim], finish
 
+    async def rank_and_read(
+        self, user_id: str, searches: Sequence[tuple[Sequence[Partition], int, SearchFilter, float]],
+        vector: np.ndarray, text: str | None,
+    ) -> Prefetched:
+        """Each search's :meth:`rank` (``searches``: its partitions, count, filter and
+        cosine threshold) and the candidates' records and stored vectors, in one command
+        (:data:`SEARCH`; module :mod:`gateway.memory.scripts` says why commands cost). The
+        rankings are :meth:`rank`'s, with its fallback round trip."""
+        finishers: list = []
+        table: dict[str, tuple[int, dict[str, int]]] = {}
+        keys: list[str] = []
+        searches_arg: list[dict] = []
+        terms = 0
+        for parts, count, flt, threshold in searches:
+            call_keys, args, finish = self._rank_call(parts, vector, text, count, flt)
+            finishers.append(finish)
+            nterms = int(args[1])
+            indexes = []
+            for i, part_key in enumerate(call_keys[: len(parts)]):
+                if part_key not in table:
+                    entry = {"vs": len(keys) + 1, "bm": 0}
+                    keys.append(part_key)
+                    if nterms:
+                        at = len(parts) + i * (nterms + 1)
+                        entry["bm"] = len(keys) + 1
+                        keys.extend(call_keys[at : at + nterms + 1])
+                    table[part_key] = (len(table) + 1, entry)
+                indexes.append(table[part_key][0])
+            options = list(args[6:])  # after the partition and term counts, count, cap, "FP32", blob
+            searches_arg.append({
+                "parts": indexes, "vsim": options, "attribs": "WITHATTRIBS" in options, "count": count,
+                "floor": (threshold + 1.0) / 2.0 - 1e-9 if threshold > 0 else -2.0,
+            })
+            terms = nterms
+        spec = {
+            "prefix": self._keys.record(user_id, ""), "raw": 0 if self._quant == "BIN" else 1,
+            "nterms": terms, "cap": POSTINGS_PER_TERM, "parts": [entry for _, entry in table.values()],
+            "searches": searches_arg,
+        }
+        blob = np.asarray(vector, dtype=np.float32).tobytes()
+        reply = await scripts.run(self._client, SEARCH, keys, [json.dumps(spec), blob])
+        assert isinstance(reply, list)
+        rankings, records, vectors = reply
+        ranked = [await finish(one) for finish, one in zip(finishers, rankings, strict=True)]
+        return Prefetched(
+            ranked,
+            {_text(records[i]): records[i + 1] for i in range(0, len(records), 2)},
+            {_text(vectors[i]): vectors[i + 1] for i in range(0, len(vectors), 2)},
+            self.stored_similarities,
+        )
+
+    def stored_similarities(self, ids: Sequence[str], stored: Sequence[object], query: np.ndarray) -> dict[str, float]:
+        """Cosine to ``query`` of each id's stored vector (``stored``: its ``VEMB`` reply,
+        RAW but for BIN sets; None when absent), one product for every candidate; ids
+        without a vector are left out."""
+        raw = self._quant != "BIN"
+        found, rows = [], []
+        for doc_id, reply in zip(ids, stored, strict=True):
+            emb = _stored_vector(reply, raw)
+            if emb is not None:
+                found.append(doc_id)
+                rows.append(emb)
+        if not rows:
+            return {}
+        matrix = np.stack(rows)
+        norms = np.linalg.norm(matrix, axis=1)
+        cosines = (matrix @ np.asarray(query, dtype=np.float32)) / np.where(norms > 0, norms, 1.0)
+        return {doc_id: clamp01(float(c)) for doc_id, c in zip(found, cosines, strict=True)}
+
     def _vsim_options(self, count: int, extra: list) -> list:
         """VSIM's arguments after the query vector (scores, count, EF, NOTHREAD, ``extra``)."""
         return ["WITHSCORES", "COUNT", count, "EF", max(self._ef, count), *self._nothread, *extra]
@@ -251,23 +428,7 @@ class VectorSetBackend:
         if not ids:
             return lambda replies: {}
         EMBEDDINGS.queue(pipe, [self._keys.vector_set(part) for part in parts], [1 if raw else 0, *ids])
-        query = np.asarray(vector, dtype=np.float32)
-
-        def finish(replies: Sequence[object]) -> dict[str, float]:
-            found, rows = [], []
-            for doc_id, stored in zip(ids, replies[0], strict=True):  # type: ignore[call-overload]
-                emb = _stored_vector(stored, raw)
-                if emb is not None:
-                    found.append(doc_id)
-                    rows.append(emb)
-            if not rows:
-                return {}
-            matrix = np.stack(rows)  # one product for every candidate, not one per id
-            norms = np.linalg.norm(matrix, axis=1)
-            cosines = (matrix @ query) / np.where(norms > 0, norms, 1.0)
-            return {doc_id: clamp01(float(c)) for doc_id, c in zip(found, cosines, strict=True)}
-
-        return finish
+        return lambda replies: self.stored_similarities(ids, replies[0], vector)  # type: ignore[arg-type]
 
     async def reset_index(self, dimensions: int) -> None:
         """Nothing global: each partition's set is rebuilt by :meth:`rebuild_partition`."""

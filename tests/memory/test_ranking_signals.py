@@ -183,3 +183,67 @@ def test_default_session_share_lifts_a_turn_of_the_day_the_question_is_about():
     assert RankingConfig().session_weight == 0.2
     assert order_of(records, base, q, RankingConfig()) == [a, b, c]
     assert order_of(records, base, q, RankingConfig(session_weight=0.1)) == [a, c, b]
+
+
+def reference_scores(order, base, records, query, config):
+    """rerank's score of each candidate, each signal added in turn (as written before the
+    per-record terms were kept across the reranks of one query)."""
+    from gateway.memory.ranking import _group, _position
+    from gateway.memory.signals import record_emotion, speaker_of
+    from gateway.memory.tokenize import tokenize
+
+    ids_ = [d for d in order if d in records]
+    groups = {d: _group(records[d]) for d in ids_}
+    totals: dict[str, float] = {}
+    for d in ids_:
+        totals[groups[d]] = totals.get(groups[d], 0.0) + base.get(d, 0.0)
+    best_total = max(totals.values(), default=0.0) or 1.0
+    at: dict[tuple[str, int], float] = {}
+    for d in ids_:
+        if (p := _position(records[d])) is not None:
+            at[(groups[d], p)] = max(at.get((groups[d], p), 0.0), base.get(d, 0.0))
+    out = {}
+    for d in ids_:
+        r, score = records[d], base.get(d, 0.0)
+        score += config.recency_weight * recency(r.occurred_at, query.now, config.recency_half_life_s)
+        score += config.importance_weight * (r.importance - 0.5)
+        if query.emotion is not None and record_emotion(r) == query.emotion:
+            score += config.emotion_weight
+        score += config.type_priors.get(r.type.value, 0.0) + config.scope_priors.get(r.scope.value, 0.0)
+        if query.period is not None and query.period[0] <= r.occurred_at < query.period[1]:
+            score += config.period_weight
+        if query.when and carries_date(r):
+            score += config.dated_weight
+        if query.words and (speaker := speaker_of(r)) and set(tokenize(speaker)) <= query.words:
+            score += config.speaker_weight
+        score += config.session_weight * totals[groups[d]] / best_total
+        if (p := _position(r)) is not None:
+            score += config.neighbour_weight * max(at.get((groups[d], p + s), 0.0)
+                                                   for w in range(1, config.neighbour_window + 1) for s in (-w, w))
+        out[d] = score
+    return out
+
+
+def test_signal_terms_kept_across_the_reranks_of_one_query_give_the_same_scores():
+    # the store reranks each search of a request (auto_recall: three) with one memo of the
+    # records' signal terms: scores equal, bit for bit, to each signal added in turn
+    config = RankingConfig(emotion_weight=0.05, period_weight=0.3, dated_weight=0.15, speaker_weight=0.05,
+                           neighbour_weight=0.2, session_weight=0.2, type_priors={"preference": 0.05},
+                           scope_priors={"profile": 0.03})
+    records = [rec(text, NOW - timedelta(days=3 * i + 1), id=f"{i:032x}", importance=0.1 * (i % 10),
+                   type=MemoryType.PREFERENCE if i % 4 == 0 else MemoryType.EPISODIC,
+                   scope=Scope.PROFILE if i % 4 == 0 else Scope.EVENT,
+                   metadata={"conversation_id": f"c{i % 3}", "position": i, "speaker": "Melanie" if i % 5 else "Jon"})
+               for i, text in enumerate(["I was so happy at the lake last week", "Melanie: we went camping in May",
+                                         "I cried when my grandpa passed away", "we walked the dog yesterday",
+                                         "Jon bought a red bicycle", "she painted the shed on 2024-05-03"] * 3)]
+    by_id = {r.id: r for r in records}
+    for question in ("When was Melanie so happy at the lake in May?", "what did Jon buy", "I feel sad and lonely"):
+        query = QuerySignals.of(question, NOW)
+        memo: dict = {}
+        for subset in (records[:12], records[4:], records[::2]):  # overlapping candidate sets, one memo
+            order = [r.id for r in subset]
+            base = {d: 0.9 - 0.01 * k for k, d in enumerate(order)}
+            got = dict(rerank(order, base, by_id, query, config, memo))
+            assert got == reference_scores(order, base, by_id, query, config)  # exact floats
+        assert set(memo) == set(by_id)

@@ -7,7 +7,15 @@ from datetime import UTC, datetime
 import pytest
 from pydantic import ValidationError
 
-from gateway.memory.codec import MEMO_MAX_BYTES, absent_fields, record_from_hash, record_from_reply, record_to_hash
+from gateway.memory.codec import (
+    MEMO_MAX_BYTES,
+    absent_fields,
+    record_from_hash,
+    record_from_packed,
+    record_from_reply,
+    record_to_hash,
+    unpack_fields,
+)
 from gateway.memory.ids import check_memory_id, new_memory_id
 from gateway.memory.keys import KeySpace, Partition, escape_key_part, visible_partitions
 from gateway.memory.records import MAX_METADATA_BYTES, MemoryRecord, NewMemory, Scope, Tenant, build_record, visible_to
@@ -113,3 +121,38 @@ def test_record_replies_parse_the_same_memoized_or_not():
     assert record_from_reply(flat(retired)) == retired  # other bytes: parsed afresh
     big = record.model_copy(update={"metadata": {"blob": "x" * MEMO_MAX_BYTES}})
     assert record_from_reply(flat(big)) == big
+
+
+def packed(items: list[bytes]) -> bytes:
+    """What the store's search script's ``pack`` (Redis's cmsgpack) makes of a flat
+    HGETALL reply: a MessagePack array of strings."""
+    def item(b: bytes) -> bytes:
+        if len(b) < 32:
+            return bytes([0xA0 | len(b)]) + b
+        if len(b) < 256:
+            return bytes([0xD9, len(b)]) + b
+        return bytes([0xDA]) + len(b).to_bytes(2, "big") + b if len(b) < 65536 else bytes([0xDB]) + len(b).to_bytes(4, "big") + b
+    head = bytes([0x90 | len(items)]) if len(items) < 16 else bytes([0xDC]) + len(items).to_bytes(2, "big")
+    return head + b"".join(item(b) for b in items)
+
+
+def test_packed_records_parse_as_their_replies_binary_fields_included():
+    record = build_record(Tenant("u", "f"), NewMemory(scope="event", type="goal", text="run 5k: 10:30, 12:00",
+                                                      metadata={"n": "3:x"}), "0" * 32, NOW)
+    flat = [b for k, v in record_to_hash(record, KeySpace("mg")).items() for b in (k.encode(), v.encode())]
+    flat += [b"embedding", bytes(range(256)) + b"12:", b"empty", b""]  # a search-backend hash's vector, an empty value
+    assert unpack_fields(packed(flat)) == flat
+    assert record_from_packed(packed(flat)) == record_from_reply(flat) == record
+    assert record_from_packed(packed(flat)) is record_from_packed(packed(flat))  # memoized
+    retired = record.model_copy(update={"retired": True, "retired_reason": "done"})
+    flat_retired = [b for k, v in record_to_hash(retired, KeySpace("mg")).items() for b in (k.encode(), v.encode())]
+    assert record_from_packed(packed(flat_retired)) == retired  # other bytes: parsed afresh
+    big = record.model_copy(update={"metadata": {"blob": "x" * MEMO_MAX_BYTES}})
+    flat_big = [b for k, v in record_to_hash(big, KeySpace("mg")).items() for b in (k.encode(), v.encode())]
+    assert record_from_packed(packed(flat_big)) == big
+    assert unpack_fields(b"") == []
+    assert unpack_fields(bytes([0x91, 0xC4, 2]) + b"\x00\xff") == [b"\x00\xff"]  # a binary
+    for broken in (b"\xa3abc", bytes([0x92, 0xA3]) + b"abc", bytes([0x91, 0xA5]) + b"abc",
+                   bytes([0x91, 0xA1]) + b"ab", bytes([0x91, 0x01])):
+        with pytest.raises(ValueError):
+            unpack_fields(broken)

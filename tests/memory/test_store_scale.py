@@ -67,7 +67,7 @@ def event(text: str) -> NewMemory:
     return NewMemory(scope="event", type="episodic", text=text)
 
 
-async def test_hybrid_search_is_one_round_trip_for_rankings_and_one_for_records(vstore, requests_sent):
+async def test_hybrid_search_is_one_round_trip_for_rankings_and_records(vstore, requests_sent):
     target = await vstore.add(ALICE_TUTOR, event("Zorblax fixed the red bicycle"))
     await vstore.add(ALICE_TUTOR, [event(f"A friend fixed a bicycle on day {i}") for i in range(30)])
     query = "Zorblax fixed the red bicycle"
@@ -78,12 +78,12 @@ async def test_hybrid_search_is_one_round_trip_for_rankings_and_one_for_records(
     hits = await vstore.search_by_vector(ALICE_TUTOR, vector, top_k=1, query_text=query)
     assert [h.record.id for h in hits] == [target.id]
     assert hits[0].similarity == pytest.approx(1.0, abs=0.02) and 0 < hits[0].score <= 1
-    assert len(requests_sent) == 2, requests_sent  # rankings, then the one record
+    assert len(requests_sent) == 1, requests_sent  # rankings and the candidates' records in one command
 
 
 async def test_searches_of_one_query_share_their_round_trips_and_find_what_each_finds_alone(vstore, requests_sent):
-    # auto_recall's two searches (both scopes, then the profile alone): both rankings in
-    # one round trip, both candidate fetches in one more, the hits those of each search alone
+    # auto_recall's searches (both scopes, then the profile alone, then the events): every
+    # ranking and every candidate fetch in one command, the hits those of each search alone
     await vstore.add(Tenant("alice"), [NewMemory(scope="profile", type="semantic", text=f"Likes red bicycles, kind {i}")
                                        for i in range(6)])
     await vstore.add(ALICE_TUTOR, [event(f"Fixed a red bicycle on day {i}") for i in range(8)])
@@ -95,7 +95,7 @@ async def test_searches_of_one_query_share_their_round_trips_and_find_what_each_
     await vstore.embedder.flush()
     requests_sent.clear()
     together = await vstore.search_many(ALICE_TUTOR, query, searches)
-    assert len(requests_sent) == 3, requests_sent  # the query's cached vector, the rankings, the records
+    assert len(requests_sent) == 2, requests_sent  # the query's cached vector, the rankings with the records
     assert [[h.record.id for h in hits] for hits in together] == [[h.record.id for h in hits] for hits in alone]
     for mine, reference in zip(together, alone, strict=True):  # recency moved by microseconds
         assert [h.score for h in mine] == pytest.approx([h.score for h in reference], abs=1e-6)
@@ -133,9 +133,9 @@ async def test_bm25_in_redis_ranks_as_the_reference_formula_with_capped_postings
     assert ranked == reference
 
 
-async def test_hybrid_search_over_two_partitions_is_two_commands(vstore, commands_sent):
+async def test_hybrid_search_over_two_partitions_is_one_command(vstore, commands_sent):
     # issue 10: a VSIM per partition, the BM25 script and an HGETALL per hit cost the
-    # gateway ~12 commands' client work per search; the store's scripts make it two
+    # gateway ~12 commands' client work per search; the store's script makes it one
     profile = await vstore.add(Tenant("alice"), NewMemory(scope="profile", type="semantic", text="Likes red bicycles"))
     added = [profile, *await vstore.add(ALICE_TUTOR, [event(f"Fixed a red bicycle on day {i}") for i in range(8)])]
     vector = (await vstore._embedder.embed_many(["red bicycle"]))[0]
@@ -144,7 +144,7 @@ async def test_hybrid_search_over_two_partitions_is_two_commands(vstore, command
     commands_sent.clear()
     hits = await vstore.search_by_vector(ALICE_TUTOR, vector, top_k=5, query_text="red bicycle")
     assert len(hits) == 5 and {h.record.id for h in hits} <= {r.id for r in added}
-    assert commands_sent == ["EVALSHA", "EVALSHA"], commands_sent  # rankings, then the 5 records
+    assert commands_sent == ["EVALSHA"], commands_sent  # rankings and the records
 
 
 async def test_candidates_under_the_threshold_are_not_fetched(vstore, commands_sent):
@@ -152,10 +152,13 @@ async def test_candidates_under_the_threshold_are_not_fetched(vstore, commands_s
     vector = (await vstore._embedder.embed_many(["a totally unrelated question"]))[0]
     await vstore.embedder.flush()  # its cache write-back is not counted
     await vstore.search_by_vector(ALICE_TUTOR, vector, top_k=5)  # loads the scripts
+    reads = (await vstore._repo.client.info("commandstats")).get("cmdstat_hgetall", {}).get("calls", 0)
     commands_sent.clear()
     hits = await vstore.search_by_vector(ALICE_TUTOR, vector, top_k=5, threshold=0.999)
     assert hits == []
-    assert commands_sent == ["EVALSHA"], commands_sent  # the rankings; no record read
+    assert commands_sent == ["EVALSHA"], commands_sent  # the rankings
+    after = (await vstore._repo.client.info("commandstats")).get("cmdstat_hgetall", {}).get("calls", 0)
+    assert after == reads  # no record read
 
 
 async def test_record_reads_recover_when_redis_lost_its_scripts(vstore):
@@ -183,7 +186,7 @@ async def test_keyword_only_hit_gets_the_cosine_of_its_stored_vector(vstore):
     assert hits[0].similarity == pytest.approx(max(expected, 0.0), abs=tolerance)
 
 
-async def test_keyword_only_hit_is_read_with_its_vector_in_one_round_trip(vstore, requests_sent):
+async def test_keyword_only_hit_is_read_with_its_vector_with_the_rankings(vstore, requests_sent):
     target = await vstore.add(ALICE_TUTOR, event("Fennimore painted the shed"))
     await vstore.add(ALICE_TUTOR, [event(f"note {i} about the weather") for i in range(25)])
     vector = -(await vstore._embedder.embed_many([target.text]))[0]  # the target ranks last by vector
@@ -192,7 +195,7 @@ async def test_keyword_only_hit_is_read_with_its_vector_in_one_round_trip(vstore
     requests_sent.clear()
     hits = await vstore.search_by_vector(ALICE_TUTOR, vector, top_k=1, query_text="Fennimore")
     assert [h.record.id for h in hits] == [target.id]
-    assert len(requests_sent) == 2, requests_sent  # rankings, then the record with its vector
+    assert len(requests_sent) == 1, requests_sent  # rankings, the record and its vector in one command
 
 
 async def test_a_memorys_context_is_searched_but_is_not_part_of_its_text(vstore):
