@@ -454,7 +454,7 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"|在\S{1,8}?买了?(?:个|套|一套|一个|间)?\S{0,3}房|在\S{1,6}养老|回(?:到)?老家|安家|落户|\bsettled\s+in\b"
         r"|宿舍|合租|租了?(?:个|一个|一间|一套)?(?:房|单间|公寓)|\b(?:dorm|dorms|dormitory|halls\s+of\s+residence)\b"
         r"|\b(?:i'm|i\s+am|we're|we\s+are)\s+in\s+(?-i:[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\s*(?:$|[,.!]|and\b)"
-        r"|住(?!院|宿|酒店|了一晚)|搬(?:到|去|家|来)|定居|现居|我(?:现在|目前|已经|如今)?(?:人)?在(?!家|这|那|哪|路上|公司|单位|医院|学校)[\u4e00-\u9fff]{2,3}了"
+        r"|住(?!院|宿|酒店|了一晚)|搬(?:到|去|家|来)|定居|现居"
         r"|我们(?!" + _NOT_PLACE_ZH + r")[\u4e00-\u9fff]{2}人(?!家|员|士|物|类|口|群|民|生|工)",
         re.IGNORECASE)),
     ("study", re.compile(r"\b(?:student|studying|majoring|major\s+in|degree\s+in|enrolled|phd\s+in|sophomore|freshman|undergrad|"
@@ -956,11 +956,11 @@ def analyse(text: str) -> Analysis:
     groups = _groups(parts, kinds, kept)
     merged: list[list[int]] = []
     for group in groups:  # a fragment joins the memory after it ("Work's been rough. I'm a barista...")
-        if merged and not _says_enough(_joined(parts, merged[-1])) and not _two_slots(parts, merged[-1], group):
+        if merged and not _says_enough(_joined(parts, merged[-1])):
             merged[-1] = merged[-1] + group
         else:
             merged.append(group)
-    if len(merged) > 1 and not _says_enough(_joined(parts, merged[-1])) and not _two_slots(parts, merged[-2], merged[-1]):
+    if len(merged) > 1 and not _says_enough(_joined(parts, merged[-1])):
         merged[-2:] = [merged[-2] + merged[-1]]
     return Analysis(tuple(_formed(_joined(parts, group)) for group in merged), kinds)  # all told with a disclosure
 
@@ -976,7 +976,7 @@ def _groups(parts: list[Clause], kinds: tuple[ClauseKind, ...], kept: list[int])
     groups: list[list[int]] = []
     current: str | None = None  # the slot of the last group
     for i in kept:
-        own = slot_of(parts[i].text) if kinds[i] in ("disclosure", "other") else None
+        own = slot_of(parts[i].text) if kinds[i] == "disclosure" else None
         core = _core_zh(_core_en(parts[i].text))
         anaphor = own is None and bool(_PRONOUN_EN.match(core) or _PRONOUN_ZH.match(core))
         announced = bool(groups) and groups[-1][-1] == i - 1 and parts[i - 1].sep.strip()[:1] in (":", "：")
@@ -990,13 +990,6 @@ def _groups(parts: list[Clause], kinds: tuple[ClauseKind, ...], kept: list[int])
         groups.append([i])
         current = own
     return groups
-
-
-def _two_slots(parts: list[Clause], a: list[int], b: list[int]) -> bool:
-    """Groups ``a`` and ``b`` fill two different slots ("我们住徐汇" / "每天挤地铁通勤"):
-    each is a memory of its own however short, so a change of one retires only it."""
-    slot_a, slot_b = slot_of(_joined(parts, a)), slot_of(_joined(parts, b))
-    return bool(slot_a and slot_b and slot_a != slot_b)
 
 
 def _formed(memory: str, told: bool = True) -> Formed:
