@@ -71,3 +71,12 @@ def test_a_word_class_the_lexicons_cover_links_a_request_to_its_fact(request_tex
 
 def test_a_family_size_is_not_read_into_a_company():
     assert "kids" not in topics_of("我在一家外企上班")
+
+
+@pytest.mark.parametrize(("request_text", "fact"), [
+    # a physical activity is health as well as a pastime: the body limits it
+    ("is running a 10k too much for me right now?", "my GP says my ankle is still weak"),
+    ("去爬山合适吗", "膝盖一到冬天就疼"),
+])
+def test_an_exercise_request_meets_the_health_fact_that_limits_it(request_text, fact):
+    assert "health" in topics_of(request_text) & topics_of(fact)
