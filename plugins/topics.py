@@ -18,9 +18,9 @@ an allergy, diabetes, 痛风, is diet as well as health: "what should I order at
 needs "I'm prediabetic"; likewise a physical activity, hiking, lifting, 爬山, 跑步, is health as
 well as a pastime: "is it ok to start lifting again?" needs the bad shoulder). Cues come as
 word classes, not single words: family roles ("the boys", 老大, 二宝, 小朋友) are kids; a household
-("family", 一家三口, 全家) is kids and partner; body parts and medical tests (shoulder, MRI, 核磁,
-胃) are health; education levels (bachelor's, diploma, 本科, 大专, 自考) are studies; work status
-(复工, 产假, 退休, 打工) is work; letting property (rentals, tenants, 租客) is home and money. English
+("family", 一家三口, 全家) is kids and partner; body parts, medical tests and sleep hours (shoulder, MRI, 核磁,
+胃, 熬夜) are health; education levels (bachelor's, diploma, 本科, 大专, 自考) are studies; work status
+(复工, 产假, 退休, 打工) and workplace units (部门, 科室) are work; letting property (rentals, tenants, 租客) is home and money. English
 cues match whole words or two-word phrases, any case (a cue ending in ``*`` any word it starts; a hyphen reads as a space:
 "road-trip" is "road trip"); Chinese cues match anywhere in a run of Chinese characters
 (Chinese has no spaces). A text may have several topics or none ("thanks!", "爱你").
@@ -95,14 +95,14 @@ _ZH: dict[str, str] = {
     "family": "爸 妈 父母 父亲 母亲 哥哥 姐姐 弟弟 妹妹 爷爷 奶奶 外公 外婆 姥姥 姥爷 婆婆 公公 岳父 岳母 丈母娘 "
               "家人 亲戚 老人 家里人 兄弟姐妹",
     "pets": "宠物 狗 猫 柯基 英短 美短 金毛 泰迪 哈士奇 布偶 柴犬 仓鼠 兔子 鹦鹉 鱼缸 兽医 猫粮 狗粮 遛 铲屎 绝育 驱虫 疫苗",
-    "health": "跑步 健身 运动 锻炼 瑜伽 游泳 爬山 马拉松 全马 半马 核磁 拍片 超声 胃镜 化验 肩 颈 胃 牙 医生 医院 看病 药 过敏 哮喘 糖尿病 血糖 血压 胆固醇 手术 疼 痛 腰 膝盖 失眠 睡眠 睡不着 怀孕 孕 "
+    "health": "熬夜 作息 早睡 晚睡 通宵 跑步 健身 运动 锻炼 瑜伽 游泳 爬山 马拉松 全马 半马 核磁 拍片 超声 胃镜 化验 肩 颈 胃 牙 医生 医院 看病 药 过敏 哮喘 糖尿病 血糖 血压 胆固醇 手术 疼 痛 腰 膝盖 失眠 睡眠 睡不着 怀孕 孕 "
               "产检 甲减 甲亢 甲状腺 体检 生病 感冒 发烧 咳嗽 症状 头晕 脱发 掉头发 怕冷 冰凉 乏力 身体 健康 "
               "痛风 腰间盘 复查 挂号 中医 吃药 保健 近视 眼镜 隐形 烟 戒烟 抽烟",
     "diet": "吃 饭 菜 做饭 食谱 菜谱 零食 早餐 早饭 午饭 午餐 晚饭 晚餐 饮食 素食 吃素 忌口 过敏 花生 海鲜 辣 "
             "甜 奶茶 咖啡 喝 酒 餐厅 外卖 食堂 口味 营养 减肥 控糖 糖尿病 血糖 痛风 乳糖",
     "home": "租客 房产 家 住在 住的 住处 居住 住哪 搬 房子 租房 房租 房东 小区 附近 周边 本地 城市 这边 天气 穿什么 穿啥 室友 去哪 好去处 "
             "哪里玩 哪儿玩 逛 一楼 楼下",
-    "work": "打工 复工 返岗 上岗 产假 待业 失业 退休 工作 上班 下班 老板 领导 同事 公司 单位 加班 夜班 白班 倒班 值班 排班 面试 简历 工资 薪水 涨薪 加薪 入职 离职 辞职 跳槽 "
+    "work": "部门 科室 车间 打工 复工 返岗 上岗 产假 待业 失业 退休 工作 上班 下班 老板 领导 同事 公司 单位 加班 夜班 白班 倒班 值班 排班 面试 简历 工资 薪水 涨薪 加薪 入职 离职 辞职 跳槽 "
             "实习 招聘 招人 职场 项目 出差 报到 外企 国企 央企 事业单位 编制 滴滴 外卖员 美团 出租 收银 厂 开店 店里 看店 门店",
     "study": "本科 专升本 大专 专科 自考 成考 高中 初中 中专 学历 读博 学习 自学 考试 考研 复习 备考 改考 考上 考公 考证 大学 专业 学校 课 上课 论文 作业 读书 留学 日语 英语 研究生 博士 "
              "硕士 导师 毕业 培训 研究",

@@ -80,3 +80,8 @@ def test_a_family_size_is_not_read_into_a_company():
 ])
 def test_an_exercise_request_meets_the_health_fact_that_limits_it(request_text, fact):
     assert "health" in topics_of(request_text) & topics_of(fact)
+
+
+def test_sleep_hours_and_a_workplace_unit_are_read_in_chinese():
+    assert "health" in topics_of("帮我排一下作息") & topics_of("最近老熬夜")
+    assert "work" in topics_of("我被调到别的部门了")
