@@ -15,8 +15,13 @@ around, travel, pastimes, money, occasions), the same kinds verbatim formation k
 naming it maps to it ("nearby", "附近", "what should I wear" need where the user lives;
 "vet" the pet; "meds" the user's health; a condition that limits what the user eats,
 an allergy, diabetes, 痛风, is diet as well as health: "what should I order at brunch?"
-needs "I'm prediabetic"). English cues match whole words or two-word
-phrases, any case (a cue ending in ``*`` any word it starts; a hyphen reads as a space:
+needs "I'm prediabetic"; likewise a physical activity, hiking, lifting, 爬山, 跑步, is health as
+well as a pastime: "is it ok to start lifting again?" needs the bad shoulder). Cues come as
+word classes, not single words: family roles ("the boys", 老大, 二宝, 小朋友) are kids; a household
+("family", 一家三口, 全家) is kids and partner; body parts, medical tests and sleep hours (shoulder, MRI, 核磁,
+胃, 熬夜) are health; education levels (bachelor's, diploma, 本科, 大专, 自考) are studies; work status
+(复工, 产假, 退休, 打工) and workplace units (部门, 科室) are work; letting property (rentals, tenants, 租客) is home and money. English
+cues match whole words or two-word phrases, any case (a cue ending in ``*`` any word it starts; a hyphen reads as a space:
 "road-trip" is "road trip"); Chinese cues match anywhere in a run of Chinese characters
 (Chinese has no spaces). A text may have several topics or none ("thanks!", "爱你").
 
@@ -37,9 +42,9 @@ __all__ = ["MAX_CHARS", "TOPICS", "topics_of"]
 MAX_CHARS = 1000
 
 _EN: dict[str, str] = {
-    "partner": "wife husband partner spouse boyfriend girlfriend bf gf fiance fiancee fiancé fiancée hubby married "
+    "partner": "family wife husband partner spouse boyfriend girlfriend bf gf fiance fiancee fiancé fiancée hubby married "
                "marriage wedding anniversary divorce* dating date-night breakup broke-up ex",
-    "kids": "kid kids kiddo child children son sons daughter daughters baby babies toddler* twins infant newborn teen "
+    "kids": "family boy boys girl girls kid kids kiddo child children son sons daughter daughters baby babies toddler* twins infant newborn teen "
             "teenager* preschool* pre-k kindergarten daycare nursery stroller diaper* nappy nappies nanny babysit* "
             "grandkid* grandchild* grandson* granddaughter* parenting playdate",
     "family": "mom mum mother mama dad father papa parents brother brothers sister sisters sibling* grandma grandmother "
@@ -47,7 +52,7 @@ _EN: dict[str, str] = {
     "pets": "pet pets dog dogs doggo puppy puppies cat cats kitty kitten* vet vets veterinar* beagle corgi labrador "
             "retriever terrier poodle husky dachshund hamster rabbit bunny parrot budgie guinea-pig aquarium kibble litter leash "
             "neuter* spay*",
-    "health": "doctor doctors gp dentist hospital clinic nurse meds medication* medicine* pill pills prescription* "
+    "health": "running jog jogging gym workout* exercise yoga pilates swim swimming hike hiking climbing lifting marathon mri x-ray xray scan scans ultrasound bloodwork biopsy shoulder* neck wrist* ankle* elbow* stomach tooth teeth doctor doctors gp dentist hospital clinic nurse meds medication* medicine* pill pills prescription* "
               "diagnos* allerg* asthma* diabet* prediabet* insulin metformin blood-pressure cholesterol surgery surgeon "
               "operation injur* pain knee knees back-pain hip fracture sprain* physio* therapy therapist anxiety "
               "depression migraine* headache* symptom* sick ill illness flu cough fever vaccine* checkup "
@@ -58,54 +63,54 @@ _EN: dict[str, str] = {
             "shellfish seafood meat fish pork beef chicken egg eggs restaurant* takeout takeaway grocer* menu bake "
             "baking cake drink drinks drinking coffee tea alcohol beer wine sugar sweets spicy coriander cilantro curry "
             "diabet* prediabet* celiac coeliac blood-sugar",
-    "home": "home house apartment flat condo live lives living moved move moving neighborhood neighbourhood city town "
+    "home": "rental rentals tenant* property properties lettings home house apartment flat condo live lives living moved move moving neighborhood neighbourhood city town "
             "suburb* nearby near-me local locally area rent renting landlord roommate* flatmate* housemate* "
             "weather wear outfit places spots outing outings housewarming",
     "work": "work works working job jobs boss manager colleague* coworker* co-worker co-workers office shift shifts career "
             "promotion raise salary paycheck interview* resume cv company firm client clients meeting* hire "
             "hiring intern* maternity paternity research researcher postdoc onboarding employer employee* coworking business startup freelanc* retire* quit "
             "resign* fired laid-off workplace hr",
-    "study": "study studies studying student students school class classes course courses exam exams test tests "
+    "study": "bachelor* masters ged diploma high-school community-college study studies studying student students school class classes course courses exam exams test tests "
              "degree university uni college major phd thesis dissertation lab homework revision revise learn "
              "learning semester gcse grad tutor* lecture* grades",
     "getting_around": "car cars drive driving driver license licence commute commuting bus buses train subway metro "
                       "tube bike cycling minivan van truck suv parking traffic road-trip scooter",
     "travel": "trip trips travel traveling travelling vacation holiday holidays flight flights fly flying hotel "
               "visit visiting abroad passport pack packing itinerary beach camping road-trip getaway",
-    "pastimes": "hobby hobbies running race races marathon jog jogging gym workout* exercise yoga pilates "
+    "pastimes": "lifting weights hobby hobbies running race races marathon jog jogging gym workout* exercise yoga pilates "
                 "swim swimming hike hiking fishing photography camera guitar piano paint painting watercolor* watercolour* draw drawing pottery ceramics clay knit* garden* reading novel* "
                 "book books game games gaming dance dancing climbing tennis soccer football basketball golf "
                 "weekend weekends",
-    "money": "money budget budgeting save saving savings debt loan loans mortgage rent salary invest* bills "
+    "money": "rental rentals tenant* property properties money budget budgeting save saving savings debt loan loans mortgage rent salary invest* bills "
              "expensive cheap afford pension",
     "occasions": "birthday birthdays christmas gift gifts presents celebrate celebration "
                  "anniversary thanksgiving graduation",
 }
 
 _ZH: dict[str, str] = {
-    "partner": "老公 老婆 丈夫 妻子 爱人 对象 男朋友 女朋友 男友 女友 未婚夫 未婚妻 结婚 婚礼 纪念日 离婚 分手 约会 "
+    "partner": "一家人 一家三口 一家四口 一家五口 全家 老公 老婆 丈夫 妻子 爱人 对象 男朋友 女朋友 男友 女友 未婚夫 未婚妻 结婚 婚礼 纪念日 离婚 分手 约会 "
                "老伴 媳妇 另一半",
-    "kids": "孩子 娃 儿子 女儿 闺女 宝宝 小孩 宝贝 幼儿园 托班 小学 上学 孙子 孙女 外孙 带娃 奶粉 尿布 纸尿裤 早教 "
+    "kids": "小朋友 小家伙 老大 老二 大宝 二宝 俩娃 一家人 一家三口 一家四口 一家五口 全家 孩子 娃 儿子 女儿 闺女 宝宝 小孩 宝贝 幼儿园 托班 小学 上学 孙子 孙女 外孙 带娃 奶粉 尿布 纸尿裤 早教 "
             "育儿 满月 二胎 学区",
     "family": "爸 妈 父母 父亲 母亲 哥哥 姐姐 弟弟 妹妹 爷爷 奶奶 外公 外婆 姥姥 姥爷 婆婆 公公 岳父 岳母 丈母娘 "
               "家人 亲戚 老人 家里人 兄弟姐妹",
     "pets": "宠物 狗 猫 柯基 英短 美短 金毛 泰迪 哈士奇 布偶 柴犬 仓鼠 兔子 鹦鹉 鱼缸 兽医 猫粮 狗粮 遛 铲屎 绝育 驱虫 疫苗",
-    "health": "医生 医院 看病 药 过敏 哮喘 糖尿病 血糖 血压 胆固醇 手术 疼 痛 腰 膝盖 失眠 睡眠 睡不着 怀孕 孕 "
+    "health": "熬夜 作息 早睡 晚睡 通宵 跑步 健身 运动 锻炼 瑜伽 游泳 爬山 马拉松 全马 半马 核磁 拍片 超声 胃镜 化验 肩 颈 胃 牙 医生 医院 看病 药 过敏 哮喘 糖尿病 血糖 血压 胆固醇 手术 疼 痛 腰 膝盖 失眠 睡眠 睡不着 怀孕 孕 "
               "产检 甲减 甲亢 甲状腺 体检 生病 感冒 发烧 咳嗽 症状 头晕 脱发 掉头发 怕冷 冰凉 乏力 身体 健康 "
               "痛风 腰间盘 复查 挂号 中医 吃药 保健 近视 眼镜 隐形 烟 戒烟 抽烟",
     "diet": "吃 饭 菜 做饭 食谱 菜谱 零食 早餐 早饭 午饭 午餐 晚饭 晚餐 饮食 素食 吃素 忌口 过敏 花生 海鲜 辣 "
             "甜 奶茶 咖啡 喝 酒 餐厅 外卖 食堂 口味 营养 减肥 控糖 糖尿病 血糖 痛风 乳糖",
-    "home": "家 住在 住的 住处 居住 住哪 搬 房子 租房 房租 房东 小区 附近 周边 本地 城市 这边 天气 穿什么 穿啥 室友 去哪 好去处 "
+    "home": "租客 房产 家 住在 住的 住处 居住 住哪 搬 房子 租房 房租 房东 小区 附近 周边 本地 城市 这边 天气 穿什么 穿啥 室友 去哪 好去处 "
             "哪里玩 哪儿玩 逛 一楼 楼下",
-    "work": "工作 上班 下班 老板 领导 同事 公司 单位 加班 夜班 白班 倒班 值班 排班 面试 简历 工资 薪水 涨薪 加薪 入职 离职 辞职 跳槽 "
+    "work": "部门 科室 车间 打工 复工 返岗 上岗 产假 待业 失业 退休 工作 上班 下班 老板 领导 同事 公司 单位 加班 夜班 白班 倒班 值班 排班 面试 简历 工资 薪水 涨薪 加薪 入职 离职 辞职 跳槽 "
             "实习 招聘 招人 职场 项目 出差 报到 外企 国企 央企 事业单位 编制 滴滴 外卖员 美团 出租 收银 厂 开店 店里 看店 门店",
-    "study": "学习 自学 考试 考研 复习 备考 改考 考上 考公 考证 大学 专业 学校 课 上课 论文 作业 读书 留学 日语 英语 研究生 博士 "
+    "study": "本科 专升本 大专 专科 自考 成考 高中 初中 中专 学历 读博 学习 自学 考试 考研 复习 备考 改考 考上 考公 考证 大学 专业 学校 课 上课 论文 作业 读书 留学 日语 英语 研究生 博士 "
              "硕士 导师 毕业 培训 研究",
     "getting_around": "车 开车 地铁 公交 通勤 驾照 骑 自行车 电动车 电瓶车 停车 堵车 自驾 打车",
     "travel": "旅游 旅行 出去玩 机票 飞机 酒店 出国 签证 行李 假期 放假 度假 自驾游 景点 攻略 出差",
     "pastimes": "爱好 跑步 健身 运动 锻炼 瑜伽 游泳 爬山 钓鱼 摄影 拍照 吉他 钢琴 画画 跳舞 广场舞 太极 马拉松 "
                 "打球 篮球 足球 羽毛球 乒乓 周末 看书 小说 游戏 全马 半马 比赛 训练",
-    "money": "钱 存钱 理财 贷款 房贷 工资 预算 花销 社保 五险一金 省钱 退休金 买房",
+    "money": "租客 房产 钱 存钱 理财 贷款 房贷 工资 预算 花销 社保 五险一金 省钱 退休金 买房",
     "occasions": "生日 礼物 过年 春节 纪念日 升学宴 婚礼 圣诞 中秋 送什么 送啥",
 }
 

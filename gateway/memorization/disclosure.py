@@ -66,6 +66,9 @@ nested quantifiers, one pass over the clauses):
    A lasting condition (:data:`_CONDITION`: an allergy, an intolerance, a diagnosis) is
    durable even when it was found out in an episode ("ate shrimp last weekend and
    found out I'm allergic").
+   A death among the user's people or pets (:data:`_DEATH`: "we lost Biscuit on
+   Saturday", "my grandpa passed away", 外婆去世了) is durable whatever its date: who
+   their people and pets are has changed for good.
 5. **Slot** (:func:`slot_of`): a statement about where the user lives, their work,
    studies, diet, relationship status, vehicle or commute, work shift, a child's school or a
    pregnancy has a slot (and is durable, whatever its date); a later statement in the
@@ -343,6 +346,15 @@ _PLAN = re.compile(r"\b(?:i'm|i\s+am|we're|we\s+are)\s+(?:going|flying|heading|t
 #: holds afterwards, so it is durable whatever its date or the episode around it.
 _CONDITION = re.compile(r"\b(?:allergic|allergy|allergies|intolerant|intolerance|celiac|coeliac|diagnosed\s+with|"
                         r"(?:pre)?diabetic|asthmatic|epileptic)\b|过敏|不耐受|确诊|查出|诊断出", re.IGNORECASE)
+#: A death among the user's people or pets ("my grandpa passed away", "we lost Biscuit
+#: last tuesday", "had to put our dog down", 外婆去世了): it tells an episode with a day,
+#: yet who the user's people and pets are (seed 002 §3.2: family, pets) has changed for
+#: good, and a later "should we get another dog?" or "plans for the holidays" needs it; so
+#: it is durable whatever its date. "lost" counts only with a name or one of the user's
+#: people or pets ("lost my keys" is not a death).
+_DEATH = re.compile(r"\b(?:passed\s+away|passed\s+on|died|put\s+(?:\w+\s+){0,3}(?:down|to\s+sleep)|"
+                    r"lost\s+(?:(?:my|our)\s+(?:\w+\s+)?" + _PEOPLE_EN + r"|(?-i:[A-Z][a-z]+)))\b"
+                    r"|去世|过世|离世|病逝", re.IGNORECASE)
 #: The health of the user or their people (seed 002 §3.2 counts it among the basic
 #: attributes; "my daughter is allergic to peanuts" decides dinner too): a condition
 #: (:data:`_CONDITION`), a chronic complaint or a body part that limits them ("bad knees",
@@ -1071,6 +1083,8 @@ def _durable(memory: str, told: bool = True) -> bool:
         return True  # where the user lives, works, studies, what they eat, who their people are: lasting whatever the date
     if _CONDITION.search(memory) and (told or _FIRST_PERSON_ZH.search(_core_zh(memory))):
         return True  # an allergy or a diagnosis holds after the day it was found out
+    if _DEATH.search(memory):
+        return True  # the user's people or pets changed for good (:data:`_DEATH`)
     if ended_of(memory):
         return True  # something lasting ended ("I stopped running", "我不喝咖啡了"): lasting whatever the date
     if told:

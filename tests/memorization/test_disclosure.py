@@ -203,3 +203,18 @@ def test_a_statement_told_beside_a_disclosure_is_as_lasting_as_the_disclosure():
     assert [m.durable for m in found] == [True] * len(found) and "Siemens" in found[0].text
     alone = analyse("The internship is at Siemens.")  # no disclosure in the turn: a statement
     assert alone.memories == () and alone.statement is not None and not alone.statement.durable
+
+
+@pytest.mark.parametrize(("turn", "profile"), [
+    # a death among the user's people or pets changes who they are for good, whatever its day
+    ("We lost Biscuit on Saturday, the house feels empty.", True),
+    ("my grandpa passed away last week.", True),
+    ("We had to put our old cat to sleep yesterday.", True),
+    ("外婆上周去世了", True),
+    # "lost" without one of the user's people or a name is no death
+    ("I lost my keys at the gym yesterday.", False),
+    ("We lost the match on Saturday.", False),
+])
+def test_a_death_among_the_users_people_is_lasting_whatever_its_date(turn: str, profile: bool):
+    found = analyse(turn).memories
+    assert found and found[0].durable is profile

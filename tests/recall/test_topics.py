@@ -47,3 +47,41 @@ def test_only_the_first_max_chars_are_read_and_every_topic_is_known():
     assert topics_of("x " * MAX_CHARS + "my dog") == frozenset()
     assert topics_of("my dog " + "x " * MAX_CHARS) == {"pets"}
     assert {t for text in ("my dog", "my wife", "my son", "my mum") for t in topics_of(text)} <= set(TOPICS)
+
+
+@pytest.mark.parametrize(("request_text", "fact"), [
+    # family roles: "the boys", "our girl" are the user's kids; "family" / 一家三口 is the household
+    ("any rainy-day ideas for the boys?", "my son Arlo is six"),
+    ("we're planning a family picnic, what should we pack?", "our twins just started kindergarten"),
+    ("一家三口周末去哪儿玩", "老公在杭州上班"),
+    ("二宝老是咳嗽怎么办", "孩子对青霉素过敏"),
+    # body parts and medical tests are health
+    ("my wrist still clicks when I type", "the x-ray showed a small fracture"),
+    ("肩膀抬不起来了", "核磁结果出来了是劳损"),
+    # education levels are studies; work status (back at work, on leave, retired) is work
+    ("thinking about a bachelor's after this", "I'm doing a diploma in nursing at night"),
+    ("想专升本，有啥建议", "在读自考大专"),
+    ("上班族怎么安排时间", "下周一复工"),
+    # letting property is home and money
+    ("should I raise the rent for my tenants?", "we own two rental flats in Leeds"),
+])
+def test_a_word_class_the_lexicons_cover_links_a_request_to_its_fact(request_text, fact):
+    assert topics_of(request_text) & topics_of(fact)
+
+
+def test_a_family_size_is_not_read_into_a_company():
+    assert "kids" not in topics_of("我在一家外企上班")
+
+
+@pytest.mark.parametrize(("request_text", "fact"), [
+    # a physical activity is health as well as a pastime: the body limits it
+    ("is running a 10k too much for me right now?", "my GP says my ankle is still weak"),
+    ("去爬山合适吗", "膝盖一到冬天就疼"),
+])
+def test_an_exercise_request_meets_the_health_fact_that_limits_it(request_text, fact):
+    assert "health" in topics_of(request_text) & topics_of(fact)
+
+
+def test_sleep_hours_and_a_workplace_unit_are_read_in_chinese():
+    assert "health" in topics_of("帮我排一下作息") & topics_of("最近老熬夜")
+    assert "work" in topics_of("我被调到别的部门了")
