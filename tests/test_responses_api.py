@@ -249,7 +249,13 @@ def test_a_client_leaving_mid_stream_closes_the_upstream_call_and_completion_see
     sock = socket.create_connection(("127.0.0.1", gw.port))
     sock.sendall(b"POST /v1/responses HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
                  + f"authorization: Bearer {ALICE_KEY}\r\ncontent-length: {len(payload)}\r\n\r\n".encode() + payload)
-    assert b"200 OK" in sock.recv(65536)
+    received = b""
+    sock.settimeout(30)
+    while b"response.output_text.delta" not in received:  # the one delta reached the client
+        chunk = sock.recv(65536)
+        assert chunk, received
+        received += chunk
+    assert b"200 OK" in received
     wait_for(lambda: upstream.open_responses == 1)
     sock.close()
     wait_for(lambda: upstream.disconnects)

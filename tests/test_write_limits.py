@@ -15,9 +15,13 @@ from tests.test_mcp import error_text, http_session
 
 
 async def _keys(redis_url: str, prefix: str) -> int:
+    """The store's keys under ``prefix``, without the embedding cache's (``<prefix>:emb:*``:
+    a text's vector, written back after the reply without being waited for, so it may land
+    after any count; it is no memory state)."""
     client = aioredis.from_url(redis_url)
     try:
-        return len([k async for k in client.scan_iter(match=f"{prefix}:*", count=1000)])
+        return len([k async for k in client.scan_iter(match=f"{prefix}:*", count=1000)
+                    if not k.startswith(f"{prefix}:emb:".encode())])
     finally:
         await client.aclose()
 
