@@ -242,8 +242,16 @@ _NAMES_USER = re.compile(r"\b(?:i|i'm|i've|i'd|my|our|we|we're|me|mine)\b|我|�
 _QUESTION_END_ZH = re.compile(r"(?:吗|呢|么|嘛|没有|不|吧)[。！!～~…\s]*$")
 _QUESTION_WORD_ZH = re.compile(r"什么(?!都|也)|(?<![没])啥(?!都|也|的)|干[嘛吗]|怎么|怎样|咋|如何|哪|为什么|为啥|(?<![前这那好十])几[个点天岁号次种本]|多少|能不能|可不可以|可以不可以|"
                                r"有没有|是不是|要不要|该不该|好不好|行不行|会不会|用不用|需不需要|是否")
-_REQUEST_ZH = re.compile(r"^(?:请|麻烦|帮我|帮忙|给我|替我|你能|你可以|你帮|能不能|可以帮|可不可以|告诉我|推荐|建议|写|列|讲|说说|"
-                         r"介绍|解释|翻译|总结|查|算|比较|分析|设计|规划|安排|整理|来|出|做个|做一|生成)"
+#: A Chinese request: a clause opening with a polite or imperative lead or a verb of the
+#: ask ("写个", "查一下", "列个清单"). 写 / 列 / 讲 / 来 / 查 followed by the perfective 了 or
+#: the experiential 过, and 查 followed by its result complement (查出, 查到), tell
+#: something that happened (Li & Thompson 1981, ch. 6: 了 marks a bounded, realized event;
+#: an imperative is unrealized): "查出来有猫癣" (it was found to have ringworm) is no ask.
+#: (算了, "forget it", and 出了…, an episode, stay where they were.)
+_REQUEST_ZH = re.compile(r"^(?:请|麻烦|帮我|帮忙|给我|替我|你能|你可以|你帮|能不能|可以帮|可不可以|告诉我|推荐|建议|"
+                         r"写(?![了过])|列(?![了过])|讲(?![了过])|说说|"
+                         r"介绍|解释|翻译|总结|查(?![出到了过])|算|比较|分析|设计|规划|安排|整理|来(?![了过])|出|"
+                         r"做个|做一|生成)"
                          r"|^我(?:想|要|希望|需要)(?:你|您|问|请|知道|了解|找|看看|听听|学学|咨询|一个|一份|一些|点|个|些|几个|"
                          r"推荐|建议|帮|得到|做个|做一)"
                          r"|^我(?:该|应该|能|可以|要不要)")
@@ -1081,8 +1089,8 @@ def _durable(memory: str, told: bool = True) -> bool:
     about themselves or their people), else it is a statement about something else."""
     if slot_of(memory) or _NAMED_PERSON.search(memory) or _PLAN.search(memory):
         return True  # where the user lives, works, studies, what they eat, who their people are: lasting whatever the date
-    if _CONDITION.search(memory) and (told or _FIRST_PERSON_ZH.search(_core_zh(memory))):
-        return True  # an allergy or a diagnosis holds after the day it was found out
+    if (_CONDITION.search(memory) or _names_chronic_condition(memory)) and (told or _FIRST_PERSON_ZH.search(_core_zh(memory))):
+        return True  # an allergy, a diagnosis or a chronic condition holds after the day it was found out
     if _DEATH.search(memory):
         return True  # the user's people or pets changed for good (:data:`_DEATH`)
     if ended_of(memory):
@@ -1093,6 +1101,17 @@ def _durable(memory: str, told: bool = True) -> bool:
     if not topical:
         return False
     return not EVENT_TIME.search(memory) or bool(CHANGE.search(memory))
+
+
+def _names_chronic_condition(text: str) -> bool:
+    """``text`` names a chronic condition (:data:`CHRONIC`: "high blood pressure", 痛风),
+    not only taking medicine or a pregnancy (those have a slot or change): "went to the
+    doctor yesterday, turns out I have high blood pressure" holds after that day."""
+    return any(m.group().lower() not in _NOT_A_CONDITION and not m.group().lower().startswith("pregnan")
+               for m in CHRONIC.finditer(text))
+
+
+_NOT_A_CONDITION = frozenset({"medication", "吃药", "服药", "怀孕"})
 
 
 def is_episode(text: str) -> bool:

@@ -163,3 +163,26 @@ def test_an_answer_that_opens_with_a_bare_number_keeps_the_question(question: st
     plan = verbatim_plan(_job(("user", answer), context=f"Nice. {question}"), [answer], ["user"], skip_small_talk=True,
                          profile=True, formation="disclosure")
     assert [op.memory.text for op in plan.ops if op.memory] == [f"{question} — {answer}"]
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("上周带狗去打疫苗，查出来有心丝虫", "查出来有心丝虫"),  # 查 + result complement: found, not "look it up"
+    ("写了三年的小说终于投稿了", None),  # 写 + 了: done, not "write me"
+])
+def test_a_chinese_ask_verb_with_perfective_or_result_is_no_request(text: str, kept: str | None):
+    analysis = analyse(text)
+    assert "request" not in analysis.kinds
+    if kept:
+        assert any(kept in m.text for m in analysis.memories)
+    assert analyse("查一下附近的宠物医院").kinds == ("request",)  # the ask itself still is one
+
+
+@pytest.mark.parametrize(("text", "durable"), [
+    ("saw the doctor on monday, turns out I have high cholesterol", True),
+    ("我爸上个月查出痛风", True),
+    ("took my medication late this morning", False),  # taking medicine is no condition
+    ("I had a migraine yesterday", False),  # a passing episode
+])
+def test_a_chronic_condition_holds_after_the_day_it_was_found(text: str, durable: bool):
+    (memory,) = analyse(text).memories
+    assert memory.durable is durable
