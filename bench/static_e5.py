@@ -122,7 +122,8 @@ class Encoder:
         def q4(name: str, rows: int, cols: int) -> np.ndarray:
             return dequantize(b, m["tensors"][name][2], rows, cols)
 
-        self.word = torch.from_numpy(dequantize(b, m["tensors"]["emb.word"][2], m["VOC"], hidden))
+        self.word = np.frombuffer(b, np.uint8, m["VOC"] * hidden // 32 * 18,
+                                  m["tensors"]["emb.word"][2]).reshape(m["VOC"], hidden // 32 * 18)
         self.pos = f32("emb.pos").reshape(-1, hidden)
         self.type = f32("emb.type").reshape(-1, hidden)[0]
         self.eln = (f32("emb.ln.w"), f32("emb.ln.b"))
@@ -147,9 +148,10 @@ class Encoder:
         hidden, heads, eps = m["H"], m["NH"], m["eps"]
         hd = hidden // heads
         with torch.inference_mode():
-            t = torch.as_tensor(ids, dtype=torch.long)
-            batch, length = t.shape
-            x = F.layer_norm(self.word[t] + self.pos[:length] + self.type, (hidden,), self.eln[0], self.eln[1], eps)
+            batch, length = ids.shape
+            rows = self.word[np.asarray(ids).ravel()]  # Q4_0 rows of the batch's pieces only
+            words = torch.from_numpy(dequantize(rows.tobytes(), 0, rows.shape[0], hidden)).reshape(batch, length, hidden)
+            x = F.layer_norm(words + self.pos[:length] + self.type, (hidden,), self.eln[0], self.eln[1], eps)
             for ly in self.layers:
                 qkv = x @ ly["qkv"] + ly["qkvb"]
                 q, k, v = (a.reshape(batch, length, heads, hd).transpose(1, 2) for a in qkv.split(hidden, dim=-1))
