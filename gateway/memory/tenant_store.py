@@ -33,6 +33,7 @@ import typing
 from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from itertools import islice
 
 import numpy as np
 from pydantic import ValidationError
@@ -78,27 +79,21 @@ def select_hits(
     fused: dict[str, float] | None = None,
 ) -> list[ScoredMemory]:
     """The first ``top_k`` of ``order`` that exist, are visible to ``tenant``, pass
-    ``flt`` and have a cosine of at least ``threshold`` (pure). ``score`` is the fused
-    score when ``fused`` is given (the order was fused), else the cosine."""
-    hits = []
-    for doc_id in order:
-        record, cosine = records.get(doc_id), cosines.get(doc_id)
-        if record is None or cosine is None or cosine < threshold:
-            continue
-        if visible_to(record, tenant) and flt.matches(record):
-            score = min(1.0, fused[doc_id]) if fused is not None else cosine
-            hits.append(ScoredMemory(record=record, score=score, similarity=cosine))
-            if len(hits) == top_k:
-                break
-    return hits
+    ``flt`` and have a cosine of at least ``threshold`` (pure): :func:`kept_candidates` as
+    hits. ``score`` is the fused score when ``fused`` is given (the order was fused), else
+    the cosine."""
+    kept = kept_candidates(order, records, cosines, tenant, flt, threshold, fused)
+    return [ScoredMemory(record=record, score=score, similarity=cosine)
+            for record, cosine, score in islice(kept.values(), top_k)]
 
 
 def kept_candidates(
     order: Sequence[str], records: dict[str, MemoryRecord], cosines: dict[str, float],
     tenant: Tenant, flt: SearchFilter, threshold: float, fused: dict[str, float] | None = None,
 ) -> dict[str, tuple[MemoryRecord, float, float]]:
-    """:func:`select_hits` of every candidate, without building the hits (pure): ``id ->
-    (record, cosine, score)`` in ``order``."""
+    """The candidates of ``order`` that exist, are visible to ``tenant``, pass ``flt`` and
+    have a cosine of at least ``threshold`` (pure), without building hits: ``id ->
+    (record, cosine, score)`` in ``order``; ``score`` as in :func:`select_hits`."""
     kept = {}
     for doc_id in order:
         record, cosine = records.get(doc_id), cosines.get(doc_id)

@@ -9,10 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import Sequence
-from typing import Any
 
-import numpy as np
 import redis.asyncio as aredis
 
 from gateway.memory.config import MemoryConfig
@@ -21,26 +18,10 @@ from gateway.memory.keys import KeySpace
 from gateway.memory.records import Tenant
 from tests.memorization.conftest import memorize_config
 from tests.memorization.test_memorize_end_to_end import chat, settle
+from tests.memory.fakes import CountingEmbedder
 from tests.support.gateway import ADMIN_KEY, ALICE_KEY, BOB_KEY
 
 ALICE, BOB = Tenant("alice", "tutor"), Tenant("bob", "tutor")
-
-
-class CountingEmbedder:
-    """The real embedder, recording every text it is asked to embed."""
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-        self.model = inner.model
-        self.dimensions = inner.dimensions
-        self.texts: list[str] = []
-
-    async def embed_many(self, texts: Sequence[str]) -> np.ndarray:
-        self.texts.extend(texts)
-        return await self.inner.embed_many(texts)
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
 
 
 async def cached(redis_url: str, prefix: str, model: str, dims: int, text: str, timeout_s: float = 30) -> None:

@@ -20,17 +20,22 @@ def _prompt(gw, upstream, text: str) -> str:
     return "\n".join(str(m["content"]) for m in upstream.chat_requests()[-1].json["messages"] if m["role"] == "system")
 
 
+#: Six profile facts that share the vet question's words ("bring", "tomorrow") and no topic
+#: with it: the store ranks them above the pet.
+BETTER_RANKED = (
+    "I always bring my own lunch to work", "Tomorrow I start my evening pottery class",
+    "I should bring my reading glasses more often", "Tomorrow my sister flies in from Oslo",
+    "I bring a thermos of green tea everywhere", "I teach maths at a secondary school",
+)
+
+
 def _profile(text: str):
     return memory(text, scope="profile", type="semantic")
 
 
 def test_the_pet_reaches_a_vet_question_past_five_better_ranked_facts(start_gateway, upstream, seed):
     gw = start_gateway(registry=REGISTRY, plugins=CHAIN)
-    seed(gw, ALICE, *[_profile(t) for t in (
-        "I always bring my own lunch to work", "Tomorrow I start my evening pottery class",
-        "I should bring my reading glasses more often", "Tomorrow my sister flies in from Oslo",
-        "I bring a thermos of green tea everywhere", "I teach maths at a secondary school",
-    )], _profile("Our beagle Pepper is eleven"))
+    seed(gw, ALICE, *[_profile(t) for t in BETTER_RANKED], _profile("Our beagle Pepper is eleven"))
     prompt = _prompt(gw, upstream, "What should I bring to the vet tomorrow?")
     assert "Our beagle Pepper is eleven" in prompt
     assert prompt.count("Pepper") == 1 and sum(line.startswith(("1. ", "2. ", "3. ", "4. ", "5. ", "6. "))
@@ -71,11 +76,7 @@ def test_the_inspector_says_why_a_lasting_fact_is_high_below_the_cut(start_gatew
     from tests.support.gateway import ADMIN_KEY
 
     gw = start_gateway(registry=REGISTRY, plugins=CHAIN)
-    seed(gw, ALICE, *[_profile(t) for t in (
-        "I always bring my own lunch to work", "Tomorrow I start my evening pottery class",
-        "I should bring my reading glasses more often", "Tomorrow my sister flies in from Oslo",
-        "I bring a thermos of green tea everywhere", "I teach maths at a secondary school",
-    )], _profile("Our beagle Pepper is eleven"))
+    seed(gw, ALICE, *[_profile(t) for t in BETTER_RANKED], _profile("Our beagle Pepper is eleven"))
     out = httpx.post(gw.url + "/v1/admin/recall/inspect", headers={"authorization": f"Bearer {ADMIN_KEY}"}, json={
         "user_id": "alice", "friend_id": "tutor",
         "messages": [{"role": "user", "content": "What should I bring to the vet tomorrow?"}]}, timeout=60).json()
