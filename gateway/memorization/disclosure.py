@@ -95,6 +95,7 @@ words to be understood unless the turn answers the assistant's question (kept wi
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
@@ -942,10 +943,12 @@ def about_someone(text: str) -> bool:
                 or (re.match(r"^(?:my|our)\s", core, re.IGNORECASE) and _MY_SOMEONE_EN.search(core[:40])))
 
 
-def analyse(text: str) -> Analysis:
-    """The memories a user turn forms (module docstring). Linear in ``len(text)``."""
+def analyse(text: str, promote: Collection[int] = ()) -> Analysis:
+    """The memories a user turn forms (module docstring). Linear in ``len(text)``.
+    ``promote``: indices of clauses (:func:`clauses`) to read as disclosures whatever the
+    rules say (a learned classifier's picks: :mod:`gateway.memorization.clause_classifier`)."""
     parts = clauses(text)
-    kinds = tuple(clause_kind(c, i == 0) for i, c in enumerate(parts))
+    kinds = tuple("disclosure" if i in promote else clause_kind(c, i == 0) for i, c in enumerate(parts))
     kept: list[int] = []
     told = "disclosure" in kinds
     for i, (clause, clause_type) in enumerate(zip(parts, kinds, strict=True)):
