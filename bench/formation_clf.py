@@ -2,7 +2,9 @@
 formation's hand-written rules (:func:`gateway.memorization.disclosure.analyse`) drop,
 and does it carry over to splits it was not trained on?
 
-``python -m bench.formation_clf [--features minilm,e5,e5q] [--train all|pool] [--json-out F]``
+``python -m bench.formation_clf [--features none,minilm,e5,e5q] [--train all|pool] [--gate KINDS] [--show 2|5|10]
+[--json-out F]``; ``--export F [--exclude SPLIT]`` writes the product's weights instead
+(:func:`export`; ``--exclude``: trained without that split, for a held-out bench run).
 
 Data: ``bench/assistant/data`` splits dev, heldout, heldout2, heldout3, heldout5 only. The
 blind splits (heldout4, heldout6, heldout7; files ``*-h4-*``, ``*-h6-*``, ``*-h7-*``) are
@@ -31,7 +33,9 @@ the junk it adds: negative clauses the rules do not keep that the classifier kee
 share of all such negatives (*junk rate*). The thresholds for 2% / 5% / 10% junk are chosen
 on the training splits only (out-of-fold scores of an inner leave-one-split-out), then
 applied to the held-out split, whose realised junk rate is reported; ``oracle`` rows pick
-the threshold on the held-out split itself (an upper bound, not a result).
+the threshold on the held-out split itself (an upper bound, not a result). Only clauses
+whose rule kind is in ``--gate`` (default: the product's candidates, ``other``) may be
+added. ``--features none``: the structural features alone (a baseline).
 """
 
 from __future__ import annotations
