@@ -936,6 +936,8 @@ def slots_of(text: str, first: bool = False) -> tuple[str, ...]:
         if own:
             led = about_someone(piece) and not _EXPLETIVE.match(core) and not _ME_OBJECT.search(piece)
         mine = not led  # a clause with no subject of its own has the one before ("my sister got a job, now works at Globex")
+        if _FORMER.search(piece):
+            continue  # "I used to live in Paris": a former value, no current one
         for name, pattern in _SLOTS:
             if (mine or name in _SHARED_SLOTS) and name not in out and pattern.search(piece):
                 out.append(name)
@@ -949,6 +951,10 @@ def slots_of(text: str, first: bool = False) -> tuple[str, ...]:
     return tuple(out)
 
 
+#: A former state ("used to live in Paris", "I used to be a nurse"): "used to" says it
+#: held once and no longer does (Quirk et al. 1985, 4.23), so it names no current value of
+#: a slot and retires none.
+_FORMER = re.compile(r"\bused\s+to\b", re.IGNORECASE)
 #: A transfer by the employer (Chinese 调到 / 调去 / 派到, English "transferred to"),
 #: ``unit``: to a unit of the organisation (科 部 门诊 组 岗 处 室 中心 分行 ...: a
 #: department, not a place).

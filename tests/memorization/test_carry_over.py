@@ -221,3 +221,9 @@ def test_a_subjectless_clause_after_a_third_person_statement_shares_its_subject(
     found = analyse("the cat hated the car ride, howled the whole way")
     assert not found.memories or all("howled" not in m.text or "the cat" in m.text for m in found.memories), found
     assert found.kinds[1] != "disclosure"
+
+
+@pytest.mark.parametrize("text", ["I used to live in Paris", "Used to work as a nurse before the kids"])
+def test_a_former_state_fills_no_slot(text: str):
+    assert slots_of(text) == ()
+    assert analyse(text).memories  # still a fact about the user, kept
