@@ -41,7 +41,10 @@ nested quantifiers, one pass over the clauses):
    ``disclosure`` (a first-person statement: the clause starts, after a discourse word
    such as "btw / also / since / because / as / 其实 / 因为 / 对了" or a fronted time
    ("last weekend", "yesterday"), with I / my / we /
-   our / 我 / 我们 / 咱, or names "my <someone>" / 我<家人> anywhere, or "As a nurse"
+   our / 我 / 我们 / 咱, or with a past tense whose "I" was dropped ("Ran my first 10k
+   on Sunday", "Had knee surgery in March": :data:`_DROPPED_I_EN`; not after a statement
+   with a subject of its own, not about the reply, "tried that"), or names "my <someone>",
+   a bare "Mom" / "Grandpa" leading the clause, or 我<家人> anywhere, or "As a nurse"
    / 作为一名护士; a Chinese clause without a subject but with a durable cue, "在上海工作",
    "血压有点高", "闺女考上了" (the user's body, people, possessions, job), is the user's
    too: Chinese drops the subject); anything else is ``other``.
@@ -160,21 +163,55 @@ _PEOPLE_EN = (r"(?:wife|husband|partner|spouse|fianc[ée]e?|boyfriend|girlfriend
               r"friends?|bestie|colleagues?|co-?workers?|classmates?|bandmates?|teammates?|neighbou?rs?|landlord|"
               r"drummer|bassist|guitarist|singer|"
               r"dog|cat|puppy|kitten|pet|hamster|rabbit|bird|parrot|horse|fish)")
+#: Someone of the user's: "my / our <person>" anywhere, "the kids", "the wife", and a
+#: parental or grandparental kin term with no determiner leading the clause ("Mom got
+#: diagnosed with diabetes", "Grandpa's 90 on Friday"): used bare, such a term is a name for
+#: the speaker's own relative (Dahl & Koptjevskaja-Tamm 2001 on kin terms as proper names).
 _MY_SOMEONE_EN = re.compile(r"\b(?:my|our)\s+(?:\w+\s+){0,2}" + _PEOPLE_EN + r"\b"
-                            r"|\bthe\s+(?:kids|grandkids|children|grandchildren|twins|baby|little\s+ones?)\b", re.IGNORECASE)
+                            r"|\bthe\s+(?:kids|grandkids|children|grandchildren|twins|baby|little\s+ones?|wife|hubby|missus|in-laws)\b"
+                            r"|^(?:mom|mum|mommy|mummy|mama|momma|dad|daddy|papa|grandma|grandpa|granny|gran|nana|grandad|granddad|"
+                            r"hubby)(?:'s)?\s+(?=\w)", re.IGNORECASE)
 _AS_A_EN = re.compile(r"^as\s+an?\s+\w+", re.IGNORECASE)
+#: English past-tense forms that are not "-ed" (the irregular verbs of everyday narration;
+#: Quirk et al. 1985, 3.14 on irregular verbs). ``put``, ``read``, ``let``, ``set``, ``cut``
+#: and ``hit`` are left out: their past is their base, an imperative ("put it in the oven").
+_IRREGULAR_PAST_EN = (
+    "ate|awoke|became|began|bit|blew|broke|brought|built|bought|came|caught|chose|dealt|did|drank|drew|drove|dug|"
+    "fed|fell|felt|fought|found|flew|forgot|froze|gave|got|grew|had|heard|held|hid|hung|hurt|kept|knew|laid|led|left|"
+    "lent|lost|made|meant|met|paid|quit|ran|rang|rode|rose|sang|sank|sat|saw|sent|shook|shot|shut|slept|sold|spent|"
+    "split|spoke|stole|stood|stuck|swam|swore|took|taught|threw|told|tore|understood|was|went|woke|won|wore|wrote|"
+    "been|broken|gotten|taken|seen|done|eaten|given|driven|written|spoken|chosen|stolen|thrown|worn|grown|known"
+)
+#: "-ed" words that are not past tenses, or whose past reading starts no narration
+#: ("need", "indeed", "based on that", "compared to"): not read as a dropped "I".
+_NOT_PAST_EN = ("need|needed|seed|feed|speed|bleed|breed|proceed|succeed|exceed|indeed|hundred|bed|red|shed|wed|ed|"
+                "based|compared|assuming|supposed|related|given|interested|confused")
+#: Words after an "-ed" form that make it read as an adjective or a passive ("stoked",
+#: "fixed til next march", "tired of it", "married to a chef"): such an "-ed" form alone is no
+#: past tense with a dropped "I"; a regular past counts only with an object or adverb after it.
+_AFTER_PARTICIPLE_EN = "to|til|till|until|on|in|at|for|with|about|of|by|from|and|or|but|as|af|lol|tbh|now|rn|today|though"
 #: A casual statement that drops its subject "I" ("Finally moved out!", "Got a new job",
-#: "Just adopted a kitten"): a past-tense verb of a life change first.
+#: "Just adopted a kitten", "Ran my first 10k on Sunday"): a past-tense verb first. English
+#: diary and chat style drops the first-person subject of a declarative at the left edge
+#: (Haegeman 1990 on diary drop; Weir 2012 on left-edge deletion); an imperative is a base
+#: form, never a past tense, so a past tense first is a statement by the speaker. A past
+#: tense whose object is the conversation ("tried that", "loved it", "read your answer")
+#: is about the reply, not the user (:data:`_ABOUT_REPLY_EN`).
 _DROPPED_I_EN = re.compile(
-    r"^(?:(?:just|finally|recently|also|officially)\s+)?(?:got|went|been|moved|started|adopted|quit|bought|switched|signed|joined|landed|"
-    r"passed|graduated|finished|booked|became|decided|turned|lost|broke|left|sold|began|married|retired|proposed|"
-    r"enrolled|transferred|relocated)\b"
+    r"^(?:(?:just|finally|recently|also|officially|only|actually|already|never|once|literally)\s+)?"
+    r"(?:(?!(?:" + _NOT_PAST_EN + r")\b)[a-z]{2,}ed(?=\s+(?!(?:" + _AFTER_PARTICIPLE_EN + r")\b)[\w£$€#])|" + _IRREGULAR_PAST_EN
+    + r"|started|moved|adopted|switched|signed|joined|"
+    r"landed|passed|graduated|finished|booked|decided|turned|married|retired|proposed|enrolled|transferred|relocated)\b"
     r"|^(?:(?:just|finally|also|officially)\s+)?(?:going|heading|flying|moving|relocating)\s+(?!on\b|well\b|good\b|great\b|ok\b|crazy\b|nuts\b)"
     r"|^(?:(?:still|now)\s+)?(?:working|living|staying)\s+(?:at|in|with|from|as|nights|days|remotely|full-time|part-time)\b",
     re.IGNORECASE)
 #: A self-description with "I'm" dropped, a bare role noun phrase with no verb ("arch
 #: major at UT Austin", "sophomore", "night-shift nurse here"): read as :data:`_AS_A_EN`
 #: ("As a nurse") is, the user's own role (:func:`clause_kind` checks there is no verb).
+#: A past tense whose object is the reply or the conversation ("tried that", "loved it",
+#: "read your answer", "did what you said"): meta talk, not a dropped "I" statement.
+_ABOUT_REPLY_EN = re.compile(r"^(?:(?:just|finally|already|also|actually)\s+)?[a-z']+\s+(?:it|that|this|those|these|them|your|you|what\s+you)\b"
+                             r"(?!\s+(?:is|was|are|were|to)\b)", re.IGNORECASE)
 _ROLE_NP_EN = re.compile(r"^(?:an?\s+)?(?:[\w'-]+\s+){0,3}?(?:major|student|undergrad|grad\s+student|sophomore|freshman|"
                          r"postdoc|phd\s+candidate|resident|intern|retiree|" + r"|".join(
                              ["barista", "nurse", "teacher", "engineer", "developer", "dev", "programmer", "designer",
@@ -194,6 +231,13 @@ _QUESTION_START_EN = re.compile(
     r"any|anything|is\s+there|are\s+there)\b",
     re.IGNORECASE,
 )
+#: A past auxiliary first ("had", "was", "did") with no question mark is a question only
+#: when a subject follows it ("had you heard", "was it safe", "did my dad"): inversion is
+#: what makes the question (Quirk et al. 1985, 11.5). Without one it is a statement with
+#: its "I" dropped ("Had surgery on my knee in March", "Was at the vet all morning").
+_PAST_AUX_EN = re.compile(r"^(?:had|was|were|did)\b", re.IGNORECASE)
+_AUX_SUBJECT_EN = re.compile(r"^\w+\s+(?:i|you|u|he|she|it|we|they|there|this|that|these|those|your|my|his|her|their|our|"
+                             r"the|anyone|anybody|someone|somebody|everyone|people)\b", re.IGNORECASE)
 _QUESTION_IN_EN = re.compile(
     r"^i\s+(?:was\s+)?(?:wonder|wondering)\b|^i(?:'m|\s+am)\s+(?:not\s+sure|unsure|curious)\s+(?:how|what|whether|if|which|about|where|when|why)\b"
     r"|^i\s+(?:don't|do\s+not)\s+know\s+(?:how|what|whether|if|which|where|when|why)\b"
@@ -780,10 +824,14 @@ _INDEFINITE_ZH = re.compile(r"^[\u4e00-\u9fff]{0,6}?(?:租|买|找|换|报|学|�
 _ALTERNATIVE_ZH = re.compile(r"还是\S{0,12}?(?:好|对|行|合适|划算|呢)[。！!～~…\s]*$")
 
 
-def clause_kind(clause: Clause, first: bool = False) -> ClauseKind:
+def clause_kind(clause: Clause, first: bool = False, after_statement: bool = False) -> ClauseKind:
     """The kind of one clause (step 2 of the module docstring); ``first``: the turn's
     first clause (a pronoun there has no antecedent in the turn: "他下夜班白天睡不好"
-    is about someone named earlier, so it is ``other``)."""
+    is about someone named earlier, so it is ``other``); ``after_statement``: the clause
+    before it in its sentence is a statement with a subject of its own that is not the
+    user ("pickle hated the car ride, yowled the whole way"): a subject-less clause after
+    it shares that subject (coordination ellipsis, Quirk et al. 1985, 13.2), so a past
+    tense first is no dropped "I"."""
     text = clause.text.strip()
     if not text or is_small_talk(text):
         return "small_talk"
@@ -823,7 +871,8 @@ def clause_kind(clause: Clause, first: bool = False) -> ClauseKind:
         if _FIRST_PERSON_EN.search(told) or _MY_SOMEONE_EN.search(told):
             return "disclosure"  # "turns out im allergic to cats??": news, not a question
     request = bool(_REQUEST_EN.search(core))
-    asks = request or bool(_QUESTION_IN_EN.search(core) or clause.asked or _QUESTION_START_EN.search(core))
+    unmarked = bool(_QUESTION_START_EN.search(core)) and not (_PAST_AUX_EN.match(core) and not _AUX_SUBJECT_EN.match(core))
+    asks = request or bool(_QUESTION_IN_EN.search(core) or clause.asked or unmarked)
     if asks and _attributive(core):
         return "disclosure"  # "can my diabetic dad eat mango": the ask carries a fact about the user's people
     if _REMINDER_EN.match(core) and (_NAMES_USER.search(core[8:]) or _MY_SOMEONE_EN.search(core)):
@@ -835,7 +884,8 @@ def clause_kind(clause: Clause, first: bool = False) -> ClauseKind:
     if _META_EN.search(core) or (_DEICTIC_EN.search(core) and not _NAMES_USER.search(core)):
         return "meta"
     subject = _TIME_LEAD_EN.sub("", core)
-    if _FIRST_PERSON_EN.search(subject) or _MY_SOMEONE_EN.search(core) or _AS_A_EN.search(core) or _DROPPED_I_EN.search(subject) \
+    dropped_i = bool(_DROPPED_I_EN.search(subject)) and not _ABOUT_REPLY_EN.match(subject) and not after_statement
+    if _FIRST_PERSON_EN.search(subject) or _MY_SOMEONE_EN.search(core) or _AS_A_EN.search(core) or dropped_i \
             or _WITH_ME_EN.match(subject) or _OWN_AFFAIR_EN.match(subject):
         return "disclosure"
     verb = _VERB_EN.search(core)
@@ -887,6 +937,8 @@ def slots_of(text: str, first: bool = False) -> tuple[str, ...]:
         if own:
             led = about_someone(piece) and not _EXPLETIVE.match(core) and not _ME_OBJECT.search(piece)
         mine = not led  # a clause with no subject of its own has the one before ("my sister got a job, now works at Globex")
+        if _FORMER.search(piece):
+            continue  # "I used to live in Paris": a former value, no current one
         for name, pattern in _SLOTS:
             if (mine or name in _SHARED_SLOTS) and name not in out and pattern.search(piece):
                 out.append(name)
@@ -900,6 +952,10 @@ def slots_of(text: str, first: bool = False) -> tuple[str, ...]:
     return tuple(out)
 
 
+#: A former state ("used to live in Paris", "I used to be a nurse"): "used to" says it
+#: held once and no longer does (Quirk et al. 1985, 4.23), so it names no current value of
+#: a slot and retires none.
+_FORMER = re.compile(r"\bused\s+to\b", re.IGNORECASE)
 #: A transfer by the employer (Chinese 调到 / 调去 / 派到, English "transferred to"),
 #: ``unit``: to a unit of the organisation (科 部 门诊 组 岗 处 室 中心 分行 ...: a
 #: department, not a place).
@@ -948,7 +1004,11 @@ def analyse(text: str, promote: Collection[int] = ()) -> Analysis:
     ``promote``: indices of clauses (:func:`clauses`) to read as disclosures whatever the
     rules say (a learned classifier's picks: :mod:`gateway.memorization.clause_classifier`)."""
     parts = clauses(text)
-    kinds = tuple("disclosure" if i in promote else clause_kind(c, i == 0) for i, c in enumerate(parts))
+    found: list[ClauseKind] = []
+    for i, c in enumerate(parts):
+        after = i > 0 and parts[i - 1].sentence == c.sentence and found[-1] == "other" and _third_person_statement(parts[i - 1].text)
+        found.append("disclosure" if i in promote else clause_kind(c, i == 0, after))
+    kinds = tuple(found)
     kept: list[int] = []
     told = "disclosure" in kinds
     for i, (clause, clause_type) in enumerate(zip(parts, kinds, strict=True)):
@@ -988,6 +1048,13 @@ def analyse(text: str, promote: Collection[int] = ()) -> Analysis:
     return Analysis(tuple(_formed(_joined(parts, group)) for group in merged), kinds)  # all told with a disclosure
 
 
+def _third_person_statement(text: str) -> bool:
+    """An English clause with a finite verb whose subject is not dropped: its first word
+    is no verb form (:data:`_DROPPED_I_EN`) and a verb follows ("pickle hated the car ride")."""
+    core = _core_en(text)
+    return not _CJK.search(core) and not _DROPPED_I_EN.search(core) and bool(_VERB_EN.search(core, 1))
+
+
 def _groups(parts: list[Clause], kinds: tuple[ClauseKind, ...], kept: list[int]) -> list[list[int]]:
     """``kept`` cut into memories: a clause that fills a slot starts its own memory,
     which its continuations (``other`` clauses) and further clauses of the same slot
@@ -1009,6 +1076,10 @@ def _groups(parts: list[Clause], kinds: tuple[ClauseKind, ...], kept: list[int])
             continue
         if groups and (own == current or anaphor or (own is None and (current is None or kinds[i] != "disclosure"))):
             groups[-1].append(i)  # same slot, a continuation, or more of the unslotted rest
+            continue
+        if groups and all(kinds[j] == "other" and parts[j].sentence == parts[i].sentence for j in groups[-1]):
+            groups[-1].append(i)  # a lead-in of the clause's own sentence: "some good news, found a flat in Leeds"
+            current = own
             continue
         groups.append([i])
         current = own

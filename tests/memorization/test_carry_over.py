@@ -186,3 +186,44 @@ def test_a_chinese_ask_verb_with_perfective_or_result_is_no_request(text: str, k
 def test_a_chronic_condition_holds_after_the_day_it_was_found(text: str, durable: bool):
     (memory,) = analyse(text).memories
     assert memory.durable is durable
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    # a past tense first: "I" dropped at the left edge (diary drop), regular and irregular
+    ("Ran my first half marathon on Sunday! how do I recover?", "Ran my first half marathon on Sunday"),
+    ("Painted the baby's room green last weekend. what curtains go with it?", "Painted the baby's room green"),
+    ("Had knee surgery in March so no jumping. what workouts can I do?", "Had knee surgery in March"),
+    ("Was at the allergist all morning, turns out it's tree nuts", "Was at the allergist all morning"),
+    # a bare parental kin term leading the clause is the user's own relative
+    ("Mom got diagnosed with celiac last month. what breads can she have?", "Mom got diagnosed with celiac"),
+    ("Grandpa's turning 90 on Friday, what cake should we get?", "Grandpa's turning 90 on Friday"),
+    # a lead-in of the same sentence stays with the clause it announces
+    ("ok big news, bought a house in Leeds!!", "ok big news, bought a house in Leeds"),
+])
+def test_a_dropped_i_past_tense_and_a_bare_kin_term_are_the_users(text: str, kept: str):
+    found = analyse(text)
+    assert any(kept in m.text for m in found.memories), found
+
+
+@pytest.mark.parametrize("text", [
+    "stoked",  # an "-ed" adjective alone: a reaction
+    "fixed til next march",  # an "-ed" participle before a preposition, not a past tense with "I" dropped
+    "Tried that, didn't work. any other idea?",  # the past tense's object is the reply
+    "Loved it, thanks",
+    "was it safe to eat the leftovers",  # inversion: a question without its mark
+    "Based on that, which one should I buy?",
+])
+def test_a_past_form_about_the_reply_or_as_an_adjective_forms_nothing(text: str):
+    assert not analyse(text).memories
+
+
+def test_a_subjectless_clause_after_a_third_person_statement_shares_its_subject():
+    found = analyse("the cat hated the car ride, howled the whole way")
+    assert not found.memories or all("howled" not in m.text or "the cat" in m.text for m in found.memories), found
+    assert found.kinds[1] != "disclosure"
+
+
+@pytest.mark.parametrize("text", ["I used to live in Paris", "Used to work as a nurse before the kids"])
+def test_a_former_state_fills_no_slot(text: str):
+    assert slots_of(text) == ()
+    assert analyse(text).memories  # still a fact about the user, kept
