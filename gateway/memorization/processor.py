@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -36,6 +37,8 @@ from gateway.memorization.verbatim import verbatim_plan
 from gateway.memory.embeddings.base import embed_texts, query_text
 from gateway.memory.records import Tenant, embedded_views
 
+_log = logging.getLogger("memgate.memorize")
+
 #: Above this many characters a job is redacted, and a verbatim job planned, in a worker
 #: thread (about 1 ms of regex work on the loop at this size; measured with
 #: ``bench/big_messages.py``).
@@ -56,8 +59,14 @@ class JobProcessor:
         self._extractor = Extractor(config, store, model) if model is not None else None
         self._inferrer = Inferrer(config.inference, store, model) if model is not None else None
         self._clause_models: dict[str, ClauseModel] | None = None
-        if config.verbatim_clause_classifier and config.formation == "disclosure" and hasattr(store, "embedder"):
-            self._clause_models = load_clause_models(store.embedder.model, store.embedder.dimensions)
+        wanted = config.verbatim_clause_classifier
+        if wanted and config.formation == "disclosure" and hasattr(store, "embedder"):
+            try:
+                self._clause_models = load_clause_models(store.embedder.model, store.embedder.dimensions)
+            except ValueError:
+                if wanted is True:
+                    raise
+                _log.info("verbatim clause classifier off: no weights for the embedder %s", store.embedder.model)
 
     async def epoch(self, user_id: str) -> int:
         return int(await self.queue.client.get(self.queue.keys.epoch(user_id)) or 0)

@@ -96,3 +96,17 @@ async def test_workers_batch_the_candidates_of_a_job_into_one_embedding_call(env
     assert [r.text for r in (await store.list(ALICE)).items] == ["Training for the Denver half in May"]
     assert sorted(texts) in [sorted(b) for b in seen]  # every candidate of the job in one call
 
+
+
+def test_auto_is_on_where_weights_exist_and_off_elsewhere_while_true_refuses(env):
+    from types import SimpleNamespace
+
+    queue = queue_for(memorize_config("verbatim"), env.redis)
+    with_weights = SimpleNamespace(embedder=SimpleNamespace(model="all-MiniLM-L6-v2+onnx-int8-pc-v1", dimensions=384))
+    without = SimpleNamespace(embedder=SimpleNamespace(model="text-embedding-3-small", dimensions=1536))
+    assert memorize_config("verbatim").verbatim_clause_classifier == "auto"  # the default
+    assert JobProcessor(memorize_config("verbatim"), with_weights, queue)._clause_models
+    assert JobProcessor(memorize_config("verbatim"), without, queue)._clause_models is None
+    assert JobProcessor(memorize_config("verbatim", verbatim_clause_classifier=False), with_weights, queue)._clause_models is None
+    with pytest.raises(ValueError, match="no weights"):
+        JobProcessor(memorize_config("verbatim", verbatim_clause_classifier=True), without, queue)
