@@ -112,22 +112,27 @@ def _percentiles(samples: list[float]) -> dict[str, float]:
 
 
 async def bench_worker(redis: Any, store: Any, mode: str, jobs: int, recalled: bool = False,
-                       worker: dict[str, Any] | None = None) -> dict[str, float]:
+                       worker: dict[str, Any] | None = None, memorize: dict[str, Any] | None = None,
+                       text: str | None = None) -> dict[str, float]:
     """``recalled``: each message is first embedded as a recall query through the store's
     embedder (what ``auto_recall`` does on the request path; not timed), so the worker
     finds the message's vector in the embedding cache and embeds only the second view.
     Also reported: the process's CPU per job while the worker drains (the embedding
-    thread included). ``worker``: ``memorize.worker`` settings over the bench's own."""
+    thread included). ``worker``: ``memorize.worker`` settings over the bench's own;
+    ``memorize``: other ``memorize`` settings (verbatim jobs); ``text``: the user message
+    instead of the disclosure above, ``{i}`` replaced by the job's number."""
     from gateway.chain.services import PluginServices
     from gateway.memory.embeddings.base import query_text
     from plugins.memorize import MemorizePlugin
 
-    config = MemorizeConfig(mode=mode, queue={"key_prefix": "bq" + uuid.uuid4().hex[:8]},
-                            worker={"block_ms": 20, **(worker or {})})
+    config = MemorizeConfig(**{**((memorize or {}) if mode == "verbatim" else {}), "mode": mode,
+                               "queue": {"key_prefix": "bq" + uuid.uuid4().hex[:8]},
+                               "worker": {"block_ms": 20, **(worker or {})}})
     plugin = MemorizePlugin(config, PluginServices(redis=redis))
     now = datetime.now(UTC)
     first = jobs if recalled else 0  # other numbers than the plain run's: nothing cached from it
-    texts = [f"I walked my dog Rex to lake number {i} and we met Anna." for i in range(first, first + jobs)]
+    template = text or "I walked my dog Rex to lake number {i} and we met Anna."
+    texts = [template.replace("{i}", str(i)) for i in range(first, first + jobs)]
     for text in texts:
         call, reply = _call(plugin, [{"role": "user", "content": text}])
         await plugin.memorization.enqueue(call, reply, now)
@@ -160,6 +165,8 @@ class Options:
     provider: str = "auto"
     json_out: str | None = None
     worker: str | None = None
+    memorize: str | None = None
+    text: str | None = None
 
 
 async def run(args: Options) -> dict[str, Any]:
@@ -182,9 +189,11 @@ async def run(args: Options) -> dict[str, Any]:
         async with open_store(client, memory) as store:
             await store.warm()  # the model's first pass (session start-up) is not a job's cost
             worker = json.loads(args.worker) if args.worker else None
-            results["verbatim"] = await bench_worker(client, store, "verbatim", args.jobs, worker=worker)
+            memorize = json.loads(args.memorize) if args.memorize else None
+            results["verbatim"] = await bench_worker(client, store, "verbatim", args.jobs, worker=worker,
+                                                     memorize=memorize, text=args.text)
             results["verbatim_recalled"] = await bench_worker(client, store, "verbatim", args.jobs, recalled=True,
-                                                              worker=worker)
+                                                              worker=worker, memorize=memorize, text=args.text)
             results["extract_instant_model"] = await bench_worker(client, store, "extract", args.jobs, worker=worker)
             keys = [k async for k in client.scan_iter(match=memory.key_prefix + ":*", count=1000)]
             for start in range(0, len(keys), 500):
@@ -207,6 +216,9 @@ async def run(args: Options) -> dict[str, Any]:
 @click.option("--json", "json_out", default=None, type=click.Path(dir_okay=False), help="Write results as JSON here.")
 @click.option("--worker", default=None,
               help='memorize.worker settings for the worker runs, as JSON, e.g. \'{"batch": 128}\'.')
+@click.option("--memorize", default=None,
+              help='other memorize settings for the verbatim runs, as JSON, e.g. \'{"verbatim_clause_classifier": true}\'.')
+@click.option("--text", default=None, help="The verbatim jobs' user message instead of the disclosure; {i}: the job's number.")
 def command(**settings: object) -> None:
     """Memorization jobs/s per worker and the enqueue cost on the request path."""
     args = Options(**settings)  # type: ignore[arg-type]

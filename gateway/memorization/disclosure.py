@@ -98,6 +98,7 @@ words to be understood unless the turn answers the assistant's question (kept wi
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
@@ -998,13 +999,15 @@ def about_someone(text: str) -> bool:
                 or (re.match(r"^(?:my|our)\s", core, re.IGNORECASE) and _MY_SOMEONE_EN.search(core[:40])))
 
 
-def analyse(text: str) -> Analysis:
-    """The memories a user turn forms (module docstring). Linear in ``len(text)``."""
+def analyse(text: str, promote: Collection[int] = ()) -> Analysis:
+    """The memories a user turn forms (module docstring). Linear in ``len(text)``.
+    ``promote``: indices of clauses (:func:`clauses`) to read as disclosures whatever the
+    rules say (a learned classifier's picks: :mod:`gateway.memorization.clause_classifier`)."""
     parts = clauses(text)
     found: list[ClauseKind] = []
     for i, c in enumerate(parts):
         after = i > 0 and parts[i - 1].sentence == c.sentence and found[-1] == "other" and _third_person_statement(parts[i - 1].text)
-        found.append(clause_kind(c, i == 0, after))
+        found.append("disclosure" if i in promote else clause_kind(c, i == 0, after))
     kinds = tuple(found)
     kept: list[int] = []
     told = "disclosure" in kinds

