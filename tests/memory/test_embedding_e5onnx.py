@@ -7,7 +7,9 @@ the derived model is the session's (tests/conftest.py derives it once, ~6 s)."""
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -82,6 +84,16 @@ def test_the_derived_model_is_keyed_by_the_weights_sha256_and_records_its_recipe
     meta = json.loads((directory / "embedder.json").read_text())
     assert meta["recipe"] == e5_onnx.RECIPE and meta["dimensions"] == 384 and meta["max_positions"] == 512
     assert (directory / e5_onnx.MARKER).is_file() and (directory / "word.q4.npy").is_file()
+
+
+def test_the_image_build_bakes_it_where_the_gateway_looks():
+    root = Path(__file__).resolve().parents[2]
+    sys.path.insert(0, str(root / "deploy"))
+    try:
+        from bake_models import bake
+    finally:
+        sys.path.remove(str(root / "deploy"))
+    assert bake(("e5onnx",)) == {"e5onnx": str(e5_onnx.build_or_find())}
 
 
 def test_other_weights_are_refused_before_anything_is_derived(tmp_path, monkeypatch):
