@@ -1002,7 +1002,14 @@ def about_someone(text: str) -> bool:
 def analyse(text: str, promote: Collection[int] = ()) -> Analysis:
     """The memories a user turn forms (module docstring). Linear in ``len(text)``.
     ``promote``: indices of clauses (:func:`clauses`) to read as disclosures whatever the
-    rules say (a learned classifier's picks: :mod:`gateway.memorization.clause_classifier`)."""
+    rules say (a learned classifier's picks: :mod:`gateway.memorization.clause_classifier`).
+    Memoized (the result is immutable): the classifier's candidates and the memorization
+    plan read the same turn."""
+    return _analyse(text, frozenset(promote))
+
+
+@lru_cache(maxsize=1024)
+def _analyse(text: str, promote: frozenset[int]) -> Analysis:
     parts = clauses(text)
     found: list[ClauseKind] = []
     for i, c in enumerate(parts):
