@@ -819,6 +819,20 @@ _NOW_END = re.compile(r"\b(?:now|these\s+days|nowadays)\W*$", re.IGNORECASE)
 #: indefinite, not yet had object; Li & Thompson 1981, 4.2 and 6.1 on 了 and realized
 #: events) that sets up the question after it, not a fact about the user.
 _INDEFINITE_ZH = re.compile(r"^[\u4e00-\u9fff]{0,6}?(?:租|买|找|换|报|学|办|弄|养|搞|开|装|请)(?:个|一个|一套|一辆|一只|一份|一间|点)")
+#: A Chinese clause that opens, after its time words (昨天, 上个月, 前两天...) and an adverb
+#: (刚, 已经, 终于...), with a one- or two-character verb and the perfective 了 / experiential
+#: 过, and goes on to an object ("前两天拔了智齿", "最近胖了十斤", "上个月考过了科目三"): a
+#: realized event with no subject of its own. A Chinese zero subject in the first clause of
+#: a turn refers to the speaker unless context names someone else (Li & Thompson 1981,
+#: ch. 24 on zero pronouns; Li & Thompson 1981, 6.1 on 了 and realized events), so it is
+#: the user's episode. The verb-了 must not end the clause ("试了": a reaction) and the
+#: clause must not name the other side (你 / 您).
+_TIME_ZH = (r"(?:昨天|前天|前两天|前几天|今天|今早|早上|上午|中午|下午|晚上|昨晚|刚才|上周末?|上个?星期|上个?礼拜|上个?月|去年|前年|"
+            r"这周|这个月|今年|周[一二三四五六日末]|星期[一二三四五六日天]|礼拜[一二三四五六日天])")
+_PERFECTIVE_ZH = re.compile(r"^" + _TIME_ZH + r"*(?:刚刚|刚|才|已经|终于|又|也|还)?[一-鿿]{1,2}(?:了|过)(?:了)?(?=[一-鿿\d])"
+                            r"(?!.*[你您])")
+#: Subjectless impersonal verbs (weather, 下雨了): no one's event.
+_IMPERSONAL_ZH = re.compile(r"雨|雪|风|雾|雷|天气|降温|升温|停电|停水|堵车")
 #: A Chinese alternative question (选择问句: "早上量好还是晚上量好", Li & Thompson 1981,
 #: 18.3): "A 还是 B" ending in a judgement.
 _ALTERNATIVE_ZH = re.compile(r"还是\S{0,12}?(?:好|对|行|合适|划算|呢)[。！!～~…\s]*$")
@@ -859,6 +873,8 @@ def clause_kind(clause: Clause, first: bool = False, after_statement: bool = Fal
             return "disclosure"
         if _PRONOUN_ZH.search(core):
             return "other" if first else "disclosure"
+        if _PERFECTIVE_ZH.match(core) and not _IMPERSONAL_ZH.search(core) and not after_statement:
+            return "disclosure"  # 前两天拔了智齿: a realized event with its subject dropped is the speaker's
         if _INDEFINITE_ZH.match(core) and "了" not in core:
             return "other"  # 南山区租个一室一厅: something not yet done, the topic of an ask
         if (DURABLE_ZH.search(core) or CHANGE.search(core)) and not _REQUEST_ZH.search(core):

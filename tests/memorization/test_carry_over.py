@@ -227,3 +227,17 @@ def test_a_subjectless_clause_after_a_third_person_statement_shares_its_subject(
 def test_a_former_state_fills_no_slot(text: str):
     assert slots_of(text) == ()
     assert analyse(text).memories  # still a fact about the user, kept
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    # a realized event with its subject dropped (verb + 了 / 过 + object) is the speaker's
+    ("前两天拔了智齿，能吃辣吗", "前两天拔了智齿"),
+    ("最近胖了十斤，有什么减肥食谱", "最近胖了十斤"),
+])
+def test_a_chinese_realized_event_without_a_subject_is_the_users(text: str, kept: str):
+    assert any(kept in m.text for m in analyse(text).memories)
+
+
+@pytest.mark.parametrize("text", ["下了一天的雨，推荐个室内活动", "这个方法试了，没用", "吃了，挺好吃的"])
+def test_weather_and_a_reaction_are_no_realized_event_of_the_user(text: str):
+    assert not analyse(text).memories
