@@ -196,6 +196,11 @@ class MemorizeConfig(_Frozen):
         "8, English): fact recall 102 -> 111 of 140 probes; Chinese clauses are not scored (README 'A learned "
         "clause classifier'). Costs one embedding call per job batch for the dropped clauses.",
     )
+    verbatim_clause_features: Literal["vector", "structural"] = Field(
+        "vector", description="verbatim_clause_classifier's inputs: vector, the clause's sentence vector (the "
+        "store's embedder; one embedding call per job batch) and ten structural features; structural, the ten "
+        "structural features alone (no embedding: any embedder, the same result whatever the batch).",
+    )
     verbatim_roles: tuple[Literal["user", "assistant"], ...] = Field(
         ("user",), description="verbatim mode: whose turns are stored (the LoCoMo replay stores both)."
     )

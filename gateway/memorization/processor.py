@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from gateway.memorization.apply import apply_plan, apply_plans, undo
-from gateway.memorization.clause_classifier import Candidate, ClauseModel, promoted
+from gateway.memorization.clause_classifier import STRUCTURAL_ONLY, Candidate, ClauseModel, promoted
 from gateway.memorization.clause_classifier import candidates as clause_candidates
 from gateway.memorization.clause_classifier import load as load_clause_models
 from gateway.memorization.config import MemorizeConfig
@@ -62,7 +62,8 @@ class JobProcessor:
         wanted = config.verbatim_clause_classifier
         if wanted and config.formation == "disclosure" and hasattr(store, "embedder"):
             try:
-                self._clause_models = load_clause_models(store.embedder.model, store.embedder.dimensions)
+                self._clause_models = (load_clause_models(STRUCTURAL_ONLY, 0) if config.verbatim_clause_features == "structural"
+                                       else load_clause_models(store.embedder.model, store.embedder.dimensions))
             except ValueError:
                 if wanted is True:
                     raise
@@ -229,7 +230,11 @@ class JobProcessor:
         texts = [c.text for found in per_job for _i, cands in found for c in cands]
         if not texts:
             return [{} for _ in jobs]
-        vectors = await embed_texts(self.store.embedder, texts)
+        if self.config.verbatim_clause_features == "structural":
+            none = np.zeros((1, 0), np.float32)  # the model reads no sentence vector
+            vectors = {t: none[0] for t in texts}
+        else:
+            vectors = await embed_texts(self.store.embedder, texts)
         return [{index: chosen for index, cands in found
                  if (chosen := promoted(self._clause_models, cands, np.stack([vectors[c.text] for c in cands])))}
                 for found in per_job]

@@ -110,3 +110,29 @@ def test_auto_is_on_where_weights_exist_and_off_elsewhere_while_true_refuses(env
     assert JobProcessor(memorize_config("verbatim", verbatim_clause_classifier=False), with_weights, queue)._clause_models is None
     with pytest.raises(ValueError, match="no weights"):
         JobProcessor(memorize_config("verbatim", verbatim_clause_classifier=True), without, queue)
+
+
+async def _embedding_calls(env, features: str) -> tuple[list[str], int]:
+    config = memorize_config("verbatim", verbatim_clause_classifier=True, verbatim_clause_features=features)
+    store = await fresh_store(env)
+    await enqueue(env, config, HIDDEN_FACT, "Can you recommend a podcast about history?")
+    calls = 0
+    embed_many = store.embedder.embed_many
+
+    async def counting(batch):
+        nonlocal calls
+        calls += 1
+        return await embed_many(batch)
+
+    store.embedder.embed_many = counting
+    await env.drain(config, store)
+    return [r.text for r in (await store.list(ALICE)).items], calls
+
+
+async def test_structural_features_keep_the_fact_with_one_embedding_call_fewer(env):
+    texts, calls = await _embedding_calls(env, "structural")
+    assert texts == ["Training for the Denver half in May"]
+    vector_texts, vector_calls = await _embedding_calls(env, "vector")
+    assert vector_texts == texts and calls == vector_calls - 1  # no call for the candidates
+    models = load("structural", 0)
+    assert set(models) == {"en"} and models["en"].w.shape == (STRUCTURAL,)
