@@ -98,7 +98,7 @@ async def test_workers_batch_the_candidates_of_a_job_into_one_embedding_call(env
 
 
 
-def test_auto_is_on_where_weights_exist_and_off_elsewhere_while_true_refuses(env):
+def test_auto_uses_the_vector_where_weights_exist_and_the_structural_features_elsewhere_while_true_refuses(env):
     from types import SimpleNamespace
 
     queue = queue_for(memorize_config("verbatim"), env.redis)
@@ -106,7 +106,8 @@ def test_auto_is_on_where_weights_exist_and_off_elsewhere_while_true_refuses(env
     without = SimpleNamespace(embedder=SimpleNamespace(model="text-embedding-3-small", dimensions=1536))
     assert memorize_config("verbatim").verbatim_clause_classifier == "auto"  # the default
     assert JobProcessor(memorize_config("verbatim"), with_weights, queue)._clause_models
-    assert JobProcessor(memorize_config("verbatim"), without, queue)._clause_models is None
+    fallback = JobProcessor(memorize_config("verbatim"), without, queue)
+    assert fallback._clause_models == load("structural", 0) and fallback._clause_structural  # no vector weights
     assert JobProcessor(memorize_config("verbatim", verbatim_clause_classifier=False), with_weights, queue)._clause_models is None
     with pytest.raises(ValueError, match="no weights"):
         JobProcessor(memorize_config("verbatim", verbatim_clause_classifier=True), without, queue)
