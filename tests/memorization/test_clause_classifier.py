@@ -98,7 +98,7 @@ async def test_workers_batch_the_candidates_of_a_job_into_one_embedding_call(env
 
 
 
-def test_auto_is_on_where_weights_exist_and_off_elsewhere_while_true_refuses(env):
+def test_auto_uses_the_vector_where_weights_exist_and_the_structural_features_elsewhere_while_true_refuses(env):
     from types import SimpleNamespace
 
     queue = queue_for(memorize_config("verbatim"), env.redis)
@@ -106,7 +106,34 @@ def test_auto_is_on_where_weights_exist_and_off_elsewhere_while_true_refuses(env
     without = SimpleNamespace(embedder=SimpleNamespace(model="text-embedding-3-small", dimensions=1536))
     assert memorize_config("verbatim").verbatim_clause_classifier == "auto"  # the default
     assert JobProcessor(memorize_config("verbatim"), with_weights, queue)._clause_models
-    assert JobProcessor(memorize_config("verbatim"), without, queue)._clause_models is None
+    fallback = JobProcessor(memorize_config("verbatim"), without, queue)
+    assert fallback._clause_models == load("structural", 0) and fallback._clause_structural  # no vector weights
     assert JobProcessor(memorize_config("verbatim", verbatim_clause_classifier=False), with_weights, queue)._clause_models is None
     with pytest.raises(ValueError, match="no weights"):
         JobProcessor(memorize_config("verbatim", verbatim_clause_classifier=True), without, queue)
+
+
+async def _embedding_calls(env, features: str) -> tuple[list[str], int]:
+    config = memorize_config("verbatim", verbatim_clause_classifier=True, verbatim_clause_features=features)
+    store = await fresh_store(env)
+    await enqueue(env, config, HIDDEN_FACT, "Can you recommend a podcast about history?")
+    calls = 0
+    embed_many = store.embedder.embed_many
+
+    async def counting(batch):
+        nonlocal calls
+        calls += 1
+        return await embed_many(batch)
+
+    store.embedder.embed_many = counting
+    await env.drain(config, store)
+    return [r.text for r in (await store.list(ALICE)).items], calls
+
+
+async def test_structural_features_keep_the_fact_with_one_embedding_call_fewer(env):
+    texts, calls = await _embedding_calls(env, "structural")
+    assert texts == ["Training for the Denver half in May"]
+    vector_texts, vector_calls = await _embedding_calls(env, "vector")
+    assert vector_texts == texts and calls == vector_calls - 1  # no call for the candidates
+    models = load("structural", 0)
+    assert set(models) == {"en"} and models["en"].w.shape == (STRUCTURAL,)
