@@ -40,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gateway.memorization.disclosure import Clause, ClauseKind, analyse, clause_kind, clauses
+from gateway.memorization.disclosure import Clause, ClauseKind, analyse, clauses
 from gateway.runtime.text import HAN_RE
 
 __all__ = ["ALIASES", "KINDS", "STRUCTURAL_ONLY", "WEIGHTS", "Candidate", "ClauseModel", "candidates", "language_of", "load", "promoted", "structural"]
@@ -89,7 +89,7 @@ def candidates(text: str) -> list[Candidate]:
     in no memory nor statement, of a kind in :data:`CANDIDATE_KINDS`. Linear in ``len(text)``."""
     parts: list[Clause] = clauses(text)
     found = analyse(text)
-    kinds = found.kinds if len(found.kinds) == len(parts) else tuple(clause_kind(c, i == 0) for i, c in enumerate(parts))
+    kinds = found.kinds  # one per clause of ``parts``: analyse cuts the same clauses
     kept = "\n".join([m.text for m in found.memories] + ([found.statement.text] if found.statement else []))
     told = "disclosure" in kinds
     return [Candidate(i, c.text, structural(c.text, kinds[i], c.asked, told))

@@ -33,7 +33,7 @@ from gateway.memorization.observe import declare_metrics
 from gateway.memorization.plan import Plan
 from gateway.memorization.queue import JobQueue
 from gateway.memorization.redact import Redactor
-from gateway.memorization.verbatim import verbatim_plan
+from gateway.memorization.verbatim import TURN_CHARS, verbatim_plan
 from gateway.memory.embeddings.base import embed_texts, query_text
 from gateway.memory.records import Tenant, embedded_views
 
@@ -176,12 +176,12 @@ class JobProcessor:
             if int(epoch or 0) != job.epoch:
                 continue
             todo.append((position, await self.redacted_async(job), stored))
-        promotions = await self._promotions([job for _p, job, stored in todo if not stored])
+        promotions = iter(await self._promotions([job for _p, job, stored in todo if not stored]))
         for position, redacted, stored in todo:
             if not stored:
                 fresh.add(len(live))
             plan = Plan.model_validate_json(stored) if stored else \
-                await self._verbatim_plan(redacted, promotions.pop(0) if promotions else None)
+                await self._verbatim_plan(redacted, next(promotions))
             if plan.skipped and self.telemetry is not None:
                 for reason, count in (plan.dropped or {"small_talk": plan.skipped}).items():
                     self.telemetry.metrics.inc("memgate_memorize_turns_skipped_total", count, reason=reason)
@@ -226,20 +226,20 @@ class JobProcessor:
 
         def found_in(job: Job) -> list[tuple[int, list[Candidate]]]:
             return [(t.index, found) for t in job.turns if t.role in roles and t.text.strip()
-                    and (found := clause_candidates(t.text.strip()[:8000]))]
+                    and (found := clause_candidates(t.text.strip()[:TURN_CHARS]))]
 
         per_job = [await asyncio.to_thread(found_in, job) if _chars(job) > OFF_LOOP_CHARS else found_in(job)
                    for job in jobs]
         texts = [c.text for found in per_job for _i, cands in found for c in cands]
         if not texts:
             return [{} for _ in jobs]
-        if self._clause_structural:
-            none = np.zeros((1, 0), np.float32)  # the model reads no sentence vector
-            vectors = {t: none[0] for t in texts}
-        else:
-            vectors = await embed_texts(self.store.embedder, texts)
+        models = self._clause_models
+        if self._clause_structural:  # the model reads no sentence vector: zero-width rows
+            return [{index: chosen for index, cands in found
+                     if (chosen := promoted(models, cands, np.zeros((len(cands), 0), np.float32)))} for found in per_job]
+        vectors = await embed_texts(self.store.embedder, texts)
         return [{index: chosen for index, cands in found
-                 if (chosen := promoted(self._clause_models, cands, np.stack([vectors[c.text] for c in cands])))}
+                 if (chosen := promoted(models, cands, np.stack([vectors[c.text] for c in cands])))}
                 for found in per_job]
 
     async def _verbatim_plan(self, job: Job, promote: dict[int, frozenset[int]] | None = None) -> Plan:

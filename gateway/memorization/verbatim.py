@@ -34,8 +34,12 @@ Formation = Literal["disclosure", "turn"]
 ANSWER_CHARS = 120
 
 
+#: Characters of a turn that verbatim memorization reads (the rest is cut first).
+TURN_CHARS = 8000
+
+
 def verbatim_plan(
-    job: Job, texts: Sequence[str], roles: Sequence[str], max_chars: int = 8000,
+    job: Job, texts: Sequence[str], roles: Sequence[str], max_chars: int = TURN_CHARS,
     skip_small_talk: bool = False, profile: bool = False, context_after: bool = True,
     formation: Formation = "turn", promote: Mapping[int, Collection[int]] | None = None,
 ) -> Plan:

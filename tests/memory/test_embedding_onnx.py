@@ -147,3 +147,14 @@ async def test_model2vec_gives_a_text_with_no_known_token_a_vector_the_store_kee
             assert hits and hits[0].record.text == "周末去哪逛逛"
     finally:
         await model.aclose()
+
+
+def test_length_passes_cover_every_text_once_in_bounded_passes():
+    from gateway.memory.embeddings.base import length_passes
+
+    lengths = [3, 300, 5, 12, 4, 40, 9, 3]
+    passes = length_passes(lengths, 3)
+    assert sorted(i for p in passes for i in p) == list(range(len(lengths)))
+    for p in passes:
+        assert len(p) <= 3 and max(lengths[i] for i in p) <= 2 * min(lengths[i] for i in p) + 8
+    assert [300] in [[lengths[i] for i in p] for p in passes]  # the long text padded alone

@@ -14,7 +14,7 @@ import numpy as np
 from gateway.memory.config import EmbeddingConfig
 from gateway.memory.records import MemoryRecord, NewMemory, embedded_views
 
-__all__ = ['QUERY_PREFIX', 'QUERY_PREFIXES', 'Embedder', 'ThreadedEmbedder', 'embed_memories', 'embed_one', 'embed_query', 'embed_texts',
+__all__ = ['QUERY_PREFIX', 'QUERY_PREFIXES', 'Embedder', 'ThreadedEmbedder', 'embed_memories', 'embed_one', 'embed_query', 'embed_texts', 'length_passes',
            'memory_vector', 'normalize_rows', 'query_text']
 
 #: How a search text is marked for an asymmetric model (E5's ``query: `` convention,
@@ -116,6 +116,24 @@ async def embed_query(embedder: Embedder, text: str) -> np.ndarray:
     cache and the lazy loader) the text is sent as ``query: <text>``; otherwise as
     :func:`embed_one`."""
     return await embed_one(embedder, query_text(embedder, text))
+
+
+def length_passes(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
+    """Indices of ``lengths`` (token counts) cut into forward passes: sorted by length, at
+    most ``batch_size`` per pass, the longest of a pass at most twice its shortest plus 8
+    (one pass pads every text to its longest, so a short query batched with long texts is
+    not padded to their length). Every index appears once; O(n log n)."""
+    order = sorted(range(len(lengths)), key=lengths.__getitem__)
+    passes: list[list[int]] = []
+    start = 0
+    while start < len(order):
+        shortest = lengths[order[start]]
+        end = start + 1
+        while end < len(order) and end - start < batch_size and lengths[order[end]] <= 2 * shortest + 8:
+            end += 1
+        passes.append(order[start:end])
+        start = end
+    return passes
 
 
 def normalize_rows(matrix: np.ndarray) -> np.ndarray:

@@ -63,7 +63,7 @@ from typing import Any
 import numpy as np
 
 from gateway.memory.config import EmbeddingConfig
-from gateway.memory.embeddings.base import QUERY_PREFIX, ThreadedEmbedder, normalize_rows
+from gateway.memory.embeddings.base import QUERY_PREFIX, ThreadedEmbedder, length_passes, normalize_rows
 from gateway.memory.embeddings.derived import cache_root, derived_dir
 from gateway.memory.embeddings.e5 import MODEL, WEIGHTS_SHA256, check_weights, weights_path
 from gateway.memory.embeddings.e5_image import dequantize
@@ -217,18 +217,9 @@ class _Runtime:
         for i, encoding in enumerate(encodings):
             ids = encoding.ids
             windows += [(i, ids[at:at + self.window]) for at in range(0, max(len(ids), 1), self.window)]
-        order = sorted(range(len(windows)), key=lambda w: len(windows[w][1]))
         pooled = np.empty((len(windows), self.dimensions), dtype=np.float32)
-        start = 0
-        while start < len(order):
-            shortest = len(windows[order[start]][1])
-            end = start + 1
-            while (end < len(order) and end - start < self.batch_size
-                   and len(windows[order[end]][1]) <= 2 * shortest + 8):
-                end += 1
-            chunk = order[start:end]
+        for chunk in length_passes([len(pieces) for _i, pieces in windows], self.batch_size):
             pooled[chunk] = self._pass([windows[w][1] for w in chunk])
-            start = end
         out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
         for w, (i, pieces) in enumerate(windows):
             out[i] += max(len(pieces), 1) * pooled[w]

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from gateway.memory.config import EmbeddingConfig
-from gateway.memory.embeddings.base import ThreadedEmbedder, normalize_rows
+from gateway.memory.embeddings.base import ThreadedEmbedder, length_passes, normalize_rows
 from gateway.memory.embeddings.derived import cache_root, derived_dir
 from gateway.memory.embeddings.local import model_path
 from gateway.memory.embeddings.onnx_export import MARKER, RECIPE
@@ -95,18 +95,9 @@ class _Runtime:
         memorization texts is not padded to 256 tokens.
         """
         encodings = self.tokenizer.encode_batch(texts)
-        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
         out = np.empty((len(texts), self.dimensions), dtype=np.float32)
-        start = 0
-        while start < len(order):
-            shortest = len(encodings[order[start]].ids)
-            end = start + 1
-            while (end < len(order) and end - start < self.batch_size
-                   and len(encodings[order[end]].ids) <= 2 * shortest + 8):
-                end += 1
-            chunk = order[start:end]
+        for chunk in length_passes([len(e.ids) for e in encodings], self.batch_size):
             out[chunk] = self._pass([encodings[i] for i in chunk])
-            start = end
         return normalize_rows(out)
 
 
