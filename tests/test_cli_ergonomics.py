@@ -71,6 +71,30 @@ def test_friend_is_required_when_the_config_names_none(tmp_path, redis_url):
         assert "--friend is required" in result.output and "'nobody'" in result.output
 
 
+def test_friend_defaults_to_the_stored_keys_of_a_user_without_a_config_key(tmp_path, redis_url):
+    config = write_config(tmp_path, redis_url)
+    runner = CliRunner()
+    created = runner.invoke(main, ["keys", "create", "--config", config, "--user", "alice", "--friend", "coach"])
+    assert created.exit_code == 0, created.output
+    added = runner.invoke(main, ["memories", "add", "--config", config, "--user", "alice", "Alice swims on Tuesdays"])
+    assert added.exit_code == 0, added.output
+    assert json.loads(added.stdout)["friend_id"] == "coach"  # the stored key's friend
+    listed = runner.invoke(main, ["memories", "list", "--config", config, "--user", "alice", "--json"])
+    assert listed.exit_code == 0, listed.output
+    assert [json.loads(line)["friend_id"] for line in listed.stdout.splitlines()] == ["coach"]
+
+    second = runner.invoke(main, ["keys", "create", "--config", config, "--user", "alice", "--friend", "tutor"])
+    assert second.exit_code == 0, second.output
+    ambiguous = runner.invoke(main, ["memories", "list", "--config", config, "--user", "alice"])
+    assert ambiguous.exit_code == 2 and "--friend is required" in ambiguous.output
+    assert "['coach', 'tutor']" in ambiguous.output
+
+    revoked = runner.invoke(main, ["keys", "revoke", "--config", config, json.loads(second.stdout)["key_id"]])
+    assert revoked.exit_code == 0, revoked.output
+    again = runner.invoke(main, ["memories", "list", "--config", config, "--user", "alice", "--json"])
+    assert again.exit_code == 0, again.output  # a revoked key names no friend
+
+
 def test_keys_create_defaults_the_friend_and_checks_ids(tmp_path, redis_url):
     config = write_config(tmp_path, redis_url)
     runner = CliRunner()

@@ -3,8 +3,8 @@
 Works on the store directly (same Redis and key prefix as the gateway's config), so it
 works whether or not a gateway runs. ``list`` and ``search`` print a table for people
 (:func:`table`; long texts cut with an ellipsis) and, with ``--json``, one JSON object per
-line for scripts; ``add`` prints the stored record as JSON; messages go to stderr. ``--friend`` defaults to the friend of the user's key in
-``gateway.yaml`` (:func:`default_friend`). The embedding model is loaded only by commands
+line for scripts; ``add`` prints the stored record as JSON; messages go to stderr. ``--friend`` defaults to the friend of the user's keys in
+``gateway.yaml`` or, when it has none, in Redis (:func:`default_friend`). The embedding model is loaded only by commands
 that embed (add, search, import, reembed).
 """
 
@@ -59,8 +59,10 @@ def _fail(exc: Exception) -> click.ClickException:
 
 
 def default_friend(config: GatewayConfig, user: str, friend: str | None) -> str:
-    """``friend`` when given, else the ``friend_id`` of the ``gateway.yaml`` key(s) of
-    ``user`` (the dev key's ``assistant`` for its user) when they all name one friend.
+    """``friend`` when given, else the one ``friend_id`` the keys of ``user`` name: the
+    ``gateway.yaml`` keys (the dev key's ``assistant`` for its user) or, when none of them
+    is ``user``'s, the valid keys stored in Redis (``memgate keys create``; the store is
+    read only then).
 
     Raises:
         click.UsageError: no ``--friend`` and no single friend to default to.
@@ -68,10 +70,35 @@ def default_friend(config: GatewayConfig, user: str, friend: str | None) -> str:
     if friend is not None:
         return friend
     friends = sorted({c.friend_id for c in config.clients if c.user_id == user})
+    where = "the config keys"
+    if not friends:
+        friends, where = stored_friends(config, user), "the stored keys"
     if len(friends) == 1:
         return friends[0]
-    why = f"the config keys of {user!r} name friends {friends}" if friends else f"no config key has user_id {user!r}"
+    why = (f"{where} of {user!r} name friends {friends}" if friends
+           else f"no key in the config or in Redis has user_id {user!r}")
     raise click.UsageError(f"--friend is required ({why})")
+
+
+def stored_friends(config: GatewayConfig, user: str) -> list[str]:
+    """The ``friend_id`` of each valid (not revoked) key of ``user`` stored in Redis,
+    sorted, without repeats.
+
+    Raises:
+        click.ClickException: Redis is unreachable (one readable line).
+    """
+    from gateway.proxy.keystore import RedisKeyStore
+
+    async def go(url: str) -> list[str]:
+        async with redis_for(url, config.memory.cluster) as client:
+            stored = await RedisKeyStore(client, config.memory.key_prefix).list()
+        return sorted({k.principal.friend_id for k in stored if k.revoked_at is None and k.principal.user_id == user})
+
+    with redis_url_for(config) as url:
+        try:
+            return asyncio.run(go(url))
+        except Exception as exc:  # the CLI boundary: one readable line, exit 1
+            raise _fail(exc) from None
 
 
 def _run(config: GatewayConfig | str, action: Action, *, check_model: bool = True, lazy: bool = True) -> Any:
@@ -118,8 +145,8 @@ def register(main: click.Group, config_option: Callable[[Any], Any]) -> None:
     def tenant_options(f: Any) -> Any:
         f = click.option(
             "--friend", default=None,
-            help="friend_id. Default: the friend of USER's key in gateway.yaml (the dev key's for its user); "
-            "required otherwise.",
+            help="friend_id. Default: the friend of USER's keys in gateway.yaml (the dev key's for its user) "
+            "or, when it has none there, of its keys created with `memgate keys create`; required otherwise.",
         )(f)
         return click.option("--user", required=True, help="user_id.")(f)
 

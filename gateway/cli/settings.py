@@ -7,7 +7,8 @@ within ``settings.cache_ttl_s``.
   ``GET /v1/admin/users/{U}/settings?friend_id=F`` gives it, ``in_use`` included (what the
   config's default chain uses for a setting nobody set).
 - ``--friend`` defaults as in ``memgate memories``: the friend of U's key(s) in
-  ``gateway.yaml`` (:func:`gateway.cli.memories.default_friend`), else it is required.
+  ``gateway.yaml`` or, when it has none, in Redis (:func:`gateway.cli.memories.default_friend`),
+  else it is required.
 - ``memgate settings set --user U --friend F name=value ...``: store values (JSON values:
   ``recall_rounds=2``, ``show_thinking=true``; ``name=null`` removes the stored value),
   then print the view. Unknown names, bad values and locked names are refused (exit 1,
