@@ -65,7 +65,7 @@ _EN: dict[str, str] = {
             "diabet* prediabet* celiac coeliac blood-sugar",
     "home": "rental rentals tenant* property properties lettings home house apartment flat condo live lives living moved move moving neighborhood neighbourhood city town "
             "suburb* nearby near-me local locally area rent renting landlord roommate* flatmate* housemate* "
-            "weather wear outfit places spots outing outings housewarming",
+            "weather wear outfit places spots outing outings housewarming around-here close-by in-town",
     "work": "work works working job jobs boss manager colleague* coworker* co-worker co-workers office shift shifts career "
             "promotion raise salary paycheck interview* resume cv company firm client clients meeting* hire "
             "hiring intern* maternity paternity research researcher postdoc onboarding employer employee* coworking business startup freelanc* retire* quit "
@@ -74,15 +74,17 @@ _EN: dict[str, str] = {
              "degree university uni college major phd thesis dissertation lab homework revision revise learn "
              "learning semester gcse grad tutor* lecture* grades",
     "getting_around": "car cars drive driving driver license licence commute commuting bus buses train subway metro "
-                      "tube bike cycling minivan van truck suv parking traffic road-trip scooter",
+                      "tube bike cycling minivan van truck suv parking traffic road-trip scooter boat rig lorry motorbike motorcycle "
+                      "ferry tram",
     "travel": "trip trips travel traveling travelling vacation holiday holidays flight flights fly flying hotel "
               "visit visiting abroad passport pack packing itinerary beach camping road-trip getaway",
     "pastimes": "lifting weights hobby hobbies running race races marathon jog jogging gym workout* exercise yoga pilates "
                 "swim swimming hike hiking fishing photography camera guitar piano paint painting watercolor* watercolour* draw drawing pottery ceramics clay knit* garden* reading novel* "
                 "book books game games gaming dance dancing climbing tennis soccer football basketball golf "
-                "weekend weekends",
+                "weekend weekends music song band choir sing singing singer concert instrument ukulele drum drums violin fiddle banjo "
+                "league bowling",
     "money": "rental rentals tenant* property properties money budget budgeting save saving savings debt loan loans mortgage rent salary invest* bills "
-             "expensive cheap afford pension",
+             "expensive cheap afford pension tax taxes expense* accountant bookkeeping invoice* income refund",
     "occasions": "birthday birthdays christmas gift gifts presents celebrate celebration "
                  "anniversary thanksgiving graduation",
 }
@@ -167,13 +169,26 @@ def topics_of(text: str) -> frozenset[str]:
     return _topics_of_head(text[:MAX_CHARS])
 
 
+def _plural_cue(word: str) -> frozenset[str]:
+    """The topics of ``word`` read as an English plural of an exact cue ("mortgages" ->
+    "mortgage", "babies" -> "baby", "lunches" -> "lunch"); empty when it is none."""
+    if len(word) < 4 or not word.endswith("s") or word.endswith("ss"):
+        return frozenset()
+    if word.endswith("ies"):
+        return _EN_EXACT.get(word[:-3] + "y", frozenset())
+    found = _EN_EXACT.get(word[:-1], frozenset())
+    if not found and word.endswith("es"):
+        found = _EN_EXACT.get(word[:-2], frozenset())
+    return found
+
+
 @functools.lru_cache(maxsize=4096)
 def _topics_of_head(text: str) -> frozenset[str]:
     head = text.lower()
     found: set[str] = set()
     words = _WORD.findall(head)
     for i, word in enumerate(words):
-        found.update(_EN_EXACT.get(word, ()))
+        found.update(_EN_EXACT.get(word, ()) or _plural_cue(word))
         if word in _EN_FIRSTS and i + 1 < len(words):
             found.update(_EN_EXACT.get(f"{word} {words[i + 1]}", ()))
         if word[:_HEAD] in _EN_HEADS:
