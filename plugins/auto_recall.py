@@ -76,14 +76,7 @@ an event (it names a day), yet "birthday party ideas for my kid" needs it. When 
 request has a topic, a third search in the same call (``topic_events`` times
 :data:`PROFILE_POOL` event candidates, the same floor as the profile search) adds the
 best-ranked events that share a topic with the request and are not shown yet
-(:func:`pick_topical`), after the profile facts; places they leave go to the best-ranked
-events with no topic of their own whose calibrated relevance is at least
-``untagged_event_relevance`` (0.2): an update told as an episode often names no cue
-("traded the ol pete in for a kenworth t680", "completed on the didsbury sale"), and
-without it the outdated profile fact reached the prompt instead. An event on another
-topic never joins. (Measured with ``python -m bench assistant`` on the six read splits,
-the floor chosen leave-one-split-out among 0, 0.2, 0.3 and 0.5: English recall +5 of 221
-probes, junk lines +~1 %, about 0.1 more memory line per probe.) The three searches share the query's
+(:func:`pick_topical`), after the profile facts. The three searches share the query's
 embedding and their round trips (:meth:`~gateway.chain.sdk.GuardedRecall.search_many`).
 Work per request: one topic scan of the query and of each candidate's text, linear in
 their length.
@@ -122,9 +115,9 @@ from gateway.chain.sdk import (
     length_units,
     message_text,
 )
-from plugins.topics import topics_of
+from plugins.topics import names_of, topics_of, words_of
 
-__all__ = ['FOLLOW_UP_ENDS', 'FOLLOW_UP_STARTS', 'PROFILE_POOL', 'AutoRecall', 'AutoRecallConfig', 'RecallResult', 'build_query', 'cap_per_scope', 'is_follow_up', 'length_units', 'pick_profile', 'pick_topical', 'recall_annotation', 'split_by_relevance']
+__all__ = ['FOLLOW_UP_ENDS', 'FOLLOW_UP_STARTS', 'PROFILE_POOL', 'AutoRecall', 'AutoRecallConfig', 'RecallResult', 'build_query', 'cap_per_scope', 'is_follow_up', 'length_units', 'linked_topics', 'pick_profile', 'pick_topical', 'recall_annotation', 'split_by_relevance']
 
 FOLLOW_UP_STARTS = (
     "and ", "but ", "so ", "then ", "also ", "what about", "how about", "why", "it ", "it's",
@@ -165,13 +158,6 @@ class AutoRecallConfig(PluginConfig):
         "turned 2 last week') that share a life topic with the request (plugins.topics: 'birthday party ideas "
         "for my kid' and the son are both 'kids') added to the prompt whatever their similarity, best-ranked "
         "first; 0: events reach the prompt by relevance only.",
-    )
-    untagged_event_relevance: float | None = Field(
-        0.2, ge=0.0, le=1.0, description="Events with no life topic of their own (the lexicons name none: "
-        "'traded the ol pete in for a kenworth t680') whose calibrated relevance to the request is at least "
-        "this fill the topic_events places that events sharing the request's topic leave; null: only "
-        "topic-sharing events join. 0.2 chosen leave-one-split-out on python -m bench assistant (README "
-        "'How memories are ranked').",
     )
     follow_up_chars: int = Field(
         20, ge=0, description="A last user message shorter than this (CJK characters count 3) is a "
@@ -266,11 +252,35 @@ def memory_topics(record: Any) -> frozenset[str]:
     return topics_of(record.text) | SLOT_TOPICS.get(slot, frozenset())
 
 
-def pick_profile(hits: Sequence[ScoredMemory], limit: int, topics: frozenset[str] = frozenset()) -> tuple[ScoredMemory, ...]:
+def linked_topics(hits: Sequence[ScoredMemory]) -> dict[str, frozenset[str]]:
+    """Each hit's topics (by record id): its own (:func:`memory_topics`) and those of the
+    other hits that name someone or something it names (:func:`plugins.topics.names_of`,
+    a capitalised word inside a sentence, looked up in every hit's words in any case).
+    "How old is Pixel? — ten weeks" names no topic, "we just adopted a beagle puppy, his
+    name is Pixel" is ``pets``: both are ``pets``, so a question about the dog's walks
+    reaches the puppy's age; "Kuba turns 8 next month" takes ``kids`` from "my son Kuba".
+    Linear in the text of ``hits`` (a set of names, a map from name to topics)."""
+    own = {h.record.id: memory_topics(h.record) for h in hits}
+    names: set[str] = set()
+    for h in hits:
+        names |= names_of(h.record.text)
+    if not names:
+        return own
+    named = {h.record.id: words_of(h.record.text) & names for h in hits}
+    by_name: dict[str, frozenset[str]] = {}
+    for h in hits:
+        for name in named[h.record.id]:
+            by_name[name] = by_name.get(name, frozenset()) | own[h.record.id]
+    return {rid: topics.union(*(by_name[n] for n in named[rid])) for rid, topics in own.items()}
+
+
+def pick_profile(hits: Sequence[ScoredMemory], limit: int, topics: frozenset[str] = frozenset(),
+                 linked: Mapping[str, frozenset[str]] | None = None) -> tuple[ScoredMemory, ...]:
     """Up to ``limit`` lasting facts of ``hits`` (profile candidates, best first) that
     reach the prompt (module docstring), chosen in this order, each group best-ranked
     first: memories that share one of the request's ``topics``
-    (:func:`memory_topics`: the memory's words and its slot); memories with a ``metadata.slot`` while slot
+    (:func:`memory_topics`: the memory's words and its slot; ``linked[id]`` instead when
+    given, :func:`linked_topics`); memories with a ``metadata.slot`` while slot
     memories hold fewer than ``ceil(limit / 2)`` places; one memory marked
     ``metadata.attribute`` (health, the user's or their people's; ``condition``, a
     diagnosed or chronic one, before any other) when ``limit`` leaves room for another
@@ -283,7 +293,8 @@ def pick_profile(hits: Sequence[ScoredMemory], limit: int, topics: frozenset[str
     slots_left = (limit + 1) // 2
     if topics:
         for i, h in enumerate(hits):
-            if len(chosen) < limit and memory_topics(h.record) & topics:
+            mine = linked[h.record.id] if linked is not None and h.record.id in linked else memory_topics(h.record)
+            if len(chosen) < limit and mine & topics:
                 chosen.add(i)
                 slots_left -= slotted[i]
     for i in range(len(hits)):
@@ -305,29 +316,19 @@ def pick_profile(hits: Sequence[ScoredMemory], limit: int, topics: frozenset[str
 
 
 def pick_topical(hits: Sequence[ScoredMemory], limit: int, topics: frozenset[str],
-                 shown: set[str], untagged_floor: float | None = None) -> tuple[ScoredMemory, ...]:
-    """Up to ``limit`` of ``hits`` (event candidates, best first) not in ``shown`` (ids):
-    first those that share one of the request's ``topics``, then, when ``untagged_floor``
-    is set and places are left, those with no topic at all (the lexicons cannot tell
-    what "traded the ol pete in for a kenworth t680" is about) whose calibrated relevance
-    (the cosine without calibration) is at least ``untagged_floor``; best-ranked first
-    within each group (module docstring). Events on another topic never join. Empty when
-    the request has no topic. Linear in the text of ``hits``."""
-    if not topics:
-        return ()
+                 shown: set[str], linked: Mapping[str, frozenset[str]] | None = None) -> tuple[ScoredMemory, ...]:
+    """The first ``limit`` of ``hits`` (event candidates, best first) not in ``shown``
+    (ids) that share one of the request's ``topics`` (module docstring): the topics of
+    the event's text, or ``linked[id]`` when given (:func:`linked_topics`). Linear in the
+    text of ``hits``."""
     out: list[ScoredMemory] = []
-    untagged: list[ScoredMemory] = []
     for h in hits:
         if len(out) >= limit:
             break
-        if h.record.id in shown:
-            continue
-        own = topics_of(h.record.text)
-        if own & topics:
+        own = linked[h.record.id] if linked is not None and h.record.id in linked else topics_of(h.record.text)
+        if h.record.id not in shown and own & topics:
             out.append(h)
-        elif not own and untagged_floor is not None and _relevance(h) >= untagged_floor:
-            untagged.append(h)
-    return tuple(out + untagged[:limit - len(out)])
+    return tuple(out)
 
 
 def cap_per_scope(hits: Sequence[ScoredMemory], caps: dict[str, int]) -> list[ScoredMemory]:
@@ -410,14 +411,15 @@ class AutoRecall:
                 specs.append(SearchSpec(topic_events * PROFILE_POOL, floor, ["event"]))
             found = await self.memory.search_many(tenant, query, specs, time_left=time_left)
             hits, profile = found[0], found[1]
-            picked = pick_profile(profile, profile_limit, topics)
+            linked = linked_topics([*hits, *profile, *(found[2] if len(found) > 2 else ())]) if topics else None
+            picked = pick_profile(profile, profile_limit, topics, linked)
             if per_scope is not None:
                 hits = cap_per_scope(hits, per_scope)
             high, low = split_by_relevance(hits, cfg.high_relevance_threshold)
             shown = {h.record.id for h in high}
             extra = tuple(h for h in picked if h.record.id not in shown)  # lasting facts the ranking left out
             shown |= {h.record.id for h in extra}
-            told = pick_topical(found[2], topic_events, topics, shown, cfg.untagged_event_relevance) if len(found) > 2 else ()
+            told = pick_topical(found[2], topic_events, topics, shown, linked) if len(found) > 2 else ()
             added = {h.record.id: LASTING_FACT for h in extra} | {h.record.id: TOPICAL_EVENT for h in told}
             high = (*high, *extra, *told)
             low = tuple(h for h in low if h.record.id not in added)

@@ -35,7 +35,7 @@ from __future__ import annotations
 import functools
 import re
 
-__all__ = ["MAX_CHARS", "TOPICS", "topics_of"]
+__all__ = ["MAX_CHARS", "TOPICS", "names_of", "topics_of", "words_of"]
 
 #: Longest text read (characters): a request's topics are in its first lines, a memory
 #: is a sentence or two.
@@ -205,3 +205,44 @@ def _topics_of_head(text: str) -> frozenset[str]:
                     break
                 found.update(_ZH_EXACT.get(run[i:i + length], ()))
     return frozenset(found)
+
+
+#: Capitalised words that are no one's name: days and months (English capitalises them).
+_CALENDAR = frozenset(
+    "monday tuesday wednesday thursday friday saturday sunday january february march april may june july "
+    "august september october november december".split())
+_LATIN_WORD = re.compile(r"[A-Za-z\u00c0-\u024f]+")
+#: What may end a sentence or open a quote or an answer before a word ("How old is Pixel? — ten weeks").
+_OPENERS = frozenset(".!?:;\"'([\u2014\u2013-\u201c\u2018\u3002\uff01\uff1f")
+
+
+def names_of(text: str) -> frozenset[str]:
+    """The proper names the user typed in ``text`` (its first :data:`MAX_CHARS`
+    characters), lower case: words of Latin letters, at least three, written with a
+    capital and the rest small, not where a sentence, a quote or an answer starts, and no
+    day or month name ("How old is Pixel? — ten weeks" and "my son Theo turned 2" name
+    ``pixel`` and ``theo``; "We moved" and "MRI back" none). A name written in lower case
+    only ("the didsbury sale") is not found. Linear in the text.
+
+    >>> sorted(names_of("Also we just adopted a beagle puppy, his name is Pixel. We love him"))
+    ['pixel']
+    """
+    head = text[:MAX_CHARS]
+    out = set()
+    for match in _LATIN_WORD.finditer(head):
+        word = match.group(0)
+        if len(word) < 3 or not word[0].isupper() or not word[1:].islower():
+            continue
+        before = head[:match.start()].rstrip()
+        if not before or before[-1] in _OPENERS:
+            continue
+        low = word.lower()
+        if low not in _CALENDAR:
+            out.add(low)
+    return frozenset(out)
+
+
+def words_of(text: str) -> frozenset[str]:
+    """The words of Latin letters of ``text`` (its first :data:`MAX_CHARS` characters),
+    lower case, what :func:`names_of` is looked up in ("pixel keeps chewing" has ``pixel``)."""
+    return frozenset(w.lower() for w in _LATIN_WORD.findall(text[:MAX_CHARS]))
