@@ -74,7 +74,7 @@ _EN: dict[str, str] = {
              "degree university uni college major phd thesis dissertation lab homework revision revise learn "
              "learning semester gcse grad tutor* lecture* grades",
     "getting_around": "car cars drive driving driver license licence commute commuting bus buses train subway metro "
-                      "tube bike cycling minivan van truck suv parking traffic road-trip scooter boat rig lorry motorbike motorcycle "
+                      "tube bike cycling minivan van truck suv parking traffic road-trip scooter boat lorry motorbike motorcycle "
                       "ferry tram",
     "travel": "trip trips travel traveling travelling vacation holiday holidays flight flights fly flying hotel "
               "visit visiting abroad passport pack packing itinerary beach camping road-trip getaway",
