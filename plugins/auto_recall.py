@@ -52,7 +52,9 @@ the request, then recency and importance: README "How memories are ranked"; supe
 memories are retired and never candidates). Each candidate and the query get their life
 topics (:func:`plugins.topics.topics_of`: family, partner, kids, pets, health, diet, home,
 work, studies, getting around, travel, pastimes, money, occasions; cue lexicons in
-English and Chinese, read the same way on both sides). The places go, best-ranked first
+English and Chinese, read the same way on both sides), and a candidate also takes the
+topics of the candidates that name the same one (:func:`linked_topics`: "How old is
+Pixel? — ten weeks" is ``pets`` because "his name is Pixel" is). The places go, best-ranked first
 within each group, to the candidates that share a topic with the request ("I have a vet
 appointment" and "my cat Pepper has been throwing up" are both ``pets``; "小宝宝晚上老哭"
 and "外孙刚满月" both ``kids``); then to the user's basic attributes, the memories with a
@@ -75,11 +77,11 @@ Facts told as episodes (``topic_events``, default 2): "my son Theo turned 2 last
 an event (it names a day), yet "birthday party ideas for my kid" needs it. When the
 request has a topic, a third search in the same call (``topic_events`` times
 :data:`PROFILE_POOL` event candidates, the same floor as the profile search) adds the
-best-ranked events that share a topic with the request and are not shown yet
-(:func:`pick_topical`), after the profile facts. The three searches share the query's
+best-ranked events that share a topic with the request (their own or a linked one) and
+are not shown yet (:func:`pick_topical`), after the profile facts. The three searches share the query's
 embedding and their round trips (:meth:`~gateway.chain.sdk.GuardedRecall.search_many`).
-Work per request: one topic scan of the query and of each candidate's text, linear in
-their length.
+Work per request: one topic scan of the query and of each candidate's text, and one scan
+of each candidate for names and words (:func:`linked_topics`), linear in their length.
 
 Memory settings (:mod:`gateway.settings.memory_settings`, ``call.settings``): off for a call when
 ``recall_enabled`` or ``auto_recall`` (seed 000's P1 switch) is off
