@@ -52,7 +52,9 @@ the request, then recency and importance: README "How memories are ranked"; supe
 memories are retired and never candidates). Each candidate and the query get their life
 topics (:func:`plugins.topics.topics_of`: family, partner, kids, pets, health, diet, home,
 work, studies, getting around, travel, pastimes, money, occasions; cue lexicons in
-English and Chinese, read the same way on both sides). The places go, best-ranked first
+English and Chinese, read the same way on both sides), and a candidate also takes the
+topics of the candidates that name the same one (:func:`linked_topics`: "How old is
+Pixel? — ten weeks" is ``pets`` because "his name is Pixel" is). The places go, best-ranked first
 within each group, to the candidates that share a topic with the request ("I have a vet
 appointment" and "my cat Pepper has been throwing up" are both ``pets``; "小宝宝晚上老哭"
 and "外孙刚满月" both ``kids``); then to the user's basic attributes, the memories with a
@@ -75,11 +77,11 @@ Facts told as episodes (``topic_events``, default 2): "my son Theo turned 2 last
 an event (it names a day), yet "birthday party ideas for my kid" needs it. When the
 request has a topic, a third search in the same call (``topic_events`` times
 :data:`PROFILE_POOL` event candidates, the same floor as the profile search) adds the
-best-ranked events that share a topic with the request and are not shown yet
-(:func:`pick_topical`), after the profile facts. The three searches share the query's
+best-ranked events that share a topic with the request (their own or a linked one) and
+are not shown yet (:func:`pick_topical`), after the profile facts. The three searches share the query's
 embedding and their round trips (:meth:`~gateway.chain.sdk.GuardedRecall.search_many`).
-Work per request: one topic scan of the query and of each candidate's text, linear in
-their length.
+Work per request: one topic scan of the query and of each candidate's text, and one scan
+of each candidate for names and words (:func:`linked_topics`), linear in their length.
 
 Memory settings (:mod:`gateway.settings.memory_settings`, ``call.settings``): off for a call when
 ``recall_enabled`` or ``auto_recall`` (seed 000's P1 switch) is off
@@ -115,9 +117,9 @@ from gateway.chain.sdk import (
     length_units,
     message_text,
 )
-from plugins.topics import topics_of
+from plugins.topics import names_of, topics_of, words_of
 
-__all__ = ['FOLLOW_UP_ENDS', 'FOLLOW_UP_STARTS', 'PROFILE_POOL', 'AutoRecall', 'AutoRecallConfig', 'RecallResult', 'build_query', 'cap_per_scope', 'is_follow_up', 'length_units', 'pick_profile', 'pick_topical', 'recall_annotation', 'split_by_relevance']
+__all__ = ['FOLLOW_UP_ENDS', 'FOLLOW_UP_STARTS', 'PROFILE_POOL', 'AutoRecall', 'AutoRecallConfig', 'RecallResult', 'build_query', 'cap_per_scope', 'is_follow_up', 'length_units', 'linked_topics', 'pick_profile', 'pick_topical', 'recall_annotation', 'split_by_relevance']
 
 FOLLOW_UP_STARTS = (
     "and ", "but ", "so ", "then ", "also ", "what about", "how about", "why", "it ", "it's",
@@ -252,11 +254,35 @@ def memory_topics(record: Any) -> frozenset[str]:
     return topics_of(record.text) | SLOT_TOPICS.get(slot, frozenset())
 
 
-def pick_profile(hits: Sequence[ScoredMemory], limit: int, topics: frozenset[str] = frozenset()) -> tuple[ScoredMemory, ...]:
+def linked_topics(hits: Sequence[ScoredMemory]) -> dict[str, frozenset[str]]:
+    """Each hit's topics (by record id): its own (:func:`memory_topics`) and those of the
+    other hits that name someone or something it names (:func:`plugins.topics.names_of`,
+    a capitalised word inside a sentence, looked up in every hit's words in any case).
+    "How old is Pixel? — ten weeks" names no topic, "we just adopted a beagle puppy, his
+    name is Pixel" is ``pets``: both are ``pets``, so a question about the dog's walks
+    reaches the puppy's age; "Kuba turns 8 next month" takes ``kids`` from "my son Kuba".
+    Linear in the text of ``hits`` (a set of names, a map from name to topics)."""
+    own = {h.record.id: memory_topics(h.record) for h in hits}
+    names: set[str] = set()
+    for h in hits:
+        names |= names_of(h.record.text)
+    if not names:
+        return own
+    named = {h.record.id: words_of(h.record.text) & names for h in hits}
+    by_name: dict[str, frozenset[str]] = {}
+    for h in hits:
+        for name in named[h.record.id]:
+            by_name[name] = by_name.get(name, frozenset()) | own[h.record.id]
+    return {rid: topics.union(*(by_name[n] for n in named[rid])) for rid, topics in own.items()}
+
+
+def pick_profile(hits: Sequence[ScoredMemory], limit: int, topics: frozenset[str] = frozenset(),
+                 linked: Mapping[str, frozenset[str]] | None = None) -> tuple[ScoredMemory, ...]:
     """Up to ``limit`` lasting facts of ``hits`` (profile candidates, best first) that
     reach the prompt (module docstring), chosen in this order, each group best-ranked
     first: memories that share one of the request's ``topics``
-    (:func:`memory_topics`: the memory's words and its slot); memories with a ``metadata.slot`` while slot
+    (:func:`memory_topics`: the memory's words and its slot; ``linked[id]`` instead when
+    given, :func:`linked_topics`); memories with a ``metadata.slot`` while slot
     memories hold fewer than ``ceil(limit / 2)`` places; one memory marked
     ``metadata.attribute`` (health, the user's or their people's; ``condition``, a
     diagnosed or chronic one, before any other) when ``limit`` leaves room for another
@@ -269,7 +295,8 @@ def pick_profile(hits: Sequence[ScoredMemory], limit: int, topics: frozenset[str
     slots_left = (limit + 1) // 2
     if topics:
         for i, h in enumerate(hits):
-            if len(chosen) < limit and memory_topics(h.record) & topics:
+            mine = linked[h.record.id] if linked is not None and h.record.id in linked else memory_topics(h.record)
+            if len(chosen) < limit and mine & topics:
                 chosen.add(i)
                 slots_left -= slotted[i]
     for i in range(len(hits)):
@@ -291,15 +318,17 @@ def pick_profile(hits: Sequence[ScoredMemory], limit: int, topics: frozenset[str
 
 
 def pick_topical(hits: Sequence[ScoredMemory], limit: int, topics: frozenset[str],
-                 shown: set[str]) -> tuple[ScoredMemory, ...]:
+                 shown: set[str], linked: Mapping[str, frozenset[str]] | None = None) -> tuple[ScoredMemory, ...]:
     """The first ``limit`` of ``hits`` (event candidates, best first) not in ``shown``
-    (ids) that share one of the request's ``topics`` (module docstring). Linear in the
+    (ids) that share one of the request's ``topics`` (module docstring): the topics of
+    the event's text, or ``linked[id]`` when given (:func:`linked_topics`). Linear in the
     text of ``hits``."""
     out: list[ScoredMemory] = []
     for h in hits:
         if len(out) >= limit:
             break
-        if h.record.id not in shown and topics_of(h.record.text) & topics:
+        own = linked[h.record.id] if linked is not None and h.record.id in linked else topics_of(h.record.text)
+        if h.record.id not in shown and own & topics:
             out.append(h)
     return tuple(out)
 
@@ -384,14 +413,15 @@ class AutoRecall:
                 specs.append(SearchSpec(topic_events * PROFILE_POOL, floor, ["event"]))
             found = await self.memory.search_many(tenant, query, specs, time_left=time_left)
             hits, profile = found[0], found[1]
-            picked = pick_profile(profile, profile_limit, topics)
+            linked = linked_topics([*hits, *profile, *(found[2] if len(found) > 2 else ())]) if topics else None
+            picked = pick_profile(profile, profile_limit, topics, linked)
             if per_scope is not None:
                 hits = cap_per_scope(hits, per_scope)
             high, low = split_by_relevance(hits, cfg.high_relevance_threshold)
             shown = {h.record.id for h in high}
             extra = tuple(h for h in picked if h.record.id not in shown)  # lasting facts the ranking left out
             shown |= {h.record.id for h in extra}
-            told = pick_topical(found[2], topic_events, topics, shown) if len(found) > 2 else ()
+            told = pick_topical(found[2], topic_events, topics, shown, linked) if len(found) > 2 else ()
             added = {h.record.id: LASTING_FACT for h in extra} | {h.record.id: TOPICAL_EVENT for h in told}
             high = (*high, *extra, *told)
             low = tuple(h for h in low if h.record.id not in added)

@@ -35,7 +35,7 @@ from __future__ import annotations
 import functools
 import re
 
-__all__ = ["MAX_CHARS", "TOPICS", "topics_of"]
+__all__ = ["MAX_CHARS", "TOPICS", "names_of", "topics_of", "words_of"]
 
 #: Longest text read (characters): a request's topics are in its first lines, a memory
 #: is a sentence or two.
@@ -65,7 +65,7 @@ _EN: dict[str, str] = {
             "diabet* prediabet* celiac coeliac blood-sugar",
     "home": "rental rentals tenant* property properties lettings home house apartment flat condo live lives living moved move moving neighborhood neighbourhood city town "
             "suburb* nearby near-me local locally area rent renting landlord roommate* flatmate* housemate* "
-            "weather wear outfit places spots outing outings housewarming",
+            "weather wear outfit places spots outing outings housewarming around-here close-by in-town",
     "work": "work works working job jobs boss manager colleague* coworker* co-worker co-workers office shift shifts career "
             "promotion raise salary paycheck interview* resume cv company firm client clients meeting* hire "
             "hiring intern* maternity paternity research researcher postdoc onboarding employer employee* coworking business startup freelanc* retire* quit "
@@ -74,15 +74,17 @@ _EN: dict[str, str] = {
              "degree university uni college major phd thesis dissertation lab homework revision revise learn "
              "learning semester gcse grad tutor* lecture* grades",
     "getting_around": "car cars drive driving driver license licence commute commuting bus buses train subway metro "
-                      "tube bike cycling minivan van truck suv parking traffic road-trip scooter",
+                      "tube bike cycling minivan van truck suv parking traffic road-trip scooter boat lorry motorbike motorcycle "
+                      "ferry tram",
     "travel": "trip trips travel traveling travelling vacation holiday holidays flight flights fly flying hotel "
               "visit visiting abroad passport pack packing itinerary beach camping road-trip getaway",
     "pastimes": "lifting weights hobby hobbies running race races marathon jog jogging gym workout* exercise yoga pilates "
                 "swim swimming hike hiking fishing photography camera guitar piano paint painting watercolor* watercolour* draw drawing pottery ceramics clay knit* garden* reading novel* "
                 "book books game games gaming dance dancing climbing tennis soccer football basketball golf "
-                "weekend weekends",
+                "weekend weekends music song band choir sing singing singer concert instrument ukulele drum drums violin fiddle banjo "
+                "league bowling",
     "money": "rental rentals tenant* property properties money budget budgeting save saving savings debt loan loans mortgage rent salary invest* bills "
-             "expensive cheap afford pension",
+             "expensive cheap afford pension tax taxes expense* accountant bookkeeping invoice* income refund",
     "occasions": "birthday birthdays christmas gift gifts presents celebrate celebration "
                  "anniversary thanksgiving graduation",
 }
@@ -167,13 +169,26 @@ def topics_of(text: str) -> frozenset[str]:
     return _topics_of_head(text[:MAX_CHARS])
 
 
+def _plural_cue(word: str) -> frozenset[str]:
+    """The topics of ``word`` read as an English plural of an exact cue ("mortgages" ->
+    "mortgage", "babies" -> "baby", "lunches" -> "lunch"); empty when it is none."""
+    if len(word) < 4 or not word.endswith("s") or word.endswith("ss"):
+        return frozenset()
+    if word.endswith("ies"):
+        return _EN_EXACT.get(word[:-3] + "y", frozenset())
+    found = _EN_EXACT.get(word[:-1], frozenset())
+    if not found and word.endswith("es"):
+        found = _EN_EXACT.get(word[:-2], frozenset())
+    return found
+
+
 @functools.lru_cache(maxsize=4096)
 def _topics_of_head(text: str) -> frozenset[str]:
     head = text.lower()
     found: set[str] = set()
     words = _WORD.findall(head)
     for i, word in enumerate(words):
-        found.update(_EN_EXACT.get(word, ()))
+        found.update(_EN_EXACT.get(word, ()) or _plural_cue(word))
         if word in _EN_FIRSTS and i + 1 < len(words):
             found.update(_EN_EXACT.get(f"{word} {words[i + 1]}", ()))
         if word[:_HEAD] in _EN_HEADS:
@@ -190,3 +205,44 @@ def _topics_of_head(text: str) -> frozenset[str]:
                     break
                 found.update(_ZH_EXACT.get(run[i:i + length], ()))
     return frozenset(found)
+
+
+#: Capitalised words that are no one's name: days and months (English capitalises them).
+_CALENDAR = frozenset(
+    "monday tuesday wednesday thursday friday saturday sunday january february march april may june july "
+    "august september october november december".split())
+_LATIN_WORD = re.compile(r"[A-Za-z\u00c0-\u024f]+")
+#: What may end a sentence or open a quote or an answer before a word ("How old is Pixel? — ten weeks").
+_OPENERS = frozenset(".!?:;\"'([\u2014\u2013-\u201c\u2018\u3002\uff01\uff1f")
+
+
+def names_of(text: str) -> frozenset[str]:
+    """The proper names the user typed in ``text`` (its first :data:`MAX_CHARS`
+    characters), lower case: words of Latin letters, at least three, written with a
+    capital and the rest small, not where a sentence, a quote or an answer starts, and no
+    day or month name ("How old is Pixel? — ten weeks" and "my son Theo turned 2" name
+    ``pixel`` and ``theo``; "We moved" and "MRI back" none). A name written in lower case
+    only ("the didsbury sale") is not found. Linear in the text.
+
+    >>> sorted(names_of("Also we just adopted a beagle puppy, his name is Pixel. We love him"))
+    ['pixel']
+    """
+    head = text[:MAX_CHARS]
+    out = set()
+    for match in _LATIN_WORD.finditer(head):
+        word = match.group(0)
+        if len(word) < 3 or not word[0].isupper() or not word[1:].islower():
+            continue
+        before = head[:match.start()].rstrip()
+        if not before or before[-1] in _OPENERS:
+            continue
+        low = word.lower()
+        if low not in _CALENDAR:
+            out.add(low)
+    return frozenset(out)
+
+
+def words_of(text: str) -> frozenset[str]:
+    """The words of Latin letters of ``text`` (its first :data:`MAX_CHARS` characters),
+    lower case, what :func:`names_of` is looked up in ("pixel keeps chewing" has ``pixel``)."""
+    return frozenset(w.lower() for w in _LATIN_WORD.findall(text[:MAX_CHARS]))

@@ -66,6 +66,23 @@ def test_a_fact_told_as_an_event_joins_by_topic_and_topic_events_zero_turns_it_o
         assert (fact in _prompt(gw, upstream, question)) is expected
 
 
+def test_an_event_with_no_topic_joins_through_a_name_it_shares_with_a_topical_memory(start_gateway, upstream, seed):
+    """"How old is Pixel? — ten weeks" names no life topic; the profile memory that names
+    the puppy Pixel is ``pets``, so the age reaches a question about the dog's walks. The
+    same memories typed all in lower case name no one: the age stays out."""
+    question = "How long should our dog's walks be at his age?"
+    for puppy, age, expected in (
+        ("We just adopted a beagle puppy, his name is Pixel.", "How old is Pixel? — ten weeks", True),
+        ("we just adopted a beagle puppy, his name is pixel.", "how old is pixel? — ten weeks", False),
+    ):
+        gw = start_gateway(registry=REGISTRY, plugins=CHAIN)  # a fresh key prefix: seeded anew
+        seed(gw, ALICE, _profile(puppy), _profile("I teach maths at a secondary school"),
+             *[memory(t, scope="event") for t in ("Watched a documentary about bees", age, "The party at Sam's place was loud")])
+        prompt = _prompt(gw, upstream, question)
+        assert (age in prompt) is expected, prompt
+        assert puppy in prompt
+
+
 def test_the_inspector_says_why_a_lasting_fact_is_high_below_the_cut(start_gateway, upstream, seed):
     """A lasting fact picked past the ranking is ``high`` whatever its calibrated relevance:
     the admin recall inspector (what the console shows) marks it ``added`` with why, and

@@ -80,3 +80,30 @@ def test_a_health_fact_ranked_low_keeps_one_place_beside_the_slots():
     ranked.append(hit("allergic to kiwi", 0.05, metadata={"attribute": "condition"}))  # a condition before a complaint
     assert _texts(pick_profile(ranked, 5)) == ["fact 0", "slot 0", "slot 1", "slot 2", "allergic to kiwi"]
     assert _texts(pick_profile(ranked, 2)) == ["fact 0", "slot 0"]  # no room beside one other fact: no health place
+
+
+def test_a_memory_with_no_topic_takes_the_topics_of_the_memories_naming_the_same_one():
+    """"How old is Pixel? — ten weeks" names no topic; the puppy called Pixel is ``pets``:
+    linked, the age joins a question about the dog as a topical event and the profile pick
+    counts it as ``pets`` too, also where the name is typed in lower case or starts the
+    sentence (a name needs one capitalised mention inside a sentence somewhere)."""
+    from plugins.auto_recall import linked_topics
+
+    puppy = hit("Also we just adopted a beagle puppy, his name is Pixel.", 0.9)
+    age = hit("How old is Pixel? — ten weeks", 0.2, scope="event", type="episodic")
+    rain = hit("We get so much rain here, honestly", 0.8, scope="event", type="episodic")
+    walks = topics_of("How long should our dog's walks be at his age?")
+    linked = linked_topics([puppy, age, rain])
+    assert linked[age.record.id] == {"pets"} and linked[puppy.record.id] == {"pets"} and linked[rain.record.id] == frozenset()
+    assert _texts(pick_topical([rain, age], 2, walks, set(), linked)) == ["How old is Pixel? — ten weeks"]
+    assert pick_topical([rain, age], 2, walks, set()) == ()  # unlinked: the age has no topic
+    ranked = [hit(f"fact {n}", 0.9 - n / 100) for n in range(5)]
+    lowered = hit("how old is pixel? ten weeks", 0.1)  # lower case: linked by the puppy's "Pixel"
+    named = hit("Pixel chewed my charger again", 0.05)  # sentence-initial: no name of its own, yet linked
+    picked = pick_profile([*ranked, lowered, named, puppy], 5, walks, linked_topics([*ranked, lowered, named, puppy]))
+    assert "Pixel chewed my charger again" in _texts(picked) and "how old is pixel? ten weeks" in _texts(picked)
+    assert "Pixel chewed my charger again" not in _texts(pick_profile([*ranked, lowered, named, puppy], 5, walks))
+    unnamed = [*ranked, hit("how old is pixel? ten weeks", 0.1), hit("pixel chewed my charger", 0.05),
+               hit("we adopted a beagle puppy called pixel", 0.01)]  # never capitalised: no name, no link
+    assert _texts(pick_profile(unnamed, 5, walks, linked_topics(unnamed)))[-1] == "we adopted a beagle puppy called pixel"
+    assert "pixel chewed my charger" not in _texts(pick_profile(unnamed, 5, walks, linked_topics(unnamed)))

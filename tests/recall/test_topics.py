@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from plugins.topics import MAX_CHARS, TOPICS, topics_of
+from plugins.topics import MAX_CHARS, TOPICS, names_of, topics_of, words_of
 
 
 @pytest.mark.parametrize(("text", "topics"), [
@@ -21,6 +21,11 @@ from plugins.topics import MAX_CHARS, TOPICS, topics_of
     ("老板让我下周出差", {"work", "travel"}),
     ("我在外企做HR", {"work"}),  # an English word typed inside Chinese is still a word
     ("My fiancée's kid", {"partner", "kids"}),
+    ("both mortgages are fixed", {"money"}),  # an English plural of an exact cue: mortgage
+    ("my knees and the babies' lunches", {"health", "kids", "diet"}),  # -s, -ies, -es
+    ("Is there a choir for older folks around here?", {"pastimes", "home"}),  # music; a place phrase
+    ("how do I claim my expenses on my tax return", {"money"}),
+    ("the boat needs a new engine", {"getting_around"}),
 ])
 def test_a_text_gets_the_topics_its_cues_name(text, topics):
     assert topics_of(text) == topics
@@ -31,6 +36,7 @@ def test_a_text_gets_the_topics_its_cues_name(text, topics):
     "the category of the concatenated catalogue",  # "cat" only as a whole word
     "我实在忍不住笑了",  # 住 only in words of living somewhere (住在, 住的...), not in 忍不住
     "芒果班戟",  # 班 only in shifts (上班, 夜班...), not in 班戟
+    "yes his news was glass-clear",  # no plural reading of short words, -ss or a cue-less stem
 ])
 def test_small_talk_and_look_alike_words_have_no_topic(text):
     assert topics_of(text) == frozenset()
@@ -85,3 +91,20 @@ def test_an_exercise_request_meets_the_health_fact_that_limits_it(request_text, 
 def test_sleep_hours_and_a_workplace_unit_are_read_in_chinese():
     assert "health" in topics_of("帮我排一下作息") & topics_of("最近老熬夜")
     assert "work" in topics_of("我被调到别的部门了")
+
+
+@pytest.mark.parametrize(("text", "names"), [
+    ("Also we just adopted a beagle puppy, his name is Pixel. We love him", {"pixel"}),
+    ("How old is Pepper? — she's 11!", {"pepper"}),
+    ("my son Theo turned 2 and Ava starts school", {"theo", "ava"}),
+    ("Kuba turns 8 next month", set()),  # a sentence's first word may be any word
+    ("MRI back and its NOT a tear, see you on Sunday in April", set()),  # all capitals, days and months
+    ("we moved to didsbury", set()),  # lower case only
+    ("I told him: Nope", set()),  # after a colon, a quote or a dash a new sentence starts
+])
+def test_names_are_capitalised_words_inside_a_sentence(text, names):
+    assert names_of(text) == names
+
+
+def test_words_are_looked_up_in_any_case():
+    assert "pixel" in words_of("PIXEL keeps chewing my cables") and "pixel" in words_of("pixel's bowl")
