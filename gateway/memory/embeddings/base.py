@@ -92,8 +92,17 @@ async def embed_texts(
 
 
 def query_text(embedder: Embedder, text: str) -> str:
-    """The text :func:`embed_query` embeds for the search text ``text``."""
-    return (QUERY_PREFIX if embedder.model in QUERY_PREFIXES else "") + text
+    """The text :func:`embed_query` embeds for the search text ``text``: marked
+    :data:`QUERY_PREFIX` when the model that will embed it is in :data:`QUERY_PREFIXES`;
+    for a script-routed composite (:mod:`gateway.memory.embeddings.script_routed`) that
+    is the part ``text`` routes to, so only a CJK text is marked there."""
+    from gateway.memory.embeddings.script_routed import parts_of, route
+
+    model = embedder.model
+    parts = parts_of(model)
+    if parts is not None:
+        model = parts[route(text)]
+    return (QUERY_PREFIX if model in QUERY_PREFIXES else "") + text
 
 
 def memory_vector(memory: NewMemory | MemoryRecord, vectors: Mapping[str, np.ndarray]) -> np.ndarray:
