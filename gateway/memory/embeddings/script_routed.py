@@ -3,7 +3,8 @@ picks it for a new store): a Latin-script text is embedded by the ``latin`` part
 (all-MiniLM-L6-v2, int8 ONNX: the ``onnx`` provider), a text with a CJK character by the
 ``cjk`` part (multilingual-e5-small, int8 ONNX: the ``e5onnx`` provider).
 
-Routing rule (:func:`routes_to_cjk`): a text goes to ``cjk`` when its first 2,000
+Routing rule (:func:`routes_to_cjk`, defined with the identity helpers in
+:mod:`gateway.memory.embeddings.base`, which marks search texts by it): a text goes to ``cjk`` when its first 2,000
 characters hold a CJK character (:data:`gateway.runtime.text.CJK_RE`: Han, kana,
 hangul), the rule :meth:`gateway.memory.calibration.Calibration.fit_for` uses to pick
 the ``zh`` curve; a leading ``query: `` (the E5 search-text mark) is not looked at, so a
@@ -30,44 +31,17 @@ Identity recorded with the store: ``script(<latin identity>|<cjk identity>)``
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from gateway.memory.embeddings.base import QUERY_PREFIX, Embedder
-from gateway.runtime.text import CJK_RE
+from gateway.memory.embeddings.base import SCRIPT_ROUTE_CHARS as ROUTE_CHARS
+from gateway.memory.embeddings.base import Embedder, route, routes_to_cjk
+from gateway.memory.embeddings.base import script_identity as identity
+from gateway.memory.embeddings.base import script_parts as parts_of
 
 __all__ = ['ROUTE_CHARS', 'Part', 'ScriptRoutedEmbedder', 'identity', 'part_slices', 'parts_of', 'route', 'routes_to_cjk']
-
-#: Characters of a text looked at for a CJK character (as ``Calibration.fit_for``).
-ROUTE_CHARS = 2000
-_IDENTITY_RE = re.compile(r"script\(([^|()]+)\|([^|()]+)\)")
-
-
-def routes_to_cjk(text: str) -> bool:
-    """Whether ``text`` goes to the ``cjk`` part: a CJK character in its first
-    :data:`ROUTE_CHARS` characters, a leading ``query: `` skipped. O(min(len, 2000))."""
-    return CJK_RE.search(text.removeprefix(QUERY_PREFIX)[:ROUTE_CHARS]) is not None
-
-
-def route(text: str) -> int:
-    """The index of the part that embeds ``text``: 0 (``latin``) or 1 (``cjk``)."""
-    return 1 if routes_to_cjk(text) else 0
-
-
-def identity(latin: str, cjk: str) -> str:
-    """The model identity a store records for the composite of the parts ``latin`` and
-    ``cjk`` (their own identities)."""
-    return f"script({latin}|{cjk})"
-
-
-def parts_of(model: str) -> tuple[str, str] | None:
-    """``(latin identity, cjk identity)`` when ``model`` is a composite's identity
-    (:func:`identity`), else None."""
-    found = _IDENTITY_RE.fullmatch(model)
-    return None if found is None else (found.group(1), found.group(2))
 
 
 @dataclass(frozen=True, slots=True)
