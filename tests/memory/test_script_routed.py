@@ -199,3 +199,14 @@ async def test_warm_up_runs_both_parts(redis_url, models):
         await store.warm()
     assert len(latin.texts) == 1 and not routes_to_cjk(latin.texts[0])
     assert len(cjk.texts) == 1 and routes_to_cjk(cjk.texts[0])
+
+
+def test_a_chinese_inference_is_a_duplicate_by_characters_not_by_e5s_high_cosine():
+    from gateway.memorization.inference import DUPLICATE_COSINE, is_duplicate
+
+    # e5 scores unrelated Chinese pairs up to ~0.92: the cosine alone would drop this conclusion
+    assert not is_duplicate("用户可能喜欢户外运动", "用户的女儿对花生过敏", 0.93)
+    assert is_duplicate("用户可能喜欢户外运动", "用户可能喜欢户外运动。", 0.5)  # a restatement, whatever the cosine
+    # English (and mixed) conclusions keep the cosine rule
+    assert is_duplicate("The user likes hiking.", "The user enjoys outdoor sports.", DUPLICATE_COSINE)
+    assert not is_duplicate("The user likes hiking.", "The user enjoys outdoor sports.", DUPLICATE_COSINE - 0.01)
