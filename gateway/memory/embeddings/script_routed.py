@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -91,6 +92,18 @@ class ScriptRoutedEmbedder:
         self.dimensions = int(latin.dimensions) + int(cjk.dimensions)
         self.slices = (slice(0, latin.dimensions), slice(latin.dimensions, self.dimensions))
 
+    def _split(self, texts: Sequence[str]) -> tuple[list[int], list[int]]:
+        rows: tuple[list[int], list[int]] = ([], [])
+        for i, text in enumerate(texts):
+            rows[route(text)].append(i)
+        return rows
+
+    def _assemble(self, rows: tuple[list[int], list[int]], used: list[int], vectors: Sequence[np.ndarray]) -> np.ndarray:
+        out = np.zeros((len(rows[0]) + len(rows[1]), self.dimensions), dtype=np.float32)
+        for n, part_vectors in zip(used, vectors, strict=True):
+            out[rows[n], self.slices[n]] = np.asarray(part_vectors, dtype=np.float32)
+        return out
+
     async def embed_many(self, texts: Sequence[str]) -> np.ndarray:
         """Shape ``(len(texts), dimensions)``, unit rows, in order: each text embedded
         by the part it routes to (:func:`route`), one call per part that has texts, the
@@ -99,15 +112,18 @@ class ScriptRoutedEmbedder:
         Raises:
             gateway.runtime.errors.MemoryUnavailable: a part failed.
         """
-        out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
-        rows: tuple[list[int], list[int]] = ([], [])
-        for i, text in enumerate(texts):
-            rows[route(text)].append(i)
+        rows = self._split(texts)
         used = [n for n in (0, 1) if rows[n]]
         vectors = await asyncio.gather(*(self.parts[n].embed_many([texts[i] for i in rows[n]]) for n in used))
-        for n, part_vectors in zip(used, vectors, strict=True):
-            out[rows[n], self.slices[n]] = np.asarray(part_vectors, dtype=np.float32)
-        return out
+        return self._assemble(rows, used, vectors)
+
+    def encode_sync(self, texts: Sequence[str]) -> np.ndarray:
+        """As :meth:`embed_many`, the parts run one after the other in the calling thread
+        (benchmarks; parts that are :class:`~gateway.memory.embeddings.base.ThreadedEmbedder`)."""
+        rows = self._split(texts)
+        used = [n for n in (0, 1) if rows[n]]
+        parts: list[Any] = list(self.parts)  # encode_sync is no part of the Embedder protocol
+        return self._assemble(rows, used, [parts[n].encode_sync([texts[i] for i in rows[n]]) for n in used])
 
     async def aclose(self) -> None:
         """Close both parts."""
