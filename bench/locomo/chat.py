@@ -157,7 +157,7 @@ def recall_registry() -> dict[str, type] | None:
 
 def gateway_config(upstream_url: str, redis_url: str, conversations: list[Conversation], ks: tuple[int, ...],
                    with_recall: bool, queue_prefix: str, memory_prefix: str,
-                   backend: str = "auto") -> tuple[Any, dict[str, tuple[str, str]]]:
+                   backend: str = "auto", language: str = "en") -> tuple[Any, dict[str, tuple[str, str]]]:
     from gateway.config import parse_config
 
     off = {"enabled": False}
@@ -178,14 +178,15 @@ def gateway_config(upstream_url: str, redis_url: str, conversations: list[Conver
                                                    "queue": {"key_prefix": queue_prefix}, "worker": {"in_serve": 0}}})
     config = parse_config({
         "server": {"host": "127.0.0.1", "port": 0}, "upstream": {"base_url": upstream_url + "/v1", "api_key": "sk-script"},
-        "clients": clients, "memory": {"redis_url": redis_url, "key_prefix": memory_prefix, "backend": backend},
+        "clients": clients, "memory": {"redis_url": redis_url, "key_prefix": memory_prefix, "backend": backend,
+                                       "embedding": {"provider": "auto", "language": language}},
         "plugins": plugins, "chain": {"request_deadline_ms": 20000},
     })
     return config, keys
 
 
 async def run_async(path: str, ks: tuple[int, ...], redis_url: str | None, workers: int,
-                    backend: str = "auto") -> dict[str, Any]:
+                    backend: str = "auto", language: str = "en") -> dict[str, Any]:
     from gateway.app import create_app
     from gateway.memorization.runtime import queue_for, run_workers, wait_drained
     from gateway.memory.factory import open_store, redis_client
@@ -203,14 +204,15 @@ async def run_async(path: str, ks: tuple[int, ...], redis_url: str | None, worke
     upstream_server = LoopbackServer(double, lifespan="off").start()
     recall = recall_registry()
     config, keys = gateway_config(upstream_server.url, redis_url, conversations, ks, recall is not None,
-                                  "lq" + uuid.uuid4().hex[:8], "lm" + uuid.uuid4().hex[:8], backend)
+                                  "lq" + uuid.uuid4().hex[:8], "lm" + uuid.uuid4().hex[:8], backend, language)
     gateway = LoopbackServer(create_app(config, registry={**(recall or {}), "memorize": MemorizePlugin})).start()
     redis = redis_client(redis_url, config.memory)
     memorize = MemorizePlugin.Config.model_validate(next(p.config for p in config.plugins if p.name == "memorize"))
     injected = RecallTable(ks) if recall is not None else None
     direct = RecallTable(ks)
     url = gateway.url + "/v1/chat/completions"
-    result: dict[str, Any] = {"path": str(path), "backend": backend, "conversations": len(conversations), "ks": list(ks)}
+    result: dict[str, Any] = {"path": str(path), "backend": backend, "language": language,
+                              "conversations": len(conversations), "ks": list(ks)}
     try:
         async with open_store(redis, config.memory) as store, httpx.AsyncClient(timeout=60) as client:
             queue = queue_for(memorize, redis)
@@ -248,14 +250,15 @@ async def run_async(path: str, ks: tuple[int, ...], redis_url: str | None, worke
 
 def run_locomo_via_chat(path: str, ks: tuple[int, ...] = (5, 10, 25, 50), mode: str = "verbatim",
                         json_out: str | None = None, redis_url: str | None = None, workers: int = 1,
-                        backend: str = "auto") -> int:
+                        backend: str = "auto", language: str = "en") -> int:
     """Print the tables (and write JSON); ``mode`` must be ``verbatim`` (extract mode
     needs a real memory model: not run offline). ``backend``: as ``--backend``
-    (:mod:`bench.backends`), one run per backend."""
+    (:mod:`bench.backends`), one run per backend. ``language``: the gateway's
+    ``memory.embedding.language`` (``provider: auto``)."""
     if mode != "verbatim":
         raise ValueError("via-chat LoCoMo runs in verbatim mode only (extract needs a real memory model)")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one INFO line per request otherwise
-    results = [asyncio.run(run_async(path, ks, redis_url, workers, b)) for b in resolve_backends(redis_url, backend)]
+    results = [asyncio.run(run_async(path, ks, redis_url, workers, b, language)) for b in resolve_backends(redis_url, backend)]
     for result in results:
         print_result(result)
     if json_out:

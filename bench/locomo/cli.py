@@ -25,8 +25,11 @@ from bench.locomo.harness import VARIANTS
               help="Embedding provider for the store variants and --api (memory.embedding.provider).")
 @click.option("--backend", type=click.Choice(BACKEND_CHOICES), default="auto", show_default=True,
               help="Memory backend (memory.backend); auto: every one the Redis server offers, side by side.")
+@click.option("--language", type=click.Choice(["en", "multilingual", "mixed"]), default="en", show_default=True,
+              help="--via-chat: memory.embedding.language (provider auto) of the gateway.")
 def command(path: str, ks: tuple[int, ...], json_out: str | None, variants: tuple[str, ...],
-            redis_url: str | None, via_chat: bool, api: bool, workers: int, embedder: str, backend: str) -> None:
+            redis_url: str | None, via_chat: bool, api: bool, workers: int, embedder: str, backend: str,
+            language: str) -> None:
     """Evidence recall@k of the memory store on a LoCoMo-format file."""
     cutoffs = tuple(sorted(set(ks)))
     if api:
@@ -38,7 +41,7 @@ def command(path: str, ks: tuple[int, ...], json_out: str | None, variants: tupl
         from bench.locomo.chat import run_locomo_via_chat
 
         raise SystemExit(run_locomo_via_chat(path, cutoffs, "verbatim", json_out, redis_url=redis_url, workers=workers,
-                                             backend=backend))
+                                             backend=backend, language=language))
     from bench.locomo.harness import main as run
 
     chosen = list(VARIANTS) if "all" in variants else list(variants)

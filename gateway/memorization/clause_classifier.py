@@ -23,6 +23,13 @@ all sit in other clauses; L2 logistic regression, C = 1, balanced classes); the 
 keeps 2% of the negatives the rules drop, on leave-one-split-out scores (README,
 "A learned clause classifier").
 
+Under the script-routed embedder (:mod:`gateway.memory.embeddings.script_routed`, identity
+``script(<latin>|<cjk>)``) each language takes the model of the part its clauses route to,
+on that part's columns of the vector: ``en`` the latin part's ``en`` model on the first
+columns, ``zh`` the cjk part's ``zh`` model (when one ships) on the last ones; a clause is
+scored only when it routes to that part. So an English clause scores exactly as under
+the latin part alone.
+
 Only clauses of kind ``other`` are candidates (:data:`CANDIDATE_KINDS`), and only those
 outside every memory and statement the rules form (:func:`candidates`). Linear in the text; the vectors come from one
 ``embed_many`` call per job batch (:mod:`gateway.memorization.processor`).
@@ -34,13 +41,14 @@ import json
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
 from gateway.memorization.disclosure import Clause, ClauseKind, analyse, clauses
+from gateway.memory.embeddings.script_routed import part_slices, parts_of, route
 from gateway.runtime.text import HAN_RE
 
 __all__ = ["ALIASES", "KINDS", "STRUCTURAL_ONLY", "WEIGHTS", "Candidate", "ClauseModel", "candidates", "language_of", "load", "promoted", "structural"]
@@ -99,16 +107,23 @@ def candidates(text: str) -> list[Candidate]:
 @dataclass(frozen=True)
 class ClauseModel:
     """One logistic regression: ``w`` shape ``(dims + 10,)``, bias ``b``, ``threshold`` on
-    the probability."""
+    the probability. ``columns``: ``(start, stop)`` of the columns of the sentence vector it
+    reads (None: all; one part's of a script-routed embedder); ``part``: None, or the index of that part (a
+    clause routed to another part is not scored)."""
 
     w: np.ndarray
     b: float
     threshold: float
+    columns: tuple[int, int] | None = None
+    part: int | None = None
 
     def scores(self, vectors: np.ndarray, features: np.ndarray) -> np.ndarray:
-        """Probabilities, shape ``(n,)``, of ``n`` clauses (``vectors`` ``(n, dims)``,
-        ``features`` ``(n, 10)``)."""
-        x = np.hstack([np.asarray(vectors, np.float32), features])
+        """Probabilities, shape ``(n,)``, of ``n`` clauses (``vectors`` ``(n, vector
+        dims)``, of which :attr:`columns` are read; ``features`` ``(n, 10)``)."""
+        read = np.asarray(vectors, np.float32)
+        if self.columns is not None:
+            read = read[:, self.columns[0]:self.columns[1]]
+        x = np.hstack([read, features])
         return 1.0 / (1.0 + np.exp(-(x @ self.w + self.b)))
 
 
@@ -135,11 +150,16 @@ STRUCTURAL_ONLY = "structural"
 
 def load(identity: str, dimensions: int) -> dict[str, ClauseModel]:
     """The models (by language) for the embedder ``identity`` (``Embedder.model``;
-    :data:`ALIASES` resolved).
+    :data:`ALIASES` resolved); for a script-routed embedder, its parts' (module docstring).
 
     Raises:
-        ValueError: no weights for that embedder, or of another dimension.
+        ValueError: no weights for that embedder (for a script-routed one: neither an
+            ``en`` model for its latin part nor a ``zh`` model for its cjk part), or of
+            another dimension.
     """
+    parts = parts_of(identity)
+    if parts is not None:
+        return _load_script(identity, parts, dimensions)
     models = _weights().get(ALIASES.get(identity, identity))
     if not models:
         raise ValueError(f"memorize.verbatim_clause_classifier: no weights for the embedder {identity!r} "
@@ -151,12 +171,34 @@ def load(identity: str, dimensions: int) -> dict[str, ClauseModel]:
     return models
 
 
+def _load_script(identity: str, parts: tuple[str, str], dimensions: int) -> dict[str, ClauseModel]:
+    """:func:`load` for a script-routed embedder: ``en`` from the latin part (index 0),
+    ``zh`` from the cjk part (index 1), each on its part's columns."""
+    weights = _weights()
+    wanted = (("en", weights.get(ALIASES.get(parts[0], parts[0]), {}).get("en")),
+              ("zh", weights.get(ALIASES.get(parts[1], parts[1]), {}).get("zh")))
+    sizes = [None if model is None else len(model.w) - STRUCTURAL for _lang, model in wanted]
+    if sizes == [None, None]:
+        raise ValueError(f"memorize.verbatim_clause_classifier: no weights for the parts of {identity!r} "
+                         f"(weights exist for {sorted(weights)})")
+    try:
+        slices = part_slices(identity, dimensions, sizes[0], sizes[1])
+    except ValueError:
+        raise ValueError(f"memorize.verbatim_clause_classifier: weights for the parts of {identity!r} do not "
+                         f"fit {dimensions}-dimensional vectors") from None
+    return {lang: replace(model, columns=(part.start, part.stop), part=n)
+            for n, ((lang, model), part) in enumerate(zip(wanted, slices, strict=True)) if model is not None}
+
+
 def promoted(models: dict[str, ClauseModel], found: Sequence[Candidate], vectors: np.ndarray) -> frozenset[int]:
     """Indices of the candidates ``found`` (one turn's) whose score reaches their
-    language's threshold; ``vectors`` shape ``(len(found), dims)``, in order."""
+    language's threshold; ``vectors`` shape ``(len(found), dims)``, in order. A model of
+    one part of a script-routed embedder scores only the clauses routed to that part."""
     out = set()
     for n, cand in enumerate(found):
         model = models.get(language_of(cand.text))
+        if model is not None and model.part is not None and route(cand.text) != model.part:
+            continue
         if model is not None and float(model.scores(vectors[n:n + 1], cand.features[None, :])[0]) >= model.threshold:
             out.add(cand.index)
     return frozenset(out)

@@ -73,7 +73,7 @@ from gateway.memory.records import MemoryRecord, MemoryType, NewMemory, Scope, T
 from gateway.runtime.text import CJK_CLASS, HAN_CLASS
 
 __all__ = ["CANDIDATES", "MIN_OVERLAP", "MIN_SIMILARITY", "ZH_MIN_CONTAINMENT", "decide", "is_near_duplicate", "merge_near_duplicates",
-           "normalised", "searches_of"]
+           "mostly_chinese", "normalised", "searches_of"]
 
 #: Existing memories compared per new one (the search's best hits).
 CANDIDATES = 5
@@ -149,6 +149,13 @@ def _bigrams(text: str) -> set[str]:
 def _mostly_cjk(text: str) -> bool:
     letters = _STRIP.sub("", text)
     return bool(letters) and 2 * len(_CJK_CHAR.findall(letters)) >= len(letters)
+
+
+def mostly_chinese(text: str) -> bool:
+    """At least half of ``text``'s letters and digits (case folded, contractions expanded)
+    are Han ideographs: :func:`is_near_duplicate` compares two such texts by character
+    bigrams, not by cosine. Linear in ``len(text)``."""
+    return _mostly_cjk(_expanded(text))
 
 
 def is_near_duplicate(new: str, old: str, similarity: float) -> bool:

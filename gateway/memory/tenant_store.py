@@ -65,11 +65,13 @@ from gateway.memory.validation import check_new_memory, check_range, check_text,
 from gateway.runtime.errors import NotFound, UnprocessableInput
 from gateway.runtime.text import CJK_RE
 
-__all__ = ['MAX_PAGE', 'MAX_TEXT_KEYWORDS', 'MIN_CANDIDATES', 'WARM_TEXT', 'TenantMemoryStore', 'recomputed_keywords', 'select_hits']
+__all__ = ['MAX_PAGE', 'MAX_TEXT_KEYWORDS', 'MIN_CANDIDATES', 'WARM_TEXT', 'WARM_TEXTS', 'TenantMemoryStore', 'recomputed_keywords', 'select_hits']
 
 MIN_CANDIDATES = 20
-#: The text :meth:`TenantMemoryStore.warm` embeds.
+#: The texts :meth:`TenantMemoryStore.warm` embeds: one Latin, one CJK, so an embedder
+#: that routes by script (:mod:`gateway.memory.embeddings.script_routed`) runs both parts.
 WARM_TEXT = "What did I tell you about my plans for the weekend?"
+WARM_TEXTS = (WARM_TEXT, "我跟你说过周末有什么打算吗？")
 MAX_PAGE = 1000
 
 
@@ -234,8 +236,8 @@ class TenantMemoryStore:
             await self._repo.remove([record])
 
     async def warm(self) -> None:
-        """Exercise every model the search path uses, once: one embedding by the model
-        itself (past the Redis vector cache, which would answer a text embedded before
+        """Exercise every model the search path uses, once: a Latin and a CJK text
+        (:data:`WARM_TEXTS`) embedded by the model itself (past the Redis vector cache, which would answer a text embedded before
         without running the model) and, with ``memory.calibrate``, the calibration
         (:func:`~gateway.memory.calibration.calibration_for`, ~200 short texts the first
         time). The embedder runs off the event loop (each provider's own threads).
@@ -244,7 +246,7 @@ class TenantMemoryStore:
             gateway.runtime.errors.MemoryUnavailable: the model or Redis failed.
         """
         model = getattr(self._embedder, "inner", self._embedder)  # the CachedEmbedder's model
-        await model.embed_many([WARM_TEXT])
+        await model.embed_many(list(WARM_TEXTS))
         if self._config.calibrate:
             await calibration_for(self._embedder)
 

