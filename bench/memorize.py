@@ -212,7 +212,7 @@ async def run(args: Options) -> dict[str, Any]:
 @click.option("--history", type=int, default=20, show_default=True, help="Messages per request (history resent).")
 @click.option("--provider", default="auto", show_default=True,
               type=click.Choice(["auto", "local", "onnx", "model2vec"]),
-              help="memory.embedding.provider of the bench store (auto: onnx for a new store).")
+              help="memory.embedding.provider of the bench store (auto: by memory.embedding.language for a new store, script by default).")
 @click.option("--json", "json_out", default=None, type=click.Path(dir_okay=False), help="Write results as JSON here.")
 @click.option("--worker", default=None,
               help='memorize.worker settings for the worker runs, as JSON, e.g. \'{"batch": 128}\'.')

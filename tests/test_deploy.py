@@ -261,7 +261,7 @@ def test_the_image_is_python_311_slim_with_the_makefiles_cpu_torch_pin_in_the_bu
     assert docker_pin == make_pin
     builder_runs = " ".join(dockerfile("RUN", "builder"))
     assert "bake_models.py onnx model2vec" in builder_runs and "pip freeze --exclude torch" in builder_runs
-    # the model `language: multilingual` picks for a new store is baked too (no torch at run time)
+    # e5onnx, half of the default `language: mixed` and all of `multilingual`, is baked too (no torch at run time)
     assert re.search(r"bake_models\.py [a-z0-9 ]*\be5onnx\b", builder_runs)
     assert not any("torch" in rest for rest in dockerfile("RUN")), "the runtime stage installs no torch"
     env = image_env()
@@ -515,7 +515,8 @@ def healthcheck(port: int) -> tuple[list[str], dict[str, str]]:
 
 def serve_and_embed(process: subprocess.Popen[bytes], port: int) -> None:
     """Wait (bounded) for /healthz, then: the HEALTHCHECK command passes, /readyz is 200
-    and a memory written through the API is found by a search (the onnx embedder)."""
+    and a memory written through the API is found by a search, an English one and a
+    Chinese one (the default script provider's two parts, onnx and e5onnx)."""
     deadline = time.monotonic() + 120
     with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30,
                       headers={"authorization": "Bearer k-client"}) as client:
@@ -536,6 +537,10 @@ def serve_and_embed(process: subprocess.Popen[bytes], port: int) -> None:
         assert created.status_code == 201, created.text
         hits = client.post("/v1/memories/search", json={"query": "which insects does the user keep?"}).json()
         assert hits["data"][0]["record"]["id"] == created.json()["id"]
+        chinese = client.post("/v1/memories", json={"scope": "profile", "type": "preference", "text": "用户在阳台上种了番茄"})
+        assert chinese.status_code == 201, chinese.text  # the default's CJK part (e5onnx) embeds it
+        hits = client.post("/v1/memories/search", json={"query": "用户种了什么蔬菜？"}).json()
+        assert hits["data"][0]["record"]["id"] == chinese.json()["id"]
 
 
 def test_the_image_command_serves_and_embeds_without_torch_once_the_models_are_baked(tmp_path, redis_url, upstream):
@@ -546,8 +551,8 @@ def test_the_image_command_serves_and_embeds_without_torch_once_the_models_are_b
         sys.path.remove(str(ROOT / "deploy"))
     from gateway.memory.embeddings.derived import cache_root
 
-    (baked,) = bake(("onnx",)).values()  # the builder stage's step (found, or derived once with torch)
-    assert Path(baked).parent == cache_root(None)
+    baked = bake(("onnx", "e5onnx")).values()  # the builder stage's step for the default (found, or derived once with torch)
+    assert {Path(d).parent for d in baked} == {cache_root(None)}
     url = database_url(redis_url, 13)
     redis.Redis.from_url(url).flushdb()
     (tmp_path / "home").mkdir()

@@ -285,7 +285,7 @@ def test_cli_settings_default_the_friend_and_show_what_the_plugins_use(redis_url
     assert changed["friend_id"] == "pal" and changed["overrides"] == {"similarity_threshold": 0.4}
     assert "similarity_threshold" not in changed["in_use"]
     nobody = runner.invoke(main, ["settings", "get", "--config", str(config), "--user", "nobody"])
-    assert nobody.exit_code == 2 and "--friend is required (no config key has user_id 'nobody')" in nobody.output
+    assert nobody.exit_code == 2 and "--friend is required (no key in the config or in Redis has user_id 'nobody')" in nobody.output
 
 class GatedStore(SettingsStore):
     """Reads Redis, then (first read only) waits for ``gate``; counts reads."""

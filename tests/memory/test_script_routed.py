@@ -64,7 +64,8 @@ def test_identity_names_both_parts_and_the_config_picks_it_for_mixed_only():
     assert model_identity("script", "ignored") == SCRIPT_ID == identity(ONNX_ID, E5_ID)
     assert parts_of(SCRIPT_ID) == (ONNX_ID, E5_ID) and parts_of(ONNX_ID) is None
     assert resolve_provider(EmbeddingConfig(language="mixed"), None) == "script"
-    assert resolve_provider(EmbeddingConfig(), None) == "onnx"  # en stays the default
+    assert resolve_provider(EmbeddingConfig(), None) == "script"  # mixed is the default
+    assert resolve_provider(EmbeddingConfig(language="en"), None) == "onnx"
     assert resolve_provider(EmbeddingConfig(language="multilingual"), None) == "e5onnx"
     # an existing store keeps its model whatever the language says, both ways
     assert resolve_provider(EmbeddingConfig(language="mixed"), ONNX_ID) == "onnx"
