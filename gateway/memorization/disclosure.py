@@ -858,7 +858,7 @@ _TIME_ZH = (r"(?:昨天|前天|前两天|前几天|今天|今早|早上|上午|�
 _PERFECTIVE_ZH = re.compile(r"^" + _TIME_ZH + r"*(?:刚刚|刚|才|已经|终于|又|也|还)?[一-鿿]{1,2}(?:了|过)(?:了)?(?=[一-鿿\d])"
                             r"(?!.*[你您])")
 #: Subjectless impersonal verbs (weather, 下雨了): no one's event.
-_IMPERSONAL_ZH = re.compile(r"雨|雪|风|雾|雷|天气|降温|升温|停电|停水|堵车|天黑|天亮|天冷|天热|变天|过年|春节|周末")
+_IMPERSONAL_ZH = re.compile(r"雨|雪|风|雾|雷|天气|降温|升温|停电|停水|堵车|天黑|天亮|天冷|天热|变天|过年|春节")
 #: A change of state told with the sentence-final 了 and no subject ("换平台了", "断奶成功了",
 #: "N3过了", "团团8个月了"): sentence-final 了 marks a currently relevant state, something
 #: that has come to hold (Li & Thompson 1981, ch. 9), and the zero subject of a turn's
@@ -867,8 +867,9 @@ _IMPERSONAL_ZH = re.compile(r"雨|雪|风|雾|雷|天气|降温|升温|停电|�
 #: 了 ("吃饱了", "到家了" and "试了" are replies of the moment, not news); not the
 #: exclamative 太…了 ("太好了"), not an impersonal or calendar predicate (:data:`_IMPERSONAL_ZH`:
 #: "快过年了"), not naming the other side (你 / 您: "辛苦你了"), and not a choice among the
-#: options talked about, a demonstrative (这家 / 那个) or a decision with 就 ("就这家了").
-_CHANGED_ZH = re.compile(r"^(?!就)(?!.*[你您])(?!.*[这那](?:个|家|款|种|样|么|些))(?!.*太[\u4e00-\u9fff]{1,3}了)[\u4e00-\u9fffA-Za-z0-9]{3,}了[啊呀啦哈!！~～\u2600-\u27bf\U0001f300-\U0001faff]*$")
+#: options talked about, a demonstrative (这家 / 那个) or a decision with 就 ("就这家了"); not
+#: 快 / 要…了, the imminent "about to" (Li & Thompson 1981, 6.1: "快到周末了" has not happened).
+_CHANGED_ZH = re.compile(r"^(?!就|快|要)(?!.*[你您])(?!.*[这那](?:个|家|款|种|样|么|些))(?!.*太[\u4e00-\u9fff]{1,3}了)[\u4e00-\u9fffA-Za-z0-9]{3,}了[啊呀啦哈!！~～\u2600-\u27bf\U0001f300-\U0001faff]*$")
 #: An opening clause with no subject led by 在 ("在减肥", "还在喂母乳", "一直在吃药", "在杭州
 #: 上班"): 在 before a verb is the durative aspect, an ongoing activity (Li & Thompson 1981,
 #: 7.2), before a place it locates the subject; either way the zero subject of a turn's
@@ -881,7 +882,7 @@ _PLANNED_ZH = re.compile(r"^" + _FUTURE_TRIP_ZH)
 #: they do (Zhu Dexi 1961 on 的 nominalizations; Li & Thompson 1981, 20.3), "(我是)跑外卖的",
 #: the speaker's occupation in an opening clause (ch. 24). The verbs are those of a trade:
 #: run (a route), do, drive, sell, deliver, teach, repair.
-_TRADE_ZH = re.compile(r"^(?:跑|干|做|开|卖|送|教|修)[\u4e00-\u9fffA-Za-z0-9]{1,8}?的$")
+_TRADE_ZH = re.compile(r"^(?:跑|干|做|开|卖|送|教|修)(?!得)[\u4e00-\u9fffA-Za-z0-9]{1,8}?的$")
 #: A pseudo-cleft with no subject ("快递用的中通", "开的是比亚迪", "养的是布偶"): "what (I)
 #: use / drive / keep is X", the 的 nominalization of a verb of use or keeping as the
 #: topic and the thing as the comment (Li & Thompson 1981, 20.3 on nominalizations; ch. 4
