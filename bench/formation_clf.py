@@ -4,9 +4,7 @@ and does it carry over to splits it was not trained on?
 
 ``python -m bench.formation_clf [--features none,minilm,e5,e5q] [--train all|pool] [--gate KINDS] [--show 2|5|10]
 [--json-out F]``; ``--export F [--exclude SPLIT]`` writes the product's weights instead
-(:func:`export`; ``--exclude``: trained without that split, for a held-out bench run);
-``--add-langs F --langs zh --features e5,none`` adds models for more languages to an
-existing weights file, the others untouched (:func:`add_languages`).
+(:func:`export`; ``--exclude``: trained without that split, for a held-out bench run).
 
 Data: ``bench/assistant/data`` splits dev, heldout, heldout2, heldout3, heldout4, heldout5 only. The
 blind splits (heldout6 and later; files ``*-h6-*`` .. ``*-h9-*``, ``*-h1N-*``) are never opened:
@@ -368,31 +366,6 @@ async def export(path: Path, rows: list[Row], c: float, target: float, cache: Pa
                                        for lang, m in v.items()))
 
 
-async def add_languages(path: Path, rows: list[Row], c: float, target: float, cache: Path, langs: tuple[str, ...],
-                        features: tuple[str, ...]) -> None:
-    """Add (or replace) the models of ``langs`` in the weights JSON at ``path``, for the
-    embedders of ``features`` (``e5``: multilingual-e5-small, ``none``: the structural
-    model), trained on every open split (:data:`SPLITS`); every other model is written back
-    as it was (the same numbers, the same text), and each added model records its splits."""
-    from gateway.memory.embeddings import model_identity
-
-    doc = json.loads(path.read_text(encoding="utf-8"))  # noqa: ASYNC240 (a study script, once)
-    struct_x = structural_rows(rows)
-    for feature in features:
-        if feature == "none":
-            key, x = "structural", struct_x
-        else:
-            provider, name = IDENTITIES[feature]
-            key = model_identity(provider, name)
-            x = np.hstack([await embed([r.text for r in rows], feature, cache), struct_x])
-        for lang in langs:
-            model = export_model(rows, x, lang, c, target)
-            model["trained_on"]["splits"] = list(SPLITS)
-            doc["models"].setdefault(key, {})[lang] = model
-            print(f"{path}: {key} {lang} threshold {model['threshold']}")
-    path.write_text(json.dumps(doc, separators=(",", ":")) + "\n", encoding="utf-8")  # noqa: ASYNC240
-
-
 def export_structural(path: Path, rows: list[Row], c: float, target: float, langs: tuple[str, ...] = ("en",)) -> None:
     """Add the model on the ten structural features alone (no sentence vector: the same for
     every embedder) to the weights JSON at ``path``, under the key ``structural``; the
@@ -409,10 +382,6 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     rows, facts = build(users)
     if args.export_structural:
         export_structural(Path(args.export_structural), rows, args.c, args.junk)
-        return {}
-    if args.add_langs:
-        await add_languages(Path(args.add_langs), rows, args.c, args.junk, Path(args.cache), tuple(args.langs.split(",")),
-                            tuple(args.features.split(",")))
         return {}
     if args.export:
         await export(Path(args.export), rows, args.c, args.junk, Path(args.cache), args.exclude,
@@ -457,8 +426,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--export-langs", action="store_true", help="--export: models for --langs (default: en only)")
     parser.add_argument("--export-structural", help="add the structural-features-only model (no sentence vector) "
                         "under the key 'structural' to this existing weights JSON")
-    parser.add_argument("--add-langs", help="add the models of --langs for --features (e5, none) to this existing "
-                        "weights JSON, every other model left byte for byte")
     parser.add_argument("--exclude", choices=SPLITS, help="--export: leave this split out (a held-out bench run)")
     parser.add_argument("--junk", type=float, default=0.02, help="--export: junk target of the thresholds")
     args = parser.parse_args(argv)
