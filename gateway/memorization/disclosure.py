@@ -17,7 +17,8 @@ nested quantifiers, one pass over the clauses):
    ("head of platform now — can u help me..."), before "and" that starts a clause of
    its own (a noun phrase and a finite verb: "We live in Tucson and the grandkids are
    visiting"), at a space between two Chinese
-   characters (typed instead of a comma: "车卖了 现在坐地铁"), and before "but / so / and
+   characters (typed instead of a comma: "车卖了 现在坐地铁") or after a Latin word glued to a
+   Chinese character ("主要写java 老板想..."; not "我用 Python 写", spaced Latin words), and before "but / so / and
    then" and 但是 / 所以 / 不过 / 可是. A clause remembers whether its sentence ended in a question mark
    (only the sentence's last clause is the question: "I'm vegetarian, what can I cook?").
 2. **What each clause is** (:func:`clause_kind`), first match wins:
@@ -47,7 +48,15 @@ nested quantifiers, one pass over the clauses):
    a bare "Mom" / "Grandpa" leading the clause, or 我<家人> anywhere, or "As a nurse"
    / 作为一名护士; a Chinese clause without a subject but with a durable cue, "在上海工作",
    "血压有点高", "闺女考上了" (the user's body, people, possessions, job), is the user's
-   too: Chinese drops the subject); anything else is ``other``.
+   too: Chinese drops the subject); so is a Chinese clause with no subject that opens the
+   turn (nothing but small talk before it: the zero subject is the speaker, Li & Thompson
+   1981, ch. 24) and tells a change with the sentence-final 了 ("换平台了", "团团8个月了"), an
+   ongoing activity with 在 ("还在喂母乳"), a trip planned for a coming time ("下个月去新加坡
+   开会"), a trade ("跑外卖的") or a pseudo-cleft ("快递用的中通"), and any Chinese clause
+   in a slot's own words ("二战考研") or naming a disease by its -炎 ("手腕腱鞘炎"); a bare
+   number ("43") is ``other`` (an answer), 还是 before a negation is "still" ("还是没好"),
+   not an alternative question, and an estimate with 吧 ("一百来个吧") asks nothing;
+   anything else is ``other``.
 3. **The memory** (:func:`analyse`): the disclosure clauses, and with them the turn's
    ``other`` clauses that are statements (a finite verb: "It felt welcoming; I want to
    study counseling next"), joined in their order with the separator they had. A clause that starts with he / she / they / 他 / 她 / 它 keeps
