@@ -123,7 +123,7 @@ from gateway.runtime.text import HAN_RE
 
 __all__ = [
     "CHANGE", "CHRONIC", "DURABLE_EN", "DURABLE_ZH", "HEALTH", "MOMENT", "ONE_OFF_ACTIVITY", "ONE_OFF_TIME", "STATE", "Analysis", "Clause",
-    "ClauseKind", "about_someone", "analyse", "clause_kind", "clauses", "is_episode", "keeps_other_fact", "keeps_partner", "same_slot",
+    "ClauseKind", "about_someone", "analyse", "clause_kind", "clauses", "elided_reply", "is_episode", "keeps_other_fact", "keeps_partner", "same_slot",
     "slot_of", "slots_of",
 ]
 
@@ -991,6 +991,26 @@ def clause_kind(clause: Clause, first: bool = False, after_statement: bool = Fal
     if _PRONOUN_EN.search(core) and not first:
         return "disclosure"  # "..., she loves gardening": its antecedent is kept with it
     return "other"
+
+
+#: A Chinese clause that names who or what it is about at its start: the speaker, the other
+#: side, a pronoun or someone of the user's.
+_NAMES_ITS_SUBJECT_ZH = re.compile(r"^(?:我|咱|俺|你|您|他|她|它)|^" + _PEOPLE_ZH)
+
+
+def elided_reply(text: str) -> bool:
+    """``text`` is a Chinese reply whose first clause that says something (not small talk nor
+    talk about the conversation) names no subject of its own ("基本不吃
+    或者一个面包", "雅迪的 跑了两年了"): what it is about is what the other side just asked
+    ("你平时早饭一般吃什么？"), left out because the question supplies it (a zero pronoun
+    takes its referent from the discourse before it, Li & Thompson 1981, ch. 24), so the
+    reply needs the question to be understood. Linear in ``len(text)``."""
+    found = analyse(text)
+    said = [c for c, k in zip(clauses(text), found.kinds, strict=True) if k not in ("small_talk", "meta")]
+    if not said or not _CJK.search(said[0].text):
+        return False
+    core = _core_zh(said[0].text) or said[0].text
+    return not (_NAMES_ITS_SUBJECT_ZH.search(core) or _MY_SOMEONE_ZH.search(core) or _NAMED_PERSON.search(core))
 
 
 def slot_of(text: str) -> str | None:

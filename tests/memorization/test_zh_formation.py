@@ -94,3 +94,27 @@ def test_a_bare_number_or_an_estimate_keeps_the_question_it_answers(question: st
 
 def test_a_question_closed_by_ba_without_a_number_still_asks():
     assert clause_kind(Clause("应该没事吧", "", False)) == "question"
+
+
+@pytest.mark.parametrize(("question", "answer", "memory"), [
+    # the reply names no subject: what it is about is what was asked (object and topic left out)
+    ("你午饭一般吃什么？", "基本不吃 偶尔一个苹果", "你午饭一般吃什么？ — 基本不吃，偶尔一个苹果"),
+    ("你开的是什么车？", "大众的 开了五年了", "你开的是什么车？ — 大众的，开了五年了"),
+])
+def test_a_chinese_reply_without_its_subject_keeps_the_question(question: str, answer: str, memory: str):
+    plan = verbatim_plan(_job(("user", answer), context=f"好的。{question}"), [answer], ["user"], skip_small_talk=True,
+                         profile=True, formation="disclosure")
+    (op,) = plan.ops
+    assert op.memory is not None and op.memory.text == memory
+    assert op.memory.metadata["confirmed"]["question"] == question
+
+
+@pytest.mark.parametrize(("context", "answer"), [
+    ("好的。你平时早饭一般吃什么？", "我基本不吃早饭"),  # it names its subject: it stands on its own
+    ("需要我帮你列个清单吗？", "基本不吃 偶尔一个苹果"),  # an offer, no question about the user
+    ("在的，有什么可以帮你的？", "血压有点高 晚饭怎么吃比较好"),  # an offer of help, not a question about the user
+])
+def test_a_reply_that_names_its_subject_or_follows_an_offer_stands_alone(context: str, answer: str):
+    plan = verbatim_plan(_job(("user", answer), context=context), [answer], ["user"], skip_small_talk=True,
+                         profile=True, formation="disclosure")
+    assert [op.memory.text for op in plan.ops if op.memory] == [m.text for m in analyse(answer).memories]
