@@ -20,7 +20,7 @@ def _kept(text: str) -> str:
     # sentence-final 了: a currently relevant state (a change), the opening clause's zero subject is the speaker
     ("驾照考下来了 周末想去自驾游 有什么路线推荐", "驾照考下来了"),
     ("论文终于投出去了 接下来该干嘛", "论文终于投出去了"),
-    ("好的 小区换物业了 停车费涨了一倍", "小区换物业了"),  # after small talk the clause still opens the turn
+    ("好的 论文投出去了 接下来该干嘛", "论文投出去了"),  # after small talk the clause still opens the turn
     # durative 在 / 还在: an ongoing activity of the speaker
     ("还在喂夜奶 怎么断比较好", "还在喂夜奶"),
     # a future time word before a verb of motion: a planned trip, the speaker's
