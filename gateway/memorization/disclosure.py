@@ -13,7 +13,8 @@ nested quantifiers, one pass over the clauses):
 
 1. **Clauses** (:func:`clauses`): sentences end at ``. ! ? 。 ！ ？ ; ； … ～`` and line
    breaks ("Went vegan last month… any swap for my omelette?" is a statement, then a
-   question); a sentence is cut at commas and colons (``, ，、 :``), at a dash before a request
+   question; not a decimal point, "1.4"); a sentence is cut at commas and colons (``, ，、 :``;
+   not a time of day, "8:15"), at a dash before a request
    ("head of platform now — can u help me..."), before "and" that starts a clause of
    its own (a noun phrase and a finite verb: "We live in Tucson and the grandkids are
    visiting"), at a space between two Chinese
@@ -132,14 +133,16 @@ ClauseKind = Literal["disclosure", "question", "request", "small_talk", "meta", 
 #: Longest text analysed (characters); a turn is cut to this first (work stays bounded).
 MAX_CHARS = 4000
 
-_SENTENCE = re.compile(r"[^.!?。！？;；…～\n]+[.!?。！？;；…～\n]*")
+#: A sentence: up to its end mark; a full stop between digits is a decimal point ("a 35
+#: 1.4 lens", "3.5 miles"), not an end.
+_SENTENCE = re.compile(r"(?:[^.!?。！？;；…～\n]|(?<=\d)\.(?=\d))+[.!?。！？;；…～\n]*")
 #: People after whom a run-on sentence goes on with a pronoun subject and no comma ("a
 #: present for my mum shes turning 50", "for my twins Mateo and Lucia they're turning 4"
 #: cut before "she" / "they": a comma splice without the comma, Quirk et al. 1985, 13.4n on
 #: run-on sentences) and names after them are cut the same way by :data:`_CLAUSE_CUT`.
 _RUN_ON_PEOPLE = ("mum", "mom", "mother", "dad", "father", "wife", "husband", "partner", "son", "daughter", "kid", "kids",
                   "boy", "girl", "twins", "sister", "brother", "grandma", "grandpa", "baby", "toddler", "dog", "cat", "puppy")
-_CLAUSE_CUT = re.compile(r"\s*[,，、:：]\s*|\s+(?=and\s+(?:the|my|our|his|her|their)\s+(?:[\w'-]+\s+){0,2}?"
+_CLAUSE_CUT = re.compile(r"\s*(?:[,，、：]|(?<!\d):|:(?!\d))\s*|\s+(?=and\s+(?:the|my|our|his|her|their)\s+(?:[\w'-]+\s+){0,2}?"
                          r"(?:is|are|was|were|has|have|had|will|keeps?|gets?)\b)|\s*[—–]\s*(?=(?:can|could|would|will|what|how|please|pls|any|anything|help|is\s+there)\b)|(?<=[\u3400-\u9fff])\s+(?=[\u3400-\u9fff])|(?P<mixed>(?<=[A-Za-z0-9])\s+(?=[\u3400-\u9fff]))|\s+(?=(?:but|so|and\s+then|and\s+(?:can|could|what|how|please|i'd\s+like))\b)"
                          r"|(?=但是|所以|不过|可是)"
                          r"|\s+(?=(?:since|because|cause|cuz|coz|given\s+that|now\s+that|seeing\s+as)\s+(?:i|i'm|im|i've|ive|my|we|we're|our)\b)"
