@@ -1128,10 +1128,11 @@ def analyse(text: str, promote: Collection[int] = ()) -> Analysis:
 def _analyse(text: str, promote: frozenset[int]) -> Analysis:
     parts = clauses(text)
     found: list[ClauseKind] = []
+    opening = True  # nothing but small talk or talk about the conversation so far in the turn
     for i, c in enumerate(parts):
         after = i > 0 and parts[i - 1].sentence == c.sentence and found[-1] == "other" and _third_person_statement(parts[i - 1].text)
-        opening = all(k in ("small_talk", "meta") for k in found)  # nothing said before it in the turn
         found.append("disclosure" if i in promote else clause_kind(c, i == 0, after, opening))
+        opening = opening and found[-1] in ("small_talk", "meta")
     kinds = tuple(found)
     kept: list[int] = []
     told = "disclosure" in kinds
