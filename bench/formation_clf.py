@@ -6,9 +6,9 @@ and does it carry over to splits it was not trained on?
 [--json-out F]``; ``--export F [--exclude SPLIT]`` writes the product's weights instead
 (:func:`export`; ``--exclude``: trained without that split, for a held-out bench run).
 
-Data: ``bench/assistant/data`` splits dev, heldout, heldout2, heldout3, heldout5 only. The
-blind splits (heldout4, heldout6, heldout7; files ``*-h4-*``, ``*-h6-*``, ``*-h7-*``) are
-never opened: files are picked by name, and every loaded user's split is checked.
+Data: ``bench/assistant/data`` splits dev, heldout, heldout2, heldout3, heldout4, heldout5 only. The
+blind splits (heldout6 and later; files ``*-h6-*`` .. ``*-h9-*``, ``*-h1N-*``) are never opened:
+files are picked by name, and every loaded user's split is checked.
 
 Clauses and weak labels: every user turn is cut by :func:`~gateway.memorization.disclosure.clauses`.
 A clause is *positive* when it contains (case-insensitively) a key string of a fact of its
@@ -26,7 +26,7 @@ the rules' clause kind (one-hot of :data:`~gateway.memorization.disclosure.Claus
 the clause's question mark, whether the turn has a disclosure, log length, first-person
 word present. Model: L2 logistic regression (scikit-learn), one per language.
 
-Evaluation, leave-one-split-out among the five, English and Chinese separately: for the
+Evaluation, leave-one-split-out among the six, English and Chinese separately: for the
 held-out split, of the gold-fact clauses the rules do not keep, how many the classifier adds
 (score >= threshold) and how many facts become formed (all keys in the kept text), against
 the junk it adds: negative clauses the rules do not keep that the classifier keeps, as a
@@ -55,11 +55,11 @@ import numpy as np
 
 from bench.assistant.dataset import DATA_DIR, User, load_users
 from gateway.memorization.clause_classifier import CANDIDATE_KINDS, KINDS, STRUCTURAL, structural
-from gateway.memorization.disclosure import analyse, clause_kind, clauses
+from gateway.memorization.disclosure import analyse, clauses
 from gateway.memorization.salience import is_affirmation, proposition
 
-SPLITS = ("dev", "heldout", "heldout2", "heldout3", "heldout5")
-BLIND_FILES = re.compile(r"-h[46789]-")
+SPLITS = ("dev", "heldout", "heldout2", "heldout3", "heldout4", "heldout5")
+BLIND_FILES = re.compile(r"-h([6-9]|1\d)-")
 JUNK_TARGETS = (0.02, 0.05, 0.10)
 ANSWER_CHARS = 120  # gateway.memorization.verbatim.ANSWER_CHARS
 
@@ -96,7 +96,7 @@ class FactRow:
 
 
 def allowed_users() -> list[User]:
-    """The five open splits' users; blind files are skipped by name, unopened."""
+    """The six open splits' users; blind files are skipped by name, unopened."""
     paths = [p for p in sorted(DATA_DIR.glob("*.json")) if not BLIND_FILES.search(p.name)]
     users = load_users(paths)
     bad = [u.user for u in users if u.split not in SPLITS]
@@ -136,7 +136,7 @@ def build(users: list[User]) -> tuple[list[Row], list[FactRow]]:
             before: str | None = None
             for turn in session.turns:
                 parts = clauses(turn.user)
-                kinds = [clause_kind(c, i == 0) for i, c in enumerate(parts)]
+                kinds = list(analyse(turn.user).kinds)  # the product's kinds (clause_classifier.candidates)
                 told = "disclosure" in kinds
                 kept, question = rule_kept(turn.user, before)
                 before = turn.assistant

@@ -13,11 +13,13 @@ nested quantifiers, one pass over the clauses):
 
 1. **Clauses** (:func:`clauses`): sentences end at ``. ! ? 。 ！ ？ ; ； … ～`` and line
    breaks ("Went vegan last month… any swap for my omelette?" is a statement, then a
-   question); a sentence is cut at commas and colons (``, ，、 :``), at a dash before a request
+   question; not a decimal point, "1.4"); a sentence is cut at commas and colons (``, ，、 :``;
+   not a time of day, "8:15"), at a dash before a request
    ("head of platform now — can u help me..."), before "and" that starts a clause of
    its own (a noun phrase and a finite verb: "We live in Tucson and the grandkids are
    visiting"), at a space between two Chinese
-   characters (typed instead of a comma: "车卖了 现在坐地铁"), and before "but / so / and
+   characters (typed instead of a comma: "车卖了 现在坐地铁") or after a Latin word glued to a
+   Chinese character ("主要写java 老板想..."; not "我用 Python 写", spaced Latin words), and before "but / so / and
    then" and 但是 / 所以 / 不过 / 可是. A clause remembers whether its sentence ended in a question mark
    (only the sentence's last clause is the question: "I'm vegetarian, what can I cook?").
 2. **What each clause is** (:func:`clause_kind`), first match wins:
@@ -47,7 +49,15 @@ nested quantifiers, one pass over the clauses):
    a bare "Mom" / "Grandpa" leading the clause, or 我<家人> anywhere, or "As a nurse"
    / 作为一名护士; a Chinese clause without a subject but with a durable cue, "在上海工作",
    "血压有点高", "闺女考上了" (the user's body, people, possessions, job), is the user's
-   too: Chinese drops the subject); anything else is ``other``.
+   too: Chinese drops the subject); so is a Chinese clause with no subject that opens the
+   turn (nothing but small talk before it: the zero subject is the speaker, Li & Thompson
+   1981, ch. 24) and tells a change with the sentence-final 了 ("换平台了", "团团8个月了"), an
+   ongoing activity with 在 ("还在喂母乳"), a trip planned for a coming time ("下个月去新加坡
+   开会"), a trade ("跑外卖的") or a pseudo-cleft ("快递用的中通"), and any Chinese clause
+   in a slot's own words ("二战考研") or naming a disease by its -炎 ("手腕腱鞘炎"); a bare
+   number ("43") is ``other`` (an answer), 还是 before a negation is "still" ("还是没好"),
+   not an alternative question, and an estimate with 吧 ("一百来个吧") asks nothing;
+   anything else is ``other``.
 3. **The memory** (:func:`analyse`): the disclosure clauses, and with them the turn's
    ``other`` clauses that are statements (a finite verb: "It felt welcoming; I want to
    study counseling next"), joined in their order with the separator they had. A clause that starts with he / she / they / 他 / 她 / 它 keeps
@@ -114,7 +124,7 @@ from gateway.runtime.text import HAN_RE
 
 __all__ = [
     "CHANGE", "CHRONIC", "DURABLE_EN", "DURABLE_ZH", "HEALTH", "MOMENT", "ONE_OFF_ACTIVITY", "ONE_OFF_TIME", "STATE", "Analysis", "Clause",
-    "ClauseKind", "about_someone", "analyse", "clause_kind", "clauses", "is_episode", "keeps_other_fact", "keeps_partner", "same_slot",
+    "ClauseKind", "about_someone", "analyse", "clause_kind", "clauses", "elided_reply", "is_episode", "keeps_other_fact", "keeps_partner", "same_slot",
     "slot_of", "slots_of",
 ]
 
@@ -123,15 +133,17 @@ ClauseKind = Literal["disclosure", "question", "request", "small_talk", "meta", 
 #: Longest text analysed (characters); a turn is cut to this first (work stays bounded).
 MAX_CHARS = 4000
 
-_SENTENCE = re.compile(r"[^.!?。！？;；…～\n]+[.!?。！？;；…～\n]*")
+#: A sentence: up to its end mark; a full stop between digits is a decimal point ("a 35
+#: 1.4 lens", "3.5 miles"), not an end.
+_SENTENCE = re.compile(r"(?:[^.!?。！？;；…～\n]|(?<=\d)\.(?=\d))+[.!?。！？;；…～\n]*")
 #: People after whom a run-on sentence goes on with a pronoun subject and no comma ("a
 #: present for my mum shes turning 50", "for my twins Mateo and Lucia they're turning 4"
 #: cut before "she" / "they": a comma splice without the comma, Quirk et al. 1985, 13.4n on
 #: run-on sentences) and names after them are cut the same way by :data:`_CLAUSE_CUT`.
 _RUN_ON_PEOPLE = ("mum", "mom", "mother", "dad", "father", "wife", "husband", "partner", "son", "daughter", "kid", "kids",
                   "boy", "girl", "twins", "sister", "brother", "grandma", "grandpa", "baby", "toddler", "dog", "cat", "puppy")
-_CLAUSE_CUT = re.compile(r"\s*[,，、:：]\s*|\s+(?=and\s+(?:the|my|our|his|her|their)\s+(?:[\w'-]+\s+){0,2}?"
-                         r"(?:is|are|was|were|has|have|had|will|keeps?|gets?)\b)|\s*[—–]\s*(?=(?:can|could|would|will|what|how|please|pls|any|anything|help|is\s+there)\b)|(?<=[\u3400-\u9fff])\s+(?=[\u3400-\u9fff])|\s+(?=(?:but|so|and\s+then|and\s+(?:can|could|what|how|please|i'd\s+like))\b)"
+_CLAUSE_CUT = re.compile(r"\s*(?:[,，、：]|(?<!\d):|:(?!\d))\s*|\s+(?=and\s+(?:the|my|our|his|her|their)\s+(?:[\w'-]+\s+){0,2}?"
+                         r"(?:is|are|was|were|has|have|had|will|keeps?|gets?)\b)|\s*[—–]\s*(?=(?:can|could|would|will|what|how|please|pls|any|anything|help|is\s+there)\b)|(?<=[\u3400-\u9fff])\s+(?=[\u3400-\u9fff])|(?P<mixed>(?<=[A-Za-z0-9])\s+(?=[\u3400-\u9fff]))|\s+(?=(?:but|so|and\s+then|and\s+(?:can|could|what|how|please|i'd\s+like))\b)"
                          r"|(?=但是|所以|不过|可是)"
                          r"|\s+(?=(?:since|because|cause|cuz|coz|given\s+that|now\s+that|seeing\s+as)\s+(?:i|i'm|im|i've|ive|my|we|we're|our)\b)"
                          r"|(?<=[\u3400-\u9fff])(?=因为我|既然我|反正我|由于我)"
@@ -285,6 +297,12 @@ _DEICTIC_ZH = re.compile(r"^(?:这|那)(?:个|样|些|种)?(?:也|就|都|还|�
 _NAMES_USER = re.compile(r"\b(?:i|i'm|i've|i'd|my|our|we|we're|me|mine)\b|我|咱|俺", re.IGNORECASE)
 
 _QUESTION_END_ZH = re.compile(r"(?:吗|呢|么|嘛|没有|不|吧)[。！!～~…\s]*$")
+#: An estimate closed by 吧 ("一百来个吧", "两年多吧", "大概三次吧"): a numeral phrase (a
+#: numeral, an approximation 来 / 多 / 左右, a measure word) with 吧, the particle that
+#: softens an assertion and solicits agreement (Li & Thompson 1981, 7.2 on 吧): an uncertain
+#: answer, not a question (吧 after a question word still asks: "几个吧" has none here).
+_ESTIMATE_ZH = re.compile(r"^(?:大概|差不多|应该|可能|估计|也就|大约)?(?:[一二三四五六七八九十两百千万\d]+)(?:来|多)?"
+                          r"[\u4e00-\u9fff]{0,2}?(?:多|左右)?吧[。！!～~…\s]*$")
 _QUESTION_WORD_ZH = re.compile(r"什么(?!都|也)|(?<![没])啥(?!都|也|的)|干[嘛吗]|怎么|怎样|咋|如何|哪|为什么|为啥|(?<![前这那好十])几[个点天岁号次种本]|多少|能不能|可不可以|可以不可以|"
                                r"有没有|是不是|要不要|该不该|好不好|行不行|会不会|用不用|需不需要|是否")
 #: A Chinese request: a clause opening with a polite or imperative lead or a verb of the
@@ -293,7 +311,7 @@ _QUESTION_WORD_ZH = re.compile(r"什么(?!都|也)|(?<![没])啥(?!都|也|的)|
 #: something that happened (Li & Thompson 1981, ch. 6: 了 marks a bounded, realized event;
 #: an imperative is unrealized): "查出来有猫癣" (it was found to have ringworm) is no ask.
 #: (算了, "forget it", and 出了…, an episode, stay where they were.)
-_REQUEST_ZH = re.compile(r"^(?:请|麻烦|帮我|帮忙|给我|替我|你能|你可以|你帮|能不能|可以帮|可不可以|告诉我|推荐|建议|"
+_REQUEST_ZH = re.compile(r"^(?:请|求(?!婚|职|学|医)|麻烦|帮我|帮忙|给我|替我|你能|你可以|你帮|能不能|可以帮|可不可以|告诉我|推荐|建议|"
                          r"写(?![了过])|列(?![了过])|讲(?![了过])|说说|"
                          r"介绍|解释|翻译|总结|查(?![出到了过])|算|比较|分析|设计|规划|安排|整理|来(?![了过])|出|"
                          r"做个|做一|生成)"
@@ -328,7 +346,7 @@ DURABLE_EN = re.compile(
 )
 #: Lasting topics (Chinese).
 DURABLE_ZH = re.compile(
-    _PEOPLE_ZH + r"|过敏|不耐受|糖尿病|哮喘|高血压|血压|血糖|血脂|胆固醇|痛风|颈椎|腰椎|腰|膝盖|腿|肩|脖子|嗓子|胃|牙|矫正|视力|体重|湿疹|鼻炎|失眠|抑郁|焦虑|怀孕|确诊|诊断|病|药|手术|受伤|近视|眼镜|"
+    _PEOPLE_ZH + r"|炎(?!热)|过敏|不耐受|糖尿病|哮喘|高血压|血压|血糖|血脂|胆固醇|痛风|颈椎|腰椎|腰|膝盖|腿|肩|脖子|嗓子|胃|牙|矫正|视力|体重|湿疹|鼻炎|失眠|抑郁|焦虑|怀孕|确诊|诊断|病|药|手术|受伤|近视|眼镜|"
     r"怀上|素|吃肉|不吃|不能吃|不喝|戒|忌口|清真|辣|咖啡|茶|酒|烟|海鲜|花生|坚果|鸡蛋|牛奶|乳糖|麸质|"
     r"住|搬|老家|家乡|出生|长大|城市|小区|房子|公寓|租|宿舍|"
     r"工作|上班|公司|职业|工程师|程序员|老师|护士|医生|经理|设计师|律师|会计|销售|客服|厨师|司机|编辑|记者|公务员|"
@@ -388,11 +406,17 @@ MOMENT = re.compile(
     re.IGNORECASE,
 )
 _CJK = HAN_RE
+#: A trip or move planned for a coming time, with no subject ("下个月去新加坡开会", "月底回
+#: 老家"): Chinese has no tense; a future time word before a bare verb of motion states a
+#: scheduled event (Li & Thompson 1981, 6.1 on time words and aspect), the speaker's in an
+#: opening clause (ch. 24). A plan (:data:`_PLAN`): durable until it happens.
+_FUTURE_TRIP_ZH = (r"(?:下个?月|下周末?|下个?星期|下个?礼拜|明年|明天|后天|月底|年底|月初|过两天|过几天|这周末|暑假|寒假)"
+                   r"[\u4e00-\u9fff]{0,3}?(?:要|准备|打算|得)?(?:去|回|飞|搬)(?![了过])")
 #: A plan of the user's ("We're going to Japan in April", "报了十月份的全马"): it holds
 #: until it happens, so every friend should know it (profile), with its date.
 _PLAN = re.compile(r"\b(?:i'm|i\s+am|we're|we\s+are)\s+(?:going|flying|heading|travel(?:l)?ing|moving|getting)\s+(?:to|married)\b"
                    r"|\b(?:planning|plan)\s+(?:to|a|on)\b|\bsigned\s+up\s+for\b|\bregistered\s+for\b|\btraining\s+for\b"
-                   r"|\bbooked\s+(?:a|our|my|the)\b|打算|计划|准备(?!好)|报了|报名|要去", re.IGNORECASE)
+                   r"|\bbooked\s+(?:a|our|my|the)\b|打算|计划|准备(?!好)|报了|报名|要去|" + _FUTURE_TRIP_ZH, re.IGNORECASE)
 #: A lasting condition of the body (seed 002 §3.2 counts health among the user's basic
 #: attributes): an allergy, an intolerance, a diagnosis. Found out on a day ("ate mango
 #: the other day and found out I'm allergic", "前几天吃了芒果才知道自己芒果过敏") it still
@@ -420,7 +444,7 @@ HEALTH = re.compile(
     r"blood\s+pressure|cholesterol|insomnia|ibs|crohn'?s|eczema|anemi\w*|anaemi\w*|pregnan\w*|"
     r"(?:bad|weak|sore|injured|dodgy)\s+(?:knees?|back|hips?|shoulders?|ankles?|wrists?)|plantar\s+fasciitis|"
     r"back\s+pain|knee\s+pain|herniated|sciatica|medication)\b"
-    r"|过敏|不耐受|糖尿病|血糖|血压|高血压|血脂|胆固醇|痛风|哮喘|湿疹|鼻炎|失眠|贫血|腰椎|颈椎|膝盖|关节|胃病|胃不好|怀孕|怀上|"
+    r"|过敏|不耐受|糖尿病|血糖|血压|高血压|血脂|胆固醇|痛风|哮喘|湿疹|[\u4e00-\u9fff]{1,3}炎(?!热)|失眠|贫血|腰椎|颈椎|膝盖|关节|胃病|胃不好|怀孕|怀上|"
     r"吃药|服药", re.IGNORECASE)
 #: A diagnosed or chronic condition among :data:`HEALTH` (an allergy, diabetes, high blood
 #: pressure, gout, 过敏, 高血压, 痛风): ``attribute: condition``, which the profile pick
@@ -436,6 +460,8 @@ _MIRATIVE_EN = re.compile(r"^(?:(?:also|and|so|oh|btw|well)\s+)*(?:(?:it\s+)?tur
                           r"found\s+out|(?:i\s+)?(?:just\s+)?learned|(?:i\s+)?(?:just\s+)?realized|guess\s+what)\b[\s,:]*(?:that\s+)?",
                           re.IGNORECASE)
 _LATIN_WORD = re.compile(r"[A-Za-z0-9']+")
+#: A bare number ("43", "3.5"): a quantity, which answers a how-many question.
+_NUMERAL = re.compile(r"\d+(?:[.,]\d+)?")
 _VERB_EN = re.compile(r"\b(?:is|are|was|were|be|been|being|has|have|had|does|did|do|feels?|felt|looks?|seems?|got|gets|went|goes|"
                       r"made|makes|said|says|loves?|likes?|hates?|wants?|needs?|works?|lives?|can|could|will|would|"
                       r"\w+ed|\w+'s|\w+'re)\b", re.IGNORECASE)
@@ -716,6 +742,8 @@ def clauses(text: str) -> list[Clause]:
         for cut in _CLAUSE_CUT.finditer(body):
             if cut.start() == cut.end() == start:
                 continue
+            if cut.group("mixed") and not _after_han_run(body, cut.start()):
+                continue  # "我用 Python 写爬虫": spaces around a Latin word, no cut
             pieces.append((body[start:cut.start()], cut.group()))
             start = cut.end()
         pieces.append((body[start:], end))
@@ -723,6 +751,16 @@ def clauses(text: str) -> list[Clause]:
         for i, (piece, sep) in enumerate(pieces):
             out.append(Clause(piece, sep, asked and i == len(pieces) - 1, number))
     return out
+
+
+def _after_han_run(body: str, end: int) -> bool:
+    """The Latin/digit run that ends at ``end`` in ``body`` follows a CJK character with no
+    space ("主要写java 老板..."): the writer puts no space around Latin words, so the space
+    after it is a typed comma, as between two CJK characters. Scans only that run."""
+    start = end
+    while start > 0 and body[start - 1].isascii() and body[start - 1].isalnum():
+        start -= 1
+    return start > 0 and bool(_CJK.match(body[start - 1]))
 
 
 def _core_en(text: str) -> str:
@@ -832,21 +870,57 @@ _TIME_ZH = (r"(?:昨天|前天|前两天|前几天|今天|今早|早上|上午|�
 _PERFECTIVE_ZH = re.compile(r"^" + _TIME_ZH + r"*(?:刚刚|刚|才|已经|终于|又|也|还)?[一-鿿]{1,2}(?:了|过)(?:了)?(?=[一-鿿\d])"
                             r"(?!.*[你您])")
 #: Subjectless impersonal verbs (weather, 下雨了): no one's event.
-_IMPERSONAL_ZH = re.compile(r"雨|雪|风|雾|雷|天气|降温|升温|停电|停水|堵车")
+_IMPERSONAL_ZH = re.compile(r"雨|雪|风|雾|雷|天气|降温|升温|停电|停水|堵车|天黑|天亮|天冷|天热|变天|过年|春节")
+#: A change of state told with the sentence-final 了 and no subject ("换平台了", "断奶成功了",
+#: "N3过了", "团团8个月了"): sentence-final 了 marks a currently relevant state, something
+#: that has come to hold (Li & Thompson 1981, ch. 9), and the zero subject of a turn's
+#: opening clause is the speaker or what the speaker names as the topic (Li & Thompson
+#: 1981, ch. 24 on zero pronouns; ch. 4 on topic-comment). At least three characters before
+#: 了 ("吃饱了", "到家了" and "试了" are replies of the moment, not news); not the
+#: exclamative 太…了 ("太好了"), not an impersonal or calendar predicate (:data:`_IMPERSONAL_ZH`:
+#: "快过年了"), not naming the other side (你 / 您: "辛苦你了"), and not a choice among the
+#: options talked about, a demonstrative (这家 / 那个) or a decision with 就 ("就这家了"); not
+#: 快 / 要…了, the imminent "about to" (Li & Thompson 1981, 6.1: "快到周末了" has not happened).
+_CHANGED_ZH = re.compile(r"^(?!就|快|要)(?!.*[你您])(?!.*[这那](?:个|家|款|种|样|么|些))(?!.*太[\u4e00-\u9fff]{1,3}了)[\u4e00-\u9fffA-Za-z0-9]{3,}了[啊呀啦哈!！~～\u2600-\u27bf\U0001f300-\U0001faff]*$")
+#: An opening clause with no subject led by 在 ("在减肥", "还在喂母乳", "一直在吃药", "在杭州
+#: 上班"): 在 before a verb is the durative aspect, an ongoing activity (Li & Thompson 1981,
+#: 7.2), before a place it locates the subject; either way the zero subject of a turn's
+#: opening clause is the speaker's (ch. 24). Not "在吗" / "在不在" (greetings) nor a
+#: demonstrative or question word after 在.
+_ONGOING_ZH = re.compile(r"^(?:还|正|一直|也|都)?在(?!吗|嘛|不在|哪|这|那)[\u4e00-\u9fff]{2}")
+_PLANNED_ZH = re.compile(r"^" + _FUTURE_TRIP_ZH)
+#: A trade named by a verb-object phrase with 的 and no copula or subject ("跑美团外卖的",
+#: "干装修的", "开出租的", "卖保险的"): the 的 construction names a class of people by what
+#: they do (Zhu Dexi 1961 on 的 nominalizations; Li & Thompson 1981, 20.3), "(我是)跑外卖的",
+#: the speaker's occupation in an opening clause (ch. 24). The verbs are those of a trade:
+#: run (a route), do, drive, sell, deliver, teach, repair.
+_TRADE_ZH = re.compile(r"^(?:跑|干|做|开|卖|送|教|修)(?!得)[\u4e00-\u9fffA-Za-z0-9]{1,8}?的$")
+#: A pseudo-cleft with no subject ("快递用的中通", "开的是比亚迪", "养的是布偶"): "what (I)
+#: use / drive / keep is X", the 的 nominalization of a verb of use or keeping as the
+#: topic and the thing as the comment (Li & Thompson 1981, 20.3 on nominalizations; ch. 4
+#: on topic-comment): the speaker's habit or possession in an opening clause (ch. 24).
+_CLEFT_ZH = re.compile(r"^[\u4e00-\u9fff]{0,4}?(?:用|开|骑|住|养|穿|喝|抽|戴)的(?:是)?(?![什哪啥谁])[\u4e00-\u9fffA-Za-z0-9]{2,}")
 #: A Chinese alternative question (选择问句: "早上量好还是晚上量好", Li & Thompson 1981,
-#: 18.3): "A 还是 B" ending in a judgement.
-_ALTERNATIVE_ZH = re.compile(r"还是\S{0,12}?(?:好|对|行|合适|划算|呢)[。！!～~…\s]*$")
+#: 18.3): "A 还是 B" ending in a judgement. 还是 before a negation is no disjunction but the
+#: adverb "still" ("腱鞘炎还是没好": still not better) or "had better" ("还是不去好").
+_ALTERNATIVE_ZH = re.compile(r"还是(?![不没])\S{0,12}?(?:好|对|行|合适|划算|呢)[。！!～~…\s]*$")
 
 
-def clause_kind(clause: Clause, first: bool = False, after_statement: bool = False) -> ClauseKind:
+def clause_kind(clause: Clause, first: bool = False, after_statement: bool = False,
+                opening: bool | None = None) -> ClauseKind:
     """The kind of one clause (step 2 of the module docstring); ``first``: the turn's
     first clause (a pronoun there has no antecedent in the turn: "他下夜班白天睡不好"
     is about someone named earlier, so it is ``other``); ``after_statement``: the clause
     before it in its sentence is a statement with a subject of its own that is not the
     user ("pickle hated the car ride, yowled the whole way"): a subject-less clause after
     it shares that subject (coordination ellipsis, Quirk et al. 1985, 13.2), so a past
-    tense first is no dropped "I"."""
+    tense first is no dropped "I"; ``opening``: no clause before it in the turn says
+    anything (only small talk or talk about the conversation: "在吗 跑外卖的"), default
+    ``first``: a Chinese zero subject there is the speaker (Li & Thompson 1981, ch. 24)."""
     text = clause.text.strip()
+    opening = first if opening is None else opening
+    if _NUMERAL.fullmatch(text):
+        return "other"  # "43": a quantity, the answer to a how-many question, no small talk
     if not text or is_small_talk(text):
         return "small_talk"
     if PREFERENCE_CUES.search(text):
@@ -855,8 +929,8 @@ def clause_kind(clause: Clause, first: bool = False, after_statement: bool = Fal
         return "meta"  # only a discourse word: "跟你说一下", "heads up"
     if _CJK.search(text):
         core = _core_zh(text) or text
-        asks = bool(_REQUEST_ZH.search(core)) or clause.asked or bool(_QUESTION_END_ZH.search(core)
-                                                                       or _QUESTION_WORD_ZH.search(core))
+        asks = bool(_REQUEST_ZH.search(core)) or clause.asked or bool(
+            (_QUESTION_END_ZH.search(core) and not _ESTIMATE_ZH.match(core)) or _QUESTION_WORD_ZH.search(core))
         if asks and _attributive(core):
             return "disclosure"  # 我家娃对鸡蛋过敏能吃啥: the ask carries a fact about the user's people
         if _REMINDER_ZH.match(core) and (_FIRST_PERSON_ZH.search(core[2:].lstrip("了")) or _MY_SOMEONE_ZH.search(core)):
@@ -877,6 +951,12 @@ def clause_kind(clause: Clause, first: bool = False, after_statement: bool = Fal
             return "disclosure"  # 前两天拔了智齿: a realized event with its subject dropped is the speaker's
         if _INDEFINITE_ZH.match(core) and "了" not in core:
             return "other"  # 南山区租个一室一厅: something not yet done, the topic of an ask
+        if opening and not after_statement and not _IMPERSONAL_ZH.search(core) and (
+                _CHANGED_ZH.match(core) or _ONGOING_ZH.match(core) or _PLANNED_ZH.match(core) or _TRADE_ZH.match(core)
+                or _CLEFT_ZH.match(core)):
+            return "disclosure"  # 换平台了 / 还在喂母乳 / 下个月去新加坡开会 / 跑外卖的: the speaker, subject dropped
+        if slots_of(core, first=True):
+            return "disclosure"  # 二战考研: an attribute of the user's (a slot's own words), subject dropped
         if (DURABLE_ZH.search(core) or CHANGE.search(core)) and not _REQUEST_ZH.search(core):
             return "disclosure"  # Chinese drops the subject: "在上海工作" is the user's
         return "other"
@@ -914,6 +994,26 @@ def clause_kind(clause: Clause, first: bool = False, after_statement: bool = Fal
     if _PRONOUN_EN.search(core) and not first:
         return "disclosure"  # "..., she loves gardening": its antecedent is kept with it
     return "other"
+
+
+#: A Chinese clause that names who or what it is about at its start: the speaker, the other
+#: side, a pronoun or someone of the user's.
+_NAMES_ITS_SUBJECT_ZH = re.compile(r"^(?:我|咱|俺|你|您|他|她|它)|^" + _PEOPLE_ZH)
+
+
+def elided_reply(text: str) -> bool:
+    """``text`` is a Chinese reply whose first clause that says something (not small talk nor
+    talk about the conversation) names no subject of its own ("基本不吃
+    或者一个面包", "雅迪的 跑了两年了"): what it is about is what the other side just asked
+    ("你平时早饭一般吃什么？"), left out because the question supplies it (a zero pronoun
+    takes its referent from the discourse before it, Li & Thompson 1981, ch. 24), so the
+    reply needs the question to be understood. Linear in ``len(text)``."""
+    found = analyse(text)
+    said = [c for c, k in zip(clauses(text), found.kinds, strict=True) if k not in ("small_talk", "meta")]
+    if not said or not _CJK.search(said[0].text):
+        return False
+    core = _core_zh(said[0].text) or said[0].text
+    return not (_NAMES_ITS_SUBJECT_ZH.search(core) or _MY_SOMEONE_ZH.search(core) or _NAMED_PERSON.search(core))
 
 
 def slot_of(text: str) -> str | None:
@@ -1028,9 +1128,11 @@ def analyse(text: str, promote: Collection[int] = ()) -> Analysis:
 def _analyse(text: str, promote: frozenset[int]) -> Analysis:
     parts = clauses(text)
     found: list[ClauseKind] = []
+    opening = True  # nothing but small talk or talk about the conversation so far in the turn
     for i, c in enumerate(parts):
         after = i > 0 and parts[i - 1].sentence == c.sentence and found[-1] == "other" and _third_person_statement(parts[i - 1].text)
-        found.append("disclosure" if i in promote else clause_kind(c, i == 0, after))
+        found.append("disclosure" if i in promote else clause_kind(c, i == 0, after, opening))
+        opening = opening and found[-1] in ("small_talk", "meta")
     kinds = tuple(found)
     kept: list[int] = []
     told = "disclosure" in kinds

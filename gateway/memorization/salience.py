@@ -141,13 +141,14 @@ EVENT_TIME = re.compile(
 _QUESTION = re.compile(r"[?？]\s*$|^\s*(?:do|does|did|are|is|can|could|would|will|should|what|why|how|when|where|who)\b"
                        r"|^\s*(?:如果|假如|要是)|吗[?？]?\s*$", re.IGNORECASE)
 #: An assistant question that offers help or asks for feedback, not one that checks a
-#: fact ("Would you like more detail?", "Did that help?", "需要我再解释一下吗？").
+#: fact ("Would you like more detail?", "Did that help?", "需要我再解释一下吗？", "有什么可以帮你的？").
 _OFFER = re.compile(
     r"\bwould\s+you\s+like\b|\bdo\s+you\s+want\s+(?:me|us|a|an|more|some|to\s+(?:see|try|know|hear|go\s+on|continue))\b"
     r"|\bshall\s+i\b|\bshould\s+i\b|\bwant\s+me\s+to\b|\bcan\s+i\s+help\b"
     r"|\b(?:did|does|do|is|was)\s+(?:that|this|it|everything)\s+(?:help|make\s+sense|work|clear|helpful|ok|okay)\b"
     r"|\banything\s+else\b|\bready\b|\b(?:continue|go\s+on|proceed)\b|\bnext\s+(?:step|one)\b"
-    r"|需要我|要不要|要我|想让我|我可以帮|我来帮|还有什么|有帮助|明白了?吗|清楚吗|懂了?吗|可以吗|继续吗|好吗|行吗",
+    r"|需要我|要不要|要我|想让我|我可以帮|我来帮|还有什么|有帮助|明白了?吗|清楚吗|懂了?吗|可以吗|继续吗|好吗|行吗"
+    r"|(?:可以|能)(?:帮|为)(?:你|您)|需要(?:什么)?帮(?:忙|助)",
     re.IGNORECASE,
 )
 #: A question tag that only asks to confirm ("..., right?", "对吗？"): dropped from the

@@ -14,9 +14,10 @@ extractive gist would only repeat the turns).
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
+from dataclasses import replace
 from typing import Literal
 
-from gateway.memorization.disclosure import Formed, analyse
+from gateway.memorization.disclosure import Formed, analyse, elided_reply
 from gateway.memorization.facts import base_metadata
 from gateway.memorization.jobs import Job, Turn
 from gateway.memorization.keywords import keywords_of
@@ -72,7 +73,10 @@ def verbatim_plan(
     in ``skipped`` and ``dropped``), scoped ``profile`` when it is a lasting fact and
     carrying its supersede ``metadata.slot``; a turn that forms nothing but answers the
     other side's question about the speaker ("How often do you run?" - "twice a week")
-    is kept with that question, as a confirmation is. ``turn``: the whole turn is the
+    is kept with that question, as a confirmation is; so is a short Chinese reply that forms a
+    memory but names no subject of its own ("基本不吃 或者一个面包" to "你平时早饭一般吃
+    什么？": :func:`gateway.memorization.disclosure.elided_reply`), the question before its
+    first memory. ``turn``: the whole turn is the
     memory (the rules above). ``promote`` (``disclosure`` only): per turn index, the
     clauses a learned classifier reads as disclosures
     (:mod:`gateway.memorization.clause_classifier`, ``verbatim_clause_classifier``): they
@@ -142,7 +146,17 @@ def _disclosed(job: Job, turn: Turn, kept: str, before: Turn | None, ops: list[O
     if found.memories:
         if promote:
             found = analyse(kept, promote)
-        return [_formed_op(job, turn, formed, n, context_after) for n, formed in enumerate(found.memories)], None
+        memories = list(found.memories)
+        question = _asked(turn, before) if turn.role == "user" and len(kept) <= ANSWER_CHARS and elided_reply(kept) else None
+        if question is not None:  # "基本不吃 或者一个面包" to "你平时早饭一般吃什么？": the question says what about
+            memories[0] = replace(memories[0], text=f"{question} — {memories[0].text}")
+        ops = [_formed_op(job, turn, formed, n, context_after) for n, formed in enumerate(memories)]
+        if question is not None and ops[0].memory is not None:
+            first = ops[0].memory
+            confirmed = {"question": question, "answer": kept, "position": turn.index}
+            ops[0] = ops[0].model_copy(update={"memory": first.model_copy(
+                update={"metadata": {**first.metadata, "confirmed": confirmed}})})
+        return ops, None
     if turn.role == "user" and found.dropped in ("small_talk", "other", "meta"):
         answered = _confirmation(job, turn, kept, before, ops, by_position, True, context_after,
                                  any_answer="other" in found.kinds)  # only small talk: only a "yes" confirms
@@ -154,6 +168,15 @@ def _disclosed(job: Job, turn: Turn, kept: str, before: Turn | None, ops: list[O
     if found.statement is not None:
         return [_formed_op(job, turn, found.statement, 0, context_after)], None
     return found.dropped
+
+
+def _asked(turn: Turn, before: Turn | None) -> str | None:
+    """The other side's question (:func:`~gateway.memorization.salience.proposition`) that
+    ``turn`` answers: the previous turn of the job when it is the other side's, else the
+    turn's ``context``; None when it asked none (or offered something)."""
+    if before is not None and before.index == turn.index - 1:
+        return None if before.role == "user" else proposition(before.text.strip())
+    return proposition(turn.context)
 
 
 def _formed_op(job: Job, turn: Turn, formed: Formed, n: int, context_after: bool) -> Op:

@@ -218,3 +218,12 @@ def test_a_statement_told_beside_a_disclosure_is_as_lasting_as_the_disclosure():
 def test_a_death_among_the_users_people_is_lasting_whatever_its_date(turn: str, profile: bool):
     found = analyse(turn).memories
     assert found and found[0].durable is profile
+
+
+@pytest.mark.parametrize(("turn", "kept"), [
+    # a time of day and a decimal point are no clause or sentence ends: the user's words stay whole
+    ("I'm a nurse, school drop off is 8:15. how do I fit in a run", "school drop off is 8:15"),
+    ("I shoot on a 50 1.8, never use zoom lenses", "a 50 1.8, never use zoom lenses"),
+])
+def test_a_time_of_day_and_a_decimal_are_kept_whole(turn: str, kept: str):
+    assert kept in analyse(turn).text
