@@ -68,7 +68,7 @@ from typing import Any
 from gateway.memorization.changes import Ended, ended_of, is_about
 from gateway.memorization.disclosure import about_someone, keeps_other_fact, keeps_partner, same_slot, slot_of, slots_of
 from gateway.memorization.plan import Op, Plan
-from gateway.memory.embeddings.base import embed_query
+from gateway.memory.embeddings.base import embed_one
 from gateway.memory.records import MemoryRecord, MemoryType, NewMemory, Scope, Tenant
 from gateway.runtime.text import CJK_CLASS, HAN_CLASS
 
@@ -261,12 +261,15 @@ async def merge_near_duplicates(store: Any, tenant: Tenant, plan: Plan, events: 
 
 async def search(store: Any, tenant: Tenant, text: str, options: dict[str, Any],
                  vector: Any = None) -> list[Any]:
-    """One search of :func:`searches_of`: ``store.search_by_vector`` with ``vector`` (the
-    text's query vector; embedded here when None), hybrid (``query_text``) only when
+    """One search of :func:`searches_of`: ``store.search_by_vector`` with ``vector``, the
+    text's vector *as a stored text* (embedded here when None): a new statement is compared
+    with stored statements, and its memory's first view is that same text, so an asymmetric
+    model (E5, whose search texts are marked ``query: ``) embeds it once for both (the
+    embedding cache or the worker's batch has it); hybrid (``query_text``) only when
     ``options["hybrid"]``."""
     fields = {k: v for k, v in options.items() if k != "hybrid"}
     if vector is None:
-        vector = await embed_query(store.embedder, text)
+        vector = await embed_one(store.embedder, text)
     return list(await store.search_by_vector(tenant, vector, query_text=text if options["hybrid"] else None, **fields))
 
 

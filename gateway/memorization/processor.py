@@ -34,7 +34,7 @@ from gateway.memorization.plan import Plan
 from gateway.memorization.queue import JobQueue
 from gateway.memorization.redact import Redactor
 from gateway.memorization.verbatim import TURN_CHARS, verbatim_plan
-from gateway.memory.embeddings.base import embed_texts, query_text
+from gateway.memory.embeddings.base import embed_texts
 from gateway.memory.records import Tenant, embedded_views
 
 _log = logging.getLogger("memgate.memorize")
@@ -193,10 +193,12 @@ class JobProcessor:
         searches = [(n, search) for n, (_p, _job, plan) in enumerate(live) if n in fresh and mode != "off"
                     for search in searches_of(plan, events=mode == "all")]
         views = [v for _p, _j, plan in live for op in plan.ops if op.memory is not None for v in embedded_views(op.memory)]
-        vectors = await embed_texts(embedder, [*(query_text(embedder, text) for _n, (_i, text, _o) in searches), *views])
+        # a search compares a new memory with stored ones, statement to statement: it uses
+        # the text's vector as a stored text (neardup.search), which is also the memory's
+        # first view, so an asymmetric model (E5) embeds it once, not again as ``query: ``
+        vectors = await embed_texts(embedder, [*(text for _n, (_i, text, _o) in searches), *views])
         found = await asyncio.gather(*(
-            search(self.store, Tenant(live[n][1].user_id, live[n][1].friend_id), text, options,
-                   vectors[query_text(embedder, text)])
+            search(self.store, Tenant(live[n][1].user_id, live[n][1].friend_id), text, options, vectors[text])
             for n, (_i, text, options) in searches))
         hits: dict[int, dict[int, list[Any]]] = {}
         for (n, (index, _text, _options)), found_hits in zip(searches, found, strict=True):

@@ -64,3 +64,32 @@ async def test_a_recalled_turn_is_memorized_with_one_new_embedding(start_gateway
     assert [t for t in spy.texts if "number 7" in t] == [f"{recalled}\n{second_view}"]
     # bob's: its message (first view and near-duplicate query) and its second view
     assert sorted(t for t in spy.texts if "number 8" in t) == sorted([unrecalled, f"{unrecalled}\n{second_view}"])
+
+
+async def test_an_e5_memory_is_embedded_once_not_again_as_a_search_text(start_gateway, env):
+    """Under an asymmetric model (E5 marks a search text ``query: ``), the near-duplicate
+    search of a new memory uses the vector of its stored text, which the job embeds anyway,
+    instead of embedding ``query: <text>`` a second time (the default store routes Chinese
+    to multilingual-e5)."""
+    from gateway.memory.config import EmbeddingConfig
+    from gateway.memory.embeddings import load_provider
+
+    config = memorize_config("verbatim", worker={"in_serve": 0})
+    gw = start_gateway(
+        plugins=[{"name": "memorize", "config": config.model_dump(mode="json")}],
+        clients=[{"key": BOB_KEY, "user_id": "bob", "friend_id": "tutor"},
+                 {"key": ADMIN_KEY, "user_id": "ops", "admin": True}])
+    told = "我每周六带狗去湖边散步，在那儿认识了老同学小林。"
+    await chat(gw, [{"role": "user", "content": told}], headers={"authorization": f"Bearer {BOB_KEY}"})
+    await settle(gw, 1)
+    model = await load_provider(EmbeddingConfig(language="mixed"))
+    spy = CountingEmbedder(model)
+    try:
+        async with open_store(env.redis, MemoryConfig(redis_url=env.redis_url, key_prefix="e5" + gw.config.memory.key_prefix),
+                              embedder=spy) as store:
+            await env.drain(config, store)
+            assert [r.text for r in (await store.list(BOB, limit=10)).items] == [told]
+    finally:
+        await model.aclose()
+    sent = [t for t in spy.texts if "老同学" in t]
+    assert told in sent and not any(t.startswith("query: ") for t in sent), sent
