@@ -152,14 +152,14 @@ _CLAUSE_CUT = re.compile(r"\s*(?:[,，、：]|(?<!\d):|:(?!\d))\s*|\s+(?=and\s+(
                          re.IGNORECASE)
 _ASKED = re.compile(r"[?？]")
 _LEAD_EN = re.compile(
-    r"^(?:(?:oh+|ah+|aw+|ooh+|wow|haha\w*|lol|well|also|and|but|so|btw|by\s+the\s+way|fyi|actually|anyway|ps|p\.s\.|"
+    r"^(?:(?:oh+|ah+|aw+|ooh+|wow|haha\w*|lol|well|hey+|hi|hiya|hello|heya|howdy|yo|omg|ugh+|welp|yay+|also|and|but|so|btw|by\s+the\s+way|fyi|actually|anyway|ps|p\.s\.|"
     r"just\s+so\s+you\s+know|heads\s+up|quick\s+note|for\s+the\s+record|just\s+to\s+let\s+you\s+know|"
     r"for\s+context|for\s+reference|background|since|because|cause|cos|as|given\s+that|now\s+that|although|though|"
     r"ok(?:ay)?|yeah|yes|no|hmm+|um+|oh\s+and|plus|honestly|basically|currently|nowadays|these\s+days|lately|"
-    r"recently|wait|ngl|tbh|tbf|imo|fwiw|lowkey|low\s+key|not\s+gonna\s+lie|to\s+be\s+honest)\b[\s,:]*){0,3}",
+    r"recently|wait|ngl|tbh|tbf|imo|fwiw|lowkey|low\s+key|not\s+gonna\s+lie|to\s+be\s+honest)\b[\s,:!.\u2600-\u27bf\U0001f300-\U0001faff]*){0,3}",
     re.IGNORECASE,
 )
-_LEAD_ZH = re.compile(r"^(?:哈{2,}|嘿{2,}|呵{2,}|对了|顺便说一下|顺便说|顺便|另外|其实|因为|既然|由于|话说|嗯+|哦+|啊|那个|所以|但是|不过|而且|"
+_LEAD_ZH = re.compile(r"^(?:哈{2,}|嘿{2,}|呵{2,}|嘻{2,}|哎呀|哎哟|哎|唉|诶|欸|哇塞|哇哦|哇|呜+|天哪|天呐|那(?=我|咱)|对了|顺便说一下|顺便说|顺便|另外|其实|因为|既然|由于|话说|嗯+|哦+|啊|那个|所以|但是|不过|而且|"
                       r"就是|我跟你说|跟你说一下|跟你说|跟你讲一下|跟你讲|告诉你|说一下|补充一下|还有|然后|最近|现在|目前|平时|"
                       r"是这样的|说真的|老实说)*")
 
@@ -253,7 +253,8 @@ _AUX_SUBJECT_EN = re.compile(r"^\w+\s+(?:i|you|u|he|she|it|we|they|there|this|th
 _QUESTION_IN_EN = re.compile(
     r"^i\s+(?:was\s+)?(?:wonder|wondering)\b|^i(?:'m|\s+am)\s+(?:not\s+sure|unsure|curious)\s+(?:how|what|whether|if|which|about|where|when|why)\b"
     r"|^i\s+(?:don't|do\s+not)\s+know\s+(?:how|what|whether|if|which|where|when|why)\b"
-    r"|^(?:should|can|could|do|would)\s+i\b|^what\s+(?:should|can|could|do)\s+i\b",
+    r"|^(?:should|can|could|do|would)\s+i\b|^what\s+(?:should|can|could|do)\s+i\b"
+    r"|^(?:just\s+)?wondering\b|^(?:not\s+sure|unsure|curious|no\s+idea)\s+(?:how|what|whether|if|which|where|when|why)\b",
     re.IGNORECASE,
 )
 _REQUEST_EN = re.compile(
@@ -285,9 +286,63 @@ _META_EN = re.compile(
     r"|^you(?:'re|\s+are)\s+(?:a|the|so)?\s*(?:lifesaver|star|legend|best|genius|amazing|awesome|great|helpful|right)\b"
     r"|^thank(?:s|\s+you)\b"
     r"|^(?:i\s+)?(?:like|love|hate)\s+(?:it|that|this|these|those|them|your|the\s+(?:idea|first|second|last|third))\b"
-    r"|^my\s+(?:question|request|point|bad)\b",
+    r"|^my\s+(?:question|request|point|bad)\b"
+    r"|^(?:a\s+|one\s+)?(?:quick|small|random|dumb|silly|stupid|another|weird|follow[\s-]?up)\s+(?:question|q)\b"
+    r"|^(?:(?:this\s+is\s+)?my\s+)?first\s+time\s+(?:using|trying|on|here|asking|talking)\b"
+    r"|^(?:i'?m\s+)?not\s+(?:sure|convinced)\s+about\s+(?:that|this|it|those|these)\b",
     re.IGNORECASE,
 )
+#: A reaction to the reply that names nothing of the user's (:func:`clause_kind` checks):
+#: thanks anywhere in the clause ("great ideas thank you", "thx these look good"); an
+#: evaluation of the proposal with its subject dropped ("sounds like a plan"); a statement
+#: about the listener, the second person as subject ("ur a lifesaver", "you rock", "u up?":
+#: about the other side, as a Chinese clause led by 你); the speaker's next step with the
+#: suggestion as its object ("gonna try that tonight", "will give it a go": the object is
+#: the reply, as in "tried that"); leave-taking ("gotta go", "gonna go make dinner now":
+#: a pre-closing, Schegloff & Sacks 1973).
+_REACTION_EN = re.compile(
+    r"\b(?:thanks|thank\s+(?:you|u)|thx|thnx|thanx|ty|tysm|tyvm)\b"
+    r"|^(?:that\s+|this\s+|it\s+)?(?:sounds|looks|seems)\s+like\b"
+    r"|^(?:you|u)(?:'re|re|\s+are|\s+r|\s+were|'ve\s+been|\s+have\s+been|\s+rock|\s+rule|\s+nailed|\s+saved|"
+    r"\s+up|\s+there|\s+around|\s+awake|\s+busy|\s+(?:always|really|totally|literally)\s+\w+)\b|^ur\b|^youre\b"
+    r"|^(?:(?:i'?m\s+|i\s+)?(?:gonna|going\s+to|will)|i'?ll|gotta|got\s+to)\s+(?:\w+\s+)?"
+    r"(?:try|give|do|use|make|test|check|read|look\s+into)\s+(?:it|that|this|those|these|them)\b"
+    r"|^(?:(?:i'?m\s+|i\s+)?(?:gonna|going\s+to|gotta|got\s+to|have\s+to)\s+go(?:\s+(?!to\b)[a-z']+){0,3}"
+    r"|(?:i'?m\s+)?off\s+to\s+(?:bed|sleep|work))\s*(?:now|rn)?\W*$",
+    re.IGNORECASE,
+)
+#: A revision of the reply just given: "make it / keep this" + a comparative ("make it
+#: shorter", "can you make that more formal"): the comparative's standard is the reply, a
+#: one-off request, not a standing instruction ("keep answers short", "from now on ...").
+_REVISION_EN = re.compile(
+    r"^(?:(?:can|could|would|will)\s+(?:you|u)\s+)?(?:please\s+|pls\s+)?(?:make|keep)\s+(?:it|this|that|them|these|those)\s+"
+    r"(?:a\s+(?:bit|little|lot)\s+|much\s+|way\s+|even\s+|slightly\s+)?(?:" + "|".join(
+        ["shorter", "longer", "simpler", "easier", "cheaper", "funnier", "quicker", "faster", "healthier", "spicier",
+         "lighter", "smaller", "bigger", "warmer", "friendlier", "briefer", "punchier", "nicer", "sweeter", "softer",
+         "more\\s+\\w+", "less\\s+\\w+"]) + r")\b(?!.*\b(?:from\s+now\s+on|always|in\s+(?:the\s+)?future|going\s+forward)\b)",
+    re.IGNORECASE,
+)
+#: The same revision with "make it" dropped, a comparative leading a clause with no verb
+#: ("shorter and with more emojis", "a bit longer maybe", "less formal pls").
+_COMPARATIVE_EN = re.compile(
+    r"^(?:(?:a\s+)?(?:bit|little|lot|tad|touch)\s+|much\s+|way\s+|even\s+|slightly\s+|maybe\s+|somewhat\s+)*(?:" + "|".join(
+        ["shorter", "longer", "simpler", "easier", "cheaper", "funnier", "quicker", "faster", "healthier", "spicier",
+         "lighter", "smaller", "bigger", "warmer", "friendlier", "briefer", "punchier", "more\\s+\\w+", "less\\s+\\w+"])
+    + r")\b", re.IGNORECASE)
+#: A verbless noun phrase typed as a query ("recipe for banana bread", "best way to clean a
+#: cast iron pan", "cheap date ideas near downtown", "something quick for dinner"): a
+#: non-clausal unit (Biber et al. 1999, 14.3) whose head is what is wanted, with a
+#: postmodifier saying for what: an ask with "give me / what is" left out.
+_QUERY_NP_EN = re.compile(
+    r"^(?:[\w'$-]+\s+){0,4}?(?:ideas?|tips?|recipes?|suggestions?|recommendations?|advice|options?|alternatives?|"
+    r"ways?|places?|things?|stuff|gifts?|books?|movies?|films?|shows?|songs?|podcasts?|games?|activities|exercises?|"
+    r"snacks?|meals?|dinners?|lunch(?:es)?|breakfasts?|spots?|restaurants?|apps?|names?|quotes?|jokes?|examples?|"
+    r"resources?|substitutes?|swaps?|dishes?|foods?|workouts?|stretches?|hikes?|trails?|destinations?|"
+    r"something|anything)\s+(?:\w+\s+)?(?:for|to|that|like|near|under|with|without|about|in|on|from|which|other\s+than)\b",
+    re.IGNORECASE)
+#: "no more eggs", "not more than...": a negated quantity, no comparative of the reply.
+_NEGATED_EN = re.compile(r"^\W*(?:\w+\W+){0,2}?(?:no|not|any|nothing|never)\s+(?:more|less)\b", re.IGNORECASE)
+_RELATIVE_TAIL_EN = re.compile(r"\b(?:that|which|who)\b.*$|\bto\s+\w+|\blike\b", re.IGNORECASE)
 #: A statement whose subject is a demonstrative pointing back at the other side's words
 #: ("that's a lot of sugar", "those look hard", 这个太贵了, 那也太难了吧): a reaction to the
 #: reply, not about the user, unless it names the user ("this is my first marathon").
@@ -296,29 +351,76 @@ _DEICTIC_EN = re.compile(r"^(?:that|this|those|these)(?:'s|\s+is|\s+was|\s+are|\
 _DEICTIC_ZH = re.compile(r"^(?:这|那)(?:个|样|些|种)?(?:也|就|都|还|可)?(?:太|挺|真|好|有点|不|是|可以|应该|会|能|得|要)")
 _NAMES_USER = re.compile(r"\b(?:i|i'm|i've|i'd|my|our|we|we're|me|mine)\b|我|咱|俺", re.IGNORECASE)
 
-_QUESTION_END_ZH = re.compile(r"(?:吗|呢|么|嘛|没有|不|吧)[。！!～~…\s]*$")
+#: A sentence-final question particle (吗 呢 么 嘛 吧) or the negative half of a clause-final
+#: A-not-A question with its second verb dropped ("正常不", "伤电池没": V(O)-不 / V(O)-没,
+#: Li & Thompson 1981, 18.2): 没 after 还 / 都 / 也 / 并 is "not yet" / "not at all", an answer.
+#: Punctuation, emoji and kaomoji after the particle change nothing ("还来得及吗😭").
+_QUESTION_END_ZH = re.compile(r"(?:吗|呢|么|嘛|没有|不|吧|(?<![还都也并从])没)[^\u3400-\u9fffA-Za-z0-9]*$")
 #: An estimate closed by 吧 ("一百来个吧", "两年多吧", "大概三次吧"): a numeral phrase (a
 #: numeral, an approximation 来 / 多 / 左右, a measure word) with 吧, the particle that
 #: softens an assertion and solicits agreement (Li & Thompson 1981, 7.2 on 吧): an uncertain
 #: answer, not a question (吧 after a question word still asks: "几个吧" has none here).
 _ESTIMATE_ZH = re.compile(r"^(?:大概|差不多|应该|可能|估计|也就|大约)?(?:[一二三四五六七八九十两百千万\d]+)(?:来|多)?"
                           r"[\u4e00-\u9fff]{0,2}?(?:多|左右)?吧[。！!～~…\s]*$")
-_QUESTION_WORD_ZH = re.compile(r"什么(?!都|也)|(?<![没])啥(?!都|也|的)|干[嘛吗]|怎么|怎样|咋|如何|哪|为什么|为啥|(?<![前这那好十])几[个点天岁号次种本]|多少|能不能|可不可以|可以不可以|"
+#: Chinese question words. Besides the wh-words (with the colloquial 啥 and the northern
+#: 嘛 for 什么 before a noun, "有嘛坐垫推荐") and the A-not-A forms (能不能, 有没有...):
+#: 几 before a measure word ("喝几杯", "煮几分钟"; not 前几天 / 好几个, nor 几 after the
+#: perfective 了, "喝了几杯", where it is the indefinite "a few"), and 多 before a one-syllable
+#: adjective of degree, the question of extent ("多大", "多久", "多长时间", "多远": 多 + adjective
+#: asks how much, Li & Thompson 1981, 18.4 on question words; not after a degree or
+#: negation word, "差不多大", "没多久", nor 多 after a numeral, "三十多岁"; with 都 / 也 after
+#: it a question word is "no matter how", no question: "多大都不爱吃菜", 18.6).
+_QUESTION_WORD_ZH = re.compile(r"什么(?!都|也)|(?<![没])啥(?!都|也|的)|干[嘛吗]|有嘛(?=[\u4e00-\u9fff])|怎么|怎样|咋|如何|哪|为什么|为啥|"
+                               r"(?<![前这那好十了])几(?:[个点天岁号次种本杯遍年周顿趟斤步双件块片粒瓶碗勺]|分钟|小时|公斤|个月|星期)(?![都也])|"
+                               r"(?<![差很好许太更最诸没不再一二三四五六七八九十百千万两\d])多(?:大|久|长|远|高|重|厚|深|贵|宽|快|早|晚)(?![都也])|"
+                               r"多少|能不能|可不可以|可以不可以|"
                                r"有没有|是不是|要不要|该不该|好不好|行不行|会不会|用不用|需不需要|是否")
+#: What an assistant hands over when asked for "一份 / 一个 ..." (a text, a plan, a list, a
+#: pointer to a tool): the heads that make a wish with an indefinite object a request.
+_ARTEFACT_ZH = (r"(?:清单|计划|方案|模板|模版|菜谱|食谱|菜单|攻略|建议|推荐|列表|例子|示例|代码|文案|名字|书单|歌单|片单|文章|总结|"
+                r"大纲|提纲|表格|脚本|邮件|祝福|标题|口号|介绍|教程|方法|办法|思路|答案|故事|笑话|段子|话术|回复|开场白|演讲稿|"
+                r"行程|路线|配方|做法|安排|时间表|作息表|app|APP|软件|工具|网站|资料|范文|草稿|说明|步骤|流程|问题|题目|练习)")
 #: A Chinese request: a clause opening with a polite or imperative lead or a verb of the
 #: ask ("写个", "查一下", "列个清单"). 写 / 列 / 讲 / 来 / 查 followed by the perfective 了 or
 #: the experiential 过, and 查 followed by its result complement (查出, 查到), tell
 #: something that happened (Li & Thompson 1981, ch. 6: 了 marks a bounded, realized event;
 #: an imperative is unrealized): "查出来有猫癣" (it was found to have ringworm) is no ask.
-#: (算了, "forget it", and 出了…, an episode, stay where they were.)
+#: (算了, "forget it", and 出了…, an episode, stay where they were.) Also an ask with the
+#: wish or need put first, its 我 optional: a modal of wanting (想 / 想要 / 需要 / 希望) before
+#: 让你 / 请你 (the listener is to act), or before an indefinite object (a measure word, Li &
+#: Thompson 1981, 4.2 on indefinite objects of unrealized events) whose head is something
+#: the other side produces (:data:`_ARTEFACT_ZH`: "我想要一份减脂餐的菜谱", "需要一个搬家清单";
+#: "我想要个孩子" and "我想换工作了" stay the user's wish and plan), or 想 + a verb of consuming
+#: + 点 ("想看点轻松的", something unspecified to pick); and a request whose object is put
+#: first as its topic (Li & Thompson 1981, ch. 4: "周报模板帮我写一个", "开场白给我一个模板"):
+#: 帮我 / 给我 / 替我 after a topic that is no person, then a measure word, the delimitative
+#: 一下 or a reduplicated verb ("帮我看看"), with no 了 / 过 after (an imperative is unrealized).
 _REQUEST_ZH = re.compile(r"^(?:请|求(?!婚|职|学|医)|麻烦|帮我|帮忙|给我|替我|你能|你可以|你帮|能不能|可以帮|可不可以|告诉我|推荐|建议|"
                          r"写(?![了过])|列(?![了过])|讲(?![了过])|说说|"
                          r"介绍|解释|翻译|总结|查(?![出到了过])|算|比较|分析|设计|规划|安排|整理|来(?![了过])|出|"
                          r"做个|做一|生成)"
                          r"|^我(?:想|要|希望|需要)(?:你|您|问|请|知道|了解|找|看看|听听|学学|咨询|一个|一份|一些|点|个|些|几个|"
                          r"推荐|建议|帮|得到|做个|做一)"
-                         r"|^我(?:该|应该|能|可以|要不要)")
+                         r"|^我(?:该|应该|能|可以|要不要)"
+                         r"|^我?(?:想|希望|需要)要?(?:让|请|麻烦)(?:你|您)"
+                         r"|^我?(?:想|想要|需要|要|想找|想求)(?:一|几|两)?(?:个|份|篇|首|封|套|些|款|张|段|本|点)"
+                         r"[\u4e00-\u9fffA-Za-z0-9]{0,12}?" + _ARTEFACT_ZH +
+                         r"|^我?想(?:看|听|吃|喝|玩|读)(?:一)?点"
+                         r"|^(?!我|咱|俺|他|她|它|" + _PEOPLE_ZH + r")[\u4e00-\u9fffA-Za-z0-9]{2,}?(?:帮我|给我|替我|帮忙)"
+                         r"(?:[\u4e00-\u9fff]{0,2}?(?:一个|一份|一下|几个|一些|一篇|一封|一张|一段|个|份|下|点)|([\u4e00-\u9fff])\1)"
+                         r"(?![\u4e00-\u9fff]*[了过])")
+#: What a reply does to the speaker, their reaction or their thanks: a clause led by 你 / 您,
+#: a judgement of what was said, an objectless 试了 / 用了 (the zero object is the other side's
+#: suggestion, Li & Thompson 1981, ch. 24), and an exclamation of degree with no subject, a
+#: degree adverb (好 太 真 挺 超) and an adjective that judges a thing ("好可爱", "太贴心了",
+#: "挺好用的": the exclamative, Li & Thompson 1981, 7.1 / 11.1; a feeling of the speaker's,
+#: "好累", is no judgement of a thing and stays).
+_EVALUATIVE_ZH = (r"(?:可爱|好用|实用|有用|厉害|贴心|棒|好看|好吃|有意思|有趣|方便|详细|清楚|专业|靠谱|周到|神奇|牛|强|赞|"
+                  r"好玩|好听|暖心|温柔|聪明|全面|到位|及时|给力|管用|酷|妙|香|精彩|完美|有道理|合理|懂事|机智|细心|用心|"
+                  r"有帮助|好懂|易懂|简单|清晰|准)")
 _META_ZH = re.compile(r"^我(?:有个|有一个|还有个|还有一个)(?:问题|想法|请求)|^我(?:试试|看看|想想|考虑一下|知道了|明白了|懂了|觉得可以|觉得不错)"
+                      r"|^我?(?:也|刚)?(?:试了|试过了|用了|做了)(?:一下|下)?了?$"
+                      r"|^(?:真是|也太|好|太|真|挺|超|蛮|很|特别|非常|这么|那么)" + _EVALUATIVE_ZH + r"(?:了|啊|呀|吧|哦|呢|的|啦|哈|耶|嘛)*$"
                       r"|^(?:这个|那个|这|那|听起来|看起来)(?:不错|挺好|很好|可以|好|太好了|有道理)"
                       r"|^(?:你|您)(?!们)|^(?:说得|讲得)(?:对|好|是|有道理|太对)|^说到\S{0,3}心坎|^(?:有道理|太对了|确实是)")
 
@@ -904,6 +1006,34 @@ _CLEFT_ZH = re.compile(r"^[\u4e00-\u9fff]{0,4}?(?:用|开|骑|住|养|穿|喝|�
 #: 18.3): "A 还是 B" ending in a judgement. 还是 before a negation is no disjunction but the
 #: adverb "still" ("腱鞘炎还是没好": still not better) or "had better" ("还是不去好").
 _ALTERNATIVE_ZH = re.compile(r"还是(?![不没])\S{0,12}?(?:好|对|行|合适|划算|呢)[。！!～~…\s]*$")
+_PARTICLES_ZH = "。！!～~…啊呀呢吧嘛哈 "
+
+
+def _alternative_zh(core: str) -> bool:
+    """``core`` is a Chinese alternative question with no final particle, "A 还是 B" whose two
+    halves are parallel predicates, sharing their first or last character ("饭前吃还是饭后吃",
+    "去爬山还是去看展": 选择问句, Li & Thompson 1981, 18.3). The adverb 还是 ("still", "after
+    all": "我还是喜欢猫", "最后还是去了北京") follows a subject or a time word and is no
+    disjunction of parallel halves; before a negation it is "still" (:data:`_ALTERNATIVE_ZH`)."""
+    at = core.find("还是")
+    if at < 2:
+        return False
+    before, after = core[:at], core[at + 2:].rstrip(_PARTICLES_ZH)
+    if not after or after[0] in "不没":
+        return False
+    return after[0] in before[-4:] or after[-1] == before[-1]
+
+
+#: Leave-taking: the speaker goes off to do something now ("我先去做饭了", "那我这就去买",
+#: "我去忙了"): 先 / 这就 / 马上 + 去 + a short verb phrase, closing the conversation
+#: (a pre-closing, Schegloff & Sacks 1973 "Opening up closings"). Only the turn's last
+#: clause that says something is read so ("我先去医院复查了，医生说恢复得不错" tells more).
+_LEAVE_ZH = re.compile(r"^我?(?:就|也)?(?:先|这就|马上|现在就|赶紧|得|该)去[\u4e00-\u9fffA-Za-z0-9]{1,6}?(?:了|啦|咯|喽)?[啊呀哈~～!！]*$"
+                       r"|^我?(?:就|也)?去(?:忙|睡|睡觉|吃饭|做饭|洗澡|上课|上班|开会|试试|试一下|看看)(?:了|啦|咯|喽)?[啊呀哈~～!！]*$")
+#: A 的 phrase with no head that says what the thing asked for must be able to do ("骑车能戴的",
+#: "适合老人用的"): a headless relative clause (Li & Thompson 1981, 20.3) modifying the
+#: object of the ask before it, not a statement about the speaker.
+_SPEC_ZH = re.compile(r"^(?!.*[我咱俺])[\u4e00-\u9fffA-Za-z0-9]{0,6}(?:能|可以|适合|方便|好)[\u4e00-\u9fffA-Za-z0-9]{1,6}的$")
 
 
 def clause_kind(clause: Clause, first: bool = False, after_statement: bool = False,
@@ -923,6 +1053,8 @@ def clause_kind(clause: Clause, first: bool = False, after_statement: bool = Fal
         return "other"  # "43": a quantity, the answer to a how-many question, no small talk
     if not text or is_small_talk(text):
         return "small_talk"
+    if not _CJK.search(text) and _REVISION_EN.match(_core_en(text)):
+        return "request"  # "make it shorter": a revision of the reply, no standing instruction
     if PREFERENCE_CUES.search(text):
         return "disclosure"  # a liking or a standing instruction: "请回答简洁一点", "keep it short"
     if not (_core_zh(_core_en(text)) if _CJK.search(text) else _core_en(text)).strip(" !.~…"):
@@ -937,7 +1069,7 @@ def clause_kind(clause: Clause, first: bool = False, after_statement: bool = Fal
             return "disclosure"  # 别忘了我对花生过敏: a reminder restates a fact
         if _REQUEST_ZH.search(core):
             return "request"
-        if asks or _ALTERNATIVE_ZH.search(core):
+        if asks or _ALTERNATIVE_ZH.search(core) or _alternative_zh(core):
             return "question"
         if _DEICTIC_ZH.search(core) and not _NAMES_USER.search(core):
             return "meta"  # 这个太贵了: about the reply
@@ -977,6 +1109,12 @@ def clause_kind(clause: Clause, first: bool = False, after_statement: bool = Fal
         return "request"
     if asks:
         return "question"
+    names_user = bool(_NAMES_USER.search(core) or _MY_SOMEONE_EN.search(core))
+    if not names_user and _REACTION_EN.search(core):
+        return "meta"  # "thx these look good", "ur a lifesaver", "gonna try that tonight"
+    if not names_user and not _VERB_EN.search(_RELATIVE_TAIL_EN.sub(" ", core)) and (
+            _QUERY_NP_EN.match(core) or (_COMPARATIVE_EN.match(core) and not _NEGATED_EN.match(text))):
+        return "request"  # "recipe for banana bread", "shorter and with more emojis": an ask with its verb left out
     if _META_EN.search(core) or (_DEICTIC_EN.search(core) and not _NAMES_USER.search(core)):
         return "meta"
     subject = _TIME_LEAD_EN.sub("", core)
@@ -1129,10 +1267,21 @@ def _analyse(text: str, promote: frozenset[int]) -> Analysis:
     parts = clauses(text)
     found: list[ClauseKind] = []
     opening = True  # nothing but small talk or talk about the conversation so far in the turn
+    last = max((i for i, c in enumerate(parts) if not is_small_talk(c.text)), default=-1)
     for i, c in enumerate(parts):
         after = i > 0 and parts[i - 1].sentence == c.sentence and found[-1] == "other" and _third_person_statement(parts[i - 1].text)
-        found.append("disclosure" if i in promote else clause_kind(c, i == 0, after, opening))
+        kind = "disclosure" if i in promote else clause_kind(c, i == 0, after, opening)
+        if kind != "meta" and i not in promote and _CJK.search(c.text):
+            core = _core_zh(c.text)
+            if i == last and _LEAVE_ZH.match(core):
+                kind = "meta"  # 我先去做饭了: leave-taking closes the turn
+            elif kind == "disclosure" and i > 0 and found[-1] in ("request", "question") and _SPEC_ZH.match(core):
+                kind = "other"  # 有啥护腰推荐 骑车能戴的: what the thing asked for must do
+        found.append(kind)
         opening = opening and found[-1] in ("small_talk", "meta")
+    for i, c in enumerate(parts):  # "tulips and watering cans, what colours go together": the ask's topic
+        if found[i] == "other" and i not in promote and _part_of_ask_en(parts, found, i):
+            found[i] = "request"
     kinds = tuple(found)
     kept: list[int] = []
     told = "disclosure" in kinds
@@ -1171,6 +1320,27 @@ def _analyse(text: str, promote: frozenset[int]) -> Analysis:
     if len(merged) > 1 and not _says_enough(_joined(parts, merged[-1])):
         merged[-2:] = [merged[-2] + merged[-1]]
     return Analysis(tuple(_formed(_joined(parts, group)) for group in merged), kinds)  # all told with a disclosure
+
+
+#: A capitalised word after the clause's first (a name: "the Y", "Theo"), or a clause led
+#: by an -ing participle ("lifeguarding all summer": "I'm" dropped, Biber et al. 1999, 3.7).
+_NAMED_OR_DOING_EN = re.compile(r"(?<=\s)[A-Z]|^\W*(?:[A-Z]\w*\s*,|\w+ing\b)")
+
+
+def _part_of_ask_en(parts: list[Clause], kinds: list[ClauseKind], i: int) -> bool:
+    """Clause ``i`` is an English noun phrase with no verb, next to a question or request of
+    its sentence, that names neither the user nor anyone ("tulips and vintage watering cans,
+    what colours go together", "need a quick dinner, 20 min max, toddler friendly"): the
+    topic of the ask put before it (left dislocation) or a constraint added after it (right
+    dislocation; Quirk et al. 1985, 18.37-18.38; Biber et al. 1999, 14.3 on prefaces and
+    tags), part of the ask, not a statement."""
+    text = parts[i].text
+    if _CJK.search(text) or _VERB_EN.search(text) or _NAMES_USER.search(text) or _MY_SOMEONE_EN.search(text):
+        return False
+    if _NAMED_OR_DOING_EN.search(text) or not _LATIN_WORD.search(text):
+        return False  # a name ("Theo, 7, ideas for his party?"), "lifeguarding at the Y": the user's
+    return any(0 <= j < len(parts) and parts[j].sentence == parts[i].sentence and kinds[j] in ("request", "question")
+               for j in (i - 1, i + 1))
 
 
 def _third_person_statement(text: str) -> bool:
