@@ -1279,7 +1279,7 @@ def _analyse(text: str, promote: frozenset[int]) -> Analysis:
                 kind = "other"  # 有啥护腰推荐 骑车能戴的: what the thing asked for must do
         found.append(kind)
         opening = opening and found[-1] in ("small_talk", "meta")
-    for i, c in enumerate(parts):  # "tulips and watering cans, what colours go together": the ask's topic
+    for i in range(len(parts)):  # "tulips and watering cans, what colours go together": the ask's topic
         if found[i] == "other" and i not in promote and _part_of_ask_en(parts, found, i):
             found[i] = "request"
     kinds = tuple(found)
