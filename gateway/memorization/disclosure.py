@@ -139,7 +139,8 @@ _SENTENCE = re.compile(r"(?:[^.!?。！？;；…～\n]|(?<=\d)\.(?=\d))+[.!?。
 #: People after whom a run-on sentence goes on with a pronoun subject and no comma ("a
 #: present for my mum shes turning 50", "for my twins Mateo and Lucia they're turning 4"
 #: cut before "she" / "they": a comma splice without the comma, Quirk et al. 1985, 13.4n on
-#: run-on sentences) and names after them are cut the same way by :data:`_CLAUSE_CUT`.
+#: run-on sentences) and names after them are cut the same way by :data:`_CLAUSE_CUT`, as is
+#: thanks run on into a statement ("thanks my son has autism so this helps").
 _RUN_ON_PEOPLE = ("mum", "mom", "mother", "dad", "father", "wife", "husband", "partner", "son", "daughter", "kid", "kids",
                   "boy", "girl", "twins", "sister", "brother", "grandma", "grandpa", "baby", "toddler", "dog", "cat", "puppy")
 _CLAUSE_CUT = re.compile(r"\s*(?:[,，、：]|(?<!\d):|:(?!\d))\s*|\s+(?=and\s+(?:the|my|our|his|her|their)\s+(?:[\w'-]+\s+){0,2}?"
@@ -148,7 +149,8 @@ _CLAUSE_CUT = re.compile(r"\s*(?:[,，、：]|(?<!\d):|:(?!\d))\s*|\s+(?=and\s+(
                          r"|\s+(?=(?:since|because|cause|cuz|coz|given\s+that|now\s+that|seeing\s+as)\s+(?:i|i'm|im|i've|ive|my|we|we're|our)\b)"
                          r"|(?<=[\u3400-\u9fff])(?=因为我|既然我|反正我|由于我)"
                          r"|(?:" + "|".join(rf"(?<=\b{w})" for w in _RUN_ON_PEOPLE) + r")[ \t]+"
-                         r"(?=(?:she|he|they|shes|hes|theyre|she's|he's|they're)\s)",
+                         r"(?=(?:she|he|they|shes|hes|theyre|she's|he's|they're)\s)"
+                         r"|(?:(?<=\bthanks)|(?<=\bthank\syou)|(?<=\bthx)|(?<=\bty))[ \t]+(?=(?:i|i'm|im|i've|ive|my|we|we're|our)\s)",
                          re.IGNORECASE)
 _ASKED = re.compile(r"[?？]")
 _LEAD_EN = re.compile(
@@ -1324,7 +1326,7 @@ def _analyse(text: str, promote: frozenset[int]) -> Analysis:
 
 #: A capitalised word after the clause's first (a name: "the Y", "Theo"), or a clause led
 #: by an -ing participle ("lifeguarding all summer": "I'm" dropped, Biber et al. 1999, 3.7).
-_NAMED_OR_DOING_EN = re.compile(r"(?<=\s)[A-Z]|^\W*(?:[A-Z]\w*\s*,|\w+ing\b)")
+_NAMED_OR_DOING_EN = re.compile(r"(?<=\s)[A-Z]|^\W*(?:[A-Z]\w*\s*(?:,|$)|\w+ing\b)")
 
 
 def _part_of_ask_en(parts: list[Clause], kinds: list[ClauseKind], i: int) -> bool:
