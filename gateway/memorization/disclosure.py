@@ -154,7 +154,8 @@ _CLAUSE_CUT = re.compile(r"\s*(?:[,，、：]|(?<!\d):|:(?!\d))\s*|\s+(?=and\s+(
                          re.IGNORECASE)
 _ASKED = re.compile(r"[?？]")
 _LEAD_EN = re.compile(
-    r"^(?:(?:oh+|ah+|aw+|ooh+|wow|haha\w*|lol|well|hey+|hi|hiya|hello|heya|howdy|yo|omg|ugh+|welp|yay+|also|and|but|so|btw|by\s+the\s+way|fyi|actually|anyway|ps|p\.s\.|"
+    r"^(?:(?:oh+|ah+|aw+|ooh+|wow|haha\w*|lol|well|hey+|hi|hiya|hello|heya|howdy|yo|omg|ugh+|welp|yay+|cool|nice|great|perfect|"
+    r"awesome|alright|gotcha|also|and|but|so|btw|by\s+the\s+way|fyi|actually|anyway|ps|p\.s\.|"
     r"just\s+so\s+you\s+know|heads\s+up|quick\s+note|for\s+the\s+record|just\s+to\s+let\s+you\s+know|"
     r"for\s+context|for\s+reference|background|since|because|cause|cos|as|given\s+that|now\s+that|although|though|"
     r"ok(?:ay)?|yeah|yes|no|hmm+|um+|oh\s+and|plus|honestly|basically|currently|nowadays|these\s+days|lately|"
@@ -256,7 +257,7 @@ _QUESTION_IN_EN = re.compile(
     r"^i\s+(?:was\s+)?(?:wonder|wondering)\b|^i(?:'m|\s+am)\s+(?:not\s+sure|unsure|curious)\s+(?:how|what|whether|if|which|about|where|when|why)\b"
     r"|^i\s+(?:don't|do\s+not)\s+know\s+(?:how|what|whether|if|which|where|when|why)\b"
     r"|^(?:should|can|could|do|would)\s+i\b|^what\s+(?:should|can|could|do)\s+i\b"
-    r"|^(?:just\s+)?wondering\b|^(?:not\s+sure|unsure|curious|no\s+idea)\s+(?:how|what|whether|if|which|where|when|why)\b",
+    r"|^(?:just\s+)?wondering\b|^(?:not\s+sure|unsure|curious|no\s+idea|idk|dunno|i\s+dunno)\s+(?:how|what|whether|if|which|where|when|why)\b",
     re.IGNORECASE,
 )
 _REQUEST_EN = re.compile(
@@ -271,7 +272,12 @@ _REQUEST_EN = re.compile(
     r"to\s+ask)\b"
     r"|^(?:need|want|looking\s+for)\s+(?:a|an|some|help|ideas|advice|tips|suggestions|recommendations|recipes?)\b"
     r"|^i(?:'m|\s+am)\s+(?:looking|searching)\s+for\b|^i(?:'m|\s+am)\s+trying\s+to\s+(?:figure|find|decide|choose|"
-    r"work\s+out|understand|pick)\b|^help\s+me\b|^let's\b|^lets\b",
+    r"work\s+out|understand|pick)\b|^help\s+me\b|^let's\b|^lets\b"
+    r"|^(?:now|then)\s+(?:do|make|write|give|try|add|redo|translate)\b|^(?:do|redo)\s+(?:one|another|the\s+same|it\s+again)\b"
+    r"|^(?:another|one\s+more|a\s+different|a\s+new)(?:\s+(?:one|version|option|idea|list|recipe))?\W*$"
+    r"|^(?:now\s+|but\s+)?in\s+(?:english|spanish|french|german|chinese|mandarin|japanese|italian|portuguese|korean|"
+    r"bullet\s+points|a\s+table|table\s+form|plain\s+english|simple\s+terms)\b|^(?:eli5|tldr|tl;dr)\b"
+    r"|^(?:the\s+)?same(?:\s+thing|\s+one|\s+again)?\s+(?:but|for|with|without|in)\b",
     re.IGNORECASE,
 )
 _META_EN = re.compile(
@@ -291,7 +297,12 @@ _META_EN = re.compile(
     r"|^my\s+(?:question|request|point|bad)\b"
     r"|^(?:a\s+|one\s+)?(?:quick|small|random|dumb|silly|stupid|another|weird|follow[\s-]?up)\s+(?:question|q)\b"
     r"|^(?:(?:this\s+is\s+)?my\s+)?first\s+time\s+(?:using|trying|on|here|asking|talking)\b"
-    r"|^(?:i'?m\s+)?not\s+(?:sure|convinced)\s+about\s+(?:that|this|it|those|these)\b",
+    r"|^(?:i'?m\s+)?not\s+(?:sure|convinced)\s+about\s+(?:that|this|it|those|these)\b"
+    r"|^i\s+(?:love|like|adore|hate)\s+(?:you|u)\b|^(?:that'?s|that\s+is|this\s+is|not)\s+(?:not\s+)?what\s+i\s+(?:meant|asked|wanted|said)\b"
+    r"|^(?:nvm|never\s*mind)\b|^one\s+more\s+(?:thing|question|q)\b"
+    r"|^(?:good|bad|nice)\s+(?:bot|call|point|one|catch)\b|^fair\s+(?:point|enough)\b|^(?:lifesaver|legend|appreciate\s+(?:you|u|it|that))\b"
+    r"|^(?:it|that|this)\s+(?:still\s+)?(?:worked|works|helped|helps|did\s+(?:it|the\s+trick)|(?:doesn'?t|didn'?t|isn'?t|won'?t)\s+(?:work|help))\b"
+    r"|^(?:still\s+)?(?:not|doesn'?t|didn'?t|isn'?t|won'?t)\s+(?:work|working|help|helping)\b",
     re.IGNORECASE,
 )
 #: A reaction to the reply that names nothing of the user's (:func:`clause_kind` checks):
@@ -307,12 +318,14 @@ _REACTION_EN = re.compile(
     r"|^(?:that\s+|this\s+|it\s+)?(?:sounds|looks|seems)\s+like\b"
     r"|^(?:you|u)(?:'re|re|\s+are|\s+r|\s+were|'ve\s+been|\s+have\s+been|\s+rock|\s+rule|\s+nailed|\s+saved|"
     r"\s+up|\s+there|\s+around|\s+awake|\s+busy|\s+(?:always|really|totally|literally)\s+\w+)\b|^ur\b|^youre\b"
-    r"|^(?:(?:i'?m\s+|i\s+)?(?:gonna|going\s+to|will)|i'?ll|gotta|got\s+to)\s+(?:\w+\s+)?"
+    r"|^(?:(?:i'?m\s+|i\s+)?(?:gonna|going\s+to|will)|i'?ll|ill|gotta|got\s+to)\s+(?:\w+\s+)?"
     r"(?:try|give|do|use|make|test|check|read|look\s+into)\s+(?:it|that|this|those|these|them)\b"
     r"|^(?:(?:i'?m\s+|i\s+)?(?:gonna|going\s+to|gotta|got\s+to|have\s+to)\s+go(?:\s+(?!to\b)[a-z']+){0,3}"
     r"|(?:i'?m\s+)?off\s+to\s+(?:bed|sleep|work))\s*(?:now|rn)?\W*$",
     re.IGNORECASE,
 )
+#: "I love you": a liking whose object is the listener, a reaction, no preference.
+_LOVE_YOU_EN = re.compile(r"\bi\s+(?:really\s+)?(?:love|like|adore)\s+(?:you|u)\b(?!\s*(?:r|'re|re)\b)", re.IGNORECASE)
 #: A revision of the reply just given: "make it / keep this" + a comparative ("make it
 #: shorter", "can you make that more formal"): the comparative's standard is the reply, a
 #: one-off request, not a standing instruction ("keep answers short", "from now on ...").
@@ -340,8 +353,18 @@ _QUERY_NP_EN = re.compile(
     r"ways?|places?|things?|stuff|gifts?|books?|movies?|films?|shows?|songs?|podcasts?|games?|activities|exercises?|"
     r"snacks?|meals?|dinners?|lunch(?:es)?|breakfasts?|spots?|restaurants?|apps?|names?|quotes?|jokes?|examples?|"
     r"resources?|substitutes?|swaps?|dishes?|foods?|workouts?|stretches?|hikes?|trails?|destinations?|"
-    r"something|anything)\s+(?:\w+\s+)?(?:for|to|that|like|near|under|with|without|about|in|on|from|which|other\s+than)\b",
+    r"versions?|lists?|menus?|schedules?|itinerar(?:y|ies)|checklists?|templates?|outlines?|summar(?:y|ies)|drafts?|"
+    r"captions?|toasts?|speech|poems?|"
+    r"something|anything)\s+(?:\w+\s+)?(?:for|to|that|like|near|under|with|without|about|in|on|from|which|other\s+than)\b"
+    r"|^(?:(?!for\b|about\b|of\b|on\b)[\w'-]+\s+){0,2}(?:ideas|tips|recipes|suggestions|recommendations|recs|options|alternatives)\W*$"
+    r"|^(?:something|anything)(?:\s+\w+){0,3}\W*$"
+    r"|^(?:[\w'-]+\s+){0,4}(?:please|pls|plz)\W*$",
     re.IGNORECASE)
+#: The user as I / me / we in a clause ("recipes for when I'm sick"): a verbless query that
+#: says it is about the user; "my dad" alone (a query for someone, "gift ideas for my dad")
+#: tells nothing unless it carries an attribute (:func:`_attributive`: "for my diabetic dad").
+_FOR_MY_EN = re.compile(r"\bfor\s+(?:my|our)\b.*$", re.IGNORECASE)
+_FIRST_PERSON_IN_EN = re.compile(r"\b(?:i|i'm|im|i've|ive|i'd|me|we|we're|us|mine)\b", re.IGNORECASE)
 #: "no more eggs", "not more than...": a negated quantity, no comparative of the reply.
 _NEGATED_EN = re.compile(r"^\W*(?:\w+\W+){0,2}?(?:no|not|any|nothing|never)\s+(?:more|less)\b", re.IGNORECASE)
 _RELATIVE_TAIL_EN = re.compile(r"\b(?:that|which|who)\b.*$|\bto\s+\w+|\blike\b", re.IGNORECASE)
@@ -400,7 +423,8 @@ _ARTEFACT_ZH = (r"(?:清单|计划|方案|模板|模版|菜谱|食谱|菜单|攻
 _REQUEST_ZH = re.compile(r"^(?:请|求(?!婚|职|学|医)|麻烦|帮我|帮忙|给我|替我|你能|你可以|你帮|能不能|可以帮|可不可以|告诉我|推荐|建议|"
                          r"写(?![了过])|列(?![了过])|讲(?![了过])|说说|"
                          r"介绍|解释|翻译|总结|查(?![出到了过])|算|比较|分析|设计|规划|安排|整理|来(?![了过])|出|"
-                         r"做个|做一|生成)"
+                         r"做个|做一|生成|说(?:一下|下|详细|具体|清楚|简单|说)|用[\u4e00-\u9fffA-Za-z0-9]{1,6}?(?:解释|说|写|讲|回答|翻译|列|表示|概括)|"
+                         r"分(?:点|条|步)(?:说|列|讲|写)|简单(?:说|讲|介绍|解释)|(?:再|稍微)?(?:详细|具体|简单|通俗)(?:点|一点|些)(?:说|讲|解释)?$)"
                          r"|^我(?:想|要|希望|需要)(?:你|您|问|请|知道|了解|找|看看|听听|学学|咨询|一个|一份|一些|点|个|些|几个|"
                          r"推荐|建议|帮|得到|做个|做一)"
                          r"|^我(?:该|应该|能|可以|要不要)"
@@ -422,6 +446,11 @@ _EVALUATIVE_ZH = (r"(?:可爱|好用|实用|有用|厉害|贴心|棒|好看|好�
                   r"有帮助|好懂|易懂|简单|清晰|准)")
 _META_ZH = re.compile(r"^我(?:有个|有一个|还有个|还有一个)(?:问题|想法|请求)|^我(?:试试|看看|想想|考虑一下|知道了|明白了|懂了|觉得可以|觉得不错)"
                       r"|^我?(?:也|刚)?(?:试了|试过了|用了|做了)(?:一下|下)?了?$"
+                      r"|^我?(?:就|也|先|再|回头|明天|晚上|今晚|等会|待会|这就|改天)*(?:试试|试一下|试试看|想想|看看|研究研究|琢磨琢磨|"
+                      r"考虑考虑|考虑一下|等等|观察观察|记下了|记住了|收藏了|存下了|照做|照着做)"
+                      r"|^(?:那)?我?(?:就|先)?(?:按|照)(?:你说的|你的|这个|这样|这些|着)[\u4e00-\u9fff]{0,4}$"
+                      r"|^我?又?(?:回来了|来了)$|^又是我|^(?:我)?(?:还)?有(?:个|一个)(?:小)?(?:问题|事)(?:想)?(?:请教|问)"
+                      r"|^(?:想)?(?:请教|问你)(?:一下|个|一个)|^被你|^我(?:就知道|服了|真是服了|真服了|佩服)"
                       r"|^(?:真是|也太|好|太|真|挺|超|蛮|很|特别|非常|这么|那么)" + _EVALUATIVE_ZH + r"(?:了|啊|呀|吧|哦|呢|的|啦|哈|耶|嘛)*$"
                       r"|^(?:这个|那个|这|那|听起来|看起来)(?:不错|挺好|很好|可以|好|太好了|有道理)"
                       r"|^(?:你|您)(?!们)|^(?:说得|讲得)(?:对|好|是|有道理|太对)|^说到\S{0,3}心坎|^(?:有道理|太对了|确实是)")
@@ -1057,19 +1086,21 @@ def clause_kind(clause: Clause, first: bool = False, after_statement: bool = Fal
         return "small_talk"
     if not _CJK.search(text) and _REVISION_EN.match(_core_en(text)):
         return "request"  # "make it shorter": a revision of the reply, no standing instruction
-    if PREFERENCE_CUES.search(text):
+    if PREFERENCE_CUES.search(text) and not _LOVE_YOU_EN.search(text):
         return "disclosure"  # a liking or a standing instruction: "请回答简洁一点", "keep it short"
     if not (_core_zh(_core_en(text)) if _CJK.search(text) else _core_en(text)).strip(" !.~…"):
         return "meta"  # only a discourse word: "跟你说一下", "heads up"
     if _CJK.search(text):
         core = _core_zh(text) or text
-        asks = bool(_REQUEST_ZH.search(core)) or clause.asked or bool(
+        # "说一下红烧肉的做法": a lead word (说一下, "let me say") that is the ask's verb when no subject follows it
+        request = bool(_REQUEST_ZH.search(core) or (core != text and _REQUEST_ZH.match(text) and not _NAMES_USER.search(core)))
+        asks = request or clause.asked or bool(
             (_QUESTION_END_ZH.search(core) and not _ESTIMATE_ZH.match(core)) or _QUESTION_WORD_ZH.search(core))
         if asks and _attributive(core):
             return "disclosure"  # 我家娃对鸡蛋过敏能吃啥: the ask carries a fact about the user's people
         if _REMINDER_ZH.match(core) and (_FIRST_PERSON_ZH.search(core[2:].lstrip("了")) or _MY_SOMEONE_ZH.search(core)):
             return "disclosure"  # 别忘了我对花生过敏: a reminder restates a fact
-        if _REQUEST_ZH.search(core):
+        if request:
             return "request"
         if asks or _ALTERNATIVE_ZH.search(core) or _alternative_zh(core):
             return "question"
@@ -1114,9 +1145,12 @@ def clause_kind(clause: Clause, first: bool = False, after_statement: bool = Fal
     names_user = bool(_NAMES_USER.search(core) or _MY_SOMEONE_EN.search(core))
     if not names_user and _REACTION_EN.search(core):
         return "meta"  # "thx these look good", "ur a lifesaver", "gonna try that tonight"
-    if not names_user and not _VERB_EN.search(_RELATIVE_TAIL_EN.sub(" ", core)) and (
+    verbless = not _VERB_EN.search(_RELATIVE_TAIL_EN.sub(" ", core))
+    before_for = _FOR_MY_EN.sub("", core)  # "gift ideas for my dad": whom the thing asked for is for
+    if verbless and not _FIRST_PERSON_IN_EN.search(core) and not _attributive(core) and not _NAMES_USER.search(before_for) \
+            and not _MY_SOMEONE_EN.search(before_for) and (
             _QUERY_NP_EN.match(core) or (_COMPARATIVE_EN.match(core) and not _NEGATED_EN.match(text))):
-        return "request"  # "recipe for banana bread", "shorter and with more emojis": an ask with its verb left out
+        return "request"  # "recipe for banana bread", "gift ideas for my dad", "shorter and with more emojis"
     if _META_EN.search(core) or (_DEICTIC_EN.search(core) and not _NAMES_USER.search(core)):
         return "meta"
     subject = _TIME_LEAD_EN.sub("", core)
@@ -1133,6 +1167,8 @@ def clause_kind(clause: Clause, first: bool = False, after_statement: bool = Fal
         return "disclosure"  # "Doc took me off the old pill": the user is the object
     if _PRONOUN_EN.search(core) and not first:
         return "disclosure"  # "..., she loves gardening": its antecedent is kept with it
+    if _DROPPED_I_EN.search(subject) and _ABOUT_REPLY_EN.match(subject) and not names_user:
+        return "meta"  # "figured it out", "got it working", "tried that": what the reply's suggestion did
     return "other"
 
 
