@@ -1366,19 +1366,36 @@ _NAMED_OR_DOING_EN = re.compile(r"(?<=\s)[A-Z]|^\W*(?:[A-Z]\w*\s*(?:,|$)|\w+ing\
 
 
 def _part_of_ask_en(parts: list[Clause], kinds: list[ClauseKind], i: int) -> bool:
-    """Clause ``i`` is an English noun phrase with no verb, next to a question or request of
-    its sentence, that names neither the user nor anyone ("tulips and vintage watering cans,
-    what colours go together", "need a quick dinner, 20 min max, toddler friendly"): the
+    """Clause ``i`` is an English noun phrase with no verb that names neither the user nor
+    anyone, of one of two shapes: the alternatives a wh-question right after it asks about
+    (X and / or / + Y: "tulips and vintage watering cans, what colours go together",
+    "maple+soy milk or aquafaba, which browns better"), or a measure or a "-friendly"
+    constraint right after an ask ("need a quick dinner, 20 min max, toddler friendly"): the
     topic of the ask put before it (left dislocation) or a constraint added after it (right
     dislocation; Quirk et al. 1985, 18.37-18.38; Biber et al. 1999, 14.3 on prefaces and
-    tags), part of the ask, not a statement."""
+    tags), part of the ask, not a statement. A "no X" constraint ("no sesame obvs") may
+    restate a fact and stays as it was."""
     text = parts[i].text
     if _CJK.search(text) or _VERB_EN.search(text) or _NAMES_USER.search(text) or _MY_SOMEONE_EN.search(text):
         return False
-    if _NAMED_OR_DOING_EN.search(text) or not _LATIN_WORD.search(text):
-        return False  # a name ("Theo, 7, ideas for his party?"), "lifeguarding at the Y": the user's
-    return any(0 <= j < len(parts) and parts[j].sentence == parts[i].sentence and kinds[j] in ("request", "question")
-               for j in (i - 1, i + 1))
+    if _NAMED_OR_DOING_EN.search(text) or not _LATIN_WORD.search(text) or _IRREGULAR_PAST_RE.search(text):
+        return False  # a name ("Theo, 7, ideas for his party?"), "lifeguarding at the Y", "pills ran out": the user's
+    nxt, prev = i + 1, i - 1
+    if (nxt < len(parts) and parts[nxt].sentence == parts[i].sentence and kinds[nxt] == "question"
+            and _WH_EN.match(_core_en(parts[nxt].text)) and _ALTERNATIVES_EN.search(text)):
+        return True
+    return (prev >= 0 and parts[prev].sentence == parts[i].sentence and kinds[prev] in ("request", "question")
+            and bool(_CONSTRAINT_EN.match(text)))
+
+
+#: Alternatives joined in a noun phrase: "A and B", "A or B", "A+B", "A vs B".
+_ALTERNATIVES_EN = re.compile(r"\s(?:and|or|vs\.?|versus)\s|\+", re.IGNORECASE)
+#: A constraint on what is asked for: a measure ("20 min max", "under $50", "for 6 people")
+#: or an "X-friendly" / "X-safe" suitability.
+_CONSTRAINT_EN = re.compile(r"^(?:(?:under|over|less\s+than|max|at\s+most|up\s+to|around|about|for)\s+)?[$£€]?\d[\w$£€.,]*\s*"
+                            r"(?:[a-z]+\s*){0,2}(?:max|tops|or\s+less|or\s+so)?\W*$"
+                            r"|^[\w'-]+[\s-](?:friendly|safe|proof)\W*$", re.IGNORECASE)
+_IRREGULAR_PAST_RE = re.compile(r"\b(?:" + _IRREGULAR_PAST_EN + r"|gone)\b", re.IGNORECASE)
 
 
 def _third_person_statement(text: str) -> bool:

@@ -112,9 +112,12 @@ def test_a_noun_phrase_dislocated_from_an_ask_is_part_of_it(text: str, kinds: tu
 
 
 def test_a_named_or_participle_phrase_beside_an_ask_stays_a_candidate():
-    # a name or an -ing participle ("I'm" dropped) may be the user's: left to the rules and the classifier
+    # a name, an -ing participle ("I'm" dropped), an irregular past or a "no X" may be the user's fact:
+    # left to the rules and the classifier
     assert [c.text for c in candidates("Theo, any ideas for a party?")] == ["Theo"]
     assert "lifeguarding at the Y all summer" in [c.text for c in candidates("lifeguarding at the Y all summer, how do i not get fried")]
+    assert [c.text for c in candidates("jos gone dairy free, what cake can i bake, no butter")] == ["jos gone dairy free", "no butter"]
+    assert [c.text for c in candidates("insulin pens ran out, which pharmacy is open late")] == ["insulin pens ran out"]
 
 
 @pytest.mark.parametrize("text", [
