@@ -57,7 +57,15 @@ nested quantifiers, one pass over the clauses):
    in a slot's own words ("二战考研") or naming a disease by its -炎 ("手腕腱鞘炎"); a bare
    number ("43") is ``other`` (an answer), 还是 before a negation is "still" ("还是没好"),
    not an alternative question, and an estimate with 吧 ("一百来个吧") asks nothing;
-   anything else is ``other``.
+   anything else is ``other``. Asks and small talk are also told by their grammar (each
+   rule cites its source where it is defined): degree questions 多 + adjective and 几 + a
+   measure word, a clause-final V-没, a parallel A 还是 B (:func:`_alternative_zh`), a wish
+   for something the assistant hands over (:data:`_ARTEFACT_ZH`), an object put first before
+   帮我 / 给我, leave-taking as the turn's last clause (:data:`_LEAVE_ZH`), an exclamation
+   judging a thing (:data:`_EVALUATIVE_ZH`), a 的 phrase after an ask (:data:`_SPEC_ZH`); in
+   English a revision of the reply (:data:`_REVISION_EN`, :data:`_COMPARATIVE_EN`), a verbless
+   query (:data:`_QUERY_NP_EN`), a reaction to the reply (:data:`_REACTION_EN`) and a noun
+   phrase that is the topic or a constraint of an ask (:func:`_part_of_ask_en`).
 3. **The memory** (:func:`analyse`): the disclosure clauses, and with them the turn's
    ``other`` clauses that are statements (a finite verb: "It felt welcoming; I want to
    study counseling next"), joined in their order with the separator they had. A clause that starts with he / she / they / 他 / 她 / 它 keeps

@@ -6,7 +6,8 @@ talk when, once punctuation, emoji and spaces are gone, it is at most
 :data:`MIN_CONTENT_CHARS` characters of Latin letters and digits with no CJK, or it splits
 entirely into the phrases of :data:`SMALL_TALK_EN` (whole words) and
 :data:`SMALL_TALK_ZH` (longest match first, Chinese having no spaces). Anything else
-stays: a short turn with one content word ("I'm vegan", "我27岁") is kept.
+stays: a short turn with one content word ("I'm vegan", "我27岁") is kept. A receipt of new
+information ("学到了", "涨知识了", "受教了") is an acknowledgement too.
 
 :func:`profile_type`: a user turn that states a lasting preference or fact about the user
 belongs in the ``profile`` scope (seed 002: the user's profile is shared with every
