@@ -424,7 +424,9 @@ _ARTEFACT_ZH = (r"(?:清单|计划|方案|模板|模版|菜谱|食谱|菜单|攻
 #: Thompson 1981, 4.2 on indefinite objects of unrealized events) whose head is something
 #: the other side produces (:data:`_ARTEFACT_ZH`: "我想要一份减脂餐的菜谱", "需要一个搬家清单";
 #: "我想要个孩子" and "我想换工作了" stay the user's wish and plan), or 想 + a verb of consuming
-#: + 点 ("想看点轻松的", something unspecified to pick); and a request whose object is put
+#: + 点 / 个 ("想看点轻松的", "想听个故事", something unspecified to pick); "再说一遍" (a repeat);
+#: a subjectless 把 clause with a verb of making and no 了 ("把上面的翻译成英文": the disposal
+#: construction as a command, Li & Thompson 1981, ch. 15); and a request whose object is put
 #: first as its topic (Li & Thompson 1981, ch. 4: "周报模板帮我写一个", "开场白给我一个模板"):
 #: 帮我 / 给我 / 替我 after a topic that is no person, then a measure word, the delimitative
 #: 一下 or a reduplicated verb ("帮我看看"), with no 了 / 过 after (an imperative is unrealized).
@@ -439,7 +441,9 @@ _REQUEST_ZH = re.compile(r"^(?:请|求(?!婚|职|学|医)|麻烦|帮我|帮忙|�
                          r"|^我?(?:想|希望|需要)要?(?:让|请|麻烦)(?:你|您)"
                          r"|^我?(?:想|想要|需要|要|想找|想求)(?:一|几|两)?(?:个|份|篇|首|封|套|些|款|张|段|本|点)"
                          r"[\u4e00-\u9fffA-Za-z0-9]{0,12}?" + _ARTEFACT_ZH +
-                         r"|^我?想(?:看|听|吃|喝|玩|读)(?:一)?点"
+                         r"|^我?想(?:看|听|吃|喝|玩|读)(?:一)?[点个部首本]"
+                         r"|(?:再|重新)(?:说|讲|解释|写|来|发|列|做)(?:一)?(?:遍|次|下)"
+                         r"|^把(?![我咱俺])[\u4e00-\u9fffA-Za-z0-9]{1,10}?(?:翻译|改|写|整理|总结|列|变|换|做|转|缩短|扩写|润色)(?![^了过]*[了过])"
                          r"|^(?!我|咱|俺|他|她|它|" + _PEOPLE_ZH + r")[\u4e00-\u9fffA-Za-z0-9]{2,}?(?:帮我|给我|替我|帮忙)"
                          r"(?:[\u4e00-\u9fff]{0,2}?(?:一个|一份|一下|几个|一些|一篇|一封|一张|一段|个|份|下|点)|([\u4e00-\u9fff])\1)"
                          r"(?![\u4e00-\u9fff]*[了过])")
@@ -459,6 +463,8 @@ _META_ZH = re.compile(r"^我(?:有个|有一个|还有个|还有一个)(?:问题
                       r"|^(?:那)?我?(?:就|先)?(?:按|照)(?:你说的|你的|这个|这样|这些|着)[\u4e00-\u9fff]{0,4}$"
                       r"|^我?又?(?:回来了|来了)$|^又是我|^(?:我)?(?:还)?有(?:个|一个)(?:小)?(?:问题|事)(?:想)?(?:请教|问)"
                       r"|^(?:想)?(?:请教|问你)(?:一下|个|一个)|^被你|^我(?:就知道|服了|真是服了|真服了|佩服)"
+                      r"|^我?(?:再|还)(?:想|要)?问(?:一个|一下|个|你|问)?$|^我(?:问的|说的|的意思)(?:是|不是|其实)"
+                      r"|^(?:说得|讲得|写得|总结得|解释得|回答得)(?:太|真|很|挺|好|非常|超)?(?:对|好|棒|清楚|明白|到位|有道理|详细|透彻)"
                       r"|^(?:真是|也太|好|太|真|挺|超|蛮|很|特别|非常|这么|那么)" + _EVALUATIVE_ZH + r"(?:了|啊|呀|吧|哦|呢|的|啦|哈|耶|嘛)*$"
                       r"|^(?:这个|那个|这|那|听起来|看起来)(?:不错|挺好|很好|可以|好|太好了|有道理)"
                       r"|^(?:你|您)(?!们)|^(?:说得|讲得)(?:对|好|是|有道理|太对)|^说到\S{0,3}心坎|^(?:有道理|太对了|确实是)")

@@ -47,6 +47,8 @@ def test_a_chinese_question_without_a_question_mark_forms_nothing(text: str):
     "我想看点轻松的电影",
     # the object first as the topic, then 帮我 / 给我 and a measure word or a reduplicated verb
     "周报模板帮我写一个", "英文自我介绍给我一个模板", "这段代码帮我看看",
+    # the form of the answer, a repeat, the disposal 把 as a command
+    "说详细点", "用大白话解释一下", "刚才那个再讲一遍", "把这段话改成正式一点的语气", "我想听个睡前故事",
 ])
 def test_a_chinese_request_with_a_wish_or_a_fronted_object_forms_nothing(text: str):
     assert _formed(text) == []
@@ -58,6 +60,8 @@ def test_a_chinese_request_with_a_wish_or_a_fronted_object_forms_nothing(text: s
     "我试了一下 挺好用的",  # an objectless 试了: the object is the suggestion
     "学到了", "涨知识了",  # receipts of new information
     "好的 那我先去做饭了", "我这就去买",  # leave-taking
+    "懂了 我再研究研究", "行 那就按你说的办", "我又来了",  # uptake of the advice, being back
+    "说得太好了", "我再问一个", "我问的不是这个",  # judging the answer, talk about the conversation
 ])
 def test_chinese_small_talk_forms_nothing(text: str):
     assert _formed(text) == []
@@ -126,6 +130,9 @@ def test_a_named_or_participle_phrase_beside_an_ask_stays_a_candidate():
     "ur a lifesaver fr", "you've been such a big help", "hey u up lol",  # about the listener
     "gonna try that tonight", "gonna go make dinner now",  # the next step is the suggestion; leave-taking
     "hiya 👋 first time using this", "quick question about taxes",  # talk about the conversation
+    "nvm figured it out", "ok that helps a lot actually", "cool ill try that",  # the suggestion's outcome, uptake
+    "i love you lol", "no that's not what i meant",  # the listener as object, talk about the conversation
+    "idk what to do", "now in spanish please with emojis", "a packing list for a week in the alps",  # an ask
 ])
 def test_english_reactions_to_the_reply_form_nothing(text: str):
     assert _formed(text) == []
