@@ -444,9 +444,21 @@ _REQUEST_ZH = re.compile(r"^(?:请|求(?!婚|职|学|医)|麻烦|帮我|帮忙|�
                          r"|^我?想(?:看|听|吃|喝|玩|读)(?:一)?[点个部首本]"
                          r"|(?:再|重新)(?:说|讲|解释|写|来|发|列|做)(?:一)?(?:遍|次|下)"
                          r"|^把(?![我咱俺])[\u4e00-\u9fffA-Za-z0-9]{1,10}?(?:翻译|改|写|整理|总结|列|变|换|做|转|缩短|扩写|润色)(?![^了过]*[了过])"
-                         r"|^(?!我|咱|俺|他|她|它|" + _PEOPLE_ZH + r")[\u4e00-\u9fffA-Za-z0-9]{2,}?(?:帮我|给我|替我|帮忙)"
-                         r"(?:[\u4e00-\u9fff]{0,2}?(?:一个|一份|一下|几个|一些|一篇|一封|一张|一段|个|份|下|点)|([\u4e00-\u9fff])\1)"
-                         r"(?![\u4e00-\u9fff]*[了过])")
+                         )
+#: The request with its object first (:data:`_REQUEST_ZH`'s docstring): matched from the
+#: start, and no 了 / 过 may follow the match (:func:`_request_zh` checks, one scan).
+_FRONTED_REQUEST_ZH = re.compile(r"^(?!我|咱|俺|他|她|它|" + _PEOPLE_ZH + r")[\u4e00-\u9fffA-Za-z0-9]{2,}?(?:帮我|给我|替我|帮忙)"
+                                 r"(?:[\u4e00-\u9fff]{0,2}?(?:一个|一份|一下|几个|一些|一篇|一封|一张|一段|个|份|下|点)|([\u4e00-\u9fff])\1)")
+_REALIZED_ZH = re.compile(r"[了过]")
+
+
+def _request_zh(core: str) -> bool:
+    """``core`` (a Chinese clause, its lead words gone) is a request (:data:`_REQUEST_ZH`,
+    :data:`_FRONTED_REQUEST_ZH`). Linear in ``len(core)``."""
+    if _REQUEST_ZH.search(core):
+        return True
+    fronted = _FRONTED_REQUEST_ZH.match(core)
+    return bool(fronted) and not _REALIZED_ZH.search(core, fronted.end())
 #: What a reply does to the speaker, their reaction or their thanks: a clause led by 你 / 您,
 #: a judgement of what was said, an objectless 试了 / 用了 (the zero object is the other side's
 #: suggestion, Li & Thompson 1981, ch. 24), and an exclamation of degree with no subject, a
@@ -1107,7 +1119,7 @@ def clause_kind(clause: Clause, first: bool = False, after_statement: bool = Fal
     if _CJK.search(text):
         core = _core_zh(text) or text
         # "说一下红烧肉的做法": a lead word (说一下, "let me say") that is the ask's verb when no subject follows it
-        request = bool(_REQUEST_ZH.search(core) or (core != text and _REQUEST_ZH.match(text) and not _NAMES_USER.search(core)))
+        request = _request_zh(core) or bool(core != text and _REQUEST_ZH.match(text) and not _NAMES_USER.search(core))
         asks = request or clause.asked or bool(
             (_QUESTION_END_ZH.search(core) and not _ESTIMATE_ZH.match(core)) or _QUESTION_WORD_ZH.search(core))
         if asks and _attributive(core):
@@ -1136,7 +1148,7 @@ def clause_kind(clause: Clause, first: bool = False, after_statement: bool = Fal
             return "disclosure"  # 换平台了 / 还在喂母乳 / 下个月去新加坡开会 / 跑外卖的: the speaker, subject dropped
         if slots_of(core, first=True):
             return "disclosure"  # 二战考研: an attribute of the user's (a slot's own words), subject dropped
-        if (DURABLE_ZH.search(core) or CHANGE.search(core)) and not _REQUEST_ZH.search(core):
+        if (DURABLE_ZH.search(core) or CHANGE.search(core)) and not _request_zh(core):
             return "disclosure"  # Chinese drops the subject: "在上海工作" is the user's
         return "other"
     core = _core_en(text) or text
