@@ -57,7 +57,15 @@ nested quantifiers, one pass over the clauses):
    in a slot's own words ("二战考研") or naming a disease by its -炎 ("手腕腱鞘炎"); a bare
    number ("43") is ``other`` (an answer), 还是 before a negation is "still" ("还是没好"),
    not an alternative question, and an estimate with 吧 ("一百来个吧") asks nothing;
-   anything else is ``other``.
+   anything else is ``other``. Asks and small talk are also told by their grammar (each
+   rule cites its source where it is defined): degree questions 多 + adjective and 几 + a
+   measure word, a clause-final V-没, a parallel A 还是 B (:func:`_alternative_zh`), a wish
+   for something the assistant hands over (:data:`_ARTEFACT_ZH`), an object put first before
+   帮我 / 给我, leave-taking as the turn's last clause (:data:`_LEAVE_ZH`), an exclamation
+   judging a thing (:data:`_EVALUATIVE_ZH`), a 的 phrase after an ask (:data:`_SPEC_ZH`); in
+   English a revision of the reply (:data:`_REVISION_EN`, :data:`_COMPARATIVE_EN`), a verbless
+   query (:data:`_QUERY_NP_EN`), a reaction to the reply (:data:`_REACTION_EN`) and a noun
+   phrase that is the topic or a constraint of an ask (:func:`_part_of_ask_en`).
 3. **The memory** (:func:`analyse`): the disclosure clauses, and with them the turn's
    ``other`` clauses that are statements (a finite verb: "It felt welcoming; I want to
    study counseling next"), joined in their order with the separator they had. A clause that starts with he / she / they / 他 / 她 / 它 keeps
@@ -139,7 +147,8 @@ _SENTENCE = re.compile(r"(?:[^.!?。！？;；…～\n]|(?<=\d)\.(?=\d))+[.!?。
 #: People after whom a run-on sentence goes on with a pronoun subject and no comma ("a
 #: present for my mum shes turning 50", "for my twins Mateo and Lucia they're turning 4"
 #: cut before "she" / "they": a comma splice without the comma, Quirk et al. 1985, 13.4n on
-#: run-on sentences) and names after them are cut the same way by :data:`_CLAUSE_CUT`.
+#: run-on sentences) and names after them are cut the same way by :data:`_CLAUSE_CUT`, as is
+#: thanks run on into a statement ("thanks my son has autism so this helps").
 _RUN_ON_PEOPLE = ("mum", "mom", "mother", "dad", "father", "wife", "husband", "partner", "son", "daughter", "kid", "kids",
                   "boy", "girl", "twins", "sister", "brother", "grandma", "grandpa", "baby", "toddler", "dog", "cat", "puppy")
 _CLAUSE_CUT = re.compile(r"\s*(?:[,，、：]|(?<!\d):|:(?!\d))\s*|\s+(?=and\s+(?:the|my|our|his|her|their)\s+(?:[\w'-]+\s+){0,2}?"
@@ -148,18 +157,20 @@ _CLAUSE_CUT = re.compile(r"\s*(?:[,，、：]|(?<!\d):|:(?!\d))\s*|\s+(?=and\s+(
                          r"|\s+(?=(?:since|because|cause|cuz|coz|given\s+that|now\s+that|seeing\s+as)\s+(?:i|i'm|im|i've|ive|my|we|we're|our)\b)"
                          r"|(?<=[\u3400-\u9fff])(?=因为我|既然我|反正我|由于我)"
                          r"|(?:" + "|".join(rf"(?<=\b{w})" for w in _RUN_ON_PEOPLE) + r")[ \t]+"
-                         r"(?=(?:she|he|they|shes|hes|theyre|she's|he's|they're)\s)",
+                         r"(?=(?:she|he|they|shes|hes|theyre|she's|he's|they're)\s)"
+                         r"|(?:(?<=\bthanks)|(?<=\bthank\syou)|(?<=\bthx)|(?<=\bty))[ \t]+(?=(?:i|i'm|im|i've|ive|my|we|we're|our)\s)",
                          re.IGNORECASE)
 _ASKED = re.compile(r"[?？]")
 _LEAD_EN = re.compile(
-    r"^(?:(?:oh+|ah+|aw+|ooh+|wow|haha\w*|lol|well|also|and|but|so|btw|by\s+the\s+way|fyi|actually|anyway|ps|p\.s\.|"
+    r"^(?:(?:oh+|ah+|aw+|ooh+|wow|haha\w*|lol|well|hey+|hi|hiya|hello|heya|howdy|yo|omg|ugh+|welp|yay+|cool|nice|great|perfect|"
+    r"awesome|alright|gotcha|also|and|but|so|btw|by\s+the\s+way|fyi|actually|anyway|ps|p\.s\.|"
     r"just\s+so\s+you\s+know|heads\s+up|quick\s+note|for\s+the\s+record|just\s+to\s+let\s+you\s+know|"
     r"for\s+context|for\s+reference|background|since|because|cause|cos|as|given\s+that|now\s+that|although|though|"
     r"ok(?:ay)?|yeah|yes|no|hmm+|um+|oh\s+and|plus|honestly|basically|currently|nowadays|these\s+days|lately|"
-    r"recently|wait|ngl|tbh|tbf|imo|fwiw|lowkey|low\s+key|not\s+gonna\s+lie|to\s+be\s+honest)\b[\s,:]*){0,3}",
+    r"recently|wait|ngl|tbh|tbf|imo|fwiw|lowkey|low\s+key|not\s+gonna\s+lie|to\s+be\s+honest)\b[\s,:!.\u2600-\u27bf\U0001f300-\U0001faff]*){0,3}",
     re.IGNORECASE,
 )
-_LEAD_ZH = re.compile(r"^(?:哈{2,}|嘿{2,}|呵{2,}|对了|顺便说一下|顺便说|顺便|另外|其实|因为|既然|由于|话说|嗯+|哦+|啊|那个|所以|但是|不过|而且|"
+_LEAD_ZH = re.compile(r"^(?:哈{2,}|嘿{2,}|呵{2,}|嘻{2,}|哎呀|哎哟|哎|唉|诶|欸|哇塞|哇哦|哇|呜+|天哪|天呐|那(?=我|咱)|对了|顺便说一下|顺便说|顺便|另外|其实|因为|既然|由于|话说|嗯+|哦+|啊|那个|所以|但是|不过|而且|"
                       r"就是|我跟你说|跟你说一下|跟你说|跟你讲一下|跟你讲|告诉你|说一下|补充一下|还有|然后|最近|现在|目前|平时|"
                       r"是这样的|说真的|老实说)*")
 
@@ -253,7 +264,8 @@ _AUX_SUBJECT_EN = re.compile(r"^\w+\s+(?:i|you|u|he|she|it|we|they|there|this|th
 _QUESTION_IN_EN = re.compile(
     r"^i\s+(?:was\s+)?(?:wonder|wondering)\b|^i(?:'m|\s+am)\s+(?:not\s+sure|unsure|curious)\s+(?:how|what|whether|if|which|about|where|when|why)\b"
     r"|^i\s+(?:don't|do\s+not)\s+know\s+(?:how|what|whether|if|which|where|when|why)\b"
-    r"|^(?:should|can|could|do|would)\s+i\b|^what\s+(?:should|can|could|do)\s+i\b",
+    r"|^(?:should|can|could|do|would)\s+i\b|^what\s+(?:should|can|could|do)\s+i\b"
+    r"|^(?:just\s+)?wondering\b|^(?:not\s+sure|unsure|curious|no\s+idea|idk|dunno|i\s+dunno)\s+(?:how|what|whether|if|which|where|when|why)\b",
     re.IGNORECASE,
 )
 _REQUEST_EN = re.compile(
@@ -268,7 +280,12 @@ _REQUEST_EN = re.compile(
     r"to\s+ask)\b"
     r"|^(?:need|want|looking\s+for)\s+(?:a|an|some|help|ideas|advice|tips|suggestions|recommendations|recipes?)\b"
     r"|^i(?:'m|\s+am)\s+(?:looking|searching)\s+for\b|^i(?:'m|\s+am)\s+trying\s+to\s+(?:figure|find|decide|choose|"
-    r"work\s+out|understand|pick)\b|^help\s+me\b|^let's\b|^lets\b",
+    r"work\s+out|understand|pick)\b|^help\s+me\b|^let's\b|^lets\b"
+    r"|^(?:now|then)\s+(?:do|make|write|give|try|add|redo|translate)\b|^(?:do|redo)\s+(?:one|another|the\s+same|it\s+again)\b"
+    r"|^(?:another|one\s+more|a\s+different|a\s+new)(?:\s+(?:one|version|option|idea|list|recipe))?\W*$"
+    r"|^(?:now\s+|but\s+)?in\s+(?:english|spanish|french|german|chinese|mandarin|japanese|italian|portuguese|korean|"
+    r"bullet\s+points|a\s+table|table\s+form|plain\s+english|simple\s+terms)\b|^(?:eli5|tldr|tl;dr)\b"
+    r"|^(?:the\s+)?same(?:\s+thing|\s+one|\s+again)?\s+(?:but|for|with|without|in)\b",
     re.IGNORECASE,
 )
 _META_EN = re.compile(
@@ -285,9 +302,80 @@ _META_EN = re.compile(
     r"|^you(?:'re|\s+are)\s+(?:a|the|so)?\s*(?:lifesaver|star|legend|best|genius|amazing|awesome|great|helpful|right)\b"
     r"|^thank(?:s|\s+you)\b"
     r"|^(?:i\s+)?(?:like|love|hate)\s+(?:it|that|this|these|those|them|your|the\s+(?:idea|first|second|last|third))\b"
-    r"|^my\s+(?:question|request|point|bad)\b",
+    r"|^my\s+(?:question|request|point|bad)\b"
+    r"|^(?:a\s+|one\s+)?(?:quick|small|random|dumb|silly|stupid|another|weird|follow[\s-]?up)\s+(?:question|q)\b"
+    r"|^(?:(?:this\s+is\s+)?my\s+)?first\s+time\s+(?:using|trying|on|here|asking|talking)\b"
+    r"|^(?:i'?m\s+)?not\s+(?:sure|convinced)\s+about\s+(?:that|this|it|those|these)\b"
+    r"|^i\s+(?:love|like|adore|hate)\s+(?:you|u)\b|^(?:that'?s|that\s+is|this\s+is|not)\s+(?:not\s+)?what\s+i\s+(?:meant|asked|wanted|said)\b"
+    r"|^(?:nvm|never\s*mind)\b|^one\s+more\s+(?:thing|question|q)\b"
+    r"|^(?:good|bad|nice)\s+(?:bot|call|point|one|catch)\b|^fair\s+(?:point|enough)\b|^(?:lifesaver|legend|appreciate\s+(?:you|u|it|that))\b"
+    r"|^(?:it|that|this)\s+(?:still\s+)?(?:worked|works|helped|helps|did\s+(?:it|the\s+trick)|(?:doesn'?t|didn'?t|isn'?t|won'?t)\s+(?:work|help))\b"
+    r"|^(?:still\s+)?(?:not|doesn'?t|didn'?t|isn'?t|won'?t)\s+(?:work|working|help|helping)\b",
     re.IGNORECASE,
 )
+#: A reaction to the reply that names nothing of the user's (:func:`clause_kind` checks):
+#: thanks anywhere in the clause ("great ideas thank you", "thx these look good"); an
+#: evaluation of the proposal with its subject dropped ("sounds like a plan"); a statement
+#: about the listener, the second person as subject ("ur a lifesaver", "you rock", "u up?":
+#: about the other side, as a Chinese clause led by 你); the speaker's next step with the
+#: suggestion as its object ("gonna try that tonight", "will give it a go": the object is
+#: the reply, as in "tried that"); leave-taking ("gotta go", "gonna go make dinner now":
+#: a pre-closing, Schegloff & Sacks 1973).
+_REACTION_EN = re.compile(
+    r"\b(?:thanks|thank\s+(?:you|u)|thx|thnx|thanx|ty|tysm|tyvm)\b"
+    r"|^(?:that\s+|this\s+|it\s+)?(?:sounds|looks|seems)\s+like\b"
+    r"|^(?:you|u)(?:'re|re|\s+are|\s+r|\s+were|'ve\s+been|\s+have\s+been|\s+rock|\s+rule|\s+nailed|\s+saved|"
+    r"\s+up|\s+there|\s+around|\s+awake|\s+busy|\s+(?:always|really|totally|literally)\s+\w+)\b|^ur\b|^youre\b"
+    r"|^(?:(?:i'?m\s+|i\s+)?(?:gonna|going\s+to|will)|i'?ll|ill|gotta|got\s+to)\s+(?:\w+\s+)?"
+    r"(?:try|give|do|use|make|test|check|read|look\s+into)\s+(?:it|that|this|those|these|them)\b"
+    r"|^(?:(?:i'?m\s+|i\s+)?(?:gonna|going\s+to|gotta|got\s+to|have\s+to)\s+go(?:\s+(?!to\b)[a-z']+){0,3}"
+    r"|(?:i'?m\s+)?off\s+to\s+(?:bed|sleep|work))\s*(?:now|rn)?\W*$",
+    re.IGNORECASE,
+)
+#: "I love you": a liking whose object is the listener, a reaction, no preference.
+_LOVE_YOU_EN = re.compile(r"\bi\s+(?:really\s+)?(?:love|like|adore)\s+(?:you|u)\b(?!\s*(?:r|'re|re)\b)", re.IGNORECASE)
+#: A revision of the reply just given: "make it / keep this" + a comparative ("make it
+#: shorter", "can you make that more formal"): the comparative's standard is the reply, a
+#: one-off request, not a standing instruction ("keep answers short", "from now on ...").
+_REVISION_EN = re.compile(
+    r"^(?:(?:can|could|would|will)\s+(?:you|u)\s+)?(?:please\s+|pls\s+)?(?:make|keep)\s+(?:it|this|that|them|these|those)\s+"
+    r"(?:a\s+(?:bit|little|lot)\s+|much\s+|way\s+|even\s+|slightly\s+)?(?:" + "|".join(
+        ["shorter", "longer", "simpler", "easier", "cheaper", "funnier", "quicker", "faster", "healthier", "spicier",
+         "lighter", "smaller", "bigger", "warmer", "friendlier", "briefer", "punchier", "nicer", "sweeter", "softer",
+         "more\\s+\\w+", "less\\s+\\w+"]) + r")\b(?!.*\b(?:from\s+now\s+on|always|in\s+(?:the\s+)?future|going\s+forward)\b)",
+    re.IGNORECASE,
+)
+#: The same revision with "make it" dropped, a comparative leading a clause with no verb
+#: ("shorter and with more emojis", "a bit longer maybe", "less formal pls").
+_COMPARATIVE_EN = re.compile(
+    r"^(?:(?:a\s+)?(?:bit|little|lot|tad|touch)\s+|much\s+|way\s+|even\s+|slightly\s+|maybe\s+|somewhat\s+)*(?:" + "|".join(
+        ["shorter", "longer", "simpler", "easier", "cheaper", "funnier", "quicker", "faster", "healthier", "spicier",
+         "lighter", "smaller", "bigger", "warmer", "friendlier", "briefer", "punchier", "more\\s+\\w+", "less\\s+\\w+"])
+    + r")\b", re.IGNORECASE)
+#: A verbless noun phrase typed as a query ("recipe for banana bread", "best way to clean a
+#: cast iron pan", "cheap date ideas near downtown", "something quick for dinner"): a
+#: non-clausal unit (Biber et al. 1999, 14.3) whose head is what is wanted, with a
+#: postmodifier saying for what: an ask with "give me / what is" left out.
+_QUERY_NP_EN = re.compile(
+    r"^(?:[\w'$-]+\s+){0,4}?(?:ideas?|tips?|recipes?|suggestions?|recommendations?|advice|options?|alternatives?|"
+    r"ways?|places?|things?|stuff|gifts?|books?|movies?|films?|shows?|songs?|podcasts?|games?|activities|exercises?|"
+    r"snacks?|meals?|dinners?|lunch(?:es)?|breakfasts?|spots?|restaurants?|apps?|names?|quotes?|jokes?|examples?|"
+    r"resources?|substitutes?|swaps?|dishes?|foods?|workouts?|stretches?|hikes?|trails?|destinations?|"
+    r"versions?|lists?|menus?|schedules?|itinerar(?:y|ies)|checklists?|templates?|outlines?|summar(?:y|ies)|drafts?|"
+    r"captions?|toasts?|speech|poems?|"
+    r"something|anything)\s+(?:\w+\s+)?(?:for|to|that|like|near|under|with|without|about|in|on|from|which|other\s+than)\b"
+    r"|^(?:(?!for\b|about\b|of\b|on\b)[\w'-]+\s+){0,2}(?:ideas|tips|recipes|suggestions|recommendations|recs|options|alternatives)\W*$"
+    r"|^(?:something|anything)(?:\s+\w+){0,3}\W*$"
+    r"|^(?:[\w'-]+\s+){0,4}(?:please|pls|plz)\W*$",
+    re.IGNORECASE)
+#: The user as I / me / we in a clause ("recipes for when I'm sick"): a verbless query that
+#: says it is about the user; "my dad" alone (a query for someone, "gift ideas for my dad")
+#: tells nothing unless it carries an attribute (:func:`_attributive`: "for my diabetic dad").
+_FOR_MY_EN = re.compile(r"\bfor\s+(?:my|our)\b.*$", re.IGNORECASE)
+_FIRST_PERSON_IN_EN = re.compile(r"\b(?:i|i'm|im|i've|ive|i'd|me|we|we're|us|mine)\b", re.IGNORECASE)
+#: "no more eggs", "not more than...": a negated quantity, no comparative of the reply.
+_NEGATED_EN = re.compile(r"^\W*(?:\w+\W+){0,2}?(?:no|not|any|nothing|never)\s+(?:more|less)\b", re.IGNORECASE)
+_RELATIVE_TAIL_EN = re.compile(r"\b(?:that|which|who)\b.*$|\bto\s+\w+|\blike\b", re.IGNORECASE)
 #: A statement whose subject is a demonstrative pointing back at the other side's words
 #: ("that's a lot of sugar", "those look hard", 这个太贵了, 那也太难了吧): a reaction to the
 #: reply, not about the user, unless it names the user ("this is my first marathon").
@@ -296,29 +384,100 @@ _DEICTIC_EN = re.compile(r"^(?:that|this|those|these)(?:'s|\s+is|\s+was|\s+are|\
 _DEICTIC_ZH = re.compile(r"^(?:这|那)(?:个|样|些|种)?(?:也|就|都|还|可)?(?:太|挺|真|好|有点|不|是|可以|应该|会|能|得|要)")
 _NAMES_USER = re.compile(r"\b(?:i|i'm|i've|i'd|my|our|we|we're|me|mine)\b|我|咱|俺", re.IGNORECASE)
 
-_QUESTION_END_ZH = re.compile(r"(?:吗|呢|么|嘛|没有|不|吧)[。！!～~…\s]*$")
+#: A sentence-final question particle (吗 呢 么 嘛 吧) or the negative half of a clause-final
+#: A-not-A question with its second verb dropped ("正常不", "伤电池没": V(O)-不 / V(O)-没,
+#: Li & Thompson 1981, 18.2): 没 after 还 / 都 / 也 / 并 is "not yet" / "not at all", an answer.
+#: Punctuation, emoji and kaomoji after the particle change nothing ("还来得及吗😭").
+_QUESTION_END_ZH = re.compile(r"(?:吗|呢|么|嘛|没有|不|吧|(?<![还都也并从])没)[^\u3400-\u9fffA-Za-z0-9]*$")
 #: An estimate closed by 吧 ("一百来个吧", "两年多吧", "大概三次吧"): a numeral phrase (a
 #: numeral, an approximation 来 / 多 / 左右, a measure word) with 吧, the particle that
 #: softens an assertion and solicits agreement (Li & Thompson 1981, 7.2 on 吧): an uncertain
 #: answer, not a question (吧 after a question word still asks: "几个吧" has none here).
 _ESTIMATE_ZH = re.compile(r"^(?:大概|差不多|应该|可能|估计|也就|大约)?(?:[一二三四五六七八九十两百千万\d]+)(?:来|多)?"
                           r"[\u4e00-\u9fff]{0,2}?(?:多|左右)?吧[。！!～~…\s]*$")
-_QUESTION_WORD_ZH = re.compile(r"什么(?!都|也)|(?<![没])啥(?!都|也|的)|干[嘛吗]|怎么|怎样|咋|如何|哪|为什么|为啥|(?<![前这那好十])几[个点天岁号次种本]|多少|能不能|可不可以|可以不可以|"
+#: Chinese question words. Besides the wh-words (with the colloquial 啥 and the northern
+#: 嘛 for 什么 before a noun, "有嘛坐垫推荐") and the A-not-A forms (能不能, 有没有...):
+#: 几 before a measure word ("喝几杯", "煮几分钟"; not 前几天 / 好几个, nor 几 after the
+#: perfective 了, "喝了几杯", where it is the indefinite "a few"), and 多 before a one-syllable
+#: adjective of degree, the question of extent ("多大", "多久", "多长时间", "多远": 多 + adjective
+#: asks how much, Li & Thompson 1981, 18.4 on question words; not after a degree or
+#: negation word, "差不多大", "没多久", nor 多 after a numeral, "三十多岁"; with 都 / 也 after
+#: it a question word is "no matter how", no question: "多大都不爱吃菜", 18.6).
+_QUESTION_WORD_ZH = re.compile(r"什么(?!都|也)|(?<![没])啥(?!都|也|的)|干[嘛吗]|有嘛(?=[\u4e00-\u9fff])|怎么|怎样|咋|如何|哪|为什么|为啥|"
+                               r"(?<![前这那好十了])几(?:[个点天岁号次种本杯遍年周顿趟斤步双件块片粒瓶碗勺]|分钟|小时|公斤|个月|星期)(?![都也])|"
+                               r"(?<![差很好许太更最诸没不再一二三四五六七八九十百千万两\d])多(?:大|久|长|远|高|重|厚|深|贵|宽|快|早|晚)(?![都也])|"
+                               r"多少|能不能|可不可以|可以不可以|"
                                r"有没有|是不是|要不要|该不该|好不好|行不行|会不会|用不用|需不需要|是否")
+#: What an assistant hands over when asked for "一份 / 一个 ..." (a text, a plan, a list, a
+#: pointer to a tool): the heads that make a wish with an indefinite object a request.
+_ARTEFACT_ZH = (r"(?:清单|计划|方案|模板|模版|菜谱|食谱|菜单|攻略|建议|推荐|列表|例子|示例|代码|文案|名字|书单|歌单|片单|文章|总结|"
+                r"大纲|提纲|表格|脚本|邮件|祝福|标题|口号|介绍|教程|方法|办法|思路|答案|故事|笑话|段子|话术|回复|开场白|演讲稿|"
+                r"行程|路线|配方|做法|安排|时间表|作息表|app|APP|软件|工具|网站|资料|范文|草稿|说明|步骤|流程|问题|题目|练习)")
 #: A Chinese request: a clause opening with a polite or imperative lead or a verb of the
 #: ask ("写个", "查一下", "列个清单"). 写 / 列 / 讲 / 来 / 查 followed by the perfective 了 or
 #: the experiential 过, and 查 followed by its result complement (查出, 查到), tell
 #: something that happened (Li & Thompson 1981, ch. 6: 了 marks a bounded, realized event;
 #: an imperative is unrealized): "查出来有猫癣" (it was found to have ringworm) is no ask.
-#: (算了, "forget it", and 出了…, an episode, stay where they were.)
+#: (算了, "forget it", and 出了…, an episode, stay where they were.) Also an ask with the
+#: wish or need put first, its 我 optional: a modal of wanting (想 / 想要 / 需要 / 希望) before
+#: 让你 / 请你 (the listener is to act), or before an indefinite object (a measure word, Li &
+#: Thompson 1981, 4.2 on indefinite objects of unrealized events) whose head is something
+#: the other side produces (:data:`_ARTEFACT_ZH`: "我想要一份减脂餐的菜谱", "需要一个搬家清单";
+#: "我想要个孩子" and "我想换工作了" stay the user's wish and plan), or 想 + a verb of consuming
+#: + 点 / 个 ("想看点轻松的", "想听个故事", something unspecified to pick); "再说一遍" (a repeat);
+#: a subjectless 把 clause with a verb of making and no 了 ("把上面的翻译成英文": the disposal
+#: construction as a command, Li & Thompson 1981, ch. 15); and a request whose object is put
+#: first as its topic (Li & Thompson 1981, ch. 4: "周报模板帮我写一个", "开场白给我一个模板"):
+#: 帮我 / 给我 / 替我 after a topic that is no person, then a measure word, the delimitative
+#: 一下 or a reduplicated verb ("帮我看看"), with no 了 / 过 after (an imperative is unrealized).
 _REQUEST_ZH = re.compile(r"^(?:请|求(?!婚|职|学|医)|麻烦|帮我|帮忙|给我|替我|你能|你可以|你帮|能不能|可以帮|可不可以|告诉我|推荐|建议|"
                          r"写(?![了过])|列(?![了过])|讲(?![了过])|说说|"
                          r"介绍|解释|翻译|总结|查(?![出到了过])|算|比较|分析|设计|规划|安排|整理|来(?![了过])|出|"
-                         r"做个|做一|生成)"
+                         r"做个|做一|生成|说(?:一下|下|详细|具体|清楚|简单|说)|用[\u4e00-\u9fffA-Za-z0-9]{1,6}?(?:解释|说|写|讲|回答|翻译|列|表示|概括)|"
+                         r"分(?:点|条|步)(?:说|列|讲|写)|简单(?:说|讲|介绍|解释)|(?:再|稍微)?(?:详细|具体|简单|通俗)(?:点|一点|些)(?:说|讲|解释)?$)"
                          r"|^我(?:想|要|希望|需要)(?:你|您|问|请|知道|了解|找|看看|听听|学学|咨询|一个|一份|一些|点|个|些|几个|"
                          r"推荐|建议|帮|得到|做个|做一)"
-                         r"|^我(?:该|应该|能|可以|要不要)")
+                         r"|^我(?:该|应该|能|可以|要不要)"
+                         r"|^我?(?:想|希望|需要)要?(?:让|请|麻烦)(?:你|您)"
+                         r"|^我?(?:想|想要|需要|要|想找|想求)(?:一|几|两)?(?:个|份|篇|首|封|套|些|款|张|段|本|点)"
+                         r"[\u4e00-\u9fffA-Za-z0-9]{0,12}?" + _ARTEFACT_ZH +
+                         r"|^我?想(?:看|听|吃|喝|玩|读)(?:一)?[点个部首本]"
+                         r"|(?:再|重新)(?:说|讲|解释|写|来|发|列|做)(?:一)?(?:遍|次|下)"
+                         r"|^把(?![我咱俺])[\u4e00-\u9fffA-Za-z0-9]{1,10}?(?:翻译|改|写|整理|总结|列|变|换|做|转|缩短|扩写|润色)(?![^了过]*[了过])"
+                         )
+#: The request with its object first (:data:`_REQUEST_ZH`'s docstring): matched from the
+#: start, and no 了 / 过 may follow the match (:func:`_request_zh` checks, one scan).
+_FRONTED_REQUEST_ZH = re.compile(r"^(?!我|咱|俺|他|她|它|" + _PEOPLE_ZH + r")[\u4e00-\u9fffA-Za-z0-9]{2,}?(?:帮我|给我|替我|帮忙)"
+                                 r"(?:[\u4e00-\u9fff]{0,2}?(?:一个|一份|一下|几个|一些|一篇|一封|一张|一段|个|份|下|点)|([\u4e00-\u9fff])\1)")
+_REALIZED_ZH = re.compile(r"[了过]")
+
+
+def _request_zh(core: str) -> bool:
+    """``core`` (a Chinese clause, its lead words gone) is a request (:data:`_REQUEST_ZH`,
+    :data:`_FRONTED_REQUEST_ZH`). Linear in ``len(core)``."""
+    if _REQUEST_ZH.search(core):
+        return True
+    fronted = _FRONTED_REQUEST_ZH.match(core)
+    return fronted is not None and not _REALIZED_ZH.search(core, fronted.end())
+#: What a reply does to the speaker, their reaction or their thanks: a clause led by 你 / 您,
+#: a judgement of what was said, an objectless 试了 / 用了 (the zero object is the other side's
+#: suggestion, Li & Thompson 1981, ch. 24), and an exclamation of degree with no subject, a
+#: degree adverb (好 太 真 挺 超) and an adjective that judges a thing ("好可爱", "太贴心了",
+#: "挺好用的": the exclamative, Li & Thompson 1981, 7.1 / 11.1; a feeling of the speaker's,
+#: "好累", is no judgement of a thing and stays).
+_EVALUATIVE_ZH = (r"(?:可爱|好用|实用|有用|厉害|贴心|棒|好看|好吃|有意思|有趣|方便|详细|清楚|专业|靠谱|周到|神奇|牛|强|赞|"
+                  r"好玩|好听|暖心|温柔|聪明|全面|到位|及时|给力|管用|酷|妙|香|精彩|完美|有道理|合理|懂事|机智|细心|用心|"
+                  r"有帮助|好懂|易懂|简单|清晰|准)")
 _META_ZH = re.compile(r"^我(?:有个|有一个|还有个|还有一个)(?:问题|想法|请求)|^我(?:试试|看看|想想|考虑一下|知道了|明白了|懂了|觉得可以|觉得不错)"
+                      r"|^我?(?:也|刚)?(?:试了|试过了|用了|做了)(?:一下|下)?了?$"
+                      r"|^我?(?:就|也|先|再|回头|明天|晚上|今晚|等会|待会|这就|改天)*(?:试试|试一下|试试看|想想|看看|研究研究|琢磨琢磨|"
+                      r"考虑考虑|考虑一下|等等|观察观察|记下了|记住了|收藏了|存下了|照做|照着做)"
+                      r"|^(?:那)?我?(?:就|先)?(?:按|照)(?:你说的|你的|这个|这样|这些|着)[\u4e00-\u9fff]{0,4}$"
+                      r"|^我?又?(?:回来了|来了)$|^又是我|^(?:我)?(?:还)?有(?:个|一个)(?:小)?(?:问题|事)(?:想)?(?:请教|问)"
+                      r"|^(?:想)?(?:请教|问你)(?:一下|个|一个)|^被你|^我(?:就知道|服了|真是服了|真服了|佩服)"
+                      r"|^我?(?:再|还)(?:想|要)?问(?:一个|一下|个|你|问)?$|^我(?:问的|说的|的意思)(?:是|不是|其实)"
+                      r"|^(?:说得|讲得|写得|总结得|解释得|回答得)(?:太|真|很|挺|好|非常|超)?(?:对|好|棒|清楚|明白|到位|有道理|详细|透彻)"
+                      r"|^(?:真是|也太|好|太|真|挺|超|蛮|很|特别|非常|这么|那么)" + _EVALUATIVE_ZH + r"(?:了|啊|呀|吧|哦|呢|的|啦|哈|耶|嘛)*$"
                       r"|^(?:这个|那个|这|那|听起来|看起来)(?:不错|挺好|很好|可以|好|太好了|有道理)"
                       r"|^(?:你|您)(?!们)|^(?:说得|讲得)(?:对|好|是|有道理|太对)|^说到\S{0,3}心坎|^(?:有道理|太对了|确实是)")
 
@@ -904,6 +1063,34 @@ _CLEFT_ZH = re.compile(r"^[\u4e00-\u9fff]{0,4}?(?:用|开|骑|住|养|穿|喝|�
 #: 18.3): "A 还是 B" ending in a judgement. 还是 before a negation is no disjunction but the
 #: adverb "still" ("腱鞘炎还是没好": still not better) or "had better" ("还是不去好").
 _ALTERNATIVE_ZH = re.compile(r"还是(?![不没])\S{0,12}?(?:好|对|行|合适|划算|呢)[。！!～~…\s]*$")
+_PARTICLES_ZH = "。！!～~…啊呀呢吧嘛哈 "
+
+
+def _alternative_zh(core: str) -> bool:
+    """``core`` is a Chinese alternative question with no final particle, "A 还是 B" whose two
+    halves are parallel predicates, sharing their first or last character ("饭前吃还是饭后吃",
+    "去爬山还是去看展": 选择问句, Li & Thompson 1981, 18.3). The adverb 还是 ("still", "after
+    all": "我还是喜欢猫", "最后还是去了北京") follows a subject or a time word and is no
+    disjunction of parallel halves; before a negation it is "still" (:data:`_ALTERNATIVE_ZH`)."""
+    at = core.find("还是")
+    if at < 2:
+        return False
+    before, after = core[:at], core[at + 2:].rstrip(_PARTICLES_ZH)
+    if not after or after[0] in "不没":
+        return False
+    return after[0] in before[-4:] or after[-1] == before[-1]
+
+
+#: Leave-taking: the speaker goes off to do something now ("我先去做饭了", "那我这就去买",
+#: "我去忙了"): 先 / 这就 / 马上 + 去 + a short verb phrase, closing the conversation
+#: (a pre-closing, Schegloff & Sacks 1973 "Opening up closings"). Only the turn's last
+#: clause that says something is read so ("我先去医院复查了，医生说恢复得不错" tells more).
+_LEAVE_ZH = re.compile(r"^我?(?:就|也)?(?:先|这就|马上|现在就|赶紧|得|该)去[\u4e00-\u9fffA-Za-z0-9]{1,6}?(?:了|啦|咯|喽)?[啊呀哈~～!！]*$"
+                       r"|^我?(?:就|也)?去(?:忙|睡|睡觉|吃饭|做饭|洗澡|上课|上班|开会|试试|试一下|看看)(?:了|啦|咯|喽)?[啊呀哈~～!！]*$")
+#: A 的 phrase with no head that says what the thing asked for must be able to do ("骑车能戴的",
+#: "适合老人用的"): a headless relative clause (Li & Thompson 1981, 20.3) modifying the
+#: object of the ask before it, not a statement about the speaker.
+_SPEC_ZH = re.compile(r"^(?!.*[我咱俺])[\u4e00-\u9fffA-Za-z0-9]{0,6}(?:能|可以|适合|方便|好)[\u4e00-\u9fffA-Za-z0-9]{1,6}的$")
 
 
 def clause_kind(clause: Clause, first: bool = False, after_statement: bool = False,
@@ -923,21 +1110,25 @@ def clause_kind(clause: Clause, first: bool = False, after_statement: bool = Fal
         return "other"  # "43": a quantity, the answer to a how-many question, no small talk
     if not text or is_small_talk(text):
         return "small_talk"
-    if PREFERENCE_CUES.search(text):
+    if not _CJK.search(text) and _REVISION_EN.match(_core_en(text)):
+        return "request"  # "make it shorter": a revision of the reply, no standing instruction
+    if PREFERENCE_CUES.search(text) and not _LOVE_YOU_EN.search(text):
         return "disclosure"  # a liking or a standing instruction: "请回答简洁一点", "keep it short"
     if not (_core_zh(_core_en(text)) if _CJK.search(text) else _core_en(text)).strip(" !.~…"):
         return "meta"  # only a discourse word: "跟你说一下", "heads up"
     if _CJK.search(text):
         core = _core_zh(text) or text
-        asks = bool(_REQUEST_ZH.search(core)) or clause.asked or bool(
+        # "说一下红烧肉的做法": a lead word (说一下, "let me say") that is the ask's verb when no subject follows it
+        request = _request_zh(core) or bool(core != text and _REQUEST_ZH.match(text) and not _NAMES_USER.search(core))
+        asks = request or clause.asked or bool(
             (_QUESTION_END_ZH.search(core) and not _ESTIMATE_ZH.match(core)) or _QUESTION_WORD_ZH.search(core))
         if asks and _attributive(core):
             return "disclosure"  # 我家娃对鸡蛋过敏能吃啥: the ask carries a fact about the user's people
         if _REMINDER_ZH.match(core) and (_FIRST_PERSON_ZH.search(core[2:].lstrip("了")) or _MY_SOMEONE_ZH.search(core)):
             return "disclosure"  # 别忘了我对花生过敏: a reminder restates a fact
-        if _REQUEST_ZH.search(core):
+        if request:
             return "request"
-        if asks or _ALTERNATIVE_ZH.search(core):
+        if asks or _ALTERNATIVE_ZH.search(core) or _alternative_zh(core):
             return "question"
         if _DEICTIC_ZH.search(core) and not _NAMES_USER.search(core):
             return "meta"  # 这个太贵了: about the reply
@@ -957,7 +1148,7 @@ def clause_kind(clause: Clause, first: bool = False, after_statement: bool = Fal
             return "disclosure"  # 换平台了 / 还在喂母乳 / 下个月去新加坡开会 / 跑外卖的: the speaker, subject dropped
         if slots_of(core, first=True):
             return "disclosure"  # 二战考研: an attribute of the user's (a slot's own words), subject dropped
-        if (DURABLE_ZH.search(core) or CHANGE.search(core)) and not _REQUEST_ZH.search(core):
+        if (DURABLE_ZH.search(core) or CHANGE.search(core)) and not _request_zh(core):
             return "disclosure"  # Chinese drops the subject: "在上海工作" is the user's
         return "other"
     core = _core_en(text) or text
@@ -977,6 +1168,15 @@ def clause_kind(clause: Clause, first: bool = False, after_statement: bool = Fal
         return "request"
     if asks:
         return "question"
+    names_user = bool(_NAMES_USER.search(core) or _MY_SOMEONE_EN.search(core))
+    if not names_user and _REACTION_EN.search(core):
+        return "meta"  # "thx these look good", "ur a lifesaver", "gonna try that tonight"
+    verbless = not _VERB_EN.search(_RELATIVE_TAIL_EN.sub(" ", core))
+    before_for = _FOR_MY_EN.sub("", core)  # "gift ideas for my dad": whom the thing asked for is for
+    if verbless and not _FIRST_PERSON_IN_EN.search(core) and not _attributive(core) and not _NAMES_USER.search(before_for) \
+            and not _MY_SOMEONE_EN.search(before_for) and (
+            _QUERY_NP_EN.match(core) or (_COMPARATIVE_EN.match(core) and not _NEGATED_EN.match(text))):
+        return "request"  # "recipe for banana bread", "gift ideas for my dad", "shorter and with more emojis"
     if _META_EN.search(core) or (_DEICTIC_EN.search(core) and not _NAMES_USER.search(core)):
         return "meta"
     subject = _TIME_LEAD_EN.sub("", core)
@@ -993,6 +1193,8 @@ def clause_kind(clause: Clause, first: bool = False, after_statement: bool = Fal
         return "disclosure"  # "Doc took me off the old pill": the user is the object
     if _PRONOUN_EN.search(core) and not first:
         return "disclosure"  # "..., she loves gardening": its antecedent is kept with it
+    if _DROPPED_I_EN.search(subject) and _ABOUT_REPLY_EN.match(subject) and not names_user:
+        return "meta"  # "figured it out", "got it working", "tried that": what the reply's suggestion did
     return "other"
 
 
@@ -1129,10 +1331,21 @@ def _analyse(text: str, promote: frozenset[int]) -> Analysis:
     parts = clauses(text)
     found: list[ClauseKind] = []
     opening = True  # nothing but small talk or talk about the conversation so far in the turn
+    last = max((i for i, c in enumerate(parts) if not is_small_talk(c.text)), default=-1)
     for i, c in enumerate(parts):
         after = i > 0 and parts[i - 1].sentence == c.sentence and found[-1] == "other" and _third_person_statement(parts[i - 1].text)
-        found.append("disclosure" if i in promote else clause_kind(c, i == 0, after, opening))
+        kind = "disclosure" if i in promote else clause_kind(c, i == 0, after, opening)
+        if kind != "meta" and i not in promote and _CJK.search(c.text):
+            core = _core_zh(c.text)
+            if i == last and _LEAVE_ZH.match(core):
+                kind = "meta"  # 我先去做饭了: leave-taking closes the turn
+            elif kind == "disclosure" and i > 0 and found[-1] in ("request", "question") and _SPEC_ZH.match(core):
+                kind = "other"  # 有啥护腰推荐 骑车能戴的: what the thing asked for must do
+        found.append(kind)
         opening = opening and found[-1] in ("small_talk", "meta")
+    for i in range(len(parts)):  # "tulips and watering cans, what colours go together": the ask's topic
+        if found[i] == "other" and i not in promote and _part_of_ask_en(parts, found, i):
+            found[i] = "request"
     kinds = tuple(found)
     kept: list[int] = []
     told = "disclosure" in kinds
@@ -1171,6 +1384,44 @@ def _analyse(text: str, promote: frozenset[int]) -> Analysis:
     if len(merged) > 1 and not _says_enough(_joined(parts, merged[-1])):
         merged[-2:] = [merged[-2] + merged[-1]]
     return Analysis(tuple(_formed(_joined(parts, group)) for group in merged), kinds)  # all told with a disclosure
+
+
+#: A capitalised word after the clause's first (a name: "the Y", "Theo"), or a clause led
+#: by an -ing participle ("lifeguarding all summer": "I'm" dropped, Biber et al. 1999, 3.7).
+_NAMED_OR_DOING_EN = re.compile(r"(?<=\s)[A-Z]|^\W*(?:[A-Z]\w*\s*(?:,|$)|\w+ing\b)")
+
+
+def _part_of_ask_en(parts: list[Clause], kinds: list[ClauseKind], i: int) -> bool:
+    """Clause ``i`` is an English noun phrase with no verb that names neither the user nor
+    anyone, of one of two shapes: the alternatives a wh-question right after it asks about
+    (X and / or / + Y: "tulips and vintage watering cans, what colours go together",
+    "maple+soy milk or aquafaba, which browns better"), or a measure or a "-friendly"
+    constraint right after an ask ("need a quick dinner, 20 min max, toddler friendly"): the
+    topic of the ask put before it (left dislocation) or a constraint added after it (right
+    dislocation; Quirk et al. 1985, 18.37-18.38; Biber et al. 1999, 14.3 on prefaces and
+    tags), part of the ask, not a statement. A "no X" constraint ("no sesame obvs") may
+    restate a fact and stays as it was."""
+    text = parts[i].text
+    if _CJK.search(text) or _VERB_EN.search(text) or _NAMES_USER.search(text) or _MY_SOMEONE_EN.search(text):
+        return False
+    if _NAMED_OR_DOING_EN.search(text) or not _LATIN_WORD.search(text) or _IRREGULAR_PAST_RE.search(text):
+        return False  # a name ("Theo, 7, ideas for his party?"), "lifeguarding at the Y", "pills ran out": the user's
+    nxt, prev = i + 1, i - 1
+    if (nxt < len(parts) and parts[nxt].sentence == parts[i].sentence and kinds[nxt] == "question"
+            and _WH_EN.match(_core_en(parts[nxt].text)) and _ALTERNATIVES_EN.search(text)):
+        return True
+    return (prev >= 0 and parts[prev].sentence == parts[i].sentence and kinds[prev] in ("request", "question")
+            and bool(_CONSTRAINT_EN.match(text)))
+
+
+#: Alternatives joined in a noun phrase: "A and B", "A or B", "A+B", "A vs B".
+_ALTERNATIVES_EN = re.compile(r"\s(?:and|or|vs\.?|versus)\s|\+", re.IGNORECASE)
+#: A constraint on what is asked for: a measure ("20 min max", "under $50", "for 6 people")
+#: or an "X-friendly" / "X-safe" suitability.
+_CONSTRAINT_EN = re.compile(r"^(?:(?:under|over|less\s+than|max|at\s+most|up\s+to|around|about|for)\s+)?[$£€]?\d[\w$£€.,]*\s*"
+                            r"(?:[a-z]+\s*){0,2}(?:max|tops|or\s+less|or\s+so)?\W*$"
+                            r"|^[\w'-]+[\s-](?:friendly|safe|proof)\W*$", re.IGNORECASE)
+_IRREGULAR_PAST_RE = re.compile(r"\b(?:" + _IRREGULAR_PAST_EN + r"|gone)\b", re.IGNORECASE)
 
 
 def _third_person_statement(text: str) -> bool:

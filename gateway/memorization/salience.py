@@ -6,7 +6,8 @@ talk when, once punctuation, emoji and spaces are gone, it is at most
 :data:`MIN_CONTENT_CHARS` characters of Latin letters and digits with no CJK, or it splits
 entirely into the phrases of :data:`SMALL_TALK_EN` (whole words) and
 :data:`SMALL_TALK_ZH` (longest match first, Chinese having no spaces). Anything else
-stays: a short turn with one content word ("I'm vegan", "我27岁") is kept.
+stays: a short turn with one content word ("I'm vegan", "我27岁") is kept. A receipt of new
+information ("学到了", "涨知识了", "受教了") is an acknowledgement too.
 
 :func:`profile_type`: a user turn that states a lasting preference or fact about the user
 belongs in the ``profile`` scope (seed 002: the user's profile is shared with every
@@ -69,7 +70,7 @@ SMALL_TALK_ZH = tuple(sorted("""
 好的 好滴 好哒 好吧 好呀 好啊 好 行 行吧 可以 嗯 嗯嗯 恩 哦 噢 喔 哦哦 啊 呀 吧 啦 了 呢 么 嘛
 是的 是 对 对的 对啊 没错 明白 明白了 了解 了解了 知道了 收到 懂了 我懂了 我知道了
 哈哈 哈 呵呵 嘿嘿 嘻嘻 哇 哇塞 厉害 棒 太棒了 不错 很好 真好 牛
-原来如此 原来是这样 懂啦 再见 拜拜 拜 回头见 下次见 先这样 就这样 那就这样 先这样吧 就这些 没有了 没了 暂时没有了
+学到了 学习了 涨知识了 涨姿势了 长见识了 受教了 原来如此 原来是这样 懂啦 再见 拜拜 拜 回头见 下次见 先这样 就这样 那就这样 先这样吧 就这些 没有了 没了 暂时没有了
 在吗 在不在 在 笑死 笑死我了 稍等 稍等一下 等一下 等等 等下 我想想 让我想想 想想 继续 接着说 接着 真的吗 真的 真的假的
 爱你 爱你哟 爱了 爱了爱了 爱死你了 比心 么么哒 帮大忙了 你也是 你也一样 同样 明天聊 改天聊 回头聊 有道理 说得对 确实 没错 对对 再来一个 再来 换一个 重来 重新来 啦啦 吧吧
 """.split(), key=len, reverse=True))
