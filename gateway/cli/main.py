@@ -25,7 +25,7 @@ from gateway.cli.lorebooks import register as register_lorebook
 from gateway.cli.memories import default_friend
 from gateway.cli.memories import register as register_memories
 from gateway.cli.settings import register as register_settings
-from gateway.cli.support import CONFIG_OPTION, load, redis_for, redis_url_for
+from gateway.cli.support import CONFIG_OPTION, keystore_call, load, redis_for, redis_url_for
 from gateway.cli.worker import worker_command
 from gateway.runtime.config import ConfigError
 
@@ -116,16 +116,7 @@ def keys() -> None:
 
 
 def _keystore_call(config_path: str, action: Any) -> Any:
-    from gateway.proxy.keystore import RedisKeyStore
-
-    config = load(config_path)
-
-    async def go(url: str) -> Any:
-        async with redis_for(url, config.memory.cluster) as client:
-            return await action(RedisKeyStore(client, config.memory.key_prefix))
-
-    with redis_url_for(config) as url:
-        return asyncio.run(go(url))
+    return keystore_call(load(config_path), action)
 
 
 @keys.command("create")

@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from gateway.cli.support import composed, load, redis_for, redis_url_for
+from gateway.cli.support import composed, keystore_call, load, redis_for, redis_url_for
 from gateway.config import GatewayConfig
 
 __all__ = ['Action', 'default_friend', 'register']
@@ -87,18 +87,14 @@ def stored_friends(config: GatewayConfig, user: str) -> list[str]:
     Raises:
         click.ClickException: Redis is unreachable (one readable line).
     """
-    from gateway.proxy.keystore import RedisKeyStore
-
-    async def go(url: str) -> list[str]:
-        async with redis_for(url, config.memory.cluster) as client:
-            stored = await RedisKeyStore(client, config.memory.key_prefix).list()
+    async def friends(store: Any) -> list[str]:
+        stored = await store.list()
         return sorted({k.principal.friend_id for k in stored if k.revoked_at is None and k.principal.user_id == user})
 
-    with redis_url_for(config) as url:
-        try:
-            return asyncio.run(go(url))
-        except Exception as exc:  # the CLI boundary: one readable line, exit 1
-            raise _fail(exc) from None
+    try:
+        return list(keystore_call(config, friends))
+    except Exception as exc:  # the CLI boundary: one readable line, exit 1
+        raise _fail(exc) from None
 
 
 def _run(config: GatewayConfig | str, action: Action, *, check_model: bool = True, lazy: bool = True) -> Any:

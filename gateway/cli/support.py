@@ -132,3 +132,18 @@ async def composed(config: GatewayConfig, url: str, **options: Any) -> AsyncIter
     options.setdefault("start_plugins", False)
     async with compose(with_redis_url(config, url), **options) as gateway:
         yield gateway
+
+
+def keystore_call(config: GatewayConfig, action: Any) -> Any:
+    """Run ``await action(RedisKeyStore)`` on the config's Redis (embedded or not, as
+    :func:`redis_url_for`) and return its result; exceptions propagate."""
+    import asyncio
+
+    from gateway.proxy.keystore import RedisKeyStore
+
+    async def go(url: str) -> Any:
+        async with redis_for(url, config.memory.cluster) as client:
+            return await action(RedisKeyStore(client, config.memory.key_prefix))
+
+    with redis_url_for(config) as url:
+        return asyncio.run(go(url))

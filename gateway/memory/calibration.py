@@ -42,8 +42,7 @@ from importlib import resources
 
 import numpy as np
 
-from gateway.memory.embeddings.base import Embedder, query_text
-from gateway.runtime.text import CJK_RE
+from gateway.memory.embeddings.base import Embedder, query_text, routes_to_cjk
 
 __all__ = ['MIN_STD', 'PAIRS_FILE', 'Calibration', 'LanguageFit', 'calibration_for', 'fit', 'load_pairs']
 
@@ -101,9 +100,10 @@ class Calibration:
     fits: dict[str, LanguageFit]
 
     def fit_for(self, query: str) -> LanguageFit:
-        """The fit for ``query``: ``zh`` when it has a CJK character (first 2,000
-        characters looked at), else ``en``."""
-        return self.fits["zh" if CJK_RE.search(query[:2000]) else "en"]
+        """The fit for ``query``: ``zh`` when it has a CJK character in its first 2,000
+        characters, else ``en``: the script-routed embedder's rule, one function
+        (:func:`~gateway.memory.embeddings.base.routes_to_cjk`)."""
+        return self.fits["zh" if routes_to_cjk(query) else "en"]
 
     def relevance(self, cosine: float, query: str) -> float:
         """P(related) of a hit with ``cosine`` to ``query`` (:meth:`fit_for`)."""

