@@ -2,8 +2,12 @@
 before the main model call.
 
 Each round searches the caller's profile (``profile_topk``) and events (``event_topk``)
-for each planned query, keeping hits with a cosine score of at least
-``similarity_threshold`` (the best score per memory). Between rounds the memory model
+for each planned query, keeping hits whose strength is at least ``similarity_threshold``
+(the best per memory). A hit's strength (:attr:`gateway.chain.sdk.ScoredMemory.strength`)
+is its calibrated ``relevance`` (P(related), :mod:`gateway.memory.calibration`) when the
+store has a calibration, else its cosine: seed 002's 0.5 then means "as likely related as
+not" with any embedder (a 0.5 cosine floor kept every Chinese memory under
+multilingual-e5). Between rounds the memory model
 (:class:`gateway.chain.sdk.MemoryModel`, structured JSON output) sees the user's
 message and what was found, and answers :class:`Plan` ``{"queries": [...], "done":
 bool}``; ``done`` or no new query ends the agent, and so does the round limit (seed 002
@@ -82,15 +86,18 @@ class Found:
     notes: list[str] = field(default_factory=list)
     steps: list[dict[str, Any]] = field(default_factory=list)
 
-    def add(self, hits: list[ScoredMemory], into: dict[str, ScoredMemory]) -> None:
+    def add(self, hits: list[ScoredMemory], into: dict[str, ScoredMemory], floor: float = 0.0) -> None:
+        """Keep each hit of at least ``floor`` strength (:attr:`ScoredMemory.strength`), the strongest per memory."""
         for hit in hits:
+            if hit.strength < floor:
+                continue
             old = into.get(hit.record.id)
-            if old is None or hit.similarity > old.similarity:
+            if old is None or hit.strength > old.strength:
                 into[hit.record.id] = hit
 
     def best(self, which: str, k: int) -> tuple[ScoredMemory, ...]:
         pool = self.profiles if which == "profiles" else self.events
-        return tuple(sorted(pool.values(), key=lambda h: -h.similarity)[:k])
+        return tuple(sorted(pool.values(), key=lambda h: -h.strength)[:k])
 
 
 def describe_found(found: Found) -> str:
@@ -138,9 +145,11 @@ class RecallAgent:
     async def search(self, tenant: Tenant, query: str, found: Found, settings: AgentSettings | None = None) -> None:
         s = settings or self.settings
         found.queries.append(query)
-        found.add(await self.memory.search(tenant, query, s.profile_topk, s.similarity_threshold, ["profile"]), found.profiles)
+        # The store's threshold is a cosine floor; the cut is on strength, applied here.
+        floor = s.similarity_threshold
+        found.add(await self.memory.search(tenant, query, s.profile_topk, 0.0, ["profile"]), found.profiles, floor)
         if tenant.friend_id is not None:
-            found.add(await self.memory.search(tenant, query, s.event_topk, s.similarity_threshold, ["event"]), found.events)
+            found.add(await self.memory.search(tenant, query, s.event_topk, 0.0, ["event"]), found.events, floor)
 
     async def run(
         self, tenant: Tenant, user_text: str, query: str, found: Found, settings: AgentSettings | None = None

@@ -61,7 +61,10 @@ class ToolSpliceConfig(PluginConfig):
     rounds: int = Field(3, ge=1, le=5, description="Most recall-agent search rounds (seed 002 §5.1: 1-5, default 3).")
     profile_topk: int = Field(5, ge=1, le=10, description="Most profile memories spliced (seed 002: 5).")
     event_topk: int = Field(5, ge=1, le=10, description="Most event memories spliced (seed 002: 5).")
-    similarity_threshold: float = Field(0.5, ge=0.0, le=1.0, description="Lowest cosine score kept (seed 002: 0.5).")
+    similarity_threshold: float = Field(
+        0.5, ge=0.0, le=1.0, description="Lowest strength kept (seed 002: 0.5): the calibrated relevance "
+        "P(related) when the store has a calibration, else the cosine (plugins.recall_agent).",
+    )
     first_round_direct: bool = Field(
         True, description="Round one searches the user's message without a model call (saves a model round trip)."
     )

@@ -279,3 +279,25 @@ async def test_stdio_serves_while_another_clients_variable_is_unset(tmp_path: An
         errlog.seek(0)
         warned = errlog.read()
     assert "clients.1 left out" in warned and unset in warned
+
+
+async def test_recall_memory_cuts_on_calibrated_relevance_not_the_raw_cosine(start_gateway: Any) -> None:
+    """Seed 002's ``similarity_threshold`` applies to P(related) when the store is
+    calibrated: a threshold between a hit's cosine and its relevance keeps the hit exactly
+    when the relevance clears it (raw cosines mean different things per embedder)."""
+    gw = start_gateway()
+    texts = ["Alice's daughter is allergic to peanuts", "Alice plays the cello in a community orchestra",
+             "Alice bought a blue bicycle last spring"]
+    query = "what snacks can I pack for my kid's school trip"
+    async with http_session(gw, ALICE_KEY) as alice:
+        for text in texts:
+            await call(alice, "add_memory", text=text)
+        hits = (await call(alice, "search_memory", query=query, top_k=5))["hits"]
+        assert len(hits) == 3 and all(h["relevance"] is not None for h in hits)
+        for hit in hits:
+            cosine, relevance = hit["similarity"], hit["relevance"]
+            assert abs(cosine - relevance) > 0.01, hit  # the two scales differ for this embedder
+            threshold = (cosine + relevance) / 2
+            recalled = await call(alice, "recall_memory", query=query, profile_topk=5, similarity_threshold=threshold)
+            kept = hit["record"]["text"] in [p["content"] for p in recalled["profiles"]]
+            assert kept == (relevance >= threshold), (hit, recalled)

@@ -21,7 +21,9 @@ are structured content, with the same JSON as text content):
   omitted argument takes the effective ``profile_topk`` / ``event_topk`` /
   ``similarity_threshold`` (seed 002 §4.1 defaults 5, 5, 0.5); a given one is bounded by
   the setting when the setting was set somewhere (yaml, key, user): at most that many
-  hits, at least that similarity.
+  hits, at least that strength. The threshold applies to a hit's calibrated relevance
+  when the store has a calibration, else its cosine (``ScoredMemory.strength``), as in
+  the recall agent.
 
 Every tool acts on the caller's tenant exactly like the REST memory API: the key's
 principal (:func:`gateway.api.guards.caller_principal`: a service key may name the end
@@ -284,8 +286,9 @@ class MemoryTools:
                                                   "user's setting (seed 002: 5).")] = None,
         event_topk: Annotated[int | None, Field(ge=1, le=100, description="Most event gists; null: the user's "
                                                 "setting (seed 002: 5).")] = None,
-        similarity_threshold: Annotated[float | None, Field(ge=0.0, le=1.0, description="Least cosine similarity; "
-                                                            "null: the user's setting (seed 002: 0.5).")] = None,
+        similarity_threshold: Annotated[float | None, Field(ge=0.0, le=1.0, description="Least relevance "
+                                                            "(calibrated P(related), else cosine); null: the user's "
+                                                            "setting (seed 002: 0.5).")] = None,
     ) -> RecallResult:
         """Memories relevant to the conversation: profile facts (every assistant of the
         user shares them) and event gists (the caller's assistant only), seed 002 §4,
@@ -299,13 +302,14 @@ class MemoryTools:
         event_topk = _bounded(settings, "event_topk", event_topk, min)
         similarity_threshold = _bounded(settings, "similarity_threshold", similarity_threshold, max)
         try:
-            profiles = await self._store.search(tenant, query, top_k=profile_topk, threshold=similarity_threshold,
+            profiles = await self._store.search(tenant, query, top_k=profile_topk, threshold=0.0,
                                                 scopes=[Scope.PROFILE.value])
             events = [] if tenant.friend_id is None else await self._store.search(
-                tenant, query, top_k=event_topk, threshold=similarity_threshold, scopes=[Scope.EVENT.value])
+                tenant, query, top_k=event_topk, threshold=0.0, scopes=[Scope.EVENT.value])
         except MemgateError as exc:
             raise _tool_error(exc, "query") from None
-        return recall_result(profiles, events)
+        return recall_result([h for h in profiles if h.strength >= similarity_threshold],
+                             [h for h in events if h.strength >= similarity_threshold])
 
     def register(self, server: MCPServer[Any]) -> None:
         """Add the seven tools to ``server``."""

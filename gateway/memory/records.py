@@ -362,6 +362,15 @@ class ScoredMemory(_Model):
         "means the same with any embedder; null when calibration is off (memory.calibrate).",
     )
 
+    @property
+    def strength(self) -> float:
+        """What seed 002's ``similarity_threshold`` (recall agent, MCP ``recall_memory``)
+        applies to: ``relevance`` when the store has a calibration, else ``similarity``.
+        Raw cosines do not share a scale across embedders (multilingual-e5 scores unrelated
+        Chinese pairs above 0.7; all-MiniLM-L6-v2 scores related pairs near 0.4), P(related)
+        does, so 0.5 means "as likely related as not" with any embedder."""
+        return self.relevance if self.relevance is not None else self.similarity
+
     @model_validator(mode="before")
     @classmethod
     def _similarity_defaults_to_score(cls, data: Any) -> Any:

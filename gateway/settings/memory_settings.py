@@ -13,7 +13,7 @@ name                    type     default    what (source)
 ``recall_rounds``       1-5      3          most recall search rounds (§5.1)
 ``profile_topk``        1-10     5          most profile memories recalled (§5.1)
 ``event_topk``          1-10     5          most event memories recalled (§5.1)
-``similarity_threshold`` 0-1     0.5        lowest cosine a recalled memory needs (§5.1)
+``similarity_threshold`` 0-1     0.5        lowest strength a recalled memory needs (§5.1)
 ``show_tool_calls``     bool     false      show the recall step to the client (§5.2)
 ``show_thinking``       bool     false      show the recall agent's reasoning (§5.2)
 ``inference``           bool     true       seed 000 P4: may this user's conversations
@@ -113,7 +113,9 @@ class CoreSettings(UserSettings):
     profile_topk: JsonInteger = Field(5, ge=1, le=10, description="Most profile memories recalled (seed 002 §5.1: 1-10, default 5).")
     event_topk: JsonInteger = Field(5, ge=1, le=10, description="Most event memories recalled (seed 002 §5.1: 1-10, default 5).")
     similarity_threshold: JsonNumber = Field(
-        0.5, ge=0.0, le=1.0, description="Lowest cosine similarity of a recalled memory (seed 002 §5.1: 0-1, default 0.5)."
+        0.5, ge=0.0, le=1.0, description="Lowest strength of a recalled memory (seed 002 §5.1: 0-1, "
+        "default 0.5): the calibrated relevance for the recall agent and MCP recall_memory, the cosine for "
+        "auto_recall and memory_search.",
     )
     show_tool_calls: JsonBoolean = Field(False, description="Show the recall step to the client (seed 002 §5.2, default off).")
     show_thinking: JsonBoolean = Field(False, description="Show the recall agent's reasoning (seed 002 §5.2, default off).")
@@ -144,7 +146,8 @@ class _CorePatch(BaseModel):
     recall_rounds: _Rounds | None = Field(None, description="Most recall search rounds (1-5).")
     profile_topk: _TopK | None = Field(None, description="Most profile memories recalled (1-10).")
     event_topk: _TopK | None = Field(None, description="Most event memories recalled (1-10).")
-    similarity_threshold: _Threshold | None = Field(None, description="Lowest cosine similarity (0-1).")
+    similarity_threshold: _Threshold | None = Field(None, description="Lowest strength (0-1): calibrated "
+                                                     "relevance or cosine, per plugin.")
     show_tool_calls: JsonBoolean | None = Field(None, description="Show the recall step to the client.")
     show_thinking: JsonBoolean | None = Field(None, description="Show the recall agent's reasoning.")
     inference: JsonBoolean | None = Field(None, description="Seed 000 P4 switch.")

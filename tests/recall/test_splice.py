@@ -35,3 +35,22 @@ def test_the_result_has_seed_002s_shape_with_events_in_date_order():
                      {"topic": "preference", "content": "喜欢科幻电影", "updated_at": "2026-01-03"}],
         "events": [{"date": "2026-01-02", "content": "工作压力大"}, {"date": "2026-01-04", "content": "最近熬夜较多"}],
     }
+
+
+def test_the_recall_agent_cuts_on_calibrated_relevance_when_the_store_has_it():
+    """Seed 002's similarity_threshold reads P(related) when present, else the cosine: a
+    Chinese pair under multilingual-e5 scores a high cosine and a low relevance."""
+    from gateway.memory.records import ScoredMemory
+    from plugins.recall_agent import Found
+    from tests.recall.records import record
+
+    unrelated = ScoredMemory(record=record("养了一只橘猫"), score=0.9, similarity=0.86, relevance=0.12)
+    related = ScoredMemory(record=record("Alice is allergic to peanuts"), score=0.4, similarity=0.41, relevance=0.74)
+    uncalibrated = ScoredMemory(record=record("Alice lives in Porto"), score=0.6, similarity=0.6)
+    found = Found()
+    found.add([unrelated, related, uncalibrated], found.profiles, 0.5)
+    assert set(found.profiles) == {related.record.id, uncalibrated.record.id}
+    assert [h.record.id for h in found.best("profiles", 5)] == [related.record.id, uncalibrated.record.id]
+    weaker = related.model_copy(update={"relevance": 0.6})
+    found.add([weaker], found.profiles, 0.5)
+    assert found.profiles[related.record.id].relevance == 0.74  # the strongest hit per memory is kept
