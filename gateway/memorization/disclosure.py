@@ -418,7 +418,12 @@ _ARTEFACT_ZH = (r"(?:清单|计划|方案|模板|模版|菜谱|食谱|菜单|攻
 #: the experiential 过, and 查 followed by its result complement (查出, 查到), tell
 #: something that happened (Li & Thompson 1981, ch. 6: 了 marks a bounded, realized event;
 #: an imperative is unrealized): "查出来有猫癣" (it was found to have ringworm) is no ask.
-#: (算了, "forget it", and 出了…, an episode, stay where they were.) Also an ask with the
+#: (算了, "forget it", and 出了…, an episode, stay where they were.) A verb of the ask that
+#: is the first morpheme of a word is no ask: a noun with a nominal suffix (设计师, 分析师,
+#: 算法岗: -师 -员 -岗 -法 -力 -术 make nouns, Li & Thompson 1981, 3.2 on compounds), the
+#: copula 算是 ("counts as") and 算来 / 算下来 ("all told"); 出 asks only with the
+#: quantified object of something to produce ("出个题", "出一套卷子"), not as the first
+#: morpheme of 出差 / 出租 / 出国 (a statement: "出差去了杭州"). Also an ask with the
 #: wish or need put first, its 我 optional: a modal of wanting (想 / 想要 / 需要 / 希望) before
 #: 让你 / 请你 (the listener is to act), or before an indefinite object (a measure word, Li &
 #: Thompson 1981, 4.2 on indefinite objects of unrealized events) whose head is something
@@ -432,7 +437,7 @@ _ARTEFACT_ZH = (r"(?:清单|计划|方案|模板|模版|菜谱|食谱|菜单|攻
 #: 一下 or a reduplicated verb ("帮我看看"), with no 了 / 过 after (an imperative is unrealized).
 _REQUEST_ZH = re.compile(r"^(?:请|求(?!婚|职|学|医)|麻烦|帮我|帮忙|给我|替我|你能|你可以|你帮|能不能|可以帮|可不可以|告诉我|推荐|建议|"
                          r"写(?![了过])|列(?![了过])|讲(?![了过])|说说|"
-                         r"介绍|解释|翻译|总结|查(?![出到了过])|算|比较|分析|设计|规划|安排|整理|来(?![了过])|出|"
+                         r"(?:介绍|解释|翻译|总结|算|比较|分析|设计|规划|安排|整理)(?!师|员|岗|法|力|术|是|来|下来)|查(?![出到了过])|来(?![了过])|出(?=[个一两几些道套份张题])|"
                          r"做个|做一|生成|说(?:一下|下|详细|具体|清楚|简单|说)|用[\u4e00-\u9fffA-Za-z0-9]{1,6}?(?:解释|说|写|讲|回答|翻译|列|表示|概括)|"
                          r"分(?:点|条|步)(?:说|列|讲|写)|简单(?:说|讲|介绍|解释)|(?:再|稍微)?(?:详细|具体|简单|通俗)(?:点|一点|些)(?:说|讲|解释)?$)"
                          r"|^我(?:想|要|希望|需要)(?:你|您|问|请|知道|了解|找|看看|听听|学学|咨询|一个|一份|一些|点|个|些|几个|"
@@ -948,12 +953,18 @@ def _attributive(core: str) -> bool:
     predicative adjectives; in Chinese the topic-comment clause before the question,
     Li & Thompson 1981, ch. 4): "can my diabetic dad eat mango", "what do I get my
     7 year old", "for my twins Mateo and Lucia", "我家娃对鸡蛋过敏能吃啥", "我孙女三岁了不爱
-    吃青菜咋办". The person must be the user's (:data:`_MY_SOMEONE_EN` / :data:`_MY_SOMEONE_ZH`
-    or I / 我) and the attribute lasting: a condition (:data:`HEALTH`), a diet
+    吃青菜咋办". The person must be the user's (:data:`_MY_SOMEONE_EN` / :data:`_MY_SOMEONE_ZH`,
+    a bare Chinese kin term leading the clause with a lasting condition, :data:`_KIN_LEAD_ZH`:
+    "弟弟不是蛋白过敏嘛", or I / 我) and the attribute lasting: a condition (:data:`HEALTH`;
+    for the user themselves an allergy, a diagnosis or, as the comment of 我, a chronic
+    condition, :data:`_I_CHRONIC_ZH`: "我痛风能吃吗", not a passing symptom, "我头疼怎么办", nor one supposed with 的话), a diet
     (:data:`_DIET_WORD`), an age (:data:`_AGE`) or a name (:data:`_NAMED_PERSON`); a
     hypothetical ("what if I were allergic": :data:`_HYPOTHETICAL`) is none."""
     if _HYPOTHETICAL.search(core):
         return False
+    kin = _KIN_LEAD_ZH.match(core)
+    if kin and (_CONDITION.search(core, kin.end()) or _names_chronic_condition(core[kin.end():])):
+        return True  # 妈糖尿病能吃西瓜吗: a bare kin term is the speaker's own relative
     if not (_MY_SOMEONE_EN.search(core) or _MY_SOMEONE_ZH.search(core) or _NAMES_USER.search(core)
             or _MY_AGED_EN.search(core)):
         return False
@@ -962,7 +973,26 @@ def _attributive(core: str) -> bool:
     person = bool(_MY_SOMEONE_EN.search(core) or _MY_SOMEONE_ZH.search(core))
     if _NAMED_PERSON.search(core) or (person and _AGE.search(core)):
         return True
-    return bool((HEALTH.search(core) and (person or _CONDITION.search(core))) or _DIET_WORD.search(core))
+    if _CONDITIONAL_ZH.search(core):
+        return False  # 我痛风的话能吃吗: "if I had gout", no statement
+    return bool((HEALTH.search(core) and (person or _CONDITION.search(core) or _I_CHRONIC_ZH.match(core)))
+                or _DIET_WORD.search(core))
+
+
+#: A Chinese clause led by a bare kin term ("妈糖尿病...", "弟弟不是蛋白过敏嘛", "老婆乳糖
+#: 不耐受..."): used bare, a kin term names the speaker's own relative, as "Mom" does in
+#: English (Dahl & Koptjevskaja-Tamm 2001 on kin terms as proper names; in Chinese the bare
+#: kin term in topic position is definite, Li & Thompson 1981, 4.2). Generic people
+#: (孩子, 宝宝, 老人) are not among them: "孩子过敏怎么办" may ask about children at large.
+_KIN_LEAD_ZH = re.compile(r"^(?:老婆|老公|媳妇|爱人|老伴|闺女|儿子|女儿|妈妈|爸爸|老妈|老爸|妈|爸|爸妈|哥哥|姐姐|弟弟|妹妹|哥|姐|弟|妹|"
+                          r"爷爷|奶奶|外公|外婆|姥姥|姥爷|公公|婆婆|岳父|岳母|丈母娘|老丈人|大宝|二宝)(?![们子妹弟姐哥妈爸夫嫂])")
+#: The speaker with a chronic condition as the comment of the topic 我 (the double-subject
+#: construction, Li & Thompson 1981, 4.1: "我痛风能吃海鲜吗", "我高血压能喝咖啡吗"): the
+#: question presupposes the condition. A passing symptom ("我头疼怎么办") is none.
+_I_CHRONIC_ZH = re.compile(r"^(?:我|俺)(?:本身|本来|自己|一直|也|还|有|是)*(?:高血压|高血脂|高血糖|糖尿病|痛风|哮喘|湿疹|鼻炎|贫血|"
+                           r"胆固醇高|血压高|血脂高|血糖高|尿酸高)")
+#: The conditional 的话 ("if", Li & Thompson 1981, 23.2): "我痛风的话能吃吗" supposes.
+_CONDITIONAL_ZH = re.compile(r"的话")
 
 
 #: The speaker's own affair named with its possessive dropped, as the subject
