@@ -59,7 +59,7 @@ from gateway.memorization.disclosure import analyse, clauses
 from gateway.memorization.salience import is_affirmation, proposition
 
 SPLITS = ("dev", "heldout", "heldout2", "heldout3", "heldout4", "heldout5")
-BLIND_FILES = re.compile(r"-h([6-9]|1\d)-")
+BLIND_FILES = re.compile(r"-(h([6-9]|1\d)|u)-")
 JUNK_TARGETS = (0.02, 0.05, 0.10)
 ANSWER_CHARS = 120  # gateway.memorization.verbatim.ANSWER_CHARS
 
