@@ -292,8 +292,13 @@ def _phrase_en(raw: str) -> str:
     return " ".join(words[:PHRASE_WORDS])
 
 
+#: Chinese time words: never the thing that ended ("现在改成每天早上跑五公里": 现在 is when,
+#: not what; the phrase before 改成 is then no ended thing).
+_TIME_ZH = re.compile(r"现在|如今|目前|最近|今天|明天|昨天|今年|去年|明年|以前|之前|后来|平时|每天|早上|晚上|周末|[上下这]个?(?:周|月|星期)")
+
+
 def _ended(phrase: str, living: bool = False, who: frozenset[str] = frozenset()) -> Ended | None:
-    found = ordered_terms(phrase)
+    found = ordered_terms(_TIME_ZH.sub(" ", phrase))
     return Ended(phrase, frozenset(found), found[-1], living, who) if found else None
 
 

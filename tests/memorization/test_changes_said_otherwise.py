@@ -35,6 +35,7 @@ def test_a_change_said_otherwise_names_what_ended(new: str, older: str):
     ("I'm on decaf instead of coffee for now", "I drink coffee every morning"),
     ("Poppy's swapped over to the violin now.", "My grandson Alfie has piano lessons."),  # someone else's lessons
     ("We lost Smudge in June.", "My cat Tiger sleeps on the radiator shelf."),  # another pet
+    ("现在改成每天早上跑五公里。", "现在搬到前滩了"),  # 现在 is when, not what ended
 ])
 def test_a_look_alike_ends_nothing_about_the_older_memory(new: str, older: str):
     assert not any(is_about(e, older) for e in ended_of(new))
