@@ -63,7 +63,8 @@ while living in Lisbon), and a false retirement loses a true memory. Recall show
 newer memory whenever it shows the one it follows (:mod:`plugins.auto_recall`), each
 line with its date, so the model reads which statement is the latest. An event memory
 is searched for this (one vector search of the profile, :data:`CANDIDATES` hits) even
-where events are not compared for duplicates.
+where events are not compared for duplicates, unless its plan adds more than
+:data:`MAX_LINKED_EVENTS` events (an ingested transcript).
 
 Merge, not skip: the new memory becomes an op ``merge`` onto the existing one
 (:func:`gateway.memorization.apply.apply_plan`): the existing record keeps its text and
@@ -87,7 +88,7 @@ from gateway.memory.embeddings.base import embed_one
 from gateway.memory.records import MemoryRecord, MemoryType, NewMemory, Scope, Tenant
 from gateway.runtime.text import CJK_CLASS, HAN_CLASS
 
-__all__ = ["CANDIDATES", "FOLLOWS", "FOLLOW_MIN_SIMILARITY", "MIN_OVERLAP", "MIN_SIMILARITY", "ZH_MIN_CONTAINMENT", "decide", "follows_of", "is_near_duplicate",
+__all__ = ["CANDIDATES", "FOLLOWS", "FOLLOW_MIN_SIMILARITY", "MAX_LINKED_EVENTS", "MIN_OVERLAP", "MIN_SIMILARITY", "ZH_MIN_CONTAINMENT", "decide", "follows_of", "is_near_duplicate",
            "merge_near_duplicates", "mostly_chinese", "normalised", "searches_of"]
 
 #: Existing memories compared per new one (the search's best hits).
@@ -126,6 +127,10 @@ CHANGE_MIN_SIMILARITY = 0.2
 FOLLOW_MIN_SIMILARITY = 0.3
 #: The metadata key of the link (:func:`follows_of`): the id of the older profile memory.
 FOLLOWS = "follows"
+#: Most event adds of one plan searched for their link when events are not compared for
+#: duplicates (:func:`searches_of`): a chat turn forms a few; an ingested transcript forms
+#: hundreds, whose episodes would double its searches, and are not linked.
+MAX_LINKED_EVENTS = 8
 #: Share of the new memory's character bigrams (:func:`_bigrams`) the older one must hold
 #: for a Chinese near-duplicate, whatever the cosine (all-MiniLM-L6-v2, the default
 #: embedder, is trained on English: Chinese restatements score anywhere from 0.5 to 0.95):
@@ -279,14 +284,19 @@ def searches_of(plan: Plan, events: bool = True) -> list[Search]:
     episode). An event: with ``events``, top 2 x :data:`CANDIDATES` of the event and profile
     scopes (its duplicates and the profile memory it follows); without, top
     :data:`CANDIDATES` of the profile by the vector ranking alone (the profile memory it
-    follows only: :func:`follows_of`). (An add whose text an earlier add of the plan
+    follows only: :func:`follows_of`), when the plan adds at most
+    :data:`MAX_LINKED_EVENTS` events. (An add whose text an earlier add of the plan
     already says needs none; it is searched anyway, so the searches can all run at once.)"""
     out: list[Search] = []
+    link_events = events or sum(op.kind == "add" and op.memory is not None and op.memory.scope is not Scope.PROFILE
+                                for op in plan.ops) <= MAX_LINKED_EVENTS
     for index, op in enumerate(plan.ops):
         memory = op.memory
         if op.kind != "add" or memory is None or not op.id:
             continue
         if memory.scope is not Scope.PROFILE:
+            if not link_events:
+                continue
             scopes = [memory.scope.value, Scope.PROFILE.value] if events else [Scope.PROFILE.value]
             out.append((index, memory.text, {"top_k": CANDIDATES * len(scopes), "scopes": scopes, "types": None,
                                              "hybrid": False}))
