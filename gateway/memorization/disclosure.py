@@ -396,7 +396,9 @@ _QUESTION_END_ZH = re.compile(r"(?:吗|呢|么|嘛|没有|不|吧|(?<![还都也
 _ESTIMATE_ZH = re.compile(r"^(?:大概|差不多|应该|可能|估计|也就|大约)?(?:[一二三四五六七八九十两百千万\d]+)(?:来|多)?"
                           r"[\u4e00-\u9fff]{0,2}?(?:多|左右)?吧[。！!～~…\s]*$")
 #: Chinese question words. Besides the wh-words (with the colloquial 啥 and the northern
-#: 嘛 for 什么 before a noun, "有嘛坐垫推荐") and the A-not-A forms (能不能, 有没有...):
+#: 嘛 for 什么 before a noun, "有嘛坐垫推荐") and the A-not-A forms (能不能, 有没有..., and any
+#: X不X of a verb or adjective or of its first syllable, "疼不疼", "严不严重", Li & Thompson
+#: 1981, 18.2; not the adverbs 动不动 "at every turn" and 时不时 "now and then"):
 #: 几 before a measure word ("喝几杯", "煮几分钟"; not 前几天 / 好几个, nor 几 after the
 #: perfective 了, "喝了几杯", where it is the indefinite "a few"), and 多 before a one-syllable
 #: adjective of degree, the question of extent ("多大", "多久", "多长时间", "多远": 多 + adjective
@@ -407,7 +409,8 @@ _QUESTION_WORD_ZH = re.compile(r"什么(?!都|也)|(?<![没])啥(?!都|也|的)|
                                r"(?<![前这那好十了])几(?:[个点天岁号次种本杯遍年周顿趟斤步双件块片粒瓶碗勺]|分钟|小时|公斤|个月|星期)(?![都也])|"
                                r"(?<![差很好许太更最诸没不再一二三四五六七八九十百千万两\d])多(?:大|久|长|远|高|重|厚|深|贵|宽|快|早|晚)(?![都也])|"
                                r"多少|能不能|可不可以|可以不可以|"
-                               r"有没有|是不是|要不要|该不该|好不好|行不行|会不会|用不用|需不需要|是否")
+                               r"有没有|是不是|要不要|该不该|好不好|行不行|会不会|用不用|需不需要|是否|"
+                               r"(?P<a>[\u4e00-\u9fff])(?<![动时])不(?P=a)")
 #: What an assistant hands over when asked for "一份 / 一个 ..." (a text, a plan, a list, a
 #: pointer to a tool): the heads that make a wish with an indefinite object a request.
 _ARTEFACT_ZH = (r"(?:清单|计划|方案|模板|模版|菜谱|食谱|菜单|攻略|建议|推荐|列表|例子|示例|代码|文案|名字|书单|歌单|片单|文章|总结|"
@@ -1343,6 +1346,9 @@ def _analyse(text: str, promote: frozenset[int]) -> Analysis:
                 kind = "other"  # 有啥护腰推荐 骑车能戴的: what the thing asked for must do
         found.append(kind)
         opening = opening and found[-1] in ("small_talk", "meta")
+    for i in range(len(parts) - 1):  # 最近膝盖有点疼，要不要紧: the passing state is what is asked about
+        if found[i] in ("disclosure", "other") and i not in promote and _state_asked(parts, found, i):
+            found[i] = "question"
     for i in range(len(parts)):  # "tulips and watering cans, what colours go together": the ask's topic
         if found[i] == "other" and i not in promote and _part_of_ask_en(parts, found, i):
             found[i] = "request"
@@ -1363,6 +1369,7 @@ def _analyse(text: str, promote: frozenset[int]) -> Analysis:
     if kept:  # an "other" clause of a kept clause's sentence belongs to it ("Delivery 4: the courier brought...")
         sentences = {parts[i].sentence for i in kept}
         kept = sorted({*kept, *(i for i, k in enumerate(kinds) if k == "other" and parts[i].sentence in sentences)})
+    kept = [i for i in kept if not _label(parts, i)]  # "Quick heads up before my question: ..." announces the fact
     if not kept:
         counted: list[str] = [k for k in kinds if k != "other"] or list(kinds) or ["small_talk"]
         dropped = max(("request", "question", "small_talk", "meta", "other"), key=counted.count)
@@ -1450,6 +1457,10 @@ def _groups(parts: list[Clause], kinds: tuple[ClauseKind, ...], kept: list[int])
             groups[-1].append(i)
             current = own or current
             continue
+        after = bool(groups) and groups[-1][-1] == i - 1 and parts[i - 1].sentence == parts[i].sentence
+        if after and own is None and (_LINKED.match(parts[i].text.strip()) or _judges_zh(core)):
+            groups[-1].append(i)  # "promoted me to head nurse, so I run the ward now"; 搬到闵行了 离我爸妈家近多了
+            continue
         if groups and (own == current or anaphor or (own is None and (current is None or kinds[i] != "disclosure"))):
             groups[-1].append(i)  # same slot, a continuation, or more of the unslotted rest
             continue
@@ -1460,6 +1471,73 @@ def _groups(parts: list[Clause], kinds: tuple[ClauseKind, ...], kept: list[int])
         groups.append([i])
         current = own
     return groups
+
+
+#: A clause led by a conjunction of result or reason ("so I run the whole ward now",
+#: "because my cholesterol was high", 所以 / 因为 / 因此 / 于是): an adverbial of the clause
+#: before it (Quirk et al. 1985, 15.45-15.49 on reason and result clauses; Li & Thompson
+#: 1981, ch. 23 on linked clauses), which says why or with what result that clause holds and
+#: says nothing without it.
+_LINKED = re.compile(r"^(?:so|because|cause|cuz|coz|since|which\s+means|that'?s\s+why)\b|^(?:所以|因为|因此|于是|因而)",
+                     re.IGNORECASE)
+#: A Chinese judgement of the thing the clause before named, with no subject of its own: its
+#: distance from somewhere (离公司很近, 离我爸妈家近多了; not 离婚 / 离职 / 离开) or a comparative
+#: degree complement (舒服多了, 方便得多: Li & Thompson 1981, ch. 19 on comparison): an
+#: adjectival predicate whose zero subject is the topic of the clause before (ch. 24).
+_JUDGEMENT_ZH = re.compile(r"^(?:离|距离)(?!婚|职|开|异|世|家出走)[\u4e00-\u9fffA-Za-z0-9]{1,10}?(?:很|挺|特别|非常|比较|更|太|也|都|还|超)*(?:近|远)"
+                           r"|(?:多了|得多)[了啊呀啦哈!！~～。\u2600-\u27bf\U0001f300-\U0001faff]*$")
+
+
+def _judges_zh(core: str) -> bool:
+    """``core`` is a Chinese clause with no subject of its own that judges what the clause
+    before named (:data:`_JUDGEMENT_ZH`) and names no condition of health (:data:`HEALTH`:
+    "膝盖好多了" is the user's knee)."""
+    return (bool(_CJK.search(core)) and not _NAMES_ITS_SUBJECT_ZH.search(core) and not _MY_SOMEONE_ZH.match(core)
+            and not HEALTH.search(core) and bool(_JUDGEMENT_ZH.search(core)))
+
+
+#: A bare question whether something matters, with no subject or object of its own but a
+#: deictic one ("is that normal?", "should I be worried?", 要不要紧, 正常不, 严重吗): its zero
+#: or deictic subject is the clause before it (Li & Thompson 1981, ch. 24; Halliday & Hasan
+#: 1976, 2.4 on reference to a preceding clause).
+_ASKS_IF_IT_MATTERS = re.compile(
+    r"^(?:(?:is|isn't|was|could)\s+(?:that|this|it)\s+(?:be\s+)?(?:normal|ok|okay|bad|serious|dangerous|concerning|"
+    r"a\s+(?:bad\s+)?sign|something\s+to\s+worry\s+about)|should\s+i\s+(?:be\s+)?(?:worried|worry|concerned)|"
+    r"do\s+i\s+need\s+to\s+worry)\W*$"
+    r"|^(?:这样|这|那样|那)?(?:正常|要紧|严重|有事|没事|有问题|危险|碍事)(?:吗|不|么|嘛|吧|没)?[啊呀。？?~～]*$"
+    r"|^(?:要不要紧|正不正常|严不严重|危不危险|碍不碍事|有没有事|有没有问题)[啊呀。？?~～]*$", re.IGNORECASE)
+
+
+def _state_asked(parts: list[Clause], kinds: list[ClauseKind], i: int) -> bool:
+    """Clause ``i`` is the state a bare question right after it in its sentence asks about
+    (:data:`_ASKS_IF_IT_MATTERS`: "my knee hurts after running, is that normal?", 最近爬完楼梯
+    膝盖有点疼，要不要紧？): the topic of the ask, part of it, not a fact the user tells. A
+    lasting condition (:data:`CHRONIC`, :data:`_CONDITION`: "I have asthma") or a slot
+    statement holds whatever is asked about it and stays."""
+    nxt = parts[i + 1]
+    if nxt.sentence != parts[i].sentence or kinds[i + 1] != "question":
+        return False
+    if not _ASKS_IF_IT_MATTERS.match(_core_zh(_core_en(nxt.text))):
+        return False
+    text = parts[i].text
+    return not (CHRONIC.search(text) or _CONDITION.search(text) or slot_of(text))
+
+
+#: A label before a colon announcing what follows ("Quick heads up before my question:",
+#: "Reminder for later:", "context:", 提醒一下：): a preface (Biber et al. 1999, 14.3.1) that
+#: names the kind of message, no topic ("Allergies:", "Update on the car saga:" name one).
+_LABEL = re.compile(r"^(?:(?:also|oh|and|so|btw|ok|okay|ps|one|a|quick|small|little|big|huge|good|bad|sad|fun|some|important|"
+                    r"random|another)\s+)*(?:heads[\s-]?up|update|news|change\s+of\s+plans?|reminder|context|background|fyi|"
+                    r"note|psa|confession|info|disclaimer)(?:\s+(?:before|for|first)\b[^:：]*)?$"
+                    r"|^(?:跟你)?(?:说个事|说件事|提醒一下|提个醒|补充一下|更新一下|背景|背景信息|好消息|坏消息|先说一下|先说明一下|交代一下|说明一下)$",
+                    re.IGNORECASE)
+
+
+def _label(parts: list[Clause], i: int) -> bool:
+    """Clause ``i`` opens its sentence, ends in a colon and is a label (:data:`_LABEL`)."""
+    clause = parts[i]
+    opens = i == 0 or parts[i - 1].sentence != clause.sentence
+    return opens and clause.sep.strip()[:1] in (":", "：") and bool(_LABEL.match(clause.text.strip()))
 
 
 def _formed(memory: str, told: bool = True) -> Formed:
