@@ -1346,6 +1346,9 @@ def _analyse(text: str, promote: frozenset[int]) -> Analysis:
                 kind = "other"  # 有啥护腰推荐 骑车能戴的: what the thing asked for must do
         found.append(kind)
         opening = opening and found[-1] in ("small_talk", "meta")
+    for i, c in enumerate(parts):  # "my granddaughter set this app up for me": the conversation's medium
+        if found[i] in ("disclosure", "other") and i not in promote and _ABOUT_THE_APP.search(c.text):
+            found[i] = "meta"
     for i in range(len(parts) - 1):  # 最近膝盖有点疼，要不要紧: the passing state is what is asked about
         if found[i] in ("disclosure", "other") and i not in promote and _state_asked(parts, found, i):
             found[i] = "question"
@@ -1461,6 +1464,9 @@ def _groups(parts: list[Clause], kinds: tuple[ClauseKind, ...], kept: list[int])
         if after and own is None and (_LINKED.match(parts[i].text.strip()) or _judges_zh(core)):
             groups[-1].append(i)  # "promoted me to head nurse, so I run the ward now"; 搬到闵行了 离我爸妈家近多了
             continue
+        if after and _open_parenthesis(parts, groups[-1]):
+            groups[-1].append(i)  # "made head of platform (same company, we're 30 now)": an aside to the clause
+            continue
         if groups and (own == current or anaphor or (own is None and (current is None or kinds[i] != "disclosure"))):
             groups[-1].append(i)  # same slot, a continuation, or more of the unslotted rest
             continue
@@ -1473,6 +1479,12 @@ def _groups(parts: list[Clause], kinds: tuple[ClauseKind, ...], kept: list[int])
     return groups
 
 
+#: A clause about the app the user is talking through ("my granddaughter set this app up
+#: for me", "my grandson said I should try this thing", 我孙女给我装的这个软件): the
+#: deictic "this" points at the conversation's own medium (Levinson 1983, 2.2.1 on
+#: deixis), so it is talk about the conversation, as :data:`_META_EN` is, not a fact.
+_ABOUT_THE_APP = re.compile(r"\bthis\s+(?:app|chat\s*bot|chatbot|bot|ai|assistant|chat)\b|\b(?:try|use|using|trying)\s+this\s+thing\b"
+                            r"|这个(?:app|APP|软件|应用|小程序|AI|ai|机器人|聊天机器人)", re.IGNORECASE)
 #: A clause led by a conjunction of result or reason ("so I run the whole ward now",
 #: "because my cholesterol was high", 所以 / 因为 / 因此 / 于是): an adverbial of the clause
 #: before it (Quirk et al. 1985, 15.45-15.49 on reason and result clauses; Li & Thompson
@@ -1513,23 +1525,29 @@ def _state_asked(parts: list[Clause], kinds: list[ClauseKind], i: int) -> bool:
     (:data:`_ASKS_IF_IT_MATTERS`: "my knee hurts after running, is that normal?", 最近爬完楼梯
     膝盖有点疼，要不要紧？): the topic of the ask, part of it, not a fact the user tells. A
     lasting condition (:data:`CHRONIC`, :data:`_CONDITION`: "I have asthma") or a slot
-    statement holds whatever is asked about it and stays."""
+    statement holds whatever is asked about it and stays, and so does a clause that names
+    someone of the user's ("我家猫咪咪最近老吐毛球，要紧吗": the user has a cat)."""
     nxt = parts[i + 1]
     if nxt.sentence != parts[i].sentence or kinds[i + 1] != "question":
         return False
     if not _ASKS_IF_IT_MATTERS.match(_core_zh(_core_en(nxt.text))):
         return False
     text = parts[i].text
+    core = _core_zh(_core_en(text))
+    if _MY_SOMEONE_EN.search(core) or _MY_SOMEONE_ZH.search(core) or re.match(_PEOPLE_ZH, core):
+        return False  # 我家猫咪咪最近老吐毛球: who the user's people and pets are holds
     return not (CHRONIC.search(text) or _CONDITION.search(text) or slot_of(text))
 
 
 #: A label before a colon announcing what follows ("Quick heads up before my question:",
 #: "Reminder for later:", "context:", 提醒一下：): a preface (Biber et al. 1999, 14.3.1) that
 #: names the kind of message, no topic ("Allergies:", "Update on the car saga:" name one).
+#: "Update:" and "change of plans:" are left in: they say that what follows replaces
+#: something (:mod:`gateway.memorization.changes` reads "change of plans").
 _LABEL = re.compile(r"^(?:(?:also|oh|and|so|btw|ok|okay|ps|one|a|quick|small|little|big|huge|good|bad|sad|fun|some|important|"
-                    r"random|another)\s+)*(?:heads[\s-]?up|update|news|change\s+of\s+plans?|reminder|context|background|fyi|"
+                    r"random|another)\s+)*(?:heads[\s-]?up|news|reminder|context|background|fyi|"
                     r"note|psa|confession|info|disclaimer)(?:\s+(?:before|for|first)\b[^:：]*)?$"
-                    r"|^(?:跟你)?(?:说个事|说件事|提醒一下|提个醒|补充一下|更新一下|背景|背景信息|好消息|坏消息|先说一下|先说明一下|交代一下|说明一下)$",
+                    r"|^(?:跟你)?(?:说个事|说件事|提醒一下|提个醒|补充一下|背景|背景信息|好消息|坏消息|先说一下|先说明一下|交代一下|说明一下)$",
                     re.IGNORECASE)
 
 
@@ -1538,6 +1556,14 @@ def _label(parts: list[Clause], i: int) -> bool:
     clause = parts[i]
     opens = i == 0 or parts[i - 1].sentence != clause.sentence
     return opens and clause.sep.strip()[:1] in (":", "：") and bool(_LABEL.match(clause.text.strip()))
+
+
+def _open_parenthesis(parts: list[Clause], group: list[int]) -> bool:
+    """The clauses of ``group`` leave a parenthesis open ("head of platform (same company"):
+    the clause after them is inside it, an aside to the clause it interrupts (Quirk et al.
+    1985, 15.54 on parenthetical clauses). Linear in the group's text."""
+    text = "".join(parts[j].text for j in group)
+    return text.count("(") + text.count("（") > text.count(")") + text.count("）")
 
 
 def _formed(memory: str, told: bool = True) -> Formed:
