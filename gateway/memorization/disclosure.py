@@ -20,7 +20,8 @@ nested quantifiers, one pass over the clauses):
    visiting"), at a space between two Chinese
    characters (typed instead of a comma: "车卖了 现在坐地铁") or after a Latin word glued to a
    Chinese character ("主要写java 老板想..."; not "我用 Python 写", spaced Latin words), and before "but / so / and
-   then" and 但是 / 所以 / 不过 / 可是. A clause remembers whether its sentence ended in a question mark
+   then" (not after a copula or "feel": in "I'm so relieved" "so" is a degree adverb) and
+   但是 / 所以 / 不过 / 可是. A clause remembers whether its sentence ended in a question mark
    (only the sentence's last clause is the question: "I'm vegetarian, what can I cook?").
 2. **What each clause is** (:func:`clause_kind`), first match wins:
    ``small_talk`` (:func:`gateway.memorization.salience.is_small_talk`, plus "I see",
@@ -152,7 +153,7 @@ _SENTENCE = re.compile(r"(?:[^.!?。！？;；…～\n]|(?<=\d)\.(?=\d))+[.!?。
 _RUN_ON_PEOPLE = ("mum", "mom", "mother", "dad", "father", "wife", "husband", "partner", "son", "daughter", "kid", "kids",
                   "boy", "girl", "twins", "sister", "brother", "grandma", "grandpa", "baby", "toddler", "dog", "cat", "puppy")
 _CLAUSE_CUT = re.compile(r"\s*(?:[,，、：]|(?<!\d):|:(?!\d))\s*|\s+(?=and\s+(?:the|my|our|his|her|their)\s+(?:[\w'-]+\s+){0,2}?"
-                         r"(?:is|are|was|were|has|have|had|will|keeps?|gets?)\b)|\s*[—–]\s*(?=(?:can|could|would|will|what|how|please|pls|any|anything|help|is\s+there)\b)|(?<=[\u3400-\u9fff])\s+(?=[\u3400-\u9fff])|(?P<mixed>(?<=[A-Za-z0-9])\s+(?=[\u3400-\u9fff]))|\s+(?=(?:but|so|and\s+then|and\s+(?:can|could|what|how|please|i'd\s+like))\b)"
+                         r"(?:is|are|was|were|has|have|had|will|keeps?|gets?)\b)|\s*[—–]\s*(?=(?:can|could|would|will|what|how|please|pls|any|anything|help|is\s+there)\b)|(?<=[\u3400-\u9fff])\s+(?=[\u3400-\u9fff])|(?P<mixed>(?<=[A-Za-z0-9])\s+(?=[\u3400-\u9fff]))|(?<!'m)(?<!\bim)(?<!\bam)(?<!\bis)(?<!'s)(?<!\bare)(?<!'re)(?<!\bwas)(?<!\bwere)(?<!\bfeel)(?<!\bfelt)(?<!\bbeen)(?<!\bfeeling)\s+(?=(?:but|so|and\s+then|and\s+(?:can|could|what|how|please|i'd\s+like))\b)"
                          r"|(?=但是|所以|不过|可是)"
                          r"|\s+(?=(?:since|because|cause|cuz|coz|given\s+that|now\s+that|seeing\s+as)\s+(?:i|i'm|im|i've|ive|my|we|we're|our)\b)"
                          r"|(?<=[\u3400-\u9fff])(?=因为我|既然我|反正我|由于我)"
@@ -1445,8 +1446,10 @@ def _groups(parts: list[Clause], kinds: tuple[ClauseKind, ...], kept: list[int])
     """``kept`` cut into memories: a clause that fills a slot starts its own memory,
     which its continuations (``other`` clauses) and further clauses of the same slot
     join ("I'm not vegetarian anymore, I eat fish now"), and so does a clause without a
-    slot led by a pronoun (its antecedent is in the group: "my boy switched schools, he's
-    at Westdene now"); a clause after one that ends in a colon is what the colon
+    slot led by a pronoun or a Chinese demonstrative (its antecedent is in the group: "my boy
+    switched schools, he's at Westdene now", 换了台海豹 原来那台卖了), or led by a conjunction
+    of result or reason (:data:`_LINKED`), or a Chinese judgement (:func:`_judges_zh`), a
+    feeling (:data:`_FEELING`) or a parenthesis right after a clause of the group; a clause after one that ends in a colon is what the colon
     announces ("Big news at work: they made me manager"), one memory with it. The next
     other disclosure starts another."""
     groups: list[list[int]] = []
@@ -1454,14 +1457,14 @@ def _groups(parts: list[Clause], kinds: tuple[ClauseKind, ...], kept: list[int])
     for i in kept:
         own = slot_of(parts[i].text) if kinds[i] == "disclosure" else None
         core = _core_zh(_core_en(parts[i].text))
-        anaphor = own is None and bool(_PRONOUN_EN.match(core) or _PRONOUN_ZH.match(core))
+        anaphor = own is None and bool(_PRONOUN_EN.match(core) or _PRONOUN_ZH.match(core) or _DEMONSTRATIVE_ZH.match(core))
         announced = bool(groups) and groups[-1][-1] == i - 1 and parts[i - 1].sep.strip()[:1] in (":", "：")
         if announced:
             groups[-1].append(i)
             current = own or current
             continue
         after = bool(groups) and groups[-1][-1] == i - 1 and parts[i - 1].sentence == parts[i].sentence
-        if after and own is None and (_LINKED.match(parts[i].text.strip()) or _judges_zh(core)):
+        if after and own is None and (_LINKED.match(parts[i].text.strip()) or _judges_zh(core) or _FEELING.search(core)):
             groups[-1].append(i)  # "promoted me to head nurse, so I run the ward now"; 搬到闵行了 离我爸妈家近多了
             continue
         if after and _open_parenthesis(parts, groups[-1]):
@@ -1492,12 +1495,32 @@ _ABOUT_THE_APP = re.compile(r"\bthis\s+(?:app|chat\s*bot|chatbot|bot|ai|assistan
 #: says nothing without it.
 _LINKED = re.compile(r"^(?:so|because|cause|cuz|coz|since|which\s+means|that'?s\s+why)\b|^(?:所以|因为|因此|于是|因而)",
                      re.IGNORECASE)
+#: A Chinese clause led by a demonstrative and a classifier that points back at a thing
+#: the clause before named (原来那台卖了, 这家店离我家很近): demonstrative reference
+#: (Halliday & Hasan 1976, 2.4), an anaphor as a pronoun is. 个 counts only after 原来 /
+#: 以前 / 之前 / 旧 / 老 ("这个周末" is a time, no thing named before).
+_DEMONSTRATIVE_ZH = re.compile(r"^(?:原来|以前|之前|旧|老)的?[那这](?:台|辆|个|家|只|套|间|部|款|份|条|位)"
+                               r"|^[那这](?:台|辆|家|只|套|间|部|款)(?![周月年天])")
 #: A Chinese judgement of the thing the clause before named, with no subject of its own: its
 #: distance from somewhere (离公司很近, 离我爸妈家近多了; not 离婚 / 离职 / 离开) or a comparative
 #: degree complement (舒服多了, 方便得多: Li & Thompson 1981, ch. 19 on comparison): an
 #: adjectival predicate whose zero subject is the topic of the clause before (ch. 24).
 _JUDGEMENT_ZH = re.compile(r"^(?:离|距离)(?!婚|职|开|异|世|家出走)[\u4e00-\u9fffA-Za-z0-9]{1,10}?(?:很|挺|特别|非常|比较|更|太|也|都|还|超)*(?:近|远)"
                            r"|(?:多了|得多)[了啊呀啦哈!！~～。\u2600-\u27bf\U0001f300-\U0001faff]*$")
+
+
+#: A clause that only says how the speaker feels about what the clause before told ("I'm
+#: so relieved", 我这当妈的比他还紧张, 一个人带娃快崩了): the evaluation of a narrative
+#: (Labov 1972, ch. 9: what the events mean to the teller), which tells nothing without
+#: them: the feeling ends the clause, nothing follows it ("I'm nervous about my surgery
+#: next week" names its own matter). At most twelve CJK characters in Chinese.
+_FEELING = re.compile(
+    r"^(?:(?:and|but)\s+)?(?:i'?m|i\s+am|i\s+feel|feeling|i\s+was|i'?ve\s+been)\s+(?:(?:so|really|very|super|pretty|kinda|"
+    r"a\s+bit|totally|completely|honestly|just|beyond)\s+)*(?:tired|exhausted|stressed|nervous|excited|overwhelmed|upset|"
+    r"frustrated|worried|sad|happy|thrilled|relieved|anxious|scared|terrified|burnt\s+out|burned\s+out|gutted|stoked)"
+    r"[\s!.~\u2600-\u27bf\U0001f300-\U0001faff]*$"
+    r"|^[\u4e00-\u9fff，,]{0,10}?(?:紧张|崩了|崩溃了?|累死了?|累坏了|心累|好累|太累了|烦死了?|头大|压力山大|压力(?:好|很|太|特别|超)?大|"
+    r"开心|高兴|难过|郁闷|焦虑|激动)[了啊呀啦哈!！~～。\s\u2600-\u27bf\U0001f300-\U0001faff]*$", re.IGNORECASE)
 
 
 def _judges_zh(core: str) -> bool:

@@ -159,3 +159,36 @@ def test_a_state_of_someone_of_the_users_asked_about_keeps_who_they_are():
 def test_a_label_that_announces_a_change_stays():
     # "change of plans" says that what follows replaces a plan (read by the supersede rules)
     assert _memories("Also change of plans: we're driving to Denver instead of flying.")[0].startswith("Also change of plans")
+
+
+@pytest.mark.parametrize(("text", "joined"), [
+    # only how the speaker feels about what was just told: the evaluation of the news
+    ("儿子考上市重点高中了 我这当妈的比他还激动", "儿子考上市重点高中了，我这当妈的比他还激动"),
+    ("they finally made me shift supervisor at the depot, I'm so relieved!",
+     "they finally made me shift supervisor at the depot, I'm so relieved!"),
+])
+def test_a_feeling_about_the_news_stays_with_it(text: str, joined: str):
+    assert _memories(text) == [joined]
+
+
+@pytest.mark.parametrize(("text", "apart"), [
+    # a feeling that names its own matter is another thing the user tells
+    ("they finally made me shift supervisor at the depot, I'm nervous about my knee surgery next week",
+     ["they finally made me shift supervisor at the depot", "I'm nervous about my knee surgery next week"]),
+])
+def test_a_feeling_with_its_own_matter_stays_apart(text: str, apart: list[str]):
+    assert _memories(text) == apart
+
+
+def test_a_chinese_demonstrative_points_back_at_the_slot_value():
+    # 原来那台: "the old one", the thing the change replaced, and a judgement of the new one
+    assert _memories("上个月换了辆理想L6 原来那台两万块卖了 开起来稳多了") == [
+        "上个月换了辆理想L6，原来那台两万块卖了，开起来稳多了"]
+    # 这个 + a time word is no thing named before: a plan of its own
+    assert _memories("上个月换了辆理想L6 这个周末我带女儿去千岛湖自驾") == [
+        "上个月换了辆理想L6", "这个周末我带女儿去千岛湖自驾"]
+
+
+def test_so_after_a_copula_is_a_degree_not_a_cut():
+    # "I'm so relieved": the clause is not cut before "so" (a degree adverb, not the conjunction)
+    assert _memories("I'm so relieved, my mom's biopsy came back clear") == ["I'm so relieved, my mom's biopsy came back clear"]
