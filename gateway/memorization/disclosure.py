@@ -1448,7 +1448,7 @@ def _groups(parts: list[Clause], kinds: tuple[ClauseKind, ...], kept: list[int])
     join ("I'm not vegetarian anymore, I eat fish now"), and so does a clause without a
     slot led by a pronoun or a Chinese demonstrative (its antecedent is in the group: "my boy
     switched schools, he's at Westdene now", 换了台海豹 原来那台卖了), or led by a conjunction
-    of result or reason (:data:`_LINKED`), or a Chinese judgement (:func:`_judges_zh`), a
+    of result or reason (:data:`_LINKED`) or ending in "instead" (:data:`_REPLACIVE_EN`), or a Chinese judgement (:func:`_judges_zh`), a
     feeling (:data:`_FEELING`) or a parenthesis right after a clause of the group; a clause after one that ends in a colon is what the colon
     announces ("Big news at work: they made me manager"), one memory with it. The next
     other disclosure starts another."""
@@ -1464,7 +1464,8 @@ def _groups(parts: list[Clause], kinds: tuple[ClauseKind, ...], kept: list[int])
             current = own or current
             continue
         after = bool(groups) and groups[-1][-1] == i - 1 and parts[i - 1].sentence == parts[i].sentence
-        if after and own is None and (_LINKED.match(parts[i].text.strip()) or _judges_zh(core) or _FEELING.search(core)):
+        if after and own is None and (_LINKED.match(parts[i].text.strip()) or _REPLACIVE_EN.search(parts[i].text)
+                                      or _judges_zh(core) or _FEELING.search(core)):
             groups[-1].append(i)  # "promoted me to head nurse, so I run the ward now"; 搬到闵行了 离我爸妈家近多了
             continue
         if after and _open_parenthesis(parts, groups[-1]):
@@ -1495,6 +1496,10 @@ _ABOUT_THE_APP = re.compile(r"\bthis\s+(?:app|chat\s*bot|chatbot|bot|ai|assistan
 #: says nothing without it.
 _LINKED = re.compile(r"^(?:so|because|cause|cuz|coz|since|which\s+means|that'?s\s+why)\b|^(?:所以|因为|因此|于是|因而)",
                      re.IGNORECASE)
+#: A clause that ends in the replacive "instead" ("I'm doing history now instead"): what it
+#: tells replaces what the clause before it named or implied (Quirk et al. 1985, 8.137 on
+#: "instead" as a conjunct), so it is the other half of that statement.
+_REPLACIVE_EN = re.compile(r"\binstead\W*$", re.IGNORECASE)
 #: A Chinese clause led by a demonstrative and a classifier that points back at a thing
 #: the clause before named (原来那台卖了, 这家店离我家很近): demonstrative reference
 #: (Halliday & Hasan 1976, 2.4), an anaphor as a pronoun is. 个 counts only after 原来 /

@@ -192,3 +192,11 @@ def test_a_chinese_demonstrative_points_back_at_the_slot_value():
 def test_so_after_a_copula_is_a_degree_not_a_cut():
     # "I'm so relieved": the clause is not cut before "so" (a degree adverb, not the conjunction)
     assert _memories("I'm so relieved, my mom's biopsy came back clear") == ["I'm so relieved, my mom's biopsy came back clear"]
+
+
+def test_a_replacement_ending_in_instead_stays_with_the_change():
+    assert _memories("We moved to Leeds in the summer, I'm doing night classes at the college instead.") == [
+        "We moved to Leeds in the summer, I'm doing night classes at the college instead."]
+    # without "instead" a statement of its own after the change stays apart
+    assert _memories("We moved to Leeds in the summer, my sister moved in with us.") == [
+        "We moved to Leeds in the summer", "my sister moved in with us."]
