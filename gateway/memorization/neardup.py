@@ -77,6 +77,7 @@ the same new text can still both add it (no lock; the next one merges).
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from typing import Any
@@ -149,6 +150,11 @@ _TOKEN = re.compile(rf"[{CJK_CLASS}]|[^\W_]+", re.UNICODE)
 _NUMBER = re.compile(r"\d+|(?!一[个家只条位件次种点些下份辆台本张间所门句回趟])[零一二三四五六七八九十百千万两]+")
 _CJK_CHAR = re.compile(rf"[{HAN_CLASS}]")
 _NEGATION = re.compile(r"\b(?:not|no|never|none|nothing|nobody|without)\b|[不没别无未非]")
+
+#: :func:`gateway.memorization.changes.ended_of`, memoized: :func:`searches_of` and
+#: :func:`decide` both read it for each new profile memory (its result is an immutable
+#: tuple of frozen values; as many texts as :func:`gateway.memorization.disclosure.analyse` keeps).
+_ended = functools.lru_cache(maxsize=1024)(ended_of)
 
 
 def _expanded(text: str) -> str:
@@ -302,7 +308,7 @@ def searches_of(plan: Plan, events: bool = True) -> list[Search]:
                                              "hybrid": False}))
             continue
         slot = memory.metadata.get("slot") if memory.scope is Scope.PROFILE else None
-        ended = memory.scope is Scope.PROFILE and bool(ended_of(memory.text))
+        ended = memory.scope is Scope.PROFILE and bool(_ended(memory.text))
         wide = bool(slot) or ended
         scopes = [Scope.PROFILE.value, Scope.EVENT.value] if ended else [memory.scope.value]
         out.append((index, memory.text, {"top_k": SLOT_CANDIDATES if wide else CANDIDATES, "scopes": scopes,
@@ -365,7 +371,7 @@ def decide(plan: Plan, hits: dict[int, list[Any]]) -> Plan:
         if target is None and index in hits:
             slot = memory.metadata.get("slot") if memory.scope is Scope.PROFILE else None
             slots = (slot, *slots_of(memory.text)) if slot else ()  # a transfer fills work and residence
-            ended = ended_of(memory.text) if memory.scope is Scope.PROFILE else ()
+            ended = _ended(memory.text) if memory.scope is Scope.PROFILE else ()
             for hit in hits[index]:
                 record: MemoryRecord = hit.record
                 if record.id == op.id or record.retired or record.metadata.get("kind") == "gist":
