@@ -83,6 +83,15 @@ embedding and their round trips (:meth:`~gateway.chain.sdk.GuardedRecall.search_
 Work per request: one topic scan of the query and of each candidate's text, and one scan
 of each candidate for names and words (:func:`linked_topics`), linear in their length.
 
+A newer statement on a shown memory (:func:`newer_statements`): memorization links a new
+memory to the older profile memory it is nearest to (``metadata.follows``,
+:mod:`gateway.memorization.neardup`: "traded the ol pete in for a kenworth" follows "I run a
+peterbilt 579"). Of two live memories on the same thing, the user's latest statement is
+the current one, so whenever a memory is in ``high``, every candidate of the searches that
+follows it is added too (after the others, each line with its date): the older statement
+never reaches the prompt without the newer one the searches found. The rule is pairwise:
+no global newest-first order (tried: it pushed other facts out).
+
 Memory settings (:mod:`gateway.settings.memory_settings`, ``call.settings``): off for a call when
 ``recall_enabled`` or ``auto_recall`` (seed 000's P1 switch) is off
 (``settings_switches``). When set (yaml ``settings.defaults``, the key, the user),
@@ -119,7 +128,7 @@ from gateway.chain.sdk import (
 )
 from plugins.topics import names_of, topics_of, words_of
 
-__all__ = ['FOLLOW_UP_ENDS', 'FOLLOW_UP_STARTS', 'PROFILE_POOL', 'AutoRecall', 'AutoRecallConfig', 'RecallResult', 'build_query', 'cap_per_scope', 'is_follow_up', 'length_units', 'linked_topics', 'pick_profile', 'pick_topical', 'recall_annotation', 'split_by_relevance']
+__all__ = ['FOLLOW_UP_ENDS', 'FOLLOW_UP_STARTS', 'PROFILE_POOL', 'AutoRecall', 'AutoRecallConfig', 'RecallResult', 'build_query', 'cap_per_scope', 'is_follow_up', 'length_units', 'linked_topics', 'newer_statements', 'pick_profile', 'pick_topical', 'recall_annotation', 'split_by_relevance']
 
 FOLLOW_UP_STARTS = (
     "and ", "but ", "so ", "then ", "also ", "what about", "how about", "why", "it ", "it's",
@@ -134,6 +143,10 @@ PROFILE_POOL = 3
 #: on the request's topic (:func:`pick_topical`).
 LASTING_FACT = "lasting fact (profile_limit)"
 TOPICAL_EVENT = "event on the request's topic (topic_events)"
+NEWER_STATEMENT = "newer statement on a shown memory (metadata.follows)"
+#: The metadata key memorization writes the followed memory's id under
+#: (:data:`gateway.memorization.neardup.FOLLOWS`; plugins read it, they do not import it).
+FOLLOWS = "follows"
 
 
 class AutoRecallConfig(PluginConfig):
@@ -333,6 +346,26 @@ def pick_topical(hits: Sequence[ScoredMemory], limit: int, topics: frozenset[str
     return tuple(out)
 
 
+def newer_statements(candidates: Sequence[ScoredMemory], shown: set[str]) -> tuple[ScoredMemory, ...]:
+    """The ``candidates`` (hits of any of the searches, in order, an id once) not in
+    ``shown`` (ids) whose ``metadata.follows`` is a shown id, and those that follow them in
+    turn (a third statement after the second): the newer statements on the memories that
+    reach the prompt (module docstring). Linear in ``len(candidates)`` per link of a chain
+    (a chain is as long as the statements on one thing that the searches found)."""
+    out: list[ScoredMemory] = []
+    seen = set(shown)
+    grown = True
+    while grown:
+        grown = False
+        for h in candidates:
+            rid = h.record.id
+            if rid not in seen and h.record.metadata.get(FOLLOWS) in seen:
+                seen.add(rid)
+                out.append(h)
+                grown = True
+    return tuple(out)
+
+
 def cap_per_scope(hits: Sequence[ScoredMemory], caps: dict[str, int]) -> list[ScoredMemory]:
     """``hits`` (order kept) with at most ``caps[scope]`` of each scope."""
     seen: dict[str, int] = {}
@@ -422,15 +455,21 @@ class AutoRecall:
             extra = tuple(h for h in picked if h.record.id not in shown)  # lasting facts the ranking left out
             shown |= {h.record.id for h in extra}
             told = pick_topical(found[2], topic_events, topics, shown, linked) if len(found) > 2 else ()
-            added = {h.record.id: LASTING_FACT for h in extra} | {h.record.id: TOPICAL_EVENT for h in told}
-            high = (*high, *extra, *told)
+            shown |= {h.record.id for h in told}
+            newer = newer_statements([*hits, *profile, *(found[2] if len(found) > 2 else ())], shown)
+            added = {h.record.id: LASTING_FACT for h in extra} | {h.record.id: TOPICAL_EVENT for h in told} | \
+                {h.record.id: NEWER_STATEMENT for h in newer}
+            high = (*high, *extra, *told, *newer)
             low = tuple(h for h in low if h.record.id not in added)
         else:
             hits = await self.memory.search(tenant, query, limit, threshold, cfg.scopes, time_left=time_left)
             if per_scope is not None:
                 hits = cap_per_scope(hits, per_scope)
             high, low = split_by_relevance(hits, cfg.high_relevance_threshold)
-            added = {}
+            newer = newer_statements(low, {h.record.id for h in high})
+            added = {h.record.id: NEWER_STATEMENT for h in newer}
+            high = (*high, *newer)
+            low = tuple(h for h in low if h.record.id not in added)
         result = RecallResult(query, high, low, added)
         call.state[self.name] = result
         call.annotations[self.name] = recall_annotation(result, cfg.high_relevance_threshold)

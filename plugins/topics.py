@@ -222,19 +222,26 @@ def names_of(text: str) -> frozenset[str]:
     capital and the rest small, not where a sentence, a quote or an answer starts, and no
     day or month name ("How old is Pixel? — ten weeks" and "my son Theo turned 2" name
     ``pixel`` and ``theo``; "We moved" and "MRI back" none). A name written in lower case
-    only ("the didsbury sale") is not found. Linear in the text.
+    only ("the didsbury sale") is not found. Linear in the text; memoised by head (a
+    recalled memory's text recurs from request to request).
 
     >>> sorted(names_of("Also we just adopted a beagle puppy, his name is Pixel. We love him"))
     ['pixel']
     """
-    head = text[:MAX_CHARS]
+    return _names_of_head(text[:MAX_CHARS])
+
+
+@functools.lru_cache(maxsize=4096)
+def _names_of_head(head: str) -> frozenset[str]:
     out = set()
     for match in _LATIN_WORD.finditer(head):
         word = match.group(0)
         if len(word) < 3 or not word[0].isupper() or not word[1:].islower():
             continue
-        before = head[:match.start()].rstrip()
-        if not before or before[-1] in _OPENERS:
+        at = match.start() - 1  # the last character before the word that is not white space
+        while at >= 0 and head[at].isspace():
+            at -= 1
+        if at < 0 or head[at] in _OPENERS:
             continue
         low = word.lower()
         if low not in _CALENDAR:
@@ -244,5 +251,11 @@ def names_of(text: str) -> frozenset[str]:
 
 def words_of(text: str) -> frozenset[str]:
     """The words of Latin letters of ``text`` (its first :data:`MAX_CHARS` characters),
-    lower case, what :func:`names_of` is looked up in ("pixel keeps chewing" has ``pixel``)."""
-    return frozenset(w.lower() for w in _LATIN_WORD.findall(text[:MAX_CHARS]))
+    lower case, what :func:`names_of` is looked up in ("pixel keeps chewing" has ``pixel``).
+    Memoised by head, as :func:`names_of`."""
+    return _words_of_head(text[:MAX_CHARS])
+
+
+@functools.lru_cache(maxsize=4096)
+def _words_of_head(head: str) -> frozenset[str]:
+    return frozenset(w.lower() for w in _LATIN_WORD.findall(head))

@@ -107,12 +107,22 @@ _OBJECT_EN = re.compile(
     r"given\s+up(?:\s+on)?|got\s+rid\s+of|sold(?!\s+out\b)|no\s+longer|"
     r"(?<!'m\s)(?<!am\s)(?<!'re\s)(?<!are\s)(?<!is\s)(?<!'s\s)(?<!get\s)(?<!got\s)(?<!be\s)(?<!getting\s)(?<!been\s)"
     r"used\s+to|switched\s+from|moved\s+(?:out\s+of|away\s+from)|broke\s+up\s+with|cancel+ed|no\s+more(?!\s+than\b)|"
-    r"(?:done|finished)\s+with|cut\s+out|dropped\s+out\s+of|(?:taking|took|taken)\s+a\s+break\s+from|paused)"
+    r"(?:done|finished)\s+with|cut\s+out|dropped\s+out\s+of|(?:taking|took|taken)\s+a\s+break\s+from|paused|instead\s+of)"
     r"\s+(?P<x>[^,.;:!?()\n]{1,80})",
     re.IGNORECASE)
 #: A pet or a thing given up for good ("we rehomed Biscuit", "gave away the piano"):
 #: the object is one noun, a name or "the <noun>".
 _GAVE_AWAY_EN = re.compile(r"\b(?:rehomed|re-homed|gave\s+away)\s+(?:our\s+|my\s+|the\s+|his\s+|her\s+)?(?P<x>[\w'-]+)", re.IGNORECASE)
+#: A time that makes a substitution a one-off ("tea instead of coffee this morning"): no
+#: ending.
+_TEMPORARY_EN = re.compile(r"\b(?:today|tonight|this\s+(?:morning|afternoon|evening|week|weekend|time)|for\s+(?:now|a\s+(?:bit|while|few\s+\w+)|"
+                           r"the\s+(?:day|week|weekend))|just\s+(?:once|for))\b", re.IGNORECASE)
+#: A death said as a loss ("we lost Smudge in June", "lost our dog"): the lost one is a name
+#: (capitalised) or a pet or person of the user's, never a thing ("we lost the match", "I
+#: lost my keys"); the older memory must name them (``who``).
+_LOST_EN = re.compile(r"\b(?:we|i|we've|i've)\s+(?:\w+\s+)?lost\s+(?:(?:our|my)\s+(?P<p>(?:old\s+)?(?:dog|cat|puppy|kitten|rabbit|bunny|"
+                      r"hamster|parrot|budgie|horse|tortoise|guinea\s+pig|dad|father|mum|mom|mother|husband|wife|grandma|grandpa|"
+                      r"granny|nan|brother|sister))\b|(?P<n>(?-i:[A-Z][a-z]+))\b)", re.IGNORECASE)
 _NOT_ANYMORE_EN = re.compile(
     r"\b(?:not|never|don't|dont|do\s+not|doesn't|does\s+not|didn't|can't|cannot|won't|isn't|aren't|i'm\s+not|am\s+not)"
     r"\s+(?P<x>(?:[\w'-]+\s+){0,4}?[\w'-]+)\s+(?:any\s?more|any\s+longer)\b",
@@ -159,10 +169,13 @@ SWITCH_CLASSES: tuple[tuple[str, str], ...] = (
     ("exercise", r"\b(?:run|runs|running|jog|jogging|swim|swimming|gym|lifting|weightlifting|weights|yoga|pilates|cycling|"
                  r"spin|spinning|climbing|bouldering|boxing|crossfit|tennis|badminton|basketball|football|soccer|hiking|"
                  r"rowing|dancing|martial\s+arts|karate|judo)\b"
-                 r"|跑步|慢跑|夜跑|游泳|健身|撸铁|举铁|瑜伽|普拉提|骑行|动感单车|攀岩|拳击|羽毛球|网球|篮球|足球|乒乓球|爬山|徒步|跳舞|广场舞|跳绳"),
+                 r"|跑步|慢跑|夜跑|跑[0-9一二三四五六七八九十几半]+(?:公里|千米|[kK])|游泳|健身|撸铁|举铁|瑜伽|普拉提|骑行|动感单车|攀岩|拳击|羽毛球|网球|"
+                 r"篮球|足球|乒乓球|爬山|徒步|跳舞|广场舞|跳绳"),
+    ("instrument", r"\b(?:piano|violin|viola|cello|guitar|drums|drum\s+kit|bass\s+guitar|keyboard|flute|clarinet|saxophone|sax|"
+                   r"trumpet|trombone|ukulele|harp|oboe)\b|钢琴|小提琴|中提琴|大提琴|吉他|架子鼓|长笛|单簧管|萨克斯|小号|尤克里里|古筝|二胡|琵琶"),
 )
-_SWITCH_CUE_EN = r"(?:switched|switching|changed|moved|converted|gone|went|changing)\s+(?:over\s+)?to\s+(?:[\w'-]+\s+){0,2}?"
-_SWITCH_CUE_ZH = r"(?:改成?了?|换成了?|转成了?|改为|换了?)(?:去|练|做|喝|玩|打)?"
+_SWITCH_CUE_EN = r"(?:switched|switching|changed|moved|converted|gone|went|changing|swapped|swapping)\s+(?:over\s+)?to\s+(?:[\w'-]+\s+){0,2}?"
+_SWITCH_CUE_ZH = r"(?:改成?了?|换成了?|转成了?|改为|换了?)(?:每天|每周|每晚|早上|晚上|周末|下班后?)*(?:去|练|做|喝|玩|打|学)?"
 _SWITCH_CLASS_RE = tuple(
     (name, re.compile(rf"\b{_SWITCH_CUE_EN}(?P<m>{members})|(?P<n>{members})[^.;!?。；！？]{{0,30}}?\binstead\b"
                       rf"|\b(?:took|taken|taking)\s+up\s+(?:[\w'-]+\s+){{0,2}}?(?P<o>{members})[^.;!?。；！？]{{0,30}}?\binstead\b"
@@ -170,7 +183,7 @@ _SWITCH_CLASS_RE = tuple(
     for name, members in SWITCH_CLASSES)
 _SWITCH_MEMBERS = {name: re.compile(members, re.IGNORECASE) for name, members in SWITCH_CLASSES}
 #: A habit said in English: a frequency ("a day", "every morning", "twice a week", "usually").
-_HABIT_EN = (r"\b(?:every|each|daily|nightly|weekly|a\s+(?:day|week|night|morning)|per\s+(?:day|week)|usually|always|"
+_HABIT_EN = (r"\b(?:every|each|daily|nightly|weekly|a\s+(?:day|week|night|morning)|per\s+(?:day|week)|usually|always|lessons|"
              r"most\s+(?:days|mornings|evenings|nights)|(?:once|twice|\w+\s+times)\s+a\s+week|"
              r"(?:i|we)\s+(?:\w+\s+)?(?:drink|do|go|play|run|swim|lift|train|practi[cs]e))\b")
 _HABIT_EN_RE = re.compile(_HABIT_EN, re.IGNORECASE)
@@ -279,8 +292,13 @@ def _phrase_en(raw: str) -> str:
     return " ".join(words[:PHRASE_WORDS])
 
 
+#: Chinese time words: never the thing that ended ("现在改成每天早上跑五公里": 现在 is when,
+#: not what; the phrase before 改成 is then no ended thing).
+_TIME_ZH = re.compile(r"现在|如今|目前|最近|今天|明天|昨天|今年|去年|明年|以前|之前|后来|平时|每天|早上|晚上|周末|[上下这]个?(?:周|月|星期)")
+
+
 def _ended(phrase: str, living: bool = False, who: frozenset[str] = frozenset()) -> Ended | None:
-    found = ordered_terms(phrase)
+    found = ordered_terms(_TIME_ZH.sub(" ", phrase))
     return Ended(phrase, frozenset(found), found[-1], living, who) if found else None
 
 
@@ -317,11 +335,18 @@ def ended_of(text: str) -> tuple[Ended, ...]:
     ending or the ended phrase has no content term ("I quit, lol"). Linear in
     ``len(text)`` (each cue reads back at most :data:`LOOKBACK` characters)."""
     found: list[Ended | None] = []
+    temporary = bool(_TEMPORARY_EN.search(text))
     for match in [*_OBJECT_EN.finditer(text), *_NOT_ANYMORE_EN.finditer(text), *_GAVE_AWAY_EN.finditer(text)]:
         who = _subject(text, match.start())
+        if match.group().casefold().startswith("instead") and temporary:
+            continue  # "tea instead of coffee this week": a one-off, nothing ended
         if who is not None:
             phrase = match.group("x")
             found.append(_ended(_phrase_en(phrase) if match.re is _OBJECT_EN else phrase, who=who))
+    for match in _LOST_EN.finditer(text):
+        lost = match.group("p") or match.group("n")
+        if lost.casefold() not in _NO_NAME:
+            found.append(_ended(lost, who=terms(lost)))
     for match in _SUBJECT_EN.finditer(text):
         phrase = match.group("x") or match.group("n")
         if phrase.casefold() in _NO_NAME:
@@ -338,6 +363,8 @@ def ended_of(text: str) -> tuple[Ended, ...]:
             found.append(_ended(phrase, who=who))
     for name, pattern in _SWITCH_CLASS_RE:
         for match in pattern.finditer(text):
+            if temporary and not match.group("z"):
+                continue  # "decaf instead of coffee this week": a one-off (English only: 今天 is not read)
             who = _subject(text, match.start())
             if who is not None:
                 member = next(g for g in match.groups() if g)

@@ -20,7 +20,8 @@ nested quantifiers, one pass over the clauses):
    visiting"), at a space between two Chinese
    characters (typed instead of a comma: "车卖了 现在坐地铁") or after a Latin word glued to a
    Chinese character ("主要写java 老板想..."; not "我用 Python 写", spaced Latin words), and before "but / so / and
-   then" and 但是 / 所以 / 不过 / 可是. A clause remembers whether its sentence ended in a question mark
+   then" (not after a copula or "feel": in "I'm so relieved" "so" is a degree adverb) and
+   但是 / 所以 / 不过 / 可是. A clause remembers whether its sentence ended in a question mark
    (only the sentence's last clause is the question: "I'm vegetarian, what can I cook?").
 2. **What each clause is** (:func:`clause_kind`), first match wins:
    ``small_talk`` (:func:`gateway.memorization.salience.is_small_talk`, plus "I see",
@@ -152,7 +153,7 @@ _SENTENCE = re.compile(r"(?:[^.!?。！？;；…～\n]|(?<=\d)\.(?=\d))+[.!?。
 _RUN_ON_PEOPLE = ("mum", "mom", "mother", "dad", "father", "wife", "husband", "partner", "son", "daughter", "kid", "kids",
                   "boy", "girl", "twins", "sister", "brother", "grandma", "grandpa", "baby", "toddler", "dog", "cat", "puppy")
 _CLAUSE_CUT = re.compile(r"\s*(?:[,，、：]|(?<!\d):|:(?!\d))\s*|\s+(?=and\s+(?:the|my|our|his|her|their)\s+(?:[\w'-]+\s+){0,2}?"
-                         r"(?:is|are|was|were|has|have|had|will|keeps?|gets?)\b)|\s*[—–]\s*(?=(?:can|could|would|will|what|how|please|pls|any|anything|help|is\s+there)\b)|(?<=[\u3400-\u9fff])\s+(?=[\u3400-\u9fff])|(?P<mixed>(?<=[A-Za-z0-9])\s+(?=[\u3400-\u9fff]))|\s+(?=(?:but|so|and\s+then|and\s+(?:can|could|what|how|please|i'd\s+like))\b)"
+                         r"(?:is|are|was|were|has|have|had|will|keeps?|gets?)\b)|\s*[—–]\s*(?=(?:can|could|would|will|what|how|please|pls|any|anything|help|is\s+there)\b)|(?<=[\u3400-\u9fff])\s+(?=[\u3400-\u9fff])|(?P<mixed>(?<=[A-Za-z0-9])\s+(?=[\u3400-\u9fff]))|(?<!'m)(?<!\bim)(?<!\bam)(?<!\bis)(?<!'s)(?<!\bare)(?<!'re)(?<!\bwas)(?<!\bwere)(?<!\bfeel)(?<!\bfelt)(?<!\bbeen)(?<!\bfeeling)\s+(?=(?:but|so|and\s+then|and\s+(?:can|could|what|how|please|i'd\s+like))\b)"
                          r"|(?=但是|所以|不过|可是)"
                          r"|\s+(?=(?:since|because|cause|cuz|coz|given\s+that|now\s+that|seeing\s+as)\s+(?:i|i'm|im|i've|ive|my|we|we're|our)\b)"
                          r"|(?<=[\u3400-\u9fff])(?=因为我|既然我|反正我|由于我)"
@@ -396,7 +397,9 @@ _QUESTION_END_ZH = re.compile(r"(?:吗|呢|么|嘛|没有|不|吧|(?<![还都也
 _ESTIMATE_ZH = re.compile(r"^(?:大概|差不多|应该|可能|估计|也就|大约)?(?:[一二三四五六七八九十两百千万\d]+)(?:来|多)?"
                           r"[\u4e00-\u9fff]{0,2}?(?:多|左右)?吧[。！!～~…\s]*$")
 #: Chinese question words. Besides the wh-words (with the colloquial 啥 and the northern
-#: 嘛 for 什么 before a noun, "有嘛坐垫推荐") and the A-not-A forms (能不能, 有没有...):
+#: 嘛 for 什么 before a noun, "有嘛坐垫推荐") and the A-not-A forms (能不能, 有没有..., and any
+#: X不X of a verb or adjective or of its first syllable, "疼不疼", "严不严重", Li & Thompson
+#: 1981, 18.2; not the adverbs 动不动 "at every turn" and 时不时 "now and then"):
 #: 几 before a measure word ("喝几杯", "煮几分钟"; not 前几天 / 好几个, nor 几 after the
 #: perfective 了, "喝了几杯", where it is the indefinite "a few"), and 多 before a one-syllable
 #: adjective of degree, the question of extent ("多大", "多久", "多长时间", "多远": 多 + adjective
@@ -407,7 +410,8 @@ _QUESTION_WORD_ZH = re.compile(r"什么(?!都|也)|(?<![没])啥(?!都|也|的)|
                                r"(?<![前这那好十了])几(?:[个点天岁号次种本杯遍年周顿趟斤步双件块片粒瓶碗勺]|分钟|小时|公斤|个月|星期)(?![都也])|"
                                r"(?<![差很好许太更最诸没不再一二三四五六七八九十百千万两\d])多(?:大|久|长|远|高|重|厚|深|贵|宽|快|早|晚)(?![都也])|"
                                r"多少|能不能|可不可以|可以不可以|"
-                               r"有没有|是不是|要不要|该不该|好不好|行不行|会不会|用不用|需不需要|是否")
+                               r"有没有|是不是|要不要|该不该|好不好|行不行|会不会|用不用|需不需要|是否|"
+                               r"(?P<a>[\u4e00-\u9fff])(?<![动时])不(?P=a)")
 #: What an assistant hands over when asked for "一份 / 一个 ..." (a text, a plan, a list, a
 #: pointer to a tool): the heads that make a wish with an indefinite object a request.
 _ARTEFACT_ZH = (r"(?:清单|计划|方案|模板|模版|菜谱|食谱|菜单|攻略|建议|推荐|列表|例子|示例|代码|文案|名字|书单|歌单|片单|文章|总结|"
@@ -703,7 +707,9 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"\b(?:live|living|lives|moved|moving|relocated|relocating|based)\s+(?!up\b|forward\b|back\s+to\s+(?:the\s+)?\d)"
         r"(?:\w+\s+)?(?:in|into|to|at|near|by)\b(?!\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun)\w*\s*\d)"
         r"|\b(?:our|my)\s+(?:new\s+|own\s+)?(?:place|home|apartment|flat|house|studio)\s+(?:is\s+)?(?:in|near)\b"
-        r"|\b(?:apartment|flat|house|studio|condo)\s+(?:in|near)\s+(?-i:[A-Z])|\bclosed\s+on\s+a\s+(?:house|home|condo|flat)\b"
+        r"|\b(?:apartment|flat|house|studio|condo|bungalow|cottage)\s+(?:in|near)\s+(?-i:[A-Z])|\bclosed\s+on\s+a\s+(?:house|home|condo|flat)\b"
+        r"|\b(?:got|get|getting|picked\s+up|collected)\s+(?:the\s+)?keys\s+to\s+(?:the\s+|our\s+|my\s+)?(?:new\s+)?"
+        r"(?:place|house|home|flat|apartment|bungalow|cottage|condo|townhouse)\b"
         r"|\b(?:our|my)\s+(?:new\s+|own\s+)?(?:place|home|apartment|flat|house|studio|condo|townhouse)\b[^.!?;]{0,40}?\b(?:in|near)\s+(?-i:[A-Z])"
         r"|\bbought\s+(?:a|an|our|my)\s+(?:\w+\s+)?(?:house|home|condo|flat|apartment|place)\s+(?:in|near)\b"
         r"|在\S{1,8}?买了?(?:个|套|一套|一个|间)?\S{0,3}房|在\S{1,6}养老|回(?:到)?老家|安家|落户|\bsettled\s+in\b"
@@ -1373,6 +1379,12 @@ def _analyse(text: str, promote: frozenset[int]) -> Analysis:
                 kind = "other"  # 有啥护腰推荐 骑车能戴的: what the thing asked for must do
         found.append(kind)
         opening = opening and found[-1] in ("small_talk", "meta")
+    for i, c in enumerate(parts):  # "my granddaughter set this app up for me": the conversation's medium
+        if found[i] in ("disclosure", "other") and i not in promote and _ABOUT_THE_APP.search(c.text):
+            found[i] = "meta"
+    for i in range(len(parts) - 1):  # 最近膝盖有点疼，要不要紧: the passing state is what is asked about
+        if found[i] in ("disclosure", "other") and i not in promote and _state_asked(parts, found, i):
+            found[i] = "question"
     for i in range(len(parts)):  # "tulips and watering cans, what colours go together": the ask's topic
         if found[i] == "other" and i not in promote and _part_of_ask_en(parts, found, i):
             found[i] = "request"
@@ -1393,6 +1405,7 @@ def _analyse(text: str, promote: frozenset[int]) -> Analysis:
     if kept:  # an "other" clause of a kept clause's sentence belongs to it ("Delivery 4: the courier brought...")
         sentences = {parts[i].sentence for i in kept}
         kept = sorted({*kept, *(i for i, k in enumerate(kinds) if k == "other" and parts[i].sentence in sentences)})
+    kept = [i for i in kept if not _label(parts, i)]  # "Quick heads up before my question: ..." announces the fact
     if not kept:
         counted: list[str] = [k for k in kinds if k != "other"] or list(kinds) or ["small_talk"]
         dropped = max(("request", "question", "small_talk", "meta", "other"), key=counted.count)
@@ -1465,8 +1478,10 @@ def _groups(parts: list[Clause], kinds: tuple[ClauseKind, ...], kept: list[int])
     """``kept`` cut into memories: a clause that fills a slot starts its own memory,
     which its continuations (``other`` clauses) and further clauses of the same slot
     join ("I'm not vegetarian anymore, I eat fish now"), and so does a clause without a
-    slot led by a pronoun (its antecedent is in the group: "my boy switched schools, he's
-    at Westdene now"); a clause after one that ends in a colon is what the colon
+    slot led by a pronoun or a Chinese demonstrative (its antecedent is in the group: "my boy
+    switched schools, he's at Westdene now", 换了台海豹 原来那台卖了), or led by a conjunction
+    of result or reason (:data:`_LINKED`) or ending in "instead" (:data:`_REPLACIVE_EN`), or a Chinese judgement (:func:`_judges_zh`), a
+    feeling (:data:`_FEELING`) or a parenthesis right after a clause of the group; a clause after one that ends in a colon is what the colon
     announces ("Big news at work: they made me manager"), one memory with it. The next
     other disclosure starts another."""
     groups: list[list[int]] = []
@@ -1474,11 +1489,19 @@ def _groups(parts: list[Clause], kinds: tuple[ClauseKind, ...], kept: list[int])
     for i in kept:
         own = slot_of(parts[i].text) if kinds[i] == "disclosure" else None
         core = _core_zh(_core_en(parts[i].text))
-        anaphor = own is None and bool(_PRONOUN_EN.match(core) or _PRONOUN_ZH.match(core))
+        anaphor = own is None and bool(_PRONOUN_EN.match(core) or _PRONOUN_ZH.match(core) or _DEMONSTRATIVE_ZH.match(core))
         announced = bool(groups) and groups[-1][-1] == i - 1 and parts[i - 1].sep.strip()[:1] in (":", "：")
         if announced:
             groups[-1].append(i)
             current = own or current
+            continue
+        after = bool(groups) and groups[-1][-1] == i - 1 and parts[i - 1].sentence == parts[i].sentence
+        if after and own is None and (_LINKED.match(parts[i].text.strip()) or _REPLACIVE_EN.search(parts[i].text)
+                                      or _judges_zh(core) or _FEELING.search(core)):
+            groups[-1].append(i)  # "promoted me to head nurse, so I run the ward now"; 搬到闵行了 离我爸妈家近多了
+            continue
+        if after and _open_parenthesis(parts, groups[-1]):
+            groups[-1].append(i)  # "made head of platform (same company, we're 30 now)": an aside to the clause
             continue
         if groups and (own == current or anaphor or (own is None and (current is None or kinds[i] != "disclosure"))):
             groups[-1].append(i)  # same slot, a continuation, or more of the unslotted rest
@@ -1490,6 +1513,117 @@ def _groups(parts: list[Clause], kinds: tuple[ClauseKind, ...], kept: list[int])
         groups.append([i])
         current = own
     return groups
+
+
+#: A clause about the app the user is talking through ("my granddaughter set this app up
+#: for me", "my grandson said I should try this thing", 我孙女给我装的这个软件): the
+#: deictic "this" points at the conversation's own medium (Levinson 1983, 2.2.1 on
+#: deixis), so it is talk about the conversation, as :data:`_META_EN` is, not a fact.
+_ABOUT_THE_APP = re.compile(r"\bthis\s+(?:app|chat\s*bot|chatbot|bot|ai|assistant|chat)\b|\b(?:try|use|using|trying)\s+this\s+thing\b"
+                            r"|这个(?:app|APP|软件|应用|小程序|AI|ai|机器人|聊天机器人)", re.IGNORECASE)
+#: A clause led by a conjunction of result or reason ("so I run the whole ward now",
+#: "because my cholesterol was high", 所以 / 因为 / 因此 / 于是): an adverbial of the clause
+#: before it (Quirk et al. 1985, 15.45-15.49 on reason and result clauses; Li & Thompson
+#: 1981, ch. 23 on linked clauses), which says why or with what result that clause holds and
+#: says nothing without it.
+_LINKED = re.compile(r"^(?:so|because|cause|cuz|coz|since|which\s+means|that'?s\s+why)\b|^(?:所以|因为|因此|于是|因而)",
+                     re.IGNORECASE)
+#: A clause that ends in the replacive "instead" ("I'm doing history now instead"): what it
+#: tells replaces what the clause before it named or implied (Quirk et al. 1985, 8.137 on
+#: "instead" as a conjunct), so it is the other half of that statement.
+_REPLACIVE_EN = re.compile(r"\binstead\W*$", re.IGNORECASE)
+#: A Chinese clause led by a demonstrative and a classifier that points back at a thing
+#: the clause before named (原来那台卖了, 这家店离我家很近): demonstrative reference
+#: (Halliday & Hasan 1976, 2.4), an anaphor as a pronoun is. 个 counts only after 原来 /
+#: 以前 / 之前 / 旧 / 老 ("这个周末" is a time, no thing named before).
+_DEMONSTRATIVE_ZH = re.compile(r"^(?:原来|以前|之前|旧|老)的?[那这](?:台|辆|个|家|只|套|间|部|款|份|条|位)"
+                               r"|^[那这](?:台|辆|家|只|套|间|部|款)(?![周月年天])")
+#: A Chinese judgement of the thing the clause before named, with no subject of its own: its
+#: distance from somewhere (离公司很近, 离我爸妈家近多了; not 离婚 / 离职 / 离开) or a comparative
+#: degree complement (舒服多了, 方便得多: Li & Thompson 1981, ch. 19 on comparison): an
+#: adjectival predicate whose zero subject is the topic of the clause before (ch. 24).
+_JUDGEMENT_ZH = re.compile(r"^(?:离|距离)(?!婚|职|开|异|世|家出走)[\u4e00-\u9fffA-Za-z0-9]{1,10}?(?:很|挺|特别|非常|比较|更|太|也|都|还|超)*(?:近|远)"
+                           r"|(?:多了|得多)[了啊呀啦哈!！~～。\u2600-\u27bf\U0001f300-\U0001faff]*$")
+
+
+#: A clause that only says how the speaker feels about what the clause before told ("I'm
+#: so relieved", 我这当妈的比他还紧张, 一个人带娃快崩了): the evaluation of a narrative
+#: (Labov 1972, ch. 9: what the events mean to the teller), which tells nothing without
+#: them: the feeling ends the clause, nothing follows it ("I'm nervous about my surgery
+#: next week" names its own matter). At most twelve CJK characters in Chinese.
+_FEELING = re.compile(
+    r"^(?:(?:and|but)\s+)?(?:i'?m|i\s+am|i\s+feel|feeling|i\s+was|i'?ve\s+been)\s+(?:(?:so|really|very|super|pretty|kinda|"
+    r"a\s+bit|totally|completely|honestly|just|beyond)\s+)*(?:tired|exhausted|stressed|nervous|excited|overwhelmed|upset|"
+    r"frustrated|worried|sad|happy|thrilled|relieved|anxious|scared|terrified|burnt\s+out|burned\s+out|gutted|stoked)"
+    r"[\s!.~\u2600-\u27bf\U0001f300-\U0001faff]*$"
+    r"|^[\u4e00-\u9fff，,]{0,10}?(?:紧张|崩了|崩溃了?|累死了?|累坏了|心累|好累|太累了|烦死了?|头大|压力山大|压力(?:好|很|太|特别|超)?大|"
+    r"开心|高兴|难过|郁闷|焦虑|激动)[了啊呀啦哈!！~～。\s\u2600-\u27bf\U0001f300-\U0001faff]*$", re.IGNORECASE)
+
+
+def _judges_zh(core: str) -> bool:
+    """``core`` is a Chinese clause with no subject of its own that judges what the clause
+    before named (:data:`_JUDGEMENT_ZH`) and names no condition of health (:data:`HEALTH`:
+    "膝盖好多了" is the user's knee)."""
+    return (bool(_CJK.search(core)) and not _NAMES_ITS_SUBJECT_ZH.search(core) and not _MY_SOMEONE_ZH.match(core)
+            and not HEALTH.search(core) and bool(_JUDGEMENT_ZH.search(core)))
+
+
+#: A bare question whether something matters, with no subject or object of its own but a
+#: deictic one ("is that normal?", "should I be worried?", 要不要紧, 正常不, 严重吗): its zero
+#: or deictic subject is the clause before it (Li & Thompson 1981, ch. 24; Halliday & Hasan
+#: 1976, 2.4 on reference to a preceding clause).
+_ASKS_IF_IT_MATTERS = re.compile(
+    r"^(?:(?:is|isn't|was|could)\s+(?:that|this|it)\s+(?:be\s+)?(?:normal|ok|okay|bad|serious|dangerous|concerning|"
+    r"a\s+(?:bad\s+)?sign|something\s+to\s+worry\s+about)|should\s+i\s+(?:be\s+)?(?:worried|worry|concerned)|"
+    r"do\s+i\s+need\s+to\s+worry)\W*$"
+    r"|^(?:这样|这|那样|那)?(?:正常|要紧|严重|有事|没事|有问题|危险|碍事)(?:吗|不|么|嘛|吧|没)?[啊呀。？?~～]*$"
+    r"|^(?:要不要紧|正不正常|严不严重|危不危险|碍不碍事|有没有事|有没有问题)[啊呀。？?~～]*$", re.IGNORECASE)
+
+
+def _state_asked(parts: list[Clause], kinds: list[ClauseKind], i: int) -> bool:
+    """Clause ``i`` is the state a bare question right after it in its sentence asks about
+    (:data:`_ASKS_IF_IT_MATTERS`: "my knee hurts after running, is that normal?", 最近爬完楼梯
+    膝盖有点疼，要不要紧？): the topic of the ask, part of it, not a fact the user tells. A
+    lasting condition (:data:`CHRONIC`, :data:`_CONDITION`: "I have asthma") or a slot
+    statement holds whatever is asked about it and stays, and so does a clause that names
+    someone of the user's ("我家猫咪咪最近老吐毛球，要紧吗": the user has a cat)."""
+    nxt = parts[i + 1]
+    if nxt.sentence != parts[i].sentence or kinds[i + 1] != "question":
+        return False
+    if not _ASKS_IF_IT_MATTERS.match(_core_zh(_core_en(nxt.text))):
+        return False
+    text = parts[i].text
+    core = _core_zh(_core_en(text))
+    if _MY_SOMEONE_EN.search(core) or _MY_SOMEONE_ZH.search(core) or re.match(_PEOPLE_ZH, core):
+        return False  # 我家猫咪咪最近老吐毛球: who the user's people and pets are holds
+    return not (CHRONIC.search(text) or _CONDITION.search(text) or slot_of(text))
+
+
+#: A label before a colon announcing what follows ("Quick heads up before my question:",
+#: "Reminder for later:", "context:", 提醒一下：): a preface (Biber et al. 1999, 14.3.1) that
+#: names the kind of message, no topic ("Allergies:", "Update on the car saga:" name one).
+#: "Update:" and "change of plans:" are left in: they say that what follows replaces
+#: something (:mod:`gateway.memorization.changes` reads "change of plans").
+_LABEL = re.compile(r"^(?:(?:also|oh|and|so|btw|ok|okay|ps|one|a|quick|small|little|big|huge|good|bad|sad|fun|some|important|"
+                    r"random|another)\s+)*(?:heads[\s-]?up|news|reminder|context|background|fyi|"
+                    r"note|psa|confession|info|disclaimer)(?:\s+(?:before|for|first)\b[^:：]*)?$"
+                    r"|^(?:跟你)?(?:说个事|说件事|提醒一下|提个醒|补充一下|背景|背景信息|好消息|坏消息|先说一下|先说明一下|交代一下|说明一下)$",
+                    re.IGNORECASE)
+
+
+def _label(parts: list[Clause], i: int) -> bool:
+    """Clause ``i`` opens its sentence, ends in a colon and is a label (:data:`_LABEL`)."""
+    clause = parts[i]
+    opens = i == 0 or parts[i - 1].sentence != clause.sentence
+    return opens and clause.sep.strip()[:1] in (":", "：") and bool(_LABEL.match(clause.text.strip()))
+
+
+def _open_parenthesis(parts: list[Clause], group: list[int]) -> bool:
+    """The clauses of ``group`` leave a parenthesis open ("head of platform (same company"):
+    the clause after them is inside it, an aside to the clause it interrupts (Quirk et al.
+    1985, 15.54 on parenthetical clauses). Linear in the group's text."""
+    text = "".join(parts[j].text for j in group)
+    return text.count("(") + text.count("（") > text.count(")") + text.count("）")
 
 
 def _formed(memory: str, told: bool = True) -> Formed:

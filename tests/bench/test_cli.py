@@ -51,6 +51,8 @@ def test_bench_recall_runs_the_request_phase_with_memory(redis_url, tmp_path):
     assert report["memories"] == 80 and report["degraded"] == []
     assert set(report["per_plugin_ms"]) == {"auto_recall", "hybrid_injection", "personalization", "token_budget"}
     assert report["request_phase_ms"]["n"] == 4
+    cpu = report["loop_cpu_ms"]  # the loop thread's CPU per request: some, and never more than its wall time
+    assert cpu["n"] == 4 and 0 < cpu["mean"] and cpu["p50"] <= report["request_phase_ms"]["p50"]
 
 
 def test_bench_load_measures_replies_with_memory_through_a_real_gateway(tmp_path):

@@ -159,3 +159,18 @@ def test_length_passes_cover_every_text_once_in_bounded_passes():
     for p in passes:
         assert len(p) <= 3 and max(lengths[i] for i in p) <= 2 * min(lengths[i] for i in p) + 8
     assert [300] in [[lengths[i] for i in p] for p in passes]  # the long text padded alone
+
+
+def test_length_passes_bound_texts_times_longest_squared():
+    from gateway.memory.embeddings.base import PASS_ATTENTION, length_passes
+
+    lengths = [60, 55, 58, 62, 57, 61, 59, 56, 12, 12, 12, 12, 500]
+    passes = length_passes(lengths, 32, max_attention=16_000)
+    assert sorted(i for p in passes for i in p) == list(range(len(lengths)))
+    for p in passes:
+        assert len(p) * max(lengths[i] for i in p) ** 2 <= 16_000 or len(p) == 1
+    assert [500] in [[lengths[i] for i in p] for p in passes]  # over the bound alone: a pass of one
+    # 4 x 59**2 = 13,924 <= 16,000 < 5 x 59**2: the eight texts of ~60 tokens in passes of 4
+    assert sorted(len(p) for p in passes if max(lengths[i] for i in p) > 50) == [1, 4, 4]
+    assert [len(p) for p in length_passes([22] * 32, 32)] == [32]  # 32 queries of 22 tokens: one pass
+    assert len(length_passes([60] * 32, 32)) == -(-32 // (PASS_ATTENTION // 60**2))

@@ -17,7 +17,7 @@ from gateway.memory.config import EmbeddingConfig
 from gateway.memory.records import MemoryRecord, NewMemory, embedded_views
 from gateway.runtime.text import CJK_RE
 
-__all__ = ['QUERY_PREFIX', 'QUERY_PREFIXES', 'SCRIPT_ROUTE_CHARS', 'Embedder', 'ThreadedEmbedder', 'embed_memories', 'embed_one', 'embed_query',
+__all__ = ['PASS_ATTENTION', 'QUERY_PREFIX', 'QUERY_PREFIXES', 'SCRIPT_ROUTE_CHARS', 'Embedder', 'ThreadedEmbedder', 'embed_memories', 'embed_one', 'embed_query',
            'embed_texts', 'length_passes', 'memory_vector', 'normalize_rows', 'query_text', 'route', 'routes_to_cjk',
            'script_identity', 'script_parts']
 
@@ -163,18 +163,33 @@ async def embed_query(embedder: Embedder, text: str) -> np.ndarray:
     return await embed_one(embedder, query_text(embedder, text))
 
 
-def length_passes(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
+#: Most ``texts x longest**2`` (token counts) in one forward pass of an ONNX embedder
+#: (:func:`length_passes`): a pass's attention scores, texts x 12 heads x longest**2
+#: floats per layer, stay within ~0.8 MB. Per text, a pass of many long texts costs more
+#: than smaller passes of the same texts, while short texts (queries) are cheapest in big
+#: passes. ``python -m bench.embed_passes`` (ms of CPU per text, calls of 32, int8 MiniLM
+#: / e5, no cap -> this cap, one run on a shared machine): memorization views of
+#: ``bench/assistant/data`` 3.16 -> 2.61 / 6.88 -> 5.84; 32 recall-like queries of ~20
+#: tokens (still one pass) 1.39 -> 1.37 / 1.92 -> 1.97. A cap on texts x longest (384
+#: tokens) cut the views as much but split those queries in two passes (1.42 / 2.03).
+PASS_ATTENTION = 16_384
+
+
+def length_passes(lengths: Sequence[int], batch_size: int, max_attention: int = PASS_ATTENTION) -> list[list[int]]:
     """Indices of ``lengths`` (token counts) cut into forward passes: sorted by length, at
     most ``batch_size`` per pass, the longest of a pass at most twice its shortest plus 8
     (one pass pads every text to its longest, so a short query batched with long texts is
-    not padded to their length). Every index appears once; O(n log n)."""
+    not padded to their length), and pass size x its longest squared at most
+    ``max_attention`` (:data:`PASS_ATTENTION`; a text over it alone). Every index appears
+    once; O(n log n)."""
     order = sorted(range(len(lengths)), key=lengths.__getitem__)
     passes: list[list[int]] = []
     start = 0
     while start < len(order):
         shortest = lengths[order[start]]
         end = start + 1
-        while end < len(order) and end - start < batch_size and lengths[order[end]] <= 2 * shortest + 8:
+        while end < len(order) and end - start < batch_size and lengths[order[end]] <= 2 * shortest + 8 \
+                and (end - start + 1) * lengths[order[end]] ** 2 <= max_attention:
             end += 1
         passes.append(order[start:end])
         start = end

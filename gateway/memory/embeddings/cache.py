@@ -171,8 +171,9 @@ class CachedEmbedder:
 
     def _budget(self) -> Any:
         """On a cluster, :data:`CLUSTER_CACHE_BUDGET_S` per cache round trip (the client
-        retries a dead node for seconds, far past a recall's 800 ms); no limit otherwise."""
-        return asyncio.timeout(CLUSTER_CACHE_BUDGET_S if self._cluster else None)
+        retries a dead node for seconds, far past a recall's 800 ms); no limit otherwise
+        (a no-op context: no timer object per query)."""
+        return asyncio.timeout(CLUSTER_CACHE_BUDGET_S) if self._cluster else contextlib.nullcontext()
 
     def _fill(self, out: np.ndarray, row: int, blob: bytes | None) -> bool:
         if blob is None or len(blob) != 4 * self.dimensions:

@@ -209,7 +209,9 @@ class _Runtime:
         Each text is prefixed by its role (module docstring) and cut into windows of at
         most 510 pieces; windows are sorted by length and run in passes of at most
         ``batch_size`` whose longest is at most twice the shortest plus 8 pieces, so a
-        short query batched with long passages is not padded to their length.
+        short query batched with long passages is not padded to their length, and whose
+        size x longest² stays within :data:`~gateway.memory.embeddings.base.PASS_ATTENTION`
+        (:func:`~gateway.memory.embeddings.base.length_passes`).
         """
         prefixed = [t if t.startswith(QUERY_PREFIX) else PASSAGE_PREFIX + t for t in texts]
         encodings = self.tokenizer.encode_batch(prefixed, add_special_tokens=False)

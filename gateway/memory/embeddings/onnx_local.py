@@ -91,8 +91,10 @@ class _Runtime:
 
         One forward pass pads every text to the longest, so texts are sorted by token
         count and cut into passes of at most ``batch_size`` texts whose longest is at most
-        twice the shortest plus 8 tokens: a short recall query batched with long
-        memorization texts is not padded to 256 tokens.
+        twice the shortest plus 8 tokens (a short recall query batched with long
+        memorization texts is not padded to 256 tokens) and whose size x longest² stays
+        within :data:`~gateway.memory.embeddings.base.PASS_ATTENTION`
+        (:func:`~gateway.memory.embeddings.base.length_passes`).
         """
         encodings = self.tokenizer.encode_batch(texts)
         out = np.empty((len(texts), self.dimensions), dtype=np.float32)
