@@ -44,12 +44,12 @@ MAX_CHARS = 1000
 _EN: dict[str, str] = {
     "partner": "family wife husband partner spouse boyfriend girlfriend bf gf fiance fiancee fiancé fiancée hubby married "
                "marriage wedding anniversary divorce* dating date-night breakup broke-up ex",
-    "kids": "family boy boys girl girls kid kids kiddo child children son sons daughter daughters baby babies toddler* twins infant newborn teen "
+    "kids": "cot cots crib cribs bassinet family boy boys girl girls kid kids kiddo child children son sons daughter daughters baby babies toddler* twins infant newborn teen "
             "teenager* preschool* pre-k kindergarten daycare nursery stroller diaper* nappy nappies nanny babysit* "
             "grandkid* grandchild* grandson* granddaughter* parenting playdate",
     "family": "mom mum mother mama dad father papa parents brother brothers sister sisters sibling* grandma grandmother "
               "grandpa grandfather grandparents in-law in-laws aunt uncle cousin* nephew niece family relatives",
-    "pets": "pet pets dog dogs doggo puppy puppies cat cats kitty kitten* vet vets veterinar* beagle corgi labrador "
+    "pets": "animal animals critters pup pups pooch moggy pet pets dog dogs doggo puppy puppies cat cats kitty kitten* vet vets veterinar* beagle corgi labrador "
             "retriever terrier poodle husky dachshund hamster rabbit bunny parrot budgie guinea-pig aquarium kibble litter leash "
             "neuter* spay*",
     "health": "running jog jogging gym workout* exercise yoga pilates swim swimming hike hiking climbing lifting marathon mri x-ray xray scan scans ultrasound bloodwork biopsy shoulder* neck wrist* ankle* elbow* stomach tooth teeth doctor doctors gp dentist hospital clinic nurse meds medication* medicine* pill pills prescription* "
@@ -63,20 +63,20 @@ _EN: dict[str, str] = {
             "shellfish seafood meat fish pork beef chicken egg eggs restaurant* takeout takeaway grocer* menu bake "
             "baking cake drink drinks drinking coffee tea alcohol beer wine sugar sweets spicy coriander cilantro curry "
             "diabet* prediabet* celiac coeliac blood-sugar",
-    "home": "rental rentals tenant* property properties lettings home house apartment flat condo live lives living moved move moving neighborhood neighbourhood city town "
+    "home": "route routes rental rentals tenant* property properties lettings home house apartment flat condo live lives living moved move moving neighborhood neighbourhood city town "
             "suburb* nearby near-me local locally area rent renting landlord roommate* flatmate* housemate* "
             "weather wear outfit places spots outing outings housewarming around-here close-by in-town",
-    "work": "work works working job jobs boss manager colleague* coworker* co-worker co-workers office shift shifts career "
+    "work": "linkedin certif* barista roaster receptionist chef bartender waiter waitress mechanic electrician plumber carpenter work works working job jobs boss manager colleague* coworker* co-worker co-workers office shift shifts career "
             "promotion raise salary paycheck interview* resume cv company firm client clients meeting* hire "
             "hiring intern* maternity paternity research researcher postdoc onboarding employer employee* coworking business startup freelanc* retire* quit "
             "resign* fired laid-off workplace hr",
-    "study": "bachelor* masters ged diploma high-school community-college study studies studying student students school class classes course courses exam exams test tests "
+    "study": "certif* bachelor* masters ged diploma high-school community-college study studies studying student students school class classes course courses exam exams test tests "
              "degree university uni college major phd thesis dissertation lab homework revision revise learn "
              "learning semester gcse grad tutor* lecture* grades",
     "getting_around": "car cars drive driving driver license licence commute commuting bus buses train subway metro "
                       "tube bike cycling minivan van truck suv parking traffic road-trip scooter boat lorry motorbike motorcycle "
                       "ferry tram",
-    "travel": "trip trips travel traveling travelling vacation holiday holidays flight flights fly flying hotel "
+    "travel": "route routes trip trips travel traveling travelling vacation holiday holidays flight flights fly flying hotel "
               "visit visiting abroad passport pack packing itinerary beach camping road-trip getaway",
     "pastimes": "lifting weights hobby hobbies running race races marathon jog jogging gym workout* exercise yoga pilates "
                 "swim swimming hike hiking fishing photography camera guitar piano paint painting watercolor* watercolour* draw drawing pottery ceramics clay knit* garden* reading novel* "
@@ -102,14 +102,14 @@ _ZH: dict[str, str] = {
               "痛风 腰间盘 复查 挂号 中医 吃药 保健 近视 眼镜 隐形 烟 戒烟 抽烟",
     "diet": "吃 饭 菜 做饭 食谱 菜谱 零食 早餐 早饭 午饭 午餐 晚饭 晚餐 饮食 素食 吃素 忌口 过敏 花生 海鲜 辣 "
             "甜 奶茶 咖啡 喝 酒 餐厅 外卖 食堂 口味 营养 减肥 控糖 糖尿病 血糖 痛风 乳糖",
-    "home": "租客 房产 家 住在 住的 住处 居住 住哪 搬 房子 租房 房租 房东 小区 附近 周边 本地 城市 这边 天气 穿什么 穿啥 室友 去哪 好去处 "
+    "home": "民宿 客栈 路线 租客 房产 家 住在 住的 住处 居住 住哪 搬 房子 租房 房租 房东 小区 附近 周边 本地 城市 这边 天气 穿什么 穿啥 室友 去哪 好去处 "
             "哪里玩 哪儿玩 逛 一楼 楼下",
-    "work": "部门 科室 车间 打工 复工 返岗 上岗 产假 待业 失业 退休 工作 上班 下班 老板 领导 同事 公司 单位 加班 夜班 白班 倒班 值班 排班 面试 简历 工资 薪水 涨薪 加薪 入职 离职 辞职 跳槽 "
+    "work": "民宿 客栈 生意 做生意 经营 接单 客户 行业 广告 辅导员 护士 程序员 设计师 会计 律师 厨师 工程师 销售 客服 学工 教务 部门 科室 车间 打工 复工 返岗 上岗 产假 待业 失业 退休 工作 上班 下班 老板 领导 同事 公司 单位 加班 夜班 白班 倒班 值班 排班 面试 简历 工资 薪水 涨薪 加薪 入职 离职 辞职 跳槽 "
             "实习 招聘 招人 职场 项目 出差 报到 外企 国企 央企 事业单位 编制 滴滴 外卖员 美团 出租 收银 厂 开店 店里 看店 门店",
-    "study": "本科 专升本 大专 专科 自考 成考 高中 初中 中专 学历 读博 学习 自学 考试 考研 复习 备考 改考 考上 考公 考证 大学 专业 学校 课 上课 论文 作业 读书 留学 日语 英语 研究生 博士 "
+    "study": "奖学金 助学金 学分 选课 绩点 挂科 学工 教务 学院 校区 军训 辅导员 班主任 本科 专升本 大专 专科 自考 成考 高中 初中 中专 学历 读博 学习 自学 考试 考研 复习 备考 改考 考上 考公 考证 大学 专业 学校 课 上课 论文 作业 读书 留学 日语 英语 研究生 博士 "
              "硕士 导师 毕业 培训 研究",
     "getting_around": "车 开车 地铁 公交 通勤 驾照 骑 自行车 电动车 电瓶车 停车 堵车 自驾 打车",
-    "travel": "旅游 旅行 出去玩 机票 飞机 酒店 出国 签证 行李 假期 放假 度假 自驾游 景点 攻略 出差",
+    "travel": "路线 旅游 旅行 出去玩 机票 飞机 酒店 出国 签证 行李 假期 放假 度假 自驾游 景点 攻略 出差",
     "pastimes": "爱好 跑步 健身 运动 锻炼 瑜伽 游泳 爬山 钓鱼 摄影 拍照 吉他 钢琴 画画 跳舞 广场舞 太极 马拉松 "
                 "打球 篮球 足球 羽毛球 乒乓 周末 看书 小说 游戏 全马 半马 比赛 训练",
     "money": "租客 房产 钱 存钱 理财 贷款 房贷 工资 预算 花销 社保 五险一金 省钱 退休金 买房",
