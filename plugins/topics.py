@@ -20,7 +20,11 @@ well as a pastime: "is it ok to start lifting again?" needs the bad shoulder). C
 word classes, not single words: family roles ("the boys", 老大, 二宝, 小朋友) are kids; a household
 ("family", 一家三口, 全家) is kids and partner; body parts, medical tests and sleep hours (shoulder, MRI, 核磁,
 胃, 熬夜) are health; education levels (bachelor's, diploma, 本科, 大专, 自考) are studies; work status
-(复工, 产假, 退休, 打工) and workplace units (部门, 科室) are work; letting property (rentals, tenants, 租客) is home and money. English
+(复工, 产假, 退休, 打工), workplace units (部门, 科室, 学工, 教务), occupations and trades (barista, electrician, 辅导员, 广告)
+and a business the user runs (民宿, 接单, 客户) are work, a guesthouse (民宿, 客栈) home as well; school
+administration and student life (certifications, 奖学金, 学分, 挂科, 军训) are studies; a route (routes, 路线)
+starts where the user is: home and travel; a cot or crib is a baby's (kids); "animals" are pets; letting
+property (rentals, tenants, 租客) is home and money. English
 cues match whole words or two-word phrases, any case (a cue ending in ``*`` any word it starts; a hyphen reads as a space:
 "road-trip" is "road trip"); Chinese cues match anywhere in a run of Chinese characters
 (Chinese has no spaces). A text may have several topics or none ("thanks!", "爱你").

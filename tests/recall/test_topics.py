@@ -70,6 +70,20 @@ def test_only_the_first_max_chars_are_read_and_every_topic_is_known():
     ("上班族怎么安排时间", "下周一复工"),
     # letting property is home and money
     ("should I raise the rent for my tenants?", "we own two rental flats in Leeds"),
+    # a business the user runs, a trade or an occupation is work (and a guesthouse is home)
+    ("老客户要来玩几天，怎么招待", "我在丽江开了家客栈"),
+    ("想招个帮手，招聘启事怎么写", "我做了十年广告，现在自己接单"),
+    ("update my LinkedIn headline", "I'm a pastry chef at a hotel in Bath"),
+    ("which certifications are worth it?", "I work as an electrician"),
+    # a route starts where the user is: home, like 附近
+    ("推荐一条骑行路线", "我住在苏州工业园区"),
+    ("any scenic cycling routes?", "we live in Harrogate"),
+    # school administration and student life are studies
+    ("助学金怎么申请", "我在师范学院读大二"),
+    ("期末挂科了怎么办", "开学军训累死了"),
+    # a cot is a baby's; animals are pets
+    ("how long until she outgrows the crib?", "she sleeps in a cot in our room"),
+    ("the animals keep fighting", "our two kittens are five months old"),
 ])
 def test_a_word_class_the_lexicons_cover_links_a_request_to_its_fact(request_text, fact):
     assert topics_of(request_text) & topics_of(fact)
