@@ -23,7 +23,7 @@ word classes, not single words: family roles ("the boys", 老大, 二宝, 小朋
 (复工, 产假, 退休, 打工), workplace units (部门, 科室, 学工, 教务), occupations and trades (barista, electrician, 辅导员, 广告)
 and a business the user runs (民宿, 接单, 客户) are work, a guesthouse (民宿, 客栈) home as well; school
 administration and student life (certifications, 奖学金, 学分, 挂科, 军训) are studies; a route (routes, 路线)
-starts where the user is: home and travel; a cot or crib is a baby's (kids); "animals" are pets; letting
+starts where the user is: home and travel; a cot or crib is a baby's (kids); "animals" and breeds (collie, greyhound, 边牧, 萨摩耶) are pets; letting
 property (rentals, tenants, 租客) is home and money. English
 cues match whole words or two-word phrases, any case (a cue ending in ``*`` any word it starts; a hyphen reads as a space:
 "road-trip" is "road trip"); Chinese cues match anywhere in a run of Chinese characters
@@ -53,7 +53,7 @@ _EN: dict[str, str] = {
             "grandkid* grandchild* grandson* granddaughter* parenting playdate",
     "family": "mom mum mother mama dad father papa parents brother brothers sister sisters sibling* grandma grandmother "
               "grandpa grandfather grandparents in-law in-laws aunt uncle cousin* nephew niece family relatives",
-    "pets": "animal animals critters pup pups pooch moggy pet pets dog dogs doggo puppy puppies cat cats kitty kitten* vet vets veterinar* beagle corgi labrador "
+    "pets": "collie greyhound* spaniel* whippet* lurcher* staffie* bulldog* pug schnauzer* sheepdog* labradoodle* cockapoo* chihuahua* rottweiler* dalmatian* doberman* pomeranian* shih-tzu maine-coon ragdoll siamese gerbil* ferret* tortoise* goldfish animal animals critters pup pups pooch moggy pet pets dog dogs doggo puppy puppies cat cats kitty kitten* vet vets veterinar* beagle corgi labrador "
             "retriever terrier poodle husky dachshund hamster rabbit bunny parrot budgie guinea-pig aquarium kibble litter leash "
             "neuter* spay*",
     "health": "running jog jogging gym workout* exercise yoga pilates swim swimming hike hiking climbing lifting marathon mri x-ray xray scan scans ultrasound bloodwork biopsy shoulder* neck wrist* ankle* elbow* stomach tooth teeth doctor doctors gp dentist hospital clinic nurse meds medication* medicine* pill pills prescription* "
@@ -100,7 +100,7 @@ _ZH: dict[str, str] = {
             "育儿 满月 二胎 学区",
     "family": "爸 妈 父母 父亲 母亲 哥哥 姐姐 弟弟 妹妹 爷爷 奶奶 外公 外婆 姥姥 姥爷 婆婆 公公 岳父 岳母 丈母娘 "
               "家人 亲戚 老人 家里人 兄弟姐妹",
-    "pets": "宠物 狗 猫 柯基 英短 美短 金毛 泰迪 哈士奇 布偶 柴犬 仓鼠 兔子 鹦鹉 鱼缸 兽医 猫粮 狗粮 遛 铲屎 绝育 驱虫 疫苗",
+    "pets": "边牧 拉布拉多 萨摩耶 博美 比熊 阿拉斯加 德牧 法斗 雪纳瑞 银渐层 狸花 加菲 暹罗 龙猫 宠物 狗 猫 柯基 英短 美短 金毛 泰迪 哈士奇 布偶 柴犬 仓鼠 兔子 鹦鹉 鱼缸 兽医 猫粮 狗粮 遛 铲屎 绝育 驱虫 疫苗",
     "health": "熬夜 作息 早睡 晚睡 通宵 跑步 健身 运动 锻炼 瑜伽 游泳 爬山 马拉松 全马 半马 核磁 拍片 超声 胃镜 化验 肩 颈 胃 牙 医生 医院 看病 药 过敏 哮喘 糖尿病 血糖 血压 胆固醇 手术 疼 痛 腰 膝盖 失眠 睡眠 睡不着 怀孕 孕 "
               "产检 甲减 甲亢 甲状腺 体检 生病 感冒 发烧 咳嗽 症状 头晕 脱发 掉头发 怕冷 冰凉 乏力 身体 健康 "
               "痛风 腰间盘 复查 挂号 中医 吃药 保健 近视 眼镜 隐形 烟 戒烟 抽烟",

@@ -84,6 +84,9 @@ def test_only_the_first_max_chars_are_read_and_every_topic_is_known():
     # a cot is a baby's; animals are pets
     ("how long until she outgrows the crib?", "she sleeps in a cot in our room"),
     ("the animals keep fighting", "our two kittens are five months old"),
+    # a breed is a pet
+    ("how long a walk is too long for an old dog?", "our greyhound Ziggy is eleven"),
+    ("狗狗掉毛严重怎么办", "家里有只边牧"),
 ])
 def test_a_word_class_the_lexicons_cover_links_a_request_to_its_fact(request_text, fact):
     assert topics_of(request_text) & topics_of(fact)
