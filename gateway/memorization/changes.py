@@ -99,8 +99,16 @@ PRONOUN_EN = re.compile(r"^(?:he|she|they|he's|she's|they're|hes|shes|theyre|his
 PEOPLE_ZH = (r"(?:老婆|老公|妻子|丈夫|爱人|太太|先生|对象|男朋友|女朋友|未婚夫|未婚妻|儿子|女儿|孩子|小孩|宝宝|娃|双胞胎|妈妈|"
              r"闺女|媳妇|老伴|孙子|孙女|外孙女?|儿媳|女婿|公公|婆婆|岳父|岳母|老爸|老妈|男友|女友|伴侣|"
              r"爸爸|妈|爸|父母|爸妈|哥哥|姐姐|弟弟|妹妹|爷爷|奶奶|外公|外婆|姥姥|姥爷|家人|室友|老板|领导|猫|狗|狗狗|猫咪|宠物)")
-MY_SOMEONE_ZH = re.compile(r"我(?:的|们|们家的?|家的?)?" + PEOPLE_ZH)
+#: A sibling said with one character after 我 ("我弟刚搬去深圳了", "我姐在读博"): colloquial
+#: Chinese drops the reduplication (弟弟, 姐姐) after a possessor; alone, without 我, the
+#: character is no person (哥们, 小姐, 空姐), so it is read only here.
+SIBLING_ZH = r"(?:哥|姐|弟|妹)"
+#: Someone of the user's after 我 / 我的 / 我们家 (group ``who``: the person word).
+MY_SOMEONE_ZH = re.compile(r"我(?:的|们|们家的?|家的?)?(?P<who>" + PEOPLE_ZH + "|" + SIBLING_ZH + ")")
 PRONOUN_ZH = re.compile(r"^(?:他|她|它|他们|她们)")
+#: A clause led by a person word with no 我 ("男朋友不读研了"): Chinese drops the
+#: possessor of kin when the speaker's own is meant, so it is that person's.
+_KIN_LED_ZH = re.compile(r"^(?P<who>" + PEOPLE_ZH + r")(?!呀|啊|的天)")
 
 _OBJECT_EN = re.compile(
     r"\b(?:stopped(?!\s+(?:by|at|for|in|off|over|working)\b)|quit(?!\s+it\b)|gave\s+up(?:\s+on)?|"
@@ -304,17 +312,17 @@ def _ended(phrase: str, living: bool = False, who: frozenset[str] = frozenset())
 
 def _subject(text: str, start: int) -> frozenset[str] | None:
     """Whose ending the cue at ``start`` states, from the words before it in its clause:
-    the user (empty set) when they hold I / we / 我 (not 我<家人>) or nothing that names
-    anyone (a dropped subject: "Finally sold the car", "上个月不喝咖啡了"); else the
+    the user (empty set) when they hold I / we / 我 (not 我<家人>, nor a clause led by a
+    bare person word: 男朋友, 老公) or nothing that names anyone (a dropped subject: "Finally sold the car", "上个月不喝咖啡了"); else the
     terms naming the other one ("my husband", "Maya", 我老公); None for a bare pronoun
     (he / she / 他 / 她: whom it means is in another sentence)."""
     clause = _CLAUSE_END.split(text[max(0, start - LOOKBACK):start])[-1].strip()
     if _CJK_RUN.search(clause):
         if PRONOUN_ZH.search(clause):
             return None
-        someone = MY_SOMEONE_ZH.search(clause)
+        someone = MY_SOMEONE_ZH.search(clause) or _KIN_LED_ZH.match(clause)
         if someone:
-            return frozenset(re.findall(PEOPLE_ZH, someone.group()))
+            return frozenset({someone.group("who")})
         return frozenset()
     if _USER_EN.search(clause):
         return frozenset()

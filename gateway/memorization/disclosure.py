@@ -671,6 +671,19 @@ _SCHOOL = re.compile(r"[上读]了?(?:小学|初中|高中|大学|幼儿园|托�
                      r"\b(?:kindergarten|preschool|pre-k|daycare|elementary|middle\s+school|high\s+school|junior\s+high|"
                      r"(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|"
                      r"\d{1,2}(?:st|nd|rd|th))\s+grade|grade\s+\d{1,2}|freshman|sophomore|got\s+into)\b", re.IGNORECASE)
+#: A class the user teaches ("带五年级一个班", "教初二数学", "I teach 5th grade"): the teacher's
+#: work, no child's school stage; :func:`slot_of` reads the school stage without it.
+_TAUGHT_CLASS = re.compile(r"(?:带|教)(?:了|着)?(?:[一两二三四五六]个)?(?:[一二三四五六]年级|[初高][一二三])"
+                           r"|\bteach(?:es|ing)?\s+(?:\w+\s+)?(?:(?:first|second|third|fourth|fifth|sixth|seventh|eighth|"
+                           r"ninth|tenth|eleventh|twelfth|\d{1,2}(?:st|nd|rd|th))\s+grade|grade\s+\d{1,2}|year\s+\d{1,2})",
+                           re.IGNORECASE)
+#: A school named as an institution ("转学去了实验小学", "在二小上学", "at Oakwood Primary",
+#: "changed schools"), not a stage ("上小学", "四年级", "5th grade"): read by
+#: :func:`keeps_other_fact` (a new grade keeps the school).
+_SCHOOL_NAMED = re.compile(r"转学|(?<![上读升进考念])(?:[\u4e00-\u9fff]{1,5}(?:小学|中学|学校|幼儿园|附小|附中)|[一二三四五六七八九十]{1,2}[小中])"
+                           r"|\b(?:switched|changed|transferred|moved)\s+schools\b|\bnew\s+school\b"
+                           r"|\b(?:at|to)\s+(?-i:[A-Z])[\w'-]+(?:\s+(?-i:[A-Z])[\w'-]+){0,2}\s+(?i:primary|elementary|academy|school|high)\b",
+                           re.IGNORECASE)
 #: Whose school stage it is, when the sentence says: son / daughter / grandchild (the
 #: ``school`` slot's key: "school:daughter"); a name or "孩子" leaves it unkeyed, and an
 #: unkeyed school slot meets any keyed one (:func:`same_slot`).
@@ -806,6 +819,11 @@ _COMMUTE = re.compile(r"\bcommut\w*|通勤|上下班", re.IGNORECASE)
 _PROMOTION = re.compile(r"\bpromoted\b|\bmade\s+(?:me\s+)?(?:the\s+|a\s+)?(?:\w+\s+)?(?:head|lead|manager|director|chief|"
                         r"partner|supervisor)\b|升(?:职|任|了)?(?:为|成)?了?\S{0,4}?(?:组长|经理|主管|总监|主任|队长|店长|主编|"
                         r"合伙人|负责人)|升职|当上|转正", re.IGNORECASE)
+#: Retirement from work, said as a state or an event ("I'm retired", "since I retired", 退休了).
+_RETIRED = re.compile(r"\bretired\b|\bretirement\b|退休", re.IGNORECASE)
+#: Back to work after retiring ("came out of retirement", "went back to work", 返聘, 退休后又): a change.
+_UNRETIRED = re.compile(r"\bout\s+of\s+retirement\b|\bback\s+to\s+work\b|\bunretired?\b|返聘|又(?:出来)?(?:上班|工作)",
+                        re.IGNORECASE)
 #: The move itself, not where to ("搬家全靠我一个人", "the move was brutal", "moving day"):
 #: a residence statement saying only this names no new home.
 _THE_MOVE = re.compile(r"搬家|\b(?:the|our|my)\s+move\b|\bmoving\s+(?:day|boxes|house|truck|van)\b|\bunpacking\b", re.IGNORECASE)
@@ -825,6 +843,11 @@ def keeps_other_fact(new: str, new_slots: tuple[str, ...], older: str) -> bool:
       changed, the city did not); "I live in Lisbon" is retired by "we relocated to Berlin";
     - ``new`` is a promotion (:data:`_PROMOTION`) and ``older`` a work statement that is
       no promotion: the employer stays;
+    - ``older`` says the user retired and ``new`` says it again ("our first proper holiday
+      since I retired" after "I'm a retired primary teacher": :data:`_RETIRED`), not that they
+      went back to work (:data:`_UNRETIRED`): nothing changed;
+    - ``new`` states a child's grade or stage and names no school, and ``older`` names the
+      school (:data:`_SCHOOL_NAMED`: "四年级了" keeps "转学去了实验小学"): the school stays;
     - ``new`` fills ``residence`` only by talking about the move itself
       (:data:`_THE_MOVE`: "搬家全靠我一个人"): it names no new home.
 
@@ -832,6 +855,10 @@ def keeps_other_fact(new: str, new_slots: tuple[str, ...], older: str) -> bool:
     if "residence" in new_slots and not _PLACE.search(new) and "residence" not in slots_of(_THE_MOVE.sub(" ", new)):
         return True
     if "work" in new_slots and _PROMOTION.search(new) and not _PROMOTION.search(older):
+        return True
+    if "work" in new_slots and _RETIRED.search(older) and _RETIRED.search(new) and not _UNRETIRED.search(new):
+        return True
+    if any(n.startswith("school") for n in new_slots) and _SCHOOL_NAMED.search(older) and not _SCHOOL_NAMED.search(new):
         return True
     if "residence" in new_slots or _PLACE.search(new):
         return False
@@ -1265,7 +1292,7 @@ def slot_of(text: str) -> str | None:
     when it says a child's school stage (:data:`_SCHOOL`: "我女儿上初二" -> ``school:daughter``,
     "朵朵考上一中了" -> ``school``; compare two slots with :func:`same_slot`)."""
     someone = about_someone(text)
-    if _SCHOOL.search(text) and (someone or (bool(_CJK.search(text)) and not _FIRST_PERSON_ZH.search(_core_zh(text)))):
+    if _SCHOOL.search(_TAUGHT_CLASS.sub(" ", text)) and (someone or (bool(_CJK.search(text)) and not _FIRST_PERSON_ZH.search(_core_zh(text)))):
         who = [key for key, pattern in _SCHOOL_WHO if pattern.search(text)]
         return f"school:{who[0]}" if len(who) == 1 else "school"
     found = slots_of(text, first=True)
@@ -1284,6 +1311,7 @@ def slots_of(text: str, first: bool = False) -> tuple[str, ...]:
     out: list[str] = []
     led = False  # the clause before was led by someone of the user's
     for piece in _SLOT_PIECE.split(text):
+        piece = _ORG_MOVE.sub(" ", piece)
         core = _core_zh(_core_en(piece))
         if not core:
             continue
@@ -1306,6 +1334,14 @@ def slots_of(text: str, first: bool = False) -> tuple[str, ...]:
     return tuple(out)
 
 
+#: A move of the place the user works or studies at, not of their home ("学院搬到东校区以后",
+#: "the office moved to Leeds"): the organisation is the subject of the verb of moving, so
+#: the sentence names no home of the user's; :func:`slots_of` reads the clause without it.
+_ORG_MOVE = re.compile(r"(?:学院|学校|校区|公司|单位|办公室|部门|工厂|门店|总部|工作室|实验室|研究所|科室|医院|店里|店)"
+                       r"(?:也|已经|都|又|整体|整个)?(?:搬|迁)(?:到|去|来|走)了?(?:[\u4e00-\u9fff]{1,6}?(?:以后|之后|后|了))?"
+                       r"|\b(?:the|our|my)\s+(?:office|company|firm|school|lab|department|team|shop|store|clinic|campus|college|"
+                       r"faculty|headquarters|hq|studio|practice)\s+(?:has\s+|is\s+|just\s+)?(?:moved|relocated|moving|relocating)"
+                       r"(?:\s+(?:to|into)\s+(?:the\s+)?[\w'-]+(?:\s+(?-i:[A-Z])[\w'-]+)?)?", re.IGNORECASE)
 #: A former state ("used to live in Paris", "I used to be a nurse"): "used to" says it
 #: held once and no longer does (Quirk et al. 1985, 4.23), so it names no current value of
 #: a slot and retires none.
@@ -1322,9 +1358,10 @@ _TRANSFER = re.compile(r"(?:调|派|外派|调动)(?:到|去|往)(?:了)?(?P<uni
 #: drummer moved to Calgary" is not the user's move; in "Well, it's done — our new condo
 #: is near our daughter in Portland" the home is).
 _SLOT_PIECE = re.compile(r"[,.;:!?，。；：！？\n]+|\s+[—–-]{1,2}\s+|—")
-#: A clause that names its own subject: the user, someone of the user's, a pronoun or a name.
+#: A clause that names its own subject: the user, someone of the user's (a bare Chinese
+#: person word too: :data:`_KIN_LED_ZH`), a pronoun or a name.
 _OWN_SUBJECT = re.compile(r"(?:i|i'm|im|i've|i'd|we|we're|we've|my|our|me|he|she|they|he's|she's|they're|his|her|their|"
-                          r"it|it's)\b|(?-i:[A-Z][a-z]+)\s|我|咱|俺|他|她|它", re.IGNORECASE)
+                          r"it|it's)\b|(?-i:[A-Z][a-z]+)\s|我|咱|俺|他|她|它|" + _PEOPLE_ZH, re.IGNORECASE)
 #: The user as the object of what someone did to their work or home ("they made me
 #: finance manager", "公司把我调到重庆了"): the slot is still the user's.
 _ME_OBJECT = re.compile(r"\b(?:made|hired|promoted|fired|moved|transferred|offered|gave|let)\s+me\b|把我", re.IGNORECASE)
@@ -1344,12 +1381,20 @@ def same_slot(a: str | None, b: str | None) -> bool:
     return base_a == base_b == "school" and not (who_a and who_b)
 
 
+#: A Chinese clause led by a person word with no 我 before it ("男朋友阿杰在北邮读研",
+#: "老公下个月调去成都"): Chinese drops the possessor of kin when the speaker's own is
+#: meant (Li & Thompson 1981, 4.2.1 on the possessive with kin terms), so the clause is
+#: about that person, as "mom's ..." is in English. Not an exclamation (妈呀).
+_KIN_LED_ZH = re.compile(r"^" + _PEOPLE_ZH + r"(?!呀|啊|的天)")
+
+
 def about_someone(text: str) -> bool:
-    """``text`` is led by "my <someone>" / 我<家人> or a pronoun (he, she, 他, 她...): it is
+    """``text`` is led by "my <someone>" / 我<家人>, a bare Chinese person word
+    (:data:`_KIN_LED_ZH`: "男朋友阿杰在北邮读研") or a pronoun (he, she, 他, 她...): it is
     about that person, not the user."""
     core = _core_zh(_core_en(text))
     return bool(_MY_SOMEONE_EN.match(core) or _MY_SOMEONE_ZH.match(core) or _PRONOUN_EN.match(core)
-                or _PRONOUN_ZH.match(core)
+                or _PRONOUN_ZH.match(core) or _KIN_LED_ZH.match(core)
                 or (re.match(r"^(?:my|our)\s", core, re.IGNORECASE) and _MY_SOMEONE_EN.search(core[:40])))
 
 
