@@ -735,8 +735,8 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
                          r"[\w-]+\s+major(?=\s+(?:at|in|from)\b|\s*[,.;!?]|\s*$)|"
                          r"master'?s\s+in|(?:switched|changed|dropped|taking|doing|my)\s+(?:\w+\s+)?courses?|courses?\s+(?:in|at)|"
                          r"(?:my|new)\s+(?:phd\s+|thesis\s+)?(?:advisor|adviser|supervisor)|thesis\s+(?:topic|is\s+on))\b"
-                         r"|读(?:研|博|大学|本科|大[一二三四]|高[一二三]|初[一二三])|专业|在读|上大学|转专业|考上|考研|研究生"
-                         r"|(?<![\u4e00-\u9fff])(?:研|博)[一二三四五](?![\u4e00-\u9fff]{0,1}[点些])|导师|研究方向|课题",
+                         r"|读(?:研|博|大学|本科|大[一二三四]|高[一二三]|初[一二三])|专业|在读|上大学|转专业|考上|考研(?!公寓|资料|书|群|机构|宿舍|自习室)|研究生"
+                         r"|(?:(?<![\u4e00-\u9fff])|(?<=[我读是]))(?:研|博)[一二三四五](?![\u4e00-\u9fff]{0,1}[点些])|导师|研究方向|课题",
                          re.IGNORECASE)),
     ("diet", re.compile(r"\b(?:vegetarian|vegan|pescatarian|plant-based|keto|carnivore)\b|"
                         r"\beat(?:ing|s)?\s+(?:meat|fish|chicken|pork|beef)\b|"
@@ -819,6 +819,24 @@ _COMMUTE = re.compile(r"\bcommut\w*|通勤|上下班", re.IGNORECASE)
 _PROMOTION = re.compile(r"\bpromoted\b|\bmade\s+(?:me\s+)?(?:the\s+|a\s+)?(?:\w+\s+)?(?:head|lead|manager|director|chief|"
                         r"partner|supervisor)\b|升(?:职|任|了)?(?:为|成)?了?\S{0,4}?(?:组长|经理|主管|总监|主任|队长|店长|主编|"
                         r"合伙人|负责人)|升职|当上|转正", re.IGNORECASE)
+#: An occupation named, English or Chinese (:data:`_OCCUPATIONS`, :data:`_OCCUPATIONS_ZH`, a
+#: trade said with 的: "开出租的"), read by :func:`keeps_other_fact`.
+_OCCUPATION_ANY = re.compile(r"\b(?:\w+\s+)?" + _OCCUPATIONS + r"s?\b|" + _OCCUPATIONS_ZH
+                             + r"|(?:跑|干|开|卖|送|修)[\u4e00-\u9fff]{1,4}?的(?![\u4e00-\u9fff])", re.IGNORECASE)
+#: Work that ended or changed in kind (quit, laid off, retired, a career change, 辞职, 转行):
+#: the occupation of an older statement does not hold beside it.
+_WORK_ENDED = re.compile(r"\b(?:quit|left|resigned|laid\s+off|fired|let\s+go|retired|retiring|unemployed|between\s+jobs|"
+                         r"career\s+change|changed\s+careers?|stay-at-home|stay\s+at\s+home|homemaker|full-time\s+(?:mom|mum|dad))\b"
+                         r"|辞职|辞了|离职|被裁|裁员|失业|退休|转行|改行|全职(?:妈妈|太太|爸爸)|家庭主妇|宝妈", re.IGNORECASE)
+#: A university or school named in a study statement ("at Edinburgh", "at King's College",
+#: "在华科读研", "浙大", "北邮"): read by :func:`keeps_other_fact`.
+_INSTITUTION = re.compile(r"\b(?:at|from)\s+(?-i:[A-Z])[\w'-]+|\b(?:university|college)\s+of\b|\b\w+\s+(?:university|college)\b"
+                          r"|[\u4e00-\u9fff]{1,6}大学|[\u4e00-\u9fff]{1,4}学院|华科|浙大|北大|清华|复旦|交大|北邮|同济|武大|南大|中大|川大|厦大|人大|北航|哈工大",
+                          re.IGNORECASE)
+#: A study left or finished ("dropped out", "graduated", 毕业, 退学, 不读了): the university
+#: of an older statement does not hold beside it.
+_LEFT_STUDY = re.compile(r"\b(?:dropped\s+out|graduated|transferred|withdrew|left\s+(?:uni|university|college|school))\b"
+                         r"|毕业|退学|不读了|转学|考上|考进", re.IGNORECASE)
 #: Retirement from work, said as a state or an event ("I'm retired", "since I retired", 退休了).
 _RETIRED = re.compile(r"\bretired\b|\bretirement\b|退休", re.IGNORECASE)
 #: Back to work after retiring ("came out of retirement", "went back to work", 返聘, 退休后又): a change.
@@ -848,6 +866,16 @@ def keeps_other_fact(new: str, new_slots: tuple[str, ...], older: str) -> bool:
       went back to work (:data:`_UNRETIRED`): nothing changed;
     - ``new`` states a child's grade or stage and names no school, and ``older`` names the
       school (:data:`_SCHOOL_NAMED`: "四年级了" keeps "转学去了实验小学"): the school stays;
+    - ``new`` says who the advisor is now and nothing else of the studies (:func:`_advisor_only`),
+      and ``older`` states the programme (degree, year, major) besides: the programme stays;
+    - ``new`` is a study statement naming no university (:data:`_INSTITUTION`: "switched
+      courses, doing history now") and not a leaving (:data:`_LEFT_STUDY`), and ``older``
+      names one ("a law student at Edinburgh"): the university stays;
+    - ``new`` is a work statement naming no occupation (:data:`_OCCUPATION_ANY`: a new
+      employer, a transfer) and no end of work (:data:`_WORK_ENDED`), and ``older`` names
+      the occupation and no retirement ("I'm a data scientist at a fintech startup", "在西安做医疗器械销售"):
+      the occupation stays;
+    - ``new`` changes the shift only and ``older`` states the job ("我开出租的，白班"): the job stays;
     - ``new`` fills ``residence`` only by talking about the move itself
       (:data:`_THE_MOVE`: "搬家全靠我一个人"): it names no new home.
 
@@ -859,6 +887,15 @@ def keeps_other_fact(new: str, new_slots: tuple[str, ...], older: str) -> bool:
     if "work" in new_slots and _RETIRED.search(older) and _RETIRED.search(new) and not _UNRETIRED.search(new):
         return True
     if any(n.startswith("school") for n in new_slots) and _SCHOOL_NAMED.search(older) and not _SCHOOL_NAMED.search(new):
+        return True
+    if "study" in new_slots and _advisor_only(new) and "study" in slots_of(_ADVISOR.sub(" ", older)):
+        return True
+    if "study" in new_slots and _INSTITUTION.search(older) and not _INSTITUTION.search(new) and not _LEFT_STUDY.search(new):
+        return True
+    if "work" in new_slots and _OCCUPATION_ANY.search(older) and not _OCCUPATION_ANY.search(new) and \
+            not _WORK_ENDED.search(new) and not _RETIRED.search(older):
+        return True
+    if "shift" in new_slots and "work" not in new_slots and ("work" in slots_of(older) or _OCCUPATION_ANY.search(older)):
         return True
     if "residence" in new_slots or _PLACE.search(new):
         return False
@@ -1323,6 +1360,8 @@ def slots_of(text: str, first: bool = False) -> tuple[str, ...]:
             continue  # "I used to live in Paris": a former value, no current one
         for name, pattern in _SLOTS:
             if (mine or name in _SHARED_SLOTS) and name not in out and pattern.search(piece):
+                if name == "study" and _advisor_only(piece) and not _ADVISOR_NAMED.search(piece):
+                    continue  # "my supervisor gave me till June": the advisor is mentioned, not said
                 out.append(name)
                 if first:
                     return tuple(out)
@@ -1342,6 +1381,26 @@ _ORG_MOVE = re.compile(r"(?:学院|学校|校区|公司|单位|办公室|部门|
                        r"|\b(?:the|our|my)\s+(?:office|company|firm|school|lab|department|team|shop|store|clinic|campus|college|"
                        r"faculty|headquarters|hq|studio|practice)\s+(?:has\s+|is\s+|just\s+)?(?:moved|relocated|moving|relocating)"
                        r"(?:\s+(?:to|into)\s+(?:the\s+)?[\w'-]+(?:\s+(?-i:[A-Z])[\w'-]+)?)?", re.IGNORECASE)
+#: The advisor, a study attribute of its own (seed 002 §3.2 lists attributes apart): who
+#: supervises the user's degree, apart from the programme (degree, year, major,
+#: university) a statement may say beside it.
+_ADVISOR = re.compile(r"\b(?:my|new)\s+(?:phd\s+|thesis\s+)?(?:advisor|adviser|supervisor)\b|导师", re.IGNORECASE)
+#: A statement that says who the advisor is or that they changed ("my supervisor is Dr
+#: Okafor", "switched supervisors", "换导师了", "新导师做推荐系统", "转到王老师名下"): only
+#: such an advisor statement fills ``study`` (:func:`slots_of`); a mention ("my
+#: supervisor gave me till June", "导师让我改论文") states no value of the slot.
+_ADVISOR_NAMED = re.compile(r"\b(?:advisor|adviser|supervisor)\s+(?:is|was|will\s+be|now\s+is)\b|\bnew\s+(?:advisor|adviser|supervisor)\b"
+                            r"|\b(?:switched|changed|swapped)\s+(?:my\s+)?(?:advisors?|advisers?|supervisors?)\b"
+                            r"|换了?(?:个|一个)?导师|新导师|导师(?:是|叫|换)|名下", re.IGNORECASE)
+
+
+def _advisor_only(text: str) -> bool:
+    """``text`` fills ``study`` by an advisor word alone (:data:`_ADVISOR`): without it, no
+    study word is left."""
+    study = dict(_SLOTS)["study"]
+    return bool(_ADVISOR.search(text)) and not study.search(_ADVISOR.sub(" ", text))
+
+
 #: A former state ("used to live in Paris", "I used to be a nurse"): "used to" says it
 #: held once and no longer does (Quirk et al. 1985, 4.23), so it names no current value of
 #: a slot and retires none.

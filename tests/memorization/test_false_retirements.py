@@ -103,3 +103,67 @@ async def test_the_same_shape_said_of_the_user_still_retires(env: Any, before: s
     old = next(r for r in records if r.text.startswith(before))
     assert old.retired and old.superseded_by in {r.id for r in records if not r.retired}, \
         [(r.text, r.retired) for r in records]
+
+
+@pytest.mark.parametrize(("text", "study"), [
+    ("my supervisor signed off my ethics form today", False),  # the advisor mentioned, not said
+    ("导师让我周五前改完论文", False),
+    ("my supervisor is Dr Okafor, very hands-off", True),  # who the advisor is
+    ("换导师了，新导师做推荐系统", True),
+    ("我读研一，方向是图像分割", True),
+    ("租了个考研公寓，离图书馆近", False),  # 考研 naming a kind of flat, not the user's studies
+])
+def test_an_advisor_mention_states_no_study(text: str, study: bool):
+    assert ("study" in slots_of(text)) is study
+
+
+@pytest.mark.parametrize(("new", "older", "keeps"), [
+    # the advisor alone changed: the programme stays
+    ("换导师了，新导师做推荐系统", "我读研一，计算机专业，导师做NLP", True),
+    ("my supervisor is Dr Okafor now", "second-year phd student in hydrology", True),
+    ("换导师了，新导师做推荐系统", "我导师做NLP，挺严的", False),
+    # the course changed: the university stays; a leaving takes it too
+    ("I switched courses, doing history now", "I'm a first-year law student at Durham", True),
+    ("I dropped out of my law course, doing an apprenticeship now", "I'm a first-year law student at Durham", False),
+    # a new employer: the occupation stays; a career change or a quit takes it too
+    ("I started at Leeds General on Monday", "I'm a pharmacist at a high-street chain", True),
+    ("公司把我派到成都了", "我在苏州做软件测试，天天加班", True),
+    ("I quit, I'm a full-time dad now", "I'm a pharmacist at a high-street chain", False),
+    ("I work as a teacher at a primary school now", "I'm a pharmacist at a high-street chain", False),
+    # a new shift: the job stays
+    ("换成夜班了", "我开货车的，白班，一天跑四百公里", True),
+    ("换成夜班了", "我现在上白班", False),
+])
+def test_a_change_of_one_attribute_keeps_the_others(new: str, older: str, keeps: bool):
+    slots = slots_of(new)
+    assert slots, new
+    assert keeps_other_fact(new, slots, older) is keeps
+
+
+@pytest.mark.parametrize(("kept", "after"), [
+    ("phd student at Lund, soil chemistry, 3rd year", "my supervisor is Dr Okafor, very hands-off"),
+    ("my supervisor is Dr Okafor, very hands-off", "my supervisor signed off my ethics form today"),
+    ("I'm a pharmacist at a high-street chain", "I started at Leeds General on Monday"),
+])
+async def test_a_change_of_one_attribute_retires_no_memory_holding_another(env: Any, kept: str, after: str):
+    config = memorize_config("verbatim")
+    store = await fresh_store(env)
+    await _memorize(env, config, store, kept, after)
+    records = (await store.list(ALICE)).items
+    assert any(r.text.startswith(kept) for r in records), [r.text for r in records]
+    assert not any(r.retired for r in records), [(r.text, r.retired) for r in records]
+
+
+@pytest.mark.parametrize(("before", "after"), [
+    ("my supervisor is Dr Okafor, very hands-off", "switched supervisors, my new supervisor is Dr Lin"),
+    ("I'm a pharmacist at a high-street chain", "I quit the pharmacy, I'm a full-time dad now"),
+    ("我现在上白班", "换成夜班了，晚上八点到早上八点"),
+])
+async def test_a_change_of_the_attribute_itself_still_retires(env: Any, before: str, after: str):
+    config = memorize_config("verbatim")
+    store = await fresh_store(env)
+    await _memorize(env, config, store, before, after)
+    records = (await store.list(ALICE)).items
+    old = next(r for r in records if r.text.startswith(before))
+    assert old.retired and old.superseded_by in {r.id for r in records if not r.retired}, \
+        [(r.text, r.retired) for r in records]
