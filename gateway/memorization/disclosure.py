@@ -819,6 +819,12 @@ _COMMUTE = re.compile(r"\bcommut\w*|通勤|上下班", re.IGNORECASE)
 _PROMOTION = re.compile(r"\bpromoted\b|\bmade\s+(?:me\s+)?(?:the\s+|a\s+)?(?:\w+\s+)?(?:head|lead|manager|director|chief|"
                         r"partner|supervisor)\b|升(?:职|任|了)?(?:为|成)?了?\S{0,4}?(?:组长|经理|主管|总监|主任|队长|店长|主编|"
                         r"合伙人|负责人)|升职|当上|转正", re.IGNORECASE)
+#: A new workplace named in a work statement ("在西门子医疗入职了", "跳槽到字节了", "joined
+#: Siemens"): an older "在博世做销售" names its workplace in the same frame, so the place
+#: rule of :func:`keeps_other_fact` (which cannot tell a company from a city) keeps nothing.
+#: Not "一家 / 这家 ..." (a workplace not named: the city of the older statement stays).
+_NEW_WORKPLACE = re.compile(r"在(?!一|这|那|家)[\u4e00-\u9fffA-Za-z]{2,8}?(?:入职|报到)|(?:入职|跳槽到|跳到|加入)了?(?!一|这|那)[\u4e00-\u9fffA-Za-z]{2,8}"
+                            r"|\b(?:joined|started\s+at)\s+(?-i:[A-Z])", re.IGNORECASE)
 #: An occupation named, English or Chinese (:data:`_OCCUPATIONS`, :data:`_OCCUPATIONS_ZH`, a
 #: trade said with 的: "开出租的"), read by :func:`keeps_other_fact`.
 _OCCUPATION_ANY = re.compile(r"\b(?:\w+\s+)?" + _OCCUPATIONS + r"s?\b|" + _OCCUPATIONS_ZH
@@ -858,7 +864,8 @@ def keeps_other_fact(new: str, new_slots: tuple[str, ...], older: str) -> bool:
       else of the user's: :func:`about_someone`; or a commute's route:
       :data:`_ROUTE`) and ``new`` neither fills ``residence`` nor names a place: "我在深圳
       一家电商公司做后端" stays beside "我跳槽了，现在在一家游戏公司做服务端" (the job
-      changed, the city did not); "I live in Lisbon" is retired by "we relocated to Berlin";
+      changed, the city did not), unless ``new`` names its new workplace (:data:`_NEW_WORKPLACE`);
+      "I live in Lisbon" is retired by "we relocated to Berlin";
     - ``new`` is a promotion (:data:`_PROMOTION`) and ``older`` a work statement that is
       no promotion: the employer stays;
     - ``older`` says the user retired and ``new`` says it again ("our first proper holiday
@@ -897,7 +904,7 @@ def keeps_other_fact(new: str, new_slots: tuple[str, ...], older: str) -> bool:
         return True
     if "shift" in new_slots and "work" not in new_slots and ("work" in slots_of(older) or _OCCUPATION_ANY.search(older)):
         return True
-    if "residence" in new_slots or _PLACE.search(new):
+    if "residence" in new_slots or _PLACE.search(new) or ("work" in new_slots and _NEW_WORKPLACE.search(new)):
         return False
     own = [piece for piece in _SLOT_PIECE.split(older) if piece.strip() and not about_someone(piece)]
     return any(_PLACE.search(piece) for piece in own) or bool(_COMMUTE.search(older) and _ROUTE.search(older))

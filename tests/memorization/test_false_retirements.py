@@ -130,6 +130,8 @@ def test_an_advisor_mention_states_no_study(text: str, study: bool):
     ("公司把我派到成都了", "我在苏州做软件测试，天天加班", True),
     ("I quit, I'm a full-time dad now", "I'm a pharmacist at a high-street chain", False),
     ("I work as a teacher at a primary school now", "I'm a pharmacist at a high-street chain", False),
+    ("上个月在华为入职了，还是做测试", "我在博世做软件测试，主要测车机", False),  # the new workplace named in the same frame
+    ("我跳槽了，现在在一家游戏公司做测试", "我在深圳一家电商公司做测试", True),  # no workplace named: the city stays
     # a new shift: the job stays
     ("换成夜班了", "我开货车的，白班，一天跑四百公里", True),
     ("换成夜班了", "我现在上白班", False),
@@ -158,6 +160,7 @@ async def test_a_change_of_one_attribute_retires_no_memory_holding_another(env: 
     ("my supervisor is Dr Okafor, very hands-off", "switched supervisors, my new supervisor is Dr Lin"),
     ("I'm a pharmacist at a high-street chain", "I quit the pharmacy, I'm a full-time dad now"),
     ("我现在上白班", "换成夜班了，晚上八点到早上八点"),
+    ("我在博世做软件测试，主要测车机", "上个月在华为入职了，还是做测试"),
 ])
 async def test_a_change_of_the_attribute_itself_still_retires(env: Any, before: str, after: str):
     config = memorize_config("verbatim")
