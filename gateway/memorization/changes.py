@@ -146,9 +146,9 @@ _ZH = f"[{HAN_CLASS}A-Za-z0-9]"
 _ENDED_ZH = re.compile(
     rf"(?:不再|已经不|再也不|没再|不想再)(?P<a>{_ZH}{{1,8}})"
     rf"|不(?P<b>{_ZH}{{1,6}}?)了"
-    rf"|(?:戒了|卖了|退了|放弃了|停了)(?P<c>{_ZH}{{1,8}})"
+    rf"|(?:戒了|卖了|退了|放弃了|停了|取消了)(?P<c>{_ZH}{{1,8}})"
     rf"|戒(?!指)掉?(?P<j>{_ZH}{{1,6}})"
-    rf"|把(?P<d>{_ZH}{{1,8}}?)(?:戒|卖|退|停|放弃)(?:掉)?了"
+    rf"|把(?P<d>{_ZH}{{1,8}}?)(?:戒|卖|退|停|放弃|取消)(?:掉)?了"
     rf"|以前(?P<e>{_ZH}{{1,8}})"
     rf"|从(?P<f>{_ZH}{{1,8}}?)(?:改成|换成|转成|换到|转到|改到)"
     rf"|(?P<g>{_ZH}{{1,6}}?)(?:改成|换成)"
@@ -230,7 +230,10 @@ class Ended:
     "Maya doesn't eat dairy anymore": ``maya``), which the older memory must hold too;
     empty: the user's own ending, which never retires a memory about someone else;
     ``habit``: a switched habit (:data:`_SWITCH_ZH`), ``phrase`` its verb, which the older
-    memory must state as a habit."""
+    memory must state as a habit; ``plan``: a plan changed (:data:`_PLAN_CHANGE`);
+    ``cancel``: the thing itself was called off (:data:`_CANCEL`: "cancelled the Lisbon
+    trip", 取消了, 不去了), the only endings that retire an episode
+    (:func:`gateway.memorization.neardup`)."""
 
     phrase: str
     terms: frozenset[str]
@@ -239,6 +242,7 @@ class Ended:
     who: frozenset[str] = frozenset()
     habit: bool = False
     plan: bool = False
+    cancel: bool = False
 
 
 def _stem(word: str) -> str:
@@ -305,9 +309,16 @@ def _phrase_en(raw: str) -> str:
 _TIME_ZH = re.compile(r"现在|如今|目前|最近|今天|明天|昨天|今年|去年|明年|以前|之前|后来|平时|每天|早上|晚上|周末|[上下这]个?(?:周|月|星期)")
 
 
-def _ended(phrase: str, living: bool = False, who: frozenset[str] = frozenset()) -> Ended | None:
+#: A cue that calls the thing itself off (a trip, a booking, a class): "cancelled",
+#: "called off", 取消, 退了 (a ticket returned), 不去 ... 了. What such a cue names is an
+#: event, which it ends; a possession sold or a habit stopped ends no episode that
+#: happened with it ("sold the boat" after "took the boat down the Madison").
+_CANCEL = re.compile(r"^(?:cancel|call(?:ed)?\s+off)|^取消|^退了|^不去", re.IGNORECASE)
+
+
+def _ended(phrase: str, living: bool = False, who: frozenset[str] = frozenset(), cancel: bool = False) -> Ended | None:
     found = ordered_terms(_TIME_ZH.sub(" ", phrase))
-    return Ended(phrase, frozenset(found), found[-1], living, who) if found else None
+    return Ended(phrase, frozenset(found), found[-1], living, who, cancel=cancel) if found else None
 
 
 def _subject(text: str, start: int) -> frozenset[str] | None:
@@ -350,7 +361,8 @@ def ended_of(text: str) -> tuple[Ended, ...]:
             continue  # "tea instead of coffee this week": a one-off, nothing ended
         if who is not None:
             phrase = match.group("x")
-            found.append(_ended(_phrase_en(phrase) if match.re is _OBJECT_EN else phrase, who=who))
+            found.append(_ended(_phrase_en(phrase) if match.re is _OBJECT_EN else phrase, who=who,
+                                cancel=bool(_CANCEL.match(match.group()))))
     for match in _LOST_EN.finditer(text):
         lost = match.group("p") or match.group("n")
         if lost.casefold() not in _NO_NAME:
@@ -368,7 +380,7 @@ def ended_of(text: str) -> tuple[Ended, ...]:
             continue
         who = _subject(text, match.start())
         if who is not None:
-            found.append(_ended(phrase, who=who))
+            found.append(_ended(phrase, who=who, cancel=bool(_CANCEL.match(match.group()))))
     for name, pattern in _SWITCH_CLASS_RE:
         for match in pattern.finditer(text):
             if temporary and not match.group("z"):

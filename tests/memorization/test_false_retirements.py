@@ -170,3 +170,25 @@ async def test_a_change_of_the_attribute_itself_still_retires(env: Any, before: 
     old = next(r for r in records if r.text.startswith(before))
     assert old.retired and old.superseded_by in {r.id for r in records if not r.retired}, \
         [(r.text, r.retired) for r in records]
+
+
+def test_only_a_call_off_is_marked_as_cancelling():
+    assert [e.cancel for e in ended_of("Cancelled the kayaking on the Wye, the river is flooded.")] == [True]
+    assert [e.cancel for e in ended_of("取消了千岛湖露营，下大雨")] == [True]
+    assert [e.cancel for e in ended_of("Sold the kayak, my shoulder is done with it.")] == [False]
+
+
+@pytest.mark.parametrize(("episode", "after", "retired"), [
+    # a possession sold leaves what happened with it true
+    ("Kayaking on the Wye next Saturday with my brother.", "Sold the kayak, my shoulder is done with it.", False),
+    # the episode itself called off is retired
+    ("Kayaking on the Wye next Saturday with my brother.", "Cancelled the kayaking on the Wye, the river is flooded.", True),
+])
+async def test_an_ending_retires_an_episode_only_when_it_calls_it_off(env: Any, episode: str, after: str, retired: bool):
+    config = memorize_config("verbatim")
+    store = await fresh_store(env)
+    await _memorize(env, config, store, episode, after)
+    records = (await store.list(ALICE)).items
+    old = next(r for r in records if r.text.startswith(episode))
+    assert old.scope.value == "event"
+    assert old.retired is retired, [(r.text, r.retired) for r in records]
