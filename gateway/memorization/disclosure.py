@@ -680,7 +680,7 @@ _TAUGHT_CLASS = re.compile(r"(?:带|教)(?:了|着)?(?:[一两二三四五六]�
 #: A school named as an institution ("转学去了实验小学", "在二小上学", "at Oakwood Primary",
 #: "changed schools"), not a stage ("上小学", "四年级", "5th grade"): read by
 #: :func:`keeps_other_fact` (a new grade keeps the school).
-_SCHOOL_NAMED = re.compile(r"转学|(?<![上读升进考念])(?:[\u4e00-\u9fff]{1,5}(?:小学|中学|学校|幼儿园|附小|附中)|[一二三四五六七八九十]{1,2}[小中])"
+_SCHOOL_NAMED = re.compile(r"转学|(?<![上读升进考念初高])(?:[\u4e00-\u9fff]{1,5}(?:小学|中学|学校|幼儿园|附小|附中)|[一二三四五六七八九十]{1,2}[小中])"
                            r"|\b(?:switched|changed|transferred|moved)\s+schools\b|\bnew\s+school\b"
                            r"|\b(?:at|to)\s+(?-i:[A-Z])[\w'-]+(?:\s+(?-i:[A-Z])[\w'-]+){0,2}\s+(?i:primary|elementary|academy|school|high)\b",
                            re.IGNORECASE)
@@ -827,7 +827,7 @@ _NEW_WORKPLACE = re.compile(r"在(?!一|这|那|家)[\u4e00-\u9fffA-Za-z]{2,8}?(
                             r"|\b(?:joined|started\s+at)\s+(?-i:[A-Z])", re.IGNORECASE)
 #: An occupation named, English or Chinese (:data:`_OCCUPATIONS`, :data:`_OCCUPATIONS_ZH`, a
 #: trade said with 的: "开出租的"), read by :func:`keeps_other_fact`.
-_OCCUPATION_ANY = re.compile(r"\b(?:\w+\s+)?" + _OCCUPATIONS + r"s?\b|" + _OCCUPATIONS_ZH
+_OCCUPATION_ANY = re.compile(r"\b" + _OCCUPATIONS + r"s?\b|" + _OCCUPATIONS_ZH
                              + r"|(?:跑|干|开|卖|送|修)[\u4e00-\u9fff]{1,4}?的(?![\u4e00-\u9fff])", re.IGNORECASE)
 #: Work that ended or changed in kind (quit, laid off, retired, a career change, 辞职, 转行):
 #: the occupation of an older statement does not hold beside it.
@@ -1401,11 +1401,13 @@ _ADVISOR_NAMED = re.compile(r"\b(?:advisor|adviser|supervisor)\s+(?:is|was|will\
                             r"|换了?(?:个|一个)?导师|新导师|导师(?:是|叫|换)|名下", re.IGNORECASE)
 
 
+_STUDY = dict(_SLOTS)["study"]
+
+
 def _advisor_only(text: str) -> bool:
     """``text`` fills ``study`` by an advisor word alone (:data:`_ADVISOR`): without it, no
-    study word is left."""
-    study = dict(_SLOTS)["study"]
-    return bool(_ADVISOR.search(text)) and not study.search(_ADVISOR.sub(" ", text))
+    study word is left. Linear in ``len(text)``."""
+    return bool(_ADVISOR.search(text)) and not _STUDY.search(_ADVISOR.sub(" ", text))
 
 
 #: A former state ("used to live in Paris", "I used to be a nurse"): "used to" says it
