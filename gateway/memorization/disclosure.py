@@ -712,7 +712,7 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"开了(?:一)?家|开(?:了)?(?:一)?(?:家|个)\S{0,6}(?:店|馆|公司|餐厅|工作室)|"
         r"\b(?:i'm|i\s+am)\s+(?:now\s+)?(?:an?\s+)?(?:\w+\s+)?" + _OCCUPATIONS + r"\b|"
         r"^(?:\w+\s+){0,2}?as\s+an?\s+(?:[\w-]+\s+)?" + _OCCUPATIONS + r"\b|"
-        r"(?<![现正实好存])在\S{0,12}(?:工作|上班|公司|单位|集团|医院|银行|工厂)|辞职|离职|跳槽|入职|退休|失业|换了?(?:份|个)?工作|新工作|"
+        r"(?<![现正实好存])在\S{0,12}(?:工作|上班|公司|单位|集团|医院|银行|工厂)|辞职|离职|跳槽|入职(?!体检|手续|培训|材料|资料)|退休|失业|换了?(?:份|个)?工作|新工作|"
         r"辞(?:了|掉)(?:工作|职)?|被裁|裁员|升职|升任|转正|当上|(?:找|换)(?:到)?了?(?:一)?(?:份|个)\S{0,10}工作|"
         r"我是做\S{1,8}?的|(?:我(?:现在|目前|如今)?是|我当|我做|当了?|做了?)(?:一名|一个|个)?\S{0,8}?" + _OCCUPATIONS_ZH + r"(?!\S{0,2}(?:朋友|同学|家|说))",
         re.IGNORECASE)),
@@ -823,8 +823,11 @@ _PROMOTION = re.compile(r"\bpromoted\b|\bmade\s+(?:me\s+)?(?:the\s+|a\s+)?(?:\w+
 #: Siemens"): an older "在博世做销售" names its workplace in the same frame, so the place
 #: rule of :func:`keeps_other_fact` (which cannot tell a company from a city) keeps nothing.
 #: Not "一家 / 这家 ..." (a workplace not named: the city of the older statement stays).
-_NEW_WORKPLACE = re.compile(r"在(?!一|这|那|家)[\u4e00-\u9fffA-Za-z]{2,8}?(?:入职|报到)|(?:入职|跳槽到|跳到|加入)了?(?!一|这|那)[\u4e00-\u9fffA-Za-z]{2,8}"
+_NEW_WORKPLACE = re.compile(r"在(?!一|这|那|家)[\u4e00-\u9fffA-Za-z]{2,8}?(?:入职|报到)|(?:入职了|跳槽到|跳到|加入了?)(?!一|这|那)[\u4e00-\u9fffA-Za-z]{2,8}"
                             r"|\b(?:joined|started\s+at)\s+(?-i:[A-Z])", re.IGNORECASE)
+#: A place said as the city around the workplace ("在深圳一家电商公司", "at Acme in Leeds"),
+#: not as the workplace itself: a new workplace named does not replace it.
+_CITY_OF_WORK = re.compile(r"在[\u4e00-\u9fff]{2,3}?(?:一家|一所|的一家|这边|那边)|\b(?:in|near)\s+(?-i:[A-Z])", re.IGNORECASE)
 #: An occupation named, English or Chinese (:data:`_OCCUPATIONS`, :data:`_OCCUPATIONS_ZH`, a
 #: trade said with 的: "开出租的"), read by :func:`keeps_other_fact`.
 _OCCUPATION_ANY = re.compile(r"\b" + _OCCUPATIONS + r"s?\b|" + _OCCUPATIONS_ZH
@@ -864,7 +867,8 @@ def keeps_other_fact(new: str, new_slots: tuple[str, ...], older: str) -> bool:
       else of the user's: :func:`about_someone`; or a commute's route:
       :data:`_ROUTE`) and ``new`` neither fills ``residence`` nor names a place: "我在深圳
       一家电商公司做后端" stays beside "我跳槽了，现在在一家游戏公司做服务端" (the job
-      changed, the city did not), unless ``new`` names its new workplace (:data:`_NEW_WORKPLACE`);
+      changed, the city did not), unless ``new`` names its new workplace (:data:`_NEW_WORKPLACE`)
+      and ``older`` names no city around its own (:data:`_CITY_OF_WORK`: "在博世做销售");
       "I live in Lisbon" is retired by "we relocated to Berlin";
     - ``new`` is a promotion (:data:`_PROMOTION`) and ``older`` a work statement that is
       no promotion: the employer stays;
@@ -904,7 +908,8 @@ def keeps_other_fact(new: str, new_slots: tuple[str, ...], older: str) -> bool:
         return True
     if "shift" in new_slots and "work" not in new_slots and ("work" in slots_of(older) or _OCCUPATION_ANY.search(older)):
         return True
-    if "residence" in new_slots or _PLACE.search(new) or ("work" in new_slots and _NEW_WORKPLACE.search(new)):
+    if "residence" in new_slots or _PLACE.search(new) or \
+            ("work" in new_slots and _NEW_WORKPLACE.search(new) and not _CITY_OF_WORK.search(older)):
         return False
     own = [piece for piece in _SLOT_PIECE.split(older) if piece.strip() and not about_someone(piece)]
     return any(_PLACE.search(piece) for piece in own) or bool(_COMMUTE.search(older) and _ROUTE.search(older))

@@ -105,6 +105,11 @@ async def test_the_same_shape_said_of_the_user_still_retires(env: Any, before: s
         [(r.text, r.retired) for r in records]
 
 
+def test_a_formality_of_joining_is_no_new_job():
+    assert slots_of("入职体检要复查血糖偏高那个") == ()
+    assert slots_of("上周在华为入职了") == ("work",)
+
+
 @pytest.mark.parametrize(("text", "study"), [
     ("my supervisor signed off my ethics form today", False),  # the advisor mentioned, not said
     ("导师让我周五前改完论文", False),
@@ -132,6 +137,7 @@ def test_an_advisor_mention_states_no_study(text: str, study: bool):
     ("I work as a teacher at a primary school now", "I'm a pharmacist at a high-street chain", False),
     ("上个月在华为入职了，还是做测试", "我在博世做软件测试，主要测车机", False),  # the new workplace named in the same frame
     ("我跳槽了，现在在一家游戏公司做测试", "我在深圳一家电商公司做测试", True),  # no workplace named: the city stays
+    ("我入职了字节，还是做测试", "我在深圳一家电商公司做测试", True),  # the city around the old workplace stays
     # a new shift: the job stays
     ("换成夜班了", "我开货车的，白班，一天跑四百公里", True),
     ("换成夜班了", "我现在上白班", False),
