@@ -256,15 +256,15 @@ def stored_summary(user: User, memories: Iterable[dict[str, Any]]) -> dict[str, 
 
 
 def memory_rows(user: User, memories: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Each memory (admin API record) with the turn it was matched to: ``text``, ``scope``,
-    ``type``, ``retired``, ``retired_reason``, ``kind`` (turn kind, ``assistant`` or ``unmatched``), ``turn``."""
+    """Each memory (admin API record) with the turn it was matched to: ``id``, ``text``, ``scope``,
+    ``type``, ``retired``, ``retired_reason``, ``superseded_by``, ``kind`` (turn kind, ``assistant`` or ``unmatched``), ``turn``."""
     matcher = TurnMatcher(user)
     rows = []
     for memory in memories:
         src = matcher.source(str(memory.get("text", "")))
-        rows.append({"text": memory.get("text"), "scope": memory.get("scope"), "type": memory.get("type"),
+        rows.append({"id": memory.get("id"), "text": memory.get("text"), "scope": memory.get("scope"), "type": memory.get("type"),
                      "retired": bool(memory.get("retired")), "retired_reason": memory.get("retired_reason"),
-                     "kind": src.kind, "turn": src.turn})
+                     "superseded_by": memory.get("superseded_by"), "kind": src.kind, "turn": src.turn})
     return rows
 
 

@@ -99,8 +99,16 @@ PRONOUN_EN = re.compile(r"^(?:he|she|they|he's|she's|they're|hes|shes|theyre|his
 PEOPLE_ZH = (r"(?:老婆|老公|妻子|丈夫|爱人|太太|先生|对象|男朋友|女朋友|未婚夫|未婚妻|儿子|女儿|孩子|小孩|宝宝|娃|双胞胎|妈妈|"
              r"闺女|媳妇|老伴|孙子|孙女|外孙女?|儿媳|女婿|公公|婆婆|岳父|岳母|老爸|老妈|男友|女友|伴侣|"
              r"爸爸|妈|爸|父母|爸妈|哥哥|姐姐|弟弟|妹妹|爷爷|奶奶|外公|外婆|姥姥|姥爷|家人|室友|老板|领导|猫|狗|狗狗|猫咪|宠物)")
-MY_SOMEONE_ZH = re.compile(r"我(?:的|们|们家的?|家的?)?" + PEOPLE_ZH)
+#: A sibling said with one character after 我 ("我弟刚搬去深圳了", "我姐在读博"): colloquial
+#: Chinese drops the reduplication (弟弟, 姐姐) after a possessor; alone, without 我, the
+#: character is no person (哥们, 小姐, 空姐), so it is read only here.
+SIBLING_ZH = r"(?:哥|姐|弟|妹)"
+#: Someone of the user's after 我 / 我的 / 我们家 (group ``who``: the person word).
+MY_SOMEONE_ZH = re.compile(r"我(?:的|们|们家的?|家的?)?(?P<who>" + PEOPLE_ZH + "|" + SIBLING_ZH + ")")
 PRONOUN_ZH = re.compile(r"^(?:他|她|它|他们|她们)")
+#: A clause led by a person word with no 我 ("男朋友不读研了"): Chinese drops the
+#: possessor of kin when the speaker's own is meant, so it is that person's.
+_KIN_LED_ZH = re.compile(r"^(?P<who>" + PEOPLE_ZH + r")(?!呀|啊|的天)")
 
 _OBJECT_EN = re.compile(
     r"\b(?:stopped(?!\s+(?:by|at|for|in|off|over|working)\b)|quit(?!\s+it\b)|gave\s+up(?:\s+on)?|"
@@ -138,9 +146,9 @@ _ZH = f"[{HAN_CLASS}A-Za-z0-9]"
 _ENDED_ZH = re.compile(
     rf"(?:不再|已经不|再也不|没再|不想再)(?P<a>{_ZH}{{1,8}})"
     rf"|不(?P<b>{_ZH}{{1,6}}?)了"
-    rf"|(?:戒了|卖了|退了|放弃了|停了)(?P<c>{_ZH}{{1,8}})"
+    rf"|(?:戒了|卖了|退了|放弃了|停了|取消了)(?P<c>{_ZH}{{1,8}})"
     rf"|戒(?!指)掉?(?P<j>{_ZH}{{1,6}})"
-    rf"|把(?P<d>{_ZH}{{1,8}}?)(?:戒|卖|退|停|放弃)(?:掉)?了"
+    rf"|把(?P<d>{_ZH}{{1,8}}?)(?:戒|卖|退|停|放弃|取消)(?:掉)?了"
     rf"|以前(?P<e>{_ZH}{{1,8}})"
     rf"|从(?P<f>{_ZH}{{1,8}}?)(?:改成|换成|转成|换到|转到|改到)"
     rf"|(?P<g>{_ZH}{{1,6}}?)(?:改成|换成)"
@@ -222,7 +230,10 @@ class Ended:
     "Maya doesn't eat dairy anymore": ``maya``), which the older memory must hold too;
     empty: the user's own ending, which never retires a memory about someone else;
     ``habit``: a switched habit (:data:`_SWITCH_ZH`), ``phrase`` its verb, which the older
-    memory must state as a habit."""
+    memory must state as a habit; ``plan``: a plan changed (:data:`_PLAN_CHANGE`);
+    ``cancel``: the thing itself was called off (:data:`_CANCEL`: "cancelled the Lisbon
+    trip", 取消了, 不去了), the only endings that retire an episode
+    (:func:`gateway.memorization.neardup`)."""
 
     phrase: str
     terms: frozenset[str]
@@ -231,6 +242,7 @@ class Ended:
     who: frozenset[str] = frozenset()
     habit: bool = False
     plan: bool = False
+    cancel: bool = False
 
 
 def _stem(word: str) -> str:
@@ -297,24 +309,31 @@ def _phrase_en(raw: str) -> str:
 _TIME_ZH = re.compile(r"现在|如今|目前|最近|今天|明天|昨天|今年|去年|明年|以前|之前|后来|平时|每天|早上|晚上|周末|[上下这]个?(?:周|月|星期)")
 
 
-def _ended(phrase: str, living: bool = False, who: frozenset[str] = frozenset()) -> Ended | None:
+#: A cue that calls the thing itself off (a trip, a booking, a class): "cancelled",
+#: "called off", 取消, 退了 (a ticket returned), 不去 ... 了. What such a cue names is an
+#: event, which it ends; a possession sold or a habit stopped ends no episode that
+#: happened with it ("sold the boat" after "took the boat down the Madison").
+_CANCEL = re.compile(r"^(?:cancel|call(?:ed)?\s+off)|^取消|^退了|^不去", re.IGNORECASE)
+
+
+def _ended(phrase: str, living: bool = False, who: frozenset[str] = frozenset(), cancel: bool = False) -> Ended | None:
     found = ordered_terms(_TIME_ZH.sub(" ", phrase))
-    return Ended(phrase, frozenset(found), found[-1], living, who) if found else None
+    return Ended(phrase, frozenset(found), found[-1], living, who, cancel=cancel) if found else None
 
 
 def _subject(text: str, start: int) -> frozenset[str] | None:
     """Whose ending the cue at ``start`` states, from the words before it in its clause:
-    the user (empty set) when they hold I / we / 我 (not 我<家人>) or nothing that names
-    anyone (a dropped subject: "Finally sold the car", "上个月不喝咖啡了"); else the
+    the user (empty set) when they hold I / we / 我 (not 我<家人>, nor a clause led by a
+    bare person word: 男朋友, 老公) or nothing that names anyone (a dropped subject: "Finally sold the car", "上个月不喝咖啡了"); else the
     terms naming the other one ("my husband", "Maya", 我老公); None for a bare pronoun
     (he / she / 他 / 她: whom it means is in another sentence)."""
     clause = _CLAUSE_END.split(text[max(0, start - LOOKBACK):start])[-1].strip()
     if _CJK_RUN.search(clause):
         if PRONOUN_ZH.search(clause):
             return None
-        someone = MY_SOMEONE_ZH.search(clause)
+        someone = MY_SOMEONE_ZH.search(clause) or _KIN_LED_ZH.match(clause)
         if someone:
-            return frozenset(re.findall(PEOPLE_ZH, someone.group()))
+            return frozenset({someone.group("who")})
         return frozenset()
     if _USER_EN.search(clause):
         return frozenset()
@@ -342,7 +361,8 @@ def ended_of(text: str) -> tuple[Ended, ...]:
             continue  # "tea instead of coffee this week": a one-off, nothing ended
         if who is not None:
             phrase = match.group("x")
-            found.append(_ended(_phrase_en(phrase) if match.re is _OBJECT_EN else phrase, who=who))
+            found.append(_ended(_phrase_en(phrase) if match.re is _OBJECT_EN else phrase, who=who,
+                                cancel=bool(_CANCEL.match(match.group()))))
     for match in _LOST_EN.finditer(text):
         lost = match.group("p") or match.group("n")
         if lost.casefold() not in _NO_NAME:
@@ -360,7 +380,7 @@ def ended_of(text: str) -> tuple[Ended, ...]:
             continue
         who = _subject(text, match.start())
         if who is not None:
-            found.append(_ended(phrase, who=who))
+            found.append(_ended(phrase, who=who, cancel=bool(_CANCEL.match(match.group()))))
     for name, pattern in _SWITCH_CLASS_RE:
         for match in pattern.finditer(text):
             if temporary and not match.group("z"):

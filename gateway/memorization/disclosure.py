@@ -671,6 +671,19 @@ _SCHOOL = re.compile(r"[上读]了?(?:小学|初中|高中|大学|幼儿园|托�
                      r"\b(?:kindergarten|preschool|pre-k|daycare|elementary|middle\s+school|high\s+school|junior\s+high|"
                      r"(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|"
                      r"\d{1,2}(?:st|nd|rd|th))\s+grade|grade\s+\d{1,2}|freshman|sophomore|got\s+into)\b", re.IGNORECASE)
+#: A class the user teaches ("带五年级一个班", "教初二数学", "I teach 5th grade"): the teacher's
+#: work, no child's school stage; :func:`slot_of` reads the school stage without it.
+_TAUGHT_CLASS = re.compile(r"(?:带|教)(?:了|着)?(?:[一两二三四五六]个)?(?:[一二三四五六]年级|[初高][一二三])"
+                           r"|\bteach(?:es|ing)?\s+(?:\w+\s+)?(?:(?:first|second|third|fourth|fifth|sixth|seventh|eighth|"
+                           r"ninth|tenth|eleventh|twelfth|\d{1,2}(?:st|nd|rd|th))\s+grade|grade\s+\d{1,2}|year\s+\d{1,2})",
+                           re.IGNORECASE)
+#: A school named as an institution ("转学去了实验小学", "在二小上学", "at Oakwood Primary",
+#: "changed schools"), not a stage ("上小学", "四年级", "5th grade"): read by
+#: :func:`keeps_other_fact` (a new grade keeps the school).
+_SCHOOL_NAMED = re.compile(r"转学|(?<![上读升进考念初高])(?:[\u4e00-\u9fff]{1,5}(?:小学|中学|学校|幼儿园|附小|附中)|[一二三四五六七八九十]{1,2}[小中])"
+                           r"|\b(?:switched|changed|transferred|moved)\s+schools\b|\bnew\s+school\b"
+                           r"|\b(?:at|to)\s+(?-i:[A-Z])[\w'-]+(?:\s+(?-i:[A-Z])[\w'-]+){0,2}\s+(?i:primary|elementary|academy|school|high)\b",
+                           re.IGNORECASE)
 #: Whose school stage it is, when the sentence says: son / daughter / grandchild (the
 #: ``school`` slot's key: "school:daughter"); a name or "孩子" leaves it unkeyed, and an
 #: unkeyed school slot meets any keyed one (:func:`same_slot`).
@@ -699,7 +712,7 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"开了(?:一)?家|开(?:了)?(?:一)?(?:家|个)\S{0,6}(?:店|馆|公司|餐厅|工作室)|"
         r"\b(?:i'm|i\s+am)\s+(?:now\s+)?(?:an?\s+)?(?:\w+\s+)?" + _OCCUPATIONS + r"\b|"
         r"^(?:\w+\s+){0,2}?as\s+an?\s+(?:[\w-]+\s+)?" + _OCCUPATIONS + r"\b|"
-        r"(?<![现正实好存])在\S{0,12}(?:工作|上班|公司|单位|集团|医院|银行|工厂)|辞职|离职|跳槽|入职|退休|失业|换了?(?:份|个)?工作|新工作|"
+        r"(?<![现正实好存])在\S{0,12}(?:工作|上班|公司|单位|集团|医院|银行|工厂)|辞职|离职|跳槽|入职(?!体检|手续|培训|材料|资料)|退休|失业|换了?(?:份|个)?工作|新工作|"
         r"辞(?:了|掉)(?:工作|职)?|被裁|裁员|升职|升任|转正|当上|(?:找|换)(?:到)?了?(?:一)?(?:份|个)\S{0,10}工作|"
         r"我是做\S{1,8}?的|(?:我(?:现在|目前|如今)?是|我当|我做|当了?|做了?)(?:一名|一个|个)?\S{0,8}?" + _OCCUPATIONS_ZH + r"(?!\S{0,2}(?:朋友|同学|家|说))",
         re.IGNORECASE)),
@@ -722,8 +735,8 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
                          r"[\w-]+\s+major(?=\s+(?:at|in|from)\b|\s*[,.;!?]|\s*$)|"
                          r"master'?s\s+in|(?:switched|changed|dropped|taking|doing|my)\s+(?:\w+\s+)?courses?|courses?\s+(?:in|at)|"
                          r"(?:my|new)\s+(?:phd\s+|thesis\s+)?(?:advisor|adviser|supervisor)|thesis\s+(?:topic|is\s+on))\b"
-                         r"|读(?:研|博|大学|本科|大[一二三四]|高[一二三]|初[一二三])|专业|在读|上大学|转专业|考上|考研|研究生"
-                         r"|(?<![\u4e00-\u9fff])(?:研|博)[一二三四五](?![\u4e00-\u9fff]{0,1}[点些])|导师|研究方向|课题",
+                         r"|读(?:研|博|大学|本科|大[一二三四]|高[一二三]|初[一二三])|专业|在读|上大学|转专业|考上|考研(?!公寓|资料|书|群|机构|宿舍|自习室)|研究生"
+                         r"|(?:(?<![\u4e00-\u9fff])|(?<=[我读是]))(?:研|博)[一二三四五](?![\u4e00-\u9fff]{0,1}[点些])|导师|研究方向|课题",
                          re.IGNORECASE)),
     ("diet", re.compile(r"\b(?:vegetarian|vegan|pescatarian|plant-based|keto|carnivore)\b|"
                         r"\beat(?:ing|s)?\s+(?:meat|fish|chicken|pork|beef)\b|"
@@ -806,6 +819,38 @@ _COMMUTE = re.compile(r"\bcommut\w*|通勤|上下班", re.IGNORECASE)
 _PROMOTION = re.compile(r"\bpromoted\b|\bmade\s+(?:me\s+)?(?:the\s+|a\s+)?(?:\w+\s+)?(?:head|lead|manager|director|chief|"
                         r"partner|supervisor)\b|升(?:职|任|了)?(?:为|成)?了?\S{0,4}?(?:组长|经理|主管|总监|主任|队长|店长|主编|"
                         r"合伙人|负责人)|升职|当上|转正", re.IGNORECASE)
+#: A new workplace named in a work statement ("在西门子医疗入职了", "跳槽到字节了", "joined
+#: Siemens"): an older "在博世做销售" names its workplace in the same frame, so the place
+#: rule of :func:`keeps_other_fact` (which cannot tell a company from a city) keeps nothing.
+#: Not "一家 / 这家 ..." (a workplace not named: the city of the older statement stays).
+_NEW_WORKPLACE = re.compile(r"在(?!一|这|那|家)[\u4e00-\u9fffA-Za-z]{2,8}?(?:入职|报到)|(?:入职了|跳槽到|跳到|加入了?)(?!一|这|那)[\u4e00-\u9fffA-Za-z]{2,8}"
+                            r"|\b(?:joined|started\s+at)\s+(?-i:[A-Z])", re.IGNORECASE)
+#: A place said as the city around the workplace ("在深圳一家电商公司", "at Acme in Leeds"),
+#: not as the workplace itself: a new workplace named does not replace it.
+_CITY_OF_WORK = re.compile(r"在[\u4e00-\u9fff]{2,3}?(?:一家|一所|的一家|这边|那边)|\b(?:in|near)\s+(?-i:[A-Z])", re.IGNORECASE)
+#: An occupation named, English or Chinese (:data:`_OCCUPATIONS`, :data:`_OCCUPATIONS_ZH`, a
+#: trade said with 的: "开出租的"), read by :func:`keeps_other_fact`.
+_OCCUPATION_ANY = re.compile(r"\b" + _OCCUPATIONS + r"s?\b|" + _OCCUPATIONS_ZH
+                             + r"|(?:跑|干|开|卖|送|修)[\u4e00-\u9fff]{1,4}?的(?![\u4e00-\u9fff])", re.IGNORECASE)
+#: Work that ended or changed in kind (quit, laid off, retired, a career change, 辞职, 转行):
+#: the occupation of an older statement does not hold beside it.
+_WORK_ENDED = re.compile(r"\b(?:quit|left|resigned|laid\s+off|fired|let\s+go|retired|retiring|unemployed|between\s+jobs|"
+                         r"career\s+change|changed\s+careers?|stay-at-home|stay\s+at\s+home|homemaker|full-time\s+(?:mom|mum|dad))\b"
+                         r"|辞职|辞了|离职|被裁|裁员|失业|退休|转行|改行|全职(?:妈妈|太太|爸爸)|家庭主妇|宝妈", re.IGNORECASE)
+#: A university or school named in a study statement ("at Edinburgh", "at King's College",
+#: "在华科读研", "浙大", "北邮"): read by :func:`keeps_other_fact`.
+_INSTITUTION = re.compile(r"\b(?:at|from)\s+(?-i:[A-Z])[\w'-]+|\b(?:university|college)\s+of\b|\b\w+\s+(?:university|college)\b"
+                          r"|[\u4e00-\u9fff]{1,6}大学|[\u4e00-\u9fff]{1,4}学院|华科|浙大|北大|清华|复旦|交大|北邮|同济|武大|南大|中大|川大|厦大|人大|北航|哈工大",
+                          re.IGNORECASE)
+#: A study left or finished ("dropped out", "graduated", 毕业, 退学, 不读了): the university
+#: of an older statement does not hold beside it.
+_LEFT_STUDY = re.compile(r"\b(?:dropped\s+out|graduated|transferred|withdrew|left\s+(?:uni|university|college|school))\b"
+                         r"|毕业|退学|不读了|转学|考上|考进", re.IGNORECASE)
+#: Retirement from work, said as a state or an event ("I'm retired", "since I retired", 退休了).
+_RETIRED = re.compile(r"\bretired\b|\bretirement\b|退休", re.IGNORECASE)
+#: Back to work after retiring ("came out of retirement", "went back to work", 返聘, 退休后又): a change.
+_UNRETIRED = re.compile(r"\bout\s+of\s+retirement\b|\bback\s+to\s+work\b|\bunretired?\b|返聘|又(?:出来)?(?:上班|工作)",
+                        re.IGNORECASE)
 #: The move itself, not where to ("搬家全靠我一个人", "the move was brutal", "moving day"):
 #: a residence statement saying only this names no new home.
 _THE_MOVE = re.compile(r"搬家|\b(?:the|our|my)\s+move\b|\bmoving\s+(?:day|boxes|house|truck|van)\b|\bunpacking\b", re.IGNORECASE)
@@ -822,9 +867,26 @@ def keeps_other_fact(new: str, new_slots: tuple[str, ...], older: str) -> bool:
       else of the user's: :func:`about_someone`; or a commute's route:
       :data:`_ROUTE`) and ``new`` neither fills ``residence`` nor names a place: "我在深圳
       一家电商公司做后端" stays beside "我跳槽了，现在在一家游戏公司做服务端" (the job
-      changed, the city did not); "I live in Lisbon" is retired by "we relocated to Berlin";
+      changed, the city did not), unless ``new`` names its new workplace (:data:`_NEW_WORKPLACE`)
+      and ``older`` names no city around its own (:data:`_CITY_OF_WORK`: "在博世做销售");
+      "I live in Lisbon" is retired by "we relocated to Berlin";
     - ``new`` is a promotion (:data:`_PROMOTION`) and ``older`` a work statement that is
       no promotion: the employer stays;
+    - ``older`` says the user retired and ``new`` says it again ("our first proper holiday
+      since I retired" after "I'm a retired primary teacher": :data:`_RETIRED`), not that they
+      went back to work (:data:`_UNRETIRED`): nothing changed;
+    - ``new`` states a child's grade or stage and names no school, and ``older`` names the
+      school (:data:`_SCHOOL_NAMED`: "四年级了" keeps "转学去了实验小学"): the school stays;
+    - ``new`` says who the advisor is now and nothing else of the studies (:func:`_advisor_only`),
+      and ``older`` states the programme (degree, year, major) besides: the programme stays;
+    - ``new`` is a study statement naming no university (:data:`_INSTITUTION`: "switched
+      courses, doing history now") and not a leaving (:data:`_LEFT_STUDY`), and ``older``
+      names one ("a law student at Edinburgh"): the university stays;
+    - ``new`` is a work statement naming no occupation (:data:`_OCCUPATION_ANY`: a new
+      employer, a transfer) and no end of work (:data:`_WORK_ENDED`), and ``older`` names
+      the occupation and no retirement ("I'm a data scientist at a fintech startup", "在西安做医疗器械销售"):
+      the occupation stays;
+    - ``new`` changes the shift only and ``older`` states the job ("我开出租的，白班"): the job stays;
     - ``new`` fills ``residence`` only by talking about the move itself
       (:data:`_THE_MOVE`: "搬家全靠我一个人"): it names no new home.
 
@@ -833,7 +895,21 @@ def keeps_other_fact(new: str, new_slots: tuple[str, ...], older: str) -> bool:
         return True
     if "work" in new_slots and _PROMOTION.search(new) and not _PROMOTION.search(older):
         return True
-    if "residence" in new_slots or _PLACE.search(new):
+    if "work" in new_slots and _RETIRED.search(older) and _RETIRED.search(new) and not _UNRETIRED.search(new):
+        return True
+    if any(n.startswith("school") for n in new_slots) and _SCHOOL_NAMED.search(older) and not _SCHOOL_NAMED.search(new):
+        return True
+    if "study" in new_slots and _advisor_only(new) and "study" in slots_of(_ADVISOR.sub(" ", older)):
+        return True
+    if "study" in new_slots and _INSTITUTION.search(older) and not _INSTITUTION.search(new) and not _LEFT_STUDY.search(new):
+        return True
+    if "work" in new_slots and _OCCUPATION_ANY.search(older) and not _OCCUPATION_ANY.search(new) and \
+            not _WORK_ENDED.search(new) and not _RETIRED.search(older):
+        return True
+    if "shift" in new_slots and "work" not in new_slots and ("work" in slots_of(older) or _OCCUPATION_ANY.search(older)):
+        return True
+    if "residence" in new_slots or _PLACE.search(new) or \
+            ("work" in new_slots and _NEW_WORKPLACE.search(new) and not _CITY_OF_WORK.search(older)):
         return False
     own = [piece for piece in _SLOT_PIECE.split(older) if piece.strip() and not about_someone(piece)]
     return any(_PLACE.search(piece) for piece in own) or bool(_COMMUTE.search(older) and _ROUTE.search(older))
@@ -1265,7 +1341,7 @@ def slot_of(text: str) -> str | None:
     when it says a child's school stage (:data:`_SCHOOL`: "我女儿上初二" -> ``school:daughter``,
     "朵朵考上一中了" -> ``school``; compare two slots with :func:`same_slot`)."""
     someone = about_someone(text)
-    if _SCHOOL.search(text) and (someone or (bool(_CJK.search(text)) and not _FIRST_PERSON_ZH.search(_core_zh(text)))):
+    if _SCHOOL.search(_TAUGHT_CLASS.sub(" ", text)) and (someone or (bool(_CJK.search(text)) and not _FIRST_PERSON_ZH.search(_core_zh(text)))):
         who = [key for key, pattern in _SCHOOL_WHO if pattern.search(text)]
         return f"school:{who[0]}" if len(who) == 1 else "school"
     found = slots_of(text, first=True)
@@ -1284,6 +1360,7 @@ def slots_of(text: str, first: bool = False) -> tuple[str, ...]:
     out: list[str] = []
     led = False  # the clause before was led by someone of the user's
     for piece in _SLOT_PIECE.split(text):
+        piece = _ORG_MOVE.sub(" ", piece)
         core = _core_zh(_core_en(piece))
         if not core:
             continue
@@ -1295,6 +1372,8 @@ def slots_of(text: str, first: bool = False) -> tuple[str, ...]:
             continue  # "I used to live in Paris": a former value, no current one
         for name, pattern in _SLOTS:
             if (mine or name in _SHARED_SLOTS) and name not in out and pattern.search(piece):
+                if name == "study" and _advisor_only(piece) and not _ADVISOR_NAMED.search(piece):
+                    continue  # "my supervisor gave me till June": the advisor is mentioned, not said
                 out.append(name)
                 if first:
                     return tuple(out)
@@ -1304,6 +1383,36 @@ def slots_of(text: str, first: bool = False) -> tuple[str, ...]:
                 if not (transfer.group("unit") or transfer.group("dept")):  # to a department: the job and home stay
                     out.extend(n for n in ("work", "residence") if n not in out)
     return tuple(out)
+
+
+#: A move of the place the user works or studies at, not of their home ("学院搬到东校区以后",
+#: "the office moved to Leeds"): the organisation is the subject of the verb of moving, so
+#: the sentence names no home of the user's; :func:`slots_of` reads the clause without it.
+_ORG_MOVE = re.compile(r"(?:学院|学校|校区|公司|单位|办公室|部门|工厂|门店|总部|工作室|实验室|研究所|科室|医院|店里|店)"
+                       r"(?:也|已经|都|又|整体|整个)?(?:搬|迁)(?:到|去|来|走)了?(?:[\u4e00-\u9fff]{1,6}?(?:以后|之后|后|了))?"
+                       r"|\b(?:the|our|my)\s+(?:office|company|firm|school|lab|department|team|shop|store|clinic|campus|college|"
+                       r"faculty|headquarters|hq|studio|practice)\s+(?:has\s+|is\s+|just\s+)?(?:moved|relocated|moving|relocating)"
+                       r"(?:\s+(?:to|into)\s+(?:the\s+)?[\w'-]+(?:\s+(?-i:[A-Z])[\w'-]+)?)?", re.IGNORECASE)
+#: The advisor, a study attribute of its own (seed 002 §3.2 lists attributes apart): who
+#: supervises the user's degree, apart from the programme (degree, year, major,
+#: university) a statement may say beside it.
+_ADVISOR = re.compile(r"\b(?:my|new)\s+(?:phd\s+|thesis\s+)?(?:advisor|adviser|supervisor)\b|导师", re.IGNORECASE)
+#: A statement that says who the advisor is or that they changed ("my supervisor is Dr
+#: Okafor", "switched supervisors", "换导师了", "新导师做推荐系统", "转到王老师名下"): only
+#: such an advisor statement fills ``study`` (:func:`slots_of`); a mention ("my
+#: supervisor gave me till June", "导师让我改论文") states no value of the slot.
+_ADVISOR_NAMED = re.compile(r"\b(?:advisor|adviser|supervisor)\s+(?:is|was|will\s+be|now\s+is)\b|\bnew\s+(?:advisor|adviser|supervisor)\b"
+                            r"|\b(?:switched|changed|swapped)\s+(?:my\s+)?(?:advisors?|advisers?|supervisors?)\b"
+                            r"|换了?(?:个|一个)?导师|新导师|导师(?:是|叫|换)|名下", re.IGNORECASE)
+
+
+_STUDY = dict(_SLOTS)["study"]
+
+
+def _advisor_only(text: str) -> bool:
+    """``text`` fills ``study`` by an advisor word alone (:data:`_ADVISOR`): without it, no
+    study word is left. Linear in ``len(text)``."""
+    return bool(_ADVISOR.search(text)) and not _STUDY.search(_ADVISOR.sub(" ", text))
 
 
 #: A former state ("used to live in Paris", "I used to be a nurse"): "used to" says it
@@ -1322,9 +1431,10 @@ _TRANSFER = re.compile(r"(?:调|派|外派|调动)(?:到|去|往)(?:了)?(?P<uni
 #: drummer moved to Calgary" is not the user's move; in "Well, it's done — our new condo
 #: is near our daughter in Portland" the home is).
 _SLOT_PIECE = re.compile(r"[,.;:!?，。；：！？\n]+|\s+[—–-]{1,2}\s+|—")
-#: A clause that names its own subject: the user, someone of the user's, a pronoun or a name.
+#: A clause that names its own subject: the user, someone of the user's (a bare Chinese
+#: person word too: :data:`_KIN_LED_ZH`), a pronoun or a name.
 _OWN_SUBJECT = re.compile(r"(?:i|i'm|im|i've|i'd|we|we're|we've|my|our|me|he|she|they|he's|she's|they're|his|her|their|"
-                          r"it|it's)\b|(?-i:[A-Z][a-z]+)\s|我|咱|俺|他|她|它", re.IGNORECASE)
+                          r"it|it's)\b|(?-i:[A-Z][a-z]+)\s|我|咱|俺|他|她|它|" + _PEOPLE_ZH, re.IGNORECASE)
 #: The user as the object of what someone did to their work or home ("they made me
 #: finance manager", "公司把我调到重庆了"): the slot is still the user's.
 _ME_OBJECT = re.compile(r"\b(?:made|hired|promoted|fired|moved|transferred|offered|gave|let)\s+me\b|把我", re.IGNORECASE)
@@ -1344,12 +1454,20 @@ def same_slot(a: str | None, b: str | None) -> bool:
     return base_a == base_b == "school" and not (who_a and who_b)
 
 
+#: A Chinese clause led by a person word with no 我 before it ("男朋友阿杰在北邮读研",
+#: "老公下个月调去成都"): Chinese drops the possessor of kin when the speaker's own is
+#: meant (Li & Thompson 1981, 4.2.1 on the possessive with kin terms), so the clause is
+#: about that person, as "mom's ..." is in English. Not an exclamation (妈呀).
+_KIN_LED_ZH = re.compile(r"^" + _PEOPLE_ZH + r"(?!呀|啊|的天)")
+
+
 def about_someone(text: str) -> bool:
-    """``text`` is led by "my <someone>" / 我<家人> or a pronoun (he, she, 他, 她...): it is
+    """``text`` is led by "my <someone>" / 我<家人>, a bare Chinese person word
+    (:data:`_KIN_LED_ZH`: "男朋友阿杰在北邮读研") or a pronoun (he, she, 他, 她...): it is
     about that person, not the user."""
     core = _core_zh(_core_en(text))
     return bool(_MY_SOMEONE_EN.match(core) or _MY_SOMEONE_ZH.match(core) or _PRONOUN_EN.match(core)
-                or _PRONOUN_ZH.match(core)
+                or _PRONOUN_ZH.match(core) or _KIN_LED_ZH.match(core)
                 or (re.match(r"^(?:my|our)\s", core, re.IGNORECASE) and _MY_SOMEONE_EN.search(core[:40])))
 
 

@@ -46,7 +46,9 @@ said by the same speaker, whose cosine reaches :data:`CHANGE_MIN_SIMILARITY` is 
 the same way; a memory about
 someone else of the user's ("My husband loves coffee",
 :func:`gateway.memorization.disclosure.about_someone`) only by an ending that names that
-person ("my husband stopped drinking coffee"). A change that names neither its slot nor
+person ("my husband stopped drinking coffee"); an event only by a plan changed or the
+thing called off ("cancelled the trip", 取消了): "Sold the boat" leaves "Taking the boat
+down the Madison this weekend" true. A change that names neither its slot nor
 the ended thing's word ("that's over now"; "I gave up on the clay" after a pottery
 class) is not caught.
 
@@ -237,16 +239,19 @@ def _same_speaker(new: NewMemory, old: MemoryRecord) -> bool:
     return True
 
 
-def _ends(ended: tuple[Ended, ...], older: str, similarity: float) -> bool:
+def _ends(ended: tuple[Ended, ...], older: str, similarity: float, episode: bool = False) -> bool:
     """An older memory's text ``older`` (cosine ``similarity`` to the new one) is about a
     thing the new memory says ended (:func:`gateway.memorization.changes.is_about`) and
     reaches :data:`CHANGE_MIN_SIMILARITY`; an older memory about someone else of the
     user's ("My husband loves coffee") is retired only by an ending that names that
-    person ("my sister moved out")."""
+    person ("my sister moved out"); an ``episode`` (an event memory: "Taking the boat down
+    the Madison this weekend") only by a plan changed or the thing called off (``plan``,
+    ``cancel``: "cancelled the Madison trip"): a possession sold or a habit stopped
+    leaves what happened with it true."""
     if similarity < CHANGE_MIN_SIMILARITY:
         return False
     other = about_someone(older)
-    return any(is_about(e, older) and (bool(e.who) or not other) for e in ended)
+    return any(is_about(e, older) and (bool(e.who) or not other) and (not episode or e.plan or e.cancel) for e in ended)
 
 
 def follows_of(memory: NewMemory, own_id: str, hits: list[Any]) -> str | None:
@@ -385,7 +390,8 @@ def decide(plan: Plan, hits: dict[int, list[Any]]) -> Plan:
                         not (slot == "relationship" and about_someone(record.text) and keeps_partner(memory.text, record.text)) and \
                         not keeps_other_fact(memory.text, slots, record.text):
                     replaced.append(record)
-                elif ended and _same_speaker(memory, record) and _ends(ended, record.text, hit.similarity):
+                elif ended and _same_speaker(memory, record) and \
+                        _ends(ended, record.text, hit.similarity, episode=record.scope is not Scope.PROFILE):
                     replaced.append(record)
         if target is None and replaced:  # same slot, or the thing a change ended: the newer supersedes the older
             replaced.sort(key=lambda r: r.updated_at, reverse=True)
