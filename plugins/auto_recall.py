@@ -111,6 +111,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, model_validator
 
 from gateway.chain.sdk import (
+    FOLLOWS,
     AdmissionConfig,
     BreakerConfig,
     CallContext,
@@ -144,9 +145,6 @@ PROFILE_POOL = 3
 LASTING_FACT = "lasting fact (profile_limit)"
 TOPICAL_EVENT = "event on the request's topic (topic_events)"
 NEWER_STATEMENT = "newer statement on a shown memory (metadata.follows)"
-#: The metadata key memorization writes the followed memory's id under
-#: (:data:`gateway.memorization.neardup.FOLLOWS`; plugins read it, they do not import it).
-FOLLOWS = "follows"
 
 
 class AutoRecallConfig(PluginConfig):
@@ -239,13 +237,9 @@ def split_by_relevance(
     with any embedder: :mod:`gateway.memory.calibration`) is at least ``high_threshold``,
     and the others (seed 000 ``score >= threshold`` is high); a hit without ``relevance``
     (calibration off) is judged by its cosine ``similarity``. Order kept."""
-    high = tuple(h for h in hits if _relevance(h) >= high_threshold)
-    low = tuple(h for h in hits if _relevance(h) < high_threshold)
+    high = tuple(h for h in hits if h.strength >= high_threshold)
+    low = tuple(h for h in hits if h.strength < high_threshold)
     return high, low
-
-
-def _relevance(hit: ScoredMemory) -> float:
-    return hit.relevance if hit.relevance is not None else hit.similarity
 
 
 #: The life topics (:data:`plugins.topics.TOPICS`) a memory's supersede ``metadata.slot``

@@ -85,7 +85,16 @@ from gateway.lorebook.repository import TimedState
 from gateway.memorization.capture import conversation_id
 from gateway.memorization.config import MemorizeConfig
 from gateway.memorization.ingest import IngestResult, NewConversation
-from gateway.memory.records import JsonBoolean, JsonInteger, JsonNumber, MemoryRecord, ScoredMemory, Tenant, profile_topic
+from gateway.memory.records import (
+    FOLLOWS,
+    JsonBoolean,
+    JsonInteger,
+    JsonNumber,
+    MemoryRecord,
+    ScoredMemory,
+    Tenant,
+    profile_topic,
+)
 from gateway.proxy.assembly import AssembledReply
 from gateway.proxy.model_client import ModelConfig, ModelOutputError
 from gateway.proxy.sse import SSEDecoder
@@ -111,6 +120,7 @@ __all__ = [
     "CJK_CLASS",
     "ENTRY_TYPES",
     "FALLBACK_ENCODING",
+    "FOLLOWS",
     "MODELS_REMEMBERED",
     "REPLY_PRIMING",
     "AdmissionConfig",

@@ -88,10 +88,10 @@ from gateway.memorization.changes import Ended, ended_of, is_about, terms
 from gateway.memorization.disclosure import about_someone, keeps_other_fact, keeps_partner, same_slot, slot_of, slots_of
 from gateway.memorization.plan import Op, Plan
 from gateway.memory.embeddings.base import embed_one
-from gateway.memory.records import MemoryRecord, MemoryType, NewMemory, Scope, Tenant
+from gateway.memory.records import FOLLOWS, MemoryRecord, MemoryType, NewMemory, Scope, Tenant
 from gateway.runtime.text import CJK_CLASS, HAN_CLASS
 
-__all__ = ["CANDIDATES", "FOLLOWS", "FOLLOW_MIN_SIMILARITY", "MAX_LINKED_EVENTS", "MIN_OVERLAP", "MIN_SIMILARITY", "ZH_MIN_CONTAINMENT", "decide", "follows_of", "is_near_duplicate",
+__all__ = ["CANDIDATES", "FOLLOW_MIN_SIMILARITY", "MAX_LINKED_EVENTS", "MIN_OVERLAP", "MIN_SIMILARITY", "ZH_MIN_CONTAINMENT", "decide", "follows_of", "is_near_duplicate",
            "merge_near_duplicates", "mostly_chinese", "normalised", "searches_of"]
 
 #: Existing memories compared per new one (the search's best hits).
@@ -128,8 +128,6 @@ CHANGE_MIN_SIMILARITY = 0.2
 #: a statement that changes nothing scores under 0.3 in two cases of three; 0.3 keeps
 #: three quarters of the changes. A link only adds a line to recall, it retires nothing.
 FOLLOW_MIN_SIMILARITY = 0.3
-#: The metadata key of the link (:func:`follows_of`): the id of the older profile memory.
-FOLLOWS = "follows"
 #: Most event adds of one plan searched for their link when events are not compared for
 #: duplicates (:func:`searches_of`): a chat turn forms a few; an ingested transcript forms
 #: hundreds, whose episodes would double its searches, and are not linked.

@@ -22,7 +22,7 @@ from gateway.memory.ids import MEMORY_ID_PATTERN
 from gateway.runtime.errors import InvalidRequest
 from gateway.runtime.json_input import value_depth
 
-__all__ = ['MAX_BASED_ON', 'MAX_KEYWORDS', 'MAX_KEYWORD_CHARS', 'MAX_METADATA_BYTES', 'MAX_METADATA_DEPTH', 'MAX_TENANT_ID_CHARS', 'NON_BLANK', 'NON_BLANK_SCHEMA', 'STORED', 'JsonBoolean', 'JsonDateTime', 'JsonInteger', 'JsonNumber', 'KeywordList', 'MemoryPage', 'MemoryPatch', 'MemoryRecord', 'MemoryType', 'Metadata', 'NewMemory', 'Scope', 'ScoredMemory', 'Source', 'Tenant', 'UnitNumber', 'build_record', 'check_metadata', 'check_tenant_id', 'embedded_views', 'indexed_text', 'json_integer', 'json_number', 'profile_topic', 'tenant_id_problem', 'visible_to']
+__all__ = ['FOLLOWS', 'MAX_BASED_ON', 'MAX_KEYWORDS', 'MAX_KEYWORD_CHARS', 'MAX_METADATA_BYTES', 'MAX_METADATA_DEPTH', 'MAX_TENANT_ID_CHARS', 'NON_BLANK', 'NON_BLANK_SCHEMA', 'STORED', 'JsonBoolean', 'JsonDateTime', 'JsonInteger', 'JsonNumber', 'KeywordList', 'MemoryPage', 'MemoryPatch', 'MemoryRecord', 'MemoryType', 'Metadata', 'NewMemory', 'Scope', 'ScoredMemory', 'Source', 'Tenant', 'UnitNumber', 'build_record', 'check_metadata', 'check_tenant_id', 'embedded_views', 'indexed_text', 'json_integer', 'json_number', 'profile_topic', 'tenant_id_problem', 'visible_to']
 
 MAX_TENANT_ID_CHARS = 256
 #: ``metadata`` limits, checked when the request is validated (before any embedding):
@@ -68,6 +68,10 @@ def check_metadata(value: dict[str, Any]) -> dict[str, Any]:
 #: their metadata passed :func:`check_metadata` when written, so a read skips its walk and
 #: serialization (a search reads every hit's record).
 STORED = {"stored": True}
+#: The ``metadata`` key under which memorization records the id of the older profile
+#: memory a new one follows (:func:`gateway.memorization.neardup.follows_of`); recall shows
+#: the newer memory with the older one (:mod:`plugins.auto_recall`).
+FOLLOWS = "follows"
 
 
 def _check_new_metadata(value: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from gateway.memorization.neardup import FOLLOW_MIN_SIMILARITY, FOLLOWS, follows_of
-from gateway.memory.records import MemoryType, NewMemory, Scope, Tenant
+from gateway.memorization.neardup import FOLLOW_MIN_SIMILARITY, follows_of
+from gateway.memory.records import FOLLOWS, MemoryType, NewMemory, Scope, Tenant
 from tests.memorization.conftest import memorize_config
 from tests.memorization.test_workers import enqueue, fresh_store
 from tests.recall.records import record
