@@ -233,8 +233,9 @@ def warn_missing_upstream_keys(config: GatewayConfig) -> list[str]:
     """Log a warning (``memgate`` logger) for each upstream (the default and every route)
     that points at OpenAI's API without an ``api_key``: the gateway would then send no
     ``Authorization`` header and every call would fail with 401 (an unset
-    ``OPENAI_API_KEY`` in the default ``gateway.yaml`` gives this). Returns the
-    messages."""
+    ``OPENAI_API_KEY`` in the default ``gateway.yaml`` gives this); the message names both
+    fixes, the key and the upstream URL (``MEMGATE_UPSTREAM_URL`` of the default
+    ``gateway.yaml``). Returns the messages."""
     targets: list[tuple[str, Any]] = [("upstream", config.upstream)]
     targets += [(f"upstream.routes.{i}", r) for i, r in enumerate(config.upstream.routes)]
     messages = []
@@ -244,7 +245,8 @@ def warn_missing_upstream_keys(config: GatewayConfig) -> list[str]:
             messages.append(
                 f"{path}.api_key is empty but {path}.base_url is {target.base_url}: every call "
                 "will be refused with 401 (set OPENAI_API_KEY, or point base_url at a server "
-                "that needs no key)"
+                "that needs no key: MEMGATE_UPSTREAM_URL with the default gateway.yaml, e.g. "
+                "http://127.0.0.1:8000/v1)"
             )
     for message in messages:
         log.warning(message)

@@ -90,4 +90,4 @@ def test_openai_url_without_api_key_warns_at_start(start_gateway):
         logging.getLogger("memgate").removeHandler(collect)
     warnings = [r for r in collect.records if "upstream.api_key is empty" in r.getMessage()]
     assert len(warnings) == 1 and warnings[0].levelno == logging.WARNING
-    assert "OPENAI_API_KEY" in warnings[0].getMessage()
+    assert "OPENAI_API_KEY" in warnings[0].getMessage() and "MEMGATE_UPSTREAM_URL" in warnings[0].getMessage()
