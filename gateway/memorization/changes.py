@@ -61,6 +61,7 @@ from dataclasses import dataclass
 from gateway.memorization.lexicon import (
     KIN_CLOSE_EN,
     MONTH_NAMES,
+    PAST_TIME_ZH,
     PEOPLE_ZH,
     PETS_EN,
     PLAN_CUES,
@@ -306,8 +307,10 @@ def _phrase_en(raw: str) -> str:
 
 
 #: Chinese time words: never the thing that ended ("现在改成每天早上跑五公里": 现在 is when,
-#: not what; the phrase before 改成 is then no ended thing).
-_TIME_ZH = re.compile(r"现在|如今|目前|最近|今天|明天|昨天|今年|去年|明年|以前|之前|后来|平时|每天|早上|晚上|周末|[上下这]个?(?:周|月|星期)")
+#: not what; the phrase before 改成 is then no ended thing), and the event times of
+#: :data:`gateway.memorization.lexicon.PAST_TIME_ZH` (前几天, 上午, 周三).
+_TIME_ZH = re.compile(r"现在|如今|目前|最近|今天|明天|昨天|今年|去年|明年|以前|之前|后来|平时|每天|早上|晚上|周末|[上下这]个?(?:周|月|星期)|"
+                      + PAST_TIME_ZH)
 
 
 #: A cue that calls the thing itself off (a trip, a booking, a class): "cancelled",

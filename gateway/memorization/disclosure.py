@@ -148,6 +148,8 @@ from gateway.memorization.lexicon import (
     MONTH_NAMES,
     OCCUPATIONS_EN,
     OCCUPATIONS_ZH,
+    OUT_OF_WORK_EN,
+    PAST_TIME_ZH,
     PEOPLE_EN,
     PLAN_CUES,
     PROMOTED_EN,
@@ -159,6 +161,7 @@ from gateway.memorization.lexicon import (
     WEEKDAY_ABBR_EN,
     WEEKDAY_EN,
     WEEKDAY_NAMES,
+    WORK_LEFT_ZH,
     alternation,
 )
 from gateway.memorization.lexicon import PEOPLE_ZH as _PEOPLE_ZH
@@ -703,14 +706,14 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"\b(?:took|accepted|got|landed|started)\s+(?:a|an|the)\s+(?:\w+\s+){0,2}(?:job|position|role|offer)\b|\bnew\s+(?:role|position)\b|"
         r"转行|自由职业|创业|拿到了?\S{0,6}offer|offer拿到|(?:去|到)\S{2,6}报到|\bwent\s+freelance\b|\bfreelancing\b|\bself-employed\b|\b(?:got|landed|started|starting|doing|my|an?)\s+(?:\w+\s+){0,3}internship\b|\b(?:got\s+)?promoted\b|"
         + PROMOTED_EN + r"|\b" + HOMEMAKER_EN + r"\b|" + PROMOTED_ZH + r"|"
-        r"\bstarted\s+(?:at|working)\b|\bretired\b|\bunemployed\b|\bbetween\s+jobs\b|"
+        r"\bstarted\s+(?:at|working)\b|\b" + OUT_OF_WORK_EN + r"\b|"
         r"\b(?:i|we)\s+(?:run|own|opened|started)\s+(?:a|an|my|our)\s+(?:\w+\s+){0,2}(?:business|shop|store|bakery|"
         r"restaurant|cafe|café|bar|salon|studio|company|startup|clinic|practice|farm|agency)\b|"
         r"开了(?:一)?家|开(?:了)?(?:一)?(?:家|个)\S{0,6}(?:店|馆|公司|餐厅|工作室)|"
         r"\b(?:i'm|i\s+am)\s+(?:now\s+)?(?:an?\s+)?(?:\w+\s+)?" + _OCCUPATIONS + r"\b|"
         r"^(?:\w+\s+){0,2}?as\s+an?\s+(?:[\w-]+\s+)?" + _OCCUPATIONS + r"\b|"
-        r"(?<![现正实好存])在\S{0,12}(?:工作|上班|公司|单位|集团|医院|银行|工厂)|辞职|离职|跳槽|入职(?!体检|手续|培训|材料|资料)|退休|失业|换了?(?:份|个)?工作|新工作|"
-        r"辞(?:了|掉)(?:工作|职)?|被裁|裁员|升职|升任|转正|当上|(?:找|换)(?:到)?了?(?:一)?(?:份|个)\S{0,10}工作|"
+        r"(?<![现正实好存])在\S{0,12}(?:工作|上班|公司|单位|集团|医院|银行|工厂)|" + WORK_LEFT_ZH + r"|跳槽|入职(?!体检|手续|培训|材料|资料)|换了?(?:份|个)?工作|新工作|"
+        r"辞(?:了|掉)(?:工作|职)?|升职|升任|转正|当上|(?:找|换)(?:到)?了?(?:一)?(?:份|个)\S{0,10}工作|"
         r"我是做\S{1,8}?的|(?:我(?:现在|目前|如今)?是|我当|我做|当了?|做了?)(?:一名|一个|个)?\S{0,8}?" + _OCCUPATIONS_ZH + r"(?!\S{0,2}(?:朋友|同学|家|说))",
         re.IGNORECASE)),
     ("residence", re.compile(
@@ -826,9 +829,9 @@ _OCCUPATION_ANY = re.compile(r"\b" + _OCCUPATIONS + r"s?\b|" + _OCCUPATIONS_ZH
                              + r"|(?:跑|干|开|卖|送|修)[\u4e00-\u9fff]{1,4}?的(?![\u4e00-\u9fff])", re.IGNORECASE)
 #: Work that ended or changed in kind (quit, laid off, retired, a career change, 辞职, 转行):
 #: the occupation of an older statement does not hold beside it.
-_WORK_ENDED = re.compile(r"\b(?:quit|left|resigned|laid\s+off|fired|let\s+go|retired|retiring|unemployed|between\s+jobs|"
+_WORK_ENDED = re.compile(r"\b(?:quit|left|resigned|laid\s+off|fired|let\s+go|retiring|" + OUT_OF_WORK_EN + "|"
                          r"career\s+change|changed\s+careers?|stay-at-home|stay\s+at\s+home|" + HOMEMAKER_EN + r")\b"
-                         r"|辞职|辞了|离职|被裁|裁员|失业|退休|转行|改行|" + HOMEMAKER_ZH, re.IGNORECASE)
+                         r"|" + WORK_LEFT_ZH + r"|辞了|转行|改行|" + HOMEMAKER_ZH, re.IGNORECASE)
 #: A university or school named in a study statement ("at Edinburgh", "at King's College",
 #: "在华科读研", "浙大", "北邮"): read by :func:`keeps_other_fact`.
 _INSTITUTION = re.compile(r"\b(?:at|from)\s+(?-i:[A-Z])[\w'-]+|\b(?:university|college)\s+of\b|\b\w+\s+(?:university|college)\b"
@@ -1127,8 +1130,7 @@ _INDEFINITE_ZH = re.compile(r"^[\u4e00-\u9fff]{0,6}?(?:租|买|找|换|报|学|�
 #: ch. 24 on zero pronouns; Li & Thompson 1981, 6.1 on 了 and realized events), so it is
 #: the user's episode. The verb-了 must not end the clause ("试了": a reaction) and the
 #: clause must not name the other side (你 / 您).
-_TIME_ZH = (r"(?:昨天|前天|前两天|前几天|今天|今早|早上|上午|中午|下午|晚上|昨晚|刚才|上周末?|上个?星期|上个?礼拜|上个?月|去年|前年|"
-            r"这周|这个月|今年|周[一二三四五六日末]|星期[一二三四五六日天]|礼拜[一二三四五六日天])")
+_TIME_ZH = PAST_TIME_ZH
 _PERFECTIVE_ZH = re.compile(r"^" + _TIME_ZH + r"*(?:刚刚|刚|才|已经|终于|又|也|还)?[一-鿿]{1,2}(?:了|过)(?:了)?(?=[一-鿿\d])"
                             r"(?!.*[你您])")
 #: Subjectless impersonal verbs (weather, 下雨了): no one's event.

@@ -18,9 +18,10 @@ from __future__ import annotations
 __all__ = [
     "ADVISOR_EN", "CAR_MAKES_EN", "CHRONIC_EN", "CHRONIC_ZH", "COMPARATIVES_AFTER_MAKE_EN", "COMPARATIVES_EN", "COMPLAINTS_EN", "COMPLAINTS_ZH",
     "FEELINGS_EN", "FEELINGS_TOLD_EN", "FUTURE_TRIP_ZH", "GRADE_EN", "HOMEMAKER_EN", "HOMEMAKER_ZH", "KIN_BARE_EN",
-    "KIN_BARE_ZH", "KIN_CLOSE_EN", "LANGUAGE_NAMES", "MONTH_ABBR_EN", "MONTH_NAMES", "OCCUPATIONS_EN", "OCCUPATIONS_ZH",
+    "KIN_BARE_ZH", "KIN_CLOSE_EN", "LANGUAGE_NAMES", "MONTH_ABBR_EN", "MONTH_NAMES", "OCCUPATIONS_EN", "OCCUPATIONS_ZH", "OUT_OF_WORK_EN", "PAST_TIME_ZH",
     "PEOPLE_EN", "PEOPLE_ZH", "PETS_EN", "PLAN_CUES", "PROMOTED_EN", "PROMOTED_ZH", "RUN_ON_PEOPLE_EN", "SIBLING_ZH",
-    "THE_HOUSEHOLD_EN", "TITLES_EN", "TITLES_ZH", "VEHICLES_EN", "WEEKDAY_ABBR_EN", "WEEKDAY_EN", "WEEKDAY_NAMES", "alternation",
+    "THE_HOUSEHOLD_EN", "TITLES_EN", "TITLES_ZH", "VEHICLES_EN", "WEEKDAY_ABBR_EN", "WEEKDAY_EN", "WEEKDAY_NAMES", "WEEKDAY_ZH",
+    "WORK_LEFT_ZH", "alternation",
 ]
 
 
@@ -101,6 +102,12 @@ TITLES_ZH = r"(?:组长|经理|主管|总监|主任|队长|店长|主编|合伙�
 PROMOTED_EN = r"\bmade\s+(?:me\s+)?(?:the\s+|a\s+)?(?:\w+\s+)?" + TITLES_EN + r"\b"
 PROMOTED_ZH = r"升(?:职|任|了)?(?:为|成)?了?\S{0,4}?" + TITLES_ZH
 
+#: Out of paid work, said as a state ("retired", "unemployed", "between jobs").
+OUT_OF_WORK_EN = r"(?:retired|unemployed|between\s+jobs)"
+#: Work left or lost (Chinese): resigned, left, laid off, unemployed, retired (辞职, 离职,
+#: 被裁, 裁员, 失业, 退休).
+WORK_LEFT_ZH = r"(?:辞职|离职|被裁|裁员|失业|退休)"
+
 # --- study ------------------------------------------------------------------------------
 
 #: The user's degree advisor ("my supervisor", "new PhD advisor"); 导师 in Chinese.
@@ -166,6 +173,12 @@ WEEKDAY_EN = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
 #: ``\w*`` where the full name may follow.
 MONTH_ABBR_EN = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
 WEEKDAY_ABBR_EN = r"(?:mon|tue|wed|thu|fri|sat|sun)"
+#: A weekday (Chinese): 周一 ... 周日 / 周末, 星期一 ... 星期天, 礼拜一 ... 礼拜天.
+WEEKDAY_ZH = r"(?:周[一二三四五六日末]|星期[一二三四五六日天]|礼拜[一二三四五六日天])"
+#: A day or part of one that has passed or is under way (Chinese), named as when something
+#: happened (昨天, 前几天, 今早, 上周末, 上个月, 去年, 周三): an event's time.
+PAST_TIME_ZH = (r"(?:昨天|前天|前两天|前几天|今天|今早|早上|上午|中午|下午|晚上|昨晚|刚才|上周末?|上个?星期|上个?礼拜|上个?月|去年|前年|"
+                r"这周|这个月|今年|" + WEEKDAY_ZH + ")")
 #: A trip or move planned for a coming time, with no subject ("下个月去新加坡开会", "月底回
 #: 老家"): Chinese has no tense; a future time word before a bare verb of motion states a
 #: scheduled event (Li & Thompson 1981, 6.1 on time words and aspect).
