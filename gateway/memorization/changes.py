@@ -58,6 +58,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from gateway.memorization.lexicon import (
+    KIN_CLOSE_EN,
+    MONTH_NAMES,
+    PAST_TIME_ZH,
+    PEOPLE_ZH,
+    PETS_EN,
+    PLAN_CUES,
+    SIBLING_ZH,
+    WEEKDAY_EN,
+    WEEKDAY_NAMES,
+)
 from gateway.runtime.text import HAN_CLASS
 
 __all__ = ["MY_SOMEONE_ZH", "PEOPLE_ZH", "PRONOUN_EN", "PRONOUN_ZH", "SWITCH_CLASSES", "Ended", "ended_of", "is_about", "ordered_terms", "terms"]
@@ -83,7 +94,7 @@ _STOP_AT = re.compile(
     r"\s+(?:and|but|now|because|since|so|anymore|any\s+more|any\s+longer|last|this|ago|after|when|which|who|"
     r"yesterday|today|tonight|recently|lately|completely|entirely|altogether|cold\s+turkey|for\s+(?:good|now|a\s+while)|"
     r"(?:in|on|at|during|over|back\s+in|since)\s+(?:the\s+)?(?:\d+|jan\w*|feb\w*|mar\w*|apr\w*|may|jun\w*|jul\w*|aug\w*|"
-    r"sep\w*|oct\w*|nov\w*|dec\w*|spring|summer|autumn|fall|winter|(?:mon|tues|wednes|thurs|fri|satur|sun)days?|"
+    r"sep\w*|oct\w*|nov\w*|dec\w*|spring|summer|autumn|fall|winter|" + WEEKDAY_EN + r"s?|"
     r"weekend|new\s+year|christmas))\b.*$", re.IGNORECASE)
 #: At most this many words of an English ended phrase are kept (a cue's object is a
 #: short noun or verb phrase; the rest of the clause says something else).
@@ -93,17 +104,11 @@ PHRASE_WORDS = 6
 LOOKBACK = 60
 
 #: Who a clause is about (shared with :mod:`gateway.memorization.disclosure`, which reads
-#: the subject of a statement the same way): a bare pronoun, the user's people (zh).
+#: the subject of a statement the same way): a bare pronoun, the user's people (zh:
+#: :data:`gateway.memorization.lexicon.PEOPLE_ZH`, re-exported here).
 PRONOUN_EN = re.compile(r"^(?:he|she|they|he's|she's|they're|hes|shes|theyre|his|her|their|it's)\b", re.IGNORECASE)
-
-PEOPLE_ZH = (r"(?:老婆|老公|妻子|丈夫|爱人|太太|先生|对象|男朋友|女朋友|未婚夫|未婚妻|儿子|女儿|孩子|小孩|宝宝|娃|双胞胎|妈妈|"
-             r"闺女|媳妇|老伴|孙子|孙女|外孙女?|儿媳|女婿|公公|婆婆|岳父|岳母|老爸|老妈|男友|女友|伴侣|"
-             r"爸爸|妈|爸|父母|爸妈|哥哥|姐姐|弟弟|妹妹|爷爷|奶奶|外公|外婆|姥姥|姥爷|家人|室友|老板|领导|猫|狗|狗狗|猫咪|宠物)")
-#: A sibling said with one character after 我 ("我弟刚搬去深圳了", "我姐在读博"): colloquial
-#: Chinese drops the reduplication (弟弟, 姐姐) after a possessor; alone, without 我, the
-#: character is no person (哥们, 小姐, 空姐), so it is read only here.
-SIBLING_ZH = r"(?:哥|姐|弟|妹)"
-#: Someone of the user's after 我 / 我的 / 我们家 (group ``who``: the person word).
+#: Someone of the user's after 我 / 我的 / 我们家 (group ``who``: the person word, or a
+#: one-character sibling, :data:`gateway.memorization.lexicon.SIBLING_ZH`: "我弟").
 MY_SOMEONE_ZH = re.compile(r"我(?:的|们|们家的?|家的?)?(?P<who>" + PEOPLE_ZH + "|" + SIBLING_ZH + ")")
 PRONOUN_ZH = re.compile(r"^(?:他|她|它|他们|她们)")
 #: A clause led by a person word with no 我 ("男朋友不读研了"): Chinese drops the
@@ -128,9 +133,8 @@ _TEMPORARY_EN = re.compile(r"\b(?:today|tonight|this\s+(?:morning|afternoon|even
 #: A death said as a loss ("we lost Smudge in June", "lost our dog"): the lost one is a name
 #: (capitalised) or a pet or person of the user's, never a thing ("we lost the match", "I
 #: lost my keys"); the older memory must name them (``who``).
-_LOST_EN = re.compile(r"\b(?:we|i|we've|i've)\s+(?:\w+\s+)?lost\s+(?:(?:our|my)\s+(?P<p>(?:old\s+)?(?:dog|cat|puppy|kitten|rabbit|bunny|"
-                      r"hamster|parrot|budgie|horse|tortoise|guinea\s+pig|dad|father|mum|mom|mother|husband|wife|grandma|grandpa|"
-                      r"granny|nan|brother|sister))\b|(?P<n>(?-i:[A-Z][a-z]+))\b)", re.IGNORECASE)
+_LOST_EN = re.compile(r"\b(?:we|i|we've|i've)\s+(?:\w+\s+)?lost\s+(?:(?:our|my)\s+(?P<p>(?:old\s+)?(?:" + PETS_EN + "|"
+                      + KIN_CLOSE_EN + r"))\b|(?P<n>(?-i:[A-Z][a-z]+))\b)", re.IGNORECASE)
 _NOT_ANYMORE_EN = re.compile(
     r"\b(?:not|never|don't|dont|do\s+not|doesn't|does\s+not|didn't|can't|cannot|won't|isn't|aren't|i'm\s+not|am\s+not)"
     r"\s+(?P<x>(?:[\w'-]+\s+){0,4}?[\w'-]+)\s+(?:any\s?more|any\s+longer)\b",
@@ -205,11 +209,9 @@ _HABIT_BEFORE_ZH = re.compile(_HABIT_ZH + r"[^，。,.!?！？；;]{0,8}?$")
 #: Berlin Marathon").
 _PLAN_CHANGE = re.compile(r"\bchange\s+of\s+plans?\b|\bplans?\s+(?:have\s+|has\s+)?changed\b|\bchanged\s+(?:my|our)\s+plans?\b"
                           r"|计划(?:有变|变了|改了)|改(?:了)?计划", re.IGNORECASE)
-_PLAN_OLD = re.compile(r"\b(?:i'm|i\s+am|we're|we\s+are)\s+(?:going|flying|heading|travel(?:l)?ing|moving|getting)\s+to\b"
-                       r"|\b(?:planning|plan)\s+(?:to|a|on)\b|\bsigned\s+up\s+for\b|\bregistered\s+for\b|\btraining\s+for\b"
-                       r"|\bbooked\s+(?:a|our|my|the)\b|打算|计划|准备(?!好)|报了|报名|要去", re.IGNORECASE)
-_PLAN_WORDS_EN = ("plan plans change changed now that that's trip january february march april may june july august september "
-                  "october november december monday tuesday wednesday thursday friday saturday sunday week month year weekend")
+_PLAN_OLD = re.compile(PLAN_CUES, re.IGNORECASE)
+_PLAN_WORDS_EN = " ".join(("plan plans change changed now that that's trip", *MONTH_NAMES, *WEEKDAY_NAMES,
+                           "week month year weekend")).lower()
 #: Groups of :data:`_ENDED_ZH` whose phrase comes before the cue: only its part after
 #: the last function character is the thing ("我上个月把车卖了": "车").
 _BEFORE_ZH = frozenset("dfghik")
@@ -305,8 +307,10 @@ def _phrase_en(raw: str) -> str:
 
 
 #: Chinese time words: never the thing that ended ("现在改成每天早上跑五公里": 现在 is when,
-#: not what; the phrase before 改成 is then no ended thing).
-_TIME_ZH = re.compile(r"现在|如今|目前|最近|今天|明天|昨天|今年|去年|明年|以前|之前|后来|平时|每天|早上|晚上|周末|[上下这]个?(?:周|月|星期)")
+#: not what; the phrase before 改成 is then no ended thing), and the event times of
+#: :data:`gateway.memorization.lexicon.PAST_TIME_ZH` (前几天, 上午, 周三).
+_TIME_ZH = re.compile(r"现在|如今|目前|最近|今天|明天|昨天|今年|去年|明年|以前|之前|后来|平时|每天|早上|晚上|周末|[上下这]个?(?:周|月|星期)|"
+                      + PAST_TIME_ZH)
 
 
 #: A cue that calls the thing itself off (a trip, a booking, a class): "cancelled",

@@ -123,10 +123,48 @@ from functools import lru_cache
 from typing import Literal
 
 from gateway.memorization.changes import MY_SOMEONE_ZH as _MY_SOMEONE_ZH
-from gateway.memorization.changes import PEOPLE_ZH as _PEOPLE_ZH
 from gateway.memorization.changes import PRONOUN_EN as _PRONOUN_EN
 from gateway.memorization.changes import PRONOUN_ZH as _PRONOUN_ZH
 from gateway.memorization.changes import ended_of
+from gateway.memorization.lexicon import (
+    ADVISOR_EN,
+    CAR_MAKES_EN,
+    CHRONIC_EN,
+    CHRONIC_ZH,
+    COMPARATIVES_AFTER_MAKE_EN,
+    COMPARATIVES_EN,
+    COMPLAINTS_EN,
+    COMPLAINTS_ZH,
+    FEELINGS_EN,
+    FEELINGS_TOLD_EN,
+    FUTURE_TRIP_ZH,
+    GRADE_EN,
+    HOMEMAKER_EN,
+    HOMEMAKER_ZH,
+    KIN_BARE_EN,
+    KIN_BARE_ZH,
+    LANGUAGE_NAMES,
+    MONTH_ABBR_EN,
+    MONTH_NAMES,
+    OCCUPATIONS_EN,
+    OCCUPATIONS_ZH,
+    OUT_OF_WORK_EN,
+    PAST_TIME_ZH,
+    PEOPLE_EN,
+    PLAN_CUES,
+    PROMOTED_EN,
+    PROMOTED_ZH,
+    RUN_ON_PEOPLE_EN,
+    THE_HOUSEHOLD_EN,
+    TITLES_ZH,
+    VEHICLES_EN,
+    WEEKDAY_ABBR_EN,
+    WEEKDAY_EN,
+    WEEKDAY_NAMES,
+    WORK_LEFT_ZH,
+    alternation,
+)
+from gateway.memorization.lexicon import PEOPLE_ZH as _PEOPLE_ZH
 from gateway.memorization.salience import EVENT_TIME, PREFERENCE_CUES, is_small_talk
 from gateway.memory.records import MemoryType
 from gateway.runtime.text import HAN_RE
@@ -149,15 +187,14 @@ _SENTENCE = re.compile(r"(?:[^.!?。！？;；…～\n]|(?<=\d)\.(?=\d))+[.!?。
 #: present for my mum shes turning 50", "for my twins Mateo and Lucia they're turning 4"
 #: cut before "she" / "they": a comma splice without the comma, Quirk et al. 1985, 13.4n on
 #: run-on sentences) and names after them are cut the same way by :data:`_CLAUSE_CUT`, as is
-#: thanks run on into a statement ("thanks my son has autism so this helps").
-_RUN_ON_PEOPLE = ("mum", "mom", "mother", "dad", "father", "wife", "husband", "partner", "son", "daughter", "kid", "kids",
-                  "boy", "girl", "twins", "sister", "brother", "grandma", "grandpa", "baby", "toddler", "dog", "cat", "puppy")
+#: thanks run on into a statement ("thanks my son has autism so this helps"). The people
+#: are :data:`gateway.memorization.lexicon.RUN_ON_PEOPLE_EN`.
 _CLAUSE_CUT = re.compile(r"\s*(?:[,，、：]|(?<!\d):|:(?!\d))\s*|\s+(?=and\s+(?:the|my|our|his|her|their)\s+(?:[\w'-]+\s+){0,2}?"
                          r"(?:is|are|was|were|has|have|had|will|keeps?|gets?)\b)|\s*[—–]\s*(?=(?:can|could|would|will|what|how|please|pls|any|anything|help|is\s+there)\b)|(?<=[\u3400-\u9fff])\s+(?=[\u3400-\u9fff])|(?P<mixed>(?<=[A-Za-z0-9])\s+(?=[\u3400-\u9fff]))|(?<!'m)(?<!\bim)(?<!\bam)(?<!\bis)(?<!'s)(?<!\bare)(?<!'re)(?<!\bwas)(?<!\bwere)(?<!\bfeel)(?<!\bfelt)(?<!\bbeen)(?<!\bfeeling)\s+(?=(?:but|so|and\s+then|and\s+(?:can|could|what|how|please|i'd\s+like))\b)"
                          r"|(?=但是|所以|不过|可是)"
                          r"|\s+(?=(?:since|because|cause|cuz|coz|given\s+that|now\s+that|seeing\s+as)\s+(?:i|i'm|im|i've|ive|my|we|we're|our)\b)"
                          r"|(?<=[\u3400-\u9fff])(?=因为我|既然我|反正我|由于我)"
-                         r"|(?:" + "|".join(rf"(?<=\b{w})" for w in _RUN_ON_PEOPLE) + r")[ \t]+"
+                         r"|(?:" + "|".join(rf"(?<=\b{w})" for w in RUN_ON_PEOPLE_EN) + r")[ \t]+"
                          r"(?=(?:she|he|they|shes|hes|theyre|she's|he's|they're)\s)"
                          r"|(?:(?<=\bthanks)|(?<=\bthank\syou)|(?<=\bthx)|(?<=\bty))[ \t]+(?=(?:i|i'm|im|i've|ive|my|we|we're|our)\s)",
                          re.IGNORECASE)
@@ -180,21 +217,14 @@ _LEAD_ZH = re.compile(r"^(?:哈{2,}|嘿{2,}|呵{2,}|嘻{2,}|哎呀|哎哟|哎|�
 _TIME_LEAD_EN = re.compile(r"^(?:yesterday|today|tonight|(?:last|this|next)\s+(?:week|weekend|month|year|night|morning|summer|"
                            r"winter|spring|fall|autumn)|(?:this|that)\s+(?:morning|afternoon|evening))\b[\s,]+(?=\S)", re.IGNORECASE)
 _FIRST_PERSON_EN = re.compile(r"^(?:i|i'm|im|i've|ive|i'd|i'll|my|we|we're|we've|we'd|our|me\s+and|mine)\b", re.IGNORECASE)
-_PEOPLE_EN = (r"(?:wife|husband|partner|spouse|fianc[ée]e?|boyfriend|girlfriend|son|daughter|kids?|children|child|baby|"
-              r"toddler|twins?|mom|mum|mother|dad|father|parents?|brother|sister|siblings?|grandma|grandmother|"
-              r"grandpa|grandfather|grandparents?|grandsons?|granddaughters?|grandkids?|grandchild(?:ren)?|in-laws|"
-              r"aunt|uncle|cousin|nephew|niece|family|roommate|flatmate|boss|boy|girl|eldest|oldest|youngest|"
-              r"friends?|bestie|colleagues?|co-?workers?|classmates?|bandmates?|teammates?|neighbou?rs?|landlord|"
-              r"drummer|bassist|guitarist|singer|"
-              r"dog|cat|puppy|kitten|pet|hamster|rabbit|bird|parrot|horse|fish)")
+_PEOPLE_EN = PEOPLE_EN
 #: Someone of the user's: "my / our <person>" anywhere, "the kids", "the wife", and a
 #: parental or grandparental kin term with no determiner leading the clause ("Mom got
 #: diagnosed with diabetes", "Grandpa's 90 on Friday"): used bare, such a term is a name for
 #: the speaker's own relative (Dahl & Koptjevskaja-Tamm 2001 on kin terms as proper names).
 _MY_SOMEONE_EN = re.compile(r"\b(?:my|our)\s+(?:\w+\s+){0,2}" + _PEOPLE_EN + r"\b"
-                            r"|\bthe\s+(?:kids|grandkids|children|grandchildren|twins|baby|little\s+ones?|wife|hubby|missus|in-laws)\b"
-                            r"|^(?:mom|mum|mommy|mummy|mama|momma|dad|daddy|papa|grandma|grandpa|granny|gran|nana|grandad|granddad|"
-                            r"hubby)(?:'s)?\s+(?=\w)", re.IGNORECASE)
+                            r"|\bthe\s+" + THE_HOUSEHOLD_EN + r"\b"
+                            r"|^" + KIN_BARE_EN + r"(?:'s)?\s+(?=\w)", re.IGNORECASE)
 _AS_A_EN = re.compile(r"^as\s+an?\s+\w+", re.IGNORECASE)
 #: English past-tense forms that are not "-ed" (the irregular verbs of everyday narration;
 #: Quirk et al. 1985, 3.14 on irregular verbs). ``put``, ``read``, ``let``, ``set``, ``cut``
@@ -237,11 +267,8 @@ _DROPPED_I_EN = re.compile(
 _ABOUT_REPLY_EN = re.compile(r"^(?:(?:just|finally|already|also|actually)\s+)?[a-z']+\s+(?:it|that|this|those|these|them|your|you|what\s+you)\b"
                              r"(?!\s+(?:is|was|are|were|to)\b)", re.IGNORECASE)
 _ROLE_NP_EN = re.compile(r"^(?:an?\s+)?(?:[\w'-]+\s+){0,3}?(?:major|student|undergrad|grad\s+student|sophomore|freshman|"
-                         r"postdoc|phd\s+candidate|resident|intern|retiree|" + r"|".join(
-                             ["barista", "nurse", "teacher", "engineer", "developer", "dev", "programmer", "designer",
-                              "lawyer", "doctor", "accountant", "chef", "pharmacist", "architect", "electrician",
-                              "mechanic", "consultant", "freelancer"]) + r")(?:\s+(?:at|in|from|for|with)\s+.{1,40}|\s+here)?$",
-                         re.IGNORECASE)
+                         r"postdoc|phd\s+candidate|resident|intern|retiree|dev|" + OCCUPATIONS_EN
+                         + r")(?:\s+(?:at|in|from|for|with)\s+.{1,40}|\s+here)?$", re.IGNORECASE)
 _FIRST_PERSON_ZH = re.compile(r"^(?:我|咱们|咱|俺)")
 _AS_A_ZH = re.compile(r"^作为(?:一[名个位])?")
 #: Someone of the user's introduced by name ("my husband Chris", "我女儿叫朵朵"): lasting.
@@ -284,14 +311,14 @@ _REQUEST_EN = re.compile(
     r"work\s+out|understand|pick)\b|^help\s+me\b|^let's\b|^lets\b"
     r"|^(?:now|then)\s+(?:do|make|write|give|try|add|redo|translate)\b|^(?:do|redo)\s+(?:one|another|the\s+same|it\s+again)\b"
     r"|^(?:another|one\s+more|a\s+different|a\s+new)(?:\s+(?:one|version|option|idea|list|recipe))?\W*$"
-    r"|^(?:now\s+|but\s+)?in\s+(?:english|spanish|french|german|chinese|mandarin|japanese|italian|portuguese|korean|"
+    r"|^(?:now\s+|but\s+)?in\s+(?:" + "|".join(LANGUAGE_NAMES) + r"|"
     r"bullet\s+points|a\s+table|table\s+form|plain\s+english|simple\s+terms)\b|^(?:eli5|tldr|tl;dr)\b"
     r"|^(?:the\s+)?same(?:\s+thing|\s+one|\s+again)?\s+(?:but|for|with|without|in)\b",
     re.IGNORECASE,
 )
 _META_EN = re.compile(
     r"^i\s+have\s+(?:a|another|one\s+more|some)\s+(?:quick\s+)?(?:question|request|favou?r|idea|thought)s?\b"
-    r"|^i(?:'ll|\s+will)\b(?!.*\b(?:next|tomorrow|tonight|on\s+(?:mon|tues|wednes|thurs|fri|satur|sun)day|in\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)\w*)\b)"
+    r"|^i(?:'ll|\s+will)\b(?!.*\b(?:next|tomorrow|tonight|on\s+" + WEEKDAY_EN + r"|in\s+" + MONTH_ABBR_EN + r"\w*)\b)"
     r"|^i\s+(?:think|guess|suppose|agree|disagree|see|understand|get\s+it|know|mean|bet|hope\s+so|appreciate)\b"
     r"|^i\s+hope\s+(?:i'm|i\s+am|i\s+did|this|that|it|you)\b"
     r"|^i(?:'m|\s+am)\s+(?:back|here|ready|done|confused|lost|sorry|glad|happy\s+to\s+hear|good|fine|ok|okay|not\s+sure)\s*$"
@@ -340,19 +367,15 @@ _LOVE_YOU_EN = re.compile(r"\bi\s+(?:really\s+)?(?:love|like|adore)\s+(?:you|u)\
 #: one-off request, not a standing instruction ("keep answers short", "from now on ...").
 _REVISION_EN = re.compile(
     r"^(?:(?:can|could|would|will)\s+(?:you|u)\s+)?(?:please\s+|pls\s+)?(?:make|keep)\s+(?:it|this|that|them|these|those)\s+"
-    r"(?:a\s+(?:bit|little|lot)\s+|much\s+|way\s+|even\s+|slightly\s+)?(?:" + "|".join(
-        ["shorter", "longer", "simpler", "easier", "cheaper", "funnier", "quicker", "faster", "healthier", "spicier",
-         "lighter", "smaller", "bigger", "warmer", "friendlier", "briefer", "punchier", "nicer", "sweeter", "softer",
-         "more\\s+\\w+", "less\\s+\\w+"]) + r")\b(?!.*\b(?:from\s+now\s+on|always|in\s+(?:the\s+)?future|going\s+forward)\b)",
+    r"(?:a\s+(?:bit|little|lot)\s+|much\s+|way\s+|even\s+|slightly\s+)?"
+    + alternation((*COMPARATIVES_EN, *COMPARATIVES_AFTER_MAKE_EN)) + r"\b(?!.*\b(?:from\s+now\s+on|always|in\s+(?:the\s+)?future|going\s+forward)\b)",
     re.IGNORECASE,
 )
 #: The same revision with "make it" dropped, a comparative leading a clause with no verb
 #: ("shorter and with more emojis", "a bit longer maybe", "less formal pls").
 _COMPARATIVE_EN = re.compile(
-    r"^(?:(?:a\s+)?(?:bit|little|lot|tad|touch)\s+|much\s+|way\s+|even\s+|slightly\s+|maybe\s+|somewhat\s+)*(?:" + "|".join(
-        ["shorter", "longer", "simpler", "easier", "cheaper", "funnier", "quicker", "faster", "healthier", "spicier",
-         "lighter", "smaller", "bigger", "warmer", "friendlier", "briefer", "punchier", "more\\s+\\w+", "less\\s+\\w+"])
-    + r")\b", re.IGNORECASE)
+    r"^(?:(?:a\s+)?(?:bit|little|lot|tad|touch)\s+|much\s+|way\s+|even\s+|slightly\s+|maybe\s+|somewhat\s+)*"
+    + alternation(COMPARATIVES_EN) + r"\b", re.IGNORECASE)
 #: A verbless noun phrase typed as a query ("recipe for banana bread", "best way to clean a
 #: cast iron pan", "cheap date ideas near downtown", "something quick for dinner"): a
 #: non-clausal unit (Biber et al. 1999, 14.3) whose head is what is wanted, with a
@@ -532,7 +555,7 @@ CHANGE = re.compile(
     r"retired|graduated|became|switched|gave\s+up|no\s+longer|anymore|any\s+more|not\s+\w+\s+anymore|"
     r"bought|sold|broke\s+up)\b"
     r"|搬|换了|辞职|离职|跳槽|入职|养了|结婚|离婚|分手|生了|确诊|退休|毕业|开始|不再|戒了|买了|卖了"
-    r"|升(?:职|任)|升了?(?:为|成)?\S{0,2}?(?:组长|经理|主管|总监|主任)|转学|考(?:上|进|取|起)了?|换导师",
+    r"|升(?:职|任)|升了?(?:为|成)?\S{0,2}?" + TITLES_ZH + r"|转学|考(?:上|进|取|起)了?|换导师",
     re.IGNORECASE,
 )
 #: A one-off moment (seed 002 §3.2: events are episodes, the profile is what holds): a
@@ -540,7 +563,7 @@ CHANGE = re.compile(
 #: day", "last weekend", 上周末, 今天早上, 前几天).
 ONE_OFF_TIME = re.compile(
     r"\b(?:the\s+other\s+day|earlier\s+today|this\s+past\s+(?:week|weekend)|over\s+the\s+weekend|"
-    r"at\s+the\s+weekend|on\s+(?:mon|tues|wednes|thurs|fri|satur|sun)day(?!s|\s+(?:nights|mornings|evenings|afternoons)))\b"
+    r"at\s+the\s+weekend|on\s+" + WEEKDAY_EN + r"(?!s|\s+(?:nights|mornings|evenings|afternoons)))\b"
     r"|今早|今天早上|前几天|那天|上次",
     re.IGNORECASE,
 )
@@ -568,8 +591,7 @@ ONE_OFF_ACTIVITY = re.compile(
 #: How the user feels right now ("I'm exhausted", "feeling stressed", 好累, 有点烦): an
 #: episode unless :data:`STATE` says it lasts.
 MOMENT = re.compile(
-    r"\b(?:feel|feeling|felt|tired|exhausted|stressed|bored|hungry|sleepy|nervous|excited|overwhelmed|"
-    r"upset|annoyed|frustrated|worried|sad|happy|grumpy|hungover)\b"
+    r"\b(?:feel|feeling|felt|" + FEELINGS_EN + r")\b"
     r"|好累|很累|太累|累死|累了|好困|犯困|困了|饿了|好饿|好烦|很烦|烦死|心烦|烦躁|紧张|激动|开心|难过|郁闷|心情|无聊|崩溃",
     re.IGNORECASE,
 )
@@ -578,13 +600,10 @@ _CJK = HAN_RE
 #: 老家"): Chinese has no tense; a future time word before a bare verb of motion states a
 #: scheduled event (Li & Thompson 1981, 6.1 on time words and aspect), the speaker's in an
 #: opening clause (ch. 24). A plan (:data:`_PLAN`): durable until it happens.
-_FUTURE_TRIP_ZH = (r"(?:下个?月|下周末?|下个?星期|下个?礼拜|明年|明天|后天|月底|年底|月初|过两天|过几天|这周末|暑假|寒假)"
-                   r"[\u4e00-\u9fff]{0,3}?(?:要|准备|打算|得)?(?:去|回|飞|搬)(?![了过])")
+_FUTURE_TRIP_ZH = FUTURE_TRIP_ZH
 #: A plan of the user's ("We're going to Japan in April", "报了十月份的全马"): it holds
 #: until it happens, so every friend should know it (profile), with its date.
-_PLAN = re.compile(r"\b(?:i'm|i\s+am|we're|we\s+are)\s+(?:going|flying|heading|travel(?:l)?ing|moving|getting)\s+(?:to|married)\b"
-                   r"|\b(?:planning|plan)\s+(?:to|a|on)\b|\bsigned\s+up\s+for\b|\bregistered\s+for\b|\btraining\s+for\b"
-                   r"|\bbooked\s+(?:a|our|my|the)\b|打算|计划|准备(?!好)|报了|报名|要去|" + _FUTURE_TRIP_ZH, re.IGNORECASE)
+_PLAN = re.compile(PLAN_CUES, re.IGNORECASE)
 #: A lasting condition of the body (seed 002 §3.2 counts health among the user's basic
 #: attributes): an allergy, an intolerance, a diagnosis. Found out on a day ("ate mango
 #: the other day and found out I'm allergic", "前几天吃了芒果才知道自己芒果过敏") it still
@@ -607,20 +626,11 @@ _DEATH = re.compile(r"\b(?:passed\s+away|passed\s+on|died|put\s+(?:\w+\s+){0,3}(
 #: ``attribute: health`` so the profile pick keeps a place for it
 #: (:func:`plugins.auto_recall.pick_profile`): "any hikes nearby?" needs the knees, "what
 #: should I order?" the allergy, and neither shares a word with the request.
-HEALTH = re.compile(
-    r"\b(?:allerg\w*|intoleran\w*|celiac|coeliac|(?:pre)?diabet\w*|asthma\w*|epilep\w*|migraines?|arthritis|gout|"
-    r"blood\s+pressure|cholesterol|insomnia|ibs|crohn'?s|eczema|anemi\w*|anaemi\w*|pregnan\w*|"
-    r"(?:bad|weak|sore|injured|dodgy)\s+(?:knees?|back|hips?|shoulders?|ankles?|wrists?)|plantar\s+fasciitis|"
-    r"back\s+pain|knee\s+pain|herniated|sciatica|medication)\b"
-    r"|过敏|不耐受|糖尿病|血糖|血压|高血压|血脂|胆固醇|痛风|哮喘|湿疹|[\u4e00-\u9fff]{1,3}炎(?!热)|失眠|贫血|腰椎|颈椎|膝盖|关节|胃病|胃不好|怀孕|怀上|"
-    r"吃药|服药", re.IGNORECASE)
+HEALTH = re.compile(r"\b(?:" + CHRONIC_EN + "|" + COMPLAINTS_EN + r")\b|" + COMPLAINTS_ZH + "|" + CHRONIC_ZH, re.IGNORECASE)
 #: A diagnosed or chronic condition among :data:`HEALTH` (an allergy, diabetes, high blood
 #: pressure, gout, 过敏, 高血压, 痛风): ``attribute: condition``, which the profile pick
 #: prefers to a passing complaint ("my knee aches after dancing").
-CHRONIC = re.compile(
-    r"\b(?:allerg\w*|intoleran\w*|celiac|coeliac|(?:pre)?diabet\w*|asthma\w*|epilep\w*|arthritis|gout|"
-    r"blood\s+pressure|cholesterol|ibs|crohn'?s|eczema|anemi\w*|anaemi\w*|pregnan\w*|medication)\b"
-    r"|过敏|不耐受|糖尿病|血糖|血压|血脂|胆固醇|痛风|哮喘|湿疹|鼻炎|贫血|怀孕|吃药|服药", re.IGNORECASE)
+CHRONIC = re.compile(r"\b" + CHRONIC_EN + r"\b|" + CHRONIC_ZH, re.IGNORECASE)
 #: A mirative lead (the speaker's own surprise at new information: "turns out", "apparently",
 #: "found out", 原来, 才知道; e.g. DeLancey 1997 on mirativity): what follows is a statement
 #: even when the sentence ends in "??" ("turns out im allergic to cats??").
@@ -649,16 +659,10 @@ STATEMENT_CJK = 8
 #: is its own attribute, seed 002 §3.2). Each pattern
 #: names the slot's own words only, so "I work night shifts" fills ``shift``, not
 #: ``work``, and cannot retire "I work at Acme".
-_OCCUPATIONS = (r"(?:barista|nurse|teacher|engineer|developer|programmer|designer|lawyer|doctor|dentist|manager|"
-                r"accountant|chef|cook|waiter|waitress|cashier|pharmacist|architect|electrician|plumber|mechanic|"
-                r"driver|pilot|scientist|researcher|postdoc|professor|lecturer|consultant|analyst|writer|journalist|"
-                r"editor|photographer|artist|musician|paramedic|firefighter|officer|soldier|farmer|librarian|"
-                r"therapist|social\s+worker|freelancer|contractor|intern|product\s+manager|data\s+scientist)")
+_OCCUPATIONS = OCCUPATIONS_EN
 #: Chinese job titles for the work slot after 我是 / 当 / 做 ("我是一名护士", "当上销售经理",
 #: "在车企做销售"): the title says the job, like :data:`_OCCUPATIONS` in English.
-_OCCUPATIONS_ZH = (r"(?:老师|教师|医生|护士|程序员|工程师|设计师|会计|律师|销售|经理|总监|主管|司机|厨师|店长|业务员|客服|"
-                   r"后端|前端|全栈|运维|测试|算法|全职妈妈|全职太太|全职爸爸|家庭主妇|宝妈|"
-                   r"公务员|文员|编辑|记者|主播|运营|产品经理|架构师|研究员|教授|保安|保洁|快递员|外卖员|药剂师|警察)")
+_OCCUPATIONS_ZH = OCCUPATIONS_ZH
 #: A child's school stage (the class, the school level, an entrance exam passed): "女儿上初二",
 #: "朵朵考上市一中了", "my son starts high school". A statement about someone else of the
 #: user's ("my son", 我女儿), or a Chinese one with no subject (the child named: "朵朵上高一了"),
@@ -669,13 +673,11 @@ _SCHOOL = re.compile(r"[上读]了?(?:小学|初中|高中|大学|幼儿园|托�
                      r"\b(?:switched|changed|transferred|moved)\s+schools\b|\bnew\s+school\b|\b(?:primary|secondary|grade)\s+school\b|"
                      r"\bat\s+(?:[\w']+\s+){1,3}(?:primary|elementary|academy)\b|"
                      r"\b(?:kindergarten|preschool|pre-k|daycare|elementary|middle\s+school|high\s+school|junior\s+high|"
-                     r"(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|"
-                     r"\d{1,2}(?:st|nd|rd|th))\s+grade|grade\s+\d{1,2}|freshman|sophomore|got\s+into)\b", re.IGNORECASE)
+                     + GRADE_EN + r"|freshman|sophomore|got\s+into)\b", re.IGNORECASE)
 #: A class the user teaches ("带五年级一个班", "教初二数学", "I teach 5th grade"): the teacher's
 #: work, no child's school stage; :func:`slot_of` reads the school stage without it.
 _TAUGHT_CLASS = re.compile(r"(?:带|教)(?:了|着)?(?:[一两二三四五六]个)?(?:[一二三四五六]年级|[初高][一二三])"
-                           r"|\bteach(?:es|ing)?\s+(?:\w+\s+)?(?:(?:first|second|third|fourth|fifth|sixth|seventh|eighth|"
-                           r"ninth|tenth|eleventh|twelfth|\d{1,2}(?:st|nd|rd|th))\s+grade|grade\s+\d{1,2}|year\s+\d{1,2})",
+                           r"|\bteach(?:es|ing)?\s+(?:\w+\s+)?(?:" + GRADE_EN + r"|year\s+\d{1,2})",
                            re.IGNORECASE)
 #: A school named as an institution ("转学去了实验小学", "在二小上学", "at Oakwood Primary",
 #: "changed schools"), not a stage ("上小学", "四年级", "5th grade"): read by
@@ -703,22 +705,20 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"\b(?:left|quit)\s+(?:my|the|that)\s+(?:\w+\s+){0,2}(?:job|position|gig)\b|"
         r"\b(?:took|accepted|got|landed|started)\s+(?:a|an|the)\s+(?:\w+\s+){0,2}(?:job|position|role|offer)\b|\bnew\s+(?:role|position)\b|"
         r"转行|自由职业|创业|拿到了?\S{0,6}offer|offer拿到|(?:去|到)\S{2,6}报到|\bwent\s+freelance\b|\bfreelancing\b|\bself-employed\b|\b(?:got|landed|started|starting|doing|my|an?)\s+(?:\w+\s+){0,3}internship\b|\b(?:got\s+)?promoted\b|"
-        r"\bmade\s+(?:me\s+)?(?:the\s+|a\s+)?(?:\w+\s+)?(?:head|lead|manager|director|chief|partner|supervisor)\b|"
-        r"\b(?:stay-at-home|stay\s+at\s+home|full-time|full\s+time)\s+(?:mom|mum|dad|parent|mother|father)\b|\bhomemaker\b|"
-        r"升(?:职|任|了)?(?:为|成)?了?\S{0,4}?(?:组长|经理|主管|总监|主任|队长|店长|主编|合伙人|负责人)|"
-        r"\bstarted\s+(?:at|working)\b|\bretired\b|\bunemployed\b|\bbetween\s+jobs\b|"
+        + PROMOTED_EN + r"|\b" + HOMEMAKER_EN + r"\b|" + PROMOTED_ZH + r"|"
+        r"\bstarted\s+(?:at|working)\b|\b" + OUT_OF_WORK_EN + r"\b|"
         r"\b(?:i|we)\s+(?:run|own|opened|started)\s+(?:a|an|my|our)\s+(?:\w+\s+){0,2}(?:business|shop|store|bakery|"
         r"restaurant|cafe|café|bar|salon|studio|company|startup|clinic|practice|farm|agency)\b|"
         r"开了(?:一)?家|开(?:了)?(?:一)?(?:家|个)\S{0,6}(?:店|馆|公司|餐厅|工作室)|"
         r"\b(?:i'm|i\s+am)\s+(?:now\s+)?(?:an?\s+)?(?:\w+\s+)?" + _OCCUPATIONS + r"\b|"
         r"^(?:\w+\s+){0,2}?as\s+an?\s+(?:[\w-]+\s+)?" + _OCCUPATIONS + r"\b|"
-        r"(?<![现正实好存])在\S{0,12}(?:工作|上班|公司|单位|集团|医院|银行|工厂)|辞职|离职|跳槽|入职(?!体检|手续|培训|材料|资料)|退休|失业|换了?(?:份|个)?工作|新工作|"
-        r"辞(?:了|掉)(?:工作|职)?|被裁|裁员|升职|升任|转正|当上|(?:找|换)(?:到)?了?(?:一)?(?:份|个)\S{0,10}工作|"
+        r"(?<![现正实好存])在\S{0,12}(?:工作|上班|公司|单位|集团|医院|银行|工厂)|" + WORK_LEFT_ZH + r"|跳槽|入职(?!体检|手续|培训|材料|资料)|换了?(?:份|个)?工作|新工作|"
+        r"辞(?:了|掉)(?:工作|职)?|升职|升任|转正|当上|(?:找|换)(?:到)?了?(?:一)?(?:份|个)\S{0,10}工作|"
         r"我是做\S{1,8}?的|(?:我(?:现在|目前|如今)?是|我当|我做|当了?|做了?)(?:一名|一个|个)?\S{0,8}?" + _OCCUPATIONS_ZH + r"(?!\S{0,2}(?:朋友|同学|家|说))",
         re.IGNORECASE)),
     ("residence", re.compile(
         r"\b(?:live|living|lives|moved|moving|relocated|relocating|based)\s+(?!up\b|forward\b|back\s+to\s+(?:the\s+)?\d)"
-        r"(?:\w+\s+)?(?:in|into|to|at|near|by)\b(?!\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun)\w*\s*\d)"
+        r"(?:\w+\s+)?(?:in|into|to|at|near|by)\b(?!\s+(?:" + MONTH_ABBR_EN + "|" + WEEKDAY_ABBR_EN + r")\w*\s*\d)"
         r"|\b(?:our|my)\s+(?:new\s+|own\s+)?(?:place|home|apartment|flat|house|studio)\s+(?:is\s+)?(?:in|near)\b"
         r"|\b(?:apartment|flat|house|studio|condo|bungalow|cottage)\s+(?:in|near)\s+(?-i:[A-Z])|\bclosed\s+on\s+a\s+(?:house|home|condo|flat)\b"
         r"|\b(?:got|get|getting|picked\s+up|collected)\s+(?:the\s+)?keys\s+to\s+(?:the\s+|our\s+|my\s+)?(?:new\s+)?"
@@ -734,7 +734,7 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("study", re.compile(r"\b(?:student|studying|majoring|major\s+in|degree\s+in|enrolled|phd\s+in|sophomore|freshman|undergrad|"
                          r"[\w-]+\s+major(?=\s+(?:at|in|from)\b|\s*[,.;!?]|\s*$)|"
                          r"master'?s\s+in|(?:switched|changed|dropped|taking|doing|my)\s+(?:\w+\s+)?courses?|courses?\s+(?:in|at)|"
-                         r"(?:my|new)\s+(?:phd\s+|thesis\s+)?(?:advisor|adviser|supervisor)|thesis\s+(?:topic|is\s+on))\b"
+                         + ADVISOR_EN + r"|thesis\s+(?:topic|is\s+on))\b"
                          r"|读(?:研|博|大学|本科|大[一二三四]|高[一二三]|初[一二三])|专业|在读|上大学|转专业|考上|考研(?!公寓|资料|书|群|机构|宿舍|自习室)|研究生"
                          r"|(?:(?<![\u4e00-\u9fff])|(?<=[我读是]))(?:研|博)[一二三四五](?![\u4e00-\u9fff]{0,1}[点些])|导师|研究方向|课题",
                          re.IGNORECASE)),
@@ -746,14 +746,12 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
                                 r"\b(?:we|i)\s+(?:\w+\s+)?split\s+up\b|\b(?:we're|we\s+are|and\s+i\s+are)\s+(?:done|over|through|finished)\b|\bsplit\s+up\s+with\b|\b(?:the|our|my)\s+relationship(?:'s|\s+is)\s+over\b|"
                                 r"\b(?:i'm|i\s+am|i've\s+been)\s+seeing\s+someone\b|\bmy\s+new\s+(?:partner|boyfriend|girlfriend)\b|"
                                 r"结婚|离婚|单身|订婚|分手|恋爱|脱单|男朋友|女朋友|领证|复合", re.IGNORECASE)),
-    ("vehicle", re.compile(r"\b(?:my|our)\s+(?:\w+\s+){0,2}(?:car|truck|van|suv|motorcycle|motorbike|scooter|e-?bike)\b"
+    ("vehicle", re.compile(r"\b(?:my|our)\s+(?:\w+\s+){0,2}" + VEHICLES_EN + r"\b"
                            r"|\b(?:i|we)\s+(?:drive|ride)\s+(?:a|an)\b"
                            r"|\b(?:went\s+with|ended\s+up\s+(?:with|buying|getting|going\s+with))\s+(?:a|an|the)\s+(?:new\s+|used\s+)?(?:\w+\s+)?"
-                           r"(?:car|truck|van|suv|motorcycle|scooter|e-?bike|honda|toyota|ford|nissan|mazda|subaru|hyundai|kia|"
-                           r"volkswagen|vw|bmw|audi|tesla|volvo|jeep|prius|civic|corolla|camry)\b|\b(?:got|bought|leased)\s+(?:a|an)\s+(?:new\s+|used\s+)?"
-                           r"(?:\w+\s+)?(?:car|truck|van|suv|motorcycle|motorbike|scooter|e-?bike)\b"
-                           r"|\b(?:my|our)\s+(?:\w+\s+){0,2}(?:honda|toyota|ford|chevy|chevrolet|nissan|mazda|subaru|hyundai|kia|"
-                           r"volkswagen|vw|bmw|audi|mercedes|tesla|volvo|jeep|prius|civic|corolla|camry|accord|jetta|golf)\b"
+                           r"(?:" + VEHICLES_EN + "|" + CAR_MAKES_EN + r")\b|\b(?:got|bought|leased)\s+(?:a|an)\s+(?:new\s+|used\s+)?"
+                           r"(?:\w+\s+)?" + VEHICLES_EN + r"\b"
+                           r"|\b(?:my|our)\s+(?:\w+\s+){0,2}" + CAR_MAKES_EN + r"\b"
                            r"|\b(?:commute|commuting|get\s+to\s+work|ride\s+to\s+work|drive\s+to\s+work|bike\s+to\s+work|"
                            r"walk\s+to\s+work|(?:take|catch)\s+the\s+(?:bus|train|subway|metro|tube|tram)\s+to\s+work)\b"
                            r"|(?:我|我们|我家)的?(?:那|这)?辆|车换了|换了?(?:辆|台)?车|开的是|电动车|新车|卖了?车|车卖了"
@@ -800,9 +798,8 @@ def keeps_partner(new: str, older: str) -> bool:
 #: an administrative suffix (高新区, 郑州市, 南山区) or "<place>这边 / 那边" (郑州这边), and a
 #: commute's route (:data:`_ROUTE`). Read by :func:`keeps_other_fact`.
 _PLACE = re.compile(
-    r"\b(?:in|near|from|outside)\s+(?!(?-i:January|February|March|April|May|June|July|August|September|October|"
-    r"November|December|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|Christmas|Easter|English|Spanish|French|"
-    r"German|Chinese|Japanese|Korean|Italian|Portuguese|Russian|Arabic|Hindi|Mandarin|Cantonese)\b)(?-i:[A-Z][a-z]+)"
+    r"\b(?:in|near|from|outside)\s+(?!(?-i:" + "|".join((*MONTH_NAMES, *WEEKDAY_NAMES, "Christmas", "Easter", *LANGUAGE_NAMES))
+    + r")\b)(?-i:[A-Z][a-z]+)"
     r"|在(?!一|这|那|哪|家|读|做|学|想|上班|上学|上课|外|线|网|公司|学校|医院|单位|附近|本地|当地|老家)"
     r"(?P<zh>[\u4e00-\u9fff]{2,3}?)(?=一家|一所|的|读|上学|上班|工作|做|当|开|住|买|租|打工|生活|这边|那边)"
     r"|[\u4e00-\u9fff]{1,4}(?:市|省|区|县|镇)(?![长委政])|[\u4e00-\u9fff]{2}(?:这边|那边)"
@@ -816,9 +813,7 @@ _ROUTE = re.compile(r"(?:\bfrom\s+(?-i:[A-Z])\w+\s+to\s+(?-i:[A-Z])|[\u4e00-\u9f
 _COMMUTE = re.compile(r"\bcommut\w*|通勤|上下班", re.IGNORECASE)
 #: A promotion: a new title at the same employer ("got promoted", "they made me team
 #: lead", 升组长, 当上主管, 转正): it changes the title, not where the user works.
-_PROMOTION = re.compile(r"\bpromoted\b|\bmade\s+(?:me\s+)?(?:the\s+|a\s+)?(?:\w+\s+)?(?:head|lead|manager|director|chief|"
-                        r"partner|supervisor)\b|升(?:职|任|了)?(?:为|成)?了?\S{0,4}?(?:组长|经理|主管|总监|主任|队长|店长|主编|"
-                        r"合伙人|负责人)|升职|当上|转正", re.IGNORECASE)
+_PROMOTION = re.compile(r"\bpromoted\b|" + PROMOTED_EN + "|" + PROMOTED_ZH + r"|升职|当上|转正", re.IGNORECASE)
 #: A new workplace named in a work statement ("在西门子医疗入职了", "跳槽到字节了", "joined
 #: Siemens"): an older "在博世做销售" names its workplace in the same frame, so the place
 #: rule of :func:`keeps_other_fact` (which cannot tell a company from a city) keeps nothing.
@@ -834,9 +829,9 @@ _OCCUPATION_ANY = re.compile(r"\b" + _OCCUPATIONS + r"s?\b|" + _OCCUPATIONS_ZH
                              + r"|(?:跑|干|开|卖|送|修)[\u4e00-\u9fff]{1,4}?的(?![\u4e00-\u9fff])", re.IGNORECASE)
 #: Work that ended or changed in kind (quit, laid off, retired, a career change, 辞职, 转行):
 #: the occupation of an older statement does not hold beside it.
-_WORK_ENDED = re.compile(r"\b(?:quit|left|resigned|laid\s+off|fired|let\s+go|retired|retiring|unemployed|between\s+jobs|"
-                         r"career\s+change|changed\s+careers?|stay-at-home|stay\s+at\s+home|homemaker|full-time\s+(?:mom|mum|dad))\b"
-                         r"|辞职|辞了|离职|被裁|裁员|失业|退休|转行|改行|全职(?:妈妈|太太|爸爸)|家庭主妇|宝妈", re.IGNORECASE)
+_WORK_ENDED = re.compile(r"\b(?:quit|left|resigned|laid\s+off|fired|let\s+go|retiring|" + OUT_OF_WORK_EN + "|"
+                         r"career\s+change|changed\s+careers?|stay-at-home|stay\s+at\s+home|" + HOMEMAKER_EN + r")\b"
+                         r"|" + WORK_LEFT_ZH + r"|辞了|转行|改行|" + HOMEMAKER_ZH, re.IGNORECASE)
 #: A university or school named in a study statement ("at Edinburgh", "at King's College",
 #: "在华科读研", "浙大", "北邮"): read by :func:`keeps_other_fact`.
 _INSTITUTION = re.compile(r"\b(?:at|from)\s+(?-i:[A-Z])[\w'-]+|\b(?:university|college)\s+of\b|\b\w+\s+(?:university|college)\b"
@@ -1066,8 +1061,7 @@ def _attributive(core: str) -> bool:
 #: English (Dahl & Koptjevskaja-Tamm 2001 on kin terms as proper names; in Chinese the bare
 #: kin term in topic position is definite, Li & Thompson 1981, 4.2). Generic people
 #: (孩子, 宝宝, 老人) are not among them: "孩子过敏怎么办" may ask about children at large.
-_KIN_LEAD_ZH = re.compile(r"^(?:老婆|老公|媳妇|爱人|老伴|闺女|儿子|女儿|妈妈|爸爸|老妈|老爸|妈|爸|爸妈|哥哥|姐姐|弟弟|妹妹|哥|姐|弟|妹|"
-                          r"爷爷|奶奶|外公|外婆|姥姥|姥爷|公公|婆婆|岳父|岳母|丈母娘|老丈人|大宝|二宝)(?![们子妹弟姐哥妈爸夫嫂])")
+_KIN_LEAD_ZH = re.compile(r"^" + KIN_BARE_ZH + r"(?![们子妹弟姐哥妈爸夫嫂])")
 #: The speaker with a chronic condition as the comment of the topic 我 (the double-subject
 #: construction, Li & Thompson 1981, 4.1: "我痛风能吃海鲜吗", "我高血压能喝咖啡吗"): the
 #: question presupposes the condition. A passing symptom ("我头疼怎么办") is none.
@@ -1136,8 +1130,7 @@ _INDEFINITE_ZH = re.compile(r"^[\u4e00-\u9fff]{0,6}?(?:租|买|找|换|报|学|�
 #: ch. 24 on zero pronouns; Li & Thompson 1981, 6.1 on 了 and realized events), so it is
 #: the user's episode. The verb-了 must not end the clause ("试了": a reaction) and the
 #: clause must not name the other side (你 / 您).
-_TIME_ZH = (r"(?:昨天|前天|前两天|前几天|今天|今早|早上|上午|中午|下午|晚上|昨晚|刚才|上周末?|上个?星期|上个?礼拜|上个?月|去年|前年|"
-            r"这周|这个月|今年|周[一二三四五六日末]|星期[一二三四五六日天]|礼拜[一二三四五六日天])")
+_TIME_ZH = PAST_TIME_ZH
 _PERFECTIVE_ZH = re.compile(r"^" + _TIME_ZH + r"*(?:刚刚|刚|才|已经|终于|又|也|还)?[一-鿿]{1,2}(?:了|过)(?:了)?(?=[一-鿿\d])"
                             r"(?!.*[你您])")
 #: Subjectless impersonal verbs (weather, 下雨了): no one's event.
@@ -1396,7 +1389,7 @@ _ORG_MOVE = re.compile(r"(?:学院|学校|校区|公司|单位|办公室|部门|
 #: The advisor, a study attribute of its own (seed 002 §3.2 lists attributes apart): who
 #: supervises the user's degree, apart from the programme (degree, year, major,
 #: university) a statement may say beside it.
-_ADVISOR = re.compile(r"\b(?:my|new)\s+(?:phd\s+|thesis\s+)?(?:advisor|adviser|supervisor)\b|导师", re.IGNORECASE)
+_ADVISOR = re.compile(r"\b" + ADVISOR_EN + r"\b|导师", re.IGNORECASE)
 #: A statement that says who the advisor is or that they changed ("my supervisor is Dr
 #: Okafor", "switched supervisors", "换导师了", "新导师做推荐系统", "转到王老师名下"): only
 #: such an advisor statement fills ``study`` (:func:`slots_of`); a mention ("my
@@ -1671,8 +1664,7 @@ _JUDGEMENT_ZH = re.compile(r"^(?:离|距离)(?!婚|职|开|异|世|家出走)[\u
 #: next week" names its own matter). At most twelve CJK characters in Chinese.
 _FEELING = re.compile(
     r"^(?:(?:and|but)\s+)?(?:i'?m|i\s+am|i\s+feel|feeling|i\s+was|i'?ve\s+been)\s+(?:(?:so|really|very|super|pretty|kinda|"
-    r"a\s+bit|totally|completely|honestly|just|beyond)\s+)*(?:tired|exhausted|stressed|nervous|excited|overwhelmed|upset|"
-    r"frustrated|worried|sad|happy|thrilled|relieved|anxious|scared|terrified|burnt\s+out|burned\s+out|gutted|stoked)"
+    r"a\s+bit|totally|completely|honestly|just|beyond)\s+)*(?:" + FEELINGS_EN + "|" + FEELINGS_TOLD_EN + ")"
     r"[\s!.~\u2600-\u27bf\U0001f300-\U0001faff]*$"
     r"|^[\u4e00-\u9fff，,]{0,10}?(?:紧张|崩了|崩溃了?|累死了?|累坏了|心累|好累|太累了|烦死了?|头大|压力山大|压力(?:好|很|太|特别|超)?大|"
     r"开心|高兴|难过|郁闷|焦虑|激动)[了啊呀啦哈!！~～。\s\u2600-\u27bf\U0001f300-\U0001faff]*$", re.IGNORECASE)

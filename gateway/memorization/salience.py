@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import re
 
+from gateway.memorization.lexicon import KIN_CLOSE_EN, PEOPLE_ZH, PETS_EN, SIBLING_ZH
 from gateway.memory.records import MemoryType
 from gateway.runtime.text import CJK_RE
 
@@ -95,9 +96,10 @@ PREFERENCE_CUES = re.compile(
     re.IGNORECASE,
 )
 
-_RELATION_EN = (r"(?:wife|husband|partner|boyfriend|girlfriend|son|daughter|kids?|children|mom|mum|mother|dad|"
-                r"father|brother|sister|dog|cat|pet)")
-_RELATION_ZH = r"(?:女朋友|男朋友|老婆|老公|妻子|丈夫|儿子|女儿|妈妈|爸爸|妈|爸|哥哥|姐姐|弟弟|妹妹|孩子|猫|狗)"
+#: Whose name or role a first-person fact states ("my wife's name is...", 我女儿叫...): close
+#: kin and pets (:mod:`gateway.memorization.lexicon`).
+_RELATION_EN = r"(?:" + KIN_CLOSE_EN + "|" + PETS_EN + ")"
+_RELATION_ZH = r"(?:" + PEOPLE_ZH + "|" + SIBLING_ZH + ")"
 
 #: First-person statements of a lasting fact about the user (``semantic``): identity,
 #: work, home, age, family, body, habits.
