@@ -37,6 +37,22 @@ statement does not change (:func:`gateway.memorization.disclosure.keeps_other_fa
 the employer; "搬家全靠我一个人" names no new home). "I moved to Berlin" retires "I live in Lisbon";
 "I'm not vegetarian anymore" retires "I've been vegetarian since last year".
 
+A memory that tells two facts is read clause by clause (:mod:`gateway.memorization.split`;
+only the user's own words, ``metadata.kind`` ``turn``, not a confirmed question): a clause
+is changed when it fills one of the new memory's slots and holds no other fact it keeps
+(:func:`gateway.memorization.disclosure.keeps_other_fact` on the clause), or, for an
+ending, when it is about the ended thing. When some clauses are changed and the others
+form a memory of their own that fills none of those slots, the older memory is retired
+(as above) and an op ``split`` stores its unchanged clauses as a new memory
+(:func:`gateway.memorization.split.split_memory`: the user's words, the older memory's
+times, scope and sources, ``metadata.split_from``; its id fixed by the superseding op
+and the older memory, so a replayed job writes it once): "我住张江，每天开帕萨特去公司"
+leaves "每天开帕萨特去公司" after "搬到前滩了". This holds too where the memory's slot is
+another one ("I'm a nurse at St Mary's and I live in Leeds", slot work, and "I moved to
+York") or where the whole memory would stay for the fact it keeps ("我开出租的，白班，…"
+and "换成夜班了": the job stays, the day shift goes); when no clause is changed, or what
+is left says nothing on its own, the memory is retired or kept whole as before.
+
 Supersede, too, when the new memory is a profile statement that says something ended
 without a slot word (:func:`gateway.memorization.changes.ended_of`: "I stopped running,
 it's swimming now", "我不喝咖啡了"): the search reads :data:`SLOT_CANDIDATES` hits of the
@@ -406,7 +422,8 @@ async def search(store: Any, tenant: Tenant, text: str, options: dict[str, Any],
 
 def decide(plan: Plan, hits: dict[int, list[Any]]) -> Plan:
     """``plan`` with near-duplicate adds turned into merges and slot-filling ones into
-    supersedes (module docstring), given the store's ``hits`` (``ScoredMemory`` list) for
+    supersedes, an older memory that keeps a fact besides retired with an op ``split``
+    after the update (module docstring), given the store's ``hits`` (``ScoredMemory`` list) for
     the adds :func:`searches_of` named, by op index; an add without hits is compared with
     the plan's earlier adds only. Pure: no I/O."""
     ops: list[Op] = []
