@@ -27,6 +27,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from gateway.memorization.changes import PEOPLE_ZH
 from gateway.memorization.disclosure import CHRONIC, HEALTH, MAX_CHARS, analyse, clauses, slot_of
 from gateway.memorization.keywords import keywords_of
 from gateway.memory.records import MemoryRecord, NewMemory, Scope
@@ -43,11 +44,19 @@ _COORDINATED = re.compile(r"\s+(?:and|but)\s+(?=(?:i|i'm|im|i've|ive|i'd|we|we'r
 #: (so, because, 所以, 因为: Quirk et al. 1985, 15.45-15.49) or by a pronoun or
 #: demonstrative whose antecedent is there (he, she, it, 他, 她, 这; Halliday & Hasan 1976,
 #: 2.4), by an additive adverb (also, 也, 还: "她不吃香菜，也吃不了辣") or a Chinese comment
-#: on it (算是, 就是: "羽毛球，算是唯一的运动了"). It goes with that clause when the change
-#: takes it.
+#: on it (算是, 就是: "羽毛球，算是唯一的运动了"). So does a clause that names no subject of
+#: its own (:data:`_OWN_SUBJECT`): its zero subject is the topic of the clause before
+#: (Li & Thompson 1981, ch. 24 on zero anaphora): "我在一家外贸公司做业务员，天天加班到很晚",
+#: "最近在自学日语，每天背五十个单词", "im a photographer, based in bristol". It goes with
+#: that clause when the change takes it.
 _DEPENDENT = re.compile(r"(?:so|because|cause|cuz|since|which|that's\s+why|he|she|they|it|he's|she's|they're|it's|"
                         r"his|her|their|its|him|them|this|that|these|those|also|too)\b|所以|因为|因此|于是|因而|他|她|它|这|那|算是|也|还|而且|就是",
                         re.IGNORECASE)
+#: A clause that names its own subject at its start: the user (I, we, my, our, 我, 咱, 俺),
+#: someone of theirs (:data:`gateway.memorization.changes.PEOPLE_ZH`: 老公, 室友), a noun
+#: phrase (the, a, an) or a name.
+_OWN_SUBJECT = re.compile(r"(?:i|i'm|im|i've|ive|i'd|we|we're|we've|my|our|the|a|an)\b|(?-i:[A-Z][a-z]+)\s|我|咱|俺|"
+                          + PEOPLE_ZH, re.IGNORECASE)
 #: A memory's closing mark, kept on its remainder.
 _END_MARK = re.compile(r"[.!。！]+$")
 #: Metadata of the older memory that describes its whole text, not the remainder: its
@@ -101,7 +110,7 @@ def remainder(text: str, changed: Callable[[str], bool], keep: Callable[[str], b
     if not any(flags):
         return None
     for n in range(1, len(spans)):  # "so our schedules are opposite", "he sleeps on the shelf": of the clause before
-        if flags[n - 1] and not flags[n] and _DEPENDENT.match(text, spans[n][0]):
+        if flags[n - 1] and not flags[n] and _hangs(text[spans[n][0]:spans[n][1]]):
             flags[n] = True
     if all(flags):
         return None
@@ -124,6 +133,12 @@ def remainder(text: str, changed: Callable[[str], bool], keep: Callable[[str], b
         out.append(mark.group())
     rest = "".join(out).strip()
     return rest if rest and analyse(rest).memories else None
+
+
+def _hangs(clause: str) -> bool:
+    """``clause`` hangs on the clause before it (:data:`_DEPENDENT`): led by a dependent
+    word, or by no subject of its own."""
+    return bool(_DEPENDENT.match(clause)) or not _OWN_SUBJECT.match(clause)
 
 
 def split_memory(record: MemoryRecord, text: str) -> NewMemory:
