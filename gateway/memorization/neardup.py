@@ -46,8 +46,9 @@ form a memory of their own that fills none of those slots, the older memory is r
 (as above) and an op ``split`` stores its unchanged clauses as a new memory
 (:func:`gateway.memorization.split.split_memory`: the user's words, the older memory's
 times, scope and sources, ``metadata.split_from``; its id fixed by the superseding op
-and the older memory, so a replayed job writes it once): "我住张江，每天开帕萨特去公司"
-leaves "每天开帕萨特去公司" after "搬到前滩了". This holds too where the memory's slot is
+and the older memory, so a replayed job writes it once): "我住张江，我每天开帕萨特去公司"
+leaves "我每天开帕萨特去公司" after "搬到前滩了" (a clause with no subject of its own goes
+with the changed one before it: :func:`gateway.memorization.split.remainder`). This holds too where the memory's slot is
 another one ("I'm a nurse at St Mary's and I live in Leeds", slot work, and "I moved to
 York") or where the whole memory would stay for the fact it keeps ("我开出租的，白班，…"
 and "换成夜班了": the job stays, the day shift goes); when no clause is changed, or what
