@@ -57,6 +57,11 @@ _DEPENDENT = re.compile(r"(?:so|because|cause|cuz|since|which|that's\s+why|he|sh
 #: phrase (the, a, an) or a name.
 _OWN_SUBJECT = re.compile(r"(?:i|i'm|im|i've|ive|i'd|we|we're|we've|my|our|the|a|an)\b|(?-i:[A-Z][a-z]+)\s|我|咱|俺|"
                           + PEOPLE_ZH, re.IGNORECASE)
+#: A third-person pronoun (he, she, they, 他, 她, 它): in a remainder that names no one
+#: (:data:`_SOMEONE`), its antecedent was in a changed clause ("闺女高三了，…，我这当爹的比她
+#: 还紧张"), and the rest cannot be read alone.
+_PRONOUN = re.compile(r"\b(?:he|she|him|his|her|hers|they|them|their|theirs)\b|[他她它]", re.IGNORECASE)
+_SOMEONE = re.compile(r"\b(?:my|our)\s+\w+|(?<=\w\s)(?-i:[A-Z][a-z]+)\b|" + PEOPLE_ZH, re.IGNORECASE)
 #: A memory's closing mark, kept on its remainder.
 _END_MARK = re.compile(r"[.!。！]+$")
 #: Metadata of the older memory that describes its whole text, not the remainder: its
@@ -98,7 +103,9 @@ def remainder(text: str, changed: Callable[[str], bool], keep: Callable[[str], b
     before it goes too (:data:`_DEPENDENT`). None when no clause or every clause is
     changed, when no kept clause is a disclosure of its own in ``text``
     (:func:`gateway.memorization.disclosure.analyse`'s clause kinds: what is left only
-    continues the changed clause), or when what is left forms no memory on its own
+    continues the changed clause), when what is left does not start with a subject of its
+    own (:data:`_OWN_SUBJECT`) or holds a pronoun and names no one (:data:`_PRONOUN`): it
+    could not be read without the clause that went, or when what is left forms no memory on its own
     (:func:`gateway.memorization.disclosure.analyse`: "near the river" alone says nothing
     of the user), or when a kept clause fails ``keep`` (a test on each kept clause).
     Linear in ``len(text)`` times the cost of the tests."""
@@ -120,6 +127,8 @@ def remainder(text: str, changed: Callable[[str], bool], keep: Callable[[str], b
         return None  # only continuations of a changed clause ("算是唯一的运动了")
     if keep is not None and not all(keep(text[s:e]) for s, e, _n in kept):
         return None
+    if not _OWN_SUBJECT.match(text, kept[0][0]):
+        return None  # "车是自己的", "bit of a rough month tbh": it says what of whom only with the clause that went
     out: list[str] = []
     last = -1  # the last kept clause
     for n, (start, end) in enumerate(spans):
@@ -132,6 +141,8 @@ def remainder(text: str, changed: Callable[[str], bool], keep: Callable[[str], b
     if mark := _END_MARK.search(text):  # no clause holds the text's closing mark
         out.append(mark.group())
     rest = "".join(out).strip()
+    if _PRONOUN.search(rest) and not _SOMEONE.search(rest):
+        return None
     return rest if rest and analyse(rest).memories else None
 
 
