@@ -12,7 +12,9 @@ clauses as a memory of their own (:func:`remainder`, :func:`split_memory`): the 
 text as the user said it, with the older memory's date, scope, type and sources, and
 ``metadata.split_from`` naming it. Nothing is invented: the new text is the older
 memory's characters from the first kept clause to the last, less the changed clauses
-(and the separator before each).
+(and the separator before each). A clause that hangs on a changed one goes with it, and
+the rest must be readable alone (:func:`remainder`); otherwise the older memory is
+retired or kept whole, as without this module.
 
 The clauses are :func:`gateway.memorization.disclosure.clauses` (sentence marks,
 commas, 、, the Chinese conjunctions), each cut once more before "and" / "but" leading
