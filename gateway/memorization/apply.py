@@ -8,6 +8,12 @@
   ``store.supersede`` does, but with the op's fixed id). If the head already is the new
   record, the op was applied before and is skipped.
 - ``delete``: ``store.retire`` (contradicted facts are kept, not erased) unless retired.
+- ``split``: the target, retired by an earlier ``update`` of the plan or still live (then
+  retired here with the op's reason), is followed by its unchanged clauses as a new record
+  (the op's fixed id, the target's ``created_at``, ``updated_at`` and friend), both in the
+  plan's one import, so the two are written together or not at all. A target gone or
+  retired by someone else (another job's change, an earlier application of this plan)
+  turns it into nothing.
 - ``merge``: the target's live head gains the op's sources in its metadata
   (:func:`merged_metadata`: ``source_messages`` appended, a ``merged`` entry keyed by turn
   hash, so a second application changes nothing) and ``metadata.mentions`` (how often the
@@ -153,6 +159,19 @@ async def _records_of(store: Any, tenant: Tenant, plan: Plan, now: datetime) -> 
                 meta = merged_metadata(head.metadata, op.memory, head.text)
                 if meta is not None:
                     await store.update(tenant, head.id, MemoryPatch(metadata=meta))
+        elif op.kind == "split" and op.memory is not None and op.id and op.target:
+            try:
+                source = await store.get(tenant, op.target)  # as stored: its own times
+            except NotFound:
+                continue
+            if not any(r.id == op.target and r.retired for r in records):  # not retired by this plan's update
+                if source.retired:
+                    continue
+                records.append(source.model_copy(update={
+                    "retired": True, "retired_at": now, "retired_reason": op.reason or "superseded", "updated_at": now}))
+            records.append(build_record(tenant, op.memory, op.id, now).model_copy(update={
+                "friend_id": source.friend_id, "created_at": source.created_at, "updated_at": source.updated_at}))
+            written.append(op.id)
         elif op.kind == "delete" and op.target:
             try:
                 target = await store.get(tenant, op.target)

@@ -37,6 +37,23 @@ statement does not change (:func:`gateway.memorization.disclosure.keeps_other_fa
 the employer; "搬家全靠我一个人" names no new home). "I moved to Berlin" retires "I live in Lisbon";
 "I'm not vegetarian anymore" retires "I've been vegetarian since last year".
 
+A memory that tells two facts is read clause by clause (:mod:`gateway.memorization.split`;
+only the user's own words, ``metadata.kind`` ``turn``, not a confirmed question): a clause
+is changed when it fills one of the new memory's slots and holds no other fact it keeps
+(:func:`gateway.memorization.disclosure.keeps_other_fact` on the clause), or, for an
+ending, when it is about the ended thing. When some clauses are changed and the others
+form a memory of their own that fills none of those slots, the older memory is retired
+(as above) and an op ``split`` stores its unchanged clauses as a new memory
+(:func:`gateway.memorization.split.split_memory`: the user's words, the older memory's
+times, scope and sources, ``metadata.split_from``; its id fixed by the superseding op
+and the older memory, so a replayed job writes it once): "我住张江，我每天开帕萨特去公司"
+leaves "我每天开帕萨特去公司" after "搬到前滩了" (a clause with no subject of its own goes
+with the changed one before it: :func:`gateway.memorization.split.remainder`). This holds too where the memory's slot is
+another one ("I'm a nurse at St Mary's and I live in Leeds", slot work, and "I moved to
+York") or where the whole memory would stay for the fact it keeps ("我开出租的，白班，…"
+and "换成夜班了": the job stays, the day shift goes); when no clause is changed, or what
+is left says nothing on its own, the memory is retired or kept whole as before.
+
 Supersede, too, when the new memory is a profile statement that says something ended
 without a slot word (:func:`gateway.memorization.changes.ended_of`: "I stopped running,
 it's swimming now", "我不喝咖啡了"): the search reads :data:`SLOT_CANDIDATES` hits of the
@@ -86,7 +103,8 @@ from typing import Any
 
 from gateway.memorization.changes import Ended, ended_of, is_about, terms
 from gateway.memorization.disclosure import about_someone, keeps_other_fact, keeps_partner, same_slot, slot_of, slots_of
-from gateway.memorization.plan import Op, Plan
+from gateway.memorization.plan import Op, Plan, memory_id_for
+from gateway.memorization.split import remainder, split_memory
 from gateway.memory.embeddings.base import embed_one
 from gateway.memory.records import FOLLOWS, MemoryRecord, MemoryType, NewMemory, Scope, Tenant
 from gateway.runtime.text import CJK_CLASS, HAN_CLASS
@@ -252,6 +270,59 @@ def _ends(ended: tuple[Ended, ...], older: str, similarity: float, episode: bool
     return any(is_about(e, older) and (bool(e.who) or not other) and (not episode or e.plan or e.cancel) for e in ended)
 
 
+def _splittable(record: MemoryRecord) -> bool:
+    """``record`` may be kept in part: a memory of the user's words (not a confirmed
+    question with its answer, whose clauses are two speakers')."""
+    return record.metadata.get("kind") == "turn" and not record.metadata.get("confirmed")
+
+
+def _fills(clause: str, slots: tuple[str, ...]) -> bool:
+    """``clause`` states a value of one of ``slots`` (its first slot, school stages
+    included, or any other: :func:`gateway.memorization.disclosure.slots_of`)."""
+    filled = {slot_of(clause), *slots_of(clause)}
+    return any(same_slot(have, new) for have in filled for new in slots)
+
+
+def _unchanged_of_slot(new: str, slots: tuple[str, ...], record: MemoryRecord) -> str | None:
+    """``record``'s clauses a statement ``new`` filling ``slots`` leaves true
+    (:func:`gateway.memorization.split.remainder`): a clause is changed when it fills one
+    of the slots (:func:`_fills`) and holds no other fact ``new`` keeps
+    (:func:`gateway.memorization.disclosure.keeps_other_fact`, about the partner:
+    :func:`gateway.memorization.disclosure.keeps_partner`); None unless some clause is
+    changed and every other one fills none of the slots (the rest is about something else)."""
+    if not _splittable(record):
+        return None
+
+    def changed(clause: str) -> bool:
+        if not _fills(clause, slots):
+            return False
+        if "relationship" in slots and about_someone(clause) and keeps_partner(new, clause):
+            return False
+        return not keeps_other_fact(new, slots, clause)
+
+    return remainder(record.text, changed, keep=lambda clause: not _fills(clause, slots))
+
+
+def _unchanged_of_ended(ended: tuple[Ended, ...], similarity: float, record: MemoryRecord) -> str | None:
+    """``record``'s clauses not about a thing the new statement says ended (:func:`_ends`
+    read clause by clause); None unless some clause is about it and another is not."""
+    if not _splittable(record):
+        return None
+    episode = record.scope is not Scope.PROFILE
+    return remainder(record.text, lambda clause: _ends(ended, clause, similarity, episode=episode))
+
+
+def _split(new_id: str, record: MemoryRecord, rest: str, reason: str) -> Op:
+    """The op that retires ``record`` (if the plan's update has not) and stores its
+    unchanged clauses ``rest`` (:func:`gateway.memorization.split.split_memory`) as a
+    memory of its own, with an id fixed by the superseding op's id and ``record`` (a
+    replayed job writes the same record: :func:`gateway.memorization.plan.memory_id_for`)."""
+    memory = split_memory(record, rest)
+    at_ms = int(record.created_at.timestamp() * 1000)
+    return Op(kind="split", id=memory_id_for(f"{new_id}\x1fsplit", record.id, at_ms), target=record.id,
+              memory=memory, reason=reason)
+
+
 def follows_of(memory: NewMemory, own_id: str, hits: list[Any]) -> str | None:
     """The id of the older memory ``memory`` follows (module docstring): of ``hits``
     (``ScoredMemory``, any order), the live profile record (not ``own_id``, not a gist)
@@ -352,14 +423,15 @@ async def search(store: Any, tenant: Tenant, text: str, options: dict[str, Any],
 
 def decide(plan: Plan, hits: dict[int, list[Any]]) -> Plan:
     """``plan`` with near-duplicate adds turned into merges and slot-filling ones into
-    supersedes (module docstring), given the store's ``hits`` (``ScoredMemory`` list) for
+    supersedes, an older memory that keeps a fact besides retired with an op ``split``
+    after the update (module docstring), given the store's ``hits`` (``ScoredMemory`` list) for
     the adds :func:`searches_of` named, by op index; an add without hits is compared with
     the plan's earlier adds only. Pure: no I/O."""
     ops: list[Op] = []
     # earlier adds of the plan by (scope, type, normalised text): each text is normalised
     # once, so the plan is checked in time linear in its text (not adds x earlier adds)
     earlier: dict[tuple[Scope, MemoryType, str], list[Op]] = {}
-    merged = superseded = linked = 0
+    merged = superseded = linked = split = 0
     for index, op in enumerate(plan.ops):
         memory = op.memory
         if op.kind != "add" or memory is None or not op.id:
@@ -369,7 +441,7 @@ def decide(plan: Plan, hits: dict[int, list[Any]]) -> Plan:
         target = next((e.id for e in earlier.get(key, ()) if e.memory is not None
                        and _same_episode(memory, e.memory.type, e.memory.occurred_at)), None)
         why = "same text in this job"
-        replaced: list[MemoryRecord] = []
+        replaced: list[tuple[MemoryRecord, str | None]] = []  # each with its unchanged clauses (None: all changed)
         ended: tuple[Ended, ...] = ()
         if target is None and index in hits:
             slot = memory.metadata.get("slot") if memory.scope is Scope.PROFILE else None
@@ -383,21 +455,31 @@ def decide(plan: Plan, hits: dict[int, list[Any]]) -> Plan:
                         _same_episode(memory, record.type, record.occurred_at) and \
                         is_near_duplicate(memory.text, record.text, hit.similarity):
                     target, why = record.id, f"similarity {hit.similarity:.3f}"
-                if slot and record.scope is Scope.PROFILE and \
-                        any(same_slot(record.metadata.get("slot") or slot_of(record.text), new) for new in slots) and \
-                        not (slot == "relationship" and about_someone(record.text) and keeps_partner(memory.text, record.text)) and \
-                        not keeps_other_fact(memory.text, slots, record.text):
-                    replaced.append(record)
+                rest: str | None = None
+                if slot and record.scope is Scope.PROFILE:
+                    whole = any(same_slot(record.metadata.get("slot") or slot_of(record.text), new) for new in slots) and \
+                        not (slot == "relationship" and about_someone(record.text) and keeps_partner(memory.text, record.text))
+                    if whole and not keeps_other_fact(memory.text, slots, record.text):
+                        replaced.append((record, _unchanged_of_slot(memory.text, slots, record)))
+                        continue
+                    if whole or any(same_slot(filled, new) for filled in slots_of(record.text) for new in slots):
+                        rest = _unchanged_of_slot(memory.text, slots, record)  # the changed clause goes, the other fact stays
+                if rest is not None:
+                    replaced.append((record, rest))
                 elif ended and _same_speaker(memory, record) and \
                         _ends(ended, record.text, hit.similarity, episode=record.scope is not Scope.PROFILE):
-                    replaced.append(record)
+                    replaced.append((record, _unchanged_of_ended(ended, hit.similarity, record)))
         if target is None and replaced:  # same slot, or the thing a change ended: the newer supersedes the older
-            replaced.sort(key=lambda r: r.updated_at, reverse=True)
-            head, *rest = replaced
+            replaced.sort(key=lambda pair: pair[0].updated_at, reverse=True)
             about = memory.metadata.get("slot") or "thing ended"
-            why = f"same {about} as {head.id}"
-            ops.append(Op(kind="update", id=op.id, target=head.id, memory=memory, reason=f"supersedes: {why}"))
-            ops.extend(Op(kind="delete", target=r.id, reason=f"superseded by {op.id} ({why})") for r in rest)
+            why = f"same {about} as {replaced[0][0].id}"
+            ops.append(Op(kind="update", id=op.id, target=replaced[0][0].id, memory=memory, reason=f"supersedes: {why}"))
+            for n, (record, rest) in enumerate(replaced):
+                if rest is not None:  # retired (by the update for the newest) and its unchanged clauses stored anew
+                    ops.append(_split(op.id, record, rest, f"superseded by {op.id} ({why}); unchanged clauses kept"))
+                    split += 1
+                elif n:
+                    ops.append(Op(kind="delete", target=record.id, reason=f"superseded by {op.id} ({why})"))
             earlier.setdefault(key, []).append(op)
             superseded += 1
             continue
@@ -415,4 +497,5 @@ def decide(plan: Plan, hits: dict[int, list[Any]]) -> Plan:
         return plan
     note = f", {merged} merged into near-duplicates" if merged else ""
     note += f", {superseded} superseding an earlier statement of the same slot" if superseded else ""
+    note += f", {split} older memory(ies) kept in part (their unchanged clauses)" if split else ""
     return plan.model_copy(update={"ops": tuple(ops), "decision": f"{plan.decision}{note}"})

@@ -24,11 +24,14 @@ class Op(BaseModel):
     supersedes ``target``; ``delete``: retire ``target`` (contradicted, kept for audit);
     ``upsert``: store or replace ``id`` (event gists); ``merge``: ``memory`` is a
     near-duplicate of ``target``, which keeps its text and gains ``memory``'s sources
-    (:mod:`gateway.memorization.neardup`; stored as ``id`` if ``target`` is gone)."""
+    (:mod:`gateway.memorization.neardup`; stored as ``id`` if ``target`` is gone);
+    ``split``: ``target`` is retired (unless an update of the plan retired it) and
+    ``memory``, its clauses a change left true, stored as ``id`` with ``target``'s times
+    (:mod:`gateway.memorization.split`)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    kind: Literal["add", "update", "delete", "upsert", "merge"] = Field(description="What to do.")
+    kind: Literal["add", "update", "delete", "upsert", "merge", "split"] = Field(description="What to do.")
     id: str | None = Field(None, description="Id of the record written (add, update, upsert).")
     memory: NewMemory | None = Field(None, description="The record to write.")
     target: str | None = Field(None, description="Existing record (update, delete, merge).")
