@@ -167,10 +167,10 @@ class AutoRecallConfig(PluginConfig):
         "the user's city although no word matches. 0: profile memories compete with events by relevance.",
     )
     profile_tokens: int = Field(
-        400, ge=0, le=4000, description="When the texts of all the profile candidates (up to PROFILE_POOL times "
-        "profile_limit, most users' whole live profile) take at most this many tokens together, they all reach the "
-        "prompt, ranked, instead of the profile_limit pick (module docstring); 0: always the pick. Not applied "
-        "when the user or the key set profile_topk (an explicit top-k is kept).",
+        400, ge=0, le=4000, description="When the profile search finds the user's whole live profile (fewer "
+        "candidates than the PROFILE_POOL times profile_limit it asks for) and their texts take at most this many "
+        "tokens together (cl100k), they all reach the prompt, ranked, instead of the profile_limit pick (module "
+        "docstring); 0: always the pick. Not applied when profile_topk is set (an explicit top-k is kept).",
     )
     topic_events: int = Field(
         2, ge=0, le=10, description="Event memories (episodes, which may hold lasting facts: 'my son Theo "
@@ -464,7 +464,8 @@ class AutoRecall:
             found = await self.memory.search_many(tenant, query, specs, time_left=time_left)
             hits, profile = found[0], found[1]
             linked = linked_topics([*hits, *profile, *(found[2] if len(found) > 2 else ())]) if topics else None
-            whole = "profile_topk" not in settings.explicit and profile_fits(profile, cfg.profile_tokens, self.tokens)
+            whole = ("profile_topk" not in settings.explicit and len(profile) < profile_limit * PROFILE_POOL
+                     and profile_fits(profile, cfg.profile_tokens, self.tokens))  # the whole live profile fits
             picked = profile if whole else pick_profile(profile, profile_limit, topics, linked)
             if per_scope is not None:
                 hits = cap_per_scope(hits, per_scope)
