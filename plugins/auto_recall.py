@@ -36,9 +36,12 @@ tool available).
 Lasting facts (``profile_limit``, default 5): besides the search below, the user's
 profile memories (family, health, diet, home, work, likes: what verbatim formation files
 as profile, :mod:`gateway.memorization.disclosure`) are searched on their own, with no
-similarity floor (unless the user set ``similarity_threshold``); up to ``profile_limit``
-of them are picked (below), and the ones the search left out or found only low are added
-to ``high``, after its hits
+similarity floor (unless the user set ``similarity_threshold``); when the search finds
+the user's whole live profile (fewer candidates than it asks for) and their texts fit in
+``profile_tokens`` (default 400, cl100k tokens; :func:`profile_fits`), they all go,
+ranked, as a product with saved memories sends them all while they fit; else (or when
+``profile_topk`` is set) up to ``profile_limit`` of them are picked (below). The ones the
+search left out or found only low are added to ``high``, after its hits
 (the ranking is kept; they come last): seed 002 gives the profile its own top-k (§4.1
 ``profile_topk``), and a request rarely shares words with the fact it needs ("any
 photography classes nearby?" needs the city; "what should I cook?" the allergy). So the
@@ -46,7 +49,7 @@ facts reach the prompt in any language, also where the embedder scores Chinese p
 The searches run as one guarded call with the query embedded once
 (:meth:`~gateway.chain.sdk.GuardedRecall.search_many`).
 
-Which lasting facts (:func:`pick_profile`): the profile search asks for
+Which lasting facts when the whole profile does not go (:func:`pick_profile`): the profile search asks for
 :data:`PROFILE_POOL` times ``profile_limit`` candidates, ranked by the store (relevance to
 the request, then recency and importance: README "How memories are ranked"; superseded
 memories are retired and never candidates). Each candidate and the query get their life
@@ -80,8 +83,9 @@ request has a topic, a third search in the same call (``topic_events`` times
 best-ranked events that share a topic with the request (their own or a linked one) and
 are not shown yet (:func:`pick_topical`), after the profile facts. The three searches share the query's
 embedding and their round trips (:meth:`~gateway.chain.sdk.GuardedRecall.search_many`).
-Work per request: one topic scan of the query and of each candidate's text, and one scan
-of each candidate for names and words (:func:`linked_topics`), linear in their length.
+Work per request: one topic scan of the query and of each candidate's text, one scan
+of each candidate for names and words (:func:`linked_topics`), and one token count of
+each profile candidate's text (:func:`profile_fits`, counts cached), linear in their length.
 
 A newer statement on a shown memory (:func:`newer_statements`): memorization links a new
 memory to the older profile memory it is nearest to (``metadata.follows``,
