@@ -42,7 +42,15 @@ from __future__ import annotations
 
 import re
 
-from gateway.memorization.lexicon import KIN_CLOSE_EN, PEOPLE_ZH, PETS_EN, SIBLING_ZH
+from gateway.memorization.lexicon import (
+    FEELINGS_EN,
+    KIN_CLOSE_EN,
+    MOMENT_STATES_EN,
+    MOMENT_STATES_ZH,
+    PEOPLE_ZH,
+    PETS_EN,
+    SIBLING_ZH,
+)
 from gateway.memory.records import MemoryType
 from gateway.runtime.text import CJK_RE
 
@@ -158,17 +166,8 @@ EVENT_TIME = re.compile(
 #: speaker for a while, as against an individual-level one that holds of them ("I'm
 #: colorblind", 我乳糖不耐受; Carlson 1977, *Reference to Kinds in English*, ch. 2). Seed 002
 #: §3.2 keeps the profile for the user's basic attributes and lasting likes; a passing state
-#: is an event (:func:`is_passing`).
-PASSING_STATE = re.compile(
-    r"\b(?:(?:wide\s+)?awake|knackered|shattered|wiped(?:\s+out)?|drained|burnt\s+out|burned\s+out|exhausted|tired|sleepy|"
-    r"stressed(?:\s+out)?|nervous|anxious|excited|thrilled|stoked|pumped|relieved|gutted|overwhelmed|upset|annoyed|"
-    r"frustrated|worried|sad|happy|grumpy|hungover|fed\s+up|freaking\s+out|panicking|human\s+again|over\s+the\s+moon|"
-    r"on\s+edge|hungry|starving|bored|lonely|proud|dreading|losing\s+my\s+mind|going\s+crazy|sick\s+of)\b"
-    r"|七上八下|忐忑|心慌|慌得|好慌|很慌|有点慌|慌死|压力(?:好|很|太|特别|超|山)?大|累瘫|累趴|累死|累坏|好累|很累|太累|心累|累了|"
-    r"头大|崩溃|崩了|破防|想哭|难受|开心|高兴|激动|感动|难过|郁闷|烦死|好烦|心烦|紧张|无聊|兴奋|担心|饿了|好饿|好困|困死|"
-    r"愁人|发愁|好愁|急死|气死|无语|绝望|裂开|麻了",
-    re.IGNORECASE,
-)
+#: is an event (:func:`is_passing`). Words: :mod:`gateway.memorization.lexicon`.
+PASSING_STATE = re.compile(r"\b(?:" + FEELINGS_EN + "|" + MOMENT_STATES_EN + r")\b|" + MOMENT_STATES_ZH, re.IGNORECASE)
 #: A task the speaker has just finished (论文初稿写完了, 刚搬完, "just clocked off", "first
 #: shift done"): the completive phase complement 完 with 了 (Li & Thompson 1981, 3.2.3 on phase
 #: complements) and its English counterparts tell that an activity ended, an event, not
