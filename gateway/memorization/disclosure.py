@@ -81,7 +81,12 @@ nested quantifiers, one pass over the clauses):
    change (:data:`STATE`: now, since, anymore, every, 现在, 已经, 开始, 每天;
    :data:`CHANGE`: moved, started, quit, 搬到, 辞职): "I'm colorblind", "my son just got
    braces" and "I moved to Berlin last month" (keeping its date) are profile, "I went to
-   a jazz concert yesterday" is an event. A statement about something else (no
+   a jazz concert yesterday" is an event. A memory that tells only how the user is at the
+   moment, a task just finished or a remark about the listener
+   (:func:`gateway.memorization.salience.is_passing`: 我这两天心里有点忐忑, 初稿写完了, "just
+   clocked off, totally drained", "you're so patient with me": every piece of it is such) is
+   an event too, unless it has a slot, names one of the user's people by name, tells a
+   plan or is one of the lasting kinds below (a condition, a death, an ending). A statement about something else (no
    disclosure in the turn: :attr:`Analysis.statement`) is durable only when it names a lasting topic
    (:data:`DURABLE_EN` / :data:`DURABLE_ZH`) and is not anchored to a day unless it
    says the lasting thing changed.
@@ -165,7 +170,7 @@ from gateway.memorization.lexicon import (
     alternation,
 )
 from gateway.memorization.lexicon import PEOPLE_ZH as _PEOPLE_ZH
-from gateway.memorization.salience import EVENT_TIME, PREFERENCE_CUES, is_small_talk
+from gateway.memorization.salience import EVENT_TIME, PREFERENCE_CUES, is_passing, is_small_talk
 from gateway.memory.records import MemoryType
 from gateway.runtime.text import HAN_RE
 
@@ -1819,6 +1824,8 @@ def _durable(memory: str, told: bool = True) -> bool:
         return True  # the user's people or pets changed for good (:data:`_DEATH`)
     if ended_of(memory):
         return True  # something lasting ended ("I stopped running", "我不喝咖啡了"): lasting whatever the date
+    if is_passing(memory):
+        return False  # how the user is right now, a task just finished, the listener: 累瘫了, "just clocked off"
     if told:
         return not is_episode(memory)
     topical = bool(DURABLE_EN.search(memory) or DURABLE_ZH.search(memory))

@@ -18,7 +18,8 @@ from __future__ import annotations
 __all__ = [
     "ADVISOR_EN", "CAR_MAKES_EN", "CHRONIC_EN", "CHRONIC_ZH", "COMPARATIVES_AFTER_MAKE_EN", "COMPARATIVES_EN", "COMPLAINTS_EN", "COMPLAINTS_ZH",
     "FEELINGS_EN", "FEELINGS_TOLD_EN", "FUTURE_TRIP_ZH", "GRADE_EN", "HOMEMAKER_EN", "HOMEMAKER_ZH", "KIN_BARE_EN",
-    "KIN_BARE_ZH", "KIN_CLOSE_EN", "LANGUAGE_NAMES", "MONTH_ABBR_EN", "MONTH_NAMES", "OCCUPATIONS_EN", "OCCUPATIONS_ZH", "OUT_OF_WORK_EN", "PAST_TIME_ZH",
+    "KIN_BARE_ZH", "KIN_CLOSE_EN", "LANGUAGE_NAMES", "MOMENT_STATES_EN", "MOMENT_STATES_ZH", "MONTH_ABBR_EN", "MONTH_NAMES",
+    "OCCUPATIONS_EN", "OCCUPATIONS_ZH", "OUT_OF_WORK_EN", "PAST_TIME_ZH",
     "PEOPLE_EN", "PEOPLE_ZH", "PETS_EN", "PLAN_CUES", "PROMOTED_EN", "PROMOTED_ZH", "RUN_ON_PEOPLE_EN", "SIBLING_ZH",
     "THE_HOUSEHOLD_EN", "TITLES_EN", "TITLES_ZH", "VEHICLES_EN", "WEEKDAY_ABBR_EN", "WEEKDAY_EN", "WEEKDAY_NAMES", "WEEKDAY_ZH",
     "WORK_LEFT_ZH", "alternation",
@@ -141,6 +142,17 @@ FEELINGS_EN = (r"(?:tired|exhausted|stressed|bored|hungry|sleepy|nervous|excited
 #: gutted": Labov 1972, ch. 9), beyond :data:`FEELINGS_EN`; some of them ("scared",
 #: "anxious") also name a lasting fear, so they are no passing moment.
 FEELINGS_TOLD_EN = r"(?:thrilled|relieved|anxious|scared|terrified|burnt\s+out|burned\s+out|gutted|stoked)"
+#: States of the moment beyond :data:`FEELINGS_EN` ("wide awake again", "knackered", "so
+#: relieved", "dreading it"): stage-level predicates, true of the speaker for a while
+#: (Carlson 1977, ch. 2); not "anxious" / "scared", which also name a lasting fear.
+MOMENT_STATES_EN = (r"(?:(?:wide\s+)?awake|knackered|shattered|wiped(?:\s+out)?|drained|burnt\s+out|burned\s+out|stressed\s+out|"
+                    r"thrilled|stoked|pumped|relieved|gutted|fed\s+up|freaking\s+out|panicking|human\s+again|over\s+the\s+moon|"
+                    r"on\s+edge|starving|lonely|proud|dreading|losing\s+my\s+mind|going\s+crazy|sick\s+of)")
+#: States of the moment (Chinese): feelings and tiredness of now (七上八下, 压力山大, 累瘫了,
+#: 好慌, 发愁), as :data:`MOMENT_STATES_EN`.
+MOMENT_STATES_ZH = (r"(?:七上八下|忐忑|心慌|慌得|好慌|很慌|有点慌|慌死|压力(?:好|很|太|特别|超|山)?大|累瘫|累趴|累死|累坏|好累|很累|太累|"
+                    r"心累|累了|头大|崩溃|崩了|破防|想哭|难受|开心|高兴|激动|感动|难过|郁闷|烦死|好烦|心烦|紧张|无聊|兴奋|担心|饿了|"
+                    r"好饿|好困|困死|愁人|发愁|好愁|急死|气死|无语|绝望|裂开|麻了)")
 
 # --- things -----------------------------------------------------------------------------
 

@@ -17,6 +17,17 @@ style words (简洁, 详细, 注释, 新手, 专家) among them; questions and h
 you like...?", "如果我喜欢") are not statements, and a statement anchored to a day
 (:data:`EVENT_TIME`) is an event.
 
+:func:`is_passing`: a memory that tells only how the speaker is at the moment (a passing
+state of body or mind, :data:`PASSING_STATE`: "wide awake again", 忐忑, 压力山大), a task
+just finished (:data:`COMPLETED`: 初稿写完了, "clocked off") or a remark about the listener
+("you're so patient with me"), with no habit or duration (:data:`HABITUAL`) that would
+make it the speaker's own, is an event, never profile (seed 002 §3.2: the profile holds the
+user's basic attributes and lasting likes); :func:`profile_type` and
+:mod:`gateway.memorization.disclosure`'s durable rule both read it.
+
+A greeting with the addressee first ("老师好", "亲早上好") is small talk as the addressee
+after it is (:data:`_VOCATIVE_GREETING_ZH`).
+
 :func:`is_affirmation`, :func:`proposition`, :func:`confirmed_type`: a user's bare "yes"
 is small talk unless it confirms a fact-checking question of the other side ("So your
 flight is on May 3rd?"); :mod:`gateway.memorization.verbatim` then keeps the question
@@ -31,12 +42,21 @@ from __future__ import annotations
 
 import re
 
-from gateway.memorization.lexicon import KIN_CLOSE_EN, PEOPLE_ZH, PETS_EN, SIBLING_ZH
+from gateway.memorization.lexicon import (
+    FEELINGS_EN,
+    KIN_CLOSE_EN,
+    MOMENT_STATES_EN,
+    MOMENT_STATES_ZH,
+    PEOPLE_ZH,
+    PETS_EN,
+    SIBLING_ZH,
+)
 from gateway.memory.records import MemoryType
 from gateway.runtime.text import CJK_RE
 
-__all__ = ['AFFIRM_EN', 'AFFIRM_ZH', 'EVENT_TIME', 'FACT_CUES', 'MIN_CONTENT_CHARS', 'PREFERENCE_CUES', 'PROPOSITION_CHARS', 'SMALL_TALK_EN',
-           'SMALL_TALK_ZH', 'confirmed_type', 'is_affirmation', 'is_small_talk', 'profile_type', 'proposition']
+__all__ = ['AFFIRM_EN', 'AFFIRM_ZH', 'COMPLETED', 'EVENT_TIME', 'FACT_CUES', 'HABITUAL', 'MIN_CONTENT_CHARS', 'PASSING_STATE',
+           'PREFERENCE_CUES', 'PROPOSITION_CHARS', 'SMALL_TALK_EN', 'SMALL_TALK_ZH', 'confirmed_type', 'is_affirmation', 'is_passing',
+           'is_small_talk', 'profile_type', 'proposition']
 
 #: Characters at the end of the other side's message :func:`proposition` reads (the
 #: chat path keeps 300 of them as a turn's context: ``capture.CONTEXT_CHARS``).
@@ -141,6 +161,71 @@ EVENT_TIME = re.compile(
     re.IGNORECASE,
 )
 
+#: How the speaker is at the moment, in body or mind ("I'm wide awake again", "drained",
+#: "so relieved", 忐忑, 压力山大, 累瘫了, 好慌): a stage-level predicate, true of the
+#: speaker for a while, as against an individual-level one that holds of them ("I'm
+#: colorblind", 我乳糖不耐受; Carlson 1977, *Reference to Kinds in English*, ch. 2). Seed 002
+#: §3.2 keeps the profile for the user's basic attributes and lasting likes; a passing state
+#: is an event (:func:`is_passing`). Words: :mod:`gateway.memorization.lexicon`.
+PASSING_STATE = re.compile(r"\b(?:" + FEELINGS_EN + "|" + MOMENT_STATES_EN + r")\b|" + MOMENT_STATES_ZH, re.IGNORECASE)
+#: A task the speaker has just finished (论文初稿写完了, 刚搬完, "just clocked off", "first
+#: shift done"): the completive phase complement 完 with 了 (Li & Thompson 1981, 3.2.3 on phase
+#: complements) and its English counterparts tell that an activity ended, an event, not
+#: something that holds afterwards (:func:`is_passing`).
+COMPLETED = re.compile(
+    r"\b(?:clocked\s+(?:off|out)|(?:first\s+)?(?:day|week|shift)\s+"
+    r"(?:back\s+)?(?:\w+\s+){0,3}done)\b"
+    r"|[\u4e00-\u9fff]完(?:了|啦|咯|$)",
+    re.IGNORECASE,
+)
+#: A habit, a generic statement or a duration ("I always get nervous before flights",
+#: "every time", "exhausted for weeks", "since the baby came", 一坐车就晕, 每次, 老是, 好几个月):
+#: it makes a passing state a trait of the speaker or a lasting condition (a habitual
+#: sentence is individual-level, Carlson 1977, ch. 2), so :func:`is_passing` does not read
+#: it as the moment's.
+HABITUAL = re.compile(
+    r"\b(?:always|usually|normally|generally|often|every|whenever|each\s+time|tend\s+to|never|constantly|"
+    r"most\s+(?:days|mornings|evenings|nights|weekends)|since|"
+    r"for\s+(?:(?:\d+|a\s+few|a\s+couple\s+of|two|three|four|five|six|several|many)\s+)?(?:days|weeks|months|years|ages))\b"
+    r"|每次|每天|每回|每到|每逢|一直|总是|老是|经常|常常|动不动|平时|一般|从来|天天|一[\u4e00-\u9fff]{1,6}就"
+    r"|好几(?:天|周|个月|年)|几个月了|这几年|多年|好久|很久|长期",
+    re.IGNORECASE,
+)
+#: A piece led by the second person ("you're so patient with me", 你真有耐心): about the
+#: listener, nothing the user tells about themselves (:func:`is_passing`; :data:`_MINE`, the
+#: user as a subject or owner, keeps the piece: "you know my dog Rex").
+_LISTENER = re.compile(r"^\W*(?:(?:and|but|oh|also)\s+)?(?:you|you're|youre|you've|you'd|your|ur|u)\b|^\W*(?:你|您)", re.IGNORECASE)
+_MINE = re.compile(r"\b(?:i|i'm|im|my|our|we)\b|我|咱|俺", re.IGNORECASE)
+#: Where a memory text is cut into pieces for :func:`is_passing`: clause and sentence
+#: punctuation, and a space between two Chinese characters (typed for a comma).
+_PIECE_CUT = re.compile(r"[,，、。.!！?？;；:：~～…]+|(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])")
+
+
+def is_passing(text: str) -> bool:
+    """True when ``text`` (a memory in the user's words) tells only how its speaker is at
+    the moment, a task they just finished, or something about the listener: every piece
+    of it (cut at :data:`_PIECE_CUT`) is small talk (:func:`is_small_talk`), led by the
+    second person without the user ("you're so patient"), or names a passing state
+    (:data:`PASSING_STATE`) or a finished task (:data:`COMPLETED`) with no habit or
+    duration (:data:`HABITUAL`), and not all of them are small talk. "hi. wide awake at 4am
+    again lol", 搬完了，累瘫了 and 我这两天心里有点忐忑 are passing; "we're moving to Denver,
+    so excited" (a plan beside the feeling), "I always get nervous before flights" (a
+    habit) and 我妈身体不好，我挺担心的 are
+    not. Linear in ``len(text)``."""
+    told = False
+    for piece in _PIECE_CUT.split(text):
+        piece = piece.strip()
+        if not piece or is_small_talk(piece):
+            continue
+        if _LISTENER.match(piece) and not _MINE.search(piece):
+            told = True
+            continue
+        if HABITUAL.search(piece) or not (PASSING_STATE.search(piece) or COMPLETED.search(piece)):
+            return False
+        told = True
+    return told
+
+
 _QUESTION = re.compile(r"[?？]\s*$|^\s*(?:do|does|did|are|is|can|could|would|will|should|what|why|how|when|where|who)\b"
                        r"|^\s*(?:如果|假如|要是)|吗[?？]?\s*$", re.IGNORECASE)
 #: An assistant question that offers help or asks for feedback, not one that checks a
@@ -172,11 +257,16 @@ _CJK = CJK_RE
 #: names the listener, it adds nothing about the speaker (vocatives in Chinese
 #: conversation, Li & Thompson 1981, 7.4 on terms of address), so it is dropped before
 #: the small-talk check.
-_VOCATIVE_ZH = re.compile(r"(?:啊|呀|哈)?(?:闺女|姑娘|小伙子|老师|亲爱的|亲|宝贝|宝|小助手|助手|同学|老铁|兄弟|姐妹)$")
+_VOCATIVES_ZH = r"(?:闺女|姑娘|小伙子|老师|亲爱的|亲|宝贝|宝|小助手|助手|同学|老铁|兄弟|姐妹)"
+_VOCATIVE_ZH = re.compile(r"(?:啊|呀|哈)?" + _VOCATIVES_ZH + "$")
+#: A term of address before a greeting ("老师好", "亲早上好", "同学晚安"): Chinese greets
+#: with the addressee first (称呼 + 好), so the vocative is dropped there too.
+_VOCATIVE_GREETING_ZH = re.compile(r"^" + _VOCATIVES_ZH + r"(?=好|早|晚安|午安|(?:早上|上午|中午|下午|晚上)好)")
 
 
 def _only_zh_small_talk(text: str) -> bool:
     rest = _VOCATIVE_ZH.sub("", text) if len(text) > 2 else text
+    rest = _VOCATIVE_GREETING_ZH.sub("", rest)
     while rest:
         for phrase in SMALL_TALK_ZH:
             if rest.startswith(phrase):
@@ -207,8 +297,9 @@ def profile_type(text: str) -> MemoryType | None:
     """``preference`` or ``semantic`` when ``text`` states a lasting preference or fact
     about its speaker (first person), else None (an event). Questions and hypotheticals
     are never profile, nor is a statement anchored to a day (:data:`EVENT_TIME`: "I
-    loved the film yesterday" is an event)."""
-    if _QUESTION.search(text) or EVENT_TIME.search(text):
+    loved the film yesterday" is an event), nor one that tells only how the speaker is at
+    the moment (:func:`is_passing`: "just clocked off, totally drained" is an event)."""
+    if _QUESTION.search(text) or EVENT_TIME.search(text) or is_passing(text):
         return None
     if PREFERENCE_CUES.search(text):
         return MemoryType.PREFERENCE
