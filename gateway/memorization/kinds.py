@@ -1,0 +1,521 @@
+"""What each clause of a user turn is (step 2 of :mod:`gateway.memorization.disclosure`):
+a request, a question, small talk, talk about the conversation, a disclosure or other.
+
+**What each clause is** (:func:`clause_kind`), first match wins:
+``small_talk`` (:func:`gateway.memorization.salience.is_small_talk`, plus "I see",
+"I think so", "我知道了"); a liking or standing instruction
+(:data:`gateway.memorization.salience.PREFERENCE_CUES`: "keep it short", "请回答简洁一点")
+is a ``disclosure``; ``request`` (checked before ``question``: "Can you write me a
+poem?" is a request): an imperative first word "give / tell
+/ write / recommend", "can you", "please", "I'd like / I want / I need + a thing or
+you", "I'm looking for", "help me", 帮我 请 给我 推荐 我想要 我需要; ``question`` (the
+sentence's question mark, an interrogative or auxiliary first word, 吗/呢 at the end,
+a Chinese question word: 什么 怎么 哪 几 多少 能不能 ... outside "什么都" and "前几天",
+with the colloquial 啥 (什么) and 干嘛 outside "啥都"; a
+clause that starts with "any": "any easy swap for..."); ``meta`` (talk
+about the conversation: "I have a question", "I'll try that", "that sounds good",
+a reaction with its "I" dropped, "love it", and a judgement of the assistant's words,
+"你说得对", "说到我心坎里了", any Chinese clause led by 你 / 您: a statement about the
+other side is no fact about the user);
+a first-person statement after a mirative lead ("turns out", "just found out":
+:data:`_MIRATIVE_EN`) is a ``disclosure`` even with "??" at its end;
+``disclosure`` (a first-person statement: the clause starts, after a discourse word
+such as "btw / also / since / because / as / 其实 / 因为 / 对了" or a fronted time
+("last weekend", "yesterday"), with I / my / we /
+our / 我 / 我们 / 咱, or with a past tense whose "I" was dropped ("Ran my first 10k
+on Sunday", "Had knee surgery in March": :data:`_DROPPED_I_EN`; not after a statement
+with a subject of its own, not about the reply, "tried that"), or names "my <someone>",
+a bare "Mom" / "Grandpa" leading the clause, or 我<家人> anywhere, or "As a nurse"
+/ 作为一名护士; a Chinese clause without a subject but with a durable cue, "在上海工作",
+"血压有点高", "闺女考上了" (the user's body, people, possessions, job), is the user's
+too: Chinese drops the subject); so is a Chinese clause with no subject that opens the
+turn (nothing but small talk before it: the zero subject is the speaker, Li & Thompson
+1981, ch. 24) and tells a change with the sentence-final 了 ("换平台了", "团团8个月了"), an
+ongoing activity with 在 ("还在喂母乳"), a trip planned for a coming time ("下个月去新加坡
+开会"), a trade ("跑外卖的") or a pseudo-cleft ("快递用的中通"), and any Chinese clause
+in a slot's own words ("二战考研") or naming a disease by its -炎 ("手腕腱鞘炎"); a bare
+number ("43") is ``other`` (an answer), 还是 before a negation is "still" ("还是没好"),
+not an alternative question, and an estimate with 吧 ("一百来个吧") asks nothing;
+anything else is ``other``. Asks and talk about the conversation are also told by their
+grammar: the words are :mod:`gateway.memorization.asks`'s, and a noun phrase that is the
+topic or a constraint of an ask is :func:`_part_of_ask_en`'s.
+
+**In its turn** (:func:`clause_kinds`): what the clauses around a clause say changes its
+kind: leave-taking as the turn's last clause is ``meta``, a 的 phrase after an ask, a state
+a bare question right after it asks about ("is that normal?": :func:`_state_asked`) and
+the topic of an English ask are part of the ask, and a clause about the app the user talks
+through is ``meta``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+from typing import Literal
+
+from gateway.memorization.asks import (
+    ABOUT_THE_APP,
+    ALTERNATIVE_ZH,
+    ALTERNATIVES_EN,
+    ASKS_IF_IT_MATTERS,
+    AUX_SUBJECT_EN,
+    COMPARATIVE_EN,
+    CONSTRAINT_EN,
+    DEICTIC_EN,
+    DEICTIC_ZH,
+    ESTIMATE_ZH,
+    FIRST_PERSON_IN_EN,
+    FOR_MY_EN,
+    LEAVE_ZH,
+    LOVE_YOU_EN,
+    META_EN,
+    META_ZH,
+    NEGATED_EN,
+    PAST_AUX_EN,
+    QUERY_NP_EN,
+    QUESTION_END_ZH,
+    QUESTION_IN_EN,
+    QUESTION_START_EN,
+    QUESTION_WORD_ZH,
+    REACTION_EN,
+    RELATIVE_TAIL_EN,
+    REQUEST_EN,
+    REQUEST_ZH,
+    REVISION_EN,
+    SPEC_ZH,
+    WH_EN,
+    alternative_zh,
+    request_zh,
+)
+from gateway.memorization.changes import MY_SOMEONE_ZH as _MY_SOMEONE_ZH
+from gateway.memorization.changes import PRONOUN_EN as _PRONOUN_EN
+from gateway.memorization.changes import PRONOUN_ZH as _PRONOUN_ZH
+from gateway.memorization.clauses import (
+    FIRST_PERSON_EN,
+    FIRST_PERSON_ZH,
+    LATIN_WORD,
+    MY_SOMEONE_EN,
+    NAMED_PERSON,
+    NAMES_USER,
+    VERB_EN,
+    Clause,
+    core_en,
+    core_zh,
+)
+from gateway.memorization.lexicon import FUTURE_TRIP_ZH, KIN_BARE_ZH, OCCUPATIONS_EN, PAST_TIME_ZH
+from gateway.memorization.lexicon import PEOPLE_ZH as _PEOPLE_ZH
+from gateway.memorization.salience import PREFERENCE_CUES, is_small_talk
+from gateway.memorization.scope import CHANGE, CHRONIC, CONDITION, DURABLE_ZH, HEALTH, STATE, names_chronic_condition
+from gateway.memorization.slots import slot_of, slots_of
+from gateway.runtime.text import HAN_RE as _CJK
+
+ClauseKind = Literal["disclosure", "question", "request", "small_talk", "meta", "other"]
+
+#: A fronted time before the subject ("Last weekend I ate shrimp..."): skipped when
+#: looking for the subject (a clause that is only a time, "last spring", stays an answer).
+_TIME_LEAD_EN = re.compile(r"^(?:yesterday|today|tonight|(?:last|this|next)\s+(?:week|weekend|month|year|night|morning|summer|"
+                           r"winter|spring|fall|autumn)|(?:this|that)\s+(?:morning|afternoon|evening))\b[\s,]+(?=\S)", re.IGNORECASE)
+_AS_A_EN = re.compile(r"^as\s+an?\s+\w+", re.IGNORECASE)
+#: English past-tense forms that are not "-ed" (the irregular verbs of everyday narration;
+#: Quirk et al. 1985, 3.14 on irregular verbs). ``put``, ``read``, ``let``, ``set``, ``cut``
+#: and ``hit`` are left out: their past is their base, an imperative ("put it in the oven").
+_IRREGULAR_PAST_EN = (
+    "ate|awoke|became|began|bit|blew|broke|brought|built|bought|came|caught|chose|dealt|did|drank|drew|drove|dug|"
+    "fed|fell|felt|fought|found|flew|forgot|froze|gave|got|grew|had|heard|held|hid|hung|hurt|kept|knew|laid|led|left|"
+    "lent|lost|made|meant|met|paid|quit|ran|rang|rode|rose|sang|sank|sat|saw|sent|shook|shot|shut|slept|sold|spent|"
+    "split|spoke|stole|stood|stuck|swam|swore|took|taught|threw|told|tore|understood|was|went|woke|won|wore|wrote|"
+    "been|broken|gotten|taken|seen|done|eaten|given|driven|written|spoken|chosen|stolen|thrown|worn|grown|known"
+)
+#: "-ed" words that are not past tenses, or whose past reading starts no narration
+#: ("need", "indeed", "based on that", "compared to"): not read as a dropped "I".
+_NOT_PAST_EN = ("need|needed|seed|feed|speed|bleed|breed|proceed|succeed|exceed|indeed|hundred|bed|red|shed|wed|ed|"
+                "based|compared|assuming|supposed|related|given|interested|confused")
+#: Words after an "-ed" form that make it read as an adjective or a passive ("stoked",
+#: "fixed til next march", "tired of it", "married to a chef"): such an "-ed" form alone is no
+#: past tense with a dropped "I"; a regular past counts only with an object or adverb after it.
+_AFTER_PARTICIPLE_EN = "to|til|till|until|on|in|at|for|with|about|of|by|from|and|or|but|as|af|lol|tbh|now|rn|today|though"
+#: A casual statement that drops its subject "I" ("Finally moved out!", "Got a new job",
+#: "Just adopted a kitten", "Ran my first 10k on Sunday"): a past-tense verb first. English
+#: diary and chat style drops the first-person subject of a declarative at the left edge
+#: (Haegeman 1990 on diary drop; Weir 2012 on left-edge deletion); an imperative is a base
+#: form, never a past tense, so a past tense first is a statement by the speaker. A past
+#: tense whose object is the conversation ("tried that", "loved it", "read your answer")
+#: is about the reply, not the user (:data:`_ABOUT_REPLY_EN`).
+_DROPPED_I_EN = re.compile(
+    r"^(?:(?:just|finally|recently|also|officially|only|actually|already|never|once|literally)\s+)?"
+    r"(?:(?!(?:" + _NOT_PAST_EN + r")\b)[a-z]{2,}ed(?=\s+(?!(?:" + _AFTER_PARTICIPLE_EN + r")\b)[\w£$€#])|" + _IRREGULAR_PAST_EN
+    + r"|started|moved|adopted|switched|signed|joined|"
+    r"landed|passed|graduated|finished|booked|decided|turned|married|retired|proposed|enrolled|transferred|relocated)\b"
+    r"|^(?:(?:just|finally|also|officially)\s+)?(?:going|heading|flying|moving|relocating)\s+(?!on\b|well\b|good\b|great\b|ok\b|crazy\b|nuts\b)"
+    r"|^(?:(?:still|now)\s+)?(?:working|living|staying)\s+(?:at|in|with|from|as|nights|days|remotely|full-time|part-time)\b",
+    re.IGNORECASE)
+#: A self-description with "I'm" dropped, a bare role noun phrase with no verb ("arch
+#: major at UT Austin", "sophomore", "night-shift nurse here"): read as :data:`_AS_A_EN`
+#: ("As a nurse") is, the user's own role (:func:`clause_kind` checks there is no verb).
+#: A past tense whose object is the reply or the conversation ("tried that", "loved it",
+#: "read your answer", "did what you said"): meta talk, not a dropped "I" statement.
+_ABOUT_REPLY_EN = re.compile(r"^(?:(?:just|finally|already|also|actually)\s+)?[a-z']+\s+(?:it|that|this|those|these|them|your|you|what\s+you)\b"
+                             r"(?!\s+(?:is|was|are|were|to)\b)", re.IGNORECASE)
+_ROLE_NP_EN = re.compile(r"^(?:an?\s+)?(?:[\w'-]+\s+){0,3}?(?:major|student|undergrad|grad\s+student|sophomore|freshman|"
+                         r"postdoc|phd\s+candidate|resident|intern|retiree|dev|" + OCCUPATIONS_EN
+                         + r")(?:\s+(?:at|in|from|for|with)\s+.{1,40}|\s+here)?$", re.IGNORECASE)
+_AS_A_ZH = re.compile(r"^作为(?:一[名个位])?")
+#: A trip or move planned for a coming time, with no subject ("下个月去新加坡开会", "月底回
+#: 老家"): Chinese has no tense; a future time word before a bare verb of motion states a
+#: scheduled event (Li & Thompson 1981, 6.1 on time words and aspect), the speaker's in an
+#: opening clause (ch. 24). A plan (:data:`PLAN`): durable until it happens.
+_FUTURE_TRIP_ZH = FUTURE_TRIP_ZH
+#: A mirative lead (the speaker's own surprise at new information: "turns out", "apparently",
+#: "found out", 原来, 才知道; e.g. DeLancey 1997 on mirativity): what follows is a statement
+#: even when the sentence ends in "??" ("turns out im allergic to cats??").
+_MIRATIVE_EN = re.compile(r"^(?:(?:also|and|so|oh|btw|well)\s+)*(?:(?:it\s+)?turns\s+out|apparently|(?:i\s+)?(?:just\s+)?"
+                          r"found\s+out|(?:i\s+)?(?:just\s+)?learned|(?:i\s+)?(?:just\s+)?realized|guess\s+what)\b[\s,:]*(?:that\s+)?",
+                          re.IGNORECASE)
+#: A bare number ("43", "3.5"): a quantity, which answers a how-many question.
+_NUMERAL = re.compile(r"\d+(?:[.,]\d+)?")
+
+
+#: The user's age or the age of someone of theirs ("my 7 year old", "turning 50", "三岁了").
+_AGE = re.compile(r"\b\d{1,3}[\s-]*(?:years?|yrs?|months?|mos?|weeks?)[\s-]*old\b|\bturn(?:s|ing|ed)\s+\d{1,3}\b"
+                  r"|\b(?:aged?)\s+\d{1,3}\b|[一二三四五六七八九十两\d]{1,3}(?:岁|个月大)", re.IGNORECASE)
+_MY_AGED_EN = re.compile(r"\b(?:my|our)\s+\d{1,2}[\s-]*(?:years?|yrs?|months?|mos?)[\s-]*old\b", re.IGNORECASE)
+#: A hypothetical, not a fact: "what if I were allergic", 如果我过敏.
+_HYPOTHETICAL = re.compile(r"\b(?:if|whether|suppose|supposing|imagine|hypothetically)\b|如果|要是|假如|万一", re.IGNORECASE)
+#: Diet words a verbless fragment describes the user by ("vegan now", "pescatarian remember").
+_DIET_WORD = re.compile(r"\b(?:vegetarian|vegan|pescatarian|plant-based|keto|gluten-free|dairy-free|lactose[\s-]intolerant|"
+                        r"halal|kosher|sober|teetotal)\b", re.IGNORECASE)
+
+
+def _attributive(core: str) -> bool:
+    """An ask (a request or a question) that carries a fact about the user or their people
+    as an attribute of the person it names (the attributive use of a state: Quirk et al.,
+    *A Comprehensive Grammar of the English Language*, 1985, 7.34 on attributive and
+    predicative adjectives; in Chinese the topic-comment clause before the question,
+    Li & Thompson 1981, ch. 4): "can my diabetic dad eat mango", "what do I get my
+    7 year old", "for my twins Mateo and Lucia", "我家娃对鸡蛋过敏能吃啥", "我孙女三岁了不爱
+    吃青菜咋办". The person must be the user's (:data:`MY_SOMEONE_EN` / :data:`_MY_SOMEONE_ZH`,
+    a bare Chinese kin term leading the clause with a lasting condition, :data:`_KIN_LEAD_ZH`:
+    "弟弟不是蛋白过敏嘛", or I / 我) and the attribute lasting: a condition (:data:`HEALTH`;
+    for the user themselves an allergy, a diagnosis or, as the comment of 我, a chronic
+    condition, :data:`_I_CHRONIC_ZH`: "我痛风能吃吗", not a passing symptom, "我头疼怎么办", nor one supposed with 的话), a diet
+    (:data:`_DIET_WORD`), an age (:data:`_AGE`) or a name (:data:`NAMED_PERSON`); a
+    hypothetical ("what if I were allergic": :data:`_HYPOTHETICAL`) is none."""
+    if _HYPOTHETICAL.search(core):
+        return False
+    kin = _KIN_LEAD_ZH.match(core)
+    if kin and (CONDITION.search(core, kin.end()) or names_chronic_condition(core[kin.end():])):
+        return True  # 妈糖尿病能吃西瓜吗: a bare kin term is the speaker's own relative
+    if not (MY_SOMEONE_EN.search(core) or _MY_SOMEONE_ZH.search(core) or NAMES_USER.search(core)
+            or _MY_AGED_EN.search(core)):
+        return False
+    if _MY_AGED_EN.search(core):
+        return True  # "my 7 year old": the person named by their age
+    person = bool(MY_SOMEONE_EN.search(core) or _MY_SOMEONE_ZH.search(core))
+    if NAMED_PERSON.search(core) or (person and _AGE.search(core)):
+        return True
+    if _CONDITIONAL_ZH.search(core):
+        return False  # 我痛风的话能吃吗: "if I had gout", no statement
+    return bool((HEALTH.search(core) and (person or CONDITION.search(core) or _I_CHRONIC_ZH.match(core)))
+                or _DIET_WORD.search(core))
+
+
+#: A Chinese clause led by a bare kin term ("妈糖尿病...", "弟弟不是蛋白过敏嘛", "老婆乳糖
+#: 不耐受..."): used bare, a kin term names the speaker's own relative, as "Mom" does in
+#: English (Dahl & Koptjevskaja-Tamm 2001 on kin terms as proper names; in Chinese the bare
+#: kin term in topic position is definite, Li & Thompson 1981, 4.2). Generic people
+#: (孩子, 宝宝, 老人) are not among them: "孩子过敏怎么办" may ask about children at large.
+_KIN_LEAD_ZH = re.compile(r"^" + KIN_BARE_ZH + r"(?![们子妹弟姐哥妈爸夫嫂])")
+#: The speaker with a chronic condition as the comment of the topic 我 (the double-subject
+#: construction, Li & Thompson 1981, 4.1: "我痛风能吃海鲜吗", "我高血压能喝咖啡吗"): the
+#: question presupposes the condition. A passing symptom ("我头疼怎么办") is none.
+_I_CHRONIC_ZH = re.compile(r"^(?:我|俺)(?:本身|本来|自己|一直|也|还|有|是)*(?:高血压|高血脂|高血糖|糖尿病|痛风|哮喘|湿疹|鼻炎|贫血|"
+                           r"胆固醇高|血压高|血脂高|血糖高|尿酸高)")
+#: The conditional 的话 ("if", Li & Thompson 1981, 23.2): "我痛风的话能吃吗" supposes.
+_CONDITIONAL_ZH = re.compile(r"的话")
+
+
+#: The speaker's own affair named with its possessive dropped, as the subject
+#: ("Surgery got moved up to July 14", "Appointment is at 3", "Lease ends in May":
+#: situational ellipsis of the determiner, Biber et al. 1999, 3.7).
+_OWN_AFFAIR_EN = re.compile(r"^(?:surgery|operation|appointment|appt|procedure|biopsy|scan|mri|chemo|physio|therapy|treatment|"
+                            r"interview|lease|rent|mortgage|commute|shift|due\s+date|visa|wedding)\s+(?:is|was|got|has|had|"
+                            r"ends?|starts?|moved|went|will|keeps?|\w+ed)\b", re.IGNORECASE)
+#: A reminder ("remember my blood sugar", "don't forget I'm vegan", 别忘了我..., 记得我...):
+#: the imperative of remembering restates a fact the other side was told (a directive
+#: whose content is an assertion: Searle 1976 on indirect assertives), so the clause is
+#: a disclosure when what follows names the user or their people.
+_REMINDER_EN = re.compile(r"^(?:remember|don't\s+forget|dont\s+forget|do\s+not\s+forget|keep\s+in\s+mind|bear\s+in\s+mind)\b"
+                          r"(?:\s+that)?", re.IGNORECASE)
+_REMINDER_ZH = re.compile(r"^(?:别忘了|不要忘了|记得|记住)")
+#: "<Name> and I" / "my wife and I" as the subject: the user is part of it.
+_WITH_ME_EN = re.compile(r"^(?:(?:my|our)\s+)?[\w'-]+\s+and\s+(?:i|me)\b"
+                         r"|^guess\s+who(?:'s|\s+is|\s+just|\s+finally|\s+got)\b", re.IGNORECASE)  # "guess who's off nights": the speaker
+#: The user as the object of a statement ("Doc took me off the old pill", "they moved me
+#: to days"): what happened to the user is about the user.
+_ME_EN = re.compile(r"\b(?:me|myself)\b", re.IGNORECASE)
+#: A verbless fragment that starts "on <something>" ("on glipizide", "on night shifts this
+#: month", "on days now"): "I'm on ..." with the subject and copula dropped.
+_ON_EN = re.compile(r"^on\s+(?!it\b|(?:my|the|your)\s+way\b|top\b|second\b|(?:a|the)\s+(?:phone|call)\b)[\w-]+", re.IGNORECASE)
+
+
+def _self_description(core: str) -> bool:
+    """A verbless English fragment that describes the user with "I'm" dropped (conversational
+    ellipsis of subject and copula, Biber et al., *Longman Grammar of Spoken and Written
+    English*, 1999, 3.7 on situational ellipsis; Quirk et al. 1985, 12.47): a condition
+    ("Type 2 diabetic", "allergic to shellfish btw": :data:`HEALTH`), a diet ("vegan now":
+    :data:`_DIET_WORD`), "on <something>" (:data:`_ON_EN`), or a noun phrase with a state
+    word ("Metformin now", "bank fishing from here on out": :data:`STATE`) of at most eight
+    words. No question word ("now what")."""
+    words = LATIN_WORD.findall(core)
+    if not words or len(words) > 8 or WH_EN.search(core):
+        return False
+    if HEALTH.search(core) or _DIET_WORD.search(core) or _ON_EN.match(core):
+        return True
+    rest = LATIN_WORD.findall(STATE.sub(" ", core))
+    return len(rest) < len(words) and len(rest) >= 1 and bool(_FROM_NOW_ON.search(core) or _NOW_END.search(core))
+
+
+#: "from now on", "from here on (out)", "for good": a lasting change of state.
+_FROM_NOW_ON = re.compile(r"\bfrom\s+(?:now|here)\s+on(?:\s+out)?\b|\bfor\s+good\b", re.IGNORECASE)
+#: "<something> now" at the end of a fragment: the new state ("Metformin now", "days now").
+_NOW_END = re.compile(r"\b(?:now|these\s+days|nowadays)\W*$", re.IGNORECASE)
+#: A Chinese clause with no subject whose verb takes an indefinite object with 个 / 一个 /
+#: 一套 ... and no 了 ("南山区租个一室一厅", "买个二手车"): an unrealized event (V个N marks an
+#: indefinite, not yet had object; Li & Thompson 1981, 4.2 and 6.1 on 了 and realized
+#: events) that sets up the question after it, not a fact about the user.
+_INDEFINITE_ZH = re.compile(r"^[\u4e00-\u9fff]{0,6}?(?:租|买|找|换|报|学|办|弄|养|搞|开|装|请)(?:个|一个|一套|一辆|一只|一份|一间|点)")
+#: A Chinese clause that opens, after its time words (昨天, 上个月, 前两天...) and an adverb
+#: (刚, 已经, 终于...), with a one- or two-character verb and the perfective 了 / experiential
+#: 过, and goes on to an object ("前两天拔了智齿", "最近胖了十斤", "上个月考过了科目三"): a
+#: realized event with no subject of its own. A Chinese zero subject in the first clause of
+#: a turn refers to the speaker unless context names someone else (Li & Thompson 1981,
+#: ch. 24 on zero pronouns; Li & Thompson 1981, 6.1 on 了 and realized events), so it is
+#: the user's episode. The verb-了 must not end the clause ("试了": a reaction) and the
+#: clause must not name the other side (你 / 您).
+_TIME_ZH = PAST_TIME_ZH
+_PERFECTIVE_ZH = re.compile(r"^" + _TIME_ZH + r"*(?:刚刚|刚|才|已经|终于|又|也|还)?[一-鿿]{1,2}(?:了|过)(?:了)?(?=[一-鿿\d])"
+                            r"(?!.*[你您])")
+#: Subjectless impersonal verbs (weather, 下雨了): no one's event.
+_IMPERSONAL_ZH = re.compile(r"雨|雪|风|雾|雷|天气|降温|升温|停电|停水|堵车|天黑|天亮|天冷|天热|变天|过年|春节")
+#: A change of state told with the sentence-final 了 and no subject ("换平台了", "断奶成功了",
+#: "N3过了", "团团8个月了"): sentence-final 了 marks a currently relevant state, something
+#: that has come to hold (Li & Thompson 1981, ch. 9), and the zero subject of a turn's
+#: opening clause is the speaker or what the speaker names as the topic (Li & Thompson
+#: 1981, ch. 24 on zero pronouns; ch. 4 on topic-comment). At least three characters before
+#: 了 ("吃饱了", "到家了" and "试了" are replies of the moment, not news); not the
+#: exclamative 太…了 ("太好了"), not an impersonal or calendar predicate (:data:`_IMPERSONAL_ZH`:
+#: "快过年了"), not naming the other side (你 / 您: "辛苦你了"), and not a choice among the
+#: options talked about, a demonstrative (这家 / 那个) or a decision with 就 ("就这家了"); not
+#: 快 / 要…了, the imminent "about to" (Li & Thompson 1981, 6.1: "快到周末了" has not happened).
+_CHANGED_ZH = re.compile(r"^(?!就|快|要)(?!.*[你您])(?!.*[这那](?:个|家|款|种|样|么|些))(?!.*太[\u4e00-\u9fff]{1,3}了)[\u4e00-\u9fffA-Za-z0-9]{3,}了[啊呀啦哈!！~～\u2600-\u27bf\U0001f300-\U0001faff]*$")
+#: An opening clause with no subject led by 在 ("在减肥", "还在喂母乳", "一直在吃药", "在杭州
+#: 上班"): 在 before a verb is the durative aspect, an ongoing activity (Li & Thompson 1981,
+#: 7.2), before a place it locates the subject; either way the zero subject of a turn's
+#: opening clause is the speaker's (ch. 24). Not "在吗" / "在不在" (greetings) nor a
+#: demonstrative or question word after 在.
+_ONGOING_ZH = re.compile(r"^(?:还|正|一直|也|都)?在(?!吗|嘛|不在|哪|这|那)[\u4e00-\u9fff]{2}")
+_PLANNED_ZH = re.compile(r"^" + _FUTURE_TRIP_ZH)
+#: A trade named by a verb-object phrase with 的 and no copula or subject ("跑美团外卖的",
+#: "干装修的", "开出租的", "卖保险的"): the 的 construction names a class of people by what
+#: they do (Zhu Dexi 1961 on 的 nominalizations; Li & Thompson 1981, 20.3), "(我是)跑外卖的",
+#: the speaker's occupation in an opening clause (ch. 24). The verbs are those of a trade:
+#: run (a route), do, drive, sell, deliver, teach, repair.
+_TRADE_ZH = re.compile(r"^(?:跑|干|做|开|卖|送|教|修)(?!得)[\u4e00-\u9fffA-Za-z0-9]{1,8}?的$")
+#: A pseudo-cleft with no subject ("快递用的中通", "开的是比亚迪", "养的是布偶"): "what (I)
+#: use / drive / keep is X", the 的 nominalization of a verb of use or keeping as the
+#: topic and the thing as the comment (Li & Thompson 1981, 20.3 on nominalizations; ch. 4
+#: on topic-comment): the speaker's habit or possession in an opening clause (ch. 24).
+_CLEFT_ZH = re.compile(r"^[\u4e00-\u9fff]{0,4}?(?:用|开|骑|住|养|穿|喝|抽|戴)的(?:是)?(?![什哪啥谁])[\u4e00-\u9fffA-Za-z0-9]{2,}")
+
+
+def clause_kind(clause: Clause, first: bool = False, after_statement: bool = False,
+                opening: bool | None = None) -> ClauseKind:
+    """The kind of one clause (step 2 of the module docstring); ``first``: the turn's
+    first clause (a pronoun there has no antecedent in the turn: "他下夜班白天睡不好"
+    is about someone named earlier, so it is ``other``); ``after_statement``: the clause
+    before it in its sentence is a statement with a subject of its own that is not the
+    user ("pickle hated the car ride, yowled the whole way"): a subject-less clause after
+    it shares that subject (coordination ellipsis, Quirk et al. 1985, 13.2), so a past
+    tense first is no dropped "I"; ``opening``: no clause before it in the turn says
+    anything (only small talk or talk about the conversation: "在吗 跑外卖的"), default
+    ``first``: a Chinese zero subject there is the speaker (Li & Thompson 1981, ch. 24)."""
+    text = clause.text.strip()
+    opening = first if opening is None else opening
+    if _NUMERAL.fullmatch(text):
+        return "other"  # "43": a quantity, the answer to a how-many question, no small talk
+    if not text or is_small_talk(text):
+        return "small_talk"
+    if not _CJK.search(text) and REVISION_EN.match(core_en(text)):
+        return "request"  # "make it shorter": a revision of the reply, no standing instruction
+    if PREFERENCE_CUES.search(text) and not LOVE_YOU_EN.search(text):
+        return "disclosure"  # a liking or a standing instruction: "请回答简洁一点", "keep it short"
+    if not (core_zh(core_en(text)) if _CJK.search(text) else core_en(text)).strip(" !.~…"):
+        return "meta"  # only a discourse word: "跟你说一下", "heads up"
+    if _CJK.search(text):
+        core = core_zh(text) or text
+        # "说一下红烧肉的做法": a lead word (说一下, "let me say") that is the ask's verb when no subject follows it
+        request = request_zh(core) or bool(core != text and REQUEST_ZH.match(text) and not NAMES_USER.search(core))
+        asks = request or clause.asked or bool(
+            (QUESTION_END_ZH.search(core) and not ESTIMATE_ZH.match(core)) or QUESTION_WORD_ZH.search(core))
+        if asks and _attributive(core):
+            return "disclosure"  # 我家娃对鸡蛋过敏能吃啥: the ask carries a fact about the user's people
+        if _REMINDER_ZH.match(core) and (FIRST_PERSON_ZH.search(core[2:].lstrip("了")) or _MY_SOMEONE_ZH.search(core)):
+            return "disclosure"  # 别忘了我对花生过敏: a reminder restates a fact
+        if request:
+            return "request"
+        if asks or ALTERNATIVE_ZH.search(core) or alternative_zh(core):
+            return "question"
+        if DEICTIC_ZH.search(core) and not NAMES_USER.search(core):
+            return "meta"  # 这个太贵了: about the reply
+        if META_ZH.search(core) or is_small_talk(core):
+            return "meta" if core != text or not is_small_talk(core) else "small_talk"
+        if FIRST_PERSON_ZH.search(core) or _MY_SOMEONE_ZH.search(core) or _AS_A_ZH.search(core):
+            return "disclosure"
+        if _PRONOUN_ZH.search(core):
+            return "other" if first else "disclosure"
+        if _PERFECTIVE_ZH.match(core) and not _IMPERSONAL_ZH.search(core) and not after_statement:
+            return "disclosure"  # 前两天拔了智齿: a realized event with its subject dropped is the speaker's
+        if _INDEFINITE_ZH.match(core) and "了" not in core:
+            return "other"  # 南山区租个一室一厅: something not yet done, the topic of an ask
+        if opening and not after_statement and not _IMPERSONAL_ZH.search(core) and (
+                _CHANGED_ZH.match(core) or _ONGOING_ZH.match(core) or _PLANNED_ZH.match(core) or _TRADE_ZH.match(core)
+                or _CLEFT_ZH.match(core)):
+            return "disclosure"  # 换平台了 / 还在喂母乳 / 下个月去新加坡开会 / 跑外卖的: the speaker, subject dropped
+        if slots_of(core, first=True):
+            return "disclosure"  # 二战考研: an attribute of the user's (a slot's own words), subject dropped
+        if (DURABLE_ZH.search(core) or CHANGE.search(core)) and not request_zh(core):
+            return "disclosure"  # Chinese drops the subject: "在上海工作" is the user's
+        return "other"
+    core = core_en(text) or text
+    surprise = _MIRATIVE_EN.match(text)
+    if surprise and surprise.end() < len(text):
+        told = core_en(text[surprise.end():])
+        if FIRST_PERSON_EN.search(told) or MY_SOMEONE_EN.search(told):
+            return "disclosure"  # "turns out im allergic to cats??": news, not a question
+    request = bool(REQUEST_EN.search(core))
+    unmarked = bool(QUESTION_START_EN.search(core)) and not (PAST_AUX_EN.match(core) and not AUX_SUBJECT_EN.match(core))
+    asks = request or bool(QUESTION_IN_EN.search(core) or clause.asked or unmarked)
+    if asks and _attributive(core):
+        return "disclosure"  # "can my diabetic dad eat mango": the ask carries a fact about the user's people
+    if _REMINDER_EN.match(core) and (NAMES_USER.search(core[8:]) or MY_SOMEONE_EN.search(core)):
+        return "disclosure"  # "Remember my blood sugar though": a reminder restates a fact
+    if request:
+        return "request"
+    if asks:
+        return "question"
+    names_user = bool(NAMES_USER.search(core) or MY_SOMEONE_EN.search(core))
+    if not names_user and REACTION_EN.search(core):
+        return "meta"  # "thx these look good", "ur a lifesaver", "gonna try that tonight"
+    verbless = not VERB_EN.search(RELATIVE_TAIL_EN.sub(" ", core))
+    before_for = FOR_MY_EN.sub("", core)  # "gift ideas for my dad": whom the thing asked for is for
+    if verbless and not FIRST_PERSON_IN_EN.search(core) and not _attributive(core) and not NAMES_USER.search(before_for) \
+            and not MY_SOMEONE_EN.search(before_for) and (
+            QUERY_NP_EN.match(core) or (COMPARATIVE_EN.match(core) and not NEGATED_EN.match(text))):
+        return "request"  # "recipe for banana bread", "gift ideas for my dad", "shorter and with more emojis"
+    if META_EN.search(core) or (DEICTIC_EN.search(core) and not NAMES_USER.search(core)):
+        return "meta"
+    subject = _TIME_LEAD_EN.sub("", core)
+    dropped_i = bool(_DROPPED_I_EN.search(subject)) and not _ABOUT_REPLY_EN.match(subject) and not after_statement
+    if FIRST_PERSON_EN.search(subject) or MY_SOMEONE_EN.search(core) or _AS_A_EN.search(core) or dropped_i \
+            or _WITH_ME_EN.match(subject) or _OWN_AFFAIR_EN.match(subject):
+        return "disclosure"
+    verb = VERB_EN.search(core)
+    if _ROLE_NP_EN.match(core) and not verb:
+        return "disclosure"  # "arch major at UT Austin": "I'm" dropped
+    if not verb and _self_description(core):
+        return "disclosure"  # "allergic to shellfish btw", "on night shifts this month", "vegan now": "I'm" dropped
+    if len(LATIN_WORD.findall(core)) >= 3 and _ME_EN.search(core, 1):
+        return "disclosure"  # "Doc took me off the old pill": the user is the object
+    if _PRONOUN_EN.search(core) and not first:
+        return "disclosure"  # "..., she loves gardening": its antecedent is kept with it
+    if _DROPPED_I_EN.search(subject) and _ABOUT_REPLY_EN.match(subject) and not names_user:
+        return "meta"  # "figured it out", "got it working", "tried that": what the reply's suggestion did
+    return "other"
+
+
+#: A capitalised word after the clause's first (a name: "the Y", "Theo"), or a clause led
+#: by an -ing participle ("lifeguarding all summer": "I'm" dropped, Biber et al. 1999, 3.7).
+_NAMED_OR_DOING_EN = re.compile(r"(?<=\s)[A-Z]|^\W*(?:[A-Z]\w*\s*(?:,|$)|\w+ing\b)")
+
+
+def _part_of_ask_en(parts: list[Clause], kinds: list[ClauseKind], i: int) -> bool:
+    """Clause ``i`` is an English noun phrase with no verb that names neither the user nor
+    anyone, of one of two shapes: the alternatives a wh-question right after it asks about
+    (X and / or / + Y: "tulips and vintage watering cans, what colours go together",
+    "maple+soy milk or aquafaba, which browns better"), or a measure or a "-friendly"
+    constraint right after an ask ("need a quick dinner, 20 min max, toddler friendly"): the
+    topic of the ask put before it (left dislocation) or a constraint added after it (right
+    dislocation; Quirk et al. 1985, 18.37-18.38; Biber et al. 1999, 14.3 on prefaces and
+    tags), part of the ask, not a statement. A "no X" constraint ("no sesame obvs") may
+    restate a fact and stays as it was."""
+    text = parts[i].text
+    if _CJK.search(text) or VERB_EN.search(text) or NAMES_USER.search(text) or MY_SOMEONE_EN.search(text):
+        return False
+    if _NAMED_OR_DOING_EN.search(text) or not LATIN_WORD.search(text) or _IRREGULAR_PAST_RE.search(text):
+        return False  # a name ("Theo, 7, ideas for his party?"), "lifeguarding at the Y", "pills ran out": the user's
+    nxt, prev = i + 1, i - 1
+    if (nxt < len(parts) and parts[nxt].sentence == parts[i].sentence and kinds[nxt] == "question"
+            and WH_EN.match(core_en(parts[nxt].text)) and ALTERNATIVES_EN.search(text)):
+        return True
+    return (prev >= 0 and parts[prev].sentence == parts[i].sentence and kinds[prev] in ("request", "question")
+            and bool(CONSTRAINT_EN.match(text)))
+_IRREGULAR_PAST_RE = re.compile(r"\b(?:" + _IRREGULAR_PAST_EN + r"|gone)\b", re.IGNORECASE)
+
+
+def _third_person_statement(text: str) -> bool:
+    """An English clause with a finite verb whose subject is not dropped: its first word
+    is no verb form (:data:`_DROPPED_I_EN`) and a verb follows ("pickle hated the car ride")."""
+    core = core_en(text)
+    return not _CJK.search(core) and not _DROPPED_I_EN.search(core) and bool(VERB_EN.search(core, 1))
+
+
+def _state_asked(parts: list[Clause], kinds: list[ClauseKind], i: int) -> bool:
+    """Clause ``i`` is the state a bare question right after it in its sentence asks about
+    (:data:`ASKS_IF_IT_MATTERS`: "my knee hurts after running, is that normal?", 最近爬完楼梯
+    膝盖有点疼，要不要紧？): the topic of the ask, part of it, not a fact the user tells. A
+    lasting condition (:data:`CHRONIC`, :data:`CONDITION`: "I have asthma") or a slot
+    statement holds whatever is asked about it and stays, and so does a clause that names
+    someone of the user's ("我家猫咪咪最近老吐毛球，要紧吗": the user has a cat)."""
+    nxt = parts[i + 1]
+    if nxt.sentence != parts[i].sentence or kinds[i + 1] != "question":
+        return False
+    if not ASKS_IF_IT_MATTERS.match(core_zh(core_en(nxt.text))):
+        return False
+    text = parts[i].text
+    core = core_zh(core_en(text))
+    if MY_SOMEONE_EN.search(core) or _MY_SOMEONE_ZH.search(core) or re.match(_PEOPLE_ZH, core):
+        return False  # 我家猫咪咪最近老吐毛球: who the user's people and pets are holds
+    return not (CHRONIC.search(text) or CONDITION.search(text) or slot_of(text))
+
+
+def clause_kinds(parts: list[Clause], promote: Collection[int] = ()) -> tuple[ClauseKind, ...]:
+    """The kind of each of a turn's clauses (:func:`clause_kind`, then what the clauses around it say: a
+    leave-taking as the turn's last clause and a 的 phrase after an ask (:data:`~gateway.memorization.asks.LEAVE_ZH`,
+    :data:`~gateway.memorization.asks.SPEC_ZH`), talk about the app (:data:`~gateway.memorization.asks.ABOUT_THE_APP`),
+    a state a bare question right after it asks about (:func:`_state_asked`) and the topic or a constraint of an
+    English ask (:func:`_part_of_ask_en`)). ``promote``: indices of clauses read as disclosures whatever the rules
+    say. Linear in the clauses' length."""
+    found: list[ClauseKind] = []
+    opening = True  # nothing but small talk or talk about the conversation so far in the turn
+    last = max((i for i, c in enumerate(parts) if not is_small_talk(c.text)), default=-1)
+    for i, c in enumerate(parts):
+        after = i > 0 and parts[i - 1].sentence == c.sentence and found[-1] == "other" and _third_person_statement(parts[i - 1].text)
+        kind = "disclosure" if i in promote else clause_kind(c, i == 0, after, opening)
+        if kind != "meta" and i not in promote and _CJK.search(c.text):
+            core = core_zh(c.text)
+            if i == last and LEAVE_ZH.match(core):
+                kind = "meta"  # 我先去做饭了: leave-taking closes the turn
+            elif kind == "disclosure" and i > 0 and found[-1] in ("request", "question") and SPEC_ZH.match(core):
+                kind = "other"  # 有啥护腰推荐 骑车能戴的: what the thing asked for must do
+        found.append(kind)
+        opening = opening and found[-1] in ("small_talk", "meta")
+    for i, c in enumerate(parts):  # "my granddaughter set this app up for me": the conversation's medium
+        if found[i] in ("disclosure", "other") and i not in promote and ABOUT_THE_APP.search(c.text):
+            found[i] = "meta"
+    for i in range(len(parts) - 1):  # 最近膝盖有点疼，要不要紧: the passing state is what is asked about
+        if found[i] in ("disclosure", "other") and i not in promote and _state_asked(parts, found, i):
+            found[i] = "question"
+    for i in range(len(parts)):  # "tulips and watering cans, what colours go together": the ask's topic
+        if found[i] == "other" and i not in promote and _part_of_ask_en(parts, found, i):
+            found[i] = "request"
+    return tuple(found)
