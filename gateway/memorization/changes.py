@@ -2,7 +2,7 @@
 older memory is about that thing (no model).
 
 :mod:`gateway.memorization.neardup` retires an older statement of the same slot
-(residence, work, diet...: :func:`gateway.memorization.disclosure.slot_of`). Many
+(residence, work, diet...: :func:`gateway.memorization.slots.slot_of`). Many
 changes name no slot: "I sold the Honda, I ride a bike now", "I stopped running, it's
 swimming now", "my sister moved out", "我不喝咖啡了，现在只喝茶". What such a sentence
 always names is the thing that ended, right after (or, for "my sister moved out",
@@ -103,7 +103,7 @@ PHRASE_WORDS = 6
 #: work per cue is constant).
 LOOKBACK = 60
 
-#: Who a clause is about (shared with :mod:`gateway.memorization.disclosure`, which reads
+#: Who a clause is about (shared with :mod:`gateway.memorization.clauses`, which reads
 #: the subject of a statement the same way): a bare pronoun, the user's people (zh:
 #: :data:`gateway.memorization.lexicon.PEOPLE_ZH`, re-exported here).
 PRONOUN_EN = re.compile(r"^(?:he|she|they|he's|she's|they're|hes|shes|theyre|his|her|their|it's)\b", re.IGNORECASE)

@@ -47,7 +47,9 @@ from pathlib import Path
 
 import numpy as np
 
-from gateway.memorization.disclosure import Clause, ClauseKind, analyse, clauses
+from gateway.memorization.clauses import Clause, clauses
+from gateway.memorization.disclosure import analyse
+from gateway.memorization.kinds import ClauseKind
 from gateway.memory.embeddings.script_routed import part_slices, parts_of, route
 from gateway.runtime.text import HAN_RE
 
@@ -84,7 +86,7 @@ def language_of(text: str) -> str:
 
 @dataclass(frozen=True)
 class Candidate:
-    """A clause the rules drop: its index among :func:`~gateway.memorization.disclosure.clauses`
+    """A clause the rules drop: its index among :func:`~gateway.memorization.clauses.clauses`
     of the turn, its text, and its structural features (:func:`structural`)."""
 
     index: int

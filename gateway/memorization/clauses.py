@@ -104,7 +104,7 @@ class Clause:
 
 
 def clauses(text: str) -> list[Clause]:
-    """The clauses of ``text`` (step 1 of the module docstring). Linear in ``len(text)``."""
+    """The clauses of ``text`` (module docstring). Linear in ``len(text)``."""
     out: list[Clause] = []
     for number, sentence in enumerate(_SENTENCE.findall(text[:MAX_CHARS])):
         body = sentence.rstrip(".!?。！？;；…～\n \t")

@@ -149,13 +149,13 @@ _DROPPED_I_EN = re.compile(
     r"|^(?:(?:just|finally|also|officially)\s+)?(?:going|heading|flying|moving|relocating)\s+(?!on\b|well\b|good\b|great\b|ok\b|crazy\b|nuts\b)"
     r"|^(?:(?:still|now)\s+)?(?:working|living|staying)\s+(?:at|in|with|from|as|nights|days|remotely|full-time|part-time)\b",
     re.IGNORECASE)
-#: A self-description with "I'm" dropped, a bare role noun phrase with no verb ("arch
-#: major at UT Austin", "sophomore", "night-shift nurse here"): read as :data:`_AS_A_EN`
-#: ("As a nurse") is, the user's own role (:func:`clause_kind` checks there is no verb).
 #: A past tense whose object is the reply or the conversation ("tried that", "loved it",
 #: "read your answer", "did what you said"): meta talk, not a dropped "I" statement.
 _ABOUT_REPLY_EN = re.compile(r"^(?:(?:just|finally|already|also|actually)\s+)?[a-z']+\s+(?:it|that|this|those|these|them|your|you|what\s+you)\b"
                              r"(?!\s+(?:is|was|are|were|to)\b)", re.IGNORECASE)
+#: A self-description with "I'm" dropped, a bare role noun phrase with no verb ("arch
+#: major at UT Austin", "sophomore", "night-shift nurse here"): read as :data:`_AS_A_EN`
+#: ("As a nurse") is, the user's own role (:func:`clause_kind` checks there is no verb).
 _ROLE_NP_EN = re.compile(r"^(?:an?\s+)?(?:[\w'-]+\s+){0,3}?(?:major|student|undergrad|grad\s+student|sophomore|freshman|"
                          r"postdoc|phd\s+candidate|resident|intern|retiree|dev|" + OCCUPATIONS_EN
                          + r")(?:\s+(?:at|in|from|for|with)\s+.{1,40}|\s+here)?$", re.IGNORECASE)
@@ -163,7 +163,7 @@ _AS_A_ZH = re.compile(r"^作为(?:一[名个位])?")
 #: A trip or move planned for a coming time, with no subject ("下个月去新加坡开会", "月底回
 #: 老家"): Chinese has no tense; a future time word before a bare verb of motion states a
 #: scheduled event (Li & Thompson 1981, 6.1 on time words and aspect), the speaker's in an
-#: opening clause (ch. 24). A plan (:data:`PLAN`): durable until it happens.
+#: opening clause (ch. 24). A plan (:data:`gateway.memorization.scope.PLAN`): durable until it happens.
 _FUTURE_TRIP_ZH = FUTURE_TRIP_ZH
 #: A mirative lead (the speaker's own surprise at new information: "turns out", "apparently",
 #: "found out", 原来, 才知道; e.g. DeLancey 1997 on mirativity): what follows is a statement
@@ -330,7 +330,7 @@ _CLEFT_ZH = re.compile(r"^[\u4e00-\u9fff]{0,4}?(?:用|开|骑|住|养|穿|喝|�
 
 def clause_kind(clause: Clause, first: bool = False, after_statement: bool = False,
                 opening: bool | None = None) -> ClauseKind:
-    """The kind of one clause (step 2 of the module docstring); ``first``: the turn's
+    """The kind of one clause (module docstring); ``first``: the turn's
     first clause (a pronoun there has no antecedent in the turn: "他下夜班白天睡不好"
     is about someone named earlier, so it is ``other``); ``after_statement``: the clause
     before it in its sentence is a statement with a subject of its own that is not the

@@ -1,6 +1,8 @@
 """The word lists the verbatim formation rules share: one table per word class, zh + en.
 
-The rules of :mod:`gateway.memorization.disclosure`, :mod:`gateway.memorization.changes`
+The rules of :mod:`gateway.memorization.disclosure` (and of the modules its steps live in:
+:mod:`~gateway.memorization.clauses`, :mod:`~gateway.memorization.asks`, :mod:`~gateway.memorization.kinds`,
+:mod:`~gateway.memorization.scope`, :mod:`~gateway.memorization.slots`), :mod:`gateway.memorization.changes`
 and :mod:`gateway.memorization.salience` read the same classes of words (the user's
 people and pets, occupations, conditions of health, the end of work, plans, weekdays and
 months...). Each class is spelled here once, as a regular-expression fragment (an

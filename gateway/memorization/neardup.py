@@ -22,17 +22,17 @@ plan's earlier memories:
 
 Supersede, when the new memory is a profile statement that fills a slot (its
 ``metadata.slot``: residence, employer, diet, relationship status;
-:func:`gateway.memorization.disclosure.slot_of`) and is no duplicate: every live profile
+:func:`gateway.memorization.slots.slot_of`) and is no duplicate: every live profile
 memory among the hybrid search's :data:`SLOT_CANDIDATES` best hits (vector and keyword
 rankings: the earlier statement may share words more than meaning) that fills the same slot
 (its own ``metadata.slot``, or the slot its text names; the new memory may fill more
 than one: a transfer by the employer, "公司把我调到重庆了", fills work and residence,
-:func:`gateway.memorization.disclosure.slots_of`) is retired for it (not a memory about
+:func:`gateway.memorization.slots.slots_of`) is retired for it (not a memory about
 the partner when the relationship goes on and the new statement does not name them:
-:func:`gateway.memorization.disclosure.keeps_partner`): the newest
+:func:`gateway.memorization.slots.keeps_partner`): the newest
 becomes an op ``update`` (retired with ``superseded_by``, kept for audit, never recalled
 again), the others ``delete`` (retired); not one that still holds a fact the new
-statement does not change (:func:`gateway.memorization.disclosure.keeps_other_fact`:
+statement does not change (:func:`gateway.memorization.slots.keeps_other_fact`:
 "我在深圳一家电商公司做后端" keeps the city when a new job names none; a promotion keeps
 the employer; "搬家全靠我一个人" names no new home). "I moved to Berlin" retires "I live in Lisbon";
 "I'm not vegetarian anymore" retires "I've been vegetarian since last year".
@@ -40,7 +40,7 @@ the employer; "搬家全靠我一个人" names no new home). "I moved to Berlin"
 A memory that tells two facts is read clause by clause (:mod:`gateway.memorization.split`;
 only the user's own words, ``metadata.kind`` ``turn``, not a confirmed question): a clause
 is changed when it fills one of the new memory's slots and holds no other fact it keeps
-(:func:`gateway.memorization.disclosure.keeps_other_fact` on the clause), or, for an
+(:func:`gateway.memorization.slots.keeps_other_fact` on the clause), or, for an
 ending, when it is about the ended thing. When some clauses are changed and the others
 form a memory of their own that fills none of those slots, the older memory is retired
 (as above) and an op ``split`` stores its unchanged clauses as a new memory
@@ -62,7 +62,7 @@ profile *and* the friend's events, and every live one about the ended thing
 said by the same speaker, whose cosine reaches :data:`CHANGE_MIN_SIMILARITY` is retired
 the same way; a memory about
 someone else of the user's ("My husband loves coffee",
-:func:`gateway.memorization.disclosure.about_someone`) only by an ending that names that
+:func:`gateway.memorization.clauses.about_someone`) only by an ending that names that
 person ("my husband stopped drinking coffee"); an event only by a plan changed or the
 thing called off ("cancelled the trip", 取消了): "Sold the boat" leaves "Taking the boat
 down the Madison this weekend" true. A change that names neither its slot nor
@@ -102,8 +102,9 @@ import unicodedata
 from typing import Any
 
 from gateway.memorization.changes import Ended, ended_of, is_about, terms
-from gateway.memorization.disclosure import about_someone, keeps_other_fact, keeps_partner, same_slot, slot_of, slots_of
+from gateway.memorization.clauses import about_someone
 from gateway.memorization.plan import Op, Plan, memory_id_for
+from gateway.memorization.slots import keeps_other_fact, keeps_partner, same_slot, slot_of, slots_of
 from gateway.memorization.split import remainder, split_memory
 from gateway.memory.embeddings.base import embed_one
 from gateway.memory.records import FOLLOWS, MemoryRecord, MemoryType, NewMemory, Scope, Tenant
@@ -115,7 +116,7 @@ __all__ = ["CANDIDATES", "FOLLOW_MIN_SIMILARITY", "MAX_LINKED_EVENTS", "MIN_OVER
 #: Existing memories compared per new one (the search's best hits).
 CANDIDATES = 5
 #: Existing profile memories compared per new one that fills a slot (residence, employer,
-#: diet, relationship: :func:`gateway.memorization.disclosure.slot_of`): the earlier
+#: diet, relationship: :func:`gateway.memorization.slots.slot_of`): the earlier
 #: statement of the slot shares few words with the new one ("I live in Lisbon" / "I moved
 #: to Berlin"), so more of the profile is read.
 SLOT_CANDIDATES = 20
@@ -278,7 +279,7 @@ def _splittable(record: MemoryRecord) -> bool:
 
 def _fills(clause: str, slots: tuple[str, ...]) -> bool:
     """``clause`` states a value of one of ``slots`` (its first slot, school stages
-    included, or any other: :func:`gateway.memorization.disclosure.slots_of`)."""
+    included, or any other: :func:`gateway.memorization.slots.slots_of`)."""
     filled = {slot_of(clause), *slots_of(clause)}
     return any(same_slot(have, new) for have in filled for new in slots)
 
@@ -287,8 +288,8 @@ def _unchanged_of_slot(new: str, slots: tuple[str, ...], record: MemoryRecord) -
     """``record``'s clauses a statement ``new`` filling ``slots`` leaves true
     (:func:`gateway.memorization.split.remainder`): a clause is changed when it fills one
     of the slots (:func:`_fills`) and holds no other fact ``new`` keeps
-    (:func:`gateway.memorization.disclosure.keeps_other_fact`, about the partner:
-    :func:`gateway.memorization.disclosure.keeps_partner`); None unless some clause is
+    (:func:`gateway.memorization.slots.keeps_other_fact`, about the partner:
+    :func:`gateway.memorization.slots.keeps_partner`); None unless some clause is
     changed and every other one fills none of the slots (the rest is about something else)."""
     if not _splittable(record):
         return None

@@ -420,7 +420,7 @@ _TRANSFER = re.compile(r"(?:调|派|外派|调动)(?:到|去|往)(?:了)?(?P<uni
 #: is near our daughter in Portland" the home is).
 _SLOT_PIECE = re.compile(r"[,.;:!?，。；：！？\n]+|\s+[—–-]{1,2}\s+|—")
 #: A clause that names its own subject: the user, someone of the user's (a bare Chinese
-#: person word too: :data:`_KIN_LED_ZH`), a pronoun or a name.
+#: person word too: :data:`gateway.memorization.clauses._KIN_LED_ZH`), a pronoun or a name.
 _OWN_SUBJECT = re.compile(r"(?:i|i'm|im|i've|i'd|we|we're|we've|my|our|me|he|she|they|he's|she's|they're|his|her|their|"
                           r"it|it's)\b|(?-i:[A-Z][a-z]+)\s|我|咱|俺|他|她|它|" + _PEOPLE_ZH, re.IGNORECASE)
 #: The user as the object of what someone did to their work or home ("they made me

@@ -16,7 +16,7 @@ memory's characters from the first kept clause to the last, less the changed cla
 the rest must be readable alone (:func:`remainder`); otherwise the older memory is
 retired or kept whole, as without this module.
 
-The clauses are :func:`gateway.memorization.disclosure.clauses` (sentence marks,
+The clauses are :func:`gateway.memorization.clauses.clauses` (sentence marks,
 commas, 、, the Chinese conjunctions), each cut once more before "and" / "but" leading
 a clause with a subject of its own (:data:`_COORDINATED`: "and I live in Leeds", "and
 the team dietitian wants me at 130g"; Quirk et al. 1985, 13.9 on clausal coordination:
@@ -30,8 +30,11 @@ from collections.abc import Callable
 from typing import Any
 
 from gateway.memorization.changes import PEOPLE_ZH
-from gateway.memorization.disclosure import CHRONIC, HEALTH, MAX_CHARS, analyse, clauses, slot_of
+from gateway.memorization.clauses import MAX_CHARS, clauses
+from gateway.memorization.disclosure import analyse
 from gateway.memorization.keywords import keywords_of
+from gateway.memorization.scope import CHRONIC, HEALTH
+from gateway.memorization.slots import slot_of
 from gateway.memory.records import MemoryRecord, NewMemory, Scope
 
 __all__ = ["SPLIT_FROM", "pieces", "remainder", "split_memory"]
@@ -74,13 +77,13 @@ _WHOLE_ONLY = frozenset({"slot", "attribute", "merged", "mentions"})
 def pieces(text: str) -> list[tuple[int, int]]:
     """The clauses of ``text`` as ``(start, end)`` character offsets, in order (module
     docstring); empty when ``text`` is longer than the clause reader reads
-    (:data:`gateway.memorization.disclosure.MAX_CHARS`). Linear in ``len(text)``."""
+    (:data:`gateway.memorization.clauses.MAX_CHARS`). Linear in ``len(text)``."""
     return [(start, end) for start, end, _clause in _pieces(text)]
 
 
 def _pieces(text: str) -> list[tuple[int, int, int]]:
     """:func:`pieces`, each with the index of its clause in
-    :func:`gateway.memorization.disclosure.clauses`."""
+    :func:`gateway.memorization.clauses.clauses`."""
     if len(text) > MAX_CHARS:
         return []
     spans: list[tuple[int, int, int]] = []
@@ -159,7 +162,7 @@ def split_memory(record: MemoryRecord, text: str) -> NewMemory:
     ``record``'s scope, type, contexts, importance, time (``occurred_at``; the apply step
     keeps its ``created_at`` and ``updated_at`` too), source and metadata, with
     ``metadata.split_from`` = ``record.id``, the slot and health attribute of ``text``
-    (:func:`gateway.memorization.disclosure.slot_of`; the attribute only while ``text``
+    (:func:`gateway.memorization.slots.slot_of`; the attribute only while ``text``
     still names a condition) and keywords of ``text``."""
     meta: dict[str, Any] = {k: v for k, v in record.metadata.items() if k not in _WHOLE_ONLY}
     meta[SPLIT_FROM] = record.id
