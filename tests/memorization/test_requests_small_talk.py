@@ -1,5 +1,5 @@
 """Requests, questions and small talk form no memory, by grammar category
-(gateway/memorization/disclosure.py, :func:`clause_kind`; gateway/memorization/salience.py).
+(gateway/memorization/kinds.py, :func:`clause_kind`; asks.py; gateway/memorization/salience.py).
 
 Each category has asks or reactions that formed a memory before these rules (a question
 without a question mark, a wish for something the assistant hands over, a reaction to the

@@ -1,4 +1,4 @@
-"""Chinese facts said inside an ask (gateway/memorization/disclosure.py): by grammar category,
+"""Chinese facts said inside an ask (gateway/memorization/kinds.py, asks.py): by grammar category,
 each with negatives of the same shape that are pure asks and must still form nothing.
 
 1. A verb of the ask that is only the first morpheme of a word (设计师, 算法岗, 算是, 出差) is

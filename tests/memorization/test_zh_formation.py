@@ -1,5 +1,5 @@
 """Chinese verbatim formation: statements whose subject is dropped (the speaker, pro-drop),
-by grammar category (gateway/memorization/disclosure.py, :func:`clause_kind`). Each example
+by grammar category (gateway/memorization/kinds.py, :func:`clause_kind`). Each example
 is the user's fact before a question in the same turn, or a statement on its own; the
 negatives are replies of the moment, calendar talk and talk about the other side."""
 
