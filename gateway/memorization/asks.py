@@ -253,6 +253,8 @@ def request_zh(core: str) -> bool:
         return True
     fronted = _FRONTED_REQUEST_ZH.match(core)
     return fronted is not None and not _REALIZED_ZH.search(core, fronted.end())
+
+
 #: What a reply does to the speaker, their reaction or their thanks: a clause led by 你 / 您,
 #: a judgement of what was said, an objectless 试了 / 用了 (the zero object is the other side's
 #: suggestion, Li & Thompson 1981, ch. 24), and an exclamation of degree with no subject, a

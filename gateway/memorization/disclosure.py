@@ -279,6 +279,8 @@ def _groups(parts: list[Clause], kinds: tuple[ClauseKind, ...], kept: list[int])
         groups.append([i])
         current = own
     return groups
+
+
 #: A clause led by a conjunction of result or reason ("so I run the whole ward now",
 #: "because my cholesterol was high", 所以 / 因为 / 因此 / 于是): an adverbial of the clause
 #: before it (Quirk et al. 1985, 15.45-15.49 on reason and result clauses; Li & Thompson

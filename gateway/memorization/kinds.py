@@ -459,6 +459,8 @@ def _part_of_ask_en(parts: list[Clause], kinds: list[ClauseKind], i: int) -> boo
         return True
     return (prev >= 0 and parts[prev].sentence == parts[i].sentence and kinds[prev] in ("request", "question")
             and bool(CONSTRAINT_EN.match(text)))
+
+
 _IRREGULAR_PAST_RE = re.compile(r"\b(?:" + _IRREGULAR_PAST_EN + r"|gone)\b", re.IGNORECASE)
 
 
