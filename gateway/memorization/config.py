@@ -202,6 +202,15 @@ class MemorizeConfig(_Frozen):
         "store's embedder; one embedding call per job batch) and ten structural features; structural, the ten "
         "structural features alone (no embedding: any embedder, the same result whatever the batch).",
     )
+    verbatim_profile_classifier: bool | Literal["auto"] = Field(
+        "auto", description="verbatim mode, disclosure formation: each profile memory a user turn forms is "
+        "scored by a logistic regression on its sentence vector and structural features; one scoring below "
+        "its language's threshold (not read as a lasting fact) is filed as an episodic event instead, still "
+        "recalled by relevance (gateway.memorization.profile_classifier; README 'A learned profile gate'). "
+        "auto: on when weights exist for the store's embedder (the script provider's parts: MiniLM for "
+        "English, multilingual-e5-small for Chinese), else off; true: start-up fails without them; false: off. "
+        "The vectors come from the job batch's one embedding call.",
+    )
     verbatim_roles: tuple[Literal["user", "assistant"], ...] = Field(
         ("user",), description="verbatim mode: whose turns are stored (the LoCoMo replay stores both)."
     )

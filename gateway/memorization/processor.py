@@ -31,6 +31,8 @@ from gateway.memorization.jobs import Job, JobHeader
 from gateway.memorization.neardup import decide, merge_near_duplicates, search, searches_of
 from gateway.memorization.observe import declare_metrics
 from gateway.memorization.plan import Plan
+from gateway.memorization.profile_classifier import demoted, texts_of
+from gateway.memorization.profile_classifier import load as load_profile_models
 from gateway.memorization.queue import JobQueue
 from gateway.memorization.redact import Redactor
 from gateway.memorization.verbatim import TURN_CHARS, verbatim_plan
@@ -71,6 +73,15 @@ class JobProcessor:
                 _log.info("verbatim clause classifier: no weights for the embedder %s, structural features alone",
                           store.embedder.model)
                 self._clause_models, self._clause_structural = load_clause_models(STRUCTURAL_ONLY, 0), True
+        self._profile_models: dict[str, ClauseModel] | None = None
+        gate = config.verbatim_profile_classifier
+        if gate and config.formation == "disclosure" and config.verbatim_profile and hasattr(store, "embedder"):
+            try:
+                self._profile_models = load_profile_models(store.embedder.model, store.embedder.dimensions)
+            except ValueError:
+                if gate is True:
+                    raise
+                _log.info("verbatim profile classifier: no weights for the embedder %s, off", store.embedder.model)
 
     async def epoch(self, user_id: str) -> int:
         return int(await self.queue.client.get(self.queue.keys.epoch(user_id)) or 0)
@@ -190,13 +201,25 @@ class JobProcessor:
             return results
         embedder = self.store.embedder
         mode = self.config.verbatim_merge_duplicates
+        gated = self._profile_models is not None
+        # the profile gate reads each fresh profile memory's text vector, the text its search
+        # embeds anyway: every fresh add's text (the searches' queries) and the views are
+        # embedded in the one call first, so scopes are final before the searches are made
+        known = await embed_texts(embedder, [
+            *(op.memory.text for n, (_p, _j, plan) in enumerate(live) if n in fresh for op in plan.ops
+              if op.kind == "add" and op.memory is not None),
+            *(v for _p, _j, plan in live for op in plan.ops if op.memory is not None for v in embedded_views(op.memory)),
+        ]) if gated else {}
+        if self._profile_models is not None:
+            live = [(p, j, demoted(plan, self._profile_models, known) if n in fresh else plan)
+                    for n, (p, j, plan) in enumerate(live)]
         searches = [(n, search) for n, (_p, _job, plan) in enumerate(live) if n in fresh and mode != "off"
                     for search in searches_of(plan, events=mode == "all")]
         views = [v for _p, _j, plan in live for op in plan.ops if op.memory is not None for v in embedded_views(op.memory)]
         # a search compares a new memory with stored ones, statement to statement: it uses
         # the text's vector as a stored text (neardup.search), which is also the memory's
         # first view, so an asymmetric model (E5) embeds it once, not again as ``query: ``
-        vectors = await embed_texts(embedder, [*(text for _n, (_i, text, _o) in searches), *views])
+        vectors = await embed_texts(embedder, [*(text for _n, (_i, text, _o) in searches), *views], known)
         found = await asyncio.gather(*(
             search(self.store, Tenant(live[n][1].user_id, live[n][1].friend_id), text, options, vectors[text])
             for n, (_i, text, options) in searches))
@@ -285,6 +308,8 @@ class JobProcessor:
             return await self._inferrer.plan(job)
         if self._is_verbatim(job):
             plan = await self._verbatim_plan(job)
+            if self._profile_models is not None and (texts := texts_of([plan])):
+                plan = demoted(plan, self._profile_models, await embed_texts(self.store.embedder, texts))
             if self.config.verbatim_merge_duplicates != "off" and plan.ops:
                 plan = await merge_near_duplicates(self.store, Tenant(job.user_id, job.friend_id), plan,
                                                    events=self.config.verbatim_merge_duplicates == "all")
