@@ -99,6 +99,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from collections.abc import Mapping
 from typing import Any
 
 from gateway.memorization.changes import Ended, ended_of, is_about, terms
@@ -391,7 +392,8 @@ def searches_of(plan: Plan, events: bool = True) -> list[Search]:
     return out
 
 
-async def merge_near_duplicates(store: Any, tenant: Tenant, plan: Plan, events: bool = True) -> Plan:
+async def merge_near_duplicates(store: Any, tenant: Tenant, plan: Plan, events: bool = True,
+                                known: Mapping[str, Any] | None = None) -> Plan:
     """``plan`` with each ``add`` whose memory duplicates an existing live memory of
     ``tenant`` (same scope and type) or an earlier add of the plan turned into a
     ``merge`` onto it (module docstring). One ``store.search`` per add (:func:`searches_of`);
@@ -399,12 +401,15 @@ async def merge_near_duplicates(store: Any, tenant: Tenant, plan: Plan, events: 
     earlier adds only; ``verbatim_merge_duplicates: profile``, the default: a search
     costs about as much as storing the memory, and the duplicates that matter are facts
     repeated to several friends). The memorization worker runs the searches of a whole
-    read batch at once instead (:func:`searches_of`, :func:`decide`).
+    read batch at once instead (:func:`searches_of`, :func:`decide`). ``known``: vectors of
+    texts embedded already (an add's text as a stored text), used instead of embedding again.
 
     Raises:
         gateway.runtime.errors.MemoryUnavailable: the store is down (the worker retries the job).
     """
-    hits = {index: await search(store, tenant, text, options) for index, text, options in searches_of(plan, events)}
+    vectors = known or {}
+    hits = {index: await search(store, tenant, text, options, vectors.get(text))
+            for index, text, options in searches_of(plan, events)}
     return decide(plan, hits)
 
 

