@@ -154,7 +154,10 @@ class JobProcessor:
         2. redaction and verbatim planning per job (pure; in a thread for a big job);
         3. near-duplicate searches (:func:`~gateway.memorization.neardup.searches_of`) of
            every plan, their query texts and every new memory's views embedded in one
-           ``embed_many`` call, the searches run concurrently, then
+           ``embed_many`` call (with ``verbatim_profile_classifier`` the fresh adds' texts and
+           the views first, each fresh plan's profile memories gated by
+           :func:`~gateway.memorization.profile_classifier.demoted` before its searches are
+           made), the searches run concurrently, then
            :func:`~gateway.memorization.neardup.decide` per plan;
         4. every plan's records written in one round trip, a plan's records whole or not
            at all (:func:`~gateway.memorization.apply.apply_plans`);
