@@ -1,6 +1,6 @@
 """Study and export: the learned profile gate (:mod:`gateway.memorization.profile_classifier`).
 
-``python -m bench.profile_clf [--target 0.02] [--c 1] [--json-out F]`` prints the
+``python -m bench.profile_clf [--target 0.02] [--c 20] [--json-out F]`` prints the
 leave-one-split-out table; ``--export F`` writes the product's weights
 (``gateway/memorization/data/profile_classifier.json``); ``--langs en,zh`` which languages
 get a model.
@@ -264,7 +264,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.profile_clf", description=__doc__.split("\n\n")[0])
     parser.add_argument("--langs", default="en,zh")
-    parser.add_argument("--c", type=float, default=1.0, help="inverse L2 strength of the logistic regression")
+    parser.add_argument("--c", type=float, default=20.0, help="inverse L2 strength of the logistic regression (the shipped weights: 20)")
     parser.add_argument("--target", type=float, default=0.02, help="share of positives (facts) a threshold may demote")
     parser.add_argument("--show", action="store_true", help="print the facts the held-out folds demote")
     parser.add_argument("--cache", default="/tmp/memgate-profile-clf", help="embedding cache directory")
