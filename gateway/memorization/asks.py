@@ -5,13 +5,14 @@
 English: a request (:data:`REQUEST_EN`: an imperative first word, "can you", "please",
 "I'd like / I want / I need + a thing or you", "I'm looking for", "help me"), a question
 (:data:`QUESTION_START_EN`, :data:`QUESTION_IN_EN`; a past auxiliary first is one only with
-a subject after it: :data:`PAST_AUX_EN`, :data:`AUX_SUBJECT_EN`), talk about the
+a subject after it: :data:`PAST_AUX_EN`, :data:`AUX_SUBJECT_EN`, and not "had" + object + participle,
+:data:`HAVE_DONE_EN`), talk about the
 conversation (:data:`META_EN`), a revision of the reply (:data:`REVISION_EN`,
 :data:`COMPARATIVE_EN`), a verbless query (:data:`QUERY_NP_EN`), a reaction to the reply
 (:data:`REACTION_EN`) and a statement about the reply (:data:`DEICTIC_EN`). Chinese: a
 request (:func:`request_zh`: 帮我 请 给我 推荐 我想要 我需要, a wish for something the
 assistant hands over, :data:`_ARTEFACT_ZH`, an object put first before 帮我 / 给我), a
-question (:data:`QUESTION_END_ZH`, :data:`QUESTION_WORD_ZH`: degree questions 多 + adjective
+question (:data:`QUESTION_END_ZH`, not the speaker's own statement closed by 嘛, :data:`OBVIOUS_MA_ZH`; :data:`QUESTION_WORD_ZH`: degree questions 多 + adjective
 and 几 + a measure word, a clause-final V-没; a parallel A 还是 B, :func:`alternative_zh`;
 an estimate with 吧 asks nothing, :data:`ESTIMATE_ZH`), talk about the conversation
 (:data:`META_ZH`: an exclamation judging a thing, :data:`_EVALUATIVE_ZH`), leave-taking as
@@ -49,6 +50,12 @@ QUESTION_START_EN = re.compile(
 #: what makes the question (Quirk et al. 1985, 11.5). Without one it is a statement with
 #: its "I" dropped ("Had surgery on my knee in March", "Was at the vet all morning").
 PAST_AUX_EN = re.compile(r"^(?:had|was|were|did)\b", re.IGNORECASE)
+#: "had" + a noun phrase + an "-ed" participle ("had the left one replaced in 2019", "had my
+#: wisdom teeth pulled"): the causative / experiential *have* with its object and participle
+#: (Quirk et al. 1985 on complex-transitive *have*), a past statement with its "I" dropped, not an
+#: inverted past perfect; read so only without a question mark (:func:`gateway.memorization.kinds.clause_kind`).
+HAVE_DONE_EN = re.compile(r"^had\s+(?:the|my|our|his|her|their|this|that|both|one|some|an?)\s+(?:[\w'-]+\s+){0,3}?"
+                          r"(?!(?:need|seed|feed|speed|bleed|breed|hundred)\b)[a-z]{3,}ed\b", re.IGNORECASE)
 AUX_SUBJECT_EN = re.compile(r"^\w+\s+(?:i|you|u|he|she|it|we|they|there|this|that|these|those|your|my|his|her|their|our|"
                             r"the|anyone|anybody|someone|somebody|everyone|people)\b", re.IGNORECASE)
 QUESTION_IN_EN = re.compile(
@@ -175,6 +182,13 @@ DEICTIC_ZH = re.compile(r"^(?:这|那)(?:个|样|些|种)?(?:也|就|都|还|可
 #: Li & Thompson 1981, 18.2): 没 after 还 / 都 / 也 / 并 is "not yet" / "not at all", an answer.
 #: Punctuation, emoji and kaomoji after the particle change nothing ("还来得及吗😭").
 QUESTION_END_ZH = re.compile(r"(?:吗|呢|么|嘛|没有|不|吧|(?<![还都也并从])没)[^\u3400-\u9fffA-Za-z0-9]*$")
+#: A statement by the speaker closed by 嘛 ("我自己也在练嘛", "我本来就是夜猫子嘛"): final 嘛
+#: marks what is said as obvious, a reason the listener should grant (Chao 1968 on the
+#: particle of the obvious), not a question; led by 我 / 咱 / 俺 with no modal verb after it
+#: (我能吃嘛, 我可以去嘛 still ask leave, 嘛 standing for 吗 in chat writing). A question word or a
+#: question mark still makes the clause ask (:func:`gateway.memorization.kinds.clause_kind`).
+OBVIOUS_MA_ZH = re.compile(r"^(?:我|咱|俺)(?![\u4e00-\u9fff]{0,6}?(?:能|可以|可不可以|会|该|要|用|行|得|敢|配|是不是))"
+                           r"[\u4e00-\u9fffA-Za-z0-9]*嘛[^\u3400-\u9fffA-Za-z0-9]*$")
 #: An estimate closed by 吧 ("一百来个吧", "两年多吧", "大概三次吧"): a numeral phrase (a
 #: numeral, an approximation 来 / 多 / 左右, a measure word) with 吧, the particle that
 #: softens an assertion and solicits agreement (Li & Thompson 1981, 7.2 on 吧): an uncertain

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from gateway.memorization.changes import MY_SOMEONE_ZH as _MY_SOMEONE_ZH
 from gateway.memorization.changes import PRONOUN_EN as _PRONOUN_EN
 from gateway.memorization.changes import PRONOUN_ZH as _PRONOUN_ZH
-from gateway.memorization.lexicon import KIN_BARE_EN, RUN_ON_PEOPLE_EN, THE_HOUSEHOLD_EN
+from gateway.memorization.lexicon import ASSOCIATES_ZH, KIN_BARE_EN, RUN_ON_PEOPLE_EN, THE_HOUSEHOLD_EN
 from gateway.memorization.lexicon import PEOPLE_EN as _PEOPLE_EN
 from gateway.memorization.lexicon import PEOPLE_ZH as _PEOPLE_ZH
 from gateway.runtime.text import HAN_RE as _CJK
@@ -151,11 +151,19 @@ def core_zh(text: str) -> str:
 _KIN_LED_ZH = re.compile(r"^" + _PEOPLE_ZH + r"(?!呀|啊|的天)")
 
 
+#: A Chinese clause whose subject is a person modified by a 的 phrase led by 我 ("我以前带的
+#: 徒弟调到成都分院了", "我的同事搬去杭州了", "我大学室友在读博"): in X 的 N the head noun N comes
+#: last and X modifies it (Li & Thompson 1981, ch. 20 on nominalization and relative
+#: clauses), so the subject is that person, not 我. The modifier holds no clause break.
+MY_OWN_PERSON_ZH = re.compile(r"^我[\u4e00-\u9fff]{0,6}?的(?:" + _PEOPLE_ZH + "|" + ASSOCIATES_ZH + ")")
+
+
 def about_someone(text: str) -> bool:
-    """``text`` is led by "my <someone>" / 我<家人>, a bare Chinese person word
+    """``text`` is led by "my <someone>" / 我<家人>, a person a 我 的 phrase modifies
+    (:data:`MY_OWN_PERSON_ZH`: "我以前带的徒弟调到成都了"), a bare Chinese person word
     (:data:`_KIN_LED_ZH`: "男朋友阿杰在北邮读研") or a pronoun (he, she, 他, 她...): it is
     about that person, not the user."""
     core = core_zh(core_en(text))
     return bool(MY_SOMEONE_EN.match(core) or _MY_SOMEONE_ZH.match(core) or _PRONOUN_EN.match(core)
-                or _PRONOUN_ZH.match(core) or _KIN_LED_ZH.match(core)
+                or _PRONOUN_ZH.match(core) or _KIN_LED_ZH.match(core) or MY_OWN_PERSON_ZH.match(core)
                 or (re.match(r"^(?:my|our)\s", core, re.IGNORECASE) and MY_SOMEONE_EN.search(core[:40])))

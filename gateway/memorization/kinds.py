@@ -66,11 +66,13 @@ from gateway.memorization.asks import (
     ESTIMATE_ZH,
     FIRST_PERSON_IN_EN,
     FOR_MY_EN,
+    HAVE_DONE_EN,
     LEAVE_ZH,
     LOVE_YOU_EN,
     META_EN,
     META_ZH,
     NEGATED_EN,
+    OBVIOUS_MA_ZH,
     PAST_AUX_EN,
     QUERY_NP_EN,
     QUESTION_END_ZH,
@@ -104,7 +106,7 @@ from gateway.memorization.clauses import (
 )
 from gateway.memorization.lexicon import FUTURE_TRIP_ZH, KIN_BARE_ZH, OCCUPATIONS_EN, PAST_TIME_ZH
 from gateway.memorization.lexicon import PEOPLE_ZH as _PEOPLE_ZH
-from gateway.memorization.salience import PREFERENCE_CUES, is_small_talk
+from gateway.memorization.salience import PREFERENCE_CUES, SMALL_TALK_EN, is_small_talk
 from gateway.memorization.scope import CHANGE, CHRONIC, CONDITION, DURABLE_ZH, HEALTH, STATE, names_chronic_condition
 from gateway.memorization.slots import slot_of, slots_of
 from gateway.runtime.text import HAN_RE as _CJK
@@ -356,7 +358,8 @@ def clause_kind(clause: Clause, first: bool = False, after_statement: bool = Fal
         # "说一下红烧肉的做法": a lead word (说一下, "let me say") that is the ask's verb when no subject follows it
         request = request_zh(core) or bool(core != text and REQUEST_ZH.match(text) and not NAMES_USER.search(core))
         asks = request or clause.asked or bool(
-            (QUESTION_END_ZH.search(core) and not ESTIMATE_ZH.match(core)) or QUESTION_WORD_ZH.search(core))
+            (QUESTION_END_ZH.search(core) and not ESTIMATE_ZH.match(core) and not OBVIOUS_MA_ZH.match(core))
+            or QUESTION_WORD_ZH.search(core))
         if asks and _attributive(core):
             return "disclosure"  # 我家娃对鸡蛋过敏能吃啥: the ask carries a fact about the user's people
         if _REMINDER_ZH.match(core) and (FIRST_PERSON_ZH.search(core[2:].lstrip("了")) or _MY_SOMEONE_ZH.search(core)):
@@ -393,7 +396,8 @@ def clause_kind(clause: Clause, first: bool = False, after_statement: bool = Fal
         if FIRST_PERSON_EN.search(told) or MY_SOMEONE_EN.search(told):
             return "disclosure"  # "turns out im allergic to cats??": news, not a question
     request = bool(REQUEST_EN.search(core))
-    unmarked = bool(QUESTION_START_EN.search(core)) and not (PAST_AUX_EN.match(core) and not AUX_SUBJECT_EN.match(core))
+    unmarked = bool(QUESTION_START_EN.search(core)) and not (PAST_AUX_EN.match(core) and (
+        not AUX_SUBJECT_EN.match(core) or HAVE_DONE_EN.match(core)))  # "had the left one replaced": causative, a statement
     asks = request or bool(QUESTION_IN_EN.search(core) or clause.asked or unmarked)
     if asks and _attributive(core):
         return "disclosure"  # "can my diabetic dad eat mango": the ask carries a fact about the user's people
@@ -490,12 +494,30 @@ def _state_asked(parts: list[Clause], kinds: list[ClauseKind], i: int) -> bool:
     return not (CHRONIC.search(text) or CONDITION.search(text) or slot_of(text))
 
 
+#: A clause that is only a name ("Mia", "Dr Okafor"): one or two capitalised words.
+_NAME_ONLY_EN = re.compile(r"(?:(?:Dr|Mr|Mrs|Ms)\.?\s+)?[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?")
+
+
+def _appositive_name(parts: list[Clause], i: int) -> bool:
+    """``parts[i]`` is a bare name set off by commas inside its sentence, with a clause
+    of the same sentence on each side ("took on a second shooter, Mia, so I can say yes to
+    30"): an appositive naming the noun phrase before it (Quirk et al. 1985, ch. 17 on
+    apposition), part of that statement, not a greeting or vocative, which stand at the
+    edge of a sentence ("thanks, Mia", "Mia, quick question"). Not a small-talk word
+    ("Hi", "Thanks")."""
+    text = parts[i].text.strip()
+    if not _NAME_ONLY_EN.fullmatch(text) or any(w.lower().rstrip(".") in SMALL_TALK_EN for w in text.split()):
+        return False
+    before, after = parts[i - 1], parts[i + 1]
+    return before.sentence == parts[i].sentence == after.sentence and before.sep.strip() == "," == parts[i].sep.strip()
+
+
 def clause_kinds(parts: list[Clause], promote: Collection[int] = ()) -> tuple[ClauseKind, ...]:
     """The kind of each of a turn's clauses (:func:`clause_kind`, then what the clauses around it say: a
     leave-taking as the turn's last clause and a 的 phrase after an ask (:data:`~gateway.memorization.asks.LEAVE_ZH`,
     :data:`~gateway.memorization.asks.SPEC_ZH`), talk about the app (:data:`~gateway.memorization.asks.ABOUT_THE_APP`),
-    a state a bare question right after it asks about (:func:`_state_asked`) and the topic or a constraint of an
-    English ask (:func:`_part_of_ask_en`)). ``promote``: indices of clauses read as disclosures whatever the rules
+    a state a bare question right after it asks about (:func:`_state_asked`), a name in apposition inside a
+    statement (:func:`_appositive_name`) and the topic or a constraint of an English ask (:func:`_part_of_ask_en`)). ``promote``: indices of clauses read as disclosures whatever the rules
     say. Linear in the clauses' length."""
     found: list[ClauseKind] = []
     opening = True  # nothing but small talk or talk about the conversation so far in the turn
@@ -517,6 +539,9 @@ def clause_kinds(parts: list[Clause], promote: Collection[int] = ()) -> tuple[Cl
     for i in range(len(parts) - 1):  # 最近膝盖有点疼，要不要紧: the passing state is what is asked about
         if found[i] in ("disclosure", "other") and i not in promote and _state_asked(parts, found, i):
             found[i] = "question"
+    for i in range(1, len(parts) - 1):  # "took on a second shooter, Mia, so ...": the name renames the noun before it
+        if found[i] == "small_talk" and found[i - 1] == "disclosure" and i not in promote and _appositive_name(parts, i):
+            found[i] = "disclosure"
     for i in range(len(parts)):  # "tulips and watering cans, what colours go together": the ask's topic
         if found[i] == "other" and i not in promote and _part_of_ask_en(parts, found, i):
             found[i] = "request"

@@ -18,7 +18,7 @@ linear in the text.
 from __future__ import annotations
 
 __all__ = [
-    "ADVISOR_EN", "CAR_MAKES_EN", "CHRONIC_EN", "CHRONIC_ZH", "COMPARATIVES_AFTER_MAKE_EN", "COMPARATIVES_EN", "COMPLAINTS_EN", "COMPLAINTS_ZH",
+    "ADVISOR_EN", "ASSOCIATES_ZH", "CAR_MAKES_EN", "CHRONIC_EN", "CHRONIC_ZH", "COMPARATIVES_AFTER_MAKE_EN", "COMPARATIVES_EN", "COMPLAINTS_EN", "COMPLAINTS_ZH",
     "FEELINGS_EN", "FEELINGS_TOLD_EN", "FUTURE_TRIP_ZH", "GRADE_EN", "HOMEMAKER_EN", "HOMEMAKER_ZH", "KIN_BARE_EN",
     "KIN_BARE_ZH", "KIN_CLOSE_EN", "LANGUAGE_NAMES", "MOMENT_STATES_EN", "MOMENT_STATES_ZH", "MONTH_ABBR_EN", "MONTH_NAMES",
     "OCCUPATIONS_EN", "OCCUPATIONS_ZH", "OUT_OF_WORK_EN", "PAST_TIME_ZH",
@@ -69,6 +69,12 @@ RUN_ON_PEOPLE_EN = ("mum", "mom", "mother", "dad", "father", "wife", "husband", 
 PEOPLE_ZH = (r"(?:老婆|老公|妻子|丈夫|爱人|太太|先生|对象|男朋友|女朋友|未婚夫|未婚妻|儿子|女儿|孩子|小孩|宝宝|娃|双胞胎|妈妈|"
              r"闺女|媳妇|老伴|孙子|孙女|外孙女?|儿媳|女婿|公公|婆婆|岳父|岳母|老爸|老妈|男友|女友|伴侣|"
              r"爸爸|妈|爸|父母|爸妈|哥哥|姐姐|弟弟|妹妹|爷爷|奶奶|外公|外婆|姥姥|姥爷|家人|室友|老板|领导|猫|狗|狗狗|猫咪|宠物)")
+#: People the user knows outside the household (Chinese): at work, in study, friends and
+#: neighbours. Read only as the head noun of a 的 phrase led by 我 ("我以前带的徒弟", "我的
+#: 同事": :data:`gateway.memorization.clauses.MY_OWN_PERSON_ZH`); bare, most of them start
+#: other words (朋友圈, 学生证, 同学会), so they lead no clause as :data:`PEOPLE_ZH` does.
+ASSOCIATES_ZH = (r"(?:同事|同学|朋友|好友|哥们|闺蜜|徒弟|师傅|师父|学生|邻居|客户|上司|下属|队友|网友|房东|租客|病人|患者|"
+                 r"合伙人|搭档|前同事|老同学)")
 #: A sibling said with one character after 我 ("我弟刚搬去深圳了", "我姐在读博"): colloquial
 #: Chinese drops the reduplication (弟弟, 姐姐) after a possessor; alone, without 我, the
 #: character is no person (哥们, 小姐, 空姐), so it is read only after 我.

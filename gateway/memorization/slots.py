@@ -77,9 +77,11 @@ _SCHOOL = re.compile(r"[上读]了?(?:小学|初中|高中|大学|幼儿园|托�
                      r"\bat\s+(?:[\w']+\s+){1,3}(?:primary|elementary|academy)\b|"
                      r"\b(?:kindergarten|preschool|pre-k|daycare|elementary|middle\s+school|high\s+school|junior\s+high|"
                      + GRADE_EN + r"|freshman|sophomore|got\s+into)\b", re.IGNORECASE)
-#: A class the user teaches ("带五年级一个班", "教初二数学", "I teach 5th grade"): the teacher's
+#: A class the user teaches ("带五年级一个班", "教初二数学", "学校让我接三年级": 接 a class is to
+#: take over teaching it, not 接三年级的女儿, picking a child up; "I teach 5th grade"): the teacher's
 #: work, no child's school stage; :func:`slot_of` reads the school stage without it.
 _TAUGHT_CLASS = re.compile(r"(?:带|教)(?:了|着)?(?:[一两二三四五六]个)?(?:[一二三四五六]年级|[初高][一二三])"
+                           r"|接了?(?:[一二三四五六]年级|[初高][一二三])(?!的)"
                            r"|\bteach(?:es|ing)?\s+(?:\w+\s+)?(?:" + GRADE_EN + r"|year\s+\d{1,2})",
                            re.IGNORECASE)
 #: A school named as an institution ("转学去了实验小学", "在二小上学", "at Oakwood Primary",
