@@ -327,7 +327,17 @@ _TRADE_ZH = re.compile(r"^(?:跑|干|做|开|卖|送|教|修)(?!得)[\u4e00-\u9f
 #: use / drive / keep is X", the 的 nominalization of a verb of use or keeping as the
 #: topic and the thing as the comment (Li & Thompson 1981, 20.3 on nominalizations; ch. 4
 #: on topic-comment): the speaker's habit or possession in an opening clause (ch. 24).
-_CLEFT_ZH = re.compile(r"^[\u4e00-\u9fff]{0,4}?(?:用|开|骑|住|养|穿|喝|抽|戴)的(?:是)?(?![什哪啥谁])[\u4e00-\u9fffA-Za-z0-9]{2,}")
+#: Not when a demonstrative follows 的 ("年轻人用的那个软件"): 的 then closes a relative clause
+#: and 那个 + noun is its head (20.2), a noun phrase with no comment, the topic of what follows.
+_CLEFT_ZH = re.compile(r"^[\u4e00-\u9fff]{0,4}?(?:用|开|骑|住|养|穿|喝|抽|戴)的(?:是)?(?![什哪啥谁])"
+                       r"(?![这那](?:个|种|款|些|家|台|辆|套|件|只|部|本))[\u4e00-\u9fffA-Za-z0-9]{2,}")
+#: A presentative clause ("班上有个孩子总打人", "群里有个人说...", "公司有位同事要调走"): 有 +
+#: an indefinite noun phrase brings in a new referent, who is the subject of what follows
+#: (Li & Thompson 1981, ch. 17 on presentative sentences), so the clause has a subject of its
+#: own and is no zero-subject statement of the speaker's. Not after 家 / 家里 / 我: "家里有个老人"
+#: is the user's household.
+_PRESENTATIVE_ZH = re.compile(r"^(?!家|我|咱|俺|屋)(?:[\u4e00-\u9fff]{1,3}?(?:里|上|中|外|那边|这边|那儿|这儿)?)?"
+                              r"(?:还|也|都|就|又|最近|现在)?有(?:个|一个|位|一位|些|一些|几个|两个)(?!我)")
 
 
 def clause_kind(clause: Clause, first: bool = False, after_statement: bool = False,
@@ -376,6 +386,8 @@ def clause_kind(clause: Clause, first: bool = False, after_statement: bool = Fal
             return "disclosure"
         if _PRONOUN_ZH.search(core):
             return "other" if first else "disclosure"
+        if _PRESENTATIVE_ZH.match(core):
+            return "other"  # 班上有个孩子总动手打人: the new referent 有 brings in is the subject
         if _PERFECTIVE_ZH.match(core) and not _IMPERSONAL_ZH.search(core) and not after_statement:
             return "disclosure"  # 前两天拔了智齿: a realized event with its subject dropped is the speaker's
         if _INDEFINITE_ZH.match(core) and "了" not in core:

@@ -350,7 +350,7 @@ def slots_of(text: str, first: bool = False) -> tuple[str, ...]:
     out: list[str] = []
     led = False  # the clause before was led by someone of the user's
     for piece in _SLOT_PIECE.split(text):
-        piece = _ORG_MOVE.sub(" ", piece)
+        piece = _attributive_masked(_ORG_MOVE.sub(" ", piece))
         core = core_zh(core_en(piece))
         if not core:
             continue
@@ -373,6 +373,28 @@ def slots_of(text: str, first: bool = False) -> tuple[str, ...]:
                 if not (transfer.group("unit") or transfer.group("dept")):  # to a department: the job and home stay
                     out.extend(n for n in ("work", "residence") if n not in out)
     return tuple(out)
+
+
+#: A slot word premodifying another noun inside a noun phrase ("adopted a retired racing
+#: greyhound", "the stairs in my student room", "made a vegan lasagne"): an attributive
+#: adjective or noun adjunct describes the head noun (Quirk et al. 1985 on attributive
+#: adjectives and on nouns as premodifiers), not the subject, so it fills no slot of the
+#: user's. Not after a copula or "as", where the noun phrase is the subject's complement
+#: ("I'm a retired nurse", "work as a student nurse": :data:`_COPULA_EN`).
+_ATTRIBUTIVE_EN = re.compile(r"\b(?P<lead>[\w']+)\s+(?:a|an|the|my|our|his|her|their|this|that|some)\s+(?:[\w-]+\s+){0,2}?"
+                             r"(?:retired|student|vegan|vegetarian|keto)\s+(?!(?:at|in|of|from|to|and|or|but|now|here|with|for|"
+                             r"since|until|lol|tbh|too|though|anymore|again)\b)(?=[a-z])", re.IGNORECASE)
+_COPULA_EN = frozenset(("am", "i'm", "im", "is", "are", "was", "were", "be", "been", "being", "as", "become", "became",
+                        "becoming", "she's", "he's", "we're", "they're", "you're"))
+
+
+def _attributive_masked(piece: str) -> str:
+    """``piece`` with the slot words that only premodify a noun blanked (:data:`_ATTRIBUTIVE_EN`). Linear."""
+    def blank(m: re.Match[str]) -> str:
+        lead = m.group("lead")
+        return m.group() if lead.lower() in _COPULA_EN else lead + " " * (len(m.group()) - len(lead))
+
+    return _ATTRIBUTIVE_EN.sub(blank, piece)
 
 
 #: A move of the place the user works or studies at, not of their home ("学院搬到东校区以后",

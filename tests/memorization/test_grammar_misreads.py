@@ -99,3 +99,35 @@ async def test_the_users_own_transfer_still_retires_the_old_home(env: Any):
     records = (await store.list(ALICE)).items
     old = next(r for r in records if r.text.startswith("我们住在雁塔区"))
     assert old.retired, [(r.text, r.retired) for r in records]
+
+
+@pytest.mark.parametrize("turn", ["楼下有个小孩天天半夜哭，怎么跟他家长说比较好", "单位里有位大姐总迟到，要不要跟领导说"])
+def test_a_presentative_clause_is_about_the_one_it_brings_in(turn: str):
+    assert not analyse(turn).memories
+
+
+@pytest.mark.parametrize(("turn", "memory"), [
+    ("家里有个老人要照顾，周末出不去", ""),  # the household: no presentative of a stranger, and no fact either way here
+    ("我有个女儿，今年五岁", "我有个女儿，今年五岁"),
+])
+def test_the_users_own_have_still_reads_as_before(turn: str, memory: str):
+    assert analyse(turn).text == memory
+
+
+@pytest.mark.parametrize(("turn", "memory"), [
+    ("现在年轻人用的那个剪辑软件，我这个岁数还学得会吗？", ""),  # 的 + 那个 + noun: a noun phrase, the topic of the ask
+    ("快递用的中通，一般两天到", "快递用的中通，一般两天到"),  # a pseudo-cleft: what the user uses
+])
+def test_a_relative_clause_with_a_demonstrative_head_is_no_cleft(turn: str, memory: str):
+    assert analyse(turn).text == memory
+
+
+@pytest.mark.parametrize(("text", "slots"), [
+    ("just adopted a retired racing greyhound, she hates the stairs in my student flat", ()),
+    ("made a vegan lasagne for the in-laws", ()),
+    ("I'm a retired nurse", ("work",)),  # after a copula the noun phrase is the user's own
+    ("phd student at Leiden", ("study",)),
+    ("I'm vegan now", ("diet",)),
+])
+def test_a_slot_word_premodifying_a_noun_fills_no_slot(text: str, slots: tuple[str, ...]):
+    assert slots_of(text) == slots
