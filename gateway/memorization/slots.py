@@ -212,6 +212,20 @@ _PLACE = re.compile(
     r"|\bbase\s*[\u4e00-\u9fff]{2,3}|(?:搬到|搬去|换到|迁到|落户)(?!一|这|那|哪)[\u4e00-\u9fff]{2,3}"
     r"|\b(?:to|into)\s+(?-i:[A-Z][a-z]+)(?=\s*(?:$|[,.;!]|for\b|next\b|this\b|in\s+(?-i:[A-Z])))",
     re.IGNORECASE)
+#: Where a statement says the user lives (not moves: a move is a change), the place word
+#: after the verb of residing ("based in bath", "live near Leeds", 住在滨江, 住滨江): read by
+#: :func:`keeps_other_fact` to tell a home said again from a new one.
+_HOME_AT = re.compile(r"\b(?:live|living|lives|lived|based|settled|staying)\s+(?:\w+\s+)?(?:in|at|near|outside)\s+"
+                      r"(?!(?:a|an|the|my|our|this|that)\b)(?P<en>[\w'-]+)"
+                      r"|住(?:在)?(?!院|宿|酒店|了|的|着|不|得|过)(?P<zh>[\u4e00-\u9fff]{2})", re.IGNORECASE)
+
+
+def _home_at(text: str) -> str:
+    """The place :data:`_HOME_AT` finds in ``text``, case-folded, or ""."""
+    found = _HOME_AT.search(text)
+    return (found.group("en") or found.group("zh") or "").casefold() if found else ""
+
+
 #: A commute's route, "from <A> to <B>" / "A到B" in a statement about the commute: where
 #: the user lives and works, which a new way to get there does not change.
 _ROUTE = re.compile(r"(?:\bfrom\s+(?-i:[A-Z])\w+\s+to\s+(?-i:[A-Z])|[\u4e00-\u9fff]{2}到[\u4e00-\u9fff]{2})", re.IGNORECASE)
@@ -288,10 +302,15 @@ def keeps_other_fact(new: str, new_slots: tuple[str, ...], older: str) -> bool:
       the occupation stays;
     - ``new`` changes the shift only and ``older`` states the job ("我开出租的，白班"): the job stays;
     - ``new`` fills ``residence`` only by talking about the move itself
-      (:data:`_THE_MOVE`: "搬家全靠我一个人"): it names no new home.
+      (:data:`_THE_MOVE`: "搬家全靠我一个人"): it names no new home;
+    - ``new`` states the home ``older`` states, the same place (:data:`_HOME_AT`: "since im
+      based in bath" after "based in bath but most of my couples book barns in the
+      cotswolds"): the value is said again, nothing changed, as with retirement above.
 
     Linear in the texts' length."""
     if "residence" in new_slots and not _PLACE.search(new) and "residence" not in slots_of(_THE_MOVE.sub(" ", new)):
+        return True
+    if "residence" in new_slots and (home := _home_at(new)) and home == _home_at(older):
         return True
     if "work" in new_slots and _PROMOTION.search(new) and not _PROMOTION.search(older):
         return True

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from gateway.memorization.disclosure import about_someone, analyse, slot_of, slots_of
+from gateway.memorization.disclosure import about_someone, analyse, keeps_other_fact, slot_of, slots_of
 from tests.memorization.conftest import memorize_config
 from tests.memorization.test_slot_rules import ALICE, _memorize
 from tests.memorization.test_workers import fresh_store
@@ -131,3 +131,13 @@ def test_a_relative_clause_with_a_demonstrative_head_is_no_cleft(turn: str, memo
 ])
 def test_a_slot_word_premodifying_a_noun_fills_no_slot(text: str, slots: tuple[str, ...]):
     assert slots_of(text) == slots
+
+
+@pytest.mark.parametrize(("new", "older", "keeps"), [
+    ("since I'm based in York most venues are an hour out", "based in York but my clients are all over the Dales", True),
+    ("我还是住滨江，离公司近", "我住滨江，养了只猫", True),  # the same home said again: nothing changed
+    ("I live in Leeds now", "I live in York with my two cats", False),  # a new home still retires the old
+    ("上周搬家了，现在住余杭", "我住滨江，养了只猫", False),
+])
+def test_the_same_home_said_again_retires_nothing(new: str, older: str, keeps: bool):
+    assert keeps_other_fact(new, slots_of(new), older) is keeps
