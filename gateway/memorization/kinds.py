@@ -9,7 +9,9 @@ is a ``disclosure``; ``request`` (checked before ``question``: "Can you write me
 poem?" is a request): an imperative first word "give / tell
 / write / recommend", "can you", "please", "I'd like / I want / I need + a thing or
 you", "I'm looking for", "help me", 帮我 请 给我 推荐 我想要 我需要; ``question`` (the
-sentence's question mark, an interrogative or auxiliary first word, 吗/呢 at the end,
+sentence's question mark, an interrogative or auxiliary first word (not "had" + object +
+participle, the causative: :data:`gateway.memorization.asks.HAVE_DONE_EN`), 吗/呢 at the end
+(嘛 not after the speaker's own statement: :data:`gateway.memorization.asks.OBVIOUS_MA_ZH`),
 a Chinese question word: 什么 怎么 哪 几 多少 能不能 ... outside "什么都" and "前几天",
 with the colloquial 啥 (什么) and 干嘛 outside "啥都"; a
 clause that starts with "any": "any easy swap for..."); ``meta`` (talk
@@ -32,9 +34,10 @@ too: Chinese drops the subject); so is a Chinese clause with no subject that ope
 turn (nothing but small talk before it: the zero subject is the speaker, Li & Thompson
 1981, ch. 24) and tells a change with the sentence-final 了 ("换平台了", "团团8个月了"), an
 ongoing activity with 在 ("还在喂母乳"), a trip planned for a coming time ("下个月去新加坡
-开会"), a trade ("跑外卖的") or a pseudo-cleft ("快递用的中通"), and any Chinese clause
+开会"), a trade ("跑外卖的") or a pseudo-cleft ("快递用的中通", not 的 + 那个 + noun), and any Chinese clause
 in a slot's own words ("二战考研") or naming a disease by its -炎 ("手腕腱鞘炎"); a bare
-number ("43") is ``other`` (an answer), 还是 before a negation is "still" ("还是没好"),
+number ("43") is ``other`` (an answer), as is a presentative clause ("班上有个孩子总打人":
+:data:`_PRESENTATIVE_ZH`, the referent 有 brings in is its subject), 还是 before a negation is "still" ("还是没好"),
 not an alternative question, and an estimate with 吧 ("一百来个吧") asks nothing;
 anything else is ``other``. Asks and talk about the conversation are also told by their
 grammar: the words are :mod:`gateway.memorization.asks`'s, and a noun phrase that is the
@@ -43,8 +46,9 @@ topic or a constraint of an ask is :func:`_part_of_ask_en`'s.
 **In its turn** (:func:`clause_kinds`): what the clauses around a clause say changes its
 kind: leave-taking as the turn's last clause is ``meta``, a 的 phrase after an ask, a state
 a bare question right after it asks about ("is that normal?": :func:`_state_asked`) and
-the topic of an English ask are part of the ask, and a clause about the app the user talks
-through is ``meta``.
+the topic of an English ask are part of the ask, a clause about the app the user talks
+through is ``meta``, and a bare name in apposition inside a statement is part of it
+(:func:`_appositive_name`).
 """
 
 from __future__ import annotations
