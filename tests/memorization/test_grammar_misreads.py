@@ -3,7 +3,9 @@
 participle is a statement, not an inverted question; a bare name set off by commas inside a
 statement is an apposition, not a greeting; 嘛 after the speaker's own statement marks the
 obvious, not a question; a person a 我…的 phrase modifies is the subject of their own transfer;
-接 + a grade is a class the user takes over teaching. Examples are written for these tests."""
+接 + a grade is a class the user takes over teaching; a presentative 有个 clause and a 的 + 那个
+noun phrase are no statement of the user's; a slot word premodifying a noun fills no slot; the
+same home said again retires nothing. Examples are written for these tests."""
 
 from __future__ import annotations
 
