@@ -40,7 +40,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
@@ -53,7 +53,7 @@ from gateway.memorization.kinds import ClauseKind
 from gateway.memory.embeddings.script_routed import part_slices, parts_of, route
 from gateway.runtime.text import HAN_RE
 
-__all__ = ["ALIASES", "KINDS", "STRUCTURAL_ONLY", "WEIGHTS", "Candidate", "ClauseModel", "candidates", "language_of", "load", "promoted", "structural"]
+__all__ = ["ALIASES", "KINDS", "STRUCTURAL_ONLY", "WEIGHTS", "Candidate", "ClauseModel", "candidates", "language_of", "load", "load_models", "promoted", "read_weights", "structural"]
 
 WEIGHTS = Path(__file__).resolve().parent / "data" / "clause_classifier.json"
 #: The rules' clause kinds, in the order of the one-hot structural features.
@@ -129,9 +129,11 @@ class ClauseModel:
         return 1.0 / (1.0 + np.exp(-(x @ self.w + self.b)))
 
 
-@lru_cache(maxsize=1)
-def _weights() -> dict[str, dict[str, ClauseModel]]:
-    data = json.loads(WEIGHTS.read_text(encoding="utf-8"))
+@lru_cache(maxsize=4)
+def read_weights(path: Path) -> dict[str, dict[str, ClauseModel]]:
+    """The models of a weights file (``{"models": {identity: {lang: {"w", "b",
+    "threshold"}}}}``), by embedder identity then language; read once per path."""
+    data = json.loads(path.read_text(encoding="utf-8"))
     return {identity: {lang: ClauseModel(np.asarray(m["w"], np.float32), float(m["b"]), float(m["threshold"]))
                        for lang, m in langs.items()}
             for identity, langs in data["models"].items()}
@@ -159,35 +161,40 @@ def load(identity: str, dimensions: int) -> dict[str, ClauseModel]:
             ``en`` model for its latin part nor a ``zh`` model for its cjk part), or of
             another dimension.
     """
+    return load_models(WEIGHTS, ALIASES, STRUCTURAL, "memorize.verbatim_clause_classifier", identity, dimensions)
+
+
+def load_models(path: Path, aliases: Mapping[str, str], features: int, setting: str,
+                identity: str, dimensions: int) -> dict[str, ClauseModel]:
+    """The models (by language) of the weights file ``path`` for the embedder ``identity``
+    (``aliases`` resolved), each taking ``dimensions`` vector columns then ``features``
+    structural ones; for a script-routed embedder, ``en`` from its latin part (index 0) and
+    ``zh`` from its cjk part (index 1), each on its part's columns. Shared by the learned
+    second opinions (this module and :mod:`gateway.memorization.profile_classifier`).
+
+    Raises:
+        ValueError: naming ``setting``: no weights for that embedder (or any of its
+            parts), or weights of another dimension.
+    """
+    weights = read_weights(path)
     parts = parts_of(identity)
-    if parts is not None:
-        return _load_script(identity, parts, dimensions)
-    models = _weights().get(ALIASES.get(identity, identity))
-    if not models:
-        raise ValueError(f"memorize.verbatim_clause_classifier: no weights for the embedder {identity!r} "
-                         f"(weights exist for {sorted(_weights())})")
-    for model in models.values():
-        if model.w.shape != (dimensions + STRUCTURAL,):
-            raise ValueError(f"memorize.verbatim_clause_classifier: weights for {identity!r} do not fit "
-                             f"{dimensions}-dimensional vectors")
-    return models
-
-
-def _load_script(identity: str, parts: tuple[str, str], dimensions: int) -> dict[str, ClauseModel]:
-    """:func:`load` for a script-routed embedder: ``en`` from the latin part (index 0),
-    ``zh`` from the cjk part (index 1), each on its part's columns."""
-    weights = _weights()
-    wanted = (("en", weights.get(ALIASES.get(parts[0], parts[0]), {}).get("en")),
-              ("zh", weights.get(ALIASES.get(parts[1], parts[1]), {}).get("zh")))
-    sizes = [None if model is None else len(model.w) - STRUCTURAL for _lang, model in wanted]
+    if parts is None:
+        models = weights.get(aliases.get(identity, identity))
+        if not models:
+            raise ValueError(f"{setting}: no weights for the embedder {identity!r} (weights exist for {sorted(weights)})")
+        if any(model.w.shape != (dimensions + features,) for model in models.values()):
+            raise ValueError(f"{setting}: weights for {identity!r} do not fit {dimensions}-dimensional vectors")
+        return models
+    wanted = (("en", weights.get(aliases.get(parts[0], parts[0]), {}).get("en")),
+              ("zh", weights.get(aliases.get(parts[1], parts[1]), {}).get("zh")))
+    sizes = [None if model is None else len(model.w) - features for _lang, model in wanted]
     if sizes == [None, None]:
-        raise ValueError(f"memorize.verbatim_clause_classifier: no weights for the parts of {identity!r} "
-                         f"(weights exist for {sorted(weights)})")
+        raise ValueError(f"{setting}: no weights for the parts of {identity!r} (weights exist for {sorted(weights)})")
     try:
         slices = part_slices(identity, dimensions, sizes[0], sizes[1])
     except ValueError:
-        raise ValueError(f"memorize.verbatim_clause_classifier: weights for the parts of {identity!r} do not "
-                         f"fit {dimensions}-dimensional vectors") from None
+        raise ValueError(f"{setting}: weights for the parts of {identity!r} do not fit "
+                         f"{dimensions}-dimensional vectors") from None
     return {lang: replace(model, columns=(part.start, part.stop), part=n)
             for n, ((lang, model), part) in enumerate(zip(wanted, slices, strict=True)) if model is not None}
 

