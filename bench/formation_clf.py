@@ -205,10 +205,12 @@ def structural_rows(rows: list[Row]) -> np.ndarray:
     return np.stack([structural(r.text, r.rule_kind, r.asked, r.told) for r in rows])
 
 
-def fit(x: np.ndarray, y: np.ndarray, c: float) -> Any:
+def fit(x: np.ndarray, y: np.ndarray, c: float, max_iter: int = 2000) -> Any:
+    """An L2 logistic regression (inverse strength ``c``, balanced classes) fitted on
+    ``x`` / ``y``; also :mod:`bench.profile_clf`'s."""
     from sklearn.linear_model import LogisticRegression
 
-    model = LogisticRegression(C=c, max_iter=2000, class_weight="balanced")
+    model = LogisticRegression(C=c, max_iter=max_iter, class_weight="balanced")
     model.fit(x, y)
     return model
 

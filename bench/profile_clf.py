@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from bench.assistant.dataset import DATA_DIR, User, load_users
+from bench.formation_clf import fit as formation_fit
 from gateway.memorization.clauses import clauses
 from gateway.memorization.disclosure import Formed, analyse
 from gateway.memorization.profile_classifier import language_of, structural
@@ -139,11 +140,8 @@ async def embed(texts: list[str], cache_dir: Path) -> tuple[np.ndarray, str, int
 
 
 def fit(x: np.ndarray, y: np.ndarray, c: float) -> Any:
-    from sklearn.linear_model import LogisticRegression
-
-    model = LogisticRegression(C=c, max_iter=3000, class_weight="balanced")
-    model.fit(x, y)
-    return model
+    """:func:`bench.formation_clf.fit` with room for C = 20 to converge."""
+    return formation_fit(x, y, c, max_iter=3000)
 
 
 def threshold_for(pos_scores: np.ndarray, target: float) -> float:

@@ -101,3 +101,17 @@ async def env(mode_redis: tuple[str, bool], shared_model: Any, upstream: Any) ->
         for cm in reversed(e.stores):
             await cm.__aexit__(None, None, None)
         await client.aclose()
+
+
+def count_embed_many(store: Any) -> list[int]:
+    """Wrap ``store.embedder.embed_many`` to count its calls; returns the counter, a
+    one-item list (``calls[0]``) read after the work."""
+    calls = [0]
+    embed_many = store.embedder.embed_many
+
+    async def counting(batch: Any) -> Any:
+        calls[0] += 1
+        return await embed_many(batch)
+
+    store.embedder.embed_many = counting
+    return calls

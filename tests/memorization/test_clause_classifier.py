@@ -18,7 +18,7 @@ from gateway.memorization.jobs import job_from_fields
 from gateway.memorization.processor import JobProcessor
 from gateway.memorization.runtime import queue_for
 from gateway.memory.records import Tenant
-from tests.memorization.conftest import memorize_config, user_stream
+from tests.memorization.conftest import count_embed_many, memorize_config, user_stream
 from tests.memorization.test_workers import enqueue, fresh_store
 
 ALICE = Tenant("alice", "tutor")
@@ -117,17 +117,9 @@ async def _embedding_calls(env, features: str) -> tuple[list[str], int]:
     config = memorize_config("verbatim", verbatim_clause_classifier=True, verbatim_clause_features=features)
     store = await fresh_store(env)
     await enqueue(env, config, HIDDEN_FACT, "Can you recommend a podcast about history?")
-    calls = 0
-    embed_many = store.embedder.embed_many
-
-    async def counting(batch):
-        nonlocal calls
-        calls += 1
-        return await embed_many(batch)
-
-    store.embedder.embed_many = counting
+    calls = count_embed_many(store)
     await env.drain(config, store)
-    return [r.text for r in (await store.list(ALICE)).items], calls
+    return [r.text for r in (await store.list(ALICE)).items], calls[0]
 
 
 async def test_structural_features_keep_the_fact_with_one_embedding_call_fewer(env):

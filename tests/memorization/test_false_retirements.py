@@ -18,6 +18,27 @@ from tests.memorization.test_slot_rules import ALICE, _memorize
 from tests.memorization.test_workers import fresh_store
 
 
+async def _assert_retires_nothing(env: Any, kept: str, after: str) -> None:
+    """``kept`` then ``after`` memorized: ``kept`` is stored and no memory is retired."""
+    config = memorize_config("verbatim")
+    store = await fresh_store(env)
+    await _memorize(env, config, store, kept, after)
+    records = (await store.list(ALICE)).items
+    assert any(r.text.startswith(kept) for r in records), [r.text for r in records]
+    assert not any(r.retired for r in records), [(r.text, r.retired) for r in records]
+
+
+async def _assert_retires(env: Any, before: str, after: str) -> None:
+    """``before`` then ``after`` memorized: ``before``'s memory is retired, superseded by a live one."""
+    config = memorize_config("verbatim")
+    store = await fresh_store(env)
+    await _memorize(env, config, store, before, after)
+    records = (await store.list(ALICE)).items
+    old = next(r for r in records if r.text.startswith(before))
+    assert old.retired and old.superseded_by in {r.id for r in records if not r.retired}, \
+        [(r.text, r.retired) for r in records]
+
+
 @pytest.mark.parametrize(("text", "someone"), [
     ("我弟上个月搬去成都了", True),  # a sibling said with one character after 我
     ("我姐在杭州当老师", True),
@@ -80,12 +101,7 @@ def test_an_ending_by_someone_named_without_wo_is_theirs():
     ("儿子转学到了育才小学，离家近", "儿子上五年级了"),
 ])
 async def test_a_statement_that_changes_nothing_of_the_users_retires_nothing(env: Any, kept: str, after: str):
-    config = memorize_config("verbatim")
-    store = await fresh_store(env)
-    await _memorize(env, config, store, kept, after)
-    records = (await store.list(ALICE)).items
-    assert any(r.text.startswith(kept) for r in records), [r.text for r in records]
-    assert not any(r.retired for r in records), [(r.text, r.retired) for r in records]
+    await _assert_retires_nothing(env, kept, after)
 
 
 @pytest.mark.parametrize(("before", "after"), [
@@ -96,13 +112,7 @@ async def test_a_statement_that_changes_nothing_of_the_users_retires_nothing(env
     ("儿子在育才小学上三年级", "儿子转学去了东风小学"),
 ])
 async def test_the_same_shape_said_of_the_user_still_retires(env: Any, before: str, after: str):
-    config = memorize_config("verbatim")
-    store = await fresh_store(env)
-    await _memorize(env, config, store, before, after)
-    records = (await store.list(ALICE)).items
-    old = next(r for r in records if r.text.startswith(before))
-    assert old.retired and old.superseded_by in {r.id for r in records if not r.retired}, \
-        [(r.text, r.retired) for r in records]
+    await _assert_retires(env, before, after)
 
 
 def test_a_formality_of_joining_is_no_new_job():
@@ -154,12 +164,7 @@ def test_a_change_of_one_attribute_keeps_the_others(new: str, older: str, keeps:
     ("I'm a pharmacist at a high-street chain", "I started at Leeds General on Monday"),
 ])
 async def test_a_change_of_one_attribute_retires_no_memory_holding_another(env: Any, kept: str, after: str):
-    config = memorize_config("verbatim")
-    store = await fresh_store(env)
-    await _memorize(env, config, store, kept, after)
-    records = (await store.list(ALICE)).items
-    assert any(r.text.startswith(kept) for r in records), [r.text for r in records]
-    assert not any(r.retired for r in records), [(r.text, r.retired) for r in records]
+    await _assert_retires_nothing(env, kept, after)
 
 
 @pytest.mark.parametrize(("before", "after"), [
@@ -169,13 +174,7 @@ async def test_a_change_of_one_attribute_retires_no_memory_holding_another(env: 
     ("我在博世做软件测试，主要测车机", "上个月在华为入职了，还是做测试"),
 ])
 async def test_a_change_of_the_attribute_itself_still_retires(env: Any, before: str, after: str):
-    config = memorize_config("verbatim")
-    store = await fresh_store(env)
-    await _memorize(env, config, store, before, after)
-    records = (await store.list(ALICE)).items
-    old = next(r for r in records if r.text.startswith(before))
-    assert old.retired and old.superseded_by in {r.id for r in records if not r.retired}, \
-        [(r.text, r.retired) for r in records]
+    await _assert_retires(env, before, after)
 
 
 def test_only_a_call_off_is_marked_as_cancelling():

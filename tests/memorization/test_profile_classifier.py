@@ -18,7 +18,7 @@ from gateway.memory.config import EmbeddingConfig
 from gateway.memory.embeddings import load_provider
 from gateway.memory.embeddings.base import Embedder, embed_texts
 from gateway.memory.records import MemoryType, Scope, Tenant
-from tests.memorization.conftest import memorize_config
+from tests.memorization.conftest import count_embed_many, memorize_config
 from tests.memorization.test_workers import enqueue, fresh_store
 from tests.memorization.test_worth_remembering import _job
 
@@ -85,17 +85,9 @@ async def _stored(env, on: bool) -> tuple[dict[str, Scope], int]:
     config = memorize_config("verbatim", verbatim_profile_classifier=on)
     store = await fresh_store(env)
     await enqueue(env, config, JUNK[0], FACTS[0])
-    calls = 0
-    embed_many = store.embedder.embed_many
-
-    async def counting(batch):
-        nonlocal calls
-        calls += 1
-        return await embed_many(batch)
-
-    store.embedder.embed_many = counting
+    calls = count_embed_many(store)
     await env.drain(config, store)
-    return {r.text: r.scope for r in (await store.list(ALICE)).items}, calls
+    return {r.text: r.scope for r in (await store.list(ALICE)).items}, calls[0]
 
 
 async def test_workers_file_the_junk_as_an_event_with_no_extra_embedding_call(env):
