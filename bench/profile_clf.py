@@ -6,7 +6,7 @@ leave-one-split-out table; ``--export F`` writes the product's weights
 get a model.
 
 Data: ``bench/assistant/data`` read splits only (:data:`SPLITS`: dev, heldout, heldout2..5,
-updates, heldout11). Blind files (``*-h6-*`` .. ``*-h10-*``) are skipped by name, unopened,
+updates, heldout11). Blind files (``*-h6-*`` .. ``*-h10-*``, ``*-h12-*``) are skipped by name, unopened,
 and every loaded user's split is checked.
 
 Rows: every profile memory verbatim ``disclosure`` formation forms from a user turn
@@ -51,7 +51,7 @@ from gateway.memorization.profile_classifier import language_of, structural
 from gateway.memory.records import MemoryType
 
 SPLITS = ("dev", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "updates", "heldout11")
-BLIND_FILES = re.compile(r"-h([6-9]|10)-")
+BLIND_FILES = re.compile(r"-h([6-9]|10|12)-")
 
 
 @dataclass
