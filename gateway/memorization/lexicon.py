@@ -18,7 +18,7 @@ linear in the text.
 from __future__ import annotations
 
 __all__ = [
-    "ADVISOR_EN", "ASSOCIATES_ZH", "CAR_MAKES_EN", "CHRONIC_EN", "CHRONIC_ZH", "COMPARATIVES_AFTER_MAKE_EN", "COMPARATIVES_EN", "COMPLAINTS_EN", "COMPLAINTS_ZH",
+    "ADVISOR_EN", "ASSOCIATES_ZH", "CAR_MAKES_EN", "CAR_MAKES_ZH", "CHRONIC_EN", "CHRONIC_ZH", "COMPARATIVES_AFTER_MAKE_EN", "COMPARATIVES_EN", "COMPLAINTS_EN", "COMPLAINTS_ZH",
     "FEELINGS_EN", "FEELINGS_TOLD_EN", "FUTURE_TRIP_ZH", "GRADE_EN", "HOMEMAKER_EN", "HOMEMAKER_ZH", "KIN_BARE_EN",
     "KIN_BARE_ZH", "KIN_CLOSE_EN", "LANGUAGE_NAMES", "MOMENT_STATES_EN", "MOMENT_STATES_ZH", "MONTH_ABBR_EN", "MONTH_NAMES",
     "OCCUPATIONS_EN", "OCCUPATIONS_ZH", "OUT_OF_WORK_EN", "PAST_TIME_ZH",
@@ -169,6 +169,9 @@ VEHICLES_EN = r"(?:car|truck|van|suv|motorcycle|motorbike|scooter|e-?bike)"
 #: Car makes and models (English) named as the user's car ("my Honda", "ended up with a Mazda").
 CAR_MAKES_EN = (r"(?:honda|toyota|ford|chevy|chevrolet|nissan|mazda|subaru|hyundai|kia|volkswagen|vw|bmw|audi|mercedes|"
                 r"tesla|volvo|jeep|prius|civic|corolla|camry|accord|jetta|golf)")
+#: Car makes (Chinese) named in a vehicle statement ("开的是比亚迪", "我们换了辆特斯拉"); the
+#: vehicle slot reads them anywhere in the clause except before 股 (a share: "比亚迪股价").
+CAR_MAKES_ZH = r"(?:比亚迪|特斯拉|丰田|本田|大众|宝马|奔驰|奥迪|理想|蔚来|小鹏)"
 #: Comparatives that revise the reply just given ("shorter", "more formal", "less spicy"),
 #: read with or without "make it" before them ("make it shorter", "shorter and with more
 #: emojis").

@@ -34,6 +34,7 @@ from gateway.memorization.clauses import FIRST_PERSON_ZH, about_someone, core_en
 from gateway.memorization.lexicon import (
     ADVISOR_EN,
     CAR_MAKES_EN,
+    CAR_MAKES_ZH,
     GRADE_EN,
     HOMEMAKER_EN,
     HOMEMAKER_ZH,
@@ -160,7 +161,7 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
                            r"|\b(?:commute|commuting|get\s+to\s+work|ride\s+to\s+work|drive\s+to\s+work|bike\s+to\s+work|"
                            r"walk\s+to\s+work|(?:take|catch)\s+the\s+(?:bus|train|subway|metro|tube|tram)\s+to\s+work)\b"
                            r"|(?:我|我们|我家)的?(?:那|这)?辆|车换了|换了?(?:辆|台)?车|开的是|电动车|新车|卖了?车|车卖了"
-                           r"|(?:比亚迪|特斯拉|丰田|本田|大众|宝马|奔驰|奥迪|理想|蔚来|小鹏)(?!股)"
+                           r"|" + CAR_MAKES_ZH + r"(?!股)"
                            r"|通勤|(?:开车|骑车|坐地铁|坐公交|挤地铁|打车)(?:上下班|上班)|现在\S{0,4}?(?:共享单车|地铁|公交|骑车|步行|打车)",
                            re.IGNORECASE)),
     ("pregnancy", re.compile(r"\b(?:pregnant|expecting\s+(?:a|our|twins)|due\s+in|was\s+born|were\s+born|gave\s+birth|"
