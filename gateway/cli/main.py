@@ -233,13 +233,18 @@ def _plugin_overrides(
 @keys.command("list")
 @CONFIG_OPTION
 def keys_list(config_path: str) -> None:
-    """List keys (never the keys themselves), one JSON object per line."""
+    """List the keys in Redis (never the keys themselves), one JSON object per line (none:
+    nothing on stdout, a line on stderr saying so and how to create one)."""
 
     async def action(store: Any) -> Any:
         return await store.list()
 
-    for stored in _keystore_call(config_path, action):
+    stored_keys = _keystore_call(config_path, action)
+    for stored in stored_keys:
         click.echo(json.dumps(stored.summary()))
+    if not stored_keys:
+        click.echo("no keys in the key store (config keys live in gateway.yaml, clients:); "
+                   "create one with: memgate keys create --user U --friend F", err=True)
 
 
 @keys.command("revoke")
