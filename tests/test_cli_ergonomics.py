@@ -217,3 +217,14 @@ def test_an_empty_list_leaves_stdout_empty_and_says_so_on_stderr(tmp_path, redis
     listed = runner.invoke(main, ["memories", "list", "--user", "zoe", "--config", config])
     assert "Zoe plays the cello" in listed.stdout and listed.stderr == ""
 
+
+def test_keys_create_shows_the_new_key_alone_on_a_line_and_says_it_is_shown_once(tmp_path, redis_url):
+    config = write_config(tmp_path, redis_url)
+    runner = CliRunner()
+    created = runner.invoke(main, ["keys", "create", "--config", config, "--user", "zoe"])
+    assert created.exit_code == 0, created.output
+    record = json.loads(created.stdout)  # stdout: the JSON record, for scripts
+    assert record["key"] in created.stderr.splitlines()  # the key alone on its own line
+    assert "shown only this once" in created.stderr and record["key_id"] in created.stderr
+    listed = runner.invoke(main, ["keys", "list", "--config", config])
+    assert record["key_id"] in listed.stdout and record["key"] not in listed.output
