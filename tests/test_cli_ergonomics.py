@@ -184,3 +184,47 @@ def test_serve_on_a_busy_port_stops_before_start_up_saying_how_to_pick_another(t
     assert result.exit_code == 1, result.output
     assert f"127.0.0.1:{port} is already in use" in result.output and "--port N" in result.output
     assert "memgate: starting on" not in result.output  # stopped before it announced a start
+
+
+def test_an_empty_list_leaves_stdout_empty_and_says_so_on_stderr(tmp_path, redis_url):
+    config = write_config(tmp_path, redis_url)
+    runner = CliRunner()
+    empty = (
+        (["keys", "list"], "no keys in the key store", "memgate keys create"),
+        (["lorebook", "list", "--friend", "pal"], "no lorebooks for friend 'pal'", "memgate lorebook import"),
+        (["lorebook", "list", "--friend", "pal", "--user", "zoe"], "no lorebooks of user 'zoe'", "--user zoe"),
+        (["memories", "list", "--user", "zoe"], "no memories for user 'zoe'", ""),
+        (["memories", "list", "--user", "zoe", "--json"], "no memories for user 'zoe'", ""),
+        (["memories", "search", "--user", "zoe", "--json", "cello"], "no memory matches 'cello'", ""),
+    )
+    for command, said, hint in empty:
+        result = runner.invoke(main, [*command, "--config", config])
+        assert result.exit_code == 0, (command, result.output)
+        assert result.stdout == "" and said in result.stderr and hint in result.stderr, (command, result.stderr)
+
+    # once there is something to list: JSON lines on stdout, nothing on stderr
+    assert runner.invoke(main, ["keys", "create", "--config", config, "--user", "zoe"]).exit_code == 0
+    world = tmp_path / "book.json"
+    world.write_text(json.dumps({"entries": {"0": {"uid": 0, "key": ["moon"], "content": "A silver moon."}}}))
+    imported = runner.invoke(main, ["lorebook", "import", str(world), "--config", config, "--friend", "pal"])
+    assert imported.exit_code == 0, imported.output
+    assert runner.invoke(main, ["memories", "add", "--config", config, "--user", "zoe", "Zoe plays the cello"]).exit_code == 0
+    for command in (["keys", "list"], ["lorebook", "list", "--friend", "pal"], ["memories", "list", "--user", "zoe", "--json"],
+                    ["memories", "search", "--user", "zoe", "--json", "cello"]):
+        result = runner.invoke(main, [*command, "--config", config])
+        assert result.exit_code == 0 and result.stderr == "", (command, result.stderr)
+        assert result.stdout and all(isinstance(json.loads(line), dict) for line in result.stdout.splitlines()), command
+    listed = runner.invoke(main, ["memories", "list", "--user", "zoe", "--config", config])
+    assert "Zoe plays the cello" in listed.stdout and listed.stderr == ""
+
+
+def test_keys_create_shows_the_new_key_alone_on_a_line_and_says_it_is_shown_once(tmp_path, redis_url):
+    config = write_config(tmp_path, redis_url)
+    runner = CliRunner()
+    created = runner.invoke(main, ["keys", "create", "--config", config, "--user", "zoe"])
+    assert created.exit_code == 0, created.output
+    record = json.loads(created.stdout)  # stdout: the JSON record, for scripts
+    assert record["key"] in created.stderr.splitlines()  # the key alone on its own line
+    assert "shown only this once" in created.stderr and record["key_id"] in created.stderr
+    listed = runner.invoke(main, ["keys", "list", "--config", config])
+    assert record["key_id"] in listed.stdout and record["key"] not in listed.output

@@ -145,7 +145,7 @@ def test_cli_mints_a_group_key_with_its_plugins(start_gateway, upstream, tmp_pat
         "keys", "create", "--config", str(config), "--user", "groupbot", "--friend", "kiki", "--service", "--group",
         "--plugin", "context_selection", "--plugin-config", 'context_selection={"bot_names": ["Kiki"]}'])
     assert created.exit_code == 0, created.output
-    record = json.loads(created.output)
+    record = json.loads(created.stdout)  # stdout: the JSON record (stderr: the key for people)
     assert record["group"] and record["plugins"] == {
         "context_selection": {"enabled": True, "config": {"bot_names": ["Kiki"]}}}
     body = {"model": "gpt-4o", "messages": GROUP_CHAT}

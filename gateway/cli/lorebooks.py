@@ -9,7 +9,8 @@ config), so it works whether or not a gateway runs.
   id, entries, ignored fields, notes) on stdout.
 - ``memgate lorebook export ID --friend F [--user U] [--out FILE]``: the book as a
   SillyTavern world file (stdout by default).
-- ``memgate lorebook list --friend F [--user U]``: the scope's books, a JSON line each.
+- ``memgate lorebook list --friend F [--user U]``: the scope's books, a JSON line each
+  (none: a line on stderr says so).
 - ``memgate lorebook delete ID --friend F [--user U] [--entry ENTRY_ID]``: a book, or one
   entry of it.
 - ``memgate lorebook put-entry ID ENTRY_JSON --friend F [--user U]``: create or replace
@@ -101,9 +102,15 @@ def register(main: click.Group, config_option: Callable[[Any], Any]) -> None:
     @click.option("--friend", required=True, help="friend_id: the role.")
     @click.option("--user", default=None, help="user_id: that user's own books. Default: the role-wide books.")
     def list_(config_path: str, friend: str, user: str | None) -> None:
-        """One JSON line per book of the scope: id, name, entries."""
-        for book in _run(config_path, lambda repo: repo.in_scope(friend, user)):
+        """One JSON line per book of the scope: id, name, entries (none: nothing on stdout,
+        a line on stderr saying so and how to import one)."""
+        books = _run(config_path, lambda repo: repo.in_scope(friend, user))
+        for book in books:
             click.echo(json.dumps({"id": book.id, "name": book.name, "entries": len(book.entries)}, ensure_ascii=False))
+        if not books:
+            scope = f"of user {user!r} for friend {friend!r}" if user else f"for friend {friend!r} (role-wide)"
+            click.echo(f"no lorebooks {scope}; import one with: memgate lorebook import FILE --friend {friend}"
+                       + (f" --user {user}" if user else ""), err=True)
 
     @lorebook.command("delete")
     @config_option

@@ -150,7 +150,8 @@ def keys_create(
     group: bool = False, assignments: tuple[str, ...] = (), enable: tuple[str, ...] = (),
     disable: tuple[str, ...] = (), plugin_configs: tuple[str, ...] = (),
 ) -> None:
-    """Mint a key; it is printed once and stored only as its SHA-256.
+    """Mint a key; it is printed once and stored only as its SHA-256: stdout the JSON
+    record (the key in "key"), stderr the key alone on its own line with that warning.
 
     A group-chat bot's key, with context selection on for it (README, Group chats):
     memgate keys create --user groupbot --friend kiki --service --group --plugin context_selection
@@ -186,6 +187,10 @@ def keys_create(
         raise click.ClickException(exc.message) from None
     click.echo(json.dumps({"key": key, **stored.summary(), "plugins": {
         name: override.model_dump() for name, override in plugins.items()}}, indent=2))
+    # for people: the key alone on its line, on stderr (stdout stays the JSON record for scripts)
+    click.echo(f"memgate: key {stored.key_id} for user {user_id!r}, friend {friend_id!r}; save it now, it is shown "
+               "only this once (memgate keeps only its SHA-256; revoke with: memgate keys revoke "
+               f"{stored.key_id}):\n{key}", err=True)
 
 
 def _plugin_overrides(
@@ -233,13 +238,18 @@ def _plugin_overrides(
 @keys.command("list")
 @CONFIG_OPTION
 def keys_list(config_path: str) -> None:
-    """List keys (never the keys themselves), one JSON object per line."""
+    """List the keys in Redis (never the keys themselves), one JSON object per line (none:
+    nothing on stdout, a line on stderr saying so and how to create one)."""
 
     async def action(store: Any) -> Any:
         return await store.list()
 
-    for stored in _keystore_call(config_path, action):
+    stored_keys = _keystore_call(config_path, action)
+    for stored in stored_keys:
         click.echo(json.dumps(stored.summary()))
+    if not stored_keys:
+        click.echo("no keys in the key store (config keys live in gateway.yaml, clients:); "
+                   "create one with: memgate keys create --user U --friend F", err=True)
 
 
 @keys.command("revoke")

@@ -3,7 +3,8 @@
 Works on the store directly (same Redis and key prefix as the gateway's config), so it
 works whether or not a gateway runs. ``list`` and ``search`` print a table for people
 (:func:`table`; long texts cut with an ellipsis) and, with ``--json``, one JSON object per
-line for scripts; ``add`` prints the stored record as JSON; messages go to stderr. ``--friend`` defaults to the friend of the user's keys in
+line for scripts; when nothing is found, stdout stays empty in either form and a line on
+stderr says so; ``add`` prints the stored record as JSON; messages go to stderr. ``--friend`` defaults to the friend of the user's keys in
 ``gateway.yaml`` or, when it has none, in Redis (:func:`default_friend`). The embedding model is loaded only by commands
 that embed (add, search, import, reembed).
 """
@@ -162,7 +163,7 @@ def register(main: click.Group, config_option: Callable[[Any], Any]) -> None:
                 click.echo(record.model_dump_json())
         elif page.items:
             click.echo(table(("ID", "SCOPE", "TYPE", "OCCURRED", "TEXT"), [_record_cells(r) for r in page.items]))
-        else:
+        if not page.items:
             click.echo(f"no memories for user {tenant.user_id!r}, friend {tenant.friend_id!r}", err=True)
 
     @memories.command()
@@ -189,7 +190,7 @@ def register(main: click.Group, config_option: Callable[[Any], Any]) -> None:
                 *_record_cells(h.record)[:3], _cut(h.record.text, TEXT_WIDTH),
             ) for h in hits]
             click.echo(table(("SCORE", "RELEVANCE", "COSINE", "ID", "SCOPE", "TYPE", "TEXT"), rows))
-        else:
+        if not hits:
             click.echo(f"no memory matches {query!r}", err=True)
 
     @memories.command()

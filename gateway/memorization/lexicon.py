@@ -18,11 +18,11 @@ linear in the text.
 from __future__ import annotations
 
 __all__ = [
-    "ADVISOR_EN", "ASSOCIATES_ZH", "CAR_MAKES_EN", "CHRONIC_EN", "CHRONIC_ZH", "COMPARATIVES_AFTER_MAKE_EN", "COMPARATIVES_EN", "COMPLAINTS_EN", "COMPLAINTS_ZH",
+    "ADVISOR_EN", "ASSOCIATES_ZH", "CAR_MAKES_EN", "CAR_MAKES_ZH", "CHRONIC_EN", "CHRONIC_ZH", "COMPARATIVES_AFTER_MAKE_EN", "COMPARATIVES_EN", "COMPLAINTS_EN", "COMPLAINTS_ZH",
     "FEELINGS_EN", "FEELINGS_TOLD_EN", "FUTURE_TRIP_ZH", "GRADE_EN", "HOMEMAKER_EN", "HOMEMAKER_ZH", "KIN_BARE_EN",
     "KIN_BARE_ZH", "KIN_CLOSE_EN", "LANGUAGE_NAMES", "MOMENT_STATES_EN", "MOMENT_STATES_ZH", "MONTH_ABBR_EN", "MONTH_NAMES",
     "OCCUPATIONS_EN", "OCCUPATIONS_ZH", "OUT_OF_WORK_EN", "PAST_TIME_ZH",
-    "PEOPLE_EN", "PEOPLE_ZH", "PETS_EN", "PLAN_CUES", "PROMOTED_EN", "PROMOTED_ZH", "RUN_ON_PEOPLE_EN", "SIBLING_ZH",
+    "PEOPLE_EN", "PEOPLE_ZH", "PETS_EN", "PLAN_CUES", "PROMOTED_EN", "PROMOTED_ZH", "RUN_ON_PEOPLE_EN", "SHIFTS_EN", "SHIFTS_ZH", "SHIFT_ASSIGNED_EN", "SHIFT_ASSIGNED_ZH", "SIBLING_ZH",
     "THE_HOUSEHOLD_EN", "TITLES_EN", "TITLES_ZH", "VEHICLES_EN", "WEEKDAY_ABBR_EN", "WEEKDAY_EN", "WEEKDAY_NAMES", "WEEKDAY_ZH",
     "WORK_LEFT_ZH", "alternation",
 ]
@@ -116,6 +116,18 @@ OUT_OF_WORK_EN = r"(?:retired|unemployed|between\s+jobs)"
 #: Work left or lost (Chinese): resigned, left, laid off, unemployed, retired (辞职, 离职,
 #: 被裁, 裁员, 失业, 退休).
 WORK_LEFT_ZH = r"(?:辞职|离职|被裁|裁员|失业|退休)"
+#: Work shifts (English) as the rota names them, after "on" / "to" ("on lates", "switched
+#: to nights", "onto the night shift"): the shift slot's values.
+SHIFTS_EN = (r"(?:nights|days|evenings|overnights|earlies|lates|graveyard|"
+             r"(?:night|day|evening|early|late|graveyard|overnight|swing)\s+shifts?)")
+#: Work shifts (Chinese): 夜班, 白班, 倒班, 三班倒, 早班, 晚班, 大夜, 小夜 (not 中班, which is
+#: also a kindergarten class).
+SHIFTS_ZH = r"(?:夜班|白班|倒班|三班倒|早班|晚班|大夜|小夜)"
+#: Someone at work putting the user on a shift ("they've put me on lates", "switched me to
+#: nights", "领导排我上夜班", "安排我去上晚班"): the user is the object, the shift is the user's.
+SHIFT_ASSIGNED_EN = (r"\b(?:put|stuck|scheduled|rostered|switched|swapped|moved|transferred)\s+me\s+(?:back\s+)?"
+                     r"(?:on|onto|to|over\s+to)\s+(?:the\s+)?" + SHIFTS_EN + r"\b")
+SHIFT_ASSIGNED_ZH = r"(?:排|安排|让|叫|调)我(?:去|来)?(?:上|值|倒)?" + SHIFTS_ZH
 
 # --- study ------------------------------------------------------------------------------
 
@@ -169,6 +181,9 @@ VEHICLES_EN = r"(?:car|truck|van|suv|motorcycle|motorbike|scooter|e-?bike)"
 #: Car makes and models (English) named as the user's car ("my Honda", "ended up with a Mazda").
 CAR_MAKES_EN = (r"(?:honda|toyota|ford|chevy|chevrolet|nissan|mazda|subaru|hyundai|kia|volkswagen|vw|bmw|audi|mercedes|"
                 r"tesla|volvo|jeep|prius|civic|corolla|camry|accord|jetta|golf)")
+#: Car makes (Chinese) named in a vehicle statement ("开的是比亚迪", "我们换了辆特斯拉"); the
+#: vehicle slot reads them anywhere in the clause except before 股 (a share: "比亚迪股价").
+CAR_MAKES_ZH = r"(?:比亚迪|特斯拉|丰田|本田|大众|宝马|奔驰|奥迪|理想|蔚来|小鹏)"
 #: Comparatives that revise the reply just given ("shorter", "more formal", "less spicy"),
 #: read with or without "make it" before them ("make it shorter", "shorter and with more
 #: emojis").

@@ -34,6 +34,7 @@ from gateway.memorization.clauses import FIRST_PERSON_ZH, about_someone, core_en
 from gateway.memorization.lexicon import (
     ADVISOR_EN,
     CAR_MAKES_EN,
+    CAR_MAKES_ZH,
     GRADE_EN,
     HOMEMAKER_EN,
     HOMEMAKER_ZH,
@@ -45,6 +46,10 @@ from gateway.memorization.lexicon import (
     OUT_OF_WORK_EN,
     PROMOTED_EN,
     PROMOTED_ZH,
+    SHIFT_ASSIGNED_EN,
+    SHIFT_ASSIGNED_ZH,
+    SHIFTS_EN,
+    SHIFTS_ZH,
     VEHICLES_EN,
     WEEKDAY_ABBR_EN,
     WEEKDAY_NAMES,
@@ -103,6 +108,12 @@ _SCHOOL_WHO = (("daughter", re.compile(r"女儿|闺女|\b(?:daughter|girl)\b", r
 #: the residence slot.
 _NOT_PLACE_ZH = (r"年轻|老年|中年|成年|外地|本地|当地|普通|打工|上班|工薪|有钱|没钱|这些|那些|这种|那种|两个|三个|几个|"
                  r"一家|家里|自己|大家|女的|男的|读书|病|老|大|小|男|女|穷|好|坏|一|两|几")
+#: A switch of the user's own shift said with a verb of moving ("I got switched to nights",
+#: "moved onto the day shift"; someone else putting the user on one: SHIFT_ASSIGNED_EN): a
+#: shift, not a move of home (the residence pattern skips "moved to <shift>") nor a
+#: transfer of job (:data:`_TRANSFER`).
+_SHIFT_SWITCHED_EN = (r"\b(?:switched|swapped|moved|transferred)\s+(?:back\s+)?(?:on|onto|to|over\s+to)\s+(?:the\s+)?"
+                      + SHIFTS_EN + r"\b")
 _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("work", re.compile(
         r"\b(?:work|working|works)\s+(?:\w+\s+){0,2}(?:at|for|as)\b|\bjob\s+(?:at|as)\b|\bjoined\b|"
@@ -124,6 +135,7 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("residence", re.compile(
         r"\b(?:live|living|lives|moved|moving|relocated|relocating|based)\s+(?!up\b|forward\b|back\s+to\s+(?:the\s+)?\d)"
         r"(?:\w+\s+)?(?:in|into|to|at|near|by)\b(?!\s+(?:" + MONTH_ABBR_EN + "|" + WEEKDAY_ABBR_EN + r")\w*\s*\d)"
+        r"(?!\s+(?:the\s+)?" + SHIFTS_EN + r"\b)"
         r"|\b(?:our|my)\s+(?:new\s+|own\s+)?(?:place|home|apartment|flat|house|studio)\s+(?:is\s+)?(?:in|near)\b"
         r"|\b(?:apartment|flat|house|studio|condo|bungalow|cottage)\s+(?:in|near)\s+(?-i:[A-Z])|\bclosed\s+on\s+a\s+(?:house|home|condo|flat)\b"
         r"|\b(?:got|get|getting|picked\s+up|collected)\s+(?:the\s+)?keys\s+to\s+(?:the\s+|our\s+|my\s+)?(?:new\s+)?"
@@ -160,7 +172,7 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
                            r"|\b(?:commute|commuting|get\s+to\s+work|ride\s+to\s+work|drive\s+to\s+work|bike\s+to\s+work|"
                            r"walk\s+to\s+work|(?:take|catch)\s+the\s+(?:bus|train|subway|metro|tube|tram)\s+to\s+work)\b"
                            r"|(?:我|我们|我家)的?(?:那|这)?辆|车换了|换了?(?:辆|台)?车|开的是|电动车|新车|卖了?车|车卖了"
-                           r"|(?:比亚迪|特斯拉|丰田|本田|大众|宝马|奔驰|奥迪|理想|蔚来|小鹏)(?!股)"
+                           r"|" + CAR_MAKES_ZH + r"(?!股)"
                            r"|通勤|(?:开车|骑车|坐地铁|坐公交|挤地铁|打车)(?:上下班|上班)|现在\S{0,4}?(?:共享单车|地铁|公交|骑车|步行|打车)",
                            re.IGNORECASE)),
     ("pregnancy", re.compile(r"\b(?:pregnant|expecting\s+(?:a|our|twins)|due\s+in|was\s+born|were\s+born|gave\s+birth|"
@@ -169,7 +181,7 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("shift", re.compile(r"\b(?:work(?:ing|s)?\s+(?:nights|days|evenings|overnights|the\s+night\s+shift|the\s+day\s+shift)|"
                          r"(?:night|day|evening|early|late|graveyard|overnight|swing)\s+(?:shifts?|rotation)|graveyard|"
                          r"on\s+(?:nights|days|earlies|lates)|(?:nights|days)\s+(?:now|starting)|\d{1,2}\s*[ap]m?\s*-\s*\d{1,2}\s*[ap]m?\b(?=\s+(?:days|nights|shifts?)))\b"
-                         r"|夜班|白班|倒班|三班倒|早班|晚班|大夜|小夜", re.IGNORECASE)),
+                         r"|" + SHIFT_ASSIGNED_EN + r"|" + _SHIFT_SWITCHED_EN + r"|" + SHIFTS_ZH, re.IGNORECASE)),
 )
 #: A relationship going on (engaged, married, 领证, 结婚, 订婚), not ending: it retires
 #: what was said about the partner only when it names the partner again
@@ -451,10 +463,13 @@ def _advisor_only(text: str) -> bool:
 #: a slot and retires none.
 _FORMER = re.compile(r"\bused\s+to\b", re.IGNORECASE)
 #: A transfer by the employer (Chinese 调到 / 调去 / 派到, English "transferred to"),
-#: ``unit``: to a unit of the organisation (科 部 门诊 组 岗 处 室 中心 分行 ...: a
-#: department, not a place).
-_TRANSFER = re.compile(r"(?:调|派|外派|调动)(?:到|去|往)(?:了)?(?P<unit>\S{0,6}?(?:科|部|门诊|组|岗|处|室|中心|分行|支行|病房|车间|项目))?"
-                       r"|\b(?:got\s+|been\s+|was\s+)?transferred\s+to\b(?P<dept>\s+(?:the\s+)?\w+\s+(?:team|department|dept|unit|ward|desk))?",
+#: ``unit`` / ``dept``: to a unit of the organisation (科 部 门诊 组 岗 处 室 中心 分行 ...: a
+#: department, not a place) or to a shift (调到夜班, "transferred to nights": the schedule
+#: changes, the job and the home stay).
+_TRANSFER = re.compile(r"(?:调|派|外派|调动)(?:到|去|往)(?:了)?(?P<unit>\S{0,6}?(?:科|部|门诊|组|岗|处|室|中心|分行|支行|病房|车间|项目)"
+                       r"|上?" + SHIFTS_ZH + r")?"
+                       r"|\b(?:got\s+|been\s+|was\s+)?transferred\s+to\b(?P<dept>\s+(?:the\s+)?\w+\s+(?:team|department|dept|unit|ward|desk)"
+                       r"|\s+(?:the\s+)?" + SHIFTS_EN + r"\b)?",
                        re.IGNORECASE)
 
 
@@ -467,8 +482,10 @@ _SLOT_PIECE = re.compile(r"[,.;:!?，。；：！？\n]+|\s+[—–-]{1,2}\s+|�
 _OWN_SUBJECT = re.compile(r"(?:i|i'm|im|i've|i'd|we|we're|we've|my|our|me|he|she|they|he's|she's|they're|his|her|their|"
                           r"it|it's)\b|(?-i:[A-Z][a-z]+)\s|我|咱|俺|他|她|它|" + _PEOPLE_ZH, re.IGNORECASE)
 #: The user as the object of what someone did to their work or home ("they made me
-#: finance manager", "公司把我调到重庆了"): the slot is still the user's.
-_ME_OBJECT = re.compile(r"\b(?:made|hired|promoted|fired|moved|transferred|offered|gave|let)\s+me\b|把我", re.IGNORECASE)
+#: finance manager", "公司把我调到重庆了") or the shift they were put on ("they've put me on
+#: lates", "领导排我上夜班": SHIFT_ASSIGNED_EN / _ZH): the slot is still the user's.
+_ME_OBJECT = re.compile(r"\b(?:made|hired|promoted|fired|moved|transferred|offered|gave|let)\s+me\b|把我|"
+                        + SHIFT_ASSIGNED_EN + "|" + SHIFT_ASSIGNED_ZH, re.IGNORECASE)
 #: "it's" / "it" with no one behind it ("Well, it's done"): no person leads the clause.
 _EXPLETIVE = re.compile(r"(?:it|it's|its)\b", re.IGNORECASE)
 

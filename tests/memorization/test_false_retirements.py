@@ -197,3 +197,43 @@ async def test_an_ending_retires_an_episode_only_when_it_calls_it_off(env: Any, 
     old = next(r for r in records if r.text.startswith(episode))
     assert old.scope.value == "event"
     assert old.retired is retired, [(r.text, r.retired) for r in records]
+
+
+@pytest.mark.parametrize(("text", "slots"), [
+    ("they've put me on lates", ("shift",)),           # someone at work puts the user on a shift
+    ("my manager switched me to nights", ("shift",)),
+    ("I got transferred to nights", ("shift",)),       # to a shift: no new job, no new home
+    ("领导排我上夜班了", ("shift",)),
+    ("公司把我调到夜班了", ("shift",)),
+    ("公司把我调到重庆了", ("work", "residence")),     # to a place: still a transfer
+    ("I moved to Denver", ("residence",)),
+    ("my brother put me up at his flat in Leeds", ()),  # "put me" without a shift: his flat
+    ("my wife switched to nights", ()),                # her shift
+])
+def test_a_shift_the_user_is_put_on_is_the_users_shift_only(text: str, slots: tuple[str, ...]):
+    assert slots_of(text) == slots
+
+
+@pytest.mark.parametrize(("new", "older", "keeps"), [
+    ("they've put me on lates", "I'm a nurse at St Mary's, early shifts mostly", True),  # the job stays
+    ("they've put me on lates", "I'm on earlies at the moment", False),
+    ("领导排我上夜班了", "我现在上白班", False),
+])
+def test_a_shift_the_user_is_put_on_keeps_the_job_beside_the_old_shift(new: str, older: str, keeps: bool):
+    assert keeps_other_fact(new, slots_of(new), older) is keeps
+
+
+@pytest.mark.parametrize(("before", "after"), [
+    ("I'm on earlies at the moment", "they've put me on lates"),
+    ("我现在上白班", "领导排我上夜班了"),
+])
+async def test_a_shift_the_user_is_put_on_retires_the_older_shift(env: Any, before: str, after: str):
+    await _assert_retires(env, before, after)
+
+
+@pytest.mark.parametrize(("kept", "after"), [
+    ("I work at Tesco on the tills", "I got transferred to nights"),
+    ("我在一家物流公司上班", "公司把我调到夜班了"),
+])
+async def test_a_transfer_to_a_shift_retires_no_job(env: Any, kept: str, after: str):
+    await _assert_retires_nothing(env, kept, after)

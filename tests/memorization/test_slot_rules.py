@@ -269,3 +269,13 @@ def test_a_rehomed_pet_ends_what_was_said_about_it():
 def test_a_lasting_health_fact_is_marked_for_the_profile_pick(turn: str, attribute: str | None):
     (found,) = analyse(turn).memories
     assert found.attribute == attribute
+
+
+def test_the_chinese_car_makes_of_the_vehicle_slot_are_the_lexicon_table():
+    from gateway.memorization.lexicon import CAR_MAKES_ZH
+
+    makes = CAR_MAKES_ZH.removeprefix("(?:").removesuffix(")").split("|")
+    assert "比亚迪" in makes and "小鹏" in makes
+    for make in makes:
+        assert slot_of(f"{make}开着挺顺手") == "vehicle", make
+        assert slot_of(f"{make}股价又跌了") is None, make  # a share, not a car

@@ -53,6 +53,9 @@ def _live(records: list[MemoryRecord]) -> list[str]:
     # the shift changes, the job stays (before: the day shift stayed live)
     ("我开出租的，白班，一天坐十个钟头，腰受不了", "换成夜班了，晚上六点到早上六点，车少好拉活",
      "我开出租的", "白班"),
+    # someone at work puts the user on another shift: the job stays, the early shifts go
+    ("I drive the 42 out of the Hunslet depot, early shifts mostly.", "they've put me on lates",
+     "I drive the 42 out of the Hunslet depot.", "early shifts"),
     # an ending without a slot word: the coffee goes, the dog walk stays
     ("I drink coffee every morning and I walk the dog at six.", "I gave up coffee last month.",
      "I walk the dog at six.", "coffee every morning"),
