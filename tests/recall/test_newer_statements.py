@@ -6,12 +6,14 @@ turn; end to end through the real gateway, the openai SDK and the default embedd
 from __future__ import annotations
 
 import asyncio
+import copy
 
 import openai
 
 from gateway.memory.factory import open_memory
 from gateway.memory.records import Tenant
-from plugins.auto_recall import NEWER_STATEMENT, newer_statements
+from gateway.runtime.redis_server import EmbeddedRedis
+from plugins.auto_recall import NEWER_STATEMENT, AutoRecall, newer_statements
 from tests.recall.conftest import CHAIN, REGISTRY, memory
 from tests.recall.records import hit
 from tests.support.gateway import ALICE_KEY
@@ -87,3 +89,47 @@ def test_a_follower_no_search_found_is_read_by_id_when_the_caller_may_see_it(sta
         assert rows[linked.id]["relevance"] == "high" and rows[linked.id]["added"] == NEWER_STATEMENT
         assert rows[linked.id]["cosine"] == 0.0
     assert other.id not in rows and gone.id not in rows
+
+
+def test_a_failed_read_of_the_followers_adds_nothing_and_the_request_goes_on(start_gateway, upstream, seed, tmp_path):
+    """Redis goes away between the searches and the read by id (a wrapper of the real
+    store stops it first): the reply is a 200, the searches' memories are in the prompt,
+    the follower is not, and the call is marked degraded for that read alone."""
+    server = EmbeddedRedis(tmp_path / "redis")
+    server.start()
+
+    class StoppingStore:
+        """The real store; stops Redis before reading records by id."""
+
+        def __init__(self, store) -> None:
+            self.store = store
+
+        async def get_many(self, *args, **kwargs):
+            server.stop()
+            return await self.store.get_many(*args, **kwargs)
+
+        def __getattr__(self, name):
+            return getattr(self.store, name)
+
+    class StoppingAutoRecall(AutoRecall):
+        def __init__(self, config, services) -> None:
+            seamed = copy.copy(services)
+            seamed.memory = StoppingStore(services.memory)
+            super().__init__(config, seamed)
+
+    try:
+        gw = start_gateway(registry={**REGISTRY, "auto_recall": StoppingAutoRecall},
+                           plugins=[{"name": "auto_recall"}, {"name": "hybrid_injection"}],
+                           memory={"redis_url": server.url}, settings={"cache_ttl_s": 3600})
+        (old,) = seed(gw, ALICE, memory("I'm an ER nurse at St. Mary's, three years now", scope="profile", type="semantic"))
+        seed(gw, ALICE, memory("Transferred up to the ICU last month, same hospital.", scope="event",
+                               metadata={"follows": old.id}))
+        client = openai.OpenAI(base_url=gw.base_url, api_key=ALICE_KEY, max_retries=0)
+        response = client.chat.completions.with_raw_response.create(
+            model="gpt-4o", messages=[{"role": "user", "content": "can you help me write a cover letter"}])
+        assert response.status_code == 200 and response.parse().choices
+        assert response.headers.get("x-memgate-degraded") == "auto_recall:memory_unavailable:followers"
+        prompt = "\n".join(str(m["content"]) for m in upstream.chat_requests()[-1].json["messages"] if m["role"] == "system")
+        assert "ER nurse" in prompt and "ICU" not in prompt
+    finally:
+        server.stop()
