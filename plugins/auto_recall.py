@@ -101,9 +101,17 @@ memory to the older profile memory it is nearest to (``metadata.follows``,
 :mod:`gateway.memorization.neardup`: "traded the ol pete in for a kenworth" follows "I run a
 peterbilt 579"). Of two live memories on the same thing, the user's latest statement is
 the current one, so whenever a memory is in ``high``, every candidate of the searches that
-follows it is added too (after the others, each line with its date): the older statement
-never reaches the prompt without the newer one the searches found. The rule is pairwise:
-no global newest-first order (tried: it pushed other facts out).
+follows it is added too (after the others, each line with its date). A follower no search
+found is read by id (:meth:`AutoRecall._fetched_newer`): the store lists on each memory the
+newer ones that follow it (``metadata.followed_by``, :data:`gateway.memory.records.FOLLOWED_BY`),
+and the ids there that are not candidates are read in one round trip
+(:meth:`~gateway.chain.sdk.GuardedRecall.get_many`: only what the caller may see, so never
+another friend's event), the live ones that still follow a shown memory added after the
+others, then their own followers (at most :data:`FOLLOW_ROUNDS` round trips, none when no
+shown memory lists an unknown follower). So the older statement never reaches the prompt
+without a newer one linked to it, unless that read fails (no extra lines, the call marked
+degraded ``<reason>:followers``). The rule is pairwise: no global newest-first order
+(tried: it pushed other facts out).
 
 Memory settings (:mod:`gateway.settings.memory_settings`, ``call.settings``): off for a call when
 ``recall_enabled`` or ``auto_recall`` (seed 000's P1 switch) is off
