@@ -101,9 +101,17 @@ memory to the older profile memory it is nearest to (``metadata.follows``,
 :mod:`gateway.memorization.neardup`: "traded the ol pete in for a kenworth" follows "I run a
 peterbilt 579"). Of two live memories on the same thing, the user's latest statement is
 the current one, so whenever a memory is in ``high``, every candidate of the searches that
-follows it is added too (after the others, each line with its date): the older statement
-never reaches the prompt without the newer one the searches found. The rule is pairwise:
-no global newest-first order (tried: it pushed other facts out).
+follows it is added too (after the others, each line with its date). A follower no search
+found is read by id (:meth:`AutoRecall._fetched_newer`): the store lists on each memory the
+newer ones that follow it (``metadata.followed_by``, :data:`gateway.memory.records.FOLLOWED_BY`),
+and the ids there that are not candidates are read in one round trip
+(:meth:`~gateway.chain.sdk.GuardedRecall.get_many`: only what the caller may see, so never
+another friend's event), the live ones that still follow a shown memory added after the
+others, then their own followers (at most :data:`FOLLOW_ROUNDS` round trips, none when no
+shown memory lists an unknown follower). So the older statement never reaches the prompt
+without a newer one linked to it, unless that read fails (no extra lines, the call marked
+degraded ``<reason>:followers``). The rule is pairwise: no global newest-first order
+(tried: it pushed other facts out).
 
 Memory settings (:mod:`gateway.settings.memory_settings`, ``call.settings``): off for a call when
 ``recall_enabled`` or ``auto_recall`` (seed 000's P1 switch) is off
@@ -124,17 +132,21 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, model_validator
 
 from gateway.chain.sdk import (
+    FOLLOWED_BY,
     FOLLOWS,
     AdmissionConfig,
     BreakerConfig,
     CallContext,
     ChatRequest,
     JsonBoolean,
+    MemoryRecord,
     PluginConfig,
     RecallAnnotation,
     RecalledMemory,
+    RecallSkipped,
     ScoredMemory,
     SearchSpec,
+    Tenant,
     UserSettings,
     caller_tenant,
     length_units,
@@ -142,7 +154,7 @@ from gateway.chain.sdk import (
 )
 from plugins.topics import names_of, topics_of, words_of
 
-__all__ = ['FOLLOW_UP_ENDS', 'FOLLOW_UP_STARTS', 'PROFILE_POOL', 'AutoRecall', 'AutoRecallConfig', 'RecallResult', 'build_query', 'cap_per_scope', 'is_follow_up', 'length_units', 'linked_topics', 'newer_statements', 'pick_profile', 'pick_topical', 'profile_fits', 'recall_annotation', 'split_by_relevance']
+__all__ = ['FOLLOW_ROUNDS', 'FOLLOW_UP_ENDS', 'FOLLOW_UP_STARTS', 'PROFILE_POOL', 'AutoRecall', 'AutoRecallConfig', 'RecallResult', 'build_query', 'cap_per_scope', 'followers_to_fetch', 'is_follow_up', 'length_units', 'linked_topics', 'live_followers', 'newer_statements', 'pick_profile', 'pick_topical', 'profile_fits', 'recall_annotation', 'split_by_relevance']
 
 FOLLOW_UP_STARTS = (
     "and ", "but ", "so ", "then ", "also ", "what about", "how about", "why", "it ", "it's",
@@ -158,6 +170,9 @@ PROFILE_POOL = 3
 LASTING_FACT = "lasting fact (profile_limit)"
 TOPICAL_EVENT = "event on the request's topic (topic_events)"
 NEWER_STATEMENT = "newer statement on a shown memory (metadata.follows)"
+#: Most reads by id of the newer statements no search found (:meth:`AutoRecall._fetched_newer`):
+#: the followers of the shown memories, then the followers of those.
+FOLLOW_ROUNDS = 2
 
 
 class AutoRecallConfig(PluginConfig):
@@ -393,6 +408,28 @@ def newer_statements(candidates: Sequence[ScoredMemory], shown: set[str]) -> tup
     return tuple(out)
 
 
+def followers_to_fetch(records: Sequence[MemoryRecord], known: set[str]) -> list[str]:
+    """The ids that ``records`` list in ``metadata.followed_by`` (the newer memories that
+    follow them) and that are not in ``known`` (ids of the candidates and of what is
+    shown), in order, each once. Linear in the lists (each at most
+    :data:`gateway.memory.records.MAX_FOLLOWERS` ids)."""
+    out: dict[str, None] = {}
+    for record in records:
+        ids = record.metadata.get(FOLLOWED_BY)
+        if isinstance(ids, list):
+            out.update((i, None) for i in ids if isinstance(i, str) and i not in known)
+    return list(out)
+
+
+def live_followers(records: Sequence[MemoryRecord], of: set[str]) -> tuple[ScoredMemory, ...]:
+    """Of ``records`` (fetched by id, already limited to what the caller may see), the
+    live ones whose ``metadata.follows`` is still one of ``of`` (ids): a link left behind
+    by a retired, rewritten or re-linked record is no newer statement. As hits with score
+    and similarity 0 (no search ranked them)."""
+    return tuple(ScoredMemory(record=r, score=0.0, similarity=0.0) for r in records
+                 if not r.retired and r.metadata.get(FOLLOWS) in of)
+
+
 def cap_per_scope(hits: Sequence[ScoredMemory], caps: dict[str, int]) -> list[ScoredMemory]:
     """``hits`` (order kept) with at most ``caps[scope]`` of each scope."""
     seen: dict[str, int] = {}
@@ -488,7 +525,9 @@ class AutoRecall:
             shown |= {h.record.id for h in extra}
             told = pick_topical(found[2], topic_events, topics, shown, linked) if len(found) > 2 else ()
             shown |= {h.record.id for h in told}
-            newer = newer_statements([*hits, *profile, *(found[2] if len(found) > 2 else ())], shown)
+            pool = [*hits, *profile, *(found[2] if len(found) > 2 else ())]
+            candidates = {h.record.id for h in pool}
+            newer = newer_statements(pool, shown)
             added = {h.record.id: LASTING_FACT for h in extra} | {h.record.id: TOPICAL_EVENT for h in told} | \
                 {h.record.id: NEWER_STATEMENT for h in newer}
             high = (*high, *extra, *told, *newer)
@@ -498,11 +537,43 @@ class AutoRecall:
             if per_scope is not None:
                 hits = cap_per_scope(hits, per_scope)
             high, low = split_by_relevance(hits, cfg.high_relevance_threshold)
+            candidates = {h.record.id for h in hits}
             newer = newer_statements(low, {h.record.id for h in high})
             added = {h.record.id: NEWER_STATEMENT for h in newer}
             high = (*high, *newer)
             low = tuple(h for h in low if h.record.id not in added)
+        fetched = await self._fetched_newer(call, tenant, high, {h.record.id for h in (*high, *low)} | candidates)
+        if fetched:
+            added = {**added, **{h.record.id: NEWER_STATEMENT for h in fetched}}
+            high = (*high, *fetched)
         result = RecallResult(query, high, low, added)
         call.state[self.name] = result
         call.annotations[self.name] = recall_annotation(result, cfg.high_relevance_threshold)
         return request
+
+    async def _fetched_newer(self, call: CallContext, tenant: Tenant, shown: Sequence[ScoredMemory],
+                             known: set[str]) -> tuple[ScoredMemory, ...]:
+        """The newer statements on ``shown`` memories that no search found (module
+        docstring): the live followers their ``metadata.followed_by`` names, outside
+        ``known`` (the candidates' and shown ids), read by id (one round trip,
+        :meth:`~gateway.chain.sdk.GuardedRecall.get_many`: only what the caller may see),
+        then those that follow them in turn, at most :data:`FOLLOW_ROUNDS` round trips,
+        none when no shown memory lists an unknown follower. A failed read adds nothing
+        (the call is marked degraded, ``<reason>:followers``) and never fails the request."""
+        out: list[ScoredMemory] = []
+        frontier = [h.record for h in shown]
+        seen = set(known)
+        for _ in range(FOLLOW_ROUNDS):
+            wanted = followers_to_fetch(frontier, seen)
+            if not wanted:
+                break
+            seen.update(wanted)
+            try:
+                records = await self.memory.get_many(tenant, wanted, time_left=call.time_left())
+            except RecallSkipped as skipped:
+                call.degrade(self.name, f"{skipped.reason}:followers")
+                break
+            found = live_followers(records, {r.id for r in frontier})
+            out.extend(found)
+            frontier = [h.record for h in found]
+        return tuple(out)

@@ -33,7 +33,7 @@ from typing import Any, Protocol
 
 from gateway.chain.sdk import RecallSkipped, SearchSpec
 from gateway.memory.embeddings.batching import EmbeddingOverloaded
-from gateway.memory.records import ScoredMemory, Tenant
+from gateway.memory.records import MemoryRecord, ScoredMemory, Tenant
 from gateway.runtime.admission import Admission, Overloaded
 from gateway.runtime.breaker import CircuitBreaker, ShardedBreaker
 from gateway.runtime.errors import MemoryUnavailable
@@ -65,6 +65,12 @@ class MemoryRecall(Protocol):
     ) -> list[list[ScoredMemory]]:
         """One :meth:`search` per entry of ``searches`` (its keyword arguments: ``top_k``,
         ``threshold``, ``scopes``, ``types``) for one ``query``, embedded once."""
+        ...
+
+    async def get_many(self, tenant: Tenant, memory_ids: Sequence[str]) -> list[MemoryRecord]:
+        """The records of ``memory_ids`` visible to ``tenant`` (order kept, retired ones
+        included, missing or invisible ones left out), one round trip
+        (:meth:`gateway.memory.store.MemoryStore.get_many`)."""
         ...
 
 
@@ -151,6 +157,42 @@ class GuardedMemory:
             raise
         breaker.success()
         return hits
+
+    async def get_many(
+        self, tenant: Tenant, memory_ids: Sequence[str], time_left: float | None = None,
+    ) -> list[MemoryRecord]:
+        """The store's records of ``memory_ids`` visible to ``tenant`` (order kept,
+        retired ones included, the others left out; one round trip) under the time limit
+        (``timeout_s``, cut to ``time_left``) and the breaker, without an admission slot
+        (a read of a few known keys, no embedding). A timeout is not counted against the
+        store (the searches judge it); the store down is.
+
+        Raises:
+            RecallSkipped: no store (``memory_disabled``), breaker open, store down
+                (``memory_unavailable``), no time left or timed out (``memory_timeout``).
+        """
+        if self.store is None:
+            raise RecallSkipped("memory_disabled")
+        budget = self.timeout_s if time_left is None else min(self.timeout_s, time_left)
+        if budget <= 0:
+            raise RecallSkipped("memory_timeout")
+        breaker = self.breaker.for_user(tenant.user_id) if isinstance(self.breaker, ShardedBreaker) else self.breaker
+        if not breaker.allow():
+            raise RecallSkipped("breaker_open")
+        try:
+            async with asyncio.timeout(budget):
+                records = await self.store.get_many(tenant, memory_ids)
+        except MemoryUnavailable:
+            breaker.failure()
+            raise RecallSkipped("memory_unavailable") from None
+        except TimeoutError:
+            breaker.abandon()
+            raise RecallSkipped("memory_timeout") from None
+        except BaseException:
+            breaker.abandon()
+            raise
+        breaker.success()
+        return records
 
     def _congested(self) -> bool:
         """Every search slot is taken or searches wait for one: the gateway is saturated,

@@ -86,6 +86,7 @@ from gateway.memorization.capture import conversation_id
 from gateway.memorization.config import MemorizeConfig
 from gateway.memorization.ingest import IngestResult, NewConversation
 from gateway.memory.records import (
+    FOLLOWED_BY,
     FOLLOWS,
     JsonBoolean,
     JsonInteger,
@@ -120,6 +121,7 @@ __all__ = [
     "CJK_CLASS",
     "ENTRY_TYPES",
     "FALLBACK_ENCODING",
+    "FOLLOWED_BY",
     "FOLLOWS",
     "MODELS_REMEMBERED",
     "REPLY_PRIMING",
@@ -453,7 +455,7 @@ class GuardedRecall(Protocol):
     store node on a cluster) and, when given, its admission control for the
     :class:`AdmissionConfig` (one queue per config, shared by every plugin using it).
 
-    Raises (both methods) :class:`RecallSkipped`, whose ``reason`` the chain puts into
+    Raises (every method) :class:`RecallSkipped`, whose ``reason`` the chain puts into
     ``x-memgate-degraded``: ``memory_disabled`` (no store), ``breaker_open`` (no I/O at
     all), ``memory_unavailable`` (Redis or the embedding model down), ``memory_timeout``
     (the store did not answer in its fair share of the time while the gateway was not
@@ -477,6 +479,17 @@ class GuardedRecall(Protocol):
     ) -> list[list[ScoredMemory]]:
         """One list of hits per spec for one query (embedded once), as one guarded call: one
         admission slot, one time limit, one breaker outcome."""
+        ...
+
+    async def get_many(
+        self, tenant: Tenant, memory_ids: Sequence[str], time_left: float | None = None,
+    ) -> list[MemoryRecord]:
+        """The records of ``memory_ids`` that ``tenant`` may see (a profile memory of the
+        user, an event of the user with this friend), in the order given, retired ones
+        included, missing or invisible ones left out: one round trip under the time limit
+        and the breaker, no admission slot (e.g. the newer statements a shown memory's
+        ``metadata.followed_by`` names). Raises :class:`RecallSkipped` as the searches do
+        (``memory_timeout`` when no time is left)."""
         ...
 
 

@@ -23,7 +23,7 @@ import numpy as np
 
 from gateway.chain.plugin_store import RedisPluginStore
 from gateway.chain.recall import GuardedMemory, MemoryRecall
-from gateway.memory.records import ScoredMemory, Tenant
+from gateway.memory.records import MemoryRecord, ScoredMemory, Tenant
 from gateway.proxy.model_client import ModelClient, ModelConfig
 from gateway.runtime.admission import AdmissionConfig, AdmissionRegistry
 from gateway.runtime.breaker import BreakerConfig, BreakerRegistry
@@ -47,7 +47,8 @@ __all__ = ["PluginServices", "StoreRecall"]
 
 class StoreRecall:
     """The memory store as recall searches it (:class:`gateway.chain.recall.MemoryRecall`):
-    forwards ``search`` and ``search_many`` to the store; the store's other methods (writes,
+    forwards ``search``, ``search_many`` and ``get_many`` (reads of known ids, visible to
+    the tenant) to the store; the store's other methods (writes,
     deletes, listing, the embedder, the Redis client) are not reachable through it."""
 
     __slots__ = ("_store",)
@@ -70,6 +71,9 @@ class StoreRecall:
             if unknown:
                 raise ValueError(f"search_many: unknown search options {sorted(unknown)} (allowed: {sorted(allowed)})")
         return list(await self._store.search_many(tenant, query, [dict(options) for options in searches]))
+
+    async def get_many(self, tenant: Tenant, memory_ids: Sequence[str]) -> list[MemoryRecord]:
+        return await self._store.get_many(tenant, memory_ids)
 
 
 class PluginServices:

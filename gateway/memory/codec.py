@@ -7,6 +7,12 @@ booleans as ``0``/``1``); ``None`` fields are absent. Extra *index fields* serve
   TAG fields of the search backend. Escaped values never contain the TAG separator ``,``.
 - ``occurred_ts`` / ``created_ts``: Unix seconds (float), NUMERIC fields.
 - ``live``: ``1`` unless retired, NUMERIC field.
+
+One more field belongs to the store, not to the writer: ``followed_by``, the JSON list of
+the ids of the records that follow this one (:data:`~gateway.memory.records.FOLLOWED_BY`),
+added only by :meth:`gateway.memory.scripts.Batch.follow`. :func:`record_to_hash` leaves
+``metadata.followed_by`` out (a rewrite neither writes nor erases the field) and
+:func:`record_from_hash` puts the field into ``metadata``.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ import json
 from collections.abc import Mapping, Sequence
 
 from gateway.memory.keys import KeySpace, Partition, escape_key_part
-from gateway.memory.records import STORED, MemoryRecord
+from gateway.memory.records import FOLLOWED_BY, STORED, MemoryRecord
 
 __all__ = [
     'MEMO_MAX_BYTES', 'OPTIONAL_FIELDS', 'PACK_FUNCTION', 'absent_fields', 'record_from_hash', 'record_from_packed',
@@ -31,11 +37,14 @@ OPTIONAL_FIELDS = tuple(
 
 
 def record_to_hash(record: MemoryRecord, keys: KeySpace) -> dict[str, str]:
-    """Hash fields of ``record`` (see module docstring); None fields are left out."""
+    """Hash fields of ``record`` (see module docstring); None fields are left out, and so
+    is ``metadata.followed_by`` (the store's own field)."""
     out: dict[str, str] = {}
     for name, value in record.model_dump(mode="json").items():
         if value is None:
             continue
+        if name == "metadata" and FOLLOWED_BY in value:
+            value = {k: v for k, v in value.items() if k != FOLLOWED_BY}
         if name in _JSON_FIELDS:
             out[name] = json.dumps(value, ensure_ascii=False)
         elif isinstance(value, bool):
@@ -58,6 +67,8 @@ def absent_fields(fields: Mapping[str, str]) -> list[str]:
 #: Hash field name (bytes and str) -> model field name, for the model fields only.
 _MODEL_FIELD: dict[bytes | str, str] = {name.encode(): name for name in MemoryRecord.model_fields}
 _MODEL_FIELD.update({name: name for name in MemoryRecord.model_fields})
+#: The store's ``followed_by`` hash field (module docstring), bytes and str.
+_FOLLOWED_BY_FIELD = frozenset({FOLLOWED_BY, FOLLOWED_BY.encode()})
 #: JSON values common enough to skip ``json.loads`` for.
 _EMPTY_JSON: dict[bytes | str, type] = {b"[]": list, b"{}": dict, "[]": list, "{}": dict}
 
@@ -71,15 +82,21 @@ def record_from_hash(raw: Mapping[bytes | str, bytes | str]) -> MemoryRecord:
         pydantic.ValidationError: the hash is not a record written by :func:`record_to_hash`.
     """
     data: dict[str, object] = {"friend_id": None}
+    followers = None
     for key, value in raw.items():
         name = _MODEL_FIELD.get(key)
         if name is None:
+            if key in _FOLLOWED_BY_FIELD:
+                followers = json.loads(value)
             continue  # index fields (module docstring) and unknown ones
         if name in _JSON_FIELDS:
             empty = _EMPTY_JSON.get(value)
             data[name] = empty() if empty is not None else json.loads(value)
         else:
             data[name] = value.decode("utf-8") if isinstance(value, bytes) else value
+    if followers:
+        metadata = data.get("metadata")
+        data["metadata"] = {**(metadata if isinstance(metadata, dict) else {}), FOLLOWED_BY: followers}
     return MemoryRecord.model_validate(data, context=STORED)
 
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 import re
 import secrets
 import time
+from typing import TypeGuard
 
 from gateway.runtime.errors import InvalidRequest
 
-__all__ = ['MEMORY_ID_PATTERN', 'check_memory_id', 'new_memory_id']
+__all__ = ['MEMORY_ID_PATTERN', 'check_memory_id', 'is_memory_id', 'new_memory_id']
 
 MEMORY_ID_PATTERN = r"^[0-9a-f]{32}$"
 _MEMORY_ID_RE = re.compile(MEMORY_ID_PATTERN)
@@ -30,6 +31,11 @@ def new_memory_id(now_ms: int | None = None, random_bits: int | None = None) -> 
     value = (ms & (2**48 - 1)) << 80 | 0x7 << 76 | (rnd >> 62 & 0xFFF) << 64 | 0b10 << 62
     value |= rnd & (2**62 - 1)
     return f"{value:032x}"
+
+
+def is_memory_id(value: object) -> TypeGuard[str]:
+    """Whether ``value`` is a well-formed memory id (:func:`check_memory_id` without the error)."""
+    return isinstance(value, str) and _MEMORY_ID_RE.match(value) is not None
 
 
 def check_memory_id(value: object) -> str:

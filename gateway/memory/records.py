@@ -22,7 +22,7 @@ from gateway.memory.ids import MEMORY_ID_PATTERN
 from gateway.runtime.errors import InvalidRequest
 from gateway.runtime.json_input import value_depth
 
-__all__ = ['FOLLOWS', 'MAX_BASED_ON', 'MAX_KEYWORDS', 'MAX_KEYWORD_CHARS', 'MAX_METADATA_BYTES', 'MAX_METADATA_DEPTH', 'MAX_TENANT_ID_CHARS', 'NON_BLANK', 'NON_BLANK_SCHEMA', 'STORED', 'JsonBoolean', 'JsonDateTime', 'JsonInteger', 'JsonNumber', 'KeywordList', 'MemoryPage', 'MemoryPatch', 'MemoryRecord', 'MemoryType', 'Metadata', 'NewMemory', 'Scope', 'ScoredMemory', 'Source', 'Tenant', 'UnitNumber', 'build_record', 'check_metadata', 'check_tenant_id', 'embedded_views', 'indexed_text', 'json_integer', 'json_number', 'profile_topic', 'tenant_id_problem', 'visible_to']
+__all__ = ['FOLLOWED_BY', 'FOLLOWS', 'MAX_BASED_ON', 'MAX_FOLLOWERS', 'MAX_KEYWORDS', 'MAX_KEYWORD_CHARS', 'MAX_METADATA_BYTES', 'MAX_METADATA_DEPTH', 'MAX_TENANT_ID_CHARS', 'NON_BLANK', 'NON_BLANK_SCHEMA', 'STORED', 'JsonBoolean', 'JsonDateTime', 'JsonInteger', 'JsonNumber', 'KeywordList', 'MemoryPage', 'MemoryPatch', 'MemoryRecord', 'MemoryType', 'Metadata', 'NewMemory', 'Scope', 'ScoredMemory', 'Source', 'Tenant', 'UnitNumber', 'build_record', 'check_metadata', 'check_tenant_id', 'embedded_views', 'indexed_text', 'json_integer', 'json_number', 'profile_topic', 'tenant_id_problem', 'visible_to']
 
 MAX_TENANT_ID_CHARS = 256
 #: ``metadata`` limits, checked when the request is validated (before any embedding):
@@ -72,6 +72,18 @@ STORED = {"stored": True}
 #: memory a new one follows (:func:`gateway.memorization.neardup.follows_of`); recall shows
 #: the newer memory with the older one (:mod:`plugins.auto_recall`).
 FOLLOWS = "follows"
+#: The ``metadata`` key under which a record lists the ids of the newer records whose
+#: ``metadata.follows`` names it (oldest first, at most :data:`MAX_FOLLOWERS`, the newest
+#: kept): the reverse link, so recall fetches the newer statements on a shown memory
+#: without a search (:mod:`plugins.auto_recall`). The store keeps it, not the writer: it
+#: is its own hash field, added by the write of each live follower in the same atomic
+#: script call (:meth:`gateway.memory.scripts.Batch.follow`), never written or erased by a
+#: rewrite of the record (:func:`gateway.memory.codec.record_to_hash` leaves it out of
+#: ``metadata``), shown in ``metadata`` when read. An id there may name a record since
+#: retired, erased or no longer following: readers check the follower itself.
+FOLLOWED_BY = "followed_by"
+#: Most ids one record's :data:`FOLLOWED_BY` keeps (the newest).
+MAX_FOLLOWERS = 8
 
 
 def _check_new_metadata(value: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:

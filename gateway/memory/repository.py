@@ -6,6 +6,11 @@ record hash, listing entry, friend registry and the backend's index entries are 
 together, as MULTI/EXEC would. The global ``users`` set is updated just before, in the same
 round trip but outside the script (another slot on a cluster); a user listed there without
 records is harmless.
+
+A live record whose ``metadata.follows`` names another record of its user is added to that
+record's ``followed_by`` list in the same script call (:meth:`~gateway.memory.scripts.Batch.follow`,
+after every record of the call is written; a replay adds nothing twice): the reverse link
+recall reads (:data:`~gateway.memory.records.FOLLOWED_BY`).
 """
 
 from __future__ import annotations
@@ -21,8 +26,9 @@ from redis.asyncio.client import Pipeline
 import gateway.memory.scripts as scripts
 from gateway.memory.backend import IndexBackend
 from gateway.memory.codec import absent_fields, record_from_reply, record_to_hash
+from gateway.memory.ids import is_memory_id
 from gateway.memory.keys import KeySpace, Partition
-from gateway.memory.records import MemoryRecord
+from gateway.memory.records import FOLLOWS, MAX_FOLLOWERS, MemoryRecord
 from gateway.memory.scripts import Batch, Script
 
 __all__ = ['FETCH_RECORDS', 'SCAN_BATCH', 'WRITE_CHUNK', 'RecordRepository', 'Write', 'packed']
@@ -114,6 +120,7 @@ class RecordRepository:
                 batch = Batch()
                 for record, vector, old in mine[at:at + WRITE_CHUNK]:
                     self._queue_write(batch, record, vector, old)
+                self._queue_follows(batch, [w[0] for w in mine[at:at + WRITE_CHUNK]])
                 await self._apply(batch, user_id)
 
     async def fetch_many(self, wanted: Mapping[str, Sequence[str]]) -> dict[tuple[str, str], MemoryRecord]:
@@ -152,6 +159,7 @@ class RecordRepository:
                 batch = Batch()
                 for record, vector, old in chunk:
                     self._queue_write(batch, record, vector, old)
+                self._queue_follows(batch, [w[0] for w in chunk])
                 batches.append(batch)
 
         def build(pipe: Pipeline) -> None:
@@ -182,6 +190,15 @@ class RecordRepository:
         if part.friend_id is not None:
             batch.sadd(self.keys.friends(record.user_id), part.friend_id)
         self.backend.queue_put(batch, record, vector, old)
+
+    def _queue_follows(self, batch: Batch, records: Sequence[MemoryRecord]) -> None:
+        """The reverse links of ``records`` (module docstring): each live one whose
+        ``metadata.follows`` is a well-formed memory id goes into that record's
+        ``followed_by``."""
+        for record in records:
+            follows = record.metadata.get(FOLLOWS)
+            if is_memory_id(follows) and follows != record.id and not record.retired:
+                batch.follow(self.keys.record(record.user_id, follows), record.id, MAX_FOLLOWERS)
 
     async def remove(self, records: Sequence[MemoryRecord]) -> None:
         """Delete records and their index entries (one atomic :class:`Batch` per user)."""

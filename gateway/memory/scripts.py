@@ -29,7 +29,7 @@ from redis.exceptions import NoScriptError
 
 from gateway.memory.cluster import is_cluster
 
-__all__ = ['ATOMIC', 'SCRIPTS', 'Batch', 'Script', 'Writes', 'execute', 'run']
+__all__ = ['ATOMIC', 'FOLLOW', 'SCRIPTS', 'Batch', 'Script', 'Writes', 'execute', 'run']
 
 
 class Script:
@@ -116,11 +116,32 @@ async def execute(client: aredis.Redis, build: Callable[[Pipeline], None]) -> li
 #: command runs in between; like EXEC, an error mid-way does not undo the commands before
 #: it). KEYS: every key the commands touch (one user's, one hash tag: one slot). ARGV:
 #: for each command its argument count, then its arguments (name first). Reply: commands run.
+#: One name is no Redis command but this script's own, :data:`FOLLOW` (``FOLLOW key id
+#: bound``, queued by :meth:`Batch.follow`): when the hash ``key`` exists, ``id`` is added
+#: to the JSON list in its ``followed_by`` field unless there already, the oldest dropped
+#: past ``bound`` ids (:data:`gateway.memory.records.FOLLOWED_BY`).
+FOLLOW = "MEMGATE.FOLLOW"
 ATOMIC = Script("atomic", """
+local function follow(key, id, bound)
+  if redis.call('EXISTS', key) == 0 then return end
+  local raw = redis.call('HGET', key, 'followed_by')
+  local ids = {}
+  if raw then ids = cjson.decode(raw) end
+  for _, known in ipairs(ids) do
+    if known == id then return end
+  end
+  table.insert(ids, id)
+  while #ids > bound do table.remove(ids, 1) end
+  redis.call('HSET', key, 'followed_by', cjson.encode(ids))
+end
 local i, n = 1, 0
 while i <= #ARGV do
   local argc = tonumber(ARGV[i])
-  redis.call(unpack(ARGV, i + 1, i + argc))
+  if ARGV[i + 1] == '""" + FOLLOW + """' then
+    follow(ARGV[i + 2], ARGV[i + 3], tonumber(ARGV[i + 4]))
+  else
+    redis.call(unpack(ARGV, i + 1, i + argc))
+  end
   i = i + argc + 1
   n = n + 1
 end
@@ -175,6 +196,11 @@ class Batch:
 
     def delete(self, *keys: str) -> None:
         self._add(keys, "DEL", *keys)
+
+    def follow(self, key: str, follower_id: str, bound: int) -> None:
+        """Add ``follower_id`` to the ``followed_by`` list of the record hash ``key`` when
+        that hash exists, once, keeping the newest ``bound`` ids (:data:`FOLLOW`)."""
+        self._add([key], FOLLOW, key, follower_id, bound)
 
     def queue(self, pipe: Pipeline) -> None:
         """Queue the :data:`ATOMIC` call on ``pipe`` (run it with :func:`execute`)."""

@@ -56,6 +56,12 @@ class MemoryStore(Protocol):
 
     async def get(self, tenant: Tenant, memory_id: str) -> MemoryRecord: ...
 
+    async def get_many(self, tenant: Tenant, memory_ids: Sequence[str]) -> builtins.list[MemoryRecord]:
+        """The records of ``memory_ids`` that exist and are visible to ``tenant``, in the
+        order given, each once, retired ones included; the others left out (no
+        NotFound). One round trip; a malformed id -> InvalidRequest."""
+        ...
+
     async def update(self, tenant: Tenant, memory_id: str, patch: MemoryPatch) -> MemoryRecord:
         """Apply ``patch`` in place (re-embeds when the text changes)."""
         ...

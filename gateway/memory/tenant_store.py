@@ -207,6 +207,15 @@ class TenantMemoryStore:
             raise NotFound(f"memory {memory_id} not found", param="id")
         return record
 
+    async def get_many(self, tenant: Tenant, memory_ids: Sequence[str]) -> builtins.list[MemoryRecord]:
+        wanted = builtins.list(dict.fromkeys(check_memory_id(memory_id) for memory_id in memory_ids))
+        if not wanted:
+            return []
+        with redis_boundary():
+            found = await self._repo.fetch(tenant.user_id, wanted)
+        return [record for memory_id in wanted
+                if (record := found.get(memory_id)) is not None and visible_to(record, tenant)]
+
     async def update(self, tenant: Tenant, memory_id: str, patch: MemoryPatch) -> MemoryRecord:
         old = await self.get(tenant, memory_id)
         changes = patch.model_dump(exclude_none=True)

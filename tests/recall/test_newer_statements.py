@@ -5,10 +5,15 @@ turn; end to end through the real gateway, the openai SDK and the default embedd
 
 from __future__ import annotations
 
+import asyncio
+import copy
+
 import openai
 
+from gateway.memory.factory import open_memory
 from gateway.memory.records import Tenant
-from plugins.auto_recall import newer_statements
+from gateway.runtime.redis_server import EmbeddedRedis
+from plugins.auto_recall import NEWER_STATEMENT, AutoRecall, newer_statements
 from tests.recall.conftest import CHAIN, REGISTRY, memory
 from tests.recall.records import hit
 from tests.support.gateway import ALICE_KEY
@@ -45,3 +50,86 @@ def test_the_newer_statement_reaches_the_prompt_with_the_older_one_only_when_lin
         prompt = _prompt(gw, upstream, "whats a good maintenance schedule for my truck")
         assert older in prompt
         assert (newer in prompt) is linked, prompt
+
+
+def _retire(gw, shared_model, tenant: Tenant, memory_id: str) -> None:
+    async def run() -> None:
+        async with open_memory(gw.config.memory, embedder=shared_model.for_gateway()) as store:
+            await store.retire(tenant, memory_id, "contradicted")
+
+    asyncio.run(run())
+
+
+def test_a_follower_no_search_found_is_read_by_id_when_the_caller_may_see_it(start_gateway, upstream, seed, shared_model):
+    """The older profile memory reaches the prompt (the whole profile fits) and the
+    request ("cover letter": no life topic, so no event search) shares no words with the
+    follower, so no search finds it: its id in the older memory's ``followed_by`` brings
+    it, and its own follower after it; another friend's follower and a retired one stay
+    out."""
+    older = "I'm an ER nurse at St. Mary's, three years now"
+    newer = "Transferred up to the ICU last month, same hospital."
+    newest = "Got my CCRN certification in the mail today!!"
+    chef_only = "Told the chef I'm quitting nursing for culinary school"
+    retired = "I switched to night shifts on the pediatric floor"
+    gw = start_gateway(registry=REGISTRY, plugins=CHAIN)
+    (old,) = seed(gw, ALICE, memory(older, scope="profile", type="semantic"))
+    (mid,) = seed(gw, ALICE, memory(newer, scope="event", metadata={"follows": old.id}))
+    (last,) = seed(gw, ALICE, memory(newest, scope="event", metadata={"follows": mid.id}))
+    (other,) = seed(gw, Tenant("alice", "chef"), memory(chef_only, scope="event", metadata={"follows": old.id}))
+    (gone,) = seed(gw, ALICE, memory(retired, scope="event", metadata={"follows": old.id}))
+    _retire(gw, shared_model, ALICE, gone.id)
+    client = openai.OpenAI(base_url=gw.base_url, api_key=ALICE_KEY, max_retries=0)
+    reply = client.chat.completions.create(
+        model="gpt-4o", messages=[{"role": "user", "content": "can you help me write a cover letter"}])
+    prompt = "\n".join(str(m["content"]) for m in upstream.chat_requests()[-1].json["messages"] if m["role"] == "system")
+    assert older in prompt and newer in prompt and newest in prompt, prompt
+    assert chef_only not in prompt and retired not in prompt, prompt
+    rows = {row["id"]: row for row in reply.model_extra["memgate"]["auto_recall"]["memories"]}
+    for linked in (mid, last):  # read by id, not found by a search (no cosine)
+        assert rows[linked.id]["relevance"] == "high" and rows[linked.id]["added"] == NEWER_STATEMENT
+        assert rows[linked.id]["cosine"] == 0.0
+    assert other.id not in rows and gone.id not in rows
+
+
+def test_a_failed_read_of_the_followers_adds_nothing_and_the_request_goes_on(start_gateway, upstream, seed, tmp_path):
+    """Redis goes away between the searches and the read by id (a wrapper of the real
+    store stops it first): the reply is a 200, the searches' memories are in the prompt,
+    the follower is not, and the call is marked degraded for that read alone."""
+    server = EmbeddedRedis(tmp_path / "redis")
+    server.start()
+
+    class StoppingStore:
+        """The real store; stops Redis before reading records by id."""
+
+        def __init__(self, store) -> None:
+            self.store = store
+
+        async def get_many(self, *args, **kwargs):
+            server.stop()
+            return await self.store.get_many(*args, **kwargs)
+
+        def __getattr__(self, name):
+            return getattr(self.store, name)
+
+    class StoppingAutoRecall(AutoRecall):
+        def __init__(self, config, services) -> None:
+            seamed = copy.copy(services)
+            seamed.memory = StoppingStore(services.memory)
+            super().__init__(config, seamed)
+
+    try:
+        gw = start_gateway(registry={**REGISTRY, "auto_recall": StoppingAutoRecall},
+                           plugins=[{"name": "auto_recall"}, {"name": "hybrid_injection"}],
+                           memory={"redis_url": server.url}, settings={"cache_ttl_s": 3600})
+        (old,) = seed(gw, ALICE, memory("I'm an ER nurse at St. Mary's, three years now", scope="profile", type="semantic"))
+        seed(gw, ALICE, memory("Transferred up to the ICU last month, same hospital.", scope="event",
+                               metadata={"follows": old.id}))
+        client = openai.OpenAI(base_url=gw.base_url, api_key=ALICE_KEY, max_retries=0)
+        response = client.chat.completions.with_raw_response.create(
+            model="gpt-4o", messages=[{"role": "user", "content": "can you help me write a cover letter"}])
+        assert response.status_code == 200 and response.parse().choices
+        assert response.headers.get("x-memgate-degraded") == "auto_recall:memory_unavailable:followers"
+        prompt = "\n".join(str(m["content"]) for m in upstream.chat_requests()[-1].json["messages"] if m["role"] == "system")
+        assert "ER nurse" in prompt and "ICU" not in prompt
+    finally:
+        server.stop()
