@@ -271,6 +271,11 @@ class LazyEmbedder:
         """The loaded embedder's ``batch_max`` (None before the first call or without one)."""
         return getattr(self._inner, "batch_max", None)
 
+    @property
+    def idle(self) -> bool:
+        """The loaded embedder's ``idle`` (False before the first call or without one)."""
+        return bool(getattr(self._inner, "idle", False))
+
     async def embed_many(self, texts: Sequence[str]) -> np.ndarray:
         """See :class:`~gateway.memory.embeddings.base.Embedder` (loads on first call)."""
         return await (await self._embedder()).embed_many(texts)

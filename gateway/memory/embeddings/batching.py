@@ -10,7 +10,8 @@ callers' texts go first), one forward pass per call, which
 the inner embedder runs in its worker thread, off the event loop. One batch runs at a
 time (the local models have one inference thread); texts that arrive meanwhile form the
 next batch, so under load batches fill by themselves. When the model is idle the first
-request waits at most ``batch_wait_ms`` for company (0: not at all).
+request waits at most ``batch_wait_ms`` for company (0: not at all). :attr:`BatchingEmbedder.idle`
+says whether a request now would start a pass at once (nothing waits, no pass runs).
 
 - Every caller gets the rows of its own texts, in its order.
 - An error of the inner call is raised to every caller of that batch.
@@ -84,9 +85,16 @@ class BatchingEmbedder:
         self._task: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closed = False
+        self._running = False  # a batch is in the inner embedder
         #: Inner calls made and texts sent (for tests and benchmarks).
         self.batches = 0
         self.texts_embedded = 0
+
+    @property
+    def idle(self) -> bool:
+        """True when no text waits and no batch is being embedded: a request now starts a
+        forward pass at once, on a model nobody else is using."""
+        return not self._closed and not self._running and self._queued_texts == 0
 
     @property
     def queued_texts(self) -> int:
@@ -198,6 +206,7 @@ class BatchingEmbedder:
             if not batch:
                 continue
             texts = [text for request in batch for text in request.texts]
+            self._running = True
             try:
                 vectors = await self.inner.embed_many(texts)
             except asyncio.CancelledError:
@@ -206,6 +215,8 @@ class BatchingEmbedder:
             except Exception as exc:
                 self._fail(batch, exc)
                 continue
+            finally:
+                self._running = False
             self.batches += 1
             self.texts_embedded += len(texts)
             start = 0
