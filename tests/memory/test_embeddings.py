@@ -166,15 +166,17 @@ async def test_a_failed_cache_write_back_does_not_fail_the_embedding(redis_url, 
 
 class _Ordered:
     """A real embedder behind a real micro-batcher, appending ``"embed"`` to ``events`` when
-    a call reaches it (its ``idle`` is the batcher's)."""
+    texts are queued in it (``embed_many``, or ``submit_if_idle`` when it queues them)."""
 
     def __init__(self, batcher: BatchingEmbedder, events: list[str]):
         self.batcher, self.events = batcher, events
         self.model, self.dimensions = batcher.model, batcher.dimensions
 
-    @property
-    def idle(self) -> bool:
-        return self.batcher.idle
+    def submit_if_idle(self, texts):
+        future = self.batcher.submit_if_idle(texts)
+        if future is not None:
+            self.events.append("embed")
+        return future
 
     async def embed_many(self, texts):
         self.events.append("embed")
@@ -185,8 +187,7 @@ class _Ordered:
 
 
 async def test_one_text_is_embedded_while_the_cache_is_read_when_the_model_is_idle(redis_url, local_model):
-    # a query's miss: the model is asked before the MGET's reply is read (the early task
-    # runs as soon as the MGET waits for its reply); a hit: the cached bytes come back
+    # a query's miss: the text is queued in the model before the MGET is sent; a hit: the cached bytes come back
     # whatever the early pass did; a batch of two texts, or a busy model: the MGET first,
     # as before
     client = aredis.Redis.from_url(redis_url)
@@ -203,7 +204,7 @@ async def test_one_text_is_embedded_while_the_cache_is_read_when_the_model_is_id
     inner = _Ordered(BatchingEmbedder(counting), events)
     cached = CachedEmbedder(inner, client, KeySpace(fresh_prefix()), ttl_seconds=60)
     try:
-        assert inner.idle
+        assert inner.batcher.idle
         first = await cached.embed_many(["brown bears"])
         assert events == ["embed", "mget"] and counting.texts == ["brown bears"]
         assert np.array_equal(first, await local_model.embed_many(["brown bears"]))
@@ -217,7 +218,7 @@ async def test_one_text_is_embedded_while_the_cache_is_read_when_the_model_is_id
         assert events == ["mget", "embed"]
         events.clear()
         inner.batcher._running = True  # as while a pass of another caller is in the model
-        assert not inner.idle
+        assert not inner.batcher.idle
         await cached.embed_many(["red foxes"])
         assert events == ["mget", "embed"]
     finally:

@@ -2,10 +2,11 @@
 the float32 vector bytes, TTL ``cache_ttl_s``. One MGET per batch; only the texts
 missing from the cache reach the model, in one ``embed_many`` call. One exception, for a
 search's latency: a single text (a query) not held in memory, asked while the model is
-idle (the inner embedder's ``idle``, :class:`~gateway.memory.embeddings.batching.BatchingEmbedder`),
-is embedded while the MGET is in flight instead of after it; on a cache hit that pass is
-cancelled or, already running, its result dropped (the cached vector is returned, as
-before), so the model only does that spare work while nothing else wants it. The write-back of new
+idle (the inner embedder's ``submit_if_idle``,
+:class:`~gateway.memory.embeddings.batching.BatchingEmbedder`), is embedded while the MGET
+is in flight instead of after it; on a cache hit that pass is cancelled or, already
+running, its result dropped (the cached vector is returned, as before), so the model only
+does that spare work while nothing else wants it. The write-back of new
 vectors is not waited for (one round trip less before a search): one writer task per
 cache (started on the first miss, in the running event loop) takes every batch queued
 since its last round trip and SETs them in one pipeline; until a vector is written it is
@@ -119,15 +120,16 @@ class CachedEmbedder:
                 self._enqueue({keys[i]: row.astype(np.float32).tobytes() for i, row in zip(missing, fresh, strict=True)})
         return out
 
-    def _embed_early(self, texts: Sequence[str]) -> asyncio.Task[np.ndarray] | None:
-        """The inner embedding of ``texts`` started now, while the cache is read, when the
-        inner embedder says it is idle (module docstring); else None. The task's error,
-        should nobody await it (a hit), is retrieved so it is not logged as lost."""
-        if not getattr(self.inner, "idle", False):
-            return None
-        task = asyncio.ensure_future(self.inner.embed_many(texts))
-        task.add_done_callback(lambda done: done.cancelled() or done.exception())
-        return task
+    def _embed_early(self, texts: Sequence[str]) -> asyncio.Future[np.ndarray] | None:
+        """The inner embedding of ``texts`` queued now, while the cache is read, when the
+        inner embedder is idle (its ``submit_if_idle``; module docstring); else None. The
+        future's error, should nobody await it (a hit), is retrieved so it is not logged
+        as lost."""
+        submit = getattr(self.inner, "submit_if_idle", None)
+        early = submit(texts) if submit is not None else None
+        if early is not None:
+            early.add_done_callback(lambda done: done.cancelled() or done.exception())
+        return early
 
     def _enqueue(self, rows: dict[str, bytes]) -> None:
         """Queue ``rows`` for the writer, starting it in the running loop when there is
