@@ -271,6 +271,12 @@ class LazyEmbedder:
         """The loaded embedder's ``batch_max`` (None before the first call or without one)."""
         return getattr(self._inner, "batch_max", None)
 
+    def submit_if_idle(self, texts: Sequence[str]) -> asyncio.Future[np.ndarray] | None:
+        """The loaded embedder's ``submit_if_idle`` (None before the first call or without
+        one: nothing queued)."""
+        submit = getattr(self._inner, "submit_if_idle", None)
+        return submit(texts) if submit is not None else None
+
     async def embed_many(self, texts: Sequence[str]) -> np.ndarray:
         """See :class:`~gateway.memory.embeddings.base.Embedder` (loads on first call)."""
         return await (await self._embedder()).embed_many(texts)

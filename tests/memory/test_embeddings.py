@@ -12,6 +12,7 @@ import redis.asyncio as aredis
 
 from gateway.memory.config import EmbeddingConfig
 from gateway.memory.embeddings import CachedEmbedder, load_embedder
+from gateway.memory.embeddings.batching import BatchingEmbedder
 from gateway.memory.embeddings.local import model_path
 from gateway.memory.embeddings.openai_api import OpenAIEmbedder, parse_embeddings, request_body
 from gateway.memory.keys import KeySpace
@@ -161,6 +162,69 @@ async def test_a_failed_cache_write_back_does_not_fail_the_embedding(redis_url, 
         await client.aclose()
         await admin.execute_command("ACL", "DELUSER", user)
         await admin.aclose()
+
+
+class _Ordered:
+    """A real embedder behind a real micro-batcher, appending ``"embed"`` to ``events`` when
+    texts are queued in it (``embed_many``, or ``submit_if_idle`` when it queues them)."""
+
+    def __init__(self, batcher: BatchingEmbedder, events: list[str]):
+        self.batcher, self.events = batcher, events
+        self.model, self.dimensions = batcher.model, batcher.dimensions
+
+    def submit_if_idle(self, texts):
+        future = self.batcher.submit_if_idle(texts)
+        if future is not None:
+            self.events.append("embed")
+        return future
+
+    async def embed_many(self, texts):
+        self.events.append("embed")
+        return await self.batcher.embed_many(texts)
+
+    async def aclose(self) -> None:
+        await self.batcher.aclose()
+
+
+async def test_one_text_is_embedded_while_the_cache_is_read_when_the_model_is_idle(redis_url, local_model):
+    # a query's miss: the text is queued in the model before the MGET is sent; a hit: the cached bytes come back
+    # whatever the early pass did; a batch of two texts, or a busy model: the MGET first,
+    # as before
+    client = aredis.Redis.from_url(redis_url)
+    events: list[str] = []
+    real_mget = client.mget
+
+    async def mget(*args, **kwargs):
+        found = await real_mget(*args, **kwargs)
+        events.append("mget")
+        return found
+
+    client.mget = mget  # type: ignore[method-assign]
+    counting = CountingEmbedder(local_model)
+    inner = _Ordered(BatchingEmbedder(counting), events)
+    cached = CachedEmbedder(inner, client, KeySpace(fresh_prefix()), ttl_seconds=60)
+    try:
+        assert inner.batcher.idle
+        first = await cached.embed_many(["brown bears"])
+        assert events == ["embed", "mget"] and counting.texts == ["brown bears"]
+        assert np.array_equal(first, await local_model.embed_many(["brown bears"]))
+        await cached.flush()
+        cached._pending.clear()  # served from Redis now, not from memory
+        events.clear()
+        hit = await cached.embed_many(["brown bears"])
+        assert events == ["embed", "mget"] and np.array_equal(hit, first)
+        events.clear()
+        await cached.embed_many(["black swans", "white owls"])
+        assert events == ["mget", "embed"]
+        events.clear()
+        inner.batcher._running = True  # as while a pass of another caller is in the model
+        assert not inner.batcher.idle
+        await cached.embed_many(["red foxes"])
+        assert events == ["mget", "embed"]
+    finally:
+        await cached.close()
+        await inner.aclose()
+        await client.aclose()
 
 
 def test_packaged_weights_are_the_published_ones_and_a_tampered_copy_is_refused(tmp_path):

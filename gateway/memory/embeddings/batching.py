@@ -10,7 +10,11 @@ callers' texts go first), one forward pass per call, which
 the inner embedder runs in its worker thread, off the event loop. One batch runs at a
 time (the local models have one inference thread); texts that arrive meanwhile form the
 next batch, so under load batches fill by themselves. When the model is idle the first
-request waits at most ``batch_wait_ms`` for company (0: not at all).
+request waits at most ``batch_wait_ms`` for company (0: not at all). :attr:`BatchingEmbedder.idle`
+says whether a request now would start a pass at once (nothing waits, no pass runs), and
+:meth:`BatchingEmbedder.submit_if_idle` queues texts only then (a caller that may not
+need the vectors, e.g. the embedding cache while it reads, uses the model only when nobody
+else wants it).
 
 - Every caller gets the rows of its own texts, in its order.
 - An error of the inner call is raised to every caller of that batch.
@@ -84,9 +88,16 @@ class BatchingEmbedder:
         self._task: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closed = False
+        self._running = False  # a batch is in the inner embedder
         #: Inner calls made and texts sent (for tests and benchmarks).
         self.batches = 0
         self.texts_embedded = 0
+
+    @property
+    def idle(self) -> bool:
+        """True when no text waits and no batch is being embedded: a request now starts a
+        forward pass at once, on a model nobody else is using."""
+        return not self._closed and not self._running and self._queued_texts == 0
 
     @property
     def queued_texts(self) -> int:
@@ -128,16 +139,29 @@ class BatchingEmbedder:
                                    for at in range(0, len(texts), piece)])
         return await self._queued(texts)
 
-    async def _queued(self, texts: Sequence[str], bulk: bool = False) -> np.ndarray:
-        if self._closed:
-            raise MemoryUnavailable("the embedder is closed")
+    def submit_if_idle(self, texts: Sequence[str]) -> asyncio.Future[np.ndarray] | None:
+        """When :attr:`idle` and ``texts`` (at least one) fit one batch: ``texts`` queued
+        now, so a pass starts on them at once, and the future of their rows (what
+        :meth:`embed_many` would return); else None, nothing queued. Cancelling the future
+        drops the texts if their pass has not started (module docstring). Same errors as
+        :meth:`embed_many`, set on the future."""
+        if not self.idle or not texts or len(texts) > self.batch_max:
+            return None
+        return self._enqueue(texts)
+
+    def _enqueue(self, texts: Sequence[str], bulk: bool = False) -> asyncio.Future[np.ndarray]:
         loop = self._start()
         request = _Request(list(texts), loop.create_future(), loop.time(), bulk)
         self._queue.append(request)
         self._queued_texts += len(request.texts)
         assert self._wakeup is not None
         self._wakeup.set()
-        return await request.future
+        return request.future
+
+    async def _queued(self, texts: Sequence[str], bulk: bool = False) -> np.ndarray:
+        if self._closed:
+            raise MemoryUnavailable("the embedder is closed")
+        return await self._enqueue(texts, bulk)
 
     async def _gather(self, loop: asyncio.AbstractEventLoop) -> None:
         """Wait until ``batch_max`` texts wait or the oldest has waited ``batch_wait_ms``."""
@@ -198,6 +222,7 @@ class BatchingEmbedder:
             if not batch:
                 continue
             texts = [text for request in batch for text in request.texts]
+            self._running = True
             try:
                 vectors = await self.inner.embed_many(texts)
             except asyncio.CancelledError:
@@ -206,6 +231,8 @@ class BatchingEmbedder:
             except Exception as exc:
                 self._fail(batch, exc)
                 continue
+            finally:
+                self._running = False
             self.batches += 1
             self.texts_embedded += len(texts)
             start = 0

@@ -1,6 +1,12 @@
 """A Redis cache in front of any embedder: key = model + dims + sha256(text), value =
 the float32 vector bytes, TTL ``cache_ttl_s``. One MGET per batch; only the texts
-missing from the cache reach the model, in one ``embed_many`` call. The write-back of new
+missing from the cache reach the model, in one ``embed_many`` call. One exception, for a
+search's latency: a single text (a query) not held in memory, asked while the model is
+idle (the inner embedder's ``submit_if_idle``,
+:class:`~gateway.memory.embeddings.batching.BatchingEmbedder`), is embedded while the MGET
+is in flight instead of after it; on a cache hit that pass is cancelled or, already
+running, its result dropped (the cached vector is returned, as before), so the model only
+does that spare work while nothing else wants it. The write-back of new
 vectors is not waited for (one round trip less before a search): one writer task per
 cache (started on the first miss, in the running event loop) takes every batch queued
 since its last round trip and SETs them in one pipeline; until a vector is written it is
@@ -83,28 +89,47 @@ class CachedEmbedder:
         keys = [self._key(t) for t in texts]
         cached: Any = [self._pending.get(k) for k in keys]
         wanted = [k for k, blob in zip(keys, cached, strict=True) if blob is None]
-        if wanted:
-            found: Any = [None] * len(wanted)
-            try:
-                async with self._budget():
-                    with redis_boundary():
-                        found = await (self._client.mget_nonatomic(wanted) if self._cluster
-                                       else self._client.mget(wanted))
-            except (MemoryUnavailable, TimeoutError):
-                if not self._cluster:
-                    raise
-                # on a cluster the cache keys live on other nodes than the tenant's data: a
-                # dead shard must not fail (or slow) every user's query
-            replies = iter(found)
-            cached = [blob if blob is not None else next(replies) for blob in cached]
-        out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
-        missing = [i for i, blob in enumerate(cached) if not self._fill(out, i, blob)]
+        early = self._embed_early(texts) if len(texts) == 1 and wanted else None
+        try:
+            if wanted:
+                found: Any = [None] * len(wanted)
+                try:
+                    async with self._budget():
+                        with redis_boundary():
+                            found = await (self._client.mget_nonatomic(wanted) if self._cluster
+                                           else self._client.mget(wanted))
+                except (MemoryUnavailable, TimeoutError):
+                    if not self._cluster:
+                        raise
+                    # on a cluster the cache keys live on other nodes than the tenant's data: a
+                    # dead shard must not fail (or slow) every user's query
+                replies = iter(found)
+                cached = [blob if blob is not None else next(replies) for blob in cached]
+            out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
+            missing = [i for i, blob in enumerate(cached) if not self._fill(out, i, blob)]
+            if missing:
+                # the one text of an early pass is the one missing text when there is one
+                fresh = await (early if early is not None else self.inner.embed_many([texts[i] for i in missing]))
+                early = None
+        finally:
+            if early is not None:  # a hit, or the read failed: the pass is not wanted
+                early.cancel()
         if missing:
-            fresh = await self.inner.embed_many([texts[i] for i in missing])
             out[missing] = fresh
             if not self._closed:
                 self._enqueue({keys[i]: row.astype(np.float32).tobytes() for i, row in zip(missing, fresh, strict=True)})
         return out
+
+    def _embed_early(self, texts: Sequence[str]) -> asyncio.Future[np.ndarray] | None:
+        """The inner embedding of ``texts`` queued now, while the cache is read, when the
+        inner embedder is idle (its ``submit_if_idle``; module docstring); else None. The
+        future's error, should nobody await it (a hit), is retrieved so it is not logged
+        as lost."""
+        submit = getattr(self.inner, "submit_if_idle", None)
+        early = submit(texts) if submit is not None else None
+        if early is not None:
+            early.add_done_callback(lambda done: done.cancelled() or done.exception())
+        return early
 
     def _enqueue(self, rows: dict[str, bytes]) -> None:
         """Queue ``rows`` for the writer, starting it in the running loop when there is

@@ -107,14 +107,18 @@ class ScriptRoutedEmbedder:
     async def embed_many(self, texts: Sequence[str]) -> np.ndarray:
         """Shape ``(len(texts), dimensions)``, unit rows, in order: each text embedded
         by the part it routes to (:func:`route`), one call per part that has texts, the
-        two calls concurrent.
+        two calls concurrent (one part's call, e.g. a search text's, awaited directly: no
+        task for it).
 
         Raises:
             gateway.runtime.errors.MemoryUnavailable: a part failed.
         """
         rows = self._split(texts)
         used = [n for n in (0, 1) if rows[n]]
-        vectors = await asyncio.gather(*(self.parts[n].embed_many([texts[i] for i in rows[n]]) for n in used))
+        if len(used) == 1:
+            vectors = [await self.parts[used[0]].embed_many(texts)]
+        else:
+            vectors = list(await asyncio.gather(*(self.parts[n].embed_many([texts[i] for i in rows[n]]) for n in used)))
         return self._assemble(rows, used, vectors)
 
     def encode_sync(self, texts: Sequence[str]) -> np.ndarray:
