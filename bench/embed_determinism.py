@@ -24,7 +24,7 @@ script measures that and the candidates that remove it, per embedder, on the sam
 
 Measured texts: memorization-like texts (each user turn; the turn + the reply's first 100
 characters) from the read splits of ``bench/assistant/data`` (files without ``-hN-``, or
-``-h2-`` .. ``-h5-``; not ``-u-``), English ones for ``onnx`` plus LoCoMo dev questions,
+``-h2-`` .. ``-h5-``; not ``-u-``, nor the later asks splits ``-q-`` / ``-q2-``), English ones for ``onnx`` plus LoCoMo dev questions,
 Chinese and English ones for ``e5onnx``; ``--texts`` of them, a fixed-seed sample.
 
 Per variant:
@@ -69,7 +69,7 @@ from gateway.memory.embeddings.base import length_passes
 
 DATA = Path(__file__).parent / "assistant" / "data"
 LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo-dev.json"
-HELD = ("-h6-", "-h7-", "-h8-", "-h9-", "-h10-", "-h12-")
+HELD = ("-h6-", "-h7-", "-h8-", "-h9-", "-h10-", "-h12-", "-q-", "-q2-")
 
 
 def assistant_texts(lang: str, calibration: bool) -> list[str]:
