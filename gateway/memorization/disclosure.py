@@ -97,12 +97,15 @@ from gateway.memorization.scope import (
     DEATH,
     DURABLE_EN,
     DURABLE_ZH,
+    HABIT,
     HEALTH,
     MOMENT,
     ONE_OFF_ACTIVITY,
     ONE_OFF_TIME,
+    ONGOING,
     PLAN,
     STATE,
+    TAKEN_ON,
     is_episode,
     names_chronic_condition,
 )
@@ -441,7 +444,7 @@ def _durable(memory: str, told: bool = True) -> bool:
         return False  # how the user is right now, a task just finished, the listener: 累瘫了, "just clocked off"
     if told:
         return not is_episode(memory)
-    topical = bool(DURABLE_EN.search(memory) or DURABLE_ZH.search(memory))
+    topical = bool(DURABLE_EN.search(memory) or DURABLE_ZH.search(memory) or HABIT.search(memory) or TAKEN_ON.search(memory))
     if not topical:
         return False
-    return not EVENT_TIME.search(memory) or bool(CHANGE.search(memory))
+    return not EVENT_TIME.search(memory) or bool(CHANGE.search(memory) or TAKEN_ON.search(memory) or ONGOING.search(memory))
