@@ -8,9 +8,11 @@ episode (:func:`is_episode`) when it names a one-off time
 weekend, this morning, 昨天, 上周末, 今天早上), a one-off activity (:data:`ONE_OFF_ACTIVITY`:
 went to, watched, had a great dinner, 去了, 吃了) or a passing feeling (:data:`MOMENT`:
 exhausted, 好累) and no state, habit or change (:data:`STATE`: now, since, anymore, every,
-现在, 已经, 开始, 每天; :data:`CHANGE`: moved, started, quit, 搬到, 辞职). A statement about
-something else is lasting only when it names a lasting topic (:data:`DURABLE_EN` /
-:data:`DURABLE_ZH`). Lasting whatever their date: a plan (:data:`PLAN`), a lasting
+现在, 已经, 开始, 每天; :data:`CHANGE`: moved, started, quit, 搬到, 辞职), no frequency or
+span that holds (:data:`ONGOING`: twice a day, from next month, 一天两次, 在大阪读修士, 一紧张就)
+and nothing taken on (:data:`TAKEN_ON`: traded in for, closed on, transferred to, turned 8,
+提车, 接手). A statement about something else is lasting only when it names a lasting topic
+(:data:`DURABLE_EN` / :data:`DURABLE_ZH`, a frequency: :data:`HABIT`, or something taken on). Lasting whatever their date: a plan (:data:`PLAN`), a lasting
 condition (:data:`CONDITION`: an allergy, an intolerance, a diagnosis;
 :func:`names_chronic_condition`) and a death among the user's people or pets
 (:data:`DEATH`). The health of the user or their people (:data:`HEALTH`, its chronic part
