@@ -85,8 +85,8 @@ attribute it needs ("what should I wear today?" needs the city: ``home``), and w
 English-only embedder a Chinese request ranks them by chance, so relevance alone would
 let any other fact push them out.
 
-Facts told as episodes (``topic_events``, default 2): "my son Theo turned 2 last week" is
-an event (it names a day), yet "birthday party ideas for my kid" needs it. When the
+Facts told as episodes (``topic_events``, default 2): "my daughter lost her first tooth
+yesterday" is an event (it names a day), yet "tooth fairy ideas for my kid" needs it. When the
 request has a topic, a third search in the same call (``topic_events`` times
 :data:`PROFILE_POOL` event candidates, the same floor as the profile search) adds the
 best-ranked events that share a topic with the request (their own or a linked one) and
@@ -201,9 +201,9 @@ class AutoRecallConfig(PluginConfig):
         "docstring); 0: always the pick. Not applied when profile_topk is set (an explicit top-k is kept).",
     )
     topic_events: int = Field(
-        2, ge=0, le=10, description="Event memories (episodes, which may hold lasting facts: 'my son Theo "
-        "turned 2 last week') that share a life topic with the request (plugins.topics: 'birthday party ideas "
-        "for my kid' and the son are both 'kids') added to the prompt whatever their similarity, best-ranked "
+        2, ge=0, le=10, description="Event memories (episodes, which may hold lasting facts: 'my daughter "
+        "lost her first tooth yesterday') that share a life topic with the request (plugins.topics: 'tooth fairy "
+        "ideas for my kid' and the daughter are both 'kids') added to the prompt whatever their similarity, best-ranked "
         "first; 0: events reach the prompt by relevance only.",
     )
     follow_up_chars: int = Field(

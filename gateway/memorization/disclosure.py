@@ -28,17 +28,21 @@ nested quantifiers, one pass over the clauses):
    what holds about the user, their basic attributes and likes; events are episodes):
    a memory with a disclosure is *durable* (profile) unless it tells an episode
    (:func:`gateway.memorization.scope.is_episode`: a one-off time, a one-off activity or a
-   passing feeling, and no state, habit or change): "I'm colorblind", "my son just got
-   braces" and "I moved to Berlin last month" (keeping its date) are profile, "I went to
-   a jazz concert yesterday" is an event. A memory that tells only how the user is at the
+   passing feeling, and no state, habit or change, nor a frequency or span that holds
+   (:data:`gateway.memorization.scope.ONGOING`: "twice a day", "from next month", 在大阪读修士,
+   一紧张就胃疼) or something taken on (:data:`gateway.memorization.scope.TAKEN_ON`: "traded
+   the old car in for a minivan", "transferred to the ICU", "turned 8", 提车, 接手)): "I'm
+   colorblind", "my son just got braces" and "I moved to Berlin last month" (keeping its
+   date) are profile, "I went to a jazz concert yesterday" is an event. A memory that tells only how the user is at the
    moment, a task just finished or a remark about the listener
    (:func:`gateway.memorization.salience.is_passing`: 我这两天心里有点忐忑, 初稿写完了, "just
    clocked off, totally drained", "you're so patient with me": every piece of it is such) is
    an event too, unless it has a slot, names one of the user's people by name, tells a
    plan or is one of the lasting kinds below (a condition, a death, an ending). A statement about something else (no
    disclosure in the turn: :attr:`Analysis.statement`) is durable only when it names a lasting topic
-   (:data:`DURABLE_EN` / :data:`DURABLE_ZH`) and is not anchored to a day unless it
-   says the lasting thing changed.
+   (:data:`DURABLE_EN` / :data:`DURABLE_ZH`, a frequency: :data:`gateway.memorization.scope.HABIT`,
+   or something taken on) and is not anchored to a day unless it says the lasting thing
+   changed, was taken on or holds over a span (:data:`gateway.memorization.scope.ONGOING`).
    A lasting condition (:data:`gateway.memorization.scope.CONDITION`: an allergy, an intolerance, a diagnosis) is
    durable even when it was found out in an episode ("ate shrimp last weekend and
    found out I'm allergic").
@@ -97,12 +101,15 @@ from gateway.memorization.scope import (
     DEATH,
     DURABLE_EN,
     DURABLE_ZH,
+    HABIT,
     HEALTH,
     MOMENT,
     ONE_OFF_ACTIVITY,
     ONE_OFF_TIME,
+    ONGOING,
     PLAN,
     STATE,
+    TAKEN_ON,
     is_episode,
     names_chronic_condition,
 )
@@ -441,7 +448,7 @@ def _durable(memory: str, told: bool = True) -> bool:
         return False  # how the user is right now, a task just finished, the listener: 累瘫了, "just clocked off"
     if told:
         return not is_episode(memory)
-    topical = bool(DURABLE_EN.search(memory) or DURABLE_ZH.search(memory))
+    topical = bool(DURABLE_EN.search(memory) or DURABLE_ZH.search(memory) or HABIT.search(memory) or TAKEN_ON.search(memory))
     if not topical:
         return False
-    return not EVENT_TIME.search(memory) or bool(CHANGE.search(memory))
+    return not EVENT_TIME.search(memory) or bool(CHANGE.search(memory) or TAKEN_ON.search(memory) or ONGOING.search(memory))

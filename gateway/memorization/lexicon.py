@@ -224,3 +224,39 @@ FUTURE_TRIP_ZH = (r"(?:下个?月|下周末?|下个?星期|下个?礼拜|明年|
 PLAN_CUES = (r"\b(?:i'm|i\s+am|we're|we\s+are)\s+(?:going|flying|heading|travel(?:l)?ing|moving|getting)\s+(?:to|married)\b"
              r"|\b(?:planning|plan)\s+(?:to|a|on)\b|\bsigned\s+up\s+for\b|\bregistered\s+for\b|\btraining\s+for\b"
              r"|\bbooked\s+(?:a|our|my|the)\b|打算|计划|准备(?!好)|报了|报名|要去|" + FUTURE_TRIP_ZH)
+
+# --- lasting changes and habits (the scope rules of :mod:`gateway.memorization.scope`) ---
+
+#: Something the user now has, or a post they now hold, taken on (English): an acquisition
+#: ("traded the old car in for a minivan", "closed on a boat", "signed the lease on a flat",
+#: "picked out a hamster"), a transfer ("transferred to the ICU", "got my transfer through")
+#: or a takeover ("Dr Okafor is taking me over"). Like "bought" or "moved", the verb tells
+#: that a lasting state began (an inchoative, Vendler 1957 on achievements): what the user
+#: owns, where they work, who supervises them holds after the day it happened.
+TAKEN_ON_EN = (r"(?:traded\s+(?:\w+\s+){0,3}in|trading\s+(?:\w+\s+){0,3}in\s+for|traded\s+up|"
+               r"closed\s+on\s+(?:a|an|the|our|my)\s+(?!(?:\w+day|weekend|holiday|night|morning|evening)\b)|"
+               r"signed\s+(?:the|a|our|my)\s+(?:new\s+)?(?:lease|contract|mortgage)|"
+               r"(?:got|picked\s+out|picked\s+up|brought\s+home|took\s+in|rescued|adopting)\s+(?:a|an|our|my)\s+(?:new\s+)?"
+               r"(?:(?!hot\b)\w+\s+)?" + PETS_EN + r"s?|"
+               r"transferred\s+(?:up\s+|over\s+|back\s+|across\s+)?(?:to|into)|(?:got|was|been|getting)\s+transferred|"
+               r"got\s+(?:my|the|a)\s+transfer|transfer\s+(?:came|went)\s+through|"
+               r"(?:taking|took|taken|take)\s+(?:me|us|him|her)\s+over|(?:taking|took|taken)\s+over\s+as|"
+               r"turn(?:s|ed|ing)\s+\d{1,3}(?!\s*(?:degrees|%|percent|min|mins|minutes|hours|hrs|times|pages|miles|km|k\b|am\b|pm\b)))")
+#: The same in Chinese: took delivery of a car (提车), a transfer (被 / 我 调到, 调去, 调岗, 转岗;
+#: not 空调调到26度, a setting),
+#: a takeover (接手, 接管), a business opened (开业, 开张), a child enrolled (插班, 进了 / 上了 +
+#: a school), an animal taken in (捡了只, 领养, 收养; 只 / 条 are the classifiers of animals).
+TAKEN_ON_ZH = (r"(?:提车|提了车|(?:被|我|他|她)调(?:到|去|回)(?![\d一二三四五六七八九十两零几])|调岗|转岗|接手|接管|(?<!新)开业|(?<!新)开张|插班|"
+               r"(?:进|上)了\S{0,10}?(?:幼儿园|小学|初中|中学|高中|学校|大学)|捡了(?:一)?(?:只|条)|领养|收养)")
+#: How often something is done, as a habit: "twice a day", "3x a week", "once a month", "two
+#: times per week" (a frequency adverbial makes a sentence habitual, a state of the subject,
+#: not an event: Carlson 1977, ch. 2; Comrie 1976, 1.2.1 on habituals), and "<span of
+#: time> at a time" (an interval that recurs: "ten days at a time"; not "two at a time").
+FREQUENCY_EN = (r"(?:(?:once|twice|thrice|(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten)\s*(?:x|times))\s+"
+                r"(?:a|an|per|each|every)\s+(?:day|week|month|year|night|morning|evening|fortnight)|"
+                r"\d+x\s+(?:a\s+)?(?:day|week|month)|\d+\s+days?\s+a\s+week|"
+                r"(?:\d+|a\s+few|two|three|four|five|six|seven|ten)\s+(?:min|mins|minutes|hours?|hrs|days?|nights?|weeks?|months?)"
+                r"\s+at\s+a\s+time)")
+#: The same in Chinese: 一天两次, 每周三次, 一周练五次, 一个月一回, 一天三顿.
+FREQUENCY_ZH = (r"(?:[一每](?:天|日|周|星期|礼拜|个?月|年)\S{0,2}?[一二两三四五六七八九十几\d]+(?:次|回|顿|趟|遍)|"
+                r"[一二两三四五六七八九十几\d]+(?:天|日|周|个?月)一次)")

@@ -8,9 +8,11 @@ episode (:func:`is_episode`) when it names a one-off time
 weekend, this morning, 昨天, 上周末, 今天早上), a one-off activity (:data:`ONE_OFF_ACTIVITY`:
 went to, watched, had a great dinner, 去了, 吃了) or a passing feeling (:data:`MOMENT`:
 exhausted, 好累) and no state, habit or change (:data:`STATE`: now, since, anymore, every,
-现在, 已经, 开始, 每天; :data:`CHANGE`: moved, started, quit, 搬到, 辞职). A statement about
-something else is lasting only when it names a lasting topic (:data:`DURABLE_EN` /
-:data:`DURABLE_ZH`). Lasting whatever their date: a plan (:data:`PLAN`), a lasting
+现在, 已经, 开始, 每天; :data:`CHANGE`: moved, started, quit, 搬到, 辞职), no frequency or
+span that holds (:data:`ONGOING`: twice a day, from next month, 一天两次, 在大阪读修士, 一紧张就)
+and nothing taken on (:data:`TAKEN_ON`: traded in for, closed on, transferred to, turned 8,
+提车, 接手). A statement about something else is lasting only when it names a lasting topic
+(:data:`DURABLE_EN` / :data:`DURABLE_ZH`, a frequency: :data:`HABIT`, or something taken on). Lasting whatever their date: a plan (:data:`PLAN`), a lasting
 condition (:data:`CONDITION`: an allergy, an intolerance, a diagnosis;
 :func:`names_chronic_condition`) and a death among the user's people or pets
 (:data:`DEATH`). The health of the user or their people (:data:`HEALTH`, its chronic part
@@ -28,7 +30,11 @@ from gateway.memorization.lexicon import (
     COMPLAINTS_EN,
     COMPLAINTS_ZH,
     FEELINGS_EN,
+    FREQUENCY_EN,
+    FREQUENCY_ZH,
     PLAN_CUES,
+    TAKEN_ON_EN,
+    TAKEN_ON_ZH,
     TITLES_ZH,
     WEEKDAY_EN,
 )
@@ -41,12 +47,13 @@ DURABLE_EN = re.compile(
     _PEOPLE_EN + r"s?\b"
     r"|\b(?:allerg\w*|intoleran\w*|celiac|coeliac|diabet\w*|asthma\w*|epilep\w*|migraines?|adhd|autis\w*|dyslex\w*|"
     r"anxiety|depression|pregnan\w*|diagnos\w*|condition|medication|surgery|injur\w*|disabilit\w*|wheelchair|"
-    r"blood\s+pressure|cholesterol|insomnia|arthritis|knee|back\s+pain|hearing|vision|glasses|"
+    r"blood\s+pressure|cholesterol|insomnia|arthritis|\w+itis|fractured?|knee|back\s+pain|hearing|vision|glasses|diet|"
     r"vegetarian|vegan|pescatarian|gluten|dairy|lactose|keto|halal|kosher|meat|pork|beef|fish|seafood|shellfish|"
     r"peanuts?|nuts?|eggs?|sugar|spicy|caffeine|coffee|tea|alcohol|sober|drink|smoke|smoking|"
     r"live|living|lives|moved|moving|relocat\w*|apartment|flat|house|home|neighbou?rhood|city|town|country|"
     r"born|grew\s+up|hometown|from|based|"
     r"work|works|working|job|career|company|office|remote|boss|colleague|coworker|shift|shifts|engineer|developer|"
+    r"part[\s-]time|full[\s-]time|staff|commute|commuting|bus|train|subway|metro|tram|"
     r"teacher|nurse|doctor|manager|designer|lawyer|student|freelanc\w*|self-employed|startup|retired|promot\w*|"
     r"hired|fired|laid\s+off|quit|resign\w*|employer|business|study|studying|major|degree|university|college|"
     r"school|grade|class|phd|master's|"
@@ -101,6 +108,41 @@ STATE = re.compile(
     r"|现在|已经|开始|目前|如今|一直|不再|从此|以后|每天|每周|每个|经常|总是|平时|一般|老是|最近|这几年|多年|好几年",
     re.IGNORECASE,
 )
+#: A lasting state begun or taken on (seed 002 §3.2: what the user owns, where they work,
+#: who their people and pets are belong to the profile): an acquisition, a transfer, a
+#: takeover, an age reached, a business opened, a child enrolled, an animal taken in
+#: (:data:`gateway.memorization.lexicon.TAKEN_ON_EN` / ``TAKEN_ON_ZH``: "traded the old car in
+#: for a minivan last week", "closed on a boat", "transferred to the ICU last month", "Dr
+#: Okafor is taking me over", "Kuba turns 8 next month", 上周提车了, 调到总部了, 前几天捡了只猫).
+#: As with :data:`CHANGE`, the day it happened dates the change; what it began holds after it.
+TAKEN_ON = re.compile(r"\b" + TAKEN_ON_EN + r"\b|" + TAKEN_ON_ZH, re.IGNORECASE)
+#: Something that holds over a span beyond :data:`STATE` (a habit or a state, not a moment):
+#: a frequency (:data:`gateway.memorization.lexicon.FREQUENCY_EN` / ``FREQUENCY_ZH``: "twice a
+#: day", "3x a week", "ten days at a time", 一天两次, 每周三次), an open interval that starts
+#: at a time to come ("from next month": the state holds from then on) or a span to come
+#: ("for the next month"); in Chinese a post or a course of study where it is held
+#: (在 + place + 读 / 念 + a course, or 做 / 当 / 教 / 干: 在大阪读修士, 在外企做HR; not an errand
+#: there: 在家做饭, 在医院做检查, nor a finished one: 做了, 做完), "still" (还在, 仍然, 依然, as English "still"
+#: in :data:`STATE`), a conditional habit (一 X 就 Y: 一紧张就胃疼, Li & Thompson 1981, 23.2 on
+#: 一...就), a complaint come back (又犯, 复发, 老毛病: it recurs, so it is the user's), a
+#: school year (今年高三, 读大二, 三年级) or a span of years at a trade (做了八年广告).
+#: A habitual or individual-level predicate is no episode (Carlson 1977, ch. 2).
+ONGOING = re.compile(
+    r"\b(?:" + FREQUENCY_EN + r"|from\s+(?:next|this\s+coming)\s+(?:week|month|year|term|semester|season|"
+    + WEEKDAY_EN + r")|for\s+the\s+(?:next|coming)\s+(?:(?:few|couple\s+of|\d+|two|three|four|five|six)\s+)?"
+    r"(?:days?|weeks?|months?|years?))\b"
+    r"|" + FREQUENCY_ZH
+    + r"|在(?:(?![做当教干读念])[\u4e00-\u9fffA-Za-z]){1,8}?(?:(?:读|念)(?:书|研|博|硕|本科|大学|高中|初中|小学|中学|修士|研究生|MBA|PhD)"
+    r"|(?:做|当|教|干)(?![了完过饭菜梦]|作业|检查|手术|体检|家务|运动|瑜伽|按摩))"
+    r"|还在|仍在|仍然|依然|一[\u4e00-\u9fff]{1,6}就|又犯|复发|老毛病"
+    r"|(?:上|读|在读|今年|念|现在)(?:高|初|大|研)[一二三四](?![点些下样倍])|[一二三四五六]年级"
+    r"|(?:做|干|当|教|开|住|养|学)了[一二三四五六七八九十两几\d]{1,3}(?:个)?多?年",
+    re.IGNORECASE,
+)
+#: A habit told by its frequency (the first alternatives of :data:`ONGOING`: "naproxen now
+#: twice a day", 每周三次): a lasting topic for a statement about something else, as
+#: "every day" is in :data:`DURABLE_EN`.
+HABIT = re.compile(r"\b" + FREQUENCY_EN + r"\b|" + FREQUENCY_ZH, re.IGNORECASE)
 #: A one-off activity told in the past ("I went to a jazz concert", "we watched Dune",
 #: "had a rough day at work", 去看了一场电影, 吃了火锅): an episode whatever its date.
 ONE_OFF_ACTIVITY = re.compile(
@@ -166,8 +208,9 @@ def is_episode(text: str) -> bool:
     profile is the user's stable attributes and likes, events are what happened): it
     names a one-off time (:data:`EVENT_TIME`, :data:`ONE_OFF_TIME`), a one-off activity
     (:data:`ONE_OFF_ACTIVITY`) or a passing feeling (:data:`MOMENT`), and no state, habit
-    or change (:data:`STATE`, :data:`CHANGE`). Linear in ``len(text)``."""
-    if STATE.search(text) or CHANGE.search(text):
+    or change (:data:`STATE`, :data:`ONGOING`, :data:`CHANGE`, :data:`TAKEN_ON`). Linear in
+    ``len(text)``."""
+    if STATE.search(text) or CHANGE.search(text) or ONGOING.search(text) or TAKEN_ON.search(text):
         return False
     return bool(EVENT_TIME.search(text) or ONE_OFF_TIME.search(text) or ONE_OFF_ACTIVITY.search(text)
                 or MOMENT.search(text))
