@@ -120,7 +120,7 @@ from gateway.runtime.text import HAN_RE as _CJK
 __all__ = [
     "CHANGE", "CHRONIC", "DURABLE_EN", "DURABLE_ZH", "HEALTH", "MAX_CHARS", "MOMENT", "ONE_OFF_ACTIVITY", "ONE_OFF_TIME", "STATE",
     "STATEMENT_CJK", "STATEMENT_WORDS", "Analysis", "Clause", "ClauseKind", "Formed", "about_someone", "analyse", "clause_kind",
-    "clauses", "elided_reply", "is_episode", "keeps_other_fact", "keeps_partner", "same_slot", "slot_of", "slots_of",
+    "clauses", "durable_type", "elided_reply", "is_episode", "keeps_other_fact", "keeps_partner", "same_slot", "slot_of", "slots_of",
 ]
 
 #: An ``other`` clause of at least this many Latin words (or :data:`STATEMENT_CJK` CJK
@@ -359,6 +359,14 @@ def _open_parenthesis(parts: list[Clause], group: list[int]) -> bool:
     1985, 15.54 on parenthetical clauses). Linear in the group's text."""
     text = "".join(parts[j].text for j in group)
     return text.count("(") + text.count("（") > text.count(")") + text.count("）")
+
+
+def durable_type(memory: str, told: bool = True) -> MemoryType | None:
+    """The profile type step 4 (and the slot rule of step 5) of the module docstring gives
+    ``memory`` (``preference`` or ``semantic``), or None when it is an event; ``told`` as in
+    :func:`_durable`. Linear in ``len(memory)``."""
+    formed = _formed(memory, told)
+    return formed.type if formed.durable else None
 
 
 def _formed(memory: str, told: bool = True) -> Formed:

@@ -55,7 +55,7 @@ from gateway.memory.records import MemoryType
 from gateway.runtime.text import CJK_RE
 
 __all__ = ['AFFIRM_EN', 'AFFIRM_ZH', 'COMPLETED', 'EVENT_TIME', 'FACT_CUES', 'HABITUAL', 'MIN_CONTENT_CHARS', 'PASSING_STATE',
-           'PREFERENCE_CUES', 'PROPOSITION_CHARS', 'SMALL_TALK_EN', 'SMALL_TALK_ZH', 'confirmed_type', 'is_affirmation', 'is_passing',
+           'PREFERENCE_CUES', 'PROPOSITION_CHARS', 'SMALL_TALK_EN', 'SMALL_TALK_ZH', 'as_statement', 'confirmed_type', 'is_affirmation', 'is_passing',
            'is_small_talk', 'profile_type', 'proposition']
 
 #: Characters at the end of the other side's message :func:`proposition` reads (the
@@ -336,14 +336,20 @@ def proposition(previous: str) -> str | None:
     return last
 
 
-def confirmed_type(question: str) -> MemoryType | None:
-    """:func:`profile_type` of a confirmed :func:`proposition`, read as the user's own
-    statement: the question tag dropped and the second person made first ("you're
-    allergic to shellfish, right?" -> "I'm allergic to shellfish"; "你是说你对芒果过敏？" ->
-    "我是说我对芒果过敏")."""
+def as_statement(question: str) -> str:
+    """``question`` (a :func:`proposition`) read as the user's own words: the question tag
+    and a lead-in ("so", "just to check") dropped and the second person made first
+    ("you're allergic to shellfish, right?" -> "I'm allergic to shellfish"; "你是说你对芒果过敏？"
+    -> "我是说我对芒果过敏"; "How old is your son?" -> "How old is my son")."""
     statement = _TAG.sub("", question)
     statement = re.sub(r"^\s*(?:so|ok(?:ay)?|got\s+it|just\s+to\s+(?:check|confirm)|to\s+confirm)\b[\s,:]*", "",
                        statement, flags=re.IGNORECASE)
     for pattern, first_person in _SECOND_PERSON:
         statement = pattern.sub(first_person, statement)
-    return profile_type(statement)
+    return statement
+
+
+def confirmed_type(question: str) -> MemoryType | None:
+    """:func:`profile_type` of a confirmed :func:`proposition`, read as the user's own
+    statement (:func:`as_statement`)."""
+    return profile_type(as_statement(question))

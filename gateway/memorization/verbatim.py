@@ -13,16 +13,25 @@ extractive gist would only repeat the turns).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 from typing import Literal
 
-from gateway.memorization.disclosure import Formed, analyse, elided_reply
+from gateway.memorization.disclosure import Formed, analyse, durable_type, elided_reply
 from gateway.memorization.facts import base_metadata
 from gateway.memorization.jobs import Job, Turn
 from gateway.memorization.keywords import keywords_of
 from gateway.memorization.plan import Op, Plan, memory_id_for
-from gateway.memorization.salience import confirmed_type, is_affirmation, is_small_talk, profile_type, proposition
+from gateway.memorization.salience import (
+    as_statement,
+    confirmed_type,
+    is_affirmation,
+    is_small_talk,
+    profile_type,
+    proposition,
+)
+from gateway.memorization.scope import CHANGE, ONGOING, TAKEN_ON
 from gateway.memory.dates import relative_in
 from gateway.memory.records import MemoryType, NewMemory, Scope, Source
 
@@ -209,6 +218,34 @@ def _memory(job: Job, turn: Turn, kept: str, kind: MemoryType | None, context_af
     )
 
 
+#: A question about what happened, asked with a past auxiliary ("How was the trip?", "What
+#: did you order?", "Were they nice?"): the proposition its answer completes is a past
+#: situation (Quirk et al. 1985, 4.14 on the past tense), an episode.
+_ASKS_PAST_EN = re.compile(r"\b(?:did|was|were)\b", re.IGNORECASE)
+
+
+def answer_type(question: str, reply: str) -> MemoryType | None:
+    """The profile type of a user's ``reply`` to the other side's ``question`` (a
+    :func:`~gateway.memorization.salience.proposition`), or None (an event). The answer
+    completes the question's proposition ("How old is she?" + "gonna be 4 in march": she is
+    4), so the two are read together as the user's own statement
+    (:func:`~gateway.memorization.salience.as_statement`: "How old is my son, nine") by the
+    disclosure rules (:func:`~gateway.memorization.disclosure.durable_type`): lasting when
+    what it tells holds (an age, a name, a breed, a job, where the user lives or works, a
+    diet, a medication or a habit with its frequency), an event when it tells an episode
+    (:func:`~gateway.memorization.scope.is_episode`: 今天吃的什么？ + 火锅), how the user is at
+    the moment (:func:`~gateway.memorization.salience.is_passing`), or answers a question
+    about the past (:data:`_ASKS_PAST_EN`: "How was the trip?" + "amazing, we saw whales")
+    with nothing that holds after it (a change, something taken on, a frequency or span:
+    :data:`~gateway.memorization.scope.CHANGE`, :data:`~gateway.memorization.scope.TAKEN_ON`,
+    :data:`~gateway.memorization.scope.ONGOING`). Linear in the texts' length."""
+    statement = as_statement(question).strip().rstrip("?？").strip()
+    said = f"{statement}, {reply.strip()}"
+    if _ASKS_PAST_EN.search(statement) and not (CHANGE.search(said) or TAKEN_ON.search(said) or ONGOING.search(said)):
+        return None
+    return durable_type(said)
+
+
 def _confirmation(job: Job, turn: Turn, reply: str, before: Turn | None, ops: list[Op],
                   by_position: dict[int, int], profile: bool, context_after: bool = True,
                   any_answer: bool = False) -> tuple[Op, int | None] | None:
@@ -233,7 +270,11 @@ def _confirmation(job: Job, turn: Turn, reply: str, before: Turn | None, ops: li
         return None
     if any_answer and not is_affirmation(reply) and len(reply) > ANSWER_CHARS:
         return None
-    kind = confirmed_type(question) if profile else None
+    kind = None
+    if profile:
+        kind = confirmed_type(question)
+        if kind is None and not is_affirmation(reply):
+            kind = answer_type(question, reply)
     stored = by_position.get(asker.index) if asker is not None else None
     base = ops[stored].memory if stored is not None else None
     if base is not None:  # the question's own memory, from this job: keep it whole, add the answer
