@@ -150,7 +150,10 @@ def _disclosed(job: Job, turn: Turn, kept: str, before: Turn | None, ops: list[O
     ``ops`` of the question's memory the first replaces (None: new ops), or why it forms
     none (``request``, ``question``, ``small_talk``, ``meta``, ``other``): see
     :func:`verbatim_plan`. The first memory's op id derives from the turn's hash as in
-    ``turn`` formation, the n-th's from ``hash:n``."""
+    ``turn`` formation, the n-th's from ``hash:n``. A Chinese reply that names no subject
+    (:func:`~gateway.memorization.disclosure.elided_reply`) is kept with the question it
+    answers, and is lasting only when the two read together are too (:func:`answer_type`:
+    周末去哪玩了？ + 去爬山了 is an episode)."""
     found = analyse(kept)
     if found.memories:
         if promote:
@@ -158,7 +161,10 @@ def _disclosed(job: Job, turn: Turn, kept: str, before: Turn | None, ops: list[O
         memories = list(found.memories)
         question = _asked(turn, before) if turn.role == "user" and len(kept) <= ANSWER_CHARS and elided_reply(kept) else None
         if question is not None:  # "基本不吃 或者一个面包" to "你平时早饭一般吃什么？": the question says what about
-            memories[0] = replace(memories[0], text=f"{question} — {memories[0].text}")
+            answer = memories[0]
+            if answer.durable and answer_type(question, answer.text) is None:  # 周末去哪玩了？ + 去爬山了: an episode
+                answer = replace(answer, durable=False, type=MemoryType.EPISODIC, slot=None, attribute=None)
+            memories[0] = replace(answer, text=f"{question} — {answer.text}")
         ops = [_formed_op(job, turn, formed, n, context_after) for n, formed in enumerate(memories)]
         if question is not None and ops[0].memory is not None:
             first = ops[0].memory

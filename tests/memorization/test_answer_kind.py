@@ -44,6 +44,7 @@ LASTING = [
     ("你在哪里上班？", "在一家外企"),
     ("你现在一周练几次？", "五次，上肢为主"),
     ("你主要投什么岗位？", "算法岗，视觉方向"),
+    ("你骑的是什么车？", "雅迪的，跑了两年了"),  # a reply with no subject of its own, lasting with its question too
 ]
 EPISODES = [
     ("How was the trip?", "amazing, whales everywhere"),
@@ -52,6 +53,7 @@ EPISODES = [
     ("How are you feeling today?", "pretty tired honestly"),
     ("今天吃的什么？", "火锅"),
     ("周末去哪玩了？", "爬山"),
+    ("周末去哪玩了？", "去爬山了"),  # a reply with no subject of its own: read with the question, an episode
 ]
 
 
