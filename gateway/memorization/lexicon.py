@@ -249,12 +249,12 @@ TAKEN_ON_EN = (r"(?:traded\s+(?:\w+\s+){0,3}in|trading\s+(?:\w+\s+){0,3}in\s+for
 TAKEN_ON_ZH = (r"(?:提车|提了车|(?:被|我|他|她)调(?:到|去|回)(?![\d一二三四五六七八九十两零几])|调岗|转岗|接手|接管|(?<!新)开业|(?<!新)开张|插班|"
                r"(?:进|上)了\S{0,10}?(?:幼儿园|小学|初中|中学|高中|学校|大学)|捡了(?:一)?(?:只|条)|领养|收养)")
 #: How often something is done, as a habit: "twice a day", "3x a week", "once a month", "two
-#: times per week" (a frequency adverbial makes a sentence habitual, a state of the subject,
+#: times per week", a rate ("30 miles per week") (a frequency adverbial makes a sentence habitual, a state of the subject,
 #: not an event: Carlson 1977, ch. 2; Comrie 1976, 1.2.1 on habituals), and "<span of
 #: time> at a time" (an interval that recurs: "ten days at a time"; not "two at a time").
 FREQUENCY_EN = (r"(?:(?:once|twice|thrice|(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten)\s*(?:x|times))\s+"
                 r"(?:a|an|per|each|every)\s+(?:day|week|month|year|night|morning|evening|fortnight)|"
-                r"\d+x\s+(?:a\s+)?(?:day|week|month)|\d+\s+days?\s+a\s+week|"
+                r"\d+x\s+(?:a\s+)?(?:day|week|month)|\d+\s+days?\s+a\s+week|per\s+(?:day|week|month|year|night|shift)|"
                 r"(?:\d+|a\s+few|two|three|four|five|six|seven|ten)\s+(?:min|mins|minutes|hours?|hrs|days?|nights?|weeks?|months?)"
                 r"\s+at\s+a\s+time)")
 #: The same in Chinese: 一天两次, 每周三次, 一周练五次, 一个月一回, 一天三顿.

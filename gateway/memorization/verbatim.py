@@ -31,7 +31,7 @@ from gateway.memorization.salience import (
     profile_type,
     proposition,
 )
-from gateway.memorization.scope import CHANGE, ONGOING, TAKEN_ON
+from gateway.memorization.scope import CHANGE, ONGOING, STATE, TAKEN_ON
 from gateway.memory.dates import relative_in
 from gateway.memory.records import MemoryType, NewMemory, Scope, Source
 
@@ -228,6 +228,22 @@ def _memory(job: Job, turn: Turn, kept: str, kind: MemoryType | None, context_af
 #: did you order?", "Were they nice?"): the proposition its answer completes is a past
 #: situation (Quirk et al. 1985, 4.14 on the past tense), an episode.
 _ASKS_PAST_EN = re.compile(r"\b(?:did|was|were)\b", re.IGNORECASE)
+#: A question about the moment of the conversation ("How's your day going?", "What are you
+#: up to?", "Where are you right now?", "What are you cooking?", "What's the weather like?",
+#: 你在干嘛呢？, 路上堵吗？, 感觉怎么样？, 考得怎么样？): deictic time or a progressive activity of
+#: the moment (a stage-level predicate, Carlson 1977, ch. 2), so its answer tells how things
+#: are now, an episode, like :data:`_ASKS_PAST_EN`'s. "What are you studying?", "Where do
+#: you work now?" or a progressive with a complement ("How many are you cooking for?", "What
+#: are you playing on?") ask what holds and are not matched.
+_ASKS_MOMENT = re.compile(
+    r"\b(?:right\s+now|at\s+the\s+moment|up\s+to|today|tonight|this\s+(?:morning|afternoon|evening|weekend)|"
+    r"how(?:'s|\s+is|\s+was)\s+(?:your|the|my)\s+(?:day|morning|afternoon|evening|night|week|weekend|shift)|"
+    r"how(?:'s|\s+is)\s+it\s+going|weather|what\s+time|feel|feeling|"
+    r"(?:are|am)\s+(?:you|i)\s+(?:making|cooking|watching|eating|drinking|having|doing|reading|playing)\s*[?？]?\s*$)"
+    r"|\bwhere\s+(?:are\s+you|am\s+i)(?:\s+(?:now|right\s+now))?\s*[?？]?\s*$"
+    r"|在干嘛|在干什么|在做什么|干嘛呢|路上|感觉|怎么样|天气|几点|今天|今晚|刚才|吃了吗|吃的什么|睡得",
+    re.IGNORECASE,
+)
 
 
 def answer_type(question: str, reply: str) -> MemoryType | None:
@@ -241,13 +257,14 @@ def answer_type(question: str, reply: str) -> MemoryType | None:
     diet, a medication or a habit with its frequency), an event when it tells an episode
     (:func:`~gateway.memorization.scope.is_episode`: 今天吃的什么？ + 火锅), how the user is at
     the moment (:func:`~gateway.memorization.salience.is_passing`), or answers a question
-    about the past (:data:`_ASKS_PAST_EN`: "How was the trip?" + "amazing, we saw whales")
+    about the past or the moment (:data:`_ASKS_PAST_EN`, :data:`_ASKS_MOMENT`: "How was the trip?" + "amazing, we saw whales")
     with nothing that holds after it (a change, something taken on, a frequency or span:
     :data:`~gateway.memorization.scope.CHANGE`, :data:`~gateway.memorization.scope.TAKEN_ON`,
-    :data:`~gateway.memorization.scope.ONGOING`). Linear in the texts' length."""
+    :data:`~gateway.memorization.scope.ONGOING`, or a state in the reply: :data:`~gateway.memorization.scope.STATE`, "still bad, 3 months now"). Linear in the texts' length."""
     statement = as_statement(question).strip().rstrip("?？").strip()
     said = f"{statement}, {reply.strip()}"
-    if _ASKS_PAST_EN.search(statement) and not (CHANGE.search(said) or TAKEN_ON.search(said) or ONGOING.search(said)):
+    if (_ASKS_PAST_EN.search(statement) or _ASKS_MOMENT.search(question)) and not (
+            CHANGE.search(said) or TAKEN_ON.search(said) or ONGOING.search(said) or STATE.search(reply)):
         return None
     return durable_type(said)
 

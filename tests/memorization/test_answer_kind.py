@@ -45,6 +45,10 @@ LASTING = [
     ("你现在一周练几次？", "五次，上肢为主"),
     ("你主要投什么岗位？", "算法岗，视觉方向"),
     ("你骑的是什么车？", "雅迪的，跑了两年了"),  # a reply with no subject of its own, lasting with its question too
+    # a progressive with a complement, or a rate, asks what holds
+    ("How many are you cooking for?", "4, me carla and the two boys"),
+    ("How many miles are you running per week right now?", "around 30, mostly easy runs"),
+    ("What are you playing on?", "ps5 rn, saving up for a pc"),
 ]
 EPISODES = [
     ("How was the trip?", "amazing, whales everywhere"),
@@ -54,6 +58,14 @@ EPISODES = [
     ("今天吃的什么？", "火锅"),
     ("周末去哪玩了？", "爬山"),
     ("周末去哪玩了？", "去爬山了"),  # a reply with no subject of its own: read with the question, an episode
+    # questions about the moment of the conversation
+    ("How's your day going?", "busy, back to back meetings"),
+    ("What are you up to?", "just watching tv"),
+    ("Where are you now?", "at the airport"),
+    ("What are you cooking?", "lasagna"),
+    ("What's the weather like?", "raining again"),
+    ("你在干嘛呢？", "在追剧"),
+    ("路上堵吗？", "堵死了"),
 ]
 
 
