@@ -108,7 +108,18 @@ from gateway.memorization.clauses import (
     core_en,
     core_zh,
 )
-from gateway.memorization.lexicon import FUTURE_TRIP_ZH, KIN_BARE_ZH, OCCUPATIONS_EN, PAST_TIME_ZH
+from gateway.memorization.lexicon import (
+    ASK_HEALTH_EN,
+    CHRONIC_EN,
+    COMPLAINTS_EN,
+    FUTURE_TRIP_ZH,
+    KIN_BARE_ZH,
+    MONTH_NAMES,
+    OCCUPATIONS_EN,
+    PAST_TIME_ZH,
+    PEOPLE_EN,
+    WEEKDAY_NAMES,
+)
 from gateway.memorization.lexicon import PEOPLE_ZH as _PEOPLE_ZH
 from gateway.memorization.salience import PREFERENCE_CUES, SMALL_TALK_EN, is_small_talk
 from gateway.memorization.scope import CHANGE, CHRONIC, CONDITION, DURABLE_ZH, HEALTH, STATE, names_chronic_condition
@@ -208,6 +219,8 @@ def _attributive(core: str) -> bool:
     hypothetical ("what if I were allergic": :data:`_HYPOTHETICAL`) is none."""
     if _HYPOTHETICAL.search(core):
         return False
+    if _MY_CONDITION_EN.search(core) or _with_condition_en(core) or _MY_NAMED_EN.search(core) or _described_i_zh(core):
+        return True  # "with my asthma", "my beagle Rosco", 当过三十年老师的我: the ask presupposes it
     kin = _KIN_LEAD_ZH.match(core)
     if kin and (CONDITION.search(core, kin.end()) or names_chronic_condition(core[kin.end():])):
         return True  # 妈糖尿病能吃西瓜吗: a bare kin term is the speaker's own relative
@@ -216,7 +229,7 @@ def _attributive(core: str) -> bool:
         return False
     if _MY_AGED_EN.search(core):
         return True  # "my 7 year old": the person named by their age
-    person = bool(MY_SOMEONE_EN.search(core) or _MY_SOMEONE_ZH.search(core))
+    person = bool(MY_SOMEONE_EN.search(core) or _MY_SOMEONE_ZH.search(core) or _MY_ANIMAL_ZH.search(core))
     if NAMED_PERSON.search(core) or (person and _AGE.search(core)):
         return True
     if _CONDITIONAL_ZH.search(core):
@@ -234,8 +247,68 @@ _KIN_LEAD_ZH = re.compile(r"^" + KIN_BARE_ZH + r"(?![们子妹弟姐哥妈爸夫
 #: The speaker with a chronic condition as the comment of the topic 我 (the double-subject
 #: construction, Li & Thompson 1981, 4.1: "我痛风能吃海鲜吗", "我高血压能喝咖啡吗"): the
 #: question presupposes the condition. A passing symptom ("我头疼怎么办") is none.
-_I_CHRONIC_ZH = re.compile(r"^(?:我|俺)(?:本身|本来|自己|一直|也|还|有|是)*(?:高血压|高血脂|高血糖|糖尿病|痛风|哮喘|湿疹|鼻炎|贫血|"
-                           r"胆固醇高|血压高|血脂高|血糖高|尿酸高)")
+#: A demonstrative between 我 and the condition ("我这个糖尿病能吃西瓜吗": 这个 points at
+#: the speaker's own case, "this diabetes of mine", the possessor before a demonstrative,
+#: Li & Thompson 1981, 4.2.1) keeps it the speaker's.
+_I_CHRONIC_ZH = re.compile(r"^(?:我|俺)(?:本身|本来|自己|一直|也|还|有|是|这个|这种|这)*(?:高血压|高血脂|高血糖|糖尿病|痛风|哮喘|湿疹|鼻炎|贫血|"
+                           r"胆固醇高|血压高|血脂高|血糖高|尿酸高|腰间盘突出|腰椎间盘突出|椎间盘突出|腰突)")
+#: The speaker's own condition or medical device named with "my" inside an ask ("is it safe to
+#: run a half marathon with my asthma", "how do I wear my insulin pump with a lehenga"): a
+#: possessive determiner makes its noun phrase definite and presupposes that its referent
+#: exists and is the speaker's (Quirk et al. 1985, 5.50 on the genitive as a definite
+#: determiner; Levinson 1983, 4.2 on the existential presupposition of definite descriptions),
+#: so the question says the user has it. Not "my blood pressure / cholesterol / blood sugar",
+#: measures everyone has ("how do I check my blood pressure").
+_MY_CONDITION_EN = re.compile(r"\b(?:my|our)\s+(?:[\w'-]+\s+)?(?!blood\s+(?:pressure|sugar)|cholesterol)"
+                              r"(?:" + CHRONIC_EN + "|" + COMPLAINTS_EN + "|" + ASK_HEALTH_EN + r")\b", re.IGNORECASE)
+#: "with (a) <condition or device>" inside an ask whose subject is I ("can I still use my table
+#: saw with a pacemaker"): the with-phrase is an adjunct of the clause's subject, the speaker
+#: (:func:`_with_condition_en`); after a noun for a person ("a gift for a friend with asthma")
+#: it modifies that person instead.
+_WITH_CONDITION_EN = re.compile(r"\b(\w+)\s+with\s+(?:an?\s+)?(?:" + CHRONIC_EN + "|" + COMPLAINTS_EN + "|" + ASK_HEALTH_EN
+                                + r")\b", re.IGNORECASE)
+_I_SUBJECT_EN = re.compile(r"\b(?:i|i'm|im|i've|ive)\b", re.IGNORECASE)
+_HOLDER_EN = re.compile(r"(?:" + PEOPLE_EN + r"|someone|somebody|anyone|anybody|people|person|persons|folks?|guys?|kids?|"
+                        r"adults?|patients?|man|men|woman|women|runners?|those|others|one|ones|s)$", re.IGNORECASE)
+
+
+def _with_condition_en(core: str) -> bool:
+    """An English ask with the subject I and "with (a) <condition>" not after a noun for a
+    person (:data:`_WITH_CONDITION_EN`). Linear in ``len(core)``."""
+    if not _I_SUBJECT_EN.search(core):
+        return False
+    return any(not _HOLDER_EN.match(m.group(1)) for m in _WITH_CONDITION_EN.finditer(core))
+
+
+#: Words that end the noun phrase after "my" ("my address with Medicare": the name is in a
+#: phrase of its own) and calendar names ("my Sunday omelette": a day, not a name of a thing).
+_FUNCTION_WORDS_EN = r"with|from|for|to|at|in|on|of|and|or|but|the|a|an|by|about|after|before|is|was|are|were|has|had|have"
+_CALENDAR_NAMES_EN = r"(?:" + "|".join((*WEEKDAY_NAMES, *MONTH_NAMES, "Christmas", "Easter", "Thanksgiving")) + r")\b"
+#: Something of the user's named with "my" and a proper name ("my tabby Biscuit", "my gf Mina",
+#: "my Space Wolves army", "my 8th grade Spanish classes"): a possessive makes the noun phrase
+#: definite and presupposes that the named thing is the speaker's (as :data:`_MY_CONDITION_EN`),
+#: and a capitalised name after it picks out one particular pet, person, language or thing of
+#: theirs. Not "I" ("my wife and I") and not an exclamation ("oh my God").
+_MY_NAMED_EN = re.compile(r"\b(?:my|our)\s+(?:(?!(?:" + _FUNCTION_WORDS_EN + r")\b)[\w'-]+\s+){0,2}?"
+                          r"(?-i:(?!I\b|I'|God\b|Gosh\b|Goodness\b|Lord\b|" + _CALENDAR_NAMES_EN + r")[A-Z][\w'-]*[a-z0-9])\b",
+                          re.IGNORECASE)
+#: A pet of the user's picked out by a demonstrative and a classifier for animals ("我家那只
+#: 三岁的布偶", "我的那条柯基"): 我家 / 我的 + 这 / 那 + 只 / 条 / 头 / 匹 is a definite, possessed
+#: animal (Li & Thompson 1981, 4.2.1 on possession and 4.2 on classifiers), whatever its breed.
+_MY_ANIMAL_ZH = re.compile(r"(?:我|俺|咱)们?(?:家|的)(?:这|那)(?:只|条|头|匹)")
+#: The speaker described by a relative clause on 我 ("当过三十年小学老师的我还能辅导吗", "不会做饭的
+#: 我该吃啥"): a relative clause on a pronoun cannot restrict it and is descriptive, it asserts what
+#: it says of the speaker (Li & Thompson 1981, 20.2 on descriptive relative clauses). Not a
+#: demonstrative of manner (这样的我) nor a clause naming the other side (你推荐的我能吃吗: the
+#: thing recommended is the topic, 我 the subject after it).
+_DESCRIBED_I_ZH = re.compile(r"(?<![这那样么])的(?:我|俺)(?![们的家])")
+
+
+def _described_i_zh(core: str) -> bool:
+    """``core`` describes the speaker with a relative clause of at least three characters on 我
+    (:data:`_DESCRIBED_I_ZH`) and names no other side (你 / 您) before it."""
+    m = _DESCRIBED_I_ZH.search(core)
+    return m is not None and m.start() >= 3 and not re.search(r"[你您]", core[:m.start()])
 #: The conditional 的话 ("if", Li & Thompson 1981, 23.2): "我痛风的话能吃吗" supposes.
 _CONDITIONAL_ZH = re.compile(r"的话")
 
@@ -481,6 +554,26 @@ def _part_of_ask_en(parts: list[Clause], kinds: list[ClauseKind], i: int) -> boo
             and bool(CONSTRAINT_EN.match(text)))
 
 
+#: An English clause led by "when" / "whenever" and the user as subject ("when i drive home on
+#: the A64 after a night", "when my shift at the bakery starts at 4am"), with no future or
+#: supposition in it ("when I retire", "when I'm older someday").
+_WHEN_I_EN = re.compile(r"^(?:when|whenever)\s+(?:i|i'm|im|my|we|we're|our)\b"
+                        r"(?!.*\b(?:will|'ll|gonna|going\s+to|retire|grow\s+up|get\s+older|someday|one\s+day|ever)\b)",
+                        re.IGNORECASE)
+
+
+def _when_i_before_ask(parts: list[Clause], kinds: list[ClauseKind], i: int) -> bool:
+    """Clause ``i`` is an English "when I / my ..." clause (:data:`_WHEN_I_EN`) with an ask
+    after it in the same sentence ("when i drive home on the A64 after a night, how do i not nod
+    off"): "when" there is no question word but the subordinator of a fronted adverbial clause of
+    time (Quirk et al. 1985, 15.25), whose present tense states what habitually happens to the
+    speaker; the question is the clause after it. A statement of the user's, not an ask."""
+    nxt = parts[i + 1]
+    if nxt.sentence != parts[i].sentence or kinds[i + 1] not in ("question", "request") or _CJK.search(parts[i].text):
+        return False
+    return bool(_WHEN_I_EN.match(core_en(parts[i].text)))
+
+
 _IRREGULAR_PAST_RE = re.compile(r"\b(?:" + _IRREGULAR_PAST_EN + r"|gone)\b", re.IGNORECASE)
 
 
@@ -557,6 +650,9 @@ def clause_kinds(parts: list[Clause], promote: Collection[int] = ()) -> tuple[Cl
             found[i] = "question"
     for i in range(1, len(parts) - 1):  # "took on a second shooter, Mia, so ...": the name renames the noun before it
         if found[i] == "small_talk" and found[i - 1] == "disclosure" and i not in promote and _appositive_name(parts, i):
+            found[i] = "disclosure"
+    for i in range(len(parts) - 1):  # "when i drive home on the A64 after a night, how do i ...": the user's routine
+        if found[i] == "question" and i not in promote and _when_i_before_ask(parts, found, i):
             found[i] = "disclosure"
     for i in range(len(parts)):  # "tulips and watering cans, what colours go together": the ask's topic
         if found[i] == "other" and i not in promote and _part_of_ask_en(parts, found, i):

@@ -152,6 +152,13 @@ COMPLAINTS_EN = (r"(?:migraines?|insomnia|(?:bad|weak|sore|injured|dodgy)\s+(?:k
                  r"plantar\s+fasciitis|back\s+pain|knee\s+pain|herniated|sciatica)")
 COMPLAINTS_ZH = r"(?:高血压|[\u4e00-\u9fff]{1,3}炎(?!热)|失眠|腰椎|颈椎|膝盖|关节|胃病|胃不好|怀上)"
 
+#: Conditions and medical devices an English ask names as the user's own after "my" or
+#: "with" ("with my tinnitus", "my insulin pump", "can I use a table saw with a pacemaker"):
+#: read only by :func:`gateway.memorization.kinds._attributive`, not by the health topic.
+ASK_HEALTH_EN = (r"(?:tinnitus|pacemaker|insulin\s+pump|(?:continuous\s+)?glucose\s+monitor|cgm|hearing\s+aids?|cpap|"
+                 r"inhaler|stoma|colostomy|prosthe\w+|wheelchair|adhd|autism|psoriasis|endometriosis|pcos|"
+                 r"fibromyalgia|lupus|crohn'?s|colitis|hypothyroidism|thyroid\s+condition|heart\s+condition)")
+
 # --- feelings ---------------------------------------------------------------------------
 
 #: Passing feelings (English): how the speaker feels right now ("exhausted", "stressed",
