@@ -1,0 +1,113 @@
+"""Facts said inside a question clause (gateway/memorization/kinds.py), English and Chinese:
+by grammar category, each with asks of the same shape that state nothing of the user's and
+must still form nothing.
+
+1. A possessive presupposes its referent: "with my eczema", "my CPAP mask", and "with a
+   pacemaker" after the subject I; not a measure everyone has ("my blood pressure"), nor a
+   condition of someone else ("a friend with asthma") or of people at large.
+2. "my" + a proper name picks out one thing of the user's ("my ferret Noodle"); a day or a
+   name in a phrase of its own ("my Sunday off", "my address with Medicare") is none.
+3. A fronted "when I ..." clause of time before an ask states the user's routine; a future
+   or a question about when ("when will I ...") does not.
+4. Chinese: 我 + a demonstrative + a chronic condition, 我家 + 那只 / 那条 + an animal, a
+   relative clause on 我; not 这样的我, not 你推荐的我, not a condition supposed with 如果.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from gateway.memorization.disclosure import analyse
+
+
+def _kept(text: str) -> list[str]:
+    return [m.text for m in analyse(text).memories]
+
+
+# -- 1. a condition or device named as the user's own --------------------------------------
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("can I do hot yoga with my eczema?", "my eczema"),
+    ("how often should I replace my CPAP mask", "my CPAP mask"),
+    ("can I go scuba diving with a pacemaker?", "with a pacemaker"),
+    ("what's the best way to hide my insulin pump under a dress", "my insulin pump"),
+])
+def test_a_condition_or_device_the_question_says_is_the_users_is_kept(text: str, kept: str):
+    memories = _kept(text)
+    assert memories and kept in memories[0]
+
+
+@pytest.mark.parametrize("text", [
+    "can people with eczema do hot yoga?",  # people at large
+    "what should I get for a friend with asthma?",  # the with-phrase modifies the friend
+    "how do I check my blood pressure at home?",  # a measure everyone has
+    "if I had a pacemaker could I still use a table saw?",  # supposed
+    "is tinnitus permanent?",
+])
+def test_a_condition_of_no_one_or_of_someone_else_forms_nothing(text: str):
+    assert _kept(text) == []
+
+
+# -- 2. "my" + a proper name -------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("what treats are safe for my ferret Noodle?", "my ferret Noodle"),
+    ("why does my Subaru Outback pull to the left when braking", "my Subaru Outback"),
+])
+def test_my_and_a_proper_name_inside_a_question_is_kept(text: str, kept: str):
+    memories = _kept(text)
+    assert memories and kept in memories[0]
+
+
+@pytest.mark.parametrize("text", [
+    "what should I cook for my Sunday lunch?",  # a day, no name
+    "how do I update my address with Medicare?",  # the name is in a phrase of its own
+    "what should I name my new puppy, something like Biscuit?",  # a name proposed, in a phrase of its own
+    "what treats are safe for ferrets?",
+])
+def test_a_day_or_a_name_outside_the_noun_phrase_forms_nothing(text: str):
+    assert _kept(text) == []
+
+
+# -- 3. "when I ..." before an ask ---------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("when I get off my night shift at 7, what should I eat before bed?", "when I get off my night shift at 7"),
+    ("when my commute is over two hours each way, how do I stay sane", "when my commute is over two hours each way"),
+])
+def test_a_when_clause_of_the_users_routine_before_a_question_is_kept(text: str, kept: str):
+    memories = _kept(text)
+    assert memories and memories[0] == kept
+
+
+@pytest.mark.parametrize("text", [
+    "when will I know if I passed?",  # "when" asks
+    "when I retire, where should I live?",  # a future
+    "when does the bakery open?",
+])
+def test_a_when_question_or_a_future_when_clause_forms_nothing(text: str):
+    assert _kept(text) == []
+
+
+# -- 4. Chinese: the speaker's own condition, pet, or a description of 我 -------------------
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("我这个痛风还能喝啤酒吗", "我这个痛风"),
+    ("我家那条五岁的柯基老是掉毛怎么办", "我家那条五岁的柯基"),
+    ("做了二十年会计的我转行学编程还来得及吗", "做了二十年会计的我"),
+])
+def test_the_speakers_condition_pet_or_description_inside_a_question_is_kept(text: str, kept: str):
+    memories = _kept(text)
+    assert memories and kept in memories[0]
+
+
+@pytest.mark.parametrize("text", [
+    "我这个情况能吃西瓜吗",  # no condition named
+    "你推荐的我能吃吗",  # the thing recommended is the topic
+    "这样的我还有救吗",  # a demonstrative of manner, nothing said
+    "如果我这个痛风犯了能喝啤酒吗",  # supposed
+    "邻居家那只猫老来我家怎么办",  # someone else's cat
+    "五岁的柯基掉毛严重吗",
+])
+def test_no_condition_someone_elses_pet_or_a_supposition_forms_nothing(text: str):
+    assert _kept(text) == []
