@@ -394,6 +394,32 @@ _CHANGED_ZH = re.compile(r"^(?!就|快|要)(?!.*[你您])(?!.*[这那](?:个|家
 #: demonstrative or question word after 在.
 _ONGOING_ZH = re.compile(r"^(?:还|正|一直|也|都)?在(?!吗|嘛|不在|哪|这|那)[\u4e00-\u9fff]{2}")
 _PLANNED_ZH = re.compile(r"^" + _FUTURE_TRIP_ZH)
+#: A trip about to happen, with no subject and no time word ("要去广州实习三个月了", "马上要去
+#: 成都读研了"): 要 … 了 is the imminent future, an event already arranged (Li & Thompson 1981,
+#: 6.1 on 要 … 了 "about to"), so it is a plan as :data:`_PLANNED_ZH` is; in an opening clause
+#: its zero subject is the speaker (ch. 24). Not a clause naming the other side.
+_IMMINENT_TRIP_ZH = re.compile(r"^(?:马上|快|就|也)?要去(?!.*[你您])[\u4e00-\u9fffA-Za-z0-9]{2,12}了[啊呀啦哈!！~～]*$")
+#: A place with the proximal 这边 / 这儿 / 这里 leading an ask ("郑州这边哪个夜市适合带老婆去转转",
+#: "我们成都这里有什么好吃的"): "here" is centred on the speaker (Levinson 1983, 2.2.3 on place
+#: deixis), so "X 这边" places the speaker in X (:func:`_placed_here_zh`). Not a place that
+#: names no place of the user's own (公司这边, 网上这边, 你们那边).
+_HERE_ZH = re.compile(r"^(?:我们|咱们|咱|俺们)?(?P<place>[\u4e00-\u9fff]{2,3}?)(?:这边|这儿|这里)")
+_NOT_A_PLACE_ZH = re.compile(r"[我你您他她它这那们哪啥谁]|公司|学校|单位|医院|小区|家里|老家|附近|本地|当地|周边|楼下|门口|网上|群里|店里|"
+                             r"城里|乡下|外面|里面|南方|北方|国内|国外|市区|郊区")
+
+
+def _placed_here_zh(core: str) -> bool:
+    """``core`` opens with a place and the proximal 这边 / 这儿 / 这里 (:data:`_HERE_ZH`):
+    the speaker is there."""
+    here = _HERE_ZH.match(core)
+    return here is not None and not _NOT_A_PLACE_ZH.search(here.group("place"))
+
+
+#: A move of the speaker's as the fronted time clause of an ask ("搬到上海之后租房选徐汇还是
+#: 静安好", "调到深圳以后通勤怎么办"): V 到 + a place + 之后 / 以后 is a clause of time whose zero
+#: subject in an opening clause is the speaker (Li & Thompson 1981, ch. 24), and the move it
+#: names is what the ask is about. Not with 如果 / 要是 in the clause (:data:`_HYPOTHETICAL`).
+_MOVED_ZH = re.compile(r"^(?:刚|已经)?(?:搬到|搬去|搬来|调到|调去|转到|落户)(?![哪那这])[\u4e00-\u9fff]{2,4}?(?:之后|以后|后)")
 #: A trade named by a verb-object phrase with 的 and no copula or subject ("跑美团外卖的",
 #: "干装修的", "开出租的", "卖保险的"): the 的 construction names a class of people by what
 #: they do (Zhu Dexi 1961 on 的 nominalizations; Li & Thompson 1981, 20.3), "(我是)跑外卖的",
@@ -447,8 +473,8 @@ def clause_kind(clause: Clause, first: bool = False, after_statement: bool = Fal
         asks = request or clause.asked or bool(
             (QUESTION_END_ZH.search(core) and not ESTIMATE_ZH.match(core) and not OBVIOUS_MA_ZH.match(core))
             or QUESTION_WORD_ZH.search(core))
-        if asks and _attributive(core):
-            return "disclosure"  # 我家娃对鸡蛋过敏能吃啥: the ask carries a fact about the user's people
+        if asks and (_attributive(core) or _placed_here_zh(core) or (opening and _MOVED_ZH.match(core) and not _HYPOTHETICAL.search(core))):
+            return "disclosure"  # 我家娃对鸡蛋过敏能吃啥 / 郑州这边…: the ask carries a fact about the user or their people
         if _REMINDER_ZH.match(core) and (FIRST_PERSON_ZH.search(core[2:].lstrip("了")) or _MY_SOMEONE_ZH.search(core)):
             return "disclosure"  # 别忘了我对花生过敏: a reminder restates a fact
         if request:
@@ -470,7 +496,8 @@ def clause_kind(clause: Clause, first: bool = False, after_statement: bool = Fal
         if _INDEFINITE_ZH.match(core) and "了" not in core:
             return "other"  # 南山区租个一室一厅: something not yet done, the topic of an ask
         if opening and not after_statement and not _IMPERSONAL_ZH.search(core) and (
-                _CHANGED_ZH.match(core) or _ONGOING_ZH.match(core) or _PLANNED_ZH.match(core) or _TRADE_ZH.match(core)
+                _CHANGED_ZH.match(core) or _ONGOING_ZH.match(core) or _PLANNED_ZH.match(core) or _IMMINENT_TRIP_ZH.match(core)
+                or _TRADE_ZH.match(core)
                 or _CLEFT_ZH.match(core)):
             return "disclosure"  # 换平台了 / 还在喂母乳 / 下个月去新加坡开会 / 跑外卖的: the speaker, subject dropped
         if slots_of(core, first=True):

@@ -65,10 +65,12 @@ RUN_ON_PEOPLE_EN = ("mum", "mom", "mother", "dad", "father", "wife", "husband", 
                     "boy", "girl", "twins", "sister", "brother", "grandma", "grandpa", "baby", "toddler", "dog", "cat", "puppy")
 #: Someone of the user's (Chinese): kin, partner, children, the household, people at work,
 #: pets; read after 我 / 我的 / 我家 or leading a clause (Chinese drops the possessor of
-#: kin when the speaker's own is meant, Li & Thompson 1981, 4.2.1).
+#: kin when the speaker's own is meant, Li & Thompson 1981, 4.2.1); with the partner words of chat
+#: (男票 / 女票, and gf / bf / npy as whole Latin words: "gf是日本人").
 PEOPLE_ZH = (r"(?:老婆|老公|妻子|丈夫|爱人|太太|先生|对象|男朋友|女朋友|未婚夫|未婚妻|儿子|女儿|孩子|小孩|宝宝|娃|双胞胎|妈妈|"
              r"闺女|媳妇|老伴|孙子|孙女|外孙女?|儿媳|女婿|公公|婆婆|岳父|岳母|老爸|老妈|男友|女友|伴侣|"
-             r"爸爸|妈|爸|父母|爸妈|哥哥|姐姐|弟弟|妹妹|爷爷|奶奶|外公|外婆|姥姥|姥爷|家人|室友|老板|领导|猫|狗|狗狗|猫咪|宠物)")
+             r"爸爸|妈|爸|父母|爸妈|哥哥|姐姐|弟弟|妹妹|爷爷|奶奶|外公|外婆|姥姥|姥爷|家人|室友|老板|领导|猫|狗|狗狗|猫咪|宠物|男票|女票|"
+             r"(?<![A-Za-z])(?:gf|bf|npy)(?![A-Za-z]))")
 #: People the user knows outside the household (Chinese): at work, in study, friends and
 #: neighbours. Read only as the head noun of a 的 phrase led by 我 ("我以前带的徒弟", "我的
 #: 同事": :data:`gateway.memorization.clauses.MY_OWN_PERSON_ZH`); bare, most of them start

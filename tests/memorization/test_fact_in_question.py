@@ -11,6 +11,9 @@ must still form nothing.
    or a question about when ("when will I ...") does not.
 4. Chinese: 我 + a demonstrative + a chronic condition, 我家 + 那只 / 那条 + an animal, a
    relative clause on 我; not 这样的我, not 你推荐的我, not a condition supposed with 如果.
+5. Chinese: a place with the proximal 这边 (the speaker is there), a move before an ask
+   (搬到 X 之后), a trip about to happen (要去 … 了), a partner named in chat words (npy / gf);
+   not a place that is no one's, the other side's 那边, a supposed move, an impersonal 要…了.
 """
 
 from __future__ import annotations
@@ -110,4 +113,28 @@ def test_the_speakers_condition_pet_or_description_inside_a_question_is_kept(tex
     "五岁的柯基掉毛严重吗",
 ])
 def test_no_condition_someone_elses_pet_or_a_supposition_forms_nothing(text: str):
+    assert _kept(text) == []
+
+
+# -- 5. Chinese: where the speaker is, a move, a trip about to happen, a partner in chat words --
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("成都这边哪家火锅不排队", "成都这边"),  # 这边 is centred on the speaker
+    ("调到深圳以后通勤坐地铁还是开车好？", "调到深圳以后"),  # a move of the speaker's, the ask's time clause
+    ("要去大理支教半年了，要准备啥", "要去大理支教半年了"),  # 要…了: a trip already arranged
+    ("npy是四川人，过年去他家带点啥", "npy是四川人"),
+])
+def test_where_the_speaker_is_or_goes_inside_an_ask_is_kept(text: str, kept: str):
+    memories = _kept(text)
+    assert memories and kept in memories[0]
+
+
+@pytest.mark.parametrize("text", [
+    "公司这边能报销打车费吗",  # no place of the user's named
+    "你们那边现在几点",  # the other side's place
+    "如果搬到深圳以后通勤怎么办",  # supposed
+    "要下雨了带伞吗",  # impersonal, no trip
+    "深圳通勤坐地铁还是开车好",  # a place, no one there
+])
+def test_a_generic_place_the_other_sides_place_or_a_supposed_move_forms_nothing(text: str):
     assert _kept(text) == []
