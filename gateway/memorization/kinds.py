@@ -219,7 +219,8 @@ def _attributive(core: str) -> bool:
     hypothetical ("what if I were allergic": :data:`_HYPOTHETICAL`) is none."""
     if _HYPOTHETICAL.search(core):
         return False
-    if _MY_CONDITION_EN.search(core) or _with_condition_en(core) or _MY_NAMED_EN.search(core) or _described_i_zh(core):
+    if (_MY_CONDITION_EN.search(core) or _with_condition_en(core) or _MY_NAMED_EN.search(core) or _described_i_zh(core)
+            or (_I_SUBJECT_EN.search(core) and _SWITCH_FROM_EN.search(core))):
         return True  # "with my asthma", "my beagle Rosco", 当过三十年老师的我: the ask presupposes it
     kin = _KIN_LEAD_ZH.match(core)
     if kin and (CONDITION.search(core, kin.end()) or names_chronic_condition(core[kin.end():])):
@@ -292,6 +293,13 @@ _CALENDAR_NAMES_EN = r"(?:" + "|".join((*WEEKDAY_NAMES, *MONTH_NAMES, "Christmas
 _MY_NAMED_EN = re.compile(r"\b(?:my|our)\s+(?:(?!(?:" + _FUNCTION_WORDS_EN + r")\b)[\w'-]+\s+){0,2}?"
                           r"(?-i:(?!I\b|I'|God\b|Gosh\b|Goodness\b|Lord\b|" + _CALENDAR_NAMES_EN + r")[A-Z][\w'-]*[a-z0-9])\b",
                           re.IGNORECASE)
+#: A change away from something named ("should i switch from Vertical World to the Edgeworks
+#: gym", "how do I move from Windows to a Mac"), in an ask whose subject is I: a verb of change of
+#: state presupposes the state before it (Levinson 1983, 4.2 on presupposition triggers), so
+#: the named thing is the user's now. Only a capitalised name after "from" ("switch from dark
+#: mode" names nothing of the user's).
+_SWITCH_FROM_EN = re.compile(r"\b(?:switch(?:ing)?|swap(?:ping)?|mov(?:e|ing)|upgrad(?:e|ing)|downgrad(?:e|ing))\s+from\s+"
+                             r"(?:the\s+|my\s+|our\s+)?(?-i:(?!I\b)[A-Z][\w'-]*[a-z0-9])\b", re.IGNORECASE)
 #: A pet of the user's picked out by a demonstrative and a classifier for animals ("我家那只
 #: 三岁的布偶", "我的那条柯基"): 我家 / 我的 + 这 / 那 + 只 / 条 / 头 / 匹 is a definite, possessed
 #: animal (Li & Thompson 1981, 4.2.1 on possession and 4.2 on classifiers), whatever its breed.

@@ -56,6 +56,7 @@ def test_a_condition_of_no_one_or_of_someone_else_forms_nothing(text: str):
 @pytest.mark.parametrize(("text", "kept"), [
     ("what treats are safe for my ferret Noodle?", "my ferret Noodle"),
     ("why does my Subaru Outback pull to the left when braking", "my Subaru Outback"),
+    ("should I switch from Lloyds to Monzo for everyday banking?", "switch from Lloyds"),  # the state before the change
 ])
 def test_my_and_a_proper_name_inside_a_question_is_kept(text: str, kept: str):
     memories = _kept(text)
@@ -67,6 +68,8 @@ def test_my_and_a_proper_name_inside_a_question_is_kept(text: str, kept: str):
     "how do I update my address with Medicare?",  # the name is in a phrase of its own
     "what should I name my new puppy, something like Biscuit?",  # a name proposed, in a phrase of its own
     "what treats are safe for ferrets?",
+    "how do I switch from dark mode to light mode?",  # no name: nothing of the user's
+    "if I switched from Lloyds to Monzo would I lose my history?",  # supposed
 ])
 def test_a_day_or_a_name_outside_the_noun_phrase_forms_nothing(text: str):
     assert _kept(text) == []
