@@ -118,6 +118,8 @@ from gateway.memorization.lexicon import (
     OCCUPATIONS_EN,
     PAST_TIME_ZH,
     PEOPLE_EN,
+    PET_BREEDS_EN,
+    PET_BREEDS_ZH,
     WEEKDAY_NAMES,
 )
 from gateway.memorization.lexicon import PEOPLE_ZH as _PEOPLE_ZH
@@ -220,8 +222,11 @@ def _attributive(core: str) -> bool:
     if _HYPOTHETICAL.search(core):
         return False
     if (_MY_CONDITION_EN.search(core) or _with_condition_en(core) or _MY_NAMED_EN.search(core) or _described_i_zh(core)
-            or (_I_SUBJECT_EN.search(core) and _SWITCH_FROM_EN.search(core))):
+            or (_I_SUBJECT_EN.search(core) and (_SWITCH_FROM_EN.search(core) or _AS_ROLE_EN.search(core)))
+            or _MY_BREED.search(core)):
         return True  # "with my asthma", "my beagle Rosco", 当过三十年老师的我: the ask presupposes it
+    if _STATED_BY_I_ZH.match(core) and not _CONDITIONAL_ZH.search(core) and slots_of(core, first=True):
+        return True  # 我在深圳上班周末去哪玩: the user's slot, told as the topic of the ask
     kin = _KIN_LEAD_ZH.match(core)
     if kin and (CONDITION.search(core, kin.end()) or names_chronic_condition(core[kin.end():])):
         return True  # 妈糖尿病能吃西瓜吗: a bare kin term is the speaker's own relative
@@ -293,6 +298,13 @@ _CALENDAR_NAMES_EN = r"(?:" + "|".join((*WEEKDAY_NAMES, *MONTH_NAMES, "Christmas
 _MY_NAMED_EN = re.compile(r"\b(?:my|our)\s+(?:(?!(?:" + _FUNCTION_WORDS_EN + r")\b)[\w'-]+\s+){0,2}?"
                           r"(?-i:(?!I\b|I'|God\b|Gosh\b|Goodness\b|Lord\b|" + _CALENDAR_NAMES_EN + r")[A-Z][\w'-]*[a-z0-9])\b",
                           re.IGNORECASE)
+#: A Chinese ask led by 我 / 俺 whose words fill a slot (:func:`gateway.memorization.slots.slots_of`:
+#: where the user lives or works, what they study or drive): the statement of that attribute is
+#: the topic and the question its comment ("我在深圳上班周末去哪玩", "我开的是比亚迪冬天续航掉多少
+#: 正常": Li & Thompson 1981, ch. 4 on topic-comment; as :data:`_I_CHRONIC_ZH` is for a
+#: condition); not one supposed with 的话 or 如果 (:data:`_HYPOTHETICAL`). English asks are not read
+#: so: their slot words are as often the topic of the ask ("recipes i can do in a dorm microwave").
+_STATED_BY_I_ZH = re.compile(r"^(?:我|俺)(?!们)")
 #: A change away from something named ("should i switch from Vertical World to the Edgeworks
 #: gym", "how do I move from Windows to a Mac"), in an ask whose subject is I: a verb of change of
 #: state presupposes the state before it (Levinson 1983, 4.2 on presupposition triggers), so
@@ -300,6 +312,23 @@ _MY_NAMED_EN = re.compile(r"\b(?:my|our)\s+(?:(?!(?:" + _FUNCTION_WORDS_EN + r")
 #: mode" names nothing of the user's).
 _SWITCH_FROM_EN = re.compile(r"\b(?:switch(?:ing)?|swap(?:ping)?|mov(?:e|ing)|upgrad(?:e|ing)|downgrad(?:e|ing))\s+from\s+"
                              r"(?:the\s+|my\s+|our\s+)?(?-i:(?!I\b)[A-Z][\w'-]*[a-z0-9])\b", re.IGNORECASE)
+#: "as a <role>" inside an ask whose subject is I ("how do I do my taxes as a freelance designer",
+#: "what laptop should I get as a first-year student"): a prepositional phrase of role related to
+#: the subject, saying what the subject is (Quirk et al. 1985, 9.5 on *as*: role), as a clause led
+#: by "As a nurse" does (:data:`_AS_A_EN`). Not after a verb of dressing up, becoming or applying
+#: ("dress up as a nurse", "a career as a pilot": the role is wished or played, not held).
+_AS_ROLE_EN = re.compile(r"(?<!dress\s)(?<!dressed\s)(?<!up\s)(?<!go\s)(?<!become\s)(?<!career\s)(?<!job\s)(?<!apply\s)"
+                         r"(?<!hired\s)(?<!work\s)(?<!working\s)(?<!pose\s)(?<!retrain\s)"
+                         r"\bas\s+an?\s+(?:[\w'-]+\s+){0,3}?(?:" + OCCUPATIONS_EN + r"|student|major|undergrad|sophomore|"
+                         r"freshman|resident|retiree|landlord|single\s+(?:mom|mum|dad|parent)|new\s+(?:mom|mum|dad|parent)|"
+                         r"first[\s-]time\s+\w+)\b", re.IGNORECASE)
+#: A pet of the user's named by its breed or kind after a possessive ("how do I stop my beagle
+#: howling", "我家柯基老掉毛怎么办", "我养的玄凤…"): the possessive presupposes the pet (as
+#: :data:`_MY_CONDITION_EN`) and the breed is a lasting attribute of it (lexicon
+#: ``PET_BREEDS_EN`` / ``PET_BREEDS_ZH``). Not a pet placed elsewhere (我家楼下的泰迪, 邻居的).
+_MY_BREED = re.compile(r"\b(?:my|our)\s+(?:[\w'-]+\s+)?" + PET_BREEDS_EN + r"\b"
+                       r"|(?:我|俺|咱)们?(?:家|的|养的)(?:(?!楼|邻|隔|对|朋|同|亲)[\u4e00-\u9fff]){0,6}?" + PET_BREEDS_ZH,
+                       re.IGNORECASE)
 #: A pet of the user's picked out by a demonstrative and a classifier for animals ("我家那只
 #: 三岁的布偶", "我的那条柯基"): 我家 / 我的 + 这 / 那 + 只 / 条 / 头 / 匹 is a definite, possessed
 #: animal (Li & Thompson 1981, 4.2.1 on possession and 4.2 on classifiers), whatever its breed.

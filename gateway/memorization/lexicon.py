@@ -161,6 +161,18 @@ ASK_HEALTH_EN = (r"(?:tinnitus|pacemaker|insulin\s+pump|(?:continuous\s+)?glucos
                  r"inhaler|stoma|colostomy|prosthe\w+|wheelchair|adhd|autism|psoriasis|endometriosis|pcos|"
                  r"fibromyalgia|lupus|crohn'?s|colitis|hypothyroidism|thyroid\s+condition|heart\s+condition)")
 
+#: Breeds and kinds of pet beyond :data:`PETS_EN` / the pets of :data:`PEOPLE_ZH` ("my beagle",
+#: "my cockatiel", 我家柯基): the kind of one lasting pet of the user's, read after "my" / 我家 in
+#: an ask by :func:`gateway.memorization.kinds._attributive`. Words that also name other things
+#: ("lab", "boxer", "shepherd", "persian") are left out.
+PET_BREEDS_EN = (r"(?:beagle|corgi|labrador|labradoodle|goldendoodle|cockapoo|cavapoo|golden\s+retriever|retriever|poodle|"
+                 r"spaniel|dachshund|sausage\s+dog|pug|frenchie|french\s+bulldog|bulldog|husky|border\s+collie|collie|"
+                 r"terrier|staffy|greyhound|whippet|lurcher|shih\s+tzu|chihuahua|german\s+shepherd|rottweiler|schnauzer|"
+                 r"tabby|ragdoll|siamese|maine\s+coon|sphynx|cockatiel|parakeet|lovebird|gecko|bearded\s+dragon|ferret|"
+                 r"chinchilla|hedgehog|axolotl|corn\s+snake|ball\s+python|tortoise|hamster|gerbil|guinea\s+pigs?)")
+PET_BREEDS_ZH = (r"(?:布偶|柯基|金毛|泰迪|英短|美短|蓝猫|橘猫|狸花|暹罗|哈士奇|二哈|柴犬|边牧|拉布拉多|萨摩耶?|博美|比熊|法斗|"
+                 r"雪纳瑞|德牧|柯尔鸭|仓鼠|金丝熊|鹦鹉|玄凤|虎皮|乌龟|龙猫|守宫|刺猬|豚鼠)")
+
 # --- feelings ---------------------------------------------------------------------------
 
 #: Passing feelings (English): how the speaker feels right now ("exhausted", "stressed",

@@ -14,6 +14,8 @@ must still form nothing.
 5. Chinese: a place with the proximal 这边 (the speaker is there), a move before an ask
    (搬到 X 之后), a trip about to happen (要去 … 了), a partner named in chat words (npy / gf);
    not a place that is no one's, the other side's 那边, a supposed move, an impersonal 要…了.
+6. "as a <role>" after the subject I, "my" / 我家 + a pet's breed, and a Chinese ask led by 我
+   whose words fill a slot (我在苏州上班…); not a role played, a pet elsewhere, 的话.
 """
 
 from __future__ import annotations
@@ -140,4 +142,29 @@ def test_where_the_speaker_is_or_goes_inside_an_ask_is_kept(text: str, kept: str
     "深圳通勤坐地铁还是开车好",  # a place, no one there
 ])
 def test_a_generic_place_the_other_sides_place_or_a_supposed_move_forms_nothing(text: str):
+    assert _kept(text) == []
+
+
+# -- 6. a role, a breed, or a slot of the user's stated inside the ask ----------------------
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("how do I do my taxes as a freelance photographer?", "as a freelance photographer"),
+    ("what harness works for my dachshund on long walks", "my dachshund"),
+    ("我家柯基老是掉毛怎么办", "我家柯基"),
+    ("我在苏州上班周末去上海玩坐高铁方便吗", "我在苏州上班"),  # 我 + a slot's words: the topic of the ask
+])
+def test_a_role_a_breed_or_a_slot_of_the_user_inside_an_ask_is_kept(text: str, kept: str):
+    memories = _kept(text)
+    assert memories and kept in memories[0]
+
+
+@pytest.mark.parametrize("text", [
+    "what should I dress up as a nurse or a pilot for halloween",  # a role played
+    "what do photographers charge for a wedding?",  # no one's role
+    "what harness works for a dachshund",  # no one's dog
+    "我家楼下的柯基老叫怎么办",  # the dog downstairs, not the user's
+    "我在苏州上班的话周末去哪玩",  # supposed with 的话
+    "在苏州上班累不累",  # no one's
+])
+def test_a_role_played_a_pet_elsewhere_or_a_supposed_slot_forms_nothing(text: str):
     assert _kept(text) == []
