@@ -47,8 +47,12 @@ topic or a constraint of an ask is :func:`_part_of_ask_en`'s.
 kind: leave-taking as the turn's last clause is ``meta``, a 的 phrase after an ask, a state
 a bare question right after it asks about ("is that normal?": :func:`_state_asked`) and
 the topic of an English ask are part of the ask, a clause about the app the user talks
-through is ``meta``, and a bare name in apposition inside a statement is part of it
-(:func:`_appositive_name`).
+through is ``meta``, a bare name in apposition inside a statement is part of it
+(:func:`_appositive_name`), and a fronted "when I / my ..." clause of time before an ask in
+its sentence states the user's routine (:func:`_when_i_before_ask`). An ask that presupposes
+or states something lasting of the user's is a ``disclosure`` (:func:`_attributive`: a
+possessed condition, device, breed, named or lasting thing, a role, a relative clause on 我,
+a place with 这边, a move before the ask, a slot stated by 我).
 """
 
 from __future__ import annotations
@@ -114,6 +118,7 @@ from gateway.memorization.lexicon import (
     COMPLAINTS_EN,
     FUTURE_TRIP_ZH,
     KIN_BARE_ZH,
+    LASTING_THINGS_EN,
     MONTH_NAMES,
     OCCUPATIONS_EN,
     PAST_TIME_ZH,
@@ -217,13 +222,19 @@ def _attributive(core: str) -> bool:
     "弟弟不是蛋白过敏嘛", or I / 我) and the attribute lasting: a condition (:data:`HEALTH`;
     for the user themselves an allergy, a diagnosis or, as the comment of 我, a chronic
     condition, :data:`_I_CHRONIC_ZH`: "我痛风能吃吗", not a passing symptom, "我头疼怎么办", nor one supposed with 的话), a diet
-    (:data:`_DIET_WORD`), an age (:data:`_AGE`) or a name (:data:`NAMED_PERSON`); a
-    hypothetical ("what if I were allergic": :data:`_HYPOTHETICAL`) is none."""
+    (:data:`_DIET_WORD`), an age (:data:`_AGE`) or a name (:data:`NAMED_PERSON`). Also an ask
+    that presupposes a lasting thing of the user's by a possessive or a change of state (a
+    condition or device, :data:`_MY_CONDITION_EN`, :func:`_with_condition_en`; a name,
+    :data:`_MY_NAMED_EN`; a breed, :data:`_MY_BREED`; a thing had for good, :data:`_MY_LASTING_EN`;
+    "switch from <name>", :data:`_SWITCH_FROM_EN`; 我家那只, :data:`_MY_ANIMAL_ZH`) or states one
+    (a role, :data:`_AS_ROLE_EN`; a relative clause on 我, :func:`_described_i_zh`; a slot told by
+    a clause led by 我, :data:`_STATED_BY_I_ZH`). A hypothetical ("what if I were allergic":
+    :data:`_HYPOTHETICAL`) is none."""
     if _HYPOTHETICAL.search(core):
         return False
     if (_MY_CONDITION_EN.search(core) or _with_condition_en(core) or _MY_NAMED_EN.search(core) or _described_i_zh(core)
             or (_I_SUBJECT_EN.search(core) and (_SWITCH_FROM_EN.search(core) or _AS_ROLE_EN.search(core)))
-            or _MY_BREED.search(core)):
+            or _MY_BREED.search(core) or _MY_LASTING_EN.search(core)):
         return True  # "with my asthma", "my beagle Rosco", 当过三十年老师的我: the ask presupposes it
     if _STATED_BY_I_ZH.match(core) and not _CONDITIONAL_ZH.search(core) and slots_of(core, first=True):
         return True  # 我在深圳上班周末去哪玩: the user's slot, told as the topic of the ask
@@ -322,6 +333,11 @@ _AS_ROLE_EN = re.compile(r"(?<!dress\s)(?<!dressed\s)(?<!up\s)(?<!go\s)(?<!becom
                          r"\bas\s+an?\s+(?:[\w'-]+\s+){0,3}?(?:" + OCCUPATIONS_EN + r"|student|major|undergrad|sophomore|"
                          r"freshman|resident|retiree|landlord|single\s+(?:mom|mum|dad|parent)|new\s+(?:mom|mum|dad|parent)|"
                          r"first[\s-]time\s+\w+)\b", re.IGNORECASE)
+#: "my" + a thing one has for good (lexicon ``LASTING_THINGS_EN``: "how do I keep slugs off my
+#: allotment", "is my cello too cold in the car"): the possessive presupposes the thing and that it
+#: is the speaker's (as :data:`_MY_CONDITION_EN`), and the noun names a lasting attribute: a home,
+#: a vehicle, an instrument, a business, a course of study, the people one's work is for.
+_MY_LASTING_EN = re.compile(r"\b(?:my|our)\s+(?:[\w'-]+\s+)?" + LASTING_THINGS_EN + r"\b", re.IGNORECASE)
 #: A pet of the user's named by its breed or kind after a possessive ("how do I stop my beagle
 #: howling", "我家柯基老掉毛怎么办", "我养的玄凤…"): the possessive presupposes the pet (as
 #: :data:`_MY_CONDITION_EN`) and the breed is a lasting attribute of it (lexicon
@@ -690,7 +706,9 @@ def clause_kinds(parts: list[Clause], promote: Collection[int] = ()) -> tuple[Cl
     leave-taking as the turn's last clause and a 的 phrase after an ask (:data:`~gateway.memorization.asks.LEAVE_ZH`,
     :data:`~gateway.memorization.asks.SPEC_ZH`), talk about the app (:data:`~gateway.memorization.asks.ABOUT_THE_APP`),
     a state a bare question right after it asks about (:func:`_state_asked`), a name in apposition inside a
-    statement (:func:`_appositive_name`) and the topic or a constraint of an English ask (:func:`_part_of_ask_en`)). ``promote``: indices of clauses read as disclosures whatever the rules
+    statement (:func:`_appositive_name`), a "when I ..." clause before an ask (:func:`_when_i_before_ask`) and the
+    topic or a constraint of an English ask (:func:`_part_of_ask_en`)). ``promote``: indices of clauses read as
+    disclosures whatever the rules
     say. Linear in the clauses' length."""
     found: list[ClauseKind] = []
     opening = True  # nothing but small talk or talk about the conversation so far in the turn

@@ -173,6 +173,17 @@ PET_BREEDS_EN = (r"(?:beagle|corgi|labrador|labradoodle|goldendoodle|cockapoo|ca
 PET_BREEDS_ZH = (r"(?:布偶|柯基|金毛|泰迪|英短|美短|蓝猫|橘猫|狸花|暹罗|哈士奇|二哈|柴犬|边牧|拉布拉多|萨摩耶?|博美|比熊|法斗|"
                  r"雪纳瑞|德牧|柯尔鸭|仓鼠|金丝熊|鹦鹉|玄凤|虎皮|乌龟|龙猫|守宫|刺猬|豚鼠)")
 
+#: Things whose owner has them for good, read after "my" / "our" inside an English ask by
+#: :func:`gateway.memorization.kinds._attributive` ("my allotment", "my cello", "my food truck",
+#: "my thesis", "my patients"): a home, a vehicle, an instrument, a business, the people one's
+#: work is for, a course of study. Not things of the moment (my code, my essay, my order).
+LASTING_THINGS_EN = (r"(?:allotment|garden|greenhouse|sailboat|boat|narrowboat|canal\s+boat|rv|camper(?:van)?|motorhome|caravan|"
+                     r"motorbike|motorcycle|e-?bike|piano|keyboard|guitar|cello|violin|viola|ukulele|drum\s+kit|drums|"
+                     r"saxophone|trumpet|clarinet|flute|shop|café|cafe|salon|bakery|restaurant|food\s+truck|etsy\s+shop|"
+                     r"small\s+business|startup|bnb|airbnb|rental\s+propert(?:y|ies)|tenants|students|pupils|patients|"
+                     r"clients|caseload|ward|thesis|dissertation|phd|apprenticeship|residency|allotment\s+plot|beehives?|"
+                     r"hens|chickens|flock|vineyard|orchard|smallholding|farm)")
+
 # --- feelings ---------------------------------------------------------------------------
 
 #: Passing feelings (English): how the speaker feels right now ("exhausted", "stressed",

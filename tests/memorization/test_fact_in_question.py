@@ -14,7 +14,8 @@ must still form nothing.
 5. Chinese: a place with the proximal 这边 (the speaker is there), a move before an ask
    (搬到 X 之后), a trip about to happen (要去 … 了), a partner named in chat words (npy / gf);
    not a place that is no one's, the other side's 那边, a supposed move, an impersonal 要…了.
-6. "as a <role>" after the subject I, "my" / 我家 + a pet's breed, and a Chinese ask led by 我
+6. "as a <role>" after the subject I, "my" / 我家 + a pet's breed, "my" + a thing had for good
+   (an allotment, a cello), and a Chinese ask led by 我
    whose words fill a slot (我在苏州上班…); not a role played, a pet elsewhere, 的话.
 """
 
@@ -152,6 +153,8 @@ def test_a_generic_place_the_other_sides_place_or_a_supposed_move_forms_nothing(
     ("what harness works for my dachshund on long walks", "my dachshund"),
     ("我家柯基老是掉毛怎么办", "我家柯基"),
     ("我在苏州上班周末去上海玩坐高铁方便吗", "我在苏州上班"),  # 我 + a slot's words: the topic of the ask
+    ("how do I keep pigeons off my allotment?", "my allotment"),  # a thing had for good
+    ("is it ok to leave my cello in a cold car for an hour", "my cello"),
 ])
 def test_a_role_a_breed_or_a_slot_of_the_user_inside_an_ask_is_kept(text: str, kept: str):
     memories = _kept(text)
@@ -165,6 +168,8 @@ def test_a_role_a_breed_or_a_slot_of_the_user_inside_an_ask_is_kept(text: str, k
     "我家楼下的柯基老叫怎么办",  # the dog downstairs, not the user's
     "我在苏州上班的话周末去哪玩",  # supposed with 的话
     "在苏州上班累不累",  # no one's
+    "how do I keep pigeons off an allotment?",  # no one's
+    "can you check my essay for typos",  # a thing of the moment
 ])
 def test_a_role_played_a_pet_elsewhere_or_a_supposed_slot_forms_nothing(text: str):
     assert _kept(text) == []
