@@ -47,8 +47,12 @@ topic or a constraint of an ask is :func:`_part_of_ask_en`'s.
 kind: leave-taking as the turn's last clause is ``meta``, a 的 phrase after an ask, a state
 a bare question right after it asks about ("is that normal?": :func:`_state_asked`) and
 the topic of an English ask are part of the ask, a clause about the app the user talks
-through is ``meta``, and a bare name in apposition inside a statement is part of it
-(:func:`_appositive_name`).
+through is ``meta``, a bare name in apposition inside a statement is part of it
+(:func:`_appositive_name`), and a fronted "when I / my ..." clause of time before an ask in
+its sentence states the user's routine (:func:`_when_i_before_ask`). An ask that presupposes
+or states something lasting of the user's is a ``disclosure`` (:func:`_attributive`: a
+possessed condition, device, breed, named or lasting thing, a role, a relative clause on 我,
+a place with 这边, a move before the ask, a slot stated by 我).
 """
 
 from __future__ import annotations
@@ -108,7 +112,21 @@ from gateway.memorization.clauses import (
     core_en,
     core_zh,
 )
-from gateway.memorization.lexicon import FUTURE_TRIP_ZH, KIN_BARE_ZH, OCCUPATIONS_EN, PAST_TIME_ZH
+from gateway.memorization.lexicon import (
+    ASK_HEALTH_EN,
+    CHRONIC_EN,
+    COMPLAINTS_EN,
+    FUTURE_TRIP_ZH,
+    KIN_BARE_ZH,
+    LASTING_THINGS_EN,
+    MONTH_NAMES,
+    OCCUPATIONS_EN,
+    PAST_TIME_ZH,
+    PEOPLE_EN,
+    PET_BREEDS_EN,
+    PET_BREEDS_ZH,
+    WEEKDAY_NAMES,
+)
 from gateway.memorization.lexicon import PEOPLE_ZH as _PEOPLE_ZH
 from gateway.memorization.salience import PREFERENCE_CUES, SMALL_TALK_EN, is_small_talk
 from gateway.memorization.scope import CHANGE, CHRONIC, CONDITION, DURABLE_ZH, HEALTH, STATE, names_chronic_condition
@@ -204,10 +222,22 @@ def _attributive(core: str) -> bool:
     "弟弟不是蛋白过敏嘛", or I / 我) and the attribute lasting: a condition (:data:`HEALTH`;
     for the user themselves an allergy, a diagnosis or, as the comment of 我, a chronic
     condition, :data:`_I_CHRONIC_ZH`: "我痛风能吃吗", not a passing symptom, "我头疼怎么办", nor one supposed with 的话), a diet
-    (:data:`_DIET_WORD`), an age (:data:`_AGE`) or a name (:data:`NAMED_PERSON`); a
-    hypothetical ("what if I were allergic": :data:`_HYPOTHETICAL`) is none."""
+    (:data:`_DIET_WORD`), an age (:data:`_AGE`) or a name (:data:`NAMED_PERSON`). Also an ask
+    that presupposes a lasting thing of the user's by a possessive or a change of state (a
+    condition or device, :data:`_MY_CONDITION_EN`, :func:`_with_condition_en`; a name,
+    :data:`_MY_NAMED_EN`; a breed, :data:`_MY_BREED`; a thing had for good, :data:`_MY_LASTING_EN`;
+    "switch from <name>", :data:`_SWITCH_FROM_EN`; 我家那只, :data:`_MY_ANIMAL_ZH`) or states one
+    (a role, :data:`_AS_ROLE_EN`; a relative clause on 我, :func:`_described_i_zh`; a slot told by
+    a clause led by 我, :data:`_STATED_BY_I_ZH`). A hypothetical ("what if I were allergic":
+    :data:`_HYPOTHETICAL`) is none."""
     if _HYPOTHETICAL.search(core):
         return False
+    if (_MY_CONDITION_EN.search(core) or _with_condition_en(core) or _MY_NAMED_EN.search(core) or _described_i_zh(core)
+            or (_I_SUBJECT_EN.search(core) and (_SWITCH_FROM_EN.search(core) or _AS_ROLE_EN.search(core)))
+            or _MY_BREED.search(core) or _MY_LASTING_EN.search(core)):
+        return True  # "with my asthma", "my beagle Rosco", 当过三十年老师的我: the ask presupposes it
+    if _STATED_BY_I_ZH.match(core) and not _CONDITIONAL_ZH.search(core) and slots_of(core, first=True):
+        return True  # 我在深圳上班周末去哪玩: the user's slot, told as the topic of the ask
     kin = _KIN_LEAD_ZH.match(core)
     if kin and (CONDITION.search(core, kin.end()) or names_chronic_condition(core[kin.end():])):
         return True  # 妈糖尿病能吃西瓜吗: a bare kin term is the speaker's own relative
@@ -216,7 +246,7 @@ def _attributive(core: str) -> bool:
         return False
     if _MY_AGED_EN.search(core):
         return True  # "my 7 year old": the person named by their age
-    person = bool(MY_SOMEONE_EN.search(core) or _MY_SOMEONE_ZH.search(core))
+    person = bool(MY_SOMEONE_EN.search(core) or _MY_SOMEONE_ZH.search(core) or _MY_ANIMAL_ZH.search(core))
     if NAMED_PERSON.search(core) or (person and _AGE.search(core)):
         return True
     if _CONDITIONAL_ZH.search(core):
@@ -234,8 +264,104 @@ _KIN_LEAD_ZH = re.compile(r"^" + KIN_BARE_ZH + r"(?![们子妹弟姐哥妈爸夫
 #: The speaker with a chronic condition as the comment of the topic 我 (the double-subject
 #: construction, Li & Thompson 1981, 4.1: "我痛风能吃海鲜吗", "我高血压能喝咖啡吗"): the
 #: question presupposes the condition. A passing symptom ("我头疼怎么办") is none.
-_I_CHRONIC_ZH = re.compile(r"^(?:我|俺)(?:本身|本来|自己|一直|也|还|有|是)*(?:高血压|高血脂|高血糖|糖尿病|痛风|哮喘|湿疹|鼻炎|贫血|"
-                           r"胆固醇高|血压高|血脂高|血糖高|尿酸高)")
+#: A demonstrative between 我 and the condition ("我这个糖尿病能吃西瓜吗": 这个 points at
+#: the speaker's own case, "this diabetes of mine", the possessor before a demonstrative,
+#: Li & Thompson 1981, 4.2.1) keeps it the speaker's.
+_I_CHRONIC_ZH = re.compile(r"^(?:我|俺)(?:本身|本来|自己|一直|也|还|有|是|这个|这种|这)*(?:高血压|高血脂|高血糖|糖尿病|痛风|哮喘|湿疹|鼻炎|贫血|"
+                           r"胆固醇高|血压高|血脂高|血糖高|尿酸高|腰间盘突出|腰椎间盘突出|椎间盘突出|腰突)")
+#: The speaker's own condition or medical device named with "my" inside an ask ("is it safe to
+#: run a half marathon with my asthma", "how do I wear my insulin pump with a lehenga"): a
+#: possessive determiner makes its noun phrase definite and presupposes that its referent
+#: exists and is the speaker's (Quirk et al. 1985, 5.50 on the genitive as a definite
+#: determiner; Levinson 1983, 4.2 on the existential presupposition of definite descriptions),
+#: so the question says the user has it. Not "my blood pressure / cholesterol / blood sugar",
+#: measures everyone has ("how do I check my blood pressure").
+_MY_CONDITION_EN = re.compile(r"\b(?:my|our)\s+(?:[\w'-]+\s+)?(?!blood\s+(?:pressure|sugar)|cholesterol)"
+                              r"(?:" + CHRONIC_EN + "|" + COMPLAINTS_EN + "|" + ASK_HEALTH_EN + r")\b", re.IGNORECASE)
+#: "with (a) <condition or device>" inside an ask whose subject is I ("can I still use my table
+#: saw with a pacemaker"): the with-phrase is an adjunct of the clause's subject, the speaker
+#: (:func:`_with_condition_en`); after a noun for a person ("a gift for a friend with asthma")
+#: it modifies that person instead.
+_WITH_CONDITION_EN = re.compile(r"\b(\w+)\s+with\s+(?:an?\s+)?(?:" + CHRONIC_EN + "|" + COMPLAINTS_EN + "|" + ASK_HEALTH_EN
+                                + r")\b", re.IGNORECASE)
+_I_SUBJECT_EN = re.compile(r"\b(?:i|i'm|im|i've|ive)\b", re.IGNORECASE)
+_HOLDER_EN = re.compile(r"(?:" + PEOPLE_EN + r"|someone|somebody|anyone|anybody|people|person|persons|folks?|guys?|kids?|"
+                        r"adults?|patients?|man|men|woman|women|runners?|those|others|one|ones|s)$", re.IGNORECASE)
+
+
+def _with_condition_en(core: str) -> bool:
+    """An English ask with the subject I and "with (a) <condition>" not after a noun for a
+    person (:data:`_WITH_CONDITION_EN`). Linear in ``len(core)``."""
+    if not _I_SUBJECT_EN.search(core):
+        return False
+    return any(not _HOLDER_EN.match(m.group(1)) for m in _WITH_CONDITION_EN.finditer(core))
+
+
+#: Words that end the noun phrase after "my" ("my address with Medicare": the name is in a
+#: phrase of its own) and calendar names ("my Sunday omelette": a day, not a name of a thing).
+_FUNCTION_WORDS_EN = r"with|from|for|to|at|in|on|of|and|or|but|the|a|an|by|about|after|before|is|was|are|were|has|had|have"
+_CALENDAR_NAMES_EN = r"(?:" + "|".join((*WEEKDAY_NAMES, *MONTH_NAMES, "Christmas", "Easter", "Thanksgiving")) + r")\b"
+#: Something of the user's named with "my" and a proper name ("my tabby Biscuit", "my gf Mina",
+#: "my Space Wolves army", "my 8th grade Spanish classes"): a possessive makes the noun phrase
+#: definite and presupposes that the named thing is the speaker's (as :data:`_MY_CONDITION_EN`),
+#: and a capitalised name after it picks out one particular pet, person, language or thing of
+#: theirs. Not "I" ("my wife and I") and not an exclamation ("oh my God").
+_MY_NAMED_EN = re.compile(r"\b(?:my|our)\s+(?:(?!(?:" + _FUNCTION_WORDS_EN + r")\b)[\w'-]+\s+){0,2}?"
+                          r"(?-i:(?!I\b|I'|God\b|Gosh\b|Goodness\b|Lord\b|" + _CALENDAR_NAMES_EN + r")[A-Z][\w'-]*[a-z0-9])\b",
+                          re.IGNORECASE)
+#: A Chinese ask led by 我 / 俺 whose words fill a slot (:func:`gateway.memorization.slots.slots_of`:
+#: where the user lives or works, what they study or drive): the statement of that attribute is
+#: the topic and the question its comment ("我在深圳上班周末去哪玩", "我开的是比亚迪冬天续航掉多少
+#: 正常": Li & Thompson 1981, ch. 4 on topic-comment; as :data:`_I_CHRONIC_ZH` is for a
+#: condition); not one supposed with 的话 or 如果 (:data:`_HYPOTHETICAL`). English asks are not read
+#: so: their slot words are as often the topic of the ask ("recipes i can do in a dorm microwave").
+_STATED_BY_I_ZH = re.compile(r"^(?:我|俺)(?!们)")
+#: A change away from something named ("should i switch from Vertical World to the Edgeworks
+#: gym", "how do I move from Windows to a Mac"), in an ask whose subject is I: a verb of change of
+#: state presupposes the state before it (Levinson 1983, 4.2 on presupposition triggers), so
+#: the named thing is the user's now. Only a capitalised name after "from" ("switch from dark
+#: mode" names nothing of the user's).
+_SWITCH_FROM_EN = re.compile(r"\b(?:switch(?:ing)?|swap(?:ping)?|mov(?:e|ing)|upgrad(?:e|ing)|downgrad(?:e|ing))\s+from\s+"
+                             r"(?:the\s+|my\s+|our\s+)?(?-i:(?!I\b)[A-Z][\w'-]*[a-z0-9])\b", re.IGNORECASE)
+#: "as a <role>" inside an ask whose subject is I ("how do I do my taxes as a freelance designer",
+#: "what laptop should I get as a first-year student"): a prepositional phrase of role related to
+#: the subject, saying what the subject is (Quirk et al. 1985, 9.5 on *as*: role), as a clause led
+#: by "As a nurse" does (:data:`_AS_A_EN`). Not after a verb of dressing up, becoming or applying
+#: ("dress up as a nurse", "a career as a pilot": the role is wished or played, not held).
+_AS_ROLE_EN = re.compile(r"(?<!dress\s)(?<!dressed\s)(?<!up\s)(?<!go\s)(?<!become\s)(?<!career\s)(?<!job\s)(?<!apply\s)"
+                         r"(?<!hired\s)(?<!work\s)(?<!working\s)(?<!pose\s)(?<!retrain\s)"
+                         r"\bas\s+an?\s+(?:[\w'-]+\s+){0,3}?(?:" + OCCUPATIONS_EN + r"|student|major|undergrad|sophomore|"
+                         r"freshman|resident|retiree|landlord|single\s+(?:mom|mum|dad|parent)|new\s+(?:mom|mum|dad|parent)|"
+                         r"first[\s-]time\s+\w+)\b", re.IGNORECASE)
+#: "my" + a thing one has for good (lexicon ``LASTING_THINGS_EN``: "how do I keep slugs off my
+#: allotment", "is my cello too cold in the car"): the possessive presupposes the thing and that it
+#: is the speaker's (as :data:`_MY_CONDITION_EN`), and the noun names a lasting attribute: a home,
+#: a vehicle, an instrument, a business, a course of study, the people one's work is for.
+_MY_LASTING_EN = re.compile(r"\b(?:my|our)\s+(?:[\w'-]+\s+)?" + LASTING_THINGS_EN + r"\b", re.IGNORECASE)
+#: A pet of the user's named by its breed or kind after a possessive ("how do I stop my beagle
+#: howling", "我家柯基老掉毛怎么办", "我养的玄凤…"): the possessive presupposes the pet (as
+#: :data:`_MY_CONDITION_EN`) and the breed is a lasting attribute of it (lexicon
+#: ``PET_BREEDS_EN`` / ``PET_BREEDS_ZH``). Not a pet placed elsewhere (我家楼下的泰迪, 邻居的).
+_MY_BREED = re.compile(r"\b(?:my|our)\s+(?:[\w'-]+\s+)?" + PET_BREEDS_EN + r"\b"
+                       r"|(?:我|俺|咱)们?(?:家|的|养的)(?:(?!楼|邻|隔|对|朋|同|亲)[\u4e00-\u9fff]){0,6}?" + PET_BREEDS_ZH,
+                       re.IGNORECASE)
+#: A pet of the user's picked out by a demonstrative and a classifier for animals ("我家那只
+#: 三岁的布偶", "我的那条柯基"): 我家 / 我的 + 这 / 那 + 只 / 条 / 头 / 匹 is a definite, possessed
+#: animal (Li & Thompson 1981, 4.2.1 on possession and 4.2 on classifiers), whatever its breed.
+_MY_ANIMAL_ZH = re.compile(r"(?:我|俺|咱)们?(?:家|的)(?:这|那)(?:只|条|头|匹)")
+#: The speaker described by a relative clause on 我 ("当过三十年小学老师的我还能辅导吗", "不会做饭的
+#: 我该吃啥"): a relative clause on a pronoun cannot restrict it and is descriptive, it asserts what
+#: it says of the speaker (Li & Thompson 1981, 20.2 on descriptive relative clauses). Not a
+#: demonstrative of manner (这样的我) nor a clause naming the other side (你推荐的我能吃吗: the
+#: thing recommended is the topic, 我 the subject after it).
+_DESCRIBED_I_ZH = re.compile(r"(?<![这那样么])的(?:我|俺)(?![们的家])")
+
+
+def _described_i_zh(core: str) -> bool:
+    """``core`` describes the speaker with a relative clause of at least three characters on 我
+    (:data:`_DESCRIBED_I_ZH`) and names no other side (你 / 您) before it."""
+    m = _DESCRIBED_I_ZH.search(core)
+    return m is not None and m.start() >= 3 and not re.search(r"[你您]", core[:m.start()])
 #: The conditional 的话 ("if", Li & Thompson 1981, 23.2): "我痛风的话能吃吗" supposes.
 _CONDITIONAL_ZH = re.compile(r"的话")
 
@@ -321,6 +447,32 @@ _CHANGED_ZH = re.compile(r"^(?!就|快|要)(?!.*[你您])(?!.*[这那](?:个|家
 #: demonstrative or question word after 在.
 _ONGOING_ZH = re.compile(r"^(?:还|正|一直|也|都)?在(?!吗|嘛|不在|哪|这|那)[\u4e00-\u9fff]{2}")
 _PLANNED_ZH = re.compile(r"^" + _FUTURE_TRIP_ZH)
+#: A trip about to happen, with no subject and no time word ("要去广州实习三个月了", "马上要去
+#: 成都读研了"): 要 … 了 is the imminent future, an event already arranged (Li & Thompson 1981,
+#: 6.1 on 要 … 了 "about to"), so it is a plan as :data:`_PLANNED_ZH` is; in an opening clause
+#: its zero subject is the speaker (ch. 24). Not a clause naming the other side.
+_IMMINENT_TRIP_ZH = re.compile(r"^(?:马上|快|就|也)?要去(?!.*[你您])[\u4e00-\u9fffA-Za-z0-9]{2,12}了[啊呀啦哈!！~～]*$")
+#: A place with the proximal 这边 / 这儿 / 这里 leading an ask ("郑州这边哪个夜市适合带老婆去转转",
+#: "我们成都这里有什么好吃的"): "here" is centred on the speaker (Levinson 1983, 2.2.3 on place
+#: deixis), so "X 这边" places the speaker in X (:func:`_placed_here_zh`). Not a place that
+#: names no place of the user's own (公司这边, 网上这边, 你们那边).
+_HERE_ZH = re.compile(r"^(?:我们|咱们|咱|俺们)?(?P<place>[\u4e00-\u9fff]{2,3}?)(?:这边|这儿|这里)")
+_NOT_A_PLACE_ZH = re.compile(r"[我你您他她它这那们哪啥谁]|公司|学校|单位|医院|小区|家里|老家|附近|本地|当地|周边|楼下|门口|网上|群里|店里|"
+                             r"城里|乡下|外面|里面|南方|北方|国内|国外|市区|郊区")
+
+
+def _placed_here_zh(core: str) -> bool:
+    """``core`` opens with a place and the proximal 这边 / 这儿 / 这里 (:data:`_HERE_ZH`):
+    the speaker is there."""
+    here = _HERE_ZH.match(core)
+    return here is not None and not _NOT_A_PLACE_ZH.search(here.group("place"))
+
+
+#: A move of the speaker's as the fronted time clause of an ask ("搬到上海之后租房选徐汇还是
+#: 静安好", "调到深圳以后通勤怎么办"): V 到 + a place + 之后 / 以后 is a clause of time whose zero
+#: subject in an opening clause is the speaker (Li & Thompson 1981, ch. 24), and the move it
+#: names is what the ask is about. Not with 如果 / 要是 in the clause (:data:`_HYPOTHETICAL`).
+_MOVED_ZH = re.compile(r"^(?:刚|已经)?(?:搬到|搬去|搬来|调到|调去|转到|落户)(?![哪那这])[\u4e00-\u9fff]{2,4}?(?:之后|以后|后)")
 #: A trade named by a verb-object phrase with 的 and no copula or subject ("跑美团外卖的",
 #: "干装修的", "开出租的", "卖保险的"): the 的 construction names a class of people by what
 #: they do (Zhu Dexi 1961 on 的 nominalizations; Li & Thompson 1981, 20.3), "(我是)跑外卖的",
@@ -374,8 +526,8 @@ def clause_kind(clause: Clause, first: bool = False, after_statement: bool = Fal
         asks = request or clause.asked or bool(
             (QUESTION_END_ZH.search(core) and not ESTIMATE_ZH.match(core) and not OBVIOUS_MA_ZH.match(core))
             or QUESTION_WORD_ZH.search(core))
-        if asks and _attributive(core):
-            return "disclosure"  # 我家娃对鸡蛋过敏能吃啥: the ask carries a fact about the user's people
+        if asks and (_attributive(core) or _placed_here_zh(core) or (opening and _MOVED_ZH.match(core) and not _HYPOTHETICAL.search(core))):
+            return "disclosure"  # 我家娃对鸡蛋过敏能吃啥 / 郑州这边…: the ask carries a fact about the user or their people
         if _REMINDER_ZH.match(core) and (FIRST_PERSON_ZH.search(core[2:].lstrip("了")) or _MY_SOMEONE_ZH.search(core)):
             return "disclosure"  # 别忘了我对花生过敏: a reminder restates a fact
         if request:
@@ -397,7 +549,8 @@ def clause_kind(clause: Clause, first: bool = False, after_statement: bool = Fal
         if _INDEFINITE_ZH.match(core) and "了" not in core:
             return "other"  # 南山区租个一室一厅: something not yet done, the topic of an ask
         if opening and not after_statement and not _IMPERSONAL_ZH.search(core) and (
-                _CHANGED_ZH.match(core) or _ONGOING_ZH.match(core) or _PLANNED_ZH.match(core) or _TRADE_ZH.match(core)
+                _CHANGED_ZH.match(core) or _ONGOING_ZH.match(core) or _PLANNED_ZH.match(core) or _IMMINENT_TRIP_ZH.match(core)
+                or _TRADE_ZH.match(core)
                 or _CLEFT_ZH.match(core)):
             return "disclosure"  # 换平台了 / 还在喂母乳 / 下个月去新加坡开会 / 跑外卖的: the speaker, subject dropped
         if slots_of(core, first=True):
@@ -481,6 +634,26 @@ def _part_of_ask_en(parts: list[Clause], kinds: list[ClauseKind], i: int) -> boo
             and bool(CONSTRAINT_EN.match(text)))
 
 
+#: An English clause led by "when" / "whenever" and the user as subject ("when i drive home on
+#: the A64 after a night", "when my shift at the bakery starts at 4am"), with no future or
+#: supposition in it ("when I retire", "when I'm older someday").
+_WHEN_I_EN = re.compile(r"^(?:when|whenever)\s+(?:i|i'm|im|my|we|we're|our)\b"
+                        r"(?!.*\b(?:will|'ll|gonna|going\s+to|retire|grow\s+up|get\s+older|someday|one\s+day|ever)\b)",
+                        re.IGNORECASE)
+
+
+def _when_i_before_ask(parts: list[Clause], kinds: list[ClauseKind], i: int) -> bool:
+    """Clause ``i`` is an English "when I / my ..." clause (:data:`_WHEN_I_EN`) with an ask
+    after it in the same sentence ("when i drive home on the A64 after a night, how do i not nod
+    off"): "when" there is no question word but the subordinator of a fronted adverbial clause of
+    time (Quirk et al. 1985, 15.25), whose present tense states what habitually happens to the
+    speaker; the question is the clause after it. A statement of the user's, not an ask."""
+    nxt = parts[i + 1]
+    if nxt.sentence != parts[i].sentence or kinds[i + 1] not in ("question", "request") or _CJK.search(parts[i].text):
+        return False
+    return bool(_WHEN_I_EN.match(core_en(parts[i].text)))
+
+
 _IRREGULAR_PAST_RE = re.compile(r"\b(?:" + _IRREGULAR_PAST_EN + r"|gone)\b", re.IGNORECASE)
 
 
@@ -533,7 +706,9 @@ def clause_kinds(parts: list[Clause], promote: Collection[int] = ()) -> tuple[Cl
     leave-taking as the turn's last clause and a 的 phrase after an ask (:data:`~gateway.memorization.asks.LEAVE_ZH`,
     :data:`~gateway.memorization.asks.SPEC_ZH`), talk about the app (:data:`~gateway.memorization.asks.ABOUT_THE_APP`),
     a state a bare question right after it asks about (:func:`_state_asked`), a name in apposition inside a
-    statement (:func:`_appositive_name`) and the topic or a constraint of an English ask (:func:`_part_of_ask_en`)). ``promote``: indices of clauses read as disclosures whatever the rules
+    statement (:func:`_appositive_name`), a "when I ..." clause before an ask (:func:`_when_i_before_ask`) and the
+    topic or a constraint of an English ask (:func:`_part_of_ask_en`)). ``promote``: indices of clauses read as
+    disclosures whatever the rules
     say. Linear in the clauses' length."""
     found: list[ClauseKind] = []
     opening = True  # nothing but small talk or talk about the conversation so far in the turn
@@ -557,6 +732,9 @@ def clause_kinds(parts: list[Clause], promote: Collection[int] = ()) -> tuple[Cl
             found[i] = "question"
     for i in range(1, len(parts) - 1):  # "took on a second shooter, Mia, so ...": the name renames the noun before it
         if found[i] == "small_talk" and found[i - 1] == "disclosure" and i not in promote and _appositive_name(parts, i):
+            found[i] = "disclosure"
+    for i in range(len(parts) - 1):  # "when i drive home on the A64 after a night, how do i ...": the user's routine
+        if found[i] == "question" and i not in promote and _when_i_before_ask(parts, found, i):
             found[i] = "disclosure"
     for i in range(len(parts)):  # "tulips and watering cans, what colours go together": the ask's topic
         if found[i] == "other" and i not in promote and _part_of_ask_en(parts, found, i):

@@ -65,10 +65,12 @@ RUN_ON_PEOPLE_EN = ("mum", "mom", "mother", "dad", "father", "wife", "husband", 
                     "boy", "girl", "twins", "sister", "brother", "grandma", "grandpa", "baby", "toddler", "dog", "cat", "puppy")
 #: Someone of the user's (Chinese): kin, partner, children, the household, people at work,
 #: pets; read after 我 / 我的 / 我家 or leading a clause (Chinese drops the possessor of
-#: kin when the speaker's own is meant, Li & Thompson 1981, 4.2.1).
+#: kin when the speaker's own is meant, Li & Thompson 1981, 4.2.1); with the partner words of chat
+#: (男票 / 女票, and gf / bf / npy as whole Latin words: "gf是日本人").
 PEOPLE_ZH = (r"(?:老婆|老公|妻子|丈夫|爱人|太太|先生|对象|男朋友|女朋友|未婚夫|未婚妻|儿子|女儿|孩子|小孩|宝宝|娃|双胞胎|妈妈|"
              r"闺女|媳妇|老伴|孙子|孙女|外孙女?|儿媳|女婿|公公|婆婆|岳父|岳母|老爸|老妈|男友|女友|伴侣|"
-             r"爸爸|妈|爸|父母|爸妈|哥哥|姐姐|弟弟|妹妹|爷爷|奶奶|外公|外婆|姥姥|姥爷|家人|室友|老板|领导|猫|狗|狗狗|猫咪|宠物)")
+             r"爸爸|妈|爸|父母|爸妈|哥哥|姐姐|弟弟|妹妹|爷爷|奶奶|外公|外婆|姥姥|姥爷|家人|室友|老板|领导|猫|狗|狗狗|猫咪|宠物|男票|女票|"
+             r"(?<![A-Za-z])(?:gf|bf|npy)(?![A-Za-z]))")
 #: People the user knows outside the household (Chinese): at work, in study, friends and
 #: neighbours. Read only as the head noun of a 的 phrase led by 我 ("我以前带的徒弟", "我的
 #: 同事": :data:`gateway.memorization.clauses.MY_OWN_PERSON_ZH`); bare, most of them start
@@ -151,6 +153,36 @@ CHRONIC_ZH = r"(?:过敏|不耐受|糖尿病|血糖|血压|血脂|胆固醇|痛�
 COMPLAINTS_EN = (r"(?:migraines?|insomnia|(?:bad|weak|sore|injured|dodgy)\s+(?:knees?|back|hips?|shoulders?|ankles?|wrists?)|"
                  r"plantar\s+fasciitis|back\s+pain|knee\s+pain|herniated|sciatica)")
 COMPLAINTS_ZH = r"(?:高血压|[\u4e00-\u9fff]{1,3}炎(?!热)|失眠|腰椎|颈椎|膝盖|关节|胃病|胃不好|怀上)"
+
+#: Conditions and medical devices an English ask names as the user's own after "my" or
+#: "with" ("with my tinnitus", "my insulin pump", "can I use a table saw with a pacemaker"):
+#: read only by :func:`gateway.memorization.kinds._attributive`, not by the health topic.
+ASK_HEALTH_EN = (r"(?:tinnitus|pacemaker|insulin\s+pump|(?:continuous\s+)?glucose\s+monitor|cgm|hearing\s+aids?|cpap|"
+                 r"inhaler|stoma|colostomy|prosthe\w+|wheelchair|adhd|autism|psoriasis|endometriosis|pcos|"
+                 r"fibromyalgia|lupus|crohn'?s|colitis|hypothyroidism|thyroid\s+condition|heart\s+condition)")
+
+#: Breeds and kinds of pet beyond :data:`PETS_EN` / the pets of :data:`PEOPLE_ZH` ("my beagle",
+#: "my cockatiel", 我家柯基): the kind of one lasting pet of the user's, read after "my" / 我家 in
+#: an ask by :func:`gateway.memorization.kinds._attributive`. Words that also name other things
+#: ("lab", "boxer", "shepherd", "persian") are left out.
+PET_BREEDS_EN = (r"(?:beagle|corgi|labrador|labradoodle|goldendoodle|cockapoo|cavapoo|golden\s+retriever|retriever|poodle|"
+                 r"spaniel|dachshund|sausage\s+dog|pug|frenchie|french\s+bulldog|bulldog|husky|border\s+collie|collie|"
+                 r"terrier|staffy|greyhound|whippet|lurcher|shih\s+tzu|chihuahua|german\s+shepherd|rottweiler|schnauzer|"
+                 r"tabby|ragdoll|siamese|maine\s+coon|sphynx|cockatiel|parakeet|lovebird|gecko|bearded\s+dragon|ferret|"
+                 r"chinchilla|hedgehog|axolotl|corn\s+snake|ball\s+python|tortoise|hamster|gerbil|guinea\s+pigs?)")
+PET_BREEDS_ZH = (r"(?:布偶|柯基|金毛|泰迪|英短|美短|蓝猫|橘猫|狸花|暹罗|哈士奇|二哈|柴犬|边牧|拉布拉多|萨摩耶?|博美|比熊|法斗|"
+                 r"雪纳瑞|德牧|柯尔鸭|仓鼠|金丝熊|鹦鹉|玄凤|虎皮|乌龟|龙猫|守宫|刺猬|豚鼠)")
+
+#: Things whose owner has them for good, read after "my" / "our" inside an English ask by
+#: :func:`gateway.memorization.kinds._attributive` ("my allotment", "my cello", "my food truck",
+#: "my thesis", "my patients"): a home, a vehicle, an instrument, a business, the people one's
+#: work is for, a course of study. Not things of the moment (my code, my essay, my order).
+LASTING_THINGS_EN = (r"(?:allotment|garden|greenhouse|sailboat|boat|narrowboat|canal\s+boat|rv|camper(?:van)?|motorhome|caravan|"
+                     r"motorbike|motorcycle|e-?bike|piano|keyboard|guitar|cello|violin|viola|ukulele|drum\s+kit|drums|"
+                     r"saxophone|trumpet|clarinet|flute|shop|café|cafe|salon|bakery|restaurant|food\s+truck|etsy\s+shop|"
+                     r"small\s+business|startup|bnb|airbnb|rental\s+propert(?:y|ies)|tenants|students|pupils|patients|"
+                     r"clients|caseload|ward|thesis|dissertation|phd|apprenticeship|residency|allotment\s+plot|beehives?|"
+                     r"hens|chickens|flock|vineyard|orchard|smallholding|farm)")
 
 # --- feelings ---------------------------------------------------------------------------
 
