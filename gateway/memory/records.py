@@ -22,7 +22,7 @@ from gateway.memory.ids import MEMORY_ID_PATTERN
 from gateway.runtime.errors import InvalidRequest
 from gateway.runtime.json_input import value_depth
 
-__all__ = ['FOLLOWED_BY', 'FOLLOWS', 'MAX_BASED_ON', 'MAX_FOLLOWERS', 'MAX_KEYWORDS', 'MAX_KEYWORD_CHARS', 'MAX_METADATA_BYTES', 'MAX_METADATA_DEPTH', 'MAX_TENANT_ID_CHARS', 'NON_BLANK', 'NON_BLANK_SCHEMA', 'STORED', 'JsonBoolean', 'JsonDateTime', 'JsonInteger', 'JsonNumber', 'KeywordList', 'MemoryPage', 'MemoryPatch', 'MemoryRecord', 'MemoryType', 'Metadata', 'NewMemory', 'Scope', 'ScoredMemory', 'Source', 'Tenant', 'UnitNumber', 'build_record', 'check_metadata', 'check_tenant_id', 'embedded_views', 'indexed_text', 'json_integer', 'json_number', 'profile_topic', 'tenant_id_problem', 'visible_to']
+__all__ = ['FOLLOWED_BY', 'FOLLOWS', 'MAX_BASED_ON', 'MAX_FOLLOWERS', 'MAX_KEYWORDS', 'MAX_KEYWORD_CHARS', 'MAX_METADATA_BYTES', 'MAX_METADATA_DEPTH', 'MAX_TENANT_ID_CHARS', 'NON_BLANK', 'NON_BLANK_SCHEMA', 'SPLIT_FROM', 'STORED', 'JsonBoolean', 'JsonDateTime', 'JsonInteger', 'JsonNumber', 'KeywordList', 'MemoryPage', 'MemoryPatch', 'MemoryRecord', 'MemoryType', 'Metadata', 'NewMemory', 'Scope', 'ScoredMemory', 'Source', 'Tenant', 'UnitNumber', 'build_record', 'check_metadata', 'check_tenant_id', 'embedded_views', 'indexed_text', 'json_integer', 'json_number', 'profile_topic', 'tenant_id_problem', 'visible_to']
 
 MAX_TENANT_ID_CHARS = 256
 #: ``metadata`` limits, checked when the request is validated (before any embedding):
@@ -84,6 +84,12 @@ FOLLOWS = "follows"
 FOLLOWED_BY = "followed_by"
 #: Most ids one record's :data:`FOLLOWED_BY` keeps (the newest).
 MAX_FOLLOWERS = 8
+#: The ``metadata`` key of a memory made of an older memory's unchanged clauses
+#: (:mod:`gateway.memorization.split`): the older memory's id. The newer memory continues
+#: the older one: the store copies the older one's :data:`FOLLOWED_BY` onto it when it writes
+#: it (:meth:`gateway.memory.scripts.Batch.inherit`), and recall takes a memory that follows
+#: the older one as following it (:mod:`plugins.auto_recall`).
+SPLIT_FROM = "split_from"
 
 
 def _check_new_metadata(value: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
