@@ -134,6 +134,7 @@ from pydantic import Field, model_validator
 from gateway.chain.sdk import (
     FOLLOWED_BY,
     FOLLOWS,
+    SPLIT_FROM,
     AdmissionConfig,
     BreakerConfig,
     CallContext,
@@ -388,21 +389,32 @@ def pick_topical(hits: Sequence[ScoredMemory], limit: int, topics: frozenset[str
     return tuple(out)
 
 
+def stands_for(record: MemoryRecord) -> set[str]:
+    """The ids a memory that follows ``record`` may name: its own, and the older memory it
+    was split off (``metadata.split_from``, :data:`gateway.memory.records.SPLIT_FROM`: its
+    clauses that a change left true), whose followers follow what stays of it."""
+    source = record.metadata.get(SPLIT_FROM)
+    return {record.id, source} if isinstance(source, str) else {record.id}
+
+
 def newer_statements(candidates: Sequence[ScoredMemory], shown: set[str]) -> tuple[ScoredMemory, ...]:
     """The ``candidates`` (hits of any of the searches, in order, an id once) not in
-    ``shown`` (ids) whose ``metadata.follows`` is a shown id, and those that follow them in
+    ``shown`` (ids) whose ``metadata.follows`` is a shown id (or the memory a shown
+    candidate was split off: :func:`stands_for`), and those that follow them in
     turn (a third statement after the second): the newer statements on the memories that
     reach the prompt (module docstring). Linear in ``len(candidates)`` per link of a chain
     (a chain is as long as the statements on one thing that the searches found)."""
     out: list[ScoredMemory] = []
     seen = set(shown)
+    named = set(shown).union(*(stands_for(h.record) for h in candidates if h.record.id in shown))
     grown = True
     while grown:
         grown = False
         for h in candidates:
             rid = h.record.id
-            if rid not in seen and h.record.metadata.get(FOLLOWS) in seen:
+            if rid not in seen and h.record.metadata.get(FOLLOWS) in named:
                 seen.add(rid)
+                named |= stands_for(h.record)
                 out.append(h)
                 grown = True
     return tuple(out)
@@ -423,7 +435,8 @@ def followers_to_fetch(records: Sequence[MemoryRecord], known: set[str]) -> list
 
 def live_followers(records: Sequence[MemoryRecord], of: set[str]) -> tuple[ScoredMemory, ...]:
     """Of ``records`` (fetched by id, already limited to what the caller may see), the
-    live ones whose ``metadata.follows`` is still one of ``of`` (ids): a link left behind
+    live ones whose ``metadata.follows`` is still one of ``of`` (ids: :func:`stands_for` of
+    the records they were listed on): a link left behind
     by a retired, rewritten or re-linked record is no newer statement. As hits with score
     and similarity 0 (no search ranked them)."""
     return tuple(ScoredMemory(record=r, score=0.0, similarity=0.0) for r in records
@@ -538,7 +551,7 @@ class AutoRecall:
                 hits = cap_per_scope(hits, per_scope)
             high, low = split_by_relevance(hits, cfg.high_relevance_threshold)
             candidates = {h.record.id for h in hits}
-            newer = newer_statements(low, {h.record.id for h in high})
+            newer = newer_statements((*high, *low), {h.record.id for h in high})
             added = {h.record.id: NEWER_STATEMENT for h in newer}
             high = (*high, *newer)
             low = tuple(h for h in low if h.record.id not in added)
@@ -573,7 +586,7 @@ class AutoRecall:
             except RecallSkipped as skipped:
                 call.degrade(self.name, f"{skipped.reason}:followers")
                 break
-            found = live_followers(records, {r.id for r in frontier})
+            found = live_followers(records, set().union(*(stands_for(r) for r in frontier)))
             out.extend(found)
             frontier = [h.record for h in found]
         return tuple(out)

@@ -184,6 +184,29 @@ def test_deeply_nested_metadata_is_refused_before_embedding(start_gateway, upstr
         assert alice.get(f"/v1/memories/{kept['id']}").json()["text"] == "ok"
 
 
+def test_the_stores_followed_by_is_refused_from_callers_and_kept_through_export_and_import(start_gateway, upstream):
+    gw = start_gateway()
+    with memories(gw) as alice, memories(gw, ADMIN_KEY) as admin:
+        older = alice.post("/v1/memories", json={"scope": "profile", "type": "trait", "text": "I'm an ER nurse"}).json()
+        response = alice.post("/v1/memories", json={"scope": "profile", "type": "trait", "text": "Moved up to the ICU",
+                                                    "metadata": {"followed_by": [older["id"]]}})
+        assert response.status_code == 400, response.text
+        assert envelope(response)["param"] == "metadata.followed_by"
+        assert [r["id"] for r in alice.get("/v1/memories").json()["items"]] == [older["id"]]  # nothing stored
+        response = alice.patch(f"/v1/memories/{older['id']}", json={"text": "I'm an ICU nurse",
+                                                                    "metadata": {"followed_by": []}})
+        assert response.status_code == 400 and envelope(response)["param"] == "metadata.followed_by"
+        assert alice.get(f"/v1/memories/{older['id']}").json()["text"] == "I'm an ER nurse"  # unchanged
+        newer = alice.post("/v1/memories", json={"scope": "profile", "type": "trait", "text": "Moved up to the ICU",
+                                                 "metadata": {"follows": older["id"]}}).json()
+        exported = admin.get("/v1/admin/users/alice/export")
+        lines = {r["id"]: r for r in map(json.loads, exported.text.splitlines())}
+        assert lines[older["id"]]["metadata"]["followed_by"] == [newer["id"]]  # the export holds the store's list
+        assert admin.post("/v1/admin/users/alice/forget").json()["deleted"] == 2
+        assert admin.post("/v1/admin/users/alice/import", content=exported.content).json() == {"imported": 2}
+        assert alice.get(f"/v1/memories/{older['id']}").json()["metadata"]["followed_by"] == [newer["id"]]
+
+
 def test_oversized_metadata_is_refused(start_gateway, upstream):
     gw = start_gateway()
     with memories(gw) as alice:

@@ -153,6 +153,7 @@ async def test_http_bad_input_names_the_field(start_gateway: Any) -> None:
         assert "scope" in await error_text(alice, "add_memory", text="x", scope="everything")
         too_long = "x" * 100_000
         assert "text" in await error_text(alice, "add_memory", text=too_long)
+        assert ": metadata.followed_by is kept by the store" in await error_text(alice, "add_memory", text="x", metadata={"followed_by": []})
 
 
 @pytest.fixture

@@ -16,17 +16,17 @@ from litestar.datastructures import State
 from litestar.di import NamedDependency
 from litestar.handlers import BaseRouteHandler
 
-from gateway.memory.records import Tenant
+from gateway.memory.records import Tenant, reserved_metadata
 from gateway.memory.store import MemoryStore
 from gateway.proxy.auth import Authenticator, resolve_end_user
-from gateway.runtime.errors import PermissionDenied
+from gateway.runtime.errors import InvalidRequest, PermissionDenied
 from gateway.runtime.fair_share import INGEST, WRITES, FairShare
 from gateway.runtime.json_input import check_json_body
 from gateway.runtime.principal import Principal
 from gateway.settings.memory_settings import SettingsService
 
 __all__ = [
-    "MemoryApi", "admin_guard", "api_state", "caller_principal", "json_body_guard", "provide_principal",
+    "MemoryApi", "admin_guard", "api_state", "caller_principal", "check_caller_metadata", "json_body_guard", "provide_principal",
     "provide_store", "provide_tenant", "require_admin", "require_admin_or_service", "setting_fallbacks", "tenant_of",
 ]
 
@@ -129,3 +129,17 @@ def require_admin_or_service(principal: Principal, what: str, param: str | None 
     or service key")."""
     if not (principal.admin or principal.service):
         raise PermissionDenied(f"{what} needs an admin or service key", param=param)
+
+
+def check_caller_metadata(metadata: dict[str, Any] | None) -> None:
+    """Refuse a caller's ``metadata`` that holds a key the store writes itself
+    (:func:`gateway.memory.records.reserved_metadata`: ``followed_by``, the ids of the
+    memories that follow this one, kept from their ``metadata.follows``).
+
+    Raises:
+        InvalidRequest: 400, ``param`` the key (``metadata.followed_by``).
+    """
+    field = reserved_metadata(metadata)
+    if field is not None:
+        raise InvalidRequest(f"{field} is kept by the store (the memories whose metadata.follows names this one); "
+                             "leave it out, or link the newer memory with its metadata.follows", param=field)

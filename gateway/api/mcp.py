@@ -66,7 +66,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.requests import Request
 
 from gateway import __version__
-from gateway.api.guards import caller_principal, tenant_of
+from gateway.api.guards import caller_principal, check_caller_metadata, tenant_of
 from gateway.memory.ids import MEMORY_ID_PATTERN
 from gateway.memory.records import (
     KeywordList,
@@ -218,6 +218,7 @@ class MemoryTools:
         except ValidationError as exc:
             raise _validation_error(exc) from None
         try:
+            check_caller_metadata(new.metadata)
             record: MemoryRecord = await self._store.add(self._tenant(ctx), new)
         except MemgateError as exc:
             raise _tool_error(exc) from None
@@ -266,6 +267,7 @@ class MemoryTools:
         except ValidationError as exc:
             raise _validation_error(exc) from None
         try:
+            check_caller_metadata(patch.metadata)
             return await self._store.update(self._tenant(ctx), memory_id, patch)
         except MemgateError as exc:
             raise _tool_error(exc, "memory_id") from None

@@ -19,7 +19,10 @@ The tenant is the key's (user_id, friend_id); a service key may name the end use
 ``X-Memgate-User`` / ``X-Memgate-Friend`` as on the chat route (percent-encoded UTF-8,
 :func:`gateway.proxy.auth.header_id`). Every id obeys
 :func:`gateway.memory.records.tenant_id_problem`. Errors use the OpenAI
-envelope: bad input 400/413/422, unknown id 404, Redis down 503 (recovers by itself).
+envelope: bad input 400/413/422, unknown id 404, Redis down 503 (recovers by itself). A
+memory written (``POST``, ``PATCH``) with a ``metadata`` key the store keeps
+(``followed_by``: :data:`gateway.memory.records.RESERVED_METADATA`) is refused, 400 naming
+``metadata.followed_by`` (:func:`gateway.api.guards.check_caller_metadata`).
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from litestar.di import NamedDependency, Provide
 from litestar.params import JSONBody, PathParameter, QueryParameter
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, RootModel, Tag
 
-from gateway.api.guards import api_state, json_body_guard, provide_principal, provide_store, provide_tenant
+from gateway.api.guards import api_state, check_caller_metadata, json_body_guard, provide_principal, provide_store, provide_tenant
 from gateway.api.responses import errors
 from gateway.memorization.ingest import IngestResult, NewConversation
 from gateway.memory.ids import MEMORY_ID_PATTERN
@@ -131,6 +134,7 @@ class MemoriesController(Controller):
         store: NamedDependency[Any], data: JSONBody[MemoryBody],
     ) -> MemoryRecord | IngestResult:
         if isinstance(data.root, NewMemory):
+            check_caller_metadata(data.root.metadata)
             async with api_state(state).writes.slot(tenant.user_id):
                 return await store.add(tenant, data.root)
         ingester = api_state(state).ingester_for(principal)
@@ -161,6 +165,7 @@ class MemoriesController(Controller):
         self, state: State, tenant: NamedDependency[Tenant], store: NamedDependency[Any], memory_id: MemoryId,
         data: JSONBody[MemoryPatch],
     ) -> MemoryRecord:
+        check_caller_metadata(data.metadata)
         async with api_state(state).writes.slot(tenant.user_id):
             return await store.update(tenant, memory_id, data)
 

@@ -88,6 +88,7 @@ from gateway.memorization.ingest import IngestResult, NewConversation
 from gateway.memory.records import (
     FOLLOWED_BY,
     FOLLOWS,
+    SPLIT_FROM,
     JsonBoolean,
     JsonInteger,
     JsonNumber,
@@ -125,6 +126,7 @@ __all__ = [
     "FOLLOWS",
     "MODELS_REMEMBERED",
     "REPLY_PRIMING",
+    "SPLIT_FROM",
     "AdmissionConfig",
     "AssembledReply",
     "BackgroundWorkers",

@@ -213,6 +213,15 @@ VEHICLES_EN = r"(?:car|truck|van|suv|motorcycle|motorbike|scooter|e-?bike)"
 #: Car makes and models (English) named as the user's car ("my Honda", "ended up with a Mazda").
 CAR_MAKES_EN = (r"(?:honda|toyota|ford|chevy|chevrolet|nissan|mazda|subaru|hyundai|kia|volkswagen|vw|bmw|audi|mercedes|"
                 r"tesla|volvo|jeep|prius|civic|corolla|camry|accord|jetta|golf)")
+#: Truck makes and trucker's names for them (English: "I run a peterbilt 579", "traded the ol
+#: pete in for a kenworth"): what a trucker drives, read as the vehicle a statement is about
+#: (:data:`gateway.memorization.neardup.LINK_TOPICS`), not as a car slot statement.
+TRUCK_MAKES_EN = (r"(?:peterbilt|(?-i:(?:ol'?|the|my)\s+pete)|kenworth|freightliner|mack\s+truck|western\s+star|navistar|"
+                  r"cascadia|semi|big\s+rig|tractor[-\s]trailer|18[-\s]wheeler)")
+#: Boats by kind (English: "saving to get my own boat", "closed on a 38ft dragger"): a boat
+#: the user owns or works on, one thing whatever its kind is called.
+BOATS_EN = (r"(?:boat|dragger|trawler|skiff|dory|dinghy|sailboat|yacht|vessel|longliner|lobster\s+boat|"
+            r"gillnetter|seiner|tug|barge|catamaran|houseboat|narrowboat|canal\s+boat)")
 #: Car makes (Chinese) named in a vehicle statement ("开的是比亚迪", "我们换了辆特斯拉"); the
 #: vehicle slot reads them anywhere in the clause except before 股 (a share: "比亚迪股价").
 CAR_MAKES_ZH = r"(?:比亚迪|特斯拉|丰田|本田|大众|宝马|奔驰|奥迪|理想|蔚来|小鹏)"

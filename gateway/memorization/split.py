@@ -35,13 +35,10 @@ from gateway.memorization.disclosure import analyse
 from gateway.memorization.keywords import keywords_of
 from gateway.memorization.scope import CHRONIC, HEALTH
 from gateway.memorization.slots import slot_of
-from gateway.memory.records import MemoryRecord, NewMemory, Scope
+from gateway.memory.records import FOLLOWED_BY, SPLIT_FROM, MemoryRecord, NewMemory, Scope
 
 __all__ = ["SPLIT_FROM", "pieces", "remainder", "split_memory"]
 
-#: The ``metadata`` key of a memory made of an older memory's unchanged clauses: the
-#: older memory's id.
-SPLIT_FROM = "split_from"
 #: "and" / "but" before a clause with a subject of its own (I, we, my, our, the + noun):
 #: a coordinated clause, a fact of its own.
 _COORDINATED = re.compile(r"\s+(?:and|but)\s+(?=(?:i|i'm|im|i've|ive|i'd|we|we're|we've|my|our|the)\s)", re.IGNORECASE)
@@ -70,8 +67,10 @@ _SOMEONE = re.compile(r"\b(?:my|our)\s+\w+|(?<=\w\s)(?-i:[A-Z][a-z]+)\b|" + PEOP
 #: A memory's closing mark, kept on its remainder.
 _END_MARK = re.compile(r"[.!。！]+$")
 #: Metadata of the older memory that describes its whole text, not the remainder: its
-#: slot and health attribute (recomputed), its near-duplicate merges (texts of the whole).
-_WHOLE_ONLY = frozenset({"slot", "attribute", "merged", "mentions"})
+#: slot and health attribute (recomputed), its near-duplicate merges (texts of the whole);
+#: and the store's own list of its followers (the store copies it onto the new memory
+#: when it writes it: :data:`gateway.memory.records.SPLIT_FROM`).
+_WHOLE_ONLY = frozenset({"slot", "attribute", "merged", "mentions", FOLLOWED_BY})
 
 
 def pieces(text: str) -> list[tuple[int, int]]:
@@ -161,7 +160,8 @@ def split_memory(record: MemoryRecord, text: str) -> NewMemory:
     """The memory made of ``record``'s unchanged clauses ``text`` (:func:`remainder`):
     ``record``'s scope, type, contexts, importance, time (``occurred_at``; the apply step
     keeps its ``created_at`` and ``updated_at`` too), source and metadata, with
-    ``metadata.split_from`` = ``record.id``, the slot and health attribute of ``text``
+    ``metadata.split_from`` = ``record.id`` (:data:`gateway.memory.records.SPLIT_FROM`:
+    the store gives it ``record``'s followers), the slot and health attribute of ``text``
     (:func:`gateway.memorization.slots.slot_of`; the attribute only while ``text``
     still names a condition) and keywords of ``text``."""
     meta: dict[str, Any] = {k: v for k, v in record.metadata.items() if k not in _WHOLE_ONLY}

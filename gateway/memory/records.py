@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -22,7 +23,7 @@ from gateway.memory.ids import MEMORY_ID_PATTERN
 from gateway.runtime.errors import InvalidRequest
 from gateway.runtime.json_input import value_depth
 
-__all__ = ['FOLLOWED_BY', 'FOLLOWS', 'MAX_BASED_ON', 'MAX_FOLLOWERS', 'MAX_KEYWORDS', 'MAX_KEYWORD_CHARS', 'MAX_METADATA_BYTES', 'MAX_METADATA_DEPTH', 'MAX_TENANT_ID_CHARS', 'NON_BLANK', 'NON_BLANK_SCHEMA', 'STORED', 'JsonBoolean', 'JsonDateTime', 'JsonInteger', 'JsonNumber', 'KeywordList', 'MemoryPage', 'MemoryPatch', 'MemoryRecord', 'MemoryType', 'Metadata', 'NewMemory', 'Scope', 'ScoredMemory', 'Source', 'Tenant', 'UnitNumber', 'build_record', 'check_metadata', 'check_tenant_id', 'embedded_views', 'indexed_text', 'json_integer', 'json_number', 'profile_topic', 'tenant_id_problem', 'visible_to']
+__all__ = ['FOLLOWED_BY', 'FOLLOWS', 'MAX_BASED_ON', 'MAX_FOLLOWERS', 'MAX_KEYWORDS', 'MAX_KEYWORD_CHARS', 'MAX_METADATA_BYTES', 'MAX_METADATA_DEPTH', 'MAX_TENANT_ID_CHARS', 'NON_BLANK', 'NON_BLANK_SCHEMA', 'RESERVED_METADATA', 'SPLIT_FROM', 'STORED', 'JsonBoolean', 'JsonDateTime', 'JsonInteger', 'JsonNumber', 'KeywordList', 'MemoryPage', 'MemoryPatch', 'MemoryRecord', 'MemoryType', 'Metadata', 'NewMemory', 'Scope', 'ScoredMemory', 'Source', 'Tenant', 'UnitNumber', 'build_record', 'check_metadata', 'check_tenant_id', 'embedded_views', 'indexed_text', 'json_integer', 'json_number', 'profile_topic', 'reserved_metadata', 'tenant_id_problem', 'visible_to']
 
 MAX_TENANT_ID_CHARS = 256
 #: ``metadata`` limits, checked when the request is validated (before any embedding):
@@ -84,6 +85,27 @@ FOLLOWS = "follows"
 FOLLOWED_BY = "followed_by"
 #: Most ids one record's :data:`FOLLOWED_BY` keeps (the newest).
 MAX_FOLLOWERS = 8
+#: The ``metadata`` keys the store writes and a caller may not: a memory written through
+#: ``POST`` / ``PATCH /v1/memories`` or the MCP tools with one of them is refused (400
+#: naming ``metadata.<key>``: :func:`reserved_metadata`), not stored without it. An
+#: import (``POST /v1/admin/users/{user_id}/import``, ``memgate memories import``) takes
+#: records as an export wrote them, with the key, and ignores its value: the list is the
+#: store's, rebuilt from each imported follower's ``metadata.follows``.
+RESERVED_METADATA = (FOLLOWED_BY,)
+
+
+def reserved_metadata(metadata: Mapping[str, Any] | None) -> str | None:
+    """The first :data:`RESERVED_METADATA` key of a caller's ``metadata``, as the field
+    at fault (``metadata.followed_by``), or None."""
+    if not metadata:
+        return None
+    return next((f"metadata.{key}" for key in RESERVED_METADATA if key in metadata), None)
+#: The ``metadata`` key of a memory made of an older memory's unchanged clauses
+#: (:mod:`gateway.memorization.split`): the older memory's id. The newer memory continues
+#: the older one: the store copies the older one's :data:`FOLLOWED_BY` onto it when it writes
+#: it (:meth:`gateway.memory.scripts.Batch.inherit`), and recall takes a memory that follows
+#: the older one as following it (:mod:`plugins.auto_recall`).
+SPLIT_FROM = "split_from"
 
 
 def _check_new_metadata(value: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:

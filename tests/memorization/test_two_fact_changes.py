@@ -14,7 +14,7 @@ from gateway.memorization.jobs import job_from_fields
 from gateway.memorization.processor import JobProcessor
 from gateway.memorization.runtime import queue_for
 from gateway.memorization.split import SPLIT_FROM, pieces, remainder
-from gateway.memory.records import MemoryRecord, Scope
+from gateway.memory.records import FOLLOWED_BY, FOLLOWS, MemoryRecord, Scope
 from tests.memorization.conftest import memorize_config, user_stream
 from tests.memorization.test_changes import ALICE, _memorize
 from tests.memorization.test_workers import enqueue, fresh_store
@@ -142,3 +142,20 @@ async def test_the_retirement_and_the_kept_clauses_are_written_together(env):
     records = (await store.list(ALICE)).items
     assert _live(records) == ["I moved to York last month.", "I'm a nurse at St Mary's."]
     assert all(r.scope is Scope.PROFILE for r in records)
+
+
+async def test_the_kept_clauses_are_followed_by_what_followed_the_older_memory(env):
+    """The transfer follows the whole memory; the shift change splits it: the part left live
+    (the depot) lists the transfer as its follower, so recall shows them together."""
+    config = memorize_config("verbatim")
+    store = await fresh_store(env)
+    before = "I drive the 42 out of the Hunslet depot, early shifts mostly."
+    transfer = "Got my transfer through at last, I drive the X84 out of the Otley depot now."
+    await _memorize(env, config, store, before, transfer, "they've put me on lates")
+    records = (await store.list(ALICE)).items
+    old = next(r for r in records if r.text == before)
+    moved = next(r for r in records if r.text == transfer)
+    kept = next(r for r in records if r.metadata.get(SPLIT_FROM) == old.id)
+    assert moved.metadata.get(FOLLOWS) == old.id and old.metadata.get(FOLLOWED_BY) == [moved.id]
+    assert old.retired and not kept.retired
+    assert kept.metadata.get(FOLLOWED_BY) == [moved.id]

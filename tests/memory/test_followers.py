@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from gateway.memory import MemoryPatch, NewMemory, Tenant
-from gateway.memory.records import FOLLOWED_BY, MAX_FOLLOWERS
+from gateway.memory.records import FOLLOWED_BY, MAX_FOLLOWERS, SPLIT_FROM
 from gateway.runtime.errors import InvalidRequest
 
 ALICE_TUTOR = Tenant("alice", "tutor")
@@ -83,3 +83,17 @@ async def test_get_many_returns_what_the_tenant_may_see_in_the_order_asked(store
     assert await store.get_many(ALICE_TUTOR, []) == []
     with pytest.raises(InvalidRequest):
         await store.get_many(ALICE_TUTOR, ["../" + mine.id])
+
+
+async def test_a_memory_split_off_another_is_followed_by_its_followers(store):
+    older = await store.add(ALICE_TUTOR, profile("I drive the 42 out of the Hunslet depot, early shifts mostly."))
+    moved = await store.add(ALICE_TUTOR, event("I'm on the X84 out of Otley garage", older.id))
+    mine = await store.add(ALICE_TUTOR, profile("I drive the 42 out of the Hunslet depot.", metadata={"follows": older.id}))
+    assert await followers(store, mine.id) is None
+    kept = await store.add(ALICE_TUTOR, profile("I drive the 42 out of the Hunslet depot.",
+                                                metadata={SPLIT_FROM: older.id}))
+    assert await followers(store, kept.id) == [moved.id, mine.id]
+    assert await store.import_records([await store.get(ALICE_TUTOR, kept.id)]) == 1  # a replay: each once
+    assert await followers(store, kept.id) == [moved.id, mine.id]
+    lone = await store.add(ALICE_TUTOR, profile("I walk the dog at six.", metadata={SPLIT_FROM: MISSING}))
+    assert await followers(store, lone.id) is None

@@ -13,7 +13,7 @@ import openai
 from gateway.memory.factory import open_memory
 from gateway.memory.records import Tenant
 from gateway.runtime.redis_server import EmbeddedRedis
-from plugins.auto_recall import NEWER_STATEMENT, AutoRecall, newer_statements
+from plugins.auto_recall import NEWER_STATEMENT, AutoRecall, live_followers, newer_statements, stands_for
 from tests.recall.conftest import CHAIN, REGISTRY, memory
 from tests.recall.records import hit
 from tests.support.gateway import ALICE_KEY
@@ -30,6 +30,17 @@ def test_a_candidate_following_a_shown_memory_joins_and_so_does_the_next_one():
     assert [h.record.text for h in newer_statements(pool, {old.record.id})] == [mid.record.text, last.record.text]
     assert newer_statements(pool, set()) == ()
     assert newer_statements(pool, {old.record.id, mid.record.id, last.record.id}) == ()  # shown already
+
+
+def test_a_memory_split_off_another_is_followed_by_what_followed_that_one():
+    whole = hit("I drive the 42 out of the Hunslet depot, early shifts mostly", 0.0)
+    kept = hit("I drive the 42 out of the Hunslet depot", 0.9, metadata={"split_from": whole.record.id})
+    moved = hit("I'm on the X84 out of Otley garage", 0.2, metadata={"follows": whole.record.id})
+    after = hit("the X84 is late again", 0.1, metadata={"follows": moved.record.id})
+    pool = [after, kept, moved]
+    assert [h.record.text for h in newer_statements(pool, {kept.record.id})] == [moved.record.text, after.record.text]
+    assert newer_statements([after, moved], {kept.record.id}) == ()  # the shown one not among the candidates
+    assert [h.record.id for h in live_followers([moved.record, after.record], stands_for(kept.record))] == [moved.record.id]
 
 
 def _prompt(gw, upstream, text: str) -> str:
