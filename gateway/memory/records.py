@@ -85,6 +85,12 @@ FOLLOWS = "follows"
 FOLLOWED_BY = "followed_by"
 #: Most ids one record's :data:`FOLLOWED_BY` keeps (the newest).
 MAX_FOLLOWERS = 8
+#: The ``metadata`` key of a memory made of an older memory's unchanged clauses
+#: (:mod:`gateway.memorization.split`): the older memory's id. The newer memory continues
+#: the older one: the store copies the older one's :data:`FOLLOWED_BY` onto it when it writes
+#: it (:meth:`gateway.memory.scripts.Batch.inherit`), and recall takes a memory that follows
+#: the older one as following it (:mod:`plugins.auto_recall`).
+SPLIT_FROM = "split_from"
 #: The ``metadata`` keys the store writes and a caller may not: a memory written through
 #: ``POST`` / ``PATCH /v1/memories`` or the MCP tools with one of them is refused (400
 #: naming ``metadata.<key>``: :func:`reserved_metadata`), not stored without it. An
@@ -100,12 +106,6 @@ def reserved_metadata(metadata: Mapping[str, Any] | None) -> str | None:
     if not metadata:
         return None
     return next((f"metadata.{key}" for key in RESERVED_METADATA if key in metadata), None)
-#: The ``metadata`` key of a memory made of an older memory's unchanged clauses
-#: (:mod:`gateway.memorization.split`): the older memory's id. The newer memory continues
-#: the older one: the store copies the older one's :data:`FOLLOWED_BY` onto it when it writes
-#: it (:meth:`gateway.memory.scripts.Batch.inherit`), and recall takes a memory that follows
-#: the older one as following it (:mod:`plugins.auto_recall`).
-SPLIT_FROM = "split_from"
 
 
 def _check_new_metadata(value: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
