@@ -75,8 +75,9 @@ class MemoryRecall(Protocol):
 
 
 class GuardedMemory:
-    """:class:`gateway.chain.sdk.GuardedRecall`: ``search`` on the store (None: memory off)
-    under a time limit, admission control and the breaker (see module docstring).
+    """:class:`gateway.chain.sdk.GuardedRecall`: ``search`` / ``search_many`` on the store
+    (None: memory off) under a time limit, admission control and the breaker (see module
+    docstring); ``get_many`` under the time limit and the breaker.
     ``admission`` None: no concurrency limit (tool loops)."""
 
     def __init__(
@@ -123,7 +124,7 @@ class GuardedMemory:
             budget = min(budget, time_left)
         if budget <= 0:
             raise RecallSkipped("overloaded")
-        breaker = self.breaker.for_user(tenant.user_id) if isinstance(self.breaker, ShardedBreaker) else self.breaker
+        breaker = self._breaker_for(tenant)
         if not breaker.allow():
             raise RecallSkipped("breaker_open")
         deadline = time.monotonic() + budget
@@ -176,7 +177,7 @@ class GuardedMemory:
         budget = self.timeout_s if time_left is None else min(self.timeout_s, time_left)
         if budget <= 0:
             raise RecallSkipped("memory_timeout")
-        breaker = self.breaker.for_user(tenant.user_id) if isinstance(self.breaker, ShardedBreaker) else self.breaker
+        breaker = self._breaker_for(tenant)
         if not breaker.allow():
             raise RecallSkipped("breaker_open")
         try:
@@ -193,6 +194,11 @@ class GuardedMemory:
             raise
         breaker.success()
         return records
+
+    def _breaker_for(self, tenant: Tenant) -> CircuitBreaker:
+        """The breaker that judges ``tenant``'s store calls: the user's shard of a
+        :class:`~gateway.runtime.breaker.ShardedBreaker` (its store node), else the one breaker."""
+        return self.breaker.for_user(tenant.user_id) if isinstance(self.breaker, ShardedBreaker) else self.breaker
 
     def _congested(self) -> bool:
         """Every search slot is taken or searches wait for one: the gateway is saturated,
