@@ -217,10 +217,11 @@ async def test_one_text_is_embedded_while_the_cache_is_read_when_the_model_is_id
         await cached.embed_many(["black swans", "white owls"])
         assert events == ["mget", "embed"]
         events.clear()
-        inner.batcher._running = True  # as while a pass of another caller is in the model
-        assert not inner.batcher.idle
+        busy = inner.batcher.submit_if_idle(["grey wolves"])  # another caller's pass, queued in the model
+        assert busy is not None and not inner.batcher.idle
         await cached.embed_many(["red foxes"])
         assert events == ["mget", "embed"]
+        await busy
     finally:
         await cached.close()
         await inner.aclose()
