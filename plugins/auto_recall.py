@@ -155,7 +155,7 @@ from gateway.chain.sdk import (
 )
 from plugins.topics import names_of, topics_of, words_of
 
-__all__ = ['FOLLOW_ROUNDS', 'FOLLOW_UP_ENDS', 'FOLLOW_UP_STARTS', 'PROFILE_POOL', 'AutoRecall', 'AutoRecallConfig', 'RecallResult', 'build_query', 'cap_per_scope', 'followers_to_fetch', 'is_follow_up', 'length_units', 'linked_topics', 'live_followers', 'newer_statements', 'pick_profile', 'pick_topical', 'profile_fits', 'recall_annotation', 'split_by_relevance']
+__all__ = ['FOLLOW_ROUNDS', 'FOLLOW_UP_ENDS', 'FOLLOW_UP_STARTS', 'PROFILE_POOL', 'AutoRecall', 'AutoRecallConfig', 'RecallResult', 'build_query', 'cap_per_scope', 'followers_to_fetch', 'is_follow_up', 'length_units', 'linked_topics', 'live_followers', 'newer_statements', 'pick_profile', 'pick_topical', 'profile_fits', 'recall_annotation', 'split_by_relevance', 'stands_for']
 
 FOLLOW_UP_STARTS = (
     "and ", "but ", "so ", "then ", "also ", "what about", "how about", "why", "it ", "it's",
