@@ -285,7 +285,6 @@ def load_users(paths: Iterable[Path] | None = None) -> list[User]:
 
 
 def select(users: list[User], split: str = "all", lang: str = "all") -> list[User]:
-    """The users of ``split`` (dev | heldout | heldout2 | ... | heldout10 | updates | heldout11 | heldout12 | asks | asks2
-    | all,
-    :data:`SPLITS`) and ``lang`` (en | zh | all)."""
+    """The users of ``split`` (dev | heldout | heldout2 | ... | heldout10 | updates | heldout11 | heldout12 | asks
+    | asks2 | all, :data:`SPLITS`) and ``lang`` (en | zh | all)."""
     return [u for u in users if split in ("all", u.split) and lang in ("all", u.lang)]
