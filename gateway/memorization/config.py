@@ -194,8 +194,8 @@ class MemorizeConfig(_Frozen):
         "auto: with the sentence vector when weights exist for the store's embedder (onnx/local MiniLM, "
         "multilingual-e5-small), else with the structural features alone (verbatim_clause_features); true: "
         "the same, but start-up fails without weights for the features asked; false: off. Blind assistant chats (held-out 4, 6, 7, "
-        "8, English): fact recall 102 -> 111 of 140 probes. English weights only, fitted on every read split of "
-        "bench/assistant; Chinese clauses are not scored (a Chinese model formed fewer facts than it added junk "
+        "8, English): fact recall 102 -> 111 of 140 probes. English weights only, fitted on the eight read splits "
+        "of bench/assistant written before them (dev .. heldout5, updates, heldout11); Chinese clauses are not scored (a Chinese model formed fewer facts than it added junk "
         "clauses on held-out splits: README 'A learned clause classifier'). Costs one embedding call per job batch "
         "for the dropped clauses.",
     )
