@@ -196,6 +196,9 @@ def test_the_stores_followed_by_is_refused_from_callers_and_kept_through_export_
         response = alice.patch(f"/v1/memories/{older['id']}", json={"text": "I'm an ICU nurse",
                                                                     "metadata": {"followed_by": []}})
         assert response.status_code == 400 and envelope(response)["param"] == "metadata.followed_by"
+        response = admin.patch(f"/v1/admin/memories/{older['id']}", params={"user_id": "alice", "friend_id": "tutor"},
+                               json={"text": "I'm an ICU nurse", "metadata": {"followed_by": []}})  # the console's edit
+        assert response.status_code == 400 and envelope(response)["param"] == "metadata.followed_by"
         assert alice.get(f"/v1/memories/{older['id']}").json()["text"] == "I'm an ER nurse"  # unchanged
         newer = alice.post("/v1/memories", json={"scope": "profile", "type": "trait", "text": "Moved up to the ICU",
                                                  "metadata": {"follows": older["id"]}}).json()

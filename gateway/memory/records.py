@@ -92,11 +92,12 @@ MAX_FOLLOWERS = 8
 #: the older one as following it (:mod:`plugins.auto_recall`).
 SPLIT_FROM = "split_from"
 #: The ``metadata`` keys the store writes and a caller may not: a memory written through
-#: ``POST`` / ``PATCH /v1/memories`` or the MCP tools with one of them is refused (400
-#: naming ``metadata.<key>``: :func:`reserved_metadata`), not stored without it. An
-#: import (``POST /v1/admin/users/{user_id}/import``, ``memgate memories import``) takes
-#: records as an export wrote them, with the key, and ignores its value: the list is the
-#: store's, rebuilt from each imported follower's ``metadata.follows``.
+#: ``POST`` / ``PATCH /v1/memories``, the console's ``PATCH /v1/admin/memories/{id}`` or the
+#: MCP tools with one of them is refused (400 naming ``metadata.<key>``:
+#: :func:`reserved_metadata`), not stored without it. An import (``POST
+#: /v1/admin/users/{user_id}/import``, ``memgate memories import``) takes records as an
+#: export wrote them, with the key, and ignores its value: the list is the store's, rebuilt
+#: from each imported follower's ``metadata.follows``.
 RESERVED_METADATA = (FOLLOWED_BY,)
 
 

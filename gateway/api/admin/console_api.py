@@ -65,7 +65,7 @@ from litestar.di import NamedDependency, Provide
 from litestar.params import FromPath, JSONBody, PathParameter, QueryParameter
 from pydantic import BaseModel, ConfigDict, Field
 
-from gateway.api.guards import admin_guard, json_body_guard
+from gateway.api.guards import admin_guard, check_caller_metadata, json_body_guard
 from gateway.api.memories import MemoryId, SearchRequest
 from gateway.api.responses import errors
 from gateway.chain.sdk import CallContext, recalled_memories
@@ -706,11 +706,15 @@ class AdminConsoleController(Controller):
         # as a filler of top_k) is not listed
         return ExplainedHits(data=[explain_hit(h, terms, hybrid, now) for h in hits if h.similarity > 0])
 
-    @patch("/memories/{memory_id:str}", summary="Change a user's memory", responses=errors(403, 404, 413, 422))
+    @patch("/memories/{memory_id:str}", summary="Change a user's memory", responses=errors(400, 403, 404, 413, 422))
     async def patch_memory(
         self, gateway: NamedDependency[Any], memory_id: MemoryId, user_id: UserQuery,
         data: JSONBody[MemoryPatch], friend_id: FriendQuery = None,
     ) -> MemoryRecord:
+        """As ``PATCH /v1/memories/{id}`` for ``user_id``'s memory: a ``metadata`` key the
+        store keeps (``followed_by``) is refused, 400 naming it
+        (:func:`gateway.api.guards.check_caller_metadata`)."""
+        check_caller_metadata(data.metadata)
         return await gateway.store.update(_tenant(user_id, friend_id), memory_id, data)
 
     @delete("/memories/{memory_id:str}", status_code=204, summary="Erase a user's memory", responses=errors(403, 404))
