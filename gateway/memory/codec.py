@@ -21,6 +21,7 @@ import functools
 import json
 from collections.abc import Mapping, Sequence
 
+from gateway.memory.ids import is_memory_id
 from gateway.memory.keys import KeySpace, Partition, escape_key_part
 from gateway.memory.records import FOLLOWED_BY, STORED, MemoryRecord
 
@@ -78,6 +79,10 @@ def record_from_hash(raw: Mapping[bytes | str, bytes | str]) -> MemoryRecord:
     validated but ``metadata``'s size and depth limits, checked when it was written
     (:data:`~gateway.memory.records.STORED`).
 
+    A ``followed_by`` field keeps only its memory ids (:func:`~gateway.memory.ids.is_memory_id`):
+    the store writes nothing else there, and an id that could name no record would make a
+    read of the followers fail.
+
     Raises:
         pydantic.ValidationError: the hash is not a record written by :func:`record_to_hash`.
     """
@@ -86,8 +91,9 @@ def record_from_hash(raw: Mapping[bytes | str, bytes | str]) -> MemoryRecord:
     for key, value in raw.items():
         name = _MODEL_FIELD.get(key)
         if name is None:
-            if key in _FOLLOWED_BY_FIELD:
-                followers = json.loads(value)
+            if key in _FOLLOWED_BY_FIELD:  # the store writes memory ids only; anything else names no record
+                listed = json.loads(value)
+                followers = [i for i in listed if is_memory_id(i)] if isinstance(listed, list) else None
             continue  # index fields (module docstring) and unknown ones
         if name in _JSON_FIELDS:
             empty = _EMPTY_JSON.get(value)

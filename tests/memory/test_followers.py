@@ -4,6 +4,9 @@ is written by the follower's own atomic script call, so its key must be in that 
 
 from __future__ import annotations
 
+import json
+from datetime import UTC, datetime
+
 import pytest
 
 from gateway.memory import MemoryPatch, NewMemory, Tenant
@@ -97,3 +100,18 @@ async def test_a_memory_split_off_another_is_followed_by_its_followers(store):
     assert await followers(store, kept.id) == [moved.id, mine.id]
     lone = await store.add(ALICE_TUTOR, profile("I walk the dog at six.", metadata={SPLIT_FROM: MISSING}))
     assert await followers(store, lone.id) is None
+
+
+def test_a_stored_list_keeps_only_memory_ids_when_read_back():
+    """A ``followed_by`` field holding something that is not a memory id (written to Redis
+    by hand) is read back without it, so reading the followers by id cannot fail on it."""
+    from gateway.memory.codec import record_from_hash, record_to_hash
+    from gateway.memory.keys import KeySpace
+    from gateway.memory.records import build_record
+
+    record = build_record(ALICE_TUTOR, profile("my supervisor is prof de vries"), "b" * 32, datetime(2026, 5, 1, tzinfo=UTC))
+    raw = dict(record_to_hash(record, KeySpace("mg")))
+    raw[FOLLOWED_BY] = json.dumps(["not-a-memory-id", "a" * 32, 7, None])
+    assert record_from_hash(raw).metadata[FOLLOWED_BY] == ["a" * 32]
+    raw[FOLLOWED_BY] = json.dumps({"a": 1})
+    assert FOLLOWED_BY not in record_from_hash(raw).metadata
