@@ -701,9 +701,11 @@ _OTHERS_THING_EN = re.compile(r"^(?:my|our)\s+(?:best\s+|old\s+|close\s+|good\s+
 _OTHERS_THING_ZH = re.compile(r"^(?:我|俺)?(?:的)?(?:好)?" + _ACQUAINTANCE_ZH + r"[\u4e00-\u9fff]{0,3}?(?:家的?|的)(?!话)[\u4e00-\u9fff]")
 #: A clause led by a supposition (Quirk et al. 1985, 15.33-15.35 on open and hypothetical
 #: conditions): "if I had to teach online again", "if someone had a rental with damp",
-#: 如果以后再养只狗; what it supposes has not happened.
+#: 如果以后再养只狗; what it supposes has not happened. Not a hedge that frames what follows as
+#: said in earnest ("if I'm honest, I've been vegan since May", "if it helps", "if you must know").
 _SUPPOSED_LEAD = re.compile(r"^(?:(?:and|so|but|ok|okay|also|hmm+|like)\s+)*(?:if|suppose|supposing|imagine|hypothetically|"
-                            r"what\s+if|say)\b|^(?:那)?(?:如果|要是|假如|假设|万一)", re.IGNORECASE)
+                            r"what\s+if|say)\b(?!\s+(?:i'?m\s+honest|i\s+am\s+honest|i'?m\s+being\s+honest|(?:it|that)\s+(?:helps|matters)|"
+                            r"you\s+(?:must\s+know|ask\s+me|wondered|were\s+wondering)))|^(?:那)?(?:如果|要是|假如|假设|万一)", re.IGNORECASE)
 #: A question inside an English clause led by a supposition, the consequent put as an
 #: inverted question: "if i were a carpenter would my hands be strong enough".
 _ASKED_AFTER_SUPPOSED_EN = re.compile(r"\b(?:would|could|should|will|can|do|does|is|are|am)\s+(?:i|my|that|it|this|you|u|"
