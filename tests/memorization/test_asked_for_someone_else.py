@@ -9,6 +9,8 @@
    Not the contraction "my sister's visiting", not a clause that also names the user ("my
    friend's wedding is in June and I'm the best man"), not a turn that asks nothing, not an
    acquaintance's own plan (闺蜜下个月要去深圳工作了).
+3. Someone of the user's telling them off with no content (媳妇老说我, gateway/memorization/
+   disclosure.py) keeps the clause before it, what it is about, as a pronoun keeps its antecedent.
 """
 
 from __future__ import annotations
@@ -75,3 +77,16 @@ def test_the_users_own_facts_beside_them_stay(text: str, kept: str) -> None:
 def test_an_acquaintances_thing_in_a_turn_that_asks_nothing_is_read_as_before() -> None:
     assert _kept("my mate's tenant stopped paying rent") == ["my mate's tenant stopped paying rent"]
     assert _kept("闺蜜的猫绝育后胖了好多") == ["闺蜜的猫绝育后胖了好多"]
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("血脂高的人能天天吃猪蹄不，媳妇老说我", "血脂高的人能天天吃猪蹄不，媳妇老说我"),
+    ("痛风的人能喝啤酒吗，我妈天天念叨我", "痛风的人能喝啤酒吗，我妈天天念叨我"),
+])
+def test_being_told_off_keeps_what_it_is_about(text: str, kept: str) -> None:
+    """媳妇老说我 alone is a bare piece: what the user is told off for is the clause before it."""
+    assert _kept(text) == [kept]
+
+
+def test_being_told_something_with_its_own_content_stays_alone() -> None:
+    assert _kept("我老婆说我胖了，有啥减肥方法") == ["我老婆说我胖了"]
