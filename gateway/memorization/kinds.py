@@ -760,8 +760,9 @@ def clause_kinds(parts: list[Clause], promote: Collection[int] = ()) -> tuple[Cl
     leave-taking as the turn's last clause and a 的 phrase after an ask (:data:`~gateway.memorization.asks.LEAVE_ZH`,
     :data:`~gateway.memorization.asks.SPEC_ZH`), talk about the app (:data:`~gateway.memorization.asks.ABOUT_THE_APP`),
     a state a bare question right after it asks about (:func:`_state_asked`), a name in apposition inside a
-    statement (:func:`_appositive_name`), a "when I ..." clause before an ask (:func:`_when_i_before_ask`) and the
-    topic or a constraint of an English ask (:func:`_part_of_ask_en`)). ``promote``: indices of clauses read as
+    statement (:func:`_appositive_name`), a "when I ..." clause before an ask (:func:`_when_i_before_ask`), the
+    topic or a constraint of an English ask (:func:`_part_of_ask_en`) and a supposition or an acquaintance's thing
+    that sets up an ask, a ``request`` (:func:`_asked_for_someone_else`)). ``promote``: indices of clauses read as
     disclosures whatever the rules
     say. Linear in the clauses' length."""
     found: list[ClauseKind] = []
