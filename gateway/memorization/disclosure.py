@@ -179,6 +179,14 @@ class Analysis:
 _NAMES_ITS_SUBJECT_ZH = re.compile(r"^(?:我|咱|俺|你|您|他|她|它)|^" + _PEOPLE_ZH)
 
 
+#: A Chinese clause that is only someone of the user's telling the user off, with no object
+#: but 我 (媳妇老说我, 我妈天天念叨我, 老婆总骂我): what they say it about is the clause before it
+#: (血脂高的人能天天吃猪蹄不，媳妇老说我: the user eats them with high blood lipids), kept with it
+#: like a pronoun's antecedent.
+_NAGGED_ZH = re.compile(r"^(?:我|俺)?(?:的|家)?" + _PEOPLE_ZH + r"(?:也|就|还)?(?:老|总|总是|老是|一直|天天|经常|又)?"
+                        r"(?:说|念叨|唠叨|骂|念|管|数落)(?:我|俺)[了呢啊呀吧哈]*$")
+
+
 def elided_reply(text: str) -> bool:
     """``text`` is a Chinese reply whose first clause that says something (not small talk nor
     talk about the conversation) names no subject of its own ("基本不吃
@@ -217,8 +225,9 @@ def _analyse(text: str, promote: frozenset[int]) -> Analysis:
         if clause_type != "disclosure":
             continue
         core = core_zh(core_en(clause.text))
-        if i > 0 and (_PRONOUN_EN.search(core) or _PRONOUN_ZH.search(core)) and (not kept or kept[-1] != i - 1):
-            kept.append(i - 1)  # the antecedent: "a gift for my wife, she loves gardening"
+        if i > 0 and (_PRONOUN_EN.search(core) or _PRONOUN_ZH.search(core) or _NAGGED_ZH.match(core)) \
+                and (not kept or kept[-1] != i - 1):
+            kept.append(i - 1)  # the antecedent: "a gift for my wife, she loves gardening"; 媳妇老说我: about what
         kept.append(i)
     if kept:  # an "other" clause of a kept clause's sentence belongs to it ("Delivery 4: the courier brought...")
         sentences = {parts[i].sentence for i in kept}

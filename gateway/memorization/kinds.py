@@ -683,6 +683,60 @@ def _state_asked(parts: list[Clause], kinds: list[ClauseKind], i: int) -> bool:
     return not (CHRONIC.search(text) or CONDITION.search(text) or slot_of(text))
 
 
+#: The user's wider circle, outside their household and kin (a friend, a colleague, a
+#: neighbour): whose things and troubles a user often asks about on their behalf.
+_ACQUAINTANCE_EN = (r"(?:friend|buddy|mate|pal|bestie|bff|labmate|lab\s+mate|coworker|co-worker|colleague|"
+                    r"neighbou?r|boss|roommate|room\s+mate|flatmate|housemate|classmate|teammate)")
+_ACQUAINTANCE_ZH = r"(?:老铁|兄弟|哥们儿?|闺蜜|同事|隔壁|邻居|朋友|同学|室友|舍友|发小)"
+#: An English clause whose subject is a thing or person of an acquaintance's: "my" + an
+#: acquaintance + possessive 's + a noun ("my mate's tenant", "My friend's parakeet", "my
+#: buddy's wife"); not the contraction of "is" / "has" ("my friend's visiting", "my mate's
+#: been ...", "my boss's leaving"): the word after 's is no -ing form, auxiliary or particle.
+_OTHERS_THING_EN = re.compile(r"^(?:my|our)\s+(?:best\s+|old\s+|close\s+|good\s+)?" + _ACQUAINTANCE_EN
+                              + r"(?:'s|’s|s')\s+(?!\w+ing\b|been\b|got\b|gone\b|not\b|just\b|off\b|a\b|an\b|the\b|so\b|very\b"
+                              r"|really\b|always\b|still\b|also\b|going\b|gonna\b|about\b)[\w'-]+", re.IGNORECASE)
+#: A Chinese clause whose subject is a thing of an acquaintance's, with 家 or 的: 我哥们家狗咬了人,
+#: 闺蜜的猫绝育后胖了好多, 同事家孩子三岁还不会说整句, 隔壁王姐家的狗老叫, 老铁家饭馆被差评了 (a name of up to
+#: three characters may stand between: 隔壁王姐家).
+_OTHERS_THING_ZH = re.compile(r"^(?:我|俺)?(?:的)?(?:好)?" + _ACQUAINTANCE_ZH + r"[\u4e00-\u9fff]{0,3}?(?:家的?|的)(?!话)[\u4e00-\u9fff]")
+#: A clause led by a supposition (Quirk et al. 1985, 15.33-15.35 on open and hypothetical
+#: conditions): "if I had to teach online again", "if someone had a rental with damp",
+#: 如果以后再养只狗; what it supposes has not happened. Not a hedge that frames what follows as
+#: said in earnest ("if I'm honest, I've been vegan since May", "if it helps", "if you must know").
+_SUPPOSED_LEAD = re.compile(r"^(?:(?:and|so|but|ok|okay|also|hmm+|like)\s+)*(?:if|suppose|supposing|imagine|hypothetically|"
+                            r"what\s+if|say)\b(?!\s+(?:i'?m\s+honest|i\s+am\s+honest|i'?m\s+being\s+honest|(?:it|that)\s+(?:helps|matters)|"
+                            r"you\s+(?:must\s+know|ask\s+me|wondered|were\s+wondering)))|^(?:那)?(?:如果|要是|假如|假设|万一)", re.IGNORECASE)
+#: A question inside an English clause led by a supposition, the consequent put as an
+#: inverted question: "if i were a carpenter would my hands be strong enough".
+_ASKED_AFTER_SUPPOSED_EN = re.compile(r"\b(?:would|could|should|will|can|do|does|is|are|am)\s+(?:i|my|that|it|this|you|u|"
+                                      r"they|he|she|we|there)\b", re.IGNORECASE)
+
+
+def _asked_for_someone_else(parts: list[Clause], kinds: list[ClauseKind], i: int) -> bool:
+    """Clause ``i`` sets up the turn's ask without telling anything of the user's: it is led
+    by a supposition (:data:`_SUPPOSED_LEAD`: "If I had to teach online again, what platform
+    ...", 如果以后再养只狗，猫会不会吃醋) or its subject is a thing of an acquaintance's
+    (:data:`_OTHERS_THING_EN`, :data:`_OTHERS_THING_ZH`: "my coworker's dog bit a kid at the
+    park, is she liable?", 闺蜜的猫绝育后胖了好多，要怎么减肥), and the turn asks: a question or request
+    clause after it, or (a supposition) an inverted question inside it ("if i was to go back to
+    college would that be mad"). A supposition is not a fact (the condition of the question);
+    an acquaintance's pet, tenant or child is theirs, the user asks on their behalf. An
+    acquaintance's thing in a clause that also names the user ("my friend's cat and i cannot be
+    in the same room") or in a turn that asks nothing stays as the rules read it."""
+    core = core_zh(core_en(parts[i].text))
+    asks_after = any(k in ("question", "request") for k in kinds[i + 1:])
+    if _SUPPOSED_LEAD.match(core):
+        return asks_after or (not _CJK.search(core) and bool(_ASKED_AFTER_SUPPOSED_EN.search(core, 3)))
+    if not asks_after:
+        return False
+    if _OTHERS_THING_EN.match(core):
+        return not _I_SUBJECT_EN.search(core) and not _ME_EN.search(core)
+    if _OTHERS_THING_ZH.match(core):
+        rest = core[_OTHERS_THING_ZH.match(core).end():]  # type: ignore[union-attr]
+        return "我" not in rest and "俺" not in rest
+    return False
+
+
 #: A clause that is only a name ("Mia", "Dr Okafor"): one or two capitalised words.
 _NAME_ONLY_EN = re.compile(r"(?:(?:Dr|Mr|Mrs|Ms)\.?\s+)?[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?")
 
@@ -706,8 +760,9 @@ def clause_kinds(parts: list[Clause], promote: Collection[int] = ()) -> tuple[Cl
     leave-taking as the turn's last clause and a 的 phrase after an ask (:data:`~gateway.memorization.asks.LEAVE_ZH`,
     :data:`~gateway.memorization.asks.SPEC_ZH`), talk about the app (:data:`~gateway.memorization.asks.ABOUT_THE_APP`),
     a state a bare question right after it asks about (:func:`_state_asked`), a name in apposition inside a
-    statement (:func:`_appositive_name`), a "when I ..." clause before an ask (:func:`_when_i_before_ask`) and the
-    topic or a constraint of an English ask (:func:`_part_of_ask_en`)). ``promote``: indices of clauses read as
+    statement (:func:`_appositive_name`), a "when I ..." clause before an ask (:func:`_when_i_before_ask`), the
+    topic or a constraint of an English ask (:func:`_part_of_ask_en`) and a supposition or an acquaintance's thing
+    that sets up an ask, a ``request`` (:func:`_asked_for_someone_else`)). ``promote``: indices of clauses read as
     disclosures whatever the rules
     say. Linear in the clauses' length."""
     found: list[ClauseKind] = []
@@ -738,5 +793,8 @@ def clause_kinds(parts: list[Clause], promote: Collection[int] = ()) -> tuple[Cl
             found[i] = "disclosure"
     for i in range(len(parts)):  # "tulips and watering cans, what colours go together": the ask's topic
         if found[i] == "other" and i not in promote and _part_of_ask_en(parts, found, i):
+            found[i] = "request"
+    for i in range(len(parts)):  # "if I had to teach online again, ...", "my mate's tenant stopped paying rent, what should he do"
+        if found[i] in ("disclosure", "other") and i not in promote and _asked_for_someone_else(parts, found, i):
             found[i] = "request"
     return tuple(found)
