@@ -114,6 +114,15 @@ _NOT_PLACE_ZH = (r"年轻|老年|中年|成年|外地|本地|当地|普通|打�
 #: transfer of job (:data:`_TRANSFER`).
 _SHIFT_SWITCHED_EN = (r"\b(?:switched|swapped|moved|transferred)\s+(?:back\s+)?(?:on|onto|to|over\s+to)\s+(?:the\s+)?"
                       + SHIFTS_EN + r"\b")
+#: What 住 is followed by when it tells no home (Chinese): a stay of a few nights or weeks
+#: (住两周, 住几天, 住一晚: a duration phrase after the verb bounds the event, a visit; Li &
+#: Thompson 1981, 10.2 on duration phrases) or the floor of the home (住六楼, 住顶楼: where in
+#: the building, not where the user lives, so no move). Likewise 回老家 fills the slot only
+#: with a verb of settling after it or closing its clause (回老家发展, 我们回老家了), not as a
+#: trip with a purpose (周末回老家看我妈), and 开了一家店 only when it is not 新开 (楼下新开了一家店:
+#: a shop opened, no business of the user's).
+_STAY_ZH = (r"(?:[一两几\d二三四五六七八九十半]+|个把)(?:个)?(?:晚|夜|天|日|周|星期|礼拜|月)(?!了)|"
+            r"(?:在)?(?:[\d一二三四五六七八九十]+|顶|高|低|底)(?:楼|层)")
 _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("work", re.compile(
         r"\b(?:work|working|works)\s+(?:\w+\s+){0,2}(?:at|for|as)\b|\bjob\s+(?:at|as)\b|\bjoined\b|"
@@ -125,7 +134,7 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"\bstarted\s+(?:at|working)\b|\b" + OUT_OF_WORK_EN + r"\b|"
         r"\b(?:i|we)\s+(?:run|own|opened|started)\s+(?:a|an|my|our)\s+(?:\w+\s+){0,2}(?:business|shop|store|bakery|"
         r"restaurant|cafe|café|bar|salon|studio|company|startup|clinic|practice|farm|agency)\b|"
-        r"开了(?:一)?家|开(?:了)?(?:一)?(?:家|个)\S{0,6}(?:店|馆|公司|餐厅|工作室)|"
+        r"(?<!新)开了(?:一)?家|(?<!新)开(?:了)?(?:一)?(?:家|个)\S{0,6}(?:店|馆|公司|餐厅|工作室)|"
         r"\b(?:i'm|i\s+am)\s+(?:now\s+)?(?:an?\s+)?(?:\w+\s+)?" + _OCCUPATIONS + r"\b|"
         r"^(?:\w+\s+){0,2}?as\s+an?\s+(?:[\w-]+\s+)?" + _OCCUPATIONS + r"\b|"
         r"(?<![现正实好存])在\S{0,12}(?:工作|上班|公司|单位|集团|医院|银行|工厂)|" + WORK_LEFT_ZH + r"|跳槽|入职(?!体检|手续|培训|材料|资料)|换了?(?:份|个)?工作|新工作|"
@@ -142,10 +151,10 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"(?:place|house|home|flat|apartment|bungalow|cottage|condo|townhouse)\b"
         r"|\b(?:our|my)\s+(?:new\s+|own\s+)?(?:place|home|apartment|flat|house|studio|condo|townhouse)\b[^.!?;]{0,40}?\b(?:in|near)\s+(?-i:[A-Z])"
         r"|\bbought\s+(?:a|an|our|my)\s+(?:\w+\s+)?(?:house|home|condo|flat|apartment|place)\s+(?:in|near)\b"
-        r"|在\S{1,8}?买了?(?:个|套|一套|一个|间)?\S{0,3}房|在\S{1,6}养老|回(?:到)?老家|安家|落户|\bsettled\s+in\b"
+        r"|在\S{1,8}?买了?(?:个|套|一套|一个|间)?\S{0,3}房|在\S{1,6}养老|回(?:到)?老家(?:发展|定居|生活|工作|住|养老|了(?![\u4e00-\u9fff]))|搬回|安家|落户|\bsettled\s+in\b"
         r"|宿舍|合租|租了?(?:个|一个|一间|一套)?(?:房|单间|公寓)|\b(?:dorm|dorms|dormitory|halls\s+of\s+residence)\b"
         r"|\b(?:i'm|i\s+am|we're|we\s+are)\s+in\s+(?-i:[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\s*(?:$|[,.!]|and\b)"
-        r"|住(?!院|宿|酒店|了一晚)|搬(?:到|去|家|来)|定居|现居"
+        r"|住(?!院|宿|酒店|了一晚|" + _STAY_ZH + r")|搬(?:到|去|家|来)|定居|现居|(?:租|住)的(?:房子|房|地方|公寓)在"
         r"|我们(?!" + _NOT_PLACE_ZH + r")[\u4e00-\u9fff]{2}人(?!家|员|士|物|类|口|群|民|生|工)",
         re.IGNORECASE)),
     ("study", re.compile(r"\b(?:student|studying|majoring|major\s+in|degree\s+in|enrolled|phd\s+in|sophomore|freshman|undergrad|"

@@ -279,3 +279,25 @@ def test_the_chinese_car_makes_of_the_vehicle_slot_are_the_lexicon_table():
     for make in makes:
         assert slot_of(f"{make}开着挺顺手") == "vehicle", make
         assert slot_of(f"{make}股价又跌了") is None, make  # a share, not a car
+
+
+@pytest.mark.parametrize("text", [
+    "我们小区门口新开了一家店",  # a shop that opened near the user's home: nobody's business of the user's
+    "周末回老家看我妈",  # a visit home, not a move
+    "暑假回我妈家住两周",  # a stay of two weeks
+    "先在朋友家住几天",
+    "我家住六楼没电梯",  # the floor, not the place of the home
+])
+def test_a_chinese_visit_stay_floor_or_new_shop_fills_no_home_or_work_slot(text: str):
+    assert slot_of(text) is None
+
+
+@pytest.mark.parametrize(("text", "slot"), [
+    ("我在成都开了家火锅店", "work"),
+    ("回老家发展了", "residence"),
+    ("我现在租的房子在宝安", "residence"),
+    ("在这住了三年", "residence"),
+    ("住了两个月了", "residence"),
+])
+def test_a_chinese_business_home_or_move_still_fills_its_slot(text: str, slot: str):
+    assert slot_of(text) == slot
