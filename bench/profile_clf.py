@@ -6,7 +6,7 @@ leave-one-split-out table; ``--export F`` writes the product's weights
 get a model.
 
 Data: ``bench/assistant/data`` read splits only (:data:`SPLITS`: dev, heldout, heldout2..5,
-updates, heldout11). Blind files (``*-h6-*`` .. ``*-h10-*``, ``*-h12-*``) and the asks splits' files
+updates, heldout11). Blind files (``*-h6-*`` .. ``*-h10-*``, ``*-h12-*``, ``*-h13-*``) and the asks splits' files
 (``*-q-*``, ``*-q2-*``: read splits written after this study's weights, not in it) are skipped by name,
 unopened, and every loaded user's split is checked.
 
@@ -52,7 +52,7 @@ from gateway.memorization.profile_classifier import language_of, structural
 from gateway.memory.records import MemoryType
 
 SPLITS = ("dev", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "updates", "heldout11")
-BLIND_FILES = re.compile(r"-h([6-9]|10|12)-|-q2?-")
+BLIND_FILES = re.compile(r"-h([6-9]|10|12|13)-|-q2?-")
 
 
 @dataclass
