@@ -6,9 +6,8 @@ leave-one-split-out table; ``--export F`` writes the product's weights
 get a model.
 
 Data: ``bench/assistant/data`` read splits only (:data:`SPLITS`: dev, heldout, heldout2..5,
-updates, heldout11). Blind files (``*-h6-*`` .. ``*-h10-*``, ``*-h12-*``, ``*-h13-*``) and the asks splits' files
-(``*-q-*``, ``*-q2-*``: read splits written after this study's weights, not in it) are skipped by name,
-unopened, and every loaded user's split is checked.
+updates, heldout11), loaded by :func:`bench.formation_clf.allowed_users`: a file is opened only when
+its name carries a read split's tag, and every loaded user's split is checked.
 
 Rows: every profile memory verbatim ``disclosure`` formation forms from a user turn
 (:func:`gateway.memorization.disclosure.analyse`, ``Formed.durable``; confirmations and
@@ -36,7 +35,6 @@ import asyncio
 import hashlib
 import json
 import math
-import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,15 +42,13 @@ from typing import Any
 
 import numpy as np
 
-from bench.assistant.dataset import DATA_DIR, User, load_users
+from bench.assistant.dataset import User
+from bench.formation_clf import SPLITS, allowed_users
 from bench.formation_clf import fit as formation_fit
 from gateway.memorization.clauses import clauses
 from gateway.memorization.disclosure import Formed, analyse
 from gateway.memorization.profile_classifier import language_of, structural
 from gateway.memory.records import MemoryType
-
-SPLITS = ("dev", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "updates", "heldout11")
-BLIND_FILES = re.compile(r"-h([6-9]|10|12|13)-|-q2?-")
 
 
 @dataclass
@@ -70,16 +66,6 @@ class Row:
     preference: bool
     label: int | None
     profile: bool = True  # the rules file it as a profile memory (the gate's candidates)
-
-
-def allowed_users() -> list[User]:
-    """The read splits' users; blind files are skipped by name, unopened."""
-    paths = [p for p in sorted(DATA_DIR.glob("*.json")) if not BLIND_FILES.search(p.name)]
-    users = load_users(paths)
-    bad = [u.user for u in users if u.split not in SPLITS]
-    if bad:
-        raise SystemExit(f"refusing: users of a blind split were loaded: {bad}")
-    return users
 
 
 def build(users: list[User], extra: bool = True) -> list[Row]:
