@@ -69,7 +69,7 @@ from gateway.memory.embeddings.base import length_passes
 
 DATA = Path(__file__).parent / "assistant" / "data"
 LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo-dev.json"
-HELD = ("-h6-", "-h7-", "-h8-", "-h9-", "-h10-", "-h12-", "-h13-", "-q-", "-q2-")
+HELD = ("-h6-", "-h7-", "-h8-", "-h9-", "-h10-", "-h12-", "-h13-", "-h14-", "-q-", "-q2-")
 
 
 def assistant_texts(lang: str, calibration: bool) -> list[str]:

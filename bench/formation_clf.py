@@ -8,7 +8,7 @@ and does it carry over to splits it was not trained on?
 
 Data: ``bench/assistant/data``'s read splits only: dev, heldout, heldout2 .. heldout5, updates and
 heldout11 (:data:`SPLITS`). The blind splits (heldout6 .. heldout10, files ``*-h6-*`` .. ``*-h10-*``)
-and any later one (``*-h12-*``, ``*-h13-*`` on; the asks read splits ``*-q-*`` / ``*-q2-*``, written after the
+and any later one (``*-h12-*``, ``*-h13-*``, ``*-h14-*`` on; the asks read splits ``*-q-*`` / ``*-q2-*``, written after the
 shipped weights, are not in the study either) are never opened: a file is read only when its name has the
 tag of a read split (:data:`READ_FILES`: none, ``h2`` .. ``h5``, ``u`` or ``h11``), and every
 loaded user's split is checked.
