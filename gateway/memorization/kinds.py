@@ -210,6 +210,22 @@ _DIET_WORD = re.compile(r"\b(?:vegetarian|vegan|pescatarian|plant-based|keto|glu
                         r"halal|kosher|sober|teetotal)\b", re.IGNORECASE)
 
 
+#: An ask for what the assistant was told (a recall question): its question word stands for the
+#: attribute itself, so the clause presupposes only that there is one and states nothing new
+#: (the open proposition of a wh-question, Karttunen 1977, "Syntax and semantics of
+#: questions"): the complement of a condition asked for ("what am I allergic to", 我对什么过敏),
+#: a name asked for ("what's my dog called again", 我家狗叫什么来着), or an ask to remind
+#: ("remind me what ...", "do you remember which ...", 还记得...什么, ...来着 with a question word).
+#: "what can I eat with my peanut allergy" asks about something else and keeps its fact.
+_RECALL_ASK = re.compile(
+    r"\b(?:remind me|do you (?:still )?remember|you remember|did i (?:ever )?(?:tell|mention))\W+(?:what|which|who|how|when|where)\b"
+    r"|\b(?:what|which|who)\b[^?.!]*\b(?:allergic|intolerant|sensitive|addicted) to\W*(?:again\W*)?$"
+    r"|\b(?:what|who)\b[^?.!]*\b(?:called|named)\W*(?:again\W*)?$"
+    r"|^(?:what|which|who|when|where|how)\b[^?.!]*\bagain\W*$"
+    r"|(?:什么|啥|哪些|哪种|哪样)(?:东西)?过敏|叫(?:什么|啥)(?:名字|名儿)?来着|还记得.*(?:什么|啥|哪|几|多少|谁)"
+    r"|(?:什么|啥|哪|几|多少|谁).*来着", re.IGNORECASE)
+
+
 def _attributive(core: str) -> bool:
     """An ask (a request or a question) that carries a fact about the user or their people
     as an attribute of the person it names (the attributive use of a state: Quirk et al.,
@@ -229,8 +245,9 @@ def _attributive(core: str) -> bool:
     "switch from <name>", :data:`_SWITCH_FROM_EN`; 我家那只, :data:`_MY_ANIMAL_ZH`) or states one
     (a role, :data:`_AS_ROLE_EN`; a relative clause on 我, :func:`_described_i_zh`; a slot told by
     a clause led by 我, :data:`_STATED_BY_I_ZH`). A hypothetical ("what if I were allergic":
-    :data:`_HYPOTHETICAL`) is none."""
-    if _HYPOTHETICAL.search(core):
+    :data:`_HYPOTHETICAL`) is none, nor an ask for what the assistant was told ("what am I allergic
+    to", 我对什么过敏来着: :data:`_RECALL_ASK`)."""
+    if _HYPOTHETICAL.search(core) or _RECALL_ASK.search(core):
         return False
     if (_MY_CONDITION_EN.search(core) or _with_condition_en(core) or _MY_NAMED_EN.search(core) or _described_i_zh(core)
             or (_I_SUBJECT_EN.search(core) and (_SWITCH_FROM_EN.search(core) or _AS_ROLE_EN.search(core)))

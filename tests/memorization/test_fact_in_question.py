@@ -17,12 +17,16 @@ must still form nothing.
 6. "as a <role>" after the subject I, "my" / 我家 + a pet's breed, "my" + a thing had for good
    (an allotment, a cello), and a Chinese ask led by 我
    whose words fill a slot (我在苏州上班…); not a role played, a pet elsewhere, 的话.
+7. An ask for what the assistant was told ("what am I allergic to?", "remind me what ...",
+   我家狗叫什么来着): the question word stands for the attribute, so nothing is stated; an ask
+   about something else that names the attribute keeps it.
 """
 
 from __future__ import annotations
 
 import pytest
 
+from gateway.memorization.clause_classifier import candidates
 from gateway.memorization.disclosure import analyse
 
 
@@ -173,3 +177,33 @@ def test_a_role_a_breed_or_a_slot_of_the_user_inside_an_ask_is_kept(text: str, k
 ])
 def test_a_role_played_a_pet_elsewhere_or_a_supposed_slot_forms_nothing(text: str):
     assert _kept(text) == []
+
+
+# -- 7. an ask for what the assistant was told ------------------------------------------------
+
+@pytest.mark.parametrize("text", [
+    "What am I allergic to?",
+    "Remind me what I am allergic to.",
+    "Can you remind me what I am allergic to?",
+    "do you remember which foods my daughter is intolerant to",
+    "what was my dog called again?",
+    "what meds am I on again?",
+    "我对什么过敏来着？",
+    "我家狗叫什么来着",
+    "你还记得我闺女对啥过敏吗",
+])
+def test_an_ask_for_what_the_assistant_was_told_forms_nothing(text: str) -> None:
+    found = analyse(text)
+    assert found.memories == ()
+    assert found.dropped in ("request", "question")
+    assert candidates(text) == []
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("what can I eat with my peanut allergy?", "my peanut allergy"),
+    ("what can my diabetic dad eat?", "my diabetic dad"),
+    ("我家娃对鸡蛋过敏能吃啥", "鸡蛋过敏"),
+    ("remind me, my son is allergic to eggs - what cake can I bake?", "allergic to eggs"),
+])
+def test_an_ask_about_something_else_keeps_the_attribute_it_names(text: str, kept: str) -> None:
+    assert any(kept in m for m in _kept(text))
