@@ -244,7 +244,7 @@ _OFFER = re.compile(
 _TAG = re.compile(r"(?:[,，\s]*(?:right|correct|is\s+that\s+(?:right|correct)|yes|no|对吗|是吗|是吧|对吧|对不对|是不是|吧|吗))?"
                   r"\s*[?？]*\s*$", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s*")
-_SECOND_PERSON = ((re.compile(r"\byou\s+are\b", re.I), "I am"), (re.compile(r"\byou're\b", re.I), "I'm"),
+_SECOND_PERSON = ((re.compile(r"\byou\s+are\b", re.I), "I am"), (re.compile(r"\byou\s+were\b", re.I), "I was"), (re.compile(r"\byou're\b", re.I), "I'm"),
                   (re.compile(r"\byou'd\b", re.I), "I'd"), (re.compile(r"\byou've\b", re.I), "I've"),
                   (re.compile(r"\byour\b", re.I), "my"), (re.compile(r"\byou\b", re.I), "I"),
                   (re.compile("你们"), "我们"), (re.compile("您|你"), "我"))
@@ -336,14 +336,35 @@ def proposition(previous: str) -> str | None:
     return last
 
 
+#: An English yes/no question's subject-operator inversion, undone to its declarative
+#: counterpart (Quirk et al. 1985, 11.5: "Are you a nurse?" ~ "You are a nurse"): the
+#: operator after its subject (you / your + one noun); a dummy do / does dropped, did kept
+#: ("Did you move to Lisbon?" -> "you did move to Lisbon"). Modals are left alone ("Can you
+#: ..." is a request, not a question about the user).
+_INVERTED = re.compile(r"^\s*(am|are|is|was|were|have|has|had|do|does|did)\s+(you|your\s+[a-z]+(?!'))\b", re.IGNORECASE)
+
+
+def _declarative(question: str) -> str:
+    """``question`` with an English yes/no inversion undone (:data:`_INVERTED`); any other
+    text unchanged."""
+    match = _INVERTED.match(question)
+    if not match:
+        return question
+    operator, subject = match.group(1).lower(), match.group(2)
+    lead = subject if operator in ("do", "does") else f"{subject} {operator}"
+    return lead + question[match.end():]
+
+
 def as_statement(question: str) -> str:
     """``question`` (a :func:`proposition`) read as the user's own words: the question tag
     and a lead-in ("so", "just to check") dropped and the second person made first
     ("you're allergic to shellfish, right?" -> "I'm allergic to shellfish"; "你是说你对芒果过敏？"
-    -> "我是说我对芒果过敏"; "How old is your son?" -> "How old is my son")."""
+    -> "我是说我对芒果过敏"; "How old is your son?" -> "How old is my son"; an inverted yes/no
+    question in its declarative order, "Are you a nurse?" -> "I am a nurse", :func:`_declarative`)."""
     statement = _TAG.sub("", question)
     statement = re.sub(r"^\s*(?:so|ok(?:ay)?|got\s+it|just\s+to\s+(?:check|confirm)|to\s+confirm)\b[\s,:]*", "",
                        statement, flags=re.IGNORECASE)
+    statement = _declarative(statement)
     for pattern, first_person in _SECOND_PERSON:
         statement = pattern.sub(first_person, statement)
     return statement

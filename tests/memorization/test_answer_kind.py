@@ -94,3 +94,17 @@ def test_a_question_about_the_past_keeps_a_change_or_a_habit_it_names():
 def test_a_bare_yes_keeps_the_kind_of_what_it_confirms():
     assert _answer_memory("So you're allergic to shellfish?", "yes")[1:] == (Scope.PROFILE, MemoryType.SEMANTIC)
     assert _answer_memory("So your flight is on May 3rd?", "yep")[1:] == (Scope.EVENT, MemoryType.EPISODIC)
+
+
+@pytest.mark.parametrize("question", ["Are you a nurse?", "Do you live in Berlin?", "Is your son 4?", "Are you vegetarian?"])
+def test_a_bare_yes_after_an_inverted_question_keeps_what_it_confirms(question: str) -> None:
+    """An English yes/no question is read in its declarative order ("Are you a nurse?" ~ "you
+    are a nurse", Quirk et al. 1985, 11.5), so a bare "yes" confirms a lasting fact."""
+    assert _answer_memory(question, "yes")[1:] == (Scope.PROFILE, MemoryType.SEMANTIC)
+
+
+@pytest.mark.parametrize("question", ["Are you free tonight?", "Are you going to the party tomorrow?", "Did you sleep ok?",
+                                      "Can you send me the recipe?"])
+def test_a_bare_yes_after_an_inverted_question_about_the_moment_stays_an_event(question: str) -> None:
+    memory = _answer_memory(question, "yes")
+    assert memory[1:] == (Scope.EVENT, MemoryType.EPISODIC)
