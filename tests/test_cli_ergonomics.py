@@ -249,3 +249,12 @@ def test_keys_create_shows_the_new_key_alone_on_a_line_and_says_it_is_shown_once
     assert "shown only this once" in created.stderr and record["key_id"] in created.stderr
     listed = runner.invoke(main, ["keys", "list", "--config", config])
     assert record["key_id"] in listed.stdout and record["key"] not in listed.output
+
+
+def test_mcp_without_a_key_says_which_key_to_set_and_where_one_comes_from(monkeypatch):
+    monkeypatch.delenv("MEMGATE_API_KEY", raising=False)
+    result = CliRunner().invoke(main, ["mcp"])
+    assert result.exit_code != 0
+    said = " ".join(result.output.split())
+    assert "MEMGATE_API_KEY is not set" in said
+    assert "memgate-dev-key" in said and "memgate keys create" in said

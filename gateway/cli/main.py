@@ -302,7 +302,9 @@ def mcp_command(config_path: str) -> None:
 
     key = os.environ.get("MEMGATE_API_KEY", "").strip()
     if not key:
-        raise click.ClickException("MEMGATE_API_KEY is not set: put the memgate key in the environment")
+        raise click.ClickException("MEMGATE_API_KEY is not set: put a memgate key in the environment "
+                                   "(the default gateway.yaml's dev key is $MEMGATE_KEY, else memgate-dev-key; "
+                                   "or one made with: memgate keys create --user NAME)")
     end_user = {
         header: os.environ[name]
         for header, name in (("x-memgate-user", "MEMGATE_END_USER"), ("x-memgate-friend", "MEMGATE_END_FRIEND"))
