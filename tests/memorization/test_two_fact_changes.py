@@ -161,3 +161,21 @@ async def test_the_kept_clauses_are_followed_by_what_followed_the_older_memory(e
     assert moved.metadata.get(FOLLOWS) == old.id and old.metadata.get(FOLLOWED_BY) == [moved.id]
     assert old.retired and not kept.retired
     assert moved.metadata.get(FOLLOWS) in stands_for(kept)
+
+
+
+async def test_a_split_of_a_split_names_every_older_memory(env):
+    """Two changes, each leaving part of the memory before it (the move, then the shift):
+    the second split names the first split and the whole memory, newest first, so what
+    followed either of them follows it (plugins.auto_recall.stands_for)."""
+    config = memorize_config("verbatim")
+    store = await fresh_store(env)
+    whole = "我开出租的，白班，住张江"
+    await _memorize(env, config, store, whole, "搬到前滩了", "换成夜班了")
+    records = (await store.list(ALICE)).items
+    old = next(r for r in records if r.text == whole)
+    first = next(r for r in records if r.text == "我开出租的，白班")
+    second = next(r for r in records if r.text == "我开出租的")
+    assert first.metadata[SPLIT_FROM] == [old.id] and second.metadata[SPLIT_FROM] == [first.id, old.id]
+    assert old.retired and first.retired and not second.retired
+    assert stands_for(second) == {second.id, first.id, old.id}
