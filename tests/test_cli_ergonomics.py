@@ -95,6 +95,27 @@ def test_friend_defaults_to_the_stored_keys_of_a_user_without_a_config_key(tmp_p
     assert again.exit_code == 0, again.output  # a revoked key names no friend
 
 
+def test_every_friend_option_says_where_its_default_comes_from_and_settings_use_the_stored_keys(tmp_path, redis_url):
+    """The help of each --friend that defaults from the keys names both places it looks
+    (gateway.yaml, then the keys of `memgate keys create`), and `settings` does look there."""
+    commands = [["keys", "create"], ["settings", "get"], ["settings", "set"], ["memories", "list"],
+                ["memories", "search"], ["memories", "add"], ["memories", "delete"]]
+    for command in commands:
+        shown = " ".join(CliRunner().invoke(main, [*command, "--help"]).output.split())
+        assert "Default: the friend of USER's keys in gateway.yaml" in shown, (command, shown)
+        assert "of its keys created with `memgate keys create`; required otherwise" in shown, (command, shown)
+    added = " ".join(CliRunner().invoke(main, ["memories", "add", "--help"]).output.split())
+    assert "profile: what holds about the user" in added and "event: something that happened" in added
+
+    config = write_config(tmp_path, redis_url)
+    runner = CliRunner()
+    created = runner.invoke(main, ["keys", "create", "--config", config, "--user", "alice", "--friend", "coach"])
+    assert created.exit_code == 0, created.output
+    got = runner.invoke(main, ["settings", "get", "--config", config, "--user", "alice"])
+    assert got.exit_code == 0, got.output
+    assert json.loads(got.stdout)["friend_id"] == "coach"  # the stored key's friend
+
+
 def test_keys_create_defaults_the_friend_and_checks_ids(tmp_path, redis_url):
     config = write_config(tmp_path, redis_url)
     runner = CliRunner()

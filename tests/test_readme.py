@@ -46,8 +46,8 @@ def test_every_shell_example_sets_the_variables_it_uses_first():
 
 def test_the_marked_blocks_are_there():
     assert set(marked_blocks(README)) >= {
-        "quickstart-python", "first-steps-remember", "first-steps-list", "first-steps-recall", "conversations-in",
-        "world-book", "mcp-http"}
+        "quickstart-python", "first-steps-remember", "first-steps-list", "first-steps-recall", "first-steps-inspect",
+        "conversations-in", "world-book", "mcp-http"}
     for language, code in marked_blocks(README).values():
         if language == "bash":
             assert f"MEMGATE_URL=http://127.0.0.1:{PORT}" in code
@@ -111,6 +111,16 @@ def test_a_fact_is_remembered_and_recalled_in_a_new_conversation(walked):
     sent = _asked(walked, "Remind me what I am allergic to.")
     system = [m["content"] for m in sent["messages"] if m["role"] == "system"]
     assert any("I am allergic to peanuts." in text for text in system), sent["messages"]
+
+
+def test_the_recall_inspector_shows_the_remembered_fact_without_calling_the_model(walked):
+    """First steps: the inspector prints the injected system message holding the fact,
+    then the client's message, and the upstream never receives that question."""
+    lines = _ok(walked, "first-steps-inspect").splitlines()
+    assert lines[0].startswith("injected system: Here is what you remember about the user")
+    assert any("I am allergic to peanuts." in line for line in lines[:-1]), lines
+    assert lines[-1] == "client user: What should I cook tonight?"
+    assert not [r for r in walked["chat_requests"] if r["messages"][-1].get("content") == "What should I cook tonight?"]
 
 
 def test_a_conversation_chunk_is_ingested(walked):

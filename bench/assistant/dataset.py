@@ -10,7 +10,8 @@ A user record (JSON object):
   update-focused read split, written blind) | ``heldout11`` (an eleventh, written blind) |
   ``heldout12`` (a twelfth, written blind) | ``asks`` (facts stated inside questions, with look-alike
   controls: a read split, written blind) | ``asks2`` (a second such split, written blind) |
-  ``heldout13`` (a thirteenth, mostly Chinese, written blind);
+  ``heldout13`` (a thirteenth, mostly Chinese, written blind) | ``heldout14`` (a fourteenth, mostly
+  Chinese, written blind);
   ``persona``: a free note for the reader.
 - ``sessions``: conversations in order, each ``{"id", "date", "turns"}`` (``date``: ISO day,
   informational: the replay runs on the wall clock). Each session is a new conversation.
@@ -62,7 +63,7 @@ TOPICS = ("family", "partner", "kids", "pets", "health", "diet", "home", "work",
 LANGS = ("en", "zh")
 SPLITS = ("dev", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7",
           "heldout8", "heldout9", "heldout10", "updates", "heldout11", "heldout12", "asks", "asks2",
-          "heldout13")
+          "heldout13", "heldout14")
 _TENANT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 #: The splits a study (``bench/*.py`` other than the assistant bench itself) may read, and
 #: the tag each one's file names carry: ``en-01-dana.json`` (dev and heldout share untagged
@@ -342,5 +343,5 @@ def load_users(paths: Iterable[Path] | None = None) -> list[User]:
 
 def select(users: list[User], split: str = "all", lang: str = "all") -> list[User]:
     """The users of ``split`` (dev | heldout | heldout2 | ... | heldout10 | updates | heldout11 | heldout12 | asks
-    | asks2 | heldout13 | all, :data:`SPLITS`) and ``lang`` (en | zh | all)."""
+    | asks2 | heldout13 | heldout14 | all, :data:`SPLITS`) and ``lang`` (en | zh | all)."""
     return [u for u in users if split in ("all", u.split) and lang in ("all", u.lang)]

@@ -22,7 +22,7 @@ from typing import Any
 import click
 
 from gateway.cli.lorebooks import register as register_lorebook
-from gateway.cli.memories import default_friend
+from gateway.cli.memories import FRIEND_HELP, default_friend
 from gateway.cli.memories import register as register_memories
 from gateway.cli.settings import register as register_settings
 from gateway.cli.support import CONFIG_OPTION, keystore_call, load, redis_for, redis_url_for
@@ -122,10 +122,7 @@ def _keystore_call(config_path: str, action: Any) -> Any:
 @keys.command("create")
 @CONFIG_OPTION
 @click.option("--user", "user_id", required=True, help="user_id the key acts for.")
-@click.option(
-    "--friend", "friend_id", default=None,
-    help="friend_id. Default: the friend of USER's key in gateway.yaml; required otherwise.",
-)
+@click.option("--friend", "friend_id", default=None, help=FRIEND_HELP)
 @click.option("--admin", is_flag=True, help="Admin key.")
 @click.option("--service", is_flag=True, help="Service key (may name end users).")
 @click.option("--group", is_flag=True, help="Group-chat service key: each message's `name` is a speaker under USER.")

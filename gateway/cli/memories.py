@@ -20,7 +20,7 @@ import click
 from gateway.cli.support import composed, keystore_call, load, redis_for, redis_url_for
 from gateway.config import GatewayConfig
 
-__all__ = ['Action', 'default_friend', 'register']
+__all__ = ['FRIEND_HELP', 'Action', 'default_friend', 'register']
 
 Action = Callable[[Any, Any], Awaitable[Any]]  # (store, redis) -> result
 
@@ -57,6 +57,11 @@ JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="One JSON obj
 def _fail(exc: Exception) -> click.ClickException:
     message = getattr(exc, "message", None) or str(exc)
     return click.ClickException(message)
+
+
+#: ``--friend``'s help wherever :func:`default_friend` fills it in.
+FRIEND_HELP = ("friend_id. Default: the friend of USER's keys in gateway.yaml (the dev key's for its user) "
+               "or, when it has none there, of its keys created with `memgate keys create`; required otherwise.")
 
 
 def default_friend(config: GatewayConfig, user: str, friend: str | None) -> str:
@@ -140,11 +145,7 @@ def register(main: click.Group, config_option: Callable[[Any], Any]) -> None:
         """Read and manage stored memories."""
 
     def tenant_options(f: Any) -> Any:
-        f = click.option(
-            "--friend", default=None,
-            help="friend_id. Default: the friend of USER's keys in gateway.yaml (the dev key's for its user) "
-            "or, when it has none there, of its keys created with `memgate keys create`; required otherwise.",
-        )(f)
+        f = click.option("--friend", default=None, help=FRIEND_HELP)(f)
         return click.option("--user", required=True, help="user_id.")(f)
 
     @memories.command("list")
@@ -197,9 +198,13 @@ def register(main: click.Group, config_option: Callable[[Any], Any]) -> None:
     @config_option
     @tenant_options
     @click.argument("text")
-    @click.option("--scope", type=click.Choice(["profile", "event"]), default="event", show_default=True)
+    @click.option("--scope", type=click.Choice(["profile", "event"]), default="event", show_default=True,
+                  help="profile: what holds about the user (where they live, an allergy), shared by all their "
+                       "friends and a candidate for every request's prompt; event: something that happened, "
+                       "this friend's only, recalled when a request is about it.")
     @click.option("--type", "type_", default="semantic", show_default=True,
-                  type=click.Choice(["episodic", "semantic", "trait", "goal", "preference", "inference"]))
+                  type=click.Choice(["episodic", "semantic", "trait", "goal", "preference", "inference"]),
+                  help="What kind of memory it is (the console and the memory API filter by it).")
     def add(config_path: str, user: str, friend: str | None, text: str, scope: str, type_: str) -> None:
         """Store one memory."""
         from gateway.memory.records import NewMemory

@@ -24,7 +24,7 @@ from typing import Any
 
 import click
 
-from gateway.cli.memories import default_friend
+from gateway.cli.memories import FRIEND_HELP, default_friend
 from gateway.cli.support import composed, load, redis_url_for
 from gateway.config import GatewayConfig
 from gateway.runtime.config import ConfigError
@@ -69,9 +69,7 @@ def register(main: click.Group, config_option: Callable[[Any], Any]) -> None:
     @settings.command("get")
     @config_option
     @click.option("--user", "user_id", required=True, help="The user.")
-    @click.option("--friend", "friend_id", default=None,
-                  help="The friend (persona). Default: the friend of USER's key in gateway.yaml "
-                       "(the dev key's for its user); required otherwise.")
+    @click.option("--friend", "friend_id", default=None, help=FRIEND_HELP)
     def get(config_path: str, user_id: str, friend_id: str | None) -> None:
         """Print the user's settings for the friend (effective, stored, locked, bounds, and
         in_use: what the plugins use for a setting nobody set)."""
@@ -83,9 +81,7 @@ def register(main: click.Group, config_option: Callable[[Any], Any]) -> None:
     @settings.command("set")
     @config_option
     @click.option("--user", "user_id", required=True, help="The user.")
-    @click.option("--friend", "friend_id", default=None,
-                  help="The friend (persona). Default: the friend of USER's key in gateway.yaml "
-                       "(the dev key's for its user); required otherwise.")
+    @click.option("--friend", "friend_id", default=None, help=FRIEND_HELP)
     @click.argument("assignments", nargs=-1, required=True)
     def set_(config_path: str, user_id: str, friend_id: str | None, assignments: tuple[str, ...]) -> None:
         """Store NAME=VALUE settings (JSON values; NAME=null: back to the default)."""

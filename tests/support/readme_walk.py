@@ -131,7 +131,7 @@ def walk(out: Path, result: dict[str, Any]) -> None:
             results.append(run_block(work, name, *blocks[name]))
         poll(lambda: (r := _get(base + "/v1/memories", authorization="Bearer memgate-dev-key")) is not None
              and "allergic to peanuts" in r.text, 120, "the remembered fact")
-        for name in ("first-steps-list", "first-steps-recall", "conversations-in", "world-book"):
+        for name in ("first-steps-list", "first-steps-recall", "first-steps-inspect", "conversations-in", "world-book"):
             results.append(run_block(work, name, *blocks[name]))
         _, code = blocks["mcp-http"]
         result["mcp"] = asyncio.run(mcp_over_http(json.loads(code)))
