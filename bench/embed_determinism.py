@@ -15,16 +15,19 @@ script measures that and the candidates that remove it, per embedder, on the sam
   constant weight as the dynamic recipe, e5 keeping the same three FFN-output ones
   float); ``int8-static-ffn-f32``: the same with every feed-forward MatMul float (only
   the attention's projections int8). Batch-independent by construction. Calibration
-  texts: the ``-u-`` files of ``bench/assistant/data`` (user turns and reply starts, one
-  text per pass), not among the measured texts;
+  texts: the read split updates of ``bench/assistant/data`` (the ``-u-`` files: user turns
+  and reply starts, one text per pass), not among the measured texts;
 - ``int8-blockwise``: every constant-weight MatMul replaced by onnxruntime's
   ``com.microsoft.MatMulNBits`` (:func:`build_nbits`: 8-bit weights in symmetric blocks of
   32 input rows, ``accuracy_level`` 4: the activations are quantized to int8 per row and
   block at run time, so a token's result does not depend on the other rows of the pass).
 
 Measured texts: memorization-like texts (each user turn; the turn + the reply's first 100
-characters) from the read splits of ``bench/assistant/data`` (files without ``-hN-``, or
-``-h2-`` .. ``-h5-``; not ``-u-``, nor the later asks splits ``-q-`` / ``-q2-``), English ones for ``onnx`` plus LoCoMo dev questions,
+characters) from the read splits dev, heldout, heldout2 .. heldout5 and heldout11 of
+``bench/assistant/data`` (:data:`MEASURED`; the files picked by name by
+:func:`bench.assistant.dataset.read_paths`, so no blind split is opened; the later read splits
+heldout13 and asks are left out so that the sample stays the one the README's figures come
+from), English ones for ``onnx`` plus LoCoMo dev questions,
 Chinese and English ones for ``e5onnx``; ``--texts`` of them, a fixed-seed sample.
 
 Per variant:
@@ -50,7 +53,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import glob
 import json
 import random
 import shutil
@@ -65,21 +67,21 @@ import numpy as np
 
 import gateway.memory.embeddings.e5_onnx as e5_onnx
 import gateway.memory.embeddings.onnx_local as onnx_local
+from bench.assistant.dataset import read_paths
 from gateway.memory.embeddings.base import length_passes
 
-DATA = Path(__file__).parent / "assistant" / "data"
 LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo-dev.json"
-HELD = ("-h6-", "-h7-", "-h8-", "-h9-", "-h10-", "-h12-", "-h13-", "-h14-", "-q-", "-q2-")
+#: The read splits whose texts are measured, and the one the static variants calibrate on.
+MEASURED = ("dev", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout11")
+CALIBRATION = ("updates",)
 
 
 def assistant_texts(lang: str, calibration: bool) -> list[str]:
-    """User turns and turn + reply start (100 characters) of the read-split files of
-    ``lang`` (``calibration``: the ``-u-`` files only; else every read file but those)."""
+    """User turns and turn + reply start (100 characters) of the files of ``lang`` of
+    :data:`CALIBRATION` (``calibration``) or :data:`MEASURED`
+    (:func:`bench.assistant.dataset.read_paths`: picked by name)."""
     out: list[str] = []
-    for path in sorted(glob.glob(str(DATA / f"{lang}-*.json"))):
-        name = Path(path).name
-        if any(h in name for h in HELD) or ("-u-" in name) != calibration:
-            continue
+    for path in read_paths(CALIBRATION if calibration else MEASURED, lang):
         for session in json.loads(Path(path).read_text())["sessions"]:
             for turn in session["turns"]:
                 out += [turn["user"], f"{turn['user']}\n{turn['assistant'][:100].strip()}"]

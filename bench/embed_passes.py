@@ -4,7 +4,9 @@
 For each part of the script-routed embedder (int8 MiniLM for Latin texts, int8 e5 for CJK
 ones; one inference thread, in the calling thread) and three kinds of calls of 32 texts:
 
-- ``views``: memorization views made from ``bench/assistant/data`` (per user turn, as
+- ``views``: memorization views made from ``bench/assistant/data``'s read splits (dev, heldout,
+  heldout2 .. heldout5, updates, heldout11, heldout13, asks: the files of
+  :func:`bench.assistant.dataset.read_paths`, picked by name, no blind split opened; per user turn, as
   :func:`gateway.memory.records.embedded_views` and the near-duplicate search embed them:
   the end of the message before it (300 characters) and the turn; the turn and the reply's
   start (100 characters); the turn), shuffled with a fixed seed;
@@ -23,7 +25,6 @@ activations together), not the texts embedded.
 from __future__ import annotations
 
 import asyncio
-import glob
 import json
 import random
 import statistics
@@ -36,9 +37,8 @@ import click
 
 import gateway.memory.embeddings.e5_onnx as e5_onnx
 import gateway.memory.embeddings.onnx_local as onnx_local
+from bench.assistant.dataset import read_paths
 from gateway.memory.embeddings.base import length_passes
-
-DATA = Path(__file__).parent / "assistant" / "data"
 
 Rule = Callable[[Sequence[int], int], list[list[int]]]
 
@@ -68,7 +68,7 @@ RULES: dict[str, Rule] = {
 
 def views(lang: str) -> list[str]:
     out: list[str] = []
-    for path in sorted(glob.glob(str(DATA / f"{lang}-*.json"))):
+    for path in read_paths(lang=lang):
         before = ""
         for session in json.loads(Path(path).read_text())["sessions"]:
             for turn in session["turns"]:

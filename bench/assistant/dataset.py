@@ -38,6 +38,9 @@ A user record (JSON object):
 
 :func:`load_users` validates every rule below and raises :class:`DatasetError` naming the
 file and the field (:func:`validate`).
+
+Which files a study may open (:data:`READ_TAGS`, :func:`read_paths`, :func:`read_users`): the read
+splits' only, picked by name; the assistant bench itself runs any split it is asked for.
 """
 
 from __future__ import annotations
@@ -62,6 +65,57 @@ SPLITS = ("dev", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "hel
           "heldout8", "heldout9", "heldout10", "updates", "heldout11", "heldout12", "asks", "asks2",
           "heldout13", "heldout14")
 _TENANT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+#: The splits a study (``bench/*.py`` other than the assistant bench itself) may read, and
+#: the tag each one's file names carry: ``en-01-dana.json`` (dev and heldout share untagged
+#: names), ``zh-h3-02-...``, ``en-u-04-...``, ``en-h11-05-...``, ``zh-h13-01-...``,
+#: ``en-q-03-...``. Every other split is blind (``h6`` .. ``h10``, ``h12``, ``h14``, the asks2
+#: ``q2`` and any later tag): its files are never opened by a study (:func:`read_paths`).
+READ_TAGS: dict[str, str] = {"dev": "", "heldout": "", "heldout2": "h2", "heldout3": "h3", "heldout4": "h4",
+                             "heldout5": "h5", "updates": "u", "heldout11": "h11", "heldout13": "h13", "asks": "q"}
+READ_SPLITS = tuple(READ_TAGS)
+
+
+def read_files(splits: Iterable[str] = READ_SPLITS) -> re.Pattern[str]:
+    """The file names of ``splits`` (read splits only, :data:`READ_TAGS`): ``<lang>-<tag>-NN-<name>.json``,
+    or ``<lang>-NN-<name>.json`` for dev and heldout.
+
+    Raises:
+        ValueError: a split is not a read split.
+    """
+    tags = []
+    for split in splits:
+        if split not in READ_TAGS:
+            raise ValueError(f"{split!r} is not a read split (one of {READ_SPLITS})")
+        tags.append(f"{READ_TAGS[split]}-" if READ_TAGS[split] else "")
+    alternatives = "|".join(re.escape(t) + r"\d+" for t in sorted(set(tags)))
+    return re.compile(rf"^[a-z]{{2}}-(?:{alternatives})-[^/]*\.json$")
+
+
+#: The file names of every read split.
+READ_FILES = read_files()
+
+
+def read_paths(splits: Iterable[str] = READ_SPLITS, lang: str = "all") -> list[Path]:
+    """The files of :data:`DATA_DIR` named as one of ``splits``' (:func:`read_files`; dev and
+    heldout share their files) in ``lang`` (``en`` | ``zh`` | ``all``), sorted: picked by
+    name, none opened."""
+    pattern = read_files(splits)
+    return [p for p in sorted(DATA_DIR.glob("*.json")) if pattern.match(p.name) and lang in ("all", p.name[:2])]
+
+
+def read_users(splits: Iterable[str] = READ_SPLITS, lang: str = "all") -> list[User]:
+    """The users of ``splits`` in ``lang``, loaded from :func:`read_paths` only.
+
+    Raises:
+        DatasetError: a loaded file's ``split`` is not a read split (a blind file under a
+            read split's name), or as :func:`load_users`.
+    """
+    wanted = set(splits)
+    users = load_users(read_paths(wanted, lang))
+    bad = [u.user for u in users if u.split not in READ_TAGS]
+    if bad:
+        raise DatasetError(f"refusing: users of a blind split were loaded: {bad}")
+    return [u for u in users if u.split in wanted]
 
 
 class DatasetError(ValueError):

@@ -96,6 +96,7 @@ from gateway.memory.records import (
     ScoredMemory,
     Tenant,
     profile_topic,
+    split_sources,
 )
 from gateway.proxy.assembly import AssembledReply
 from gateway.proxy.model_client import ModelConfig, ModelOutputError
@@ -198,6 +199,7 @@ __all__ = [
     "profile_topic",
     "prompt_language",
     "recalled_memories",
+    "split_sources",
     "utf8_upper_bound",
 ]
 

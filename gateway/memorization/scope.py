@@ -144,10 +144,14 @@ ONGOING = re.compile(
 #: "every day" is in :data:`DURABLE_EN`.
 HABIT = re.compile(r"\b" + FREQUENCY_EN + r"\b|" + FREQUENCY_ZH, re.IGNORECASE)
 #: A one-off activity told in the past ("I went to a jazz concert", "we watched Dune",
-#: "had a rough day at work", 去看了一场电影, 吃了火锅): an episode whatever its date.
+#: "had a rough day at work", 去看了一场电影, 吃了火锅): an episode whatever its date. "saw"
+#: with a determiner or a bare plural ("saw a fox", "we saw whales": a sighting, a perception
+#: verb in the simple past with its object, Vendler 1957's achievement) but not a clause
+#: ("saw that", "saw it coming"), a pronoun or a word ending in s that is no plural ("saw this", "saw his").
 ONE_OFF_ACTIVITY = re.compile(
     r"\b(?:went\s+(?:to|out|for|on|hiking|shopping|camping|swimming|skiing|running)|visited|watched|attended|"
-    r"saw\s+(?:a|an|the)|ate|tried\s+(?:a|an|the|out)|cooked|baked|hosted|celebrated|threw\s+a|"
+    r"saw\s+(?:a|an|the|(?!(?:this|is|was|has|as|its|his|hers|yours|ours|theirs|us|thus|plus|less|unless|across|"
+    r"always|sometimes|perhaps|yes|ss)\b)[a-z]{2,}s(?!['\w]))|ate|tried\s+(?:a|an|the|out)|cooked|baked|hosted|celebrated|threw\s+a|"
     r"caught\s+(?:a|the)|ran\s+into|had\s+(?:a|an)\s+(?:\w+\s+){0,2}(?:day|time|night|evening|morning|"
     r"afternoon|weekend|meeting|party|dinner|lunch|breakfast|date|call|chat|fight|argument|talk))\b"
     r"|去了|看了|吃了|参加了|见了|玩了|逛了|聚餐|聚了|爬了|喝了",

@@ -115,13 +115,15 @@ _NOT_PLACE_ZH = (r"年轻|老年|中年|成年|外地|本地|当地|普通|打�
 _SHIFT_SWITCHED_EN = (r"\b(?:switched|swapped|moved|transferred)\s+(?:back\s+)?(?:on|onto|to|over\s+to)\s+(?:the\s+)?"
                       + SHIFTS_EN + r"\b")
 #: What 住 is followed by when it tells no home (Chinese): a stay of a few nights or weeks
-#: (住两周, 住几天, 住一晚: a duration phrase after the verb bounds the event, a visit; Li &
+#: (住两周, 住几天, 住一晚, 住一个多月: a duration phrase after the verb bounds the event, a visit; Li &
 #: Thompson 1981, 10.2 on duration phrases) or the floor of the home (住六楼, 住顶楼: where in
-#: the building, not where the user lives, so no move). Likewise 回老家 fills the slot only
-#: with a verb of settling after it or closing its clause (回老家发展, 我们回老家了), not as a
-#: trip with a purpose (周末回老家看我妈), and 开了一家店 only when it is not 新开 (楼下新开了一家店:
-#: a shop opened, no business of the user's).
-_STAY_ZH = (r"(?:[一两几\d二三四五六七八九十半]+|个把)(?:个)?(?:晚|夜|天|日|周|星期|礼拜|月)(?!了)|"
+#: the building, not where the user lives, so no move), with or without 了 (住了两周). Likewise
+#: 回老家 fills the slot only with a verb of settling after it (a move: 回老家发展, 回老家定居了,
+#: 回老家工作了, 回老家住 with no stay after it; 搬回老家 by 搬回), not alone (春节回老家了,
+#: 回老家了两天: going home is a trip unless it says what the user settles there to do), nor
+#: as a trip with a purpose (周末回老家看我妈), and 开了一家店 only when it is not 新开
+#: (楼下新开了一家店: a shop opened, no business of the user's).
+_STAY_ZH = (r"(?:[一两几\d二三四五六七八九十半]+|个把)(?:个)?多?(?:晚|夜|天|日|周|星期|礼拜|月)(?!了)|"
             r"(?:在)?(?:[\d一二三四五六七八九十]+|顶|高|低|底)(?:楼|层)")
 _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("work", re.compile(
@@ -151,10 +153,10 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"(?:place|house|home|flat|apartment|bungalow|cottage|condo|townhouse)\b"
         r"|\b(?:our|my)\s+(?:new\s+|own\s+)?(?:place|home|apartment|flat|house|studio|condo|townhouse)\b[^.!?;]{0,40}?\b(?:in|near)\s+(?-i:[A-Z])"
         r"|\bbought\s+(?:a|an|our|my)\s+(?:\w+\s+)?(?:house|home|condo|flat|apartment|place)\s+(?:in|near)\b"
-        r"|在\S{1,8}?买了?(?:个|套|一套|一个|间)?\S{0,3}房|在\S{1,6}养老|回(?:到)?老家(?:发展|定居|生活|工作|住|养老|了(?![\u4e00-\u9fff]))|搬回|安家|落户|\bsettled\s+in\b"
+        r"|在\S{1,8}?买了?(?:个|套|一套|一个|间)?\S{0,3}房|在\S{1,6}养老|回(?:到)?老家(?:发展|定居|生活|工作|养老|住(?!了?" + _STAY_ZH + r"))|搬回|安家|落户|\bsettled\s+in\b"
         r"|宿舍|合租|租了?(?:个|一个|一间|一套)?(?:房|单间|公寓)|\b(?:dorm|dorms|dormitory|halls\s+of\s+residence)\b"
         r"|\b(?:i'm|i\s+am|we're|we\s+are)\s+in\s+(?-i:[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\s*(?:$|[,.!]|and\b)"
-        r"|住(?!院|宿|酒店|了一晚|" + _STAY_ZH + r")|搬(?:到|去|家|来)|定居|现居|(?:租|住)的(?:房子|房|地方|公寓)在"
+        r"|住(?!院|宿|酒店|了?(?:一晚|" + _STAY_ZH + r"))|搬(?:到|去|家|来)|定居|现居|(?:租|住)的(?:房子|房|地方|公寓)在"
         r"|我们(?!" + _NOT_PLACE_ZH + r")[\u4e00-\u9fff]{2}人(?!家|员|士|物|类|口|群|民|生|工)",
         re.IGNORECASE)),
     ("study", re.compile(r"\b(?:student|studying|majoring|major\s+in|degree\s+in|enrolled|phd\s+in|sophomore|freshman|undergrad|"

@@ -10,7 +10,7 @@ keeping it leaves the old home live. :mod:`gateway.memorization.neardup` then re
 the older memory as before (``superseded_by``, kept for audit) and stores its unchanged
 clauses as a memory of their own (:func:`remainder`, :func:`split_memory`): the clause
 text as the user said it, with the older memory's date, scope, type and sources, and
-``metadata.split_from`` naming it. Nothing is invented: the new text is the older
+``metadata.split_from`` naming it (and, for a memory split off in turn, those it continued). Nothing is invented: the new text is the older
 memory's characters from the first kept clause to the last, less the changed clauses
 (and the separator before each). A clause that hangs on a changed one goes with it, and
 the rest must be readable alone (:func:`remainder`); otherwise the older memory is
@@ -35,7 +35,7 @@ from gateway.memorization.disclosure import analyse
 from gateway.memorization.keywords import keywords_of
 from gateway.memorization.scope import CHRONIC, HEALTH
 from gateway.memorization.slots import slot_of
-from gateway.memory.records import FOLLOWED_BY, SPLIT_FROM, MemoryRecord, NewMemory, Scope
+from gateway.memory.records import FOLLOWED_BY, MAX_SPLIT_DEPTH, SPLIT_FROM, MemoryRecord, NewMemory, Scope, split_sources
 
 __all__ = ["SPLIT_FROM", "pieces", "remainder", "split_memory"]
 
@@ -160,12 +160,13 @@ def split_memory(record: MemoryRecord, text: str) -> NewMemory:
     """The memory made of ``record``'s unchanged clauses ``text`` (:func:`remainder`):
     ``record``'s scope, type, contexts, importance, time (``occurred_at``; the apply step
     keeps its ``created_at`` and ``updated_at`` too), source and metadata, with
-    ``metadata.split_from`` = ``record.id`` (:data:`gateway.memory.records.SPLIT_FROM`:
-    the store gives it ``record``'s followers), the slot and health attribute of ``text``
+    ``metadata.split_from`` = ``record.id`` then the ids ``record`` continued itself, newest
+    first, at most :data:`~gateway.memory.records.MAX_SPLIT_DEPTH` (:data:`gateway.memory.records.SPLIT_FROM`:
+    recall takes what followed any of them as following this memory), the slot and health attribute of ``text``
     (:func:`gateway.memorization.slots.slot_of`; the attribute only while ``text``
     still names a condition) and keywords of ``text``."""
     meta: dict[str, Any] = {k: v for k, v in record.metadata.items() if k not in _WHOLE_ONLY}
-    meta[SPLIT_FROM] = record.id
+    meta[SPLIT_FROM] = [record.id, *split_sources(record.metadata)][:MAX_SPLIT_DEPTH]
     slot = slot_of(text) if record.scope is Scope.PROFILE else None
     if slot:
         meta["slot"] = slot

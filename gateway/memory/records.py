@@ -19,11 +19,11 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, model_validator
 
-from gateway.memory.ids import MEMORY_ID_PATTERN
+from gateway.memory.ids import MEMORY_ID_PATTERN, is_memory_id
 from gateway.runtime.errors import InvalidRequest
 from gateway.runtime.json_input import value_depth
 
-__all__ = ['FOLLOWED_BY', 'FOLLOWS', 'MAX_BASED_ON', 'MAX_FOLLOWERS', 'MAX_KEYWORDS', 'MAX_KEYWORD_CHARS', 'MAX_METADATA_BYTES', 'MAX_METADATA_DEPTH', 'MAX_TENANT_ID_CHARS', 'NON_BLANK', 'NON_BLANK_SCHEMA', 'RESERVED_METADATA', 'SPLIT_FROM', 'STORED', 'JsonBoolean', 'JsonDateTime', 'JsonInteger', 'JsonNumber', 'KeywordList', 'MemoryPage', 'MemoryPatch', 'MemoryRecord', 'MemoryType', 'Metadata', 'NewMemory', 'Scope', 'ScoredMemory', 'Source', 'Tenant', 'UnitNumber', 'build_record', 'check_metadata', 'check_tenant_id', 'embedded_views', 'indexed_text', 'json_integer', 'json_number', 'profile_topic', 'reserved_metadata', 'tenant_id_problem', 'visible_to']
+__all__ = ['FOLLOWED_BY', 'FOLLOWS', 'MAX_BASED_ON', 'MAX_FOLLOWERS', 'MAX_KEYWORDS', 'MAX_KEYWORD_CHARS', 'MAX_METADATA_BYTES', 'MAX_METADATA_DEPTH', 'MAX_SPLIT_DEPTH', 'MAX_TENANT_ID_CHARS', 'NON_BLANK', 'NON_BLANK_SCHEMA', 'RESERVED_METADATA', 'SPLIT_FROM', 'STORED', 'JsonBoolean', 'JsonDateTime', 'JsonInteger', 'JsonNumber', 'KeywordList', 'MemoryPage', 'MemoryPatch', 'MemoryRecord', 'MemoryType', 'Metadata', 'NewMemory', 'Scope', 'ScoredMemory', 'Source', 'Tenant', 'UnitNumber', 'build_record', 'check_metadata', 'check_tenant_id', 'embedded_views', 'indexed_text', 'json_integer', 'json_number', 'profile_topic', 'reserved_metadata', 'split_sources', 'tenant_id_problem', 'visible_to']
 
 MAX_TENANT_ID_CHARS = 256
 #: ``metadata`` limits, checked when the request is validated (before any embedding):
@@ -86,11 +86,24 @@ FOLLOWED_BY = "followed_by"
 #: Most ids one record's :data:`FOLLOWED_BY` keeps (the newest).
 MAX_FOLLOWERS = 8
 #: The ``metadata`` key of a memory made of an older memory's unchanged clauses
-#: (:mod:`gateway.memorization.split`): the older memory's id. The newer memory continues
-#: the older one: the store copies the older one's :data:`FOLLOWED_BY` onto it when it writes
-#: it (:meth:`gateway.memory.scripts.Batch.inherit`), and recall takes a memory that follows
-#: the older one as following it (:mod:`plugins.auto_recall`).
+#: (:mod:`gateway.memorization.split`): the ids of the memories it continues, newest first
+#: (the older memory, then the memories that one continued: a split of a split-off memory
+#: names every generation), at most :data:`MAX_SPLIT_DEPTH`; a record written before the
+#: list holds the older memory's id alone (:func:`split_sources` reads both). Recall takes
+#: a memory that follows any of them as following the newer one (:mod:`plugins.auto_recall`).
 SPLIT_FROM = "split_from"
+#: Most ids one memory's :data:`SPLIT_FROM` keeps (the newest generations).
+MAX_SPLIT_DEPTH = 8
+
+
+def split_sources(metadata: Mapping[str, Any]) -> list[str]:
+    """The ids of the memories a memory continues (:data:`SPLIT_FROM`), newest first: a
+    list as written, or a lone id (written before the list), the well-formed memory ids
+    only (:func:`~gateway.memory.ids.is_memory_id`: a caller's metadata may hold anything
+    there, and a read by such an id would fail); ``[]`` when none. Linear in the list."""
+    value = metadata.get(SPLIT_FROM)
+    listed = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+    return [v for v in listed if is_memory_id(v)]
 #: The ``metadata`` keys the store writes and a caller may not: a memory written through
 #: ``POST`` / ``PATCH /v1/memories``, the console's ``PATCH /v1/admin/memories/{id}`` or the
 #: MCP tools with one of them is refused (400 naming ``metadata.<key>``:

@@ -10,10 +10,8 @@ records is harmless.
 A live record whose ``metadata.follows`` names another record of its user is added to that
 record's ``followed_by`` list in the same script call (:meth:`~gateway.memory.scripts.Batch.follow`,
 after every record of the call is written; a replay adds nothing twice): the reverse link
-recall reads (:data:`~gateway.memory.records.FOLLOWED_BY`). A live record made of an older
-record's unchanged clauses (``metadata.split_from``, :data:`~gateway.memory.records.SPLIT_FROM`)
-gets that record's ``followed_by`` ids in the same call (:meth:`~gateway.memory.scripts.Batch.inherit`):
-what followed the older memory follows the part of it that stays live.
+recall reads (:data:`~gateway.memory.records.FOLLOWED_BY`). A memory split off older ones
+(``metadata.split_from``) gets no list of theirs: recall reads theirs (:mod:`plugins.auto_recall`).
 """
 
 from __future__ import annotations
@@ -31,7 +29,7 @@ from gateway.memory.backend import IndexBackend
 from gateway.memory.codec import absent_fields, record_from_reply, record_to_hash
 from gateway.memory.ids import is_memory_id
 from gateway.memory.keys import KeySpace, Partition
-from gateway.memory.records import FOLLOWS, MAX_FOLLOWERS, SPLIT_FROM, MemoryRecord
+from gateway.memory.records import FOLLOWS, MAX_FOLLOWERS, MemoryRecord
 from gateway.memory.scripts import Batch, Script
 
 __all__ = ['FETCH_RECORDS', 'SCAN_BATCH', 'WRITE_CHUNK', 'RecordRepository', 'Write', 'packed']
@@ -197,18 +195,13 @@ class RecordRepository:
     def _queue_follows(self, batch: Batch, records: Sequence[MemoryRecord]) -> None:
         """The reverse links of ``records`` (module docstring): each live one whose
         ``metadata.follows`` is a well-formed memory id goes into that record's
-        ``followed_by``; each live one whose ``metadata.split_from`` is one gets that
-        record's ``followed_by`` ids."""
+        ``followed_by``."""
         for record in records:
             if record.retired:
                 continue
             follows = record.metadata.get(FOLLOWS)
             if is_memory_id(follows) and follows != record.id:
                 batch.follow(self.keys.record(record.user_id, follows), record.id, MAX_FOLLOWERS)
-            source = record.metadata.get(SPLIT_FROM)
-            if is_memory_id(source) and source != record.id:
-                batch.inherit(self.keys.record(record.user_id, record.id), self.keys.record(record.user_id, source),
-                              MAX_FOLLOWERS)
 
     async def remove(self, records: Sequence[MemoryRecord]) -> None:
         """Delete records and their index entries (one atomic :class:`Batch` per user)."""

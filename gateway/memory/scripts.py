@@ -119,12 +119,8 @@ async def execute(client: aredis.Redis, build: Callable[[Pipeline], None]) -> li
 #: One name is no Redis command but this script's own, :data:`FOLLOW` (``FOLLOW key id
 #: bound``, queued by :meth:`Batch.follow`): when the hash ``key`` exists, ``id`` is added
 #: to the JSON list in its ``followed_by`` field unless there already, the oldest dropped
-#: past ``bound`` ids (:data:`gateway.memory.records.FOLLOWED_BY`). Another is
-#: :data:`INHERIT` (``INHERIT key source bound``, queued by :meth:`Batch.inherit`): each id
-#: of the ``followed_by`` list of the hash ``source`` is added to that of ``key`` as FOLLOW
-#: adds one (oldest first), when both hashes exist.
+#: past ``bound`` ids (:data:`gateway.memory.records.FOLLOWED_BY`).
 FOLLOW = "MEMGATE.FOLLOW"
-INHERIT = "MEMGATE.INHERIT"
 ATOMIC = Script("atomic", """
 local function follow(key, id, bound)
   if redis.call('EXISTS', key) == 0 then return end
@@ -138,19 +134,11 @@ local function follow(key, id, bound)
   while #ids > bound do table.remove(ids, 1) end
   redis.call('HSET', key, 'followed_by', cjson.encode(ids))
 end
-local function inherit(key, source, bound)
-  if redis.call('EXISTS', key) == 0 then return end
-  local raw = redis.call('HGET', source, 'followed_by')
-  if not raw then return end
-  for _, id in ipairs(cjson.decode(raw)) do follow(key, id, bound) end
-end
 local i, n = 1, 0
 while i <= #ARGV do
   local argc = tonumber(ARGV[i])
   if ARGV[i + 1] == '""" + FOLLOW + """' then
     follow(ARGV[i + 2], ARGV[i + 3], tonumber(ARGV[i + 4]))
-  elseif ARGV[i + 1] == '""" + INHERIT + """' then
-    inherit(ARGV[i + 2], ARGV[i + 3], tonumber(ARGV[i + 4]))
   else
     redis.call(unpack(ARGV, i + 1, i + argc))
   end
@@ -213,12 +201,6 @@ class Batch:
         """Add ``follower_id`` to the ``followed_by`` list of the record hash ``key`` when
         that hash exists, once, keeping the newest ``bound`` ids (:data:`FOLLOW`)."""
         self._add([key], FOLLOW, key, follower_id, bound)
-
-    def inherit(self, key: str, source: str, bound: int) -> None:
-        """Add the ids of the ``followed_by`` list of the record hash ``source`` to that of
-        the record hash ``key`` (each once, the newest ``bound`` kept) when both exist
-        (:data:`INHERIT`): a memory split off ``source`` is followed by what followed it."""
-        self._add([key, source], INHERIT, key, source, bound)
 
     def queue(self, pipe: Pipeline) -> None:
         """Queue the :data:`ATOMIC` call on ``pipe`` (run it with :func:`execute`)."""

@@ -161,6 +161,11 @@ async def test_a_request_is_not_stored_and_the_reason_is_counted(env):
     ("I watched Dune with my brother.", False),
     ("I'm exhausted.", False),
     ("I saw my doctor on Monday.", False),
+    ("amazing, we saw whales", False),  # a sighting: saw + a bare plural, said on its own
+    ("we saw humpbacks off the coast!", False),
+    ("I keep chickens", True),  # a bare plural after a verb that holds
+    ("I love whales", True),
+    ("I saw this coming, my knee is shot", True),  # "this" ends in s but is no plural
     ("我今天早上跑了五公里", False),
     ("我前几天跟同事吃了火锅", False),
 ])

@@ -188,7 +188,7 @@ def test_putting_something_aside_ends_it(new: str, old: str):
     ("I accepted the offer from Stripe", "work"),
     ("他转行做销售了", None),                          # someone else's
     ("转行做销售了", "work"),
-    ("我们回老家了", "residence"),
+    ("我们搬回老家了", "residence"),
     ("我们上个月领证了", "relationship"),
     ("我住学校宿舍，六人间", "residence"),               # housing: where the user lives
     ("跟同学在地铁站旁边合租", "residence"),
@@ -284,6 +284,11 @@ def test_the_chinese_car_makes_of_the_vehicle_slot_are_the_lexicon_table():
 @pytest.mark.parametrize("text", [
     "我们小区门口新开了一家店",  # a shop that opened near the user's home: nobody's business of the user's
     "周末回老家看我妈",  # a visit home, not a move
+    "春节回老家了",  # going home says no move unless it says what the user settles there to do
+    "我们回老家了",
+    "回老家了两天",
+    "过年回老家住了半个月",  # a stay, with 了
+    "丈母娘过来帮忙坐月子，住一个多月就回去",
     "暑假回我妈家住两周",  # a stay of two weeks
     "先在朋友家住几天",
     "我家住六楼没电梯",  # the floor, not the place of the home
@@ -295,6 +300,10 @@ def test_a_chinese_visit_stay_floor_or_new_shop_fills_no_home_or_work_slot(text:
 @pytest.mark.parametrize(("text", "slot"), [
     ("我在成都开了家火锅店", "work"),
     ("回老家发展了", "residence"),
+    ("搬回老家了", "residence"),  # a move home
+    ("回老家定居了", "residence"),
+    ("我们回老家工作了", "residence"),
+    ("回老家住，不走了", "residence"),
     ("我现在租的房子在宝安", "residence"),
     ("在这住了三年", "residence"),
     ("住了两个月了", "residence"),

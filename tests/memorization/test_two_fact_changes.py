@@ -15,6 +15,7 @@ from gateway.memorization.processor import JobProcessor
 from gateway.memorization.runtime import queue_for
 from gateway.memorization.split import SPLIT_FROM, pieces, remainder
 from gateway.memory.records import FOLLOWED_BY, FOLLOWS, MemoryRecord, Scope
+from plugins.auto_recall import stands_for
 from tests.memorization.conftest import memorize_config, user_stream
 from tests.memorization.test_changes import ALICE, _memorize
 from tests.memorization.test_workers import enqueue, fresh_store
@@ -67,7 +68,7 @@ async def test_a_change_of_one_fact_keeps_the_other_in_the_users_words(env, befo
     records = (await store.list(ALICE)).items
     old = next(r for r in records if r.text == before)
     new = next(r for r in records if r.text == after)
-    kept = next(r for r in records if r.metadata.get(SPLIT_FROM) == old.id)
+    kept = next(r for r in records if r.metadata.get(SPLIT_FROM) == [old.id])
     assert old.retired and old.superseded_by == new.id and new.supersedes == old.id
     assert kept.text == rest and not kept.retired
     assert (kept.scope, kept.type, kept.created_at, kept.occurred_at) == (old.scope, old.type, old.created_at, old.occurred_at)
@@ -146,7 +147,8 @@ async def test_the_retirement_and_the_kept_clauses_are_written_together(env):
 
 async def test_the_kept_clauses_are_followed_by_what_followed_the_older_memory(env):
     """The transfer follows the whole memory; the shift change splits it: the part left live
-    (the depot) lists the transfer as its follower, so recall shows them together."""
+    (the depot) names the whole memory (``metadata.split_from``), whose follower the
+    transfer is, so recall shows them together (plugins.auto_recall.stands_for)."""
     config = memorize_config("verbatim")
     store = await fresh_store(env)
     before = "I drive the 42 out of the Hunslet depot, early shifts mostly."
@@ -155,7 +157,25 @@ async def test_the_kept_clauses_are_followed_by_what_followed_the_older_memory(e
     records = (await store.list(ALICE)).items
     old = next(r for r in records if r.text == before)
     moved = next(r for r in records if r.text == transfer)
-    kept = next(r for r in records if r.metadata.get(SPLIT_FROM) == old.id)
+    kept = next(r for r in records if r.metadata.get(SPLIT_FROM) == [old.id])
     assert moved.metadata.get(FOLLOWS) == old.id and old.metadata.get(FOLLOWED_BY) == [moved.id]
     assert old.retired and not kept.retired
-    assert kept.metadata.get(FOLLOWED_BY) == [moved.id]
+    assert moved.metadata.get(FOLLOWS) in stands_for(kept)
+
+
+
+async def test_a_split_of_a_split_names_every_older_memory(env):
+    """Two changes, each leaving part of the memory before it (the move, then the shift):
+    the second split names the first split and the whole memory, newest first, so what
+    followed either of them follows it (plugins.auto_recall.stands_for)."""
+    config = memorize_config("verbatim")
+    store = await fresh_store(env)
+    whole = "我开出租的，白班，住张江"
+    await _memorize(env, config, store, whole, "搬到前滩了", "换成夜班了")
+    records = (await store.list(ALICE)).items
+    old = next(r for r in records if r.text == whole)
+    first = next(r for r in records if r.text == "我开出租的，白班")
+    second = next(r for r in records if r.text == "我开出租的")
+    assert first.metadata[SPLIT_FROM] == [old.id] and second.metadata[SPLIT_FROM] == [first.id, old.id]
+    assert old.retired and first.retired and not second.retired
+    assert stands_for(second) == {second.id, first.id, old.id}

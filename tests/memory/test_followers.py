@@ -88,18 +88,16 @@ async def test_get_many_returns_what_the_tenant_may_see_in_the_order_asked(store
         await store.get_many(ALICE_TUTOR, ["../" + mine.id])
 
 
-async def test_a_memory_split_off_another_is_followed_by_its_followers(store):
+async def test_a_memory_split_off_another_keeps_its_own_list_only(store):
+    """What followed the older memory is not copied onto the one split off it: recall
+    reads the older memory's list (plugins.auto_recall.stands_for)."""
     older = await store.add(ALICE_TUTOR, profile("I drive the 42 out of the Hunslet depot, early shifts mostly."))
     moved = await store.add(ALICE_TUTOR, event("I'm on the X84 out of Otley garage", older.id))
-    mine = await store.add(ALICE_TUTOR, profile("I drive the 42 out of the Hunslet depot.", metadata={"follows": older.id}))
-    assert await followers(store, mine.id) is None
     kept = await store.add(ALICE_TUTOR, profile("I drive the 42 out of the Hunslet depot.",
-                                                metadata={SPLIT_FROM: older.id}))
-    assert await followers(store, kept.id) == [moved.id, mine.id]
-    assert await store.import_records([await store.get(ALICE_TUTOR, kept.id)]) == 1  # a replay: each once
-    assert await followers(store, kept.id) == [moved.id, mine.id]
-    lone = await store.add(ALICE_TUTOR, profile("I walk the dog at six.", metadata={SPLIT_FROM: MISSING}))
-    assert await followers(store, lone.id) is None
+                                                metadata={SPLIT_FROM: [older.id]}))
+    assert await followers(store, kept.id) is None
+    assert await followers(store, older.id) == [moved.id]
+    assert (await store.get(ALICE_TUTOR, kept.id)).metadata[SPLIT_FROM] == [older.id]
 
 
 def test_a_stored_list_keeps_only_memory_ids_when_read_back():

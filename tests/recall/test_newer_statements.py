@@ -10,6 +10,7 @@ import copy
 
 import openai
 
+from gateway.memorization.split import split_memory
 from gateway.memory.factory import open_memory
 from gateway.memory.records import Tenant
 from gateway.runtime.redis_server import EmbeddedRedis
@@ -41,6 +42,27 @@ def test_a_memory_split_off_another_is_followed_by_what_followed_that_one():
     assert [h.record.text for h in newer_statements(pool, {kept.record.id})] == [moved.record.text, after.record.text]
     assert newer_statements([after, moved], {kept.record.id}) == ()  # the shown one not among the candidates
     assert [h.record.id for h in live_followers([moved.record, after.record], stands_for(kept.record))] == [moved.record.id]
+
+
+def test_a_split_of_a_split_off_memory_is_followed_by_what_followed_every_generation():
+    """Memorization's own split (gateway.memorization.split.split_memory) names every older
+    memory, so the followers of the first one follow the second split too; a lone id (as
+    written before the list) still names one generation."""
+    whole = hit("I drive the 42 out of the Hunslet depot, early shifts mostly, and I live in Leeds", 0.0)
+    first_text, second_text = "I drive the 42 out of the Hunslet depot, early shifts mostly", "I drive the 42"
+    first = hit(first_text, 0.0, metadata=split_memory(whole.record, first_text).metadata)
+    second = hit(second_text, 0.9, metadata=split_memory(first.record, second_text).metadata)
+    assert second.record.metadata["split_from"] == [first.record.id, whole.record.id]
+    home = hit("we moved to York in the spring", 0.2, metadata={"follows": whole.record.id})
+    shift = hit("I'm on lates now", 0.1, metadata={"follows": first.record.id})
+    other = hit("I like country music", 0.5, metadata={"follows": "0" * 32})
+    pool = [other, shift, second, home]
+    assert [h.record.text for h in newer_statements(pool, {second.record.id})] == [shift.record.text, home.record.text]
+    assert stands_for(second.record) == {second.record.id, first.record.id, whole.record.id}
+    legacy = hit("I drive the 42 bus", 0.9, metadata={"split_from": first.record.id})
+    assert stands_for(legacy.record) == {legacy.record.id, first.record.id}
+    odd = hit("I drive a bus", 0.9, metadata={"split_from": ["../x", 7, None]})  # a caller's metadata: no ids
+    assert stands_for(odd.record) == {odd.record.id}
 
 
 def _prompt(gw, upstream, text: str) -> str:
@@ -100,6 +122,36 @@ def test_a_follower_no_search_found_is_read_by_id_when_the_caller_may_see_it(sta
         assert rows[linked.id]["relevance"] == "high" and rows[linked.id]["added"] == NEWER_STATEMENT
         assert rows[linked.id]["cosine"] == 0.0
     assert other.id not in rows and gone.id not in rows
+
+
+def test_the_followers_of_every_generation_of_a_split_reach_the_prompt(start_gateway, upstream, seed, shared_model):
+    """A profile memory split twice (gateway.memorization.split.split_memory: a move, then a
+    new shift) reaches the prompt; no search finds the followers (a "cover letter" request),
+    so the older memories it names are read by id with it, then what follows each of them,
+    then a follower of such a follower (three round trips)."""
+    whole_text = "I'm an ER nurse at St. Mary's, nights mostly, and I live in Leeds"
+    first_text, second_text = "I'm an ER nurse at St. Mary's, nights mostly", "I'm an ER nurse at St. Mary's"
+    moved, shift, later = ("We moved to York in the spring", "Switched to day shifts, finally sleeping again",
+                           "The York commute is killing me")
+    gw = start_gateway(registry=REGISTRY, plugins=CHAIN)
+    (whole,) = seed(gw, ALICE, memory(whole_text, scope="profile", type="semantic"))
+    (first,) = seed(gw, ALICE, split_memory(whole, first_text))
+    (second,) = seed(gw, ALICE, split_memory(first, second_text))
+    assert second.metadata["split_from"] == [first.id, whole.id]
+    (home,) = seed(gw, ALICE, memory(moved, scope="event", metadata={"follows": whole.id}))
+    (shifts,) = seed(gw, ALICE, memory(shift, scope="event", metadata={"follows": first.id}))
+    (commute,) = seed(gw, ALICE, memory(later, scope="event", metadata={"follows": home.id}))
+    for older in (whole, first):
+        _retire(gw, shared_model, ALICE, older.id)
+    client = openai.OpenAI(base_url=gw.base_url, api_key=ALICE_KEY, max_retries=0)
+    reply = client.chat.completions.create(
+        model="gpt-4o", messages=[{"role": "user", "content": "can you help me write a cover letter"}])
+    prompt = "\n".join(str(m["content"]) for m in upstream.chat_requests()[-1].json["messages"] if m["role"] == "system")
+    assert second_text in prompt and first_text not in prompt, prompt
+    assert moved in prompt and shift in prompt and later in prompt, prompt
+    rows = {row["id"]: row for row in reply.model_extra["memgate"]["auto_recall"]["memories"]}
+    for linked in (home, shifts, commute):  # read by id, not found by a search (no cosine)
+        assert rows[linked.id]["added"] == NEWER_STATEMENT and rows[linked.id]["cosine"] == 0.0
 
 
 def test_a_failed_read_of_the_followers_adds_nothing_and_the_request_goes_on(start_gateway, upstream, seed, tmp_path):
