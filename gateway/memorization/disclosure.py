@@ -253,7 +253,10 @@ def _analyse(text: str, promote: frozenset[int]) -> Analysis:
             merged.append(group)
     if len(merged) > 1 and not _says_enough(_joined(parts, merged[-1])):
         merged[-2:] = [merged[-2] + merged[-1]]
-    return Analysis(tuple(_formed(_joined(parts, group)) for group in merged), kinds)  # all told with a disclosure
+    formed = tuple(_formed(_joined(parts, group)) for group in merged)  # all told with a disclosure
+    if all(not m.durable and is_passing(m.text) for m in formed):
+        return Analysis((), kinds, "small_talk")  # only how the user is right now: "just clocked off, knackered"
+    return Analysis(formed, kinds)
 
 
 def _groups(parts: list[Clause], kinds: tuple[ClauseKind, ...], kept: list[int]) -> list[list[int]]:
@@ -281,6 +284,9 @@ def _groups(parts: list[Clause], kinds: tuple[ClauseKind, ...], kept: list[int])
         if after and own is None and (_LINKED.match(parts[i].text.strip()) or _REPLACIVE_EN.search(parts[i].text)
                                       or _judges_zh(core) or _FEELING.search(core)):
             groups[-1].append(i)  # "promoted me to head nurse, so I run the ward now"; 搬到闵行了 离我爸妈家近多了
+            continue
+        if after and (own is None or about_someone(parts[groups[-1][0]].text)) and _zero_subject_zh(parts[i].text, core):
+            groups[-1].append(i)  # 车是租的比亚迪秦，一个月租金好几千; 丈母娘过来帮忙坐月子，住一个多月就回去: the same subject
             continue
         if after and _open_parenthesis(parts, groups[-1]):
             groups[-1].append(i)  # "made head of platform (same company, we're 30 now)": an aside to the clause
@@ -333,6 +339,28 @@ _FEELING = re.compile(
     r"[\s!.~\u2600-\u27bf\U0001f300-\U0001faff]*$"
     r"|^[\u4e00-\u9fff，,]{0,10}?(?:紧张|崩了|崩溃了?|累死了?|累坏了|心累|好累|太累了|烦死了?|头大|压力山大|压力(?:好|很|太|特别|超)?大|"
     r"开心|高兴|难过|郁闷|焦虑|激动)[了啊呀啦哈!！~～。\s\u2600-\u27bf\U0001f300-\U0001faff]*$", re.IGNORECASE)
+
+
+#: The speaker anywhere in a Chinese clause, also inside it (搬家全靠我一个人, 当过老师的我).
+_SPEAKER_ZH = re.compile(r"我|咱|俺")
+#: A Chinese clause that brings in a new person or pet, counted (一只 / 两个 ...: 养了一只三岁的
+#: 橘猫叫团子, 又添了个女儿): an indefinite noun phrase introduces a new referent (Li & Thompson
+#: 1981, 4.1 on the numeral-classifier phrase as indefinite), another fact, not more about the
+#: topic before ("接孩子根本来不及", "跟着外婆在县城住" say more about the subject's days).
+_NEW_PARTICIPANT_ZH = re.compile(r"[一两俩三四五六七八九十几](?:只|个|条|位|头|匹|窝)[\u4e00-\u9fff\d]{0,8}?" + _PEOPLE_ZH)
+
+
+def _zero_subject_zh(text: str, core: str) -> bool:
+    """``text`` (``core``: without its lead words) is a Chinese clause with no subject of its
+    own (:data:`_NAMES_ITS_SUBJECT_ZH`, no 我 / 咱 / 俺 anywhere in it: "当过三十年小学老师的我",
+    "搬家全靠我一个人" are the user's; no new participant: :data:`_NEW_PARTICIPANT_ZH`) that names no
+    condition of health (:data:`HEALTH`) nor a death: a zero pronoun, whose referent is the
+    topic of the clause before it in the sentence (Li & Thompson 1981, ch. 24: 女儿4岁 跟着外婆在县城住,
+    车是租的比亚迪秦，一个月租金好几千), so it tells more about that topic and joins its memory.
+    A health complaint ("我在深圳做后端，腰椎间盘突出又犯了") stays a memory of its own."""
+    return (bool(_CJK.search(core)) and not _NAMES_ITS_SUBJECT_ZH.search(core) and not _SPEAKER_ZH.search(core)
+            and not _NEW_PARTICIPANT_ZH.search(core) and not about_someone(text) and not HEALTH.search(text)
+            and not DEATH.search(text))
 
 
 def _judges_zh(core: str) -> bool:

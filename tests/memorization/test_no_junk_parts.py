@@ -1,0 +1,75 @@
+"""Parts of a turn that hold no fact of their own (gateway/memorization/disclosure.py,
+:func:`analyse`, :func:`_groups`).
+
+1. A Chinese clause with no subject of its own (a zero pronoun: Li & Thompson 1981, ch. 24)
+   says more about the topic of the clause before it, also when it fills a slot of its own
+   after a clause about someone of the user's: one memory with it ("车是租的比亚迪秦，一个月
+   租金好几千"), not a memory that serves "一个月租金好几千" alone in every prompt.
+2. A turn that only tells how the user is right now, a task just finished or a remark
+   about the listener (:func:`gateway.memorization.salience.is_passing`) forms no memory:
+   a one-off state, dropped as small talk.
+
+Controls: a clause with a subject of its own, a health complaint, a new pet or person, and
+an episode or lasting fact beside the state stay memories of their own."""
+
+from __future__ import annotations
+
+import pytest
+
+from gateway.memorization.disclosure import analyse
+
+
+def _memories(text: str) -> list[str]:
+    return [m.text for m in analyse(text).memories]
+
+
+@pytest.mark.parametrize(("text", "joined"), [
+    ("车是租的比亚迪秦，一个月租金好几千，肉疼", "车是租的比亚迪秦，一个月租金好几千，肉疼"),
+    ("上周搬家了，现在住余杭，走路去公司十分钟", "上周搬家了，现在住余杭，走路去公司十分钟"),
+    ("辞职了 自己在珠江新城开了个私教工作室 房租两万一个月", "辞职了，自己在珠江新城开了个私教工作室，房租两万一个月"),
+    ("在长沙开了家奶茶店，就在大学城旁边", "在长沙开了家奶茶店，就在大学城旁边"),
+    # after a clause about someone of the user's, a subjectless clause with a slot is still theirs
+    ("我老婆在县医院当护士 女儿4岁 跟着外婆在县城住", "我老婆在县医院当护士，女儿4岁，跟着外婆在县城住"),
+])
+def test_a_chinese_clause_with_no_subject_stays_with_the_clause_before(text: str, joined: str):
+    assert _memories(text) == [joined]
+
+
+@pytest.mark.parametrize(("text", "apart"), [
+    # a health complaint is its own memory: a new job must not retire it
+    ("我在深圳一家电商公司做后端，天天加班，腰椎间盘突出又犯了", ["我在深圳一家电商公司做后端，天天加班", "腰椎间盘突出又犯了"]),
+    # a clause with the user in it is the user's own statement
+    ("孙子读初二数学跟不上，当过三十年小学老师的我还能辅导吗", ["孙子读初二数学跟不上", "当过三十年小学老师的我还能辅导吗"]),
+    # a new pet, counted, is another fact
+    ("上个月搬到上海闵行区了 养了一只三岁的橘猫叫团子", ["上个月搬到上海闵行区了", "养了一只三岁的橘猫叫团子"]),
+    # a clause with a subject of its own
+    ("男朋友阿杰在北邮读研，我们一般周末才见。", ["男朋友阿杰在北邮读研", "我们一般周末才见。"]),
+])
+def test_a_chinese_clause_of_its_own_stays_apart(text: str, apart: list[str]):
+    assert _memories(text) == apart
+
+
+@pytest.mark.parametrize("text", [
+    "hi. it's 3am and I'm wide awake again lol",
+    "morning! just clocked off, knackered",
+    "I'm exhausted.",
+    "Thank you love, you're very patient with me.",
+    "今天累瘫了哈哈",
+    "论文初稿写完了",
+    "数学一刷完了 二刷应该怎么刷",
+])
+def test_a_turn_that_only_tells_a_passing_state_forms_nothing(text: str):
+    found = analyse(text)
+    assert found.memories == () and found.statement is None and found.dropped == "small_talk"
+
+
+@pytest.mark.parametrize("text", [
+    "I've been exhausted for weeks.",  # a state over a span
+    "I always get nervous before flights.",  # a habit
+    "We're moving to Denver, so excited!",  # a plan beside the feeling
+    "I'm exhausted, my son started daycare this week.",  # something else beside the state
+    "我们在滨江买了套二手房，上周刚搬完，累瘫了。",
+    "我今天早上跑了五公里",  # an episode is still an event
+])
+def test_a_passing_state_beside_something_else_still_forms_it(text: str):
+    assert analyse(text).memories
