@@ -73,3 +73,22 @@ def test_a_turn_that_only_tells_a_passing_state_forms_nothing(text: str):
 ])
 def test_a_passing_state_beside_something_else_still_forms_it(text: str):
     assert analyse(text).memories
+
+
+@pytest.mark.parametrize("text", [
+    "行 知道了 谢了哥",  # thanks with a term of address
+    "谢谢姐",
+    "邮件语气再软一点呗，毕竟是老客户了",  # a request to change what the assistant wrote
+    "再写短一点",
+    "稍微正式些吧",
+])
+def test_thanks_to_a_vocative_and_a_request_for_more_of_a_quality_form_nothing(text: str):
+    assert analyse(text).memories == ()
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("我哥在深圳上班", "我哥在深圳上班"),  # 哥 after 我 is the user's brother, no vocative
+    ("我想再瘦一点", "我想再瘦一点"),  # the user's own wish about themselves
+])
+def test_a_brother_and_the_users_own_wish_stay(text: str, kept: str):
+    assert [m.text for m in analyse(text).memories] == [kept]
