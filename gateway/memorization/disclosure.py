@@ -285,6 +285,10 @@ def _groups(parts: list[Clause], kinds: tuple[ClauseKind, ...], kept: list[int])
                                       or _judges_zh(core) or _FEELING.search(core)):
             groups[-1].append(i)  # "promoted me to head nurse, so I run the ward now"; 搬到闵行了 离我爸妈家近多了
             continue
+        if groups and groups[-1][-1] == i - 1 and kinds[i] == "disclosure" and _replaces(parts, groups[-1], i, own):
+            groups[-1].append(i)  # "I left the startup. I'm doing clinical data work at Mount Sinai now": one change
+            current = own or current
+            continue
         if after and (own is None or about_someone(parts[groups[-1][0]].text)) and _zero_subject_zh(parts[i].text, core):
             groups[-1].append(i)  # 车是租的比亚迪秦，一个月租金好几千; 丈母娘过来帮忙坐月子，住一个多月就回去: the same subject
             continue
@@ -348,6 +352,21 @@ _SPEAKER_ZH = re.compile(r"我|咱|俺")
 #: 1981, 4.1 on the numeral-classifier phrase as indefinite), another fact, not more about the
 #: topic before ("接孩子根本来不及", "跟着外婆在县城住" say more about the subject's days).
 _NEW_PARTICIPANT_ZH = re.compile(r"[一两俩三四五六七八九十几](?:只|个|条|位|头|匹|窝)[\u4e00-\u9fff\d]{0,8}?" + _PEOPLE_ZH)
+
+
+def _replaces(parts: list[Clause], group: list[int], i: int, own: str | None) -> bool:
+    """The first clause of ``group`` tells that something of the user's ended (:func:`ended_of`;
+    its slot, if any, is ``own``, the slot of clause ``i``, or ``own`` is none), and clause ``i``,
+    right after the group, is the user's own (not about someone else: :func:`about_someone`) and
+    names no condition of health (:data:`HEALTH`): it says what replaced what ended ("网约车我不干了，
+    太熬人，现在给一个公司老板当司机", "QUIT THE DAY JOB!! streaming + editing for a youtuber
+    full time now"), the other half of one change, which a memory of the ending alone would
+    not tell."""
+    first, then = parts[group[0]].text, parts[i].text
+    if not ended_of(first) or about_someone(first) or about_someone(then) or HEALTH.search(then):
+        return False
+    slot = slot_of(first)
+    return slot is None or own is None or slot == own
 
 
 def _zero_subject_zh(text: str, core: str) -> bool:

@@ -92,3 +92,25 @@ def test_thanks_to_a_vocative_and_a_request_for_more_of_a_quality_form_nothing(t
 ])
 def test_a_brother_and_the_users_own_wish_stay(text: str, kept: str):
     assert [m.text for m in analyse(text).memories] == [kept]
+
+
+@pytest.mark.parametrize(("text", "joined"), [
+    ("网约车我不干了，太熬人，现在给一个公司老板当司机，活少稳定", "网约车我不干了，太熬人，现在给一个公司老板当司机，活少稳定"),
+    ("QUIT THE DAY JOB!! streaming + editing for a youtuber full time now",
+     "QUIT THE DAY JOB!! streaming + editing for a youtuber full time now"),
+    ("明年冬天不去海南了 太贵 跟老姐妹说好了去西双版纳住俩月", "明年冬天不去海南了，太贵，跟老姐妹说好了去西双版纳住俩月"),
+])
+def test_an_ending_and_what_replaced_it_are_one_memory(text: str, joined: str):
+    assert _memories(text) == [joined]
+
+
+@pytest.mark.parametrize(("text", "apart"), [
+    # a new fact of another slot after an ending is its own memory
+    ("I quit my job, and my daughter is allergic to peanuts", ["I quit my job", "and my daughter is allergic to peanuts"]),
+])
+def test_an_ending_beside_another_fact_stays_apart(text: str, apart: list[str]):
+    assert _memories(text) == apart
+
+
+def test_an_ending_alone_is_still_a_memory():
+    assert _memories("我不喝咖啡了") == ["我不喝咖啡了"]
