@@ -497,9 +497,33 @@ def _says_enough(text: str) -> bool:
     return len(LATIN_WORD.findall(text)) >= STATEMENT_WORDS
 
 
+#: A memory led by someone the user knows outside the household and kin (a friend, a colleague,
+#: a roommate, a cousin, a comrade: "我表哥腰突做了手术", "兄弟想追他们公司前台", "my buddy just
+#: got engaged"): what it tells is that person's, not a fact about the user (seed 002 §3.2:
+#: the profile is the user's own attributes and likes). Not a term of address set off by a
+#: comma ("兄弟，我在深圳跑美团").
+_ACQUAINTANCE_LED = re.compile(
+    r"^(?:(?:and|but|so|also)\s+)?(?:my|our)\s+(?:best\s+|old\s+|close\s+|good\s+)?(?:friend|buddy|mate|pal|bestie|bff|"
+    r"coworker|co-worker|colleague|neighbou?r|roommate|room\s+mate|flatmate|housemate|classmate|teammate|cousin)s?\b"
+    r"|^(?:我|俺)?(?:的|一个|有个|一位)?(?:好|老|大学|高中|初中|小学)?(?:老铁|兄弟|哥们儿?|闺蜜|同事|邻居|朋友|好友|同学|室友|舍友|"
+    r"发小|战友|表哥|表姐|表弟|表妹|堂哥|堂姐|堂弟|堂妹)(?![，,、:：!！\s])", re.IGNORECASE)
+#: The user named after the lead of a memory: I / me / my / we (also "ill", "im") or 我 / 咱 / 俺.
+_USER_AFTER = re.compile(r"\b(?:i|i'm|im|i'll|ill|i've|ive|i'd|me|my|mine|we|we're|our|us)\b|我|咱|俺", re.IGNORECASE)
+
+
+def about_an_acquaintance(memory: str) -> bool:
+    """``memory`` is led by an acquaintance of the user's (:data:`_ACQUAINTANCE_LED`) and names
+    the user nowhere after that lead (:data:`_USER_AFTER`): it tells only about that person.
+    Linear in ``len(memory)``."""
+    led = _ACQUAINTANCE_LED.match(core_zh(core_en(memory)))
+    return led is not None and not _USER_AFTER.search(core_zh(core_en(memory)), led.end())
+
+
 def _durable(memory: str, told: bool = True) -> bool:
     """Step 4 of the module docstring: ``told``: ``memory`` holds a disclosure (the user
     about themselves or their people), else it is a statement about something else."""
+    if about_an_acquaintance(memory):
+        return False  # a friend's, a colleague's, a cousin's news: theirs, an event (:data:`_ACQUAINTANCE_LED`)
     if slot_of(memory) or NAMED_PERSON.search(memory) or PLAN.search(memory):
         return True  # where the user lives, works, studies, what they eat, who their people are: lasting whatever the date
     if (CONDITION.search(memory) or names_chronic_condition(memory)) and (told or FIRST_PERSON_ZH.search(core_zh(memory))):

@@ -55,6 +55,7 @@ def test_a_chinese_clause_of_its_own_stays_apart(text: str, apart: list[str]):
     "I'm exhausted.",
     "Thank you love, you're very patient with me.",
     "今天累瘫了哈哈",
+    "今天好累 不想说话",
     "论文初稿写完了",
     "数学一刷完了 二刷应该怎么刷",
 ])
@@ -114,3 +115,25 @@ def test_an_ending_beside_another_fact_stays_apart(text: str, apart: list[str]):
 
 def test_an_ending_alone_is_still_a_memory():
     assert _memories("我不喝咖啡了") == ["我不喝咖啡了"]
+
+
+@pytest.mark.parametrize("text", [
+    "我表哥腰突做了手术，术后多久能开车",
+    "兄弟想追他们公司前台，送花会不会太土",
+    "闺蜜说她室友的男朋友天天来宿舍，她该咋开口",
+    "我闺蜜倒是搬去上海了，以后想约个饭都难",  # no residence slot of the user's: she moved
+    "my buddy just got engaged to his girlfriend of ten years",
+])
+def test_news_of_an_acquaintance_is_an_event_not_the_users_profile(text: str):
+    (found,) = analyse(text).memories
+    assert not found.durable and found.slot is None
+
+
+@pytest.mark.parametrize("text", [
+    "同事小周下个月调去滨江店了，以后没人陪我吃饭了呜呜",  # names the user after the lead
+    "my roommate keeps the thermostat on 78 all day and i wake up drenched",
+    "兄弟，我在深圳跑美团，一天骑十几个小时",  # 兄弟 is a term of address here
+    "我妈有高血压，一直在吃药",  # kin, not an acquaintance
+])
+def test_an_acquaintance_with_the_user_in_it_or_kin_stays_profile(text: str):
+    assert any(m.durable for m in analyse(text).memories)
