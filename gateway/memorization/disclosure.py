@@ -93,7 +93,7 @@ from gateway.memorization.clauses import (
 from gateway.memorization.kinds import ClauseKind, clause_kind, clause_kinds
 from gateway.memorization.lexicon import FEELINGS_EN, FEELINGS_TOLD_EN
 from gateway.memorization.lexicon import PEOPLE_ZH as _PEOPLE_ZH
-from gateway.memorization.salience import EVENT_TIME, PREFERENCE_CUES, is_passing
+from gateway.memorization.salience import EVENT_TIME, PASSING_STATE, PREFERENCE_CUES, is_passing
 from gateway.memorization.scope import (
     CHANGE,
     CHRONIC,
@@ -254,9 +254,31 @@ def _analyse(text: str, promote: frozenset[int]) -> Analysis:
     if len(merged) > 1 and not _says_enough(_joined(parts, merged[-1])):
         merged[-2:] = [merged[-2] + merged[-1]]
     formed = tuple(_formed(_joined(parts, group)) for group in merged)  # all told with a disclosure
-    if all(not m.durable and is_passing(m.text) for m in formed):
+    if all(not m.durable and is_passing(m.text) for m in formed) or _days_report(formed):
         return Analysis((), kinds, "small_talk")  # only how the user is right now: "just clocked off, knackered"
     return Analysis(formed, kinds)
+
+
+#: The day of the conversation: today, tonight, this morning, 今天, 今晚, 今早.
+_TODAY = re.compile(r"\b(?:today|tonight|this\s+(?:morning|afternoon|evening))\b|今天|今晚|今早|今儿", re.IGNORECASE)
+
+
+#: A piece that says who the user is: a Chinese clause ending in the nominalizing 的 (县医院麻醉科的,
+#: 跑滴滴的: "one who ...", Li & Thompson 1981, ch. 20 on the 的 nominal as a classifying
+#: predicate) or "I'm a / an ..." ("I'm a nurse, today was brutal").
+_WHO_I_AM = re.compile(r"[\u4e00-\u9fff]的(?=[，,。.!！\s]|$)|\bi'?m\s+an?\b|\bi\s+am\s+an?\b", re.IGNORECASE)
+
+
+def _days_report(formed: tuple[Formed, ...]) -> bool:
+    """Every memory of ``formed`` is an episode (none lasting) of the day of the conversation
+    (:data:`_TODAY`) told with how the user feels about it right now (:data:`PASSING_STATE`:
+    "今天版本上线 人麻了 加班到三点", "legs are toast today lol", 今天好累啊，细胞房待到凌晨两点才出来) and
+    names no health complaint (:data:`HEALTH`) nor who the user is (:data:`_WHO_I_AM`: 县医院麻醉科的，
+    今天连轴转了七台): a report of the user's day, a one-off state that holds nothing past it.
+    Linear in the memories' text."""
+    text = " ".join(m.text for m in formed)
+    return (all(not m.durable for m in formed) and bool(_TODAY.search(text)) and bool(PASSING_STATE.search(text))
+            and not HEALTH.search(text) and not _WHO_I_AM.search(text))
 
 
 def _groups(parts: list[Clause], kinds: tuple[ClauseKind, ...], kept: list[int]) -> list[list[int]]:

@@ -137,3 +137,24 @@ def test_news_of_an_acquaintance_is_an_event_not_the_users_profile(text: str):
 ])
 def test_an_acquaintance_with_the_user_in_it_or_kin_stays_profile(text: str):
     assert any(m.durable for m in analyse(text).memories)
+
+
+@pytest.mark.parametrize("text", [
+    "今天版本上线 人麻了 加班到三点",
+    "今天又被乘客投诉了 心累",
+    "今天实验又失败了 好累",
+    "had back to back meetings today, totally drained",
+])
+def test_a_report_of_the_users_day_with_how_they_feel_forms_nothing(text: str):
+    assert analyse(text).memories == ()
+
+
+@pytest.mark.parametrize("text", [
+    "县医院麻醉科的，今天连轴转了七台，腿都站麻了",  # who the user is
+    "I'm a nurse, did three codes today, totally drained",
+    "今天搬家了，累死了",  # a change holds past the day
+    "今天膝盖又疼了，好烦",  # a health complaint
+    "我今天早上跑了五公里",  # an episode with no feeling: still an event
+])
+def test_a_day_with_who_the_user_is_a_change_or_a_complaint_still_forms_a_memory(text: str):
+    assert analyse(text).memories
