@@ -260,10 +260,17 @@ _FRONTED_REQUEST_ZH = re.compile(r"^(?!我|咱|俺|他|她|它|" + _PEOPLE_ZH + 
 _REALIZED_ZH = re.compile(r"[了过]")
 
 
+#: A subjectless clause asking for more of a quality in what the other side wrote ("邮件语气再软一点呗",
+#: "再写短一点", "稍微正式些吧"): 再 / 稍微 and a delimitative 一点 / 些 with no subject, an imperative
+#: (Li & Thompson 1981, 14.1: the imperative has no subject and may end in 吧 / 呗).
+_MORE_OF_IT_ZH = re.compile(r"^(?!我|咱|俺|他|她|它|" + _PEOPLE_ZH + r")[\u4e00-\u9fffA-Za-z0-9]{0,6}?(?:再|稍微|稍稍)"
+                            r"[\u4e00-\u9fff]{1,3}?一?(?:点|些)儿?[呗吧啊哈呀嘛]*$")
+
+
 def request_zh(core: str) -> bool:
     """``core`` (a Chinese clause, its lead words gone) is a request (:data:`REQUEST_ZH`,
-    :data:`_FRONTED_REQUEST_ZH`). Linear in ``len(core)``."""
-    if REQUEST_ZH.search(core):
+    :data:`_FRONTED_REQUEST_ZH`, :data:`_MORE_OF_IT_ZH`). Linear in ``len(core)``."""
+    if REQUEST_ZH.search(core) or _MORE_OF_IT_ZH.match(core):
         return True
     fronted = _FRONTED_REQUEST_ZH.match(core)
     return fronted is not None and not _REALIZED_ZH.search(core, fronted.end())

@@ -93,7 +93,7 @@ from gateway.memorization.clauses import (
 from gateway.memorization.kinds import ClauseKind, clause_kind, clause_kinds
 from gateway.memorization.lexicon import FEELINGS_EN, FEELINGS_TOLD_EN
 from gateway.memorization.lexicon import PEOPLE_ZH as _PEOPLE_ZH
-from gateway.memorization.salience import EVENT_TIME, PREFERENCE_CUES, is_passing
+from gateway.memorization.salience import EVENT_TIME, PASSING_STATE, PREFERENCE_CUES, is_passing
 from gateway.memorization.scope import (
     CHANGE,
     CHRONIC,
@@ -253,7 +253,32 @@ def _analyse(text: str, promote: frozenset[int]) -> Analysis:
             merged.append(group)
     if len(merged) > 1 and not _says_enough(_joined(parts, merged[-1])):
         merged[-2:] = [merged[-2] + merged[-1]]
-    return Analysis(tuple(_formed(_joined(parts, group)) for group in merged), kinds)  # all told with a disclosure
+    formed = tuple(_formed(_joined(parts, group)) for group in merged)  # all told with a disclosure
+    if all(not m.durable and is_passing(m.text) for m in formed) or _days_report(formed):
+        return Analysis((), kinds, "small_talk")  # only how the user is right now: "just clocked off, knackered"
+    return Analysis(formed, kinds)
+
+
+#: The day of the conversation: today, tonight, this morning, 今天, 今晚, 今早.
+_TODAY = re.compile(r"\b(?:today|tonight|this\s+(?:morning|afternoon|evening))\b|今天|今晚|今早|今儿", re.IGNORECASE)
+
+
+#: A piece that says who the user is: a Chinese clause ending in the nominalizing 的 (县医院麻醉科的,
+#: 跑滴滴的: "one who ...", Li & Thompson 1981, ch. 20 on the 的 nominal as a classifying
+#: predicate) or "I'm a / an ..." ("I'm a nurse, today was brutal").
+_WHO_I_AM = re.compile(r"[\u4e00-\u9fff]的(?=[，,。.!！\s]|$)|\bi'?m\s+an?\b|\bi\s+am\s+an?\b", re.IGNORECASE)
+
+
+def _days_report(formed: tuple[Formed, ...]) -> bool:
+    """Every memory of ``formed`` is an episode (none lasting) of the day of the conversation
+    (:data:`_TODAY`) told with how the user feels about it right now (:data:`PASSING_STATE`:
+    "今天版本上线 人麻了 加班到三点", "legs are toast today lol", 今天好累啊，细胞房待到凌晨两点才出来) and
+    names no health complaint (:data:`HEALTH`) nor who the user is (:data:`_WHO_I_AM`: 县医院麻醉科的，
+    今天连轴转了七台): a report of the user's day, a one-off state that holds nothing past it.
+    Linear in the memories' text."""
+    text = " ".join(m.text for m in formed)
+    return (all(not m.durable for m in formed) and bool(_TODAY.search(text)) and bool(PASSING_STATE.search(text))
+            and not HEALTH.search(text) and not _WHO_I_AM.search(text))
 
 
 def _groups(parts: list[Clause], kinds: tuple[ClauseKind, ...], kept: list[int]) -> list[list[int]]:
@@ -281,6 +306,13 @@ def _groups(parts: list[Clause], kinds: tuple[ClauseKind, ...], kept: list[int])
         if after and own is None and (_LINKED.match(parts[i].text.strip()) or _REPLACIVE_EN.search(parts[i].text)
                                       or _judges_zh(core) or _FEELING.search(core)):
             groups[-1].append(i)  # "promoted me to head nurse, so I run the ward now"; 搬到闵行了 离我爸妈家近多了
+            continue
+        if groups and groups[-1][-1] == i - 1 and kinds[i] == "disclosure" and _replaces(parts, groups[-1], i, own):
+            groups[-1].append(i)  # "I left the startup. I'm doing clinical data work at Mount Sinai now": one change
+            current = own or current
+            continue
+        if after and (own is None or about_someone(parts[groups[-1][0]].text)) and _zero_subject_zh(parts[i].text, core):
+            groups[-1].append(i)  # 车是租的比亚迪秦，一个月租金好几千; 丈母娘过来帮忙坐月子，住一个多月就回去: the same subject
             continue
         if after and _open_parenthesis(parts, groups[-1]):
             groups[-1].append(i)  # "made head of platform (same company, we're 30 now)": an aside to the clause
@@ -333,6 +365,43 @@ _FEELING = re.compile(
     r"[\s!.~\u2600-\u27bf\U0001f300-\U0001faff]*$"
     r"|^[\u4e00-\u9fff，,]{0,10}?(?:紧张|崩了|崩溃了?|累死了?|累坏了|心累|好累|太累了|烦死了?|头大|压力山大|压力(?:好|很|太|特别|超)?大|"
     r"开心|高兴|难过|郁闷|焦虑|激动)[了啊呀啦哈!！~～。\s\u2600-\u27bf\U0001f300-\U0001faff]*$", re.IGNORECASE)
+
+
+#: The speaker anywhere in a Chinese clause, also inside it (搬家全靠我一个人, 当过老师的我).
+_SPEAKER_ZH = re.compile(r"我|咱|俺")
+#: A Chinese clause that brings in a new person or pet, counted (一只 / 两个 ...: 养了一只三岁的
+#: 橘猫叫团子, 又添了个女儿): an indefinite noun phrase introduces a new referent (Li & Thompson
+#: 1981, 4.1 on the numeral-classifier phrase as indefinite), another fact, not more about the
+#: topic before ("接孩子根本来不及", "跟着外婆在县城住" say more about the subject's days).
+_NEW_PARTICIPANT_ZH = re.compile(r"[一两俩三四五六七八九十几](?:只|个|条|位|头|匹|窝)[\u4e00-\u9fff\d]{0,8}?" + _PEOPLE_ZH)
+
+
+def _replaces(parts: list[Clause], group: list[int], i: int, own: str | None) -> bool:
+    """The first clause of ``group`` tells that something of the user's ended (:func:`ended_of`;
+    its slot, if any, is ``own``, the slot of clause ``i``, or ``own`` is none), and clause ``i``,
+    right after the group, is the user's own (not about someone else: :func:`about_someone`) and
+    names no condition of health (:data:`HEALTH`): it says what replaced what ended ("网约车我不干了，
+    太熬人，现在给一个公司老板当司机", "QUIT THE DAY JOB!! streaming + editing for a youtuber
+    full time now"), the other half of one change, which a memory of the ending alone would
+    not tell."""
+    first, then = parts[group[0]].text, parts[i].text
+    if not ended_of(first) or about_someone(first) or about_someone(then) or HEALTH.search(then):
+        return False
+    slot = slot_of(first)
+    return slot is None or own is None or slot == own
+
+
+def _zero_subject_zh(text: str, core: str) -> bool:
+    """``text`` (``core``: without its lead words) is a Chinese clause with no subject of its
+    own (:data:`_NAMES_ITS_SUBJECT_ZH`, no 我 / 咱 / 俺 anywhere in it: "当过三十年小学老师的我",
+    "搬家全靠我一个人" are the user's; no new participant: :data:`_NEW_PARTICIPANT_ZH`) that names no
+    condition of health (:data:`HEALTH`) nor a death: a zero pronoun, whose referent is the
+    topic of the clause before it in the sentence (Li & Thompson 1981, ch. 24: 女儿4岁 跟着外婆在县城住,
+    车是租的比亚迪秦，一个月租金好几千), so it tells more about that topic and joins its memory.
+    A health complaint ("我在深圳做后端，腰椎间盘突出又犯了") stays a memory of its own."""
+    return (bool(_CJK.search(core)) and not _NAMES_ITS_SUBJECT_ZH.search(core) and not _SPEAKER_ZH.search(core)
+            and not _NEW_PARTICIPANT_ZH.search(core) and not about_someone(text) and not HEALTH.search(text)
+            and not DEATH.search(text))
 
 
 def _judges_zh(core: str) -> bool:
@@ -450,9 +519,33 @@ def _says_enough(text: str) -> bool:
     return len(LATIN_WORD.findall(text)) >= STATEMENT_WORDS
 
 
+#: A memory led by someone the user knows outside the household and kin (a friend, a colleague,
+#: a roommate, a cousin, a comrade: "我表哥腰突做了手术", "兄弟想追他们公司前台", "my buddy just
+#: got engaged"): what it tells is that person's, not a fact about the user (seed 002 §3.2:
+#: the profile is the user's own attributes and likes). Not a term of address set off by a
+#: comma ("兄弟，我在深圳跑美团").
+_ACQUAINTANCE_LED = re.compile(
+    r"^(?:(?:and|but|so|also)\s+)?(?:my|our)\s+(?:best\s+|old\s+|close\s+|good\s+)?(?:friend|buddy|mate|pal|bestie|bff|"
+    r"coworker|co-worker|colleague|neighbou?r|roommate|room\s+mate|flatmate|housemate|classmate|teammate|cousin)s?\b"
+    r"|^(?:我|俺)?(?:的|一个|有个|一位)?(?:好|老|大学|高中|初中|小学)?(?:老铁|兄弟|哥们儿?|闺蜜|同事|邻居|朋友|好友|同学|室友|舍友|"
+    r"发小|战友|表哥|表姐|表弟|表妹|堂哥|堂姐|堂弟|堂妹)(?![，,、:：!！\s])", re.IGNORECASE)
+#: The user named after the lead of a memory: I / me / my / we (also "ill", "im") or 我 / 咱 / 俺.
+_USER_AFTER = re.compile(r"\b(?:i|i'm|im|i'll|ill|i've|ive|i'd|me|my|mine|we|we're|our|us)\b|我|咱|俺", re.IGNORECASE)
+
+
+def about_an_acquaintance(memory: str) -> bool:
+    """``memory`` is led by an acquaintance of the user's (:data:`_ACQUAINTANCE_LED`) and names
+    the user nowhere after that lead (:data:`_USER_AFTER`): it tells only about that person.
+    Linear in ``len(memory)``."""
+    led = _ACQUAINTANCE_LED.match(core_zh(core_en(memory)))
+    return led is not None and not _USER_AFTER.search(core_zh(core_en(memory)), led.end())
+
+
 def _durable(memory: str, told: bool = True) -> bool:
     """Step 4 of the module docstring: ``told``: ``memory`` holds a disclosure (the user
     about themselves or their people), else it is a statement about something else."""
+    if about_an_acquaintance(memory):
+        return False  # a friend's, a colleague's, a cousin's news: theirs, an event (:data:`_ACQUAINTANCE_LED`)
     if slot_of(memory) or NAMED_PERSON.search(memory) or PLAN.search(memory):
         return True  # where the user lives, works, studies, what they eat, who their people are: lasting whatever the date
     if (CONDITION.search(memory) or names_chronic_condition(memory)) and (told or FIRST_PERSON_ZH.search(core_zh(memory))):

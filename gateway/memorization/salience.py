@@ -257,7 +257,7 @@ _CJK = CJK_RE
 #: names the listener, it adds nothing about the speaker (vocatives in Chinese
 #: conversation, Li & Thompson 1981, 7.4 on terms of address), so it is dropped before
 #: the small-talk check.
-_VOCATIVES_ZH = r"(?:闺女|姑娘|小伙子|老师|亲爱的|亲|宝贝|宝|小助手|助手|同学|老铁|兄弟|姐妹)"
+_VOCATIVES_ZH = r"(?:闺女|姑娘|小伙子|老师|亲爱的|亲|宝贝|宝|小助手|助手|同学|老铁|兄弟|姐妹|老哥|大哥|大姐|哥|姐)"
 _VOCATIVE_ZH = re.compile(r"(?:啊|呀|哈)?" + _VOCATIVES_ZH + "$")
 #: A term of address before a greeting ("老师好", "亲早上好", "同学晚安"): Chinese greets
 #: with the addressee first (称呼 + 好), so the vocative is dropped there too.

@@ -1,6 +1,7 @@
 """What becomes a profile memory (seen by every friend of the user, picked for every
-request): a lasting fact, not how the user is at the moment. A passing state, a task just
-finished or a remark about the listener is an event (still searchable by relevance);
+request): a lasting fact, not how the user is at the moment. A turn that only tells a passing
+state, a task just finished or a remark about the listener forms no memory (a one-off state,
+dropped as small talk; said beside something else, it is part of that memory);
 a real lasting fact, also one said beside a feeling or made lasting by a habit or a
 duration, stays profile (gateway/memorization/salience.py :func:`is_passing`, read by
 disclosure's durable rule and by :func:`profile_type`)."""
@@ -33,10 +34,9 @@ def _formed(turn: str) -> list[tuple[str, bool]]:
     # a remark about the listener, nothing about the user
     "you're so patient with me",
 ])
-def test_a_passing_state_a_finished_task_or_the_listener_is_an_event_not_profile(turn: str):
-    formed = _formed(turn)
-    assert formed, "the turn still forms a memory (searchable by relevance)"
-    assert all(not durable for _, durable in formed), formed
+def test_a_passing_state_a_finished_task_or_the_listener_forms_no_memory(turn: str):
+    assert _formed(turn) == []
+    assert analyse(turn).dropped == "small_talk"
 
 
 @pytest.mark.parametrize("turn", [
@@ -87,9 +87,10 @@ def test_a_greeting_to_the_teacher_forms_no_memory():
     assert analyse("老师好～啊不对，是你好哈哈").memories == ()
 
 
-def test_the_plan_stores_a_passing_state_as_an_event_and_a_lasting_fact_in_the_profile():
+def test_the_plan_drops_a_passing_state_and_stores_a_lasting_fact_in_the_profile():
     turns = (("user", "我这两天心里有点忐忑"), ("assistant", "怎么了？"), ("user", "我对花生过敏"))
     plan = verbatim_plan(_job(*turns), [t for _, t in turns], ["user"], skip_small_talk=True, profile=True,
                          formation="disclosure")
     stored = [(op.memory.text, op.memory.scope) for op in plan.ops if op.memory]
-    assert stored == [("我这两天心里有点忐忑", Scope.EVENT), ("我对花生过敏", Scope.PROFILE)]
+    assert stored == [("我对花生过敏", Scope.PROFILE)]
+    assert plan.dropped == {"small_talk": 1}
