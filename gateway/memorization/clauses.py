@@ -155,7 +155,12 @@ _KIN_LED_ZH = re.compile(r"^" + _PEOPLE_ZH + r"(?!呀|啊|的天)")
 #: 徒弟调到成都分院了", "我的同事搬去杭州了", "我大学室友在读博"): in X 的 N the head noun N comes
 #: last and X modifies it (Li & Thompson 1981, ch. 20 on nominalization and relative
 #: clauses), so the subject is that person, not 我. The modifier holds no clause break.
-MY_OWN_PERSON_ZH = re.compile(r"^我[\u4e00-\u9fff]{0,6}?的(?:" + _PEOPLE_ZH + "|" + ASSOCIATES_ZH + ")")
+#: With a friend, a colleague or a classmate the 的 is often dropped ("我闺蜜搬去上海了", "我同事
+#: 在腾讯上班": a pronoun possessor of a close relation needs no 的, Li & Thompson 1981, 4.2.1),
+#: and the subject is still that person; not a compound that starts with the word (朋友圈, 同学会,
+#: 学生证).
+MY_OWN_PERSON_ZH = re.compile(r"^我[\u4e00-\u9fff]{0,6}?的(?:" + _PEOPLE_ZH + "|" + ASSOCIATES_ZH + ")"
+                              r"|^我(?:好|大学|高中|初中|小学|老)?" + ASSOCIATES_ZH + r"(?!圈|会|证|卡|端|群|时代|时期|期间|聚会|录)")
 
 
 def about_someone(text: str) -> bool:

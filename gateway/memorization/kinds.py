@@ -11,7 +11,10 @@ poem?" is a request): an imperative first word "give / tell
 you", "I'm looking for", "help me", 帮我 请 给我 推荐 我想要 我需要; ``question`` (the
 sentence's question mark, an interrogative or auxiliary first word (not "had" + object +
 participle, the causative: :data:`gateway.memorization.asks.HAVE_DONE_EN`), 吗/呢 at the end
-(嘛 not after the speaker's own statement: :data:`gateway.memorization.asks.OBVIOUS_MA_ZH`),
+(嘛 not after the speaker's own statement: :data:`gateway.memorization.asks.OBVIOUS_MA_ZH`; 吧
+not after a softened statement, :data:`gateway.memorization.asks.SOFTENED_BA_ZH`; 呢 not after a
+situation that goes on, :data:`gateway.memorization.asks.DURATIVE_NE_ZH`; a bare negator, "没有",
+is an answer, :data:`gateway.memorization.asks.BARE_NO_ZH`),
 a Chinese question word: 什么 怎么 哪 几 多少 能不能 ... outside "什么都" and "前几天",
 with the colloquial 啥 (什么) and 干嘛 outside "啥都"; a
 clause that starts with "any": "any easy swap for..."); ``meta`` (talk
@@ -67,10 +70,12 @@ from gateway.memorization.asks import (
     ALTERNATIVES_EN,
     ASKS_IF_IT_MATTERS,
     AUX_SUBJECT_EN,
+    BARE_NO_ZH,
     COMPARATIVE_EN,
     CONSTRAINT_EN,
     DEICTIC_EN,
     DEICTIC_ZH,
+    DURATIVE_NE_ZH,
     ESTIMATE_ZH,
     FIRST_PERSON_IN_EN,
     FOR_MY_EN,
@@ -92,6 +97,7 @@ from gateway.memorization.asks import (
     REQUEST_EN,
     REQUEST_ZH,
     REVISION_EN,
+    SOFTENED_BA_ZH,
     SPEC_ZH,
     WH_EN,
     alternative_zh,
@@ -251,7 +257,7 @@ def _attributive(core: str) -> bool:
         return True
     if _CONDITIONAL_ZH.search(core):
         return False  # 我痛风的话能吃吗: "if I had gout", no statement
-    return bool((HEALTH.search(core) and (person or CONDITION.search(core) or _I_CHRONIC_ZH.match(core)))
+    return bool((HEALTH.search(core) and (person or CONDITION.search(core))) or _I_CHRONIC_ZH.match(core) or _i_this_state_zh(core)
                 or _DIET_WORD.search(core))
 
 
@@ -269,6 +275,37 @@ _KIN_LEAD_ZH = re.compile(r"^" + KIN_BARE_ZH + r"(?![们子妹弟姐哥妈爸夫
 #: Li & Thompson 1981, 4.2.1) keeps it the speaker's.
 _I_CHRONIC_ZH = re.compile(r"^(?:我|俺)(?:本身|本来|自己|一直|也|还|有|是|这个|这种|这)*(?:高血压|高血脂|高血糖|糖尿病|痛风|哮喘|湿疹|鼻炎|贫血|"
                            r"胆固醇高|血压高|血脂高|血糖高|尿酸高|腰间盘突出|腰椎间盘突出|椎间盘突出|腰突)")
+#: The speaker's own case picked out by 我这 (+ 个 / 种) before a state ("我这孕晚期了能坐飞机吗",
+#: "我这三十五岁了还能转行吗", "我这过敏体质能用吗"): a demonstrative after the possessor makes a
+#: definite noun phrase, "this ... of mine" (Li & Thompson 1981, 4.2.1, as in :data:`_I_CHRONIC_ZH`),
+#: so the ask presupposes the state (:func:`_i_this_state_zh`). Not 这 + a time or a place (我这两天,
+#: 我这周, 我这边, 我这儿: these days, this week, over here).
+_I_THIS_ZH = re.compile(r"^(?:我|俺)这(?:个|种)?(?![两几阵段会周一边儿里么样天星礼月年次回])")
+#: A pregnancy by its stage or week ("孕晚期", "孕28周", "怀孕五个月"): a state that lasts for months.
+_PREGNANCY_STAGE_ZH = re.compile(r"孕[早中晚]期|孕[\d一二三四五六七八九十]+周|怀孕|怀二胎|怀着")
+
+
+def _i_this_state_zh(core: str) -> bool:
+    """``core`` opens with 我这 (:data:`_I_THIS_ZH`) and names a lasting state of the speaker's:
+    an allergy or a diagnosis (:data:`CONDITION`), a chronic condition, an age (:data:`_AGE`) or a
+    pregnancy (:data:`_PREGNANCY_STAGE_ZH`); a passing symptom ("我这头疼怎么办") is none."""
+    m = _I_THIS_ZH.match(core)
+    if m is None:
+        return False
+    rest = core[m.end():]
+    return bool(CONDITION.search(rest) or names_chronic_condition(rest) or _AGE.search(rest) or _PREGNANCY_STAGE_ZH.search(rest))
+
+
+#: A rhetorical question led by the speaker or one of their people ("我不是在减肥吗", "我老婆不是
+#: 怀孕了嘛", "我们不是搬到杭州了吗"): 不是 … 吗 / 嘛 with no question word is a 反问, which asserts
+#: what it negates, reminding the listener of something they know (Li & Thompson 1981, 18.5 on
+#: rhetorical questions), a statement of the user's. Not a remark about what was said (我不是说了吗,
+#: 不是跟你讲过), which is talk about the conversation.
+_RHETORICAL_ZH = re.compile(r"^(?:(?:我|俺|咱)(?:们|家)?|" + _MY_SOMEONE_ZH.pattern + r")[^你您]{0,8}?不是"
+                            r"(?![\u4e00-\u9fff]{0,2}(?:说|讲|问|告诉|提|跟你|和你|叫你|让你))"
+                            r"[\u4e00-\u9fffA-Za-z0-9]{2,}(?:吗|嘛|么)[^\u3400-\u9fffA-Za-z0-9]*$")
+
+
 #: The speaker's own condition or medical device named with "my" inside an ask ("is it safe to
 #: run a half marathon with my asthma", "how do I wear my insulin pump with a lehenga"): a
 #: possessive determiner makes its noun phrase definite and presupposes that its referent
@@ -479,13 +516,14 @@ _MOVED_ZH = re.compile(r"^(?:刚|已经)?(?:搬到|搬去|搬来|调到|调去|�
 #: the speaker's occupation in an opening clause (ch. 24). The verbs are those of a trade:
 #: run (a route), do, drive, sell, deliver, teach, repair.
 _TRADE_ZH = re.compile(r"^(?:跑|干|做|开|卖|送|教|修)(?!得)[\u4e00-\u9fffA-Za-z0-9]{1,8}?的$")
-#: A pseudo-cleft with no subject ("快递用的中通", "开的是比亚迪", "养的是布偶"): "what (I)
-#: use / drive / keep is X", the 的 nominalization of a verb of use or keeping as the
+#: A pseudo-cleft with no subject ("快递用的中通", "开的是比亚迪", "养的是布偶", "种的红颜", "学的
+#:是会计"): "what (I) use / drive / keep / grow / study is X", the 的 nominalization of a verb of
+#: use, keeping, growing or study as the
 #: topic and the thing as the comment (Li & Thompson 1981, 20.3 on nominalizations; ch. 4
 #: on topic-comment): the speaker's habit or possession in an opening clause (ch. 24).
 #: Not when a demonstrative follows 的 ("年轻人用的那个软件"): 的 then closes a relative clause
 #: and 那个 + noun is its head (20.2), a noun phrase with no comment, the topic of what follows.
-_CLEFT_ZH = re.compile(r"^[\u4e00-\u9fff]{0,4}?(?:用|开|骑|住|养|穿|喝|抽|戴)的(?:是)?(?![什哪啥谁])"
+_CLEFT_ZH = re.compile(r"^[\u4e00-\u9fff]{0,4}?(?:用|开|骑|住|养|种|学|穿|喝|抽|戴)的(?:是)?(?![什哪啥谁])"
                        r"(?![这那](?:个|种|款|些|家|台|辆|套|件|只|部|本))[\u4e00-\u9fffA-Za-z0-9]{2,}")
 #: A presentative clause ("班上有个孩子总打人", "群里有个人说...", "公司有位同事要调走"): 有 +
 #: an indefinite noun phrase brings in a new referent, who is the subject of what follows
@@ -524,9 +562,11 @@ def clause_kind(clause: Clause, first: bool = False, after_statement: bool = Fal
         # "说一下红烧肉的做法": a lead word (说一下, "let me say") that is the ask's verb when no subject follows it
         request = request_zh(core) or bool(core != text and REQUEST_ZH.match(text) and not NAMES_USER.search(core))
         asks = request or clause.asked or bool(
-            (QUESTION_END_ZH.search(core) and not ESTIMATE_ZH.match(core) and not OBVIOUS_MA_ZH.match(core))
+            (QUESTION_END_ZH.search(core) and not ESTIMATE_ZH.match(core) and not OBVIOUS_MA_ZH.match(core)
+             and not BARE_NO_ZH.match(core) and not SOFTENED_BA_ZH.match(core) and not DURATIVE_NE_ZH.match(core))
             or QUESTION_WORD_ZH.search(core))
-        if asks and (_attributive(core) or _placed_here_zh(core) or (opening and _MOVED_ZH.match(core) and not _HYPOTHETICAL.search(core))):
+        if asks and (_attributive(core) or _placed_here_zh(core) or (_RHETORICAL_ZH.match(core) and not QUESTION_WORD_ZH.search(core))
+                     or (opening and _MOVED_ZH.match(core) and not _HYPOTHETICAL.search(core))):
             return "disclosure"  # 我家娃对鸡蛋过敏能吃啥 / 郑州这边…: the ask carries a fact about the user or their people
         if _REMINDER_ZH.match(core) and (FIRST_PERSON_ZH.search(core[2:].lstrip("了")) or _MY_SOMEONE_ZH.search(core)):
             return "disclosure"  # 别忘了我对花生过敏: a reminder restates a fact
