@@ -134,7 +134,7 @@ from gateway.memorization.lexicon import (
     WEEKDAY_NAMES,
 )
 from gateway.memorization.lexicon import PEOPLE_ZH as _PEOPLE_ZH
-from gateway.memorization.salience import PREFERENCE_CUES, SMALL_TALK_EN, is_small_talk
+from gateway.memorization.salience import PREFERENCE_CUES, SMALL_TALK_EN, is_passing, is_small_talk
 from gateway.memorization.scope import CHANGE, CHRONIC, CONDITION, DURABLE_ZH, HEALTH, STATE, names_chronic_condition
 from gateway.memorization.slots import slot_of, slots_of
 from gateway.runtime.text import HAN_RE as _CJK
@@ -460,9 +460,10 @@ _INDEFINITE_ZH = re.compile(r"^[\u4e00-\u9fff]{0,6}?(?:租|买|找|换|报|学|�
 #: a turn refers to the speaker unless context names someone else (Li & Thompson 1981,
 #: ch. 24 on zero pronouns; Li & Thompson 1981, 6.1 on 了 and realized events), so it is
 #: the user's episode. The verb-了 must not end the clause ("试了": a reaction) and the
-#: clause must not name the other side (你 / 您).
+#: clause must not name the other side (你 / 您); 不过 / 没过 after a verb is the negated
+#: potential complement ("忙不过来": cannot manage, Li & Thompson 1981, 3.2.2), no 过 of experience.
 _TIME_ZH = PAST_TIME_ZH
-_PERFECTIVE_ZH = re.compile(r"^" + _TIME_ZH + r"*(?:刚刚|刚|才|已经|终于|又|也|还)?[一-鿿]{1,2}(?:了|过)(?:了)?(?=[一-鿿\d])"
+_PERFECTIVE_ZH = re.compile(r"^" + _TIME_ZH + r"*(?:刚刚|刚|才|已经|终于|又|也|还)?[一-鿿]{1,2}(?<![不没])(?:了|过)(?:了)?(?=[一-鿿\d])"
                             r"(?!.*[你您])")
 #: Subjectless impersonal verbs (weather, 下雨了): no one's event.
 _IMPERSONAL_ZH = re.compile(r"雨|雪|风|雾|雷|天气|降温|升温|停电|停水|堵车|天黑|天亮|天冷|天热|变天|过年|春节")
@@ -516,14 +517,14 @@ _MOVED_ZH = re.compile(r"^(?:刚|已经)?(?:搬到|搬去|搬来|调到|调去|�
 #: the speaker's occupation in an opening clause (ch. 24). The verbs are those of a trade:
 #: run (a route), do, drive, sell, deliver, teach, repair.
 _TRADE_ZH = re.compile(r"^(?:跑|干|做|开|卖|送|教|修)(?!得)[\u4e00-\u9fffA-Za-z0-9]{1,8}?的$")
-#: A pseudo-cleft with no subject ("快递用的中通", "开的是比亚迪", "养的是布偶", "种的红颜", "学的
-#:是会计"): "what (I) use / drive / keep / grow / study is X", the 的 nominalization of a verb of
-#: use, keeping, growing or study as the
+#: A pseudo-cleft with no subject ("快递用的中通", "开的是比亚迪", "养的是布偶", "种的红颜"): "what
+#: (I) use / drive / keep / grow is X", the 的 nominalization of a verb of use, keeping or
+#: growing as the
 #: topic and the thing as the comment (Li & Thompson 1981, 20.3 on nominalizations; ch. 4
 #: on topic-comment): the speaker's habit or possession in an opening clause (ch. 24).
 #: Not when a demonstrative follows 的 ("年轻人用的那个软件"): 的 then closes a relative clause
 #: and 那个 + noun is its head (20.2), a noun phrase with no comment, the topic of what follows.
-_CLEFT_ZH = re.compile(r"^[\u4e00-\u9fff]{0,4}?(?:用|开|骑|住|养|种|学|穿|喝|抽|戴)的(?:是)?(?![什哪啥谁])"
+_CLEFT_ZH = re.compile(r"^[\u4e00-\u9fff]{0,4}?(?:用|开|骑|住|养|种|穿|喝|抽|戴)的(?:是)?(?![什哪啥谁])"
                        r"(?![这那](?:个|种|款|些|家|台|辆|套|件|只|部|本))[\u4e00-\u9fffA-Za-z0-9]{2,}")
 #: A presentative clause ("班上有个孩子总打人", "群里有个人说...", "公司有位同事要调走"): 有 +
 #: an indefinite noun phrase brings in a new referent, who is the subject of what follows
@@ -532,6 +533,46 @@ _CLEFT_ZH = re.compile(r"^[\u4e00-\u9fff]{0,4}?(?:用|开|骑|住|养|种|学|�
 #: is the user's household.
 _PRESENTATIVE_ZH = re.compile(r"^(?!家|我|咱|俺|屋)(?:[\u4e00-\u9fff]{1,3}?(?:里|上|中|外|那边|这边|那儿|这儿)?)?"
                               r"(?:还|也|都|就|又|最近|现在)?有(?:个|一个|位|一位|些|一些|几个|两个)(?!我)")
+
+
+#: A sentence-final 了 with more text after it in the same clause ("搬到杭州了附近有啥好吃的", "女儿上初一了
+#: 该报什么班"): 了 at the end of a predicate closes a statement of a change that has come to hold
+#: (Li & Thompson 1981, ch. 9 on the currently relevant state), and chat often runs the next
+#: sentence on with no punctuation (a run-on, Quirk et al. 1985, 13.4n, as :data:`_CLAUSE_CUT`
+#: reads in English): the words up to it are a statement, the rest the ask.
+_FINAL_LE_ZH = re.compile(r"了(?=[\u4e00-\u9fff])(?![吗呢吧么啊呀嘛没不])")
+#: Looked at: the first few 了 of a clause (each test is linear, so the clause stays linear).
+_FINAL_LE_TRIES = 3
+
+
+def _told_before_ask_zh(core: str, opening: bool, after_statement: bool) -> bool:
+    """``core`` is a Chinese ask that runs on from a statement closed by a sentence-final 了
+    (:data:`_FINAL_LE_ZH`): the words up to that 了 (at least three characters before it, no
+    question word, no demonstrative: 那个买了 points at the reply's thing) are a disclosure read
+    as a clause of their own (:func:`clause_kind`) that tells something lasting (a slot, an
+    allergy or a diagnosis, a chronic condition, or a change word: :data:`CHANGE`) and no passing
+    state (:func:`gateway.memorization.salience.is_passing`; a symptom or an illness of the moment,
+    我嗓子发炎了吃什么好, 我最近感冒了吃什么好, is no lasting fact, as :func:`_attributive` reads it),
+    and the words after it ask. A supposition (:data:`_HYPOTHETICAL`: 要是搬到杭州了去哪玩)
+    tells nothing, nor does a 了 of a first clause whose event is only the condition of what the
+    ask is about, with no slot and no one named ("咖啡喝多了手抖正常吗", "褪黑素吃多了会不会有依赖":
+    了 in the first of two clauses marks "once / when", Li & Thompson 1981, 6.1)."""
+    if _HYPOTHETICAL.search(core):
+        return False
+    for n, m in enumerate(_FINAL_LE_ZH.finditer(core)):
+        if n >= _FINAL_LE_TRIES:
+            break
+        head, tail = core[:m.end()], core[m.end():]
+        if QUESTION_WORD_ZH.search(head) or ALTERNATIVE_ZH.search(head):
+            break  # the ask began before this 了
+        if len(_CJK.findall(head)) < 4 or re.search(r"[这那]", head):
+            continue
+        if not (QUESTION_WORD_ZH.search(tail) or QUESTION_END_ZH.search(tail) or request_zh(tail)):
+            continue
+        lasting = bool(slot_of(head) or CONDITION.search(head) or names_chronic_condition(head) or CHANGE.search(head))
+        if lasting and not is_passing(head) and clause_kind(Clause(head, "", False), opening, after_statement, opening) == "disclosure":
+            return True
+    return False
 
 
 def clause_kind(clause: Clause, first: bool = False, after_statement: bool = False,
@@ -566,6 +607,7 @@ def clause_kind(clause: Clause, first: bool = False, after_statement: bool = Fal
              and not BARE_NO_ZH.match(core) and not SOFTENED_BA_ZH.match(core) and not DURATIVE_NE_ZH.match(core))
             or QUESTION_WORD_ZH.search(core))
         if asks and (_attributive(core) or _placed_here_zh(core) or (_RHETORICAL_ZH.match(core) and not QUESTION_WORD_ZH.search(core))
+                     or _told_before_ask_zh(core, opening, after_statement)
                      or (opening and _MOVED_ZH.match(core) and not _HYPOTHETICAL.search(core))):
             return "disclosure"  # 我家娃对鸡蛋过敏能吃啥 / 郑州这边…: the ask carries a fact about the user or their people
         if _REMINDER_ZH.match(core) and (FIRST_PERSON_ZH.search(core[2:].lstrip("了")) or _MY_SOMEONE_ZH.search(core)):
@@ -593,6 +635,8 @@ def clause_kind(clause: Clause, first: bool = False, after_statement: bool = Fal
                 or _TRADE_ZH.match(core)
                 or _CLEFT_ZH.match(core)):
             return "disclosure"  # 换平台了 / 还在喂母乳 / 下个月去新加坡开会 / 跑外卖的: the speaker, subject dropped
+        if opening and _placed_here_zh(core):
+            return "disclosure"  # 南山这边回南天: "here" is where the speaker is (:data:`_HERE_ZH`)
         if slots_of(core, first=True):
             return "disclosure"  # 二战考研: an attribute of the user's (a slot's own words), subject dropped
         if (DURABLE_ZH.search(core) or CHANGE.search(core)) and not request_zh(core):
