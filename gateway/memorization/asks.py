@@ -202,14 +202,16 @@ ESTIMATE_ZH = re.compile(r"^(?:大概|差不多|应该|可能|估计|也就|大�
 #: question is answered by the verb or by the negator alone), it is no A-not-A question with its
 #: second verb dropped, which needs a verb before the negator ("正常不", "伤电池没").
 BARE_NO_ZH = re.compile(r"^(?:还|都|也|从来|一直|真|确实)?(?:没有|没|不|不是|不会|不用)(?:呢|啊|呀|哦|哈|的|了)?[^\u3400-\u9fffA-Za-z0-9]*$")
-#: A statement softened by a final 吧 ("成绩中等吧", "人生巅峰好吧", "朝九晚五的感觉也太好了吧"): 吧
+#: A statement softened by a final 吧 ("成绩中等吧", "人生巅峰好吧"): 吧
 #: after a declarative with no question word solicits agreement with an assertion or marks it
 #: as an estimate or an exclamation (Li & Thompson 1981, 7.2 on 吧); it asks only with a modal
 #: that seeks leave or a judgement ("能吃吧", "该换了吧"), with the other side as its subject
 #: ("你是老师吧": a confirmation of what the listener knows), or as a suggestion or request
-#: (a request is read first: "帮我列个清单吧"). A question word still asks
+#: (a request is read first: "帮我列个清单吧"). The exclamative 太…了吧 ("太贴心了吧", a judgement of
+#: the reply more often than not) is left as it was read. A question word still asks
 #: (:func:`gateway.memorization.kinds.clause_kind`).
 SOFTENED_BA_ZH = re.compile(r"^(?!.*[你您])(?![\u4e00-\u9fffA-Za-z0-9]*(?:能|可以|会|该|要|行|得|敢|用|算|是不是|对不对|有没有))"
+                            r"(?![\u4e00-\u9fffA-Za-z0-9]*太[\u4e00-\u9fff]{1,3}了吧)"
                             r"[\u4e00-\u9fffA-Za-z0-9]{2,}吧[^\u3400-\u9fffA-Za-z0-9]*$")
 #: A statement of a situation that goes on, closed by 呢 ("我还在读研呢", "正在装修呢", "问我经验
 #: 呢", "还没出院呢"): 呢 after a declarative with the durative 在 / 正 / 着 or "not yet" 还没 marks
