@@ -541,6 +541,8 @@ _PRESENTATIVE_ZH = re.compile(r"^(?!家|我|咱|俺|屋)(?:[\u4e00-\u9fff]{1,3}?
 #: sentence on with no punctuation (a run-on, Quirk et al. 1985, 13.4n, as :data:`_CLAUSE_CUT`
 #: reads in English): the words up to it are a statement, the rest the ask.
 _FINAL_LE_ZH = re.compile(r"了(?=[\u4e00-\u9fff])(?![吗呢吧么啊呀嘛没不])")
+#: An age reached, told with 了 ("八个月了", "三岁半了"): the currently relevant state of 了 (ch. 9).
+_AGE_NOW_ZH = re.compile(r"[一二三四五六七八九十两\d]{1,3}(?:岁|个月)(?:半|多)?了$")
 #: Looked at: the first few 了 of a clause (each test is linear, so the clause stays linear).
 _FINAL_LE_TRIES = 3
 
@@ -550,7 +552,8 @@ def _told_before_ask_zh(core: str, opening: bool, after_statement: bool) -> bool
     (:data:`_FINAL_LE_ZH`): the words up to that 了 (at least three characters before it, no
     question word, no demonstrative: 那个买了 points at the reply's thing) are a disclosure read
     as a clause of their own (:func:`clause_kind`) that tells something lasting (a slot, an
-    allergy or a diagnosis, a chronic condition, or a change word: :data:`CHANGE`) and no passing
+    allergy or a diagnosis, a chronic condition, an age: 宝宝八个月了辅食怎么加, or a change word:
+    :data:`CHANGE`) and no passing
     state (:func:`gateway.memorization.salience.is_passing`; a symptom or an illness of the moment,
     我嗓子发炎了吃什么好, 我最近感冒了吃什么好, is no lasting fact, as :func:`_attributive` reads it),
     and the words after it ask. A supposition (:data:`_HYPOTHETICAL`: 要是搬到杭州了去哪玩)
@@ -569,10 +572,31 @@ def _told_before_ask_zh(core: str, opening: bool, after_statement: bool) -> bool
             continue
         if not (QUESTION_WORD_ZH.search(tail) or QUESTION_END_ZH.search(tail) or request_zh(tail)):
             continue
-        lasting = bool(slot_of(head) or CONDITION.search(head) or names_chronic_condition(head) or CHANGE.search(head))
+        lasting = bool(slot_of(head) or CONDITION.search(head) or names_chronic_condition(head) or CHANGE.search(head)
+                       or _AGE.search(head) or _AGE_NOW_ZH.search(head))
         if lasting and not is_passing(head) and clause_kind(Clause(head, "", False), opening, after_statement, opening) == "disclosure":
             return True
     return False
+
+
+#: A sentence-final question particle inside a clause with more text after it ("周末去哪玩好呢我们刚搬到
+#: 杭州", "能喝咖啡吗我在备孕"): 吗 / 呢 close their sentence (Li & Thompson 1981, 18.1 and 7.3), so
+#: what follows is a sentence of its own run on with no punctuation.
+_ASK_THEN_ZH = re.compile(r"(?:吗|呢)(?=[\u4e00-\u9fff])")
+
+
+def _told_after_ask_zh(core: str) -> bool:
+    """``core`` is a Chinese ask closed by 吗 / 呢 (:data:`_ASK_THEN_ZH`) with a statement run on
+    after it that is a disclosure read as a clause of its own (:func:`clause_kind`), led by 我 or
+    someone of the user's or filling a slot, and no supposition (:data:`_HYPOTHETICAL`)."""
+    m = _ASK_THEN_ZH.search(core)
+    if m is None or _HYPOTHETICAL.search(core):
+        return False
+    tail = core[m.end():]
+    tail_core = core_zh(tail) or tail
+    if len(_CJK.findall(tail)) < 4 or not (FIRST_PERSON_ZH.match(tail_core) or _MY_SOMEONE_ZH.match(tail_core) or slot_of(tail)):
+        return False
+    return clause_kind(Clause(tail, "", False)) == "disclosure"
 
 
 def clause_kind(clause: Clause, first: bool = False, after_statement: bool = False,
@@ -607,7 +631,7 @@ def clause_kind(clause: Clause, first: bool = False, after_statement: bool = Fal
              and not BARE_NO_ZH.match(core) and not SOFTENED_BA_ZH.match(core) and not DURATIVE_NE_ZH.match(core))
             or QUESTION_WORD_ZH.search(core))
         if asks and (_attributive(core) or _placed_here_zh(core) or (_RHETORICAL_ZH.match(core) and not QUESTION_WORD_ZH.search(core))
-                     or _told_before_ask_zh(core, opening, after_statement)
+                     or _told_before_ask_zh(core, opening, after_statement) or _told_after_ask_zh(core)
                      or (opening and _MOVED_ZH.match(core) and not _HYPOTHETICAL.search(core))):
             return "disclosure"  # 我家娃对鸡蛋过敏能吃啥 / 郑州这边…: the ask carries a fact about the user or their people
         if _REMINDER_ZH.match(core) and (FIRST_PERSON_ZH.search(core[2:].lstrip("了")) or _MY_SOMEONE_ZH.search(core)):

@@ -205,3 +205,21 @@ def test_an_answer_to_a_question_before_why_it_was_asked_is_kept_with_it():
     job_question = "顺便问一下，你们住哪个区？我可以帮你留意附近的活动。"
     text, _, _ = _answer_memory(job_question, "园区，湖东那边")
     assert text == "顺便问一下，你们住哪个区？ — 园区，湖东那边"
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("周末去哪玩好呢我们刚搬到苏州", "周末去哪玩好呢我们刚搬到苏州"),
+    ("宝宝十个月了辅食怎么加", "宝宝十个月了辅食怎么加"),
+])
+def test_a_statement_run_on_after_the_ask_or_an_age_with_le_is_kept(text: str, kept: str):
+    assert analyse(text).text == kept
+
+
+@pytest.mark.parametrize("text", [
+    "十个月的宝宝辅食怎么加",  # a generic ask: no age reached
+    "要是宝宝十个月了辅食怎么加",  # a supposition
+    "去哪玩好呢最近天气不错",  # nothing of the user's after the ask
+    "这个好吃吗我试试",  # talk about the reply
+])
+def test_a_generic_or_supposed_ask_and_talk_after_it_form_nothing(text: str):
+    assert not analyse(text).memories
