@@ -14,7 +14,9 @@ request (:func:`request_zh`: 帮我 请 给我 推荐 我想要 我需要, a wis
 assistant hands over, :data:`_ARTEFACT_ZH`, an object put first before 帮我 / 给我), a
 question (:data:`QUESTION_END_ZH`, not the speaker's own statement closed by 嘛, :data:`OBVIOUS_MA_ZH`; :data:`QUESTION_WORD_ZH`: degree questions 多 + adjective
 and 几 + a measure word, a clause-final V-没; a parallel A 还是 B, :func:`alternative_zh`;
-an estimate with 吧 asks nothing, :data:`ESTIMATE_ZH`), talk about the conversation
+an estimate with 吧 asks nothing, :data:`ESTIMATE_ZH`, nor does a statement softened by 吧,
+:data:`SOFTENED_BA_ZH`, a situation that goes on closed by 呢, :data:`DURATIVE_NE_ZH`, or a
+bare negative reply, :data:`BARE_NO_ZH`), talk about the conversation
 (:data:`META_ZH`: an exclamation judging a thing, :data:`_EVALUATIVE_ZH`), leave-taking as
 the turn's last clause (:data:`LEAVE_ZH`) and a 的 phrase after an ask (:data:`SPEC_ZH`).
 Either language: a bare question whether the state before it matters
@@ -194,7 +196,31 @@ OBVIOUS_MA_ZH = re.compile(r"^(?:我|咱|俺)(?![\u4e00-\u9fff]{0,6}?(?:能|可�
 #: softens an assertion and solicits agreement (Li & Thompson 1981, 7.2 on 吧): an uncertain
 #: answer, not a question (吧 after a question word still asks: "几个吧" has none here).
 ESTIMATE_ZH = re.compile(r"^(?:大概|差不多|应该|可能|估计|也就|大约)?(?:[一二三四五六七八九十两百千万\d]+)(?:来|多)?"
-                         r"[\u4e00-\u9fff]{0,2}?(?:多|左右)?吧[。！!～~…\s]*$")
+                         r"[\u4e00-\u9fff]{0,3}?(?:多|左右)?吧[。！!～~…\s]*$")
+#: A bare negative reply ("没有", "没", "不", "还没呢", "不是"): the negator alone, with no verb
+#: before it, answers the other side's yes-no question (Li & Thompson 1981, 18.2: a yes-no
+#: question is answered by the verb or by the negator alone), it is no A-not-A question with its
+#: second verb dropped, which needs a verb before the negator ("正常不", "伤电池没").
+BARE_NO_ZH = re.compile(r"^(?:还|都|也|从来|一直|真|确实)?(?:没有|没|不|不是|不会|不用)(?:呢|啊|呀|哦|哈|的|了)?[^\u3400-\u9fffA-Za-z0-9]*$")
+#: A statement softened by a final 吧 ("成绩中等吧", "人生巅峰好吧"): 吧
+#: after a declarative with no question word solicits agreement with an assertion or marks it
+#: as an estimate or an exclamation (Li & Thompson 1981, 7.2 on 吧); it asks only with a modal
+#: that seeks leave or a judgement ("能吃吧", "该换了吧"), with the other side as its subject
+#: ("你是老师吧": a confirmation of what the listener knows), or as a suggestion or request
+#: (a request is read first: "帮我列个清单吧"). The exclamative 太…了吧 ("太贴心了吧", a judgement of
+#: the reply more often than not) is left as it was read. A question word still asks
+#: (:func:`gateway.memorization.kinds.clause_kind`).
+SOFTENED_BA_ZH = re.compile(r"^(?!.*[你您])(?![\u4e00-\u9fffA-Za-z0-9]*(?:能|可以|会|该|要|行|得|敢|用|算|是不是|对不对|有没有))"
+                            r"(?![\u4e00-\u9fffA-Za-z0-9]*太[\u4e00-\u9fff]{1,3}了吧)"
+                            r"[\u4e00-\u9fffA-Za-z0-9]{2,}吧[^\u3400-\u9fffA-Za-z0-9]*$")
+#: A statement of a situation that goes on, closed by 呢 ("我还在读研呢", "正在装修呢", "问我经验
+#: 呢", "还没出院呢"): 呢 after a declarative with the durative 在 / 正 / 着 or "not yet" 还没 marks
+#: the situation as continuing, or answers the listener's expectation (Li & Thompson 1981, 7.3
+#: on 呢 "response to expectation"; Chao 1968 on the durative 呢), with 我 inside it tells what
+#: holds for the speaker; 呢 asks only with a question word or an A-not-A, after a bare noun
+#: phrase ("海鲜呢", "你呢": at most two characters here) or with a modal ("该去呢").
+DURATIVE_NE_ZH = re.compile(r"^(?!.*[你您])(?![\u4e00-\u9fffA-Za-z0-9]*(?:能|可以|该|要不要|好不好|行不行))"
+                            r"(?=[\u4e00-\u9fffA-Za-z0-9]*(?:在|正|着|还没|我))[\u4e00-\u9fffA-Za-z0-9]{3,}呢[^\u3400-\u9fffA-Za-z0-9]*$")
 #: Chinese question words. Besides the wh-words (with the colloquial 啥 and the northern
 #: 嘛 for 什么 before a noun, "有嘛坐垫推荐") and the A-not-A forms (能不能, 有没有..., and any
 #: X不X of a verb or adjective or of its first syllable, "疼不疼", "严不严重", Li & Thompson

@@ -11,7 +11,8 @@ visiting"), at a space between two Chinese
 characters (typed instead of a comma: "车卖了 现在坐地铁") or after a Latin word glued to a
 Chinese character ("主要写java 老板想..."; not "我用 Python 写", spaced Latin words), and before "but / so / and
 then" (not after a copula or "feel": in "I'm so relieved" "so" is a degree adverb) and
-但是 / 所以 / 不过 / 可是. A clause remembers whether its sentence ended in a question mark
+但是 / 所以 / 不过 / 可是 (not 不过 as a potential complement, "忙不过来", "打不过", Li & Thompson 1981,
+3.2.2 on potential resultative compounds). A clause remembers whether its sentence ended in a question mark
 (only the sentence's last clause is the question: "I'm vegetarian, what can I cook?").
 
 **Whom a clause is about**, read after its lead words (a discourse word or an
@@ -51,7 +52,7 @@ _SENTENCE = re.compile(r"(?:[^.!?。！？;；…～\n]|(?<=\d)\.(?=\d))+[.!?。
 #: are :data:`gateway.memorization.lexicon.RUN_ON_PEOPLE_EN`.
 _CLAUSE_CUT = re.compile(r"\s*(?:[,，、：]|(?<!\d):|:(?!\d))\s*|\s+(?=and\s+(?:the|my|our|his|her|their)\s+(?:[\w'-]+\s+){0,2}?"
                          r"(?:is|are|was|were|has|have|had|will|keeps?|gets?)\b)|\s*[—–]\s*(?=(?:can|could|would|will|what|how|please|pls|any|anything|help|is\s+there)\b)|(?<=[\u3400-\u9fff])\s+(?=[\u3400-\u9fff])|(?P<mixed>(?<=[A-Za-z0-9])\s+(?=[\u3400-\u9fff]))|(?<!'m)(?<!\bim)(?<!\bam)(?<!\bis)(?<!'s)(?<!\bare)(?<!'re)(?<!\bwas)(?<!\bwere)(?<!\bfeel)(?<!\bfelt)(?<!\bbeen)(?<!\bfeeling)\s+(?=(?:but|so|and\s+then|and\s+(?:can|could|what|how|please|i'd\s+like))\b)"
-                         r"|(?=但是|所以|不过|可是)"
+                         r"|(?=但是|所以|可是)|(?<![比打说斗拗赢跑躲])(?=不过(?![来去]))"
                          r"|\s+(?=(?:since|because|cause|cuz|coz|given\s+that|now\s+that|seeing\s+as)\s+(?:i|i'm|im|i've|ive|my|we|we're|our)\b)"
                          r"|(?<=[\u3400-\u9fff])(?=因为我|既然我|反正我|由于我)"
                          r"|(?:" + "|".join(rf"(?<=\b{w})" for w in RUN_ON_PEOPLE_EN) + r")[ \t]+"
@@ -155,7 +156,12 @@ _KIN_LED_ZH = re.compile(r"^" + _PEOPLE_ZH + r"(?!呀|啊|的天)")
 #: 徒弟调到成都分院了", "我的同事搬去杭州了", "我大学室友在读博"): in X 的 N the head noun N comes
 #: last and X modifies it (Li & Thompson 1981, ch. 20 on nominalization and relative
 #: clauses), so the subject is that person, not 我. The modifier holds no clause break.
-MY_OWN_PERSON_ZH = re.compile(r"^我[\u4e00-\u9fff]{0,6}?的(?:" + _PEOPLE_ZH + "|" + ASSOCIATES_ZH + ")")
+#: With a friend, a colleague or a classmate the 的 is often dropped ("我闺蜜搬去上海了", "我同事
+#: 在腾讯上班": a pronoun possessor of a close relation needs no 的, Li & Thompson 1981, 4.2.1),
+#: and the subject is still that person; not a compound that starts with the word (朋友圈, 同学会,
+#: 学生证).
+MY_OWN_PERSON_ZH = re.compile(r"^我[\u4e00-\u9fff]{0,6}?的(?:" + _PEOPLE_ZH + "|" + ASSOCIATES_ZH + ")"
+                              r"|^我(?:好|大学|高中|初中|小学|老)?" + ASSOCIATES_ZH + r"(?!圈|会|证|卡|端|群|时代|时期|期间|聚会|录)")
 
 
 def about_someone(text: str) -> bool:

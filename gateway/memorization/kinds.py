@@ -11,7 +11,10 @@ poem?" is a request): an imperative first word "give / tell
 you", "I'm looking for", "help me", 帮我 请 给我 推荐 我想要 我需要; ``question`` (the
 sentence's question mark, an interrogative or auxiliary first word (not "had" + object +
 participle, the causative: :data:`gateway.memorization.asks.HAVE_DONE_EN`), 吗/呢 at the end
-(嘛 not after the speaker's own statement: :data:`gateway.memorization.asks.OBVIOUS_MA_ZH`),
+(嘛 not after the speaker's own statement: :data:`gateway.memorization.asks.OBVIOUS_MA_ZH`; 吧
+not after a softened statement, :data:`gateway.memorization.asks.SOFTENED_BA_ZH`; 呢 not after a
+situation that goes on, :data:`gateway.memorization.asks.DURATIVE_NE_ZH`; a bare negator, "没有",
+is an answer, :data:`gateway.memorization.asks.BARE_NO_ZH`),
 a Chinese question word: 什么 怎么 哪 几 多少 能不能 ... outside "什么都" and "前几天",
 with the colloquial 啥 (什么) and 干嘛 outside "啥都"; a
 clause that starts with "any": "any easy swap for..."); ``meta`` (talk
@@ -67,10 +70,12 @@ from gateway.memorization.asks import (
     ALTERNATIVES_EN,
     ASKS_IF_IT_MATTERS,
     AUX_SUBJECT_EN,
+    BARE_NO_ZH,
     COMPARATIVE_EN,
     CONSTRAINT_EN,
     DEICTIC_EN,
     DEICTIC_ZH,
+    DURATIVE_NE_ZH,
     ESTIMATE_ZH,
     FIRST_PERSON_IN_EN,
     FOR_MY_EN,
@@ -92,6 +97,7 @@ from gateway.memorization.asks import (
     REQUEST_EN,
     REQUEST_ZH,
     REVISION_EN,
+    SOFTENED_BA_ZH,
     SPEC_ZH,
     WH_EN,
     alternative_zh,
@@ -128,7 +134,7 @@ from gateway.memorization.lexicon import (
     WEEKDAY_NAMES,
 )
 from gateway.memorization.lexicon import PEOPLE_ZH as _PEOPLE_ZH
-from gateway.memorization.salience import PREFERENCE_CUES, SMALL_TALK_EN, is_small_talk
+from gateway.memorization.salience import PREFERENCE_CUES, SMALL_TALK_EN, is_passing, is_small_talk
 from gateway.memorization.scope import CHANGE, CHRONIC, CONDITION, DURABLE_ZH, HEALTH, STATE, names_chronic_condition
 from gateway.memorization.slots import slot_of, slots_of
 from gateway.runtime.text import HAN_RE as _CJK
@@ -268,7 +274,7 @@ def _attributive(core: str) -> bool:
         return True
     if _CONDITIONAL_ZH.search(core):
         return False  # 我痛风的话能吃吗: "if I had gout", no statement
-    return bool((HEALTH.search(core) and (person or CONDITION.search(core) or _I_CHRONIC_ZH.match(core)))
+    return bool((HEALTH.search(core) and (person or CONDITION.search(core))) or _I_CHRONIC_ZH.match(core) or _i_this_state_zh(core)
                 or _DIET_WORD.search(core))
 
 
@@ -286,6 +292,37 @@ _KIN_LEAD_ZH = re.compile(r"^" + KIN_BARE_ZH + r"(?![们子妹弟姐哥妈爸夫
 #: Li & Thompson 1981, 4.2.1) keeps it the speaker's.
 _I_CHRONIC_ZH = re.compile(r"^(?:我|俺)(?:本身|本来|自己|一直|也|还|有|是|这个|这种|这)*(?:高血压|高血脂|高血糖|糖尿病|痛风|哮喘|湿疹|鼻炎|贫血|"
                            r"胆固醇高|血压高|血脂高|血糖高|尿酸高|腰间盘突出|腰椎间盘突出|椎间盘突出|腰突)")
+#: The speaker's own case picked out by 我这 (+ 个 / 种) before a state ("我这孕晚期了能坐飞机吗",
+#: "我这三十五岁了还能转行吗", "我这过敏体质能用吗"): a demonstrative after the possessor makes a
+#: definite noun phrase, "this ... of mine" (Li & Thompson 1981, 4.2.1, as in :data:`_I_CHRONIC_ZH`),
+#: so the ask presupposes the state (:func:`_i_this_state_zh`). Not 这 + a time or a place (我这两天,
+#: 我这周, 我这边, 我这儿: these days, this week, over here).
+_I_THIS_ZH = re.compile(r"^(?:我|俺)这(?:个|种)?(?![两几阵段会周一边儿里么样天星礼月年次回])")
+#: A pregnancy by its stage or week ("孕晚期", "孕28周", "怀孕五个月"): a state that lasts for months.
+_PREGNANCY_STAGE_ZH = re.compile(r"孕[早中晚]期|孕[\d一二三四五六七八九十]+周|怀孕|怀二胎|怀着")
+
+
+def _i_this_state_zh(core: str) -> bool:
+    """``core`` opens with 我这 (:data:`_I_THIS_ZH`) and names a lasting state of the speaker's:
+    an allergy or a diagnosis (:data:`CONDITION`), a chronic condition, an age (:data:`_AGE`) or a
+    pregnancy (:data:`_PREGNANCY_STAGE_ZH`); a passing symptom ("我这头疼怎么办") is none."""
+    m = _I_THIS_ZH.match(core)
+    if m is None:
+        return False
+    rest = core[m.end():]
+    return bool(CONDITION.search(rest) or names_chronic_condition(rest) or _AGE.search(rest) or _PREGNANCY_STAGE_ZH.search(rest))
+
+
+#: A rhetorical question led by the speaker or one of their people ("我不是在减肥吗", "我老婆不是
+#: 怀孕了嘛", "我们不是搬到杭州了吗"): 不是 … 吗 / 嘛 with no question word is a 反问, which asserts
+#: what it negates, reminding the listener of something they know (Li & Thompson 1981, 18.5 on
+#: rhetorical questions), a statement of the user's. Not a remark about what was said (我不是说了吗,
+#: 不是跟你讲过), which is talk about the conversation.
+_RHETORICAL_ZH = re.compile(r"^(?:(?:我|俺|咱)(?:们|家)?|" + _MY_SOMEONE_ZH.pattern + r")[^你您]{0,8}?不是"
+                            r"(?![\u4e00-\u9fff]{0,2}(?:说|讲|问|告诉|提|跟你|和你|叫你|让你))"
+                            r"[\u4e00-\u9fffA-Za-z0-9]{2,}(?:吗|嘛|么)[^\u3400-\u9fffA-Za-z0-9]*$")
+
+
 #: The speaker's own condition or medical device named with "my" inside an ask ("is it safe to
 #: run a half marathon with my asthma", "how do I wear my insulin pump with a lehenga"): a
 #: possessive determiner makes its noun phrase definite and presupposes that its referent
@@ -440,9 +477,10 @@ _INDEFINITE_ZH = re.compile(r"^[\u4e00-\u9fff]{0,6}?(?:租|买|找|换|报|学|�
 #: a turn refers to the speaker unless context names someone else (Li & Thompson 1981,
 #: ch. 24 on zero pronouns; Li & Thompson 1981, 6.1 on 了 and realized events), so it is
 #: the user's episode. The verb-了 must not end the clause ("试了": a reaction) and the
-#: clause must not name the other side (你 / 您).
+#: clause must not name the other side (你 / 您); 不过 / 没过 after a verb is the negated
+#: potential complement ("忙不过来": cannot manage, Li & Thompson 1981, 3.2.2), no 过 of experience.
 _TIME_ZH = PAST_TIME_ZH
-_PERFECTIVE_ZH = re.compile(r"^" + _TIME_ZH + r"*(?:刚刚|刚|才|已经|终于|又|也|还)?[一-鿿]{1,2}(?:了|过)(?:了)?(?=[一-鿿\d])"
+_PERFECTIVE_ZH = re.compile(r"^" + _TIME_ZH + r"*(?:刚刚|刚|才|已经|终于|又|也|还)?[一-鿿]{1,2}(?<![不没])(?:了|过)(?:了)?(?=[一-鿿\d])"
                             r"(?!.*[你您])")
 #: Subjectless impersonal verbs (weather, 下雨了): no one's event.
 _IMPERSONAL_ZH = re.compile(r"雨|雪|风|雾|雷|天气|降温|升温|停电|停水|堵车|天黑|天亮|天冷|天热|变天|过年|春节")
@@ -496,13 +534,14 @@ _MOVED_ZH = re.compile(r"^(?:刚|已经)?(?:搬到|搬去|搬来|调到|调去|�
 #: the speaker's occupation in an opening clause (ch. 24). The verbs are those of a trade:
 #: run (a route), do, drive, sell, deliver, teach, repair.
 _TRADE_ZH = re.compile(r"^(?:跑|干|做|开|卖|送|教|修)(?!得)[\u4e00-\u9fffA-Za-z0-9]{1,8}?的$")
-#: A pseudo-cleft with no subject ("快递用的中通", "开的是比亚迪", "养的是布偶"): "what (I)
-#: use / drive / keep is X", the 的 nominalization of a verb of use or keeping as the
+#: A pseudo-cleft with no subject ("快递用的中通", "开的是比亚迪", "养的是布偶", "种的红颜"): "what
+#: (I) use / drive / keep / grow is X", the 的 nominalization of a verb of use, keeping or
+#: growing as the
 #: topic and the thing as the comment (Li & Thompson 1981, 20.3 on nominalizations; ch. 4
 #: on topic-comment): the speaker's habit or possession in an opening clause (ch. 24).
 #: Not when a demonstrative follows 的 ("年轻人用的那个软件"): 的 then closes a relative clause
 #: and 那个 + noun is its head (20.2), a noun phrase with no comment, the topic of what follows.
-_CLEFT_ZH = re.compile(r"^[\u4e00-\u9fff]{0,4}?(?:用|开|骑|住|养|穿|喝|抽|戴)的(?:是)?(?![什哪啥谁])"
+_CLEFT_ZH = re.compile(r"^[\u4e00-\u9fff]{0,4}?(?:用|开|骑|住|养|种|穿|喝|抽|戴)的(?:是)?(?![什哪啥谁])"
                        r"(?![这那](?:个|种|款|些|家|台|辆|套|件|只|部|本))[\u4e00-\u9fffA-Za-z0-9]{2,}")
 #: A presentative clause ("班上有个孩子总打人", "群里有个人说...", "公司有位同事要调走"): 有 +
 #: an indefinite noun phrase brings in a new referent, who is the subject of what follows
@@ -511,6 +550,70 @@ _CLEFT_ZH = re.compile(r"^[\u4e00-\u9fff]{0,4}?(?:用|开|骑|住|养|穿|喝|�
 #: is the user's household.
 _PRESENTATIVE_ZH = re.compile(r"^(?!家|我|咱|俺|屋)(?:[\u4e00-\u9fff]{1,3}?(?:里|上|中|外|那边|这边|那儿|这儿)?)?"
                               r"(?:还|也|都|就|又|最近|现在)?有(?:个|一个|位|一位|些|一些|几个|两个)(?!我)")
+
+
+#: A sentence-final 了 with more text after it in the same clause ("搬到杭州了附近有啥好吃的", "女儿上初一了
+#: 该报什么班"): 了 at the end of a predicate closes a statement of a change that has come to hold
+#: (Li & Thompson 1981, ch. 9 on the currently relevant state), and chat often runs the next
+#: sentence on with no punctuation (a run-on, Quirk et al. 1985, 13.4n, as :data:`_CLAUSE_CUT`
+#: reads in English): the words up to it are a statement, the rest the ask.
+_FINAL_LE_ZH = re.compile(r"了(?=[\u4e00-\u9fff])(?![吗呢吧么啊呀嘛没不])")
+#: An age reached, told with 了 ("八个月了", "三岁半了"): the currently relevant state of 了 (ch. 9).
+_AGE_NOW_ZH = re.compile(r"[一二三四五六七八九十两\d]{1,3}(?:岁|个月)(?:半|多)?了$")
+#: Looked at: the first few 了 of a clause (each test is linear, so the clause stays linear).
+_FINAL_LE_TRIES = 3
+
+
+def _told_before_ask_zh(core: str, opening: bool, after_statement: bool) -> bool:
+    """``core`` is a Chinese ask that runs on from a statement closed by a sentence-final 了
+    (:data:`_FINAL_LE_ZH`): the words up to that 了 (at least three characters before it, no
+    question word, no demonstrative: 那个买了 points at the reply's thing) are a disclosure read
+    as a clause of their own (:func:`clause_kind`) that tells something lasting (a slot, an
+    allergy or a diagnosis, a chronic condition, an age: 宝宝八个月了辅食怎么加, or a change word:
+    :data:`CHANGE`) and no passing
+    state (:func:`gateway.memorization.salience.is_passing`; a symptom or an illness of the moment,
+    我嗓子发炎了吃什么好, 我最近感冒了吃什么好, is no lasting fact, as :func:`_attributive` reads it),
+    and the words after it ask. A supposition (:data:`_HYPOTHETICAL`: 要是搬到杭州了去哪玩)
+    tells nothing, nor does a 了 of a first clause whose event is only the condition of what the
+    ask is about, with no slot and no one named ("咖啡喝多了手抖正常吗", "褪黑素吃多了会不会有依赖":
+    了 in the first of two clauses marks "once / when", Li & Thompson 1981, 6.1)."""
+    if _HYPOTHETICAL.search(core):
+        return False
+    for n, m in enumerate(_FINAL_LE_ZH.finditer(core)):
+        if n >= _FINAL_LE_TRIES:
+            break
+        head, tail = core[:m.end()], core[m.end():]
+        if QUESTION_WORD_ZH.search(head) or ALTERNATIVE_ZH.search(head):
+            break  # the ask began before this 了
+        if len(_CJK.findall(head)) < 4 or re.search(r"[这那]", head):
+            continue
+        if not (QUESTION_WORD_ZH.search(tail) or QUESTION_END_ZH.search(tail) or request_zh(tail)):
+            continue
+        lasting = bool(slot_of(head) or CONDITION.search(head) or names_chronic_condition(head) or CHANGE.search(head)
+                       or _AGE.search(head) or _AGE_NOW_ZH.search(head))
+        if lasting and not is_passing(head) and clause_kind(Clause(head, "", False), opening, after_statement, opening) == "disclosure":
+            return True
+    return False
+
+
+#: A sentence-final question particle inside a clause with more text after it ("周末去哪玩好呢我们刚搬到
+#: 杭州", "能喝咖啡吗我在备孕"): 吗 / 呢 close their sentence (Li & Thompson 1981, 18.1 and 7.3), so
+#: what follows is a sentence of its own run on with no punctuation.
+_ASK_THEN_ZH = re.compile(r"(?:吗|呢)(?=[\u4e00-\u9fff])")
+
+
+def _told_after_ask_zh(core: str) -> bool:
+    """``core`` is a Chinese ask closed by 吗 / 呢 (:data:`_ASK_THEN_ZH`) with a statement run on
+    after it that is a disclosure read as a clause of its own (:func:`clause_kind`), led by 我 or
+    someone of the user's or filling a slot, and no supposition (:data:`_HYPOTHETICAL`)."""
+    m = _ASK_THEN_ZH.search(core)
+    if m is None or _HYPOTHETICAL.search(core):
+        return False
+    tail = core[m.end():]
+    tail_core = core_zh(tail) or tail
+    if len(_CJK.findall(tail)) < 4 or not (FIRST_PERSON_ZH.match(tail_core) or _MY_SOMEONE_ZH.match(tail_core) or slot_of(tail)):
+        return False
+    return clause_kind(Clause(tail, "", False)) == "disclosure"
 
 
 def clause_kind(clause: Clause, first: bool = False, after_statement: bool = False,
@@ -541,9 +644,12 @@ def clause_kind(clause: Clause, first: bool = False, after_statement: bool = Fal
         # "说一下红烧肉的做法": a lead word (说一下, "let me say") that is the ask's verb when no subject follows it
         request = request_zh(core) or bool(core != text and REQUEST_ZH.match(text) and not NAMES_USER.search(core))
         asks = request or clause.asked or bool(
-            (QUESTION_END_ZH.search(core) and not ESTIMATE_ZH.match(core) and not OBVIOUS_MA_ZH.match(core))
+            (QUESTION_END_ZH.search(core) and not ESTIMATE_ZH.match(core) and not OBVIOUS_MA_ZH.match(core)
+             and not BARE_NO_ZH.match(core) and not SOFTENED_BA_ZH.match(core) and not DURATIVE_NE_ZH.match(core))
             or QUESTION_WORD_ZH.search(core))
-        if asks and (_attributive(core) or _placed_here_zh(core) or (opening and _MOVED_ZH.match(core) and not _HYPOTHETICAL.search(core))):
+        if asks and (_attributive(core) or _placed_here_zh(core) or (_RHETORICAL_ZH.match(core) and not QUESTION_WORD_ZH.search(core))
+                     or _told_before_ask_zh(core, opening, after_statement) or _told_after_ask_zh(core)
+                     or (opening and _MOVED_ZH.match(core) and not _HYPOTHETICAL.search(core))):
             return "disclosure"  # 我家娃对鸡蛋过敏能吃啥 / 郑州这边…: the ask carries a fact about the user or their people
         if _REMINDER_ZH.match(core) and (FIRST_PERSON_ZH.search(core[2:].lstrip("了")) or _MY_SOMEONE_ZH.search(core)):
             return "disclosure"  # 别忘了我对花生过敏: a reminder restates a fact
@@ -570,6 +676,8 @@ def clause_kind(clause: Clause, first: bool = False, after_statement: bool = Fal
                 or _TRADE_ZH.match(core)
                 or _CLEFT_ZH.match(core)):
             return "disclosure"  # 换平台了 / 还在喂母乳 / 下个月去新加坡开会 / 跑外卖的: the speaker, subject dropped
+        if opening and _placed_here_zh(core):
+            return "disclosure"  # 南山这边回南天: "here" is where the speaker is (:data:`_HERE_ZH`)
         if slots_of(core, first=True):
             return "disclosure"  # 二战考研: an attribute of the user's (a slot's own words), subject dropped
         if (DURABLE_ZH.search(core) or CHANGE.search(core)) and not request_zh(core):

@@ -243,6 +243,16 @@ _OFFER = re.compile(
 #: proposition before its type is read.
 _TAG = re.compile(r"(?:[,，\s]*(?:right|correct|is\s+that\s+(?:right|correct)|yes|no|对吗|是吗|是吧|对吧|对不对|是不是|吧|吗))?"
                   r"\s*[?？]*\s*$", re.IGNORECASE)
+#: A sentence after a question that says what the asker will do with the answer ("我可以帮你留意附近
+#: 的亲子活动", "这样我好推荐", "I can suggest a few spots nearby", "that way I can tailor the plan"):
+#: the purpose of the question, told after it (Quirk et al. 1985, 15.48 on clauses of purpose;
+#: an asker's account of why they ask), which asks nothing itself, so the reply still answers the
+#: question before it. At most :data:`WHY_ASKED_CHARS` characters.
+_WHY_ASKED = re.compile(r"^(?:我(?:可以|好|能|再|就|来|会)|这样(?:我|才|就|好|可以)|方便(?:我|给你|给您)|好让我|以便|"
+                        r"(?:(?:so|that\s+way|then)\s+)?i\s+(?:can|could|will|'ll)\b|i'll\b|that\s+(?:way|will|'ll)\b|"
+                        r"it'?ll\s+help\b|this\s+(?:will|'ll)\s+help\b)", re.IGNORECASE)
+_ASKED_MARK = re.compile(r"[?？]|(?:吗|呢)\s*[。.!！]?\s*$")
+WHY_ASKED_CHARS = 60
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s*")
 _SECOND_PERSON = ((re.compile(r"\byou\s+are\b", re.I), "I am"), (re.compile(r"\byou\s+were\b", re.I), "I was"), (re.compile(r"\byou're\b", re.I), "I'm"),
                   (re.compile(r"\byou'd\b", re.I), "I'd"), (re.compile(r"\byou've\b", re.I), "I've"),
@@ -323,12 +333,16 @@ def proposition(previous: str) -> str | None:
     reply answers), or None: its last sentence when that is a question ("So your flight
     is on May 3rd?", "你是说你对芒果过敏？") that neither offers help nor asks for
     feedback ("Would you like more detail?", "Did that help?", "要不要我帮你写一个例子？")
-    and says more than small talk. Reads the last :data:`PROPOSITION_CHARS` characters
+    and says more than small talk; a short sentence after it that says what the asker will
+    do with the answer (:data:`_WHY_ASKED`: "我可以帮你留意附近的亲子活动", "I can suggest a few
+    spots nearby") leaves the question the one the reply answers. Reads the last :data:`PROPOSITION_CHARS` characters
     only (constant work whatever the message's length)."""
     sentences = [p for p in _SENTENCE_END.split(previous.strip()[-PROPOSITION_CHARS:]) if p.strip()]
     if not sentences:
         return None
     last = sentences[-1].strip()
+    if len(sentences) > 1 and len(last) <= WHY_ASKED_CHARS and _WHY_ASKED.match(last) and not _ASKED_MARK.search(last):
+        last = sentences[-2].strip()  # "你们住苏州哪个区？我可以帮你留意附近的亲子活动。": the reply answers the question
     if not re.search(r"[?？]\s*$|(?:吗|吧)\s*$", last) or _OFFER.search(last):
         return None
     if is_small_talk(_TAG.sub("", last)):

@@ -293,6 +293,15 @@ _UNRETIRED = re.compile(r"\bout\s+of\s+retirement\b|\bback\s+to\s+work\b|\bunret
 _THE_MOVE = re.compile(r"搬家|\b(?:the|our|my)\s+move\b|\bmoving\s+(?:day|boxes|house|truck|van)\b|\bunpacking\b", re.IGNORECASE)
 
 
+#: A vehicle named: a make, a kind of vehicle, or 车 as a noun (not 车程 / 车站 / 车位, a distance or a place).
+_VEHICLE_NAMED = re.compile(r"\b(?:" + VEHICLES_EN + "|" + CAR_MAKES_EN + r")\b|" + CAR_MAKES_ZH + r"|车(?!程|站|位|库|费|票|厢)",
+                            re.IGNORECASE)
+#: A means of travel to work ("开车", "骑车", "坐地铁", "公交", "走路", "drive", "bike", "the bus"): a commute
+#: that names one tells how the user travels, which may replace the car.
+_MEANS = re.compile(r"开车|骑车|骑行|地铁|公交|打车|走路|步行|单车|电动车|摩托|\b(?:drive|driving|bike|biking|cycle|cycling|walk|walking|"
+                    r"bus|train|subway|metro|tube|tram|ferry)\b", re.IGNORECASE)
+
+
 def keeps_other_fact(new: str, new_slots: tuple[str, ...], older: str) -> bool:
     """``older`` (a live memory in the same slot as the newer statement ``new``, whose
     slots are ``new_slots``) still holds a fact ``new`` does not change, so ``new`` does
@@ -324,6 +333,9 @@ def keeps_other_fact(new: str, new_slots: tuple[str, ...], older: str) -> bool:
       the occupation and no retirement ("I'm a data scientist at a fintech startup", "在西安做医疗器械销售"):
       the occupation stays;
     - ``new`` changes the shift only and ``older`` states the job ("我开出租的，白班"): the job stays;
+    - ``new`` fills ``vehicle`` only by the commute, naming no vehicle and no means of travel
+      (:data:`_VEHICLE_NAMED`, :data:`_MEANS`: "搬亦庄了以后去西二旗通勤太远了" after "旧车卖了换了理想L7"):
+      how long the commute is says nothing of the car, which stays;
     - ``new`` fills ``residence`` only by talking about the move itself
       (:data:`_THE_MOVE`: "搬家全靠我一个人"): it names no new home;
     - ``new`` states the home ``older`` states, the same place (:data:`_HOME_AT`: "since im
@@ -349,6 +361,8 @@ def keeps_other_fact(new: str, new_slots: tuple[str, ...], older: str) -> bool:
             not _WORK_ENDED.search(new) and not _RETIRED.search(older):
         return True
     if "shift" in new_slots and "work" not in new_slots and ("work" in slots_of(older) or _OCCUPATION_ANY.search(older)):
+        return True
+    if "vehicle" in new_slots and _VEHICLE_NAMED.search(older) and not _VEHICLE_NAMED.search(new) and not _MEANS.search(new):
         return True
     if "residence" in new_slots or _PLACE.search(new) or \
             ("work" in new_slots and _NEW_WORKPLACE.search(new) and not _CITY_OF_WORK.search(older)):
