@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
+from itertools import islice
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, model_validator
@@ -100,10 +101,14 @@ def split_sources(metadata: Mapping[str, Any]) -> list[str]:
     """The ids of the memories a memory continues (:data:`SPLIT_FROM`), newest first: a
     list as written, or a lone id (written before the list), the well-formed memory ids
     only (:func:`~gateway.memory.ids.is_memory_id`: a caller's metadata may hold anything
-    there, and a read by such an id would fail); ``[]`` when none. Linear in the list."""
+    there, and a read by such an id would fail), the first :data:`MAX_SPLIT_DEPTH` of them
+    (memorization writes no more; a caller's longer list, up to the metadata's byte limit,
+    would otherwise have every recall that shows the memory read them all); ``[]`` when
+    none. Stops after :data:`MAX_SPLIT_DEPTH` well-formed ids."""
     value = metadata.get(SPLIT_FROM)
     listed = [value] if isinstance(value, str) else value if isinstance(value, list) else []
-    return [v for v in listed if is_memory_id(v)]
+    return list(islice((v for v in listed if is_memory_id(v)), MAX_SPLIT_DEPTH))
+
 #: The ``metadata`` keys the store writes and a caller may not: a memory written through
 #: ``POST`` / ``PATCH /v1/memories``, the console's ``PATCH /v1/admin/memories/{id}`` or the
 #: MCP tools with one of them is refused (400 naming ``metadata.<key>``:
