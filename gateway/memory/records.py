@@ -91,7 +91,8 @@ MAX_FOLLOWERS = 8
 #: (the older memory, then the memories that one continued: a split of a split-off memory
 #: names every generation), at most :data:`MAX_SPLIT_DEPTH`; a record written before the
 #: list holds the older memory's id alone (:func:`split_sources` reads both). Recall takes
-#: a memory that follows any of them as following the newer one (:mod:`plugins.auto_recall`).
+#: a memory that follows any of them as following the newer one (the chain's recall step,
+#: through :func:`split_sources`).
 SPLIT_FROM = "split_from"
 #: Most ids one memory's :data:`SPLIT_FROM` keeps (the newest generations).
 MAX_SPLIT_DEPTH = 8
