@@ -537,8 +537,9 @@ def about_an_acquaintance(memory: str) -> bool:
     """``memory`` is led by an acquaintance of the user's (:data:`_ACQUAINTANCE_LED`) and names
     the user nowhere after that lead (:data:`_USER_AFTER`): it tells only about that person.
     Linear in ``len(memory)``."""
-    led = _ACQUAINTANCE_LED.match(core_zh(core_en(memory)))
-    return led is not None and not _USER_AFTER.search(core_zh(core_en(memory)), led.end())
+    core = core_zh(core_en(memory))
+    led = _ACQUAINTANCE_LED.match(core)
+    return led is not None and not _USER_AFTER.search(core, led.end())
 
 
 def _durable(memory: str, told: bool = True) -> bool:
