@@ -405,7 +405,7 @@ def stands_for(record: MemoryRecord) -> set[str]:
 
 def newer_statements(candidates: Sequence[ScoredMemory], shown: set[str]) -> tuple[ScoredMemory, ...]:
     """The ``candidates`` (hits of any of the searches, in order, an id once) not in
-    ``shown`` (ids) whose ``metadata.follows`` is a shown id (or the memory a shown
+    ``shown`` (ids) whose ``metadata.follows`` is a shown id (or one of the memories a shown
     candidate was split off: :func:`stands_for`), and those that follow them in
     turn (a third statement after the second): the newer statements on the memories that
     reach the prompt (module docstring). Linear in ``len(candidates)`` per link of a chain

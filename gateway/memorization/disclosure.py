@@ -529,16 +529,18 @@ _ACQUAINTANCE_LED = re.compile(
     r"coworker|co-worker|colleague|neighbou?r|roommate|room\s+mate|flatmate|housemate|classmate|teammate|cousin)s?\b"
     r"|^(?:我|俺)?(?:的|一个|有个|一位)?(?:好|老|大学|高中|初中|小学)?(?:老铁|兄弟|哥们儿?|闺蜜|同事|邻居|朋友|好友|同学|室友|舍友|"
     r"发小|战友|表哥|表姐|表弟|表妹|堂哥|堂姐|堂弟|堂妹)(?![，,、:：!！\s])", re.IGNORECASE)
-#: The user named after the lead of a memory: I / me / my / we (also "ill", "im") or 我 / 咱 / 俺.
-_USER_AFTER = re.compile(r"\b(?:i|i'm|im|i'll|ill|i've|ive|i'd|me|my|mine|we|we're|our|us)\b|我|咱|俺", re.IGNORECASE)
+#: The user named after the lead of a memory: I / me / my / we (also "im") or 我 / 咱 / 俺; not
+#: "ill", the adjective far more than "I'll" unspelt ("my buddy is ill" is the buddy's news).
+_USER_AFTER = re.compile(r"\b(?:i|i'm|im|i'll|i've|ive|i'd|me|my|mine|we|we're|our|us)\b|我|咱|俺", re.IGNORECASE)
 
 
 def about_an_acquaintance(memory: str) -> bool:
     """``memory`` is led by an acquaintance of the user's (:data:`_ACQUAINTANCE_LED`) and names
     the user nowhere after that lead (:data:`_USER_AFTER`): it tells only about that person.
     Linear in ``len(memory)``."""
-    led = _ACQUAINTANCE_LED.match(core_zh(core_en(memory)))
-    return led is not None and not _USER_AFTER.search(core_zh(core_en(memory)), led.end())
+    core = core_zh(core_en(memory))
+    led = _ACQUAINTANCE_LED.match(core)
+    return led is not None and not _USER_AFTER.search(core, led.end())
 
 
 def _durable(memory: str, told: bool = True) -> bool:

@@ -68,8 +68,8 @@ _SOMEONE = re.compile(r"\b(?:my|our)\s+\w+|(?<=\w\s)(?-i:[A-Z][a-z]+)\b|" + PEOP
 _END_MARK = re.compile(r"[.!。！]+$")
 #: Metadata of the older memory that describes its whole text, not the remainder: its
 #: slot and health attribute (recomputed), its near-duplicate merges (texts of the whole);
-#: and the store's own list of its followers (the store copies it onto the new memory
-#: when it writes it: :data:`gateway.memory.records.SPLIT_FROM`).
+#: and the store's own list of its followers (the new memory names the older ones in
+#: :data:`gateway.memory.records.SPLIT_FROM`, and recall reads their lists).
 _WHOLE_ONLY = frozenset({"slot", "attribute", "merged", "mentions", FOLLOWED_BY})
 
 

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
+from itertools import islice
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, model_validator
@@ -90,7 +91,8 @@ MAX_FOLLOWERS = 8
 #: (the older memory, then the memories that one continued: a split of a split-off memory
 #: names every generation), at most :data:`MAX_SPLIT_DEPTH`; a record written before the
 #: list holds the older memory's id alone (:func:`split_sources` reads both). Recall takes
-#: a memory that follows any of them as following the newer one (:mod:`plugins.auto_recall`).
+#: a memory that follows any of them as following the newer one (the chain's recall step,
+#: through :func:`split_sources`).
 SPLIT_FROM = "split_from"
 #: Most ids one memory's :data:`SPLIT_FROM` keeps (the newest generations).
 MAX_SPLIT_DEPTH = 8
@@ -100,10 +102,14 @@ def split_sources(metadata: Mapping[str, Any]) -> list[str]:
     """The ids of the memories a memory continues (:data:`SPLIT_FROM`), newest first: a
     list as written, or a lone id (written before the list), the well-formed memory ids
     only (:func:`~gateway.memory.ids.is_memory_id`: a caller's metadata may hold anything
-    there, and a read by such an id would fail); ``[]`` when none. Linear in the list."""
+    there, and a read by such an id would fail), the first :data:`MAX_SPLIT_DEPTH` of them
+    (memorization writes no more; a caller's longer list, up to the metadata's byte limit,
+    would otherwise have every recall that shows the memory read them all); ``[]`` when
+    none. Stops after :data:`MAX_SPLIT_DEPTH` well-formed ids."""
     value = metadata.get(SPLIT_FROM)
     listed = [value] if isinstance(value, str) else value if isinstance(value, list) else []
-    return [v for v in listed if is_memory_id(v)]
+    return list(islice((v for v in listed if is_memory_id(v)), MAX_SPLIT_DEPTH))
+
 #: The ``metadata`` keys the store writes and a caller may not: a memory written through
 #: ``POST`` / ``PATCH /v1/memories``, the console's ``PATCH /v1/admin/memories/{id}`` or the
 #: MCP tools with one of them is refused (400 naming ``metadata.<key>``:

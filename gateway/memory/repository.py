@@ -11,7 +11,8 @@ A live record whose ``metadata.follows`` names another record of its user is add
 record's ``followed_by`` list in the same script call (:meth:`~gateway.memory.scripts.Batch.follow`,
 after every record of the call is written; a replay adds nothing twice): the reverse link
 recall reads (:data:`~gateway.memory.records.FOLLOWED_BY`). A memory split off older ones
-(``metadata.split_from``) gets no list of theirs: recall reads theirs (:mod:`plugins.auto_recall`).
+(``metadata.split_from``) gets no list of theirs: recall reads theirs
+(:func:`~gateway.memory.records.split_sources`).
 """
 
 from __future__ import annotations

@@ -123,6 +123,7 @@ def test_an_ending_alone_is_still_a_memory():
     "闺蜜说她室友的男朋友天天来宿舍，她该咋开口",
     "我闺蜜倒是搬去上海了，以后想约个饭都难",  # no residence slot of the user's: she moved
     "my buddy just got engaged to his girlfriend of ten years",
+    "my buddy is ill, no idea what to get him",  # "ill" is no "I'll"
 ])
 def test_news_of_an_acquaintance_is_an_event_not_the_users_profile(text: str):
     (found,) = analyse(text).memories

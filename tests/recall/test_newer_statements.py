@@ -12,7 +12,7 @@ import openai
 
 from gateway.memorization.split import split_memory
 from gateway.memory.factory import open_memory
-from gateway.memory.records import Tenant
+from gateway.memory.records import MAX_SPLIT_DEPTH, Tenant, split_sources
 from gateway.runtime.redis_server import EmbeddedRedis
 from plugins.auto_recall import NEWER_STATEMENT, AutoRecall, live_followers, newer_statements, stands_for
 from tests.recall.conftest import CHAIN, REGISTRY, memory
@@ -63,6 +63,16 @@ def test_a_split_of_a_split_off_memory_is_followed_by_what_followed_every_genera
     assert stands_for(legacy.record) == {legacy.record.id, first.record.id}
     odd = hit("I drive a bus", 0.9, metadata={"split_from": ["../x", 7, None]})  # a caller's metadata: no ids
     assert stands_for(odd.record) == {odd.record.id}
+
+
+def test_a_callers_long_split_from_list_stands_for_the_newest_generations_only():
+    """``metadata.split_from`` is a caller's to write too (up to the metadata's byte limit):
+    recall takes the first MAX_SPLIT_DEPTH well-formed ids, as many as memorization ever
+    writes, so a memory that reaches the prompt never has recall read hundreds by id."""
+    ids = [hit(f"older memory {i}", 0.0).record.id for i in range(MAX_SPLIT_DEPTH + 12)]
+    listed = hit("I drive the 42", 0.9, metadata={"split_from": ["../x", *ids]})
+    assert split_sources(listed.record.metadata) == ids[:MAX_SPLIT_DEPTH]
+    assert stands_for(listed.record) == {listed.record.id, *ids[:MAX_SPLIT_DEPTH]}
 
 
 def _prompt(gw, upstream, text: str) -> str:
