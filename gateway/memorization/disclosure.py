@@ -269,16 +269,30 @@ _TODAY = re.compile(r"\b(?:today|tonight|this\s+(?:morning|afternoon|evening))\b
 _WHO_I_AM = re.compile(r"[\u4e00-\u9fff]的(?=[，,。.!！\s]|$)|\bi'?m\s+an?\b|\bi\s+am\s+an?\b", re.IGNORECASE)
 
 
+#: Something attained that day whose result holds after it (an achievement, Vendler 1957;
+#: in Chinese a resultative verb compound, Li & Thompson 1981, 3.2: 拿到, 考过, 考上): a test
+#: or exam passed, a licence, an offer or a place got, 上岸, 转正, 领证. Such a day is news of
+#: what the user now is or has, not only a report of the day.
+_ATTAINED = re.compile(
+    r"\b(?:passed|aced)\s+(?:my|the|our|both|all|an?)\s+|"
+    r"\bgot\s+(?:my|the|an?)\s+(?:\w+\s+){0,2}(?:licen[cs]e|permit|offer|promotion|visa|results?|scholarship|place|"
+    r"keys|diploma|degree|certificate|belt)\b|\b(?:got\s+(?:in|into|accepted)|was\s+accepted|landed\s+(?:the|a|an)|won)\b|"
+    r"拿到\S{0,4}?(?:证|照|offer|录取|通知书|钥匙|学位|奖)|考过|考上|考下来|过了(?:科目|考试|面试|答辩|试用期)|被录取|录取了|上岸|转正|中标|获奖|得奖|领证|拿了\S{0,6}?(?:证|奖)",
+    re.IGNORECASE,
+)
+
+
 def _days_report(formed: tuple[Formed, ...]) -> bool:
     """Every memory of ``formed`` is an episode (none lasting) of the day of the conversation
     (:data:`_TODAY`) told with how the user feels about it right now (:data:`PASSING_STATE`:
     "今天版本上线 人麻了 加班到三点", "legs are toast today lol", 今天好累啊，细胞房待到凌晨两点才出来) and
-    names no health complaint (:data:`HEALTH`) nor who the user is (:data:`_WHO_I_AM`: 县医院麻醉科的，
-    今天连轴转了七台): a report of the user's day, a one-off state that holds nothing past it.
+    names no health complaint (:data:`HEALTH`), who the user is (:data:`_WHO_I_AM`: 县医院麻醉科的，
+    今天连轴转了七台) nor something attained (:data:`_ATTAINED`: "passed my driving test today, so
+    stoked", 今天拿到驾照了 好激动): a report of the user's day, a one-off state that holds nothing past it.
     Linear in the memories' text."""
     text = " ".join(m.text for m in formed)
     return (all(not m.durable for m in formed) and bool(_TODAY.search(text)) and bool(PASSING_STATE.search(text))
-            and not HEALTH.search(text) and not _WHO_I_AM.search(text))
+            and not HEALTH.search(text) and not _WHO_I_AM.search(text) and not _ATTAINED.search(text))
 
 
 def _groups(parts: list[Clause], kinds: tuple[ClauseKind, ...], kept: list[int]) -> list[list[int]]:

@@ -221,15 +221,37 @@ _DIET_WORD = re.compile(r"\b(?:vegetarian|vegan|pescatarian|plant-based|keto|glu
 #: (the open proposition of a wh-question, Karttunen 1977, "Syntax and semantics of
 #: questions"): the complement of a condition asked for ("what am I allergic to", 我对什么过敏),
 #: a name asked for ("what's my dog called again", 我家狗叫什么来着), or an ask to remind
-#: ("remind me what ...", "do you remember which ...", 还记得...什么, ...来着 with a question word).
+#: ("remind me what ...", "do you remember which ...", 还记得...什么, ...来着 after a question word).
 #: "what can I eat with my peanut allergy" asks about something else and keeps its fact.
-_RECALL_ASK = re.compile(
-    r"\b(?:remind me|do you (?:still )?remember|you remember|did i (?:ever )?(?:tell|mention))\W+(?:what|which|who|how|when|where)\b"
-    r"|\b(?:what|which|who)\b[^?.!]*\b(?:allergic|intolerant|sensitive|addicted) to\W*(?:again\W*)?$"
-    r"|\b(?:what|who)\b[^?.!]*\b(?:called|named)\W*(?:again\W*)?$"
-    r"|^(?:what|which|who|when|where|how)\b[^?.!]*\bagain\W*$"
-    r"|(?:什么|啥|哪些|哪种|哪样)(?:东西)?过敏|叫(?:什么|啥)(?:名字|名儿)?来着|还记得.*(?:什么|啥|哪|几|多少|谁)"
-    r"|(?:什么|啥|哪|几|多少|谁).*来着", re.IGNORECASE)
+#: Each pattern is anchored on a literal or an end, so :func:`_recall_ask` is linear.
+_REMIND_EN = re.compile(r"\b(?:remind me|do you (?:still )?remember|you remember|did i (?:ever )?(?:tell|mention))\W+"
+                        r"(?:what|which|who|how|when|where)\b", re.IGNORECASE)
+#: The attribute left as the question's gap at the end: "... allergic to?", "... called again?".
+_GAP_END_EN = re.compile(r"\b(?:(?:allergic|intolerant|sensitive|addicted) to|called|named)\W*(?:again\W*)?$", re.IGNORECASE)
+_WH_EN = re.compile(r"\b(?:what|which|who)\b", re.IGNORECASE)
+_WH_AGAIN_EN = re.compile(r"^(?:what|which|who|when|where|how)\b(?=[^?.!]*\bagain\W*$)", re.IGNORECASE)
+_GAP_ZH = re.compile(r"(?:什么|啥|哪些|哪种|哪样)(?:东西)?过敏|叫(?:什么|啥)(?:名字|名儿)?来着")
+_WH_ZH = re.compile(r"什么|啥|哪|几|多少|谁")
+_SENTENCE_END = re.compile(r"[?.!？。！]")
+
+
+def _recall_ask(core: str) -> bool:
+    """``core`` asks the assistant for what it was told (the comment above): "remind me what
+    ...", a wh-question whose gap is the attribute at its end ("what am I allergic to?"), a
+    wh-question closed by "again", 我对什么过敏, 叫什么来着, 还记得 or 来着 after a Chinese question
+    word. Linear in ``core``'s length (each pattern anchored on a literal or an end)."""
+    if _REMIND_EN.search(core) or _WH_AGAIN_EN.match(core) or _GAP_ZH.search(core):
+        return True
+    gap = _GAP_END_EN.search(core)
+    if gap:
+        ends = [m.end() for m in _SENTENCE_END.finditer(core, 0, gap.start())]
+        if _WH_EN.search(core, ends[-1] if ends else 0, gap.start()):
+            return True
+    remember = core.find("还记得")
+    if remember >= 0 and _WH_ZH.search(core, remember + 3):
+        return True
+    wh = _WH_ZH.search(core)
+    return bool(wh and core.find("来着", wh.end()) >= 0)
 
 
 def _attributive(core: str) -> bool:
@@ -252,8 +274,8 @@ def _attributive(core: str) -> bool:
     (a role, :data:`_AS_ROLE_EN`; a relative clause on 我, :func:`_described_i_zh`; a slot told by
     a clause led by 我, :data:`_STATED_BY_I_ZH`). A hypothetical ("what if I were allergic":
     :data:`_HYPOTHETICAL`) is none, nor an ask for what the assistant was told ("what am I allergic
-    to", 我对什么过敏来着: :data:`_RECALL_ASK`)."""
-    if _HYPOTHETICAL.search(core) or _RECALL_ASK.search(core):
+    to", 我对什么过敏来着: :func:`_recall_ask`)."""
+    if _HYPOTHETICAL.search(core) or _recall_ask(core):
         return False
     if (_MY_CONDITION_EN.search(core) or _with_condition_en(core) or _MY_NAMED_EN.search(core) or _described_i_zh(core)
             or (_I_SUBJECT_EN.search(core) and (_SWITCH_FROM_EN.search(core) or _AS_ROLE_EN.search(core)))

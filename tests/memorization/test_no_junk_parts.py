@@ -145,6 +145,7 @@ def test_an_acquaintance_with_the_user_in_it_or_kin_stays_profile(text: str):
     "今天又被乘客投诉了 心累",
     "今天实验又失败了 好累",
     "had back to back meetings today, totally drained",
+    "今天拿到快递了 好开心",  # a parcel got is no credential
 ])
 def test_a_report_of_the_users_day_with_how_they_feel_forms_nothing(text: str):
     assert analyse(text).memories == ()
@@ -156,6 +157,10 @@ def test_a_report_of_the_users_day_with_how_they_feel_forms_nothing(text: str):
     "今天搬家了，累死了",  # a change holds past the day
     "今天膝盖又疼了，好烦",  # a health complaint
     "我今天早上跑了五公里",  # an episode with no feeling: still an event
+    "passed my driving test today, so stoked",  # something attained holds past the day
+    "今天拿到驾照了 好激动",
+    "今天考过科目二了 开心死了",
+    "got the offer today!! so happy",
 ])
 def test_a_day_with_who_the_user_is_a_change_or_a_complaint_still_forms_a_memory(text: str):
     assert analyse(text).memories
