@@ -1,13 +1,17 @@
 """Study and export: the learned profile gate (:mod:`gateway.memorization.profile_classifier`).
 
-``python -m bench.profile_clf [--target 0.02] [--c 20] [--json-out F]`` prints the
-leave-one-split-out table; ``--export F`` writes the product's weights
-(``gateway/memorization/data/profile_classifier.json``); ``--langs en,zh`` which languages
-get a model.
+``python -m bench.profile_clf [--target 0.02] [--c 20] [--splits older|read|A,B] [--json-out F]``
+prints the leave-one-split-out table; ``--shipped WEIGHTS`` instead scores those weights as
+they are on each split (marked ``*`` where in sample); ``--export F`` writes the product's
+weights (``gateway/memorization/data/profile_classifier.json``); ``--langs en,zh`` which
+languages get a model.
 
-Data: ``bench/assistant/data`` read splits only (:data:`SPLITS`: dev, heldout, heldout2..5,
-updates, heldout11), loaded by :func:`bench.formation_clf.allowed_users` (:func:`bench.assistant.dataset.read_users`): a
-file is opened only when its name carries one of those splits' tags, and every loaded user's split is checked.
+Data: ``bench/assistant/data`` read splits only, loaded by
+:func:`bench.assistant.dataset.read_users`: a file is opened only when its name carries one
+of the chosen splits' tags, and every loaded user's split is checked. ``--splits`` (:func:`splits_of`):
+``older`` (default, :data:`bench.formation_clf.SPLITS`: dev, heldout, heldout2..5, updates,
+heldout11, the splits of the shipped weights), ``read`` (every read split, adding heldout13
+and asks) or a comma list of read splits; a blind split is refused.
 
 Rows: every profile memory verbatim ``disclosure`` formation forms from a user turn
 (:func:`gateway.memorization.disclosure.analyse`, ``Formed.durable``; confirmations and
@@ -42,8 +46,8 @@ from typing import Any
 
 import numpy as np
 
-from bench.assistant.dataset import User
-from bench.formation_clf import SPLITS, allowed_users
+from bench.assistant.dataset import READ_SPLITS, User, read_users
+from bench.formation_clf import SPLITS
 from bench.formation_clf import fit as formation_fit
 from gateway.memorization.clauses import clauses
 from gateway.memorization.disclosure import Formed, analyse
@@ -159,39 +163,67 @@ def matrix(rows: list[Row], vectors: np.ndarray, lang: str, latin: int) -> tuple
     return np.hstack([cols, struct]), idx
 
 
-def loso(rows: list[Row], vectors: np.ndarray, lang: str, latin: int, c: float, target: float) -> dict[str, Any]:
+def loso(rows: list[Row], vectors: np.ndarray, lang: str, latin: int, c: float, target: float,
+         splits: tuple[str, ...] = SPLITS) -> dict[str, Any]:
     x, idx = matrix(rows, vectors, lang, latin)
     y = np.array([rows[i].label for i in idx])
     split_of = np.array([rows[i].split for i in idx])
     kind_of = np.array([rows[i].kind for i in idx])
     prof = np.array([rows[i].profile for i in idx])
     report: dict[str, Any] = {}
-    for held in SPLITS:
+    for held in splits:
         test = (split_of == held) & prof
         if not test.any():
             continue
         train = split_of != held
-        inner = [s for s in SPLITS if s != held and (split_of == s).any()]
+        inner = [s for s in splits if s != held and (split_of == s).any()]
         t = oof_threshold(x[train], y[train], split_of[train], prof[train], inner, c, target)
         scores = fit(x[train], y[train], c).predict_proba(x[test])[:, 1]
-        down = scores < t
-        yt, kt = y[test], kind_of[test]
-        report[held] = {
+        report[held] = outcome(scores < t, t, y[test], kind_of[test], idx[test], rows)
+    return report
+
+
+def outcome(down: np.ndarray, t: float, yt: np.ndarray, kt: np.ndarray, idx: np.ndarray, rows: list[Row]) -> dict[str, Any]:
+    """One split's row of the table: ``down`` the demoted profile memories among those of
+    labels ``yt``, kinds ``kt``, row indices ``idx``."""
+    return {
             "threshold": round(t, 4), "pos": int((yt == 1).sum()), "neg": int((yt == 0).sum()),
             "pos_demoted": int((down & (yt == 1)).sum()), "neg_demoted": int((down & (yt == 0)).sum()),
             "neg_request_st": int(((yt == 0) & np.isin(kt, ["request", "small_talk"])).sum()),
             "neg_request_st_demoted": int((down & (yt == 0) & np.isin(kt, ["request", "small_talk"])).sum()),
-            "demoted_facts": [rows[i].text for i, d, lab in zip(idx[test], down, yt, strict=True) if d and lab == 1],
+            "demoted_facts": [rows[i].text for i, d, lab in zip(idx, down, yt, strict=True) if d and lab == 1],
         }
+
+
+def shipped(rows: list[Row], vectors: np.ndarray, lang: str, latin: int, splits: tuple[str, ...],
+            weights: Path) -> dict[str, Any]:
+    """The table of the weights in ``weights`` as they are (no refit), per split: in sample on
+    the splits they were trained on (the file's ``splits``), out of sample on the others."""
+    doc = json.loads(weights.read_text(encoding="utf-8"))
+    model = next(m[lang] for m in doc["models"].values() if lang in m)
+    w, b, t = np.asarray(model["w"], np.float64), float(model["b"]), float(model["threshold"])
+    x, idx = matrix(rows, vectors, lang, latin)
+    y = np.array([rows[i].label for i in idx])
+    split_of = np.array([rows[i].split for i in idx])
+    kind_of = np.array([rows[i].kind for i in idx])
+    prof = np.array([rows[i].profile for i in idx])
+    scores = 1.0 / (1.0 + np.exp(-(x @ w + b)))
+    report: dict[str, Any] = {}
+    for held in splits:
+        test = (split_of == held) & prof
+        if test.any():
+            report[held] = outcome(scores[test] < t, t, y[test], kind_of[test], idx[test], rows)
+            report[held]["in_sample"] = held in doc.get("splits", ())
     return report
 
 
-def export_model(rows: list[Row], vectors: np.ndarray, lang: str, latin: int, c: float, target: float) -> dict[str, Any]:
+def export_model(rows: list[Row], vectors: np.ndarray, lang: str, latin: int, c: float, target: float,
+                 splits: tuple[str, ...] = SPLITS) -> dict[str, Any]:
     x, idx = matrix(rows, vectors, lang, latin)
     y = np.array([rows[i].label for i in idx])
     split_of = np.array([rows[i].split for i in idx])
     prof = np.array([rows[i].profile for i in idx])
-    t = oof_threshold(x, y, split_of, prof, [s for s in SPLITS if (split_of == s).any()], c, target)
+    t = oof_threshold(x, y, split_of, prof, [s for s in splits if (split_of == s).any()], c, target)
     model = fit(x, y, c)
     return {"w": [float(f"{v:.6g}") for v in model.coef_[0]], "b": float(f"{model.intercept_[0]:.6g}"),
             "threshold": round(t, 6), "trained_on": {"memories": len(idx), "positives": int(y.sum()),
@@ -201,7 +233,8 @@ def export_model(rows: list[Row], vectors: np.ndarray, lang: str, latin: int, c:
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     from gateway.memory.embeddings.script_routed import parts_of
 
-    rows = build(allowed_users())
+    splits = splits_of(args.splits)
+    rows = build(read_users(splits))
     vectors, identity, latin = await embed([r.text for r in rows], Path(args.cache))
     langs = args.langs.split(",")
     out: dict[str, Any] = {"labels": {}}
@@ -221,21 +254,25 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         models: dict[str, dict[str, Any]] = {}
         for lang in langs:
             models.setdefault(parts[0] if lang == "en" else parts[1], {})[lang] = \
-                export_model(rows, vectors, lang, latin, args.c, args.target)
+                export_model(rows, vectors, lang, latin, args.c, args.target, splits)
         doc = ("Profile gate weights (gateway/memorization/profile_classifier.py). Retrain: python -m bench.profile_clf "
                "--export gateway/memorization/data/profile_classifier.json (bench/profile_clf.py docstring).")
-        Path(args.export).write_text(json.dumps({"doc": doc, "splits": list(SPLITS), "C": args.c, "models": models},  # noqa: ASYNC240
+        Path(args.export).write_text(json.dumps({"doc": doc, "splits": list(splits), "C": args.c, "models": models},  # noqa: ASYNC240
                                                 separators=(",", ":")) + "\n", encoding="utf-8")
         print(f"wrote {args.export}: " + ", ".join(f"{lang} threshold {m['threshold']}"
                                                   for v in models.values() for lang, m in v.items()))
         return out
     for lang in langs:
-        report = loso(rows, vectors, lang, latin, args.c, args.target)
+        if args.shipped:
+            report = shipped(rows, vectors, lang, latin, splits, Path(args.shipped))
+            print(f"== {lang} weights {args.shipped} as they are (* in sample)")
+        else:
+            report = loso(rows, vectors, lang, latin, args.c, args.target, splits)
+            print(f"== {lang} C={args.c} target {args.target:.0%} facts demoted (train-chosen threshold)")
         out[lang] = report
-        print(f"== {lang} C={args.c} target {args.target:.0%} facts demoted (train-chosen threshold)")
         print("split      thresh  facts demoted  junk demoted  (request/small talk)")
         for split, e in report.items():
-            print(f"{split:10s} {e['threshold']:.3f}  {e['pos_demoted']:3d}/{e['pos']:<4d}     {e['neg_demoted']:3d}/{e['neg']:<4d}"
+            print(f"{split + ('*' if e.get('in_sample') else ''):10s} {e['threshold']:.3f}  {e['pos_demoted']:3d}/{e['pos']:<4d}     {e['neg_demoted']:3d}/{e['neg']:<4d}"
                   f"    {e['neg_request_st_demoted']:3d}/{e['neg_request_st']}")
         tot = {k: sum(e[k] for e in report.values()) for k in ("pos", "pos_demoted", "neg", "neg_demoted")}
         print(f"all        facts {tot['pos_demoted']}/{tot['pos']}  junk {tot['neg_demoted']}/{tot['neg']}")
@@ -246,6 +283,24 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+def splits_of(option: str) -> tuple[str, ...]:
+    """The splits of ``--splits``: ``older`` (:data:`bench.formation_clf.SPLITS`), ``read``
+    (every read split, :data:`bench.assistant.dataset.READ_SPLITS`) or a comma list of read splits.
+
+    Raises:
+        ValueError: a named split is not a read split.
+    """
+    if option == "older":
+        return SPLITS
+    if option == "read":
+        return READ_SPLITS
+    names = tuple(s for s in option.split(",") if s)
+    bad = [s for s in names if s not in READ_SPLITS]
+    if bad or not names:
+        raise ValueError(f"--splits: {bad or option!r} not read splits (one of {READ_SPLITS})")
+    return names
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.profile_clf", description=__doc__.split("\n\n")[0])
     parser.add_argument("--langs", default="en,zh")
@@ -253,6 +308,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--target", type=float, default=0.02, help="share of positives (facts) a threshold may demote")
     parser.add_argument("--show", action="store_true", help="print the facts the held-out folds demote")
     parser.add_argument("--cache", default="/tmp/memgate-profile-clf", help="embedding cache directory")
+    parser.add_argument("--splits", default="older",
+                        help="older (the 8 splits of bench.formation_clf), read (every read split) or a comma list")
+    parser.add_argument("--shipped", metavar="WEIGHTS",
+                        help="score these weights as they are per split instead of leave-one-split-out refits")
     parser.add_argument("--json-out")
     parser.add_argument("--export", help="write the product's weights to this JSON file")
     args = parser.parse_args(argv)

@@ -91,3 +91,30 @@ def test_the_shipped_weights_were_trained_on_every_read_split_of_the_study():
     doc = json.loads(Path(WEIGHTS).read_text(encoding="utf-8"))
     assert doc["splits"] == list(study.SPLITS)
     assert {lang for models in doc["models"].values() for lang in models} == {"en"}  # no Chinese model ships
+
+
+def test_the_profile_gate_study_reads_named_read_splits_only(monkeypatch: pytest.MonkeyPatch):
+    import bench.profile_clf as profile_study
+    from gateway.memorization.profile_classifier import WEIGHTS as PROFILE_WEIGHTS
+
+    assert profile_study.splits_of("older") == study.SPLITS
+    assert profile_study.splits_of("read") == dataset.READ_SPLITS
+    assert profile_study.splits_of("heldout13,asks") == ("heldout13", "asks")
+    for blind in BLIND:
+        with pytest.raises(ValueError, match=blind):
+            profile_study.splits_of(f"dev,{blind}")
+    # the shipped profile weights were fitted on the default (older) splits
+    doc = json.loads(Path(PROFILE_WEIGHTS).read_text(encoding="utf-8"))
+    assert doc["splits"] == list(profile_study.splits_of("older"))
+    opened: list[str] = []
+    real = dataset.load_users
+
+    def spy(paths):
+        paths = list(paths)
+        opened.extend(p.name for p in paths)
+        return real(paths)
+
+    monkeypatch.setattr(dataset, "load_users", spy)
+    users = dataset.read_users(profile_study.splits_of("heldout13,asks"))
+    assert {u.split for u in users} == {"heldout13", "asks"}
+    assert opened and all(re.search(r"-(?:h13|q)-", n) for n in opened)
