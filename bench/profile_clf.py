@@ -10,8 +10,8 @@ Data: ``bench/assistant/data`` read splits only, loaded by
 :func:`bench.assistant.dataset.read_users`: a file is opened only when its name carries one
 of the chosen splits' tags, and every loaded user's split is checked. ``--splits`` (:func:`splits_of`):
 ``older`` (default, :data:`bench.formation_clf.SPLITS`: dev, heldout, heldout2..5, updates,
-heldout11, the splits of the shipped weights), ``read`` (every read split, adding heldout13
-and asks) or a comma list of read splits; a blind split is refused.
+heldout11, the splits of the shipped weights), ``read`` (every read split, adding heldout13,
+heldout14 and asks) or a comma list of read splits; a blind split is refused.
 
 Rows: every profile memory verbatim ``disclosure`` formation forms from a user turn
 (:func:`gateway.memorization.disclosure.analyse`, ``Formed.durable``; confirmations and

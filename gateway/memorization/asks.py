@@ -182,8 +182,10 @@ DEICTIC_ZH = re.compile(r"^(?:这|那)(?:个|样|些|种)?(?:也|就|都|还|可
 #: A sentence-final question particle (吗 呢 么 嘛 吧) or the negative half of a clause-final
 #: A-not-A question with its second verb dropped ("正常不", "伤电池没": V(O)-不 / V(O)-没,
 #: Li & Thompson 1981, 18.2): 没 after 还 / 都 / 也 / 并 is "not yet" / "not at all", an answer.
+#: The dropped negative may itself take one modal particle (哦 喔 啊 呀: "还有人吃这套不哦",
+#: "去不啊"), as any sentence-final particle may follow another (Li & Thompson 1981, 7.1 / 7.6).
 #: Punctuation, emoji and kaomoji after the particle change nothing ("还来得及吗😭").
-QUESTION_END_ZH = re.compile(r"(?:吗|呢|么|嘛|没有|不|吧|(?<![还都也并从])没)[^\u3400-\u9fffA-Za-z0-9]*$")
+QUESTION_END_ZH = re.compile(r"(?:吗|呢|么|嘛|(?:没有|不)[哦喔啊呀]?|吧|(?<![还都也并从])没)[^\u3400-\u9fffA-Za-z0-9]*$")
 #: A statement by the speaker closed by 嘛 ("我自己也在练嘛", "我本来就是夜猫子嘛"): final 嘛
 #: marks what is said as obvious, a reason the listener should grant (Chao 1968 on the
 #: particle of the obvious), not a question; led by 我 / 咱 / 俺 with no modal verb after it
@@ -225,14 +227,14 @@ DURATIVE_NE_ZH = re.compile(r"^(?!.*[你您])(?![\u4e00-\u9fffA-Za-z0-9]*(?:能|
 #: 嘛 for 什么 before a noun, "有嘛坐垫推荐") and the A-not-A forms (能不能, 有没有..., and any
 #: X不X of a verb or adjective or of its first syllable, "疼不疼", "严不严重", Li & Thompson
 #: 1981, 18.2; not the adverbs 动不动 "at every turn" and 时不时 "now and then"):
-#: 几 before a measure word ("喝几杯", "煮几分钟"; not 前几天 / 好几个, nor 几 after the
+#: 几 before a measure word, nominal or verbal (次 / 回 / 遍 / 趟: "喝几杯", "煮几分钟", "一天点几回"; not 前几天 / 好几个, nor 几 after the
 #: perfective 了, "喝了几杯", where it is the indefinite "a few"), and 多 before a one-syllable
 #: adjective of degree, the question of extent ("多大", "多久", "多长时间", "多远": 多 + adjective
 #: asks how much, Li & Thompson 1981, 18.4 on question words; not after a degree or
 #: negation word, "差不多大", "没多久", nor 多 after a numeral, "三十多岁"; with 都 / 也 after
 #: it a question word is "no matter how", no question: "多大都不爱吃菜", 18.6).
 QUESTION_WORD_ZH = re.compile(r"什么(?!都|也)|(?<![没])啥(?!都|也|的)|干[嘛吗]|有嘛(?=[\u4e00-\u9fff])|怎么|怎样|咋|如何|哪|为什么|为啥|"
-                              r"(?<![前这那好十了])几(?:[个点天岁号次种本杯遍年周顿趟斤步双件块片粒瓶碗勺]|分钟|小时|公斤|个月|星期)(?![都也])|"
+                              r"(?<![前这那好十了])几(?:[个点天岁号次回种本杯遍年周顿趟斤步双件块片粒瓶碗勺]|分钟|小时|公斤|个月|星期)(?![都也])|"
                               r"(?<![差很好许太更最诸没不再一二三四五六七八九十百千万两\d])多(?:大|久|长|远|高|重|厚|深|贵|宽|快|早|晚)(?![都也])|"
                               r"多少|能不能|可不可以|可以不可以|"
                               r"有没有|是不是|要不要|该不该|好不好|行不行|会不会|用不用|需不需要|是否|"

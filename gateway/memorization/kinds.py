@@ -830,6 +830,40 @@ def _state_asked(parts: list[Clause], kinds: list[ClauseKind], i: int) -> bool:
     return not (CHRONIC.search(text) or CONDITION.search(text) or slot_of(text))
 
 
+#: A Chinese clause that names who it is addressed to or says it asks: a polite or helping
+#: lead (请 麻烦 帮 给我 替我), the listener (你 您), a modal of asking (能不能 可以 可不可以),
+#: a verb of telling or advising (告诉 推荐 建议) or the speaker (我 咱 俺). A clause led by none of
+#: these is a bare verb phrase whose subject was dropped.
+_ADDRESSED_ZH = re.compile(r"^(?:请|麻烦|帮|给我|替我|你|您|能不能|可以|可不可以|告诉|推荐|建议|我|咱|俺)")
+#: An indefinite object after the verb: a numeral or 个 + a measure word ("写个简历", "列一份清单",
+#: "讲几句"): the object of an unrealized event, what an imperative asks to be made (Li &
+#: Thompson 1981, 4.2 on indefinite objects).
+_INDEFINITE_OBJECT_ZH = re.compile(r"^[\u4e00-\u9fff]{1,2}?(?:[一两几]?[个份篇首封套张段句条]|一下|下)")
+
+
+def _in_topic_chain(parts: list[Clause], kinds: list[ClauseKind], i: int) -> bool:
+    """Clause ``i`` reads as a bare imperative (a ``request``: "写扫地机的固件") but sits inside a
+    topic chain about the speaker: the clause before it in its sentence is a disclosure led by
+    我 / 咱 / 俺, and the sentence goes on after it with a clause that neither asks nor requests
+    ("我在南山做硬件的，写扫地机的固件，白天还得上产线debug"). A subjectless clause in a topic chain
+    takes the chain's topic as its zero subject (Li & Thompson 1981, ch. 24 on zero pronouns;
+    Chao 1968 on topic chains), so it tells what the speaker does; an imperative would address
+    the listener and end the chain. Not when the clause names its addressee or asks outright
+    (:data:`_ADDRESSED_ZH`: 帮我, 请, 你) nor when its object is indefinite (:data:`_INDEFINITE_OBJECT_ZH`:
+    "写个简历模板", what an ask wants made)."""
+    if i == 0 or i + 1 >= len(parts) or not _CJK.search(parts[i].text):
+        return False
+    before, nxt = parts[i - 1], parts[i + 1]
+    if before.sentence != parts[i].sentence or nxt.sentence != parts[i].sentence or parts[i].asked:
+        return False
+    if kinds[i - 1] != "disclosure" or kinds[i + 1] not in ("disclosure", "other"):
+        return False
+    if not re.match(r"(?:我|咱|俺)", core_zh(before.text)):
+        return False
+    core = core_zh(parts[i].text)
+    return not (_ADDRESSED_ZH.match(core) or _INDEFINITE_OBJECT_ZH.match(core))
+
+
 #: The user's wider circle, outside their household and kin (a friend, a colleague, a
 #: neighbour): whose things and troubles a user often asks about on their behalf.
 _ACQUAINTANCE_EN = (r"(?:friend|buddy|mate|pal|bestie|bff|labmate|lab\s+mate|coworker|co-worker|colleague|"
@@ -906,7 +940,8 @@ def clause_kinds(parts: list[Clause], promote: Collection[int] = ()) -> tuple[Cl
     """The kind of each of a turn's clauses (:func:`clause_kind`, then what the clauses around it say: a
     leave-taking as the turn's last clause and a 的 phrase after an ask (:data:`~gateway.memorization.asks.LEAVE_ZH`,
     :data:`~gateway.memorization.asks.SPEC_ZH`), talk about the app (:data:`~gateway.memorization.asks.ABOUT_THE_APP`),
-    a state a bare question right after it asks about (:func:`_state_asked`), a name in apposition inside a
+    a state a bare question right after it asks about (:func:`_state_asked`), a bare verb phrase inside a
+    topic chain about the speaker (:func:`_in_topic_chain`), a name in apposition inside a
     statement (:func:`_appositive_name`), a "when I ..." clause before an ask (:func:`_when_i_before_ask`), the
     topic or a constraint of an English ask (:func:`_part_of_ask_en`) and a supposition or an acquaintance's thing
     that sets up an ask, a ``request`` (:func:`_asked_for_someone_else`)). ``promote``: indices of clauses read as
@@ -941,6 +976,9 @@ def clause_kinds(parts: list[Clause], promote: Collection[int] = ()) -> tuple[Cl
     for i in range(len(parts)):  # "tulips and watering cans, what colours go together": the ask's topic
         if found[i] == "other" and i not in promote and _part_of_ask_en(parts, found, i):
             found[i] = "request"
+    for i in range(1, len(parts) - 1):  # 我在南山做硬件的，写扫地机的固件，白天还得...: the speaker's topic chain goes on
+        if found[i] == "request" and i not in promote and _in_topic_chain(parts, found, i):
+            found[i] = "disclosure"
     for i in range(len(parts)):  # "if I had to teach online again, ...", "my mate's tenant stopped paying rent, what should he do"
         if found[i] in ("disclosure", "other") and i not in promote and _asked_for_someone_else(parts, found, i):
             found[i] = "request"

@@ -7,7 +7,8 @@ talk when, once punctuation, emoji and spaces are gone, it is at most
 entirely into the phrases of :data:`SMALL_TALK_EN` (whole words) and
 :data:`SMALL_TALK_ZH` (longest match first, Chinese having no spaces). Anything else
 stays: a short turn with one content word ("I'm vegan", "我27岁") is kept. A receipt of new
-information ("学到了", "涨知识了", "受教了") is an acknowledgement too.
+information ("学到了", "涨知识了", "受教了") is an acknowledgement too, in the dialects' words
+as in Mandarin's (晓得了, the southwestern and Wu 知道了: "好嘛晓得了").
 
 :func:`profile_type`: a user turn that states a lasting preference or fact about the user
 belongs in the ``profile`` scope (seed 002: the user's profile is shared with every
@@ -89,7 +90,7 @@ SMALL_TALK_ZH = tuple(sorted("""
 你好 您好 大家好 嗨 哈喽 哈啰 早 早安 早上好 中午好 下午好 晚上好 晚安 午安
 谢谢 谢谢你 谢谢您 谢啦 谢了 多谢 感谢 感谢你 非常感谢 太感谢了 辛苦了 麻烦了 不客气 没关系 没事 没问题
 好的 好滴 好哒 好吧 好呀 好啊 好 行 行吧 可以 嗯 嗯嗯 恩 哦 噢 喔 哦哦 啊 呀 吧 啦 了 呢 么 嘛
-是的 是 对 对的 对啊 没错 明白 明白了 了解 了解了 知道了 收到 懂了 我懂了 我知道了
+是的 是 对 对的 对啊 没错 明白 明白了 了解 了解了 知道了 收到 懂了 我懂了 我知道了 晓得了 晓得啦 我晓得了
 哈哈 哈 呵呵 嘿嘿 嘻嘻 哇 哇塞 厉害 棒 太棒了 不错 很好 真好 牛
 学到了 学习了 涨知识了 涨姿势了 长见识了 受教了 原来如此 原来是这样 懂啦 再见 拜拜 拜 回头见 下次见 先这样 就这样 那就这样 先这样吧 就这些 没有了 没了 暂时没有了
 在吗 在不在 在 笑死 笑死我了 稍等 稍等一下 等一下 等等 等下 我想想 让我想想 想想 继续 接着说 接着 真的吗 真的 真的假的

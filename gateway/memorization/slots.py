@@ -67,6 +67,13 @@ from gateway.runtime.text import HAN_RE as _CJK
 #: is its own attribute, seed 002 §3.2). Each pattern
 #: names the slot's own words only, so "I work night shifts" fills ``shift``, not
 #: ``work``, and cannot retire "I work at Acme".
+#: The commute is a slot of the user's only as how they get to work: 通勤 after a word of purpose
+#: (主要 / 用来 / 用于 / 拿来 通勤: what a thing asked about is for, "有啥推荐，主要通勤+周末带娃")
+#: names a use, not the user's commute; and 现在 + a means of travel is the current means only as
+#: the predicate ("现在骑车上班", "现在坐地铁"), not as the topic a comment follows (Li & Thompson
+#: 1981, ch. 4 on topic and comment: "现在骑车还是有点发怵", a feeling about riding; 还是 / 也 / 就
+#: after it open a comment on it).
+_FEARED_ZH = r"(?:发怵|犯怵|怕|害怕|紧张|不敢|心慌|慌)"
 _OCCUPATIONS = OCCUPATIONS_EN
 #: Chinese job titles for the work slot after 我是 / 当 / 做 ("我是一名护士", "当上销售经理",
 #: "在车企做销售"): the title says the job, like :data:`_OCCUPATIONS` in English.
@@ -184,7 +191,8 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
                            r"walk\s+to\s+work|(?:take|catch)\s+the\s+(?:bus|train|subway|metro|tube|tram)\s+to\s+work)\b"
                            r"|(?:我|我们|我家)的?(?:那|这)?辆|车换了|换了?(?:辆|台)?车|开的是|电动车|新车|卖了?车|车卖了"
                            r"|" + CAR_MAKES_ZH + r"(?!股)"
-                           r"|通勤|(?:开车|骑车|坐地铁|坐公交|挤地铁|打车)(?:上下班|上班)|现在\S{0,4}?(?:共享单车|地铁|公交|骑车|步行|打车)",
+                           r"|(?<!主要)(?<!用来)(?<!用于)(?<!拿来)通勤|(?:开车|骑车|坐地铁|坐公交|挤地铁|打车)(?:上下班|上班)"
+                           r"|现在\S{0,4}?(?:共享单车|地铁|公交|骑车|步行|打车)(?!还是|还|都|也|就|有点|有些|[^，,。！!？?]{0,4}?" + _FEARED_ZH + ")",
                            re.IGNORECASE)),
     ("pregnancy", re.compile(r"\b(?:pregnant|expecting\s+(?:a|our|twins)|due\s+in|was\s+born|were\s+born|gave\s+birth|"
                              r"trying\s+(?:to\s+conceive|for\s+a\s+baby)|ttc|ivf|"

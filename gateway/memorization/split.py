@@ -45,7 +45,9 @@ _COORDINATED = re.compile(r"\s+(?:and|but)\s+(?=(?:i|i'm|im|i've|ive|i'd|we|we'r
 #: A clause that hangs on the clause before it: led by a conjunction of result or reason
 #: (so, because, 所以, 因为: Quirk et al. 1985, 15.45-15.49) or by a pronoun or
 #: demonstrative whose antecedent is there (he, she, it, 他, 她, 这; Halliday & Hasan 1976,
-#: 2.4), by an additive adverb (also, 也, 还: "她不吃香菜，也吃不了辣") or a Chinese comment
+#: 2.4), by an additive adverb (also, 也, 还: "她不吃香菜，也吃不了辣"; or after its subject: "我妈也希望我
+#: 学医", :data:`_ADDITIVE_AFTER_SUBJECT`), by a workplace relation that bridges to a job told
+#: before (:data:`_BRIDGED`: "老板天天催", "my boss ...") or a Chinese comment
 #: on it (算是, 就是: "羽毛球，算是唯一的运动了"). So does a clause that names no subject of
 #: its own (:data:`_OWN_SUBJECT`): its zero subject is the topic of the clause before
 #: (Li & Thompson 1981, ch. 24 on zero anaphora): "我在一家外贸公司做业务员，天天加班到很晚",
@@ -54,6 +56,16 @@ _COORDINATED = re.compile(r"\s+(?:and|but)\s+(?=(?:i|i'm|im|i've|ive|i'd|we|we'r
 _DEPENDENT = re.compile(r"(?:so|because|cause|cuz|since|which|that's\s+why|he|she|they|it|he's|she's|they're|it's|"
                         r"his|her|their|its|him|them|this|that|these|those|also|too)\b|所以|因为|因此|于是|因而|他|她|它|这|那|算是|也|还|而且|就是",
                         re.IGNORECASE)
+#: A clause whose subject is followed by an additive adverb (我妈也巨希望我学医, 我也是, "my wife
+#: also runs"): the additive presupposes a parallel proposition, the clause before it (Karttunen
+#: & Peters 1979 and Heim 1992 on the presupposition of "too" / "also"), so it hangs on it.
+_ADDITIVE_AFTER_SUBJECT = re.compile(r"(?:我|咱|俺)?(?:的|家)?(?:" + PEOPLE_ZH + r")?(?:也|也是)"
+                                     r"|(?:i|we|he|she|they|(?:my|our)\s+\w+)\s+(?:also|too)\b", re.IGNORECASE)
+#: A clause led by a workplace relation, bare or the user's (老板 领导 上司 主管 同事, 我领导, "boss", "the
+#: manager", "my boss"): a definite noun whose anchor is the job told before it (bridging reference,
+#: Clark 1975, "Bridging"): "我在滨江做运营，……，老板天天催" is that job's boss, and goes with it.
+_BRIDGED = re.compile(r"(?:我的?|我们)?(?:老板|领导|上司|主管|经理|同事们?)(?!娘)"
+                      r"|(?:(?:the|my|our)\s+)?(?:boss|manager|supervisor|coworkers?|colleagues?)\b", re.IGNORECASE)
 #: A clause that names its own subject at its start: the user (I, we, my, our, 我, 咱, 俺),
 #: someone of theirs (:data:`gateway.memorization.changes.PEOPLE_ZH`: 老公, 室友), a noun
 #: phrase (the, a, an) or a name.
@@ -152,8 +164,10 @@ def remainder(text: str, changed: Callable[[str], bool], keep: Callable[[str], b
 
 def _hangs(clause: str) -> bool:
     """``clause`` hangs on the clause before it (:data:`_DEPENDENT`): led by a dependent
-    word, or by no subject of its own."""
-    return bool(_DEPENDENT.match(clause)) or not _OWN_SUBJECT.match(clause)
+    word, by no subject of its own, by a subject and an additive adverb
+    (:data:`_ADDITIVE_AFTER_SUBJECT`) or by a workplace relation (:data:`_BRIDGED`)."""
+    return bool(_DEPENDENT.match(clause) or _ADDITIVE_AFTER_SUBJECT.match(clause) or _BRIDGED.match(clause)) \
+        or not _OWN_SUBJECT.match(clause)
 
 
 def split_memory(record: MemoryRecord, text: str) -> NewMemory:
