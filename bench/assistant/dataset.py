@@ -11,7 +11,8 @@ A user record (JSON object):
   ``heldout12`` (a twelfth, written blind) | ``asks`` (facts stated inside questions, with look-alike
   controls: a read split, written blind) | ``asks2`` (a second such split, written blind) |
   ``heldout13`` (a thirteenth, mostly Chinese, written blind, measured blind once, then read) | ``heldout14`` (a fourteenth, mostly
-  Chinese, written blind and measured blind first, now a read split) | ``heldout15`` (a fifteenth, mostly Chinese, written blind);
+  Chinese, written blind and measured blind first, now a read split) | ``heldout15`` (a fifteenth, mostly Chinese, written blind) |
+  ``heldout16`` (a sixteenth, mostly Chinese, written blind);
   ``persona``: a free note for the reader.
 - ``sessions``: conversations in order, each ``{"id", "date", "turns"}`` (``date``: ISO day,
   informational: the replay runs on the wall clock). Each session is a new conversation.
