@@ -394,13 +394,14 @@ def profile_fits(hits: Sequence[ScoredMemory], budget: int, tokens: Callable[[st
 
 def fill_profile(hits: Sequence[ScoredMemory], picked: Sequence[ScoredMemory], budget: int,
                  tokens: Callable[[str], int]) -> tuple[ScoredMemory, ...]:
-    """``picked`` (the :func:`pick_profile` choice, kept whole and first), then the other
+    """``picked`` (the lines already going to the prompt: the search's high hits, the
+    :func:`pick_profile` choice, the topical events; kept whole and first), then the other
     ``hits`` (profile candidates, best first) in the store's order, each whole, while
     their texts fit what ``picked`` leaves of ``budget`` tokens (``tokens`` counts one
     text); a candidate that does not fit is skipped and the next ones are still tried
     (one long fact does not keep out the shorter ones ranked below it). Never more than
-    ``hits``; ``budget`` 0 or a pick already past it: ``picked`` alone. Linear in the
-    text of ``hits`` (one count each)."""
+    ``hits``; ``budget`` 0 or ``picked`` already past it: ``picked`` alone. Linear in the
+    text of ``picked`` and ``hits`` (one count each)."""
     chosen = {h.record.id for h in picked}
     left = budget - sum(tokens(h.record.text) for h in picked)
     out = list(picked)
@@ -574,12 +575,7 @@ class AutoRecall:
             linked = linked_topics([*hits, *profile, *(found[2] if len(found) > 2 else ())]) if topics else None
             whole = ("profile_topk" not in settings.explicit and len(profile) < profile_limit * PROFILE_POOL
                      and profile_fits(profile, cfg.profile_tokens, self.tokens))  # the whole live profile fits
-            if whole:
-                picked = tuple(profile)
-            else:
-                picked = pick_profile(profile, profile_limit, topics, linked)
-                if "profile_topk" not in settings.explicit:  # an explicit top-k stays exactly that
-                    picked = fill_profile(profile, picked, cfg.profile_tokens, self.tokens)
+            picked = tuple(profile) if whole else pick_profile(profile, profile_limit, topics, linked)
             if per_scope is not None:
                 hits = cap_per_scope(hits, per_scope)
             high, low = split_by_relevance(hits, cfg.high_relevance_threshold)
@@ -588,6 +584,11 @@ class AutoRecall:
             shown |= {h.record.id for h in extra}
             told = pick_topical(found[2], topic_events, topics, shown, linked) if len(found) > 2 else ()
             shown |= {h.record.id for h in told}
+            if not whole and "profile_topk" not in settings.explicit:  # an explicit top-k stays exactly that
+                sent = (*high, *extra, *told)
+                filled = fill_profile(profile, sent, cfg.profile_tokens, self.tokens)[len(sent):]
+                extra = (*extra, *filled)
+                shown |= {h.record.id for h in filled}
             pool = [*hits, *profile, *(found[2] if len(found) > 2 else ())]
             candidates = {h.record.id for h in pool}
             newer = newer_statements(pool, shown)
