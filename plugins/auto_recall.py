@@ -42,13 +42,15 @@ the user's whole live profile (fewer candidates than it asks for) and their text
 ranked, as a product with saved memories sends them all while they fit; else (or when
 ``profile_topk`` is set) up to ``profile_limit`` of them are picked (below), and, unless
 ``profile_topk`` is set (seed 002's exact top-k), the other candidates fill what the lines
-already going (the search's high hits, the pick, the topical events below) leave of
+already going (the search's high hits, the pick, the topical events and the newer
+statements on those, below; each counted as its prompt line, ``date: text``) leave of
 ``profile_tokens`` (:func:`fill_profile`: in the store's order, each whole, one that does
 not fit skipped and the next tried, never more than the search returned), so a profile of
 16 memories or 403 tokens still fills the budget instead of falling to five facts.
 Counting those lines too keeps the memory lines under ``token_budget``'s ``memory_tokens``
-(800), whose lowest-scored-first trim otherwise dropped the pick's topic facts (filling
-what the pick alone left lost 6 facts on ``bench profile-budget``). The ones the
+(800, its template included), whose lowest-scored-first trim otherwise dropped the pick's
+topic facts (``bench profile-budget``: filling what the pick alone left lost 6 facts the
+pick had sent, and gained 40; counted this way, 2 and 32). The ones the
 search left out or found only low are added to ``high``, after its hits
 (the ranking is kept; they come last): seed 002 gives the profile its own top-k (§4.1
 ``profile_topk``), and a request rarely shares words with the fact it needs ("any
@@ -67,8 +69,8 @@ or 250 lost facts on updates. A full pool means a large profile, whose best-rank
 fifteen would push out the topic and slot facts the pick keeps, so it gets the pick
 first, and the budget is filled after it. Filling it (``python -m bench profile-budget``:
 the read splits' users with 24 other users' disclosures as earlier conversations, profiles
-past the pool and the budget) raised fact recall of the original probes from 0.61 to 0.70
-(196 to 225 of 322) for twice the memory lines (8.6 to 17.3 per probe); where the whole
+past the pool and the budget) raised fact recall of the original probes from 0.61 to 0.69
+(196 to 223 of 322) for more memory lines (8.6 to 15.6 per probe); where the whole
 profile fits, nothing changes.
 
 Which lasting facts when the whole profile does not go (:func:`pick_profile`): the profile search asks for
@@ -221,7 +223,8 @@ class AutoRecallConfig(PluginConfig):
         "candidates than the PROFILE_POOL times profile_limit it asks for) and their texts take at most this many "
         "tokens together (cl100k), they all reach the prompt, ranked, instead of the profile_limit pick (module "
         "docstring); else the profile_limit pick goes first and the other candidates fill what the lines already "
-        "going (high hits, the pick, topical events) leave of this budget, each whole, one that does not fit skipped. 0: always the pick alone. Not applied when profile_topk "
+        "going (high hits, the pick, topical events, newer statements; prompt lines, dates included) leave of this "
+        "budget, each whole, one that does not fit skipped. 0: always the pick alone. Not applied when profile_topk "
         "is set (an explicit top-k is kept).",
     )
     topic_events: int = Field(
