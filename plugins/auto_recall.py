@@ -50,7 +50,7 @@ not fit skipped and the next tried, never more than the search returned), so a p
 Counting those lines too keeps the memory lines under ``token_budget``'s ``memory_tokens``
 (800, its template included), whose lowest-scored-first trim otherwise dropped the pick's
 topic facts (``bench profile-budget``: filling what the pick alone left lost 6 facts the
-pick had sent, and gained 40; counted this way, 2 and 32). The ones the
+pick alone recalled, and gained 40; counted this way, 2 and 32). The ones the
 search left out or found only low are added to ``high``, after its hits
 (the ranking is kept; they come last): seed 002 gives the profile its own top-k (§4.1
 ``profile_topk``), and a request rarely shares words with the fact it needs ("any
