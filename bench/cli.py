@@ -23,6 +23,7 @@ from bench.locomo.probes import command as locomo_probes
 from bench.locomo.sweep import command as locomo_sweep
 from bench.memorize import command as memorize
 from bench.outage import command as outage
+from bench.profile_budget import command as profile_budget
 from bench.proxy.run import command as proxy
 from bench.recall import command as recall
 from bench.store import command as store
@@ -44,5 +45,5 @@ def main(verbose: bool) -> None:
 
 for _command in (proxy, store, recall, memorize, locomo, threshold_study, outage, load, context, worldbook,
                  console_screenshots, verbatim, failover, locomo_sweep, locomo_probes, irc_convert, fairness, assistant,
-                 warmstart):
+                 warmstart, profile_budget):
     main.add_command(_command)

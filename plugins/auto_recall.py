@@ -40,7 +40,17 @@ similarity floor (unless the user set ``similarity_threshold``); when the search
 the user's whole live profile (fewer candidates than it asks for) and their texts fit in
 ``profile_tokens`` (default 400, cl100k tokens; :func:`profile_fits`), they all go,
 ranked, as a product with saved memories sends them all while they fit; else (or when
-``profile_topk`` is set) up to ``profile_limit`` of them are picked (below). The ones the
+``profile_topk`` is set) up to ``profile_limit`` of them are picked (below), and, unless
+``profile_topk`` is set (seed 002's exact top-k), the other candidates fill what the lines
+already going (the search's high hits, the pick, the topical events and the newer
+statements on those, below; each counted as its prompt line, ``date: text``) leave of
+``profile_tokens`` (:func:`fill_profile`: in the store's order, each whole, one that does
+not fit skipped and the next tried, never more than the search returned), so a profile of
+16 memories or 403 tokens still fills the budget instead of falling to five facts.
+Counting those lines too keeps the memory lines under ``token_budget``'s ``memory_tokens``
+(800, its template included), whose lowest-scored-first trim otherwise dropped the pick's
+topic facts (``bench profile-budget``: filling what the pick alone left lost 6 facts the
+pick alone recalled, and gained 40; counted this way, 2 and 32). The ones the
 search left out or found only low are added to ``high``, after its hits
 (the ranking is kept; they come last): seed 002 gives the profile its own top-k (§4.1
 ``profile_topk``), and a request rarely shares words with the fact it needs ("any
@@ -56,7 +66,12 @@ whole profile none, and fact recall rose (heldout4 0.92 to 0.96, updates 0.90 to
 for more lines (6.3 to 8.7 memory lines per probe on heldout4; the added junk lines are
 junk profile memories). The bench users' profiles take 52-280 tokens; a budget of 150
 or 250 lost facts on updates. A full pool means a large profile, whose best-ranked
-fifteen would push out the topic and slot facts the pick keeps, so it gets the pick.
+fifteen would push out the topic and slot facts the pick keeps, so it gets the pick
+first, and the budget is filled after it. Filling it (``python -m bench profile-budget``:
+the read splits' users with 24 other users' disclosures as earlier conversations, profiles
+past the pool and the budget) raised fact recall of the original probes from 0.61 to 0.69
+(196 to 223 of 322) for more memory lines (8.6 to 15.6 per probe); where the whole
+profile fits, nothing changes.
 
 Which lasting facts when the whole profile does not go (:func:`pick_profile`): the profile search asks for
 :data:`PROFILE_POOL` times ``profile_limit`` candidates, ranked by the store (relevance to
@@ -94,7 +109,8 @@ are not shown yet (:func:`pick_topical`), after the profile facts. The three sea
 embedding and their round trips (:meth:`~gateway.chain.sdk.GuardedRecall.search_many`).
 Work per request: one topic scan of the query and of each candidate's text, one scan
 of each candidate for names and words (:func:`linked_topics`), and one token count of
-each profile candidate's text (:func:`profile_fits`, counts cached), linear in their length.
+each profile candidate's text (:func:`profile_fits`, :func:`fill_profile`, counts cached),
+linear in their length.
 
 A newer statement on a shown memory (:func:`newer_statements`): memorization links a new
 memory to the older profile memory it is nearest to (``metadata.follows``,
@@ -156,9 +172,10 @@ from gateway.chain.sdk import (
     message_text,
     split_sources,
 )
+from plugins.prompts import memory_line
 from plugins.topics import names_of, topics_of, words_of
 
-__all__ = ['FOLLOW_ROUNDS', 'FOLLOW_UP_ENDS', 'FOLLOW_UP_STARTS', 'PROFILE_POOL', 'AutoRecall', 'AutoRecallConfig', 'RecallResult', 'build_query', 'cap_per_scope', 'followers_to_fetch', 'is_follow_up', 'length_units', 'linked_topics', 'live_followers', 'newer_statements', 'pick_profile', 'pick_topical', 'profile_fits', 'recall_annotation', 'split_by_relevance', 'stands_for']
+__all__ = ['FOLLOW_ROUNDS', 'FOLLOW_UP_ENDS', 'FOLLOW_UP_STARTS', 'PROFILE_POOL', 'AutoRecall', 'AutoRecallConfig', 'RecallResult', 'build_query', 'cap_per_scope', 'fill_profile', 'followers_to_fetch', 'is_follow_up', 'length_units', 'linked_topics', 'live_followers', 'newer_statements', 'pick_profile', 'pick_topical', 'profile_fits', 'recall_annotation', 'split_by_relevance', 'stands_for']
 
 FOLLOW_UP_STARTS = (
     "and ", "but ", "so ", "then ", "also ", "what about", "how about", "why", "it ", "it's",
@@ -169,7 +186,8 @@ FOLLOW_UP_ENDS = ("呢", "呢？", "呢?", "吗", "吗？", "吗?")
 #: Profile candidates searched per place of ``profile_limit`` (:func:`pick_profile`).
 PROFILE_POOL = 3
 #: Why a hit is ``high`` whatever its relevance (:attr:`RecallResult.added`, the
-#: annotation's ``added``): picked as a lasting fact (:func:`pick_profile`) or as an event
+#: annotation's ``added``): picked as a lasting fact (:func:`pick_profile`, or filling
+#: ``profile_tokens`` after the pick: :func:`fill_profile`) or as an event
 #: on the request's topic (:func:`pick_topical`).
 LASTING_FACT = "lasting fact (profile_limit)"
 TOPICAL_EVENT = "event on the request's topic (topic_events)"
@@ -204,7 +222,10 @@ class AutoRecallConfig(PluginConfig):
         400, ge=0, le=4000, description="When the profile search finds the user's whole live profile (fewer "
         "candidates than the PROFILE_POOL times profile_limit it asks for) and their texts take at most this many "
         "tokens together (cl100k), they all reach the prompt, ranked, instead of the profile_limit pick (module "
-        "docstring); 0: always the pick. Not applied when profile_topk is set (an explicit top-k is kept).",
+        "docstring); else the profile_limit pick goes first and the other candidates fill what the lines already "
+        "going (high hits, the pick, topical events, newer statements; prompt lines, dates included) leave of this "
+        "budget, each whole, one that does not fit skipped. 0: always the pick alone. Not applied when profile_topk "
+        "is set (an explicit top-k is kept).",
     )
     topic_events: int = Field(
         2, ge=0, le=10, description="Event memories (episodes, which may hold lasting facts: 'my daughter "
@@ -378,6 +399,32 @@ def profile_fits(hits: Sequence[ScoredMemory], budget: int, tokens: Callable[[st
     return True
 
 
+def fill_profile(hits: Sequence[ScoredMemory], picked: Sequence[ScoredMemory], budget: int,
+                 tokens: Callable[[ScoredMemory], int]) -> tuple[ScoredMemory, ...]:
+    """``picked`` (the lines already going to the prompt: the search's high hits, the
+    :func:`pick_profile` choice, the topical events, the newer statements on those; kept
+    whole and first), then the other ``hits`` (profile candidates, best first) in the
+    store's order, each whole, while they fit what ``picked`` leaves of ``budget`` tokens
+    (``tokens`` counts one memory's prompt line); a candidate that does not fit is skipped and the next ones are still tried
+    (one long fact does not keep out the shorter ones ranked below it). Never more than
+    ``hits``; ``budget`` 0 or ``picked`` already past it: ``picked`` alone. Linear in the
+    text of ``picked`` and ``hits`` (one count each)."""
+    chosen = {h.record.id for h in picked}
+    left = budget - sum(tokens(h) for h in picked)
+    out = list(picked)
+    for h in hits:
+        if left <= 0:
+            break
+        if h.record.id in chosen:
+            continue
+        cost = tokens(h)
+        if cost <= left:
+            out.append(h)
+            chosen.add(h.record.id)
+            left -= cost
+    return tuple(out)
+
+
 def pick_topical(hits: Sequence[ScoredMemory], limit: int, topics: frozenset[str],
                  shown: set[str], linked: Mapping[str, frozenset[str]] | None = None) -> tuple[ScoredMemory, ...]:
     """The first ``limit`` of ``hits`` (event candidates, best first) not in ``shown``
@@ -535,7 +582,7 @@ class AutoRecall:
             linked = linked_topics([*hits, *profile, *(found[2] if len(found) > 2 else ())]) if topics else None
             whole = ("profile_topk" not in settings.explicit and len(profile) < profile_limit * PROFILE_POOL
                      and profile_fits(profile, cfg.profile_tokens, self.tokens))  # the whole live profile fits
-            picked = profile if whole else pick_profile(profile, profile_limit, topics, linked)
+            picked = tuple(profile) if whole else pick_profile(profile, profile_limit, topics, linked)
             if per_scope is not None:
                 hits = cap_per_scope(hits, per_scope)
             high, low = split_by_relevance(hits, cfg.high_relevance_threshold)
@@ -545,6 +592,12 @@ class AutoRecall:
             told = pick_topical(found[2], topic_events, topics, shown, linked) if len(found) > 2 else ()
             shown |= {h.record.id for h in told}
             pool = [*hits, *profile, *(found[2] if len(found) > 2 else ())]
+            if not whole and "profile_topk" not in settings.explicit:  # an explicit top-k stays exactly that
+                sent = (*high, *extra, *told, *newer_statements(pool, shown))
+                filled = fill_profile(profile, sent, cfg.profile_tokens,
+                                      lambda h: self.tokens(memory_line(h.record)))[len(sent):]
+                extra = (*extra, *filled)
+                shown |= {h.record.id for h in filled}
             candidates = {h.record.id for h in pool}
             newer = newer_statements(pool, shown)
             added = {h.record.id: LASTING_FACT for h in extra} | {h.record.id: TOPICAL_EVENT for h in told} | \
