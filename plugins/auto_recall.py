@@ -223,8 +223,8 @@ class AutoRecallConfig(PluginConfig):
         "candidates than the PROFILE_POOL times profile_limit it asks for) and their texts take at most this many "
         "tokens together (cl100k), they all reach the prompt, ranked, instead of the profile_limit pick (module "
         "docstring); else the profile_limit pick goes first and the other candidates fill what the lines already "
-        "going (high hits, the pick, topical events, newer statements; prompt lines, dates included) leave of this "
-        "budget, each whole, one that does not fit skipped. 0: always the pick alone. Not applied when profile_topk "
+        "going (high hits, the pick, topical events, newer statements; prompt lines, dates included) leave of these "
+        "tokens, each whole, one that does not fit skipped. 0: always the pick alone. Not applied when profile_topk "
         "is set (an explicit top-k is kept).",
     )
     topic_events: int = Field(
