@@ -25,6 +25,20 @@ LATER = ("heldout13", "heldout14", "asks")
 BLIND_NAME = re.compile(r"-(?:h(?:[6-9]|10|12|1[5-9]|[2-9]\d)|q2)-")
 
 
+def _spy_on_loads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Wrap ``dataset.load_users`` to record the name of every file it opens; returns the list."""
+    opened: list[str] = []
+    real = dataset.load_users
+
+    def spy(paths):
+        paths = list(paths)
+        opened.extend(p.name for p in paths)
+        return real(paths)
+
+    monkeypatch.setattr(dataset, "load_users", spy)
+    return opened
+
+
 @pytest.mark.parametrize("name", ["en-01-dana.json", "zh-11-x.json", "en-h2-01-rosa.json", "zh-h5-07-x.json",
                                   "en-u-04-x.json", "zh-h11-08-x.json", "zh-h13-02-x.json", "zh-h14-02-x.json", "en-q-01-x.json"])
 def test_a_read_splits_file_name_is_read(name: str):
@@ -46,15 +60,7 @@ def test_the_read_splits_are_every_split_but_the_blind_ones():
 
 
 def test_every_read_split_is_loaded_and_no_blind_file_is_opened(monkeypatch: pytest.MonkeyPatch):
-    opened: list[str] = []
-    real = dataset.load_users
-
-    def spy(paths):
-        paths = list(paths)
-        opened.extend(p.name for p in paths)
-        return real(paths)
-
-    monkeypatch.setattr(dataset, "load_users", spy)
+    opened = _spy_on_loads(monkeypatch)
     users = dataset.read_users()
     assert {u.split for u in users} == set(dataset.READ_SPLITS)
     assert opened and not [n for n in opened if BLIND_NAME.search(n)]
@@ -107,15 +113,7 @@ def test_the_profile_gate_study_reads_named_read_splits_only(monkeypatch: pytest
     # the shipped profile weights were fitted on the default (older) splits
     doc = json.loads(Path(PROFILE_WEIGHTS).read_text(encoding="utf-8"))
     assert doc["splits"] == list(profile_study.splits_of("older"))
-    opened: list[str] = []
-    real = dataset.load_users
-
-    def spy(paths):
-        paths = list(paths)
-        opened.extend(p.name for p in paths)
-        return real(paths)
-
-    monkeypatch.setattr(dataset, "load_users", spy)
+    opened = _spy_on_loads(monkeypatch)
     users = dataset.read_users(profile_study.splits_of("heldout13,asks"))
     assert {u.split for u in users} == {"heldout13", "asks"}
     assert opened and all(re.search(r"-(?:h1[34]|q)-", n) for n in opened)
