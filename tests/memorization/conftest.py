@@ -18,6 +18,7 @@ import pytest
 import redis.asyncio as aredis
 
 from gateway.memorization.config import MemorizeConfig
+from gateway.memorization.disclosure import analyse
 from gateway.memorization.runtime import queue_for, run_workers, wait_drained
 from gateway.memory.config import MemoryConfig
 from gateway.memory.factory import open_store, redis_client
@@ -115,3 +116,8 @@ def count_embed_many(store: Any) -> list[int]:
 
     store.embedder.embed_many = counting
     return calls
+
+
+def kept_texts(text: str) -> list[str]:
+    """The texts of the memories the disclosure rules form from one user turn ``text``."""
+    return [m.text for m in analyse(text).memories]

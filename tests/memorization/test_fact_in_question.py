@@ -28,11 +28,7 @@ import pytest
 
 from gateway.memorization.clause_classifier import candidates
 from gateway.memorization.disclosure import analyse
-
-
-def _kept(text: str) -> list[str]:
-    return [m.text for m in analyse(text).memories]
-
+from tests.memorization.conftest import kept_texts as _kept
 
 # -- 1. a condition or device named as the user's own --------------------------------------
 

@@ -15,12 +15,8 @@ import pytest
 
 from gateway.memorization.disclosure import Clause, analyse, clause_kind
 from gateway.memorization.verbatim import verbatim_plan
+from tests.memorization.conftest import kept_texts as _kept
 from tests.memorization.test_worth_remembering import _job
-
-
-def _kept(text: str) -> list[str]:
-    return [m.text for m in analyse(text).memories]
-
 
 # -- 1. a verb of the ask inside a word -------------------------------------------------
 
