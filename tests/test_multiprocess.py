@@ -249,8 +249,11 @@ def test_no_turn_is_lost_or_duplicated_when_a_worker_process_is_killed(deploymen
         caught = False
         for _attempt in range(8):
             # frozen while it waits in XREADGROUP, Redis still delivers it the next job of
-            # that shard (pending) and it cannot settle the ones it holds; it may have been
-            # between two reads, then it gets none: resume it and try again
+            # that shard (pending) and it cannot settle the ones it holds. Freeze it only
+            # once it has been waiting in one read for a while (not mid-sweep or mid-batch,
+            # and with most of the read's BLOCK time left); the other worker may still be
+            # first in line on that shard: then resume it and try again
+            poll(lambda: waiting_in_a_read(deployment, victim.pid), SETTLE_S, "the worker waiting in a blocked read")
             os.kill(victim.pid, signal.SIGSTOP)
             list(pool.map(send, itertools.islice(queue, len(users))))
             caught = holds_a_job(deployment, victim.pid)
@@ -276,6 +279,17 @@ def test_no_turn_is_lost_or_duplicated_when_a_worker_process_is_killed(deploymen
         stored = sorted(item["text"] for item in listed.json()["items"])
         assert stored == sorted(text for u, text in accepted if u == user)  # every accepted turn once
     assert survivor.alive()
+
+
+def waiting_in_a_read(deployment: Deployment, pid: int) -> bool:
+    """Whether the worker process ``pid`` has not touched the queue for 0.5 s and at most
+    ``BLOCK_MS`` / 3: a worker that is running does so only while it waits in a blocking
+    XREADGROUP (a sweep reads every shard at once, a batch is followed by a read), and
+    that read has most of its BLOCK time left."""
+    for row in deployment.queue()["workers"]:
+        if f"-{pid}-" in row["name"]:
+            return 500 <= int(row["idle_ms"]) <= BLOCK_MS // 3
+    return False
 
 
 def holds_a_job(deployment: Deployment, pid: int) -> bool:
