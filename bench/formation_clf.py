@@ -10,7 +10,7 @@ Data: eight of ``bench/assistant/data``'s read splits: dev, heldout, heldout2 ..
 heldout11 (:data:`SPLITS`: those written before the shipped weights; the later read splits heldout13
 and asks are not in the study), loaded by :func:`bench.assistant.dataset.read_users`, the one rule of
 which files a study may open: a file is opened only when its name has the tag of one of these splits,
-so no blind split (``*-h6-*`` .. ``*-h10-*``, ``*-h12-*``, ``*-h15-*``, ``*-h16-*``, ``*-q2-*``) is ever read, and
+so no blind split (``*-h6-*`` .. ``*-h10-*``, ``*-h12-*``, ``*-h15-*``, ``*-h16-*``, ``*-h17-*``, ``*-q2-*``) is ever read, and
 every loaded user's split is checked.
 
 Clauses and weak labels: every user turn is cut by :func:`~gateway.memorization.clauses.clauses`.
