@@ -370,3 +370,33 @@ def test_dead_letters_of_any_queue_shard_are_listed_retried_and_dropped(start_ga
         assert retried["requeued_as"].endswith("@2") and r.xlen(keys.stream(2)) == 1 and r.xlen(keys.dead(2)) == 0
         assert admin.delete(f"/v1/admin/queue/dead/{two}").status_code == 404
         assert admin.delete(f"/v1/admin/queue/dead/{two.partition('@')[0]}@9").status_code == 404  # no shard 9
+
+
+def test_the_inspectors_formation_preview_of_a_long_message_runs_off_the_event_loop(monkeypatch):
+    """A last user message over OFF_LOOP_CHARS is analysed in a worker thread (as the memorize
+    worker does), a short one on the loop: the same preview either way."""
+    import asyncio
+    import threading
+
+    from gateway.api.admin import console_api
+
+    threads: list[threading.Thread] = []
+    real = console_api.analyse
+
+    def spy(text):
+        threads.append(threading.current_thread())
+        return real(text)
+
+    monkeypatch.setattr(console_api, "analyse", spy)
+    told = "I moved to Lisbon in March, any good cafés nearby?"
+    long = told + " " + "x" * console_api.OFF_LOOP_CHARS
+
+    async def run(text):
+        return await console_api.preview_off_loop([{"role": "user", "content": text}])
+
+    short = asyncio.run(run(told))
+    assert threads[-1] is threading.main_thread()
+    assert short["formed"][0]["text"] == "I moved to Lisbon in March"
+    big = asyncio.run(run(long))
+    assert threads[-1] is not threading.main_thread()
+    assert big["text"] == long[:2000]

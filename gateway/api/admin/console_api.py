@@ -49,6 +49,7 @@ dead letter 404, Redis down 503.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 import math
@@ -70,6 +71,7 @@ from gateway.api.memories import MemoryId, SearchRequest
 from gateway.api.responses import errors
 from gateway.chain.sdk import CallContext, recalled_memories
 from gateway.memorization.disclosure import analyse
+from gateway.memorization.processor import OFF_LOOP_CHARS
 from gateway.memory.ids import MEMORY_ID_PATTERN
 from gateway.memory.keys import KeySpace, Partition
 from gateway.memory.records import (
@@ -621,8 +623,21 @@ async def inspect_recall(gateway: Any, body: InspectRequest) -> dict[str, Any]:
         "tools_added": [t.get("function", {}).get("name") if isinstance(t, dict) else None for t in added_tools],
         "tokens": {"before": before, "after": after, "injected": after - before, "encoding": TOKEN_ENCODING},
         "degraded": list(call.degraded), "annotations": _jsonable(call.annotations),
-        "elapsed_ms": round(elapsed, 1), "memorization": memorization_preview(request.messages),
+        "elapsed_ms": round(elapsed, 1), "memorization": await preview_off_loop(request.messages),
     }
+
+
+async def preview_off_loop(messages: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """:func:`memorization_preview`, in a worker thread when the last user message is longer
+    than :data:`~gateway.memorization.processor.OFF_LOOP_CHARS` (the worker's own rule: a
+    big text's formation must not stall the event loop the chat path shares)."""
+    if len(_last_user_text(messages)) > OFF_LOOP_CHARS:
+        return await asyncio.to_thread(memorization_preview, messages)
+    return memorization_preview(messages)
+
+
+def _last_user_text(messages: Sequence[Mapping[str, Any]]) -> str:
+    return next((_content_text(m.get("content")) for m in reversed(messages) if m.get("role") == "user"), "")
 
 
 def memorization_preview(messages: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -631,7 +646,7 @@ def memorization_preview(messages: Sequence[Mapping[str, Any]]) -> dict[str, Any
     "dropped": reason | None}``; ``dropped`` (``request``, ``question``, ``small_talk``, ``meta``,
     ``other``) when nothing is formed. The message alone is read: a short answer is kept
     with the question it answers, which this preview does not see."""
-    text = next((_content_text(m.get("content")) for m in reversed(messages) if m.get("role") == "user"), "")
+    text = _last_user_text(messages)
     found = analyse(text)
     formed = list(found.memories) or ([found.statement] if found.statement is not None else [])
     return {
