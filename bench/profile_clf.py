@@ -4,7 +4,7 @@
 prints the leave-one-split-out table; ``--shipped WEIGHTS`` instead scores those weights as
 they are on each split (marked ``*`` where in sample); ``--export F`` writes the product's
 weights (``gateway/memorization/data/profile_classifier.json``); ``--langs en,zh`` which
-languages get a model.
+languages get a model (``--keep WEIGHTS``: the others keep theirs from that file).
 
 Data: ``bench/assistant/data`` read splits only, loaded by
 :func:`bench.assistant.dataset.read_users`: a file is opened only when its name carries one
@@ -252,9 +252,17 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         parts = parts_of(identity)
         assert parts is not None
         models: dict[str, dict[str, Any]] = {}
+        if args.keep:  # the other languages' models as that file has them, with the splits they were fitted on
+            kept = json.loads(Path(args.keep).read_text(encoding="utf-8"))  # noqa: ASYNC240
+            for part, by_lang in kept["models"].items():
+                for lang, model in by_lang.items():
+                    if lang not in langs:
+                        model["trained_on"].setdefault("splits", kept.get("splits"))
+                        models.setdefault(part, {})[lang] = model
         for lang in langs:
-            models.setdefault(parts[0] if lang == "en" else parts[1], {})[lang] = \
-                export_model(rows, vectors, lang, latin, args.c, args.target, splits)
+            model = export_model(rows, vectors, lang, latin, args.c, args.target, splits)
+            model["trained_on"]["splits"] = list(splits)
+            models.setdefault(parts[0] if lang == "en" else parts[1], {})[lang] = model
         doc = ("Profile gate weights (gateway/memorization/profile_classifier.py). Retrain: python -m bench.profile_clf "
                "--export gateway/memorization/data/profile_classifier.json (bench/profile_clf.py docstring).")
         Path(args.export).write_text(json.dumps({"doc": doc, "splits": list(splits), "C": args.c, "models": models},  # noqa: ASYNC240
@@ -304,6 +312,7 @@ def splits_of(option: str) -> tuple[str, ...]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.profile_clf", description=__doc__.split("\n\n")[0])
     parser.add_argument("--langs", default="en,zh")
+    parser.add_argument("--keep", metavar="WEIGHTS", help="--export: the languages not in --langs keep their models from this weights file")
     parser.add_argument("--c", type=float, default=20.0, help="inverse L2 strength of the logistic regression (the shipped weights: 20)")
     parser.add_argument("--target", type=float, default=0.02, help="share of positives (facts) a threshold may demote")
     parser.add_argument("--show", action="store_true", help="print the facts the held-out folds demote")
