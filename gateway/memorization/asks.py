@@ -7,7 +7,7 @@ English: a request (:data:`REQUEST_EN`: an imperative first word, "can you", "pl
 (:data:`QUESTION_START_EN`, :data:`QUESTION_IN_EN`; a past auxiliary first is one only with
 a subject after it: :data:`PAST_AUX_EN`, :data:`AUX_SUBJECT_EN`, and not "had" + object + participle,
 :data:`HAVE_DONE_EN`), talk about the
-conversation (:data:`META_EN`), a revision of the reply (:data:`REVISION_EN`,
+conversation (:data:`META_EN`), a revision of the reply (:data:`REVISION_EN`, :data:`REVISION_ZH`,
 :data:`COMPARATIVE_EN`), a verbless query (:data:`QUERY_NP_EN`), a reaction to the reply
 (:data:`REACTION_EN`) and a statement about the reply (:data:`DEICTIC_EN`). Chinese: a
 request (:func:`request_zh`: 帮我 请 给我 推荐 我想要 我需要, a wish for something the
@@ -135,12 +135,21 @@ REACTION_EN = re.compile(
 #: "I love you": a liking whose object is the listener, a reaction, no preference.
 LOVE_YOU_EN = re.compile(r"\bi\s+(?:really\s+)?(?:love|like|adore)\s+(?:you|u)\b(?!\s*(?:r|'re|re)\b)", re.IGNORECASE)
 #: A revision of the reply just given: "make it / keep this" + a comparative ("make it
-#: shorter", "can you make that more formal"): the comparative's standard is the reply, a
-#: one-off request, not a standing instruction ("keep answers short", "from now on ...").
+#: shorter", "can you make that more formal", "make it a touch shorter"): the comparative's
+#: standard is the reply, a one-off request, not a standing instruction ("keep answers short",
+#: "from now on ...", "always reply in Chinese"). Also the reply's words moved or cut: "put that
+#: in a table" (a verb of placing whose object is the reply, a deictic: Levinson 1983, 2.2.1),
+#: "drop 'unfortunately'", "cut the last line" (a quoted word or a part of the text as the object).
 REVISION_EN = re.compile(
     r"^(?:(?:can|could|would|will)\s+(?:you|u)\s+)?(?:please\s+|pls\s+)?(?:make|keep)\s+(?:it|this|that|them|these|those)\s+"
-    r"(?:a\s+(?:bit|little|lot)\s+|much\s+|way\s+|even\s+|slightly\s+)?"
-    + alternation((*COMPARATIVES_EN, *COMPARATIVES_AFTER_MAKE_EN)) + r"\b(?!.*\b(?:from\s+now\s+on|always|in\s+(?:the\s+)?future|going\s+forward)\b)",
+    r"(?:a\s+(?:bit|little|lot|touch|tad|smidge)\s+|much\s+|way\s+|even\s+|slightly\s+)?"
+    + alternation((*COMPARATIVES_EN, *COMPARATIVES_AFTER_MAKE_EN)) + r"\b(?!.*\b(?:from\s+now\s+on|always|in\s+(?:the\s+)?future|going\s+forward)\b)"
+    r"|^(?:(?:can|could|would|will)\s+(?:you|u)\s+)?(?:please\s+|pls\s+)?(?:now\s+)?put\s+(?:it|that|this|them|these|those|"
+    r"everything|all\s+(?:of\s+)?(?:it|that|this))\s+(?:in|into|as)\s+(?:a\s+|an\s+|the\s+)?(?:table|list|bullet|bullets|"
+    r"points|columns?|rows?|paragraphs?|order|steps|one\s+line|email|text|markdown|json|csv)\b"
+    r"|^(?:(?:can|could|would|will)\s+(?:you|u)\s+)?(?:please\s+|pls\s+)?(?:drop|cut|lose|remove|delete|ditch|take\s+out|"
+    r"swap\s+out|replace|change)\s+(?:['\"\u2018\u201c]|the\s+(?:word|words|line|bit|part|phrase|sentence|paragraph|"
+    r"emojis?|hashtags?|(?:first|last|second|third)\s+(?:line|bit|part|sentence|paragraph|one|point))\b)",
     re.IGNORECASE,
 )
 #: The same revision with "make it" dropped, a comparative leading a clause with no verb
@@ -244,6 +253,31 @@ QUESTION_WORD_ZH = re.compile(r"什么(?!都|也)|(?<![没])啥(?!都|也|的)|�
 _ARTEFACT_ZH = (r"(?:清单|计划|方案|模板|模版|菜谱|食谱|菜单|攻略|建议|推荐|列表|例子|示例|代码|文案|名字|书单|歌单|片单|文章|总结|"
                 r"大纲|提纲|表格|脚本|邮件|祝福|标题|口号|介绍|教程|方法|办法|思路|答案|故事|笑话|段子|话术|回复|开场白|演讲稿|"
                 r"行程|路线|配方|做法|安排|时间表|作息表|app|APP|软件|工具|网站|资料|范文|草稿|说明|步骤|流程|问题|题目|练习)")
+#: Register words of a written reply (tone, length, style: 真诚, 客气, 正式, 幽默, 肉麻 ...).
+_REGISTER_ZH = (r"(?:真诚|客气|硬气|正式|随意|幽默|搞笑|逗|简洁|简短|简单|详细|具体|口语|书面|接地气|温柔|礼貌|委婉|直接|"
+                r"专业|通俗|煽情|肉麻|文艺|官方|活泼|可爱|严肃|有趣|有意思|走心|大气|俏皮|亲切|热情|干脆|短|长|文绉绉|空话|"
+                r"套话|生硬|啰嗦|夸张|书面化|口语化|意思|平|白|实在|务实|practical|professional|formal|casual|friendly)")
+#: A revision of the reply in Chinese, with no subject and no mark of a standing habit (以后 / 每次
+#: / 都 / 一直 / 总是: "以后回答都简短点" is a preference and stays): the imperative has no subject
+#: (Li & Thompson 1981, 14.1), here asking for more or less of a quality of the text just given:
+#: a register or a quantity (语气 / 风格 / 字数 + X + 一点: "语气 friendly 一点", "tone 再 professional
+#: 一点", "逗一点"), 再 / 更 / 稍微 + X + 一点 / 啲 ("更 practical 一点", Cantonese "再平啲": 啲 = 点), something
+#: added or cut (再加个随叫随到的意思, 再删掉…; not the conjunction 再加上 "plus"), a negative imperative on how it is written (别 / 不要 /
+#: 唔好 + 写 / 整 / 太: "别写那种空话", "唔好太肉麻", "别整太专业", 14.2), a register asked for with 要
+#: ("要真诚", "但是不要煽情过头", "要客气但是要硬气", "要有点意思"), "说人话" (plain words), a judgement of how
+#: it was made (整得太文了: a V-得 complement with no subject, the reply as its topic), a number of
+#: items ("我就要三条") and 搞个 / 整个 + something the other side produces ("搞个几张图的步骤噻").
+REVISION_ZH = re.compile(
+    r"^(?!.*(?:以后|今后|往后|每次|一直|总是|从现在|平时))(?:"
+    r"(?:语气|口气|口吻|风格|文风|格式|字数|篇幅|长度|tone|style)\s*(?:再|更|稍微|稍稍)?\s*[\u4e00-\u9fffA-Za-z\s]{1,14}?(?:一点|一些|点|些|啲)儿?[呗吧啊哈呀嘛噻]*$"
+    r"|(?:再|更(?!年)|稍微|稍稍)\s*[\u4e00-\u9fffA-Za-z\s]{1,14}?(?:一点|一些|点|些|啲)儿?[呗吧啊哈呀嘛噻]*$"
+    r"|(?:再|重新|另外|顺便)(?:加|补|添|删|去掉|减|改|换|多加|少)(?![了过上])"
+    r"|(?:但是?|而且|并且|也|还|千万)?(?:别|不要|唔好|冇)(?:太|写|整|搞|用|弄|那么|这么|过于|说|加|" + _REGISTER_ZH[3:-1] + r")"
+    r"|" + _REGISTER_ZH + r"(?:一点|一些|点|些|啲)儿?[呗吧啊哈呀嘛噻]*$"
+    r"|(?:但是?|而且|并且|也|还)?(?:要|得)(?:有点|带点|稍微|更)?" + _REGISTER_ZH + r"(?=一点|一些|点|些|但|而|又|过头|$)"
+    r"|(?:说|讲)人话|(?:整|写|弄|搞|翻)得太"
+    r"|我?(?:就|只)(?:要|需要)[一二三四五六七八九十两几\d]+(?:条|点|个|句|段|行|步|种)"
+    r"|(?:搞|弄)(?:个|一个|几个)[\u4e00-\u9fffA-Za-z0-9]{0,12}?" + _ARTEFACT_ZH + r")", re.IGNORECASE)
 #: A Chinese request: a clause opening with a polite or imperative lead or a verb of the
 #: ask ("写个", "查一下", "列个清单"). 写 / 列 / 讲 / 来 / 查 followed by the perfective 了 or
 #: the experiential 过, and 查 followed by its result complement (查出, 查到), tell

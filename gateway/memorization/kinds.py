@@ -97,6 +97,7 @@ from gateway.memorization.asks import (
     REQUEST_EN,
     REQUEST_ZH,
     REVISION_EN,
+    REVISION_ZH,
     SOFTENED_BA_ZH,
     SPEC_ZH,
     WH_EN,
@@ -657,6 +658,8 @@ def clause_kind(clause: Clause, first: bool = False, after_statement: bool = Fal
         return "small_talk"
     if not _CJK.search(text) and REVISION_EN.match(core_en(text)):
         return "request"  # "make it shorter": a revision of the reply, no standing instruction
+    if _CJK.search(text) and REVISION_ZH.match(core_zh(core_en(text)) or text):
+        return "request"  # "语气 friendly 一点", "再平啲", "别写那种空话": a revision of the reply, no standing instruction
     if PREFERENCE_CUES.search(text) and not LOVE_YOU_EN.search(text):
         return "disclosure"  # a liking or a standing instruction: "请回答简洁一点", "keep it short"
     if not (core_zh(core_en(text)) if _CJK.search(text) else core_en(text)).strip(" !.~…"):
@@ -1027,6 +1030,37 @@ def _reported_asks(parts: list[Clause], found: list[ClauseKind]) -> None:
             j += 1
 
 
+#: A request for a text to be written ("帮我写条朋友圈", "写个群公告", "给她写几句送别的话"): 写 / 发 / 编 / 拟 /
+#: 起草 with a measure word or a kind of text after it.
+_WRITE_ASK_ZH = re.compile(r"(?:写|发|编|拟|起草|回)(?:[一两几]?[个条段封篇份句首]|一下|点)|(?:朋友圈|公告|通知|邮件|文案|祝福|贺卡|"
+                           r"告别信|感谢信|短信|微信|消息|致辞|发言稿|段子)")
+#: What the text asked for is to say (就说 / 说 / 内容是 / 庆祝 / 祝 / 感谢 / 通知 + its content): the
+#: content of the requested text, its complement (Li & Thompson 1981, ch. 21 on sentential objects
+#: of verbs of saying), the words to be written, not a statement made to the assistant.
+_TEXT_CONTENT_ZH = re.compile(r"^(?:就|内容|大概|主要|意思)?(?:是)?(?:说|讲)(?!人话|话|实话)|^(?:庆祝|祝贺|祝|感谢|谢谢|通知|提醒|告诉)")
+#: A clause led by "it's" / "it is" (the thing asked for: "Could you make it a touch shorter,
+#: it's only a little card"): its "it" is the object of the request before it.
+_IT_IS_EN = re.compile(r"^(?:it'?s|it\s+is|its)\b", re.IGNORECASE)
+
+
+def _part_of_the_request(parts: list[Clause], kinds: list[ClauseKind], i: int) -> bool:
+    """Clause ``i`` comes right after a request in its sentence and says only what the thing asked
+    for is or must say: the content of a text the request asks to be written (:data:`_WRITE_ASK_ZH`,
+    :data:`_TEXT_CONTENT_ZH`: "帮我写个群公告，说晚上九点以后不回消息", "帮我写条朋友圈 庆祝搬新屋"), or a clause
+    led by "it's" whose "it" is the thing asked for ("make it a touch shorter, it's only a little
+    card"). Not when it names the user (我 / I / my) or someone of theirs: "帮我写个朋友圈，说我考上研究生了"
+    tells the user's news."""
+    before = parts[i - 1]
+    if before.sentence != parts[i].sentence or kinds[i - 1] != "request":
+        return False
+    core = core_zh(core_en(parts[i].text))
+    if _USER_NAMED.search(core) or MY_SOMEONE_EN.search(core) or _MY_SOMEONE_ZH.search(core) or NAMED_PERSON.search(core):
+        return False
+    if _CJK.search(core):
+        return bool(_TEXT_CONTENT_ZH.match(core)) and bool(_WRITE_ASK_ZH.search(before.text))
+    return bool(_IT_IS_EN.match(core))
+
+
 #: A clause that is only a name ("Mia", "Dr Okafor"): one or two capitalised words.
 _NAME_ONLY_EN = re.compile(r"(?:(?:Dr|Mr|Mrs|Ms)\.?\s+)?[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?")
 
@@ -1088,6 +1122,9 @@ def clause_kinds(parts: list[Clause], promote: Collection[int] = ()) -> tuple[Cl
     for i in range(1, len(parts) - 1):  # 我在南山做硬件的，写扫地机的固件，白天还得...: the speaker's topic chain goes on
         if found[i] == "request" and i not in promote and _in_topic_chain(parts, found, i):
             found[i] = "disclosure"
+    for i in range(1, len(parts)):  # "帮我写个群公告，说晚上九点以后不回消息": what the text asked for is to say
+        if found[i] in ("disclosure", "other") and i not in promote and _part_of_the_request(parts, found, i):
+            found[i] = "request"
     _reported_asks(parts, found)  # "我同事问 …", "my buddy asked if u can run two delivery apps at once": someone else's question
     for i in range(len(parts)):  # "if I had to teach online again, ...", "my mate's tenant stopped paying rent, what should he do"
         if found[i] in ("disclosure", "other") and i not in promote and _asked_for_someone_else(parts, found, i):
