@@ -41,8 +41,11 @@ from gateway.memorization.lexicon import (
 )
 from gateway.memorization.lexicon import PEOPLE_ZH as _PEOPLE_ZH
 
+#: A question's first word: an interrogative or an auxiliary (inversion, Quirk et al. 1985,
+#: 11.5); chat drops the apostrophe and the question mark ("hows mileage tracked for taxes in
+#: canada", "wheres the nearest...", "wat"), which asks as "how's" does.
 QUESTION_START_EN = re.compile(
-    r"^(?:what|what's|whats|why|how|how's|when|where|which|who|whom|whose|is|are|am|was|were|do|does|did|can|could|"
+    r"^(?:what|what's|whats|wat|why|whys|how|how's|hows|when|whens|where|wheres|which|who|whos|whom|whose|is|are|am|was|were|do|does|did|can|could|"
     r"would|will|should|shall|may|might|have|has|had|isn't|aren't|don't|doesn't|didn't|won't|wouldn't|shouldn't|"
     r"any|anything|is\s+there|are\s+there)\b",
     re.IGNORECASE,
@@ -192,9 +195,10 @@ DEICTIC_ZH = re.compile(r"^(?:这|那)(?:个|样|些|种)?(?:也|就|都|还|可
 #: A-not-A question with its second verb dropped ("正常不", "伤电池没": V(O)-不 / V(O)-没,
 #: Li & Thompson 1981, 18.2): 没 after 还 / 都 / 也 / 并 is "not yet" / "not at all", an answer.
 #: The dropped negative may itself take one modal particle (哦 喔 啊 呀: "还有人吃这套不哦",
-#: "去不啊"), as any sentence-final particle may follow another (Li & Thompson 1981, 7.1 / 7.6).
+#: "去不啊", the northern "能吃不咧"), as any sentence-final particle may follow another (Li & Thompson 1981, 7.1 / 7.6);
+#: the Cantonese 冇 is 没 ("能再省钱一点冇": Matthews & Yip 2011, 17.2).
 #: Punctuation, emoji and kaomoji after the particle change nothing ("还来得及吗😭").
-QUESTION_END_ZH = re.compile(r"(?:吗|呢|么|嘛|(?:没有|不)[哦喔啊呀]?|吧|(?<![还都也并从])没)[^\u3400-\u9fffA-Za-z0-9]*$")
+QUESTION_END_ZH = re.compile(r"(?:吗|呢|么|嘛|(?:没有|不)[哦喔啊呀咧]?|吧|(?<![还都也并从])[没冇])[^\u3400-\u9fffA-Za-z0-9]*$")
 #: A statement by the speaker closed by 嘛 ("我自己也在练嘛", "我本来就是夜猫子嘛"): final 嘛
 #: marks what is said as obvious, a reason the listener should grant (Chao 1968 on the
 #: particle of the obvious), not a question; led by 我 / 咱 / 俺 with no modal verb after it
@@ -233,7 +237,12 @@ SOFTENED_BA_ZH = re.compile(r"^(?!.*[你您])(?![\u4e00-\u9fffA-Za-z0-9]*(?:能|
 DURATIVE_NE_ZH = re.compile(r"^(?!.*[你您])(?![\u4e00-\u9fffA-Za-z0-9]*(?:能|可以|该|要不要|好不好|行不行))"
                             r"(?=[\u4e00-\u9fffA-Za-z0-9]*(?:在|正|着|还没|我))[\u4e00-\u9fffA-Za-z0-9]{3,}呢[^\u3400-\u9fffA-Za-z0-9]*$")
 #: Chinese question words. Besides the wh-words (with the colloquial 啥 and the northern
-#: 嘛 for 什么 before a noun, "有嘛坐垫推荐") and the A-not-A forms (能不能, 有没有..., and any
+#: 嘛 for 什么 before a noun, "有嘛坐垫推荐", or after a verb, "喝点嘛好", "都学嘛呀" (Tianjin / northern
+#: 嘛 = 什么); the Wuhan 么样 = 怎样 ("么样做才好吃"); the Cantonese wh-words 咩 / 乜(嘢) "what", 点样 /
+#: 点解 / 点算 "how / why", 边度 / 边个 "where / who" (咩 / 乜 not after 冇 / 没, "冇乜力" = 没什么力, "not
+#: much"; Matthews & Yip 2011, Cantonese: A Comprehensive
+#: Grammar, ch. 17 on questions; 边 not after 这 / 那 / 旁 … "side"); the Cantonese A-not-A with 唔
+#: (会唔会, 可唔可以, 使唔使) and 有冇 "have or not" (ibid., 17.2)) and the A-not-A forms (能不能, 有没有..., and any
 #: X不X of a verb or adjective or of its first syllable, "疼不疼", "严不严重", Li & Thompson
 #: 1981, 18.2; not the adverbs 动不动 "at every turn" and 时不时 "now and then"):
 #: 几 before a measure word, nominal or verbal (次 / 回 / 遍 / 趟: "喝几杯", "煮几分钟", "一天点几回"; not 前几天 / 好几个, nor 几 after the
@@ -243,6 +252,9 @@ DURATIVE_NE_ZH = re.compile(r"^(?!.*[你您])(?![\u4e00-\u9fffA-Za-z0-9]*(?:能|
 #: negation word, "差不多大", "没多久", nor 多 after a numeral, "三十多岁"; with 都 / 也 after
 #: it a question word is "no matter how", no question: "多大都不爱吃菜", 18.6).
 QUESTION_WORD_ZH = re.compile(r"什么(?!都|也)|(?<![没])啥(?!都|也|的)|干[嘛吗]|有嘛(?=[\u4e00-\u9fff])|怎么|怎样|咋|如何|哪|为什么|为啥|"
+                              r"(?<=[点学吃喝买整弄玩看])嘛(?=[\u4e00-\u9fff])|(?<![怎这那])么样|"
+                              r"(?<![咩冇没])咩(?!咩)|(?<![冇没])乜|点(?:样|解|算)|(?<![这那旁一身左右两东南西北里外上下前后周海河江路岸])边(?:度|个|间|位|条|只|啲|款|种)|"
+                              r"有冇|(?P<b>[\u4e00-\u9fff])唔(?P=b)|"
                               r"(?<![前这那好十了])几(?:[个点天岁号次回种本杯遍年周顿趟斤步双件块片粒瓶碗勺]|分钟|小时|公斤|个月|星期)(?![都也])|"
                               r"(?<![差很好许太更最诸没不再一二三四五六七八九十百千万两\d])多(?:大|久|长|远|高|重|厚|深|贵|宽|快|早|晚)(?![都也])|"
                               r"多少|能不能|可不可以|可以不可以|"
