@@ -7,7 +7,7 @@ English: a request (:data:`REQUEST_EN`: an imperative first word, "can you", "pl
 (:data:`QUESTION_START_EN`, :data:`QUESTION_IN_EN`; a past auxiliary first is one only with
 a subject after it: :data:`PAST_AUX_EN`, :data:`AUX_SUBJECT_EN`, and not "had" + object + participle,
 :data:`HAVE_DONE_EN`), talk about the
-conversation (:data:`META_EN`), a revision of the reply (:data:`REVISION_EN`,
+conversation (:data:`META_EN`), a revision of the reply (:data:`REVISION_EN`, :data:`REVISION_ZH`,
 :data:`COMPARATIVE_EN`), a verbless query (:data:`QUERY_NP_EN`), a reaction to the reply
 (:data:`REACTION_EN`) and a statement about the reply (:data:`DEICTIC_EN`). Chinese: a
 request (:func:`request_zh`: 帮我 请 给我 推荐 我想要 我需要, a wish for something the
@@ -41,8 +41,11 @@ from gateway.memorization.lexicon import (
 )
 from gateway.memorization.lexicon import PEOPLE_ZH as _PEOPLE_ZH
 
+#: A question's first word: an interrogative or an auxiliary (inversion, Quirk et al. 1985,
+#: 11.5); chat drops the apostrophe and the question mark ("hows mileage tracked for taxes in
+#: canada", "wheres the nearest...", "wat"), which asks as "how's" does.
 QUESTION_START_EN = re.compile(
-    r"^(?:what|what's|whats|why|how|how's|when|where|which|who|whom|whose|is|are|am|was|were|do|does|did|can|could|"
+    r"^(?:what|what's|whats|wat|why|whys|how|how's|hows|when|whens|where|wheres|which|who|whos|whom|whose|is|are|am|was|were|do|does|did|can|could|"
     r"would|will|should|shall|may|might|have|has|had|isn't|aren't|don't|doesn't|didn't|won't|wouldn't|shouldn't|"
     r"any|anything|is\s+there|are\s+there)\b",
     re.IGNORECASE,
@@ -61,7 +64,7 @@ HAVE_DONE_EN = re.compile(r"^had\s+(?:the|my|our|his|her|their|this|that|both|on
 AUX_SUBJECT_EN = re.compile(r"^\w+\s+(?:i|you|u|he|she|it|we|they|there|this|that|these|those|your|my|his|her|their|our|"
                             r"the|anyone|anybody|someone|somebody|everyone|people)\b", re.IGNORECASE)
 QUESTION_IN_EN = re.compile(
-    r"^i\s+(?:was\s+)?(?:wonder|wondering)\b|^i(?:'m|\s+am)\s+(?:not\s+sure|unsure|curious)\s+(?:how|what|whether|if|which|about|where|when|why)\b"
+    r"^i\s+(?:was\s+)?(?:wonder|wondering)\b|^i(?:'m|\s+am)\s+(?:just\s+|really\s+|also\s+|kinda\s+)?(?:not\s+sure|unsure|curious)\s+(?:how|what|whether|if|which|about|where|when|why)\b"
     r"|^i\s+(?:don't|do\s+not)\s+know\s+(?:how|what|whether|if|which|where|when|why)\b"
     r"|^(?:should|can|could|do|would)\s+i\b|^what\s+(?:should|can|could|do)\s+i\b"
     r"|^(?:just\s+)?wondering\b|^(?:not\s+sure|unsure|curious|no\s+idea|idk|dunno|i\s+dunno)\s+(?:how|what|whether|if|which|where|when|why)\b",
@@ -135,12 +138,21 @@ REACTION_EN = re.compile(
 #: "I love you": a liking whose object is the listener, a reaction, no preference.
 LOVE_YOU_EN = re.compile(r"\bi\s+(?:really\s+)?(?:love|like|adore)\s+(?:you|u)\b(?!\s*(?:r|'re|re)\b)", re.IGNORECASE)
 #: A revision of the reply just given: "make it / keep this" + a comparative ("make it
-#: shorter", "can you make that more formal"): the comparative's standard is the reply, a
-#: one-off request, not a standing instruction ("keep answers short", "from now on ...").
+#: shorter", "can you make that more formal", "make it a touch shorter"): the comparative's
+#: standard is the reply, a one-off request, not a standing instruction ("keep answers short",
+#: "from now on ...", "always reply in Chinese"). Also the reply's words moved or cut: "put that
+#: in a table" (a verb of placing whose object is the reply, a deictic: Levinson 1983, 2.2.1),
+#: "drop 'unfortunately'", "cut the last line" (a quoted word or a part of the text as the object).
 REVISION_EN = re.compile(
     r"^(?:(?:can|could|would|will)\s+(?:you|u)\s+)?(?:please\s+|pls\s+)?(?:make|keep)\s+(?:it|this|that|them|these|those)\s+"
-    r"(?:a\s+(?:bit|little|lot)\s+|much\s+|way\s+|even\s+|slightly\s+)?"
-    + alternation((*COMPARATIVES_EN, *COMPARATIVES_AFTER_MAKE_EN)) + r"\b(?!.*\b(?:from\s+now\s+on|always|in\s+(?:the\s+)?future|going\s+forward)\b)",
+    r"(?:a\s+(?:bit|little|lot|touch|tad|smidge)\s+|much\s+|way\s+|even\s+|slightly\s+)?"
+    + alternation((*COMPARATIVES_EN, *COMPARATIVES_AFTER_MAKE_EN)) + r"\b(?!.*\b(?:from\s+now\s+on|always|in\s+(?:the\s+)?future|going\s+forward)\b)"
+    r"|^(?:(?:can|could|would|will)\s+(?:you|u)\s+)?(?:please\s+|pls\s+)?(?:now\s+)?put\s+(?:it|that|this|them|these|those|"
+    r"everything|all\s+(?:of\s+)?(?:it|that|this))\s+(?:in|into|as)\s+(?:a\s+|an\s+|the\s+)?(?:table|list|bullet|bullets|"
+    r"points|columns?|rows?|paragraphs?|order|steps|one\s+line|email|text|markdown|json|csv)\b"
+    r"|^(?:(?:can|could|would|will)\s+(?:you|u)\s+)?(?:please\s+|pls\s+)?(?:drop|cut|lose|remove|delete|ditch|take\s+out|"
+    r"swap\s+out|replace|change)\s+(?:['\"\u2018\u201c]|the\s+(?:word|words|line|bit|part|phrase|sentence|paragraph|"
+    r"emojis?|hashtags?|(?:first|last|second|third)\s+(?:line|bit|part|sentence|paragraph|one|point))\b)",
     re.IGNORECASE,
 )
 #: The same revision with "make it" dropped, a comparative leading a clause with no verb
@@ -183,9 +195,10 @@ DEICTIC_ZH = re.compile(r"^(?:这|那)(?:个|样|些|种)?(?:也|就|都|还|可
 #: A-not-A question with its second verb dropped ("正常不", "伤电池没": V(O)-不 / V(O)-没,
 #: Li & Thompson 1981, 18.2): 没 after 还 / 都 / 也 / 并 is "not yet" / "not at all", an answer.
 #: The dropped negative may itself take one modal particle (哦 喔 啊 呀: "还有人吃这套不哦",
-#: "去不啊"), as any sentence-final particle may follow another (Li & Thompson 1981, 7.1 / 7.6).
+#: "去不啊", the northern "能吃不咧"), as any sentence-final particle may follow another (Li & Thompson 1981, 7.1 / 7.6);
+#: the Cantonese 冇 is 没 ("能再省钱一点冇": Matthews & Yip 2011, 17.2).
 #: Punctuation, emoji and kaomoji after the particle change nothing ("还来得及吗😭").
-QUESTION_END_ZH = re.compile(r"(?:吗|呢|么|嘛|(?:没有|不)[哦喔啊呀]?|吧|(?<![还都也并从])没)[^\u3400-\u9fffA-Za-z0-9]*$")
+QUESTION_END_ZH = re.compile(r"(?:吗|呢|么|嘛|(?:没有|不)[哦喔啊呀咧]?|吧|(?<![还都也并从])[没冇])[^\u3400-\u9fffA-Za-z0-9]*$")
 #: A statement by the speaker closed by 嘛 ("我自己也在练嘛", "我本来就是夜猫子嘛"): final 嘛
 #: marks what is said as obvious, a reason the listener should grant (Chao 1968 on the
 #: particle of the obvious), not a question; led by 我 / 咱 / 俺 with no modal verb after it
@@ -224,7 +237,12 @@ SOFTENED_BA_ZH = re.compile(r"^(?!.*[你您])(?![\u4e00-\u9fffA-Za-z0-9]*(?:能|
 DURATIVE_NE_ZH = re.compile(r"^(?!.*[你您])(?![\u4e00-\u9fffA-Za-z0-9]*(?:能|可以|该|要不要|好不好|行不行))"
                             r"(?=[\u4e00-\u9fffA-Za-z0-9]*(?:在|正|着|还没|我))[\u4e00-\u9fffA-Za-z0-9]{3,}呢[^\u3400-\u9fffA-Za-z0-9]*$")
 #: Chinese question words. Besides the wh-words (with the colloquial 啥 and the northern
-#: 嘛 for 什么 before a noun, "有嘛坐垫推荐") and the A-not-A forms (能不能, 有没有..., and any
+#: 嘛 for 什么 before a noun, "有嘛坐垫推荐", or after a verb, "喝点嘛好", "都学嘛呀" (Tianjin / northern
+#: 嘛 = 什么); the Wuhan 么样 = 怎样 ("么样做才好吃"); the Cantonese wh-words 咩 / 乜(嘢) "what", 点样 /
+#: 点解 / 点算 "how / why", 边度 / 边个 "where / who" (咩 / 乜 not after 冇 / 没, "冇乜力" = 没什么力, "not
+#: much"; Matthews & Yip 2011, Cantonese: A Comprehensive
+#: Grammar, ch. 17 on questions; 边 not after 这 / 那 / 旁 … "side"); the Cantonese A-not-A with 唔
+#: (会唔会, 可唔可以, 使唔使) and 有冇 "have or not" (ibid., 17.2)) and the A-not-A forms (能不能, 有没有..., and any
 #: X不X of a verb or adjective or of its first syllable, "疼不疼", "严不严重", Li & Thompson
 #: 1981, 18.2; not the adverbs 动不动 "at every turn" and 时不时 "now and then"):
 #: 几 before a measure word, nominal or verbal (次 / 回 / 遍 / 趟: "喝几杯", "煮几分钟", "一天点几回"; not 前几天 / 好几个, nor 几 after the
@@ -234,6 +252,9 @@ DURATIVE_NE_ZH = re.compile(r"^(?!.*[你您])(?![\u4e00-\u9fffA-Za-z0-9]*(?:能|
 #: negation word, "差不多大", "没多久", nor 多 after a numeral, "三十多岁"; with 都 / 也 after
 #: it a question word is "no matter how", no question: "多大都不爱吃菜", 18.6).
 QUESTION_WORD_ZH = re.compile(r"什么(?!都|也)|(?<![没])啥(?!都|也|的)|干[嘛吗]|有嘛(?=[\u4e00-\u9fff])|怎么|怎样|咋|如何|哪|为什么|为啥|"
+                              r"(?<=[点学吃喝买整弄玩看])嘛(?=[\u4e00-\u9fff])|(?<![怎这那])么样|"
+                              r"(?<![咩冇没])咩(?!咩)|(?<![冇没])乜|点(?:样|解|算)|(?<![这那旁一身左右两东南西北里外上下前后周海河江路岸])边(?:度|个|间|位|条|只|啲|款|种)|"
+                              r"有冇|(?P<b>[\u4e00-\u9fff])唔(?P=b)|"
                               r"(?<![前这那好十了])几(?:[个点天岁号次回种本杯遍年周顿趟斤步双件块片粒瓶碗勺]|分钟|小时|公斤|个月|星期)(?![都也])|"
                               r"(?<![差很好许太更最诸没不再一二三四五六七八九十百千万两\d])多(?:大|久|长|远|高|重|厚|深|贵|宽|快|早|晚)(?![都也])|"
                               r"多少|能不能|可不可以|可以不可以|"
@@ -244,6 +265,31 @@ QUESTION_WORD_ZH = re.compile(r"什么(?!都|也)|(?<![没])啥(?!都|也|的)|�
 _ARTEFACT_ZH = (r"(?:清单|计划|方案|模板|模版|菜谱|食谱|菜单|攻略|建议|推荐|列表|例子|示例|代码|文案|名字|书单|歌单|片单|文章|总结|"
                 r"大纲|提纲|表格|脚本|邮件|祝福|标题|口号|介绍|教程|方法|办法|思路|答案|故事|笑话|段子|话术|回复|开场白|演讲稿|"
                 r"行程|路线|配方|做法|安排|时间表|作息表|app|APP|软件|工具|网站|资料|范文|草稿|说明|步骤|流程|问题|题目|练习)")
+#: Register words of a written reply (tone, length, style: 真诚, 客气, 正式, 幽默, 肉麻 ...).
+_REGISTER_ZH = (r"(?:真诚|客气|硬气|正式|随意|幽默|搞笑|逗|简洁|简短|简单|详细|具体|口语|书面|接地气|温柔|礼貌|委婉|直接|"
+                r"专业|通俗|煽情|肉麻|文艺|官方|活泼|可爱|严肃|有趣|有意思|走心|大气|俏皮|亲切|热情|干脆|短|长|文绉绉|空话|"
+                r"套话|生硬|啰嗦|夸张|书面化|口语化|意思|平|白|实在|务实|practical|professional|formal|casual|friendly)")
+#: A revision of the reply in Chinese, with no subject and no mark of a standing habit (以后 / 每次
+#: / 都 / 一直 / 总是: "以后回答都简短点" is a preference and stays): the imperative has no subject
+#: (Li & Thompson 1981, 14.1), here asking for more or less of a quality of the text just given:
+#: a register or a quantity (语气 / 风格 / 字数 + X + 一点: "语气 friendly 一点", "tone 再 professional
+#: 一点", "逗一点"), 再 / 更 / 稍微 + X + 一点 / 啲 ("更 practical 一点", Cantonese "再平啲": 啲 = 点), something
+#: added or cut (再加个随叫随到的意思, 再删掉…; not the conjunction 再加上 "plus"), a negative imperative on how it is written (别 / 不要 /
+#: 唔好 + 写 / 整 / 太: "别写那种空话", "唔好太肉麻", "别整太专业", 14.2), a register asked for with 要
+#: ("要真诚", "但是不要煽情过头", "要客气但是要硬气", "要有点意思"), "说人话" (plain words), a judgement of how
+#: it was made (整得太文了: a V-得 complement with no subject, the reply as its topic), a number of
+#: items ("我就要三条") and 搞个 / 整个 + something the other side produces ("搞个几张图的步骤噻").
+REVISION_ZH = re.compile(
+    r"^(?!.*(?:以后|今后|往后|每次|一直|总是|从现在|平时))(?:"
+    r"(?:语气|口气|口吻|风格|文风|格式|字数|篇幅|长度|tone|style)\s*(?:再|更|稍微|稍稍)?\s*[\u4e00-\u9fffA-Za-z\s]{1,14}?(?:一点|一些|点|些|啲)儿?[呗吧啊哈呀嘛噻]*$"
+    r"|(?:再|更(?!年)|稍微|稍稍)\s*[\u4e00-\u9fffA-Za-z\s]{1,14}?(?:一点|一些|点|些|啲)儿?[呗吧啊哈呀嘛噻]*$"
+    r"|(?:再|重新|另外|顺便)(?:加|补|添|删|去掉|减|改|换|多加|少)(?![了过上])"
+    r"|(?:但是?|而且|并且|也|还|千万)?(?:别|不要|唔好|冇)(?:太|写|整|搞|用|弄|那么|这么|过于|说|加|" + _REGISTER_ZH[3:-1] + r")"
+    r"|" + _REGISTER_ZH + r"(?:一点|一些|点|些|啲)儿?[呗吧啊哈呀嘛噻]*$"
+    r"|(?:但是?|而且|并且|也|还)?(?:要|得)(?:有点|带点|稍微|更)?" + _REGISTER_ZH + r"(?=一点|一些|点|些|但|而|又|过头|$)"
+    r"|(?:说|讲)人话|(?:整|写|弄|搞|翻)得太"
+    r"|我?(?:就|只)(?:要|需要)[一二三四五六七八九十两几\d]+(?:条|点|个|句|段|行|步|种)"
+    r"|(?:搞|弄)(?:个|一个|几个)[\u4e00-\u9fffA-Za-z0-9]{0,12}?" + _ARTEFACT_ZH + r")", re.IGNORECASE)
 #: A Chinese request: a clause opening with a polite or imperative lead or a verb of the
 #: ask ("写个", "查一下", "列个清单"). 写 / 列 / 讲 / 来 / 查 followed by the perfective 了 or
 #: the experiential 过, and 查 followed by its result complement (查出, 查到), tell

@@ -97,6 +97,7 @@ from gateway.memorization.asks import (
     REQUEST_EN,
     REQUEST_ZH,
     REVISION_EN,
+    REVISION_ZH,
     SOFTENED_BA_ZH,
     SPEC_ZH,
     WH_EN,
@@ -657,6 +658,8 @@ def clause_kind(clause: Clause, first: bool = False, after_statement: bool = Fal
         return "small_talk"
     if not _CJK.search(text) and REVISION_EN.match(core_en(text)):
         return "request"  # "make it shorter": a revision of the reply, no standing instruction
+    if _CJK.search(text) and REVISION_ZH.match(core_zh(core_en(text)) or text):
+        return "request"  # "语气 friendly 一点", "再平啲", "别写那种空话": a revision of the reply, no standing instruction
     if PREFERENCE_CUES.search(text) and not LOVE_YOU_EN.search(text):
         return "disclosure"  # a liking or a standing instruction: "请回答简洁一点", "keep it short"
     if not (core_zh(core_en(text)) if _CJK.search(text) else core_en(text)).strip(" !.~…"):
@@ -918,6 +921,146 @@ def _asked_for_someone_else(parts: list[Clause], kinds: list[ClauseKind], i: int
     return False
 
 
+#: Someone a user reports a question from: the wider circle (:data:`_ACQUAINTANCE_EN`) and the
+#: people of the user's work or studies (a manager, a client, a coursemate). Kin and carers are
+#: not among them: "my wife asked whether we can afford it" and "my doctor asked if I smoke" are
+#: about the user's own household or body.
+_ASKER_EN = (r"(?:" + _ACQUAINTANCE_EN[3:-1] + r"|coursemate|course\s+mate|manager|client|customer|supervisor|"
+             r"co-?founder|student|intern|colleague|guy\s+at\s+work|girl\s+at\s+work|someone\s+at\s+work|"
+             r"someone\s+in\s+my\s+\w+|person\s+at\s+work|lady\s+at\s+work)")
+_ASKER_ZH = (r"(?:" + _ACQUAINTANCE_ZH[3:-1] + r"|老乡|同乡|同桌|领导|老板|上司|主管|客户|学生|家长|老师|学长|学姐|学弟|学妹|"
+             r"师兄|师姐|师弟|师妹|战友|网友|病人|患者|顾客|粉丝|" + _ACQUAINTANCE_EN[3:-1] + r"|coworker|manager|client)")
+#: A reported question (Quirk et al. 1985, 14.31-14.32 on indirect questions: a verb of asking
+#: with an if / whether / wh- clause; in Chinese 问 (我) with the question as its object clause,
+#: Li & Thompson 1981, ch. 21 on sentential objects): "my buddy asked if u can run two delivery
+#: apps at once", "A client asked whether her ex can move the kids", "a colleague asked me whether
+#: ...", "wants to know how", 我同事问, 我们组一哥们问, 室友问我, 我 colleague 问我, 我一个老乡问 骑手能交社保不.
+#: The subject is an acquaintance or a person of the user's work (:data:`_ASKER_EN`, :data:`_ASKER_ZH`)
+#: or, after a clause about such a person, he / she / 他 / 她 ("...and she asked if she can
+#: still get her hair relaxed", 同事被派去德国半年 他问我…). An ask *to do* ("my manager asked me
+#: to lead the migration", "my doctor asked me to cut salt") is a directive that changes what
+#: the user does, no reported question: "asked (me) to" is not read, only "asked (me) if /
+#: whether / wh-", "asked" closing the clause, and 问 not followed by 我借 / 题 / 候 / 路.
+_REPORTED_ASK_EN = re.compile(
+    r"^(?:(?:and|so|also|btw|ok|okay|hey|oh|anyway|today|yesterday)\s+)*(?:(?:my|our|a|an|one\s+of\s+my|this|some)\s+)"
+    r"(?:[\w'-]+\s+){0,2}?" + _ASKER_EN + r"s?\s+(?:(?:just|also|literally|kept|keeps|was|is)\s+)?"
+    r"(?:asked|asks|asking|wants\s+to\s+know|wanted\s+to\s+know|was\s+wondering|is\s+wondering|wonders|wondered)"
+    r"(?:\s+(?:me|us))?(?:\s+(?:if|whether|what|how|why|when|where|which|who|about)\b|\W*$)", re.IGNORECASE)
+_THEY_ASKED_EN = re.compile(r"\b(?:he|she|they)\s+(?:(?:just|also)\s+)?(?:asked|asks|wants\s+to\s+know|wanted\s+to\s+know)"
+                            r"(?:\s+(?:me|us))?\s+(?:if|whether|what|how|why|when|where|which|who)\b", re.IGNORECASE)
+_REPORTED_ASK_ZH = re.compile(
+    r"^(?:(?:我|俺|咱)们?)?(?:(?!问|说)[\u4e00-\u9fff]){0,5}?\s*" + _ASKER_ZH + r"儿?\s*(?:也|就|还|刚|刚才|今天|昨天|又|专门)?"
+    r"(?:问我|问俺|想问|让我问|托我问|想知道|问)(?!题|借|候|路|好)", re.IGNORECASE)
+_THEY_ASKED_ZH = re.compile(r"^(?:他|她|他们|她们)(?:也|就|还|刚|又)?(?:问我|问俺|想问|让我问|托我问|想知道|问)(?!题|借|候|路|好)")
+#: The user's own part in a reported question: their answer ("i said no", 我说能) or passing it on
+#: ("我帮他问问", "我转告他").
+_MY_ANSWER_TO_IT = re.compile(r"^(?:(?:and|but|so)\s+)?i\s+(?:said|told\s+(?:him|her|them))\b"
+                              r"|^(?:我|俺)(?:就|也)?(?:说|跟他说|跟她说|帮他问|帮她问|替他问|替她问|帮忙问)", re.IGNORECASE)
+#: A clause about the asker with no subject of its own that says nothing lasting of the user:
+#: led by he / she / 他 / 她 (the asker), or the doubt the exchange left ("but now im doubting
+#: myself", "not sure anymore").
+_ABOUT_THE_ASKER = re.compile(r"^(?:(?:and|but|so)\s+)?(?:he|she|they|he's|she's|they're|his|her)\b|^(?:他|她)(?!们家)"
+                              r"|^(?:(?:and|but|so)\s+)?(?:now\s+)?(?:i'?m|im|i\s+am)\s+(?:now\s+)?(?:doubting|second[\s-]guessing|"
+                              r"not\s+sure)\b", re.IGNORECASE)
+
+
+def _reported_ask(parts: list[Clause], kinds: list[ClauseKind], i: int) -> bool:
+    """Clause ``i`` reports a question someone else asked (:data:`_REPORTED_ASK_EN`,
+    :data:`_REPORTED_ASK_ZH`; a pronoun asker right after a clause led by an acquaintance:
+    :data:`_THEY_ASKED_EN`, :data:`_THEY_ASKED_ZH`): it only sets up the user's question, which is
+    the asker's, and tells nothing of the user's. Not when the clause also states a lasting thing
+    of the user's (:func:`_attributive`: "my coworker asked if my asthma ...")."""
+    core = core_zh(core_en(parts[i].text))
+    if _attributive(core):
+        return False
+    if _REPORTED_ASK_EN.match(core) or _REPORTED_ASK_ZH.match(core):
+        return True
+    if _CJK.search(core):
+        return bool(_THEY_ASKED_ZH.match(core)) and i > 0 and bool(_ACQUAINTANCE_LEAD.match(core_zh(parts[i - 1].text)))
+    led = _ACQUAINTANCE_LEAD.match(core)
+    return led is not None and _THEY_ASKED_EN.search(core, led.end()) is not None and not _I_SUBJECT_EN.search(core)
+
+
+#: A clause led by an acquaintance or a person of the user's work (the lead of :func:`_reported_ask`'s
+#: pronoun asker, and the clauses about that person around a reported question).
+_ACQUAINTANCE_LEAD = re.compile(r"^(?:(?:and|but|so|also|btw)\s+)?(?:(?:my|our|a|an|one\s+of\s+my)\s+)(?:[\w'-]+\s+){0,2}?"
+                                + _ASKER_EN + r"s?\b(?!'s|’s)"
+                                r"|^(?:(?:我|俺|咱)们?)?(?:(?!问|说)[\u4e00-\u9fff]){0,5}?" + _ASKER_ZH + r"(?![的家])", re.IGNORECASE)
+
+
+def _about_the_asker(parts: list[Clause], i: int) -> bool:
+    """Clause ``i`` (next to a reported question) says only something of the asker's or the user's
+    part in the exchange: led by the asker (:data:`_ACQUAINTANCE_LEAD`, :data:`_ABOUT_THE_ASKER`) or the
+    user's answer (:data:`_MY_ANSWER_TO_IT`), with no slot of the user's and no first person
+    outside that answer ("我同事问 … 她也怀了", "室友下个月要搬出去住 他问我…", "i said no but now im doubting
+    myself"). A clause that tells a lasting thing of the user's ("I'm pregnant too") stays."""
+    text = parts[i].text
+    core = core_zh(core_en(text))
+    if _MY_ANSWER_TO_IT.match(core):
+        return True
+    if not (_ACQUAINTANCE_LEAD.match(core) or _ABOUT_THE_ASKER.match(core)):
+        return False
+    if re.match(r"(?:(?:and|but|so)\s+)?(?:now\s+)?(?:i'?m|im|i\s+am)\b", core, re.IGNORECASE):
+        return True  # "but now im doubting myself": the doubt the exchange left
+    return not (_USER_NAMED.search(core) or MY_SOMEONE_EN.search(core) or _MY_SOMEONE_ZH.search(core))
+
+
+#: The user named in a clause: I / me / my / we or 我 / 咱 / 俺.
+_USER_NAMED = re.compile(r"\b(?:i|i'm|im|i've|ive|i'd|me|my|mine|we|we're|our|us)\b|我|咱|俺", re.IGNORECASE)
+
+
+def _reported_asks(parts: list[Clause], found: list[ClauseKind]) -> None:
+    """Read the reported questions of a turn (:func:`_reported_ask`) and the clauses about their
+    asker right around them (:func:`_about_the_asker`) as ``request``: the question is someone
+    else's, asked through the user, and forms nothing (the user's own facts elsewhere in the turn
+    still form). Changes ``found`` in place; linear in the clauses."""
+    for i in range(len(parts)):
+        if found[i] not in ("disclosure", "other", "question") or not _reported_ask(parts, found, i):
+            continue
+        found[i] = "request"
+        j = i - 1
+        while j >= 0 and found[j] in ("disclosure", "other") and _about_the_asker(parts, j) and not _MY_ANSWER_TO_IT.match(
+                core_zh(core_en(parts[j].text))):
+            found[j] = "request"
+            j -= 1
+        j = i + 1
+        while j < len(parts) and (found[j] in ("question", "request")
+                                  or (found[j] in ("disclosure", "other") and _about_the_asker(parts, j))):
+            found[j] = "request" if found[j] != "question" else "question"
+            j += 1
+
+
+#: A request for a text to be written ("帮我写条朋友圈", "写个群公告", "给她写几句送别的话"): 写 / 发 / 编 / 拟 /
+#: 起草 with a measure word or a kind of text after it.
+_WRITE_ASK_ZH = re.compile(r"(?:写|发|编|拟|起草|回)(?:[一两几]?[个条段封篇份句首]|一下|点)|(?:朋友圈|公告|通知|邮件|文案|祝福|贺卡|"
+                           r"告别信|感谢信|短信|微信|消息|致辞|发言稿|段子)")
+#: What the text asked for is to say (就说 / 说 / 内容是 / 庆祝 / 祝 / 感谢 / 通知 + its content): the
+#: content of the requested text, its complement (Li & Thompson 1981, ch. 21 on sentential objects
+#: of verbs of saying), the words to be written, not a statement made to the assistant.
+_TEXT_CONTENT_ZH = re.compile(r"^(?:就|内容|大概|主要|意思)?(?:是)?(?:说|讲)(?!人话|话|实话)|^(?:庆祝|祝贺|祝|感谢|谢谢|通知|提醒|告诉)")
+#: A clause led by "it's" / "it is" (the thing asked for: "Could you make it a touch shorter,
+#: it's only a little card"): its "it" is the object of the request before it.
+_IT_IS_EN = re.compile(r"^(?:it'?s|it\s+is|its)\b", re.IGNORECASE)
+
+
+def _part_of_the_request(parts: list[Clause], kinds: list[ClauseKind], i: int) -> bool:
+    """Clause ``i`` comes right after a request in its sentence and says only what the thing asked
+    for is or must say: the content of a text the request asks to be written (:data:`_WRITE_ASK_ZH`,
+    :data:`_TEXT_CONTENT_ZH`: "帮我写个群公告，说晚上九点以后不回消息", "帮我写条朋友圈 庆祝搬新屋"), or a clause
+    led by "it's" whose "it" is the thing asked for ("make it a touch shorter, it's only a little
+    card"). Not when it names the user (我 / I / my) or someone of theirs: "帮我写个朋友圈，说我考上研究生了"
+    tells the user's news."""
+    before = parts[i - 1]
+    if before.sentence != parts[i].sentence or kinds[i - 1] != "request":
+        return False
+    core = core_zh(core_en(parts[i].text))
+    if _USER_NAMED.search(core) or MY_SOMEONE_EN.search(core) or _MY_SOMEONE_ZH.search(core) or NAMED_PERSON.search(core):
+        return False
+    if _CJK.search(core):
+        return bool(_TEXT_CONTENT_ZH.match(core)) and bool(_WRITE_ASK_ZH.search(before.text))
+    return bool(_IT_IS_EN.match(core))
+
+
 #: A clause that is only a name ("Mia", "Dr Okafor"): one or two capitalised words.
 _NAME_ONLY_EN = re.compile(r"(?:(?:Dr|Mr|Mrs|Ms)\.?\s+)?[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?")
 
@@ -979,6 +1122,10 @@ def clause_kinds(parts: list[Clause], promote: Collection[int] = ()) -> tuple[Cl
     for i in range(1, len(parts) - 1):  # 我在南山做硬件的，写扫地机的固件，白天还得...: the speaker's topic chain goes on
         if found[i] == "request" and i not in promote and _in_topic_chain(parts, found, i):
             found[i] = "disclosure"
+    for i in range(1, len(parts)):  # "帮我写个群公告，说晚上九点以后不回消息": what the text asked for is to say
+        if found[i] in ("disclosure", "other") and i not in promote and _part_of_the_request(parts, found, i):
+            found[i] = "request"
+    _reported_asks(parts, found)  # "我同事问 …", "my buddy asked if u can run two delivery apps at once": someone else's question
     for i in range(len(parts)):  # "if I had to teach online again, ...", "my mate's tenant stopped paying rent, what should he do"
         if found[i] in ("disclosure", "other") and i not in promote and _asked_for_someone_else(parts, found, i):
             found[i] = "request"
