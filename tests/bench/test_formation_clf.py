@@ -20,7 +20,7 @@ from gateway.memorization.clause_classifier import WEIGHTS
 
 BLIND = ("heldout6", "heldout7", "heldout8", "heldout9", "heldout10", "heldout12", "heldout15", "heldout16", "heldout17", "asks2")
 #: Read splits written after the shipped weights: the classifier study does not read them (yet).
-LATER = ("heldout13", "heldout14", "asks")
+LATER = ("heldout13", "heldout14", "asks", "train1", "train2", "train3")
 #: A blind split's file name: -h6- .. -h10-, -h12-, -h15- and later, -q2-.
 BLIND_NAME = re.compile(r"-(?:h(?:[6-9]|10|12|1[5-9]|[2-9]\d)|q2)-")
 
@@ -69,7 +69,7 @@ def test_every_read_split_is_loaded_and_no_blind_file_is_opened(monkeypatch: pyt
     assert set(study.SPLITS) == set(dataset.READ_SPLITS) - set(LATER)
     assert {u.split for u in users} == set(study.SPLITS)  # updates and heldout11 included
     assert {(u.split, u.lang) for u in users} >= {("updates", "zh"), ("heldout11", "zh")}
-    assert opened and not [n for n in opened if BLIND_NAME.search(n) or re.search(r"-(?:h1[34]|q)-", n)]
+    assert opened and not [n for n in opened if BLIND_NAME.search(n) or re.search(r"-(?:h1[34]|q|t[1-3])-", n)]
 
 
 def test_the_embedding_studies_open_read_split_files_only(monkeypatch: pytest.MonkeyPatch):
@@ -90,7 +90,7 @@ def test_the_embedding_studies_open_read_split_files_only(monkeypatch: pytest.Mo
     opened.clear()
     determinism.assistant_texts("en", calibration=False)
     determinism.assistant_texts("en", calibration=True)
-    assert opened and not [n for n in opened if BLIND_NAME.search(n) or re.search(r"-(?:h1[34]|q)-", n)]
+    assert opened and not [n for n in opened if BLIND_NAME.search(n) or re.search(r"-(?:h1[34]|q|t[1-3])-", n)]
     assert any("-u-" in n for n in opened) and any("-h11-" in n for n in opened)
 
 
