@@ -132,6 +132,11 @@ _SHIFT_SWITCHED_EN = (r"\b(?:switched|swapped|moved|transferred)\s+(?:back\s+)?(
 #: (楼下新开了一家店: a shop opened, no business of the user's).
 _STAY_ZH = (r"(?:[一两几\d二三四五六七八九十半]+|个把)(?:个)?多?(?:晚|夜|天|日|周|星期|礼拜|月)(?!了)|"
             r"(?:在)?(?:[\d一二三四五六七八九十]+|顶|高|低|底)(?:楼|层)")
+#: Verbs that take 住 as their resultative complement ("firmly, in place": 记住, 抓住, 忍住,
+#: Cantonese 睇住 "keep an eye on", 揸住 "hold"; Li & Thompson 1981, 3.2 on resultative verb
+#: compounds, 住 among the phase complements): 住 after one of them tells no home ("铺头交畀
+#: 老公阿强睇住": the husband minds the shop).
+_HOLD_V_ZH = r"[记抓忍顶撑挡拦捉揸睇看盯守稳按压握接留困堵卡绑拴锁夹咬憋扣勒捂罩镇吓拖缠护管框]"
 _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("work", re.compile(
         r"\b(?:work|working|works)\s+(?:\w+\s+){0,2}(?:at|for|as)\b|\bjob\s+(?:at|as)\b|\bjoined\b|"
@@ -163,7 +168,7 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"|在\S{1,8}?买了?(?:个|套|一套|一个|间)?\S{0,3}房|在\S{1,6}养老|回(?:到)?老家(?:发展|定居|生活|工作|养老|住(?!了?" + _STAY_ZH + r"))|搬回|安家|落户|\bsettled\s+in\b"
         r"|宿舍|合租|租了?(?:个|一个|一间|一套)?(?:房|单间|公寓)|\b(?:dorm|dorms|dormitory|halls\s+of\s+residence)\b"
         r"|\b(?:i'm|i\s+am|we're|we\s+are)\s+in\s+(?-i:[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\s*(?:$|[,.!]|and\b)"
-        r"|住(?!院|宿|酒店|了?(?:一晚|" + _STAY_ZH + r"))|搬(?:到|去|家|来)|定居|现居|(?:租|住)的(?:房子|房|地方|公寓)在"
+        r"|(?<!" + _HOLD_V_ZH + r")住(?!院|宿|酒店|了?(?:一晚|" + _STAY_ZH + r"))|搬(?:到|去|家|来)|定居|现居|(?:租|住)的(?:房子|房|地方|公寓)在"
         r"|我们(?!" + _NOT_PLACE_ZH + r")[\u4e00-\u9fff]{2}人(?!家|员|士|物|类|口|群|民|生|工)",
         re.IGNORECASE)),
     ("study", re.compile(r"\b(?:student|studying|majoring|major\s+in|degree\s+in|enrolled|phd\s+in|sophomore|freshman|undergrad|"
@@ -277,6 +282,11 @@ _CITY_OF_WORK = re.compile(r"在[\u4e00-\u9fff]{2,3}?(?:一家|一所|的一家|
 #: trade said with 的: "开出租的"), read by :func:`keeps_other_fact`.
 _OCCUPATION_ANY = re.compile(r"\b" + _OCCUPATIONS + r"s?\b|" + _OCCUPATIONS_ZH
                              + r"|(?:跑|干|开|卖|送|修)[\u4e00-\u9fff]{1,4}?的(?![\u4e00-\u9fff])", re.IGNORECASE)
+#: The unit or place of work a shift is worked in ("work nights in ICU", "on the labour ward",
+#: "nights in A&E", 在急诊科上夜班, 在ICU): where the user works, an attribute apart from the
+#: schedule (seed 002 §3.2), which a new shift leaves (:func:`keeps_other_fact`).
+_WORK_UNIT = re.compile(r"\b(?:in|on|at)\s+(?:the\s+)?(?:[\w&-]+\s+)?(?:icu|nicu|picu|hdu|ccu|ward|unit|(?-i:ER|ED|A&E))\b"
+                        r"|[\u4e00-\u9fff]{1,4}(?<![本专学理文工])科(?![技学目研普幻])|ICU|急诊|病房", re.IGNORECASE)
 #: Work that ended or changed in kind (quit, laid off, retired, a career change, 辞职, 转行):
 #: the occupation of an older statement does not hold beside it.
 _WORK_ENDED = re.compile(r"\b(?:quit|left|resigned|laid\s+off|fired|let\s+go|retiring|" + OUT_OF_WORK_EN + "|"
@@ -340,7 +350,8 @@ def keeps_other_fact(new: str, new_slots: tuple[str, ...], older: str) -> bool:
       employer, a transfer) and no end of work (:data:`_WORK_ENDED`), and ``older`` names
       the occupation and no retirement ("I'm a data scientist at a fintech startup", "在西安做医疗器械销售"):
       the occupation stays;
-    - ``new`` changes the shift only and ``older`` states the job ("我开出租的，白班"): the job stays;
+    - ``new`` changes the shift only and ``older`` states the job ("我开出租的，白班") or the unit it
+      is worked in (:data:`_WORK_UNIT`: "i work nights in ICU"): the job stays;
     - ``new`` fills ``vehicle`` only by the commute, naming no vehicle and no means of travel
       (:data:`_VEHICLE_NAMED`, :data:`_MEANS`: "搬亦庄了以后去西二旗通勤太远了" after "旧车卖了换了理想L7"):
       how long the commute is says nothing of the car, which stays;
@@ -368,7 +379,8 @@ def keeps_other_fact(new: str, new_slots: tuple[str, ...], older: str) -> bool:
     if "work" in new_slots and _OCCUPATION_ANY.search(older) and not _OCCUPATION_ANY.search(new) and \
             not _WORK_ENDED.search(new) and not _RETIRED.search(older):
         return True
-    if "shift" in new_slots and "work" not in new_slots and ("work" in slots_of(older) or _OCCUPATION_ANY.search(older)):
+    if "shift" in new_slots and "work" not in new_slots and ("work" in slots_of(older) or _OCCUPATION_ANY.search(older)
+                                                              or _WORK_UNIT.search(older)):
         return True
     if "vehicle" in new_slots and _VEHICLE_NAMED.search(older) and not _VEHICLE_NAMED.search(new) and not _MEANS.search(new):
         return True
