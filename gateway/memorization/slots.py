@@ -426,7 +426,7 @@ def slots_of(text: str, first: bool = False) -> tuple[str, ...]:
     out: list[str] = []
     led = False  # the clause before was led by someone of the user's
     for piece in _SLOT_PIECE.split(text):
-        piece = _attributive_masked(_ORG_MOVE.sub(" ", piece))
+        piece = attributive_masked(_ORG_MOVE.sub(" ", piece))
         core = core_zh(core_en(piece))
         if not core:
             continue
@@ -452,19 +452,20 @@ def slots_of(text: str, first: bool = False) -> tuple[str, ...]:
 
 
 #: A slot word premodifying another noun inside a noun phrase ("adopted a retired racing
-#: greyhound", "the stairs in my student room", "made a vegan lasagne"): an attributive
+#: greyhound", "the stairs in my student room", "made a vegan lasagne", "give me a plant-based
+#: version"): an attributive
 #: adjective or noun adjunct describes the head noun (Quirk et al. 1985 on attributive
 #: adjectives and on nouns as premodifiers), not the subject, so it fills no slot of the
 #: user's. Not after a copula or "as", where the noun phrase is the subject's complement
 #: ("I'm a retired nurse", "work as a student nurse": :data:`_COPULA_EN`).
 _ATTRIBUTIVE_EN = re.compile(r"\b(?P<lead>[\w']+)\s+(?:a|an|the|my|our|his|her|their|this|that|some)\s+(?:[\w-]+\s+){0,2}?"
-                             r"(?:retired|student|vegan|vegetarian|keto)\s+(?!(?:at|in|of|from|to|and|or|but|now|here|with|for|"
+                             r"(?:retired|student|vegan|vegetarian|pescatarian|plant-based|keto)\s+(?!(?:at|in|of|from|to|and|or|but|now|here|with|for|"
                              r"since|until|lol|tbh|too|though|anymore|again)\b)(?=[a-z])", re.IGNORECASE)
 _COPULA_EN = frozenset(("am", "i'm", "im", "is", "are", "was", "were", "be", "been", "being", "as", "become", "became",
                         "becoming", "she's", "he's", "we're", "they're", "you're"))
 
 
-def _attributive_masked(piece: str) -> str:
+def attributive_masked(piece: str) -> str:
     """``piece`` with the slot words that only premodify a noun blanked (:data:`_ATTRIBUTIVE_EN`). Linear."""
     def blank(m: re.Match[str]) -> str:
         lead = m.group("lead")
