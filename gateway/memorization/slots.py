@@ -44,6 +44,7 @@ from gateway.memorization.lexicon import (
     OCCUPATIONS_EN,
     OCCUPATIONS_ZH,
     OUT_OF_WORK_EN,
+    PEOPLE_EN,
     PROMOTED_EN,
     PROMOTED_ZH,
     SHIFT_ASSIGNED_EN,
@@ -431,7 +432,9 @@ def slots_of(text: str, first: bool = False) -> tuple[str, ...]:
         if not core:
             continue
         own = _OWN_SUBJECT.match(core)
-        if own:
+        if _REPORTED.match(core):
+            led = True  # "隔篱铺嘅老板话下个月搬去佛山": what someone else says is theirs
+        elif own:
             led = about_someone(piece) and not _EXPLETIVE.match(core) and not _ME_OBJECT.search(piece)
         mine = not led  # a clause with no subject of its own has the one before ("my sister got a job, now works at Globex")
         if _FORMER.search(piece):
@@ -527,6 +530,19 @@ _SLOT_PIECE = re.compile(r"[,.;:!?，。；：！？\n]+|\s+[—–-]{1,2}\s+|�
 #: person word too: :data:`gateway.memorization.clauses._KIN_LED_ZH`), a pronoun or a name.
 _OWN_SUBJECT = re.compile(r"(?:i|i'm|im|i've|i'd|we|we're|we've|my|our|me|he|she|they|he's|she's|they're|his|her|their|"
                           r"it|it's)\b|(?-i:[A-Z][a-z]+)\s|我|咱|俺|他|她|它|" + _PEOPLE_ZH, re.IGNORECASE)
+#: A clause that reports what someone else says (a role, a relation or a name, bare or in a
+#: possessive noun phrase, + 话 / 说 / 讲 / says / said / told me: "隔篱铺嘅老板话下个月搬去佛山",
+#: "房东说要卖房", "my neighbour says she's moving to Leeds"): reported speech is the reporter's
+#: proposition (Quirk et al. 1985, 14.31 on reporting clauses), so a move or a job it tells is
+#: theirs, not the user's; :func:`slots_of` reads it as led by someone else.
+#: Not when what is reported has the user as its subject ("老板说我下个月调去佛山", "my boss
+#: said i'm moving to days").
+_REPORTED = re.compile(r"(?!我|咱|俺|你|您)(?:[\u4e00-\u9fff]{1,6}?(?:嘅|的))?[\u4e00-\u9fff]{0,3}?"
+                       r"(?:" + _PEOPLE_ZH + r"|老细|同事|朋友|邻居|房东|医生|大夫|老师|经理|客人|街坊|师傅|店主|东家|老乡|同学|亲戚|"
+                       r"阿[\u4e00-\u9fff])[\u4e00-\u9fff]{0,2}?(?:话|说|讲|講)(?!话|说|我|咱|俺)"
+                       r"|(?:(?:the|my|our|a|his|her|their)\s+)?(?:[\w'-]+\s+){0,2}?(?:boss|landlord|landlady|neighbou?rs?|doctor|"
+                       r"owner|friend|mate|buddy|colleague|coworker|manager|teacher|client|customer|" + PEOPLE_EN + r")"
+                       r"\s+(?:says|said|told\s+me|reckons|thinks)\b(?!\s+(?:that\s+)?(?:i|i'm|im|we|we're|my|our)\b)", re.IGNORECASE)
 #: The user as the object of what someone did to their work or home ("they made me
 #: finance manager", "公司把我调到重庆了") or the shift they were put on ("they've put me on
 #: lates", "领导排我上夜班": SHIFT_ASSIGNED_EN / _ZH): the slot is still the user's.
