@@ -123,7 +123,7 @@ _NOT_PLACE_ZH = (r"年轻|老年|中年|成年|外地|本地|当地|普通|打�
 _SHIFT_SWITCHED_EN = (r"\b(?:switched|swapped|moved|transferred)\s+(?:back\s+)?(?:on|onto|to|over\s+to)\s+(?:the\s+)?"
                       + SHIFTS_EN + r"\b")
 #: What 住 is followed by when it tells no home (Chinese): a stay of a few nights or weeks
-#: (住两周, 住几天, 住一晚, 住一个多月: a duration phrase after the verb bounds the event, a visit; Li &
+#: (住两周, 住几天, 住一晚, 住两宿 (宿, a night, northern colloquial: 住一宿), 住一个多月: a duration phrase after the verb bounds the event, a visit; Li &
 #: Thompson 1981, 10.2 on duration phrases) or the floor of the home (住六楼, 住顶楼: where in
 #: the building, not where the user lives, so no move), with or without 了 (住了两周). Likewise
 #: 回老家 fills the slot only with a verb of settling after it (a move: 回老家发展, 回老家定居了,
@@ -131,7 +131,7 @@ _SHIFT_SWITCHED_EN = (r"\b(?:switched|swapped|moved|transferred)\s+(?:back\s+)?(
 #: 回老家了两天: going home is a trip unless it says what the user settles there to do), nor
 #: as a trip with a purpose (周末回老家看我妈), and 开了一家店 only when it is not 新开
 #: (楼下新开了一家店: a shop opened, no business of the user's).
-_STAY_ZH = (r"(?:[一两几\d二三四五六七八九十半]+|个把)(?:个)?多?(?:晚|夜|天|日|周|星期|礼拜|月)(?!了)|"
+_STAY_ZH = (r"(?:[一两几\d二三四五六七八九十半]+|个把)(?:个)?多?(?:晚|夜|宿|宵|天|日|周|星期|礼拜|月)(?!了)|"
             r"(?:在)?(?:[\d一二三四五六七八九十]+|顶|高|低|底)(?:楼|层)")
 #: Verbs that take 住 as their resultative complement ("firmly, in place": 记住, 抓住, 忍住,
 #: Cantonese 睇住 "keep an eye on", 揸住 "hold"; Li & Thompson 1981, 3.2 on resultative verb
