@@ -138,9 +138,14 @@ _STAY_ZH = (r"(?:[一两几\d二三四五六七八九十半]+|个把)(?:个)?多
 #: compounds, 住 among the phase complements): 住 after one of them tells no home ("铺头交畀
 #: 老公阿强睇住": the husband minds the shop).
 _HOLD_V_ZH = r"[记抓忍顶撑挡拦捉揸睇看盯守稳按压握接留困堵卡绑拴锁夹咬憋扣勒捂罩镇吓拖缠护管框]"
+#: A group joined for leisure, not work ("joined an indoor league thursday nights", "joined a
+#: running club", "joined the gym"): "joined" fills ``work`` only with an employer or a team at
+#: work; a league, club or class is a pastime (the object names what kind of group it is).
+_LEISURE_GROUP_EN = (r"(?:league|leagues|club|clubs|gym|choir|orchestra|class|classes|course|society|meetup|parkrun|"
+                     r"book\s+club|waitlist|waiting\s+list|discord|forum|subreddit|community\s+garden|allotment)\b")
 _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("work", re.compile(
-        r"\b(?:work|working|works)\s+(?:\w+\s+){0,2}(?:at|for|as)\b|\bjob\s+(?:at|as)\b|\bjoined\b|"
+        r"\b(?:work|working|works)\s+(?:\w+\s+){0,2}(?:at|for|as)\b|\bjob\s+(?:at|as)\b|\bjoined\b(?!\s+(?:(?:a|an|the|my|our|his|her|their)\s+)?(?:[\w'-]+\s+){0,2}?" + _LEISURE_GROUP_EN + r")|"
         r"\b(?:left|quit)\s+(?:my\s+job|my\s+position|the\s+company|(?-i:[A-Z])\w+)|\blaid\s+off\b|\bnew\s+job\b|"
         r"\b(?:left|quit)\s+(?:my|the|that)\s+(?:\w+\s+){0,2}(?:job|position|gig)\b|"
         r"\b(?:took|accepted|got|landed|started)\s+(?:a|an|the)\s+(?:\w+\s+){0,2}(?:job|position|role|offer)\b|\bnew\s+(?:role|position)\b|"
