@@ -20,7 +20,6 @@ from tests.memorization.test_changes import ALICE, _memorize
 from tests.memorization.test_false_retirements import _assert_retires, _assert_retires_nothing
 from tests.memorization.test_workers import fresh_store
 
-
 # class 5: the kept clauses start the memory, so their zero subject reads as it did there
 
 def test_a_remainder_that_starts_the_memory_needs_no_subject_of_its_own():
