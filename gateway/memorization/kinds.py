@@ -137,7 +137,7 @@ from gateway.memorization.lexicon import (
 from gateway.memorization.lexicon import PEOPLE_ZH as _PEOPLE_ZH
 from gateway.memorization.salience import PREFERENCE_CUES, SMALL_TALK_EN, is_passing, is_small_talk
 from gateway.memorization.scope import CHANGE, CHRONIC, CONDITION, DURABLE_ZH, HEALTH, STATE, names_chronic_condition
-from gateway.memorization.slots import slot_of, slots_of
+from gateway.memorization.slots import attributive_masked, slot_of, slots_of
 from gateway.runtime.text import HAN_RE as _CJK
 
 ClauseKind = Literal["disclosure", "question", "request", "small_talk", "meta", "other"]
@@ -298,7 +298,7 @@ def _attributive(core: str) -> bool:
     if _CONDITIONAL_ZH.search(core):
         return False  # 我痛风的话能吃吗: "if I had gout", no statement
     return bool((HEALTH.search(core) and (person or CONDITION.search(core))) or _I_CHRONIC_ZH.match(core) or _i_this_state_zh(core)
-                or _DIET_WORD.search(core))
+                or _DIET_WORD.search(attributive_masked(core)))  # not "a vegan version": the thing's, not the person's
 
 
 #: A Chinese clause led by a bare kin term ("妈糖尿病...", "弟弟不是蛋白过敏嘛", "老婆乳糖
@@ -639,6 +639,48 @@ def _told_after_ask_zh(core: str) -> bool:
     return clause_kind(Clause(tail, "", False)) == "disclosure"
 
 
+def _ask_zh(clause: Clause, text: str, core: str) -> tuple[bool, bool]:
+    """Whether a Chinese clause (``text``, its ``core``) is a request, and whether it asks
+    (a request or a question), by its grammar alone (module docstring)."""
+    # "说一下红烧肉的做法": a lead word (说一下, "let me say") that is the ask's verb when no subject follows it
+    request = request_zh(core) or bool(core != text and REQUEST_ZH.match(text) and not NAMES_USER.search(core))
+    asks = request or clause.asked or bool(
+        (QUESTION_END_ZH.search(core) and not ESTIMATE_ZH.match(core) and not OBVIOUS_MA_ZH.match(core)
+         and not BARE_NO_ZH.match(core) and not SOFTENED_BA_ZH.match(core) and not DURATIVE_NE_ZH.match(core))
+        or QUESTION_WORD_ZH.search(core))
+    return request, asks
+
+
+def _ask_en(clause: Clause, core: str) -> tuple[bool, bool]:
+    """Whether an English clause (its ``core``) is a request, and whether it asks (a request
+    or a question), by its grammar alone (module docstring)."""
+    request = bool(REQUEST_EN.search(core))
+    unmarked = bool(QUESTION_START_EN.search(core)) and not (PAST_AUX_EN.match(core) and (
+        not AUX_SUBJECT_EN.match(core) or HAVE_DONE_EN.match(core)))  # "had the left one replaced": causative, a statement
+    return request, request or bool(QUESTION_IN_EN.search(core) or clause.asked or unmarked)
+
+
+def is_ask(clause: Clause) -> bool:
+    """``clause`` is a request or a question by its grammar (what :func:`clause_kind` reads
+    before it asks whether the ask carries a fact of the user's: "Can you give me a
+    plant-based version of a Sunday roast", 我痛风能吃海鲜吗). An ask presupposes what it
+    says of the user, it does not assert it (Stalnaker 1974 on presupposition as the common
+    ground a speech act takes for granted; Karttunen 1977 on questions), so it tells no
+    change: :mod:`gateway.memorization.neardup` lets no ask supersede. A revision of the reply
+    ("make it shorter") is one; small talk and a standing instruction ("keep it short") are
+    not. Linear in the clause."""
+    text = clause.text.strip()
+    if not text or is_small_talk(text):
+        return False
+    if not _CJK.search(text) and REVISION_EN.match(core_en(text)):
+        return True
+    if PREFERENCE_CUES.search(text) and not LOVE_YOU_EN.search(text):
+        return False
+    if _CJK.search(text):
+        return _ask_zh(clause, text, core_zh(text) or text)[1]
+    return _ask_en(clause, core_en(text) or text)[1]
+
+
 def clause_kind(clause: Clause, first: bool = False, after_statement: bool = False,
                 opening: bool | None = None) -> ClauseKind:
     """The kind of one clause (module docstring); ``first``: the turn's
@@ -666,12 +708,7 @@ def clause_kind(clause: Clause, first: bool = False, after_statement: bool = Fal
         return "meta"  # only a discourse word: "跟你说一下", "heads up"
     if _CJK.search(text):
         core = core_zh(text) or text
-        # "说一下红烧肉的做法": a lead word (说一下, "let me say") that is the ask's verb when no subject follows it
-        request = request_zh(core) or bool(core != text and REQUEST_ZH.match(text) and not NAMES_USER.search(core))
-        asks = request or clause.asked or bool(
-            (QUESTION_END_ZH.search(core) and not ESTIMATE_ZH.match(core) and not OBVIOUS_MA_ZH.match(core)
-             and not BARE_NO_ZH.match(core) and not SOFTENED_BA_ZH.match(core) and not DURATIVE_NE_ZH.match(core))
-            or QUESTION_WORD_ZH.search(core))
+        request, asks = _ask_zh(clause, text, core)
         if asks and (_attributive(core) or _placed_here_zh(core) or (_RHETORICAL_ZH.match(core) and not QUESTION_WORD_ZH.search(core))
                      or _told_before_ask_zh(core, opening, after_statement) or _told_after_ask_zh(core)
                      or (opening and _MOVED_ZH.match(core) and not _HYPOTHETICAL.search(core))):
@@ -714,10 +751,7 @@ def clause_kind(clause: Clause, first: bool = False, after_statement: bool = Fal
         told = core_en(text[surprise.end():])
         if FIRST_PERSON_EN.search(told) or MY_SOMEONE_EN.search(told):
             return "disclosure"  # "turns out im allergic to cats??": news, not a question
-    request = bool(REQUEST_EN.search(core))
-    unmarked = bool(QUESTION_START_EN.search(core)) and not (PAST_AUX_EN.match(core) and (
-        not AUX_SUBJECT_EN.match(core) or HAVE_DONE_EN.match(core)))  # "had the left one replaced": causative, a statement
-    asks = request or bool(QUESTION_IN_EN.search(core) or clause.asked or unmarked)
+    request, asks = _ask_en(clause, core)
     if asks and _attributive(core):
         return "disclosure"  # "can my diabetic dad eat mango": the ask carries a fact about the user's people
     if _REMINDER_EN.match(core) and (NAMES_USER.search(core[8:]) or MY_SOMEONE_EN.search(core)):

@@ -105,7 +105,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from gateway.memorization.changes import Ended, ended_of, is_about, terms
-from gateway.memorization.clauses import about_someone
+from gateway.memorization.clauses import about_someone, clauses
+from gateway.memorization.kinds import is_ask
 from gateway.memorization.lexicon import ADVISOR_EN, BOATS_EN, CAR_MAKES_EN, OCCUPATIONS_EN, TRUCK_MAKES_EN, VEHICLES_EN
 from gateway.memorization.plan import Op, Plan, memory_id_for
 from gateway.memorization.slots import keeps_other_fact, keeps_partner, same_slot, slot_of, slots_of
@@ -178,6 +179,20 @@ _NEGATION = re.compile(r"\b(?:not|no|never|none|nothing|nobody|without)\b|[ä¸æ²
 #: :func:`decide` both read it for each new profile memory (its result is an immutable
 #: tuple of frozen values; as many texts as :func:`gateway.memorization.disclosure.analyse` keeps).
 _ended = functools.lru_cache(maxsize=1024)(ended_of)
+
+
+@functools.lru_cache(maxsize=1024)
+def told(text: str) -> str:
+    """``text`` less its clauses that ask (:func:`gateway.memorization.kinds.is_ask`: a
+    request or a question, whatever fact of the user's it carries), their texts joined by a
+    space; "" when every clause asks. What a memory asserts: only this may supersede an
+    older memory (an ask presupposes what it says of the user and tells no change: "Can you
+    give me a plant-based version of a Sunday roast" leaves "I've gone vegan" as it was).
+    Linear in ``len(text)``; memoized."""
+    parts = clauses(text)
+    if not any(is_ask(part) for part in parts):
+        return text
+    return " ".join(part.text for part in parts if not is_ask(part))
 
 
 def _expanded(text: str) -> str:
@@ -498,9 +513,12 @@ def decide(plan: Plan, hits: dict[int, list[Any]]) -> Plan:
         replaced: list[tuple[MemoryRecord, str | None]] = []  # each with its unchanged clauses (None: all changed)
         ended: tuple[Ended, ...] = ()
         if target is None and index in hits:
-            slot = memory.metadata.get("slot") if memory.scope is Scope.PROFILE else None
-            slots = (slot, *slots_of(memory.text)) if slot else ()  # a transfer fills work and residence
-            ended = _ended(memory.text) if memory.scope is Scope.PROFILE else ()
+            said = told(memory.text)  # an ask supersedes nothing
+            slot = memory.metadata.get("slot") if memory.scope is Scope.PROFILE and said else None
+            if slot and said != memory.text and not slot_of(said):
+                slot = None  # the slot was in the ask: "I'm off to the shops, can you give me a vegan roast"
+            slots = (slot, *slots_of(said)) if slot else ()  # a transfer fills work and residence
+            ended = _ended(said) if memory.scope is Scope.PROFILE and said else ()
             for hit in hits[index]:
                 record: MemoryRecord = hit.record
                 if record.id == op.id or record.retired or record.metadata.get("kind") == "gist":

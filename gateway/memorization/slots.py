@@ -44,6 +44,7 @@ from gateway.memorization.lexicon import (
     OCCUPATIONS_EN,
     OCCUPATIONS_ZH,
     OUT_OF_WORK_EN,
+    PEOPLE_EN,
     PROMOTED_EN,
     PROMOTED_ZH,
     SHIFT_ASSIGNED_EN,
@@ -122,7 +123,7 @@ _NOT_PLACE_ZH = (r"年轻|老年|中年|成年|外地|本地|当地|普通|打�
 _SHIFT_SWITCHED_EN = (r"\b(?:switched|swapped|moved|transferred)\s+(?:back\s+)?(?:on|onto|to|over\s+to)\s+(?:the\s+)?"
                       + SHIFTS_EN + r"\b")
 #: What 住 is followed by when it tells no home (Chinese): a stay of a few nights or weeks
-#: (住两周, 住几天, 住一晚, 住一个多月: a duration phrase after the verb bounds the event, a visit; Li &
+#: (住两周, 住几天, 住一晚, 住两宿 (宿, a night, northern colloquial: 住一宿), 住一个多月: a duration phrase after the verb bounds the event, a visit; Li &
 #: Thompson 1981, 10.2 on duration phrases) or the floor of the home (住六楼, 住顶楼: where in
 #: the building, not where the user lives, so no move), with or without 了 (住了两周). Likewise
 #: 回老家 fills the slot only with a verb of settling after it (a move: 回老家发展, 回老家定居了,
@@ -130,11 +131,21 @@ _SHIFT_SWITCHED_EN = (r"\b(?:switched|swapped|moved|transferred)\s+(?:back\s+)?(
 #: 回老家了两天: going home is a trip unless it says what the user settles there to do), nor
 #: as a trip with a purpose (周末回老家看我妈), and 开了一家店 only when it is not 新开
 #: (楼下新开了一家店: a shop opened, no business of the user's).
-_STAY_ZH = (r"(?:[一两几\d二三四五六七八九十半]+|个把)(?:个)?多?(?:晚|夜|天|日|周|星期|礼拜|月)(?!了)|"
+_STAY_ZH = (r"(?:[一两几\d二三四五六七八九十半]+|个把)(?:个)?多?(?:晚|夜|宿|宵|天|日|周|星期|礼拜|月)(?!了)|"
             r"(?:在)?(?:[\d一二三四五六七八九十]+|顶|高|低|底)(?:楼|层)")
+#: Verbs that take 住 as their resultative complement ("firmly, in place": 记住, 抓住, 忍住,
+#: Cantonese 睇住 "keep an eye on", 揸住 "hold"; Li & Thompson 1981, 3.2 on resultative verb
+#: compounds, 住 among the phase complements): 住 after one of them tells no home ("铺头交畀
+#: 老公阿强睇住": the husband minds the shop).
+_HOLD_V_ZH = r"[记抓忍顶撑挡拦捉揸睇看盯守稳按压握接留困堵卡绑拴锁夹咬憋扣勒捂罩镇吓拖缠护管框]"
+#: A group joined for leisure, not work ("joined an indoor league thursday nights", "joined a
+#: running club", "joined the gym"): "joined" fills ``work`` only with an employer or a team at
+#: work; a league, club or class is a pastime (the object names what kind of group it is).
+_LEISURE_GROUP_EN = (r"(?:league|leagues|club|clubs|gym|choir|orchestra|class|classes|course|society|meetup|parkrun|"
+                     r"book\s+club|waitlist|waiting\s+list|discord|forum|subreddit|community\s+garden|allotment)\b")
 _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("work", re.compile(
-        r"\b(?:work|working|works)\s+(?:\w+\s+){0,2}(?:at|for|as)\b|\bjob\s+(?:at|as)\b|\bjoined\b|"
+        r"\b(?:work|working|works)\s+(?:\w+\s+){0,2}(?:at|for|as)\b|\bjob\s+(?:at|as)\b|\bjoined\b(?!\s+(?:(?:a|an|the|my|our|his|her|their)\s+)?(?:[\w'-]+\s+){0,2}?" + _LEISURE_GROUP_EN + r")|"
         r"\b(?:left|quit)\s+(?:my\s+job|my\s+position|the\s+company|(?-i:[A-Z])\w+)|\blaid\s+off\b|\bnew\s+job\b|"
         r"\b(?:left|quit)\s+(?:my|the|that)\s+(?:\w+\s+){0,2}(?:job|position|gig)\b|"
         r"\b(?:took|accepted|got|landed|started)\s+(?:a|an|the)\s+(?:\w+\s+){0,2}(?:job|position|role|offer)\b|\bnew\s+(?:role|position)\b|"
@@ -163,7 +174,7 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"|在\S{1,8}?买了?(?:个|套|一套|一个|间)?\S{0,3}房|在\S{1,6}养老|回(?:到)?老家(?:发展|定居|生活|工作|养老|住(?!了?" + _STAY_ZH + r"))|搬回|安家|落户|\bsettled\s+in\b"
         r"|宿舍|合租|租了?(?:个|一个|一间|一套)?(?:房|单间|公寓)|\b(?:dorm|dorms|dormitory|halls\s+of\s+residence)\b"
         r"|\b(?:i'm|i\s+am|we're|we\s+are)\s+in\s+(?-i:[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\s*(?:$|[,.!]|and\b)"
-        r"|住(?!院|宿|酒店|了?(?:一晚|" + _STAY_ZH + r"))|搬(?:到|去|家|来)|定居|现居|(?:租|住)的(?:房子|房|地方|公寓)在"
+        r"|(?<!" + _HOLD_V_ZH + r")住(?!院|宿|酒店|了?(?:一晚|" + _STAY_ZH + r"))|搬(?:到|去|家|来)|定居|现居|(?:租|住)的(?:房子|房|地方|公寓)在"
         r"|我们(?!" + _NOT_PLACE_ZH + r")[\u4e00-\u9fff]{2}人(?!家|员|士|物|类|口|群|民|生|工)",
         re.IGNORECASE)),
     ("study", re.compile(r"\b(?:student|studying|majoring|major\s+in|degree\s+in|enrolled|phd\s+in|sophomore|freshman|undergrad|"
@@ -277,6 +288,11 @@ _CITY_OF_WORK = re.compile(r"在[\u4e00-\u9fff]{2,3}?(?:一家|一所|的一家|
 #: trade said with 的: "开出租的"), read by :func:`keeps_other_fact`.
 _OCCUPATION_ANY = re.compile(r"\b" + _OCCUPATIONS + r"s?\b|" + _OCCUPATIONS_ZH
                              + r"|(?:跑|干|开|卖|送|修)[\u4e00-\u9fff]{1,4}?的(?![\u4e00-\u9fff])", re.IGNORECASE)
+#: The unit or place of work a shift is worked in ("work nights in ICU", "on the labour ward",
+#: "nights in A&E", 在急诊科上夜班, 在ICU): where the user works, an attribute apart from the
+#: schedule (seed 002 §3.2), which a new shift leaves (:func:`keeps_other_fact`).
+_WORK_UNIT = re.compile(r"\b(?:in|on|at)\s+(?:the\s+)?(?:[\w&-]+\s+)?(?:icu|nicu|picu|hdu|ccu|ward|unit|(?-i:ER|ED|A&E))\b"
+                        r"|[\u4e00-\u9fff]{1,4}(?<![本专学理文工])科(?![技学目研普幻])|ICU|急诊|病房", re.IGNORECASE)
 #: Work that ended or changed in kind (quit, laid off, retired, a career change, 辞职, 转行):
 #: the occupation of an older statement does not hold beside it.
 _WORK_ENDED = re.compile(r"\b(?:quit|left|resigned|laid\s+off|fired|let\s+go|retiring|" + OUT_OF_WORK_EN + "|"
@@ -340,7 +356,8 @@ def keeps_other_fact(new: str, new_slots: tuple[str, ...], older: str) -> bool:
       employer, a transfer) and no end of work (:data:`_WORK_ENDED`), and ``older`` names
       the occupation and no retirement ("I'm a data scientist at a fintech startup", "在西安做医疗器械销售"):
       the occupation stays;
-    - ``new`` changes the shift only and ``older`` states the job ("我开出租的，白班"): the job stays;
+    - ``new`` changes the shift only and ``older`` states the job ("我开出租的，白班") or the unit it
+      is worked in (:data:`_WORK_UNIT`: "i work nights in ICU"): the job stays;
     - ``new`` fills ``vehicle`` only by the commute, naming no vehicle and no means of travel
       (:data:`_VEHICLE_NAMED`, :data:`_MEANS`: "搬亦庄了以后去西二旗通勤太远了" after "旧车卖了换了理想L7"):
       how long the commute is says nothing of the car, which stays;
@@ -368,7 +385,8 @@ def keeps_other_fact(new: str, new_slots: tuple[str, ...], older: str) -> bool:
     if "work" in new_slots and _OCCUPATION_ANY.search(older) and not _OCCUPATION_ANY.search(new) and \
             not _WORK_ENDED.search(new) and not _RETIRED.search(older):
         return True
-    if "shift" in new_slots and "work" not in new_slots and ("work" in slots_of(older) or _OCCUPATION_ANY.search(older)):
+    if "shift" in new_slots and "work" not in new_slots and ("work" in slots_of(older) or _OCCUPATION_ANY.search(older)
+                                                              or _WORK_UNIT.search(older)):
         return True
     if "vehicle" in new_slots and _VEHICLE_NAMED.search(older) and not _VEHICLE_NAMED.search(new) and not _MEANS.search(new):
         return True
@@ -414,12 +432,14 @@ def slots_of(text: str, first: bool = False) -> tuple[str, ...]:
     out: list[str] = []
     led = False  # the clause before was led by someone of the user's
     for piece in _SLOT_PIECE.split(text):
-        piece = _attributive_masked(_ORG_MOVE.sub(" ", piece))
+        piece = attributive_masked(_ORG_MOVE.sub(" ", piece))
         core = core_zh(core_en(piece))
         if not core:
             continue
         own = _OWN_SUBJECT.match(core)
-        if own:
+        if _REPORTED.match(core):
+            led = True  # "隔篱铺嘅老板话下个月搬去佛山": what someone else says is theirs
+        elif own:
             led = about_someone(piece) and not _EXPLETIVE.match(core) and not _ME_OBJECT.search(piece)
         mine = not led  # a clause with no subject of its own has the one before ("my sister got a job, now works at Globex")
         if _FORMER.search(piece):
@@ -440,19 +460,20 @@ def slots_of(text: str, first: bool = False) -> tuple[str, ...]:
 
 
 #: A slot word premodifying another noun inside a noun phrase ("adopted a retired racing
-#: greyhound", "the stairs in my student room", "made a vegan lasagne"): an attributive
+#: greyhound", "the stairs in my student room", "made a vegan lasagne", "give me a plant-based
+#: version"): an attributive
 #: adjective or noun adjunct describes the head noun (Quirk et al. 1985 on attributive
 #: adjectives and on nouns as premodifiers), not the subject, so it fills no slot of the
 #: user's. Not after a copula or "as", where the noun phrase is the subject's complement
 #: ("I'm a retired nurse", "work as a student nurse": :data:`_COPULA_EN`).
 _ATTRIBUTIVE_EN = re.compile(r"\b(?P<lead>[\w']+)\s+(?:a|an|the|my|our|his|her|their|this|that|some)\s+(?:[\w-]+\s+){0,2}?"
-                             r"(?:retired|student|vegan|vegetarian|keto)\s+(?!(?:at|in|of|from|to|and|or|but|now|here|with|for|"
+                             r"(?:retired|student|vegan|vegetarian|pescatarian|plant-based|keto)\s+(?!(?:at|in|of|from|to|and|or|but|now|here|with|for|"
                              r"since|until|lol|tbh|too|though|anymore|again)\b)(?=[a-z])", re.IGNORECASE)
 _COPULA_EN = frozenset(("am", "i'm", "im", "is", "are", "was", "were", "be", "been", "being", "as", "become", "became",
                         "becoming", "she's", "he's", "we're", "they're", "you're"))
 
 
-def _attributive_masked(piece: str) -> str:
+def attributive_masked(piece: str) -> str:
     """``piece`` with the slot words that only premodify a noun blanked (:data:`_ATTRIBUTIVE_EN`). Linear."""
     def blank(m: re.Match[str]) -> str:
         lead = m.group("lead")
@@ -514,6 +535,19 @@ _SLOT_PIECE = re.compile(r"[,.;:!?，。；：！？\n]+|\s+[—–-]{1,2}\s+|�
 #: person word too: :data:`gateway.memorization.clauses._KIN_LED_ZH`), a pronoun or a name.
 _OWN_SUBJECT = re.compile(r"(?:i|i'm|im|i've|i'd|we|we're|we've|my|our|me|he|she|they|he's|she's|they're|his|her|their|"
                           r"it|it's)\b|(?-i:[A-Z][a-z]+)\s|我|咱|俺|他|她|它|" + _PEOPLE_ZH, re.IGNORECASE)
+#: A clause that reports what someone else says (a role, a relation or a name, bare or in a
+#: possessive noun phrase, + 话 / 说 / 讲 / says / said / told me: "隔篱铺嘅老板话下个月搬去佛山",
+#: "房东说要卖房", "my neighbour says she's moving to Leeds"): reported speech is the reporter's
+#: proposition (Quirk et al. 1985, 14.31 on reporting clauses), so a move or a job it tells is
+#: theirs, not the user's; :func:`slots_of` reads it as led by someone else.
+#: Not when what is reported has the user as its subject ("老板说我下个月调去佛山", "my boss
+#: said i'm moving to days").
+_REPORTED = re.compile(r"(?!我|咱|俺|你|您)(?:[\u4e00-\u9fff]{1,6}?(?:嘅|的))?[\u4e00-\u9fff]{0,3}?"
+                       r"(?:" + _PEOPLE_ZH + r"|老细|同事|朋友|邻居|房东|医生|大夫|老师|经理|客人|街坊|师傅|店主|东家|老乡|同学|亲戚|"
+                       r"阿[\u4e00-\u9fff])[\u4e00-\u9fff]{0,2}?(?:话|说|讲|講)(?!话|说|我|咱|俺)"
+                       r"|(?:(?:the|my|our|a|his|her|their)\s+)?(?:[\w'-]+\s+){0,2}?(?:boss|landlord|landlady|neighbou?rs?|doctor|"
+                       r"owner|friend|mate|buddy|colleague|coworker|manager|teacher|client|customer|" + PEOPLE_EN + r")"
+                       r"\s+(?:says|said|told\s+me|reckons|thinks)\b(?!\s+(?:that\s+)?(?:i|i'm|im|we|we're|my|our)\b)", re.IGNORECASE)
 #: The user as the object of what someone did to their work or home ("they made me
 #: finance manager", "公司把我调到重庆了") or the shift they were put on ("they've put me on
 #: lates", "领导排我上夜班": SHIFT_ASSIGNED_EN / _ZH): the slot is still the user's.

@@ -120,8 +120,11 @@ def remainder(text: str, changed: Callable[[str], bool], keep: Callable[[str], b
     changed, when no kept clause is a disclosure of its own in ``text``
     (:func:`gateway.memorization.disclosure.analyse`'s clause kinds: what is left only
     continues the changed clause), when what is left does not start with a subject of its
-    own (:data:`_OWN_SUBJECT`) or holds a pronoun and names no one (:data:`_PRONOUN`): it
-    could not be read without the clause that went, or when what is left forms no memory on its own
+    own (:data:`_OWN_SUBJECT`) where a changed clause came before it, or holds a pronoun and
+    names no one (:data:`_PRONOUN`): it could not be read without the clause that went (a
+    zero subject takes its antecedent from the clauses before it, Li & Thompson 1981, ch. 24,
+    so a remainder that starts the memory reads as the memory did: "体检查出尿酸高，痛风犯过一回"
+    once "我每天晚上得整两瓶啤酒" goes), or when what is left forms no memory on its own
     (:func:`gateway.memorization.disclosure.analyse`: "near the river" alone says nothing
     of the user), or when a kept clause fails ``keep`` (a test on each kept clause).
     Linear in ``len(text)`` times the cost of the tests."""
@@ -143,7 +146,7 @@ def remainder(text: str, changed: Callable[[str], bool], keep: Callable[[str], b
         return None  # only continuations of a changed clause ("算是唯一的运动了")
     if keep is not None and not all(keep(text[s:e]) for s, e, _n in kept):
         return None
-    if not _OWN_SUBJECT.match(text, kept[0][0]):
+    if kept[0][0] != spans[0][0] and not _OWN_SUBJECT.match(text, kept[0][0]):
         return None  # "车是自己的", "bit of a rough month tbh": it says what of whom only with the clause that went
     out: list[str] = []
     last = -1  # the last kept clause
