@@ -137,7 +137,7 @@ from gateway.memorization.lexicon import (
 from gateway.memorization.lexicon import PEOPLE_ZH as _PEOPLE_ZH
 from gateway.memorization.salience import PREFERENCE_CUES, SMALL_TALK_EN, is_passing, is_small_talk
 from gateway.memorization.scope import CHANGE, CHRONIC, CONDITION, DURABLE_ZH, HEALTH, STATE, names_chronic_condition
-from gateway.memorization.slots import attributive_masked, slot_of, slots_of
+from gateway.memorization.slots import slot_of, slots_of
 from gateway.runtime.text import HAN_RE as _CJK
 
 ClauseKind = Literal["disclosure", "question", "request", "small_talk", "meta", "other"]
@@ -298,7 +298,7 @@ def _attributive(core: str) -> bool:
     if _CONDITIONAL_ZH.search(core):
         return False  # 我痛风的话能吃吗: "if I had gout", no statement
     return bool((HEALTH.search(core) and (person or CONDITION.search(core))) or _I_CHRONIC_ZH.match(core) or _i_this_state_zh(core)
-                or _DIET_WORD.search(attributive_masked(core)))  # not "a vegan version": the thing's, not the person's
+                or _DIET_WORD.search(core))  # "a quick vegan lunch i can make": the diet the ask presupposes
 
 
 #: A Chinese clause led by a bare kin term ("妈糖尿病...", "弟弟不是蛋白过敏嘛", "老婆乳糖
