@@ -34,7 +34,15 @@ becomes an op ``update`` (retired with ``superseded_by``, kept for audit, never 
 again), the others ``delete`` (retired); not one that still holds a fact the new
 statement does not change (:func:`gateway.memorization.slots.keeps_other_fact`:
 "我在深圳一家电商公司做后端" keeps the city when a new job names none; a promotion keeps
-the employer; "搬家全靠我一个人" names no new home). "I moved to Berlin" retires "I live in Lisbon";
+the employer; "搬家全靠我一个人" names no new home), nor one whose value the new statement says
+again with no word of change (:func:`gateway.memorization.slots.says_again`: they share a
+name, a place, a brand, a number or a Chinese content bigram that is no cue word of the slot,
+and the new one says nothing ended, no "from" / 从 / 以前, no "new job" / 新家, no switch and no
+move to a place the older does not hold): "Since I'm in Denver" after "We moved to Denver three
+weeks ago", "我那台比亚迪充电挺方便的" after "换了台比亚迪汉" are repeats, not changes, and
+retiring the older would lose what only it says (when the move was, the model); the new
+memory follows the nearest such one (``metadata.follows``, as below) so recall shows both.
+"I moved to Berlin" retires "I live in Lisbon";
 "I'm not vegetarian anymore" retires "I've been vegetarian since last year".
 
 A memory that tells two facts is read clause by clause (:mod:`gateway.memorization.split`;
@@ -69,7 +77,8 @@ down the Madison this weekend" true. A change that names neither its slot nor
 the ended thing's word ("that's over now"; "I gave up on the clay" after a pottery
 class) is not caught.
 
-Follow-up link, when a new memory is kept (no duplicate, nothing superseded): the nearest
+Follow-up link, when a new memory is kept (no duplicate, nothing superseded, no repeat of a
+slot's value, which follows the statement it repeats): the nearest
 older live profile memory among its search's hits (:func:`follows_of`: the same speaker;
 cosine at least :data:`FOLLOW_MIN_SIMILARITY`, or, for two mostly Chinese texts, whose
 cosine the default Chinese embedder compresses into 0.85-0.95 whatever they say, a shared
@@ -109,7 +118,7 @@ from gateway.memorization.clauses import about_someone, clauses
 from gateway.memorization.kinds import is_ask
 from gateway.memorization.lexicon import ADVISOR_EN, BOATS_EN, CAR_MAKES_EN, OCCUPATIONS_EN, TRUCK_MAKES_EN, VEHICLES_EN
 from gateway.memorization.plan import Op, Plan, memory_id_for
-from gateway.memorization.slots import keeps_other_fact, keeps_partner, same_slot, slot_of, slots_of
+from gateway.memorization.slots import keeps_other_fact, keeps_partner, same_slot, says_again, slot_of, slots_of
 from gateway.memorization.split import remainder, split_memory
 from gateway.memory.embeddings.base import embed_one
 from gateway.memory.records import FOLLOWS, MemoryRecord, MemoryType, NewMemory, Scope, Tenant
@@ -493,7 +502,8 @@ async def search(store: Any, tenant: Tenant, text: str, options: dict[str, Any],
 def decide(plan: Plan, hits: dict[int, list[Any]]) -> Plan:
     """``plan`` with near-duplicate adds turned into merges and slot-filling ones into
     supersedes, an older memory that keeps a fact besides retired with an op ``split``
-    after the update (module docstring), given the store's ``hits`` (``ScoredMemory`` list) for
+    after the update, a repeat of a slot's value linked to the statement it repeats (module
+    docstring), given the store's ``hits`` (``ScoredMemory`` list) for
     the adds :func:`searches_of` named, by op index; an add without hits is compared with
     the plan's earlier adds only. Pure: no I/O."""
     ops: list[Op] = []
@@ -512,6 +522,7 @@ def decide(plan: Plan, hits: dict[int, list[Any]]) -> Plan:
         why = "same text in this job"
         replaced: list[tuple[MemoryRecord, str | None]] = []  # each with its unchanged clauses (None: all changed)
         ended: tuple[Ended, ...] = ()
+        again: tuple[float, str] | None = None  # the nearest older statement whose value this one says again
         if target is None and index in hits:
             said = told(memory.text)  # an ask supersedes nothing
             slot = memory.metadata.get("slot") if memory.scope is Scope.PROFILE and said else None
@@ -531,6 +542,11 @@ def decide(plan: Plan, hits: dict[int, list[Any]]) -> Plan:
                 if slot and record.scope is Scope.PROFILE:
                     whole = any(same_slot(record.metadata.get("slot") or slot_of(record.text), new) for new in slots) and \
                         not (slot == "relationship" and about_someone(record.text) and keeps_partner(memory.text, record.text))
+                    if (whole or any(same_slot(filled, new) for filled in slots_of(record.text) for new in slots)) and \
+                            _same_speaker(memory, record) and says_again(memory.text, slots, record.text):
+                        if again is None or hit.similarity > again[0]:
+                            again = (hit.similarity, record.id)  # the same value said again: it follows, retires nothing
+                        continue
                     if whole and not keeps_other_fact(memory.text, slots, record.text):
                         replaced.append((record, _unchanged_of_slot(memory.text, slots, record)))
                         continue
@@ -541,6 +557,8 @@ def decide(plan: Plan, hits: dict[int, list[Any]]) -> Plan:
                 elif ended and _same_speaker(memory, record) and \
                         _ends(ended, record.text, hit.similarity, episode=record.scope is not Scope.PROFILE):
                     replaced.append((record, _unchanged_of_ended(ended, hit.similarity, record)))
+        if target is None and again is not None:  # linked to the statement it repeats, whatever else it retires
+            memory = memory.model_copy(update={"metadata": {**memory.metadata, FOLLOWS: again[1]}})
         if target is None and replaced:  # same slot, or the thing a change ended: the newer supersedes the older
             replaced.sort(key=lambda pair: pair[0].updated_at, reverse=True)
             about = memory.metadata.get("slot") or "thing ended"
@@ -556,9 +574,11 @@ def decide(plan: Plan, hits: dict[int, list[Any]]) -> Plan:
             superseded += 1
             continue
         if target is None:
-            follows = follows_of(memory, op.id, hits[index]) if index in hits else None
+            follows = follows_of(memory, op.id, hits[index]) if index in hits and again is None else None
             if follows is not None:
-                op = op.model_copy(update={"memory": memory.model_copy(update={"metadata": {**memory.metadata, FOLLOWS: follows}})})
+                memory = memory.model_copy(update={"metadata": {**memory.metadata, FOLLOWS: follows}})
+            if follows is not None or again is not None:
+                op = op.model_copy(update={"memory": memory})
                 linked += 1
             ops.append(op)
             earlier.setdefault(key, []).append(op)

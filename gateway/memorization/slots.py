@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from gateway.memorization.changes import ended_of, terms
 from gateway.memorization.clauses import FIRST_PERSON_ZH, about_someone, core_en, core_zh
 from gateway.memorization.lexicon import (
     ADVISOR_EN,
@@ -38,6 +39,7 @@ from gateway.memorization.lexicon import (
     GRADE_EN,
     HOMEMAKER_EN,
     HOMEMAKER_ZH,
+    KIN_BARE_ZH,
     LANGUAGE_NAMES,
     MONTH_ABBR_EN,
     MONTH_NAMES,
@@ -395,6 +397,120 @@ def keeps_other_fact(new: str, new_slots: tuple[str, ...], older: str) -> bool:
         return False
     own = [piece for piece in _SLOT_PIECE.split(older) if piece.strip() and not about_someone(piece)]
     return any(_PLACE.search(piece) for piece in own) or bool(_COMMUTE.search(older) and _ROUTE.search(older))
+
+
+#: Words a slot is said with that name no value of it (the verbs of living, moving and working,
+#: the kind of place, workplace or vehicle, the frame of studies or a school stage; 搬, 住, 工作,
+#: 公司, 车, 上班, 读, 方向),
+#: Chinese time words and adverbs (现在, 以后, 刚), laughter (哈哈), the people of the user's (女朋友, 闺女, 孙子: whose value it
+#: is, not the value) and Cantonese function characters (嘅 咗 喺 系 唔 佢 啲 冇: the grammar
+#: :data:`gateway.memorization.changes.FUNCTION_ZH` leaves out): :func:`says_again`
+#: blanks them before it reads a value term, so "we moved to Denver" and "since I'm in Denver"
+#: share Denver, not "move" or "live", and 在杭州一家公司 and 换了家公司 share nothing.
+_CUE_EN = re.compile(r"\b(?:live[sd]?|living|based|settled|mov(?:e|ed|es|ing)|relocat\w*|home|house|place|apartment|flat|condo|"
+                     r"city|town|area|neighbou?rhood|work(?:s|ed|ing)?|jobs?|company|office|employer|role|position|team|"
+                     r"boss|career|shifts?|cars?|vehicles?|drive|drives|driving|commut\w*|school|class|grade|stud(?:y|ies|ying)|"
+                     r"student|course|degree|major(?:ing)?|thesis|research|diet|eat(?:s|ing)?|partner|relationship)\b", re.IGNORECASE)
+_CUE_ZH = re.compile(r"搬家|搬|迁|住|定居|安家|落户|房子|小区|工作|上班|下班|公司|单位|入职|岗位|职位|行业|同事|"
+                     r"车子|车|辆|台|开|通勤|学校|上学|读|年级|专业|方向|研究|课题|导师|论文|做|当|在|"
+                     r"现在|如今|目前|最近|今年|去年|今天|每天|平时|[今呢这上下]个?月|时候|[以之然]后|后来|刚|才|又|"
+                     r"[哈呵嘿嘻]{2,}|" + _PEOPLE_ZH + "|" + KIN_BARE_ZH + r"|朋友|同学|"
+                     r"[嘅咗喺系唔佢啲冇咁咩嘢]")
+#: The places and names an English statement gives its value by: a capitalised word inside the
+#: sentence (not "I", a month, a weekday or a language), the word after "in / at / near /
+#: outside" (a lower-case place: "based in bath"), a number, and the slot's own value words (an
+#: occupation, a car make, a shift, a diet, a school grade; not the kind of vehicle).
+_VALUE_EN = re.compile(
+    r"(?<=[a-z,;:'\"]\s)(?!(?-i:I|I'm|I've|I'd|I'll)\b|(?:" + "|".join((*MONTH_NAMES, *WEEKDAY_NAMES, *LANGUAGE_NAMES)) + r")\b)"
+    r"(?-i:[A-Z][\w'-]+)"
+    r"|\b(?:in|at|near|outside)\s+(?!(?:a|an|the|my|our|this|that|some|least|all|home|work|school)\b)[a-z][\w'-]{2,}"
+    r"|\d+|\b(?:" + OCCUPATIONS_EN + "|" + CAR_MAKES_EN + "|" + SHIFTS_EN + "|" + GRADE_EN +
+    r"|vegetarian|vegan|pescatarian|plant-based|keto|carnivore)\b", re.IGNORECASE)
+#: A newer statement that says the value changed, whatever it shares with the older: where it
+#: came from ("moved from Denver to Boston", 从上海搬到杭州, 以前 / 之前 / 原来; "moved out of",
+#: 搬出宿舍: the place named is the one left), a step up (考上, 升, "promoted"), a new one of
+#: the slot's things ("new job", "new place", 新工作, 新家, 新车), or a switch (换, 跳槽, 辞职,
+#: 转行, "switched", "traded", "quit"): the value it names is another.
+_CHANGE_SAID = re.compile(r"\bfrom\b|从|以前|之前|原来|原先|\bused\s+to\b|\bformer(?:ly)?\b|\bno\s+longer\b"
+                          r"|\b(?:moved|moving|move)\s+(?:out|away)\b|搬(?:出|离|走)|考上|考进|考取|升(?!级版)|\bpromoted\b|\bgot\s+into\b"
+                          r"|\bnew\s+(?:\w+\s+)?(?:job|role|position|gig|employer|company|place|home|house|apartment|flat|city|"
+                          r"town|car|truck|ride|school|boss|team|shift)\b|新(?:工作|岗位|公司|单位|家|房|住处|城市|车|学校|老板)"
+                          r"|\b(?:switch\w*|swapp?\w*|trad(?:ed|ing)|chang(?:ed|ing)|replac\w*|upgrad\w*|quit|resign\w*|fired|laid\s+off|"
+                          r"sold|left)\b|换|跳槽|辞|离职|转行|改行|卖|退", re.IGNORECASE)
+#: A move or a transfer with where it takes the user ("moved to Boston", "got transferred to
+#: Leeds", "joined Acme", 搬到杭州, 调去重庆, 入职了华为): the words right after the verb (at most
+#: four, or five characters: the destination's noun phrase, "到儿子家住电梯房了" names 儿子家) are
+#: the new value, which :func:`says_again` requires the older statement to hold.
+_MOVE_TO = re.compile(r"\b(?:mov(?:e|ed|ing)|relocat(?:e|ed|ing)|transferred|joined|started\s+at|settled)\b"
+                      r"(?P<en>(?:\s+[^\s,.;!?]+){1,4})"
+                      r"|(?:搬|迁|调|派|入职|加入)(?P<zh>[^，。；！？,.;!?\s]{1,5})", re.IGNORECASE)
+
+
+def _values(text: str, school: bool = False) -> frozenset[str]:
+    """The value terms of a statement ``text`` (:func:`says_again`): its cue words blanked
+    (:data:`_CUE_EN`, :data:`_CUE_ZH`), the content terms
+    (:func:`gateway.memorization.changes.terms`) of its English value words (:data:`_VALUE_EN`)
+    and of its Chinese (each content bigram, not a lone character; a Latin word in a Chinese
+    text: "UI"); for a ``school`` statement only the stages, grades and schools it names
+    (:data:`_SCHOOL_VALUE`: the child named is whose school it is, not its value)."""
+    if school:
+        return frozenset(m.group().casefold() for m in _SCHOOL_VALUE.finditer(text))
+    english = " ".join(m.group() for m in _VALUE_EN.finditer(text))
+    out = set(terms(_CUE_EN.sub(" ", english)))
+    if _CJK.search(text):
+        out |= {t for t in terms(_CUE_EN.sub(" ", _CUE_ZH.sub(" ", text))) if len(t) > 1}
+    return frozenset(out)
+
+
+#: A child's school stage, grade or school named (:data:`_SCHOOL`, :data:`_SCHOOL_NAMED` less the
+#: verbs): the value of the ``school`` slot.
+_SCHOOL_VALUE = re.compile(r"小学|初中|高中|大学|幼儿园|托班|[初高][一二三](?![十百点些倍截头])|[一二三四五六]年级"
+                           r"|(?<![上读升进考念初高])[\u4e00-\u9fff]{1,5}(?:小学|中学|附小|附中)|[一二三四五六七八九十]{1,2}[小中](?![学])"
+                           r"|\b(?:kindergarten|preschool|pre-k|daycare|elementary|middle\s+school|high\s+school|junior\s+high|"
+                           + GRADE_EN + r"|freshman|sophomore)\b"
+                           r"|\b(?-i:[A-Z])[\w'-]+(?:\s+(?-i:[A-Z])[\w'-]+){0,2}\s+(?:primary|elementary|academy|school|high)\b",
+                           re.IGNORECASE)
+#: Slots whose value is a status the slot's own words say (dating, engaged, married, 分手;
+#: trying, pregnant, born): a name said again there is the partner or the baby
+#: (:func:`keeps_partner`), not the value, so :func:`says_again` reads no repeat in them.
+_STATUS_SLOTS = ("relationship", "pregnancy")
+
+
+def says_again(new: str, new_slots: tuple[str, ...], older: str) -> bool:
+    """``new`` (filling ``new_slots``) says again the value an older statement ``older`` of
+    the same slot gave, so it retires nothing: the slot is one attribute with one value
+    (seed 002 §3.2), and a statement that names the same value is a repeat, not a change
+    ("since I'm in Denver" after "we moved to Denver three weeks ago", "我那台比亚迪充电挺方便的"
+    after "换了台比亚迪汉", "急诊科…我自己夜班都顶唔顺" after "我系急诊科护士 夜班…"). The value
+    is what the slot holds: the place of a home; the employer, occupation, unit or city of
+    work; the make of a vehicle; the diet, the shift, the university or major; a child's stage,
+    grade or school (:data:`_SCHOOL_VALUE`). True when
+
+    - the two share a value term (:func:`_values`): a name, a place, a brand, a number, an
+      occupation, a shift or a diet word, or a Chinese content bigram, not a word the slot is
+      said with ("live", "work", 搬, 住, 工作, 公司: :data:`_CUE_EN`, :data:`_CUE_ZH`), and
+    - ``new`` says no change: no ending (:func:`gateway.memorization.changes.ended_of`), no
+      former value, step up, new thing or switch (:data:`_CHANGE_SAID`), and no move whose
+      destination ``older`` does not hold (:data:`_MOVE_TO`: "moved to Boston" after "I live
+      in Denver"; "moved to Denver" after "we're moving to Denver" says it again), and
+    - the slot is not a status (:data:`_STATUS_SLOTS`).
+
+    Limits: the value is read as words, not understood: a brand said again with another model
+    ("比亚迪海豹" after "比亚迪汉", without 换) or another district of the same city is read as
+    the same value; a change said with none of the cues ("I'm in Boston now" after "I live in
+    Boston and work in Denver", shared Boston) keeps the older; a paraphrase that names no
+    value ("loving the new place") shares nothing and retires as before. Linear in the
+    texts' length."""
+    if not new_slots or any(slot in _STATUS_SLOTS for slot in new_slots) or ended_of(new) or _CHANGE_SAID.search(new):
+        return False
+    school = all(slot.startswith("school") for slot in new_slots)
+    mine = _values(older, school)
+    if not _values(new, school) & mine:
+        return False
+    for move in _MOVE_TO.finditer(new):
+        if not _values(move.group("en") or move.group("zh") or "") & mine:
+            return False
+    return True
 
 
 #: Slots a sentence about someone else of the user's can still fill: "my girlfriend
