@@ -660,6 +660,14 @@ def _ask_en(clause: Clause, core: str) -> tuple[bool, bool]:
     return request, request or bool(QUESTION_IN_EN.search(core) or clause.asked or unmarked)
 
 
+def _revision(text: str) -> bool:
+    """``text`` (a stripped clause) asks to revise the reply just given (:data:`REVISION_EN`,
+    :data:`REVISION_ZH`), no standing instruction."""
+    if _CJK.search(text):
+        return bool(REVISION_ZH.match(core_zh(core_en(text)) or text))
+    return bool(REVISION_EN.match(core_en(text)))
+
+
 def is_ask(clause: Clause) -> bool:
     """``clause`` is a request or a question by its grammar (what :func:`clause_kind` reads
     before it asks whether the ask carries a fact of the user's: "Can you give me a
@@ -672,7 +680,7 @@ def is_ask(clause: Clause) -> bool:
     text = clause.text.strip()
     if not text or is_small_talk(text):
         return False
-    if not _CJK.search(text) and REVISION_EN.match(core_en(text)):
+    if _revision(text):
         return True
     if PREFERENCE_CUES.search(text) and not LOVE_YOU_EN.search(text):
         return False
@@ -698,10 +706,8 @@ def clause_kind(clause: Clause, first: bool = False, after_statement: bool = Fal
         return "other"  # "43": a quantity, the answer to a how-many question, no small talk
     if not text or is_small_talk(text):
         return "small_talk"
-    if not _CJK.search(text) and REVISION_EN.match(core_en(text)):
-        return "request"  # "make it shorter": a revision of the reply, no standing instruction
-    if _CJK.search(text) and REVISION_ZH.match(core_zh(core_en(text)) or text):
-        return "request"  # "语气 friendly 一点", "再平啲", "别写那种空话": a revision of the reply, no standing instruction
+    if _revision(text):
+        return "request"  # "make it shorter", "语气 friendly 一点", "再平啲": a revision of the reply, no standing instruction
     if PREFERENCE_CUES.search(text) and not LOVE_YOU_EN.search(text):
         return "disclosure"  # a liking or a standing instruction: "请回答简洁一点", "keep it short"
     if not (core_zh(core_en(text)) if _CJK.search(text) else core_en(text)).strip(" !.~…"):

@@ -199,9 +199,8 @@ def told(text: str) -> str:
     give me a plant-based version of a Sunday roast" leaves "I've gone vegan" as it was).
     Linear in ``len(text)``; memoized."""
     parts = clauses(text)
-    if not any(is_ask(part) for part in parts):
-        return text
-    return " ".join(part.text for part in parts if not is_ask(part))
+    said = [part.text for part in parts if not is_ask(part)]
+    return text if len(said) == len(parts) else " ".join(said)
 
 
 def _expanded(text: str) -> str:

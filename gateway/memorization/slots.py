@@ -548,7 +548,7 @@ def slots_of(text: str, first: bool = False) -> tuple[str, ...]:
     out: list[str] = []
     led = False  # the clause before was led by someone of the user's
     for piece in _SLOT_PIECE.split(text):
-        piece = attributive_masked(_ORG_MOVE.sub(" ", piece))
+        piece = _attributive_masked(_ORG_MOVE.sub(" ", piece))
         core = core_zh(core_en(piece))
         if not core:
             continue
@@ -589,7 +589,7 @@ _COPULA_EN = frozenset(("am", "i'm", "im", "is", "are", "was", "were", "be", "be
                         "becoming", "she's", "he's", "we're", "they're", "you're"))
 
 
-def attributive_masked(piece: str) -> str:
+def _attributive_masked(piece: str) -> str:
     """``piece`` with the slot words that only premodify a noun blanked (:data:`_ATTRIBUTIVE_EN`). Linear."""
     def blank(m: re.Match[str]) -> str:
         lead = m.group("lead")

@@ -73,6 +73,8 @@ def test_a_resultative_zhu_tells_no_home(text: str, slot: str | None):
     ("搬到前滩了", False),
     ("附近有什么好吃的", True),
     ("keep it short", False),  # a standing instruction
+    ("语气 friendly 一点", True),  # a revision of the reply, in Chinese as in English
+    ("以后回答都简短点", False),
 ])
 def test_what_asks(text: str, asks: bool):
     assert is_ask(clauses(text)[0]) is asks
