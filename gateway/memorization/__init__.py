@@ -1,6 +1,6 @@
 """Memorization: finished chat exchanges become long-term memories.
 
-Request path (plugin ``memorize``, :mod:`plugins.memorize`): capture the new turns
+Request path (a chain plugin, through the SDK's memorization capability): capture the new turns
 (:mod:`.capture`, :mod:`.dedupe`) and enqueue one job (:mod:`.queue`, Redis Streams).
 Workers (:mod:`.worker`, :mod:`.runtime`): redact (:mod:`.redact`), plan
 (:mod:`.verbatim` or :mod:`.extract` with :mod:`.facts`, :mod:`.dates`, :mod:`.prompts`;

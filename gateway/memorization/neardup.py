@@ -90,7 +90,7 @@ name no slot and no ended thing ("traded the ol pete in for a kenworth" after "I
 peterbilt"; "they turned 7 last week" after "my twins are 6") are changes, but as many
 nearest pairs are a second fact on the same thing ("a second dog", "a trip to Paris"
 while living in Lisbon), and a false retirement loses a true memory. Recall shows the
-newer memory whenever it shows the one it follows (:mod:`plugins.auto_recall`), each
+newer memory whenever it shows the one it follows (the recall plugin), each
 line with its date, so the model reads which statement is the latest. An event memory
 is searched for this (one vector search of the profile, :data:`CANDIDATES` hits) even
 where events are not compared for duplicates, unless its plan adds more than

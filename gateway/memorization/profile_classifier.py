@@ -3,7 +3,7 @@
 
 Under ``verbatim_formation: disclosure`` the rules (:func:`gateway.memorization.disclosure.analyse`,
 ``Formed.durable``) file a memory as *profile* when it reads as a lasting fact about the
-user; a profile memory reaches every recall of its user (auto_recall sends the whole live
+user; a profile memory reaches every recall of its user (recall sends the whole live
 profile while it fits). Some of them are not lasting facts: the background of a request
 ("I need a gift idea for my sister's birthday"), small talk the rules took for a
 statement, a side piece of a fact turn that holds none of its facts. This module scores each

@@ -2,7 +2,7 @@
 
 Cosine similarities are not comparable across embedding models: all-MiniLM-L6-v2 gives a
 question and the memory that answers it ~0.4 in English, while its Chinese scores all sit
-near 0.55, related or not (``plugins/auto_recall.py``). So seed 000's
+near 0.55, related or not (``python -m bench threshold-study``). So seed 000's
 ``high_relevance_threshold`` 0.8 meant "near paraphrase" for one model and "never" or
 "anything" for another. Calibration turns a cosine into the probability that the pair is
 related, measured for the embedder in use:

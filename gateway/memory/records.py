@@ -72,12 +72,12 @@ def check_metadata(value: dict[str, Any]) -> dict[str, Any]:
 STORED = {"stored": True}
 #: The ``metadata`` key under which memorization records the id of the older profile
 #: memory a new one follows (:func:`gateway.memorization.neardup.follows_of`); recall shows
-#: the newer memory with the older one (:mod:`plugins.auto_recall`).
+#: the newer memory with the older one.
 FOLLOWS = "follows"
 #: The ``metadata`` key under which a record lists the ids of the newer records whose
 #: ``metadata.follows`` names it (oldest first, at most :data:`MAX_FOLLOWERS`, the newest
 #: kept): the reverse link, so recall fetches the newer statements on a shown memory
-#: without a search (:mod:`plugins.auto_recall`). The store keeps it, not the writer: it
+#: without a search. The store keeps it, not the writer: it
 #: is its own hash field, added by the write of each live follower in the same atomic
 #: script call (:meth:`gateway.memory.scripts.Batch.follow`), never written or erased by a
 #: rewrite of the record (:func:`gateway.memory.codec.record_to_hash` leaves it out of
