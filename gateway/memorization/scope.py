@@ -186,9 +186,9 @@ DEATH = re.compile(r"\b(?:passed\s+away|passed\s+on|died|put\s+(?:\w+\s+){0,3}(?
 #: attributes; "my daughter is allergic to peanuts" decides dinner too): a condition
 #: (:data:`CONDITION`), a chronic complaint or a body part that limits them ("bad knees",
 #: "blood pressure", 膝盖, 血压, 痛风, 腰). A lasting fact naming one is marked
-#: ``attribute: health`` so the profile pick keeps a place for it
-#: (recall's profile pick): "any hikes nearby?" needs the knees, "what
-#: should I order?" the allergy, and neither shares a word with the request.
+#: ``attribute: health`` so recall's profile pick keeps a place for it: "any hikes nearby?"
+#: needs the knees, "what should I order?" the allergy, and neither shares a word with the
+#: request.
 HEALTH = re.compile(r"\b(?:" + CHRONIC_EN + "|" + COMPLAINTS_EN + r")\b|" + COMPLAINTS_ZH + "|" + CHRONIC_ZH, re.IGNORECASE)
 #: A diagnosed or chronic condition among :data:`HEALTH` (an allergy, diabetes, high blood
 #: pressure, gout, 过敏, 高血压, 痛风): ``attribute: condition``, which the profile pick
