@@ -135,7 +135,7 @@ from gateway.memorization.lexicon import (
     WEEKDAY_NAMES,
 )
 from gateway.memorization.lexicon import PEOPLE_ZH as _PEOPLE_ZH
-from gateway.memorization.salience import PREFERENCE_CUES, SMALL_TALK_EN, is_passing, is_small_talk
+from gateway.memorization.salience import PREFERENCE_CUES, SMALL_TALK_EN, is_closing, is_passing, is_small_talk
 from gateway.memorization.scope import CHANGE, CHRONIC, CONDITION, DURABLE_ZH, HEALTH, STATE, names_chronic_condition
 from gateway.memorization.slots import slot_of, slots_of
 from gateway.runtime.text import HAN_RE as _CJK
@@ -689,6 +689,26 @@ def is_ask(clause: Clause) -> bool:
     return _ask_en(clause, core_en(text) or text)[1]
 
 
+#: What the news or a feed says, led by where it was seen or heard (看新闻说…, 刷到…, 热搜上说,
+#: "the news about the strike", "saw on the news that..."): the world's, not the user's.
+_NEWS_ZH = re.compile(r"^(?:唉|哎|嗐|害|诶|哇)?[，,\s]*(?:今天|刚才|刚刚|最近|昨天|早上|今早|又)?(?:在)?(?:看|刷|听|瞅)(?:了|到)?(?:个|条)?"
+                      r"(?:新闻|热搜|微博|抖音|小红书|报道|公众号)|^(?:新闻|热搜|网上|报道|微博)(?:上|里)?(?:说|讲|报道|都在说|爆)")
+_NEWS_EN = re.compile(r"^(?:(?:ugh|honestly|so|and|omg|wow|lol|man)\W+)*(?:the|this|that|today'?s)\s+(?:[\w-]+\s+){0,2}?news\b"
+                      r"|\b(?:saw|read|heard|seen)\s+(?:it\s+)?(?:on|in)\s+the\s+(?:news|paper|papers)\b|^(?:the\s+)?headlines?\b", re.IGNORECASE)
+#: What is the user's own named after the news cue ("the news about my company", 新闻说我们小区要拆):
+#: the news is then about the user's things and the clause is read as before.
+_OWN_AFTER = re.compile(r"\b(?:my|our)\b|我(?:的|家|们)|咱(?:的|家|们)|俺(?:的|家|们)", re.IGNORECASE)
+
+
+def is_news(text: str) -> bool:
+    """``text`` (a clause) is led by the news or a feed (:data:`_NEWS_ZH`, :data:`_NEWS_EN`)
+    and names nothing of the user's after that lead (:data:`_OWN_AFTER`). Linear in
+    ``len(text)``."""
+    stripped = text.strip()
+    m = _NEWS_ZH.match(stripped) or _NEWS_EN.search(stripped)
+    return m is not None and not _OWN_AFTER.search(stripped, m.end())
+
+
 def clause_kind(clause: Clause, first: bool = False, after_statement: bool = False,
                 opening: bool | None = None) -> ClauseKind:
     """The kind of one clause (module docstring); ``first``: the turn's
@@ -704,8 +724,10 @@ def clause_kind(clause: Clause, first: bool = False, after_statement: bool = Fal
     opening = first if opening is None else opening
     if _NUMERAL.fullmatch(text):
         return "other"  # "43": a quantity, the answer to a how-many question, no small talk
-    if not text or is_small_talk(text):
-        return "small_talk"
+    if not text or is_small_talk(text) or is_closing(text):
+        return "small_talk"  # is_closing: "不说了", "谢谢你听我念叨", "rant over": the teller closing their telling
+    if is_news(text):
+        return "small_talk"  # 看新闻说又要延迟退休了, "the news about the strike": talk of the news, the world's, not the user's
     if _revision(text):
         return "request"  # "make it shorter", "语气 friendly 一点", "再平啲": a revision of the reply, no standing instruction
     if PREFERENCE_CUES.search(text) and not LOVE_YOU_EN.search(text):
