@@ -96,7 +96,7 @@ from gateway.memorization.clauses import (
     core_en,
     core_zh,
 )
-from gateway.memorization.kinds import ClauseKind, clause_kind, clause_kinds, is_news
+from gateway.memorization.kinds import ClauseKind, clause_kind, clause_kinds, is_news, is_supposed
 from gateway.memorization.lexicon import FEELINGS_EN, FEELINGS_TOLD_EN
 from gateway.memorization.lexicon import PEOPLE_ZH as _PEOPLE_ZH
 from gateway.memorization.salience import EVENT_TIME, PASSING_STATE, PREFERENCE_CUES, is_closing, is_passing
@@ -249,7 +249,7 @@ def _analyse(text: str, promote: frozenset[int]) -> Analysis:
         if "request" not in kinds and "question" not in kinds and not vent:  # else it only sets up the request, or
             # comments on the news or is a telling its teller closes ("今天被 PM 怼了一下午，不想说了")
             for i, k in enumerate(kinds):
-                if k == "other" and (_says_enough(parts[i].text) or _continues(parts, said, i)):
+                if k == "other" and not is_supposed(parts[i].text) and (_says_enough(parts[i].text) or _continues(parts, said, i)):
                     said.append(i)
             sentences = {parts[i].sentence for i in said}
             said = [i for i, k in enumerate(kinds) if k == "other" and parts[i].sentence in sentences]

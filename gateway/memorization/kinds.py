@@ -135,7 +135,7 @@ from gateway.memorization.lexicon import (
     WEEKDAY_NAMES,
 )
 from gateway.memorization.lexicon import PEOPLE_ZH as _PEOPLE_ZH
-from gateway.memorization.salience import PREFERENCE_CUES, SMALL_TALK_EN, is_closing, is_passing, is_small_talk
+from gateway.memorization.salience import HABITUAL, PREFERENCE_CUES, SMALL_TALK_EN, is_closing, is_passing, is_small_talk
 from gateway.memorization.scope import CHANGE, CHRONIC, CONDITION, DURABLE_ZH, HEALTH, STATE, names_chronic_condition
 from gateway.memorization.slots import slot_of, slots_of
 from gateway.runtime.text import HAN_RE as _CJK
@@ -1149,7 +1149,8 @@ def clause_kinds(parts: list[Clause], promote: Collection[int] = ()) -> tuple[Cl
     topic chain about the speaker (:func:`_in_topic_chain`), a name in apposition inside a
     statement (:func:`_appositive_name`), a "when I ..." clause before an ask (:func:`_when_i_before_ask`), the
     topic or a constraint of an English ask (:func:`_part_of_ask_en`) and a supposition or an acquaintance's thing
-    that sets up an ask, a ``request`` (:func:`_asked_for_someone_else`)). ``promote``: indices of clauses read as
+    that sets up an ask, a ``request`` (:func:`_asked_for_someone_else`), with what it goes on to suppose before the ask
+    (:func:`_goes_on_supposing`); a supposition that asks nothing is ``other`` (:func:`is_supposed`)). ``promote``: indices of clauses read as
     disclosures whatever the rules
     say. Linear in the clauses' length."""
     found: list[ClauseKind] = []
@@ -1191,4 +1192,35 @@ def clause_kinds(parts: list[Clause], promote: Collection[int] = ()) -> tuple[Cl
     for i in range(len(parts)):  # "if I had to teach online again, ...", "my mate's tenant stopped paying rent, what should he do"
         if found[i] in ("disclosure", "other") and i not in promote and _asked_for_someone_else(parts, found, i):
             found[i] = "request"
+    for i in range(len(parts)):  # 要是明年调去上海的话工资能涨不少: supposed, not told ("如果不忙我每天都跑步", a habit, stays)
+        if found[i] == "disclosure" and i not in promote and is_supposed(parts[i].text) and not HABITUAL.search(parts[i].text):
+            found[i] = "other"
+    for i in range(1, len(parts)):  # 假如搬到婆婆家附近，通勤一个多小时，孕晚期扛得住吗: what the supposition entails
+        if found[i] == "disclosure" and i not in promote and _goes_on_supposing(parts, found, i):
+            found[i] = "request"
     return tuple(found)
+
+
+def is_supposed(text: str) -> bool:
+    """``text`` (a clause) is led by a supposition (:data:`_SUPPOSED_LEAD`: "if i moved to
+    berlin instead", 假如搬到婆婆家附近): what it says has not happened, so it is no fact, also
+    when no question follows it. Linear in ``len(text)``."""
+    return bool(_SUPPOSED_LEAD.match(core_zh(core_en(text.strip()))))
+
+
+def _goes_on_supposing(parts: list[Clause], kinds: list[ClauseKind], i: int) -> bool:
+    """Clause ``i`` continues a supposition that sets up an ask: the clauses before it in its
+    sentence are requests back to one led by a supposition (:func:`is_supposed`, made a
+    ``request`` by :func:`_asked_for_someone_else`), it names no user (no I / my / 我 / 咱 /
+    俺: :data:`_USER_NAMED`) and the turn asks after it. "假如搬到婆婆家附近，通勤一个多小时，
+    孕晚期扛得住吗": the hour's commute is what the move would bring (the consequent of the
+    condition, Quirk et al. 1985, 15.33 on conditional clauses), not the user's commute today;
+    "假如搬到婆婆家附近，我现在通勤才二十分钟，…" names the user and stays."""
+    if _USER_NAMED.search(parts[i].text) or not any(k in ("question", "request") for k in kinds[i + 1:]):
+        return False
+    j = i - 1
+    while j >= 0 and kinds[j] == "request" and parts[j].sentence == parts[i].sentence:
+        if is_supposed(parts[j].text):
+            return True
+        j -= 1
+    return False
