@@ -127,6 +127,7 @@ __all__ = [
     "CHANGE", "CHRONIC", "DURABLE_EN", "DURABLE_ZH", "HEALTH", "MAX_CHARS", "MOMENT", "ONE_OFF_ACTIVITY", "ONE_OFF_TIME", "STATE",
     "STATEMENT_CJK", "STATEMENT_WORDS", "Analysis", "Clause", "ClauseKind", "Formed", "about_someone", "analyse", "clause_kind",
     "clauses", "durable_type", "elided_reply", "is_episode", "keeps_other_fact", "keeps_partner", "same_slot", "slot_of", "slots_of",
+    "vents",
 ]
 
 #: An ``other`` clause of at least this many Latin words (or :data:`STATEMENT_CJK` CJK
@@ -217,6 +218,14 @@ def analyse(text: str, promote: Collection[int] = ()) -> Analysis:
     return _analyse(text, frozenset(promote))
 
 
+def vents(parts: list[Clause], kinds: tuple[ClauseKind, ...]) -> bool:
+    """The turn (``parts``, their ``kinds``) talks of the news or closes its own telling: a
+    small-talk clause that is news (:func:`gateway.memorization.kinds.is_news`) or a closing
+    (:func:`gateway.memorization.salience.is_closing`). Its other clauses are comments on the
+    news or the telling closed, kept as no statement (step 3)."""
+    return any(k == "small_talk" and (is_news(c.text) or is_closing(c.text)) for c, k in zip(parts, kinds, strict=True))
+
+
 @lru_cache(maxsize=1024)
 def _analyse(text: str, promote: frozenset[int]) -> Analysis:
     parts = clauses(text)
@@ -245,8 +254,7 @@ def _analyse(text: str, promote: frozenset[int]) -> Analysis:
         counted: list[str] = [k for k in kinds if k != "other"] or list(kinds) or ["small_talk"]
         dropped = max(("request", "question", "small_talk", "meta", "other"), key=counted.count)
         said: list[int] = []
-        vent = any(k == "small_talk" and (is_news(c.text) or is_closing(c.text)) for c, k in zip(parts, kinds, strict=True))
-        if "request" not in kinds and "question" not in kinds and not vent:  # else it only sets up the request, or
+        if "request" not in kinds and "question" not in kinds and not vents(parts, kinds):  # else it only sets up the request, or
             # comments on the news or is a telling its teller closes ("今天被 PM 怼了一下午，不想说了")
             for i, k in enumerate(kinds):
                 if k == "other" and not is_supposed(parts[i].text) and (_says_enough(parts[i].text) or _continues(parts, said, i)):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import pytest
 
 from gateway.memorization.disclosure import analyse
+from gateway.memorization.clause_classifier import candidates
 from gateway.memorization.kinds import is_supposed
 
 
@@ -52,3 +53,7 @@ def test_a_hedge_is_no_supposition() -> None:
     assert is_supposed("say we moved to Leeds")
     assert not is_supposed("if I'm honest")
     assert not is_supposed("I moved to Leeds")
+
+
+def test_a_supposition_is_no_candidate_for_the_learned_clause_classifier() -> None:
+    assert candidates("if i started a second army which faction is easiest for a beginner") == []

@@ -18,6 +18,7 @@ import pytest
 
 from gateway.memorization.disclosure import analyse
 from gateway.memorization.kinds import clause_kind, is_news
+from gateway.memorization.clause_classifier import candidates
 from gateway.memorization.clauses import clauses
 from gateway.memorization.salience import is_closing
 
@@ -93,3 +94,11 @@ def test_a_friend_of_mine_is_no_profile_fact(text: str) -> None:
     assert all(not m.durable for m in analyse(text).memories)
     statement = analyse(text).statement
     assert statement is None or not statement.durable
+
+
+@pytest.mark.parametrize("text", [
+    "ugh the transit news again today, honestly the whole network should be nationalised",
+    "the bus was late again this morning and the driver was rude, rant over",
+])
+def test_no_clause_of_a_vent_is_a_candidate_for_the_learned_clause_classifier(text: str) -> None:
+    assert candidates(text) == []
