@@ -32,7 +32,7 @@ scored only when it routes to that part. So an English clause scores exactly as 
 the latin part alone.
 
 Only clauses of kind ``other`` are candidates (:data:`CANDIDATE_KINDS`), and only those
-outside every memory and statement the rules form (:func:`candidates`). Linear in the text; the vectors come from one
+outside every memory and statement the rules form and not led by a supposition (:func:`candidates`). Linear in the text; the vectors come from one
 ``embed_many`` call per job batch (:mod:`gateway.memorization.processor`).
 """
 
@@ -49,8 +49,8 @@ from pathlib import Path
 import numpy as np
 
 from gateway.memorization.clauses import Clause, clauses
-from gateway.memorization.disclosure import analyse
-from gateway.memorization.kinds import ClauseKind
+from gateway.memorization.disclosure import analyse, vents
+from gateway.memorization.kinds import ClauseKind, is_supposed
 from gateway.memory.embeddings.script_routed import part_slices, parts_of, route
 from gateway.runtime.text import HAN_RE
 
@@ -97,14 +97,19 @@ class Candidate:
 
 def candidates(text: str) -> list[Candidate]:
     """The clauses of ``text`` that :func:`~gateway.memorization.disclosure.analyse` keeps
-    in no memory nor statement, of a kind in :data:`CANDIDATE_KINDS`. Linear in ``len(text)``."""
+    in no memory nor statement, of a kind in :data:`CANDIDATE_KINDS`, not led by a supposition
+    (:func:`~gateway.memorization.kinds.is_supposed`: what is supposed is no fact, whatever the
+    model scores); none in a turn that talks of the news or closes its telling
+    (:func:`~gateway.memorization.disclosure.vents`). Linear in ``len(text)``."""
     parts: list[Clause] = clauses(text)
     found = analyse(text)
     kinds = found.kinds  # one per clause of ``parts``: analyse cuts the same clauses
     kept = "\n".join([m.text for m in found.memories] + ([found.statement.text] if found.statement else []))
     told = "disclosure" in kinds
+    if vents(parts, kinds):
+        return []  # comments on the news, a telling closed ("rant over"): the rules keep none of it as a statement
     return [Candidate(i, c.text, structural(c.text, kinds[i], c.asked, told))
-            for i, c in enumerate(parts) if kinds[i] in CANDIDATE_KINDS and c.text not in kept]
+            for i, c in enumerate(parts) if kinds[i] in CANDIDATE_KINDS and c.text not in kept and not is_supposed(c.text)]
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,12 @@ nested quantifiers, one pass over the clauses):
    A turn's kept clauses are cut into memories (:func:`_groups`): a clause that fills a
    slot starts its own, which the clauses bound to it join (a continuation, a pronoun, a
    clause of result or reason, a feeling about it).
+   A vent keeps nothing of the day: when the turn closes its own telling
+   (:func:`gateway.memorization.salience.is_closing`: "不想说了", "谢谢你听我念叨", "rant
+   over", "just needed to vent") and every memory it would form is an episode, it forms
+   none; a turn that talks of the news (:func:`gateway.memorization.kinds.is_news`: 看新闻说,
+   "the news about") or closes a telling keeps no statement about something else, and a
+   pronoun after the news clause refers into the news, not to the user.
 4. **Kind of memory** (seed 002 §3.2: the profile, seen by every friend of the user, is
    what holds about the user, their basic attributes and likes; events are episodes):
    a memory with a disclosure is *durable* (profile) unless it tells an episode
@@ -90,10 +96,10 @@ from gateway.memorization.clauses import (
     core_en,
     core_zh,
 )
-from gateway.memorization.kinds import ClauseKind, clause_kind, clause_kinds
+from gateway.memorization.kinds import ClauseKind, clause_kind, clause_kinds, is_news, is_supposed
 from gateway.memorization.lexicon import FEELINGS_EN, FEELINGS_TOLD_EN
 from gateway.memorization.lexicon import PEOPLE_ZH as _PEOPLE_ZH
-from gateway.memorization.salience import EVENT_TIME, PASSING_STATE, PREFERENCE_CUES, is_passing
+from gateway.memorization.salience import EVENT_TIME, PASSING_STATE, PREFERENCE_CUES, is_closing, is_passing
 from gateway.memorization.scope import (
     CHANGE,
     CHRONIC,
@@ -121,6 +127,7 @@ __all__ = [
     "CHANGE", "CHRONIC", "DURABLE_EN", "DURABLE_ZH", "HEALTH", "MAX_CHARS", "MOMENT", "ONE_OFF_ACTIVITY", "ONE_OFF_TIME", "STATE",
     "STATEMENT_CJK", "STATEMENT_WORDS", "Analysis", "Clause", "ClauseKind", "Formed", "about_someone", "analyse", "clause_kind",
     "clauses", "durable_type", "elided_reply", "is_episode", "keeps_other_fact", "keeps_partner", "same_slot", "slot_of", "slots_of",
+    "vents",
 ]
 
 #: An ``other`` clause of at least this many Latin words (or :data:`STATEMENT_CJK` CJK
@@ -211,6 +218,14 @@ def analyse(text: str, promote: Collection[int] = ()) -> Analysis:
     return _analyse(text, frozenset(promote))
 
 
+def vents(parts: list[Clause], kinds: tuple[ClauseKind, ...]) -> bool:
+    """The turn (``parts``, their ``kinds``) talks of the news or closes its own telling: a
+    small-talk clause that is news (:func:`gateway.memorization.kinds.is_news`) or a closing
+    (:func:`gateway.memorization.salience.is_closing`). Its other clauses are comments on the
+    news or the telling closed, kept as no statement (step 3)."""
+    return any(k == "small_talk" and (is_news(c.text) or is_closing(c.text)) for c, k in zip(parts, kinds, strict=True))
+
+
 @lru_cache(maxsize=1024)
 def _analyse(text: str, promote: frozenset[int]) -> Analysis:
     parts = clauses(text)
@@ -225,6 +240,8 @@ def _analyse(text: str, promote: frozenset[int]) -> Analysis:
         if clause_type != "disclosure":
             continue
         core = core_zh(core_en(clause.text))
+        if i > 0 and kinds[i - 1] == "small_talk" and is_news(parts[i - 1].text) and not _USER_AFTER.search(core):
+            continue  # "the news about the strike ballot, they never learn": the pronoun's antecedent is the news
         if i > 0 and (_PRONOUN_EN.search(core) or _PRONOUN_ZH.search(core) or _NAGGED_ZH.match(core)) \
                 and (not kept or kept[-1] != i - 1):
             kept.append(i - 1)  # the antecedent: "a gift for my wife, she loves gardening"; 媳妇老说我: about what
@@ -237,9 +254,10 @@ def _analyse(text: str, promote: frozenset[int]) -> Analysis:
         counted: list[str] = [k for k in kinds if k != "other"] or list(kinds) or ["small_talk"]
         dropped = max(("request", "question", "small_talk", "meta", "other"), key=counted.count)
         said: list[int] = []
-        if "request" not in kinds and "question" not in kinds:  # else it only sets up the request
+        if "request" not in kinds and "question" not in kinds and not vents(parts, kinds):  # else it only sets up the request, or
+            # comments on the news or is a telling its teller closes ("今天被 PM 怼了一下午，不想说了")
             for i, k in enumerate(kinds):
-                if k == "other" and (_says_enough(parts[i].text) or _continues(parts, said, i)):
+                if k == "other" and not is_supposed(parts[i].text) and (_says_enough(parts[i].text) or _continues(parts, said, i)):
                     said.append(i)
             sentences = {parts[i].sentence for i in said}
             said = [i for i, k in enumerate(kinds) if k == "other" and parts[i].sentence in sentences]
@@ -256,6 +274,8 @@ def _analyse(text: str, promote: frozenset[int]) -> Analysis:
     formed = tuple(_formed(_joined(parts, group)) for group in merged)  # all told with a disclosure
     if all(not m.durable and is_passing(m.text) for m in formed) or _days_report(formed):
         return Analysis((), kinds, "small_talk")  # only how the user is right now: "just clocked off, knackered"
+    if all(not m.durable for m in formed) and any(k == "small_talk" and is_closing(c.text) for c, k in zip(parts, kinds, strict=True)):
+        return Analysis((), kinds, "small_talk")  # a day's episode its teller closes: "今天被 PM 怼了一下午，不想说了"
     return Analysis(formed, kinds)
 
 
@@ -536,11 +556,13 @@ def _says_enough(text: str) -> bool:
 #: A memory led by someone the user knows outside the household and kin (a friend, a colleague,
 #: a roommate, a cousin, a comrade: "我表哥腰突做了手术", "兄弟想追他们公司前台", "my buddy just
 #: got engaged"): what it tells is that person's, not a fact about the user (seed 002 §3.2:
-#: the profile is the user's own attributes and likes). Not a term of address set off by a
-#: comma ("兄弟，我在深圳跑美团").
+#: the profile is the user's own attributes and likes; "a buddy of mine is moving to Calgary"
+#: too). Not a term of address set off by a comma ("兄弟，我在深圳跑美团").
 _ACQUAINTANCE_LED = re.compile(
     r"^(?:(?:and|but|so|also)\s+)?(?:my|our)\s+(?:best\s+|old\s+|close\s+|good\s+)?(?:friend|buddy|mate|pal|bestie|bff|"
     r"coworker|co-worker|colleague|neighbou?r|roommate|room\s+mate|flatmate|housemate|classmate|teammate|cousin)s?\b"
+    r"|^(?:(?:and|but|so|also)\s+)?(?:a\s+|one\s+)?(?:friend|buddy|mate|pal|coworker|co-worker|colleague|neighbou?r|roommate|"
+    r"flatmate|housemate|classmate|teammate|cousin)\s+of\s+(?:mine|ours)\b"
     r"|^(?:我|俺)?(?:的|一个|有个|一位)?(?:好|老|大学|高中|初中|小学)?(?:老铁|兄弟|哥们儿?|闺蜜|同事|邻居|朋友|好友|同学|室友|舍友|"
     r"发小|战友|表哥|表姐|表弟|表妹|堂哥|堂姐|堂弟|堂妹)(?![，,、:：!！\s])", re.IGNORECASE)
 #: The user named after the lead of a memory: I / me / my / we (also "im") or 我 / 咱 / 俺; not

@@ -135,7 +135,7 @@ from gateway.memorization.lexicon import (
     WEEKDAY_NAMES,
 )
 from gateway.memorization.lexicon import PEOPLE_ZH as _PEOPLE_ZH
-from gateway.memorization.salience import PREFERENCE_CUES, SMALL_TALK_EN, is_passing, is_small_talk
+from gateway.memorization.salience import HABITUAL, PREFERENCE_CUES, SMALL_TALK_EN, is_closing, is_passing, is_small_talk
 from gateway.memorization.scope import CHANGE, CHRONIC, CONDITION, DURABLE_ZH, HEALTH, STATE, names_chronic_condition
 from gateway.memorization.slots import slot_of, slots_of
 from gateway.runtime.text import HAN_RE as _CJK
@@ -689,6 +689,26 @@ def is_ask(clause: Clause) -> bool:
     return _ask_en(clause, core_en(text) or text)[1]
 
 
+#: What the news or a feed says, led by where it was seen or heard (看新闻说…, 刷到…, 热搜上说,
+#: "the news about the strike", "saw on the news that..."): the world's, not the user's.
+_NEWS_ZH = re.compile(r"^(?:唉|哎|嗐|害|诶|哇)?[，,\s]*(?:今天|刚才|刚刚|最近|昨天|早上|今早|又)?(?:在)?(?:看|刷|听|瞅)(?:了|到)?(?:个|条)?"
+                      r"(?:新闻|热搜|微博|抖音|小红书|报道|公众号)|^(?:新闻|热搜|网上|报道|微博)(?:上|里)?(?:说|讲|报道|都在说|爆)")
+_NEWS_EN = re.compile(r"^(?:(?:ugh|honestly|so|and|omg|wow|lol|man)\W+)*(?:the|this|that|today'?s)\s+(?:[\w-]+\s+){0,2}?news\b"
+                      r"|\b(?:saw|read|heard|seen)\s+(?:it\s+)?(?:on|in)\s+the\s+(?:news|paper|papers)\b|^(?:the\s+)?headlines?\b", re.IGNORECASE)
+#: What is the user's own named after the news cue ("the news about my company", 新闻说我们小区要拆):
+#: the news is then about the user's things and the clause is read as before.
+_OWN_AFTER = re.compile(r"\b(?:my|our)\b|我(?:的|家|们)|咱(?:的|家|们)|俺(?:的|家|们)", re.IGNORECASE)
+
+
+def is_news(text: str) -> bool:
+    """``text`` (a clause) is led by the news or a feed (:data:`_NEWS_ZH`, :data:`_NEWS_EN`)
+    and names nothing of the user's after that lead (:data:`_OWN_AFTER`). Linear in
+    ``len(text)``."""
+    stripped = text.strip()
+    m = _NEWS_ZH.match(stripped) or _NEWS_EN.search(stripped)
+    return m is not None and not _OWN_AFTER.search(stripped, m.end())
+
+
 def clause_kind(clause: Clause, first: bool = False, after_statement: bool = False,
                 opening: bool | None = None) -> ClauseKind:
     """The kind of one clause (module docstring); ``first``: the turn's
@@ -704,8 +724,10 @@ def clause_kind(clause: Clause, first: bool = False, after_statement: bool = Fal
     opening = first if opening is None else opening
     if _NUMERAL.fullmatch(text):
         return "other"  # "43": a quantity, the answer to a how-many question, no small talk
-    if not text or is_small_talk(text):
-        return "small_talk"
+    if not text or is_small_talk(text) or is_closing(text):
+        return "small_talk"  # is_closing: "不说了", "谢谢你听我念叨", "rant over": the teller closing their telling
+    if is_news(text):
+        return "small_talk"  # 看新闻说又要延迟退休了, "the news about the strike": talk of the news, the world's, not the user's
     if _revision(text):
         return "request"  # "make it shorter", "语气 friendly 一点", "再平啲": a revision of the reply, no standing instruction
     if PREFERENCE_CUES.search(text) and not LOVE_YOU_EN.search(text):
@@ -1127,7 +1149,8 @@ def clause_kinds(parts: list[Clause], promote: Collection[int] = ()) -> tuple[Cl
     topic chain about the speaker (:func:`_in_topic_chain`), a name in apposition inside a
     statement (:func:`_appositive_name`), a "when I ..." clause before an ask (:func:`_when_i_before_ask`), the
     topic or a constraint of an English ask (:func:`_part_of_ask_en`) and a supposition or an acquaintance's thing
-    that sets up an ask, a ``request`` (:func:`_asked_for_someone_else`)). ``promote``: indices of clauses read as
+    that sets up an ask, a ``request`` (:func:`_asked_for_someone_else`), with what it goes on to suppose before the ask
+    (:func:`_goes_on_supposing`); a supposition that asks nothing is ``other`` (:func:`is_supposed`)). ``promote``: indices of clauses read as
     disclosures whatever the rules
     say. Linear in the clauses' length."""
     found: list[ClauseKind] = []
@@ -1169,4 +1192,35 @@ def clause_kinds(parts: list[Clause], promote: Collection[int] = ()) -> tuple[Cl
     for i in range(len(parts)):  # "if I had to teach online again, ...", "my mate's tenant stopped paying rent, what should he do"
         if found[i] in ("disclosure", "other") and i not in promote and _asked_for_someone_else(parts, found, i):
             found[i] = "request"
+    for i in range(len(parts)):  # 要是明年调去上海的话工资能涨不少: supposed, not told ("如果不忙我每天都跑步", a habit, stays)
+        if found[i] == "disclosure" and i not in promote and is_supposed(parts[i].text) and not HABITUAL.search(parts[i].text):
+            found[i] = "other"
+    for i in range(1, len(parts)):  # 假如搬到婆婆家附近，通勤一个多小时，孕晚期扛得住吗: what the supposition entails
+        if found[i] == "disclosure" and i not in promote and _goes_on_supposing(parts, found, i):
+            found[i] = "request"
     return tuple(found)
+
+
+def is_supposed(text: str) -> bool:
+    """``text`` (a clause) is led by a supposition (:data:`_SUPPOSED_LEAD`: "if i moved to
+    berlin instead", 假如搬到婆婆家附近): what it says has not happened, so it is no fact, also
+    when no question follows it. Linear in ``len(text)``."""
+    return bool(_SUPPOSED_LEAD.match(core_zh(core_en(text.strip()))))
+
+
+def _goes_on_supposing(parts: list[Clause], kinds: list[ClauseKind], i: int) -> bool:
+    """Clause ``i`` continues a supposition that sets up an ask: the clauses before it in its
+    sentence are requests back to one led by a supposition (:func:`is_supposed`, made a
+    ``request`` by :func:`_asked_for_someone_else`), it names no user (no I / my / 我 / 咱 /
+    俺: :data:`_USER_NAMED`) and the turn asks after it. "假如搬到婆婆家附近，通勤一个多小时，
+    孕晚期扛得住吗": the hour's commute is what the move would bring (the consequent of the
+    condition, Quirk et al. 1985, 15.33 on conditional clauses), not the user's commute today;
+    "假如搬到婆婆家附近，我现在通勤才二十分钟，…" names the user and stays."""
+    if _USER_NAMED.search(parts[i].text) or not any(k in ("question", "request") for k in kinds[i + 1:]):
+        return False
+    j = i - 1
+    while j >= 0 and kinds[j] == "request" and parts[j].sentence == parts[i].sentence:
+        if is_supposed(parts[j].text):
+            return True
+        j -= 1
+    return False

@@ -203,10 +203,11 @@ MOMENT_STATES_EN = (r"(?:(?:wide\s+)?awake|knackered|shattered|wiped(?:\s+out)?|
                     r"thrilled|stoked|pumped|relieved|gutted|fed\s+up|freaking\s+out|panicking|human\s+again|over\s+the\s+moon|"
                     r"on\s+edge|starving|lonely|proud|dreading|losing\s+my\s+mind|going\s+crazy|sick\s+of)")
 #: States of the moment (Chinese): feelings and tiredness of now (七上八下, 压力山大, 累瘫了,
-#: 好慌, 发愁, 不想说话), as :data:`MOMENT_STATES_EN`.
+#: 好慌, 发愁, 不想说话, 闹心, 心塞, and the loanword "emo" = low), as :data:`MOMENT_STATES_EN`.
 MOMENT_STATES_ZH = (r"(?:七上八下|忐忑|心慌|慌得|好慌|很慌|有点慌|慌死|压力(?:好|很|太|特别|超|山)?大|累瘫|累趴|累死|累坏|好累|很累|太累|"
                     r"心累|累了|头大|崩溃|崩了|破防|想哭|难受|开心|高兴|激动|感动|难过|郁闷|烦死|好烦|心烦|紧张|无聊|兴奋|担心|饿了|"
-                    r"好饿|好困|困死|愁人|发愁|好愁|急死|气死|无语|绝望|裂开|麻了|不想说话|懒得说话)")
+                    r"好饿|好困|困死|愁人|发愁|好愁|急死|气死|无语|绝望|裂开|麻了|不想说话|懒得说话|闹心|心塞|累到爆|累爆了|烦躁|抓狂|"
+                    r"(?<![A-Za-z])emo(?![A-Za-z]))")
 
 # --- things -----------------------------------------------------------------------------
 

@@ -55,8 +55,8 @@ from gateway.memorization.lexicon import (
 from gateway.memory.records import MemoryType
 from gateway.runtime.text import CJK_RE
 
-__all__ = ['AFFIRM_EN', 'AFFIRM_ZH', 'COMPLETED', 'EVENT_TIME', 'FACT_CUES', 'HABITUAL', 'MIN_CONTENT_CHARS', 'PASSING_STATE',
-           'PREFERENCE_CUES', 'PROPOSITION_CHARS', 'SMALL_TALK_EN', 'SMALL_TALK_ZH', 'as_statement', 'confirmed_type', 'is_affirmation', 'is_passing',
+__all__ = ['AFFIRM_EN', 'AFFIRM_ZH', 'CLOSING_EN', 'CLOSING_ZH', 'COMPLETED', 'EVENT_TIME', 'FACT_CUES', 'HABITUAL', 'MIN_CONTENT_CHARS', 'PASSING_STATE',
+           'PREFERENCE_CUES', 'PROPOSITION_CHARS', 'SMALL_TALK_EN', 'SMALL_TALK_ZH', 'as_statement', 'confirmed_type', 'is_affirmation', 'is_closing', 'is_passing',
            'is_small_talk', 'profile_type', 'proposition']
 
 #: Characters at the end of the other side's message :func:`proposition` reads (the
@@ -287,6 +287,37 @@ def _only_zh_small_talk(text: str) -> bool:
             return False
     return True
 
+
+#: A pre-closing of a topic the speaker raised, or the speaker's word on why they told it
+#: (Schegloff & Sacks 1973, "Opening up closings": the teller closes their own telling):
+#: "不说了" / "不说这些了" / "不想说了" / "算了不提了", "就想找个地方吐槽一下", "谢谢你听我念叨",
+#: "rant over", "sorry for the rant", "thanks for listening", "just needed to vent"; and the
+#: interjections a vent is addressed with (家人们, 谁懂啊: to an audience, not about anyone).
+#: A clause that is only one of these tells nothing (:func:`is_closing`); "他什么都不说了"
+#: (someone else's silence) is no closing: the phrase must lead its clause.
+CLOSING_ZH = re.compile(
+    r"^(?:唉|哎|嗐|害|诶|哈|好了|算了|行了|那|我|就|也|先|嗯)*[，,\s]*"
+    r"(?:(?:(?:不|别)(?:想|多)?(?:说|聊|提|讲|扯)(?:这些|这个|那些|那个|介个|它|啦|了|咯|吧)+"
+    r"|(?:就|只是)?想(?:找(?:个)?(?:地方|人)|跟你)?(?:吐槽|倾诉|说说|发泄|念叨|唠叨|碎碎念)(?:一下|下)?"
+    r"|(?:谢谢|多谢|感谢)(?:你|您)?(?:听我|陪我)(?:念叨|唠叨|吐槽|说|聊|讲|叨叨|bb|碎碎念|发牢骚)+(?:这么多|了|这些)?"
+    r"|(?:说|吐槽|讲)(?:出来|完)(?:了)?(?:好受|舒服|痛快)(?:多了|点了|些了|一点)?"
+    r"|家人们|集美们|姐妹们|谁懂(?:啊|呀|哇)?)[啊呀吧了啦哈咯喽哦~～!！。.…\s]*)+$")
+CLOSING_EN = re.compile(
+    r"^(?:(?:ok|okay|anyway|anyways|sorry|but|and|so|lol|ugh|ok\s+so)\W+)*"
+    r"(?:(?:ok\s+)?rant\s+over|end\s+(?:of\s+)?rant|sorry\s+(?:for|about)\s+(?:the|my|this|that)\s+(?:rant|vent|venting|ramble|rambling)"
+    r"|thanks?\s+(?:you\s+)?for\s+(?:listening|letting\s+me\s+(?:vent|rant|ramble))"
+    r"|(?:i\s+)?(?:just\s+)?(?:needed|wanted|had)\s+to\s+(?:vent|rant|say\s+it(?:\s+somewhere)?|get\s+(?:it|that|this)\s+off\s+my\s+chest)"
+    r"|(?:i\s+)?(?:don'?t|do\s+not)\s+need\s+(?:any\s+)?(?:advice|a\s+solution|solutions|fixing)"
+    r"|(?:not\s+)?(?:tryna|trying\s+to)\s+be\s+(?:sad|dramatic|negative)(?:\s+(?:rn|right\s+now))?)"
+    r"\W*(?:lol|haha)?\W*$", re.IGNORECASE)
+
+
+def is_closing(text: str) -> bool:
+    """``text`` (one clause) is only a pre-closing of the speaker's own telling or a vent's
+    address to an audience (:data:`CLOSING_ZH`, :data:`CLOSING_EN`): small talk. Linear in
+    ``len(text)``."""
+    stripped = text.strip()
+    return bool(CLOSING_ZH.match(stripped) or CLOSING_EN.match(stripped))
 
 def is_small_talk(text: str) -> bool:
     """True when ``text`` is a greeting, thanks, acknowledgement or sign-off with nothing
