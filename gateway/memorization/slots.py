@@ -505,7 +505,8 @@ def says_again(new: str, new_slots: tuple[str, ...], older: str) -> bool:
         return False
     school = all(slot.startswith("school") for slot in new_slots)
     mine = _values(older, school)
-    if not _values(new, school) & mine:
+    said = _values(new, school)
+    if said and not said & mine:
         return False
     for move in _MOVE_TO.finditer(new):
         if not _values(move.group("en") or move.group("zh") or "") & mine:
