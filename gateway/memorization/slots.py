@@ -517,8 +517,9 @@ def says_again(new: str, new_slots: tuple[str, ...], older: str) -> bool:
     ("比亚迪海豹" after "比亚迪汉", without 换) or another district of the same city is read as
     the same value; a change said with none of the cues ("I'm in Boston now" after "I live in
     Boston and work in Denver", shared Boston) keeps the older, and so does a change that
-    names no value and no contrast ("I work from home" after "I work at Acme"); a paraphrase
-    that names another value in other words retires as before. Linear in the texts' length."""
+    names no value and no contrast ("I work from home" after "I work at Acme"); a repeat that
+    names the value in other words ("the Mile High City" after "we live in Denver") retires as
+    before. Linear in the texts' length."""
     if not new_slots or any(slot in _STATUS_SLOTS for slot in new_slots) or ended_of(new) or _CHANGE_SAID.search(new):
         return False
     school = all(slot.startswith("school") for slot in new_slots)
