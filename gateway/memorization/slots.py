@@ -476,6 +476,17 @@ _SCHOOL_VALUE = re.compile(r"小学|初中|高中|大学|幼儿园|托班|[初�
 _STATUS_SLOTS = ("relationship", "pregnancy")
 
 
+#: Words that set a statement against what held before (now, these days, again, any more,
+#: 现在, 如今, 又, 重新, 开始): a statement of a slot that names no value but one of these says a
+#: change ("I'm freelancing now", "I eat meat again", 现在在家带娃), not a mention.
+_CONTRAST = re.compile(r"\b(?:now|these\s+days|nowadays|any\s?more|again|currently|at\s+the\s+moment|back\s+to|"
+                       r"start(?:ed|ing)?|began|begun|instead)\b|现在|如今|目前|又|再|重新|开始|回到|改", re.IGNORECASE)
+#: Slots whose statements name their value by what they are about, not by a name or a place:
+#: a diet is what is eaten ("I eat meat", 吃肉), so a diet statement with no diet word is no
+#: mention of the older one.
+_VALUED_SLOTS = ("diet",)
+
+
 def says_again(new: str, new_slots: tuple[str, ...], older: str) -> bool:
     """``new`` (filling ``new_slots``) says again the value an older statement ``older`` of
     the same slot gave, so it retires nothing: the slot is one attribute with one value
@@ -495,17 +506,28 @@ def says_again(new: str, new_slots: tuple[str, ...], older: str) -> bool:
       in Denver"; "moved to Denver" after "we're moving to Denver" says it again), and
     - the slot is not a status (:data:`_STATUS_SLOTS`).
 
+    A newer statement that names no value at all ("I've just come off three nights on the
+    labour ward" after "I'm a midwife on the labour ward at St Mary's": the slot's cue words
+    only) and says no change is a mention of the slot, not a new value, so it retires nothing
+    either, unless it sets itself against before (:data:`_CONTRAST`: "now", "again", 现在, 又:
+    "I'm freelancing now") or its slot names its value by what it is about (:data:`_VALUED_SLOTS`:
+    "I eat meat" after "I'm vegetarian").
+
     Limits: the value is read as words, not understood: a brand said again with another model
     ("比亚迪海豹" after "比亚迪汉", without 换) or another district of the same city is read as
     the same value; a change said with none of the cues ("I'm in Boston now" after "I live in
-    Boston and work in Denver", shared Boston) keeps the older; a paraphrase that names no
-    value ("loving the new place") shares nothing and retires as before. Linear in the
-    texts' length."""
+    Boston and work in Denver", shared Boston) keeps the older, and so does a change that
+    names no value and no contrast ("I work from home" after "I work at Acme"); a repeat that
+    names the value in other words ("the Mile High City" after "we live in Denver") retires as
+    before. Linear in the texts' length."""
     if not new_slots or any(slot in _STATUS_SLOTS for slot in new_slots) or ended_of(new) or _CHANGE_SAID.search(new):
         return False
     school = all(slot.startswith("school") for slot in new_slots)
     mine = _values(older, school)
-    if not _values(new, school) & mine:
+    said = _values(new, school)
+    if not said and (_CONTRAST.search(new) or any(slot in _VALUED_SLOTS for slot in new_slots)):
+        return False  # "I eat meat again", "I'm freelancing now": said against before, or a diet named by what is eaten
+    if said and not said & mine:
         return False
     for move in _MOVE_TO.finditer(new):
         if not _values(move.group("en") or move.group("zh") or "") & mine:
