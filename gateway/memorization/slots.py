@@ -147,7 +147,7 @@ _LEISURE_GROUP_EN = (r"(?:league|leagues|club|clubs|gym|choir|orchestra|class|cl
                      r"book\s+club|waitlist|waiting\s+list|discord|forum|subreddit|community\s+garden|allotment)\b")
 #: The slots and the words that fill them. A break-up said the short way fills
 #: ``relationship`` as 分手 does: 跟阿杰分了, 我们分了, Cantonese 同阿杰分咗手 / 我哋分咗, not a share
-#: ("我们分了三组": a word follows 分了).
+#: ("我们分了三组": a word follows 分了). A live-in helper (住家保姆, 住家阿姨) is no home of the user's.
 _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("work", re.compile(
         r"\b(?:work|working|works)\s+(?:\w+\s+){0,2}(?:at|for|as)\b|\bjob\s+(?:at|as)\b|\bjoined\b(?!\s+(?:(?:a|an|the|my|our|his|her|their)\s+)?(?:[\w'-]+\s+){0,2}?" + _LEISURE_GROUP_EN + r")|"
@@ -179,7 +179,7 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"|在\S{1,8}?买了?(?:个|套|一套|一个|间)?\S{0,3}房|在\S{1,6}养老|回(?:到)?老家(?:发展|定居|生活|工作|养老|住(?!了?" + _STAY_ZH + r"))|搬回|安家|落户|\bsettled\s+in\b"
         r"|宿舍|合租|租了?(?:个|一个|一间|一套)?(?:房|单间|公寓)|\b(?:dorm|dorms|dormitory|halls\s+of\s+residence)\b"
         r"|\b(?:i'm|i\s+am|we're|we\s+are)\s+in\s+(?-i:[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\s*(?:$|[,.!]|and\b)"
-        r"|(?<!" + _HOLD_V_ZH + r")住(?!院|宿|酒店|了?(?:一晚|" + _STAY_ZH + r"))|搬(?:到|去|家|来)|定居|现居|(?:租|住)的(?:房子|房|地方|公寓)在"
+        r"|(?<!" + _HOLD_V_ZH + r")住(?!院|宿|酒店|家(?:保姆|阿姨|育儿嫂|护工|月嫂)|了?(?:一晚|" + _STAY_ZH + r"))|搬(?:到|去|家|来)|定居|现居|(?:租|住)的(?:房子|房|地方|公寓)在"
         r"|我们(?!" + _NOT_PLACE_ZH + r")[\u4e00-\u9fff]{2}人(?!家|员|士|物|类|口|群|民|生|工)",
         re.IGNORECASE)),
     ("study", re.compile(r"\b(?:student|studying|majoring|major\s+in|degree\s+in|enrolled|phd\s+in|sophomore|freshman|undergrad|"

@@ -1,7 +1,8 @@
-"""A break-up said the short way fills the relationship slot (gateway/memorization/slots.py
-``_SLOTS``: 跟阿杰分了, 我们分了, Cantonese 同阿杰分咗手, 我哋分咗), so it retires the partner it
-ends; a rotation to another department (轮岗轮到手术室, 轮转到ICU) is a transfer to a unit
-(``_TRANSFER``): the job and the home stay. On real Redis for the retirement."""
+"""Slot words (gateway/memorization/slots.py ``_SLOTS``, ``_TRANSFER``): a break-up said the
+short way fills the relationship slot (跟阿杰分了, 我们分了, Cantonese 同阿杰分咗手, 我哋分咗), so it
+retires the partner it ends; a rotation to another department (轮岗轮到手术室, 轮转到ICU) is a
+transfer to a unit: the job and the home stay; a live-in helper (住家保姆, 住家阿姨) names no
+home of the user's. On real Redis for the retirements."""
 
 from __future__ import annotations
 
@@ -34,3 +35,8 @@ async def test_a_short_break_up_retires_the_boyfriend(env) -> None:
 
 async def test_a_rotation_retires_no_job(env) -> None:
     await _assert_retires_nothing(env, "我在一家三甲医院当护士", "轮岗轮到手术室了")
+
+
+@pytest.mark.parametrize("text", ["去年请过一个住家保姆", "家里住家阿姨让我帮她看看体检报告"])
+def test_a_live_in_helper_names_no_home(text: str) -> None:
+    assert "residence" not in slots_of(text)
