@@ -2,7 +2,8 @@
 short way fills the relationship slot (跟阿杰分了, 我们分了, Cantonese 同阿杰分咗手, 我哋分咗), so it
 retires the partner it ends; a rotation to another department (轮岗轮到手术室, 轮转到ICU) is a
 transfer to a unit: the job and the home stay; a live-in helper (住家保姆, 住家阿姨) names no
-home of the user's. On real Redis for the retirements."""
+home of the user's; beside a disclosure, a measure that moved is told with its verb dropped
+("LDL down to 131": kinds.TELLS_EN). On real Redis for the retirements."""
 
 from __future__ import annotations
 
@@ -40,3 +41,11 @@ async def test_a_rotation_retires_no_job(env) -> None:
 @pytest.mark.parametrize("text", ["去年请过一个住家保姆", "家里住家阿姨让我帮她看看体检报告"])
 def test_a_live_in_helper_names_no_home(text: str) -> None:
     assert "residence" not in slots_of(text)
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("Update: went fully vegetarian six weeks ago. LDL down to 131.", "LDL down to 131"),
+    ("Moved into the new flat last week. Rent up to $2,100, ouch.", "Rent up to $2,100"),
+])
+def test_a_measure_that_moved_is_told_beside_a_disclosure(text: str, kept: str) -> None:
+    assert any(kept in m.text for m in analyse(text).memories)
