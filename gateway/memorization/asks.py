@@ -311,8 +311,10 @@ REVISION_ZH = re.compile(
 #: construction as a command, Li & Thompson 1981, ch. 15); and a request whose object is put
 #: first as its topic (Li & Thompson 1981, ch. 4: "周报模板帮我写一个", "开场白给我一个模板"):
 #: 帮我 / 给我 / 替我 after a topic that is no person, then a measure word, the delimitative
-#: 一下 or a reduplicated verb ("帮我看看"), with no 了 / 过 after (an imperative is unrealized).
-REQUEST_ZH = re.compile(r"^(?:请|求(?!婚|职|学|医)|麻烦|帮我|帮忙|给我|替我|你能|你可以|你帮|能不能|可以帮|可不可以|告诉我|推荐|建议|"
+#: 一下 or a reduplicated verb ("帮我看看"), with no 了 / 过 after (an imperative is unrealized;
+#: so 请 with an aspect marker or a result is the verb "hire, invite, ask for", not "please":
+#: "现在请了个钟点工", "请过保姆", "请到一位家教", "请了假").
+REQUEST_ZH = re.compile(r"^(?:请(?![了过到来个假])|求(?!婚|职|学|医)|麻烦|帮我|帮忙|给我|替我|你能|你可以|你帮|能不能|可以帮|可不可以|告诉我|推荐|建议|"
                         r"写(?![了过])|列(?![了过])|讲(?![了过])|说说|"
                         r"(?:介绍|解释|翻译|总结|算|比较|分析|设计|规划|安排|整理)(?!师|员|岗|法|力|术|是|来|下来)|查(?![出到了过])|来(?![了过])|出(?=[个一两几些道套份张题了])|"
                         r"做个|做一|生成|说(?:一下|下|详细|具体|清楚|简单|说)|用[\u4e00-\u9fffA-Za-z0-9]{1,6}?(?:解释|说|写|讲|回答|翻译|列|表示|概括)|"

@@ -49,8 +49,10 @@ _SENTENCE = re.compile(r"(?:[^.!?。！？;；…～\n]|(?<=\d)\.(?=\d))+[.!?。
 #: cut before "she" / "they": a comma splice without the comma, Quirk et al. 1985, 13.4n on
 #: run-on sentences) and names after them are cut the same way by :data:`_CLAUSE_CUT`, as is
 #: thanks run on into a statement ("thanks my son has autism so this helps"). The people
-#: are :data:`gateway.memorization.lexicon.RUN_ON_PEOPLE_EN`.
-_CLAUSE_CUT = re.compile(r"\s*(?:[,，、：]|(?<!\d):|:(?!\d))\s*|\s+(?=and\s+(?:the|my|our|his|her|their)\s+(?:[\w'-]+\s+){0,2}?"
+#: are :data:`gateway.memorization.lexicon.RUN_ON_PEOPLE_EN`. A comma between a digit and
+#: three more is a thousands separator ("$2,100", "12,000 steps"), no cut; so is a colon
+#: between digits ("2:04").
+_CLAUSE_CUT = re.compile(r"\s*(?:(?<!\d),|,(?!\d{3}(?!\d))|[，、：]|(?<!\d):|:(?!\d))\s*|\s+(?=and\s+(?:the|my|our|his|her|their)\s+(?:[\w'-]+\s+){0,2}?"
                          r"(?:is|are|was|were|has|have|had|will|keeps?|gets?)\b)|\s*[—–]\s*(?=(?:can|could|would|will|what|how|please|pls|any|anything|help|is\s+there)\b)|(?<=[\u3400-\u9fff])\s+(?=[\u3400-\u9fff])|(?P<mixed>(?<=[A-Za-z0-9])\s+(?=[\u3400-\u9fff]))|(?<!'m)(?<!\bim)(?<!\bam)(?<!\bis)(?<!'s)(?<!\bare)(?<!'re)(?<!\bwas)(?<!\bwere)(?<!\bfeel)(?<!\bfelt)(?<!\bbeen)(?<!\bfeeling)\s+(?=(?:but|so|and\s+then|and\s+(?:can|could|what|how|please|i'd\s+like))\b)"
                          r"|(?=但是|所以|可是)|(?<![比打说斗拗赢跑躲])(?=不过(?![来去]))"
                          r"|\s+(?=(?:since|because|cause|cuz|coz|given\s+that|now\s+that|seeing\s+as)\s+(?:i|i'm|im|i've|ive|my|we|we're|our)\b)"

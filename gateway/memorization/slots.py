@@ -145,6 +145,9 @@ _HOLD_V_ZH = r"[记抓忍顶撑挡拦捉揸睇看盯守稳按压握接留困堵�
 #: work; a league, club or class is a pastime (the object names what kind of group it is).
 _LEISURE_GROUP_EN = (r"(?:league|leagues|club|clubs|gym|choir|orchestra|class|classes|course|society|meetup|parkrun|"
                      r"book\s+club|waitlist|waiting\s+list|discord|forum|subreddit|community\s+garden|allotment)\b")
+#: The slots and the words that fill them. A break-up said the short way fills
+#: ``relationship`` as 分手 does: 跟阿杰分了, 我们分了, Cantonese 同阿杰分咗手 / 我哋分咗, not a share
+#: ("我们分了三组": a word follows 分了). A live-in helper (住家保姆, 住家阿姨) is no home of the user's.
 _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("work", re.compile(
         r"\b(?:work|working|works)\s+(?:\w+\s+){0,2}(?:at|for|as)\b|\bjob\s+(?:at|as)\b|\bjoined\b(?!\s+(?:(?:a|an|the|my|our|his|her|their)\s+)?(?:[\w'-]+\s+){0,2}?" + _LEISURE_GROUP_EN + r")|"
@@ -176,7 +179,7 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"|在\S{1,8}?买了?(?:个|套|一套|一个|间)?\S{0,3}房|在\S{1,6}养老|回(?:到)?老家(?:发展|定居|生活|工作|养老|住(?!了?" + _STAY_ZH + r"))|搬回|安家|落户|\bsettled\s+in\b"
         r"|宿舍|合租|租了?(?:个|一个|一间|一套)?(?:房|单间|公寓)|\b(?:dorm|dorms|dormitory|halls\s+of\s+residence)\b"
         r"|\b(?:i'm|i\s+am|we're|we\s+are)\s+in\s+(?-i:[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\s*(?:$|[,.!]|and\b)"
-        r"|(?<!" + _HOLD_V_ZH + r")住(?!院|宿|酒店|了?(?:一晚|" + _STAY_ZH + r"))|搬(?:到|去|家|来)|定居|现居|(?:租|住)的(?:房子|房|地方|公寓)在"
+        r"|(?<!" + _HOLD_V_ZH + r")住(?!院|宿|酒店|家(?:保姆|阿姨|育儿嫂|护工|月嫂)|了?(?:一晚|" + _STAY_ZH + r"))|搬(?:到|去|家|来)|定居|现居|(?:租|住)的(?:房子|房|地方|公寓)在"
         r"|我们(?!" + _NOT_PLACE_ZH + r")[\u4e00-\u9fff]{2}人(?!家|员|士|物|类|口|群|民|生|工)",
         re.IGNORECASE)),
     ("study", re.compile(r"\b(?:student|studying|majoring|major\s+in|degree\s+in|enrolled|phd\s+in|sophomore|freshman|undergrad|"
@@ -193,7 +196,9 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
                                 r"dating|together\s+(?:for\s+)?\d+\s+years)\b|\bmy\s+(?:girlfriend|boyfriend)\b|"
                                 r"\b(?:we|i)\s+(?:\w+\s+)?split\s+up\b|\b(?:we're|we\s+are|and\s+i\s+are)\s+(?:done|over|through|finished)\b|\bsplit\s+up\s+with\b|\b(?:the|our|my)\s+relationship(?:'s|\s+is)\s+over\b|"
                                 r"\b(?:i'm|i\s+am|i've\s+been)\s+seeing\s+someone\b|\bmy\s+new\s+(?:partner|boyfriend|girlfriend)\b|"
-                                r"结婚|离婚|单身|订婚|分手|恋爱|脱单|男朋友|女朋友|领证|复合", re.IGNORECASE)),
+                                r"结婚|离婚|单身|订婚|分手|分咗手|恋爱|脱单|男朋友|女朋友|领证|复合"
+                                r"|(?:(?:跟|和|同)[\u4e00-\u9fff]{1,4}?|(?:我们|我俩|咱俩|咱们|俺俩|我哋)(?:已经|终于)?)分(?:了|咗|开了)(?![\u4e00-\u9fff\d])",
+                                re.IGNORECASE)),
     ("vehicle", re.compile(r"\b(?:my|our)\s+(?:\w+\s+){0,2}" + VEHICLES_EN + r"\b"
                            r"|\b(?:i|we)\s+(?:drive|ride)\s+(?:a|an)\b"
                            r"|\b(?:went\s+with|ended\s+up\s+(?:with|buying|getting|going\s+with))\s+(?:a|an|the)\s+(?:new\s+|used\s+)?(?:\w+\s+)?"
@@ -654,11 +659,11 @@ def _advisor_only(text: str) -> bool:
 #: held once and no longer does (Quirk et al. 1985, 4.23), so it names no current value of
 #: a slot and retires none.
 _FORMER = re.compile(r"\bused\s+to\b", re.IGNORECASE)
-#: A transfer by the employer (Chinese 调到 / 调去 / 派到, English "transferred to"),
+#: A transfer by the employer (Chinese 调到 / 调去 / 派到, a rotation 轮岗轮到 / 轮转到, English "transferred to"),
 #: ``unit`` / ``dept``: to a unit of the organisation (科 部 门诊 组 岗 处 室 中心 分行 ...: a
 #: department, not a place) or to a shift (调到夜班, "transferred to nights": the schedule
 #: changes, the job and the home stay).
-_TRANSFER = re.compile(r"(?:调|派|外派|调动)(?:到|去|往)(?:了)?(?P<unit>\S{0,6}?(?:科|部|门诊|组|岗|处|室|中心|分行|支行|病房|车间|项目)"
+_TRANSFER = re.compile(r"(?:调|派|外派|调动|轮岗轮?|轮转)(?:到|去|往)(?:了)?(?P<unit>\S{0,6}?(?:科|部|门诊|组|岗|处|室|中心|分行|支行|病房|车间|项目)"
                        r"|上?" + SHIFTS_ZH + r")?"
                        r"|\b(?:got\s+|been\s+|was\s+)?transferred\s+to\b(?P<dept>\s+(?:the\s+)?\w+\s+(?:team|department|dept|unit|ward|desk)"
                        r"|\s+(?:the\s+)?" + SHIFTS_EN + r"\b)?",

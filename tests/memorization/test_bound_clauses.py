@@ -200,3 +200,10 @@ def test_a_replacement_ending_in_instead_stays_with_the_change():
     # without "instead" a statement of its own after the change stays apart
     assert _memories("We moved to Leeds in the summer, my sister moved in with us.") == [
         "We moved to Leeds in the summer", "my sister moved in with us."]
+
+
+def test_a_thousands_separator_cuts_no_clause() -> None:
+    from gateway.memorization.clauses import clauses
+    assert [c.text for c in clauses("I walk 12,000 steps a day, every day")] == ["I walk 12,000 steps a day", "every day"]
+    assert [c.text for c in clauses("rent is $2,100 now, ouch")] == ["rent is $2,100 now", "ouch"]
+    assert len(clauses("we have 2,3 or 4 kids coming")) == 2  # "2,3": no thousands, a cut as before

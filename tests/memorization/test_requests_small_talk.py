@@ -80,6 +80,8 @@ def test_chinese_small_talk_forms_nothing(text: str):
     ("妈妈每天给我做早饭", "妈妈每天给我做早饭"),  # 给我 after a person: a habit, no fronted object
     ("老公帮我做了个蛋糕", "老公帮我做了个蛋糕"),
     ("有没有护腰推荐 我骑电动车上班的", "我骑电动车上班的"),  # the speaker after the ask
+    ("阿姨回老家了 现在请了个钟点工 每天早上来四个小时", "请了个钟点工"),  # 请 + 了: hired, not "please"
+    ("去年请过一个住家保姆", "请过一个住家保姆"),
 ])
 def test_a_chinese_disclosure_of_a_similar_shape_is_kept(text: str, kept: str):
     assert any(kept in memory for memory in _formed(text)), _formed(text)
