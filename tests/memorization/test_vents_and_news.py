@@ -24,7 +24,7 @@ from gateway.memorization.salience import is_closing
 
 
 @pytest.mark.parametrize("text", [
-    "不说了", "不说这些了", "算了不提了", "不想说了", "就想找个地方吐槽一下", "谢谢你听我念叨", "谢谢你听我唠叨这么多",
+    "不说了", "不说这些了", "算了不提了", "不想说了", "不想说话了", "就想找个地方吐槽一下", "谢谢你听我念叨", "谢谢你听我唠叨这么多",
     "说出来好受多了", "家人们", "谁懂啊", "rant over", "ok rant over lol", "sorry for the rant", "thanks for listening",
     "just needed to vent", "I don't need advice", "not trying to be dramatic",
 ])
@@ -41,6 +41,7 @@ def test_other_clauses_are_no_closing(text: str) -> None:
 
 @pytest.mark.parametrize("text", [
     "今天被领导骂了一下午，不想说了",
+    "今天被客户怼了一下午，不想说话了",
     "家人们谁懂啊，考试周真的破防了",
     "嗐，不提了，倍儿闹心",
     "不说这些了，谢谢你听我念叨",
