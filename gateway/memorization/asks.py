@@ -313,8 +313,9 @@ REVISION_ZH = re.compile(
 #: 帮我 / 给我 / 替我 after a topic that is no person, then a measure word, the delimitative
 #: 一下 or a reduplicated verb ("帮我看看"), with no 了 / 过 after (an imperative is unrealized;
 #: so 请 with an aspect marker or a result is the verb "hire, invite, ask for", not "please":
-#: "现在请了个钟点工", "请过保姆", "请到一位家教", "请了假").
-REQUEST_ZH = re.compile(r"^(?:请(?![了过到来个假])|求(?!婚|职|学|医)|麻烦|帮我|帮忙|给我|替我|你能|你可以|你帮|能不能|可以帮|可不可以|告诉我|推荐|建议|"
+#: "现在请了个钟点工", "请过保姆", "请到一位家教", "请了假"); 再 or 那你 before it
+#: ("再给我列个能吃的和不能吃的表") keeps it a request.
+REQUEST_ZH = re.compile(r"^(?:再|那你|你再)?(?:请(?![了过到来个假])|求(?!婚|职|学|医)|麻烦|帮我|帮忙|给我|替我|你能|你可以|你帮|能不能|可以帮|可不可以|告诉我|推荐|建议|"
                         r"写(?![了过])|列(?![了过])|讲(?![了过])|说说|"
                         r"(?:介绍|解释|翻译|总结|算|比较|分析|设计|规划|安排|整理)(?!师|员|岗|法|力|术|是|来|下来)|查(?![出到了过])|来(?![了过])|出(?=[个一两几些道套份张题了])|"
                         r"做个|做一|生成|说(?:一下|下|详细|具体|清楚|简单|说)|用[\u4e00-\u9fffA-Za-z0-9]{1,6}?(?:解释|说|写|讲|回答|翻译|列|表示|概括)|"
@@ -352,7 +353,9 @@ def request_zh(core: str) -> bool:
     return fronted is not None and not _REALIZED_ZH.search(core, fronted.end())
 
 
-#: What a reply does to the speaker, their reaction or their thanks: a clause led by 你 / 您,
+#: What a reply does to the speaker, their reaction or their thanks, and what they do with it
+#: (passed on: 我转给她, 我转告他, 念给我妈听; noted: 我抄下来了, 记下了; "I'm only asking": 我就随便问问;
+#: the subject 我, 俺 or 咱): a clause led by 你 / 您,
 #: a judgement of what was said, an objectless 试了 / 用了 (the zero object is the other side's
 #: suggestion, Li & Thompson 1981, ch. 24), and an exclamation of degree with no subject, a
 #: degree adverb (好 太 真 挺 超) and an adjective that judges a thing ("好可爱", "太贴心了",
@@ -361,9 +364,12 @@ def request_zh(core: str) -> bool:
 _EVALUATIVE_ZH = (r"(?:可爱|好用|实用|有用|厉害|贴心|棒|好看|好吃|有意思|有趣|方便|详细|清楚|专业|靠谱|周到|神奇|牛|强|赞|"
                   r"好玩|好听|暖心|温柔|聪明|全面|到位|及时|给力|管用|酷|妙|香|精彩|完美|有道理|合理|懂事|机智|细心|用心|"
                   r"有帮助|好懂|易懂|简单|清晰|准)")
-META_ZH = re.compile(r"^我(?:有个|有一个|还有个|还有一个)(?:问题|想法|请求)|^我(?:试试|看看|想想|考虑一下|知道了|明白了|懂了|觉得可以|觉得不错)"
+META_ZH = re.compile(r"^我(?:有个|有一个|还有个|还有一个)(?:问题|想法|请求)|^(?:我|俺|咱)(?:试试|看看|想想|考虑一下|知道了|明白了|懂了|觉得可以|觉得不错)"
+                     r"|^(?:我|俺|咱)?(?:就|只是|也就)?随便问问|^(?:我|俺|咱)(?:这就|马上|回头|等会|待会|先|就)?(?:转给|转发给|转告|发给|念给|读给)"
+                     r"(?:他|她|他们|她们|它|群里|大家|家里人|同事|老公|老婆|爸妈|我妈|我爸)?(?:看|听)?(?:看|听)?(?:一下|了|吧|啦|哈)?$"
+                     r"|^(?:我|俺|咱)(?:先)?(?:抄|记|存|截图|收藏|保存)(?:下来|下|好)?了?(?:啊|吧|啦|哈)?$"
                      r"|^我?(?:也|刚)?(?:试了|试过了|用了|做了)(?:一下|下)?了?$"
-                     r"|^我?(?:就|也|先|再|回头|明天|晚上|今晚|等会|待会|这就|改天)*(?:试试|试一下|试试看|想想|看看|研究研究|琢磨琢磨|"
+                     r"|^(?:我|俺|咱)?(?:就|也|先|再|回头|明天|晚上|今晚|等会|待会|这就|改天)*(?:试试|试一下|试试看|想想|看看|研究研究|琢磨琢磨|"
                      r"考虑考虑|考虑一下|等等|观察观察|记下了|记住了|收藏了|存下了|照做|照着做)"
                      r"|^(?:那)?我?(?:就|先)?(?:按|照)(?:你说的|你的|这个|这样|这些|着)[\u4e00-\u9fff]{0,4}$"
                      r"|^我?又?(?:回来了|来了)$|^又是我|^(?:我)?(?:还)?有(?:个|一个)(?:小)?(?:问题|事)(?:想)?(?:请教|问)"

@@ -166,3 +166,19 @@ def test_the_plan_counts_what_it_dropped():
                          formation="disclosure")
     assert plan.ops == () and plan.skipped == 3
     assert plan.dropped == {"question": 1, "meta": 1, "request": 1}
+
+
+@pytest.mark.parametrize("text", [
+    "行 俺再想想", "哈哈哈哈好的 我转给她", "行 我转告他", "您这词儿倍儿好，我抄下来了", "我念给我妈听",
+    "如果明年去考个在职硕士会不会太吃力啊，我就随便问问", "再给我列个能吃的和不能吃的表 简单点",
+])
+def test_what_the_user_does_with_the_reply_forms_nothing(text: str):
+    assert _formed(text) == []
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("我转给她了两千块", "两千块"),  # money sent: a fact, no reply passed on
+    ("我们十月份领证，就请亲近的人", "就请亲近的人"),  # 请 = invite, no "please"
+])
+def test_a_transfer_or_an_invitation_is_no_request(text: str, kept: str):
+    assert any(kept in memory for memory in _formed(text)), _formed(text)
