@@ -43,9 +43,11 @@ from gateway.memorization.lexicon import PEOPLE_ZH as _PEOPLE_ZH
 
 #: A question's first word: an interrogative or an auxiliary (inversion, Quirk et al. 1985,
 #: 11.5); chat drops the apostrophe and the question mark ("hows mileage tracked for taxes in
-#: canada", "wheres the nearest...", "wat"), which asks as "how's" does.
+#: canada", "wheres the nearest...", "wat"), which asks as "how's" does; an approximator or a
+#: stance adverb may come before an interrogative ("roughly what do guys charge for that").
 QUESTION_START_EN = re.compile(
-    r"^(?:what|what's|whats|wat|why|whys|how|how's|hows|when|whens|where|wheres|which|who|whos|whom|whose|is|are|am|was|were|do|does|did|can|could|"
+    r"^(?:(?:roughly|approximately|approx|realistically|honestly|generally|basically)\s+(?=(?:what|how|when|where|which|who|why)\b))?"
+    r"(?:what|what's|whats|wat|why|whys|how|how's|hows|when|whens|where|wheres|which|who|whos|whom|whose|is|are|am|was|were|do|does|did|can|could|"
     r"would|will|should|shall|may|might|have|has|had|isn't|aren't|don't|doesn't|didn't|won't|wouldn't|shouldn't|"
     r"any|anything|is\s+there|are\s+there)\b",
     re.IGNORECASE,
@@ -123,9 +125,10 @@ META_EN = re.compile(
 #: about the other side, as a Chinese clause led by 你); the speaker's next step with the
 #: suggestion as its object ("gonna try that tonight", "will give it a go": the object is
 #: the reply, as in "tried that"); leave-taking ("gotta go", "gonna go make dinner now":
-#: a pre-closing, Schegloff & Sacks 1973).
+#: a pre-closing, Schegloff & Sacks 1973); a greeting passed on ("jess says hi", "mum sends her love").
 REACTION_EN = re.compile(
     r"\b(?:thanks|thank\s+(?:you|u)|thx|thnx|thanx|ty|tysm|tyvm)\b"
+    r"|\b(?:says?|said|sends?|sent)\s+(?:hi|hello|hey|hiya|(?:her|his|their)\s+(?:love|regards|best))\b"
     r"|^(?:that\s+|this\s+|it\s+)?(?:sounds|looks|seems)\s+like\b"
     r"|^(?:you|u)(?:'re|re|\s+are|\s+r|\s+were|'ve\s+been|\s+have\s+been|\s+rock|\s+rule|\s+nailed|\s+saved|"
     r"\s+up|\s+there|\s+around|\s+awake|\s+busy|\s+(?:always|really|totally|literally)\s+\w+)\b|^ur\b|^youre\b"

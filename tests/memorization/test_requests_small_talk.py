@@ -182,3 +182,16 @@ def test_what_the_user_does_with_the_reply_forms_nothing(text: str):
 ])
 def test_a_transfer_or_an_invitation_is_no_request(text: str, kept: str):
     assert any(kept in memory for memory in _formed(text)), _formed(text)
+
+
+@pytest.mark.parametrize("text", [
+    "jess says hi lol", "Priya sends her love",
+    "neighbour asked if i could rewire her basement, roughly what do guys charge for that these days",
+    "roughly what do electricians charge per hour",
+])
+def test_a_greeting_passed_on_and_an_approximate_question_form_nothing(text: str):
+    assert _formed(text) == []
+
+
+def test_a_greeting_passed_on_beside_a_fact_keeps_the_fact():
+    assert any("vegan" in memory for memory in _formed("my wife says hi, she is vegan btw"))
