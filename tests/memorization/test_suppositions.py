@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.memorization.disclosure import analyse
 from gateway.memorization.clause_classifier import candidates
+from gateway.memorization.disclosure import analyse
 from gateway.memorization.kinds import is_supposed
 
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.memorization.disclosure import analyse
-from gateway.memorization.kinds import clause_kind, is_news
 from gateway.memorization.clause_classifier import candidates
 from gateway.memorization.clauses import clauses
+from gateway.memorization.disclosure import analyse
+from gateway.memorization.kinds import clause_kind, is_news
 from gateway.memorization.salience import is_closing
 
 
