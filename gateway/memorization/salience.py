@@ -297,13 +297,13 @@ def _only_zh_small_talk(text: str) -> bool:
 #: (someone else's silence) is no closing: the phrase must lead its clause.
 CLOSING_ZH = re.compile(
     r"^(?:唉|哎|嗐|害|诶|哈|好了|算了|行了|那|我|就|也|先|嗯)*[，,\s]*"
-    r"(?:(?:(?:不|别)(?:想|多)?(?:说|聊|提|讲|扯)(?:话|这些|这个|那些|那个|介个|它|啦|了|咯|吧)+"
+    r"(?:(?:(?:不|别)(?:想|多)?(?:说|聊|提|讲|扯)(?:话|这些|这个|那些|那个|介个|它)?(?:啦|了|咯|吧)?"
     r"|(?:就|只是)?想(?:找(?:个)?(?:地方|人)|跟你)?(?:吐槽|倾诉|说说|发泄|念叨|唠叨|碎碎念)(?:一下|下)?"
-    r"|(?:谢谢|多谢|感谢)(?:你|您)?(?:听我|陪我)(?:念叨|唠叨|吐槽|说|聊|讲|叨叨|bb|碎碎念|发牢骚)+(?:这么多|了|这些)?"
-    r"|(?:说|吐槽|讲)(?:出来|完)(?:了)?(?:好受|舒服|痛快)(?:多了|点了|些了|一点)?"
-    r"|家人们|集美们|姐妹们|谁懂(?:啊|呀|哇)?)[啊呀吧了啦哈咯喽哦~～!！。.…\s]*)+$")
+    r"|(?:谢谢|多谢|感谢)(?:你|您)?(?:听我|陪我)(?:念叨|唠叨|吐槽|说|聊|讲|叨叨|bb|碎碎念|发牢骚)(?:这么多|了|这些)?"
+    r"|(?:说|吐槽|讲)(?:出来|完)了?(?:好受|舒服|痛快)(?:多了|点了|些了|一点)?"
+    r"|家人们|集美们|姐妹们|谁懂(?:啊|呀|哇)?)[啊呀吧了啦哈咯喽哦~～!！。.…\s]*){1,3}$")
 CLOSING_EN = re.compile(
-    r"^(?:(?:ok|okay|anyway|anyways|sorry|but|and|so|lol|ugh|ok\s+so)\W+)*"
+    r"^(?:(?:ok|okay|anyway|anyways|sorry|but|and|so|lol|ugh)\W+)*"
     r"(?:(?:ok\s+)?rant\s+over|end\s+(?:of\s+)?rant|sorry\s+(?:for|about)\s+(?:the|my|this|that)\s+(?:rant|vent|venting|ramble|rambling)"
     r"|thanks?\s+(?:you\s+)?for\s+(?:listening|letting\s+me\s+(?:vent|rant|ramble))"
     r"|(?:i\s+)?(?:just\s+)?(?:needed|wanted|had)\s+to\s+(?:vent|rant|say\s+it(?:\s+somewhere)?|get\s+(?:it|that|this)\s+off\s+my\s+chest)"
