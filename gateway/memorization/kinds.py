@@ -550,6 +550,23 @@ def _placed_here_zh(core: str) -> bool:
 #: 静安好", "调到深圳以后通勤怎么办"): V 到 + a place + 之后 / 以后 is a clause of time whose zero
 #: subject in an opening clause is the speaker (Li & Thompson 1981, ch. 24), and the move it
 #: names is what the ask is about. Not with 如果 / 要是 in the clause (:data:`_HYPOTHETICAL`).
+#: A transfer told with its subject dropped (刚调到心内科, 被派到深圳分公司, 轮转到ICU): the speaker's,
+#: as a move is (:data:`_MOVED_ZH`).
+_TRANSFERRED_ZH = re.compile(r"^(?:刚|刚刚|已经|最近|上个月|这个月|下个月|明天|下周)?(?:被)?(?:调|派|外派|轮转|轮岗轮?)(?:到|去)(?![哪那这])")
+#: An English clause that gives its content as known, not asked: a reason or time subordinate
+#: with the user as subject ("now that we live in Oakland", "since I'm on nights", "because my
+#: son has autism") or with the subject dropped before a change ("since switching to nights",
+#: "after moving to Leeds"). Its content is presupposed true (a factive adverbial clause, Quirk
+#: et al. 1985, 15.45-15.46), so it tells even inside a question's sentence.
+_PRESUPPOSED_EN = re.compile(r"^(?:now\s+that|since|ever\s+since|because|cause|cuz|seeing\s+as|given\s+that)\s+"
+                             r"(?:(?:i|i'm|im|i've|ive|we|we're|we've|my|our)\b"
+                             r"|(?:switching|moving|starting|joining|becoming|quitting|leaving|going|retiring|transferring)\b)"
+                             r"|^(?:after|since)\s+(?:switching|moving|starting|joining|quitting|leaving|retiring|transferring)\s+(?:to|at|from|my)\b",
+                             re.IGNORECASE)
+#: A change the user presupposes inside an ask: "my new job at Stripe", "my new place in Austin",
+#: "my first week at Google" (a new X or a first period at a named place or employer).
+_MY_NEW_EN = re.compile(r"\bmy\s+(?:new\s+(?:job|role|position|place|home|house|apartment|flat|school|team|office|employer)"
+                        r"|first\s+(?:day|week|month|shift|semester|term)(?:\s+back)?)\s+(?:at|in|with|near)\s+(?-i:[A-Z])", re.IGNORECASE)
 _MOVED_ZH = re.compile(r"^(?:刚|已经)?(?:搬到|搬去|搬来|调到|调去|转到|落户)(?![哪那这])[\u4e00-\u9fff]{2,4}?(?:之后|以后|后)")
 #: A trade named by a verb-object phrase with 的 and no copula or subject ("跑美团外卖的",
 #: "干装修的", "开出租的", "卖保险的"): the 的 construction names a class of people by what
@@ -763,7 +780,7 @@ def clause_kind(clause: Clause, first: bool = False, after_statement: bool = Fal
             return "other"  # 南山区租个一室一厅: something not yet done, the topic of an ask
         if opening and not after_statement and not _IMPERSONAL_ZH.search(core) and (
                 _CHANGED_ZH.match(core) or _ONGOING_ZH.match(core) or _PLANNED_ZH.match(core) or _IMMINENT_TRIP_ZH.match(core)
-                or _TRADE_ZH.match(core)
+                or _TRADE_ZH.match(core) or _TRANSFERRED_ZH.match(core)
                 or _CLEFT_ZH.match(core)):
             return "disclosure"  # 换平台了 / 还在喂母乳 / 下个月去新加坡开会 / 跑外卖的: the speaker, subject dropped
         if opening and _placed_here_zh(core):
@@ -779,9 +796,11 @@ def clause_kind(clause: Clause, first: bool = False, after_statement: bool = Fal
         told = core_en(text[surprise.end():])
         if FIRST_PERSON_EN.search(told) or MY_SOMEONE_EN.search(told):
             return "disclosure"  # "turns out im allergic to cats??": news, not a question
+    if _PRESUPPOSED_EN.match(text):
+        return "disclosure"  # "now that we live in Oakland", "since switching to nights": told as given, also in a question
     request, asks = _ask_en(clause, core)
-    if asks and _attributive(core):
-        return "disclosure"  # "can my diabetic dad eat mango": the ask carries a fact about the user's people
+    if asks and (_attributive(core) or _MY_NEW_EN.search(core)):
+        return "disclosure"  # "can my diabetic dad eat mango", "tips for my first week at Google": a fact the ask presupposes
     if _REMINDER_EN.match(core) and (NAMES_USER.search(core[8:]) or MY_SOMEONE_EN.search(core)):
         return "disclosure"  # "Remember my blood sugar though": a reminder restates a fact
     if request:
@@ -801,7 +820,7 @@ def clause_kind(clause: Clause, first: bool = False, after_statement: bool = Fal
         return "meta"
     subject = _TIME_LEAD_EN.sub("", core)
     dropped_i = bool(_DROPPED_I_EN.search(subject)) and not _ABOUT_REPLY_EN.match(subject) and not after_statement
-    if FIRST_PERSON_EN.search(subject) or MY_SOMEONE_EN.search(core) or _AS_A_EN.search(core) or dropped_i \
+    if FIRST_PERSON_EN.search(subject) or MY_SOMEONE_EN.search(core) or _AS_A_EN.search(core) or dropped_i or _MY_NEW_EN.search(core) \
             or _WITH_ME_EN.match(subject) or _OWN_AFFAIR_EN.match(subject):
         return "disclosure"
     verb = VERB_EN.search(core)
