@@ -96,7 +96,7 @@ from gateway.memorization.clauses import (
     core_en,
     core_zh,
 )
-from gateway.memorization.kinds import TELLS_EN, ClauseKind, clause_kind, clause_kinds, is_news, is_supposed
+from gateway.memorization.kinds import ClauseKind, clause_kind, clause_kinds, is_news, is_supposed
 from gateway.memorization.lexicon import FEELINGS_EN, FEELINGS_TOLD_EN
 from gateway.memorization.lexicon import PEOPLE_ZH as _PEOPLE_ZH
 from gateway.memorization.salience import EVENT_TIME, PASSING_STATE, PREFERENCE_CUES, is_closing, is_passing
@@ -539,13 +539,19 @@ def _continues(parts: list[Clause], kept: list[int], i: int) -> bool:
     return bool(kept) and parts[kept[-1]].sentence == parts[i].sentence
 
 
+#: An English clause that tells without a verb of :data:`~gateway.memorization.clauses.VERB_EN`:
+#: a measure that moved, its copula and verb dropped as in notes ("LDL down to 131", "rent up
+#: to $2,100", "weight now 82 kg": a number after down / up / now).
+_TELLS_EN = re.compile(r"\b(?:down|up|now)\s+(?:to\s+)?(?:about\s+|around\s+)?[$£€]?\d", re.IGNORECASE)
+
+
 def _is_statement(text: str) -> bool:
     """A clause that says something (a finite verb, a measure that moved:
-    :data:`gateway.memorization.kinds.TELLS_EN`, "LDL down to 131"; or four CJK characters),
+    :data:`_TELLS_EN`, "LDL down to 131"; or four CJK characters),
     not a bare phrase ("Recipe for lentils")."""
     if _CJK.search(text):
         return len(_CJK.findall(text)) >= 4
-    return bool(VERB_EN.search(text) or TELLS_EN.search(text))
+    return bool(VERB_EN.search(text) or _TELLS_EN.search(text))
 
 
 def _says_enough(text: str) -> bool:

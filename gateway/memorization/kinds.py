@@ -886,10 +886,6 @@ def _when_i_before_ask(parts: list[Clause], kinds: list[ClauseKind], i: int) -> 
 
 
 _IRREGULAR_PAST_RE = re.compile(r"\b(?:" + _IRREGULAR_PAST_EN + r"|gone)\b", re.IGNORECASE)
-#: An English clause that tells without a verb of :data:`~gateway.memorization.clauses.VERB_EN`:
-#: a measure that moved, its copula and verb dropped as in notes ("LDL down to 131", "rent up
-#: to $2,100", "weight now 82 kg": a number after down / up / now).
-TELLS_EN = re.compile(r"\b(?:down|up|now)\s+(?:to\s+)?(?:about\s+|around\s+)?[$£€]?\d", re.IGNORECASE)
 
 
 def _third_person_statement(text: str) -> bool:

@@ -62,15 +62,6 @@ def test_no_value_but_a_contrast_or_a_diet_is_no_repeat(older: str, new: str):
     assert not _says_again(new, older)
 
 
-@pytest.mark.parametrize(("older", "new"), MENTIONS)
-async def test_a_mention_keeps_the_older_memory_live(env, older: str, new: str):
-    config = memorize_config("verbatim")
-    store = await fresh_store(env)
-    await _memorize(env, config, store, older, new)
-    records = (await store.list(ALICE)).items
-    assert not any(r.retired for r in records), [(r.text, r.retired) for r in records]
-
-
 @pytest.mark.parametrize(("older", "new"), CHANGES)
 def test_a_new_value_is_no_repeat(older: str, new: str):
     assert not _says_again(new, older)
@@ -86,7 +77,7 @@ def test_a_shared_word_that_is_no_value_is_no_repeat(older: str, new: str):
     assert not _says_again(new, older)
 
 
-@pytest.mark.parametrize(("older", "new"), REPEATS)
+@pytest.mark.parametrize(("older", "new"), REPEATS + MENTIONS)
 async def test_a_repeat_keeps_the_older_memory_live_and_follows_it(env, older: str, new: str):
     config = memorize_config("verbatim")
     store = await fresh_store(env)

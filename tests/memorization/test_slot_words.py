@@ -3,7 +3,7 @@ short way fills the relationship slot (跟阿杰分了, 我们分了, Cantonese 
 retires the partner it ends; a rotation to another department (轮岗轮到手术室, 轮转到ICU) is a
 transfer to a unit: the job and the home stay; a live-in helper (住家保姆, 住家阿姨) names no
 home of the user's; beside a disclosure, a measure that moved is told with its verb dropped
-("LDL down to 131": kinds.TELLS_EN). On real Redis for the retirements."""
+("LDL down to 131": disclosure._TELLS_EN). On real Redis for the retirements."""
 
 from __future__ import annotations
 
