@@ -14,7 +14,9 @@ A user record (JSON object):
   Chinese, written blind and measured blind first, now a read split) | ``heldout15`` (a fifteenth, mostly Chinese, written blind) |
   ``heldout16`` (a sixteenth, mostly Chinese, written blind) | ``heldout17`` (a seventeenth, mostly Chinese,
   written blind) | ``train1`` .. ``train3`` (mostly Chinese, written blind by three authors as training
-  data for the learned gates: read splits);
+  data for the learned gates: read splits) | ``train4`` (changes and repeats said inside requests and
+  in other words, written blind as training data: a read split) | ``heldout18`` (its blind sibling,
+  written to the same brief by another author);
   ``persona``: a free note for the reader.
 - ``sessions``: conversations in order, each ``{"id", "date", "turns"}`` (``date``: ISO day,
   informational: the replay runs on the wall clock). Each session is a new conversation.
@@ -66,7 +68,8 @@ TOPICS = ("family", "partner", "kids", "pets", "health", "diet", "home", "work",
 LANGS = ("en", "zh")
 SPLITS = ("dev", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7",
           "heldout8", "heldout9", "heldout10", "updates", "heldout11", "heldout12", "asks", "asks2",
-          "heldout13", "heldout14", "heldout15", "heldout16", "heldout17", "train1", "train2", "train3")
+          "heldout13", "heldout14", "heldout15", "heldout16", "heldout17", "train1", "train2", "train3",
+          "train4", "heldout18")
 _TENANT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 #: The splits a study (``bench/*.py`` other than the assistant bench itself) may read, and
 #: the tag each one's file names carry: ``en-01-dana.json`` (dev and heldout share untagged
@@ -76,7 +79,8 @@ _TENANT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 #: ``q2`` and any later tag): its files are never opened by a study (:func:`read_paths`).
 READ_TAGS: dict[str, str] = {"dev": "", "heldout": "", "heldout2": "h2", "heldout3": "h3", "heldout4": "h4",
                              "heldout5": "h5", "updates": "u", "heldout11": "h11", "heldout13": "h13", "heldout14": "h14",
-                             "asks": "q", "train1": "t1", "train2": "t2", "train3": "t3"}
+                             "asks": "q", "train1": "t1", "train2": "t2", "train3": "t3",
+                             "train4": "t4"}
 READ_SPLITS = tuple(READ_TAGS)
 
 
@@ -348,5 +352,5 @@ def load_users(paths: Iterable[Path] | None = None) -> list[User]:
 
 def select(users: list[User], split: str = "all", lang: str = "all") -> list[User]:
     """The users of ``split`` (dev | heldout | heldout2 | ... | heldout10 | updates | heldout11 | heldout12 | asks
-    | asks2 | heldout13 | heldout14 | heldout15 | heldout16 | heldout17 | all, :data:`SPLITS`) and ``lang`` (en | zh | all)."""
+    | asks2 | heldout13 | heldout14 | heldout15 | heldout16 | heldout17 | heldout18 | all, :data:`SPLITS`) and ``lang`` (en | zh | all)."""
     return [u for u in users if split in ("all", u.split) and lang in ("all", u.lang)]

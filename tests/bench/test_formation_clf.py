@@ -18,9 +18,9 @@ import bench.formation_clf as study
 import bench.static_e5 as static_e5
 from gateway.memorization.clause_classifier import WEIGHTS
 
-BLIND = ("heldout6", "heldout7", "heldout8", "heldout9", "heldout10", "heldout12", "heldout15", "heldout16", "heldout17", "asks2")
+BLIND = ("heldout6", "heldout7", "heldout8", "heldout9", "heldout10", "heldout12", "heldout15", "heldout16", "heldout17", "heldout18", "asks2")
 #: Read splits written after the shipped weights: the classifier study does not read them (yet).
-LATER = ("heldout13", "heldout14", "asks", "train1", "train2", "train3")
+LATER = ("heldout13", "heldout14", "asks", "train1", "train2", "train3", "train4")
 #: A blind split's file name: -h6- .. -h10-, -h12-, -h15- and later, -q2-.
 BLIND_NAME = re.compile(r"-(?:h(?:[6-9]|10|12|1[5-9]|[2-9]\d)|q2)-")
 
