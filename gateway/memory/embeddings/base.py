@@ -18,7 +18,7 @@ from gateway.memory.records import MemoryRecord, NewMemory, embedded_views
 from gateway.runtime.text import CJK_RE
 
 __all__ = ['PASS_ATTENTION', 'QUERY_PREFIX', 'QUERY_PREFIXES', 'SCRIPT_ROUTE_CHARS', 'Embedder', 'ThreadedEmbedder', 'embed_memories', 'embed_one', 'embed_query',
-           'embed_texts', 'length_passes', 'memory_vector', 'normalize_rows', 'query_text', 'route', 'routes_to_cjk',
+           'TEXTS_PER_PASS', 'embed_texts', 'length_passes', 'memory_vector', 'normalize_rows', 'query_text', 'route', 'routes_to_cjk',
            'script_identity', 'script_parts']
 
 #: How a search text is marked for an asymmetric model (E5's ``query: `` convention,
@@ -164,6 +164,18 @@ async def embed_query(embedder: Embedder, text: str) -> np.ndarray:
 
 
 #: Most ``texts x longest**2`` (token counts) in one forward pass of an ONNX embedder
+#: Texts per forward pass of the dynamically quantized local models (``onnx``, ``e5onnx``):
+#: one. ``quantize_dynamic`` scales each int8 MatMul's input once over the whole pass
+#: (``DynamicQuantizeLinear`` over batch x tokens x hidden), so a text embedded beside others
+#: or padded gets another vector (MiniLM: cosine 0.988 mean, 0.949 lowest against the text
+#: alone; README "Same text, same vector?"), and which texts share a pass depends on the
+#: load of the moment: the same memory or query would be filed, merged and ranked
+#: differently from run to run. A pass per text makes a text's vector a function of the
+#: text (+19-27% CPU per text against 32-text passes, measured by
+#: ``python -m bench.embed_determinism``). The micro-batcher still coalesces callers into one
+#: worker-thread hop.
+TEXTS_PER_PASS = 1
+
 #: (:func:`length_passes`): a pass's attention scores, texts x 12 heads x longest**2
 #: floats per layer, stay within ~0.8 MB. Per text, a pass of many long texts costs more
 #: than smaller passes of the same texts, while short texts (queries) are cheapest in big

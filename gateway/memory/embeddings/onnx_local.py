@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from gateway.memory.config import EmbeddingConfig
-from gateway.memory.embeddings.base import ThreadedEmbedder, length_passes, normalize_rows
+from gateway.memory.embeddings.base import TEXTS_PER_PASS, ThreadedEmbedder, length_passes, normalize_rows
 from gateway.memory.embeddings.derived import cache_root, derived_dir
 from gateway.memory.embeddings.local import model_path
 from gateway.memory.embeddings.onnx_export import MARKER, RECIPE
@@ -90,7 +90,8 @@ class _Runtime:
         """``(len(texts), dims)`` unit rows, linear in the number of tokens.
 
         One forward pass pads every text to the longest, so texts are sorted by token
-        count and cut into passes of at most ``batch_size`` texts whose longest is at most
+        count and cut into passes of at most ``batch_size`` texts (the provider runs
+        :data:`~gateway.memory.embeddings.base.TEXTS_PER_PASS`, one; benchmarks more) whose longest is at most
         twice the shortest plus 8 tokens (a short recall query batched with long
         memorization texts is not padded to 256 tokens) and whose size x longest² stays
         within :data:`~gateway.memory.embeddings.base.PASS_ATTENTION`
@@ -123,7 +124,7 @@ class OnnxEmbedder(ThreadedEmbedder):
             ValueError: unknown model name.
             ImportError: onnxruntime missing, or torch missing when an export is needed.
         """
-        load = functools.partial(_load, config.model_name, config.model_cache_dir, config.threads, config.batch_size)
+        load = functools.partial(_load, config.model_name, config.model_cache_dir, config.threads, TEXTS_PER_PASS)
         return await cls.started(load, lambda runtime, executor: cls(config.model_name, runtime, executor, config))
 
     def encode_sync(self, texts: Sequence[str]) -> np.ndarray:
