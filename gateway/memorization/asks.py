@@ -303,7 +303,9 @@ REVISION_ZH = re.compile(
 #: 算法岗: -师 -员 -岗 -法 -力 -术 make nouns, Li & Thompson 1981, 3.2 on compounds), the
 #: copula 算是 ("counts as") and 算来 / 算下来 ("all told"); 出 asks only with the
 #: quantified object of something to produce ("出个题", "出一套卷子"; 出了 as before), not as
-#: the first morpheme of 出差 / 出租 / 出国 (a statement: "出差去了杭州"). Also an ask with the
+#: the first morpheme of 出差 / 出租 / 出国 (a statement: "出差去了杭州"); 来 likewise asks only
+#: with such an object ("来个笑话", "来一份菜单", "来点轻松的": the imperative "give me"), not
+#: as the verb of motion before a place ("来北京带孙子一个多月了", "来大理三个月了": came to). Also an ask with the
 #: wish or need put first, its 我 optional: a modal of wanting (想 / 想要 / 需要 / 希望) before
 #: 让你 / 请你 (the listener is to act), or before an indefinite object (a measure word, Li &
 #: Thompson 1981, 4.2 on indefinite objects of unrealized events) whose head is something
@@ -320,7 +322,7 @@ REVISION_ZH = re.compile(
 #: ("再给我列个能吃的和不能吃的表") keeps it a request.
 REQUEST_ZH = re.compile(r"^(?:再|那你|你再)?(?:请(?![了过到来个假])|求(?!婚|职|学|医)|麻烦|帮我|帮忙|给我|替我|你能|你可以|你帮|能不能|可以帮|可不可以|告诉我|推荐|建议|"
                         r"写(?![了过])|列(?![了过])|讲(?![了过])|说说|"
-                        r"(?:介绍|解释|翻译|总结|算|比较|分析|设计|规划|安排|整理)(?!师|员|岗|法|力|术|是|来|下来)|查(?![出到了过])|来(?![了过])|出(?=[个一两几些道套份张题了])|"
+                        r"(?:介绍|解释|翻译|总结|算|比较|分析|设计|规划|安排|整理)(?!师|员|岗|法|力|术|是|来|下来)|查(?![出到了过])|来(?=[个一两几点份段首杯碗套张篇些道盘瓶])|出(?=[个一两几些道套份张题了])|"
                         r"做个|做一|生成|说(?:一下|下|详细|具体|清楚|简单|说)|用[\u4e00-\u9fffA-Za-z0-9]{1,6}?(?:解释|说|写|讲|回答|翻译|列|表示|概括)|"
                         r"分(?:点|条|步)(?:说|列|讲|写)|简单(?:说|讲|介绍|解释)|(?:再|稍微)?(?:详细|具体|简单|通俗)(?:点|一点|些)(?:说|讲|解释)?$)"
                         r"|^我(?:想|要|希望|需要)(?:你|您|问|请|知道|了解|找|看看|听听|学学|咨询|一个|一份|一些|点|个|些|几个|"

@@ -242,10 +242,11 @@ def _analyse(text: str, promote: frozenset[int]) -> Analysis:
         core = core_zh(core_en(clause.text))
         if i > 0 and kinds[i - 1] == "small_talk" and is_news(parts[i - 1].text) and not _USER_AFTER.search(core):
             continue  # "the news about the strike ballot, they never learn": the pronoun's antecedent is the news
-        if i > 0 and (_PRONOUN_EN.search(core) or _PRONOUN_ZH.search(core) or _NAGGED_ZH.match(core)) \
-                and (not kept or kept[-1] != i - 1):
+        if i > 0 and (_PRONOUN_EN.search(core) or _PRONOUN_ZH.search(core) or _NAGGED_ZH.match(core)
+                      or _APPOSITIVE_EN.match(core)) and (not kept or kept[-1] != i - 1):
             kept.append(i - 1)  # the antecedent: "a gift for my wife, she loves gardening"; 媳妇老说我: about what
         kept.append(i)
+    kept = _with_place_of_here(parts, kinds, kept)
     if kept:  # an "other" clause of a kept clause's sentence belongs to it ("Delivery 4: the courier brought...")
         sentences = {parts[i].sentence for i in kept}
         kept = sorted({*kept, *(i for i, k in enumerate(kinds) if k == "other" and parts[i].sentence in sentences)})
@@ -341,6 +342,11 @@ def _groups(parts: list[Clause], kinds: tuple[ClauseKind, ...], kept: list[int])
                                       or _judges_zh(core) or _FEELING.search(core)):
             groups[-1].append(i)  # "promoted me to head nurse, so I run the ward now"; 搬到闵行了 离我爸妈家近多了
             continue
+        if groups and groups[-1][-1] == i - 1 and kinds[i - 1] in ("request", "question") and \
+                (_APPOSITIVE_EN.match(core) or _here_of(parts, i - 1, i)):
+            groups[-1].append(i)  # "what should i ask aisha, my new manager"; "barber near lodi, we moved out here": one fact
+            current = own or current
+            continue
         if groups and groups[-1][-1] == i - 1 and kinds[i] == "disclosure" and _replaces(parts, groups[-1], i, own):
             groups[-1].append(i)  # "I left the startup. I'm doing clinical data work at Mount Sinai now": one change
             current = own or current
@@ -361,6 +367,62 @@ def _groups(parts: list[Clause], kinds: tuple[ClauseKind, ...], kept: list[int])
         groups.append([i])
         current = own
     return groups
+
+
+#: A clause that is only a noun phrase of someone of the user's ("my new manager", "our vet"):
+#: an appositive of the name the clause before ends with ("what should i ask aisha, my new
+#: manager, ..."), which says who that is (Quirk et al. 1985, 17.65 on appositives); kept
+#: alone it names nobody.
+_APPOSITIVE_EN = re.compile(r"^(?:my|our)\s+(?:(?:new|old|current|former|first|actual)\s+)?(?:[a-z]+\s+)?[a-z]+[\s,.;:]*$",
+                            re.IGNORECASE)
+#: Where the speaker is, said by the place adverb alone ("since we got here", "moved out here",
+#: "up here", 这边, 这儿, 搬过来): a deictic whose place is named elsewhere in the turn (Fillmore
+#: 1971/1997, *Lectures on Deixis*, on place deixis); not "here's" / "here is" / "here you go"
+#: (presenting), nor 我这边 / 你这边 ("on my end").
+_HERE = re.compile(r"\b(?:(?:out|up|down|over|around)\s+)?here\b(?!'s|\s+(?:is|are|was|goes|you\s+go|it\s+is)\b)"
+                   r"|(?<![我你他她])这边|这儿|(?<![我你他她])这里|搬过来|搬来这", re.IGNORECASE)
+#: A place named in an ask: a capitalised or lower-case word after "in / near / around / to /
+#: outside" (not an article, a possessive or "here"/"town"), or a Chinese name with its
+#: administrative suffix (白云区, 杭州市; :data:`gateway.memorization.slots` reads the same suffixes).
+_PLACE_NAMED = re.compile(r"\b(?:in|near|around|to|outside|by)\s+(?!(?:a|an|the|my|our|your|this|that|these|those|here|there|"
+                          r"town|general|case|order|advance|person|time|work|home|school|me|us|it|them|bed)\b)[a-z][\w'-]+"
+                          r"|[\u4e00-\u9fff]{1,4}(?:市|省|区|县|镇)(?![长委政])", re.IGNORECASE)
+
+
+def _here_of(parts: list[Clause], ask: int, here: int) -> bool:
+    """Clause ``here`` says where the speaker is by a place deictic (:data:`_HERE`) and names
+    no place itself, and the adjacent ask ``ask`` names one (:data:`_PLACE_NAMED`): "any dog
+    groomers in boise? mine's gone full yeti since we got here" is where the speaker is now."""
+    core = parts[here].text
+    return bool(_HERE.search(core)) and not _PLACE_NAMED.search(core) and bool(_PLACE_NAMED.search(parts[ask].text))
+
+
+def _with_place_of_here(parts: list[Clause], kinds: tuple[ClauseKind, ...], kept: list[int]) -> list[int]:
+    """``kept`` with the nearest ask before or after a kept clause that says where the speaker is
+    only by "here" (:func:`_here_of`), with only kept clauses between them: the ask names the
+    place, so the memory keeps it in the user's words ("need a decent barber near lodi, cheaper
+    rent is why we moved out here"; "any dog groomers in boise? mine's gone full yeti since we
+    got here"). Linear in the clauses (the nearest clause not kept on each side, one pass each way)."""
+    have = set(kept)
+    before: list[int] = []  # before[i]: the nearest clause left of i that is not kept, or -1
+    last = -1
+    for i in range(len(parts)):
+        before.append(last)
+        if i not in have:
+            last = i
+    after = [len(parts)] * len(parts)
+    last = len(parts)
+    for i in range(len(parts) - 1, -1, -1):
+        after[i] = last
+        if i not in have:
+            last = i
+    extra: set[int] = set()
+    for i in kept:
+        for j in (before[i], after[i]):
+            if 0 <= j < len(parts) and kinds[j] in ("request", "question") and _here_of(parts, j, i):
+                extra.add(j)
+                break
+    return sorted(have | extra) if extra else kept
 
 
 #: A clause led by a conjunction of result or reason ("so I run the whole ward now",

@@ -210,6 +210,17 @@ _NUMERAL = re.compile(r"\d+(?:[.,]\d+)?")
 _AGE = re.compile(r"\b\d{1,3}[\s-]*(?:years?|yrs?|months?|mos?|weeks?)[\s-]*old\b|\bturn(?:s|ing|ed)\s+\d{1,3}\b"
                   r"|\b(?:aged?)\s+\d{1,3}\b|[一二三四五六七八九十两\d]{1,3}(?:岁|个月大)", re.IGNORECASE)
 _MY_AGED_EN = re.compile(r"\b(?:my|our)\s+\d{1,2}[\s-]*(?:years?|yrs?|months?|mos?)[\s-]*old\b", re.IGNORECASE)
+#: Someone of the user's named by their age inside an ask, the Chinese "my 7 year old": an age
+#: modifying a kin term or a child's name ([num]岁 / 个月 + 的 + head, Li & Thompson 1981,
+#: ch. 20 on the 的 modifier) with the user's possessor (我 / 我家 / 咱家: "帮我家五岁的儿子选个
+#:自行车"), or right after the beneficiary verb of the ask (给 / 帮 / 替 / 为 / 陪 / 教 / 带) with
+#: a kin term, whose possessor Chinese drops when it is the speaker's ("给三岁的女儿挑绘本"), or a
+#: child's name, reduplicated (豆豆) or led by 小 / 阿 (小宇, 阿杰): "给两岁的豆豆挑几本绘本". Not a
+#: generic child (两岁的孩子 / 小孩 / 宝宝 / 娃 with no possessor) nor another's ("给同事三岁的女儿").
+_AGE_OF_ZH = r"[一二三四五六七八九十两\d]{1,3}(?:岁|个月)(?:半|多)?大?的"
+_AGED_ZH = re.compile(r"(?:我|俺|咱)(?:们)?(?:家|的)?" + _AGE_OF_ZH + r"(?:" + _PEOPLE_ZH + r"|([\u4e00-\u9fff])\1|[小阿][\u4e00-\u9fff])"
+                      r"|(?<=[给帮替为陪教带])" + _AGE_OF_ZH + r"(?:(?!孩子|小孩|宝宝|娃|孩)(?:" + _PEOPLE_ZH
+                      + r")|([\u4e00-\u9fff])\2|[小阿][\u4e00-\u9fff])")
 #: A hypothetical, not a fact: "what if I were allergic", 如果我过敏.
 _HYPOTHETICAL = re.compile(r"\b(?:if|whether|suppose|supposing|imagine|hypothetically)\b|如果|要是|假如|万一", re.IGNORECASE)
 #: Diet words a verbless fragment describes the user by ("vegan now", "pescatarian remember").
@@ -287,6 +298,8 @@ def _attributive(core: str) -> bool:
     kin = _KIN_LEAD_ZH.match(core)
     if kin and (CONDITION.search(core, kin.end()) or names_chronic_condition(core[kin.end():])):
         return True  # 妈糖尿病能吃西瓜吗: a bare kin term is the speaker's own relative
+    if _AGED_ZH.search(core):
+        return True  # 给两岁的豆豆挑几本绘本, 帮我家五岁的儿子选个自行车: the person named by their age
     if not (MY_SOMEONE_EN.search(core) or _MY_SOMEONE_ZH.search(core) or NAMES_USER.search(core)
             or _MY_AGED_EN.search(core)):
         return False
