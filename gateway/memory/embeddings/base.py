@@ -17,9 +17,27 @@ from gateway.memory.config import EmbeddingConfig
 from gateway.memory.records import MemoryRecord, NewMemory, embedded_views
 from gateway.runtime.text import CJK_RE
 
-__all__ = ['PASS_ATTENTION', 'QUERY_PREFIX', 'QUERY_PREFIXES', 'SCRIPT_ROUTE_CHARS', 'Embedder', 'ThreadedEmbedder', 'embed_memories', 'embed_one', 'embed_query',
-           'TEXTS_PER_PASS', 'embed_texts', 'length_passes', 'memory_vector', 'normalize_rows', 'query_text', 'route', 'routes_to_cjk',
-           'script_identity', 'script_parts']
+__all__ = [
+    'PASS_ATTENTION',
+    'QUERY_PREFIX',
+    'QUERY_PREFIXES',
+    'SCRIPT_ROUTE_CHARS',
+    'TEXTS_PER_PASS',
+    'Embedder',
+    'ThreadedEmbedder',
+    'embed_memories',
+    'embed_one',
+    'embed_query',
+    'embed_texts',
+    'length_passes',
+    'memory_vector',
+    'normalize_rows',
+    'query_text',
+    'route',
+    'routes_to_cjk',
+    'script_identity',
+    'script_parts',
+]
 
 #: How a search text is marked for an asymmetric model (E5's ``query: `` convention,
 #: Wang et al. 2022/2024 model cards); stored texts go unmarked.
