@@ -97,7 +97,7 @@ from gateway.memorization.clauses import (
     core_zh,
 )
 from gateway.memorization.kinds import ClauseKind, clause_kind, clause_kinds, is_news, is_supposed
-from gateway.memorization.lexicon import FEELINGS_EN, FEELINGS_TOLD_EN
+from gateway.memorization.lexicon import FEELINGS_EN, FEELINGS_TOLD_EN, MONTH_NAMES, OCCUPATIONS_EN, WEEKDAY_EN
 from gateway.memorization.lexicon import PEOPLE_ZH as _PEOPLE_ZH
 from gateway.memorization.salience import EVENT_TIME, PASSING_STATE, PREFERENCE_CUES, is_closing, is_passing
 from gateway.memorization.scope import (
@@ -389,12 +389,29 @@ _PLACE_NAMED = re.compile(r"\b(?:in|near|around|to|outside|by)\s+(?!(?:a|an|the|
                           r"|[\u4e00-\u9fff]{1,4}(?:市|省|区|县|镇)(?![长委政])", re.IGNORECASE)
 
 
+#: A start with its object left out, the date after it ("i start aug 4", "I begin on Monday",
+#: "we start next week"): what starts is the job or course the ask before named (ellipsis,
+#: Quirk et al. 1985, 12.31; Halliday & Hasan 1976, ch. 4).
+_START_ELIDED_EN = re.compile(r"^(?:and\s+|but\s+|so\s+)?(?:i|we)\s+(?:start|begin|started|began)\s+(?:on\s+)?"
+                              r"(?:next|this|tomorrow|in\s+(?:two|three|a|\d)|" + WEEKDAY_EN + r"|(?:" +
+                              "|".join(m[:3] for m in MONTH_NAMES) + r")[a-z]*\b|\d)", re.IGNORECASE)
+#: What one starts that an ask names: an occupation (:data:`gateway.memorization.lexicon.OCCUPATIONS_EN`),
+#: a job, a role, a programme or a course.
+_STARTED_THING_EN = re.compile(r"\b(?:" + OCCUPATIONS_EN + r"|job|role|position|internship|apprenticeship|program(?:me)?|"
+                               r"course|degree|residency|placement)s?\b", re.IGNORECASE)
+
+
 def _here_of(parts: list[Clause], ask: int, here: int) -> bool:
-    """Clause ``here`` says where the speaker is by a place deictic (:data:`_HERE`) and names
-    no place itself, and the adjacent ask ``ask`` names one (:data:`_PLACE_NAMED`): "any dog
-    groomers in boise? mine's gone full yeti since we got here" is where the speaker is now."""
-    core = parts[here].text
-    return bool(_HERE.search(core)) and not _PLACE_NAMED.search(core) and bool(_PLACE_NAMED.search(parts[ask].text))
+    """Clause ``here`` leaves its referent to the adjacent ask ``ask``: it says where the
+    speaker is by a place deictic (:data:`_HERE`) and names no place itself while the ask
+    names one (:data:`_PLACE_NAMED`: "any dog groomers in boise? mine's gone full yeti since we
+    got here"), or it tells a start with no object (:data:`_START_ELIDED_EN`) and the ask names
+    the job or course (:data:`_STARTED_THING_EN`: "what does a junior data analyst at a freight
+    company wear?? i start aug 4")."""
+    core, asked = parts[here].text, parts[ask].text
+    if _START_ELIDED_EN.match(core_en(core)) and _STARTED_THING_EN.search(asked):
+        return True
+    return bool(_HERE.search(core)) and not _PLACE_NAMED.search(core) and bool(_PLACE_NAMED.search(asked))
 
 
 def _with_place_of_here(parts: list[Clause], kinds: tuple[ClauseKind, ...], kept: list[int]) -> list[int]:

@@ -577,9 +577,15 @@ _PRESUPPOSED_EN = re.compile(r"^(?:now\s+that|since|ever\s+since|because|cause|c
                              r"|^(?:after|since)\s+(?:switching|moving|starting|joining|quitting|leaving|retiring|transferring)\s+(?:to|at|from|my)\b",
                              re.IGNORECASE)
 #: A change the user presupposes inside an ask: "my new job at Stripe", "my new place in Austin",
-#: "my first week at Google" (a new X or a first period at a named place or employer).
+#: "my first week at Google" (a new X or a first period at a named place or employer); also the
+#: first period of someone named at a stage of school ("Oscar's first fortnight in reception at
+#: St Werburgh's": a child of the user's started school; the possessive name is a definite
+#: description as "my ..." is).
 _MY_NEW_EN = re.compile(r"\bmy\s+(?:new\s+(?:job|role|position|place|home|house|apartment|flat|school|team|office|employer)"
-                        r"|first\s+(?:day|week|month|shift|semester|term)(?:\s+back)?)\s+(?:at|in|with|near)\s+(?-i:[A-Z])", re.IGNORECASE)
+                        r"|first\s+(?:day|week|month|shift|semester|term)(?:\s+back)?)\s+(?:at|in|with|near)\s+(?-i:[A-Z])"
+                        r"|(?-i:\b[A-Z][a-z]+)'s\s+first\s+(?:day|week|fortnight|month|term|year)\s+(?:at|in|of)\s+"
+                        r"(?:reception|nursery|preschool|pre-k|kindergarten|daycare|school|year\s+\d|grade\s+\d|\w+\s+grade)\b",
+                        re.IGNORECASE)
 _MOVED_ZH = re.compile(r"^(?:刚|已经)?(?:搬到|搬去|搬来|调到|调去|转到|落户)(?![哪那这])[\u4e00-\u9fff]{2,4}?(?:之后|以后|后)")
 #: A trade named by a verb-object phrase with 的 and no copula or subject ("跑美团外卖的",
 #: "干装修的", "开出租的", "卖保险的"): the 的 construction names a class of people by what

@@ -91,7 +91,9 @@ _SCHOOL = re.compile(r"[上读]了?(?:小学|初中|高中|大学|幼儿园|托�
                      r"\b(?:switched|changed|transferred|moved)\s+schools\b|\bnew\s+school\b|\b(?:primary|secondary|grade)\s+school\b|"
                      r"\bat\s+(?:[\w']+\s+){1,3}(?:primary|elementary|academy)\b|"
                      r"\b(?:kindergarten|preschool|pre-k|daycare|elementary|middle\s+school|high\s+school|junior\s+high|"
-                     + GRADE_EN + r"|freshman|sophomore|got\s+into)\b", re.IGNORECASE)
+                     + GRADE_EN + r"|freshman|sophomore|got\s+into)\b"
+                     r"|\b(?:in|into|started|starts|starting|start|moved\s+up\s+to)\s+(?:reception|nursery|year\s+\d{1,2}|sixth\s+form)\b",
+                     re.IGNORECASE)
 #: A class the user teaches ("带五年级一个班", "教初二数学", "学校让我接三年级": 接 a class is to
 #: take over teaching it, not 接三年级的女儿, picking a child up; "I teach 5th grade"): the teacher's
 #: work, no child's school stage; :func:`slot_of` reads the school stage without it.
@@ -575,7 +577,7 @@ def slots_of(text: str, first: bool = False) -> tuple[str, ...]:
     out: list[str] = []
     led = False  # the clause before was led by someone of the user's
     for piece in _SLOT_PIECE.split(text):
-        piece = _attributive_masked(_ORG_MOVE.sub(" ", piece))
+        piece = _to_come_masked(_attributive_masked(_ORG_MOVE.sub(" ", piece)))
         core = core_zh(core_en(piece))
         if not core:
             continue
@@ -653,6 +655,32 @@ def _advisor_only(text: str) -> bool:
     """``text`` fills ``study`` by an advisor word alone (:data:`_ADVISOR`): without it, no
     study word is left. Linear in ``len(text)``."""
     return bool(_ADVISOR.search(text)) and not _STUDY.search(_ADVISOR.sub(" ", text))
+
+
+#: A state to come, in a temporal clause with future reference ("once we're married", "when
+#: we get married", "after I start at Acme", 等我们结婚了, 等搬到杭州以后): English puts the
+#: future of such a clause in the present tense (Quirk et al. 1985, 4.27 and 15.25 on temporal
+#: clauses), and the clause is not asserted, so it names no current value. A past verb in it
+#: ("since we got married", "after we moved to Denver", "when I was laid off") asserts what
+#: happened, as before; a participle after a present copula or "get" ("once we're married",
+#: "when we get engaged") is the state to come. "when" counts only before we / I + a copula or
+#: "get" / "become" (a habitual "when my shift ends" asserts a habit). :func:`slots_of` blanks
+#: such a clause, to the next punctuation.
+_TO_COME_EN = re.compile(r"\b(?:once|after|before|until|till|as\s+soon\s+as|when(?=\s+(?:we|i)(?:'re|'m|\s+(?:are|am|get|become)\b)))"
+                         r"\s+[^,.;!?]*", re.IGNORECASE)
+_PAST_EN = re.compile(r"\b(?:was|were|got|had|did|went|came|left|became|began|took|made|found|gave)\b"
+                      r"|(?<!\bare\s)(?<!'re\s)(?<!\bam\s)(?<!'m\s)(?<!\bis\s)(?<!'s\s)(?<!\bbe\s)(?<!\bget\s)(?<!\bgets\s)"
+                      r"\b\w+ed\b", re.IGNORECASE)
+_TO_COME_ZH = re.compile(r"等(?:我|我们|咱|咱们|俺|俺们|他|她|他们)?[^，。！？,.!?；;]{1,12}?(?:了|以后|之后|后)")
+
+
+def _to_come_masked(piece: str) -> str:
+    """``piece`` with its temporal clauses of a state to come blanked (:data:`_TO_COME_EN`
+    with no past verb, :data:`_TO_COME_ZH`). Linear."""
+    def blank(m: re.Match[str]) -> str:
+        return m.group() if _PAST_EN.search(m.group()) else " " * len(m.group())
+
+    return _TO_COME_ZH.sub(lambda m: " " * len(m.group()), _TO_COME_EN.sub(blank, piece))
 
 
 #: A former state ("used to live in Paris", "I used to be a nurse"): "used to" says it

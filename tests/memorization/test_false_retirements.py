@@ -237,3 +237,32 @@ async def test_a_shift_the_user_is_put_on_retires_the_older_shift(env: Any, befo
 ])
 async def test_a_transfer_to_a_shift_retires_no_job(env: Any, kept: str, after: str):
     await _assert_retires_nothing(env, kept, after)
+
+
+@pytest.mark.parametrize(("text", "slots"), [
+    ("thinking about taking a staff job and quitting the travel life once we're married", ()),
+    ("when we get married we will move to Ohio", ()),
+    ("等我们结婚了再买房", ()),
+    ("since we got married we live in Ohio", ("residence", "relationship")),  # a past verb: it happened
+    ("after we moved to Denver I sold my car", ("residence", "vehicle")),
+    ("we got engaged last week", ("relationship",)),
+])
+def test_a_state_to_come_in_a_temporal_clause_fills_no_slot(text: str, slots: tuple[str, ...]):
+    assert slots_of(text) == slots
+
+
+async def test_a_plan_for_after_the_wedding_keeps_the_engagement(env: Any):
+    await _assert_retires_nothing(env, "HE PROPOSED!! we're engaged", "thinking about taking a staff job once we're married")
+
+
+async def test_the_wedding_told_still_retires_the_engagement(env: Any):
+    await _assert_retires(env, "we're engaged!!", "we got married last weekend!!")
+
+
+@pytest.mark.parametrize(("text", "slot"), [
+    ("my son Oscar started reception at St Werburgh's", "school:son"),
+    ("my daughter is in year 3 now", "school:daughter"),
+    ("the wedding reception was lovely", None),
+])
+def test_english_school_years_fill_the_school_slot(text: str, slot: str | None):
+    assert slot_of(text) == slot

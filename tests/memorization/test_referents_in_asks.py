@@ -83,3 +83,23 @@ def test_lai_before_a_place_is_the_verb_of_motion(text: str, kept: str) -> None:
 @pytest.mark.parametrize("text", ["来个笑话", "来点轻松的", "来一份减脂餐的菜谱", "来首歌"])
 def test_lai_with_an_indefinite_object_still_asks(text: str) -> None:
     assert _texts(text) == []
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("what does a junior data analyst at a freight logistics company even wear?? i start aug 4", "junior data analyst"),
+    ("any tips for a new nursing job? I start next week", "nursing job"),
+])
+def test_a_start_with_no_object_keeps_the_ask_that_names_the_job(text: str, kept: str) -> None:
+    texts = _texts(text)
+    assert len(texts) == 1 and kept in texts[0], texts
+
+
+def test_a_start_with_nothing_named_keeps_no_ask() -> None:
+    assert _texts("what should I wear? i start monday") == ["i start monday"]
+
+
+def test_a_childs_first_weeks_at_a_school_stage_are_told() -> None:
+    from gateway.memorization.kinds import _MY_NEW_EN
+    assert _MY_NEW_EN.search("is Mia's first week at nursery always this hard?")
+    assert _MY_NEW_EN.search("Oscar's first fortnight in reception at St Werburgh's has flattened him")
+    assert not _MY_NEW_EN.search("How was Google's first year in China?")

@@ -167,7 +167,8 @@ async def test_a_transfer_to_a_city_retires_the_old_city(env):
 
 def test_and_with_a_subject_and_verb_of_its_own_starts_another_memory():
     found = analyse("We rent a flat in Porto and the twins are starting nursery soon.").memories
-    assert [m.slot for m in found] == ["residence", None] and "twins" in found[1].text
+    # the twins' nursery is a school stage of theirs (``school``), another slot than the home
+    assert [m.slot for m in found] == ["residence", "school"] and "twins" in found[1].text
 
 
 def test_as_a_job_title_fills_the_work_slot():
