@@ -175,3 +175,16 @@ def test_length_passes_bound_texts_times_longest_squared():
     assert sorted(len(p) for p in passes if max(lengths[i] for i in p) > 50) == [1, 4, 4]
     assert [len(p) for p in length_passes([22] * 32, 32)] == [32]  # 32 queries of 22 tokens: one pass
     assert len(length_passes([60] * 32, 32)) == -(-32 // (PASS_ATTENTION // 60**2))
+
+
+async def test_shared_passes_are_the_operators_choice_and_move_the_vectors():
+    # memory.embedding.exact_passes: false shares passes (cheaper under concurrency): a text's
+    # vector then depends on its pass companions, which is what the default avoids
+    shared = await OnnxEmbedder.load(EmbeddingConfig(provider="onnx", exact_passes=False))
+    try:
+        together = await shared.embed_many(SENTENCES)
+        alone = np.concatenate([await shared.embed_many([s]) for s in SENTENCES])
+        assert not np.array_equal(together, alone)
+        assert np.sum(together * alone, axis=1).min() >= 0.95
+    finally:
+        await shared.aclose()

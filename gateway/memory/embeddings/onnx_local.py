@@ -124,7 +124,8 @@ class OnnxEmbedder(ThreadedEmbedder):
             ValueError: unknown model name.
             ImportError: onnxruntime missing, or torch missing when an export is needed.
         """
-        load = functools.partial(_load, config.model_name, config.model_cache_dir, config.threads, TEXTS_PER_PASS)
+        passes = TEXTS_PER_PASS if config.exact_passes else config.batch_size
+        load = functools.partial(_load, config.model_name, config.model_cache_dir, config.threads, passes)
         return await cls.started(load, lambda runtime, executor: cls(config.model_name, runtime, executor, config))
 
     def encode_sync(self, texts: Sequence[str]) -> np.ndarray:
