@@ -246,7 +246,7 @@ def _analyse(text: str, promote: frozenset[int]) -> Analysis:
                       or _APPOSITIVE_EN.match(core)) and (not kept or kept[-1] != i - 1):
             kept.append(i - 1)  # the antecedent: "a gift for my wife, she loves gardening"; 媳妇老说我: about what
         kept.append(i)
-    kept = _with_place_of_here(parts, kinds, kept)
+    kept = _with_asks_naming_referents(parts, kinds, kept)
     if kept:  # an "other" clause of a kept clause's sentence belongs to it ("Delivery 4: the courier brought...")
         sentences = {parts[i].sentence for i in kept}
         kept = sorted({*kept, *(i for i, k in enumerate(kinds) if k == "other" and parts[i].sentence in sentences)})
@@ -343,7 +343,7 @@ def _groups(parts: list[Clause], kinds: tuple[ClauseKind, ...], kept: list[int])
             groups[-1].append(i)  # "promoted me to head nurse, so I run the ward now"; 搬到闵行了 离我爸妈家近多了
             continue
         if groups and groups[-1][-1] == i - 1 and kinds[i - 1] in ("request", "question") and \
-                (_APPOSITIVE_EN.match(core) or _here_of(parts, i - 1, i)):
+                (_APPOSITIVE_EN.match(core) or _referent_in_ask(parts, i - 1, i)):
             groups[-1].append(i)  # "what should i ask aisha, my new manager"; "barber near lodi, we moved out here": one fact
             current = own or current
             continue
@@ -401,7 +401,7 @@ _STARTED_THING_EN = re.compile(r"\b(?:" + OCCUPATIONS_EN + r"|job|role|position|
                                r"course|degree|residency|placement)s?\b", re.IGNORECASE)
 
 
-def _here_of(parts: list[Clause], ask: int, here: int) -> bool:
+def _referent_in_ask(parts: list[Clause], ask: int, here: int) -> bool:
     """Clause ``here`` leaves its referent to the adjacent ask ``ask``: it says where the
     speaker is by a place deictic (:data:`_HERE`) and names no place itself while the ask
     names one (:data:`_PLACE_NAMED`: "any dog groomers in boise? mine's gone full yeti since we
@@ -414,12 +414,13 @@ def _here_of(parts: list[Clause], ask: int, here: int) -> bool:
     return bool(_HERE.search(core)) and not _PLACE_NAMED.search(core) and bool(_PLACE_NAMED.search(asked))
 
 
-def _with_place_of_here(parts: list[Clause], kinds: tuple[ClauseKind, ...], kept: list[int]) -> list[int]:
-    """``kept`` with the nearest ask before or after a kept clause that says where the speaker is
-    only by "here" (:func:`_here_of`), with only kept clauses between them: the ask names the
-    place, so the memory keeps it in the user's words ("need a decent barber near lodi, cheaper
-    rent is why we moved out here"; "any dog groomers in boise? mine's gone full yeti since we
-    got here"). Linear in the clauses (the nearest clause not kept on each side, one pass each way)."""
+def _with_asks_naming_referents(parts: list[Clause], kinds: tuple[ClauseKind, ...], kept: list[int]) -> list[int]:
+    """``kept`` with the nearest ask before or after a kept clause that leaves its referent to
+    that ask (:func:`_referent_in_ask`: a place said only as "here", a start with no object), with
+    only kept clauses between them: the ask names it, so the memory keeps it in the user's words
+    ("need a decent barber near lodi, cheaper rent is why we moved out here"; "any dog groomers in
+    boise? mine's gone full yeti since we got here"). Linear in the clauses (the nearest clause
+    not kept on each side, one pass each way)."""
     have = set(kept)
     before: list[int] = []  # before[i]: the nearest clause left of i that is not kept, or -1
     last = -1
@@ -436,7 +437,7 @@ def _with_place_of_here(parts: list[Clause], kinds: tuple[ClauseKind, ...], kept
     extra: set[int] = set()
     for i in kept:
         for j in (before[i], after[i]):
-            if 0 <= j < len(parts) and kinds[j] in ("request", "question") and _here_of(parts, j, i):
+            if 0 <= j < len(parts) and kinds[j] in ("request", "question") and _referent_in_ask(parts, j, i):
                 extra.add(j)
                 break
     return sorted(have | extra) if extra else kept

@@ -266,6 +266,16 @@ def _recall_ask(core: str) -> bool:
     return bool(wh and core.find("来着", wh.end()) >= 0)
 
 
+def _changed_before_ask_zh(core: str) -> bool:
+    """``core`` (a Chinese ask) opens with a realized change of the speaker's as its time clause
+    (:data:`_CHANGE_BEFORE_ASK_ZH`): a verb of change followed by a lasting state ("戒烟以后老想吃零食咋办"),
+    or V 了 O ("升了主管以后怎么管以前的同事"); not supposed (:data:`_HYPOTHETICAL`)."""
+    found = _CHANGE_BEFORE_ASK_ZH.match(core)
+    if found is None or _HYPOTHETICAL.search(core):
+        return False
+    return bool(found.group("done")) or bool(_LASTING_AFTER_ZH.match(found.group("rest")))
+
+
 def _attributive(core: str) -> bool:
     """An ask (a request or a question) that carries a fact about the user or their people
     as an attribute of the person it names (the attributive use of a state: Quirk et al.,
@@ -587,6 +597,18 @@ _MY_NEW_EN = re.compile(r"\bmy\s+(?:new\s+(?:job|role|position|place|home|house|
                         r"(?:reception|nursery|preschool|pre-k|kindergarten|daycare|school|year\s+\d|grade\s+\d|\w+\s+grade)\b",
                         re.IGNORECASE)
 _MOVED_ZH = re.compile(r"^(?:刚|已经)?(?:搬到|搬去|搬来|调到|调去|转到|落户)(?![哪那这])[\u4e00-\u9fff]{2,4}?(?:之后|以后|后)")
+#: Any other change of the speaker's as the fronted time clause of an ask: a verb of a lasting
+#: change with its object (戒烟, 生完二胎, 升了主管, 开始吃素, 查出, 退休) before 以后 / 之后, then the
+#: speaker's lasting state (老 / 总 / 一直 / 天天 ..., after at most a two-character topic: "戒烟以后
+#: 老想吃零食咋办", "生完二胎以后腰一直疼
+#: 怎么办") or, for a promotion told with the perfective 了 (升了主管: done, Li & Thompson 1981,
+#: ch. 6), the ask itself ("升了主管以后怎么管以前的同事"). A bare time clause before a generic ask
+#: ("退休以后干点啥好", "结婚以后要不要跟公婆住") may be a plan or anyone's, and stays an ask; so
+#: does one before 再 / 就要 / 打算 / 准备, or supposed (:data:`_HYPOTHETICAL`).
+_CHANGE_BEFORE_ASK_ZH = re.compile(r"^(?:自从|自打)?(?:刚|已经)?(?:(?P<done>升了[\u4e00-\u9fff]{1,3}?|升职)"
+                         r"|(?:戒[了掉]?[烟酒糖]|生完|生了|怀上|怀孕|查出|确诊|开始|吃素|退休|毕业|离婚|结婚|分手|辞职|离职|跳槽|入职|转行|失业|被裁)"
+                         r"[\u4e00-\u9fff]{0,4}?)(?:以后|之后)(?!再|就要|就得|打算|准备|要不要)(?P<rest>.{0,6})")
+_LASTING_AFTER_ZH = re.compile(r"^(?:我|俺)?[\u4e00-\u9fff]{0,2}?(?:老|总|一直|天天|每天|经常|动不动|越来越)")
 #: A trade named by a verb-object phrase with 的 and no copula or subject ("跑美团外卖的",
 #: "干装修的", "开出租的", "卖保险的"): the 的 construction names a class of people by what
 #: they do (Zhu Dexi 1961 on 的 nominalizations; Li & Thompson 1981, 20.3), "(我是)跑外卖的",
@@ -775,7 +797,8 @@ def clause_kind(clause: Clause, first: bool = False, after_statement: bool = Fal
         request, asks = _ask_zh(clause, text, core)
         if asks and (_attributive(core) or _placed_here_zh(core) or (_RHETORICAL_ZH.match(core) and not QUESTION_WORD_ZH.search(core))
                      or _told_before_ask_zh(core, opening, after_statement) or _told_after_ask_zh(core)
-                     or (opening and _MOVED_ZH.match(core) and not _HYPOTHETICAL.search(core))):
+                     or (opening and _MOVED_ZH.match(core) and not _HYPOTHETICAL.search(core))
+                     or (opening and _changed_before_ask_zh(core))):
             return "disclosure"  # 我家娃对鸡蛋过敏能吃啥 / 郑州这边…: the ask carries a fact about the user or their people
         if _REMINDER_ZH.match(core) and (FIRST_PERSON_ZH.search(core[2:].lstrip("了")) or _MY_SOMEONE_ZH.search(core)):
             return "disclosure"  # 别忘了我对花生过敏: a reminder restates a fact

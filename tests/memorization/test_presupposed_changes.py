@@ -33,3 +33,23 @@ def test_a_change_given_as_known_inside_an_ask_is_told(text: str, kept: str) -> 
 ])
 def test_no_user_no_change_told(text: str) -> None:
     assert analyse(text).memories == ()
+
+
+@pytest.mark.parametrize("text", [
+    "戒烟以后老想吃零食咋办",
+    "生完二胎以后腰一直疼怎么办",
+    "离婚以后一直失眠怎么办",
+    "升了主管以后怎么管以前的同事",
+])
+def test_a_chinese_change_fronted_before_an_ask_is_told(text: str) -> None:
+    assert [m.text for m in analyse(text).memories] == [text]
+
+
+@pytest.mark.parametrize("text", [
+    "退休以后干点啥好",  # a bare time clause before a generic ask: a plan or anyone's
+    "结婚以后要不要跟公婆住",
+    "吃了饭以后能马上跑步吗",  # an everyday act, no lasting change
+    "如果辞职以后一直没收入怎么办",  # supposed
+])
+def test_a_time_clause_with_no_lasting_change_told_stays_an_ask(text: str) -> None:
+    assert analyse(text).memories == ()
