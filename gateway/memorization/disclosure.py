@@ -375,17 +375,23 @@ def _groups(parts: list[Clause], kinds: tuple[ClauseKind, ...], kept: list[int])
 #: alone it names nobody.
 _APPOSITIVE_EN = re.compile(r"^(?:my|our)\s+(?:(?:new|old|current|former|first|actual)\s+)?(?:[a-z]+\s+)?[a-z]+[\s,.;:]*$",
                             re.IGNORECASE)
-#: Where the speaker is, said by the place adverb alone ("since we got here", "moved out here",
-#: "up here", 这边, 这儿, 搬过来): a deictic whose place is named elsewhere in the turn (Fillmore
-#: 1971/1997, *Lectures on Deixis*, on place deixis); not "here's" / "here is" / "here you go"
-#: (presenting), nor 我这边 / 你这边 ("on my end").
-_HERE = re.compile(r"\b(?:(?:out|up|down|over|around)\s+)?here\b(?!'s|\s+(?:is|are|was|goes|you\s+go|it\s+is)\b)"
+#: Where the speaker is, said by the place adverb alone after a verb of being or getting
+#: somewhere or a particle of direction ("since we got here", "moved out here", "up here", 这边,
+#: 这儿, 搬过来): a deictic whose place is named elsewhere in the turn (Fillmore 1971/1997,
+#: *Lectures on Deixis*, on place deixis); not "here's" / "here you go" (presenting), nor "wedding
+#: photographer here" (the speaker named), nor 我这边 / 你这边 ("on my end").
+_HERE = re.compile(r"\b(?:(?:got|get|gets|getting|moved|move|moving|live|lives|living|lived|came|come|coming|been|stay|stayed|"
+                   r"staying|arrived|relocated|settled|based)\s+(?:(?:out|up|down|over|around|back)\s+)?here"
+                   r"|(?:out|up|down|over|around)\s+here)\b"
                    r"|(?<![我你他她])这边|这儿|(?<![我你他她])这里|搬过来|搬来这", re.IGNORECASE)
-#: A place named in an ask: a capitalised or lower-case word after "in / near / around / to /
-#: outside" (not an article, a possessive or "here"/"town"), or a Chinese name with its
+#: A place named in an ask: a word after "in / near / around / outside" (not an article, a
+#: possessive, "here" / "town" or a word of an idiom: "in total", "in charge"), a capitalised one
+#: after "to" (not an infinitive: "to back up"), or a Chinese name with its
 #: administrative suffix (白云区, 杭州市; :data:`gateway.memorization.slots` reads the same suffixes).
-_PLACE_NAMED = re.compile(r"\b(?:in|near|around|to|outside|by)\s+(?!(?:a|an|the|my|our|your|this|that|these|those|here|there|"
-                          r"town|general|case|order|advance|person|time|work|home|school|me|us|it|them|bed)\b)[a-z][\w'-]+"
+_PLACE_NAMED = re.compile(r"\b(?:in|near|around|outside)\s+(?!(?:a|an|the|my|our|your|this|that|these|those|here|there|"
+                          r"town|general|case|order|advance|person|time|work|home|school|me|us|it|them|bed|total|fact|"
+                          r"love|charge|mind|public|private|bulk|detail|particular|between|line|shape|trouble|pain)\b)[a-z][\w'-]+"
+                          r"|\bto\s+(?-i:[A-Z])[\w'-]+"
                           r"|[\u4e00-\u9fff]{1,4}(?:市|省|区|县|镇)(?![长委政])", re.IGNORECASE)
 
 

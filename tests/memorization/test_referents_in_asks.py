@@ -30,6 +30,8 @@ def test_here_keeps_the_ask_that_names_the_place(text: str, place: str) -> None:
 @pytest.mark.parametrize("text", [
     "here is my code, why does it fail?",  # presenting, no place
     "what should I cook tonight? we're staying in",
+    # the speaker named ("X here"), and an infinitive after "to" is no place
+    "wedding photographer here, shoot everything on a canon r6, whats the smartest way to back up 3000 raws",
 ])
 def test_no_here_of_a_place_keeps_no_ask(text: str) -> None:
     assert not any("?" in t for t in _texts(text)), _texts(text)
