@@ -2,9 +2,11 @@
 formation's hand-written rules (:func:`gateway.memorization.disclosure.analyse`) drop,
 and does it carry over to splits it was not trained on?
 
-``python -m bench.formation_clf [--features none,minilm,e5,e5q] [--train all|pool] [--gate KINDS] [--show 2|5|10]
-[--json-out F]``; ``--export F [--exclude SPLIT]`` writes the product's weights instead
-(:func:`export`; ``--exclude``: trained without that split, for a held-out bench run).
+``python -m bench.formation_clf [--features none,minilm,e5,e5q] [--splits older|read|A,B] [--train all|pool]
+[--gate KINDS] [--show 2|5|10] [--json-out F]``; ``--export F [--exclude SPLIT]`` writes the product's weights
+instead (:func:`export`, always on :data:`SPLITS`; ``--exclude``: trained without that split, for a held-out
+bench run). ``--splits`` (:func:`splits_of`) picks the study's splits: ``older`` (default,
+:data:`SPLITS`), ``read`` (every read split) or a comma list; a blind split is refused.
 
 Data: eight of ``bench/assistant/data``'s read splits: dev, heldout, heldout2 .. heldout5, updates and
 heldout11 (:data:`SPLITS`: those written before the shipped weights; the later read splits heldout13
@@ -55,7 +57,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.assistant.dataset import User, read_users
+from bench.assistant.dataset import READ_SPLITS, User, read_users
 from gateway.memorization.clause_classifier import CANDIDATE_KINDS, KINDS, STRUCTURAL, structural
 from gateway.memorization.disclosure import analyse, clauses
 from gateway.memorization.salience import is_affirmation, proposition
@@ -96,10 +98,10 @@ class FactRow:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def allowed_users() -> list[User]:
-    """The users of :data:`SPLITS` (:func:`bench.assistant.dataset.read_users`: only those
-    splits' files are opened)."""
-    return read_users(SPLITS)
+def allowed_users(splits: tuple[str, ...] = SPLITS) -> list[User]:
+    """The users of ``splits`` (default :data:`SPLITS`; :func:`bench.assistant.dataset.read_users`:
+    only those splits' files are opened, and a blind split is refused)."""
+    return read_users(splits)
 
 
 def rule_kept(text: str, before: str | None) -> tuple[set[int], str]:
@@ -224,7 +226,7 @@ def threshold_for(scores_neg: np.ndarray, target: float) -> float:
 
 
 def loso(rows: list[Row], facts: list[FactRow], x: np.ndarray, lang: str, train_on: str, c: float,
-         gate: tuple[str, ...] = KINDS) -> dict[str, Any]:
+         gate: tuple[str, ...] = KINDS, splits: tuple[str, ...] = SPLITS) -> dict[str, Any]:
     """Leave-one-split-out report for ``lang`` (module docstring); only clauses whose rule
     kind is in ``gate`` may be added (the others count as never kept by the classifier)."""
     idx = np.array([i for i, r in enumerate(rows) if r.lang == lang])
@@ -232,12 +234,12 @@ def loso(rows: list[Row], facts: list[FactRow], x: np.ndarray, lang: str, train_
     y_all = np.array([rows[i].label if rows[i].label is not None else -1 for i in range(len(rows))])
     split_of = np.array([rows[i].split for i in range(len(rows))])
     report: dict[str, Any] = {}
-    for held in SPLITS:
+    for held in splits:
         train = labelled[split_of[labelled] != held]
         test = idx[split_of[idx] == held]
         if len(test) == 0:
             continue
-        inner = [s for s in SPLITS if s != held]
+        inner = [s for s in splits if s != held]
         oof_neg: list[np.ndarray] = []
         for s in inner:  # out-of-fold scores of the training splits' pool negatives
             tr = train[split_of[train] != s]
@@ -378,7 +380,8 @@ def export_structural(path: Path, rows: list[Row], c: float, target: float, lang
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
-    users = allowed_users()
+    splits = splits_of(args.splits)
+    users = allowed_users(splits)
     rows, facts = build(users)
     if args.export_structural:
         export_structural(Path(args.export_structural), rows, args.c, args.junk)
@@ -399,7 +402,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             x = np.hstack([await embed(texts, feature, Path(args.cache)), struct_x])
         for lang in args.langs.split(","):
             name = f"{lang} {feature}{'' if feature == 'none' or not args.no_struct else ' (no structural)'} train={args.train} C={args.c}"
-            report = loso(rows, facts, x, lang, args.train, args.c, tuple(args.gate.split(",")))
+            report = loso(rows, facts, x, lang, args.train, args.c, tuple(args.gate.split(",")), splits)
             out[name] = report
             print(table(name, report), flush=True)
             if args.show:
@@ -409,10 +412,31 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+def splits_of(option: str) -> tuple[str, ...]:
+    """The splits of ``--splits``: ``older`` (:data:`SPLITS`, the shipped weights' splits), ``read``
+    (every read split, :data:`bench.assistant.dataset.READ_SPLITS`) or a comma list of read splits.
+
+    Raises:
+        ValueError: a named split is not a read split.
+    """
+    if option == "older":
+        return SPLITS
+    if option == "read":
+        return READ_SPLITS
+    names = tuple(s for s in option.split(",") if s)
+    bad = [s for s in names if s not in READ_SPLITS]
+    if bad or not names:
+        raise ValueError(f"--splits: {bad or option!r} not read splits (one of {READ_SPLITS})")
+    return names
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.formation_clf", description=__doc__.split("\n\n")[0])
     parser.add_argument("--features", default="minilm,e5", help="comma list of none | minilm | e5 | e5q")
     parser.add_argument("--langs", default="en,zh")
+    parser.add_argument("--splits", default="older",
+                        help="the study's splits: older (the shipped weights'), read (every read split) or a comma list "
+                             "(--export always fits on the older ones)")
     parser.add_argument("--train", choices=("all", "pool"), default="all",
                         help="train on every labelled clause, or only on those the rules do not keep")
     parser.add_argument("--c", type=float, default=1.0, help="inverse L2 strength of the logistic regression")

@@ -46,8 +46,8 @@ from typing import Any
 
 import numpy as np
 
-from bench.assistant.dataset import READ_SPLITS, User, read_users
-from bench.formation_clf import SPLITS
+from bench.assistant.dataset import User, read_users
+from bench.formation_clf import SPLITS, splits_of
 from bench.formation_clf import fit as formation_fit
 from gateway.memorization.clauses import clauses
 from gateway.memorization.disclosure import Formed, analyse
@@ -289,24 +289,6 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 for text in e["demoted_facts"]:
                     print(f"   {split} demoted fact: {text}")
     return out
-
-
-def splits_of(option: str) -> tuple[str, ...]:
-    """The splits of ``--splits``: ``older`` (:data:`bench.formation_clf.SPLITS`), ``read``
-    (every read split, :data:`bench.assistant.dataset.READ_SPLITS`) or a comma list of read splits.
-
-    Raises:
-        ValueError: a named split is not a read split.
-    """
-    if option == "older":
-        return SPLITS
-    if option == "read":
-        return READ_SPLITS
-    names = tuple(s for s in option.split(",") if s)
-    bad = [s for s in names if s not in READ_SPLITS]
-    if bad or not names:
-        raise ValueError(f"--splits: {bad or option!r} not read splits (one of {READ_SPLITS})")
-    return names
 
 
 def main(argv: list[str] | None = None) -> int:

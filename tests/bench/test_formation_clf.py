@@ -100,10 +100,11 @@ def test_the_shipped_weights_were_trained_on_every_read_split_of_the_study():
     assert {lang for models in doc["models"].values() for lang in models} == {"en"}  # no Chinese model ships
 
 
-def test_the_profile_gate_study_reads_named_read_splits_only(monkeypatch: pytest.MonkeyPatch):
+def test_the_gate_studies_read_named_read_splits_only(monkeypatch: pytest.MonkeyPatch):
     import bench.profile_clf as profile_study
     from gateway.memorization.profile_classifier import WEIGHTS as PROFILE_WEIGHTS
 
+    assert profile_study.splits_of is study.splits_of  # one reading of --splits for both studies
     assert profile_study.splits_of("older") == study.SPLITS
     assert profile_study.splits_of("read") == dataset.READ_SPLITS
     assert profile_study.splits_of("heldout13,asks") == ("heldout13", "asks")
@@ -117,3 +118,5 @@ def test_the_profile_gate_study_reads_named_read_splits_only(monkeypatch: pytest
     users = dataset.read_users(profile_study.splits_of("heldout13,asks"))
     assert {u.split for u in users} == {"heldout13", "asks"}
     assert opened and all(re.search(r"-(?:h1[34]|q)-", n) for n in opened)
+    # the clause study loads the users of the splits it is given, and only theirs
+    assert {u.split for u in study.allowed_users(("train4",))} == {"train4"}
