@@ -472,7 +472,7 @@ def _values(text: str, school: bool = False) -> frozenset[str]:
 #: A child's school stage, grade or school named (:data:`_SCHOOL`, :data:`_SCHOOL_NAMED` less the
 #: verbs): the value of the ``school`` slot.
 _SCHOOL_VALUE = re.compile(r"小学|初中|高中|大学|幼儿园|托班|[初高][一二三](?![十百点些倍截头])|[一二三四五六]年级"
-                           r"|(?<![上读升进考念初高])[\u4e00-\u9fff]{1,5}(?:小学|中学|附小|附中)|[一二三四五六七八九十]{1,2}[小中](?![学])"
+                           r"|(?<![上读升进考念初高])[\u4e00-\u9fff]{1,5}?(?<![上读升进考念在])(?:小学|中学|附小|附中)|[一二三四五六七八九十]{1,2}[小中](?![学])"
                            r"|\b(?:kindergarten|preschool|pre-k|daycare|elementary|middle\s+school|high\s+school|junior\s+high|"
                            + GRADE_EN + r"|freshman|sophomore)\b"
                            r"|\b(?-i:[A-Z])[\w'-]+(?:\s+(?-i:[A-Z])[\w'-]+){0,2}\s+(?:primary|elementary|academy|school|high)\b",
@@ -492,6 +492,28 @@ _CONTRAST = re.compile(r"\b(?:now|these\s+days|nowadays|any\s?more|again|current
 #: a diet is what is eaten ("I eat meat", 吃肉), so a diet statement with no diet word is no
 #: mention of the older one.
 _VALUED_SLOTS = ("diet",)
+
+
+#: The school level a grade belongs to (小学 for 一..六年级, 初中 for 初一..初三, 高中 for 高一..高三;
+#: elementary / middle / high school for US grades 1-5 / 6-8 / 9-12): a level said after a grade
+#: of it names the same stage less precisely ("仔仔升咗一年级" then "啱啱读小学嘅细路"), not a new one.
+_LEVEL_OF_ZH = (("小学", re.compile(r"[一二三四五六]年级")), ("初中", re.compile(r"初[一二三]")), ("高中", re.compile(r"高[一二三]")))
+_LEVEL_OF_EN = (("elementary", re.compile(r"\b(?:[1-5](?:st|nd|rd|th)|first|second|third|fourth|fifth)\s+grade\b", re.IGNORECASE)),
+                ("middle school", re.compile(r"\b(?:[6-8]th|sixth|seventh|eighth)\s+grade\b", re.IGNORECASE)),
+                ("high school", re.compile(r"\b(?:9th|1[0-2]th|ninth|tenth|eleventh|twelfth)\s+grade\b", re.IGNORECASE)))
+#: A school stage left ("毕业", "graduated"): a level said with it is the stage ended, a change.
+_STAGE_LEFT = re.compile(r"毕业|\bgraduat\w*", re.IGNORECASE)
+
+
+def _levels(values: frozenset[str]) -> frozenset[str]:
+    """``values`` (school values, :data:`_SCHOOL_VALUE`) with the level of each grade added
+    (:data:`_LEVEL_OF_ZH`, :data:`_LEVEL_OF_EN`), case-folded."""
+    out = set(values)
+    for value in values:
+        for level, grade in (*_LEVEL_OF_ZH, *_LEVEL_OF_EN):
+            if grade.fullmatch(value):
+                out.add(level)
+    return frozenset(out)
 
 
 def says_again(new: str, new_slots: tuple[str, ...], older: str) -> bool:
@@ -534,6 +556,9 @@ def says_again(new: str, new_slots: tuple[str, ...], older: str) -> bool:
     said = _values(new, school)
     if not said and (_CONTRAST.search(new) or any(slot in _VALUED_SLOTS for slot in new_slots)):
         return False  # "I eat meat again", "I'm freelancing now": said against before, or a diet named by what is eaten
+    if school and said and not said & mine and not _STAGE_LEFT.search(new) and \
+            (said <= _levels(mine) - mine or mine <= _levels(said) - said):
+        return True  # a level said after a grade of it, or the reverse: the same stage, named less or more precisely
     if said and not said & mine:
         return False
     for move in _MOVE_TO.finditer(new):

@@ -266,3 +266,19 @@ async def test_the_wedding_told_still_retires_the_engagement(env: Any):
 ])
 def test_english_school_years_fill_the_school_slot(text: str, slot: str | None):
     assert slot_of(text) == slot
+
+
+@pytest.mark.parametrize(("new", "older", "again"), [
+    ("班主任话仔仔上堂坐唔定，啱啱读小学嘅细路系咪都系咁", "仔仔升咗一年级，功课多到喊", True),  # the level of the grade
+    ("女儿上二年级了", "女儿上小学了", True),  # the grade within the level said before
+    ("my son is in elementary school, any tips", "my son is in 2nd grade", True),
+    ("儿子上初中了", "儿子上五年级", False),  # another level: a change
+    ("my son started middle school", "my son is in 5th grade", False),
+])
+def test_a_school_level_and_a_grade_of_it_are_one_stage(new: str, older: str, again: bool):
+    from gateway.memorization.slots import says_again
+    assert says_again(new, (slot_of(new),), older) is again
+
+
+async def test_a_level_said_after_its_grade_keeps_the_grade(env: Any):
+    await _assert_retires_nothing(env, "仔仔升咗一年级，功课多到喊", "班主任话仔仔上堂坐唔定，啱啱读小学嘅细路系咪都系咁")
