@@ -97,7 +97,7 @@ from gateway.memorization.clauses import (
     core_zh,
 )
 from gateway.memorization.kinds import ClauseKind, clause_kind, clause_kinds, is_news, is_supposed
-from gateway.memorization.lexicon import FEELINGS_EN, FEELINGS_TOLD_EN, MONTH_NAMES, OCCUPATIONS_EN, WEEKDAY_EN
+from gateway.memorization.lexicon import ADMIN_PLACE_ZH, FEELINGS_EN, FEELINGS_TOLD_EN, MONTH_NAMES, OCCUPATIONS_EN, WEEKDAY_EN
 from gateway.memorization.lexicon import PEOPLE_ZH as _PEOPLE_ZH
 from gateway.memorization.salience import EVENT_TIME, PASSING_STATE, PREFERENCE_CUES, is_closing, is_passing
 from gateway.memorization.scope import (
@@ -387,12 +387,12 @@ _HERE = re.compile(r"\b(?:(?:got|get|gets|getting|moved|move|moving|live|lives|l
 #: A place named in an ask: a word after "in / near / around / outside" (not an article, a
 #: possessive, "here" / "town" or a word of an idiom: "in total", "in charge"), a capitalised one
 #: after "to" (not an infinitive: "to back up"), or a Chinese name with its
-#: administrative suffix (白云区, 杭州市; :data:`gateway.memorization.slots` reads the same suffixes).
+#: administrative suffix (:data:`gateway.memorization.lexicon.ADMIN_PLACE_ZH`, as the slots read it).
 _PLACE_NAMED = re.compile(r"\b(?:in|near|around|outside)\s+(?!(?:a|an|the|my|our|your|this|that|these|those|here|there|"
                           r"town|general|case|order|advance|person|time|work|home|school|me|us|it|them|bed|total|fact|"
                           r"love|charge|mind|public|private|bulk|detail|particular|between|line|shape|trouble|pain)\b)[a-z][\w'-]+"
                           r"|\bto\s+(?-i:[A-Z])[\w'-]+"
-                          r"|[\u4e00-\u9fff]{1,4}(?:市|省|区|县|镇)(?![长委政])", re.IGNORECASE)
+                          r"|" + ADMIN_PLACE_ZH, re.IGNORECASE)
 
 
 #: A start with its object left out, the date after it ("i start aug 4", "I begin on Monday",

@@ -236,6 +236,9 @@ COMPARATIVES_EN = ("shorter", "longer", "simpler", "easier", "cheaper", "funnier
 #: Comparatives that revise the reply only after "make it / keep it" ("make it nicer"): a
 #: clause led by them alone more often describes a thing ("softer ...", "sweeter ...").
 COMPARATIVES_AFTER_MAKE_EN = ("nicer", "sweeter", "softer")
+#: A Chinese place named with its administrative suffix (白云区, 杭州市, 昆山县; not 市长 / 区委 / 县政府:
+#: the office, not the place).
+ADMIN_PLACE_ZH = r"[\u4e00-\u9fff]{1,4}(?:市|省|区|县|镇)(?![长委政])"
 #: Languages (capitalised: a name after "in" is a language, no place; lower-cased they
 #: name the language an answer is asked in).
 LANGUAGE_NAMES = ("English", "Spanish", "French", "German", "Chinese", "Japanese", "Korean", "Italian", "Portuguese", "Russian",

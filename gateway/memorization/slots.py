@@ -33,6 +33,7 @@ from functools import lru_cache
 from gateway.memorization.changes import ended_of, terms
 from gateway.memorization.clauses import FIRST_PERSON_ZH, about_someone, core_en, core_zh
 from gateway.memorization.lexicon import (
+    ADMIN_PLACE_ZH,
     ADVISOR_EN,
     CAR_MAKES_EN,
     CAR_MAKES_ZH,
@@ -258,7 +259,7 @@ _PLACE = re.compile(
     + r")\b)(?-i:[A-Z][a-z]+)"
     r"|在(?!一|这|那|哪|家|读|做|学|想|上班|上学|上课|外|线|网|公司|学校|医院|单位|附近|本地|当地|老家)"
     r"(?P<zh>[\u4e00-\u9fff]{2,3}?)(?=一家|一所|的|读|上学|上班|工作|做|当|开|住|买|租|打工|生活|这边|那边)"
-    r"|[\u4e00-\u9fff]{1,4}(?:市|省|区|县|镇)(?![长委政])|[\u4e00-\u9fff]{2}(?:这边|那边)"
+    r"|" + ADMIN_PLACE_ZH + r"|[\u4e00-\u9fff]{2}(?:这边|那边)"
     r"|(?:去|来|回|调到|派到|\bbase\s*)(?!一|这|那|哪|家|公司|学校|医院|单位)[\u4e00-\u9fff]{2,3}?(?=报到|上班|工作|发展|读书|上学|定居|生活)"
     r"|\bbase\s*[\u4e00-\u9fff]{2,3}|(?:搬到|搬去|换到|迁到|落户)(?!一|这|那|哪)[\u4e00-\u9fff]{2,3}"
     r"|\b(?:to|into)\s+(?-i:[A-Z][a-z]+)(?=\s*(?:$|[,.;!]|for\b|next\b|this\b|in\s+(?-i:[A-Z])))",

@@ -37,6 +37,7 @@ __all__ = [
     'routes_to_cjk',
     'script_identity',
     'script_parts',
+    'texts_per_pass',
 ]
 
 #: How a search text is marked for an asymmetric model (E5's ``query: `` convention,
@@ -193,6 +194,12 @@ async def embed_query(embedder: Embedder, text: str) -> np.ndarray:
 #: ``python -m bench.embed_determinism``). The micro-batcher still coalesces callers into one
 #: worker-thread hop. ``memory.embedding.exact_passes: false`` shares passes again.
 TEXTS_PER_PASS = 1
+
+
+def texts_per_pass(config: EmbeddingConfig) -> int:
+    """Texts per forward pass of a dynamically quantized local model: :data:`TEXTS_PER_PASS`
+    with ``exact_passes`` (the default), else the config's ``batch_size``."""
+    return TEXTS_PER_PASS if config.exact_passes else config.batch_size
 
 #: (:func:`length_passes`): a pass's attention scores, texts x 12 heads x longest**2
 #: floats per layer, stay within ~0.8 MB. Per text, a pass of many long texts costs more

