@@ -21,9 +21,11 @@ nested quantifiers, one pass over the clauses):
    ``other`` clauses that are statements (a finite verb: "It felt welcoming; I want to
    study counseling next"), joined in their order with the separator they had. A clause that starts with he / she / they / 他 / 她 / 它 keeps
    the clause before it (its antecedent: "a gift for my wife, she loves gardening").
-   A turn's kept clauses are cut into memories (:func:`_groups`): a clause that fills a
+   A turn's kept clauses are cut into statements (:func:`_groups`): a clause that fills a
    slot starts its own, which the clauses bound to it join (a continuation, a pronoun, a
-   clause of result or reason, a feeling about it).
+   clause of result or reason, a feeling about it). The statements are one memory
+   (:func:`_one_memory`: a prompt shows the telling whole) that keeps each statement's span
+   (:attr:`Formed.statements`), so a later change retires only the statement it changes.
    A vent keeps nothing of the day: when the turn closes its own telling
    (:func:`gateway.memorization.salience.is_closing`: "不想说了", "谢谢你听我念叨", "rant
    over", "just needed to vent") and every memory it would form is an episode, it forms
@@ -143,13 +145,23 @@ class Formed:
     fact (profile scope), its type (``preference`` / ``semantic`` when lasting, else
     ``episodic``), its supersede slot (:func:`slot_of`) or None, and ``attribute``:
     ``condition`` (:data:`CHRONIC`) or ``health`` (:data:`HEALTH`) for a lasting fact
-    about the health of the user or their people with no slot, else None."""
+    about the health of the user or their people with no slot, else None; ``statements``:
+    when the memory joins more than one statement of the turn (:func:`_groups`), the
+    ``(start, end)`` character span of each in ``text``, in order, the first starting at 0
+    and the last ending at ``len(text)`` (a later change retires only the statement it
+    changes: :func:`gateway.memorization.neardup.decide`), else empty."""
 
     text: str
     durable: bool
     type: MemoryType
     slot: str | None
     attribute: str | None = None
+    statements: tuple[tuple[int, int], ...] = ()
+
+    @property
+    def statement_texts(self) -> tuple[str, ...]:
+        """The texts of :attr:`statements`, or the whole text when it is one statement."""
+        return tuple(self.text[start:end] for start, end in self.statements) or (self.text,)
 
 
 @dataclass(frozen=True)
@@ -157,9 +169,9 @@ class Analysis:
     """What a user turn yields.
 
     Attributes:
-        memories: the memories formed, in the turn's order: the disclosure clauses, one
-            memory per slot statement and one for the rest ("我在深圳做后端，腰椎间盘突出
-            又犯了": the job and the back pain, so a new job retires only the first).
+        memories: the memory formed (one per turn; empty when none): the disclosure
+            clauses, cut into statements, one per slot and one for the rest ("我在深圳做后端，
+            腰椎间盘突出又犯了": the job and the back pain, so a new job retires only the first).
         kinds: the kind of each clause (:data:`ClauseKind`), in order.
         dropped: why nothing was kept, when ``memories`` is empty (the commonest clause
             kind of the turn: ``request``, ``question``, ``small_talk``, ``meta``, ``other``).
@@ -277,7 +289,35 @@ def _analyse(text: str, promote: frozenset[int]) -> Analysis:
         return Analysis((), kinds, "small_talk")  # only how the user is right now: "just clocked off, knackered"
     if all(not m.durable for m in formed) and any(k == "small_talk" and is_closing(c.text) for c, k in zip(parts, kinds, strict=True)):
         return Analysis((), kinds, "small_talk")  # a day's episode its teller closes: "今天被 PM 怼了一下午，不想说了"
-    return Analysis(formed, kinds)
+    return Analysis((_one_memory(parts, merged, formed),), kinds)
+
+
+def _one_memory(parts: list[Clause], groups: list[list[int]], formed: tuple[Formed, ...]) -> Formed:
+    """The turn's statements ``groups`` (each formed alone as ``formed``) as one memory: the
+    text :func:`_joined` makes of all their clauses, with each statement's span
+    (:attr:`Formed.statements`, each with its closing mark); lasting when one statement is (its type ``semantic``
+    unless every lasting one is a ``preference``), with the first lasting statement's slot,
+    else the first health attribute. One turn is one memory: the pieces of one telling
+    ("Big news, I sold the house! I'm moving into a senior condo in Hermantown") stay
+    together in what a later prompt shows."""
+    if len(groups) == 1:
+        return formed[0]
+    text, spans = _joined_spans(parts, [i for group in groups for i in group])
+    bounds: list[tuple[int, int]] = []
+    at = 0
+    for group in groups:
+        bounds.append((spans[at][0], spans[at + len(group) - 1][1]))
+        at += len(group)
+    bounds = [(start, end + len(_CLOSING.match(text, end).group())) for start, end in bounds]  # type: ignore[union-attr]
+    bounds[0] = (0, bounds[0][1])
+    bounds[-1] = (bounds[-1][0], len(text))
+    lasting = [m for m in formed if m.durable]
+    if not lasting:
+        return Formed(text, False, MemoryType.EPISODIC, None, None, tuple(bounds))
+    kind = MemoryType.PREFERENCE if all(m.type is MemoryType.PREFERENCE for m in lasting) else MemoryType.SEMANTIC
+    slot = next((m.slot for m in lasting if m.slot), None)
+    attribute = None if slot else next((m.attribute for m in lasting if m.attribute), None)
+    return Formed(text, True, kind, slot, attribute, tuple(bounds))
 
 
 #: The day of the conversation: today, tonight, this morning, 今天, 今晚, 今早.
@@ -583,17 +623,34 @@ def _joined(parts: list[Clause], kept: list[int]) -> str:
     """The clauses ``kept`` (indices into ``parts``, ascending) as one text: adjacent
     clauses with the separator they had, others as sentences; the last keeps its full
     stop or exclamation mark."""
+    return _joined_spans(parts, kept)[0]
+
+
+#: The closing marks a statement's span takes in (a full stop or exclamation mark after it).
+_CLOSING = re.compile(r"[.!。！…]*")
+
+
+def _joined_spans(parts: list[Clause], kept: list[int]) -> tuple[str, list[tuple[int, int]]]:
+    """:func:`_joined`'s text and the ``(start, end)`` span of each kept clause in it."""
     if not kept:
-        return ""
+        return "", []
     pieces: list[str] = []
+    spans: list[tuple[int, int]] = []
+    at = 0
     for n, i in enumerate(kept):
         pieces.append(parts[i].text)
+        spans.append((at, at + len(parts[i].text)))
+        at += len(parts[i].text)
         if n + 1 < len(kept):
             pieces.append(_joiner(parts[i], kept[n + 1] == i + 1))
+            at += len(pieces[-1])
     end = parts[kept[-1]].sep.strip()
     if end and end[0] in ".!。！" and "?" not in end and "？" not in end:
         pieces.append(end)
-    return "".join(pieces).strip()
+    joined = "".join(pieces)
+    text = joined.strip()
+    lead = len(joined) - len(joined.lstrip())
+    return text, [(min(max(s - lead, 0), len(text)), min(max(e - lead, 0), len(text))) for s, e in spans]
 
 
 def _joiner(clause: Clause, adjacent: bool) -> str:

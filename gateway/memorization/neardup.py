@@ -61,6 +61,12 @@ another one ("I'm a nurse at St Mary's and I live in Leeds", slot work, and "I m
 York") or where the whole memory would stay for the fact it keeps ("我开出租的，白班，…"
 and "换成夜班了": the job stays, the day shift goes); when no clause is changed, or what
 is left says nothing on its own, the memory is retired or kept whole as before.
+A memory of several statements of one turn (:data:`gateway.memory.records.STATEMENTS`,
+:func:`gateway.memorization.disclosure.analyse`) is read statement by statement first,
+each as the memory it would have been alone (:func:`_statement_verdict`): the statements
+a change leaves whole and the unchanged clauses of the one it changes are the rest
+("我们家住沈阳，冬天太冷了，膝盖受不了，一到冬天就疼" leaves "膝盖受不了，一到冬天就疼" after
+"我们搬到三亚了"), and a statement that says a value again links the new memory to it.
 
 Supersede, too, when the new memory is a profile statement that says something ended
 without a slot word (:func:`gateway.memorization.changes.ended_of`: "I stopped running,
@@ -111,17 +117,18 @@ import functools
 import re
 import unicodedata
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from gateway.memorization.changes import Ended, ended_of, is_about, terms
 from gateway.memorization.clauses import about_someone, clauses
+from gateway.memorization.disclosure import analyse
 from gateway.memorization.kinds import is_ask
 from gateway.memorization.lexicon import ADVISOR_EN, BOATS_EN, CAR_MAKES_EN, OCCUPATIONS_EN, TRUCK_MAKES_EN, VEHICLES_EN
 from gateway.memorization.plan import Op, Plan, memory_id_for
 from gateway.memorization.slots import keeps_other_fact, keeps_partner, same_slot, says_again, slot_of, slots_of
 from gateway.memorization.split import remainder, split_memory
 from gateway.memory.embeddings.base import embed_one
-from gateway.memory.records import FOLLOWS, MemoryRecord, MemoryType, NewMemory, Scope, Tenant
+from gateway.memory.records import FOLLOWS, MemoryRecord, MemoryType, NewMemory, Scope, Tenant, statement_spans
 from gateway.runtime.text import CJK_CLASS, HAN_CLASS
 
 __all__ = ["CANDIDATES", "FOLLOW_MIN_SIMILARITY", "LINK_TOPICS", "MAX_LINKED_EVENTS", "MIN_OVERLAP", "MIN_SIMILARITY", "ZH_MIN_CONTAINMENT", "decide", "follows_of", "is_near_duplicate",
@@ -311,14 +318,15 @@ def _fills(clause: str, slots: tuple[str, ...]) -> bool:
     return any(same_slot(have, new) for have in filled for new in slots)
 
 
-def _unchanged_of_slot(new: str, slots: tuple[str, ...], record: MemoryRecord) -> str | None:
-    """``record``'s clauses a statement ``new`` filling ``slots`` leaves true
-    (:func:`gateway.memorization.split.remainder`): a clause is changed when it fills one
-    of the slots (:func:`_fills`) and holds no other fact ``new`` keeps
-    (:func:`gateway.memorization.slots.keeps_other_fact`, about the partner:
-    :func:`gateway.memorization.slots.keeps_partner`); None unless some clause is
-    changed and every other one fills none of the slots (the rest is about something else)."""
-    if not _splittable(record):
+def _unchanged_of_slot(new: str, slots: tuple[str, ...], text: str, splittable: bool) -> str | None:
+    """The clauses of an older memory's ``text`` (or of one statement of it) a statement
+    ``new`` filling ``slots`` leaves true (:func:`gateway.memorization.split.remainder`): a
+    clause is changed when it fills one of the slots (:func:`_fills`) and holds no other fact
+    ``new`` keeps (:func:`gateway.memorization.slots.keeps_other_fact`, about the partner:
+    :func:`gateway.memorization.slots.keeps_partner`); None unless the memory is
+    ``splittable`` (:func:`_splittable`), some clause is changed and every other one fills
+    none of the slots (the rest is about something else)."""
+    if not splittable:
         return None
 
     def changed(clause: str) -> bool:
@@ -328,24 +336,106 @@ def _unchanged_of_slot(new: str, slots: tuple[str, ...], record: MemoryRecord) -
             return False
         return not keeps_other_fact(new, slots, clause)
 
-    return remainder(record.text, changed, keep=lambda clause: not _fills(clause, slots))
+    return remainder(text, changed, keep=lambda clause: not _fills(clause, slots))
 
 
-def _unchanged_of_ended(ended: tuple[Ended, ...], similarity: float, record: MemoryRecord) -> str | None:
-    """``record``'s clauses not about a thing the new statement says ended (:func:`_ends`
-    read clause by clause); None unless some clause is about it and another is not."""
-    if not _splittable(record):
+def _unchanged_of_ended(ended: tuple[Ended, ...], similarity: float, text: str, splittable: bool, episode: bool) -> str | None:
+    """The clauses of an older memory's ``text`` (or of one statement of it) not about a
+    thing the new statement says ended (:func:`_ends` read clause by clause); None unless
+    the memory is ``splittable``, some clause is about it and another is not."""
+    if not splittable:
         return None
+    return remainder(text, lambda clause: _ends(ended, clause, similarity, episode=episode))
+
+
+#: What a new statement does to an older one (:func:`_verdict`): says its value again, or
+#: retires it (keeping its unchanged clauses when some are).
+Verdict = Literal["again", "replace"]
+
+
+def _verdict(memory: NewMemory, slot: str | None, slots: tuple[str, ...], ended: tuple[Ended, ...], record: MemoryRecord,
+             text: str, record_slot: str | None, similarity: float) -> tuple[Verdict | None, str | None]:
+    """What the new ``memory`` (filling ``slot`` and ``slots``, ending ``ended``) does to
+    ``text``, the older ``record``'s text or one of its statements (``record_slot``: its slot
+    as stored, None to read it from ``text``): ``("again", None)`` when it says the same
+    value again (:func:`gateway.memorization.slots.says_again`), ``("replace", rest)`` when
+    it changes the slot or ends the thing ``text`` tells (``rest``: the clauses it leaves
+    true, or None), else ``(None, None)``. The rules of the module docstring."""
+    splittable = _splittable(record)
+    if slot and record.scope is Scope.PROFILE:
+        whole = any(same_slot(record_slot or slot_of(text), new) for new in slots) and \
+            not (slot == "relationship" and about_someone(text) and keeps_partner(memory.text, text))
+        filled = whole or any(same_slot(have, new) for have in slots_of(text) for new in slots)
+        if filled and _same_speaker(memory, record) and says_again(memory.text, slots, text):
+            return "again", None  # the same value said again: it follows, retires nothing
+        if whole and not keeps_other_fact(memory.text, slots, text):
+            return "replace", _unchanged_of_slot(memory.text, slots, text, splittable)
+        if filled:
+            rest = _unchanged_of_slot(memory.text, slots, text, splittable)  # the changed clause goes, the other fact stays
+            if rest is not None:
+                return "replace", rest
     episode = record.scope is not Scope.PROFILE
-    return remainder(record.text, lambda clause: _ends(ended, clause, similarity, episode=episode))
+    if ended and _same_speaker(memory, record) and _ends(ended, text, similarity, episode=episode):
+        return "replace", _unchanged_of_ended(ended, similarity, text, splittable, episode)
+    return None, None
 
 
-def _split(new_id: str, record: MemoryRecord, rest: str, reason: str) -> Op:
+#: A coordinating conjunction a statement may start with ("and the grandkids are visiting"):
+#: dropped when the statement before it went and it starts what is kept.
+_LEADING_AND = re.compile(r"(?:and|but|also)\s+", re.IGNORECASE)
+
+
+def _statement_verdict(memory: NewMemory, slot: str | None, slots: tuple[str, ...], ended: tuple[Ended, ...],
+                       record: MemoryRecord, spans: list[tuple[int, int]],
+                       similarity: float) -> tuple[Verdict | None, str | None, list[tuple[int, int]]]:
+    """:func:`_verdict` for a memory of several statements (``spans``:
+    :func:`gateway.memory.records.statement_spans`), each read as the memory it was formed
+    from: ``replace`` when one statement is changed, with the rest the statements left
+    whole and the unchanged clauses of the changed ones (in order, each run of adjacent
+    ones with the characters between them, a run joined to the next by the separator that
+    followed it; None when nothing is left or what is left forms no memory alone) and the
+    statements' spans in that rest; else ``again`` when one says the same value again."""
+    verdicts = [_verdict(memory, slot, slots, ended, record, record.text[start:end], None, similarity)
+                for start, end in spans]
+    if not any(verdict == "replace" for verdict, _rest in verdicts):
+        return ("again" if any(verdict == "again" for verdict, _rest in verdicts) else None), None, []
+    kept: list[tuple[int, str]] = []  # (statement index, its text in the rest)
+    for n, ((start, end), (verdict, rest)) in enumerate(zip(spans, verdicts, strict=True)):
+        if verdict != "replace":
+            kept.append((n, record.text[start:end]))
+        elif rest:
+            kept.append((n, rest))
+    if not kept:
+        return "replace", None, []
+    out = ""
+    out_spans: list[tuple[int, int]] = []
+    for k, (n, piece) in enumerate(kept):
+        if k == 0 and n > 0:
+            piece = _LEADING_AND.sub("", piece, count=1) if _LEADING_AND.match(piece) else piece
+        elif k > 0:
+            previous = kept[k - 1][0]
+            out += record.text[spans[previous][1]:spans[previous + 1][0]]
+        out_spans.append((len(out), len(out) + len(piece)))
+        out += piece
+    last = kept[-1][0]
+    if last + 1 < len(spans):  # the statement after the last kept one went: keep its closing mark
+        mark = record.text[spans[last][1]:spans[last + 1][0]].strip()
+        if mark[:1] in (".", "!", "。", "！") and not out.endswith(mark[:1]):
+            out += mark[:1]
+            out_spans[-1] = (out_spans[-1][0], len(out))
+    out = out.strip()
+    if not out or not analyse(out).memories:
+        return "replace", None, []
+    return "replace", out, out_spans if len(out_spans) > 1 and out_spans[-1][1] == len(out) else []
+
+
+def _split(new_id: str, record: MemoryRecord, rest: str, reason: str, statements: list[tuple[int, int]] | None = None) -> Op:
     """The op that retires ``record`` (if the plan's update has not) and stores its
-    unchanged clauses ``rest`` (:func:`gateway.memorization.split.split_memory`) as a
-    memory of its own, with an id fixed by the superseding op's id and ``record`` (a
-    replayed job writes the same record: :func:`gateway.memorization.plan.memory_id_for`)."""
-    memory = split_memory(record, rest)
+    unchanged clauses ``rest`` (:func:`gateway.memorization.split.split_memory`, with the
+    spans of the ``statements`` it keeps) as a memory of its own, with an id fixed by the
+    superseding op's id and ``record`` (a replayed job writes the same record:
+    :func:`gateway.memorization.plan.memory_id_for`)."""
+    memory = split_memory(record, rest, statements or [])
     at_ms = int(record.created_at.timestamp() * 1000)
     return Op(kind="split", id=memory_id_for(f"{new_id}\x1fsplit", record.id, at_ms), target=record.id,
               memory=memory, reason=reason)
@@ -520,6 +610,7 @@ def decide(plan: Plan, hits: dict[int, list[Any]]) -> Plan:
                        and _same_episode(memory, e.memory.type, e.memory.occurred_at)), None)
         why = "same text in this job"
         replaced: list[tuple[MemoryRecord, str | None]] = []  # each with its unchanged clauses (None: all changed)
+        rest_spans: dict[str, list[tuple[int, int]]] = {}  # by older memory id: the statements its rest keeps
         ended: tuple[Ended, ...] = ()
         again: tuple[float, str] | None = None  # the nearest older statement whose value this one says again
         if target is None and index in hits:
@@ -537,25 +628,19 @@ def decide(plan: Plan, hits: dict[int, list[Any]]) -> Plan:
                         _same_episode(memory, record.type, record.occurred_at) and \
                         is_near_duplicate(memory.text, record.text, hit.similarity):
                     target, why = record.id, f"similarity {hit.similarity:.3f}"
-                rest: str | None = None
-                if slot and record.scope is Scope.PROFILE:
-                    whole = any(same_slot(record.metadata.get("slot") or slot_of(record.text), new) for new in slots) and \
-                        not (slot == "relationship" and about_someone(record.text) and keeps_partner(memory.text, record.text))
-                    if (whole or any(same_slot(filled, new) for filled in slots_of(record.text) for new in slots)) and \
-                            _same_speaker(memory, record) and says_again(memory.text, slots, record.text):
-                        if again is None or hit.similarity > again[0]:
-                            again = (hit.similarity, record.id)  # the same value said again: it follows, retires nothing
-                        continue
-                    if whole and not keeps_other_fact(memory.text, slots, record.text):
-                        replaced.append((record, _unchanged_of_slot(memory.text, slots, record)))
-                        continue
-                    if whole or any(same_slot(filled, new) for filled in slots_of(record.text) for new in slots):
-                        rest = _unchanged_of_slot(memory.text, slots, record)  # the changed clause goes, the other fact stays
-                if rest is not None:
+                spans = statement_spans(record.text, record.metadata) if _splittable(record) else []
+                if spans:
+                    verdict, rest, kept_spans = _statement_verdict(memory, slot, slots, ended, record, spans, hit.similarity)
+                    if kept_spans:
+                        rest_spans[record.id] = kept_spans
+                else:
+                    verdict, rest = _verdict(memory, slot, slots, ended, record, record.text, record.metadata.get("slot"),
+                                             hit.similarity)
+                if verdict == "again":
+                    if again is None or hit.similarity > again[0]:
+                        again = (hit.similarity, record.id)  # the same value said again: it follows, retires nothing
+                elif verdict == "replace":
                     replaced.append((record, rest))
-                elif ended and _same_speaker(memory, record) and \
-                        _ends(ended, record.text, hit.similarity, episode=record.scope is not Scope.PROFILE):
-                    replaced.append((record, _unchanged_of_ended(ended, hit.similarity, record)))
         if target is None and again is not None:  # linked to the statement it repeats, whatever else it retires
             memory = memory.model_copy(update={"metadata": {**memory.metadata, FOLLOWS: again[1]}})
         if target is None and replaced:  # same slot, or the thing a change ended: the newer supersedes the older
@@ -565,7 +650,8 @@ def decide(plan: Plan, hits: dict[int, list[Any]]) -> Plan:
             ops.append(Op(kind="update", id=op.id, target=replaced[0][0].id, memory=memory, reason=f"supersedes: {why}"))
             for n, (record, rest) in enumerate(replaced):
                 if rest is not None:  # retired (by the update for the newest) and its unchanged clauses stored anew
-                    ops.append(_split(op.id, record, rest, f"superseded by {op.id} ({why}); unchanged clauses kept"))
+                    ops.append(_split(op.id, record, rest, f"superseded by {op.id} ({why}); unchanged clauses kept",
+                                      rest_spans.get(record.id)))
                     split += 1
                 elif n:
                     ops.append(Op(kind="delete", target=record.id, reason=f"superseded by {op.id} ({why})"))

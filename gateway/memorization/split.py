@@ -26,7 +26,7 @@ each conjoin is a clause of its own, so each states its own fact). Linear in the
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from gateway.memorization.changes import PEOPLE_ZH
@@ -35,7 +35,16 @@ from gateway.memorization.disclosure import analyse
 from gateway.memorization.keywords import keywords_of
 from gateway.memorization.scope import CHRONIC, HEALTH
 from gateway.memorization.slots import slot_of
-from gateway.memory.records import FOLLOWED_BY, MAX_SPLIT_DEPTH, SPLIT_FROM, MemoryRecord, NewMemory, Scope, split_sources
+from gateway.memory.records import (
+    FOLLOWED_BY,
+    MAX_SPLIT_DEPTH,
+    SPLIT_FROM,
+    STATEMENTS,
+    MemoryRecord,
+    NewMemory,
+    Scope,
+    split_sources,
+)
 
 __all__ = ["SPLIT_FROM", "pieces", "remainder", "split_memory"]
 
@@ -82,7 +91,7 @@ _END_MARK = re.compile(r"[.!。！]+$")
 #: slot and health attribute (recomputed), its near-duplicate merges (texts of the whole);
 #: and the store's own list of its followers (the new memory names the older ones in
 #: :data:`gateway.memory.records.SPLIT_FROM`, and recall reads their lists).
-_WHOLE_ONLY = frozenset({"slot", "attribute", "merged", "mentions", FOLLOWED_BY})
+_WHOLE_ONLY = frozenset({"slot", "attribute", "merged", "mentions", FOLLOWED_BY, STATEMENTS})
 
 
 def pieces(text: str) -> list[tuple[int, int]]:
@@ -173,7 +182,7 @@ def _hangs(clause: str) -> bool:
         or not _OWN_SUBJECT.match(clause)
 
 
-def split_memory(record: MemoryRecord, text: str) -> NewMemory:
+def split_memory(record: MemoryRecord, text: str, statements: Sequence[tuple[int, int]] = ()) -> NewMemory:
     """The memory made of ``record``'s unchanged clauses ``text`` (:func:`remainder`):
     ``record``'s scope, type, contexts, importance, time (``occurred_at``; the apply step
     keeps its ``created_at`` and ``updated_at`` too), source and metadata, with
@@ -181,9 +190,13 @@ def split_memory(record: MemoryRecord, text: str) -> NewMemory:
     first, at most :data:`~gateway.memory.records.MAX_SPLIT_DEPTH` (:data:`gateway.memory.records.SPLIT_FROM`:
     recall takes what followed any of them as following this memory), the slot and health attribute of ``text``
     (:func:`gateway.memorization.slots.slot_of`; the attribute only while ``text``
-    still names a condition) and keywords of ``text``."""
+    still names a condition), keywords of ``text`` and, when it keeps more than one
+    statement of ``record``, their spans in ``text`` (``statements``:
+    :data:`gateway.memory.records.STATEMENTS`)."""
     meta: dict[str, Any] = {k: v for k, v in record.metadata.items() if k not in _WHOLE_ONLY}
     meta[SPLIT_FROM] = [record.id, *split_sources(record.metadata)][:MAX_SPLIT_DEPTH]
+    if len(statements) > 1:
+        meta[STATEMENTS] = [[start, end] for start, end in statements]
     slot = slot_of(text) if record.scope is Scope.PROFILE else None
     if slot:
         meta["slot"] = slot

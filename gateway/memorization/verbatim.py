@@ -33,7 +33,7 @@ from gateway.memorization.salience import (
 )
 from gateway.memorization.scope import CHANGE, ONGOING, STATE, TAKEN_ON
 from gateway.memory.dates import relative_in
-from gateway.memory.records import MemoryType, NewMemory, Scope, Source
+from gateway.memory.records import STATEMENTS, MemoryType, NewMemory, Scope, Source
 
 #: How a turn becomes a memory (``memorize.verbatim_formation``): ``disclosure``, the
 #: clauses that tell something (:mod:`gateway.memorization.disclosure`); ``turn``, the
@@ -164,7 +164,7 @@ def _disclosed(job: Job, turn: Turn, kept: str, before: Turn | None, ops: list[O
             answer = memories[0]
             if answer.durable and answer_type(question, answer.text) is None:  # 周末去哪玩了？ + 去爬山了: an episode
                 answer = replace(answer, durable=False, type=MemoryType.EPISODIC, slot=None, attribute=None)
-            memories[0] = replace(answer, text=f"{question} — {answer.text}")
+            memories[0] = replace(answer, text=f"{question} — {answer.text}", statements=())  # two speakers: kept whole
         ops = [_formed_op(job, turn, formed, n, context_after) for n, formed in enumerate(memories)]
         if question is not None and ops[0].memory is not None:
             first = ops[0].memory
@@ -200,6 +200,11 @@ def _formed_op(job: Job, turn: Turn, formed: Formed, n: int, context_after: bool
         memory = memory.model_copy(update={"metadata": {**memory.metadata, "slot": formed.slot}})
     elif formed.attribute:  # the user's health: the profile pick keeps a place for it
         memory = memory.model_copy(update={"metadata": {**memory.metadata, "attribute": formed.attribute}})
+    if formed.statements:  # after a "name: " prefix, the spans shift by its length
+        shift = len(memory.text) - len(formed.text)
+        spans = [[start + shift, end + shift] for start, end in formed.statements]
+        spans[0][0] = 0
+        memory = memory.model_copy(update={"metadata": {**memory.metadata, STATEMENTS: spans}})
     slot = turn.hash if n == 0 else f"{turn.hash}:{n}"
     return Op(kind="add", id=memory_id_for(job.job_id, slot, job.enqueued_ms), memory=memory, reason="verbatim")
 

@@ -24,7 +24,7 @@ from gateway.memory.ids import MEMORY_ID_PATTERN, is_memory_id
 from gateway.runtime.errors import InvalidRequest
 from gateway.runtime.json_input import value_depth
 
-__all__ = ['FOLLOWED_BY', 'FOLLOWS', 'MAX_BASED_ON', 'MAX_FOLLOWERS', 'MAX_KEYWORDS', 'MAX_KEYWORD_CHARS', 'MAX_METADATA_BYTES', 'MAX_METADATA_DEPTH', 'MAX_SPLIT_DEPTH', 'MAX_TENANT_ID_CHARS', 'NON_BLANK', 'NON_BLANK_SCHEMA', 'RESERVED_METADATA', 'SPLIT_FROM', 'STORED', 'JsonBoolean', 'JsonDateTime', 'JsonInteger', 'JsonNumber', 'KeywordList', 'MemoryPage', 'MemoryPatch', 'MemoryRecord', 'MemoryType', 'Metadata', 'NewMemory', 'Scope', 'ScoredMemory', 'Source', 'Tenant', 'UnitNumber', 'build_record', 'check_metadata', 'check_tenant_id', 'embedded_views', 'indexed_text', 'json_integer', 'json_number', 'profile_topic', 'reserved_metadata', 'split_sources', 'tenant_id_problem', 'visible_to']
+__all__ = ['FOLLOWED_BY', 'FOLLOWS', 'MAX_BASED_ON', 'MAX_FOLLOWERS', 'MAX_KEYWORDS', 'MAX_KEYWORD_CHARS', 'MAX_METADATA_BYTES', 'MAX_METADATA_DEPTH', 'MAX_SPLIT_DEPTH', 'MAX_TENANT_ID_CHARS', 'NON_BLANK', 'NON_BLANK_SCHEMA', 'RESERVED_METADATA', 'SPLIT_FROM', 'STATEMENTS', 'STORED', 'JsonBoolean', 'JsonDateTime', 'JsonInteger', 'JsonNumber', 'KeywordList', 'MemoryPage', 'MemoryPatch', 'MemoryRecord', 'MemoryType', 'Metadata', 'NewMemory', 'Scope', 'ScoredMemory', 'Source', 'Tenant', 'UnitNumber', 'build_record', 'check_metadata', 'check_tenant_id', 'embedded_views', 'indexed_text', 'json_integer', 'json_number', 'profile_topic', 'reserved_metadata', 'split_sources', 'statement_spans', 'tenant_id_problem', 'visible_to']
 
 MAX_TENANT_ID_CHARS = 256
 #: ``metadata`` limits, checked when the request is validated (before any embedding):
@@ -96,6 +96,34 @@ MAX_FOLLOWERS = 8
 SPLIT_FROM = "split_from"
 #: Most ids one memory's :data:`SPLIT_FROM` keeps (the newest generations).
 MAX_SPLIT_DEPTH = 8
+#: The ``metadata`` key of a memory that joins several statements of one turn
+#: (:mod:`gateway.memorization.disclosure`): the ``[start, end]`` character span of each in
+#: the memory's text, in order, the first from 0 and the last to the text's end. A change
+#: retires only the statement it changes (:mod:`gateway.memorization.neardup`);
+#: :func:`statement_spans` reads it.
+STATEMENTS = "statements"
+
+
+def statement_spans(text: str, metadata: Mapping[str, Any]) -> list[tuple[int, int]]:
+    """The statements of a memory whose ``text`` and ``metadata`` are given
+    (:data:`STATEMENTS`) as ``(start, end)`` spans, or ``[]`` unless the list is well formed
+    for this text: at least two pairs of integers, in order and not overlapping, none empty,
+    the first from 0 and the last to ``len(text)`` (a text edited since, or a caller's own
+    value, reads as one statement). Linear in the list's length."""
+    value = metadata.get(STATEMENTS)
+    if not isinstance(value, list) or len(value) < 2:
+        return []
+    spans: list[tuple[int, int]] = []
+    at = 0
+    for pair in value:
+        if not (isinstance(pair, list) and len(pair) == 2 and all(type(n) is int for n in pair)):
+            return []
+        start, end = pair
+        if start < at or end <= start or end > len(text):
+            return []
+        spans.append((start, end))
+        at = end
+    return spans if spans[0][0] == 0 and spans[-1][1] == len(text) else []
 
 
 def split_sources(metadata: Mapping[str, Any]) -> list[str]:

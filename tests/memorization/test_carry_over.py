@@ -141,8 +141,9 @@ def test_a_slot_memory_meets_the_request_by_its_slot_whatever_its_words():
     # probes (the fragment alone lost its context) and won none on the others
     ("我们住城南，每天坐地铁通勤", ["residence"]),
 ])
-def test_two_slots_with_their_own_subjects_form_two_memories(text: str, slots: list[str]):
-    assert [m.slot for m in analyse(text).memories] == slots
+def test_two_slots_with_their_own_subjects_form_two_statements(text: str, slots: list[str]):
+    (memory,) = analyse(text).memories
+    assert [slot_of(s) for s in memory.statement_texts] == slots
 
 
 @pytest.mark.parametrize(("fact", "ask"), [

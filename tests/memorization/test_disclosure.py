@@ -75,10 +75,12 @@ def test_lasting_facts_are_profile_and_name_their_slot(turn: str, profile: bool,
     assert found.slot == slot
 
 
-def test_a_slot_statement_is_its_own_memory_so_a_change_retires_only_it():
-    job, back = analyse("我在深圳一家电商公司做后端，天天加班，腰椎间盘突出又犯了，有什么缓解的办法？").memories
-    assert (job.text, job.slot) == ("我在深圳一家电商公司做后端，天天加班", "work")  # 天天加班: no subject, the job's
-    assert back.text == "腰椎间盘突出又犯了" and back.slot is None and back.durable
+def test_a_slot_statement_is_its_own_statement_so_a_change_retires_only_it():
+    (memory,) = analyse("我在深圳一家电商公司做后端，天天加班，腰椎间盘突出又犯了，有什么缓解的办法？").memories
+    assert memory.text == "我在深圳一家电商公司做后端，天天加班，腰椎间盘突出又犯了" and memory.slot == "work" and memory.durable
+    job, back = memory.statement_texts
+    assert (job, slot_of(job)) == ("我在深圳一家电商公司做后端，天天加班", "work")  # 天天加班: no subject, the job's
+    assert back == "腰椎间盘突出又犯了" and slot_of(back) is None
 
 
 def test_clauses_mark_only_the_last_clause_of_a_question_as_asked():

@@ -165,10 +165,11 @@ async def test_a_transfer_to_a_city_retires_the_old_city(env):
     assert old.retired
 
 
-def test_and_with_a_subject_and_verb_of_its_own_starts_another_memory():
-    found = analyse("We rent a flat in Porto and the twins are starting nursery soon.").memories
+def test_and_with_a_subject_and_verb_of_its_own_starts_another_statement():
+    (memory,) = analyse("We rent a flat in Porto and the twins are starting nursery soon.").memories
     # the twins' nursery is a school stage of theirs (``school``), another slot than the home
-    assert [m.slot for m in found] == ["residence", "school"] and "twins" in found[1].text
+    home, twins = memory.statement_texts
+    assert (slot_of(home), slot_of(twins)) == ("residence", "school") and "twins" in twins and memory.slot == "residence"
 
 
 def test_as_a_job_title_fills_the_work_slot():
