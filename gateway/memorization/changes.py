@@ -110,7 +110,9 @@ PRONOUN_EN = re.compile(r"^(?:he|she|they|he's|she's|they're|hes|shes|theyre|his
 #: Someone of the user's after 我 / 我的 / 我们家 (group ``who``: the person word, or a
 #: one-character sibling, :data:`gateway.memorization.lexicon.SIBLING_ZH`: "我弟").
 MY_SOMEONE_ZH = re.compile(r"我(?:的|们|们家的?|家的?)?(?P<who>" + PEOPLE_ZH + "|" + SIBLING_ZH + ")")
-PRONOUN_ZH = re.compile(r"^(?:他|她|它|他们|她们)")
+#: The third-person pronouns of Mandarin, Cantonese (佢, 佢哋) and Wu (伊, before a verb or
+#: a copula: not the 伊 of a name, 伊朗, 伊利).
+PRONOUN_ZH = re.compile(r"^(?:他|她|它|他们|她们|佢|伊(?=[是在讲话说也就又还老一不要会个们搭拉]))")
 #: A clause led by a person word with no 我 ("男朋友不读研了"): Chinese drops the
 #: possessor of kin when the speaker's own is meant, so it is that person's.
 _KIN_LED_ZH = re.compile(r"^(?P<who>" + PEOPLE_ZH + r")(?!呀|啊|的天)")

@@ -198,6 +198,11 @@ class Analysis:
 _NAMES_ITS_SUBJECT_ZH = re.compile(r"^(?:我|咱|俺|你|您|他|她|它)|^" + _PEOPLE_ZH)
 
 
+#: A clause led by "we both" / "both of us" / 我俩: the pair it means was named before it
+#: ("first dance song ideas for me and my fiancé sami? we're both obsessed with 90s r&b"), so
+#: the clause before is its antecedent, as for a pronoun (Halliday & Hasan 1976, 2.4).
+_BOTH = re.compile(r"(?:we|we're|we've|we'd|we\s+are|we\s+have)\s+both\b|(?:both|the\s+two)\s+of\s+us\b|(?:我们|咱们|我|咱|俺)俩",
+                   re.IGNORECASE)
 #: A Chinese clause that is only someone of the user's telling the user off, with no object
 #: but 我 (媳妇老说我, 我妈天天念叨我, 老婆总骂我): what they say it about is the clause before it
 #: (血脂高的人能天天吃猪蹄不，媳妇老说我: the user eats them with high blood lipids), kept with it
@@ -254,7 +259,7 @@ def _analyse(text: str, promote: frozenset[int]) -> Analysis:
         core = core_zh(core_en(clause.text))
         if i > 0 and kinds[i - 1] == "small_talk" and is_news(parts[i - 1].text) and not _USER_AFTER.search(core):
             continue  # "the news about the strike ballot, they never learn": the pronoun's antecedent is the news
-        if i > 0 and (_PRONOUN_EN.search(core) or _PRONOUN_ZH.search(core) or _NAGGED_ZH.match(core)
+        if i > 0 and (_PRONOUN_EN.search(core) or _PRONOUN_ZH.search(core) or _NAGGED_ZH.match(core) or _BOTH.match(core)
                       or _APPOSITIVE_EN.match(core)) and (not kept or kept[-1] != i - 1):
             kept.append(i - 1)  # the antecedent: "a gift for my wife, she loves gardening"; 媳妇老说我: about what
         kept.append(i)

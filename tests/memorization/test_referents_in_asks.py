@@ -105,3 +105,24 @@ def test_a_childs_first_weeks_at_a_school_stage_are_told() -> None:
     assert _MY_NEW_EN.search("is Mia's first week at nursery always this hard?")
     assert _MY_NEW_EN.search("Oscar's first fortnight in reception at St Werburgh's has flattened him")
     assert not _MY_NEW_EN.search("How was Google's first year in China?")
+
+
+@pytest.mark.parametrize(("text", "who"), [
+    # "we both" means the pair the ask named
+    ("first dance song ideas for me and my fiancé sami? we're both obsessed with 90s r&b", "sami"),
+    ("what should i cook for me and my husband tonight? we both hate mushrooms", "husband"),
+    # Wu 伊 and Cantonese 佢 are third-person pronouns: their antecedent is in the ask
+    ("怎么跟新来的周阿姨讲烧菜清淡点，伊是安徽人，口味重", "周阿姨"),
+    ("點樣同我阿嫲講飲食要少鹽，佢有高血壓", "阿嫲"),
+])
+def test_a_pair_or_a_dialect_pronoun_keeps_the_ask_that_names_them(text: str, who: str) -> None:
+    texts = _texts(text)
+    assert len(texts) == 1 and who in texts[0], texts
+
+
+@pytest.mark.parametrize(("text", "memory"), [
+    ("我在伊利上班", "我在伊利上班"),  # 伊 of a name is no pronoun
+    ("我们俩上个月领证了", "我们俩上个月领证了"),
+])
+def test_a_name_with_yi_or_a_pair_at_the_start_is_read_as_before(text: str, memory: str) -> None:
+    assert _texts(text) == [memory]
