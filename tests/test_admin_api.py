@@ -285,7 +285,11 @@ def test_the_recall_inspector_shows_what_would_be_recalled_and_sent_without_the_
         told = [{"role": "user", "content": "I moved to Lisbon in March, any good cafés nearby?"}]
         preview = admin.post("/v1/admin/recall/inspect", json={"user_id": "alice", "messages": told}).json()["memorization"]
         assert preview["formed"] == [{"text": "I moved to Lisbon in March", "scope": "profile", "type": "semantic",
-                                      "slot": "residence"}] and preview["dropped"] is None
+                                      "slot": "residence", "statements": ["I moved to Lisbon in March"]}] and preview["dropped"] is None
+        # a message that tells two things forms one memory of two statements (a change retires one)
+        two = [{"role": "user", "content": "I moved to Lisbon in March. My daughter is allergic to peanuts. Any cafés?"}]
+        preview = admin.post("/v1/admin/recall/inspect", json={"user_id": "alice", "messages": two}).json()["memorization"]
+        assert [f["statements"] for f in preview["formed"]] == [["I moved to Lisbon in March.", "My daughter is allergic to peanuts."]]
         tokens = out["tokens"]
         assert tokens["after"] > tokens["before"] > 0 and tokens["injected"] == tokens["after"] - tokens["before"]
         # the other friend does not see alice's tutor events

@@ -154,6 +154,13 @@ def test_the_console_drives_the_admin_api_in_a_real_browser(driver, start_gatewa
     assert "client" in origins
     # what memorization would form from the message: a question forms nothing, and says why
     assert driver.find_element(*by_css("#insp-formed-none")).text == "Formed nothing: a question."
+    # a message that tells two things: one memory, its two statements listed under it
+    message.clear()
+    message.send_keys("I moved to Lisbon in March. My daughter is allergic to peanuts.")
+    driver.find_element(*by_css("#insp-run")).click()
+    items = wait(ec.visibility_of_all_elements_located(by_css("#insp-formed .insp-statements li")), "the statements")
+    assert [i.text for i in items] == ["I moved to Lisbon in March.", "My daughter is allergic to peanuts."]
+    assert len(driver.find_elements(*by_css("#insp-formed tr"))) == 2  # the header and one memory
 
     # keys: mint one (shown once, works), then revoke it
     nav(driver, wait, "keys")

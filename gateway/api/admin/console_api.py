@@ -642,8 +642,10 @@ def _last_user_text(messages: Sequence[Mapping[str, Any]]) -> str:
 
 def memorization_preview(messages: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """What verbatim memorization's disclosure formation (:mod:`gateway.memorization.disclosure`)
-    forms from the last user message: ``{"text", "formed": [{"text", "scope", "type", "slot"}],
-    "dropped": reason | None}``; ``dropped`` (``request``, ``question``, ``small_talk``, ``meta``,
+    forms from the last user message: ``{"text", "formed": [{"text", "scope", "type", "slot",
+    "statements"}], "dropped": reason | None}`` (``statements``: the texts of the memory's
+    statements, each retired on its own by a later change; one when the memory is one);
+    ``dropped`` (``request``, ``question``, ``small_talk``, ``meta``,
     ``other``) when nothing is formed. The message alone is read: a short answer is kept
     with the question it answers, which this preview does not see."""
     text = _last_user_text(messages)
@@ -651,8 +653,8 @@ def memorization_preview(messages: Sequence[Mapping[str, Any]]) -> dict[str, Any
     formed = list(found.memories) or ([found.statement] if found.statement is not None else [])
     return {
         "text": text[:2000],
-        "formed": [{"text": f.text, "scope": "profile" if f.durable else "event", "type": f.type.value, "slot": f.slot}
-                   for f in formed],
+        "formed": [{"text": f.text, "scope": "profile" if f.durable else "event", "type": f.type.value, "slot": f.slot,
+                    "statements": list(f.statement_texts)} for f in formed],
         "dropped": None if formed else found.dropped,
     }
 

@@ -268,7 +268,8 @@ const inspector = {
 };
 
 // Verbatim memorization's disclosure formation on the last user message: the memories it
-// forms (scope, slot) or why it forms none ("formed nothing: a request").
+// forms (scope, slot; a memory of several statements lists them, each retired on its own by a
+// later change) or why it forms none ("formed nothing: a request").
 function memorizationPreview(m) {
   if (!m) return h("p", {class: "muted"}, "No preview.");
   if (!m.formed.length) {
@@ -277,7 +278,9 @@ function memorizationPreview(m) {
     return h("p", {class: "muted", id: "insp-formed-none"}, `Formed nothing: ${why}.`);
   }
   return table([{title: "Memory"}, {title: "Scope"}, {title: "Type"}, {title: "Supersedes the same"}],
-    m.formed.map((f) => h("tr", {}, h("td", {}, f.text), h("td", {}, f.scope), h("td", {}, f.type), h("td", {}, f.slot || "–"))),
+    m.formed.map((f) => h("tr", {}, h("td", {}, f.text, (f.statements || []).length > 1
+      ? h("ol", {class: "insp-statements"}, ...f.statements.map((s) => h("li", {}, s))) : null),
+    h("td", {}, f.scope), h("td", {}, f.type), h("td", {}, f.slot || "–"))),
     {id: "insp-formed"});
 }
 
