@@ -12,7 +12,7 @@ import pytest
 
 from gateway.memorization.disclosure import analyse
 from gateway.memorization.split import SPLIT_FROM
-from gateway.memory.records import STATEMENTS, MemoryRecord, statement_spans
+from gateway.memory.records import FOLLOWS, STATEMENTS, MemoryRecord, statement_spans
 from tests.memorization.conftest import memorize_config
 from tests.memorization.test_changes import ALICE, _memorize
 from tests.memorization.test_workers import fresh_store
@@ -84,3 +84,30 @@ async def test_a_change_of_no_statement_leaves_the_memory_whole(env):
     before = "I'm a nurse at St Mary's. My daughter Maya is allergic to peanuts."
     await _memorize(env, config, store, before, "I went vegetarian last month.")
     assert before in _live((await store.list(ALICE)).items)
+
+
+async def test_a_repeat_of_one_statement_follows_the_memory_and_retires_nothing(env):
+    config = memorize_config("verbatim")
+    store = await fresh_store(env)
+    before = "We moved to Denver three weeks ago. My daughter is allergic to peanuts."
+    await _memorize(env, config, store, before, "Since I'm in Denver now, any good hikes nearby?")
+    records = (await store.list(ALICE)).items
+    old = next(r for r in records if r.text == before)
+    new = next(r for r in records if r is not old)
+    assert not old.retired and not new.retired
+    assert new.metadata.get(FOLLOWS) == old.id  # the same value said again: shown with the statement it repeats
+
+
+async def test_what_is_left_keeps_its_statements_for_the_next_change(env):
+    config = memorize_config("verbatim")
+    store = await fresh_store(env)
+    await _memorize(env, config, store, "I live in Leeds. I drive a Honda Civic. My daughter is allergic to peanuts.",
+                    "We moved to York last month.")
+    records = (await store.list(ALICE)).items
+    rest = next(r for r in records if not r.retired and r.metadata.get(SPLIT_FROM))
+    assert rest.text == "I drive a Honda Civic. My daughter is allergic to peanuts."
+    assert [rest.text[s:e] for s, e in statement_spans(rest.text, rest.metadata)] == [
+        "I drive a Honda Civic.", "My daughter is allergic to peanuts."]
+    await _memorize(env, config, store, "I sold the Civic, I take the bus now.")
+    assert _live((await store.list(ALICE)).items) == sorted([
+        "We moved to York last month.", "I sold the Civic, I take the bus now.", "My daughter is allergic to peanuts."])
