@@ -199,7 +199,7 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
                                 r"dating|together\s+(?:for\s+)?\d+\s+years)\b|\bmy\s+(?:girlfriend|boyfriend)\b|"
                                 r"\b(?:we|i)\s+(?:\w+\s+)?split\s+up\b|\b(?:we're|we\s+are|and\s+i\s+are)\s+(?:done|over|through|finished)\b|\bsplit\s+up\s+with\b|\b(?:the|our|my)\s+relationship(?:'s|\s+is)\s+over\b|"
                                 r"\b(?:i'm|i\s+am|i've\s+been)\s+seeing\s+someone\b|\bmy\s+new\s+(?:partner|boyfriend|girlfriend)\b|"
-                                r"结婚|离婚|单身|订婚|分手|分咗手|恋爱|脱单|男朋友|女朋友|领证|复合"
+                                r"结婚|离婚|单身|订婚|分手|分咗手|恋爱(?![类题片剧综游脑])|脱单|男朋友|女朋友|领证|复合"
                                 r"|(?:(?:跟|和|同)[\u4e00-\u9fff]{1,4}?|(?:我们|我俩|咱俩|咱们|俺俩|我哋)(?:已经|终于)?)分(?:了|咗|开了)(?![\u4e00-\u9fff\d])",
                                 re.IGNORECASE)),
     ("vehicle", re.compile(r"\b(?:my|our)\s+(?:\w+\s+){0,2}" + VEHICLES_EN + r"\b"

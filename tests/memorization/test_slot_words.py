@@ -2,7 +2,7 @@
 short way fills the relationship slot (跟阿杰分了, 我们分了, Cantonese 同阿杰分咗手, 我哋分咗), so it
 retires the partner it ends; a rotation to another department (轮岗轮到手术室, 轮转到ICU) is a
 transfer to a unit: the job and the home stay; a live-in helper (住家保姆, 住家阿姨) names no
-home of the user's; beside a disclosure, a measure that moved is told with its verb dropped
+home of the user's; a genre of love stories (恋爱类的, 恋爱剧) or 恋爱脑 is no relationship; beside a disclosure, a measure that moved is told with its verb dropped
 ("LDL down to 131": disclosure._TELLS_EN). On real Redis for the retirements."""
 
 from __future__ import annotations
@@ -23,6 +23,16 @@ def test_a_short_break_up_fills_the_relationship_slot(text: str) -> None:
 @pytest.mark.parametrize("text", ["蛋糕分了吗", "奖金分了一半给我妈", "我们分了三组讨论"])
 def test_sharing_out_is_no_break_up(text: str) -> None:
     assert slot_of(text) != "relationship"
+
+
+@pytest.mark.parametrize("text", ["不要恋爱类的", "推荐几部恋爱剧", "恋爱题材的小说有啥好看的", "他就是个恋爱脑"])
+def test_a_genre_of_love_stories_is_no_relationship(text: str) -> None:
+    assert "relationship" not in slots_of(text) and slot_of(text) != "relationship"
+
+
+@pytest.mark.parametrize("text", ["我们恋爱三年了", "最近在谈恋爱"])
+def test_being_in_love_still_fills_the_relationship_slot(text: str) -> None:
+    assert slot_of(text) == "relationship"
 
 
 @pytest.mark.parametrize("text", ["轮岗轮到手术室了", "下个月轮转到ICU病房"])
