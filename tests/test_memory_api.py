@@ -151,3 +151,18 @@ def test_search_threshold_applies_to_similarity(start_gateway, upstream):
             alice.post("/v1/memories", json={"scope": "profile", "type": "semantic", "text": text})
         hits = alice.post("/v1/memories/search", json={"query": "Rex my puppy", "top_k": 6, "threshold": 0.3}).json()["data"]
     assert hits and all(h["similarity"] >= 0.3 for h in hits)
+
+
+def test_patch_of_text_drops_the_spans_of_the_old_texts_statements(start_gateway, upstream):
+    gw = start_gateway()
+    text = "I moved to Lisbon in March. My daughter is allergic to peanuts."
+    with client(gw, ALICE_KEY) as alice:
+        made = alice.post("/v1/memories", json={"scope": "profile", "type": "semantic", "text": text,
+                                               "metadata": {"statements": [[0, 27], [28, len(text)]], "kind": "turn"}}).json()
+        edited = alice.patch(f"/v1/memories/{made['id']}", json={"text": "I live in Porto. My daughter is allergic to nuts."})
+        assert edited.status_code == 200, edited.text
+        assert "statements" not in edited.json()["metadata"] and edited.json()["metadata"]["kind"] == "turn"
+        # metadata given in the same PATCH is the caller's
+        given = alice.patch(f"/v1/memories/{made['id']}", json={"text": "I live in Faro.",
+                                                                  "metadata": {"statements": [[0, 4], [5, 15]]}})
+        assert given.json()["metadata"] == {"statements": [[0, 4], [5, 15]]}

@@ -63,7 +63,8 @@ class MemoryStore(Protocol):
         ...
 
     async def update(self, tenant: Tenant, memory_id: str, patch: MemoryPatch) -> MemoryRecord:
-        """Apply ``patch`` in place (re-embeds when the text changes)."""
+        """Apply ``patch`` in place (re-embeds when the text changes; a new text without new
+        metadata drops ``metadata.statements``, the spans of the old text's statements)."""
         ...
 
     async def delete(self, tenant: Tenant, memory_id: str) -> None:

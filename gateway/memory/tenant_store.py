@@ -49,6 +49,7 @@ from gateway.memory.ids import check_memory_id, new_memory_id
 from gateway.memory.keys import Partition, visible_partitions
 from gateway.memory.ranking import QuerySignals, clamp01, convex_scores, fused_scores, rerank, weighted_rrf
 from gateway.memory.records import (
+    STATEMENTS,
     MemoryPage,
     MemoryPatch,
     MemoryRecord,
@@ -227,6 +228,8 @@ class TenantMemoryStore:
             check_text(changes["text"], self._config.max_text_chars)
             if "keywords" not in changes:
                 changes["keywords"] = recomputed_keywords(old.text, old.keywords, changes["text"])
+            if "metadata" not in changes and STATEMENTS in old.metadata:  # the spans were the old text's
+                changes["metadata"] = {k: v for k, v in old.metadata.items() if k != STATEMENTS}
         try:
             new = MemoryRecord.model_validate({**old.model_dump(), **changes, "updated_at": _now()})
         except ValidationError as exc:  # e.g. a record stored before the list limits
