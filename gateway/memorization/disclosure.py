@@ -313,7 +313,7 @@ def _one_memory(parts: list[Clause], groups: list[list[int]], formed: tuple[Form
     for group in groups:
         bounds.append((spans[at][0], spans[at + len(group) - 1][1]))
         at += len(group)
-    bounds = [(start, end + len(_CLOSING.match(text, end).group())) for start, end in bounds]  # type: ignore[union-attr]
+    bounds = [(start, _closed(text, end)) for start, end in bounds]
     bounds[0] = (0, bounds[0][1])
     bounds[-1] = (bounds[-1][0], len(text))
     lasting = [m for m in formed if m.durable]
@@ -632,7 +632,14 @@ def _joined(parts: list[Clause], kept: list[int]) -> str:
 
 
 #: The closing marks a statement's span takes in (a full stop or exclamation mark after it).
-_CLOSING = re.compile(r"[.!。！…]*")
+_CLOSING = frozenset(".!。！…")
+
+
+def _closed(text: str, end: int) -> int:
+    """``end`` moved past the closing marks (:data:`_CLOSING`) that follow it in ``text``."""
+    while end < len(text) and text[end] in _CLOSING:
+        end += 1
+    return end
 
 
 def _joined_spans(parts: list[Clause], kept: list[int]) -> tuple[str, list[tuple[int, int]]]:

@@ -126,7 +126,7 @@ from gateway.memorization.kinds import is_ask
 from gateway.memorization.lexicon import ADVISOR_EN, BOATS_EN, CAR_MAKES_EN, OCCUPATIONS_EN, TRUCK_MAKES_EN, VEHICLES_EN
 from gateway.memorization.plan import Op, Plan, memory_id_for
 from gateway.memorization.slots import keeps_other_fact, keeps_partner, same_slot, says_again, slot_of, slots_of
-from gateway.memorization.split import remainder, split_memory
+from gateway.memorization.split import rejoin, remainder, split_memory
 from gateway.memory.embeddings.base import embed_one
 from gateway.memory.records import FOLLOWS, MemoryRecord, MemoryType, NewMemory, Scope, Tenant, statement_spans
 from gateway.runtime.text import CJK_CLASS, HAN_CLASS
@@ -394,7 +394,8 @@ def _statement_verdict(memory: NewMemory, slot: str | None, slots: tuple[str, ..
     whole and the unchanged clauses of the changed ones (in order, each run of adjacent
     ones with the characters between them, a run joined to the next by the separator that
     followed it; None when nothing is left or what is left forms no memory alone) and the
-    statements' spans in that rest; else ``again`` when one says the same value again."""
+    statements' spans in that rest (:func:`gateway.memorization.split.rejoin`; each statement's
+    span holds its closing mark); else ``again`` when one says the same value again."""
     verdicts = [_verdict(memory, slot, slots, ended, record, record.text[start:end], None, similarity)
                 for start, end in spans]
     if not any(verdict == "replace" for verdict, _rest in verdicts):
@@ -407,22 +408,10 @@ def _statement_verdict(memory: NewMemory, slot: str | None, slots: tuple[str, ..
             kept.append((n, rest))
     if not kept:
         return "replace", None, []
-    out = ""
-    out_spans: list[tuple[int, int]] = []
-    for k, (n, piece) in enumerate(kept):
-        if k == 0 and n > 0:
-            piece = _LEADING_AND.sub("", piece, count=1) if _LEADING_AND.match(piece) else piece
-        elif k > 0:
-            previous = kept[k - 1][0]
-            out += record.text[spans[previous][1]:spans[previous + 1][0]]
-        out_spans.append((len(out), len(out) + len(piece)))
-        out += piece
-    last = kept[-1][0]
-    if last + 1 < len(spans):  # the statement after the last kept one went: keep its closing mark
-        mark = record.text[spans[last][1]:spans[last + 1][0]].strip()
-        if mark[:1] in (".", "!", "。", "！") and not out.endswith(mark[:1]):
-            out += mark[:1]
-            out_spans[-1] = (out_spans[-1][0], len(out))
+    first, piece = kept[0]
+    if first > 0 and _LEADING_AND.match(piece):  # the statement before it went: "and the grandkids..."
+        kept[0] = (first, _LEADING_AND.sub("", piece, count=1))
+    out, out_spans = rejoin(record.text, spans, kept)
     out = out.strip()
     if not out or not analyse(out).memories:
         return "replace", None, []

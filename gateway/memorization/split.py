@@ -46,7 +46,7 @@ from gateway.memory.records import (
     split_sources,
 )
 
-__all__ = ["SPLIT_FROM", "pieces", "remainder", "split_memory"]
+__all__ = ["SPLIT_FROM", "pieces", "rejoin", "remainder", "split_memory"]
 
 #: "and" / "but" before a clause with a subject of its own (I, we, my, our, the + noun):
 #: a coordinated clause, a fact of its own.
@@ -157,21 +157,33 @@ def remainder(text: str, changed: Callable[[str], bool], keep: Callable[[str], b
         return None
     if kept[0][0] != spans[0][0] and not _OWN_SUBJECT.match(text, kept[0][0]):
         return None  # "车是自己的", "bit of a rough month tbh": it says what of whom only with the clause that went
-    out: list[str] = []
-    last = -1  # the last kept clause
-    for n, (start, end) in enumerate(spans):
-        if flags[n]:
-            continue
-        if last >= 0:  # the separator that followed the last kept clause
-            out.append(text[spans[last][1]:spans[last + 1][0]])
-        out.append(text[start:end])
-        last = n
+    rest, _spans = rejoin(text, spans, [(n, text[start:end]) for n, (start, end) in enumerate(spans) if not flags[n]])
     if mark := _END_MARK.search(text):  # no clause holds the text's closing mark
-        out.append(mark.group())
-    rest = "".join(out).strip()
+        rest += mark.group()
+    rest = rest.strip()
     if _PRONOUN.search(rest) and not _SOMEONE.search(rest):
         return None
     return rest if rest and analyse(rest).memories else None
+
+
+def rejoin(text: str, spans: Sequence[tuple[int, int]], kept: Sequence[tuple[int, str]]) -> tuple[str, list[tuple[int, int]]]:
+    """The pieces ``kept`` of ``text`` joined as they were said: ``(n, piece)`` in order, ``n`` the
+    index in ``spans`` of the piece's place in ``text`` and ``piece`` its text (the span's
+    characters, or what is left of them); each piece after the first follows the characters
+    that came after the kept piece before it in ``text`` (so adjacent pieces keep what was
+    between them). Returns the text and each piece's ``(start, end)`` in it. Linear."""
+    out: list[str] = []
+    placed: list[tuple[int, int]] = []
+    at = 0
+    for k, (_n, piece) in enumerate(kept):
+        if k:
+            previous = kept[k - 1][0]
+            out.append(text[spans[previous][1]:spans[previous + 1][0]])
+            at += len(out[-1])
+        placed.append((at, at + len(piece)))
+        out.append(piece)
+        at += len(piece)
+    return "".join(out), placed
 
 
 def _hangs(clause: str) -> bool:
